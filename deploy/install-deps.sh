@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# install-deps.sh: installs the Debian packages clsolve builds and tests with,
+# and only those that are missing (dpkg-query first, apt-get only when needed).
+# Usage: deploy/install-deps.sh [--bench]   (--bench adds the peers for benchmarks)
+set -euo pipefail
+pkgs="build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+      clinfo libopenmpi-dev openmpi-bin libmicrohttpd-dev libjansson-dev zlib1g-dev python3"
+if [ "${1:-}" = "--bench" ]; then
+  pkgs="$pkgs python3-scipy python3-petsc4py-real"
+fi
+missing=""
+for p in $pkgs; do
+  st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  case "$st" in *"install ok installed"*) ;; *) missing="$missing $p" ;; esac
+done
+if [ -z "$missing" ]; then
+  echo "install-deps: everything is installed"
+  exit 0
+fi
+echo "install-deps: installing$missing"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing

@@ -1,0 +1,88 @@
+/*
+ * ocl.h: the host runtime that owns OpenCL. Nothing outside kernels/ calls
+ * the OpenCL API directly.
+ *
+ * - Discovery lists every device of every platform, ordered GPUs first, then
+ *   accelerators, then CPUs (then by compute units), and numbers them in that
+ *   order: the index `--device N` takes and `clsolve devices` prints.
+ * - Kernel sources (kernels/*.cl) are embedded at build time (see
+ *   cmake/embed_cl.cmake); ocl_source("spmv_csr.cl") returns the text.
+ * - Programs are built once per (device, driver, options, source hash) and
+ *   the binary cached under $CLSOLVE_CACHE_DIR or ~/.cache/clsolve/programs;
+ *   a corrupt or foreign cache entry is ignored and rebuilt. A compile
+ *   failure returns the build log in the error.
+ * - Every call is checked: OCL_CHECK names the call and the code
+ *   ("clCreateBuffer failed: CL_MEM_OBJECT_ALLOCATION_FAILURE (-4)").
+ */
+#ifndef CLS_KERNELS_OCL_H
+#define CLS_KERNELS_OCL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stddef.h>
+
+#include "../common/error.h"
+
+typedef struct ocl_device {
+    int index; /* position in discovery order, what --device INDEX selects */
+    cl_platform_id platform;
+    cl_device_id id;
+    cl_device_type type;
+    char platform_name[128];
+    char name[256];
+    char vendor[128];
+    char driver[128];  /* CL_DRIVER_VERSION */
+    char version[128]; /* CL_DEVICE_VERSION */
+    cl_uint compute_units;
+    cl_ulong global_mem, local_mem, max_alloc;
+    size_t max_work_group;
+    int fp64; /* cl_khr_fp64 or CL_DEVICE_DOUBLE_FP_CONFIG != 0 */
+} ocl_device;
+
+typedef struct ocl_ctx {
+    ocl_device dev;
+    cl_context context;
+    cl_command_queue queue; /* in order, profiling enabled */
+} ocl_ctx;
+
+/* Readable name of an OpenCL error code ("CL_INVALID_VALUE"). */
+const char *ocl_errstr(cl_int code);
+const char *ocl_type_name(cl_device_type t); /* "GPU", "CPU", "ACCELERATOR" */
+
+/* Checks an OpenCL status: on failure fills err with "CALL failed: NAME (code)"
+ * and returns CLS_EOTHER from the enclosing function. */
+#define OCL_CHECK(err, status, call)                                                   \
+    do {                                                                               \
+        cl_int ocl_check_st_ = (status);                                               \
+        if (ocl_check_st_ != CL_SUCCESS)                                               \
+            return cls_fail((err), CLS_EOTHER, "%s failed: %s (%d)", (call),           \
+                            ocl_errstr(ocl_check_st_), (int)ocl_check_st_);            \
+    } while (0)
+
+/* All devices, sorted as above. *devs is malloc'ed (free()). A machine with
+ * no platform gives CLS_EOTHER with a hint to install pocl-opencl-icd. */
+int ocl_list_devices(ocl_device **devs, int *n, cls_error *err);
+
+/* spec: "auto" (first in discovery order), "gpu", "cpu", "accelerator", or a
+ * decimal index. */
+int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err);
+
+int ocl_ctx_create(const ocl_device *dev, ocl_ctx *ctx, cls_error *err);
+void ocl_ctx_release(ocl_ctx *ctx);
+
+/* Embedded source by file name, NULL if unknown. */
+const char *ocl_source(const char *name);
+
+/* Builds (or loads from the binary cache) the program made of the named
+ * embedded sources concatenated in order, with the given build options. */
+int ocl_build_program(ocl_ctx *ctx, const char *const *sources, int nsources,
+                      const char *options, cl_program *prog, cls_error *err);
+
+int ocl_create_kernel(cl_program prog, const char *name, cl_kernel *k, cls_error *err);
+
+/* Seconds between the START and END of a profiled event (waits for it). */
+double ocl_event_seconds(cl_event ev);
+
+#endif

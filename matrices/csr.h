@@ -1,0 +1,63 @@
+/*
+ * csr.h: the compressed sparse row matrix every other module consumes.
+ *
+ * Host storage is 64-bit row pointers (a part may hold more than 2^31
+ * entries on the host) and 32-bit column indices (columns beyond 2^31 are
+ * refused by the reader with a clear message). Columns are sorted within each
+ * row and unique: duplicates were summed when the matrix was assembled, and
+ * that count is reported, not hidden.
+ *
+ * csr_spmv_ref is the plain double-precision twin that every device kernel is
+ * tested against (HPCG's ComputeSPMV_ref).
+ */
+#ifndef CLS_MATRICES_CSR_H
+#define CLS_MATRICES_CSR_H
+
+#include <stdint.h>
+
+#include "../common/error.h"
+
+typedef struct csr_matrix {
+    int64_t nrows, ncols, nnz;
+    int64_t *rowptr; /* nrows + 1 */
+    int32_t *col;    /* nnz, sorted and unique within a row */
+    double *val;     /* nnz */
+} csr_matrix;
+
+/* A triplet list, as read from a coordinate file, 0-based. */
+typedef struct coo_matrix {
+    int64_t nrows, ncols, nnz, cap;
+    int32_t *row, *col;
+    double *val;
+} coo_matrix;
+
+/* Row-length and diagonal statistics: drive kernel choice and `clsolve check`. */
+typedef struct csr_stats {
+    int64_t min_row, max_row, empty_rows;
+    double mean_row, stddev_row;
+    int64_t missing_diag, zero_diag, negative_diag; /* counts over min(nrows,ncols) */
+    int64_t first_bad_diag;                         /* 0-based row, -1 if none */
+    int symmetric;      /* 1 if A == A^T exactly (pattern and values) */
+    double max_asym;    /* max |a_ij - a_ji| / max |a_ij| */
+} csr_stats;
+
+void csr_init(csr_matrix *A);
+void csr_free(csr_matrix *A);
+int csr_alloc(csr_matrix *A, int64_t nrows, int64_t ncols, int64_t nnz, cls_error *err);
+
+void coo_init(coo_matrix *C);
+void coo_free(coo_matrix *C);
+
+/* Builds CSR from triplets: sorts by (row, col), sums duplicates and counts
+ * them in *duplicates (may be NULL). C is left intact. */
+int csr_from_coo(const coo_matrix *C, csr_matrix *A, int64_t *duplicates, cls_error *err);
+
+/* y = A x in double, the reference every kernel is checked against. */
+void csr_spmv_ref(const csr_matrix *A, const double *x, double *y);
+
+/* d[i] = a_ii (0 where the diagonal entry is not stored). */
+void csr_diagonal(const csr_matrix *A, double *d);
+
+void csr_compute_stats(const csr_matrix *A, csr_stats *s);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * mm.h: Matrix Market reader and writer, written from the NIST format
+ * description (Boisvert, Pozo, Remington: "The Matrix Market Exchange
+ * Formats: Initial Design", 1996), keeping mmio's banner vocabulary.
+ *
+ * Design: the header (banner, comments, size line) is read line by line; the
+ * entry section is read in large blocks, each block split at newlines into
+ * one byte range per thread, and each thread parses its range and counts
+ * the newlines in it, so an error in any range is reported with its exact
+ * file line (block start line + newlines before it). Storage grows only as
+ * entries actually arrive: a declared size is a promise the file must keep,
+ * never an allocation size. `.gz` files are read through zlib.
+ *
+ * Every failure is CLS_EINPUT with "FILE:LINE: what is wrong".
+ */
+#ifndef CLS_MATRICES_MM_H
+#define CLS_MATRICES_MM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "csr.h"
+
+typedef enum { MM_COORDINATE, MM_ARRAY } mm_layout;
+typedef enum { MM_REAL, MM_INTEGER, MM_PATTERN, MM_COMPLEX } mm_field;
+typedef enum { MM_GENERAL, MM_SYMMETRIC, MM_SKEW_SYMMETRIC, MM_HERMITIAN } mm_symmetry;
+
+typedef struct mm_header {
+    mm_layout layout;
+    mm_field field;
+    mm_symmetry symmetry;
+    int64_t rows, cols;
+    int64_t entries;   /* coordinate: declared stored entries; array: values stored */
+    int64_t size_line; /* 1-based line number of the size line */
+} mm_header;
+
+typedef struct mm_read_stats {
+    int64_t stored_entries; /* entries read from the file */
+    int64_t expanded_nnz;   /* after symmetric expansion, before duplicate merge */
+    int64_t duplicates;     /* (i,j) pairs that appeared more than once, summed */
+    int64_t bytes;          /* bytes of (decompressed) text parsed */
+    int threads;            /* threads used for the entry section */
+    double seconds;         /* wall time of the whole read */
+} mm_read_stats;
+
+typedef struct mm_read_options {
+    int threads; /* 0: one per online CPU */
+} mm_read_options;
+
+const char *mm_layout_name(mm_layout l);
+const char *mm_field_name(mm_field f);
+const char *mm_symmetry_name(mm_symmetry s);
+
+/* Parses the banner, comments and size line at the start of buf (len bytes;
+ * need not be NUL-terminated). Returns CLS_OK and fills h, or CLS_EINPUT
+ * with "NAME:LINE: ...", or -1 when buf ends before the size line is
+ * complete (more data needed; the HTTP upload checks the header this way). */
+int mm_parse_header_buf(const char *buf, size_t len, const char *name, mm_header *h,
+                        cls_error *err);
+
+/* Reads only the header of a file (plain or .gz). */
+int mm_read_header(const char *path, mm_header *h, cls_error *err);
+
+/* Reads a sparse (coordinate) or dense (array) real/integer/pattern matrix
+ * into CSR, expanding symmetric and skew-symmetric storage and summing
+ * duplicates. Complex is refused as not supported. opt and st may be NULL. */
+int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_header *h,
+                mm_read_stats *st, cls_error *err);
+
+/* Reads a vector: an array file n x 1 (or 1 x n), real or integer, general.
+ * A coordinate n x 1 file is accepted too (missing entries are 0). *v is
+ * malloc'ed. */
+int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err);
+
+/* Writes x as "%%MatrixMarket matrix array real general", n x 1, %.17g, so
+ * doubles round-trip exactly. comment may be NULL. Written to a temporary
+ * file and renamed, so a reader never sees half a file. */
+int mm_write_vector(const char *path, const double *x, int64_t n, const char *comment,
+                    cls_error *err);
+
+/* Writes A as coordinate real; symmetric != 0 writes the lower triangle with
+ * the "symmetric" banner (A must be symmetric). */
+int mm_write_csr(const char *path, const csr_matrix *A, int symmetric, const char *comment,
+                 cls_error *err);
+
+#endif
