@@ -1,0 +1,36 @@
+/*
+ * cli.h: what the clsolve subcommands share: a small option parser that
+ * accepts "--name value" and "--name=value", number parsing that rejects
+ * trailing junk, and the usage-error exit.
+ */
+#ifndef CLS_CLI_CLI_H
+#define CLS_CLI_CLI_H
+
+#include <stdint.h>
+
+/* Option cursor over argv[first..argc). */
+typedef struct cli_args {
+    int argc, i;
+    char **argv;
+    const char *cmd; /* subcommand, for messages */
+    const char *value;
+} cli_args;
+
+/* Returns 1 and sets a->value when argv[i] is the option `name` (taking a
+ * value if want_value), advancing the cursor; 0 otherwise. A missing value
+ * exits with code 2. */
+int cli_opt(cli_args *a, const char *name, const char *alias, int want_value);
+
+/* Parsers that exit 2 with "clsolve CMD: --opt: 'x' is not ..." on error. */
+double cli_double(const cli_args *a, const char *opt, const char *s);
+int64_t cli_int(const cli_args *a, const char *opt, const char *s, int64_t min);
+
+/* Prints "clsolve CMD: message" and the usage hint, exits 2. */
+void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+int cmd_solve(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
+int cmd_devices(int argc, char **argv);
+
+#endif

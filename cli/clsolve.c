@@ -1,0 +1,117 @@
+/*
+ * clsolve.c: the command-line program's entry point. Each subcommand lives
+ * in its own cmd_*.c and returns the process exit code (DESIGN.md: 0
+ * converged, 2 usage, 3 bad input, 4 not converged, 5 breakdown, 1 other).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "common/error.h"
+
+static const char usage[] =
+    "usage: clsolve COMMAND [options]\n"
+    "\n"
+    "  solve A.mtx [-b b.mtx] [--x0 x0.mtx] [-o x.mtx] [--tol 1e-8] [--maxiter N]\n"
+    "              [--precond none|jacobi] [--method cg] [--precision double|float]\n"
+    "              [--device auto|cpu|gpu|INDEX] [--spmv auto|scalar|vector] [--json]\n"
+    "      solve A x = b with conjugate gradients; without -b, b = A*1\n"
+    "  check A.mtx [--json]        parse and describe: size, entries, symmetry, diagonal\n"
+    "  gen poisson2d|poisson3d|poisson3d27 N -o A.mtx\n"
+    "                              write a standard stencil matrix\n"
+    "  devices [--json]            list OpenCL devices in the order --device counts them\n"
+    "\n"
+    "exit codes: 0 ok, 1 other error, 2 usage, 3 bad input, 4 not converged, 5 breakdown\n";
+
+void cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "clsolve %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n(run 'clsolve help' for usage)\n");
+    exit(CLS_EUSAGE);
+}
+
+int cli_opt(cli_args *a, const char *name, const char *alias, int want_value)
+{
+    const char *arg = a->argv[a->i];
+    const char *names[2] = {name, alias};
+    for (int n = 0; n < 2; n++) {
+        const char *nm = names[n];
+        if (!nm)
+            continue;
+        size_t len = strlen(nm);
+        if (strncmp(arg, nm, len) != 0)
+            continue;
+        if (arg[len] == '\0') {
+            if (want_value) {
+                if (a->i + 1 >= a->argc)
+                    cli_usage_error(a->cmd, "%s needs a value", nm);
+                a->value = a->argv[++a->i];
+            } else {
+                a->value = NULL;
+            }
+            a->i++;
+            return 1;
+        }
+        if (want_value && arg[len] == '=' && nm[1] == '-') {
+            a->value = arg + len + 1;
+            a->i++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+double cli_double(const cli_args *a, const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno)
+        cli_usage_error(a->cmd, "%s: '%s' is not a number", opt, s);
+    return v;
+}
+
+int64_t cli_int(const cli_args *a, const char *opt, const char *s, int64_t min)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno)
+        cli_usage_error(a->cmd, "%s: '%s' is not an integer", opt, s);
+    if (v < min)
+        cli_usage_error(a->cmd, "%s: %lld is below the minimum %lld", opt, v, (long long)min);
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } cmds[] = {
+        {"solve", cmd_solve},
+        {"check", cmd_check},
+        {"gen", cmd_gen},
+        {"devices", cmd_devices},
+    };
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return CLS_EUSAGE;
+    }
+    if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(argv[1], cmds[i].name))
+            return cmds[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "clsolve: unknown command '%s'\n\n%s", argv[1], usage);
+    return CLS_EUSAGE;
+}

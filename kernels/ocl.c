@@ -1,0 +1,769 @@
+/*
+ * ocl.c: the host runtime that owns OpenCL (see ocl.h for the contract).
+ *
+ * Three jobs:
+ *  1. Discovery: every device of every platform, ordered GPU, ACCELERATOR,
+ *     CPU, other; within a type by compute units, descending; ties keep the
+ *     platform/driver order (the sort is stable), so indices are reproducible.
+ *  2. Program build with a binary cache. The key is an FNV-1a 64 hash of the
+ *     concatenated source, the build options and the identity of the compiler
+ *     (platform, device name, device version, driver version) plus a format
+ *     version. A cache file is
+ *         magic "CLSPROG\0" | u32 format | u32 0 | u64 key | u64 len | u64 fnv(binary) | binary
+ *     Anything that does not match (short file, other magic/format/key/
+ *     length, payload hash, the driver refusing the binary) is ignored with one
+ *     warning on stderr and the program is built from source, then the cache
+ *     entry is rewritten (temp file + rename, so concurrent builders never see
+ *     a half-written file). Failing to write the cache is a warning, never an
+ *     error: the cache only saves time.
+ *  3. Error reporting: every call checked, codes named (ocl_errstr).
+ */
+#include "ocl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef CL_PLATFORM_NOT_FOUND_KHR
+#define CL_PLATFORM_NOT_FOUND_KHR -1001
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+const char *ocl_errstr(cl_int code)
+{
+    switch (code) {
+#define E(c)                                                                           \
+    case c:                                                                            \
+        return #c;
+        E(CL_SUCCESS)
+        E(CL_DEVICE_NOT_FOUND)
+        E(CL_DEVICE_NOT_AVAILABLE)
+        E(CL_COMPILER_NOT_AVAILABLE)
+        E(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        E(CL_OUT_OF_RESOURCES)
+        E(CL_OUT_OF_HOST_MEMORY)
+        E(CL_PROFILING_INFO_NOT_AVAILABLE)
+        E(CL_MEM_COPY_OVERLAP)
+        E(CL_IMAGE_FORMAT_MISMATCH)
+        E(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        E(CL_BUILD_PROGRAM_FAILURE)
+        E(CL_MAP_FAILURE)
+        E(CL_MISALIGNED_SUB_BUFFER_OFFSET)
+        E(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        E(CL_COMPILE_PROGRAM_FAILURE)
+        E(CL_LINKER_NOT_AVAILABLE)
+        E(CL_LINK_PROGRAM_FAILURE)
+        E(CL_DEVICE_PARTITION_FAILED)
+        E(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+        E(CL_INVALID_VALUE)
+        E(CL_INVALID_DEVICE_TYPE)
+        E(CL_INVALID_PLATFORM)
+        E(CL_INVALID_DEVICE)
+        E(CL_INVALID_CONTEXT)
+        E(CL_INVALID_QUEUE_PROPERTIES)
+        E(CL_INVALID_COMMAND_QUEUE)
+        E(CL_INVALID_HOST_PTR)
+        E(CL_INVALID_MEM_OBJECT)
+        E(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        E(CL_INVALID_IMAGE_SIZE)
+        E(CL_INVALID_SAMPLER)
+        E(CL_INVALID_BINARY)
+        E(CL_INVALID_BUILD_OPTIONS)
+        E(CL_INVALID_PROGRAM)
+        E(CL_INVALID_PROGRAM_EXECUTABLE)
+        E(CL_INVALID_KERNEL_NAME)
+        E(CL_INVALID_KERNEL_DEFINITION)
+        E(CL_INVALID_KERNEL)
+        E(CL_INVALID_ARG_INDEX)
+        E(CL_INVALID_ARG_VALUE)
+        E(CL_INVALID_ARG_SIZE)
+        E(CL_INVALID_KERNEL_ARGS)
+        E(CL_INVALID_WORK_DIMENSION)
+        E(CL_INVALID_WORK_GROUP_SIZE)
+        E(CL_INVALID_WORK_ITEM_SIZE)
+        E(CL_INVALID_GLOBAL_OFFSET)
+        E(CL_INVALID_EVENT_WAIT_LIST)
+        E(CL_INVALID_EVENT)
+        E(CL_INVALID_OPERATION)
+        E(CL_INVALID_GL_OBJECT)
+        E(CL_INVALID_BUFFER_SIZE)
+        E(CL_INVALID_MIP_LEVEL)
+        E(CL_INVALID_GLOBAL_WORK_SIZE)
+        E(CL_INVALID_PROPERTY)
+        E(CL_INVALID_IMAGE_DESCRIPTOR)
+        E(CL_INVALID_COMPILER_OPTIONS)
+        E(CL_INVALID_LINKER_OPTIONS)
+        E(CL_INVALID_DEVICE_PARTITION_COUNT)
+        E(CL_PLATFORM_NOT_FOUND_KHR)
+#undef E
+    default:
+        return "CL_UNKNOWN_ERROR";
+    }
+}
+
+const char *ocl_type_name(cl_device_type t)
+{
+    if (t & CL_DEVICE_TYPE_GPU)
+        return "GPU";
+    if (t & CL_DEVICE_TYPE_ACCELERATOR)
+        return "ACCELERATOR";
+    if (t & CL_DEVICE_TYPE_CPU)
+        return "CPU";
+    if (t & CL_DEVICE_TYPE_CUSTOM)
+        return "CUSTOM";
+    return "OTHER";
+}
+
+/* --------------------------------------------------------------- discovery */
+
+static int type_rank(cl_device_type t)
+{
+    if (t & CL_DEVICE_TYPE_GPU)
+        return 0;
+    if (t & CL_DEVICE_TYPE_ACCELERATOR)
+        return 1;
+    if (t & CL_DEVICE_TYPE_CPU)
+        return 2;
+    return 3;
+}
+
+/* a before b in discovery order? */
+static int dev_before(const ocl_device *a, const ocl_device *b)
+{
+    int ra = type_rank(a->type), rb = type_rank(b->type);
+    if (ra != rb)
+        return ra < rb;
+    return a->compute_units > b->compute_units;
+}
+
+static void get_str(cl_device_id d, cl_device_info what, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (clGetDeviceInfo(d, what, cap, buf, NULL) != CL_SUCCESS)
+        buf[0] = '\0';
+    buf[cap - 1] = '\0';
+}
+
+/* Whole-token match in a space-separated extension list. */
+static int has_token(const char *list, const char *tok)
+{
+    size_t n = strlen(tok);
+    for (const char *p = list; (p = strstr(p, tok)) != NULL; p += n) {
+        int start = p == list || p[-1] == ' ';
+        int end = p[n] == '\0' || p[n] == ' ';
+        if (start && end)
+            return 1;
+    }
+    return 0;
+}
+
+static void fill_device(cl_platform_id plat, cl_device_id id, ocl_device *d)
+{
+    memset(d, 0, sizeof *d);
+    d->platform = plat;
+    d->id = id;
+    if (clGetPlatformInfo(plat, CL_PLATFORM_NAME, sizeof d->platform_name,
+                          d->platform_name, NULL) != CL_SUCCESS)
+        d->platform_name[0] = '\0';
+    d->platform_name[sizeof d->platform_name - 1] = '\0';
+    clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof d->type, &d->type, NULL);
+    get_str(id, CL_DEVICE_NAME, d->name, sizeof d->name);
+    get_str(id, CL_DEVICE_VENDOR, d->vendor, sizeof d->vendor);
+    get_str(id, CL_DRIVER_VERSION, d->driver, sizeof d->driver);
+    get_str(id, CL_DEVICE_VERSION, d->version, sizeof d->version);
+    clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units,
+                    &d->compute_units, NULL);
+    clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem,
+                    NULL);
+    clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem, &d->local_mem,
+                    NULL);
+    clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc,
+                    NULL);
+    clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_work_group,
+                    &d->max_work_group, NULL);
+    if (d->compute_units == 0)
+        d->compute_units = 1;
+    if (d->max_work_group == 0)
+        d->max_work_group = 1;
+
+    cl_device_fp_config fp = 0;
+    if (clGetDeviceInfo(id, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp, &fp, NULL) != CL_SUCCESS)
+        fp = 0;
+    d->fp64 = fp != 0;
+    if (!d->fp64) {
+        size_t len = 0;
+        if (clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, 0, NULL, &len) == CL_SUCCESS && len) {
+            char *ext = malloc(len + 1);
+            if (ext && clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, len, ext, NULL) ==
+                           CL_SUCCESS) {
+                ext[len] = '\0';
+                d->fp64 = has_token(ext, "cl_khr_fp64");
+            }
+            free(ext);
+        }
+    }
+}
+
+int ocl_list_devices(ocl_device **devs, int *n, cls_error *err)
+{
+    *devs = NULL;
+    *n = 0;
+    cl_uint np = 0;
+    cl_int st = clGetPlatformIDs(0, NULL, &np);
+    if (st == CL_PLATFORM_NOT_FOUND_KHR || (st == CL_SUCCESS && np == 0))
+        return cls_fail(err, CLS_EOTHER,
+                        "no OpenCL platform found: install pocl-opencl-icd (CPU) or a "
+                        "GPU driver");
+    OCL_CHECK(err, st, "clGetPlatformIDs");
+    cl_platform_id *plats = calloc(np, sizeof *plats);
+    if (!plats)
+        return cls_fail(err, CLS_EOTHER, "out of memory listing OpenCL platforms");
+    st = clGetPlatformIDs(np, plats, NULL);
+    if (st != CL_SUCCESS) {
+        free(plats);
+        OCL_CHECK(err, st, "clGetPlatformIDs");
+    }
+
+    ocl_device *list = NULL;
+    int count = 0;
+    for (cl_uint p = 0; p < np; p++) {
+        cl_uint nd = 0;
+        st = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+        if (st != CL_SUCCESS || nd == 0)
+            continue; /* a platform with no usable device is not an error */
+        cl_device_id *ids = calloc(nd, sizeof *ids);
+        ocl_device *grown = realloc(list, (size_t)(count + (int)nd) * sizeof *list);
+        if (!ids || !grown) {
+            free(ids);
+            free(grown ? grown : list);
+            free(plats);
+            return cls_fail(err, CLS_EOTHER, "out of memory listing OpenCL devices");
+        }
+        list = grown;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, nd, ids, NULL) == CL_SUCCESS)
+            for (cl_uint i = 0; i < nd; i++)
+                fill_device(plats[p], ids[i], &list[count++]);
+        free(ids);
+    }
+    free(plats);
+    if (count == 0) {
+        free(list);
+        return cls_fail(err, CLS_EOTHER,
+                        "no OpenCL device found on %u platform(s): install "
+                        "pocl-opencl-icd (CPU) or a GPU driver",
+                        (unsigned)np);
+    }
+    /* insertion sort: stable, and device counts are tiny */
+    for (int i = 1; i < count; i++) {
+        ocl_device t = list[i];
+        int j = i - 1;
+        while (j >= 0 && dev_before(&t, &list[j])) {
+            list[j + 1] = list[j];
+            j--;
+        }
+        list[j + 1] = t;
+    }
+    for (int i = 0; i < count; i++)
+        list[i].index = i;
+    *devs = list;
+    *n = count;
+    return CLS_OK;
+}
+
+/* "0: GPU NAME (PLATFORM), 1: ..." into buf, for error messages. */
+static void describe_devices(const ocl_device *d, int n, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used + 1 < cap; i++) {
+        int w = snprintf(buf + used, cap - used, "%s%d: %s %s (%s)", i ? ", " : "", i,
+                         ocl_type_name(d[i].type), d[i].name, d[i].platform_name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err)
+{
+    ocl_device *devs;
+    int n;
+    int rc = ocl_list_devices(&devs, &n, err);
+    if (rc)
+        return rc;
+    if (!spec || !*spec)
+        spec = "auto";
+
+    int pick = -1;
+    cl_device_type want = 0;
+    if (strcasecmp(spec, "auto") == 0)
+        pick = 0;
+    else if (strcasecmp(spec, "gpu") == 0)
+        want = CL_DEVICE_TYPE_GPU;
+    else if (strcasecmp(spec, "cpu") == 0)
+        want = CL_DEVICE_TYPE_CPU;
+    else if (strcasecmp(spec, "accelerator") == 0)
+        want = CL_DEVICE_TYPE_ACCELERATOR;
+    else {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(spec, &end, 10);
+        if (end == spec || *end != '\0' || errno) {
+            free(devs);
+            return cls_fail(err, CLS_EUSAGE,
+                            "bad device '%s': expected auto, gpu, cpu, accelerator or an "
+                            "index (see `clsolve devices`)",
+                            spec);
+        }
+        if (v < 0 || v >= n) {
+            char list[700];
+            describe_devices(devs, n, list, sizeof list);
+            free(devs);
+            return cls_fail(err, CLS_EUSAGE,
+                            "device index %ld out of range: %d device(s): %s", v, n, list);
+        }
+        pick = (int)v;
+    }
+    if (want) {
+        for (int i = 0; i < n && pick < 0; i++)
+            if (devs[i].type & want)
+                pick = i;
+        if (pick < 0) {
+            char list[700];
+            describe_devices(devs, n, list, sizeof list);
+            free(devs);
+            return cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s",
+                            ocl_type_name(want), list);
+        }
+    }
+    *out = devs[pick];
+    free(devs);
+    return CLS_OK;
+}
+
+/* ----------------------------------------------------------------- context */
+
+int ocl_ctx_create(const ocl_device *dev, ocl_ctx *ctx, cls_error *err)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->dev = *dev;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                     (cl_context_properties)dev->platform, 0};
+    cl_int st;
+    ctx->context = clCreateContext(props, 1, &dev->id, NULL, NULL, &st);
+    OCL_CHECK(err, st, "clCreateContext");
+    ctx->queue =
+        clCreateCommandQueue(ctx->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &st);
+    if (st != CL_SUCCESS) {
+        clReleaseContext(ctx->context);
+        ctx->context = NULL;
+        OCL_CHECK(err, st, "clCreateCommandQueue");
+    }
+    return CLS_OK;
+}
+
+void ocl_ctx_release(ocl_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    if (ctx->queue) {
+        clFinish(ctx->queue);
+        clReleaseCommandQueue(ctx->queue);
+    }
+    if (ctx->context)
+        clReleaseContext(ctx->context);
+    ctx->queue = NULL;
+    ctx->context = NULL;
+}
+
+/* ------------------------------------------------------------ binary cache */
+
+#define CACHE_MAGIC "CLSPROG"   /* 8 bytes with the NUL */
+#define CACHE_FORMAT 1u
+#define CACHE_HEADER 40          /* magic 8, format 4, pad 4, key 8, len 8, hash 8 */
+
+static atomic_int stat_hits, stat_source, stat_rejected, stat_write_failed;
+static atomic_int warned_write;
+
+void ocl_cache_stats(ocl_cache_stats_t *s)
+{
+    s->hits = atomic_load(&stat_hits);
+    s->source_builds = atomic_load(&stat_source);
+    s->rejected = atomic_load(&stat_rejected);
+    s->write_failures = atomic_load(&stat_write_failed);
+}
+
+typedef struct {
+    uint64_t h;
+} fnv;
+static void fnv_init(fnv *f)
+{
+    f->h = 0xcbf29ce484222325ULL;
+}
+static void fnv_add(fnv *f, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        f->h ^= b[i];
+        f->h *= 0x100000001b3ULL;
+    }
+}
+static void fnv_str(fnv *f, const char *s)
+{
+    fnv_add(f, s, strlen(s) + 1); /* with the NUL, so fields cannot run together */
+}
+
+static uint64_t cache_key(const ocl_ctx *ctx, const char *text, const char *options)
+{
+    fnv f;
+    fnv_init(&f);
+    unsigned fmt = CACHE_FORMAT;
+    fnv_add(&f, &fmt, sizeof fmt);
+    fnv_str(&f, text);
+    fnv_str(&f, options);
+    fnv_str(&f, ctx->dev.platform_name);
+    fnv_str(&f, ctx->dev.name);
+    fnv_str(&f, ctx->dev.version);
+    fnv_str(&f, ctx->dev.driver);
+    return f.h;
+}
+
+static int mkdir_p(const char *path)
+{
+    char tmp[1024];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof tmp)
+        return -1;
+    memcpy(tmp, path, len + 1);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        return -1;
+    return 0;
+}
+
+/* Cache directory into buf; 0 if there is none (no HOME). */
+static int cache_dir(char *buf, size_t cap)
+{
+    const char *e = getenv("CLSOLVE_CACHE_DIR");
+    int w;
+    if (e && *e)
+        w = snprintf(buf, cap, "%s", e);
+    else if ((e = getenv("XDG_CACHE_HOME")) && *e)
+        w = snprintf(buf, cap, "%s/clsolve/programs", e);
+    else if ((e = getenv("HOME")) && *e)
+        w = snprintf(buf, cap, "%s/.cache/clsolve/programs", e);
+    else
+        return 0;
+    return w > 0 && (size_t)w < cap;
+}
+
+int ocl_cache_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf,
+                   size_t cap)
+{
+    char dir[900];
+    if (!cache_dir(dir, sizeof dir))
+        return 0;
+    uint64_t key = cache_key(ctx, text, options ? options : "");
+    int w = snprintf(buf, cap, "%s/%016llx.clbin", dir, (unsigned long long)key);
+    return w > 0 && (size_t)w < cap;
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* Reads and validates a cache file. Returns the binary (malloc'ed) or NULL;
+ * *why says what was wrong when the file existed but was unusable. */
+static unsigned char *cache_read(const char *path, uint64_t key, size_t *len,
+                                 const char **why)
+{
+    *why = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL; /* a miss, not a problem */
+    unsigned char hdr[CACHE_HEADER];
+    unsigned char *bin = NULL;
+    if (fread(hdr, 1, sizeof hdr, f) != sizeof hdr) {
+        *why = "truncated header";
+        goto out;
+    }
+    uint32_t fmt = (uint32_t)hdr[8] | (uint32_t)hdr[9] << 8 | (uint32_t)hdr[10] << 16 |
+                   (uint32_t)hdr[11] << 24;
+    if (memcmp(hdr, CACHE_MAGIC, 8) != 0 || fmt != CACHE_FORMAT) {
+        *why = "bad magic or format";
+        goto out;
+    }
+    if (get_u64(hdr + 16) != key) {
+        *why = "key mismatch";
+        goto out;
+    }
+    uint64_t n = get_u64(hdr + 24);
+    if (n == 0 || n > ((uint64_t)1 << 31)) {
+        *why = "implausible length";
+        goto out;
+    }
+    bin = malloc((size_t)n + 1);
+    if (!bin) {
+        *why = "out of memory";
+        goto out;
+    }
+    if (fread(bin, 1, (size_t)n, f) != (size_t)n || fgetc(f) != EOF) {
+        *why = "length mismatch";
+        free(bin);
+        bin = NULL;
+        goto out;
+    }
+    fnv h;
+    fnv_init(&h);
+    fnv_add(&h, bin, (size_t)n);
+    if (h.h != get_u64(hdr + 32)) {
+        *why = "checksum mismatch";
+        free(bin);
+        bin = NULL;
+        goto out;
+    }
+    *len = (size_t)n;
+out:
+    fclose(f);
+    return bin;
+}
+
+static void cache_write_failed(const char *path, const char *what)
+{
+    atomic_fetch_add(&stat_write_failed, 1);
+    if (atomic_exchange(&warned_write, 1) == 0)
+        fprintf(stderr,
+                "clsolve: warning: cannot write OpenCL program cache %s (%s): programs "
+                "will be rebuilt each run\n",
+                path, what);
+}
+
+static void cache_write(const char *path, uint64_t key, cl_program prog)
+{
+    size_t n = 0;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL) !=
+            CL_SUCCESS ||
+        n == 0)
+        return; /* the driver offers no binary: nothing to cache */
+    unsigned char *buf = malloc(CACHE_HEADER + n);
+    if (!buf)
+        return;
+    unsigned char *bin = buf + CACHE_HEADER;
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) !=
+        CL_SUCCESS) {
+        free(buf);
+        return;
+    }
+    memset(buf, 0, CACHE_HEADER);
+    memcpy(buf, CACHE_MAGIC, 8);
+    buf[8] = CACHE_FORMAT & 0xff;
+    put_u64(buf + 16, key);
+    put_u64(buf + 24, n);
+    fnv h;
+    fnv_init(&h);
+    fnv_add(&h, bin, n);
+    put_u64(buf + 32, h.h);
+
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        if (mkdir_p(dir) != 0) {
+            cache_write_failed(dir, strerror(errno));
+            free(buf);
+            return;
+        }
+    }
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%p", path, (long)getpid(), (void *)buf);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) {
+        cache_write_failed(tmp, strerror(errno));
+        free(buf);
+        return;
+    }
+    size_t total = CACHE_HEADER + n, done = 0;
+    while (done < total) {
+        ssize_t w = write(fd, buf + done, total - done);
+        if (w <= 0) {
+            if (w < 0 && errno == EINTR)
+                continue;
+            break;
+        }
+        done += (size_t)w;
+    }
+    int ok = done == total;
+    if (close(fd) != 0)
+        ok = 0;
+    if (!ok || rename(tmp, path) != 0) {
+        cache_write_failed(path, strerror(errno));
+        unlink(tmp);
+    }
+    free(buf);
+}
+
+/* ------------------------------------------------------------------- build */
+
+static int build_from_source(ocl_ctx *ctx, const char *text, const char *options,
+                             cl_program *prog, cls_error *err)
+{
+    cl_int st;
+    size_t len = strlen(text);
+    cl_program p = clCreateProgramWithSource(ctx->context, 1, &text, &len, &st);
+    OCL_CHECK(err, st, "clCreateProgramWithSource");
+    st = clBuildProgram(p, 1, &ctx->dev.id, options, NULL, NULL);
+    if (st != CL_SUCCESS) {
+        size_t loglen = 0;
+        char *log = NULL;
+        if (clGetProgramBuildInfo(p, ctx->dev.id, CL_PROGRAM_BUILD_LOG, 0, NULL,
+                                  &loglen) == CL_SUCCESS &&
+            loglen > 0 && (log = malloc(loglen + 1)) != NULL) {
+            if (clGetProgramBuildInfo(p, ctx->dev.id, CL_PROGRAM_BUILD_LOG, loglen, log,
+                                      NULL) != CL_SUCCESS)
+                log[0] = '\0';
+            log[loglen] = '\0';
+        }
+        const char *l = log ? log : "(no build log)";
+        while (*l == '\n' || *l == ' ')
+            l++;
+        cls_fail(err, CLS_EOTHER, "OpenCL program build failed on %s (options '%s'): %s: %s",
+                 ctx->dev.name, options, ocl_errstr(st), l);
+        if (err && strlen(l) + 200 > sizeof err->msg) {
+            static const char tail[] = " ... [build log truncated]";
+            memcpy(err->msg + sizeof err->msg - sizeof tail, tail, sizeof tail);
+        }
+        free(log);
+        clReleaseProgram(p);
+        return CLS_EOTHER;
+    }
+    *prog = p;
+    atomic_fetch_add(&stat_source, 1);
+    return CLS_OK;
+}
+
+int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options,
+                           cl_program *prog, cls_error *err)
+{
+    if (!options)
+        options = "";
+    *prog = NULL;
+    char path[1100];
+    int have_path = ocl_cache_path(ctx, text, options, path, sizeof path);
+    uint64_t key = cache_key(ctx, text, options);
+
+    if (have_path) {
+        size_t len = 0;
+        const char *why = NULL;
+        unsigned char *bin = cache_read(path, key, &len, &why);
+        if (bin) {
+            cl_int st, bst = CL_SUCCESS;
+            const unsigned char *b = bin;
+            cl_program p =
+                clCreateProgramWithBinary(ctx->context, 1, &ctx->dev.id, &len, &b, &bst, &st);
+            if (st == CL_SUCCESS && bst == CL_SUCCESS) {
+                st = clBuildProgram(p, 1, &ctx->dev.id, options, NULL, NULL);
+                if (st == CL_SUCCESS) {
+                    free(bin);
+                    *prog = p;
+                    atomic_fetch_add(&stat_hits, 1);
+                    return CLS_OK;
+                }
+            }
+            if (st == CL_SUCCESS)
+                st = bst;
+            if (p)
+                clReleaseProgram(p);
+            why = ocl_errstr(st);
+        }
+        free(bin);
+        if (why) {
+            atomic_fetch_add(&stat_rejected, 1);
+            fprintf(stderr,
+                    "clsolve: warning: ignoring OpenCL program cache %s (%s); rebuilding "
+                    "from source\n",
+                    path, why);
+        }
+    }
+
+    int rc = build_from_source(ctx, text, options, prog, err);
+    if (rc)
+        return rc;
+    if (have_path)
+        cache_write(path, key, *prog);
+    return CLS_OK;
+}
+
+int ocl_build_program(ocl_ctx *ctx, const char *const *sources, int nsources,
+                      const char *options, cl_program *prog, cls_error *err)
+{
+    size_t total = 1;
+    for (int i = 0; i < nsources; i++) {
+        const char *s = ocl_source(sources[i]);
+        if (!s)
+            return cls_fail(err, CLS_EOTHER, "no embedded OpenCL source named '%s'",
+                            sources[i]);
+        total += strlen(s) + strlen(sources[i]) + 32;
+    }
+    char *text = malloc(total);
+    if (!text)
+        return cls_fail(err, CLS_EOTHER, "out of memory assembling OpenCL sources");
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < nsources; i++) {
+        /* #line keeps the build log's line numbers per file */
+        used += (size_t)snprintf(text + used, total - used, "#line 1 \"%s\"\n%s\n",
+                                 sources[i], ocl_source(sources[i]));
+    }
+    int rc = ocl_build_program_text(ctx, text, options, prog, err);
+    free(text);
+    return rc;
+}
+
+int ocl_create_kernel(cl_program prog, const char *name, cl_kernel *k, cls_error *err)
+{
+    cl_int st;
+    *k = clCreateKernel(prog, name, &st);
+    if (st != CL_SUCCESS) {
+        *k = NULL;
+        return cls_fail(err, CLS_EOTHER, "clCreateKernel(%s) failed: %s (%d)", name,
+                        ocl_errstr(st), (int)st);
+    }
+    return CLS_OK;
+}
+
+double ocl_event_seconds(cl_event ev)
+{
+    cl_ulong t0 = 0, t1 = 0;
+    if (clWaitForEvents(1, &ev) != CL_SUCCESS ||
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) !=
+            CL_SUCCESS ||
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) !=
+            CL_SUCCESS)
+        return -1.0;
+    return t1 >= t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
+}

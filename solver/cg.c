@@ -1,0 +1,186 @@
+/*
+ * cg.c: the (preconditioned) conjugate gradient method.
+ *
+ * Hestenes and Stiefel, "Methods of Conjugate Gradients for Solving Linear
+ * Systems", J. Res. NBS 49 (1952); the preconditioned form as in Saad,
+ * "Iterative Methods for Sparse Linear Systems", 2nd ed., Algorithm 9.1, and
+ * PETSc's KSPCG (src/ksp/ksp/impls/cg/cg.c).
+ *
+ * One iteration is one SpMV, one dot (p'Ap), one fused update that also
+ * returns the new r'z and r'r, and one xpay: two host synchronisations, the
+ * two dots, and nothing else read back. With no preconditioner z is r itself
+ * and the fused update returns r'r once.
+ */
+#include "cg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *cg_reason_name(cg_reason r)
+{
+    switch (r) {
+    case CG_CONVERGED_RTOL: return "converged_rtol";
+    case CG_CONVERGED_ZERO_RHS: return "converged_zero_rhs";
+    case CG_DIVERGED_MAXITER: return "diverged_maxiter";
+    case CG_DIVERGED_INDEFINITE: return "diverged_indefinite";
+    case CG_DIVERGED_NANORINF: return "diverged_nan_or_inf";
+    case CG_CANCELLED: return "cancelled";
+    }
+    return "unknown";
+}
+
+void cg_result_free(cg_result *res)
+{
+    if (res) {
+        free(res->history);
+        res->history = NULL;
+        res->nhistory = 0;
+    }
+}
+
+/* Appends to the residual history, growing geometrically. */
+static int cg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err)
+{
+    if (res->nhistory == *cap) {
+        int64_t ncap = *cap ? 2 * *cap : 256;
+        double *h = realloc(res->history, (size_t)ncap * sizeof *h);
+        if (!h)
+            return cls_fail(err, CLS_EOTHER, "out of memory for the residual history");
+        res->history = h;
+        *cap = ncap;
+    }
+    res->history[res->nhistory++] = v;
+    return CLS_OK;
+}
+
+#define CG_TRY(call)                                                                   \
+    do {                                                                               \
+        int cg_rc_ = (call);                                                           \
+        if (cg_rc_) {                                                                  \
+            rc = cg_rc_;                                                               \
+            goto done;                                                                 \
+        }                                                                              \
+    } while (0)
+
+int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+             const cg_options *opt, cg_result *res, cls_error *err)
+{
+    const int jacobi = opt->precond == PRECOND_JACOBI;
+    const int64_t n = A->nrows;
+    la_vec r = {0}, z = {0}, p = {0}, q = {0};
+    int64_t cap = 0;
+    int rc = CLS_EOTHER;
+    double bb, rr, rz, rz_old, pq, alpha, beta, bnorm, rnorm;
+
+    memset(res, 0, sizeof *res);
+    if (jacobi && !dinv)
+        return cls_fail(err, CLS_EOTHER, "cg_solve: Jacobi asked for without a diagonal");
+
+    CG_TRY(la_vec_create(la, n, &r, err));
+    CG_TRY(la_vec_create(la, n, &p, err));
+    CG_TRY(la_vec_create(la, n, &q, err));
+    if (jacobi)
+        CG_TRY(la_vec_create(la, n, &z, err));
+    la_vec *zz = jacobi ? &z : &r; /* z = M^{-1} r; z is r without a preconditioner */
+
+    CG_TRY(la_dot(la, b, b, &bb, err));                  /* bb = b'b */
+    bnorm = sqrt(bb);
+    if (!isfinite(bnorm)) {
+        rc = cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
+        res->reason = CG_DIVERGED_NANORINF;
+        goto done;
+    }
+    if (bnorm == 0.0) {                                  /* b = 0: x = 0 is exact */
+        CG_TRY(la_fill(la, 0.0, x, err));
+        res->reason = CG_CONVERGED_ZERO_RHS;
+        res->converged = 1;
+        CG_TRY(cg_history_push(res, &cap, 0.0, err));
+        rc = CLS_OK;
+        goto done;
+    }
+
+    CG_TRY(la_spmv(la, A, x, &q, err));                  /* q = A x0 */
+    CG_TRY(la_copy(la, b, &r, err));                     /* r = b */
+    CG_TRY(la_axpy(la, -1.0, &q, &r, err));              /* r = b - A x0 */
+    if (jacobi)
+        CG_TRY(la_pointwise(la, dinv, &r, &z, err));     /* z = D^{-1} r */
+    CG_TRY(la_dot(la, &r, &r, &rr, err));                /* rr = r'r */
+    if (jacobi)
+        CG_TRY(la_dot(la, &r, &z, &rz, err));            /* rz = r'z */
+    else
+        rz = rr;
+    CG_TRY(la_copy(la, zz, &p, err));                    /* p = z */
+
+    rnorm = sqrt(rr);
+    res->rel_residual = rnorm / bnorm;
+    CG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+
+    for (int64_t k = 0;; k++) {
+        if (!isfinite(rnorm) || !isfinite(rz)) {
+            res->reason = CG_DIVERGED_NANORINF;
+            rc = cls_fail(err, CLS_EBREAKDOWN,
+                          "the residual became NaN or Inf at iteration %lld: the matrix or "
+                          "right-hand side holds values too large or invalid",
+                          (long long)k);
+            goto done;
+        }
+        if (res->rel_residual <= opt->tol) {             /* ||r||/||b|| <= tol */
+            res->reason = CG_CONVERGED_RTOL;
+            res->converged = 1;
+            rc = CLS_OK;
+            goto done;
+        }
+        if (k >= opt->maxiter) {
+            res->reason = CG_DIVERGED_MAXITER;
+            rc = cls_fail(err, CLS_ENOTCONV,
+                          "not converged after %lld iterations: relative residual %.3e > "
+                          "tol %.3e",
+                          (long long)k, res->rel_residual, opt->tol);
+            goto done;
+        }
+
+        CG_TRY(la_spmv(la, A, &p, &q, err));             /* q = A p */
+        CG_TRY(la_dot(la, &p, &q, &pq, err));            /* pq = p'Ap */
+        if (!(pq > 0.0)) {
+            res->reason = isfinite(pq) ? CG_DIVERGED_INDEFINITE : CG_DIVERGED_NANORINF;
+            rc = cls_fail(err, CLS_EBREAKDOWN,
+                          isfinite(pq) ? "matrix is not positive definite (p'Ap = %.6g at "
+                                         "iteration %lld)"
+                                       : "p'Ap is %g at iteration %lld: NaN or Inf in the "
+                                         "matrix or the iterates",
+                          pq, (long long)k + 1);
+            goto done;
+        }
+        alpha = rz / pq;                                 /* alpha = r'z / p'Ap */
+        rz_old = rz;
+        if (jacobi)                                      /* x += alpha p; r -= alpha q; */
+            CG_TRY(la_pcg_update(la, alpha, &p, &q, x,   /* z = D^{-1} r; rz = r'z; rr = r'r */
+                                 &r, dinv, &z, &rz, &rr, err));
+        else {
+            CG_TRY(la_cg_update(la, alpha, &p, &q, x, &r, &rr, err));
+            rz = rr;                                     /* x += alpha p; r -= alpha q; rr = r'r */
+        }
+        beta = rz / rz_old;                              /* beta = r'z (new) / r'z (old) */
+        CG_TRY(la_xpay(la, zz, beta, &p, err));          /* p = z + beta p */
+
+        rnorm = sqrt(rr);
+        res->iterations = k + 1;
+        res->rel_residual = rnorm / bnorm;
+        CG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+        if (opt->monitor && opt->monitor(opt->monitor_ctx, k + 1, res->rel_residual)) {
+            res->reason = CG_CANCELLED;
+            rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)k + 1);
+            goto done;
+        }
+    }
+
+done:
+    la_vec_release(&r);
+    la_vec_release(&z);
+    la_vec_release(&p);
+    la_vec_release(&q);
+    if (rc == CLS_EOTHER && err && err->code == CLS_OK)
+        cls_fail(err, CLS_EOTHER, "cg_solve failed");
+    return rc;
+}

@@ -1,0 +1,60 @@
+/*
+ * cg.h: conjugate gradients and Jacobi-preconditioned CG on one device.
+ *
+ * The solver is written against kernels/la.h only: it sees vectors, a
+ * matrix and scalars, never OpenCL. It stops on ||r||/||b|| <= tol (the
+ * unpreconditioned residual, whatever the preconditioner) or at maxiter,
+ * detects breakdown (p'Ap <= 0, NaN/Inf) and keeps the residual history.
+ */
+#ifndef CLS_SOLVER_CG_H
+#define CLS_SOLVER_CG_H
+
+#include <stdint.h>
+
+#include "../kernels/la.h"
+
+typedef enum { SOLVER_CG } solver_method;
+typedef enum { PRECOND_NONE, PRECOND_JACOBI } solver_precond;
+
+typedef enum {
+    CG_CONVERGED_RTOL = 1, /* ||r||/||b|| <= tol */
+    CG_CONVERGED_ZERO_RHS = 2,
+    CG_DIVERGED_MAXITER = -1,
+    CG_DIVERGED_INDEFINITE = -2, /* p'Ap <= 0 */
+    CG_DIVERGED_NANORINF = -3,
+    CG_CANCELLED = -4
+} cg_reason;
+
+/* Called after every iteration with the relative residual; a non-zero return
+ * cancels the solve (the daemon's DELETE). */
+typedef int (*cg_monitor_fn)(void *ctx, int64_t iteration, double rel_residual);
+
+typedef struct cg_options {
+    double tol;
+    int64_t maxiter;
+    solver_precond precond;
+    cg_monitor_fn monitor;
+    void *monitor_ctx;
+} cg_options;
+
+typedef struct cg_result {
+    cg_reason reason;
+    int converged;
+    int64_t iterations;
+    double rel_residual; /* the recurrence's ||r||/||b|| at the end */
+    double *history;     /* rel_residual per iteration, [0] the initial; malloc'ed */
+    int64_t nhistory;
+} cg_result;
+
+/* Solves A x = b with x holding the initial guess on entry. dinv is the
+ * inverted diagonal (used when precond == PRECOND_JACOBI, may be NULL
+ * otherwise). Returns CLS_OK when converged, CLS_ENOTCONV at maxiter,
+ * CLS_EBREAKDOWN with a message on breakdown, CLS_EOTHER on a device error.
+ * res is filled in every case. */
+int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+             const cg_options *opt, cg_result *res, cls_error *err);
+
+void cg_result_free(cg_result *res);
+const char *cg_reason_name(cg_reason r);
+
+#endif

@@ -1,0 +1,229 @@
+/*
+ * solve.c: the whole solve on one device (see solve.h).
+ *
+ * The checks run on the host before any device work, because a user who
+ * sends a nonsymmetric or indefinite matrix deserves an answer that names
+ * the entry at fault, not "p'Ap <= 0 at iteration 37". Symmetry is checked
+ * to a relative 1e-12 so files written in general storage with rounding
+ * still pass; positive definiteness beyond the diagonal is left to CG's own
+ * breakdown test, the only affordable check.
+ */
+#include "solve.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/timer.h"
+
+void solve_options_default(solve_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->tol = 1e-8;
+    o->maxiter = 0;
+    o->method = SOLVER_CG;
+    o->precond = PRECOND_NONE;
+    o->precision = LA_DOUBLE;
+    o->spmv = LA_SPMV_AUTO;
+    o->device = "auto";
+    o->name = "matrix";
+}
+
+const char *solver_method_name(solver_method m)
+{
+    (void)m;
+    return "cg";
+}
+
+const char *solver_precond_name(solver_precond p)
+{
+    return p == PRECOND_JACOBI ? "jacobi" : "none";
+}
+
+const char *la_precision_name(la_precision p)
+{
+    return p == LA_FLOAT ? "float" : "double";
+}
+
+/* Binary search for column j in row i of a sorted CSR row. */
+static int64_t find_entry(const csr_matrix *A, int64_t i, int64_t j)
+{
+    int64_t lo = A->rowptr[i], hi = A->rowptr[i + 1] - 1;
+    while (lo <= hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (A->col[mid] == j)
+            return mid;
+        if (A->col[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const char *name,
+                      cls_error *err)
+{
+    if (A->nrows != A->ncols)
+        return cls_fail(err, CLS_EINPUT,
+                        "%s: matrix is %lld x %lld; conjugate gradients needs a square matrix",
+                        name, (long long)A->nrows, (long long)A->ncols);
+    if (b && nb != A->nrows)
+        return cls_fail(err, CLS_EINPUT,
+                        "right-hand side has %lld entries but the matrix has %lld rows",
+                        (long long)nb, (long long)A->nrows);
+    double maxabs = 0.0;
+    for (int64_t k = 0; k < A->nnz; k++) {
+        if (!isfinite(A->val[k]))
+            return cls_fail(err, CLS_EINPUT, "%s: matrix holds a NaN or Inf value", name);
+        if (fabs(A->val[k]) > maxabs)
+            maxabs = fabs(A->val[k]);
+    }
+    for (int64_t i = 0; b && i < nb; i++)
+        if (!isfinite(b[i]))
+            return cls_fail(err, CLS_EINPUT, "right-hand side entry %lld is NaN or Inf",
+                            (long long)i + 1);
+    for (int64_t i = 0; i < A->nrows; i++) {
+        int64_t d = find_entry(A, i, i);
+        double aii = d < 0 ? 0.0 : A->val[d];
+        if (!(aii > 0.0))
+            return cls_fail(err, CLS_EBREAKDOWN,
+                            "%s: matrix is not positive definite: diagonal entry (%lld,%lld) "
+                            "is %s%.6g; conjugate gradients needs a symmetric "
+                            "positive-definite matrix",
+                            name, (long long)i + 1, (long long)i + 1,
+                            d < 0 ? "missing, i.e. " : "", aii);
+        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            int64_t j = A->col[k];
+            if (j <= i)
+                continue;
+            int64_t t = find_entry(A, j, i);
+            double aji = t < 0 ? 0.0 : A->val[t];
+            if (fabs(A->val[k] - aji) > 1e-12 * maxabs)
+                return cls_fail(err, CLS_EBREAKDOWN,
+                                "%s: matrix is not symmetric: a(%lld,%lld) = %.17g but "
+                                "a(%lld,%lld) = %.17g; conjugate gradients needs a "
+                                "symmetric positive-definite matrix",
+                                name, (long long)i + 1, (long long)j + 1, A->val[k],
+                                (long long)j + 1, (long long)i + 1, aji);
+        }
+    }
+    return CLS_OK;
+}
+
+double solve_true_residual(const csr_matrix *A, const double *b, const double *x)
+{
+    double rr = 0.0, bb = 0.0;
+    for (int64_t i = 0; i < A->nrows; i++) {
+        double s = 0.0;
+        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+            s += A->val[k] * x[A->col[k]];
+        double ri = b[i] - s;
+        rr += ri * ri;
+        bb += b[i] * b[i];
+    }
+    return bb > 0.0 ? sqrt(rr / bb) : sqrt(rr);
+}
+
+void solve_report_free(solve_report *rep)
+{
+    if (rep)
+        cg_result_free(&rep->cg);
+}
+
+int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
+              const solve_options *opt, solve_report *rep, cls_error *err)
+{
+    ocl_ctx ocl;
+    la_ctx la;
+    la_csr dA = {0};
+    la_vec db = {0}, dx = {0}, dd = {0};
+    double *dinv = NULL;
+    int have_ocl = 0, have_la = 0;
+    int rc;
+    double t0 = cls_now();
+
+    memset(rep, 0, sizeof *rep);
+    rep->true_rel_residual = NAN;
+    rc = solve_check_input(A, b, A->nrows, opt->name, err);
+    if (rc)
+        return rc;
+
+    rc = ocl_pick_device(opt->device, &rep->device, err);
+    if (rc)
+        return rc;
+    rc = ocl_ctx_create(&rep->device, &ocl, err);
+    if (rc)
+        return rc;
+    have_ocl = 1;
+    rc = la_init(&la, &ocl, opt->precision, NULL, err);
+    if (rc)
+        goto done;
+    have_la = 1;
+    rep->config = la.cfg;
+
+    rc = la_csr_upload(&la, A, opt->spmv, &dA, err);
+    if (rc)
+        goto done;
+    rep->spmv = dA.variant;
+    if ((rc = la_vec_create(&la, A->nrows, &db, err)) || (rc = la_vec_upload(&la, &db, b, err)))
+        goto done;
+    if ((rc = la_vec_create(&la, A->nrows, &dx, err)))
+        goto done;
+    rc = x0 ? la_vec_upload(&la, &dx, x0, err) : la_fill(&la, 0.0, &dx, err);
+    if (rc)
+        goto done;
+    if (opt->precond == PRECOND_JACOBI) {
+        dinv = malloc((size_t)(A->nrows ? A->nrows : 1) * sizeof *dinv);
+        if (!dinv) {
+            rc = cls_fail(err, CLS_EOTHER, "out of memory for the Jacobi diagonal");
+            goto done;
+        }
+        csr_diagonal(A, dinv);
+        for (int64_t i = 0; i < A->nrows; i++)
+            dinv[i] = 1.0 / dinv[i]; /* solve_check_input proved a_ii > 0 */
+        if ((rc = la_vec_create(&la, A->nrows, &dd, err)) ||
+            (rc = la_vec_upload(&la, &dd, dinv, err)))
+            goto done;
+    }
+    if ((rc = la_finish(&la, err)))
+        goto done;
+    rep->setup_s = cls_now() - t0;
+
+    cg_options co = {
+        .tol = opt->tol,
+        .maxiter = opt->maxiter > 0 ? opt->maxiter
+                                    : (A->nrows * 10 > 1000 ? A->nrows * 10 : 1000),
+        .precond = opt->precond,
+        .monitor = opt->monitor,
+        .monitor_ctx = opt->monitor_ctx,
+    };
+    double t1 = cls_now();
+    rc = cg_solve(&la, &dA, &db, &dx, opt->precond == PRECOND_JACOBI ? &dd : NULL, &co,
+                  &rep->cg, err);
+    int drc = la_finish(&la, NULL);
+    rep->solve_s = cls_now() - t1;
+    /* the iterate is worth returning even when the solve did not converge */
+    if (rc == CLS_OK || rc == CLS_ENOTCONV || rep->cg.reason == CG_DIVERGED_INDEFINITE) {
+        cls_error derr;
+        cls_error_clear(&derr);
+        if (drc == CLS_OK)
+            drc = la_vec_download(&la, &dx, x, &derr);
+        if (drc == CLS_OK)
+            rep->true_rel_residual = solve_true_residual(A, b, x);
+        else if (rc == CLS_OK)
+            rc = cls_fail(err, CLS_EOTHER, "reading the solution back failed: %s", derr.msg);
+    }
+
+done:
+    free(dinv);
+    la_vec_release(&db);
+    la_vec_release(&dx);
+    la_vec_release(&dd);
+    la_csr_release(&dA);
+    if (have_la)
+        la_release(&la);
+    if (have_ocl)
+        ocl_ctx_release(&ocl);
+    return rc;
+}

@@ -1,0 +1,64 @@
+/*
+ * solve.h: one whole solve of A x = b, from host matrices to a host
+ * solution and a report: input checks, device choice, upload, the Krylov
+ * method, download, and the true residual recomputed in double on the host.
+ *
+ * This is the single entry point the CLI (and later the daemon) calls, so
+ * what `clsolve solve --json` prints and what a job record holds come from
+ * the same struct.
+ */
+#ifndef CLS_SOLVER_SOLVE_H
+#define CLS_SOLVER_SOLVE_H
+
+#include <stdint.h>
+
+#include "../kernels/la.h"
+#include "../matrices/csr.h"
+#include "cg.h"
+
+typedef struct solve_options {
+    double tol;           /* relative residual, default 1e-8 */
+    int64_t maxiter;      /* <= 0: max(1000, 10 n) as scipy */
+    solver_method method;
+    solver_precond precond;
+    la_precision precision;
+    la_spmv_variant spmv; /* AUTO unless overridden */
+    const char *device;   /* "auto", "cpu", "gpu", "accelerator" or an index */
+    const char *name;     /* the matrix's name for messages (its path) */
+    cg_monitor_fn monitor;
+    void *monitor_ctx;
+} solve_options;
+
+typedef struct solve_report {
+    cg_result cg;               /* iterations, reason, residual history */
+    double true_rel_residual;   /* ||b - A x|| / ||b|| in double on the host */
+    ocl_device device;
+    la_config config;
+    la_spmv_variant spmv;
+    double setup_s, solve_s;    /* device set-up (build + upload), iterations */
+} solve_report;
+
+void solve_options_default(solve_options *o);
+const char *solver_method_name(solver_method m);
+const char *solver_precond_name(solver_precond p);
+const char *la_precision_name(la_precision p);
+
+/* Checks that A can be solved by CG: square, finite values, symmetric, and a
+ * positive diagonal (a symmetric matrix with a_ii <= 0 is not positive
+ * definite). Fails with CLS_EINPUT (not square, wrong rhs length) or
+ * CLS_EBREAKDOWN (not SPD), naming the offending entry. */
+int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const char *name,
+                      cls_error *err);
+
+/* Solves A x = b. b and x are host arrays of A->nrows; x0 may be NULL (zero
+ * guess). The report is filled even on failure (as far as the solve got).
+ * Returns CLS_OK, CLS_ENOTCONV, CLS_EBREAKDOWN, CLS_EINPUT or CLS_EOTHER. */
+int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
+              const solve_options *opt, solve_report *rep, cls_error *err);
+
+void solve_report_free(solve_report *rep);
+
+/* ||b - A x|| / ||b|| in double (||b - A x|| when b = 0). */
+double solve_true_residual(const csr_matrix *A, const double *b, const double *x);
+
+#endif
