@@ -5,7 +5,7 @@
  * - Discovery lists every device of every platform, ordered GPUs first, then
  *   accelerators, then CPUs (then by compute units), and numbers them in that
  *   order: the index `--device N` takes and `clsolve devices` prints.
- * - Kernel sources (kernels/*.cl) are embedded at build time (see
+ * - Kernel sources (the kernels/ *.cl files) are embedded at build time (see
  *   cmake/embed_cl.cmake); ocl_source("spmv_csr.cl") returns the text.
  * - Programs are built once per (device, driver, options, source hash) and
  *   the binary cached under $CLSOLVE_CACHE_DIR or ~/.cache/clsolve/programs;
