@@ -1,0 +1,43 @@
+# lib.sh: shared by the CLI tests. Sourced; expects CLSOLVE (the binary),
+# CLSOLVE_DATA (../shared/data) and TEST_TMP from ctest.
+set -u
+fails=0
+checks=0
+mkdir -p "$TEST_TMP"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PY=${PYTHON:-python3}
+
+ok() { checks=$((checks + 1)); }
+bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*" >&2; }
+
+need_data() {
+    if [ ! -d "$CLSOLVE_DATA/$1" ]; then
+        echo "SKIP: $CLSOLVE_DATA/$1 not found (set CLSOLVE_DATA_DIR)" >&2
+        exit 77
+    fi
+}
+
+# expect_exit CODE CMD...: runs CMD, checks its exit code, keeps stdout/stderr
+expect_exit() {
+    local want=$1
+    shift
+    "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+    local got=$?
+    if [ "$got" -eq "$want" ]; then ok; else
+        bad "'$*' exited $got, expected $want"
+        sed 's/^/    /' "$TEST_TMP/err" >&2
+    fi
+    return 0
+}
+
+# json_get FILE EXPR: evaluates a Python expression on the parsed JSON `j`
+json_get() { $PY -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+# lt A B: true when float A < float B
+lt() { $PY -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$1" "$2"; }
+
+finish() {
+    echo "$(basename "$0"): $checks checks, $fails failed"
+    [ "$fails" -eq 0 ]
+    exit $?
+}
