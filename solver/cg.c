@@ -10,8 +10,18 @@
  * returns the new r'z and r'r, and one xpay: two host synchronisations, the
  * two dots, and nothing else read back. With no preconditioner z is r itself
  * and the fused update returns r'r once.
+ *
+ * Convergence is declared on the true residual ||b - Ax||/||b||, not only
+ * the recurrence's: when the recurrence reaches tol, the true residual is
+ * computed and, if it is still above tol, CG restarts from it. A tolerance
+ * the precision cannot reach ends as "not converged" with the reason, not as
+ * a false success.
  */
 #include "cg.h"
+
+/* Restarts from the true residual allowed before the solver concludes the
+ * tolerance is out of reach. */
+#define CG_MAX_REPLACEMENTS 5
 
 #include <math.h>
 #include <stdlib.h>
@@ -72,6 +82,8 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
     int64_t cap = 0;
     int rc = CLS_EOTHER;
     double bb, rr, rz, rz_old, pq, alpha, beta, bnorm, rnorm;
+    int replacements = 0;
+    double last_true = INFINITY;
 
     memset(res, 0, sizeof *res);
     if (jacobi && !dinv)
@@ -116,7 +128,7 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
     res->rel_residual = rnorm / bnorm;
     CG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
 
-    for (int64_t k = 0;; k++) {
+    for (int64_t k = 0;;) { /* k: iterations done */
         if (!isfinite(rnorm) || !isfinite(rz)) {
             res->reason = CG_DIVERGED_NANORINF;
             rc = cls_fail(err, CLS_EBREAKDOWN,
@@ -125,11 +137,47 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
                           (long long)k);
             goto done;
         }
-        if (res->rel_residual <= opt->tol) {             /* ||r||/||b|| <= tol */
-            res->reason = CG_CONVERGED_RTOL;
-            res->converged = 1;
-            rc = CLS_OK;
-            goto done;
+        if (res->rel_residual <= opt->tol) {             /* ||r||/||b|| <= tol ? */
+            /* The recurrence r -= alpha q drifts from b - Ax in finite
+             * precision; confirm with the true residual before stopping,
+             * and if it is not there yet, restart from it (residual
+             * replacement, van der Vorst and Ye 2000). */
+            double true_rr;
+            CG_TRY(la_spmv(la, A, x, &q, err));          /* q = A x */
+            CG_TRY(la_copy(la, b, &r, err));             /* r = b */
+            CG_TRY(la_axpy(la, -1.0, &q, &r, err));      /* r = b - A x */
+            CG_TRY(la_dot(la, &r, &r, &true_rr, err));   /* rr = r'r */
+            double true_rel = sqrt(true_rr) / bnorm;
+            if (true_rel <= opt->tol) {
+                res->reason = CG_CONVERGED_RTOL;
+                res->converged = 1;
+                res->rel_residual = true_rel;
+                rc = CLS_OK;
+                goto done;
+            }
+            if (replacements >= CG_MAX_REPLACEMENTS || !(true_rel < 0.5 * last_true)) {
+                res->reason = CG_DIVERGED_MAXITER;
+                rc = cls_fail(err, CLS_ENOTCONV,
+                              "not converged: the true residual stays at %.3e > tol %.3e "
+                              "(iteration %lld); the tolerance is below the accuracy this "
+                              "precision and condition number allow",
+                              true_rel, opt->tol, (long long)k);
+                res->rel_residual = true_rel;
+                goto done;
+            }
+            replacements++;
+            last_true = true_rel;
+            if (jacobi)
+                CG_TRY(la_pointwise(la, dinv, &r, &z, err)); /* z = D^{-1} r */
+            rr = true_rr;
+            if (jacobi)
+                CG_TRY(la_dot(la, &r, &z, &rz, err));    /* rz = r'z */
+            else
+                rz = rr;
+            CG_TRY(la_copy(la, zz, &p, err));            /* p = z: restart */
+            rnorm = sqrt(rr);
+            res->rel_residual = true_rel;
+            continue;
         }
         if (k >= opt->maxiter) {
             res->reason = CG_DIVERGED_MAXITER;
@@ -165,12 +213,13 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
         CG_TRY(la_xpay(la, zz, beta, &p, err));          /* p = z + beta p */
 
         rnorm = sqrt(rr);
-        res->iterations = k + 1;
+        k++;
+        res->iterations = k;
         res->rel_residual = rnorm / bnorm;
         CG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
-        if (opt->monitor && opt->monitor(opt->monitor_ctx, k + 1, res->rel_residual)) {
+        if (opt->monitor && opt->monitor(opt->monitor_ctx, k, res->rel_residual)) {
             res->reason = CG_CANCELLED;
-            rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)k + 1);
+            rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)k);
             goto done;
         }
     }

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# tests/run.sh: the whole test suite from nothing: installs missing Debian
+# packages, configures and builds, runs every ctest test (on PoCL's CPU
+# device; MPI tests under mpirun --oversubscribe). The README's command 2 and
+# what CI runs (.ci/run).
+#   BUILD_DIR=build-test  CLSOLVE_DATA_DIR=../shared/data  JOBS=2
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build-test}
+data=${CLSOLVE_DATA_DIR:-$(cd .. && pwd)/shared/data}
+jobs=${JOBS:-$(nproc)}
+deploy/install-deps.sh
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLSOLVE_WERROR=ON \
+      -DCLSOLVE_DATA_DIR="$data" >/dev/null
+cmake --build "$build" -j "$jobs"
+ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
