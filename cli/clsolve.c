@@ -23,6 +23,9 @@ static const char usage[] =
     "  gen poisson2d|poisson3d|poisson3d27 N -o A.mtx\n"
     "                              write a standard stencil matrix\n"
     "  devices [--json]            list OpenCL devices in the order --device counts them\n"
+    "  bench [--sizes 64,128] [--stencil poisson3d|poisson3d27] [--iters N] [--json]\n"
+    "                              ms per CG iteration and per kernel against the\n"
+    "                              bandwidth floor\n"
     "\n"
     "exit codes: 0 ok, 1 other error, 2 usage, 3 bad input, 4 not converged, 5 breakdown\n";
 
@@ -100,6 +103,7 @@ int main(int argc, char **argv)
         {"check", cmd_check},
         {"gen", cmd_gen},
         {"devices", cmd_devices},
+        {"bench", cmd_bench},
     };
     if (argc < 2) {
         fputs(usage, stderr);
