@@ -1,0 +1,36 @@
+/*
+ * job.c: dispatch of a physics job to its kind (see job.h).
+ */
+#include "job.h"
+
+#include <string.h>
+
+static const struct {
+    const char *kind;
+    int (*run)(const char *, const char *, const char *, const char *, char **, cls_error *);
+} physics_kinds[] = {
+    {"springs", springs_job_run},
+    {"deform", deform_job_run},
+    {"curvature", curvature_job_run},
+    {"nbody", nbody_job_run},
+};
+
+int physics_kind_known(const char *kind)
+{
+    for (size_t i = 0; i < sizeof physics_kinds / sizeof physics_kinds[0]; i++)
+        if (!strcmp(kind, physics_kinds[i].kind))
+            return 1;
+    return 0;
+}
+
+int physics_job_run(const char *kind, const char *options_json, const char *input_path,
+                    const char *out_dir, const char *device, char **result_json,
+                    cls_error *err)
+{
+    for (size_t i = 0; i < sizeof physics_kinds / sizeof physics_kinds[0]; i++)
+        if (!strcmp(kind, physics_kinds[i].kind))
+            return physics_kinds[i].run(options_json, input_path, out_dir, device, result_json,
+                                        err);
+    return cls_fail(err, CLS_EUSAGE,
+                    "unknown job kind '%s' (known: cg, springs, deform, curvature, nbody)", kind);
+}
