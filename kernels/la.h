@@ -89,6 +89,10 @@ const char *la_spmv_variant_name(la_spmv_variant v);
 
 int la_spmv(la_ctx *la, const la_csr *A, const la_vec *x, la_vec *y, cls_error *err);
 int la_dot(la_ctx *la, const la_vec *x, const la_vec *y, double *out, cls_error *err);
+/* out[0] = x'y, out[1] = x'z in one pass that reads x once (pipelined CG's
+ * r'u and w'u; r'z and r'r). */
+int la_dot2(la_ctx *la, const la_vec *x, const la_vec *y, const la_vec *z, double out[2],
+            cls_error *err);
 int la_axpy(la_ctx *la, double a, const la_vec *x, la_vec *y, cls_error *err);
 int la_xpay(la_ctx *la, const la_vec *x, double a, la_vec *y, cls_error *err);
 int la_copy(la_ctx *la, const la_vec *x, la_vec *y, cls_error *err);

@@ -588,8 +588,13 @@ static void cache_write(const char *path, uint64_t key, cl_program prog)
     fnv_add(&h, bin, n);
     put_u64(buf + 32, h.h);
 
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", path);
+    char dir[1200], tmp[1300];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir ||
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%p", path, (long)getpid(), (void *)buf) >=
+            (int)sizeof tmp) {
+        free(buf);
+        return;
+    }
     char *slash = strrchr(dir, '/');
     if (slash) {
         *slash = '\0';
@@ -599,8 +604,6 @@ static void cache_write(const char *path, uint64_t key, cl_program prog)
             return;
         }
     }
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%p", path, (long)getpid(), (void *)buf);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0) {
         cache_write_failed(tmp, strerror(errno));
@@ -653,7 +656,7 @@ static int build_from_source(ocl_ctx *ctx, const char *text, const char *options
             l++;
         cls_fail(err, CLS_EOTHER, "OpenCL program build failed on %s (options '%s'): %s: %s",
                  ctx->dev.name, options, ocl_errstr(st), l);
-        if (err && strlen(l) + 200 > sizeof err->msg) {
+        if (err && strlen(err->msg) + 1 >= sizeof err->msg) {
             static const char tail[] = " ... [build log truncated]";
             memcpy(err->msg + sizeof err->msg - sizeof tail, tail, sizeof tail);
         }

@@ -82,7 +82,28 @@ int ocl_build_program(ocl_ctx *ctx, const char *const *sources, int nsources,
 
 int ocl_create_kernel(cl_program prog, const char *name, cl_kernel *k, cls_error *err);
 
-/* Seconds between the START and END of a profiled event (waits for it). */
+/* Builds (or loads from the cache) a program from one source text: what
+ * ocl_build_program does after concatenating the named sources. Exported
+ * for tests (a deliberately broken source) and for one-off kernels. */
+int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options,
+                           cl_program *prog, cls_error *err);
+
+/* Process-wide build counters, for tests and `clsolve devices -v`. A
+ * rejected entry is a cache file that existed but was unusable (corrupt,
+ * foreign, refused by the driver); it is rebuilt from source. */
+typedef struct ocl_cache_stats_t {
+    int hits, source_builds, rejected, write_failures;
+} ocl_cache_stats_t;
+void ocl_cache_stats(ocl_cache_stats_t *s);
+
+/* Path of the cache file for (ctx's device, text, options) into buf; returns
+ * 0 when there is no cache directory (no $CLSOLVE_CACHE_DIR, $XDG_CACHE_HOME
+ * or $HOME). */
+int ocl_cache_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf,
+                   size_t cap);
+
+/* Seconds between the START and END of a profiled event (waits for it);
+ * -1.0 if the event failed or has no profiling information. */
 double ocl_event_seconds(cl_event ev);
 
 #endif
