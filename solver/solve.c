@@ -166,6 +166,7 @@ int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
     if (rc)
         goto done;
     rep->spmv = dA.variant;
+    rep->config.vector_width = dA.variant == LA_SPMV_VECTOR ? dA.vector_width : 0;
     if ((rc = la_vec_create(&la, A->nrows, &db, err)) || (rc = la_vec_upload(&la, &db, b, err)))
         goto done;
     if ((rc = la_vec_create(&la, A->nrows, &dx, err)))
