@@ -84,4 +84,8 @@ int mm_write_vector(const char *path, const double *x, int64_t n, const char *co
 int mm_write_csr(const char *path, const csr_matrix *A, int symmetric, const char *comment,
                  cls_error *err);
 
+/* Bytes per block of the entry section (default 64 MiB; 0 restores it).
+ * Tests set it small so that small files cross many block boundaries. */
+void mm_set_block_size(size_t bytes);
+
 #endif

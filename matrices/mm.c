@@ -1,0 +1,1860 @@
+/*
+ * mm.c: Matrix Market reader and writer (see mm.h for the contract).
+ *
+ * Reading happens in three stages:
+ *
+ *  1. The header (optional UTF-8 BOM, banner, comments, blank lines, size
+ *     line) is parsed from an in-memory prefix by parse_header(), which says
+ *     "need more" until the size line is complete. mm_parse_header_buf and
+ *     mm_read_header are thin wrappers.
+ *
+ *  2. The entry section is read in large blocks (mm_block_size, 64 MiB by
+ *     default). A block is cut at its last newline (the partial line is
+ *     carried into the next block), split at newlines into one byte range
+ *     per thread. A first parallel pass counts each range's newlines, which
+ *     bounds its entries and so gives it an offset in the output; a second
+ *     pass parses each range with the hand-written scanners below straight
+ *     into the output, counting the newlines it passes.
+ *     Every range ends with '\n' (a final line without one gets a sentinel
+ *     newline), so the scanners never test for the end of the buffer: every
+ *     character class they loop over excludes '\n'. After the join the
+ *     ranges are taken in file order: a range's first line is the block's
+ *     first line plus the newlines of the ranges before it, so an error is
+ *     reported at its exact line whatever the thread count.
+ *
+ *  3. Entries go to a coo_matrix (0-based); symmetric and skew-symmetric
+ *     storage is mirrored; csr_from_coo sorts, sums and counts duplicates.
+ *
+ * Memory: a declared size is never an allocation size on its own. Output
+ * capacity starts at min(declared, remaining_bytes / min_entry_bytes + 1) for
+ * a plain file (an entry needs at least 4 bytes, "1 1\n"; an array value 2,
+ * "1\n") and grows geometrically for gzip input, where the remaining size is
+ * unknown; a block's newline count (data that is there) may raise it. The
+ * row count is bounded by the rule in check_rows_backed().
+ *
+ * Decisions beyond the NIST text:
+ *  - '%' lines are accepted anywhere in the entry section, as comments, and
+ *    blank (whitespace-only) lines too; '\r' counts as white space, so CRLF
+ *    files read like LF files; tabs separate fields like spaces.
+ *  - "integer" values must be written as integers ("1.5" is an error).
+ *  - complex files pass the header parser (it reports MM_COMPLEX) but are
+ *    refused by mm_read_csr / mm_read_vector at the banner line.
+ *  - array files read as CSR drop exact zeros (+0 and -0); an array with a
+ *    zero dimension (e.g. "3 0") is a valid empty matrix.
+ *  - a file that cannot be opened or read is CLS_EOTHER ("FILE: cannot
+ *    open: ..."); corrupt gzip data is CLS_EINPUT at the current line.
+ */
+#include "mm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../common/timer.h"
+
+#define MM_DEFAULT_BLOCK ((size_t)64 << 20)
+#define MM_MAX_LINE ((size_t)16 << 20) /* longest line accepted in the entry section */
+#define MM_MAX_THREADS 256
+#define MM_MIN_RANGE 256 /* bytes per thread below which fewer threads are used */
+
+static size_t mm_block_size = MM_DEFAULT_BLOCK;
+
+void mm_set_block_size(size_t bytes)
+{
+    mm_block_size = bytes ? (bytes < 16 ? 16 : bytes) : MM_DEFAULT_BLOCK;
+}
+
+const char *mm_layout_name(mm_layout l)
+{
+    return l == MM_ARRAY ? "array" : "coordinate";
+}
+
+const char *mm_field_name(mm_field f)
+{
+    switch (f) {
+    case MM_REAL: return "real";
+    case MM_INTEGER: return "integer";
+    case MM_PATTERN: return "pattern";
+    case MM_COMPLEX: return "complex";
+    }
+    return "?";
+}
+
+const char *mm_symmetry_name(mm_symmetry s)
+{
+    switch (s) {
+    case MM_GENERAL: return "general";
+    case MM_SYMMETRIC: return "symmetric";
+    case MM_SKEW_SYMMETRIC: return "skew-symmetric";
+    case MM_HERMITIAN: return "hermitian";
+    }
+    return "?";
+}
+
+/* ------------------------------------------------------------------------ */
+/* small helpers                                                             */
+
+static inline int is_ws(char c) /* field separator inside a line */
+{
+    return c == ' ' || c == '\t' || c == '\r';
+}
+
+static inline int is_end(char c) /* ends a token */
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Copies the token starting at s (at most n bytes, up to white space) into
+ * out for a message: at most 40 characters, non-printables as '?'. */
+static const char *tok_str(const char *s, size_t n, char out[48])
+{
+    size_t k = 0;
+    while (k < n && k < 40 && !is_end(s[k])) {
+        unsigned char c = (unsigned char)s[k];
+        out[k] = (c >= 32 && c < 127) ? (char)c : '?';
+        k++;
+    }
+    out[k] = '\0';
+    if (k == 40 && k < n && !is_end(s[k]))
+        strcpy(out + k, "...");
+    return out;
+}
+
+static int span_ieq(const char *s, size_t n, const char *lit)
+{
+    return strlen(lit) == n && strncasecmp(s, lit, n) == 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* input: plain file or gzip stream                                          */
+
+typedef struct mm_src {
+    int fd;
+    gzFile gz;
+    int64_t file_size; /* plain regular file: its size; otherwise -1 */
+    int64_t consumed;  /* bytes delivered so far (decompressed for gzip) */
+    int eof;
+    char zmsg[128]; /* zlib's word on the last gzip error */
+} mm_src;
+
+static int src_open(mm_src *s, const char *path, cls_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->file_size = -1;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return cls_fail(err, CLS_EOTHER, "%s: cannot read: is a directory", path);
+    }
+    unsigned char magic[2];
+    ssize_t got = pread(fd, magic, 2, 0);
+    if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+        s->gz = gzdopen(fd, "rb");
+        if (!s->gz) {
+            close(fd);
+            return cls_fail(err, CLS_EOTHER, "%s: cannot open gzip stream", path);
+        }
+        gzbuffer(s->gz, 1u << 20);
+        return CLS_OK;
+    }
+    s->fd = fd;
+    if (S_ISREG(st.st_mode))
+        s->file_size = (int64_t)st.st_size;
+    return CLS_OK;
+}
+
+static void src_close(mm_src *s)
+{
+    if (s->gz)
+        gzclose(s->gz);
+    else if (s->fd >= 0)
+        close(s->fd);
+    s->gz = NULL;
+    s->fd = -1;
+}
+
+/* Bytes a plain file still holds, or -1 when unknown (gzip, pipes). */
+static int64_t src_remaining(const mm_src *s)
+{
+    if (s->gz || s->file_size < 0)
+        return -1;
+    return s->file_size > s->consumed ? s->file_size - s->consumed : 0;
+}
+
+/* Reads up to n bytes; fewer only at end of input (then s->eof is set).
+ * Returns the count, or -1 with err filled. */
+static int64_t src_read(mm_src *s, char *buf, size_t n, const char *path, int64_t line,
+                        cls_error *err)
+{
+    size_t done = 0;
+    while (done < n && !s->eof) {
+        size_t want = n - done;
+        if (s->gz) {
+            if (want > (1u << 30))
+                want = 1u << 30;
+            int r = gzread(s->gz, buf + done, (unsigned)want);
+            /* r == 0 may be the end, or a truncated stream that gzread
+             * reports as a quiet end of file: gzerror tells them apart */
+            int zerr = Z_OK;
+            const char *zmsg = r <= 0 ? gzerror(s->gz, &zerr) : NULL;
+            if (r < 0 || zerr != Z_OK) {
+                if (zerr == Z_ERRNO)
+                    return cls_fail(err, CLS_EOTHER, "%s: read error: %s", path,
+                                    strerror(errno)),
+                           -1;
+                snprintf(s->zmsg, sizeof s->zmsg, "%s", zmsg ? zmsg : "zlib error");
+                return cls_fail_line(err, CLS_EINPUT, line,
+                                     "%s:%lld: gzip data is corrupt or truncated (%s)", path,
+                                     (long long)line, s->zmsg),
+                       -1;
+            }
+            if (r == 0) {
+                s->eof = 1;
+                break;
+            }
+            done += (size_t)r;
+        } else {
+            ssize_t r = read(s->fd, buf + done, want);
+            if (r < 0) {
+                if (errno == EINTR)
+                    continue;
+                return cls_fail(err, CLS_EOTHER, "%s: read error: %s", path, strerror(errno)),
+                       -1;
+            }
+            if (r == 0) {
+                s->eof = 1;
+                break;
+            }
+            done += (size_t)r;
+        }
+    }
+    s->consumed += (int64_t)done;
+    return (int64_t)done;
+}
+
+/* ------------------------------------------------------------------------ */
+/* header                                                                    */
+
+static int hdr_fail(cls_error *err, const char *name, int64_t line, const char *what)
+{
+    return cls_fail_line(err, CLS_EINPUT, line, "%s:%lld: %s", name, (long long)line, what);
+}
+
+/* Parses a size-line field: 0 ok, 1 not a number, 2 negative, 3 too large. */
+static int parse_size_field(const char *s, size_t n, int64_t *out)
+{
+    size_t k = 0;
+    int neg = 0;
+    if (k < n && (s[k] == '+' || s[k] == '-'))
+        neg = s[k++] == '-';
+    if (k == n)
+        return 1;
+    uint64_t x = 0;
+    int big = 0;
+    for (; k < n; k++) {
+        unsigned d = (unsigned)(unsigned char)s[k] - '0';
+        if (d > 9)
+            return 1;
+        if (x > ((uint64_t)INT64_MAX - d) / 10)
+            big = 1;
+        else
+            x = x * 10 + d;
+    }
+    if (neg && (x || big))
+        return 2;
+    if (big)
+        return 3;
+    *out = (int64_t)x;
+    return 0;
+}
+
+static const char *const word_kind[4] = {"object", "format", "field", "symmetry"};
+static const char *const word_allowed[4] = {"matrix", "coordinate, array",
+                                            "real, integer, pattern, complex",
+                                            "general, symmetric, skew-symmetric, hermitian"};
+
+/* The parser behind mm_parse_header_buf: at_eof says buf holds the whole
+ * input (a last line without '\n' is then complete). On success *hdr_end is
+ * the offset just past the size line. */
+static int parse_header(const char *buf, size_t len, int at_eof, const char *name,
+                        mm_header *h, size_t *hdr_end, cls_error *err)
+{
+    char msg[512], t[48];
+    size_t pos = 0;
+    static const unsigned char bom[3] = {0xEF, 0xBB, 0xBF};
+    if (len > 0 && (unsigned char)buf[0] == 0xEF) {
+        size_t m = len < 3 ? len : 3;
+        if (memcmp(buf, bom, m) == 0) {
+            if (m < 3)
+                return at_eof ? hdr_fail(err, name, 1, "file ends inside the banner") : -1;
+            pos = 3;
+        }
+    }
+    static const char banner[] = "%%MatrixMarket";
+    size_t avail = len - pos;
+    if (avail == 0) {
+        if (at_eof)
+            return hdr_fail(err, name, 1,
+                            "file is empty: expected the banner %%MatrixMarket matrix ...");
+        return -1;
+    }
+    size_t m = avail < 14 ? avail : 14;
+    if (strncasecmp(buf + pos, banner, m) != 0) {
+        snprintf(msg, sizeof msg,
+                 "missing banner: the first line must start with %%%%MatrixMarket, found '%s'",
+                 tok_str(buf + pos, avail, t));
+        return hdr_fail(err, name, 1, msg);
+    }
+    const char *eol = memchr(buf + pos, '\n', len - pos);
+    if (!eol && !at_eof)
+        return -1;
+    size_t e = eol ? (size_t)(eol - buf) : len;
+
+    /* banner words */
+    const char *w[6];
+    size_t wn[6];
+    int nw = 0;
+    for (size_t q = pos; q < e;) {
+        while (q < e && is_ws(buf[q]))
+            q++;
+        if (q >= e)
+            break;
+        size_t s = q;
+        while (q < e && !is_ws(buf[q]))
+            q++;
+        if (nw < 6) {
+            w[nw] = buf + s;
+            wn[nw] = q - s;
+        }
+        nw++;
+    }
+    if (!span_ieq(w[0], wn[0], "%%MatrixMarket")) {
+        snprintf(msg, sizeof msg,
+                 "malformed banner: expected '%%%%MatrixMarket' followed by a space, found '%s'",
+                 tok_str(w[0], wn[0], t));
+        return hdr_fail(err, name, 1, msg);
+    }
+    int code[4] = {0, 0, 0, 0};
+    for (int k = 0; k < 4; k++) {
+        if (nw <= k + 1) {
+            snprintf(msg, sizeof msg, "banner is missing the %s word (one of: %s)",
+                     word_kind[k], word_allowed[k]);
+            return hdr_fail(err, name, 1, msg);
+        }
+        const char *s = w[k + 1];
+        size_t n = wn[k + 1];
+        int c = -1;
+        switch (k) {
+        case 0:
+            c = span_ieq(s, n, "matrix") ? 0 : -1;
+            break;
+        case 1:
+            c = span_ieq(s, n, "coordinate") ? MM_COORDINATE
+                : span_ieq(s, n, "array")    ? MM_ARRAY
+                                             : -1;
+            break;
+        case 2:
+            c = span_ieq(s, n, "real")      ? MM_REAL
+                : span_ieq(s, n, "integer") ? MM_INTEGER
+                : span_ieq(s, n, "pattern") ? MM_PATTERN
+                : span_ieq(s, n, "complex") ? MM_COMPLEX
+                                            : -1;
+            break;
+        case 3:
+            c = span_ieq(s, n, "general")          ? MM_GENERAL
+                : span_ieq(s, n, "symmetric")      ? MM_SYMMETRIC
+                : span_ieq(s, n, "skew-symmetric") ? MM_SKEW_SYMMETRIC
+                : span_ieq(s, n, "hermitian")      ? MM_HERMITIAN
+                                                   : -1;
+            break;
+        }
+        if (c < 0) {
+            snprintf(msg, sizeof msg, "unknown %s '%s' in the banner (allowed: %s)",
+                     word_kind[k], tok_str(s, n, t), word_allowed[k]);
+            return hdr_fail(err, name, 1, msg);
+        }
+        code[k] = c;
+    }
+    if (nw > 5) {
+        snprintf(msg, sizeof msg, "unexpected word '%s' after the symmetry in the banner",
+                 tok_str(w[5], wn[5], t));
+        return hdr_fail(err, name, 1, msg);
+    }
+    mm_header hd;
+    memset(&hd, 0, sizeof hd);
+    hd.layout = (mm_layout)code[1];
+    hd.field = (mm_field)code[2];
+    hd.symmetry = (mm_symmetry)code[3];
+    if (hd.layout == MM_ARRAY && hd.field == MM_PATTERN)
+        return hdr_fail(err, name, 1,
+                        "inconsistent banner: 'array pattern' is not allowed (an array stores "
+                        "every value; use coordinate pattern)");
+    if (hd.symmetry == MM_HERMITIAN && hd.field != MM_COMPLEX) {
+        snprintf(msg, sizeof msg,
+                 "inconsistent banner: '%s hermitian' is not allowed (hermitian needs complex)",
+                 mm_field_name(hd.field));
+        return hdr_fail(err, name, 1, msg);
+    }
+    if (hd.symmetry == MM_SKEW_SYMMETRIC && hd.field == MM_PATTERN)
+        return hdr_fail(err, name, 1,
+                        "inconsistent banner: 'pattern skew-symmetric' is not allowed (a "
+                        "pattern has no values to negate)");
+
+    /* comments, blank lines, then the size line */
+    int64_t line = 1;
+    size_t p = eol ? e + 1 : len + 1;
+    for (;;) {
+        if (p >= len) {
+            if (at_eof)
+                return hdr_fail(err, name, line, "file ends before the size line");
+            return -1;
+        }
+        line++;
+        eol = memchr(buf + p, '\n', len - p);
+        if (!eol && !at_eof)
+            return -1;
+        size_t le = eol ? (size_t)(eol - buf) : len;
+        size_t q = p;
+        while (q < le && is_ws(buf[q]))
+            q++;
+        if (q == le || buf[q] == '%') {
+            p = le + 1;
+            continue;
+        }
+        /* the size line */
+        const char *f[3];
+        size_t fn[3];
+        int nf = 0;
+        while (q < le) {
+            size_t s = q;
+            while (q < le && !is_ws(buf[q]))
+                q++;
+            if (nf < 3) {
+                f[nf] = buf + s;
+                fn[nf] = q - s;
+            }
+            nf++;
+            while (q < le && is_ws(buf[q]))
+                q++;
+        }
+        int need = hd.layout == MM_COORDINATE ? 3 : 2;
+        if (nf != need) {
+            snprintf(msg, sizeof msg, "size line has %d field%s, but %s matrix needs %d (%s)",
+                     nf, nf == 1 ? "" : "s",
+                     hd.layout == MM_COORDINATE ? "a coordinate" : "an array", need,
+                     hd.layout == MM_COORDINATE ? "rows columns entries" : "rows columns");
+            return hdr_fail(err, name, line, msg);
+        }
+        static const char *const fname[3] = {"rows", "columns", "entries"};
+        int64_t v[3] = {0, 0, 0};
+        for (int k = 0; k < need; k++) {
+            int rc = parse_size_field(f[k], fn[k], &v[k]);
+            if (rc == 1)
+                snprintf(msg, sizeof msg, "number of %s is not a number: '%s'", fname[k],
+                         tok_str(f[k], fn[k], t));
+            else if (rc == 2)
+                snprintf(msg, sizeof msg, "negative number of %s: %s", fname[k],
+                         tok_str(f[k], fn[k], t));
+            else if (rc == 3)
+                snprintf(msg, sizeof msg, "number of %s is too large: %s", fname[k],
+                         tok_str(f[k], fn[k], t));
+            if (rc)
+                return hdr_fail(err, name, line, msg);
+        }
+        hd.rows = v[0];
+        hd.cols = v[1];
+        if (hd.cols > INT32_MAX) {
+            snprintf(msg, sizeof msg,
+                     "columns beyond 2147483647 are not supported (%lld declared)",
+                     (long long)hd.cols);
+            return hdr_fail(err, name, line, msg);
+        }
+        if (hd.rows > INT32_MAX) {
+            snprintf(msg, sizeof msg, "rows beyond 2147483647 are not supported (%lld declared)",
+                     (long long)hd.rows);
+            return hdr_fail(err, name, line, msg);
+        }
+        if (hd.symmetry != MM_GENERAL && hd.rows != hd.cols) {
+            snprintf(msg, sizeof msg,
+                     "a %s matrix must be square, but the size line declares %lld x %lld",
+                     mm_symmetry_name(hd.symmetry), (long long)hd.rows, (long long)hd.cols);
+            return hdr_fail(err, name, line, msg);
+        }
+        if (hd.layout == MM_COORDINATE) {
+            hd.entries = v[2];
+        } else {
+            int64_t n = hd.rows;
+            if (hd.symmetry == MM_GENERAL)
+                hd.entries = hd.rows * hd.cols;
+            else if (hd.symmetry == MM_SKEW_SYMMETRIC)
+                hd.entries = n > 0 ? n * (n - 1) / 2 : 0;
+            else
+                hd.entries = n * (n + 1) / 2;
+        }
+        hd.size_line = line;
+        *h = hd;
+        *hdr_end = eol ? le + 1 : len;
+        return CLS_OK;
+    }
+}
+
+int mm_parse_header_buf(const char *buf, size_t len, const char *name, mm_header *h,
+                        cls_error *err)
+{
+    size_t end;
+    return parse_header(buf, len, 0, name, h, &end, err);
+}
+
+/* Reads from s until the header is complete. On success *bufp holds *lenp
+ * bytes (capacity *capp) and the header ends at *hdr_end. */
+static int read_header_stream(mm_src *s, const char *path, mm_header *h, char **bufp,
+                              size_t *lenp, size_t *capp, size_t *hdr_end, cls_error *err)
+{
+    size_t chunk = mm_block_size < 65536 ? mm_block_size : 65536;
+    size_t len = 0, cap = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (cap - len < chunk) {
+            size_t ncap = cap ? cap * 2 : chunk + 1;
+            while (ncap - len < chunk)
+                ncap *= 2;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                free(buf);
+                return cls_fail(err, CLS_EOTHER, "%s: out of memory reading the header", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        int64_t got = src_read(s, buf + len, chunk, path, 1, err);
+        if (got < 0) {
+            free(buf);
+            return err ? err->code : CLS_EOTHER;
+        }
+        len += (size_t)got;
+        int rc = parse_header(buf, len, s->eof, path, h, hdr_end, err);
+        if (rc == -1 && !s->eof)
+            continue;
+        if (rc) {
+            free(buf);
+            return rc == -1 ? hdr_fail(err, path, 1, "file ends before the size line") : rc;
+        }
+        *bufp = buf;
+        *lenp = len;
+        *capp = cap;
+        return CLS_OK;
+    }
+}
+
+int mm_read_header(const char *path, mm_header *h, cls_error *err)
+{
+    mm_src s;
+    int rc = src_open(&s, path, err);
+    if (rc)
+        return rc;
+    char *buf = NULL;
+    size_t len, cap, end;
+    rc = read_header_stream(&s, path, h, &buf, &len, &cap, &end, err);
+    free(buf);
+    src_close(&s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* number scanners for the entry section                                     */
+
+/* Every range ends with '\n' and every loop below stops at a character that
+ * is not in its class, so none of them needs an end pointer. */
+
+enum { IDX_OK = 0, IDX_NAN, IDX_BIG, IDX_NEG };
+
+static inline int scan_index(const char **pp, uint64_t *out)
+{
+    const char *p = *pp;
+    int neg = 0;
+    if (*p == '+')
+        p++;
+    else if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    const char *d0 = p;
+    while (*p == '0')
+        p++;
+    const char *d1 = p;
+    uint64_t x = 0;
+    unsigned d;
+    while ((d = (unsigned)(unsigned char)*p - '0') < 10u) {
+        x = x * 10 + d; /* wraps past 19 digits; flagged as IDX_BIG below */
+        p++;
+    }
+    if (p == d0 || !is_end(*p))
+        return IDX_NAN;
+    *pp = p;
+    if (p - d1 > 19) /* past 19 digits x has wrapped */
+        return IDX_BIG;
+    if (neg && x)
+        return IDX_NEG;
+    *out = x;
+    return IDX_OK;
+}
+
+enum { VAL_OK = 0, VAL_NAN, VAL_INF, VAL_NOTINT, VAL_BIGINT };
+
+static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Is s (starting after an optional sign) "nan", "inf" or "infinity"? */
+static int is_nonfinite_word(const char *s)
+{
+    size_t n = 0;
+    while (!is_end(s[n]) && n < 9)
+        n++;
+    if (!is_end(s[n]))
+        return 0;
+    return span_ieq(s, n, "nan") || span_ieq(s, n, "inf") || span_ieq(s, n, "infinity");
+}
+
+/* Real value: [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?
+ * Fast path (Clinger): at most 19 significant digits, mantissa <= 2^53 and
+ * a decimal exponent within +-22 give one correctly rounded operation on
+ * exact operands. Anything else goes to strtod on a copy of the token, so
+ * every result is correctly rounded. */
+static inline int scan_real(const char **pp, double *out)
+{
+    const char *s = *pp, *p = s;
+    int neg = 0;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    } else if (*p == '+')
+        p++;
+    uint64_t m = 0;
+    int nd = 0, dexp = 0, trunc = 0, any = 0;
+    unsigned d;
+    while (*p == '0') {
+        p++;
+        any = 1;
+    }
+    while ((d = (unsigned)(unsigned char)*p - '0') < 10u) {
+        if (nd < 19) {
+            m = m * 10 + d;
+            nd++;
+        } else {
+            dexp++;
+            trunc |= d != 0;
+        }
+        p++;
+        any = 1;
+    }
+    if (*p == '.') {
+        p++;
+        if (nd == 0)
+            while (*p == '0') {
+                p++;
+                dexp--;
+                any = 1;
+            }
+        while ((d = (unsigned)(unsigned char)*p - '0') < 10u) {
+            if (nd < 19) {
+                m = m * 10 + d;
+                nd++;
+                dexp--;
+            } else
+                trunc |= d != 0;
+            p++;
+            any = 1;
+        }
+    }
+    if (!any) {
+        const char *w = (*s == '-' || *s == '+') ? s + 1 : s;
+        return is_nonfinite_word(w) ? VAL_INF : VAL_NAN;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        int eneg = 0;
+        if (*p == '-') {
+            eneg = 1;
+            p++;
+        } else if (*p == '+')
+            p++;
+        if ((unsigned)(unsigned char)*p - '0' >= 10u)
+            return VAL_NAN;
+        int ev = 0;
+        while ((d = (unsigned)(unsigned char)*p - '0') < 10u) {
+            if (ev < 100000)
+                ev = ev * 10 + (int)d;
+            p++;
+        }
+        dexp += eneg ? -ev : ev;
+    }
+    if (!is_end(*p))
+        return VAL_NAN;
+    *pp = p;
+    if (m == 0) {
+        *out = neg ? -0.0 : 0.0;
+        return VAL_OK;
+    }
+    if (!trunc && m <= (1ULL << 53) && dexp >= -22 && dexp <= 22) {
+        double v = (double)m;
+        v = dexp < 0 ? v / pow10_exact[-dexp] : v * pow10_exact[dexp];
+        *out = neg ? -v : v;
+        return VAL_OK;
+    }
+    /* slow path: correctly rounded by the C library */
+    size_t n = (size_t)(p - s);
+    char small[128];
+    char *tmp = n < sizeof small ? small : malloc(n + 1);
+    if (!tmp)
+        return VAL_NAN;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    double v = strtod(tmp, NULL);
+    if (tmp != small)
+        free(tmp);
+    if (isinf(v))
+        return VAL_INF;
+    *out = v;
+    return VAL_OK;
+}
+
+/* Integer value for the "integer" field: [+-]? digits. */
+static inline int scan_int_value(const char **pp, double *out)
+{
+    const char *s = *pp, *p = s;
+    int neg = 0;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    } else if (*p == '+')
+        p++;
+    const char *d0 = p;
+    while (*p == '0')
+        p++;
+    const char *d1 = p;
+    uint64_t x = 0;
+    unsigned d;
+    while ((d = (unsigned)(unsigned char)*p - '0') < 10u) {
+        x = x * 10 + d;
+        p++;
+    }
+    if (!is_end(*p)) {
+        if (p > d0 && (*p == '.' || *p == 'e' || *p == 'E'))
+            return VAL_NOTINT;
+        if (p == d0 && is_nonfinite_word(d0))
+            return VAL_INF;
+        return VAL_NAN;
+    }
+    if (p == d0)
+        return VAL_NAN;
+    if (p - d1 > 19)
+        return VAL_BIGINT;
+    *pp = p;
+    double v = (double)x;
+    *out = neg ? -v : v;
+    return VAL_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* per-thread range parser                                                   */
+
+enum { VK_NONE = 0, VK_REAL = 1, VK_INT = 2 };
+
+typedef struct tjob {
+    const char *beg, *end; /* end[-1] == '\n' */
+    int64_t nrows, ncols;
+    int skew;
+    int32_t *r, *c; /* where this range's entries go: the output at its offset */
+    double *v;
+    int64_t cap;  /* newlines in the range: no range holds more entries */
+    int64_t n;    /* entries parsed */
+    int64_t nl;   /* newlines passed (all of them, or those before the error) */
+    int err;      /* 1: msg holds the error, at line base + nl */
+    char msg[320];
+} tjob;
+
+static void idx_error(tjob *J, const char *what, const char *tok, int rc, uint64_t val,
+                      int64_t hi)
+{
+    char t[48];
+    tok_str(tok, 64, t);
+    J->err = 1;
+    if (rc == IDX_NAN)
+        snprintf(J->msg, sizeof J->msg, "%s index is not a number: '%s'", what, t);
+    else if (hi == 0)
+        snprintf(J->msg, sizeof J->msg, "%s index %s out of range: the matrix has no %s", what,
+                 t, what[0] == 'r' ? "rows" : "columns");
+    else
+        snprintf(J->msg, sizeof J->msg, "%s index %s out of range 1..%lld%s", what, t,
+                 (long long)hi, (rc == IDX_OK && val == 0) ? " (indices are 1-based)" : "");
+}
+
+static void val_error(tjob *J, const char *tok, int rc)
+{
+    char t[48];
+    tok_str(tok, 64, t);
+    J->err = 1;
+    switch (rc) {
+    case VAL_INF:
+        snprintf(J->msg, sizeof J->msg, "value '%s' is not a finite number", t);
+        break;
+    case VAL_NOTINT:
+        snprintf(J->msg, sizeof J->msg,
+                 "value '%s' is not an integer (the banner declares integer)", t);
+        break;
+    case VAL_BIGINT:
+        snprintf(J->msg, sizeof J->msg, "integer value '%s' is too large", t);
+        break;
+    default:
+        snprintf(J->msg, sizeof J->msg, "value is not a number: '%s'", t);
+        break;
+    }
+}
+
+static void simple_error(tjob *J, const char *msg)
+{
+    J->err = 1;
+    snprintf(J->msg, sizeof J->msg, "%s", msg);
+}
+
+/* The body, specialised by constant arguments: array (values only) or
+ * coordinate, and the value kind. Always inlined into the five wrappers,
+ * so there is no per-entry indirection. */
+static inline __attribute__((always_inline)) void parse_range(tjob *J, const int array,
+                                                              const int vk)
+{
+    const char *p = J->beg, *end = J->end;
+    int64_t nl = 0, n = 0;
+    const int64_t cap = (int64_t)J->cap;
+    const uint64_t nr = (uint64_t)J->nrows, nc = (uint64_t)J->ncols;
+    int32_t *R = J->r, *C = J->c;
+    double *V = J->v;
+    const int skew = J->skew;
+    while (p < end) {
+        while (is_ws(*p))
+            p++;
+        if (*p == '\n') {
+            p++;
+            nl++;
+            continue;
+        }
+        if (*p == '%') {
+            p = memchr(p, '\n', (size_t)(end - p));
+            p++;
+            nl++;
+            continue;
+        }
+        if (n >= cap) { /* cannot happen: every entry line ends with a counted '\n' */
+            simple_error(J, "internal error: entry buffer too small");
+            goto fail;
+        }
+        uint64_t i = 0, j = 0;
+        double val = 1.0;
+        const char *tok;
+        if (!array) {
+            tok = p;
+            int rc = scan_index(&p, &i);
+            if (rc != IDX_OK || i < 1 || i > nr) {
+                idx_error(J, "row", tok, rc, i, (int64_t)nr);
+                goto fail;
+            }
+            while (is_ws(*p))
+                p++;
+            if (*p == '\n') {
+                simple_error(J, vk == VK_NONE
+                                    ? "missing column index (a pattern entry is: row column)"
+                                    : "missing column index (an entry is: row column value)");
+                goto fail;
+            }
+            tok = p;
+            rc = scan_index(&p, &j);
+            if (rc != IDX_OK || j < 1 || j > nc) {
+                idx_error(J, "column", tok, rc, j, (int64_t)nc);
+                goto fail;
+            }
+            if (vk != VK_NONE) {
+                while (is_ws(*p))
+                    p++;
+                if (*p == '\n') {
+                    simple_error(J, vk == VK_REAL
+                                        ? "missing value (a real entry is: row column value)"
+                                        : "missing value (an integer entry is: row column value)");
+                    goto fail;
+                }
+            }
+        }
+        if (vk != VK_NONE) {
+            tok = p;
+            int rc = vk == VK_REAL ? scan_real(&p, &val) : scan_int_value(&p, &val);
+            if (rc != VAL_OK) {
+                val_error(J, tok, rc);
+                goto fail;
+            }
+        }
+        while (is_ws(*p))
+            p++;
+        if (*p != '\n') {
+            char t[48], m[160];
+            snprintf(m, sizeof m, "unexpected extra field '%s' after the %s", tok_str(p, 64, t),
+                     vk == VK_NONE ? "column index" : "value");
+            simple_error(J, m);
+            goto fail;
+        }
+        if (!array && skew && i == j) {
+            snprintf(J->msg, sizeof J->msg,
+                     "diagonal entry (%llu,%llu) in a skew-symmetric matrix (its diagonal is "
+                     "zero and is not stored)",
+                     (unsigned long long)i, (unsigned long long)j);
+            J->err = 1;
+            goto fail;
+        }
+        p++;
+        nl++;
+        if (!array) {
+            R[n] = (int32_t)(i - 1);
+            C[n] = (int32_t)(j - 1);
+        }
+        V[n] = val; /* 1.0 for pattern */
+        n++;
+    }
+    J->n = n;
+    J->nl = nl;
+    J->err = 0;
+    return;
+fail:
+    J->n = n;
+    J->nl = nl;
+}
+
+static void *job_coord_real(void *a) { parse_range(a, 0, VK_REAL); return NULL; }
+static void *job_coord_int(void *a) { parse_range(a, 0, VK_INT); return NULL; }
+static void *job_coord_pat(void *a) { parse_range(a, 0, VK_NONE); return NULL; }
+static void *job_array_real(void *a) { parse_range(a, 1, VK_REAL); return NULL; }
+static void *job_array_int(void *a) { parse_range(a, 1, VK_INT); return NULL; }
+
+/* Newlines before the (k+1)-th entry line of a range (k 0-based). */
+static int64_t nl_before_entry(const char *p, const char *end, int64_t k)
+{
+    int64_t nl = 0, n = 0;
+    while (p < end) {
+        while (is_ws(*p))
+            p++;
+        if (*p != '\n' && *p != '%') {
+            if (n == k)
+                return nl;
+            n++;
+        }
+        p = memchr(p, '\n', (size_t)(end - p));
+        p++;
+        nl++;
+    }
+    return nl;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the entry-section driver                                                  */
+
+typedef struct mm_ctx {
+    const char *path;
+    mm_src src;
+    mm_header h;
+    int nthreads;
+    int array;
+    int vk;
+    size_t min_entry_bytes; /* 4 for coordinate ("1 1\n"), 2 for array ("1\n") */
+    char *buf, *buf2;
+    size_t len, cap, cap2; /* bytes in buf not yet parsed; capacities */
+    int64_t line;    /* line number of buf[0] */
+    int64_t count;   /* entries (values) accepted */
+    tjob *jobs;
+    /* output: coordinate entries (0-based) or array values */
+    coo_matrix coo;
+    double *vals;
+    int64_t vcap;
+    int64_t bytes;
+} mm_ctx;
+
+static int ctx_fail(mm_ctx *x, cls_error *err, int64_t line, const char *what)
+{
+    return hdr_fail(err, x->path, line, what);
+}
+
+static int oom(mm_ctx *x, cls_error *err)
+{
+    return cls_fail(err, CLS_EOTHER, "%s: out of memory", x->path);
+}
+
+/* Makes room for `need` entries in the output, never beyond what the
+ * declaration allows (the caller checks that first). */
+static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
+{
+    int64_t cap = x->array ? x->vcap : x->coo.cap;
+    if (need <= cap)
+        return CLS_OK;
+    int64_t ncap = cap + cap / 2;
+    if (ncap < need)
+        ncap = need;
+    if (ncap < 4096)
+        ncap = 4096;
+    if (ncap > x->h.entries)
+        ncap = x->h.entries;
+    if (ncap < need)
+        ncap = need;
+    if (x->array) {
+        double *nv = realloc(x->vals, (size_t)ncap * sizeof *nv);
+        if (!nv)
+            return oom(x, err);
+        x->vals = nv;
+        x->vcap = ncap;
+    } else {
+        int32_t *nr = realloc(x->coo.row, (size_t)ncap * sizeof *nr);
+        if (nr)
+            x->coo.row = nr;
+        int32_t *nc = realloc(x->coo.col, (size_t)ncap * sizeof *nc);
+        if (nc)
+            x->coo.col = nc;
+        double *nv = realloc(x->coo.val, (size_t)ncap * sizeof *nv);
+        if (nv)
+            x->coo.val = nv;
+        if (!nr || !nc || !nv)
+            return oom(x, err);
+        x->coo.cap = ncap;
+    }
+    return CLS_OK;
+}
+
+/* Newlines in p[0..n): eight bytes at a time (SWAR zero-byte test). */
+static int64_t count_newlines(const char *p, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101ULL, low7 = 0x7F7F7F7F7F7F7F7FULL;
+    int64_t c = 0;
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        uint64_t w;
+        memcpy(&w, p + k, 8);
+        w ^= ones * '\n'; /* '\n' bytes become zero */
+        uint64_t t = ((w & low7) + low7) | w;
+        c += (int64_t)((((~t & ~low7) >> 7) * ones) >> 56);
+    }
+    for (; k < n; k++)
+        c += p[k] == '\n';
+    return c;
+}
+
+static void *job_count(void *arg)
+{
+    tjob *J = arg;
+    J->cap = count_newlines(J->beg, (size_t)(J->end - J->beg));
+    return NULL;
+}
+
+/* Runs fn on jobs[0..nt): jobs 1.. on their own threads, job 0 here. */
+static void run_jobs(tjob *jobs, int nt, void *(*fn)(void *))
+{
+    pthread_t tid[MM_MAX_THREADS];
+    int started[MM_MAX_THREADS];
+    for (int t = 1; t < nt; t++) {
+        tjob *J = &jobs[t];
+        started[t] = J->beg < J->end && pthread_create(&tid[t], NULL, fn, J) == 0;
+        if (!started[t] && J->beg < J->end)
+            fn(J);
+    }
+    if (jobs[0].beg < jobs[0].end)
+        fn(&jobs[0]);
+    for (int t = 1; t < nt; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+}
+
+/* Parses buf[0..n), which ends with '\n', with up to x->nthreads threads.
+ * Pass 1 counts each range's newlines, which bounds its entries; pass 2
+ * parses each range straight into the output at offset count + newlines of
+ * the ranges before it. Blank and comment lines leave gaps, closed after. */
+static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
+{
+    int nt = x->nthreads;
+    if ((size_t)nt > n / MM_MIN_RANGE)
+        nt = (int)(n / MM_MIN_RANGE);
+    if (nt < 1)
+        nt = 1;
+    void *(*fn)(void *) = x->array ? (x->vk == VK_INT ? job_array_int : job_array_real)
+                          : x->vk == VK_INT  ? job_coord_int
+                          : x->vk == VK_NONE ? job_coord_pat
+                                             : job_coord_real;
+    tjob *jobs = x->jobs;
+    size_t b = 0;
+    for (int t = 0; t < nt; t++) {
+        tjob *J = &jobs[t];
+        size_t e;
+        if (t == nt - 1) {
+            e = n;
+        } else {
+            size_t target = (size_t)((uint64_t)n * (uint64_t)(t + 1) / (uint64_t)nt);
+            if (target <= b) {
+                e = b;
+            } else {
+                const char *q = memchr(buf + target - 1, '\n', n - (target - 1));
+                e = (size_t)(q - buf) + 1;
+            }
+        }
+        J->beg = buf + b;
+        J->end = buf + e;
+        J->nrows = x->h.rows;
+        J->ncols = x->h.cols;
+        J->skew = x->h.symmetry == MM_SKEW_SYMMETRIC;
+        J->n = J->nl = J->cap = 0;
+        J->err = 0;
+        b = e;
+    }
+    run_jobs(jobs, nt, job_count);
+    int64_t bound = 0;
+    for (int t = 0; t < nt; t++)
+        bound += jobs[t].cap;
+    int rc = out_reserve(x, x->count + bound, err);
+    if (rc)
+        return rc;
+    int64_t off = x->count;
+    for (int t = 0; t < nt; t++) {
+        tjob *J = &jobs[t];
+        if (x->array) {
+            J->r = J->c = NULL;
+            J->v = x->vals + off;
+        } else {
+            J->r = x->coo.row + off;
+            J->c = x->coo.col + off;
+            J->v = x->coo.val + off;
+        }
+        off += J->cap;
+    }
+    run_jobs(jobs, nt, fn);
+
+    /* take the ranges in file order */
+    int64_t base = x->line, total = 0;
+    char msg[512];
+    for (int t = 0; t < nt; t++) {
+        tjob *J = &jobs[t];
+        if (x->count + total + J->n > x->h.entries) {
+            int64_t k = x->h.entries - x->count - total;
+            int64_t ln = base + nl_before_entry(J->beg, J->end, k);
+            snprintf(msg, sizeof msg, "more %s than the %lld declared on line %lld",
+                     x->array ? "values" : "entries", (long long)x->h.entries,
+                     (long long)x->h.size_line);
+            return ctx_fail(x, err, ln, msg);
+        }
+        if (J->err)
+            return ctx_fail(x, err, base + J->nl, J->msg);
+        total += J->n;
+        base += J->nl;
+    }
+    /* close the gaps left by blank and comment lines */
+    int64_t dst = x->count;
+    for (int t = 0; t < nt; t++) {
+        tjob *J = &jobs[t];
+        size_t k = (size_t)J->n;
+        if (k && J->v != (x->array ? x->vals : x->coo.val) + dst) {
+            if (x->array) {
+                memmove(x->vals + dst, J->v, k * sizeof *J->v);
+            } else {
+                memmove(x->coo.row + dst, J->r, k * sizeof *J->r);
+                memmove(x->coo.col + dst, J->c, k * sizeof *J->c);
+                memmove(x->coo.val + dst, J->v, k * sizeof *J->v);
+            }
+        }
+        dst += J->n;
+    }
+    x->count = dst;
+    x->line = base;
+    return CLS_OK;
+}
+
+static void ctx_free(mm_ctx *x)
+{
+    src_close(&x->src);
+    free(x->buf);
+    free(x->buf2);
+    free(x->jobs);
+    coo_free(&x->coo);
+    free(x->vals);
+    memset(x, 0, sizeof *x);
+    x->src.fd = -1;
+}
+
+static int resolve_threads(const mm_read_options *opt)
+{
+    int nt = opt && opt->threads > 0 ? opt->threads : 0;
+    if (!nt) {
+        long c = sysconf(_SC_NPROCESSORS_ONLN);
+        nt = c > 0 ? (int)c : 1;
+    }
+    return nt > MM_MAX_THREADS ? MM_MAX_THREADS : nt;
+}
+
+/* Opens the file and reads the header; the unread rest stays in x->buf. */
+static int ctx_open(mm_ctx *x, const char *path, int nthreads, cls_error *err)
+{
+    memset(x, 0, sizeof *x);
+    x->path = path;
+    x->nthreads = nthreads;
+    int rc = src_open(&x->src, path, err);
+    if (rc)
+        return rc;
+    size_t hdr_end = 0;
+    rc = read_header_stream(&x->src, path, &x->h, &x->buf, &x->len, &x->cap, &hdr_end, err);
+    if (rc)
+        return rc;
+    memmove(x->buf, x->buf + hdr_end, x->len - hdr_end);
+    x->len -= hdr_end;
+    x->line = x->h.size_line + 1;
+    if (x->h.field == MM_COMPLEX)
+        return ctx_fail(x, err, 1, "complex matrices are not supported");
+    return CLS_OK;
+}
+
+static int ensure_cap(char **buf, size_t *cap, size_t need)
+{
+    if (*cap >= need)
+        return 0;
+    char *nb = realloc(*buf, need);
+    if (!nb)
+        return -1;
+    *buf = nb;
+    *cap = need;
+    return 0;
+}
+
+/* Bytes to ask for next: a block, or for a plain file what is left plus
+ * one (so that the short read reveals the end at once). */
+static size_t read_want(const mm_ctx *x, size_t block)
+{
+    int64_t rem = src_remaining(&x->src);
+    if (rem >= 0 && (uint64_t)rem + 1 < block)
+        return (size_t)rem + 1;
+    return block;
+}
+
+typedef struct prefetch {
+    pthread_t tid;
+    mm_src *src;
+    char *dst;
+    size_t want;
+    const char *path;
+    int64_t got;
+    cls_error err;
+} prefetch;
+
+static void *prefetch_run(void *arg)
+{
+    prefetch *pf = arg;
+    pf->got = src_read(pf->src, pf->dst, pf->want, pf->path, 0, &pf->err);
+    return NULL;
+}
+
+/* Reads the entry section into x->coo or x->vals and checks the count. */
+static int read_entries(mm_ctx *x, cls_error *err)
+{
+    x->array = x->h.layout == MM_ARRAY;
+    x->vk = x->h.field == MM_PATTERN ? VK_NONE : x->h.field == MM_INTEGER ? VK_INT : VK_REAL;
+    x->min_entry_bytes = x->array ? 2 : 4;
+    x->jobs = calloc((size_t)x->nthreads, sizeof *x->jobs);
+    if (!x->jobs)
+        return oom(x, err);
+    x->coo.nrows = x->h.rows;
+    x->coo.ncols = x->h.cols;
+
+    /* initial capacity: what the file can back up, never just the declaration */
+    int64_t rem = src_remaining(&x->src);
+    int64_t cap0 = rem >= 0 ? (rem + (int64_t)x->len) / (int64_t)x->min_entry_bytes + 1 : 4096;
+    if (cap0 > x->h.entries)
+        cap0 = x->h.entries;
+    if (cap0 > 0) {
+        int rc = out_reserve(x, cap0, err);
+        if (rc)
+            return rc;
+    }
+
+    /* Double buffering: while the threads parse block k in cur, a reader
+     * thread reads block k+1 into nxt, behind the partial line carried
+     * over from block k. */
+    size_t block = mm_block_size;
+    int need_more = !x->src.eof; /* cur needs a synchronous read first */
+    for (;;) {
+        if (need_more) {
+            size_t want = read_want(x, block);
+            if (ensure_cap(&x->buf, &x->cap, x->len + want + 1))
+                return oom(x, err);
+            int64_t got = src_read(&x->src, x->buf + x->len, want, x->path, x->line, err);
+            if (got < 0)
+                return err ? err->code : CLS_EOTHER;
+            x->len += (size_t)got;
+            need_more = 0;
+        }
+        int eof = x->src.eof;
+        size_t proc;
+        if (eof) {
+            proc = x->len;
+            if (proc && x->buf[proc - 1] != '\n') {
+                if (ensure_cap(&x->buf, &x->cap, proc + 1))
+                    return oom(x, err);
+                x->buf[proc++] = '\n'; /* sentinel: every range ends with '\n' */
+            }
+        } else {
+            size_t k = x->len;
+            while (k > 0 && x->buf[k - 1] != '\n')
+                k--;
+            if (k == 0) {
+                if (x->len > MM_MAX_LINE)
+                    return ctx_fail(x, err, x->line, "line is longer than 16 MiB");
+                need_more = 1; /* one long line: read more into cur */
+                continue;
+            }
+            proc = k;
+        }
+        /* start reading the next block behind the carried partial line */
+        size_t carry = eof ? 0 : x->len - proc;
+        prefetch pf;
+        memset(&pf, 0, sizeof pf);
+        int started = 0;
+        if (!eof) {
+            size_t want = read_want(x, block);
+            if (ensure_cap(&x->buf2, &x->cap2, carry + want + 1))
+                return oom(x, err);
+            memcpy(x->buf2, x->buf + proc, carry);
+            pf.src = &x->src;
+            pf.dst = x->buf2 + carry;
+            pf.want = want;
+            pf.path = x->path;
+            started = pthread_create(&pf.tid, NULL, prefetch_run, &pf) == 0;
+            if (!started)
+                prefetch_run(&pf);
+        }
+        int rc = proc ? parse_block(x, x->buf, proc, err) : CLS_OK;
+        if (started)
+            pthread_join(pf.tid, NULL);
+        if (rc)
+            return rc;
+        if (eof) {
+            x->len = 0;
+            break;
+        }
+        if (pf.got < 0) {
+            if (pf.err.code == CLS_EINPUT) /* corrupt gzip: name the line we reached */
+                return cls_fail_line(err, CLS_EINPUT, x->line,
+                                     "%s:%lld: gzip data is corrupt or truncated (%s)", x->path,
+                                     (long long)x->line, x->src.zmsg);
+            if (err)
+                *err = pf.err;
+            return pf.err.code;
+        }
+        char *t = x->buf;
+        x->buf = x->buf2;
+        x->buf2 = t;
+        size_t tc = x->cap;
+        x->cap = x->cap2;
+        x->cap2 = tc;
+        x->len = carry + (size_t)pf.got;
+    }
+    x->bytes = x->src.consumed;
+    if (x->count < x->h.entries) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "file ends after %lld of %lld %s declared on line %lld",
+                 (long long)x->count, (long long)x->h.entries, x->array ? "values" : "entries",
+                 (long long)x->h.size_line);
+        return ctx_fail(x, err, x->line - 1, msg);
+    }
+    x->coo.nnz = x->count;
+    return CLS_OK;
+}
+
+/* The row rule: CSR assembly allocates nrows + 1 row pointers whatever the
+ * entry count, so a short file must not make us allocate for a huge row
+ * count. We refuse when rows > 64 * (entries + 1) + 10^6, i.e. a matrix may
+ * have on average up to 64 empty rows per stored entry, plus a flat
+ * million (8 MB of row pointers) that every file gets for free. Real
+ * matrices are far inside this; a 1 KB file declaring 2e9 rows is not. */
+static int check_rows_backed(mm_ctx *x, int64_t rows, int64_t entries, cls_error *err)
+{
+    if (rows > 64 * (entries + 1) + 1000000) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%lld rows declared but only %lld entries: refusing to allocate",
+                 (long long)rows, (long long)entries);
+        return ctx_fail(x, err, x->h.size_line, msg);
+    }
+    return CLS_OK;
+}
+
+/* Mirrors symmetric / skew-symmetric coordinate storage in place. */
+static int expand_coo(mm_ctx *x, cls_error *err)
+{
+    coo_matrix *C = &x->coo;
+    if (x->h.symmetry == MM_GENERAL)
+        return CLS_OK;
+    int64_t off = 0;
+    for (int64_t k = 0; k < C->nnz; k++)
+        off += C->row[k] != C->col[k];
+    if (!off)
+        return CLS_OK;
+    int64_t need = C->nnz + off;
+    if (need > C->cap) {
+        int32_t *nr = realloc(C->row, (size_t)need * sizeof *nr);
+        if (nr)
+            C->row = nr;
+        int32_t *nc = realloc(C->col, (size_t)need * sizeof *nc);
+        if (nc)
+            C->col = nc;
+        double *nv = realloc(C->val, (size_t)need * sizeof *nv);
+        if (nv)
+            C->val = nv;
+        if (!nr || !nc || !nv)
+            return oom(x, err);
+        C->cap = need;
+    }
+    double sign = x->h.symmetry == MM_SKEW_SYMMETRIC ? -1.0 : 1.0;
+    int64_t o = C->nnz;
+    for (int64_t k = 0; k < C->nnz; k++) {
+        if (C->row[k] != C->col[k]) {
+            C->row[o] = C->col[k];
+            C->col[o] = C->row[k];
+            C->val[o] = sign * C->val[k];
+            o++;
+        }
+    }
+    C->nnz = o;
+    return CLS_OK;
+}
+
+/* Dense column-major array values -> triplets, dropping exact zeros. */
+static int array_to_coo(mm_ctx *x, cls_error *err)
+{
+    const int64_t n = x->h.rows, m = x->h.cols;
+    const double *v = x->vals;
+    const int sym = x->h.symmetry;
+    int64_t nz = 0, k = 0;
+    for (int64_t j = 0; j < m; j++) {
+        int64_t i0 = sym == MM_GENERAL ? 0 : sym == MM_SKEW_SYMMETRIC ? j + 1 : j;
+        for (int64_t i = i0; i < n; i++, k++)
+            if (v[k] != 0.0)
+                nz += (sym != MM_GENERAL && i != j) ? 2 : 1;
+    }
+    coo_matrix *C = &x->coo;
+    coo_free(C);
+    C->nrows = n;
+    C->ncols = m;
+    size_t cap = (size_t)(nz ? nz : 1);
+    C->row = malloc(cap * sizeof *C->row);
+    C->col = malloc(cap * sizeof *C->col);
+    C->val = malloc(cap * sizeof *C->val);
+    if (!C->row || !C->col || !C->val)
+        return oom(x, err);
+    C->cap = nz;
+    double sign = sym == MM_SKEW_SYMMETRIC ? -1.0 : 1.0;
+    int64_t o = 0;
+    k = 0;
+    for (int64_t j = 0; j < m; j++) {
+        int64_t i0 = sym == MM_GENERAL ? 0 : sym == MM_SKEW_SYMMETRIC ? j + 1 : j;
+        for (int64_t i = i0; i < n; i++, k++) {
+            if (v[k] == 0.0)
+                continue;
+            C->row[o] = (int32_t)i;
+            C->col[o] = (int32_t)j;
+            C->val[o] = v[k];
+            o++;
+            if (sym != MM_GENERAL && i != j) {
+                C->row[o] = (int32_t)j;
+                C->col[o] = (int32_t)i;
+                C->val[o] = sign * v[k];
+                o++;
+            }
+        }
+    }
+    C->nnz = o;
+    return CLS_OK;
+}
+
+int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_header *h,
+                mm_read_stats *st, cls_error *err)
+{
+    double t0 = cls_now();
+    mm_ctx x;
+    csr_init(A);
+    int rc = ctx_open(&x, path, resolve_threads(opt), err);
+    if (!rc)
+        rc = read_entries(&x, err);
+    int64_t stored = x.count;
+    if (!rc)
+        rc = check_rows_backed(&x, x.h.rows, x.count, err);
+    if (!rc)
+        rc = x.array ? array_to_coo(&x, err) : expand_coo(&x, err);
+    int64_t expanded = x.coo.nnz, dups = 0;
+    if (!rc)
+        rc = csr_from_coo(&x.coo, A, &dups, err);
+    if (!rc) {
+        if (h)
+            *h = x.h;
+        if (st) {
+            st->stored_entries = stored;
+            st->expanded_nnz = expanded;
+            st->duplicates = dups;
+            st->bytes = x.bytes;
+            st->threads = x.nthreads;
+            st->seconds = cls_now() - t0;
+        }
+    }
+    ctx_free(&x);
+    return rc;
+}
+
+int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err)
+{
+    mm_ctx x;
+    *v = NULL;
+    *n = 0;
+    int rc = ctx_open(&x, path, resolve_threads(NULL), err);
+    if (!rc && x.h.field == MM_PATTERN)
+        rc = ctx_fail(&x, err, 1, "a vector must be real or integer, not pattern");
+    if (!rc && x.h.rows != 1 && x.h.cols != 1) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "a vector must be n x 1 or 1 x n, but the size line declares "
+                                  "%lld x %lld",
+                 (long long)x.h.rows, (long long)x.h.cols);
+        rc = ctx_fail(&x, err, x.h.size_line, msg);
+    }
+    if (!rc)
+        rc = read_entries(&x, err);
+    int64_t len = x.h.cols == 1 ? x.h.rows : x.h.cols;
+    if (!rc && !x.array)
+        rc = check_rows_backed(&x, len, x.count, err);
+    if (!rc) {
+        double *out = calloc((size_t)(len ? len : 1), sizeof *out);
+        if (!out) {
+            rc = oom(&x, err);
+        } else if (x.array) {
+            /* n x 1 or 1 x n column-major is the natural order; a 1 x 1
+             * symmetric array stores its single value, a skew one none */
+            if (x.count)
+                memcpy(out, x.vals, (size_t)x.count * sizeof *out);
+        } else {
+            for (int64_t k = 0; k < x.count; k++)
+                out[x.h.cols == 1 ? x.coo.row[k] : x.coo.col[k]] += x.coo.val[k];
+        }
+        if (!rc) {
+            *v = out;
+            *n = len;
+        }
+    }
+    ctx_free(&x);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* writer                                                                    */
+
+static inline char *fmt_u64(char *p, uint64_t x)
+{
+    char t[24];
+    int k = 0;
+    do {
+        t[k++] = (char)('0' + x % 10);
+        x /= 10;
+    } while (x);
+    while (k)
+        *p++ = t[--k];
+    return p;
+}
+
+/* %.17g, with exact integers (the common case in generated matrices)
+ * formatted by hand: for |v| < 1e15 "%.17g" prints them without exponent or
+ * point, so the output is the same. */
+static inline char *fmt_double(char *p, double v)
+{
+    if (fabs(v) < 1e15 && v == (double)(int64_t)v && !(v == 0.0 && signbit(v))) {
+        int64_t iv = (int64_t)v;
+        if (iv < 0) {
+            *p++ = '-';
+            return fmt_u64(p, (uint64_t)(-iv));
+        }
+        return fmt_u64(p, (uint64_t)iv);
+    }
+    return p + snprintf(p, 32, "%.17g", v);
+}
+
+typedef struct wjob {
+    const csr_matrix *A;
+    const double *x;
+    int64_t lo, hi; /* rows (matrix) or indices (vector) */
+    int sym;
+    char *buf;
+    size_t cap, len;
+    int failed;
+} wjob;
+
+#define WR_CHUNK ((int64_t)1 << 20) /* entries per formatting job */
+
+static void *wjob_run(void *arg)
+{
+    wjob *W = arg;
+    size_t need;
+    if (W->A) {
+        const csr_matrix *A = W->A;
+        need = (size_t)(A->rowptr[W->hi] - A->rowptr[W->lo]) * 64 + 1;
+    } else {
+        need = (size_t)(W->hi - W->lo) * 32 + 1;
+    }
+    if (W->cap < need) {
+        char *nb = realloc(W->buf, need);
+        if (!nb) {
+            W->failed = 1;
+            return NULL;
+        }
+        W->buf = nb;
+        W->cap = need;
+    }
+    char *p = W->buf;
+    if (W->A) {
+        const csr_matrix *A = W->A;
+        for (int64_t i = W->lo; i < W->hi; i++) {
+            for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+                if (W->sym && A->col[k] > i)
+                    continue;
+                p = fmt_u64(p, (uint64_t)i + 1);
+                *p++ = ' ';
+                p = fmt_u64(p, (uint64_t)A->col[k] + 1);
+                *p++ = ' ';
+                p = fmt_double(p, A->val[k]);
+                *p++ = '\n';
+            }
+        }
+    } else {
+        for (int64_t i = W->lo; i < W->hi; i++) {
+            p = fmt_double(p, W->x[i]);
+            *p++ = '\n';
+        }
+    }
+    W->len = (size_t)(p - W->buf);
+    return NULL;
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Header text: banner, comment lines ("% " + each line), size line. */
+static char *make_header(const char *banner, const char *comment, const char *size_line)
+{
+    size_t n = strlen(banner) + strlen(size_line) + 8;
+    if (comment)
+        n += 3 * strlen(comment) + 8;
+    char *s = malloc(n), *p = s;
+    if (!s)
+        return NULL;
+    p += sprintf(p, "%s\n", banner);
+    if (comment && *comment) {
+        const char *c = comment;
+        for (;;) {
+            const char *e = strchr(c, '\n');
+            size_t k = e ? (size_t)(e - c) : strlen(c);
+            *p++ = '%';
+            if (k && c[0] != '%')
+                *p++ = ' ';
+            memcpy(p, c, k);
+            p += k;
+            *p++ = '\n';
+            if (!e || !e[1])
+                break;
+            c = e + 1;
+        }
+    }
+    p += sprintf(p, "%s\n", size_line);
+    return s;
+}
+
+/* Writes header + body (formatted in parallel chunks) to a temporary file
+ * beside path, fsyncs it and renames it over path. */
+static int write_file(const char *path, const char *header, const csr_matrix *A,
+                      const double *x, int64_t n, int sym, cls_error *err)
+{
+    size_t pl = strlen(path);
+    char *tmp = malloc(pl + 16);
+    if (!tmp)
+        return cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
+    memcpy(tmp, path, pl);
+    memcpy(tmp + pl, ".tmp.XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", path, strerror(e));
+    }
+    fchmod(fd, 0644);
+    int rc = CLS_OK, e = 0;
+    const char *what = "write failed";
+    if (write_all(fd, header, strlen(header))) {
+        e = errno;
+        rc = CLS_EOTHER;
+    }
+
+    /* chunk boundaries: ~WR_CHUNK entries each */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = ncpu > 0 ? (int)(ncpu > 64 ? 64 : ncpu) : 1;
+    wjob W[64];
+    memset(W, 0, sizeof W);
+    int64_t nitems = A ? A->nrows : n;
+    int64_t pos = 0;
+    while (rc == CLS_OK && pos < nitems) {
+        int used = 0;
+        for (; used < nt && pos < nitems; used++) {
+            int64_t hi;
+            if (A) {
+                /* smallest hi with rowptr[hi] - rowptr[pos] >= WR_CHUNK */
+                int64_t target = A->rowptr[pos] + WR_CHUNK, l = pos + 1, r = nitems;
+                while (l < r) {
+                    int64_t mid = l + (r - l) / 2;
+                    if (A->rowptr[mid] >= target)
+                        r = mid;
+                    else
+                        l = mid + 1;
+                }
+                hi = l;
+            } else {
+                hi = pos + WR_CHUNK < nitems ? pos + WR_CHUNK : nitems;
+            }
+            W[used].A = A;
+            W[used].x = x;
+            W[used].lo = pos;
+            W[used].hi = hi;
+            W[used].sym = sym;
+            W[used].failed = 0;
+            pos = hi;
+        }
+        pthread_t tid[64];
+        int started[64] = {0};
+        for (int t = 1; t < used; t++) {
+            started[t] = pthread_create(&tid[t], NULL, wjob_run, &W[t]) == 0;
+            if (!started[t])
+                wjob_run(&W[t]);
+        }
+        wjob_run(&W[0]);
+        for (int t = 1; t < used; t++)
+            if (started[t])
+                pthread_join(tid[t], NULL);
+        for (int t = 0; t < used && rc == CLS_OK; t++) {
+            if (W[t].failed) {
+                rc = CLS_EOTHER;
+                what = "out of memory";
+            } else if (write_all(fd, W[t].buf, W[t].len)) {
+                e = errno;
+                rc = CLS_EOTHER;
+            }
+        }
+    }
+    for (int t = 0; t < 64; t++)
+        free(W[t].buf);
+    if (rc == CLS_OK && fsync(fd)) {
+        e = errno;
+        rc = CLS_EOTHER;
+        what = "fsync failed";
+    }
+    if (close(fd) && rc == CLS_OK) {
+        e = errno;
+        rc = CLS_EOTHER;
+    }
+    if (rc == CLS_OK && rename(tmp, path)) {
+        e = errno;
+        rc = CLS_EOTHER;
+        what = "rename failed";
+    }
+    if (rc) {
+        unlink(tmp);
+        free(tmp);
+        if (strcmp(what, "out of memory") == 0)
+            return cls_fail(err, rc, "%s: %s", path, what);
+        return cls_fail(err, rc, "%s: %s: %s", path, what, strerror(e));
+    }
+    free(tmp);
+    /* make the rename durable */
+    char *dir = strdup(path);
+    if (dir) {
+        char *slash = strrchr(dir, '/');
+        const char *d = ".";
+        if (slash) {
+            if (slash == dir)
+                slash[1] = '\0';
+            else
+                *slash = '\0';
+            d = dir;
+        }
+        int dfd = open(d, O_RDONLY | O_DIRECTORY);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+        free(dir);
+    }
+    return CLS_OK;
+}
+
+int mm_write_vector(const char *path, const double *x, int64_t n, const char *comment,
+                    cls_error *err)
+{
+    if (n < 0)
+        return cls_fail(err, CLS_EUSAGE, "%s: negative vector length", path);
+    char size[64];
+    snprintf(size, sizeof size, "%lld 1", (long long)n);
+    char *hdr = make_header("%%MatrixMarket matrix array real general", comment, size);
+    if (!hdr)
+        return cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
+    int rc = write_file(path, hdr, NULL, x, n, 0, err);
+    free(hdr);
+    return rc;
+}
+
+int mm_write_csr(const char *path, const csr_matrix *A, int symmetric, const char *comment,
+                 cls_error *err)
+{
+    if (symmetric && A->nrows != A->ncols)
+        return cls_fail(err, CLS_EUSAGE,
+                        "%s: a symmetric file needs a square matrix, not %lld x %lld", path,
+                        (long long)A->nrows, (long long)A->ncols);
+    int64_t nnz = A->rowptr ? A->rowptr[A->nrows] : 0;
+    if (symmetric) {
+        nnz = 0;
+        for (int64_t i = 0; i < A->nrows; i++)
+            for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+                nnz += A->col[k] <= i;
+    }
+    char size[96];
+    snprintf(size, sizeof size, "%lld %lld %lld", (long long)A->nrows, (long long)A->ncols,
+             (long long)nnz);
+    char *hdr = make_header(symmetric ? "%%MatrixMarket matrix coordinate real symmetric"
+                                      : "%%MatrixMarket matrix coordinate real general",
+                            comment, size);
+    if (!hdr)
+        return cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
+    int rc = write_file(path, hdr, A->nrows ? A : NULL, NULL, 0, symmetric, err);
+    free(hdr);
+    return rc;
+}
