@@ -55,7 +55,7 @@ python3 - "$t" <<'PY'
 import sys
 t = sys.argv[1]
 n = 400
-open(t + "/ones.mtx", "w").write("%%MatrixMarket matrix array real general\n%d 1\n" % n + "1\n" * n)
+open(t + "/ones.mtx", "w").write("%%%%MatrixMarket matrix array real general\n%d 1\n" % n + "1\n" * n)
 PY
 "$CLSOLVE" solve $t/p2.mtx -o $t/xa.mtx --tol 1e-12 >/dev/null
 expect_exit 0 "$CLSOLVE" solve $t/p2.mtx --x0 $t/ones.mtx --json
