@@ -33,5 +33,7 @@ int cmd_check(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_curvature(int argc, char **argv);
+int cmd_deform(int argc, char **argv);
 
 #endif

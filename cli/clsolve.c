@@ -26,6 +26,12 @@ static const char usage[] =
     "  bench [--sizes 64,128] [--stencil poisson3d|poisson3d27] [--iters N] [--json]\n"
     "                              ms per CG iteration and per kernel against the\n"
     "                              bandwidth floor\n"
+    "  curvature MESH|--saddle K [--estimator face|vertex] -o out.csv|out.ply [--check]\n"
+    "            [--device auto|cpu|gpu|INDEX] [--json]\n"
+    "                              per-vertex curvature: k1, k2, directions, H, K\n"
+    "  deform --basis U.mtx --q q.mtx [--mesh M --domains D] -o u.mtx [--unfolded x.csv]\n"
+    "         [--rank R] [--check] [--device auto|cpu|gpu|INDEX] [--json]\n"
+    "                              u = U q per frame and the rigid vertex update\n"
     "\n"
     "exit codes: 0 ok, 1 other error, 2 usage, 3 bad input, 4 not converged, 5 breakdown\n";
 
@@ -104,6 +110,8 @@ int main(int argc, char **argv)
         {"gen", cmd_gen},
         {"devices", cmd_devices},
         {"bench", cmd_bench},
+        {"curvature", cmd_curvature},
+        {"deform", cmd_deform},
     };
     if (argc < 2) {
         fputs(usage, stderr);
