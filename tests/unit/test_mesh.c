@@ -1,0 +1,370 @@
+/*
+ * test_mesh.c: the OBJ, OFF and ASCII PLY readers. Every mesh in
+ * DATA/meshes loads with plausible counts; handcrafted good files give the
+ * exact vertices, triangles and colours; handcrafted bad files fail with
+ * CLS_EINPUT at the right line; a file declaring more than it holds fails
+ * without allocating the declared count; truncations and byte flips of a
+ * good file never crash. Without the data dir the handcrafted cases still
+ * run (only the shared meshes are skipped).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "physics/mesh.h"
+
+static int read_str(const char *text, const char *name, mesh *m, cls_error *err)
+{
+    cls_error_clear(err);
+    return mesh_read_buf(text, strlen(text), name, m, err);
+}
+
+/* A bad file: CLS_EINPUT, the given line, and "NAME:LINE:" in the message. */
+static void expect_bad(const char *text, const char *name, long long line, const char *needle)
+{
+    mesh m;
+    cls_error err;
+    int rc = read_str(text, name, &m, &err);
+    CHECK_MSG(rc == CLS_EINPUT, "%s: rc %d (%s)", name, rc, err.msg);
+    CHECK_MSG(err.line == line, "%s: line %lld, expected %lld (%s)", name, err.line, line,
+              err.msg);
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s:%lld: ", name, line);
+    CHECK_MSG(strncmp(err.msg, prefix, strlen(prefix)) == 0, "%s: message '%s'", name, err.msg);
+    if (needle)
+        CHECK_MSG(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", name, err.msg,
+                  needle);
+    CHECK(m.v == NULL && m.tri == NULL && m.nverts == 0);
+}
+
+static void test_obj_good(void)
+{
+    mesh m;
+    cls_error err;
+    const char *obj = "# a quad, a triangle by negative indices, a pentagon\r\n"
+                      "mtllib x.mtl\n"
+                      "v 0 0 0\n"
+                      "v 1 0 0\n"
+                      "v 1 1 0\n"
+                      "v 0 1 0\n"
+                      "vt 0 0\nvn 0 0 1\n"
+                      "g quad\n"
+                      "f 1/1/1 2/1/1 3//1 4\n"
+                      "f -1 -2 -3\n"
+                      "v 2 0 0 1.0\n"
+                      "f 1 2 5 3 4\n"
+                      "l 1 2\n";
+    CHECK(read_str(obj, "good.obj", &m, &err) == CLS_OK);
+    CHECK(m.nverts == 5);
+    CHECK(m.nfaces == 2 + 1 + 3);
+    CHECK(m.color == NULL);
+    if (m.nfaces == 6) {
+        int32_t want[18] = {0, 1, 2, 0, 2, 3, 3, 2, 1, 0, 1, 4, 0, 4, 2, 0, 2, 3};
+        CHECK(memcmp(m.tri, want, sizeof want) == 0);
+    }
+    CHECK(m.v[3 * 4] == 2.0 && m.v[3 * 2 + 1] == 1.0);
+    mesh_free(&m);
+
+    /* vertex colours; a vertex without one is white */
+    const char *col = "v 0 0 0 0.5 0.25 1\nv 1 0 0\nv 0 1 0 0 0 0\nf 1 2 3\n";
+    CHECK(read_str(col, "col.obj", &m, &err) == CLS_OK);
+    CHECK(m.color != NULL);
+    if (m.color) {
+        CHECK(m.color[0] == 0.5f && m.color[1] == 0.25f && m.color[2] == 1.0f);
+        CHECK(m.color[3] == 1.0f && m.color[4] == 1.0f && m.color[5] == 1.0f);
+        CHECK(m.color[6] == 0.0f);
+    }
+    mesh_free(&m);
+
+    /* white first, colour later: earlier vertices get white too */
+    const char *col2 = "v 0 0 0\nv 1 0 0 0.1 0.2 0.3\nf 1 2 1\n";
+    CHECK(read_str(col2, "col2.obj", &m, &err) == CLS_OK);
+    CHECK(m.color && m.color[0] == 1.0f && m.color[3] == 0.1f);
+    mesh_free(&m);
+
+    /* vertices only, no final newline */
+    CHECK(read_str("v 1 2 3\nv 4 5 6", "pts.obj", &m, &err) == CLS_OK);
+    CHECK(m.nverts == 2 && m.nfaces == 0 && m.v[5] == 6.0);
+    mesh_free(&m);
+}
+
+static void test_obj_bad(void)
+{
+    expect_bad("v 0 0 0\nv 1 0\n", "a.obj", 2, "3 coordinates");
+    expect_bad("v 0 0 0\nv 1 0 x\n", "b.obj", 2, "not a number");
+    expect_bad("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2\n", "c.obj", 4, "at least 3");
+    expect_bad("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n", "d.obj", 4, "not defined");
+    expect_bad("v 0 0 0\nv 1 0 0\nv 0 1 0\n# c\nf 0 1 2\n", "e.obj", 5, "index 0");
+    expect_bad("v 0 0 0\nv 1 0 0\nv 0 1 0\nf -4 -2 -1\n", "f.obj", 4, "before the first");
+    expect_bad("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1/a 2 3\n", "g.obj", 4, "not an integer");
+    expect_bad("v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1/1/1/1 2 3\n", "h.obj", 4, "too many");
+    expect_bad("v 0 0 0\nv 1 0 nan\n", "i.obj", 2, "finite");
+    expect_bad("v 0 0 0 2 0 0\n", "j.obj", 1, "outside [0, 1]");
+    expect_bad("v 0 0 0\nv 1\0 0 0\n", "k.obj", 2, NULL); /* strlen stops at the NUL */
+    {
+        /* an embedded NUL byte inside a line */
+        const char text[] = "v 0 0 0\nv 1 0\0 0\nv 0 1 0\n";
+        mesh m;
+        cls_error err;
+        cls_error_clear(&err);
+        int rc = mesh_read_buf(text, sizeof text - 1, "nul.obj", &m, &err);
+        CHECK(rc == CLS_EINPUT && err.line == 2 && strstr(err.msg, "NUL"));
+    }
+    expect_bad("", "empty.obj", 1, "no vertices");
+    expect_bad("# nothing\n\n", "novert.obj", 2, "no vertices");
+}
+
+static void test_off(void)
+{
+    mesh m;
+    cls_error err;
+    const char *off = "OFF\n# a square as one quad and a triangle\n5 2 0\n"
+                      "0 0 0\n1 0 0\n1 1 0\n0 1 0\n2 0 0\n"
+                      "4 0 1 2 3\n3 1 4 2 255 0 0\n\n# trailing comment\n";
+    CHECK(read_str(off, "sq.off", &m, &err) == CLS_OK);
+    CHECK(m.nverts == 5 && m.nfaces == 3 && m.color == NULL);
+    mesh_free(&m);
+    /* counts on the header line, COFF integer colours */
+    const char *coff = "COFF 3 1 3\n0 0 0 255 0 0 255\n1 0 0 0 255 0 255\n0 1 0 0 0 51 255\n"
+                       "3 0 1 2\n";
+    CHECK(read_str(coff, "c.off", &m, &err) == CLS_OK);
+    CHECK(m.nverts == 3 && m.nfaces == 1 && m.color != NULL);
+    if (m.color)
+        CHECK(m.color[0] == 1.0f && m.color[1] == 0.0f && fabsf(m.color[8] - 0.2f) < 1e-6f);
+    mesh_free(&m);
+    /* content decides over the extension */
+    CHECK(read_str("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "really.obj", &m, &err) ==
+          CLS_OK);
+    CHECK(m.nfaces == 1);
+    mesh_free(&m);
+
+    expect_bad("OFF\n3 1\n0 0 0\n1 0 0\n", "short.off", 4, "file ends after 2 of the 3");
+    expect_bad("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n", "nof.off", 5, "file ends after 0 of the 1");
+    expect_bad("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 3\n", "range.off", 6, "out of range");
+    expect_bad("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n4 0 1 2\n", "decl.off", 6, "declares 4");
+    expect_bad("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n3 0 1 2\n", "extra.off", 7,
+               "unexpected content");
+    expect_bad("OFF\n-3 1 0\n", "neg.off", 2, "negative");
+    expect_bad("OFF\n3 x 0\n", "nan.off", 2, "not an integer");
+    expect_bad("OFF\n3 1 0\n0 0\n", "v2.off", 3, "expected 3 numbers");
+    expect_bad("COFF\n1 0 0\n0 0 0\n", "nocol.off", 3, "without a colour");
+    expect_bad("OFF\n", "nocount.off", 1, "counts");
+    expect_bad("junk\n", "x.off", 1, "OFF header");
+    /* a huge declared count that the file does not back fails at its end,
+     * having allocated only what it read */
+    expect_bad("OFF\n2000000000 2000000000 0\n0 0 0\n", "huge.off", 3,
+               "file ends after 1 of the 2000000000");
+}
+
+static void test_ply(void)
+{
+    mesh m;
+    cls_error err;
+    const char *ply = "ply\nformat ascii 1.0\ncomment made by hand\n"
+                      "element vertex 4\nproperty float x\nproperty float y\nproperty float z\n"
+                      "property uchar red\nproperty uchar green\nproperty uchar blue\n"
+                      "element face 2\nproperty list uchar int vertex_indices\n"
+                      "element edge 1\nproperty int vertex1\nproperty int vertex2\n"
+                      "end_header\n"
+                      "0 0 0 255 0 0\n1 0 0 0 255 0\n1 1 0 0 0 255\n0 1 0 51 51 51\n"
+                      "4 0 1 2 3\n3 0 2 3\n"
+                      "0 1\n";
+    CHECK(read_str(ply, "q.ply", &m, &err) == CLS_OK);
+    CHECK(m.nverts == 4 && m.nfaces == 3);
+    CHECK(m.color != NULL);
+    if (m.color)
+        CHECK(m.color[0] == 1.0f && m.color[4] == 1.0f && fabsf(m.color[9] - 0.2f) < 1e-6f);
+    mesh_free(&m);
+    /* float colours, no colour */
+    const char *plyf = "ply\nformat ascii 1.0\nelement vertex 3\nproperty double x\n"
+                       "property double y\nproperty double z\nproperty float red\n"
+                       "property float green\nproperty float blue\nelement face 1\n"
+                       "property list uchar uint vertex_index\nend_header\n"
+                       "0 0 0 0.5 0.5 0.5\n1 0 0 1 1 1\n0 1 0 0 0 0\n3 0 1 2\n";
+    CHECK(read_str(plyf, "f.ply", &m, &err) == CLS_OK);
+    CHECK(m.nverts == 3 && m.nfaces == 1 && m.color && m.color[0] == 0.5f);
+    mesh_free(&m);
+
+    const char *hdr = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\n"
+                      "property float y\nproperty float z\nelement face 1\n"
+                      "property list uchar int vertex_indices\nend_header\n";
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", hdr);
+    CHECK(read_str(buf, "ok.ply", &m, &err) == CLS_OK);
+    mesh_free(&m);
+    snprintf(buf, sizeof buf, "%s0 0 0\n1 0 0\n", hdr);
+    expect_bad(buf, "trunc.ply", 11, "file ends after 2 of the 3 'vertex'");
+    snprintf(buf, sizeof buf, "%s0 0 0\n1 0 0\n0 1 0\n3 0 1 7\n", hdr);
+    expect_bad(buf, "range.ply", 13, "out of range");
+    snprintf(buf, sizeof buf, "%s0 0 0\n1 0 0 9\n0 1 0\n3 0 1 2\n", hdr);
+    expect_bad(buf, "extra.ply", 11, "has 4 values");
+    snprintf(buf, sizeof buf, "%s0 0 0\n1 0 0\n0 1 0\n5 0 1 2\n", hdr);
+    expect_bad(buf, "list.ply", 13, "declares 5");
+    snprintf(buf, sizeof buf, "%s0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n3 0 1 2\n", hdr);
+    expect_bad(buf, "more.ply", 14, "unexpected content");
+    expect_bad("ply\nformat binary_little_endian 1.0\nend_header\n", "bin.ply", 2,
+               "not supported");
+    expect_bad("ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nend_header\n1\n",
+               "nox.ply", 3, "lacks an x");
+    expect_bad("ply\nformat ascii 1.0\nelement vertex 1\nproperty floaty x\n", "type.ply", 4,
+               "not a PLY type");
+    expect_bad("ply\nformat ascii 1.0\nelement vertex 1\n", "nohdr.ply", 3, "end_header");
+    expect_bad("ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
+               "property float z\nproperty uchar red\nproperty uchar green\n"
+               "property uchar blue\nend_header\n0 0 0 256 0 0\n",
+               "col.ply", 11, "0..255");
+    expect_bad("ply\nformat ascii 1.0\nelement vertex 3000000000\n", "big.ply", 3,
+               "more than");
+    expect_bad("ply\nformat ascii 1.0\nelement vertex 100000000\nproperty float x\n"
+               "property float y\nproperty float z\nend_header\n0 0 0\n",
+               "huge.ply", 8, "file ends after 1 of the 100000000");
+}
+
+/* Truncations and single-byte corruptions of good files: the reader either
+ * succeeds or fails with CLS_EINPUT and a line; it never crashes or leaks
+ * (the sanitizer build checks the latter). */
+static void test_fuzz(void)
+{
+    const char *good[] = {
+        "v 0 0 0 0.5 0.5 0.5\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1/1 2/2 3/3 4/4\nf -1 -2 -3\n",
+        "COFF\n4 2 0\n0 0 0 1 0 0 1\n1 0 0 0 1 0 1\n1 1 0 0 0 1 1\n0 1 0 1 1 1 1\n"
+        "3 0 1 2\n4 0 1 2 3\n",
+        "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+        "property float z\nproperty uchar red\nproperty uchar green\nproperty uchar blue\n"
+        "element face 1\nproperty list uchar int vertex_indices\nend_header\n"
+        "0 0 0 1 2 3\n1 0 0 4 5 6\n0 1 0 7 8 9\n3 0 1 2\n",
+    };
+    const char *names[] = {"fz.obj", "fz.off", "fz.ply"};
+    const char flips[] = {'\0', '\n', ' ', '-', '9', '/', 'x', '#', '.', 'e'};
+    int ok = 0, bad = 0, other = 0;
+    for (int g = 0; g < 3; g++) {
+        size_t len = strlen(good[g]);
+        char *buf = malloc(len + 1);
+        for (size_t cut = 0; cut <= len; cut++) {
+            mesh m;
+            cls_error err;
+            cls_error_clear(&err);
+            memcpy(buf, good[g], cut);
+            int rc = mesh_read_buf(buf, cut, names[g], &m, &err);
+            rc == CLS_OK ? ok++ : rc == CLS_EINPUT ? bad++ : other++;
+            mesh_free(&m);
+        }
+        for (size_t pos = 0; pos < len; pos++)
+            for (size_t f = 0; f < sizeof flips; f++) {
+                mesh m;
+                cls_error err;
+                cls_error_clear(&err);
+                memcpy(buf, good[g], len);
+                buf[pos] = flips[f];
+                int rc = mesh_read_buf(buf, len, names[g], &m, &err);
+                rc == CLS_OK ? ok++ : rc == CLS_EINPUT ? bad++ : other++;
+                if (rc == CLS_OK) {
+                    for (int64_t t = 0; t < 3 * m.nfaces; t++)
+                        if (m.tri[t] < 0 || m.tri[t] >= m.nverts) {
+                            other++;
+                            break;
+                        }
+                }
+                mesh_free(&m);
+            }
+        free(buf);
+    }
+    printf("fuzz: %d read, %d refused, %d other\n", ok, bad, other);
+    CHECK(other == 0);
+    CHECK(ok > 0 && bad > 0);
+}
+
+static void test_write_roundtrip(void)
+{
+    mesh m, r;
+    cls_error err;
+    CHECK(read_str("v 0 0 0 1 0 0\nv 1.5 0 0 0 1 0\nv 0 1 0.25 0 0 1\nf 1 2 3\n", "w.obj", &m,
+                   &err) == CLS_OK);
+    const char *path = "test_mesh_roundtrip.obj";
+    CHECK(mesh_write_obj(path, &m, &err) == CLS_OK);
+    CHECK(mesh_read(path, &r, &err) == CLS_OK);
+    CHECK(r.nverts == 3 && r.nfaces == 1 && r.color != NULL);
+    if (r.nverts == 3 && r.color) {
+        CHECK(r.v[3] == 1.5 && r.v[8] == 0.25 && r.color[4] == 1.0f);
+        CHECK(memcmp(r.tri, m.tri, 3 * sizeof(int32_t)) == 0);
+    }
+    remove(path);
+    mesh_free(&m);
+    mesh_free(&r);
+    CHECK(mesh_read("/nonexistent/x.obj", &m, &err) == CLS_EOTHER);
+}
+
+/* Every shared mesh loads: vertices and faces match the OBJ's own v and f
+ * line counts (all triangles there), indices in range, coordinates finite. */
+static void test_shared(const char *datadir)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/meshes", datadir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        printf("no %s: shared meshes skipped\n", dir);
+        return;
+    }
+    struct dirent *e;
+    int n = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        /* independent counts: v and f lines */
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        char line[4096];
+        long long nv = 0, nf = 0;
+        while (fgets(line, sizeof line, f)) {
+            if (!strncmp(line, "v ", 2))
+                nv++;
+            else if (!strncmp(line, "f ", 2))
+                nf++;
+        }
+        fclose(f);
+        mesh m;
+        cls_error err;
+        cls_error_clear(&err);
+        int rc = mesh_read(path, &m, &err);
+        CHECK_MSG(rc == CLS_OK, "%s: %s", path, err.msg);
+        if (rc)
+            continue;
+        printf("%-22s %7lld vertices %7lld triangles%s\n", e->d_name, (long long)m.nverts,
+               (long long)m.nfaces, m.color ? " (colours)" : "");
+        CHECK_MSG(m.nverts == nv, "%s: %lld vertices, %lld v lines", path, (long long)m.nverts,
+                  nv);
+        CHECK_MSG(m.nfaces >= nf && m.nfaces <= 4 * nf, "%s: %lld triangles from %lld faces",
+                  path, (long long)m.nfaces, nf);
+        CHECK(m.nverts > 100 && m.nfaces > 100);
+        int okidx = 1, okv = 1;
+        for (int64_t t = 0; t < 3 * m.nfaces; t++)
+            if (m.tri[t] < 0 || m.tri[t] >= m.nverts)
+                okidx = 0;
+        for (int64_t i = 0; i < 3 * m.nverts; i++)
+            if (!isfinite(m.v[i]))
+                okv = 0;
+        CHECK(okidx && okv);
+        mesh_free(&m);
+        n++;
+    }
+    closedir(d);
+    CHECK(n >= 5);
+}
+
+int main(int argc, char **argv)
+{
+    test_obj_good();
+    test_obj_bad();
+    test_off();
+    test_ply();
+    test_fuzz();
+    test_write_roundtrip();
+    if (argc > 1)
+        test_shared(argv[1]);
+    return check_done("test_mesh");
+}
