@@ -35,5 +35,7 @@ int cmd_devices(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_curvature(int argc, char **argv);
 int cmd_deform(int argc, char **argv);
+int cmd_springs(int argc, char **argv);
+int cmd_nbody(int argc, char **argv);
 
 #endif

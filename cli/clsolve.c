@@ -32,6 +32,11 @@ static const char usage[] =
     "  deform --basis U.mtx --q q.mtx [--mesh M --domains D] -o u.mtx [--unfolded x.csv]\n"
     "         [--rank R] [--check] [--device auto|cpu|gpu|INDEX] [--json]\n"
     "                              u = U q per frame and the rigid vertex update\n"
+    "  springs MESH|--grid N [--S --d --dt --gravity --iterations --steps --min-dist\n"
+    "          --max-dist --floor --edges] [-o out.obj] [--json]\n"
+    "                              position-based mass-spring body (see --help)\n"
+    "  nbody [--bodies in.csv | --random N] --steps S --dt --softening -o out.csv [--json]\n"
+    "                              all-pairs gravity (see --help)\n"
     "\n"
     "exit codes: 0 ok, 1 other error, 2 usage, 3 bad input, 4 not converged, 5 breakdown\n";
 
@@ -112,6 +117,8 @@ int main(int argc, char **argv)
         {"bench", cmd_bench},
         {"curvature", cmd_curvature},
         {"deform", cmd_deform},
+        {"springs", cmd_springs},
+        {"nbody", cmd_nbody},
     };
     if (argc < 2) {
         fputs(usage, stderr);
