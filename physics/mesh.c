@@ -287,7 +287,7 @@ static int obj_corner(mesh_parser *p, const char *s, int32_t *out)
         return MESH_FAIL(p, "face corner '%s' has no vertex index", s);
     memcpy(head, s, n);
     head[n] = '\0';
-    long long v;
+    long long v = 0;
     if (mesh_parse_int(p, head, "face vertex index", &v))
         return -1;
     if (slash) { /* texture and normal indices: syntax only */
@@ -431,7 +431,7 @@ static int mesh_parse_off(mesh_parser *p)
     if (p->ntok - first != 3 && p->ntok - first != 2)
         return MESH_FAIL(p, "expected 'nvertices nfaces nedges', got %d numbers",
                          p->ntok - first);
-    long long nv, nf, ne = 0;
+    long long nv = 0, nf = 0, ne = 0;
     if (mesh_parse_int(p, p->tok[first], "vertex count", &nv) ||
         mesh_parse_int(p, p->tok[first + 1], "face count", &nf) ||
         (p->ntok - first == 3 && mesh_parse_int(p, p->tok[first + 2], "edge count", &ne)))
@@ -499,7 +499,7 @@ static int mesh_parse_off(mesh_parser *p)
                                  f, nf, count_line);
             return -1;
         }
-        long long k;
+        long long k = 0;
         if (mesh_parse_int(p, p->tok[0], "face vertex count", &k)) {
             free(idx);
             return -1;
@@ -522,7 +522,7 @@ static int mesh_parse_off(mesh_parser *p)
             idx_cap = (int)k;
         }
         for (int i = 0; i < (int)k; i++) {
-            long long v;
+            long long v = 0;
             if (mesh_parse_int(p, p->tok[1 + i], "face vertex index", &v)) {
                 free(idx);
                 return -1;
@@ -605,7 +605,7 @@ static int ply_value(mesh_parser *p, const char *s, ply_kind k, const char *what
 {
     if (k == PLY_FLOAT)
         return mesh_parse_double(p, s, what, out);
-    long long v;
+    long long v = 0;
     if (mesh_parse_int(p, s, what, &v))
         return -1;
     if (k == PLY_UINT8 && (v < 0 || v > 255))
@@ -676,7 +676,7 @@ static int mesh_parse_ply_body(mesh_parser *p, ply_elem *el, int nel)
                     break;
                 }
                 if (!P->is_list) {
-                    double v;
+                    double v = 0.0;
                     if (ply_value(p, p->tok[t++], P->kind, P->name, &v)) {
                         rc = -1;
                         break;
@@ -705,7 +705,7 @@ static int mesh_parse_ply_body(mesh_parser *p, ply_elem *el, int nel)
                         }
                     continue;
                 }
-                double cnt;
+                double cnt = 0.0;
                 if (ply_value(p, p->tok[t++], P->count_kind, "list count", &cnt)) {
                     rc = -1;
                     break;
@@ -733,7 +733,7 @@ static int mesh_parse_ply_body(mesh_parser *p, ply_elem *el, int nel)
                     nidx = k;
                 }
                 for (int j = 0; j < k; j++) {
-                    double v;
+                    double v = 0.0;
                     if (ply_value(p, p->tok[t++], P->kind, P->name, &v)) {
                         rc = -1;
                         break;
@@ -835,7 +835,7 @@ static int mesh_parse_ply(mesh_parser *p)
                 r = MESH_FAIL(p, "expected 'element NAME COUNT'");
                 goto fail;
             }
-            long long cnt;
+            long long cnt = 0;
             if (mesh_parse_int(p, p->tok[2], "element count", &cnt))
                 goto fail;
             if (cnt < 0) {
