@@ -2,16 +2,37 @@
  * csr.c: CSR assembly from triplets, the reference SpMV and the statistics
  * that drive kernel choice and `clsolve check`.
  *
- * csr_from_coo is a two-pass counting sort by row (O(nnz), no comparison
- * sort over the whole list), then a sort within each row by column, then an
- * in-place merge that sums duplicates. Rows are independent, so the per-row
- * sort and merge are the natural unit of parallelism if it is ever needed.
+ * csr_from_coo is a counting sort by row (O(nnz), no comparison sort over
+ * the whole list), then a sort within each row by (column, value), then a
+ * merge that sums duplicates, all in parallel:
+ *
+ *   count    row lengths, with relaxed atomic adds (mirrored entries of
+ *            symmetric storage counted too, so no expanded COO is built)
+ *   prefix   row pointers: per-thread block sums, then a fill
+ *   scatter  each entry to its row through an atomic per-row cursor, so the
+ *            order within a row depends on the thread schedule...
+ *   sort     ...until each row is sorted by (column, value): equal columns
+ *            are then summed in ascending value order, so the result is the
+ *            same bits for every thread count, run and input order
+ *   compact  only when duplicates were merged: new row pointers by a prefix
+ *            sum and a parallel copy into exact-size arrays
+ *
+ * Entries already grouped by ascending row (files written row by row, the
+ * usual case) skip count and scatter: the row pointers come from the row
+ * changes, and csr_from_coo_take adopts the COO's column and value arrays
+ * as they are. Small inputs use one thread (thread start costs more).
  */
 #include "csr.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 void csr_init(csr_matrix *A)
 {
@@ -63,9 +84,71 @@ void coo_free(coo_matrix *C)
     coo_init(C);
 }
 
-/* Sorts one row's (col, val) pairs by column: insertion sort for the short
- * rows that dominate sparse matrices, a heap sort past that so a single huge
- * row stays O(n log n). */
+/* ------------------------------------------------------------------------ */
+/* assembly                                                                  */
+
+#define CSR_MAX_THREADS 256
+#define CSR_DEFAULT_PAR_MIN ((int64_t)1 << 16)
+
+static int64_t csr_par_min = CSR_DEFAULT_PAR_MIN;
+
+void csr_set_parallel_min(int64_t nnz)
+{
+    csr_par_min = nnz > 0 ? nnz : CSR_DEFAULT_PAR_MIN;
+}
+
+/* Large arrays are written once, front to back, by many threads: transparent
+ * huge pages cut their page faults 512-fold where the system allows it. */
+static void hint_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t page = 4096;
+    if (bytes < ((size_t)8 << 20))
+        return;
+    uintptr_t b = ((uintptr_t)p + page - 1) & ~(page - 1);
+    uintptr_t e = ((uintptr_t)p + bytes) & ~(page - 1);
+    if (e > b)
+        madvise((void *)b, e - b, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+static void *big_malloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (p)
+        hint_huge(p, bytes);
+    return p;
+}
+
+static void *big_calloc(size_t bytes)
+{
+    void *p = calloc(bytes ? bytes : 1, 1);
+    if (p)
+        hint_huge(p, bytes);
+    return p;
+}
+
+/* Total order on doubles (IEEE 754 totalOrder on the bits): sorting equal
+ * columns by value makes the order in which duplicates are summed, and so
+ * the sum, a function of the multiset of entries alone. */
+static inline uint64_t val_key(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
+}
+
+static inline int entry_less(int32_t ca, double va, int32_t cb, double vb)
+{
+    return ca < cb || (ca == cb && val_key(va) < val_key(vb));
+}
+
+/* Sorts one row's (col, val) pairs by (column, value): insertion sort for
+ * the short rows that dominate sparse matrices, a heap sort past that so a
+ * single huge row stays O(n log n). */
 static void sort_row(int32_t *col, double *val, int64_t n)
 {
     if (n <= 32) {
@@ -73,7 +156,7 @@ static void sort_row(int32_t *col, double *val, int64_t n)
             int32_t c = col[i];
             double v = val[i];
             int64_t j = i - 1;
-            while (j >= 0 && col[j] > c) {
+            while (j >= 0 && entry_less(c, v, col[j], val[j])) {
                 col[j + 1] = col[j];
                 val[j + 1] = val[j];
                 j--;
@@ -83,16 +166,29 @@ static void sort_row(int32_t *col, double *val, int64_t n)
         }
         return;
     }
-    /* heap sort */
-    for (int64_t start = n / 2 - 1;; start--) {
-        int64_t root = start;
+    for (int64_t start = n / 2 - 1, end = n;;) {
+        int64_t root;
+        if (start >= 0) { /* heapify */
+            root = start--;
+        } else { /* pop the maximum to the end */
+            if (--end <= 0)
+                break;
+            int32_t tc = col[0];
+            col[0] = col[end];
+            col[end] = tc;
+            double tv = val[0];
+            val[0] = val[end];
+            val[end] = tv;
+            root = 0;
+        }
         for (;;) {
             int64_t child = 2 * root + 1;
-            if (child >= n)
+            if (child >= end)
                 break;
-            if (child + 1 < n && col[child] < col[child + 1])
+            if (child + 1 < end &&
+                entry_less(col[child], val[child], col[child + 1], val[child + 1]))
                 child++;
-            if (col[root] >= col[child])
+            if (!entry_less(col[root], val[root], col[child], val[child]))
                 break;
             int32_t tc = col[root];
             col[root] = col[child];
@@ -102,81 +198,456 @@ static void sort_row(int32_t *col, double *val, int64_t n)
             val[child] = tv;
             root = child;
         }
-        if (start == 0)
-            break;
     }
-    for (int64_t end = n - 1; end > 0; end--) {
-        int32_t tc = col[0];
-        col[0] = col[end];
-        col[end] = tc;
-        double tv = val[0];
-        val[0] = val[end];
-        val[end] = tv;
-        int64_t root = 0;
-        for (;;) {
-            int64_t child = 2 * root + 1;
-            if (child >= end)
-                break;
-            if (child + 1 < end && col[child] < col[child + 1])
-                child++;
-            if (col[root] >= col[child])
-                break;
-            tc = col[root];
-            col[root] = col[child];
-            col[child] = tc;
-            tv = val[root];
-            val[root] = val[child];
-            val[child] = tv;
-            root = child;
+}
+
+/* Sorts a row unless its columns already increase strictly, then sums runs
+ * of equal columns in (value) order. Returns the new length. */
+static int64_t sort_merge_row(int32_t *col, double *val, int64_t n, int64_t *dups)
+{
+    int64_t k = 1;
+    while (k < n && col[k - 1] < col[k])
+        k++;
+    if (k >= n)
+        return n;
+    sort_row(col, val, n);
+    int64_t out = 1;
+    for (k = 1; k < n; k++) {
+        if (col[k] == col[out - 1]) {
+            val[out - 1] += val[k];
+            (*dups)++;
+        } else {
+            col[out] = col[k];
+            val[out] = val[k];
+            out++;
+        }
+    }
+    return out;
+}
+
+/* The assembly runs in phases; in each, thread t works on its own block of
+ * entries or rows, so no phase waits on another thread before its join. */
+typedef struct asm_ctx {
+    int nt;
+    int mirror; /* 0, or +-1: add (j, i, mirror * v) for each i != j */
+    int64_t n, nrows, nnz_out;
+    const int32_t *row, *col;
+    const double *val;
+    _Atomic int64_t *cur; /* row counts, then scatter cursors, then merged lengths */
+    int64_t *rowptr, *nrowptr;
+    int32_t *acol, *ncol;
+    double *aval, *nval;
+    int64_t part[CSR_MAX_THREADS + 1];
+    int64_t rlo[CSR_MAX_THREADS + 1]; /* rows of thread t: [rlo[t], rlo[t+1]) */
+    int64_t offdiag[CSR_MAX_THREADS], dups[CSR_MAX_THREADS];
+    int unsorted[CSR_MAX_THREADS];
+} asm_ctx;
+
+typedef void (*asm_fn)(asm_ctx *c, int t);
+typedef struct asm_arg {
+    asm_ctx *c;
+    asm_fn fn;
+    int t;
+} asm_arg;
+
+static void *asm_thread(void *p)
+{
+    asm_arg *a = p;
+    a->fn(a->c, a->t);
+    return NULL;
+}
+
+static void run_par(asm_ctx *c, asm_fn fn)
+{
+    pthread_t tid[CSR_MAX_THREADS];
+    asm_arg arg[CSR_MAX_THREADS];
+    int started[CSR_MAX_THREADS];
+    for (int t = 1; t < c->nt; t++) {
+        arg[t] = (asm_arg){c, fn, t};
+        started[t] = pthread_create(&tid[t], NULL, asm_thread, &arg[t]) == 0;
+        if (!started[t])
+            fn(c, t);
+    }
+    fn(c, 0);
+    for (int t = 1; t < c->nt; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+}
+
+/* floor(n * t / nt) without overflow: where thread t's block starts */
+static inline int64_t blk(int64_t n, int t, int nt)
+{
+    return n / nt * t + n % nt * t / nt;
+}
+
+/* cur[i] += 1: an atomic add with several threads, a plain one alone. */
+static inline int64_t bump(_Atomic int64_t *p, int par)
+{
+    if (par)
+        return atomic_fetch_add_explicit(p, 1, memory_order_relaxed);
+    int64_t v = atomic_load_explicit(p, memory_order_relaxed);
+    atomic_store_explicit(p, v + 1, memory_order_relaxed);
+    return v;
+}
+
+static void ph_count(asm_ctx *c, int t)
+{
+    const int par = c->nt > 1;
+    int64_t off = 0;
+    for (int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt); k < e; k++) {
+        int32_t i = c->row[k], j = c->col[k];
+        bump(&c->cur[i], par);
+        if (c->mirror && i != j) {
+            bump(&c->cur[j], par);
+            off++;
+        }
+    }
+    c->offdiag[t] = off;
+}
+
+/* Exclusive prefix sum of cur[] over rows, in two phases: block sums, then
+ * (after the serial sum over blocks) the fill. */
+static void ph_psum_a(asm_ctx *c, int t)
+{
+    int64_t s = 0;
+    for (int64_t i = blk(c->nrows, t, c->nt), e = blk(c->nrows, t + 1, c->nt); i < e; i++)
+        s += atomic_load_explicit(&c->cur[i], memory_order_relaxed);
+    c->part[t + 1] = s;
+}
+
+static void ph_psum_b(asm_ctx *c, int t) /* rowptr, and cur[] becomes the cursors */
+{
+    int64_t run = c->part[t];
+    for (int64_t i = blk(c->nrows, t, c->nt), e = blk(c->nrows, t + 1, c->nt); i < e; i++) {
+        int64_t k = atomic_load_explicit(&c->cur[i], memory_order_relaxed);
+        c->rowptr[i] = run;
+        atomic_store_explicit(&c->cur[i], run, memory_order_relaxed);
+        run += k;
+    }
+}
+
+static void ph_psum_new(asm_ctx *c, int t) /* nrowptr from the merged lengths */
+{
+    int64_t run = c->part[t];
+    for (int64_t i = blk(c->nrows, t, c->nt), e = blk(c->nrows, t + 1, c->nt); i < e; i++) {
+        c->nrowptr[i] = run;
+        run += atomic_load_explicit(&c->cur[i], memory_order_relaxed);
+    }
+}
+
+static int64_t psum(asm_ctx *c, asm_fn fill)
+{
+    run_par(c, ph_psum_a);
+    c->part[0] = 0;
+    for (int t = 0; t < c->nt; t++)
+        c->part[t + 1] += c->part[t];
+    run_par(c, fill);
+    return c->part[c->nt];
+}
+
+static void ph_scatter(asm_ctx *c, int t)
+{
+    const int par = c->nt > 1;
+    const double sign = c->mirror < 0 ? -1.0 : 1.0;
+    for (int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt); k < e; k++) {
+        int32_t i = c->row[k], j = c->col[k];
+        double v = c->val[k];
+        int64_t d = bump(&c->cur[i], par);
+        c->acol[d] = j;
+        c->aval[d] = v;
+        if (c->mirror && i != j) {
+            d = bump(&c->cur[j], par);
+            c->acol[d] = i;
+            c->aval[d] = sign * v;
         }
     }
 }
 
-int csr_from_coo(const coo_matrix *C, csr_matrix *A, int64_t *duplicates, cls_error *err)
+static void ph_copy(asm_ctx *c, int t)
 {
-    int rc = csr_alloc(A, C->nrows, C->ncols, C->nnz, err);
-    if (rc)
-        return rc;
-    /* pass 1: count entries per row */
-    for (int64_t k = 0; k < C->nnz; k++)
-        A->rowptr[C->row[k] + 1]++;
-    for (int64_t i = 0; i < C->nrows; i++)
-        A->rowptr[i + 1] += A->rowptr[i];
-    /* pass 2: scatter into row buckets */
-    int64_t *next = malloc((size_t)(C->nrows ? C->nrows : 1) * sizeof *next);
-    if (!next) {
-        csr_free(A);
-        return cls_fail(err, CLS_EOTHER, "out of memory assembling CSR");
+    int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt);
+    if (e > k) {
+        memcpy(c->acol + k, c->col + k, (size_t)(e - k) * sizeof *c->acol);
+        memcpy(c->aval + k, c->val + k, (size_t)(e - k) * sizeof *c->aval);
     }
-    memcpy(next, A->rowptr, (size_t)C->nrows * sizeof *next);
-    for (int64_t k = 0; k < C->nnz; k++) {
-        int64_t dst = next[C->row[k]]++;
-        A->col[dst] = C->col[k];
-        A->val[dst] = C->val[k];
+}
+
+static void ph_check_sorted(asm_ctx *c, int t)
+{
+    int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt);
+    if (e >= c->n)
+        e = c->n - 1; /* compare with the next entry, across the block end */
+    int bad = 0;
+    for (; k < e; k++)
+        bad |= c->row[k] > c->row[k + 1];
+    c->unsorted[t] = bad;
+}
+
+/* Row pointers of entries already grouped by ascending row: rowptr[r] is
+ * the first entry of a row >= r; each r is written by exactly one thread. */
+static void ph_rowptr_sorted(asm_ctx *c, int t)
+{
+    int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt);
+    for (; k < e; k++) {
+        int64_t prev = k ? c->row[k - 1] : -1;
+        for (int64_t r = prev + 1; r <= c->row[k]; r++)
+            c->rowptr[r] = k;
     }
-    free(next);
-    /* sort each row by column, then merge duplicates in place */
-    int64_t dups = 0, out = 0;
-    for (int64_t i = 0; i < C->nrows; i++) {
-        int64_t begin = A->rowptr[i], end = A->rowptr[i + 1];
-        sort_row(A->col + begin, A->val + begin, end - begin);
-        A->rowptr[i] = out;
-        for (int64_t k = begin; k < end; k++) {
-            if (out > A->rowptr[i] && A->col[out - 1] == A->col[k]) {
-                A->val[out - 1] += A->val[k];
-                dups++;
-            } else {
-                A->col[out] = A->col[k];
-                A->val[out] = A->val[k];
-                out++;
-            }
+    if (e == c->n && e > blk(c->n, t, c->nt))
+        for (int64_t r = (int64_t)c->row[c->n - 1] + 1; r <= c->nrows; r++)
+            c->rowptr[r] = c->n;
+}
+
+/* Rows split so that each thread gets about the same number of entries. */
+static void split_rows(asm_ctx *c)
+{
+    int64_t total = c->rowptr[c->nrows];
+    c->rlo[0] = 0;
+    for (int t = 1; t < c->nt; t++) {
+        int64_t target = blk(total, t, c->nt), l = c->rlo[t - 1], r = c->nrows;
+        while (l < r) {
+            int64_t m = l + (r - l) / 2;
+            if (c->rowptr[m] >= target)
+                r = m;
+            else
+                l = m + 1;
+        }
+        c->rlo[t] = l;
+    }
+    c->rlo[c->nt] = c->nrows;
+}
+
+static void ph_rows(asm_ctx *c, int t)
+{
+    int64_t d = 0;
+    for (int64_t i = c->rlo[t]; i < c->rlo[t + 1]; i++) {
+        int64_t b = c->rowptr[i];
+        int64_t len = sort_merge_row(c->acol + b, c->aval + b, c->rowptr[i + 1] - b, &d);
+        atomic_store_explicit(&c->cur[i], len, memory_order_relaxed);
+    }
+    c->dups[t] = d;
+}
+
+static void ph_compact(asm_ctx *c, int t)
+{
+    for (int64_t i = c->rlo[t]; i < c->rlo[t + 1]; i++) {
+        int64_t s = c->rowptr[i], d = c->nrowptr[i];
+        int64_t len = atomic_load_explicit(&c->cur[i], memory_order_relaxed);
+        for (int64_t k = 0; k < len; k++) {
+            c->ncol[d + k] = c->acol[s + k];
+            c->nval[d + k] = c->aval[s + k];
         }
     }
-    A->rowptr[C->nrows] = out;
-    A->nnz = out;
-    if (duplicates)
-        *duplicates = dups;
+}
+
+static int asm_threads(int threads, int64_t work)
+{
+    int nt = threads;
+    if (nt <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        nt = n > 0 ? (int)(n < CSR_MAX_THREADS ? n : CSR_MAX_THREADS) : 1;
+    }
+    if (nt > CSR_MAX_THREADS)
+        nt = CSR_MAX_THREADS;
+    if (work < csr_par_min)
+        nt = 1;
+    return nt;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Sort and merge every row, then close the gaps the merges left: in place
+ * alone, into fresh arrays (no overlap between threads) with several. */
+static int finish_rows(asm_ctx *c, csr_matrix *A, int64_t *dups_out, double *tsort)
+{
+    split_rows(c);
+    run_par(c, ph_rows);
+    int64_t dups = 0;
+    for (int t = 0; t < c->nt; t++)
+        dups += c->dups[t];
+    *tsort = now_s();
+    if (dups_out)
+        *dups_out = dups;
+    int64_t total = c->rowptr[c->nrows];
+    if (!dups) {
+        A->nnz = total;
+        return CLS_OK;
+    }
+    if (c->nt == 1) {
+        int64_t out = 0;
+        for (int64_t i = 0; i < c->nrows; i++) {
+            int64_t s = c->rowptr[i];
+            int64_t len = atomic_load_explicit(&c->cur[i], memory_order_relaxed);
+            if (out != s) {
+                memmove(c->acol + out, c->acol + s, (size_t)len * sizeof *c->acol);
+                memmove(c->aval + out, c->aval + s, (size_t)len * sizeof *c->aval);
+            }
+            c->rowptr[i] = out;
+            out += len;
+        }
+        c->rowptr[c->nrows] = out;
+        A->nnz = out;
+        return CLS_OK;
+    }
+    int64_t nnz = total - dups;
+    c->nrowptr = malloc((size_t)(c->nrows + 1) * sizeof *c->nrowptr);
+    c->ncol = big_malloc((size_t)(nnz ? nnz : 1) * sizeof *c->ncol);
+    c->nval = big_malloc((size_t)(nnz ? nnz : 1) * sizeof *c->nval);
+    if (!c->nrowptr || !c->ncol || !c->nval) {
+        free(c->nrowptr);
+        free(c->ncol);
+        free(c->nval);
+        return CLS_EOTHER;
+    }
+    psum(c, ph_psum_new);
+    c->nrowptr[c->nrows] = nnz;
+    run_par(c, ph_compact);
+    free(A->rowptr);
+    free(A->col);
+    free(A->val);
+    A->rowptr = c->nrowptr;
+    A->col = c->ncol;
+    A->val = c->nval;
+    A->nnz = nnz;
     return CLS_OK;
+}
+
+static int profile_on(void)
+{
+    const char *s = getenv("CLSOLVE_MM_PROFILE");
+    return s && *s && strcmp(s, "0") != 0;
+}
+
+/* The two entry points share this: take != 0 may adopt C's arrays (and
+ * frees C in any case). */
+static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int threads,
+                    csr_matrix *A, int64_t *expanded, int64_t *duplicates, cls_error *err)
+{
+    double t0 = now_s();
+    csr_init(A);
+    asm_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        goto oom;
+    c->nt = asm_threads(threads, C->nnz + C->nrows);
+    c->mirror = mirror;
+    c->n = C->nnz;
+    c->nrows = C->nrows;
+    c->row = C->row;
+    c->col = C->col;
+    c->val = C->val;
+    A->nrows = C->nrows;
+    A->ncols = C->ncols;
+    int64_t nrows = C->nrows;
+    c->cur = big_calloc((size_t)(nrows ? nrows : 1) * sizeof *c->cur);
+    A->rowptr = big_malloc((size_t)(nrows + 1) * sizeof *A->rowptr);
+    if (!c->cur || !A->rowptr)
+        goto oom;
+    c->rowptr = A->rowptr;
+    const char *path = "scatter";
+    double t1, t2, t3;
+
+    int sorted = 0;
+    if (!mirror) {
+        run_par(c, ph_check_sorted);
+        sorted = 1;
+        for (int t = 0; t < c->nt; t++)
+            sorted &= !c->unsorted[t];
+    }
+    if (sorted) {
+        /* grouped by row already (the common case for files written row by
+         * row): the column and value arrays become A's as they are */
+        path = Cm ? "adopt" : "copy";
+        if (c->n == 0)
+            memset(A->rowptr, 0, (size_t)(nrows + 1) * sizeof *A->rowptr);
+        else
+            run_par(c, ph_rowptr_sorted);
+        t1 = now_s();
+        if (Cm && Cm->col) {
+            A->col = Cm->col;
+            A->val = Cm->val;
+            free(Cm->row);
+            coo_init(Cm);
+            c->row = NULL;
+            c->col = NULL;
+            c->val = NULL;
+        } else {
+            A->col = big_malloc((size_t)(c->n ? c->n : 1) * sizeof *A->col);
+            A->val = big_malloc((size_t)(c->n ? c->n : 1) * sizeof *A->val);
+            if (!A->col || !A->val)
+                goto oom;
+            c->acol = A->col;
+            c->aval = A->val;
+            run_par(c, ph_copy);
+        }
+        if (expanded)
+            *expanded = c->n;
+        t2 = now_s();
+    } else {
+        run_par(c, ph_count); /* into cur[], zeroed by calloc */
+        int64_t off = 0;
+        for (int t = 0; t < c->nt; t++)
+            off += c->offdiag[t];
+        int64_t total = c->n + off;
+        if (expanded)
+            *expanded = total;
+        A->col = big_malloc((size_t)(total ? total : 1) * sizeof *A->col);
+        A->val = big_malloc((size_t)(total ? total : 1) * sizeof *A->val);
+        if (!A->col || !A->val)
+            goto oom;
+        c->acol = A->col;
+        c->aval = A->val;
+        psum(c, ph_psum_b);
+        A->rowptr[nrows] = total;
+        t1 = now_s();
+        run_par(c, ph_scatter);
+        t2 = now_s();
+    }
+    c->acol = A->col;
+    c->aval = A->val;
+    if (finish_rows(c, A, duplicates, &t3))
+        goto oom;
+    double t4 = now_s();
+    if (profile_on())
+        fprintf(stderr,
+                "csr_from_coo: %s, %d thread%s, %lld entries: count+rowptr %.1f ms, "
+                "scatter %.1f ms, sort+merge %.1f ms, compact %.1f ms, total %.1f ms\n",
+                path, c->nt, c->nt == 1 ? "" : "s", (long long)c->n, 1e3 * (t1 - t0),
+                1e3 * (t2 - t1), 1e3 * (t3 - t2), 1e3 * (t4 - t3), 1e3 * (t4 - t0));
+    free(c->cur);
+    free(c);
+    if (Cm)
+        coo_free(Cm);
+    return CLS_OK;
+oom:
+    if (c)
+        free(c->cur);
+    free(c);
+    csr_free(A);
+    if (Cm)
+        coo_free(Cm);
+    return cls_fail(err, CLS_EOTHER, "out of memory assembling CSR");
+}
+
+int csr_from_coo_mt(const coo_matrix *C, int mirror, int threads, csr_matrix *A,
+                    int64_t *expanded, int64_t *duplicates, cls_error *err)
+{
+    return assemble(NULL, C, mirror, threads, A, expanded, duplicates, err);
+}
+
+int csr_from_coo_take(coo_matrix *C, int mirror, int threads, csr_matrix *A,
+                      int64_t *expanded, int64_t *duplicates, cls_error *err)
+{
+    return assemble(C, C, mirror, threads, A, expanded, duplicates, err);
+}
+
+int csr_from_coo(const coo_matrix *C, csr_matrix *A, int64_t *duplicates, cls_error *err)
+{
+    return assemble(NULL, C, 0, 0, A, NULL, duplicates, err);
 }
 
 void csr_spmv_ref(const csr_matrix *A, const double *x, double *y)

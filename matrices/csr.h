@@ -49,8 +49,30 @@ void coo_init(coo_matrix *C);
 void coo_free(coo_matrix *C);
 
 /* Builds CSR from triplets: sorts by (row, col), sums duplicates and counts
- * them in *duplicates (may be NULL). C is left intact. */
+ * them in *duplicates (may be NULL). C is left intact. Duplicates are summed
+ * in ascending value order, so the result is bit-identical whatever the
+ * input order and thread count. Uses one thread per online CPU for large
+ * inputs (see csr_from_coo_mt). */
 int csr_from_coo(const coo_matrix *C, csr_matrix *A, int64_t *duplicates, cls_error *err);
+
+/* As csr_from_coo with `threads` threads (0: one per online CPU; inputs
+ * smaller than csr_set_parallel_min's threshold use one) and a mirror:
+ * 0 takes the entries as they are; +1 also adds (j, i, v) for every stored
+ * (i, j, v) with i != j (symmetric storage), -1 adds (j, i, -v) (skew).
+ * *expanded (may be NULL) gets the entry count after mirroring, before the
+ * duplicate merge. */
+int csr_from_coo_mt(const coo_matrix *C, int mirror, int threads, csr_matrix *A,
+                    int64_t *expanded, int64_t *duplicates, cls_error *err);
+
+/* As csr_from_coo_mt, but consumes C (it is freed and emptied on return,
+ * success or not): when C is grouped by ascending row and mirror is 0, its
+ * column and value arrays become A's without a copy. */
+int csr_from_coo_take(coo_matrix *C, int mirror, int threads, csr_matrix *A,
+                      int64_t *expanded, int64_t *duplicates, cls_error *err);
+
+/* Entries (plus rows) below which assembly runs on one thread (default
+ * 65536; <= 0 restores it). Tests set 1 to run small inputs in parallel. */
+void csr_set_parallel_min(int64_t nnz);
 
 /* y = A x in double, the reference every kernel is checked against. */
 void csr_spmv_ref(const csr_matrix *A, const double *x, double *y);

@@ -12,6 +12,12 @@
  * never an allocation size. `.gz` files are read through zlib.
  *
  * Every failure is CLS_EINPUT with "FILE:LINE: what is wrong".
+ *
+ * A plain regular file is mapped and parsed in place instead of read in
+ * blocks (one block, unless mm_set_block_size set a size), and the CSR is
+ * assembled in parallel with the same thread count (csr_from_coo_take);
+ * see mm.c for the phases and the CLSOLVE_MM_PROFILE / CLSOLVE_MM_NOMAP
+ * environment switches.
  */
 #ifndef CLS_MATRICES_MM_H
 #define CLS_MATRICES_MM_H
@@ -85,7 +91,8 @@ int mm_write_csr(const char *path, const csr_matrix *A, int symmetric, const cha
                  cls_error *err);
 
 /* Bytes per block of the entry section (default 64 MiB; 0 restores it).
- * Tests set it small so that small files cross many block boundaries. */
+ * Tests set it small so that small files cross many block boundaries.
+ * A mapped file is one block unless a size other than the default is set. */
 void mm_set_block_size(size_t bytes);
 
 #endif

@@ -958,6 +958,139 @@ static void test_threads(void)
     free(lines);
 }
 
+/* Plain files longer than the header read are mapped and parsed in place;
+ * the same text through the read path (CLSOLVE_MM_NOMAP=1) and through
+ * gzip must give the same bits, and an error the same message and line,
+ * under every thread count, with mapped blocks (a test block size) or one
+ * mapped block (the default), with and without a final newline. */
+static void set_nomap(int on)
+{
+    if (on)
+        setenv("CLSOLVE_MM_NOMAP", "1", 1);
+    else
+        unsetenv("CLSOLVE_MM_NOMAP");
+}
+
+static void test_mapped(void)
+{
+    static const char *sym[] = {"general", "symmetric", "skew-symmetric"};
+    static const int tc[] = {1, 2, 3, 7};
+    const int nent = 30000, nrows = 900;
+    char *text = malloc((size_t)nent * 64 + 1024);
+    for (int variant = 0; variant < 6; variant++) {
+        int sk = variant % 3, final_nl = variant < 3;
+        size_t n = (size_t)sprintf(text, "%%%%MatrixMarket matrix coordinate real %s\n%d %d %d\n",
+                                   sym[sk], nrows, nrows, nent);
+        for (int k = 0; k < nent; k++) {
+            int i = (int)(check_rand() % nrows) + 1, j = (int)(check_rand() % nrows) + 1;
+            if (sk && j > i) {
+                int t = i;
+                i = j;
+                j = t;
+            }
+            if (sk == 2 && i == j) /* skew: keep off the diagonal, in the lower triangle */
+                i == 1 ? (i = 2) : (j = i - 1);
+            if (k % 997 == 0)
+                n += (size_t)sprintf(text + n, "%% comment in the entries\n");
+            n += (size_t)sprintf(text + n, "%d %d %.17g\n", i, j,
+                                 (check_uniform() - 0.5) * 1e3);
+        }
+        if (!final_nl)
+            n--; /* drop the last '\n' */
+        char name[64];
+        snprintf(name, sizeof name, "mapped%d.mtx", variant);
+        const char *p = write_bytes(name, text, n);
+        snprintf(name, sizeof name, "mapped%d.gz", variant);
+        const char *pgz = write_gz(name, text, n);
+        csr_matrix ref;
+        mm_read_stats st;
+        set_nomap(1);
+        int have_ref = read_ok(p, 1, &ref, NULL, &st) == CLS_OK;
+        set_nomap(0);
+        if (!have_ref)
+            continue;
+        CHECK(st.bytes == (int64_t)n && st.stored_entries == nent);
+        for (int q = 0; q < 4; q++) {
+            for (int mode = 0; mode < 3; mode++) {
+                mm_set_block_size(mode == 1 ? 4096 : 0);
+                csr_matrix A;
+                const char *path = mode == 2 ? pgz : p;
+                if (!read_ok(path, tc[q], &A, NULL, &st)) {
+                    CHECK_MSG(csr_bits_equal(&A, &ref), "variant %d, mode %d, threads %d differ",
+                              variant, mode, tc[q]);
+                    CHECK(st.bytes == (int64_t)n && st.stored_entries == nent);
+                    csr_free(&A);
+                }
+            }
+        }
+        mm_set_block_size(0);
+        csr_free(&ref);
+
+        /* errors: one entry short of the declaration; a bad last line */
+        for (int bad = 0; bad < 2; bad++) {
+            char *t2 = malloc(n + 64);
+            memcpy(t2, text, n);
+            size_t m = n;
+            if (bad == 0) {
+                char *sl = strchr(t2, '\n') + 1;
+                memcpy(sl + strlen(sl) - strlen(strchr(sl, '\n')) - 5, "30001", 5);
+            } else {
+                while (m > 0 && t2[m - 1] == '\n')
+                    m--;
+                while (m > 0 && t2[m - 1] != '\n')
+                    m--;
+                m += (size_t)sprintf(t2 + m, "1 2 x%s", final_nl ? "\n" : "");
+            }
+            snprintf(name, sizeof name, "mapped-bad%d-%d.mtx", variant, bad);
+            const char *pb = write_bytes(name, t2, m);
+            cls_error e0;
+            csr_matrix A;
+            mm_read_options o1 = {1};
+            set_nomap(1);
+            CHECK(mm_read_csr(pb, &o1, &A, NULL, NULL, &e0) == CLS_EINPUT);
+            set_nomap(0);
+            CHECK_MSG(strstr(e0.msg, bad ? "value is not a number" : "file ends after"),
+                      "%s", e0.msg);
+            for (int q = 0; q < 4; q++) {
+                for (int blk = 0; blk < 2; blk++) {
+                    mm_set_block_size(blk ? 4096 : 0);
+                    cls_error e;
+                    mm_read_options o = {tc[q]};
+                    CHECK(mm_read_csr(pb, &o, &A, NULL, NULL, &e) == CLS_EINPUT);
+                    CHECK_MSG(e.line == e0.line && strcmp(e.msg, e0.msg) == 0,
+                              "variant %d bad %d threads %d: '%s' vs read path '%s'", variant,
+                              bad, tc[q], e.msg, e0.msg);
+                }
+            }
+            mm_set_block_size(0);
+            free(t2);
+        }
+    }
+    free(text);
+
+    /* indices of every length around the 8-byte fast path, with leading
+     * zeros and signs, mid-file and at the very end of the file */
+    const char *idx = "%%MatrixMarket matrix coordinate real general\n"
+                      "1000000 20000000 7\n"
+                      "1 1 1\n0000001\t00000000002 2\n999999 2999999 3\n"
+                      "+12 0000000000000000000000012 4\n12345 1234567 5\n"
+                      "123456 12345678 6\n1000000 20000000 7";
+    csr_matrix A;
+    for (int nt = 1; nt <= 2; nt++) {
+        if (read_ok(write_text("idxlen.mtx", idx), nt, &A, NULL, NULL))
+            continue;
+        static const int64_t r[7] = {0, 0, 11, 12344, 123455, 999998, 999999};
+        static const int32_t c[7] = {0, 1, 11, 1234566, 12345677, 2999998, 19999999};
+        static const double v[7] = {1, 2, 4, 5, 6, 3, 7};
+        int ok = A.nnz == 7;
+        for (int k = 0; ok && k < 7; k++)
+            ok = A.rowptr[r[k]] <= k && A.rowptr[r[k] + 1] > k && A.col[k] == c[k] &&
+                 A.val[k] == v[k];
+        CHECK_MSG(ok, "index lengths, threads %d", nt);
+        csr_free(&A);
+    }
+}
+
 static int no_tmp_left(void)
 {
     DIR *d = opendir(tmpdir);
@@ -1099,6 +1232,7 @@ int main(int argc, char **argv)
     test_vectors();
     test_number_parsing();
     test_threads();
+    test_mapped();
     test_writer();
     datadir = argc > 1 ? argv[1] : NULL;
     struct stat sb;

@@ -1,0 +1,375 @@
+/*
+ * test_csr.c: CSR assembly from triplets (csr_from_coo and its parallel,
+ * mirroring and consuming variants).
+ *
+ * The expectation comes from a deliberately naive reference: qsort of all
+ * entries by (row, column, value), then a left-to-right sum of each run of
+ * equal (row, column). The contract is that duplicates are summed in
+ * ascending value order, so the parallel assembly must match it bit for bit
+ * under every thread count, input order and run.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "matrices/csr.h"
+
+/* ------------------------------------------------------------------------ */
+/* helpers                                                                   */
+
+static void coo_make(coo_matrix *C, int64_t nrows, int64_t ncols, int64_t n)
+{
+    coo_init(C);
+    C->nrows = nrows;
+    C->ncols = ncols;
+    C->nnz = n;
+    C->cap = n;
+    C->row = malloc((size_t)(n ? n : 1) * sizeof *C->row);
+    C->col = malloc((size_t)(n ? n : 1) * sizeof *C->col);
+    C->val = malloc((size_t)(n ? n : 1) * sizeof *C->val);
+}
+
+static void coo_copy(coo_matrix *D, const coo_matrix *C)
+{
+    coo_make(D, C->nrows, C->ncols, C->nnz);
+    memcpy(D->row, C->row, (size_t)C->nnz * sizeof *D->row);
+    memcpy(D->col, C->col, (size_t)C->nnz * sizeof *D->col);
+    memcpy(D->val, C->val, (size_t)C->nnz * sizeof *D->val);
+}
+
+/* A value with a random sign and magnitude: sums of these depend on their
+ * order, so a wrong summation order shows up in the bits. */
+static double rand_val(void)
+{
+    unsigned r = (unsigned)check_rand();
+    if (r % 11 == 0)
+        return (r & 16) ? -0.0 : 0.0;
+    double v = (check_uniform() + 0.1) * pow(10.0, (int)(check_rand() % 24) - 12);
+    return (r & 1) ? -v : v;
+}
+
+static void shuffle(coo_matrix *C)
+{
+    for (int64_t k = C->nnz - 1; k > 0; k--) {
+        int64_t m = (int64_t)(check_rand() % (uint64_t)(k + 1));
+        int32_t r = C->row[k], c = C->col[k];
+        double v = C->val[k];
+        C->row[k] = C->row[m];
+        C->col[k] = C->col[m];
+        C->val[k] = C->val[m];
+        C->row[m] = r;
+        C->col[m] = c;
+        C->val[m] = v;
+    }
+}
+
+typedef struct trip {
+    int32_t r, c;
+    double v;
+} trip;
+
+static uint64_t key(double v) /* IEEE totalOrder on the bits */
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
+}
+
+static int trip_cmp(const void *a, const void *b)
+{
+    const trip *x = a, *y = b;
+    if (x->r != y->r)
+        return x->r < y->r ? -1 : 1;
+    if (x->c != y->c)
+        return x->c < y->c ? -1 : 1;
+    uint64_t kx = key(x->v), ky = key(y->v);
+    return kx < ky ? -1 : kx > ky;
+}
+
+/* The reference: expand (mirror), qsort, sum runs left to right. */
+static void naive_csr(const coo_matrix *C, int mirror, csr_matrix *A, int64_t *dups,
+                      int64_t *expanded)
+{
+    int64_t n = 0;
+    trip *t = malloc((size_t)(2 * C->nnz + 1) * sizeof *t);
+    for (int64_t k = 0; k < C->nnz; k++) {
+        t[n++] = (trip){C->row[k], C->col[k], C->val[k]};
+        if (mirror && C->row[k] != C->col[k])
+            t[n++] = (trip){C->col[k], C->row[k], mirror < 0 ? -C->val[k] : C->val[k]};
+    }
+    *expanded = n;
+    qsort(t, (size_t)n, sizeof *t, trip_cmp);
+    cls_error e;
+    csr_alloc(A, C->nrows, C->ncols, n, &e);
+    int64_t out = 0, d = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (out > 0 && k > 0 && t[k].r == t[k - 1].r && t[k].c == A->col[out - 1]) {
+            A->val[out - 1] += t[k].v;
+            d++;
+        } else {
+            A->col[out] = t[k].c;
+            A->val[out] = t[k].v;
+            A->rowptr[t[k].r + 1]++;
+            out++;
+        }
+    }
+    for (int64_t i = 0; i < C->nrows; i++)
+        A->rowptr[i + 1] += A->rowptr[i];
+    A->nnz = out;
+    *dups = d;
+    free(t);
+}
+
+static int csr_bits_equal(const csr_matrix *A, const csr_matrix *B)
+{
+    if (A->nrows != B->nrows || A->ncols != B->ncols || A->nnz != B->nnz)
+        return 0;
+    if (memcmp(A->rowptr, B->rowptr, (size_t)(A->nrows + 1) * sizeof *A->rowptr))
+        return 0;
+    if (A->nnz && memcmp(A->col, B->col, (size_t)A->nnz * sizeof *A->col))
+        return 0;
+    if (A->nnz && memcmp(A->val, B->val, (size_t)A->nnz * sizeof *A->val))
+        return 0;
+    return 1;
+}
+
+static const int thread_counts[] = {1, 2, 3, 8};
+#define NTC ((int)(sizeof thread_counts / sizeof thread_counts[0]))
+
+/* Every variant and thread count (twice each) against the reference. */
+static void check_all(const char *what, const coo_matrix *C, int mirror)
+{
+    csr_matrix ref;
+    int64_t rdups, rexp;
+    naive_csr(C, mirror, &ref, &rdups, &rexp);
+    cls_error e;
+    for (int q = 0; q < NTC; q++) {
+        for (int run = 0; run < 2; run++) {
+            int nt = thread_counts[q];
+            csr_matrix A;
+            int64_t dups = -1, exp = -1;
+            int rc = csr_from_coo_mt(C, mirror, nt, &A, &exp, &dups, &e);
+            CHECK_MSG(rc == CLS_OK, "%s: mt rc %d", what, rc);
+            if (rc)
+                continue;
+            CHECK_MSG(csr_bits_equal(&A, &ref), "%s: mt, %d threads, run %d differs", what, nt,
+                      run);
+            CHECK_MSG(dups == rdups && exp == rexp, "%s: mt, %d threads: dups %lld/%lld, "
+                      "expanded %lld/%lld", what, nt, (long long)dups, (long long)rdups,
+                      (long long)exp, (long long)rexp);
+            csr_free(&A);
+
+            coo_matrix D;
+            coo_copy(&D, C);
+            rc = csr_from_coo_take(&D, mirror, nt, &A, &exp, &dups, &e);
+            CHECK_MSG(rc == CLS_OK, "%s: take rc %d", what, rc);
+            CHECK_MSG(D.row == NULL && D.col == NULL && D.val == NULL && D.nnz == 0,
+                      "%s: take left C with arrays", what);
+            if (rc)
+                continue;
+            CHECK_MSG(csr_bits_equal(&A, &ref), "%s: take, %d threads, run %d differs", what,
+                      nt, run);
+            CHECK_MSG(dups == rdups && exp == rexp, "%s: take, %d threads: dups %lld/%lld",
+                      what, nt, (long long)dups, (long long)rdups);
+            csr_free(&A);
+        }
+    }
+    if (!mirror) { /* the plain entry point agrees, and C is left intact */
+        coo_matrix D;
+        coo_copy(&D, C);
+        csr_matrix A;
+        int64_t dups = -1;
+        CHECK(csr_from_coo(&D, &A, &dups, &e) == CLS_OK);
+        CHECK_MSG(csr_bits_equal(&A, &ref) && dups == rdups, "%s: csr_from_coo differs", what);
+        CHECK(D.nnz == C->nnz && memcmp(D.row, C->row, (size_t)C->nnz * sizeof *C->row) == 0 &&
+              memcmp(D.val, C->val, (size_t)C->nnz * sizeof *C->val) == 0);
+        csr_free(&A);
+        coo_free(&D);
+    }
+    csr_free(&ref);
+}
+
+/* ------------------------------------------------------------------------ */
+/* cases                                                                     */
+
+/* Many duplicates: 200k entries over 1500 x 300, ~3 per position on average;
+ * shuffled, grouped by row (columns still shuffled: the adopting path with
+ * sort and merge) and fully sorted inputs must all give the reference. */
+static void test_random_dups(void)
+{
+    coo_matrix C;
+    const int64_t n = 200000, nr = 1500, nc = 300;
+    coo_make(&C, nr, nc, n);
+    for (int64_t k = 0; k < n; k++) {
+        C.row[k] = (int32_t)(check_rand() % (uint64_t)nr);
+        C.col[k] = (int32_t)(check_rand() % (uint64_t)nc);
+        C.val[k] = rand_val();
+    }
+    check_all("random", &C, 0);
+    shuffle(&C);
+    check_all("random, shuffled", &C, 0);
+
+    /* grouped by ascending row, columns in random order within a row */
+    coo_matrix G;
+    coo_make(&G, nr, nc, n);
+    int64_t *cnt = calloc((size_t)nr + 1, sizeof *cnt);
+    for (int64_t k = 0; k < n; k++)
+        cnt[C.row[k] + 1]++;
+    for (int64_t i = 0; i < nr; i++)
+        cnt[i + 1] += cnt[i];
+    for (int64_t k = 0; k < n; k++) {
+        int64_t d = cnt[C.row[k]]++;
+        G.row[d] = C.row[k];
+        G.col[d] = C.col[k];
+        G.val[d] = C.val[k];
+    }
+    check_all("grouped by row", &G, 0);
+    free(cnt);
+    coo_free(&G);
+    coo_free(&C);
+}
+
+/* Square, for symmetric (+1) and skew (-1) mirroring, with duplicates and
+ * diagonal entries. */
+static void test_mirror(void)
+{
+    coo_matrix C;
+    const int64_t n = 100000, nr = 700;
+    coo_make(&C, nr, nr, n);
+    for (int64_t k = 0; k < n; k++) {
+        int32_t i = (int32_t)(check_rand() % (uint64_t)nr);
+        int32_t j = (int32_t)(check_rand() % (uint64_t)nr);
+        if (check_rand() % 5 == 0)
+            j = i;
+        if (j > i) { /* lower triangle, as a symmetric file stores it */
+            int32_t t = i;
+            i = j;
+            j = t;
+        }
+        C.row[k] = i;
+        C.col[k] = j;
+        C.val[k] = rand_val();
+    }
+    check_all("symmetric", &C, 1);
+    check_all("skew", &C, -1);
+    shuffle(&C);
+    check_all("symmetric, shuffled", &C, 1);
+    coo_free(&C);
+}
+
+/* Sorted and unique: the adopting path without merge; every row a few
+ * entries, many rows empty (including the first and the last). */
+static void test_sorted_empty_rows(void)
+{
+    coo_matrix C;
+    const int64_t nr = 50000, nc = 1000;
+    coo_make(&C, nr, nc, 0);
+    free(C.row);
+    free(C.col);
+    free(C.val);
+    int64_t cap = 60000, n = 0;
+    C.row = malloc((size_t)cap * sizeof *C.row);
+    C.col = malloc((size_t)cap * sizeof *C.col);
+    C.val = malloc((size_t)cap * sizeof *C.val);
+    for (int64_t i = 1; i < nr - 1 && n + 8 < cap; i++) {
+        if (check_rand() % 3)
+            continue; /* two rows in three are empty */
+        int32_t c = (int32_t)(check_rand() % 50);
+        for (int k = 0; k < 4 && c < nc; k++) {
+            C.row[n] = (int32_t)i;
+            C.col[n] = c;
+            C.val[n++] = rand_val();
+            c += 1 + (int32_t)(check_rand() % 100);
+        }
+    }
+    C.nnz = n;
+    C.cap = cap;
+    check_all("sorted, empty rows", &C, 0);
+
+    csr_matrix A;
+    cls_error e;
+    int64_t dups = -1;
+    CHECK(csr_from_coo_mt(&C, 0, 3, &A, NULL, &dups, &e) == CLS_OK);
+    CHECK(dups == 0 && A.nnz == n && A.rowptr[0] == 0 && A.rowptr[1] == 0 &&
+          A.rowptr[nr] == n && A.rowptr[nr - 1] == n);
+    csr_free(&A);
+    coo_free(&C);
+}
+
+/* One huge row among empty ones: the heap sort, one thread owning it. */
+static void test_huge_row(void)
+{
+    coo_matrix C;
+    const int64_t n = 150000, nr = 10, nc = 40000;
+    coo_make(&C, nr, nc, n);
+    for (int64_t k = 0; k < n; k++) {
+        C.row[k] = 6;
+        C.col[k] = (int32_t)(check_rand() % (uint64_t)nc);
+        C.val[k] = rand_val();
+    }
+    check_all("huge row", &C, 0);
+    /* and a few entries elsewhere, after it */
+    C.row[n - 1] = 9;
+    C.row[n - 2] = 0;
+    check_all("huge row + others", &C, 0);
+    coo_free(&C);
+}
+
+/* Degenerate shapes: no entries (with and without arrays), no rows, more
+ * threads than entries. */
+static void test_small(void)
+{
+    cls_error e;
+    csr_matrix A;
+    int64_t dups = -1, exp = -1;
+    coo_matrix C;
+    coo_init(&C);
+    C.nrows = 4;
+    C.ncols = 3;
+    for (int q = 0; q < NTC; q++) {
+        CHECK(csr_from_coo_mt(&C, 0, thread_counts[q], &A, &exp, &dups, &e) == CLS_OK);
+        CHECK(A.nrows == 4 && A.nnz == 0 && A.rowptr[4] == 0 && dups == 0 && exp == 0);
+        csr_free(&A);
+        coo_matrix D = C; /* no arrays at all */
+        CHECK(csr_from_coo_take(&D, 0, thread_counts[q], &A, &exp, &dups, &e) == CLS_OK);
+        CHECK(A.nnz == 0 && A.col && A.val && A.rowptr[4] == 0);
+        csr_free(&A);
+    }
+    coo_make(&C, 0, 0, 0);
+    CHECK(csr_from_coo_mt(&C, 1, 8, &A, &exp, &dups, &e) == CLS_OK);
+    CHECK(A.nrows == 0 && A.nnz == 0 && A.rowptr[0] == 0);
+    csr_free(&A);
+    coo_free(&C);
+
+    coo_make(&C, 3, 3, 3);
+    int32_t r[3] = {2, 0, 2}, c[3] = {1, 0, 1};
+    double v[3] = {1.5, 2.0, 0.25};
+    memcpy(C.row, r, sizeof r);
+    memcpy(C.col, c, sizeof c);
+    memcpy(C.val, v, sizeof v);
+    check_all("three entries", &C, 0);
+    check_all("three entries, symmetric", &C, 1);
+    CHECK(csr_from_coo_mt(&C, 1, 8, &A, &exp, &dups, &e) == CLS_OK);
+    /* (0,0)=2, (1,2)=1.75 mirrored from (2,1) twice, (2,1)=1.75 */
+    CHECK(A.nnz == 3 && dups == 2 && exp == 5);
+    CHECK(A.rowptr[1] == 1 && A.rowptr[2] == 2 && A.col[1] == 2 && A.val[1] == 1.75);
+    csr_free(&A);
+    coo_free(&C);
+}
+
+int main(void)
+{
+    check_seed("test_csr");
+    csr_set_parallel_min(1); /* small inputs run in parallel too */
+    test_small();
+    test_random_dups();
+    test_mirror();
+    test_sorted_empty_rows();
+    test_huge_row();
+    csr_set_parallel_min(0);
+    test_random_dups(); /* the default threshold: one thread below 65536 */
+    return check_done("test_csr");
+}
