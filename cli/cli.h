@@ -33,9 +33,15 @@ int cmd_check(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_devices(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 int cmd_curvature(int argc, char **argv);
 int cmd_deform(int argc, char **argv);
 int cmd_springs(int argc, char **argv);
 int cmd_nbody(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_wait(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
 
 #endif

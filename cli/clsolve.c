@@ -16,9 +16,12 @@ static const char usage[] =
     "usage: clsolve COMMAND [options]\n"
     "\n"
     "  solve A.mtx [-b b.mtx] [--x0 x0.mtx] [-o x.mtx] [--tol 1e-8] [--maxiter N]\n"
-    "              [--precond none|jacobi] [--method cg] [--precision double|float]\n"
-    "              [--device auto|cpu|gpu|INDEX] [--spmv auto|scalar|vector] [--json]\n"
-    "      solve A x = b with conjugate gradients; without -b, b = A*1\n"
+    "              [--precond none|jacobi] [--method cg|pipecg] [--precision double|float]\n"
+    "              [--device auto|cpu|gpu|INDEX[,INDEX...]] [--devices-per-rank N]\n"
+    "              [--min-rows-per-part R] [--read-everywhere] [--spmv auto|scalar|vector]\n"
+    "              [--json] [-v]\n"
+    "      solve A x = b with conjugate gradients; without -b, b = A*1; under\n"
+    "      mpirun -np K the system is split across ranks and their devices\n"
     "  check A.mtx [--json]        parse and describe: size, entries, symmetry, diagonal\n"
     "  gen poisson2d|poisson3d|poisson3d27 N -o A.mtx\n"
     "                              write a standard stencil matrix\n"
@@ -37,6 +40,11 @@ static const char usage[] =
     "                              position-based mass-spring body (see --help)\n"
     "  nbody [--bodies in.csv | --random N] --steps S --dt --softening -o out.csv [--json]\n"
     "                              all-pairs gravity (see --help)\n"
+    "  submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--maxiter N] [--precond none|jacobi]\n"
+    "         [--wait] [-o x.mtx] [--json] [--server URL] [--token-file F]\n"
+    "                              send a system to a clsolved daemon ($CLSOLVE_SERVER, $CLSOLVE_TOKEN)\n"
+    "  status ID [--json] | wait ID [-o x.mtx] [--timeout S] | fetch ID -o x.mtx [--format mtx|json|binary]\n"
+    "  cancel ID                   follow, download or cancel a daemon job\n"
     "\n"
     "exit codes: 0 ok, 1 other error, 2 usage, 3 bad input, 4 not converged, 5 breakdown\n";
 
@@ -115,10 +123,16 @@ int main(int argc, char **argv)
         {"gen", cmd_gen},
         {"devices", cmd_devices},
         {"bench", cmd_bench},
+        {"tune", cmd_tune},
         {"curvature", cmd_curvature},
         {"deform", cmd_deform},
         {"springs", cmd_springs},
         {"nbody", cmd_nbody},
+        {"submit", cmd_submit},
+        {"status", cmd_status},
+        {"wait", cmd_wait},
+        {"fetch", cmd_fetch},
+        {"cancel", cmd_cancel},
     };
     if (argc < 2) {
         fputs(usage, stderr);

@@ -1,14 +1,24 @@
 /*
- * cmd_solve.c: `clsolve solve`, the whole pipeline on one machine: read the
- * matrix (and b, x0), solve with CG on the chosen OpenCL device, write x,
- * and report. Without -b the right-hand side is b = A*1, so the exact
- * solution is all ones and the error is reported beside the residual.
+ * cmd_solve.c: `clsolve solve`, the whole pipeline: read the matrix (and b,
+ * x0), solve with CG or pipelined CG, write x, and report. Without -b the
+ * right-hand side is b = A*1, so the exact solution is all ones and the
+ * error is reported beside the residual.
+ *
+ * It is an MPI program: `clsolve solve A.mtx` runs as a singleton (one rank),
+ * `mpirun -np K clsolve solve A.mtx` splits the system over K ranks and
+ * each rank's devices (--devices-per-rank, or a device list --device 0,1),
+ * through the collective dsolve_file. Options are parsed before MPI starts,
+ * so a usage error exits 2 on every rank without touching MPI. Only rank 0
+ * prints and writes; every rank exits with the same (agreed) code, after a
+ * barrier that follows rank 0's output, so mpirun's abort-on-first-nonzero
+ * cannot cut rank 0 short.
  *
  * The JSON summary (--json) is the contract scripts and tests read: its keys
  * are listed in DESIGN.md and must not be renamed.
  */
 #include <jansson.h>
 #include <math.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +27,7 @@
 #include "cli.h"
 #include "common/timer.h"
 #include "matrices/mm.h"
-#include "solver/solve.h"
+#include "solver/dsolve.h"
 
 typedef struct progress {
     double start, last;
@@ -40,18 +50,22 @@ static int progress_monitor(void *ctx, int64_t it, double res)
     return 0;
 }
 
-static json_t *device_json(const solve_report *rep)
+static json_t *device_json(const dsolve_part_info *p)
 {
-    return json_pack("{s:i, s:s, s:s, s:s, s:s, s:i, s:{s:I, s:I, s:I, s:s, s:I}}",
-                     "index", rep->device.index, "name", rep->device.name, "platform",
-                     rep->device.platform_name, "type", ocl_type_name(rep->device.type),
-                     "driver", rep->device.driver, "compute_units",
-                     (int)rep->device.compute_units, "work_group", "local_size",
-                     (json_int_t)rep->config.local_size, "groups_per_cu",
-                     (json_int_t)rep->config.groups_per_cu, "spmv_local_size",
-                     (json_int_t)rep->config.spmv_local_size, "spmv_variant",
-                     la_spmv_variant_name(rep->spmv), "vector_width",
-                     (json_int_t)rep->config.vector_width);
+    return json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:i, "
+                     "s:{s:I, s:I, s:I, s:s, s:I}}",
+                     "rank", p->rank, "slot", p->slot, "index", p->device.index, "row_begin",
+                     (json_int_t)p->row_begin, "rows", (json_int_t)(p->row_end - p->row_begin),
+                     "nnz", (json_int_t)p->nnz, "ghosts", (json_int_t)p->ghosts,
+                     "interior_rows", (json_int_t)p->interior_rows, "name", p->device.name,
+                     "platform", p->device.platform_name, "type",
+                     ocl_type_name(p->device.type), "driver", p->device.driver,
+                     "compute_units", (int)p->device.compute_units, "work_group",
+                     "local_size", (json_int_t)p->config.local_size, "groups_per_cu",
+                     (json_int_t)p->config.groups_per_cu, "spmv_local_size",
+                     (json_int_t)p->config.spmv_local_size, "spmv_variant",
+                     la_spmv_variant_name(p->spmv), "vector_width",
+                     (json_int_t)p->config.vector_width);
 }
 
 int cmd_solve(int argc, char **argv)
@@ -59,8 +73,9 @@ int cmd_solve(int argc, char **argv)
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "solve"};
     const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
     int json = 0;
-    solve_options opt;
-    solve_options_default(&opt);
+    dsolve_options dopt;
+    dsolve_options_default(&dopt);
+    solve_options *opt = &dopt.solve;
 
     while (a.i < argc) {
         if (cli_opt(&a, "-b", "--rhs", 1))
@@ -70,38 +85,49 @@ int cmd_solve(int argc, char **argv)
         else if (cli_opt(&a, "-o", "--output", 1))
             out = a.value;
         else if (cli_opt(&a, "--tol", NULL, 1)) {
-            opt.tol = cli_double(&a, "--tol", a.value);
-            if (!(opt.tol > 0.0 && opt.tol < 1.0))
+            opt->tol = cli_double(&a, "--tol", a.value);
+            if (!(opt->tol > 0.0 && opt->tol < 1.0))
                 cli_usage_error("solve", "--tol must be in (0, 1), got %s", a.value);
         } else if (cli_opt(&a, "--maxiter", NULL, 1))
-            opt.maxiter = cli_int(&a, "--maxiter", a.value, 1);
+            opt->maxiter = cli_int(&a, "--maxiter", a.value, 1);
         else if (cli_opt(&a, "--precond", NULL, 1)) {
             if (!strcmp(a.value, "none"))
-                opt.precond = PRECOND_NONE;
+                opt->precond = PRECOND_NONE;
             else if (!strcmp(a.value, "jacobi"))
-                opt.precond = PRECOND_JACOBI;
+                opt->precond = PRECOND_JACOBI;
             else
                 cli_usage_error("solve", "--precond: '%s' is not none or jacobi", a.value);
         } else if (cli_opt(&a, "--method", NULL, 1)) {
-            if (strcmp(a.value, "cg") != 0)
-                cli_usage_error("solve", "--method: '%s' is not a method this build has (cg)",
-                                a.value);
+            if (!strcmp(a.value, "cg"))
+                opt->method = SOLVER_CG;
+            else if (!strcmp(a.value, "pipecg"))
+                opt->method = SOLVER_PIPECG;
+            else
+                cli_usage_error("solve", "--method: '%s' is not cg or pipecg", a.value);
         } else if (cli_opt(&a, "--precision", NULL, 1)) {
             if (!strcmp(a.value, "double"))
-                opt.precision = LA_DOUBLE;
+                opt->precision = LA_DOUBLE;
             else if (!strcmp(a.value, "float"))
-                opt.precision = LA_FLOAT;
+                opt->precision = LA_FLOAT;
             else
                 cli_usage_error("solve", "--precision: '%s' is not double or float", a.value);
         } else if (cli_opt(&a, "--device", NULL, 1))
-            opt.device = a.value;
+            opt->device = a.value;
+        else if (cli_opt(&a, "--devices-per-rank", NULL, 1))
+            dopt.devices_per_rank = (int)cli_int(&a, "--devices-per-rank", a.value, 1);
+        else if (cli_opt(&a, "--min-rows-per-part", NULL, 1))
+            dopt.min_rows_per_part = cli_int(&a, "--min-rows-per-part", a.value, 1);
+        else if (cli_opt(&a, "--read-everywhere", NULL, 0))
+            dopt.read_everywhere = 1;
+        else if (cli_opt(&a, "--verbose", "-v", 0))
+            dopt.verbose = 1;
         else if (cli_opt(&a, "--spmv", NULL, 1)) {
             if (!strcmp(a.value, "auto"))
-                opt.spmv = LA_SPMV_AUTO;
+                opt->spmv = LA_SPMV_AUTO;
             else if (!strcmp(a.value, "scalar"))
-                opt.spmv = LA_SPMV_SCALAR;
+                opt->spmv = LA_SPMV_SCALAR;
             else if (!strcmp(a.value, "vector"))
-                opt.spmv = LA_SPMV_VECTOR;
+                opt->spmv = LA_SPMV_VECTOR;
             else
                 cli_usage_error("solve", "--spmv: '%s' is not auto, scalar or vector", a.value);
         } else if (cli_opt(&a, "--json", NULL, 0))
@@ -115,98 +141,52 @@ int cmd_solve(int argc, char **argv)
     }
     if (!path)
         cli_usage_error("solve", "no matrix file given");
-    opt.name = path;
+    opt->name = path;
+
+    /* MPI: a singleton without mpirun; the daemon or a test may have
+     * started it already */
+    int inited = 0, own_mpi = 0, rank = 0, provided = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+            fprintf(stderr, "clsolve solve: MPI_Init_thread failed\n");
+            return CLS_EOTHER;
+        }
+        own_mpi = 1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 
     double t0 = cls_now();
-    csr_matrix A;
-    mm_header h;
-    mm_read_stats st;
     cls_error err;
     cls_error_clear(&err);
-    double *b = NULL, *x0 = NULL, *x = NULL;
-    int64_t nb = 0, nx0 = 0;
-    int rc;
-    int rhs_is_A1 = 0;
-    solve_report rep;
-    memset(&rep, 0, sizeof rep);
-    rep.true_rel_residual = NAN;
-    double parse_s = 0;
-
-    csr_init(&A);
-    memset(&st, 0, sizeof st);
-    rc = mm_read_csr(path, NULL, &A, &h, &st, &err);
-    if (rc)
-        goto report;
-    if (bpath) {
-        rc = mm_read_vector(bpath, &b, &nb, &err);
-        if (rc)
-            goto report;
-        if (nb != A.nrows) {
-            rc = cls_fail(&err, CLS_EINPUT, "%s: right-hand side has %lld entries but %s has %lld rows",
-                          bpath, (long long)nb, path, (long long)A.nrows);
-            goto report;
-        }
-    }
-    if (x0path) {
-        rc = mm_read_vector(x0path, &x0, &nx0, &err);
-        if (rc)
-            goto report;
-        if (nx0 != A.ncols) {
-            rc = cls_fail(&err, CLS_EINPUT, "%s: initial guess has %lld entries but %s has %lld columns",
-                          x0path, (long long)nx0, path, (long long)A.ncols);
-            goto report;
-        }
-    }
-    parse_s = cls_now() - t0;
-    if (A.nrows != A.ncols) {
-        rc = solve_check_input(&A, NULL, 0, path, &err);
-        goto report;
-    }
-    x = malloc((size_t)(A.nrows ? A.nrows : 1) * sizeof *x);
-    if (!b) {
-        /* b = A * 1: the exact solution is the vector of ones */
-        b = malloc((size_t)(A.nrows ? A.nrows : 1) * sizeof *b);
-        double *ones = malloc((size_t)(A.ncols ? A.ncols : 1) * sizeof *ones);
-        if (!b || !ones || !x) {
-            free(ones);
-            rc = cls_fail(&err, CLS_EOTHER, "out of memory for the vectors");
-            goto report;
-        }
-        for (int64_t i = 0; i < A.ncols; i++)
-            ones[i] = 1.0;
-        csr_spmv_ref(&A, ones, b);
-        free(ones);
-        rhs_is_A1 = 1;
-    }
-    if (!x) {
-        rc = cls_fail(&err, CLS_EOTHER, "out of memory for the solution");
-        goto report;
-    }
-
-    progress pr = {.start = cls_now(), .tty = isatty(2)};
-    opt.monitor = progress_monitor;
-    opt.monitor_ctx = &pr;
-    rc = solve_run(&A, b, x0, x, &opt, &rep, &err);
+    double *x = NULL;
+    dsolve_report rep;
+    progress pr = {.start = cls_now(), .tty = rank == 0 && isatty(2)};
+    opt->monitor = progress_monitor;
+    opt->monitor_ctx = &pr;
+    int rc = dsolve_file(MPI_COMM_WORLD, path, bpath, x0path, &dopt, &rep, &x, &err);
+    const int rhs_is_A1 = bpath == NULL;
+    if (rank != 0)
+        goto out;
     if (pr.shown)
         fputc('\n', stderr);
-    if (out && (rc == CLS_OK || rc == CLS_ENOTCONV)) {
+    if (out && x && (rc == CLS_OK || rc == CLS_ENOTCONV)) {
         char comment[256];
         snprintf(comment, sizeof comment, "clsolve solution of %s: %s, %lld iterations", path,
                  rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
         cls_error werr;
-        if (mm_write_vector(out, x, A.nrows, comment, &werr)) {
+        if (mm_write_vector(out, x, rep.rows, comment, &werr)) {
             fprintf(stderr, "clsolve solve: %s\n", werr.msg);
             if (rc == CLS_OK)
                 rc = CLS_EOTHER;
         }
     }
 
-report:;
     double total_s = cls_now() - t0;
     double err_ones = NAN;
     if (rhs_is_A1 && x && (rc == CLS_OK || rc == CLS_ENOTCONV)) {
         err_ones = 0;
-        for (int64_t i = 0; i < A.nrows; i++)
+        for (int64_t i = 0; i < rep.rows; i++)
             if (fabs(x[i] - 1.0) > err_ones)
                 err_ones = fabs(x[i] - 1.0);
     }
@@ -232,25 +212,27 @@ report:;
                 json_object_set_new(o, "max_error_vs_exact",
                                     isfinite(err_ones) ? json_real(err_ones) : json_null());
         }
-        json_object_set_new(o, "rows", json_integer(A.nrows));
-        json_object_set_new(o, "nnz", json_integer(A.nnz));
-        json_object_set_new(o, "duplicates", json_integer(st.duplicates));
+        json_object_set_new(o, "rows", json_integer(rep.rows));
+        json_object_set_new(o, "nnz", json_integer(rep.nnz));
+        json_object_set_new(o, "duplicates", json_integer(rep.duplicates));
         json_object_set_new(o, "rhs", json_string(bpath ? bpath : "A*ones"));
-        json_object_set_new(o, "tol", json_real(opt.tol));
-        json_object_set_new(o, "method", json_string(solver_method_name(opt.method)));
-        json_object_set_new(o, "precond", json_string(solver_precond_name(opt.precond)));
-        json_object_set_new(o, "precision", json_string(la_precision_name(opt.precision)));
-        json_object_set_new(o, "parts", json_pack("{s:i, s:i, s:i}", "ranks", 1,
-                                                  "devices_per_rank", 1, "total", 1));
+        json_object_set_new(o, "tol", json_real(opt->tol));
+        json_object_set_new(o, "method", json_string(solver_method_name(opt->method)));
+        json_object_set_new(o, "precond", json_string(solver_precond_name(opt->precond)));
+        json_object_set_new(o, "precision", json_string(la_precision_name(opt->precision)));
+        json_object_set_new(o, "parts",
+                            json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
+                                      rep.devices_per_rank, "total", rep.nparts));
         json_t *devs = json_array();
-        if (rep.device.name[0])
-            json_array_append_new(devs, device_json(&rep));
+        for (int k = 0; k < rep.nparts && k < DSOLVE_MAX_PARTS; k++)
+            if (rep.parts[k].device.name[0])
+                json_array_append_new(devs, device_json(&rep.parts[k]));
         json_object_set_new(o, "devices", devs);
         double per_it = rep.cg.iterations ? rep.solve_s / (double)rep.cg.iterations : 0.0;
         json_object_set_new(o, "times",
-                            json_pack("{s:f, s:f, s:f, s:f, s:f}", "parse_s", parse_s, "setup_s",
-                                      rep.setup_s, "solve_s", rep.solve_s, "total_s", total_s,
-                                      "ms_per_iteration", 1e3 * per_it));
+                            json_pack("{s:f, s:f, s:f, s:f, s:f}", "parse_s", rep.parse_s,
+                                      "setup_s", rep.setup_s, "solve_s", rep.solve_s, "total_s",
+                                      total_s, "ms_per_iteration", 1e3 * per_it));
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
         if (s)
             puts(s);
@@ -260,27 +242,48 @@ report:;
     if (rc != CLS_OK)
         fprintf(stderr, "clsolve solve: %s\n", err.msg);
     if (!json && solved) {
-        printf("%s: %lld rows, %lld nonzeros\n", path, (long long)A.nrows, (long long)A.nnz);
-        printf("device: %s (%s, %s)\n", rep.device.name, rep.device.platform_name,
-               ocl_type_name(rep.device.type));
-        printf("method: %s, precond %s, precision %s, spmv %s\n", solver_method_name(opt.method),
-               solver_precond_name(opt.precond), la_precision_name(opt.precision),
-               la_spmv_variant_name(rep.spmv));
-        printf("%s after %lld iterations: relative residual %.3e (true %.3e)%s\n",
+        printf("%s: %lld rows, %lld nonzeros\n", path, (long long)rep.rows, (long long)rep.nnz);
+        if (rep.nparts > 1)
+            printf("parts: %d over %d rank(s), up to %d device(s) per rank\n", rep.nparts,
+                   rep.ranks, rep.devices_per_rank);
+        for (int k = 0; k < rep.nparts && k < DSOLVE_MAX_PARTS; k++) {
+            const dsolve_part_info *p = &rep.parts[k];
+            if (!p->device.name[0])
+                continue;
+            if (rep.nparts > 1)
+                printf("part %d: rank %d, rows [%lld, %lld), %lld ghosts: ", k, p->rank,
+                       (long long)p->row_begin, (long long)p->row_end, (long long)p->ghosts);
+            printf("device: %s (%s, %s)\n", p->device.name, p->device.platform_name,
+                   ocl_type_name(p->device.type));
+        }
+        printf("method: %s, precond %s, precision %s, spmv %s\n", solver_method_name(opt->method),
+               solver_precond_name(opt->precond), la_precision_name(opt->precision),
+               la_spmv_variant_name(rep.nparts ? rep.parts[0].spmv : LA_SPMV_SCALAR));
+        printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
                rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations,
-               rep.cg.rel_residual, rep.true_rel_residual, "");
+               rep.cg.rel_residual, rep.true_rel_residual);
         if (rhs_is_A1 && isfinite(err_ones))
             printf("b = A*1: max |x_i - 1| = %.3e\n", err_ones);
         printf("times: parse %.3f s, setup %.3f s, solve %.3f s (%.4f ms/iteration), total %.3f s\n",
-               parse_s, rep.setup_s, rep.solve_s,
+               rep.parse_s, rep.setup_s, rep.solve_s,
                rep.cg.iterations ? 1e3 * rep.solve_s / (double)rep.cg.iterations : 0.0, total_s);
-        if (out && (rc == CLS_OK || rc == CLS_ENOTCONV))
+        if (out && x && (rc == CLS_OK || rc == CLS_ENOTCONV))
             printf("solution written to %s\n", out);
     }
-    solve_report_free(&rep);
-    csr_free(&A);
-    free(b);
-    free(x0);
+
+out:
+    fflush(stdout);
+    fflush(stderr);
+    {
+        /* rank 0's write of x may have failed after the agreement: share it */
+        int agreed = rc;
+        MPI_Bcast(&agreed, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        rc = agreed;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    dsolve_report_free(&rep);
     free(x);
+    if (own_mpi)
+        MPI_Finalize();
     return rc;
 }

@@ -4,7 +4,8 @@
 # Usage: deploy/install-deps.sh [--bench]   (--bench adds the peers for benchmarks)
 set -euo pipefail
 pkgs="build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
-      clinfo libopenmpi-dev openmpi-bin libmicrohttpd-dev libjansson-dev zlib1g-dev python3"
+      clinfo libopenmpi-dev openmpi-bin libmicrohttpd-dev libjansson-dev zlib1g-dev python3
+      curl chromium iproute2"
 if [ "${1:-}" = "--bench" ]; then
   pkgs="$pkgs python3-scipy python3-petsc4py-real"
 fi

@@ -1,9 +1,36 @@
 /*
- * cg_fused.cl: the CG vector update fused with the dot product that follows
- * it, so one pass reads p, q, x, r (and d) once and writes x, r (and z) once;
- * stage 1 of the reduction rides along and reduce_partials (dot.cl) finishes
- * it. Without fusion CG would read r again for r'r.
+ * cg_fused.cl: the CG vector updates fused with the dot products around
+ * them.
+ *
+ * Classic CG (cg_update, pcg_update): one pass reads p, q, x, r (and d) once
+ * and writes x, r (and z) once; stage 1 of the reduction rides along and
+ * reduce_partials (dot.cl) finishes it.
+ *
+ * Fused single-synchronisation CG (cgf_*; the algorithm is in solver/cg.c):
+ * an iteration is three launches whose arguments never change, so the host
+ * only enqueues them:
+ *   1. any SpMV format kernel with partial/w/ctl set: q = A p and the
+ *      per-group partials of p'q and q'Wq (W = D^-1 or I);
+ *   2. cgf_scalars (one work-group): finishes those reductions and the
+ *      previous update's r'z and r'r, computes alpha and beta on the device,
+ *      tests convergence and breakdown there, and appends a record to a ring
+ *      the host reads without blocking the queue;
+ *   3. cgf_update: x += alpha p; r -= alpha q; z = D^-1 r; p = z + beta p,
+ *      with r'z and r'r of the new r: reads x, p, r, q (d), writes x, r, p
+ *      (z is never stored).
+ * The scalars live in sc[] (alpha, beta) and the control word ctl[]
+ * (ctl[0]: 0 running, else the stop reason; ctl[1]: iterations done). Once
+ * ctl[0] is set every fused kernel skips its loop (writing zero partials),
+ * so iterations the host queued past convergence leave x untouched.
  */
+
+/* ctl[0] values (solver/cg.c reads them from the records) */
+#define CGF_RUN 0
+#define CGF_CONVERGED 1
+#define CGF_INDEFINITE 2
+#define CGF_NANORINF 3
+/* record layout: CGF_REC acc_t per iteration in the ring */
+#define CGF_REC 8
 
 /* x += alpha p ; r -= alpha q ; partial[g] = sum r'r (new r) */
 __kernel void cg_update(const int n, const real alpha, __global const real *restrict p,
@@ -50,4 +77,153 @@ __kernel void pcg_update(const int n, const real alpha, __global const real *res
         partial[get_group_id(0)] = scratch[0];
         partial[get_num_groups(0) + get_group_id(0)] = scratch[1];
     }
+}
+
+/* Start (and restart after a residual replacement) of the fused CG:
+ * r = b - q (q = A x computed just before); z = D^-1 r; p = z;
+ * partial[g] = r'z, partial[G + g] = r'r. d may be NULL (no preconditioner). */
+__kernel void cgf_init(const int n, __global const real *restrict b,
+                       __global const real *restrict q, __global real *restrict r,
+                       __global real *restrict p, __global const real *d,
+                       __global acc_t *restrict partial, __local acc_t *scratch)
+{
+    acc_t rz = 0, rr = 0;
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        const real ri = b[i] - q[i];
+        const real zi = d ? d[i] * ri : ri;
+        r[i] = ri;
+        p[i] = zi;
+        rz += (acc_t)ri * (acc_t)zi;
+        rr += (acc_t)ri * (acc_t)ri;
+    }
+    cls_write_partials2(partial, scratch, rz, rr);
+}
+
+/*
+ * One work-group. ps: the SpMV's 2*gs partials (p'q, q'Wq); pu: the last
+ * update's (or init's) 2*gu partials (r'z, r'r). With k = ctl[1]:
+ *   rz, rr = r_k'z_k, r_k'r_k
+ *   rr <= stop2 (= tol^2 b'b)            -> converged: x_k is the answer
+ *   NaN/Inf anywhere                     -> nan_or_inf
+ *   p'q <= 0                             -> indefinite
+ *   alpha = rz / p'q
+ *   beta  = (alpha^2 q'Wq - rz) / rz     (= r_{k+1}'z_{k+1} / r_k'z_k, the
+ *           Chronopoulos-Gear identity, as ViennaCL's pipelined CG)
+ * and record k = {rr, rz, pq, qWq, alpha, beta, stop reason, k} goes to
+ * hist[k % nslots]. A stopped iteration writes its record, sets ctl[0] and
+ * leaves ctl[1] = k (k updates were done); a running one sets ctl[1] = k + 1.
+ */
+__kernel void cgf_scalars(const int gs, __global const acc_t *restrict ps, const int gu,
+                          __global const acc_t *restrict pu, __global acc_t *restrict sc,
+                          __global int *restrict ctl, __global acc_t *restrict hist,
+                          const int nslots, const acc_t stop2, __local acc_t *scratch)
+{
+    const int lid = (int)get_local_id(0);
+    const int ls = (int)get_local_size(0);
+    acc_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    for (int g = lid; g < gs; g += ls) {
+        a0 += ps[g];
+        a1 += ps[gs + g];
+    }
+    for (int g = lid; g < gu; g += ls) {
+        a2 += pu[g];
+        a3 += pu[gu + g];
+    }
+    scratch[2 * lid] = a0;
+    scratch[2 * lid + 1] = a1;
+    cls_group_reduce2(scratch);
+    const acc_t pq = scratch[0], qq = scratch[1];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    scratch[2 * lid] = a2;
+    scratch[2 * lid + 1] = a3;
+    cls_group_reduce2(scratch);
+    if (lid == 0 && ctl[0] == CGF_RUN) {
+        const acc_t rz = scratch[0], rr = scratch[1];
+        const int k = ctl[1];
+        int stop = CGF_RUN;
+        acc_t alpha = 0, beta = 0;
+        if (!isfinite(rr) || !isfinite(rz))
+            stop = CGF_NANORINF;
+        else if (rr <= stop2)
+            stop = CGF_CONVERGED;
+        else if (!isfinite(pq) || !isfinite(qq))
+            stop = CGF_NANORINF;
+        else if (!(pq > 0))
+            stop = CGF_INDEFINITE;
+        else {
+            alpha = rz / pq;
+            const acc_t rz_next = alpha * alpha * qq - rz;
+            /* rounding can leave the estimate <= 0 only when r_{k+1} is at
+             * the noise level; restart the direction there (beta = 0) */
+            beta = rz_next > 0 ? rz_next / rz : 0;
+        }
+        __global acc_t *rec = hist + (k % nslots) * CGF_REC;
+        rec[0] = rr;
+        rec[1] = rz;
+        rec[2] = pq;
+        rec[3] = qq;
+        rec[4] = alpha;
+        rec[5] = beta;
+        rec[6] = (acc_t)stop;
+        rec[7] = (acc_t)k;
+        sc[0] = alpha;
+        sc[1] = beta;
+        if (stop)
+            ctl[0] = stop;
+        else
+            ctl[1] = k + 1;
+    }
+}
+
+/* x += alpha p ; r -= alpha q ; z = D^-1 r ; p = z + beta p ;
+ * partial[g] = r'z, partial[G + g] = r'r (new r). d may be NULL. */
+__kernel void cgf_update(const int n, __global const acc_t *restrict sc,
+                         __global const int *restrict ctl, __global real *restrict p,
+                         __global const real *restrict q, __global real *restrict x,
+                         __global real *restrict r, __global const real *d,
+                         __global acc_t *restrict partial, __local acc_t *scratch)
+{
+    const int run = ctl[0] == CGF_RUN; /* no early return: see real.cl */
+    const real alpha = (real)sc[0], beta = (real)sc[1];
+    acc_t rz = 0, rr = 0;
+    if (d) {
+        for (int i = (int)get_global_id(0); run && i < n; i += (int)get_global_size(0)) {
+            const real pi = p[i];
+            x[i] += alpha * pi;
+            const real ri = r[i] - alpha * q[i];
+            r[i] = ri;
+            const real zi = d[i] * ri;
+            p[i] = zi + beta * pi;
+            rz += (acc_t)ri * (acc_t)zi;
+            rr += (acc_t)ri * (acc_t)ri;
+        }
+    } else {
+        for (int i = (int)get_global_id(0); run && i < n; i += (int)get_global_size(0)) {
+            const real pi = p[i];
+            x[i] += alpha * pi;
+            const real ri = r[i] - alpha * q[i];
+            r[i] = ri;
+            p[i] = ri + beta * pi;
+            rr += (acc_t)ri * (acc_t)ri;
+        }
+        rz = rr;
+    }
+    cls_write_partials2(partial, scratch, rz, rr);
+}
+
+/* r = b - q ; partial[g] = r'r (the true residual, q = A x) */
+__kernel void residual(const int n, __global const real *restrict b,
+                       __global const real *restrict q, __global real *restrict r,
+                       __global acc_t *restrict partial, __local acc_t *scratch)
+{
+    acc_t rr = 0;
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        const real ri = b[i] - q[i];
+        r[i] = ri;
+        rr += (acc_t)ri * (acc_t)ri;
+    }
+    scratch[get_local_id(0)] = rr;
+    cls_group_reduce(scratch);
+    if (get_local_id(0) == 0)
+        partial[get_group_id(0)] = scratch[0];
 }

@@ -1,14 +1,15 @@
 /*
  * la.h: the device linear algebra the solvers are written in.
  *
- * A la_ctx is one device's compiled kernels at one precision (double or
- * float storage; dot products are always returned in double). Vectors live
- * in device buffers (la_vec); host data is converted on upload and download,
- * so a float solve still reads and writes doubles on the host.
+ * A la_ctx is one device's compiled kernels at one precision: double,
+ * float, or mixed (float matrix values, double vectors; dot products are
+ * always returned in double). Vectors live in device buffers (la_vec); host
+ * data is converted on upload and download, so a float solve still reads
+ * and writes doubles on the host.
  *
- * Operations, one kernel family each (one file each: spmv_csr.cl,
- * dot.cl, blas1.cl, cg_fused.cl):
- *   la_spmv        y = A x                (CSR, scalar or vector variant)
+ * Operations, one kernel family each (spmv_*.cl, dot.cl, blas1.cl,
+ * cg_fused.cl):
+ *   la_spmv        y = A x                (the matrix's format, below)
  *   la_dot         x'y                    (two-stage reduction)
  *   la_axpy        y = y + a x
  *   la_xpay        y = x + a y
@@ -16,11 +17,24 @@
  *   la_pointwise   z = d .* r             (Jacobi)
  *   la_cg_update   x += a p ; r -= a q ; returns r'r        (fused)
  *   la_pcg_update  x += a p ; r -= a q ; z = d.*r ; returns r'z and r'r (fused)
- * A dot product is the only thing read back inside an iteration.
+ *   la_residual    r = b - A x ; returns r'r (A at full precision)
+ *   la_cgf_*       the fused single-synchronisation CG iteration (below)
+ * A dot product is the only thing the classic operations read back.
  *
- * Configuration (work-group size, groups per compute unit, SpMV variant and
- * its rows-per-group) sits in la_config so the profiler of the kernel issue can
- * fill it; la_config_default gives the untuned start.
+ * SpMV formats (la_spmv_variant; chosen at upload from the matrix's row
+ * statistics and the tuning database unless the caller names one):
+ *   scalar    CSR, one work-item per row
+ *   vector    CSR, a power-of-two group of work-items per row (width tuned)
+ *   adaptive  CSR-Adaptive (Greathouse & Daga 2014): irregular rows
+ *   sell      SELL-C-sigma (Kreutzer et al. 2014): regular rows
+ *   bcsr      block CSR with k x k blocks detected automatically (k = 2..8)
+ *
+ * Configuration (work-group sizes and counts per kernel family, the format
+ * parameters) sits in la_config. With cfg == NULL, la_init starts from
+ * la_config_default and la_csr_upload overlays what `clsolve tune` stored
+ * for this device and the matrix's size class (kernels/tunedb.h); la->cfg
+ * then holds what the solve runs with and cfg.source says where it came
+ * from. A cfg given to la_init is used as is ("user").
  */
 #ifndef CLS_KERNELS_LA_H
 #define CLS_KERNELS_LA_H
@@ -31,27 +45,61 @@
 #include "../matrices/csr.h"
 #include "ocl.h"
 
-typedef enum { LA_DOUBLE, LA_FLOAT } la_precision;
-typedef enum { LA_SPMV_AUTO, LA_SPMV_SCALAR, LA_SPMV_VECTOR } la_spmv_variant;
+/* LA_MIXED: matrix values in float, vectors and reductions in double; the
+ * true residual (la_residual) uses a double copy of the values, so CG with
+ * residual replacement still reaches a double-precision tolerance. */
+typedef enum { LA_DOUBLE, LA_FLOAT, LA_MIXED } la_precision;
+
+typedef enum {
+    LA_SPMV_AUTO,
+    LA_SPMV_SCALAR,
+    LA_SPMV_VECTOR,
+    LA_SPMV_ADAPTIVE,
+    LA_SPMV_SELL,
+    LA_SPMV_BCSR,
+    LA_SPMV_COUNT
+} la_spmv_variant;
 
 typedef struct la_config {
-    size_t local_size;       /* work-group size for BLAS-1 and reductions */
-    size_t groups_per_cu;    /* reductions launch compute_units * this groups */
-    size_t spmv_local_size;  /* work-group size for SpMV */
-    size_t vector_width;     /* work-items per row in the vector SpMV: 2..64 */
+    size_t local_size;         /* BLAS-1 and reductions (a power of two) */
+    size_t groups_per_cu;      /* reductions launch compute_units * this groups */
+    size_t spmv_local_size;    /* CSR scalar/vector SpMV (a power of two) */
+    size_t vector_width;       /* work-items per row in the vector SpMV: 2..64; 0 derive */
+    /* kernel issue; 0 in any field below means "the default" */
+    size_t spmv_groups_per_cu; /* SpMV group cap per CU */
+    size_t fmt_local_size;     /* adaptive / sell / bcsr SpMV work-group size */
+    size_t cg_local_size;      /* fused CG update and init */
+    size_t cg_groups_per_cu;
+    size_t sell_c;             /* SELL chunk height */
+    size_t sell_sigma;         /* SELL sorting window (1: no sorting) */
+    size_t adaptive_nnz;       /* CSR-Adaptive: entries per row block */
+    la_spmv_variant format;    /* format of the last upload (for reports) */
+    char source[32];           /* "default", "tuned", "tuned (nearest size)", "user" */
 } la_config;
 
 typedef struct la_ctx {
     ocl_ctx *ocl;
     la_precision prec;
-    size_t elem; /* sizeof(double) or sizeof(float) */
+    size_t elem;  /* vector element: sizeof(double) or sizeof(float) */
+    size_t melem; /* matrix value element (4 in LA_MIXED) */
     la_config cfg;
+    int user_cfg; /* cfg came from the caller: no database overlay */
+    int wi_partials; /* CPU devices: fused kernels write one partial per work-item
+                      * instead of reducing in the group (-DCLS_WI_PARTIALS) */
     cl_program prog;
     cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce,
         k_axpy, k_xpay, k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
+    cl_kernel k_spmv_adaptive, k_spmv_sell, k_spmv_bcsr, k_spmv_hi, k_residual;
     cl_mem partial; /* per-group partial sums (2 per group for two dots) */
     cl_mem result;  /* final reduced values (2 doubles) */
     size_t ngroups; /* reduction groups */
+    size_t partial_cap; /* groups the partial buffer holds */
+    cl_command_queue rq; /* second queue: the fused CG's non-blocking reads */
+    /* profiling hook (kernels/tune.c, clsolve bench): when capture is set,
+     * every kernel launch records its event here (up to 8 per operation) */
+    int capture;
+    int nev;
+    cl_event ev[8];
 } la_ctx;
 
 typedef struct la_vec {
@@ -60,32 +108,63 @@ typedef struct la_vec {
 } la_vec;
 
 typedef struct la_csr {
-    cl_mem rowptr, col, val; /* int32 row pointers, int32 columns */
+    cl_mem rowptr, col, val; /* CSR: int32 row pointers and columns, mat_t values */
     int64_t nrows, ncols, nnz;
-    la_spmv_variant variant; /* resolved: SCALAR or VECTOR */
+    la_spmv_variant variant; /* resolved format */
     size_t vector_width;     /* for VECTOR */
+    /* format data (NULL when unused) */
+    cl_mem aux;     /* ADAPTIVE row blocks, SELL chunk starts, BCSR block row pointers */
+    cl_mem perm;    /* SELL: original row of each stored row (sigma > 1) */
+    cl_mem fcol, fval; /* SELL / BCSR columns and values */
+    cl_mem val_hi;  /* LA_MIXED: double values in CSR order (exact residual) */
+    int64_t naux;   /* row blocks / chunks / block rows */
+    int64_t stored; /* entries stored, padding and block fill included */
+    size_t sell_c, sell_sigma, block_k, lds_size;
+    size_t local_size;  /* SpMV work-group size of this format */
+    size_t max_groups;  /* SpMV group cap */
+    la_config cfg;      /* the configuration this matrix runs with */
 } la_csr;
+
+/* Row statistics behind the automatic format choice (la.c, choose_format). */
+typedef struct la_matrix_class {
+    double mean_row, cv_row; /* mean row length, stddev / mean */
+    int64_t max_row, empty_rows;
+    size_t block_k;          /* natural block size found (0: none) */
+    double block_fill;       /* stored / nnz with k x k blocks */
+    double sell_fill;        /* stored / nnz in SELL-32-1 */
+    int size_class;          /* tunedb size class of nrows */
+    const char *shape;       /* "short", "long", "irregular", "blocked" */
+} la_matrix_class;
 
 void la_config_default(const ocl_device *dev, la_config *cfg);
 
 /* Builds the kernels for dev at prec. A device without fp64 asked for
- * LA_DOUBLE fails with a message saying to use --precision float. cfg may be
- * NULL for the default. */
+ * LA_DOUBLE or LA_MIXED fails with a message saying to use --precision
+ * float. cfg may be NULL for the default (plus the tuning database). */
 int la_init(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *cfg, cls_error *err);
 void la_release(la_ctx *la);
+
+const char *la_precision_str(la_precision p); /* "double", "float", "mixed" */
 
 int la_vec_create(la_ctx *la, int64_t n, la_vec *v, cls_error *err);
 void la_vec_release(la_vec *v);
 int la_vec_upload(la_ctx *la, la_vec *v, const double *host, cls_error *err);
 int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err);
 
-/* Uploads A. variant AUTO picks VECTOR when the mean row length is large
- * enough to keep a sub-group busy (see la.c), SCALAR otherwise. Fails with a
- * clear message if nnz exceeds 32-bit indices or the device's max allocation. */
+/* Uploads A in the given format. AUTO chooses from the row statistics and
+ * the tuning database (la_classify, choose_format in la.c); a format that
+ * cannot hold A (BCSR without blocks) falls back to AUTO's choice. Fails
+ * with a clear message if nnz exceeds 32-bit indices or the device's max
+ * allocation. Unless the caller gave la_init a cfg, la->cfg is replaced by
+ * the tuned configuration for A's size class (dA->cfg keeps a copy). */
 int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_csr *dA,
                   cls_error *err);
 void la_csr_release(la_csr *dA);
 const char *la_spmv_variant_name(la_spmv_variant v);
+/* "auto", "scalar"|"csr", "vector"|"csr-vector", "adaptive", "sell", "bcsr";
+ * returns 0 on success, -1 for an unknown name. */
+int la_spmv_variant_parse(const char *name, la_spmv_variant *v);
+void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc);
 
 int la_spmv(la_ctx *la, const la_csr *A, const la_vec *x, la_vec *y, cls_error *err);
 int la_dot(la_ctx *la, const la_vec *x, const la_vec *y, double *out, cls_error *err);
@@ -103,8 +182,90 @@ int la_cg_update(la_ctx *la, double alpha, const la_vec *p, const la_vec *q, la_
 int la_pcg_update(la_ctx *la, double alpha, const la_vec *p, const la_vec *q, la_vec *x,
                   la_vec *r, const la_vec *d, la_vec *z, double *rz, double *rr,
                   cls_error *err);
+/* r = b - A x with A's values at full precision (LA_MIXED: the double
+ * copy), q as scratch for A x; returns r'r (blocking). */
+int la_residual(la_ctx *la, const la_csr *A, const la_vec *b, const la_vec *x, la_vec *q,
+                la_vec *r, double *rr, cls_error *err);
+
+/*
+ * The fused single-synchronisation CG (solver/cg.c holds the algorithm;
+ * cg_fused.cl the kernels). An iteration is three launches with fixed
+ * arguments (SpMV with p'q and q'Wq, the one-group scalar kernel, the fused
+ * update); the scalar kernel tests convergence on the device and appends a
+ * record that is read on a second queue without blocking, so the host
+ * learns iteration k's residual while later iterations run. Once the device
+ * has stopped (converged, breakdown) queued iterations do nothing.
+ */
+enum { LA_CGF_RUN = 0, LA_CGF_CONVERGED = 1, LA_CGF_INDEFINITE = 2, LA_CGF_NANORINF = 3 };
+
+typedef struct la_cgf_record {
+    int64_t k;   /* iterations done when the record was made */
+    double rr;   /* r_k'r_k (recurrence residual) */
+    double rz;   /* r_k'z_k */
+    double pq;   /* p_k'A p_k */
+    double qq;   /* (A p_k)' W (A p_k) */
+    double alpha, beta;
+    int stop;    /* LA_CGF_* */
+} la_cgf_record;
+
+#define LA_CGF_SLOTS 64
+#define LA_CGF_MAXLAG 8
+
+typedef struct la_cgf {
+    la_ctx *la;
+    const la_csr *A;
+    la_vec b, x, d;   /* borrowed handles (d.buf NULL without Jacobi) */
+    la_vec r, p, q;   /* owned work vectors */
+    cl_mem ps, pu;    /* SpMV and update partials */
+    cl_mem sc, ctl, hist;
+    cl_kernel k_spmv, k_scal, k_upd, k_init;
+    size_t gs, gu, ls_spmv, ls_upd, ls_scal; /* groups and work-group sizes */
+    size_t ns, nu;    /* partials per component: groups, or work-items (la->wi_partials) */
+    double stop2;
+    int64_t k_dev;    /* iterations the device has done or been given */
+    int64_t enq, seen; /* records enqueued / consumed since the last start */
+    cl_event rev[LA_CGF_SLOTS];
+    double ring[LA_CGF_SLOTS][8];
+} la_cgf;
+
+/* Sets the workspace up for A x = b (x updated in place, dinv NULL without
+ * Jacobi); stop when ||r||^2 <= stop2 (tol^2 b'b). */
+int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
+                  const la_vec *dinv, double stop2, la_cgf *w, cls_error *err);
+/* (Re)starts from the current x: r = b - A x (A at full precision), z, p = z,
+ * device counter = k. Returns r'r and r'z (blocking: start-up only). */
+int la_cgf_start(la_cgf *w, int64_t k, double *rr, double *rz, cls_error *err);
+/* Enqueues one iteration and the non-blocking read of its record. */
+int la_cgf_enqueue(la_cgf *w, cls_error *err);
+/* The next record in order (waits for it); CLS_EOTHER if none is queued. */
+int la_cgf_next(la_cgf *w, la_cgf_record *rec, cls_error *err);
+/* r'z and r'r of the last update's residual (blocking; once every queued
+ * iteration ran, e.g. at maxiter). */
+int la_cgf_last(la_cgf *w, double *rr, double *rz, cls_error *err);
+/* Waits for every queued read (before a restart or the end). */
+int la_cgf_drain(la_cgf *w, cls_error *err);
+void la_cgf_release(la_cgf *w);
 
 /* Waits for every queued command (for timing). */
 int la_finish(la_ctx *la, cls_error *err);
+
+/* Profiling hook: starts capturing launch events / returns the summed
+ * device seconds of the captured kernels (each one's in each[0..max) when
+ * each is not NULL; *count gets how many) and releases them. */
+void la_capture_begin(la_ctx *la);
+double la_capture_end(la_ctx *la, double *each, int max, int *count);
+
+/* For the profiler: BLAS-1/reduction work-group size and groups per CU
+ * (any multiple of the preferred multiple; the reductions handle any
+ * size), and the fused update's geometry. */
+int la_set_vector_geometry(la_ctx *la, size_t local_size, size_t groups_per_cu,
+                           cls_error *err);
+int la_cgf_set_update_geometry(la_cgf *w, size_t local_size, size_t groups, cls_error *err);
+/* CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE and CL_KERNEL_WORK_GROUP_SIZE
+ * of one of la's kernels by name (0 when unknown). */
+int la_kernel_limits(const la_ctx *la, const char *kernel, size_t *multiple, size_t *max);
+
+/* Work-groups a size-n BLAS-1 / reduction launch uses (for byte counts). */
+size_t la_groups_for(const la_ctx *la, int64_t n);
 
 #endif

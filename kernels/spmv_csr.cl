@@ -8,46 +8,96 @@
  *   the local size), local_size / vw rows per work-group, grid-stride over
  *   blocks of rows. The vw lanes of a row read val/col contiguously
  *   (coalesced), then reduce in local memory with log2(vw) barriers. Good
- *   when rows are long enough to keep the lanes busy.
- * vw is a runtime argument so the profiler can sweep it without rebuilding.
- * Accumulation is in `real`.
+ *   when rows are long enough to keep the lanes busy. vw is the "sub-group
+ *   width" the profiler tunes (a runtime argument: no rebuild per width).
+ * spmv_csr_hi: the scalar kernel with values stored as `real` whatever
+ *   mat_t is: LA_MIXED keeps a double copy of A for the true residual.
+ *
+ * Every format kernel (this file, spmv_adaptive.cl, spmv_sell.cl,
+ * spmv_bcsr.cl) takes the same tail of arguments:
+ *   partial  NULL, or 2 * ngroups accumulators: the fused CG's p'Ap and
+ *            (Ap)'W(Ap) per group (cls_spmv_dots in real.cl)
+ *   w        NULL (W = I) or the Jacobi inverse diagonal
+ *   ctl      NULL, or the fused CG's control word: ctl[0] != 0 means the
+ *            solve has stopped and the kernel returns at once
+ *   red      __local, 2 * local_size acc_t (only touched with partial)
+ * Accumulation is in `real`; values are read as mat_t.
  */
 
+/* one row of CSR: sum of val * x over the row */
+#define CLS_CSR_ROW(sum, row)                                                          \
+    do {                                                                               \
+        const int end_ = rowptr[(row) + 1];                                            \
+        sum = 0;                                                                       \
+        for (int j_ = rowptr[row]; j_ < end_; j_++)                                    \
+            sum += (real)val[j_] * x[col[j_]];                                         \
+    } while (0)
+
+/* Loops are versioned (plain / with dots / with weighted dots) rather than
+ * branching per row: PoCL vectorises across work-items only loops without
+ * such branches (a branch per row made the fused SpMV 2.7x slower). */
 __kernel void spmv_csr_scalar(const int nrows, __global const int *restrict rowptr,
                               __global const int *restrict col,
-                              __global const real *restrict val,
-                              __global const real *restrict x, __global real *restrict y)
+                              __global const mat_t *restrict val,
+                              __global const real *restrict x, __global real *restrict y,
+                              __global acc_t *partial, __global const real *w,
+                              __global const int *ctl, __local acc_t *red)
 {
-    for (int row = (int)get_global_id(0); row < nrows; row += (int)get_global_size(0)) {
-        const int end = rowptr[row + 1];
-        real sum = 0;
-        for (int j = rowptr[row]; j < end; j++)
-            sum += val[j] * x[col[j]];
-        y[row] = sum;
+    const int run = !(ctl && ctl[0]); /* no early return: see real.cl */
+    const int gs = (int)get_global_size(0);
+    const int n = run ? nrows : 0;
+    acc_t s0 = 0, s1 = 0;
+    if (!partial) {
+        for (int row = (int)get_global_id(0); row < n; row += gs) {
+            real sum;
+            CLS_CSR_ROW(sum, row);
+            y[row] = sum;
+        }
+    } else if (!w) {
+        for (int row = (int)get_global_id(0); row < n; row += gs) {
+            real sum;
+            CLS_CSR_ROW(sum, row);
+            y[row] = sum;
+            s0 += (acc_t)x[row] * (acc_t)sum;
+            s1 += (acc_t)sum * (acc_t)sum;
+        }
+    } else {
+        for (int row = (int)get_global_id(0); row < n; row += gs) {
+            real sum;
+            CLS_CSR_ROW(sum, row);
+            y[row] = sum;
+            s0 += (acc_t)x[row] * (acc_t)sum;
+            s1 += (acc_t)sum * (acc_t)sum * (acc_t)w[row];
+        }
     }
+    cls_spmv_dots(partial, red, s0, s1);
 }
 
 /* scratch: local_size reals */
 __kernel void spmv_csr_vector(const int nrows, const int vw,
                               __global const int *restrict rowptr,
                               __global const int *restrict col,
-                              __global const real *restrict val,
+                              __global const mat_t *restrict val,
                               __global const real *restrict x, __global real *restrict y,
-                              __local real *scratch)
+                              __local real *scratch, __global acc_t *partial,
+                              __global const real *w, __global const int *ctl,
+                              __local acc_t *red)
 {
+    const int run = !(ctl && ctl[0]); /* no early return: see real.cl */
     const int lid = (int)get_local_id(0);
     const int lane = lid & (vw - 1);
     const int rows_per_group = (int)get_local_size(0) / vw;
     const int stride = (int)get_num_groups(0) * rows_per_group;
+    acc_t s0 = 0, s1 = 0;
     /* the loop bound is uniform over the group, so every work-item reaches
      * every barrier */
-    for (int base = (int)get_group_id(0) * rows_per_group; base < nrows; base += stride) {
+    for (int base = (int)get_group_id(0) * rows_per_group; run && base < nrows; base += stride) {
         const int row = base + lid / vw;
         real sum = 0;
         if (row < nrows) {
             const int end = rowptr[row + 1];
             for (int j = rowptr[row] + lane; j < end; j += vw)
-                sum += val[j] * x[col[j]];
+                sum += (real)val[j] * x[col[j]];
         }
         scratch[lid] = sum;
         for (int off = vw / 2; off > 0; off >>= 1) {
@@ -55,8 +105,27 @@ __kernel void spmv_csr_vector(const int nrows, const int vw,
             if (lane < off)
                 scratch[lid] += scratch[lid + off];
         }
-        if (lane == 0 && row < nrows)
-            y[row] = scratch[lid];
+        if (lane == 0 && row < nrows) {
+            const real yr = scratch[lid];
+            y[row] = yr;
+            if (partial)
+                CLS_ROW_DOTS(s0, s1, x[row], yr, w, row);
+        }
         barrier(CLK_LOCAL_MEM_FENCE); /* scratch is reused by the next block */
+    }
+    cls_spmv_dots(partial, red, s0, s1);
+}
+
+/* y = A x with `real` values (LA_MIXED's exact copy of A) */
+__kernel void spmv_csr_hi(const int nrows, __global const int *restrict rowptr,
+                          __global const int *restrict col, __global const real *restrict val,
+                          __global const real *restrict x, __global real *restrict y)
+{
+    for (int row = (int)get_global_id(0); row < nrows; row += (int)get_global_size(0)) {
+        const int end = rowptr[row + 1];
+        real sum = 0;
+        for (int j = rowptr[row]; j < end; j++)
+            sum += val[j] * x[col[j]];
+        y[row] = sum;
     }
 }

@@ -1655,10 +1655,13 @@ static int profile_on(void)
 static int array_to_coo(mm_ctx *x, cls_error *err)
 {
     const int64_t n = x->h.rows, m = x->h.cols;
+    /* columns to walk: none without rows (a 0 x 2147483647 array holds no
+     * values, but walking its empty columns took seconds) */
+    const int64_t mw = n ? m : 0;
     const double *v = x->vals;
     const int sym = x->h.symmetry;
     int64_t nz = 0, k = 0;
-    for (int64_t j = 0; j < m; j++) {
+    for (int64_t j = 0; j < mw; j++) {
         int64_t i0 = sym == MM_GENERAL ? 0 : sym == MM_SKEW_SYMMETRIC ? j + 1 : j;
         for (int64_t i = i0; i < n; i++, k++)
             if (v[k] != 0.0)
@@ -1678,7 +1681,7 @@ static int array_to_coo(mm_ctx *x, cls_error *err)
     double sign = sym == MM_SKEW_SYMMETRIC ? -1.0 : 1.0;
     int64_t o = 0;
     k = 0;
-    for (int64_t j = 0; j < m; j++) {
+    for (int64_t j = 0; j < mw; j++) {
         int64_t i0 = sym == MM_GENERAL ? 0 : sym == MM_SKEW_SYMMETRIC ? j + 1 : j;
         for (int64_t i = i0; i < n; i++, k++) {
             if (v[k] == 0.0)

@@ -321,7 +321,7 @@ static int obj_corner(mesh_parser *p, const char *s, int32_t *out)
                              (long long)nv);
         *out = (int32_t)(v - 1);
     } else {
-        if (-v > nv)
+        if (v < -nv) /* not -v > nv: -v overflows for v = LLONG_MIN */
             return MESH_FAIL(p, "relative face vertex %lld reaches before the first vertex "
                              "(%lld vertices so far)", v, (long long)nv);
         *out = (int32_t)(nv + v);

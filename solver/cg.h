@@ -13,7 +13,7 @@
 
 #include "../kernels/la.h"
 
-typedef enum { SOLVER_CG } solver_method;
+typedef enum { SOLVER_CG, SOLVER_PIPECG } solver_method;
 typedef enum { PRECOND_NONE, PRECOND_JACOBI } solver_precond;
 
 typedef enum {
@@ -25,8 +25,11 @@ typedef enum {
     CG_CANCELLED = -4
 } cg_reason;
 
-/* Called after every iteration with the relative residual; a non-zero return
- * cancels the solve (the daemon's DELETE). */
+/* Called after every iteration with the relative residual, in order; a
+ * non-zero return cancels the solve (the daemon's DELETE). In the fused loop
+ * the call for iteration k comes while iterations up to k + lag are queued,
+ * so a cancel takes effect within lag iterations (res->iterations counts
+ * every update applied to x). */
 typedef int (*cg_monitor_fn)(void *ctx, int64_t iteration, double rel_residual);
 
 typedef struct cg_options {
@@ -35,6 +38,11 @@ typedef struct cg_options {
     solver_precond precond;
     cg_monitor_fn monitor;
     void *monitor_ctx;
+    int classic; /* 1: the two-synchronisation Hestenes-Stiefel loop (reference);
+                  * 0: the fused single-synchronisation loop (default) */
+    int lag;     /* fused: iterations the host may run ahead of the records it
+                  * has read (0: 2); convergence stops the device itself, so a
+                  * larger lag costs only no-op launches */
 } cg_options;
 
 typedef struct cg_result {

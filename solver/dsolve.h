@@ -6,7 +6,23 @@
  * arguments (paths readable by rank 0 at least). Rank 0 reads the system and
  * distributes it, the parts are solved together, and the solution and the
  * report are gathered on rank 0. Failures are agreed: every rank returns the
- * same exit class, and rank 0's err holds the message.
+ * same exit class, and rank 0's err holds the message (a failure first seen
+ * on another rank is prefixed "rank N: ").
+ *
+ * The system comes from one of three sources:
+ *   - a Matrix Market file read by rank 0, which sends every other rank its
+ *     row block and keeps only its own (default; rank 0 never holds more
+ *     than one copy of the matrix);
+ *   - the same file read by every rank (read_everywhere: the path must be
+ *     readable on every host, e.g. a shared file system), each keeping its
+ *     block: no scatter traffic, each rank's memory holds the whole matrix
+ *     while it parses;
+ *   - a generator spec "gen:poisson3d:320" or "gen:poisson3d:256x256x512"
+ *     (matrices/gen_rows.h) in place of the path: every rank builds only its
+ *     rows, no file and no scatter (for benchmarks at 10^8 rows).
+ * b and x0 files are read by rank 0 and scattered (or read by every rank
+ * with read_everywhere); without b, b = A*1 computed from each rank's rows.
+ * See docs/distributed.md.
  */
 #ifndef CLS_SOLVER_DSOLVE_H
 #define CLS_SOLVER_DSOLVE_H
@@ -20,7 +36,10 @@
 
 typedef struct dsolve_part_info {
     int rank;
+    int slot;                       /* the device's index among its rank's */
     int64_t row_begin, row_end, nnz;
+    int64_t ghosts, interior_rows;  /* halo size; rows computed while it flies */
+    int neighbours;                 /* parts it exchanges halos with */
     ocl_device device;
     la_config config;
     la_spmv_variant spmv;
@@ -36,9 +55,16 @@ typedef struct dsolve_report {
 } dsolve_report;
 
 typedef struct dsolve_options {
-    solve_options solve;  /* tol, maxiter, precond, precision, device, monitor (rank 0) */
-    int devices_per_rank; /* 0: one */
+    solve_options solve;  /* tol, maxiter, method, precond, precision, device, spmv,
+                           * monitor (rank 0): a non-zero return cancels on every
+                           * rank within one iteration's reduction */
+    int devices_per_rank; /* 0: the length of a device list, else one */
+    int64_t min_rows_per_part; /* 0: PART_MIN_ROWS_DEFAULT (partition.h) */
+    int read_everywhere;  /* every rank reads the file itself */
+    int verbose;          /* rank 0 prints the layout to stderr */
 } dsolve_options;
+
+void dsolve_options_default(dsolve_options *o);
 
 /* Collective. x (rank 0 only, may be NULL elsewhere) receives a malloc'ed
  * solution of rep->rows entries when the solve produced an iterate (converged

@@ -31,8 +31,7 @@ void solve_options_default(solve_options *o)
 
 const char *solver_method_name(solver_method m)
 {
-    (void)m;
-    return "cg";
+    return m == SOLVER_PIPECG ? "pipecg" : "cg";
 }
 
 const char *solver_precond_name(solver_precond p)

@@ -540,10 +540,13 @@ static void test_upload_rules(la_ctx *la)
     la_config saved = la->cfg;
     la->cfg.vector_width = 0;
     OK(la_csr_upload(la, &B, LA_SPMV_AUTO, &dA, &err));
+    /* a dense 64 x 40 block is block-structured, so BCSR may win (la.c,
+     * choose_format); what must hold: no vector kernel on a CPU, no
+     * one-work-item-per-row CSR for long rows on a GPU */
     if (la->ocl->dev.type & CL_DEVICE_TYPE_CPU) {
-        CHECK(dA.variant == LA_SPMV_SCALAR); /* vector never pays on CPUs (la.c) */
+        CHECK(dA.variant != LA_SPMV_VECTOR); /* vector never pays on CPUs (la.c) */
     } else {
-        CHECK(dA.variant == LA_SPMV_VECTOR);
+        CHECK(dA.variant != LA_SPMV_SCALAR);
     }
     CHECK(dA.vector_width == (la->cfg.spmv_local_size < 32 ? la->cfg.spmv_local_size : 32));
     la_csr_release(&dA);

@@ -1,0 +1,367 @@
+/*
+ * clsolved.c: the daemon.
+ *
+ *   mpirun -np K clsolved --listen ADDR:PORT --data-dir DIR [--token-file F]
+ *          [--max-upload BYTES] [--max-queued N] [--keep N|DURATION]
+ *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
+ *          [--port-file F] [--pid-file F]
+ *
+ * Every rank starts here. MPI is initialised with MPI_THREAD_FUNNELED: only
+ * the main thread of each rank calls MPI (on rank 0 that is the scheduler;
+ * the HTTP threads never do). All ranks gather the device list, then rank
+ * 0 opens the job store (re-queueing what a crash interrupted), starts the
+ * HTTP server and runs the scheduler, while the other ranks wait for jobs
+ * (net/job_proto.h: sleeping, not spinning).
+ *
+ * SIGTERM or SIGINT on rank 0 drains: new jobs get 503, the running job
+ * finishes, queued jobs stay queued on disk for the next start, the
+ * workers are told to exit, and every rank calls MPI_Finalize and exits 0.
+ * Worker ranks ignore SIGTERM (mpirun forwards it to every rank) and wait
+ * for rank 0's word. Signal rank 0 itself (its pid is in --pid-file) to
+ * drain: mpirun, when it gets SIGTERM, forwards it but kills the ranks
+ * after its odls_base_sigkill_timeout (1 s), so a long job would be cut
+ * short and re-queued at the next start instead of finishing.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "net/cluster.h"
+#include "net/fileio.h"
+#include "net/http_server.h"
+#include "net/job_proto.h"
+#include "net/job_store.h"
+#include "net/metrics.h"
+#include "net/scheduler.h"
+
+static volatile sig_atomic_t clsolved_stop;
+
+static void clsolved_on_signal(int sig)
+{
+    (void)sig;
+    clsolved_stop = 1;
+}
+
+static const char usage[] =
+    "usage: mpirun -np K clsolved --data-dir DIR [options]\n"
+    "  --listen ADDR:PORT     address to serve HTTP on (default 127.0.0.1:8080;\n"
+    "                         port 0 picks a free one, see --port-file)\n"
+    "  --data-dir DIR         the durable job store (created if missing)\n"
+    "  --token-file F         require 'Authorization: Bearer <contents of F>'\n"
+    "  --max-upload BYTES     largest accepted upload (K, M, G suffixes; default 1G)\n"
+    "  --max-queued N         queued jobs accepted at most (default 1000)\n"
+    "  --keep N|DURATION      keep N finished jobs, or those finished within\n"
+    "                         DURATION (30s, 15m, 12h, 7d); default: keep all\n"
+    "  --device SPEC          auto, cpu, gpu or an OpenCL device index (default auto)\n"
+    "  --max-connections N    concurrent HTTP connections (default 64)\n"
+    "  --timeout S            idle seconds before a connection is closed (default 60)\n"
+    "  --port-file F          write the port listened on to F once ready\n"
+    "  --pid-file F           write rank 0's pid to F (send it SIGTERM to drain)\n";
+
+typedef struct clsolved_opts {
+    const char *listen, *data_dir, *token_file, *device, *port_file, *pid_file;
+    uint64_t max_upload;
+    int max_queued;
+    int64_t keep_count;
+    double keep_seconds;
+    unsigned max_connections, timeout_s;
+} clsolved_opts;
+
+static int parse_u64(const char *s, uint64_t *out, int suffixes)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno || s[0] == '-')
+        return -1;
+    uint64_t mul = 1;
+    if (suffixes && *end) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1024ull; break;
+        case 'm': case 'M': mul = 1024ull * 1024; break;
+        case 'g': case 'G': mul = 1024ull * 1024 * 1024; break;
+        default: return -1;
+        }
+        end++;
+        if (*end == 'B' || *end == 'b' || *end == 'i')
+            end += (*end == 'i' && (end[1] == 'B' || end[1] == 'b')) ? 2 : 1;
+    }
+    if (*end || (mul > 1 && v > UINT64_MAX / mul))
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static int parse_keep(const char *s, clsolved_opts *o)
+{
+    uint64_t v;
+    size_t n = strlen(s);
+    if (n == 0)
+        return -1;
+    char unit = s[n - 1];
+    if (unit >= '0' && unit <= '9') {
+        if (parse_u64(s, &v, 0) || v > INT64_MAX)
+            return -1;
+        o->keep_count = (int64_t)v;
+        return 0;
+    }
+    double mul = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400 : 0;
+    if (mul == 0 || n < 2)
+        return -1;
+    char num[32];
+    if (n - 1 >= sizeof num)
+        return -1;
+    memcpy(num, s, n - 1);
+    num[n - 1] = '\0';
+    if (parse_u64(num, &v, 0))
+        return -1;
+    o->keep_seconds = (double)v * mul;
+    return 0;
+}
+
+/* Returns 0, or 2 after printing a usage error (rank 0 only prints). */
+static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
+{
+    memset(o, 0, sizeof *o);
+    o->listen = "127.0.0.1:8080";
+    o->device = "auto";
+    o->max_upload = 1024ull * 1024 * 1024;
+    o->max_queued = 1000;
+    o->keep_count = -1;
+    o->keep_seconds = -1;
+    o->max_connections = 64;
+    o->timeout_s = 60;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        const char *eq = strchr(a, '=');
+        char name[64];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            if (rank == 0)
+                fputs(usage, stdout);
+            return 1;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            goto bad_arg;
+        if (eq) {
+            snprintf(name, sizeof name, "%.*s", (int)(eq - a), a);
+            v = eq + 1;
+        } else {
+            snprintf(name, sizeof name, "%s", a);
+            if (i + 1 >= argc) {
+                if (rank == 0)
+                    fprintf(stderr, "clsolved: %s needs a value\n", name);
+                return 2;
+            }
+            v = argv[++i];
+        }
+        uint64_t u;
+        if (!strcmp(name, "--listen"))
+            o->listen = v;
+        else if (!strcmp(name, "--data-dir"))
+            o->data_dir = v;
+        else if (!strcmp(name, "--token-file"))
+            o->token_file = v;
+        else if (!strcmp(name, "--device"))
+            o->device = v;
+        else if (!strcmp(name, "--port-file"))
+            o->port_file = v;
+        else if (!strcmp(name, "--pid-file"))
+            o->pid_file = v;
+        else if (!strcmp(name, "--max-upload")) {
+            if (parse_u64(v, &u, 1) || u == 0)
+                goto bad_value;
+            o->max_upload = u;
+        } else if (!strcmp(name, "--max-queued")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > 10000000)
+                goto bad_value;
+            o->max_queued = (int)u;
+        } else if (!strcmp(name, "--keep")) {
+            if (parse_keep(v, o))
+                goto bad_value;
+        } else if (!strcmp(name, "--max-connections")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
+                goto bad_value;
+            o->max_connections = (unsigned)u;
+        } else if (!strcmp(name, "--timeout")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > 86400)
+                goto bad_value;
+            o->timeout_s = (unsigned)u;
+        } else {
+            goto bad_arg;
+        }
+        continue;
+    bad_value:
+        if (rank == 0)
+            fprintf(stderr, "clsolved: %s: '%s' is not a valid value\n", name, v);
+        return 2;
+    bad_arg:
+        if (rank == 0)
+            fprintf(stderr, "clsolved: unknown argument '%s'\n%s", a, usage);
+        return 2;
+    }
+    if (!o->data_dir) {
+        if (rank == 0)
+            fprintf(stderr, "clsolved: --data-dir is required\n%s", usage);
+        return 2;
+    }
+    return 0;
+}
+
+/* The token: the file's first line, surrounding white space removed. */
+static int read_token(const char *path, char **token, cls_error *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (fileio_read_small(path, 4096, &text, &len, err))
+        return CLS_EUSAGE;
+    char *s = text;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strcspn(s, "\r\n");
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    s[n] = '\0';
+    if (n < 8) {
+        free(text);
+        return cls_fail(err, CLS_EUSAGE, "%s: the token must be at least 8 characters", path);
+    }
+    *token = strdup(s);
+    free(text);
+    return *token ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory");
+}
+
+static int run_root(const clsolved_opts *o, int size, json_t *cluster)
+{
+    cls_error err;
+    cls_error_clear(&err);
+    char *token = NULL;
+    job_store *store = NULL;
+    http_server *srv = NULL;
+    int rc = 0;
+    if (o->token_file && read_token(o->token_file, &token, &err)) {
+        fprintf(stderr, "clsolved: %s\n", err.msg);
+        rc = 2;
+        goto out;
+    }
+    job_store_config sc = {.data_dir = o->data_dir,
+                           .keep_count = o->keep_count,
+                           .keep_seconds = o->keep_seconds,
+                           .max_queued = o->max_queued};
+    if (job_store_open(&store, &sc, &err)) {
+        fprintf(stderr, "clsolved: %s\n", err.msg);
+        rc = 1;
+        goto out;
+    }
+    metrics_init(size);
+    http_server_config hc = {.listen = o->listen,
+                             .max_upload = o->max_upload,
+                             .max_connections = o->max_connections,
+                             .timeout_s = o->timeout_s,
+                             .threads = 4,
+                             .token = token,
+                             .store = store,
+                             .cluster = cluster,
+                             .draining = &clsolved_stop};
+    /* the HTTP threads inherit a mask without SIGTERM/SIGINT, so the
+     * signals reach the main thread */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    int hrc = http_server_start(&srv, &hc, &err);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (hrc) {
+        fprintf(stderr, "clsolved: %s\n", err.msg);
+        rc = hrc == CLS_EUSAGE ? 2 : 1;
+        goto out;
+    }
+    fprintf(stderr, "clsolved: listening on %s (port %u), %d rank%s, data in %s%s\n", o->listen,
+            http_server_port(srv), size, size == 1 ? "" : "s", o->data_dir,
+            token ? ", bearer token required" : "");
+    if (o->pid_file) {
+        char buf[24];
+        int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
+        if (fileio_write_durable(o->pid_file, buf, (size_t)n, &err))
+            fprintf(stderr, "clsolved: %s\n", err.msg);
+    }
+    if (o->port_file) {
+        char buf[16];
+        int n = snprintf(buf, sizeof buf, "%u\n", http_server_port(srv));
+        if (fileio_write_durable(o->port_file, buf, (size_t)n, &err))
+            fprintf(stderr, "clsolved: %s\n", err.msg);
+    }
+    scheduler_config sched = {.store = store,
+                              .device = o->device,
+                              .stop = &clsolved_stop,
+                              .retention_every_s = 60};
+    scheduler_run_root(MPI_COMM_WORLD, &sched);
+    fprintf(stderr, "clsolved: drained, exiting\n");
+    http_server_stop(srv);
+    srv = NULL;
+    job_store_close(store);
+    free(token);
+    return 0;
+out:
+    {
+        /* the workers are waiting for a job: tell them to exit */
+        job_proto_msg m;
+        memset(&m, 0, sizeof m);
+        m.cmd = JOB_PROTO_EXIT;
+        job_proto_send(MPI_COMM_WORLD, &m);
+    }
+    http_server_stop(srv);
+    job_store_close(store);
+    free(token);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int provided = 0, rank = 0, size = 1;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        fprintf(stderr, "clsolved: MPI_Init_thread failed\n");
+        return 1;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (provided < MPI_THREAD_FUNNELED && rank == 0)
+        fprintf(stderr, "clsolved: warning: MPI gives thread level %d, below FUNNELED\n",
+                provided);
+    clsolved_opts o;
+    int prc = parse_args(argc, argv, &o, rank);
+    if (prc) {
+        MPI_Finalize();
+        return prc == 1 ? 0 : 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = rank == 0 ? clsolved_on_signal : SIG_IGN;
+    sa.sa_flags = SA_RESTART; /* never an EINTR inside MPI, OpenCL or the store */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+
+    json_t *cluster = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    if (cluster_gather(MPI_COMM_WORLD, o.device, &cluster, &err) && rank == 0)
+        fprintf(stderr, "clsolved: %s\n", err.msg);
+    int rc;
+    if (rank == 0)
+        rc = run_root(&o, size, cluster);
+    else
+        rc = scheduler_run_worker(MPI_COMM_WORLD, o.device);
+    json_decref(cluster);
+    MPI_Finalize();
+    return rc;
+}

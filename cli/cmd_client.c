@@ -1,0 +1,552 @@
+/*
+ * cmd_client.c: the commands that talk to a clsolved daemon:
+ *
+ *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--maxiter N]
+ *                  [--precond none|jacobi] [--method cg] [--precision double|float]
+ *                  [--wait] [-o x.mtx] [--json]
+ *   clsolve status ID [--json]
+ *   clsolve wait ID [-o x.mtx] [--json] [--timeout S]
+ *   clsolve fetch ID -o x.mtx [--format mtx|json|binary]
+ *   clsolve cancel ID
+ *
+ * Every command takes --server URL (else $CLSOLVE_SERVER, else
+ * http://127.0.0.1:8080) and --token-file F (else $CLSOLVE_TOKEN). submit
+ * sends the matrix as the raw body, or as multipart/form-data when a
+ * right-hand side or an initial guess goes with it, streaming the files
+ * from disk. wait polls (0.1 s, backing off to 1 s) and draws a progress
+ * bar on a terminal: the residual's way from 1 down to tol on a log scale.
+ *
+ * Exit codes are those of `clsolve solve`: 0 converged (or, for status,
+ * cancel and submit without --wait, the request worked and the job is not
+ * failed), 3 bad input (a 400 answer, or a job failed on its input), 4 not
+ * converged, 5 breakdown, 1 anything else (unreachable server, 401, 404,
+ * cancelled job), 2 usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common/error.h"
+#include "common/timer.h"
+#include "net/fileio.h"
+#include "net/http_client.h"
+
+typedef struct client {
+    const char *cmd;
+    http_url url;
+    char *token;
+} client;
+
+/* Consumes --server and --token-file; returns 1 when argv[a->i] was one. */
+static int client_opt(cli_args *a, const char **server, const char **token_file)
+{
+    if (cli_opt(a, "--server", NULL, 1)) {
+        *server = a->value;
+        return 1;
+    }
+    if (cli_opt(a, "--token-file", NULL, 1)) {
+        *token_file = a->value;
+        return 1;
+    }
+    return 0;
+}
+
+static void client_init(client *c, const char *cmd, const char *server, const char *token_file)
+{
+    cls_error err;
+    memset(c, 0, sizeof *c);
+    c->cmd = cmd;
+    if (!server)
+        server = getenv("CLSOLVE_SERVER");
+    if (!server || !*server)
+        server = "http://127.0.0.1:8080";
+    if (http_url_parse(server, &c->url, &err))
+        cli_usage_error(cmd, "%s", err.msg);
+    if (token_file) {
+        char *text = NULL;
+        if (fileio_read_small(token_file, 4096, &text, NULL, &err))
+            cli_usage_error(cmd, "--token-file: %s", err.msg);
+        char *s = text;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t n = strcspn(s, "\r\n");
+        while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+            n--;
+        s[n] = '\0';
+        c->token = strdup(s);
+        free(text);
+    } else if (getenv("CLSOLVE_TOKEN") && *getenv("CLSOLVE_TOKEN")) {
+        c->token = strdup(getenv("CLSOLVE_TOKEN"));
+    }
+}
+
+static void client_free(client *c) { free(c->token); }
+
+static int valid_id(const char *s)
+{
+    size_t n = strlen(s);
+    return n == 32 && strspn(s, "0123456789abcdef") == 32;
+}
+
+/* A non-2xx answer as a message and an exit code. */
+static int client_http_error(const client *c, const http_response *r)
+{
+    char d[1200];
+    long long line;
+    http_problem_detail(r, d, sizeof d, &line);
+    fprintf(stderr, "clsolve %s: %s (HTTP %d)\n", c->cmd, d, r->status);
+    if (r->status == 401)
+        fprintf(stderr, "clsolve %s: give the token with --token-file or $CLSOLVE_TOKEN\n", c->cmd);
+    if (r->status == 503 && r->retry_after[0])
+        fprintf(stderr, "clsolve %s: the server asks to retry after %s s\n", c->cmd,
+                r->retry_after);
+    return r->status == 400 ? CLS_EINPUT : CLS_EOTHER;
+}
+
+static int client_get_job(const client *c, const char *id, json_t **job)
+{
+    char target[64];
+    snprintf(target, sizeof target, "/v1/jobs/%s", id);
+    http_response r;
+    cls_error err;
+    *job = NULL;
+    if (http_request(&c->url, "GET", target, c->token, NULL, NULL, 0, -1, &r, &err)) {
+        fprintf(stderr, "clsolve %s: %s\n", c->cmd, err.msg);
+        return CLS_EOTHER;
+    }
+    int rc = CLS_OK;
+    if (r.status != 200) {
+        rc = client_http_error(c, &r);
+    } else if (!(*job = json_loads(r.body, 0, NULL))) {
+        fprintf(stderr, "clsolve %s: the server's answer is not JSON\n", c->cmd);
+        rc = CLS_EOTHER;
+    }
+    http_response_free(&r);
+    return rc;
+}
+
+/* The exit code a finished (or not) job stands for. */
+static int job_exit_code(json_t *job)
+{
+    const char *st = json_string_value(json_object_get(job, "status"));
+    if (!st)
+        return CLS_EOTHER;
+    if (!strcmp(st, "succeeded") || !strcmp(st, "queued") || !strcmp(st, "running"))
+        return CLS_OK;
+    if (!strcmp(st, "failed")) {
+        json_t *e = json_object_get(json_object_get(job, "error"), "exit_code");
+        int code = json_is_integer(e) ? (int)json_integer_value(e) : CLS_EOTHER;
+        return code >= 1 && code <= 5 && code != CLS_EUSAGE ? code : CLS_EOTHER;
+    }
+    return CLS_EOTHER; /* cancelled */
+}
+
+static double jnum(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static void print_job(json_t *job, int json)
+{
+    if (json) {
+        char *s = json_dumps(job, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+        if (s)
+            puts(s);
+        free(s);
+        return;
+    }
+    const char *st = json_string_value(json_object_get(job, "status"));
+    printf("job %s: %s %s\n", json_string_value(json_object_get(job, "id")),
+           json_string_value(json_object_get(job, "kind")), st ? st : "?");
+    json_t *pr = json_object_get(job, "progress");
+    json_t *res = json_object_get(job, "result");
+    json_t *e = json_object_get(job, "error");
+    if (st && (!strcmp(st, "queued") || !strcmp(st, "running")))
+        printf("progress: %s, iteration %lld, residual %.3e\n",
+               json_string_value(json_object_get(pr, "phase")),
+               (long long)json_integer_value(json_object_get(pr, "iteration")),
+               jnum(pr, "residual"));
+    if (json_is_object(res) && json_object_get(res, "iterations"))
+        printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
+               json_is_true(json_object_get(res, "converged")) ? "converged" : "not converged",
+               (long long)json_integer_value(json_object_get(res, "iterations")),
+               jnum(res, "relative_residual"), jnum(res, "true_relative_residual"));
+    if (json_is_object(e))
+        printf("error: %s\n", json_string_value(json_object_get(e, "message")));
+}
+
+static void progress_bar(json_t *job, double tol)
+{
+    json_t *pr = json_object_get(job, "progress");
+    double res = jnum(pr, "residual");
+    long long it = (long long)json_integer_value(json_object_get(pr, "iteration"));
+    double f = 0;
+    if (isfinite(res) && res > 0 && tol > 0 && tol < 1)
+        f = log(res) / log(tol);
+    if (f < 0)
+        f = 0;
+    if (f > 1)
+        f = 1;
+    char bar[31];
+    int n = (int)(f * 30);
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < n ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stderr, "\r  [%s] %-8s iteration %-8lld residual %.3e ",
+            bar, json_string_value(json_object_get(job, "status")), it, res);
+    fflush(stderr);
+}
+
+/* Downloads the solution into path (temporary file, then rename). */
+static int client_fetch(const client *c, const char *id, const char *path, const char *format)
+{
+    char tmp[4200], target[96];
+    snprintf(tmp, sizeof tmp, "%s.part", path);
+    snprintf(target, sizeof target, "/v1/jobs/%s/solution?format=%s", id, format);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "clsolve %s: %s: cannot create: %s\n", c->cmd, tmp, strerror(errno));
+        return CLS_EOTHER;
+    }
+    http_response r;
+    cls_error err;
+    int rc = http_request(&c->url, "GET", target, c->token, NULL, NULL, 0, fd, &r, &err);
+    if (close(fd) != 0 && !rc)
+        rc = cls_fail(&err, CLS_EOTHER, "%s: close failed: %s", tmp, strerror(errno));
+    if (rc) {
+        fprintf(stderr, "clsolve %s: %s\n", c->cmd, err.msg);
+        unlink(tmp);
+        return CLS_EOTHER;
+    }
+    if (r.status != 200) {
+        rc = client_http_error(c, &r);
+        http_response_free(&r);
+        unlink(tmp);
+        return rc == CLS_EINPUT ? CLS_EOTHER : rc;
+    }
+    http_response_free(&r);
+    if (rename(tmp, path) != 0) {
+        fprintf(stderr, "clsolve %s: %s: rename failed: %s\n", c->cmd, path, strerror(errno));
+        unlink(tmp);
+        return CLS_EOTHER;
+    }
+    return CLS_OK;
+}
+
+/* Polls until the job ends; prints it; fetches x when asked and there. */
+static int client_wait(const client *c, const char *id, const char *out, int json,
+                       double timeout_s)
+{
+    double start = cls_now(), delay = 0.1;
+    int tty = isatty(2), shown = 0;
+    json_t *job = NULL;
+    for (;;) {
+        json_decref(job);
+        int rc = client_get_job(c, id, &job);
+        if (rc) {
+            if (shown)
+                fputc('\n', stderr);
+            return rc;
+        }
+        const char *st = json_string_value(json_object_get(job, "status"));
+        if (st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)
+            break;
+        if (tty) {
+            progress_bar(job, jnum(json_object_get(job, "parameters"), "tol"));
+            shown = 1;
+        }
+        if (timeout_s > 0 && cls_now() - start > timeout_s) {
+            if (shown)
+                fputc('\n', stderr);
+            fprintf(stderr, "clsolve %s: job %s still %s after %.0f s\n", c->cmd, id, st,
+                    timeout_s);
+            json_decref(job);
+            return CLS_EOTHER;
+        }
+        struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
+        nanosleep(&ts, NULL);
+        delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
+    }
+    if (shown) {
+        progress_bar(job, jnum(json_object_get(job, "parameters"), "tol"));
+        fputc('\n', stderr);
+    }
+    print_job(job, json);
+    int rc = job_exit_code(job);
+    json_t *res = json_object_get(job, "result");
+    if (out && json_is_true(json_object_get(res, "solution_available"))) {
+        int frc = client_fetch(c, id, out, "mtx");
+        if (frc && rc == CLS_OK)
+            rc = frc;
+        else if (!frc && !json)
+            printf("solution written to %s\n", out);
+    } else if (out && rc == CLS_OK) {
+        fprintf(stderr, "clsolve %s: job %s has no solution to write\n", c->cmd, id);
+        rc = CLS_EOTHER;
+    }
+    json_t *e = json_object_get(job, "error");
+    if (json_is_object(e))
+        fprintf(stderr, "clsolve %s: %s\n", c->cmd, json_string_value(json_object_get(e, "message")));
+    json_decref(job);
+    return rc;
+}
+
+static void append_q(char *q, size_t cap, const char *k, const char *v)
+{
+    size_t n = strlen(q);
+    snprintf(q + n, cap - n, "%s%s=%s", n ? "&" : "?", k, v);
+}
+
+int cmd_submit(int argc, char **argv)
+{
+    cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "submit"};
+    const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL, *server = NULL,
+               *token_file = NULL;
+    int wait = 0, json = 0;
+    char q[512] = "";
+    double timeout_s = 0;
+    while (a.i < argc) {
+        if (client_opt(&a, &server, &token_file))
+            continue;
+        if (cli_opt(&a, "-b", "--rhs", 1))
+            bpath = a.value;
+        else if (cli_opt(&a, "--x0", NULL, 1))
+            x0path = a.value;
+        else if (cli_opt(&a, "-o", "--output", 1))
+            out = a.value;
+        else if (cli_opt(&a, "--tol", NULL, 1)) {
+            double t = cli_double(&a, "--tol", a.value);
+            if (!(t > 0.0 && t < 1.0))
+                cli_usage_error("submit", "--tol must be in (0, 1), got %s", a.value);
+            char v[40];
+            snprintf(v, sizeof v, "%.17g", t);
+            append_q(q, sizeof q, "tol", v);
+        } else if (cli_opt(&a, "--maxiter", NULL, 1)) {
+            char v[32];
+            snprintf(v, sizeof v, "%lld", (long long)cli_int(&a, "--maxiter", a.value, 1));
+            append_q(q, sizeof q, "maxiter", v);
+        } else if (cli_opt(&a, "--precond", NULL, 1)) {
+            if (strcmp(a.value, "none") && strcmp(a.value, "jacobi"))
+                cli_usage_error("submit", "--precond: '%s' is not none or jacobi", a.value);
+            append_q(q, sizeof q, "precond", a.value);
+        } else if (cli_opt(&a, "--method", NULL, 1)) {
+            if (strcmp(a.value, "cg"))
+                cli_usage_error("submit", "--method: '%s' is not cg", a.value);
+            append_q(q, sizeof q, "method", a.value);
+        } else if (cli_opt(&a, "--precision", NULL, 1)) {
+            if (strcmp(a.value, "double") && strcmp(a.value, "float"))
+                cli_usage_error("submit", "--precision: '%s' is not double or float", a.value);
+            append_q(q, sizeof q, "precision", a.value);
+        } else if (cli_opt(&a, "--timeout", NULL, 1))
+            timeout_s = cli_double(&a, "--timeout", a.value);
+        else if (cli_opt(&a, "--wait", NULL, 0))
+            wait = 1;
+        else if (cli_opt(&a, "--json", NULL, 0))
+            json = 1;
+        else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
+            cli_usage_error("submit", "unknown option '%s'", argv[a.i]);
+        else if (!path)
+            path = argv[a.i++];
+        else
+            cli_usage_error("submit", "unexpected argument '%s'", argv[a.i]);
+    }
+    if (!path)
+        cli_usage_error("submit", "no matrix file given");
+    if (out && !wait)
+        cli_usage_error("submit", "-o needs --wait (or use 'clsolve fetch ID -o FILE' later)");
+    client c;
+    client_init(&c, "submit", server, token_file);
+
+    char target[600];
+    snprintf(target, sizeof target, "/v1/jobs%s", q);
+    http_part parts[16];
+    int np = 0;
+    char boundary[64], heads[3][600], tail[80];
+    const char *ctype = "application/octet-stream";
+    char ctype_buf[128];
+    if (!bpath && !x0path) {
+        parts[np++] = (http_part){.path = path};
+    } else {
+        unsigned char rnd[12];
+        if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+            memset(rnd, 0x5a, sizeof rnd);
+        int bn = snprintf(boundary, sizeof boundary, "clsolve-");
+        for (size_t i = 0; i < sizeof rnd; i++)
+            bn += snprintf(boundary + bn, sizeof boundary - (size_t)bn, "%02x", rnd[i]);
+        const char *names[3] = {"matrix", "rhs", "x0"};
+        const char *files[3] = {path, bpath, x0path};
+        for (int k = 0; k < 3; k++) {
+            if (!files[k])
+                continue;
+            const char *base = strrchr(files[k], '/');
+            base = base ? base + 1 : files[k];
+            snprintf(heads[k], sizeof heads[k],
+                     "%s--%s\r\nContent-Disposition: form-data; name=\"%s\"; filename=\"%.200s\"\r\n"
+                     "Content-Type: application/octet-stream\r\n\r\n",
+                     np ? "\r\n" : "", boundary, names[k], base);
+            parts[np++] = (http_part){.data = heads[k], .len = strlen(heads[k])};
+            parts[np++] = (http_part){.path = files[k]};
+        }
+        snprintf(tail, sizeof tail, "\r\n--%s--\r\n", boundary);
+        parts[np++] = (http_part){.data = tail, .len = strlen(tail)};
+        snprintf(ctype_buf, sizeof ctype_buf, "multipart/form-data; boundary=%s", boundary);
+        ctype = ctype_buf;
+    }
+    http_response r;
+    cls_error err;
+    int rc = http_request(&c.url, "POST", target, c.token, ctype, parts, np, -1, &r, &err);
+    if (rc) {
+        fprintf(stderr, "clsolve submit: %s\n", err.msg);
+        client_free(&c);
+        return rc == CLS_EINPUT ? CLS_EINPUT : CLS_EOTHER;
+    }
+    if (r.status != 202) {
+        rc = client_http_error(&c, &r);
+        http_response_free(&r);
+        client_free(&c);
+        return rc;
+    }
+    json_t *job = json_loads(r.body, 0, NULL);
+    http_response_free(&r);
+    const char *id = json_string_value(json_object_get(job, "id"));
+    if (!id || !valid_id(id)) {
+        fprintf(stderr, "clsolve submit: the server's answer has no job id\n");
+        json_decref(job);
+        client_free(&c);
+        return CLS_EOTHER;
+    }
+    char idbuf[33];
+    snprintf(idbuf, sizeof idbuf, "%s", id);
+    if (!wait) {
+        if (json)
+            print_job(job, 1);
+        else
+            printf("%s\n", idbuf);
+        json_decref(job);
+        client_free(&c);
+        return CLS_OK;
+    }
+    json_decref(job);
+    if (!json)
+        printf("submitted job %s\n", idbuf);
+    fflush(stdout);
+    rc = client_wait(&c, idbuf, out, json, timeout_s);
+    client_free(&c);
+    return rc;
+}
+
+/* The ID argument and the common options of status/wait/fetch/cancel. */
+typedef struct id_args {
+    const char *id, *out, *format;
+    int json;
+    double timeout_s;
+} id_args;
+
+static void parse_id_cmd(int argc, char **argv, const char *cmd, client *c, id_args *ia,
+                         int want_out, int want_format, int want_timeout)
+{
+    cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = cmd};
+    const char *server = NULL, *token_file = NULL;
+    memset(ia, 0, sizeof *ia);
+    ia->format = "mtx";
+    while (a.i < argc) {
+        if (client_opt(&a, &server, &token_file))
+            continue;
+        if (want_out && cli_opt(&a, "-o", "--output", 1))
+            ia->out = a.value;
+        else if (want_format && cli_opt(&a, "--format", NULL, 1)) {
+            if (strcmp(a.value, "mtx") && strcmp(a.value, "json") && strcmp(a.value, "binary"))
+                cli_usage_error(cmd, "--format: '%s' is not mtx, json or binary", a.value);
+            ia->format = a.value;
+        } else if (want_timeout && cli_opt(&a, "--timeout", NULL, 1))
+            ia->timeout_s = cli_double(&a, "--timeout", a.value);
+        else if (cli_opt(&a, "--json", NULL, 0))
+            ia->json = 1;
+        else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
+            cli_usage_error(cmd, "unknown option '%s'", argv[a.i]);
+        else if (!ia->id)
+            ia->id = argv[a.i++];
+        else
+            cli_usage_error(cmd, "unexpected argument '%s'", argv[a.i]);
+    }
+    if (!ia->id)
+        cli_usage_error(cmd, "no job id given");
+    if (!valid_id(ia->id))
+        cli_usage_error(cmd, "'%s' is not a job id (32 lowercase hexadecimal digits)", ia->id);
+    client_init(c, cmd, server, token_file);
+}
+
+int cmd_status(int argc, char **argv)
+{
+    client c;
+    id_args ia;
+    parse_id_cmd(argc, argv, "status", &c, &ia, 0, 0, 0);
+    json_t *job;
+    int rc = client_get_job(&c, ia.id, &job);
+    if (!rc) {
+        print_job(job, ia.json);
+        rc = job_exit_code(job);
+        json_decref(job);
+    }
+    client_free(&c);
+    return rc;
+}
+
+int cmd_wait(int argc, char **argv)
+{
+    client c;
+    id_args ia;
+    parse_id_cmd(argc, argv, "wait", &c, &ia, 1, 0, 1);
+    int rc = client_wait(&c, ia.id, ia.out, ia.json, ia.timeout_s);
+    client_free(&c);
+    return rc;
+}
+
+int cmd_fetch(int argc, char **argv)
+{
+    client c;
+    id_args ia;
+    parse_id_cmd(argc, argv, "fetch", &c, &ia, 1, 1, 0);
+    if (!ia.out)
+        cli_usage_error("fetch", "-o FILE is required");
+    int rc = client_fetch(&c, ia.id, ia.out, ia.format);
+    client_free(&c);
+    return rc;
+}
+
+int cmd_cancel(int argc, char **argv)
+{
+    client c;
+    id_args ia;
+    parse_id_cmd(argc, argv, "cancel", &c, &ia, 0, 0, 0);
+    char target[64];
+    snprintf(target, sizeof target, "/v1/jobs/%s", ia.id);
+    http_response r;
+    cls_error err;
+    int rc = http_request(&c.url, "DELETE", target, c.token, NULL, NULL, 0, -1, &r, &err);
+    if (rc) {
+        fprintf(stderr, "clsolve cancel: %s\n", err.msg);
+        client_free(&c);
+        return CLS_EOTHER;
+    }
+    if (r.status == 200)
+        printf("job %s cancelled\n", ia.id);
+    else if (r.status == 202)
+        printf("job %s: cancel requested; it stops at its next iteration\n", ia.id);
+    else if (r.status == 204)
+        printf("job %s removed with its files\n", ia.id);
+    else
+        rc = client_http_error(&c, &r);
+    http_response_free(&r);
+    client_free(&c);
+    return rc;
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""poll.py: submit a Matrix Market system to a clsolved daemon, poll it to
+the end and download the solution, with Python's standard library only.
+
+  python3 poll.py A.mtx x.mtx [--server http://127.0.0.1:8080] [--tol 1e-10]
+                  [--precond jacobi] [--token-file F]
+
+The token may also come from $CLSOLVE_TOKEN, the server from
+$CLSOLVE_SERVER. Exit status: 0 converged, 3 bad input, 4 not converged,
+5 breakdown, 1 anything else (as `clsolve solve`).
+"""
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def call(server, token, method, path, body=None, headers=None):
+    req = urllib.request.Request(server.rstrip("/") + path, data=body, method=method)
+    for k, v in (headers or {}).items():
+        req.add_header(k, v)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status, r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("matrix")
+    ap.add_argument("output")
+    ap.add_argument("--server", default=os.environ.get("CLSOLVE_SERVER", "http://127.0.0.1:8080"))
+    ap.add_argument("--tol", default="1e-8")
+    ap.add_argument("--precond", default="none")
+    ap.add_argument("--token-file")
+    a = ap.parse_args()
+    token = os.environ.get("CLSOLVE_TOKEN")
+    if a.token_file:
+        token = open(a.token_file).read().strip()
+
+    # 1. submit: the file is the request body (a .mtx.gz works as it is)
+    query = urllib.parse.urlencode({"tol": a.tol, "precond": a.precond})
+    with open(a.matrix, "rb") as f:
+        status, body = call(a.server, token, "POST", "/v1/jobs?" + query, f.read(),
+                            {"Content-Type": "text/plain"})
+    if status != 202:
+        problem = json.loads(body)
+        print("rejected: %s" % problem["detail"], file=sys.stderr)
+        return 3 if status == 400 else 1
+    job = json.loads(body)
+    print("job", job["id"])
+
+    # 2. poll until the job ends (the progress is refreshed every iteration)
+    delay = 0.1
+    while job["status"] in ("queued", "running"):
+        time.sleep(delay)
+        delay = min(delay * 1.5, 2.0)
+        status, body = call(a.server, token, "GET", "/v1/jobs/" + job["id"])
+        if status != 200:
+            print("GET failed: HTTP %d" % status, file=sys.stderr)
+            return 1
+        job = json.loads(body)
+        p = job["progress"]
+        print("  %-8s iteration %6d  residual %s" % (job["status"], p["iteration"], p["residual"]),
+              file=sys.stderr)
+
+    # 3. the outcome, and x when there is one
+    if job["status"] != "succeeded":
+        err = job["error"] or {}
+        print("%s: %s" % (job["status"], err.get("message")), file=sys.stderr)
+        code = err.get("exit_code", 1)
+    else:
+        r = job["result"]
+        print("converged after %d iterations, relative residual %.3e"
+              % (r["iterations"], r["relative_residual"]))
+        code = 0
+    if job["result"] and job["result"].get("solution_available"):
+        status, body = call(a.server, token, "GET", "/v1/jobs/%s/solution" % job["id"])
+        if status == 200:
+            with open(a.output, "wb") as f:
+                f.write(body)
+            print("solution written to", a.output)
+    return code if code in (0, 3, 4, 5) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+/*
+ * fileio.c: durable writes, fsync helpers and directory removal (see
+ * fileio.h). Every system call's result is checked and turned into a
+ * message naming the path.
+ */
+#include "fileio.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int fileio_sync_path(const char *path, cls_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot open to sync: %s", path, strerror(errno));
+    if (fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        return cls_fail(err, CLS_EOTHER, "%s: fsync failed: %s", path, strerror(e));
+    }
+    close(fd);
+    return CLS_OK;
+}
+
+int fileio_sync_parent(const char *path, cls_error *err)
+{
+    char dir[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof dir)
+        return cls_fail(err, CLS_EOTHER, "%s: path too long", path);
+    memcpy(dir, path, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        strcpy(dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    return fileio_sync_path(dir, err);
+}
+
+int fileio_write_durable(const char *path, const void *data, size_t len, cls_error *err)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return cls_fail(err, CLS_EOTHER, "%s: path too long", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", tmp, strerror(errno));
+    if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return cls_fail(err, CLS_EOTHER, "%s: write failed: %s", tmp, strerror(e));
+    }
+    if (close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return cls_fail(err, CLS_EOTHER, "%s: close failed: %s", tmp, strerror(e));
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return cls_fail(err, CLS_EOTHER, "%s: rename failed: %s", path, strerror(e));
+    }
+    return fileio_sync_parent(path, err);
+}
+
+int fileio_mkdir(const char *path, cls_error *err)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot create directory: %s", path, strerror(errno));
+    return CLS_OK;
+}
+
+int fileio_remove_tree(const char *path, cls_error *err)
+{
+    DIR *d = opendir(path);
+    if (!d) {
+        if (errno == ENOENT)
+            return CLS_OK;
+        return cls_fail(err, CLS_EOTHER, "%s: cannot open directory: %s", path, strerror(errno));
+    }
+    int rc = CLS_OK;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char sub[PATH_MAX];
+        if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= (int)sizeof sub) {
+            rc = cls_fail(err, CLS_EOTHER, "%s: path too long", path);
+            continue;
+        }
+        struct stat st;
+        if (lstat(sub, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (fileio_remove_tree(sub, err) != CLS_OK)
+                rc = CLS_EOTHER;
+        } else if (unlink(sub) != 0 && errno != ENOENT) {
+            rc = cls_fail(err, CLS_EOTHER, "%s: cannot remove: %s", sub, strerror(errno));
+        }
+    }
+    closedir(d);
+    if (rmdir(path) != 0 && errno != ENOENT)
+        rc = cls_fail(err, CLS_EOTHER, "%s: cannot remove directory: %s", path, strerror(errno));
+    return rc;
+}
+
+int fileio_read_small(const char *path, size_t max, char **data, size_t *len, cls_error *err)
+{
+    *data = NULL;
+    if (len)
+        *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        close(fd);
+        return cls_fail(err, CLS_EOTHER, "out of memory reading %s", path);
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= max) {
+                free(buf);
+                close(fd);
+                return cls_fail(err, CLS_EOTHER, "%s: larger than %zu bytes", path, max);
+            }
+            size_t ncap = cap * 2 > max ? max : cap * 2;
+            char *nb = realloc(buf, ncap + 1);
+            if (!nb) {
+                free(buf);
+                close(fd);
+                return cls_fail(err, CLS_EOTHER, "out of memory reading %s", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            free(buf);
+            close(fd);
+            return cls_fail(err, CLS_EOTHER, "%s: read failed: %s", path, strerror(e));
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *data = buf;
+    if (len)
+        *len = n;
+    return CLS_OK;
+}

@@ -1,0 +1,376 @@
+/*
+ * http_server.c: libmicrohttpd set-up, the access handler, routing and
+ * authentication (see http_server.h).
+ *
+ * libmicrohttpd calls the access handler several times per request: once
+ * with the headers (where everything that can be decided from them is:
+ * auth, route, method, limits, parameters, and the answer for requests
+ * without a body), then once per chunk of body, then once more with no
+ * data. Per-request state lives in an http_req hung on con_cls and is
+ * freed by the completion callback, which also discards an upload whose
+ * client vanished.
+ */
+#include "http_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "ids.h"
+#include "metrics.h"
+#include "problem.h"
+#include "routes.h"
+
+struct http_server {
+    http_server_config cfg;
+    struct MHD_Daemon *mhd;
+    unsigned port;
+};
+
+typedef struct http_req {
+    routes_post *post; /* non-NULL while a job upload is being received */
+    int answered;
+} http_req;
+
+enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
+{
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    enum MHD_Result q = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    metrics_http_response(status);
+    return q;
+}
+
+enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char *ctype,
+                           char *body, size_t len)
+{
+    struct MHD_Response *r =
+        body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
+             : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    if (ctype)
+        MHD_add_response_header(r, "Content-Type", ctype);
+    return http_queue(c, status, r);
+}
+
+enum MHD_Result http_reply_json(struct MHD_Connection *c, unsigned status, char *json)
+{
+    if (!json)
+        return http_reply_problem(c, 500, "internal", "out of memory building the response", 0);
+    return http_reply(c, status, "application/json", json, strlen(json));
+}
+
+enum MHD_Result http_reply_problem_hdr(struct MHD_Connection *c, unsigned status,
+                                       const char *slug, const char *detail, long long line,
+                                       const char *hname, const char *hvalue)
+{
+    char *body = problem_json(status, slug, detail, line);
+    if (!body)
+        return MHD_NO;
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body,
+                                                             MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/problem+json");
+    if (hname)
+        MHD_add_response_header(r, hname, hvalue);
+    return http_queue(c, status, r);
+}
+
+enum MHD_Result http_reply_problem(struct MHD_Connection *c, unsigned status, const char *slug,
+                                   const char *detail, long long line)
+{
+    return http_reply_problem_hdr(c, status, slug, detail, line, NULL, NULL);
+}
+
+/* Constant-time comparison: the time depends on the expected token's
+ * length only, never on where the first difference is. */
+static int token_equal(const char *got, size_t glen, const char *want)
+{
+    size_t wlen = strlen(want);
+    unsigned char d = (unsigned char)(glen != wlen);
+    for (size_t i = 0; i < wlen; i++) {
+        unsigned char g = i < glen ? (unsigned char)got[i] : 0;
+        d |= (unsigned char)(g ^ (unsigned char)want[i]);
+    }
+    return d == 0;
+}
+
+static int authorized(struct MHD_Connection *c, const char *token)
+{
+    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0)
+        return 0;
+    h += 7;
+    while (*h == ' ')
+        h++;
+    size_t n = strlen(h);
+    while (n > 0 && (h[n - 1] == ' ' || h[n - 1] == '\t'))
+        n--;
+    return token_equal(h, n, token);
+}
+
+enum route {
+    R_NONE,
+    R_DASH,
+    R_HEALTHZ,
+    R_METRICS,
+    R_DEVICES,
+    R_JOBS,
+    R_JOB,
+    R_SOLUTION,
+    R_RESIDUALS,
+    R_FILES,
+    R_FILE,
+    R_NOJOB /* /v1/jobs/<not a job id>... */
+};
+
+/* Matches the path. For job routes, id receives the validated id and
+ * *name points at the file name of R_FILE. */
+static enum route match(const char *url, char id[IDS_LEN + 1], const char **name)
+{
+    *name = NULL;
+    if (dashboard_is_asset(url))
+        return R_DASH;
+    if (!strcmp(url, "/healthz"))
+        return R_HEALTHZ;
+    if (!strcmp(url, "/metrics"))
+        return R_METRICS;
+    if (!strcmp(url, "/v1/devices"))
+        return R_DEVICES;
+    if (!strcmp(url, "/v1/jobs") || !strcmp(url, "/v1/jobs/"))
+        return R_JOBS;
+    if (strncmp(url, "/v1/jobs/", 9) != 0)
+        return R_NONE;
+    const char *p = url + 9;
+    const char *slash = strchr(p, '/');
+    size_t n = slash ? (size_t)(slash - p) : strlen(p);
+    if (n != IDS_LEN)
+        return R_NOJOB;
+    memcpy(id, p, IDS_LEN);
+    id[IDS_LEN] = '\0';
+    if (!ids_valid(id))
+        return R_NOJOB;
+    if (!slash || !strcmp(slash, "/"))
+        return R_JOB;
+    if (!strcmp(slash, "/solution"))
+        return R_SOLUTION;
+    if (!strcmp(slash, "/residuals"))
+        return R_RESIDUALS;
+    if (!strcmp(slash, "/files") || !strcmp(slash, "/files/"))
+        return R_FILES;
+    if (!strncmp(slash, "/files/", 7) && slash[7] && !strchr(slash + 7, '/')) {
+        *name = slash + 7;
+        return R_FILE;
+    }
+    return R_NONE;
+}
+
+static const char *allowed_methods(enum route r)
+{
+    switch (r) {
+    case R_JOBS: return "GET, HEAD, POST";
+    case R_JOB: return "GET, HEAD, DELETE";
+    default: return "GET, HEAD";
+    }
+}
+
+static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum route r,
+                                const char *method, const char *url, const char *id,
+                                const char *name, http_req *rq)
+{
+    int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
+    int post = !strcmp(method, "POST");
+    int del = !strcmp(method, "DELETE");
+    int ok = get || (r == R_JOBS && post) || (r == R_JOB && del);
+    if (r == R_NONE)
+        return http_reply_problem(c, 404, "not-found", "no such resource", 0);
+    if (r == R_NOJOB)
+        return http_reply_problem(c, 404, "unknown-job",
+                                  "no such job: a job id is 32 hexadecimal digits", 0);
+    if (!ok) {
+        char d[96];
+        snprintf(d, sizeof d, "method %.16s is not allowed here (allowed: %s)", method,
+                 allowed_methods(r));
+        return http_reply_problem_hdr(c, 405, "method-not-allowed", d, 0, "Allow",
+                                      allowed_methods(r));
+    }
+    switch (r) {
+    case R_DASH: return dashboard_serve(c, url);
+    case R_HEALTHZ: return routes_healthz(c, &s->cfg);
+    case R_METRICS: return routes_metrics(c, &s->cfg);
+    case R_DEVICES: return routes_devices(c, &s->cfg);
+    case R_JOBS:
+        if (post) {
+            enum MHD_Result replied = MHD_YES;
+            rq->post = routes_jobs_post_begin(c, &s->cfg, &replied);
+            return rq->post ? MHD_YES : replied;
+        }
+        return routes_jobs_list(c, &s->cfg);
+    case R_JOB: return del ? routes_jobs_delete(c, &s->cfg, id) : routes_jobs_get(c, &s->cfg, id);
+    case R_SOLUTION: return routes_jobs_solution(c, &s->cfg, id);
+    case R_RESIDUALS: return routes_jobs_residuals(c, &s->cfg, id);
+    case R_FILES: return routes_jobs_files(c, &s->cfg, id, NULL);
+    case R_FILE: return routes_jobs_files(c, &s->cfg, id, name);
+    default: return http_reply_problem(c, 404, "not-found", "no such resource", 0);
+    }
+}
+
+static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
+                                   const char *method, const char *version,
+                                   const char *upload_data, size_t *upload_data_size,
+                                   void **con_cls)
+{
+    http_server *s = cls;
+    http_req *rq = *con_cls;
+    if (!rq) {
+        rq = calloc(1, sizeof *rq);
+        if (!rq)
+            return MHD_NO;
+        *con_cls = rq;
+        char id[IDS_LEN + 1] = "";
+        const char *name = NULL;
+        enum route r = match(url, id, &name);
+        rq->answered = 1;
+        if (s->cfg.token && r != R_HEALTHZ && r != R_DASH && !authorized(c, s->cfg.token))
+            return http_reply_problem_hdr(c, 401, "unauthorized",
+                                          "a valid bearer token is required "
+                                          "(Authorization: Bearer TOKEN)",
+                                          0, "WWW-Authenticate", "Bearer realm=\"clsolve\"");
+        enum MHD_Result q = dispatch(s, c, r, method, url, id, name, rq);
+        if (rq->post)
+            rq->answered = 0;
+        return q;
+    }
+    if (rq->post) {
+        if (*upload_data_size > 0) {
+            enum MHD_Result q = routes_jobs_post_data(rq->post, upload_data, *upload_data_size);
+            *upload_data_size = 0;
+            return q;
+        }
+        routes_post *p = rq->post;
+        rq->post = NULL;
+        rq->answered = 1;
+        return routes_jobs_post_end(c, p);
+    }
+    /* a request answered from its headers: its body (if any) is dropped */
+    *upload_data_size = 0;
+    return MHD_YES;
+}
+
+static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                           enum MHD_RequestTerminationCode toe)
+{
+    http_req *rq = *con_cls;
+    if (!rq)
+        return;
+    if (rq->post)
+        routes_jobs_post_abort(rq->post);
+    free(rq);
+    *con_cls = NULL;
+}
+
+/* "ADDR:PORT", "[V6]:PORT", ":PORT" or "PORT". */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len,
+                        cls_error *err)
+{
+    char host[128] = "127.0.0.1";
+    const char *port = NULL;
+    memset(ss, 0, sizeof *ss);
+    if (spec[0] == '[') {
+        const char *e = strchr(spec, ']');
+        if (!e || e[1] != ':' || (size_t)(e - spec - 1) >= sizeof host)
+            return cls_fail(err, CLS_EUSAGE, "--listen: '%s' is not [IPV6]:PORT", spec);
+        memcpy(host, spec + 1, (size_t)(e - spec - 1));
+        host[e - spec - 1] = '\0';
+        port = e + 2;
+    } else {
+        const char *colon = strrchr(spec, ':');
+        if (colon) {
+            if ((size_t)(colon - spec) >= sizeof host)
+                return cls_fail(err, CLS_EUSAGE, "--listen: address too long");
+            if (colon != spec) {
+                memcpy(host, spec, (size_t)(colon - spec));
+                host[colon - spec] = '\0';
+            }
+            port = colon + 1;
+        } else {
+            port = spec;
+        }
+    }
+    char *end;
+    errno = 0;
+    long p = strtol(port, &end, 10);
+    if (!*port || *end || errno || p < 0 || p > 65535)
+        return cls_fail(err, CLS_EUSAGE, "--listen: '%s' has no valid port", spec);
+    struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+    if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons((uint16_t)p);
+        *len = sizeof *v4;
+    } else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons((uint16_t)p);
+        *len = sizeof *v6;
+    } else {
+        return cls_fail(err, CLS_EUSAGE,
+                        "--listen: '%s' is not a numeric IPv4 or IPv6 address", host);
+    }
+    return CLS_OK;
+}
+
+int http_server_start(http_server **out, const http_server_config *cfg, cls_error *err)
+{
+    *out = NULL;
+    struct sockaddr_storage ss;
+    socklen_t slen;
+    if (parse_listen(cfg->listen, &ss, &slen, err))
+        return CLS_EUSAGE;
+    http_server *s = calloc(1, sizeof *s);
+    if (!s)
+        return cls_fail(err, CLS_EOTHER, "out of memory");
+    s->cfg = *cfg;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    s->mhd = MHD_start_daemon(
+        flags, 0, NULL, NULL, http_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : 4),
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_END);
+    if (!s->mhd) {
+        free(s);
+        return cls_fail(err, CLS_EOTHER, "cannot listen on %s (address in use or not local?)",
+                        cfg->listen);
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = info ? info->port : 0;
+    *out = s;
+    return CLS_OK;
+}
+
+unsigned http_server_port(const http_server *s) { return s ? s->port : 0; }
+
+void http_server_stop(http_server *s)
+{
+    if (!s)
+        return;
+    MHD_stop_daemon(s->mhd);
+    free(s);
+}

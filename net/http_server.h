@@ -1,0 +1,58 @@
+/*
+ * http_server.h: the daemon's HTTP front end on libmicrohttpd.
+ *
+ * libmicrohttpd runs its own threads (a small pool polling with epoll or
+ * poll); they never call MPI, they only read and change the job store.
+ * Every request passes, in this order: bearer-token check (when a token
+ * is configured; /healthz and the static dashboard files are exempt),
+ * route match (404 for unknown paths and unknown jobs, 405 with Allow for
+ * a wrong method), query-parameter validation (400 naming the parameter),
+ * then its route. Errors are RFC 9457 application/problem+json. Limits:
+ * upload size (413, from Content-Length before any byte is read and again
+ * while counting the bytes), queued jobs (503 with Retry-After), connection
+ * count and idle time per connection (libmicrohttpd options).
+ *
+ * The response helpers are shared with the route modules.
+ */
+#ifndef CLS_NET_HTTP_SERVER_H
+#define CLS_NET_HTTP_SERVER_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "job_store.h"
+
+typedef struct http_server_config {
+    const char *listen;       /* "ADDR:PORT", "[v6]:PORT" or ":PORT" (127.0.0.1) */
+    uint64_t max_upload;      /* bytes */
+    unsigned max_connections; /* concurrent connections */
+    unsigned timeout_s;       /* idle seconds before a connection is closed */
+    unsigned threads;         /* polling threads */
+    const char *token;        /* NULL: no authentication */
+    job_store *store;
+    json_t *cluster;          /* /v1/devices (borrowed) */
+    volatile sig_atomic_t *draining; /* non-zero: answer 503 to new jobs */
+} http_server_config;
+
+typedef struct http_server http_server;
+
+int http_server_start(http_server **out, const http_server_config *cfg, cls_error *err);
+unsigned http_server_port(const http_server *s);
+void http_server_stop(http_server *s);
+
+/* --- response helpers (take ownership of malloc'ed bodies) --- */
+enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char *ctype,
+                           char *body, size_t len);
+enum MHD_Result http_reply_json(struct MHD_Connection *c, unsigned status, char *json);
+enum MHD_Result http_reply_problem(struct MHD_Connection *c, unsigned status, const char *slug,
+                                   const char *detail, long long line);
+/* Same, with one extra header (Allow, Retry-After, WWW-Authenticate, Location). */
+enum MHD_Result http_reply_problem_hdr(struct MHD_Connection *c, unsigned status,
+                                       const char *slug, const char *detail, long long line,
+                                       const char *hname, const char *hvalue);
+enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * job_params.c: parsing and validating job parameters (see job_params.h).
+ * Numbers are parsed with strtod/strtoll and must use the whole value;
+ * names are compared exactly; nothing here allocates more than the options
+ * object the client sent.
+ */
+#include "job_params.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef CLS_NET_HAVE_PHYSICS
+#include "../physics/job.h"
+#endif
+
+void job_params_init(job_params *p)
+{
+    memset(p, 0, sizeof *p);
+    strcpy(p->kind, "cg");
+    p->tol = 1e-8;
+    strcpy(p->precond, "none");
+    strcpy(p->method, "cg");
+    strcpy(p->precision, "double");
+}
+
+void job_params_free(job_params *p)
+{
+    json_decref(p->options);
+    p->options = NULL;
+}
+
+int job_params_is_cg(const job_params *p) { return strcmp(p->kind, "cg") == 0; }
+
+static int kind_is_physics(const char *k)
+{
+    return !strcmp(k, "springs") || !strcmp(k, "deform") || !strcmp(k, "curvature") ||
+           !strcmp(k, "nbody");
+}
+
+static int set_tol(job_params *p, const char *v, cls_error *err)
+{
+    char *end;
+    errno = 0;
+    double t = strtod(v, &end);
+    if (end == v || *end || errno || !(t > 0.0 && t < 1.0))
+        return cls_fail(err, CLS_EINPUT, "tol: '%.64s' is not a number in (0, 1)", v);
+    p->tol = t;
+    return CLS_OK;
+}
+
+static int set_maxiter(job_params *p, const char *v, cls_error *err)
+{
+    char *end;
+    errno = 0;
+    long long m = strtoll(v, &end, 10);
+    if (end == v || *end || errno || m < 1 || m > 1000000000LL)
+        return cls_fail(err, CLS_EINPUT,
+                        "maxiter: '%.64s' is not an integer between 1 and 1000000000", v);
+    p->maxiter = m;
+    return CLS_OK;
+}
+
+static int set_choice(char *dst, size_t cap, const char *key, const char *v,
+                      const char *const *allowed, const char *list, cls_error *err)
+{
+    for (int i = 0; allowed[i]; i++)
+        if (!strcmp(v, allowed[i])) {
+            snprintf(dst, cap, "%s", v);
+            return CLS_OK;
+        }
+    return cls_fail(err, CLS_EINPUT, "%s: '%.64s' is not one of %s", key, v, list);
+}
+
+/* A query value as JSON: integer, real, boolean or string. */
+static json_t *value_json(const char *v)
+{
+    char *end;
+    errno = 0;
+    long long i = strtoll(v, &end, 10);
+    if (*v && !*end && !errno)
+        return json_integer(i);
+    errno = 0;
+    double d = strtod(v, &end);
+    if (*v && !*end && !errno && isfinite(d))
+        return json_real(d);
+    if (!strcmp(v, "true"))
+        return json_true();
+    if (!strcmp(v, "false"))
+        return json_false();
+    return json_string(v);
+}
+
+int job_params_set(job_params *p, const char *key, const char *value, cls_error *err)
+{
+    static const char *const preconds[] = {"none", "jacobi", NULL};
+    static const char *const methods[] = {"cg", NULL};
+    static const char *const precisions[] = {"double", "float", NULL};
+    if (!value)
+        value = "";
+    if (!strcmp(key, "kind")) {
+        if (strcmp(value, "cg") != 0 && !kind_is_physics(value))
+            return cls_fail(err, CLS_EINPUT,
+                            "kind: '%.64s' is not one of cg, springs, deform, curvature, nbody",
+                            value);
+        snprintf(p->kind, sizeof p->kind, "%s", value);
+        p->kind_set = 1;
+        return CLS_OK;
+    }
+    if (!strcmp(key, "tol"))
+        return set_tol(p, value, err);
+    if (!strcmp(key, "maxiter"))
+        return set_maxiter(p, value, err);
+    if (!strcmp(key, "precond"))
+        return set_choice(p->precond, sizeof p->precond, key, value, preconds, "none, jacobi",
+                          err);
+    if (!strcmp(key, "method"))
+        return set_choice(p->method, sizeof p->method, key, value, methods, "cg", err);
+    if (!strcmp(key, "precision"))
+        return set_choice(p->precision, sizeof p->precision, key, value, precisions,
+                          "double, float", err);
+    /* anything else is a physics option; for cg it is an error, decided in
+     * job_params_finish once the kind is known */
+    if (strlen(key) > 64)
+        return cls_fail(err, CLS_EINPUT, "parameter name longer than 64 characters");
+    if (!p->options && !(p->options = json_object()))
+        return cls_fail(err, CLS_EOTHER, "out of memory");
+    json_t *v = value_json(value);
+    if (!v || json_object_set_new(p->options, key, v))
+        return cls_fail(err, CLS_EOTHER, "out of memory");
+    return CLS_OK;
+}
+
+int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error *err)
+{
+    json_error_t je;
+    json_t *o = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!o)
+        return cls_fail_line(err, CLS_EINPUT, je.line > 0 ? je.line : 0,
+                             "options:%d: not valid JSON: %s", je.line, je.text);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return cls_fail(err, CLS_EINPUT, "options: must be a JSON object");
+    }
+    int rc = CLS_OK;
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v)
+    {
+        char buf[64];
+        const char *s = NULL;
+        if (json_is_string(v))
+            s = json_string_value(v);
+        else if (json_is_integer(v)) {
+            snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+            s = buf;
+        } else if (json_is_real(v)) {
+            snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
+            s = buf;
+        }
+        int cg_key = !strcmp(k, "kind") || !strcmp(k, "tol") || !strcmp(k, "maxiter") ||
+                     !strcmp(k, "precond") || !strcmp(k, "method") || !strcmp(k, "precision");
+        if (cg_key) {
+            if (!s) {
+                rc = cls_fail(err, CLS_EINPUT, "options: '%s' must be a string or a number", k);
+                break;
+            }
+            if ((rc = job_params_set(p, k, s, err)))
+                break;
+        } else {
+            /* physics options keep their JSON type */
+            if (!p->options && !(p->options = json_object())) {
+                rc = cls_fail(err, CLS_EOTHER, "out of memory");
+                break;
+            }
+            json_object_set(p->options, k, v);
+        }
+    }
+    json_decref(o);
+    return rc;
+}
+
+int job_params_finish(job_params *p, cls_error *err)
+{
+    if (job_params_is_cg(p)) {
+        if (p->options && json_object_size(p->options) > 0) {
+            const char *k = json_object_iter_key(json_object_iter(p->options));
+            return cls_fail(err, CLS_EINPUT,
+                            "unknown parameter '%.64s' for kind=cg (known: kind, tol, maxiter, "
+                            "precond, method, precision)",
+                            k);
+        }
+        return CLS_OK;
+    }
+#ifdef CLS_NET_HAVE_PHYSICS
+    if (!physics_kind_known(p->kind))
+        return cls_fail(err, CLS_EINPUT, "kind: '%s' is not known to this build", p->kind);
+    return CLS_OK;
+#else
+    return cls_fail(err, CLS_EINPUT,
+                    "kind: '%s' needs the physics jobs, which this daemon was built without",
+                    p->kind);
+#endif
+}
+
+json_t *job_params_to_json(const job_params *p)
+{
+    if (job_params_is_cg(p)) {
+        json_t *o = json_object();
+        json_object_set_new(o, "tol", json_real(p->tol));
+        json_object_set_new(o, "maxiter", p->maxiter ? json_integer(p->maxiter) : json_null());
+        json_object_set_new(o, "precond", json_string(p->precond));
+        json_object_set_new(o, "method", json_string(p->method));
+        json_object_set_new(o, "precision", json_string(p->precision));
+        return o;
+    }
+    return p->options ? json_deep_copy(p->options) : json_object();
+}
+
+int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_error *err)
+{
+    job_params_init(p);
+    if (!kind || strlen(kind) >= sizeof p->kind)
+        return cls_fail(err, CLS_EINPUT, "stored job has no kind");
+    snprintf(p->kind, sizeof p->kind, "%s", kind);
+    if (!json_is_object(params))
+        return cls_fail(err, CLS_EINPUT, "stored job has no parameters");
+    if (!job_params_is_cg(p)) {
+        p->options = json_deep_copy(params);
+        return CLS_OK;
+    }
+    json_t *t = json_object_get(params, "tol");
+    if (json_is_number(t))
+        p->tol = json_number_value(t);
+    json_t *m = json_object_get(params, "maxiter");
+    if (json_is_integer(m))
+        p->maxiter = json_integer_value(m);
+    const char *s;
+    if ((s = json_string_value(json_object_get(params, "precond"))))
+        snprintf(p->precond, sizeof p->precond, "%s", s);
+    if ((s = json_string_value(json_object_get(params, "method"))))
+        snprintf(p->method, sizeof p->method, "%s", s);
+    if ((s = json_string_value(json_object_get(params, "precision"))))
+        snprintf(p->precision, sizeof p->precision, "%s", s);
+    return CLS_OK;
+}

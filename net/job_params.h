@@ -1,0 +1,54 @@
+/*
+ * job_params.h: what a client asks of a job, parsed and validated from the
+ * request text: query parameters (?kind=cg&tol=1e-10...) and the optional
+ * JSON `options` part. Pure functions over strings (no HTTP, no files), so
+ * the fuzz targets can drive them, and every rejection is CLS_EINPUT with a
+ * message naming the parameter, which the server answers as 400.
+ *
+ * cg jobs take tol, maxiter, precond, method and precision; physics jobs
+ * (springs, deform, curvature, nbody) take any options, passed to the
+ * physics driver as one JSON object (query values that read as numbers or
+ * booleans become JSON numbers or booleans).
+ */
+#ifndef CLS_NET_JOB_PARAMS_H
+#define CLS_NET_JOB_PARAMS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+
+typedef struct job_params {
+    char kind[16];       /* "cg" or a physics kind */
+    int kind_set;
+    double tol;          /* (0, 1) */
+    int64_t maxiter;     /* 0: the solver's default */
+    char precond[8];     /* none | jacobi */
+    char method[8];      /* cg */
+    char precision[8];   /* double | float */
+    json_t *options;     /* physics options (an object), owned */
+} job_params;
+
+void job_params_init(job_params *p);
+void job_params_free(job_params *p);
+
+/* One query parameter. */
+int job_params_set(job_params *p, const char *key, const char *value, cls_error *err);
+
+/* The `options` part: a JSON object of at most len bytes. For cg its keys
+ * are the query parameters' (numbers may be JSON numbers); for physics it
+ * becomes the options object. A key given both ways takes the options
+ * part's value (it is applied after the query). */
+int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error *err);
+
+/* Checks the kind once all parameters are in: cg or a known physics kind. */
+int job_params_finish(job_params *p, cls_error *err);
+
+int job_params_is_cg(const job_params *p);
+
+/* The parameters as the JSON object a job record stores (new reference). */
+json_t *job_params_to_json(const job_params *p);
+/* And back, from a stored record (the store's recovery). */
+int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_error *err);
+
+#endif

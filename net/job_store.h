@@ -1,0 +1,122 @@
+/*
+ * job_store.h: the durable job store and the queue it implies.
+ *
+ * On disk, DATA/jobs/ID/ holds one job: its inputs (matrix.mtx, rhs.mtx,
+ * x0.mtx, options.json or input for physics), job.json (the record), and
+ * after the run solution.mtx, solution.bin (little-endian float64),
+ * residuals.json, or out/ for physics outputs. An upload is streamed into
+ * DATA/incoming/ID/; it becomes a job only by job_store_accept, which
+ * writes job.json (temp file, fsync, rename, fsync dir), fsyncs the
+ * directory and renames it into DATA/jobs/ (fsyncing both parents). So a
+ * kill -9 at any instant leaves either no trace of a job in jobs/ (the
+ * client got no 202) or a complete one; start-up empties incoming/.
+ *
+ * In memory, a table of records ordered by submission (seq) under one
+ * mutex, with a condition variable the scheduler waits on. Every state
+ * change rewrites job.json durably before it is visible through the API.
+ * On start, queued and running jobs are queued again (in submission
+ * order); finished ones keep their results. Retention (--keep) removes the
+ * oldest finished jobs beyond a count, or those finished longer ago than a
+ * duration.
+ *
+ * Live progress (iteration, residual, residual history) of the running job
+ * is kept in memory only; it is rebuilt when a re-queued job runs again.
+ */
+#ifndef CLS_NET_JOB_STORE_H
+#define CLS_NET_JOB_STORE_H
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "ids.h"
+#include "job_params.h"
+
+typedef enum { JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED, JOB_NSTATES } job_status;
+
+const char *job_status_name(job_status s);
+
+/* job_store_accept's answer when the queue is full (the server's 503). */
+#define JOB_STORE_FULL 100
+
+typedef struct job_store job_store;
+
+typedef struct job_store_config {
+    const char *data_dir;
+    int64_t keep_count;  /* finished jobs kept; < 0: no limit */
+    double keep_seconds; /* finished jobs kept this long; < 0: no limit */
+    int max_queued;      /* queued jobs accepted at most */
+} job_store_config;
+
+/* Which input files an upload stored, and under what names the client
+ * knows them (used in messages instead of the internal path). */
+typedef struct job_inputs {
+    int has_matrix, has_rhs, has_x0, has_input;
+    char matrix_name[256], rhs_name[256], x0_name[256], input_name[256];
+    char input_file[64]; /* stored name of a physics input (input.obj, ...) */
+} job_inputs;
+
+int job_store_open(job_store **out, const job_store_config *cfg, cls_error *err);
+void job_store_close(job_store *s);
+
+/* --- submission (HTTP threads) --- */
+
+/* 1 when no further job can be queued now. */
+int job_store_full(job_store *s);
+/* A new id and its upload directory DATA/incoming/ID (created). */
+int job_store_incoming_new(job_store *s, char id[IDS_LEN + 1], char *dir, size_t cap,
+                           cls_error *err);
+void job_store_incoming_discard(job_store *s, const char *id);
+/* Makes the upload a queued job (see above). On success *job_json is the
+ * job's JSON (malloc'ed). JOB_STORE_FULL when the queue filled meanwhile
+ * (the upload is discarded). */
+int job_store_accept(job_store *s, const char *id, const job_params *p, const job_inputs *in,
+                     uint64_t bytes, char **job_json, cls_error *err);
+
+/* --- reading (HTTP threads); each returns 0, or -1 for an unknown id --- */
+
+int job_store_get_json(job_store *s, const char *id, char **json);
+/* Newest first. after: an id (jobs submitted before it) or NULL; page >= 1
+ * when paging by number (after ignored); status: a state name or NULL. */
+int job_store_list_json(job_store *s, int limit, const char *after, int page,
+                        const char *status, char **json, cls_error *err);
+/* Residual history from iteration `since` on (live for a running job). */
+int job_store_residuals_json(job_store *s, const char *id, int64_t since, char **json);
+/* The job's directory and its status (for the solution routes). */
+int job_store_job_dir(job_store *s, const char *id, char *dir, size_t cap, job_status *st);
+
+/* DELETE: a queued job is cancelled, a running one asked to stop, a
+ * finished one removed with its files. */
+typedef enum { JOB_DEL_CANCELLED, JOB_DEL_CANCEL_REQUESTED, JOB_DEL_REMOVED } job_del_outcome;
+int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **json,
+                     cls_error *err);
+
+/* --- the scheduler (rank 0's main thread) --- */
+
+typedef struct job_claim {
+    char id[IDS_LEN + 1];
+    char dir[PATH_MAX];
+    job_params params; /* owned by the claim: job_params_free */
+    job_inputs in;
+} job_claim;
+
+/* Waits up to timeout_s for a queued job; marks the oldest one running
+ * (durably) and returns 1, or 0 when none came. */
+int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error *err);
+/* Wakes a waiting claim (shutdown). */
+void job_store_wake(job_store *s);
+/* Progress of the running job; returns non-zero when it is to stop. */
+int job_store_progress(job_store *s, const char *id, int64_t iteration, double residual);
+void job_store_set_phase(job_store *s, const char *id, const char *phase);
+/* Copies the running job's residual history (malloc'ed) for residuals.json. */
+int job_store_history(job_store *s, const char *id, double **h, int64_t *n);
+/* Final state; the json objects are stolen (may be NULL). */
+int job_store_complete(job_store *s, const char *id, job_status st, json_t *result,
+                       json_t *error, json_t *timings, json_t *devices, cls_error *err);
+/* Removes finished jobs beyond the retention policy. */
+void job_store_retention(job_store *s);
+/* Jobs per state. */
+void job_store_counts(job_store *s, int64_t counts[JOB_NSTATES]);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * metrics.h: the daemon's counters, rendered in the Prometheus text
+ * exposition format (version 0.0.4) at GET /metrics.
+ *
+ * One set of counters per process (the daemon is one process on rank 0),
+ * under one mutex; the job gauges are counted from the job store when the
+ * page is rendered, so they can never drift from the truth.
+ */
+#ifndef CLS_NET_METRICS_H
+#define CLS_NET_METRICS_H
+
+#include <stdint.h>
+
+#include "job_store.h"
+
+void metrics_init(int ranks);
+void metrics_bytes_received(uint64_t n);
+void metrics_job_submitted(void);
+void metrics_upload_rejected(void);
+void metrics_job_finished(job_status st, double solve_s, int64_t iterations);
+/* Busy seconds of one device (set-up plus iterations of a job part). */
+void metrics_device_busy(int rank, int index, const char *name, double seconds);
+void metrics_http_response(unsigned status);
+/* The page (malloc'ed). */
+char *metrics_render(job_store *store);
+
+#endif

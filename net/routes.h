@@ -1,0 +1,61 @@
+/*
+ * routes.h: the route handlers behind http_server.c's dispatcher. Each
+ * answers one route; ids reaching them are already validated (ids_valid),
+ * so a job's directory is the only path ever built from a request.
+ *
+ *   routes_jobs.c    POST /v1/jobs (streaming upload), GET /v1/jobs,
+ *                    GET|DELETE /v1/jobs/ID, .../solution, .../residuals,
+ *                    .../files[/NAME]
+ *   routes_misc.c    GET /v1/devices, /healthz, /metrics
+ *   dashboard.c      GET /, /app.js, /style.css
+ */
+#ifndef CLS_NET_ROUTES_H
+#define CLS_NET_ROUTES_H
+
+#include <microhttpd.h>
+#include <stddef.h>
+
+#include "http_server.h"
+
+/* The state of one POST /v1/jobs while its body arrives. */
+typedef struct routes_post routes_post;
+
+/* First call: checks limits and parameters. Returns the upload state, or
+ * NULL after queueing an error response (*replied set to the result). */
+routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_config *cfg,
+                                    enum MHD_Result *replied);
+/* A chunk of the body. Returns MHD_NO to drop a connection that keeps
+ * sending far beyond the limit after an error. */
+enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t len);
+/* The body is complete: answer 202 or the error. Frees p. */
+enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p);
+/* The client went away mid-upload: discard everything. Frees p. */
+void routes_jobs_post_abort(routes_post *p);
+
+enum MHD_Result routes_jobs_list(struct MHD_Connection *c, const http_server_config *cfg);
+enum MHD_Result routes_jobs_get(struct MHD_Connection *c, const http_server_config *cfg,
+                                const char *id);
+enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_config *cfg,
+                                   const char *id);
+enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
+                                     const char *id);
+enum MHD_Result routes_jobs_residuals(struct MHD_Connection *c, const http_server_config *cfg,
+                                      const char *id);
+/* name NULL: the list of a physics job's output files. */
+enum MHD_Result routes_jobs_files(struct MHD_Connection *c, const http_server_config *cfg,
+                                  const char *id, const char *name);
+
+enum MHD_Result routes_devices(struct MHD_Connection *c, const http_server_config *cfg);
+enum MHD_Result routes_healthz(struct MHD_Connection *c, const http_server_config *cfg);
+enum MHD_Result routes_metrics(struct MHD_Connection *c, const http_server_config *cfg);
+
+/* 1 when name is a dashboard file; answers it. */
+int dashboard_is_asset(const char *path);
+enum MHD_Result dashboard_serve(struct MHD_Connection *c, const char *path);
+
+/* Checks that every query parameter is one of the NULL-terminated names;
+ * otherwise queues 400 and returns 0. */
+int routes_only_params(struct MHD_Connection *c, const char *const *names,
+                       enum MHD_Result *replied);
+
+#endif

@@ -1,0 +1,805 @@
+/*
+ * routes_jobs.c: the job routes (see routes.h).
+ *
+ * POST /v1/jobs streams the body to DATA/incoming/ID/ as it arrives:
+ * a raw body is the matrix (or a physics job's input); a multipart body
+ * has parts matrix, rhs, x0 (files), options (JSON, at most 64 KiB) and
+ * input/mesh (physics). Matrix Market files have their banner and size
+ * line checked while they arrive (upload.c). After an error nothing more
+ * is stored: the rest of the body is counted and dropped and the error is
+ * the answer (libmicrohttpd cannot answer before the request body has
+ * been read; a client that keeps sending past twice the upload limit is
+ * disconnected). Only a complete, valid upload becomes a job
+ * (job_store_accept) and is answered 202.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "job_params.h"
+#include "metrics.h"
+#include "multipart.h"
+#include "problem.h"
+#include "routes.h"
+#include "upload.h"
+
+#define OPTIONS_MAX (64 * 1024)
+
+enum part { PART_NONE, PART_MATRIX, PART_RHS, PART_X0, PART_OPTIONS, PART_INPUT };
+
+struct routes_post {
+    const http_server_config *cfg;
+    char id[IDS_LEN + 1];
+    char dir[PATH_MAX];
+    job_params params;
+    job_inputs in;
+    int multipart;
+    multipart_parser *mp;
+    upload_file file;
+    int file_open;
+    enum part part;
+    char *opts;
+    size_t opts_len;
+    uint64_t bytes;
+    /* a pending error: answered once the body has been read */
+    unsigned err_status;
+    char err_slug[32];
+    cls_error err;
+};
+
+static int routes_fail(routes_post *p, unsigned status, const char *slug, const cls_error *e)
+{
+    if (p->err_status)
+        return CLS_EINPUT;
+    p->err_status = status;
+    snprintf(p->err_slug, sizeof p->err_slug, "%s", slug);
+    p->err = *e;
+    if (p->file_open) {
+        upload_file_abort(&p->file);
+        p->file_open = 0;
+    }
+    return CLS_EINPUT;
+}
+
+/* A failure of upload_file_*: 400 for bad content, 507 for a full disk. */
+static int routes_file_fail(routes_post *p, int rc, const cls_error *e)
+{
+    if (rc == CLS_EINPUT)
+        return routes_fail(p, 400, "bad-matrix-header", e);
+    int we = p->file.write_errno;
+    if (we == ENOSPC || we == EDQUOT)
+        return routes_fail(p, 507, "insufficient-storage", e);
+    return routes_fail(p, 500, "internal", e);
+}
+
+/* The last path component of an uploaded file name, printable ASCII only,
+ * for messages; def when nothing usable is left. */
+static void display_name(const char *filename, const char *def, char *out, size_t cap)
+{
+    const char *b = filename;
+    for (const char *q = filename; *q; q++)
+        if (*q == '/' || *q == '\\')
+            b = q + 1;
+    size_t n = 0;
+    for (; *b && n + 1 < cap && n < 100; b++) {
+        unsigned char ch = (unsigned char)*b;
+        if (ch >= 0x20 && ch < 0x7f && ch != '"')
+            out[n++] = (char)ch;
+    }
+    out[n] = '\0';
+    if (!n || !strcmp(out, ".") || !strcmp(out, ".."))
+        snprintf(out, cap, "%s", def);
+}
+
+static const char *input_ext(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    if (dot && (!strcasecmp(dot, ".gz") )) {
+        /* keep .obj.gz style names readable by content */
+        return "";
+    }
+    if (dot && (!strcasecmp(dot, ".obj") || !strcasecmp(dot, ".off") || !strcasecmp(dot, ".ply")))
+        return !strcasecmp(dot, ".obj") ? ".obj" : !strcasecmp(dot, ".off") ? ".off" : ".ply";
+    return "";
+}
+
+static int open_part_file(routes_post *p, enum part part, const char *filename, cls_error *err)
+{
+    char path[PATH_MAX], disp[256];
+    const char *stored = NULL, *def = NULL;
+    int check = 1;
+    switch (part) {
+    case PART_MATRIX:
+        stored = "matrix.mtx";
+        def = "matrix.mtx";
+        display_name(filename, def, p->in.matrix_name, sizeof p->in.matrix_name);
+        snprintf(disp, sizeof disp, "%s", p->in.matrix_name);
+        p->in.has_matrix = 1;
+        break;
+    case PART_RHS:
+        stored = "rhs.mtx";
+        display_name(filename, "rhs.mtx", p->in.rhs_name, sizeof p->in.rhs_name);
+        snprintf(disp, sizeof disp, "%s", p->in.rhs_name);
+        p->in.has_rhs = 1;
+        break;
+    case PART_X0:
+        stored = "x0.mtx";
+        display_name(filename, "x0.mtx", p->in.x0_name, sizeof p->in.x0_name);
+        snprintf(disp, sizeof disp, "%s", p->in.x0_name);
+        p->in.has_x0 = 1;
+        break;
+    case PART_INPUT:
+        display_name(filename, "input", p->in.input_name, sizeof p->in.input_name);
+        snprintf(p->in.input_file, sizeof p->in.input_file, "input%s", input_ext(p->in.input_name));
+        stored = p->in.input_file;
+        snprintf(disp, sizeof disp, "%s", p->in.input_name);
+        p->in.has_input = 1;
+        check = 0;
+        break;
+    default:
+        return cls_fail(err, CLS_EOTHER, "internal: not a file part");
+    }
+    if (snprintf(path, sizeof path, "%s/%s", p->dir, stored) >= (int)sizeof path)
+        return cls_fail(err, CLS_EOTHER, "data directory path too long");
+    int rc = upload_file_open(&p->file, path, disp, check, err);
+    if (rc)
+        return rc;
+    p->file_open = 1;
+    return CLS_OK;
+}
+
+/* --- multipart callbacks --- */
+
+static int mp_begin(void *ctx, const char *name, const char *filename, const char *ctype,
+                    cls_error *err)
+{
+    routes_post *p = ctx;
+    enum part part = PART_NONE;
+    if (!strcmp(name, "matrix") || !strcmp(name, "A"))
+        part = PART_MATRIX;
+    else if (!strcmp(name, "rhs") || !strcmp(name, "b"))
+        part = PART_RHS;
+    else if (!strcmp(name, "x0"))
+        part = PART_X0;
+    else if (!strcmp(name, "options"))
+        part = PART_OPTIONS;
+    else if (!strcmp(name, "input") || !strcmp(name, "mesh"))
+        part = PART_INPUT;
+    else {
+        cls_fail(err, CLS_EINPUT,
+                 "unknown part '%.64s' (known: matrix, rhs, x0, options, input, mesh)", name);
+        return routes_fail(p, 400, "bad-multipart", err);
+    }
+    int dup = (part == PART_MATRIX && p->in.has_matrix) || (part == PART_RHS && p->in.has_rhs) ||
+              (part == PART_X0 && p->in.has_x0) || (part == PART_INPUT && p->in.has_input) ||
+              (part == PART_OPTIONS && p->opts);
+    if (dup) {
+        cls_fail(err, CLS_EINPUT, "part '%.64s' appears twice", name);
+        return routes_fail(p, 400, "bad-multipart", err);
+    }
+    p->part = part;
+    if (part == PART_OPTIONS) {
+        p->opts = malloc(OPTIONS_MAX + 1);
+        p->opts_len = 0;
+        if (!p->opts) {
+            cls_fail(err, CLS_EOTHER, "out of memory");
+            return routes_fail(p, 500, "internal", err);
+        }
+        return CLS_OK;
+    }
+    int rc = open_part_file(p, part, filename, err);
+    if (rc)
+        return routes_fail(p, 500, "internal", err);
+    return CLS_OK;
+}
+
+static int mp_data(void *ctx, const char *data, size_t len, cls_error *err)
+{
+    routes_post *p = ctx;
+    if (p->part == PART_OPTIONS) {
+        if (p->opts_len + len > OPTIONS_MAX) {
+            cls_fail(err, CLS_EINPUT, "options part is larger than 64 KiB");
+            return routes_fail(p, 413, "options-too-large", err);
+        }
+        memcpy(p->opts + p->opts_len, data, len);
+        p->opts_len += len;
+        return CLS_OK;
+    }
+    int rc = upload_file_write(&p->file, data, len, err);
+    return rc ? routes_file_fail(p, rc, err) : CLS_OK;
+}
+
+static int mp_end(void *ctx, cls_error *err)
+{
+    routes_post *p = ctx;
+    enum part part = p->part;
+    p->part = PART_NONE;
+    if (part == PART_OPTIONS) {
+        int rc = job_params_apply_json(&p->params, p->opts, p->opts_len, err);
+        return rc ? routes_fail(p, 400, "bad-parameter", err) : CLS_OK;
+    }
+    p->file_open = 0;
+    int rc = upload_file_close(&p->file, err);
+    if (rc) {
+        upload_file_abort(&p->file);
+        return routes_file_fail(p, rc, err);
+    }
+    return CLS_OK;
+}
+
+/* --- POST /v1/jobs --- */
+
+typedef struct query_ctx {
+    job_params *p;
+    cls_error err;
+    int rc;
+} query_ctx;
+
+static enum MHD_Result query_param(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    query_ctx *q = cls;
+    if (q->rc)
+        return MHD_NO;
+    q->rc = job_params_set(q->p, key, value, &q->err);
+    return q->rc ? MHD_NO : MHD_YES;
+}
+
+static void post_free(routes_post *p)
+{
+    if (!p)
+        return;
+    if (p->file_open)
+        upload_file_abort(&p->file);
+    job_params_free(&p->params);
+    free(p->mp);
+    free(p->opts);
+    free(p);
+}
+
+routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_config *cfg,
+                                    enum MHD_Result *replied)
+{
+    if (cfg->draining && *cfg->draining) {
+        metrics_upload_rejected();
+        *replied = http_reply_problem_hdr(c, 503, "shutting-down",
+                                          "the daemon is shutting down and accepts no new jobs",
+                                          0, "Retry-After", "30");
+        return NULL;
+    }
+    if (job_store_full(cfg->store)) {
+        metrics_upload_rejected();
+        *replied = http_reply_problem_hdr(c, 503, "queue-full",
+                                          "the job queue is full; retry later", 0,
+                                          "Retry-After", "5");
+        return NULL;
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl) {
+        char *end;
+        errno = 0;
+        unsigned long long n = strtoull(cl, &end, 10);
+        if (end == cl || *end || errno) {
+            *replied = http_reply_problem(c, 400, "bad-request", "Content-Length is not a number", 0);
+            return NULL;
+        }
+        if (n > cfg->max_upload) {
+            char d[160];
+            snprintf(d, sizeof d, "the upload is %llu bytes; this daemon accepts at most %llu",
+                     n, (unsigned long long)cfg->max_upload);
+            metrics_upload_rejected();
+            *replied = http_reply_problem(c, 413, "upload-too-large", d, 0);
+            return NULL;
+        }
+    }
+    const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
+    if (ce && strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "identity") != 0) {
+        *replied = http_reply_problem(c, 415, "unsupported-encoding",
+                                      "Content-Encoding must be gzip or identity", 0);
+        return NULL;
+    }
+    routes_post *p = calloc(1, sizeof *p);
+    if (!p) {
+        *replied = MHD_NO;
+        return NULL;
+    }
+    p->cfg = cfg;
+    job_params_init(&p->params);
+    query_ctx q = {.p = &p->params};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_param, &q);
+    if (q.rc) {
+        metrics_upload_rejected();
+        *replied = http_reply_problem(c, 400, "bad-parameter", q.err.msg, 0);
+        post_free(p);
+        return NULL;
+    }
+    cls_error err;
+    cls_error_clear(&err);
+    const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    if (multipart_is_form(ct)) {
+        static const multipart_callbacks cb = {mp_begin, mp_data, mp_end};
+        p->multipart = 1;
+        p->mp = malloc(sizeof *p->mp);
+        if (!p->mp) {
+            post_free(p);
+            *replied = MHD_NO;
+            return NULL;
+        }
+        if (multipart_init(p->mp, ct, &cb, p, &err)) {
+            metrics_upload_rejected();
+            *replied = http_reply_problem(c, 400, "bad-multipart", err.msg, 0);
+            post_free(p);
+            return NULL;
+        }
+    }
+    if (job_store_incoming_new(cfg->store, p->id, p->dir, sizeof p->dir, &err)) {
+        *replied = http_reply_problem(c, 500, "internal", err.msg, 0);
+        post_free(p);
+        return NULL;
+    }
+    if (!p->multipart) {
+        enum part part = job_params_is_cg(&p->params) ? PART_MATRIX : PART_INPUT;
+        if (open_part_file(p, part, "", &err)) {
+            job_store_incoming_discard(cfg->store, p->id);
+            *replied = http_reply_problem(c, 500, "internal", err.msg, 0);
+            post_free(p);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t len)
+{
+    p->bytes += len;
+    metrics_bytes_received(len);
+    if (p->err_status) {
+        /* dropping the rest; a sender that does not stop is cut off */
+        return p->bytes > 2 * p->cfg->max_upload + (1u << 20) ? MHD_NO : MHD_YES;
+    }
+    cls_error err;
+    cls_error_clear(&err);
+    if (p->bytes > p->cfg->max_upload) {
+        cls_fail(&err, CLS_EINPUT, "the upload exceeds this daemon's limit of %llu bytes",
+                 (unsigned long long)p->cfg->max_upload);
+        routes_fail(p, 413, "upload-too-large", &err);
+        return MHD_YES;
+    }
+    if (p->multipart) {
+        int rc = multipart_feed(p->mp, data, len, &err);
+        if (rc && !p->err_status)
+            routes_fail(p, 400, "bad-multipart", &err);
+        return MHD_YES;
+    }
+    int rc = upload_file_write(&p->file, data, len, &err);
+    if (rc)
+        routes_file_fail(p, rc, &err);
+    return MHD_YES;
+}
+
+void routes_jobs_post_abort(routes_post *p)
+{
+    if (p->file_open) {
+        upload_file_abort(&p->file);
+        p->file_open = 0;
+    }
+    job_store_incoming_discard(p->cfg->store, p->id);
+    post_free(p);
+}
+
+enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
+{
+    const http_server_config *cfg = p->cfg;
+    cls_error err;
+    cls_error_clear(&err);
+    if (!p->err_status) {
+        if (p->multipart) {
+            int rc = multipart_finish(p->mp, &err);
+            if (rc)
+                routes_fail(p, 400, "bad-multipart", &err);
+        } else if (p->file_open) {
+            p->file_open = 0;
+            int rc = upload_file_close(&p->file, &err);
+            if (rc) {
+                upload_file_abort(&p->file);
+                routes_file_fail(p, rc, &err);
+            }
+        }
+    }
+    if (!p->err_status && job_params_finish(&p->params, &err))
+        routes_fail(p, 400, "bad-parameter", &err);
+    if (!p->err_status && job_params_is_cg(&p->params) && !p->in.has_matrix) {
+        cls_fail(&err, CLS_EINPUT, "no matrix: send it as the body or as the part 'matrix'");
+        routes_fail(p, 400, "bad-request", &err);
+    }
+    if (!p->err_status && !job_params_is_cg(&p->params) && (p->in.has_matrix || p->in.has_rhs || p->in.has_x0)) {
+        cls_fail(&err, CLS_EINPUT, "a %s job takes its file in the part 'input' (or 'mesh')",
+                 p->params.kind);
+        routes_fail(p, 400, "bad-request", &err);
+    }
+    if (!p->err_status && !job_params_is_cg(&p->params) && p->in.has_input && p->file.bytes == 0 &&
+        !p->multipart) {
+        /* a physics job with an empty raw body: no input file */
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", p->dir, p->in.input_file) < (int)sizeof path)
+            unlink(path);
+        p->in.has_input = 0;
+    }
+    if (p->err_status) {
+        metrics_upload_rejected();
+        job_store_incoming_discard(cfg->store, p->id);
+        enum MHD_Result q = http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
+                                               p->err_status == 400 ? p->err.line : 0);
+        post_free(p);
+        return q;
+    }
+    char *json = NULL;
+    int rc = job_store_accept(cfg->store, p->id, &p->params, &p->in, p->bytes, &json, &err);
+    if (rc == JOB_STORE_FULL) {
+        metrics_upload_rejected();
+        post_free(p);
+        return http_reply_problem_hdr(c, 503, "queue-full", "the job queue is full; retry later",
+                                      0, "Retry-After", "5");
+    }
+    if (rc) {
+        post_free(p);
+        return http_reply_problem(c, 500, "internal", err.msg, 0);
+    }
+    metrics_job_submitted();
+    char loc[64];
+    snprintf(loc, sizeof loc, "/v1/jobs/%s", p->id);
+    post_free(p);
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(json), json,
+                                                             MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(json);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    MHD_add_response_header(r, "Location", loc);
+    return http_queue(c, 202, r);
+}
+
+/* --- reading routes --- */
+
+typedef struct only_ctx {
+    const char *const *names;
+    const char *bad;
+} only_ctx;
+
+static enum MHD_Result only_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    only_ctx *o = cls;
+    for (int i = 0; o->names[i]; i++)
+        if (!strcmp(key, o->names[i]))
+            return MHD_YES;
+    o->bad = key;
+    return MHD_NO;
+}
+
+int routes_only_params(struct MHD_Connection *c, const char *const *names,
+                       enum MHD_Result *replied)
+{
+    only_ctx o = {.names = names};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, only_iter, &o);
+    if (!o.bad)
+        return 1;
+    char d[200], list[120] = "";
+    for (int i = 0; names[i]; i++) {
+        strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+    }
+    snprintf(d, sizeof d, "unknown parameter '%.40s' (known: %s)", o.bad,
+             names[0] ? list : "none");
+    *replied = http_reply_problem(c, 400, "bad-parameter", d, 0);
+    return 0;
+}
+
+static int param_int(struct MHD_Connection *c, const char *name, long long lo, long long hi,
+                     long long def, long long *out, enum MHD_Result *replied)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+    *out = def;
+    if (!v)
+        return 1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end == v || *end || errno || x < lo || x > hi) {
+        char d[160];
+        snprintf(d, sizeof d, "%s: '%.32s' is not an integer between %lld and %lld", name, v, lo,
+                 hi);
+        *replied = http_reply_problem(c, 400, "bad-parameter", d, 0);
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+static enum MHD_Result unknown_job(struct MHD_Connection *c, const char *id)
+{
+    char d[80];
+    snprintf(d, sizeof d, "no job %s", id);
+    return http_reply_problem(c, 404, "unknown-job", d, 0);
+}
+
+enum MHD_Result routes_jobs_list(struct MHD_Connection *c, const http_server_config *cfg)
+{
+    static const char *const names[] = {"limit", "after", "page", "status", NULL};
+    enum MHD_Result q = MHD_NO;
+    long long limit, page;
+    if (!routes_only_params(c, names, &q) || !param_int(c, "limit", 1, 1000, 50, &limit, &q) ||
+        !param_int(c, "page", 1, 1000000000LL, 0, &page, &q))
+        return q;
+    const char *after = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after");
+    const char *status = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "status");
+    if (after && !ids_valid(after))
+        return http_reply_problem(c, 400, "bad-parameter",
+                                  "after: not a job id (32 hexadecimal digits)", 0);
+    char *json = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = job_store_list_json(cfg->store, (int)limit, after, (int)page, status, &json, &err);
+    if (rc)
+        return http_reply_problem(c, rc == CLS_EINPUT ? 400 : 500,
+                                  rc == CLS_EINPUT ? "bad-parameter" : "internal", err.msg, 0);
+    return http_reply_json(c, 200, json);
+}
+
+enum MHD_Result routes_jobs_get(struct MHD_Connection *c, const http_server_config *cfg,
+                                const char *id)
+{
+    static const char *const names[] = {NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    char *json;
+    if (job_store_get_json(cfg->store, id, &json))
+        return unknown_job(c, id);
+    return http_reply_json(c, 200, json);
+}
+
+enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_config *cfg,
+                                   const char *id)
+{
+    static const char *const names[] = {NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    job_del_outcome out;
+    char *json = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = job_store_delete(cfg->store, id, &out, &json, &err);
+    if (rc < 0)
+        return unknown_job(c, id);
+    if (rc > 0) {
+        free(json);
+        return http_reply_problem(c, 500, "internal", err.msg, 0);
+    }
+    switch (out) {
+    case JOB_DEL_CANCELLED: return http_reply_json(c, 200, json);
+    case JOB_DEL_CANCEL_REQUESTED: return http_reply_json(c, 202, json);
+    default: free(json); return http_reply(c, 204, NULL, NULL, 0);
+    }
+}
+
+/* Streams solution.bin as {"id":..,"n":N,"x":[...]} without loading it. */
+typedef struct sol_stream {
+    int fd;
+    int64_t n, next;
+    int stage; /* 0 head, 1 values, 2 tail, 3 done */
+    char id[IDS_LEN + 1];
+} sol_stream;
+
+static ssize_t sol_json_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    sol_stream *s = cls;
+    size_t w = 0;
+    if (s->stage == 0) {
+        int k = snprintf(buf, max, "{\"id\":\"%s\",\"n\":%lld,\"x\":[", s->id, (long long)s->n);
+        if (k < 0 || (size_t)k >= max)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        w = (size_t)k;
+        s->stage = 1;
+    }
+    while (s->stage == 1 && max - w > 64) {
+        if (s->next >= s->n) {
+            s->stage = 2;
+            break;
+        }
+        unsigned char b[8 * 256];
+        int64_t cnt = s->n - s->next;
+        int64_t fit = (int64_t)((max - w) / 28);
+        if (cnt > 256)
+            cnt = 256;
+        if (cnt > fit)
+            cnt = fit;
+        if (cnt <= 0)
+            break;
+        ssize_t got = pread(s->fd, b, (size_t)cnt * 8, (off_t)(s->next * 8));
+        if (got != cnt * 8)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        for (int64_t i = 0; i < cnt; i++) {
+            uint64_t u = 0;
+            for (int k = 0; k < 8; k++)
+                u |= (uint64_t)b[8 * i + k] << (8 * k);
+            double v;
+            memcpy(&v, &u, 8);
+            int k = isfinite(v) ? snprintf(buf + w, max - w, "%s%.17g", s->next ? "," : "", v)
+                                : snprintf(buf + w, max - w, "%snull", s->next ? "," : "");
+            w += (size_t)k;
+            s->next++;
+        }
+    }
+    if (s->stage == 2 && max - w >= 3) {
+        memcpy(buf + w, "]}\n", 3);
+        w += 3;
+        s->stage = 3;
+    }
+    if (w == 0 && s->stage == 3)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    return (ssize_t)w;
+}
+
+static void sol_json_free(void *cls)
+{
+    sol_stream *s = cls;
+    close(s->fd);
+    free(s);
+}
+
+enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
+                                     const char *id)
+{
+    static const char *const names[] = {"format", NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    const char *format = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+    if (!format)
+        format = "mtx";
+    int fmt = !strcmp(format, "mtx") || !strcmp(format, "matrix-market") ? 0
+              : !strcmp(format, "json")                                  ? 1
+              : !strcmp(format, "binary")                                ? 2
+                                                                         : -1;
+    if (fmt < 0)
+        return http_reply_problem(c, 400, "bad-parameter",
+                                  "format: must be mtx, json or binary", 0);
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    job_status st;
+    if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
+        return unknown_job(c, id);
+    snprintf(path, sizeof path, "%s/%s", dir, fmt == 0 ? "solution.mtx" : "solution.bin");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || st == JOB_QUEUED || st == JOB_RUNNING) {
+        if (fd >= 0)
+            close(fd);
+        char d[160];
+        snprintf(d, sizeof d, "job %s is %s and has no solution%s", id, job_status_name(st),
+                 st == JOB_QUEUED || st == JOB_RUNNING ? " yet" : "");
+        return http_reply_problem(c, 409, "no-solution", d, 0);
+    }
+    struct MHD_Response *r;
+    if (fmt == 1) {
+        sol_stream *s = calloc(1, sizeof *s);
+        if (!s) {
+            close(fd);
+            return MHD_NO;
+        }
+        s->fd = fd;
+        s->n = (int64_t)sb.st_size / 8;
+        memcpy(s->id, id, sizeof s->id);
+        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, sol_json_reader, s,
+                                              sol_json_free);
+        if (!r) {
+            sol_json_free(s);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type", "application/json");
+    } else {
+        r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
+        if (!r) {
+            close(fd);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type",
+                                fmt == 0 ? "text/plain; charset=us-ascii"
+                                         : "application/octet-stream");
+        char cd[96];
+        snprintf(cd, sizeof cd, "attachment; filename=\"%s.%s\"", id, fmt == 0 ? "mtx" : "f64");
+        MHD_add_response_header(r, "Content-Disposition", cd);
+    }
+    return http_queue(c, 200, r);
+}
+
+enum MHD_Result routes_jobs_residuals(struct MHD_Connection *c, const http_server_config *cfg,
+                                      const char *id)
+{
+    static const char *const names[] = {"since", NULL};
+    enum MHD_Result q = MHD_NO;
+    long long since;
+    if (!routes_only_params(c, names, &q) ||
+        !param_int(c, "since", 0, INT64_MAX / 2, 0, &since, &q))
+        return q;
+    char *json;
+    if (job_store_residuals_json(cfg->store, id, since, &json))
+        return unknown_job(c, id);
+    return http_reply_json(c, 200, json);
+}
+
+enum MHD_Result routes_jobs_files(struct MHD_Connection *c, const http_server_config *cfg,
+                                  const char *id, const char *name)
+{
+    static const char *const names[] = {NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    char dir[PATH_MAX], out[PATH_MAX + 8];
+    job_status st;
+    if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
+        return unknown_job(c, id);
+    snprintf(out, sizeof out, "%s/out", dir);
+    DIR *d = opendir(out);
+    json_t *list = json_array();
+    char found[256] = "";
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            char p[PATH_MAX + 300];
+            struct stat sb;
+            snprintf(p, sizeof p, "%s/%s", out, e->d_name);
+            if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode))
+                continue;
+            /* the path below is built from the directory entry, matched
+             * against the request, never from the request itself */
+            if (name && !strcmp(name, e->d_name) && strlen(e->d_name) < sizeof found)
+                snprintf(found, sizeof found, "%s", e->d_name);
+            char link[400];
+            snprintf(link, sizeof link, "/v1/jobs/%s/files/%s", id, e->d_name);
+            json_t *f = json_pack("{s:s, s:I, s:s}", "name", e->d_name, "bytes",
+                                  (json_int_t)sb.st_size, "href", link);
+            if (f)
+                json_array_append_new(list, f);
+        }
+        closedir(d);
+    }
+    if (!name) {
+        json_t *o = json_pack("{s:s, s:s, s:o}", "id", id, "status", job_status_name(st),
+                              "files", list);
+        char *s = json_dumps(o, JSON_COMPACT);
+        json_decref(o);
+        return http_reply_json(c, 200, s);
+    }
+    json_decref(list);
+    if (!found[0])
+        return http_reply_problem(c, 404, "not-found", "the job has no output file of that name", 0);
+    char p[PATH_MAX + 300];
+    snprintf(p, sizeof p, "%s/%s", out, found);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return http_reply_problem(c, 404, "not-found", "the output file is gone", 0);
+    }
+    struct MHD_Response *r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
+    if (!r) {
+        close(fd);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/octet-stream");
+    return http_queue(c, 200, r);
+}

@@ -1,0 +1,472 @@
+/*
+ * scheduler.c: running jobs (see scheduler.h).
+ *
+ * A cg job: announce, dsolve_file (collective) with a monitor that
+ * publishes (iteration, residual) to the store and returns the store's
+ * cancel flag (DELETE stops the solve at the next iteration), then write
+ * the outputs durably (solution.mtx, solution.bin, residuals.json) and
+ * only then the final job.json. Messages from the reader name the file as
+ * the client knows it ("matrix.mtx" or the uploaded name), never the
+ * daemon's path.
+ */
+#include "scheduler.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/timer.h"
+#include "../matrices/mm.h"
+#include "../solver/dsolve.h"
+#include "cluster.h"
+#include "fileio.h"
+#include "job_proto.h"
+#include "metrics.h"
+#include "problem.h"
+#ifdef CLS_NET_HAVE_PHYSICS
+#include "../physics/job.h"
+#endif
+
+typedef struct sched_monitor_ctx {
+    job_store *store;
+    const char *id;
+    int cancelled;
+    int started;
+} sched_monitor_ctx;
+
+static int sched_monitor(void *ctx, int64_t it, double res)
+{
+    sched_monitor_ctx *c = ctx;
+    if (!c->started) {
+        c->started = 1;
+        job_store_set_phase(c->store, c->id, "solving");
+    }
+    if (job_store_progress(c->store, c->id, it, res))
+        c->cancelled = 1;
+    return c->cancelled;
+}
+
+/* Replaces every occurrence of `from` in s (cap bytes) by `to`. */
+static void str_replace_all(char *s, size_t cap, const char *from, const char *to)
+{
+    size_t fl = strlen(from), tl = strlen(to);
+    if (!fl)
+        return;
+    char *p = s;
+    while ((p = strstr(p, from)) != NULL) {
+        size_t rest = strlen(p + fl);
+        if ((size_t)(p - s) + tl + rest + 1 > cap)
+            return;
+        memmove(p + tl, p + fl, rest + 1);
+        memcpy(p, to, tl);
+        p += tl;
+    }
+}
+
+#ifdef CLS_NET_HAVE_PHYSICS
+/* s with every `from` replaced by `to`, malloc'ed (NULL when out of memory). */
+static char *str_replace_dup(const char *s, const char *from, const char *to)
+{
+    size_t fl = strlen(from), tl = strlen(to), n = 0;
+    if (!fl)
+        return strdup(s);
+    for (const char *p = s; (p = strstr(p, from)) != NULL; p += fl)
+        n++;
+    size_t len = strlen(s) + n * tl + 1;
+    char *out = malloc(len), *o = out;
+    if (!out)
+        return NULL;
+    const char *p = s, *q;
+    while ((q = strstr(p, from)) != NULL) {
+        memcpy(o, p, (size_t)(q - p));
+        o += q - p;
+        memcpy(o, to, tl);
+        o += tl;
+        p = q + fl;
+    }
+    strcpy(o, p);
+    return out;
+}
+#endif
+
+static void user_message(char *msg, size_t cap, const job_claim *c, const char *a, const char *b,
+                         const char *x0)
+{
+    str_replace_all(msg, cap, a, c->in.matrix_name);
+    if (b[0])
+        str_replace_all(msg, cap, b, c->in.rhs_name);
+    if (x0[0])
+        str_replace_all(msg, cap, x0, c->in.x0_name);
+    char dir[PATH_MAX + 2];
+    snprintf(dir, sizeof dir, "%s/", c->dir);
+    str_replace_all(msg, cap, dir, "");
+}
+
+static const char *error_code_name(int rc)
+{
+    switch (rc) {
+    case CLS_EINPUT: return "bad_input";
+    case CLS_ENOTCONV: return "not_converged";
+    case CLS_EBREAKDOWN: return "breakdown";
+    case CLS_EUSAGE: return "bad_request";
+    default: return "internal";
+    }
+}
+
+static json_t *error_json(const char *code, int exit_code, const char *msg, long long line)
+{
+    char m[1024];
+    snprintf(m, sizeof m, "%s", msg);
+    problem_ascii(m);
+    json_t *e = json_pack("{s:s, s:i, s:s}", "code", code, "exit_code", exit_code, "message", m);
+    if (line > 0)
+        json_object_set_new(e, "line", json_integer(line));
+    return e;
+}
+
+/* Writes x as solution.mtx and solution.bin (little-endian float64). */
+static int write_solution(const char *dir, const double *x, int64_t n, const char *comment,
+                          cls_error *err)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/solution.mtx", dir) >= (int)sizeof path)
+        return cls_fail(err, CLS_EOTHER, "job directory path too long");
+    if (mm_write_vector(path, x, n, comment, err) || fileio_sync_path(path, err) ||
+        fileio_sync_parent(path, err))
+        return CLS_EOTHER;
+    unsigned char *bin = malloc((size_t)(n ? n : 1) * 8);
+    if (!bin)
+        return cls_fail(err, CLS_EOTHER, "out of memory for solution.bin");
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &x[i], 8);
+        for (int k = 0; k < 8; k++)
+            bin[8 * i + k] = (unsigned char)(u >> (8 * k));
+    }
+    int rc = snprintf(path, sizeof path, "%s/solution.bin", dir) >= (int)sizeof path
+                 ? cls_fail(err, CLS_EOTHER, "job directory path too long")
+                 : fileio_write_durable(path, bin, (size_t)n * 8, err);
+    free(bin);
+    return rc;
+}
+
+static int write_residuals(const char *dir, const char *id, const double *h, int64_t n,
+                           int64_t first, cls_error *err)
+{
+    json_t *arr = json_array();
+    for (int64_t i = 0; i < n; i++)
+        json_array_append_new(arr, isfinite(h[i]) ? json_real(h[i]) : json_null());
+    json_t *o = json_pack("{s:s, s:I, s:o}", "id", id, "first_iteration", (json_int_t)first,
+                          "residuals", arr);
+    char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    if (!text)
+        return cls_fail(err, CLS_EOTHER, "out of memory for residuals.json");
+    char path[PATH_MAX];
+    int rc = snprintf(path, sizeof path, "%s/residuals.json", dir) >= (int)sizeof path
+                 ? cls_fail(err, CLS_EOTHER, "job directory path too long")
+                 : fileio_write_durable(path, text, strlen(text), err);
+    free(text);
+    return rc;
+}
+
+static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->cmd = JOB_PROTO_CG;
+    memcpy(m->id, c->id, sizeof m->id);
+    if (snprintf(m->a_path, sizeof m->a_path, "%s/matrix.mtx", c->dir) >= (int)sizeof m->a_path ||
+        (c->in.has_rhs &&
+         snprintf(m->b_path, sizeof m->b_path, "%s/rhs.mtx", c->dir) >= (int)sizeof m->b_path) ||
+        (c->in.has_x0 &&
+         snprintf(m->x0_path, sizeof m->x0_path, "%s/x0.mtx", c->dir) >= (int)sizeof m->x0_path))
+        return cls_fail(err, CLS_EOTHER, "data directory path too long for the job protocol");
+    m->tol = c->params.tol;
+    m->maxiter = c->params.maxiter;
+    m->precond = !strcmp(c->params.precond, "jacobi") ? PRECOND_JACOBI : PRECOND_NONE;
+    m->precision = !strcmp(c->params.precision, "float") ? LA_FLOAT : LA_DOUBLE;
+    m->method = SOLVER_CG;
+    return CLS_OK;
+}
+
+static void msg_options(const job_proto_msg *m, const char *device, dsolve_options *o)
+{
+    memset(o, 0, sizeof *o);
+    solve_options_default(&o->solve);
+    o->solve.tol = m->tol;
+    o->solve.maxiter = m->maxiter;
+    o->solve.precond = (solver_precond)m->precond;
+    o->solve.precision = (la_precision)m->precision;
+    o->solve.method = (solver_method)m->method;
+    o->solve.device = device;
+    o->devices_per_rank = 1;
+}
+
+static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *c)
+{
+    job_store *s = cfg->store;
+    job_proto_msg m;
+    cls_error err;
+    cls_error_clear(&err);
+    if (fill_msg(&m, c, &err)) {
+        if (job_store_complete(s, c->id, JOB_FAILED, NULL,
+                               error_json("internal", CLS_EOTHER, err.msg, 0), NULL, NULL, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        return;
+    }
+    job_store_set_phase(s, c->id, "reading");
+    double t0 = cls_now();
+    job_proto_send(comm, &m);
+
+    dsolve_options o;
+    msg_options(&m, cfg->device, &o);
+    sched_monitor_ctx mc = {.store = s, .id = c->id};
+    o.solve.monitor = sched_monitor;
+    o.solve.monitor_ctx = &mc;
+    dsolve_report rep;
+    double *x = NULL;
+    int rc = dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL,
+                         m.x0_path[0] ? m.x0_path : NULL, &o, &rep, &x, &err);
+    double total = cls_now() - t0;
+    user_message(err.msg, sizeof err.msg, c, m.a_path, m.b_path, m.x0_path);
+
+    job_status st = rc == CLS_OK ? JOB_SUCCEEDED : JOB_FAILED;
+    if (mc.cancelled)
+        st = JOB_CANCELLED;
+    json_t *error = NULL;
+    cls_error werr;
+    cls_error_clear(&werr);
+    if (x) {
+        char comment[320];
+        snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
+                 rep.cg.converged ? "converged" : "not converged",
+                 (long long)rep.cg.iterations);
+        if (write_solution(c->dir, x, rep.rows, comment, &werr)) {
+            st = JOB_FAILED;
+            rc = CLS_EOTHER;
+            error = error_json("internal", CLS_EOTHER, werr.msg, 0);
+        }
+    }
+    if (rep.cg.nhistory > 0 &&
+        write_residuals(c->dir, c->id, rep.cg.history, rep.cg.nhistory, 0, &werr) && !error) {
+        st = JOB_FAILED;
+        rc = CLS_EOTHER;
+        error = error_json("internal", CLS_EOTHER, werr.msg, 0);
+    }
+    if (!error && st == JOB_CANCELLED)
+        error = error_json("cancelled", CLS_EOTHER, err.msg[0] ? err.msg : "cancelled", 0);
+    else if (!error && rc != CLS_OK)
+        error = error_json(error_code_name(rc), rc, err.msg, err.line);
+
+    json_t *result = NULL;
+    if (rep.rows > 0 || rep.cg.nhistory > 0) {
+        result = json_object();
+        json_object_set_new(result, "converged", json_boolean(rc == CLS_OK));
+        json_object_set_new(result, "exit_code", json_integer(rc));
+        if (rep.cg.nhistory > 0) {
+            json_object_set_new(result, "reason", json_string(cg_reason_name(rep.cg.reason)));
+            json_object_set_new(result, "iterations", json_integer(rep.cg.iterations));
+            json_object_set_new(result, "relative_residual",
+                                isfinite(rep.cg.rel_residual) ? json_real(rep.cg.rel_residual)
+                                                              : json_null());
+            json_object_set_new(result, "true_relative_residual",
+                                isfinite(rep.true_rel_residual) ? json_real(rep.true_rel_residual)
+                                                                : json_null());
+        }
+        json_object_set_new(result, "rows", json_integer(rep.rows));
+        json_object_set_new(result, "nnz", json_integer(rep.nnz));
+        json_object_set_new(result, "duplicates", json_integer(rep.duplicates));
+        json_object_set_new(result, "rhs", json_string(c->in.has_rhs ? c->in.rhs_name : "A*ones"));
+        json_object_set_new(result, "tol", json_real(c->params.tol));
+        json_object_set_new(result, "method", json_string(c->params.method));
+        json_object_set_new(result, "precond", json_string(c->params.precond));
+        json_object_set_new(result, "precision", json_string(c->params.precision));
+        json_object_set_new(result, "parts",
+                            json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
+                                      rep.devices_per_rank, "total", rep.nparts));
+        json_object_set_new(result, "solution_available", json_boolean(x != NULL && !werr.msg[0]));
+    }
+    json_t *devices = json_array();
+    for (int i = 0; i < rep.nparts && i < DSOLVE_MAX_PARTS; i++) {
+        const dsolve_part_info *p = &rep.parts[i];
+        json_t *d = cluster_device_json(&p->device);
+        json_object_set_new(d, "rank", json_integer(p->rank));
+        json_object_set_new(d, "rows", json_pack("[I, I]", (json_int_t)p->row_begin,
+                                                 (json_int_t)p->row_end));
+        json_object_set_new(d, "nnz", json_integer(p->nnz));
+        /* the configuration this part ran with, not the device default */
+        json_object_set_new(d, "work_group",
+                            json_pack("{s:I, s:I, s:I, s:I, s:s}", "local_size",
+                                      (json_int_t)p->config.local_size, "groups_per_cu",
+                                      (json_int_t)p->config.groups_per_cu, "spmv_local_size",
+                                      (json_int_t)p->config.spmv_local_size, "vector_width",
+                                      (json_int_t)p->config.vector_width, "spmv_variant",
+                                      la_spmv_variant_name(p->spmv)));
+        json_array_append_new(devices, d);
+        metrics_device_busy(p->rank, p->device.index, p->device.name, rep.setup_s + rep.solve_s);
+    }
+    json_t *timings = json_pack("{s:f, s:f, s:f, s:f}", "parse_s", rep.parse_s, "setup_s",
+                                rep.setup_s, "solve_s", rep.solve_s, "total_s", total);
+    if (rep.cg.iterations > 0)
+        json_object_set_new(timings, "ms_per_iteration",
+                            json_real(1e3 * rep.solve_s / (double)rep.cg.iterations));
+    metrics_job_finished(st, rep.solve_s, rep.cg.iterations);
+    if (job_store_complete(s, c->id, st, result, error, timings, devices, &werr))
+        fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
+    free(x);
+    dsolve_report_free(&rep);
+}
+
+#ifdef CLS_NET_HAVE_PHYSICS
+/* fsyncs the files a physics job wrote, then the directory. */
+static int sync_dir_files(const char *dir, cls_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return CLS_OK;
+    struct dirent *e;
+    int rc = CLS_OK;
+    while ((e = readdir(d)) != NULL && !rc) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[PATH_MAX];
+        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p)
+            continue;
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
+            rc = fileio_sync_path(p, err);
+    }
+    closedir(d);
+    return rc ? rc : fileio_sync_path(dir, err);
+}
+
+static void run_physics(const scheduler_config *cfg, const job_claim *c)
+{
+    job_store *s = cfg->store;
+    char out[PATH_MAX], input[PATH_MAX];
+    cls_error err;
+    cls_error_clear(&err);
+    if (snprintf(out, sizeof out, "%s/out", c->dir) >= (int)sizeof out ||
+        snprintf(input, sizeof input, "%s/%s", c->dir, c->in.input_file) >= (int)sizeof input) {
+        if (job_store_complete(s, c->id, JOB_FAILED, NULL,
+                               error_json("internal", CLS_EOTHER, "data directory path too long", 0),
+                               NULL, NULL, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        return;
+    }
+    job_store_set_phase(s, c->id, "running");
+    double t0 = cls_now();
+    char *opts = json_dumps(c->params.options ? c->params.options : json_object(), JSON_COMPACT);
+    char *result_text = NULL;
+    int rc = opts ? fileio_mkdir(out, &err) : cls_fail(&err, CLS_EOTHER, "out of memory");
+    if (!rc)
+        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out,
+                             cfg->device, &result_text, &err);
+    if (!rc)
+        rc = sync_dir_files(out, &err);
+    double total = cls_now() - t0;
+    free(opts);
+    if (c->in.has_input) {
+        char in_dir[PATH_MAX + 2];
+        snprintf(in_dir, sizeof in_dir, "%s/", c->dir);
+        str_replace_all(err.msg, sizeof err.msg, input, c->in.input_name);
+        str_replace_all(err.msg, sizeof err.msg, in_dir, "");
+    }
+    json_t *result = NULL, *error = NULL;
+    if (result_text && c->in.has_input) {
+        /* the driver names its input by path: show the client's name */
+        char in_dir[PATH_MAX + 2];
+        snprintf(in_dir, sizeof in_dir, "%s/", c->dir);
+        char *t1 = str_replace_dup(result_text, input, c->in.input_name);
+        char *t2 = t1 ? str_replace_dup(t1, in_dir, "") : NULL;
+        free(t1);
+        if (t2) {
+            free(result_text);
+            result_text = t2;
+        }
+    }
+    if (!rc && result_text) {
+        result = json_loads(result_text, 0, NULL);
+        if (!json_is_object(result)) {
+            json_decref(result);
+            result = json_pack("{s:s}", "summary", result_text);
+        }
+    }
+    free(result_text);
+    if (rc)
+        error = error_json(error_code_name(rc), rc, err.msg, err.line);
+    job_status st = rc ? JOB_FAILED : JOB_SUCCEEDED;
+    metrics_job_finished(st, total, 0);
+    metrics_device_busy(0, -1, cfg->device, total);
+    cls_error werr;
+    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total),
+                           NULL, &werr))
+        fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
+}
+#endif
+
+int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
+{
+    double last_retention = cls_now();
+    while (!*cfg->stop) {
+        job_claim c;
+        cls_error err;
+        int got = job_store_claim_next(cfg->store, 0.25, &c, &err);
+        if (got < 0) {
+            fprintf(stderr, "clsolved: %s\n", err.msg);
+            continue;
+        }
+        if (got == 1) {
+            if (job_params_is_cg(&c.params))
+                run_cg(comm, cfg, &c);
+#ifdef CLS_NET_HAVE_PHYSICS
+            else
+                run_physics(cfg, &c);
+#else
+            else
+                job_store_complete(cfg->store, c.id, JOB_FAILED, NULL,
+                                   error_json("bad_request", CLS_EUSAGE,
+                                              "this daemon was built without the physics jobs", 0),
+                                   NULL, NULL, &err);
+#endif
+            job_params_free(&c.params);
+        }
+        if (got == 1 || cls_now() - last_retention > cfg->retention_every_s) {
+            job_store_retention(cfg->store);
+            last_retention = cls_now();
+        }
+    }
+    job_proto_msg m;
+    memset(&m, 0, sizeof m);
+    m.cmd = JOB_PROTO_EXIT;
+    job_proto_send(comm, &m);
+    return 0;
+}
+
+int scheduler_run_worker(MPI_Comm comm, const char *device)
+{
+    for (;;) {
+        job_proto_msg m;
+        if (job_proto_wait(comm, &m) != MPI_SUCCESS)
+            return 1;
+        if (m.cmd == JOB_PROTO_EXIT)
+            return 0;
+        if (m.cmd != JOB_PROTO_CG)
+            continue;
+        dsolve_options o;
+        msg_options(&m, device, &o);
+        dsolve_report rep;
+        cls_error err;
+        cls_error_clear(&err);
+        /* x is passed on every rank although only rank 0 receives one: the
+         * call is then identical everywhere, whatever dsolve does with it */
+        double *x = NULL;
+        dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL, m.x0_path[0] ? m.x0_path : NULL,
+                    &o, &rep, &x, &err);
+        free(x);
+        dsolve_report_free(&rep);
+    }
+}

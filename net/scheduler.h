@@ -1,0 +1,37 @@
+/*
+ * scheduler.h: rank 0's job loop and the workers' loop.
+ *
+ * One job runs at a time across the whole world: the scheduler takes the
+ * oldest queued job, and for a cg job announces it (job_proto) so every
+ * rank enters the same collective dsolve_file; physics jobs run on rank 0
+ * alone while the workers keep waiting. (Running small jobs on a subset of
+ * ranks beside a big one is not done: a job always gets every rank.)
+ *
+ * Only the scheduler (rank 0's main thread, the one that initialised MPI)
+ * calls MPI, as MPI_THREAD_FUNNELED requires; the HTTP threads talk to it
+ * through the job store. When *stop becomes non-zero (SIGTERM) the loop
+ * finishes the running job, leaves queued jobs queued on disk, tells the
+ * workers to exit and returns.
+ */
+#ifndef CLS_NET_SCHEDULER_H
+#define CLS_NET_SCHEDULER_H
+
+#include <mpi.h>
+#include <signal.h>
+
+#include "job_store.h"
+
+typedef struct scheduler_config {
+    job_store *store;
+    const char *device;          /* --device */
+    volatile sig_atomic_t *stop; /* set by the signal handler */
+    double retention_every_s;    /* how often --keep is applied while idle */
+} scheduler_config;
+
+/* Rank 0. Returns 0 after a drain. */
+int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg);
+
+/* Ranks > 0: serve cg jobs until rank 0 says exit. */
+int scheduler_run_worker(MPI_Comm comm, const char *device);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * upload.c: streaming an uploaded file to disk with the header check (see
+ * upload.h).
+ */
+#include "upload.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int upload_file_open(upload_file *f, const char *path, const char *display, int check_mm,
+                     cls_error *err)
+{
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    f->gz = -1;
+    if (snprintf(f->path, sizeof f->path, "%s", path) >= (int)sizeof f->path)
+        return cls_fail(err, CLS_EOTHER, "upload path too long");
+    snprintf(f->display, sizeof f->display, "%s", display);
+    f->check_mm = check_mm;
+    f->header_state = check_mm ? 0 : 2;
+    f->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (f->fd < 0)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", path, strerror(errno));
+    return CLS_OK;
+}
+
+/* Appends decompressed (or plain) bytes to the prefix and runs the check. */
+static int upload_check_plain(upload_file *f, const char *data, size_t len, cls_error *err)
+{
+    if (f->header_state != 0 || len == 0)
+        return CLS_OK;
+    if (!f->prefix) {
+        f->prefix = malloc(UPLOAD_PREFIX_MAX + 1);
+        if (!f->prefix)
+            return cls_fail(err, CLS_EOTHER, "out of memory for the upload header");
+    }
+    size_t room = UPLOAD_PREFIX_MAX - f->prefix_len;
+    size_t n = len < room ? len : room;
+    memcpy(f->prefix + f->prefix_len, data, n);
+    f->prefix_len += n;
+    int rc = mm_parse_header_buf(f->prefix, f->prefix_len, f->display, &f->header, err);
+    if (rc == CLS_OK) {
+        f->header_state = 1;
+    } else if (rc == -1) {
+        if (f->prefix_len >= UPLOAD_PREFIX_MAX)
+            f->header_state = 2; /* a long comment block: the reader checks it */
+        return CLS_OK;
+    } else {
+        return rc;
+    }
+    free(f->prefix);
+    f->prefix = NULL;
+    return CLS_OK;
+}
+
+/* Inflates compressed bytes into the prefix (only as much as the check needs). */
+static int upload_check_gz(upload_file *f, const unsigned char *data, size_t len, cls_error *err)
+{
+    if (f->header_state != 0)
+        return CLS_OK;
+    if (!f->zs_live) {
+        memset(&f->zs, 0, sizeof f->zs);
+        if (inflateInit2(&f->zs, 15 + 16) != Z_OK)
+            return cls_fail(err, CLS_EOTHER, "zlib inflateInit2 failed");
+        f->zs_live = 1;
+    }
+    unsigned char out[16384];
+    f->zs.next_in = (unsigned char *)data;
+    f->zs.avail_in = (uInt)len;
+    while (f->header_state == 0 && f->zs.avail_in > 0) {
+        f->zs.next_out = out;
+        f->zs.avail_out = sizeof out;
+        int zr = inflate(&f->zs, Z_NO_FLUSH);
+        size_t got = sizeof out - f->zs.avail_out;
+        if (got) {
+            int rc = upload_check_plain(f, (const char *)out, got, err);
+            if (rc)
+                return rc;
+        }
+        if (zr == Z_STREAM_END)
+            break;
+        if (zr != Z_OK && zr != Z_BUF_ERROR)
+            return cls_fail_line(err, CLS_EINPUT, 1, "%s:1: gzip data is corrupt (%s)",
+                                 f->display, f->zs.msg ? f->zs.msg : "inflate failed");
+        if (zr == Z_BUF_ERROR && got == 0)
+            break;
+    }
+    if (f->header_state != 0 && f->zs_live) {
+        inflateEnd(&f->zs);
+        f->zs_live = 0;
+    }
+    return CLS_OK;
+}
+
+static int upload_check(upload_file *f, const unsigned char *data, size_t len, cls_error *err)
+{
+    return f->gz == 1 ? upload_check_gz(f, data, len, err)
+                      : upload_check_plain(f, (const char *)data, len, err);
+}
+
+int upload_file_write(upload_file *f, const void *data, size_t len, cls_error *err)
+{
+    const unsigned char *p = data;
+    size_t left = len;
+    while (left > 0) {
+        ssize_t n = write(f->fd, p, left);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            f->write_errno = errno;
+            return cls_fail(err, CLS_EOTHER, "%s: write failed: %s", f->display,
+                            strerror(f->write_errno));
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    f->bytes += len;
+    if (f->header_state != 0)
+        return CLS_OK;
+    p = data;
+    if (f->gz < 0) {
+        /* the first two bytes decide between gzip and plain text */
+        while (f->nmagic < 2 && len > 0) {
+            f->magic[f->nmagic++] = *p++;
+            len--;
+        }
+        if (f->nmagic < 2)
+            return CLS_OK;
+        f->gz = (f->magic[0] == 0x1f && f->magic[1] == 0x8b);
+        int rc = upload_check(f, f->magic, 2, err);
+        if (rc)
+            return rc;
+    }
+    return upload_check(f, p, len, err);
+}
+
+int upload_file_close(upload_file *f, cls_error *err)
+{
+    int rc = CLS_OK;
+    if (f->header_state == 0) {
+        if (f->gz < 0) { /* fewer than two bytes in all */
+            f->gz = 0;
+            rc = upload_check(f, f->magic, (size_t)f->nmagic, err);
+        }
+        if (!rc && f->header_state == 0) {
+            /* the whole file is shorter than a complete header: a final
+             * line without '\n' is complete now */
+            if (f->bytes == 0) {
+                rc = cls_fail_line(err, CLS_EINPUT, 1,
+                                   "%s:1: file is empty: expected the banner %%%%MatrixMarket matrix ...",
+                                   f->display);
+            } else {
+                rc = upload_check_plain(f, "\n", 1, err);
+                if (!rc && f->header_state == 0) {
+                    long long lines = 1;
+                    for (size_t i = 0; i + 1 < f->prefix_len; i++)
+                        lines += f->prefix[i] == '\n';
+                    rc = cls_fail_line(err, CLS_EINPUT, lines,
+                                       "%s:%lld: file ends before the size line", f->display,
+                                       lines);
+                }
+            }
+        }
+    }
+    if (f->zs_live) {
+        inflateEnd(&f->zs);
+        f->zs_live = 0;
+    }
+    free(f->prefix);
+    f->prefix = NULL;
+    if (f->fd >= 0) {
+        if (!rc && fsync(f->fd) != 0) {
+            f->write_errno = errno;
+            rc = cls_fail(err, CLS_EOTHER, "%s: fsync failed: %s", f->display,
+                          strerror(f->write_errno));
+        }
+        if (close(f->fd) != 0 && !rc)
+            rc = cls_fail(err, CLS_EOTHER, "%s: close failed: %s", f->display, strerror(errno));
+        f->fd = -1;
+    }
+    return rc;
+}
+
+void upload_file_abort(upload_file *f)
+{
+    if (f->zs_live) {
+        inflateEnd(&f->zs);
+        f->zs_live = 0;
+    }
+    free(f->prefix);
+    f->prefix = NULL;
+    if (f->fd >= 0) {
+        close(f->fd);
+        f->fd = -1;
+    }
+    if (f->path[0])
+        unlink(f->path);
+}

@@ -1,0 +1,29 @@
+/*
+ * dcg.h: conjugate gradients across ranks and devices (dcg.c) and pipelined
+ * CG (pipecg.c), written against dvec.h as cg.h is against la.h.
+ *
+ * Both take the options and fill the result of cg.h, with its meaning: stop
+ * on the unpreconditioned ||r||/||b|| <= tol, confirmed on the true residual
+ * b - Ax (restarting from it when the recurrence has drifted), or at maxiter;
+ * breakdown on p'Ap <= 0 or NaN/Inf; the monitor (rank 0 only) may cancel.
+ * Collective: every rank of the dsys calls with the same options, and all
+ * return the same exit class at the same iteration. b and x are local
+ * (x ghosted: it is the x of the true-residual SpMV); dinv is the inverted
+ * diagonal, needed for PRECOND_JACOBI.
+ */
+#ifndef CLS_SOLVER_DCG_H
+#define CLS_SOLVER_DCG_H
+
+#include "cg.h"
+#include "dvec.h"
+
+int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
+              cg_result *res, cls_error *err);
+
+int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
+                 cg_result *res, cls_error *err);
+
+/* Shared by both: appends to the residual history. */
+int dcg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err);
+
+#endif

@@ -1,0 +1,651 @@
+/*
+ * dvec.c: distributed vectors and operations over this rank's parts (see
+ * dvec.h for the error and reduction protocol).
+ *
+ * The SpMV with its halo, per call:
+ *   1. wait for the previous call's ghost writes (they read the receive
+ *      staging buffers the next receives will overwrite); post the receives
+ *   2. per part: pack the send list on the device, start reading it back,
+ *      start the interior rows, flush: the device is busy from here on
+ *   3. per part: when its send buffer has landed, MPI_Isend it to the
+ *      remote neighbours; then copy between parts of this rank (no MPI);
+ *      wait for the messages
+ *   4. per part: write the ghost tail of x, start the boundary rows
+ * Everything a device does is enqueued on its in-order queue; the host
+ * blocks only on the packed halos (step 3) and in the reductions.
+ */
+#include "dvec.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int dsys_mpi_types(dsys *s, cls_error *err);
+
+void dsys_fail(dsys *s, const cls_error *e)
+{
+    if (!s->failed) {
+        s->failed = 1;
+        if (e)
+            s->ferr = *e;
+        else
+            cls_fail(&s->ferr, CLS_EOTHER, "a device operation failed");
+        if (s->ferr.code == CLS_OK)
+            s->ferr.code = CLS_EOTHER;
+    }
+}
+
+/* runs a device call unless the rank has failed; records a failure */
+#define DS_DO(s, call)                                                                 \
+    do {                                                                               \
+        if (!(s)->failed) {                                                            \
+            cls_error ds_e_;                                                           \
+            cls_error_clear(&ds_e_);                                                   \
+            (void)ds_e_;                                                               \
+            if ((call) != CLS_OK)                                                      \
+                dsys_fail((s), &ds_e_);                                                \
+        }                                                                              \
+    } while (0)
+#define DS_ERR (&ds_e_)
+
+/* ---------------------------------------------------------------- devices */
+
+static int parse_list(const char *spec, int **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    int cap = 1;
+    for (const char *c = spec; *c; c++)
+        cap += *c == ',';
+    int *v = malloc((size_t)cap * sizeof *v);
+    if (!v)
+        return -1;
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long x = strtol(p, &end, 10);
+        if (end == p || errno || x < 0 || x > INT_MAX || (*end && *end != ',')) {
+            free(v);
+            return -1;
+        }
+        v[(*n)++] = (int)x;
+        p = *end ? end + 1 : end;
+    }
+    if (*n == 0) {
+        free(v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
+                      ocl_device *out, cls_error *err)
+{
+    if (!spec || !*spec)
+        spec = "auto";
+    /* the node-local rank, so ranks sharing a host take different devices */
+    MPI_Comm node;
+    int lr = 0;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Comm_split_type(shared) failed");
+    int mrc = MPI_Comm_rank(node, &lr);
+    MPI_Comm_free(&node);
+    if (mrc != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Comm_rank(node) failed");
+    if (nmine == 0)
+        return CLS_OK; /* a rank without parts needs no device */
+
+    ocl_device *devs = NULL;
+    int n = 0;
+    int rc = ocl_list_devices(&devs, &n, err);
+    if (rc)
+        return rc;
+    int *cand = malloc((size_t)(n ? n : 1) * sizeof *cand);
+    int nc = 0;
+    if (!cand) {
+        free(devs);
+        return cls_fail(err, CLS_EOTHER, "out of memory choosing devices");
+    }
+    cl_device_type want = 0;
+    if (!strcasecmp(spec, "auto"))
+        want = n ? devs[0].type : CL_DEVICE_TYPE_GPU;
+    else if (!strcasecmp(spec, "gpu"))
+        want = CL_DEVICE_TYPE_GPU;
+    else if (!strcasecmp(spec, "cpu"))
+        want = CL_DEVICE_TYPE_CPU;
+    else if (!strcasecmp(spec, "accelerator"))
+        want = CL_DEVICE_TYPE_ACCELERATOR;
+    if (want) {
+        for (int i = 0; i < n; i++)
+            if (devs[i].type & want)
+                cand[nc++] = i;
+        if (nc == 0) {
+            free(cand);
+            free(devs);
+            return cls_fail(err, CLS_EOTHER, "no %s OpenCL device on this host (%d device(s) "
+                            "in all); see `clsolve devices`", spec, n);
+        }
+    } else {
+        int *list, nl;
+        if (parse_list(spec, &list, &nl)) {
+            free(cand);
+            free(devs);
+            return cls_fail(err, CLS_EUSAGE,
+                            "bad device '%s': expected auto, gpu, cpu, accelerator, an index "
+                            "or a list of indices such as 0,1 (see `clsolve devices`)",
+                            spec);
+        }
+        for (int i = 0; i < nl; i++) {
+            if (list[i] >= n) {
+                int bad = list[i];
+                free(list);
+                free(cand);
+                free(devs);
+                return cls_fail(err, CLS_EUSAGE,
+                                "device index %d out of range: this host has %d device(s)",
+                                bad, n);
+            }
+        }
+        free(cand);
+        cand = list;
+        nc = nl;
+    }
+    for (int s = 0; s < nmine; s++)
+        out[s] = devs[cand[((int64_t)lr * devices_per_rank + s) % nc]];
+    free(cand);
+    free(devs);
+    return CLS_OK;
+}
+
+int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
+              const char *device, int devices_per_rank, la_precision prec,
+              la_spmv_variant spmv, cls_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->comm = comm;
+    s->L = L;
+    s->parts = parts;
+    s->nmine = nmine;
+    s->prec = prec;
+    s->req = MPI_REQUEST_NULL;
+    MPI_Comm_rank(comm, &s->rank);
+    MPI_Comm_size(comm, &s->size);
+    ocl_device *devs = calloc((size_t)(nmine ? nmine : 1), sizeof *devs);
+    if (!devs)
+        return cls_fail(err, CLS_EOTHER, "out of memory choosing devices");
+    int rc = dsys_pick_devices(comm, device, devices_per_rank, nmine, devs, err);
+    if (!rc)
+        rc = dsys_mpi_types(s, err);
+    /* the whole matrix's mean row length: the SpMV variant and width follow
+     * it, the same in every part (la_dist.h) */
+    double tot[2] = {0.0, 0.0};
+    for (int k = 0; k < nmine; k++) {
+        tot[0] += (double)parts[k].A.nnz;
+        tot[1] += (double)parts[k].A.nrows;
+    }
+    if (MPI_Allreduce(MPI_IN_PLACE, tot, 2, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS && !rc)
+        rc = cls_fail(err, CLS_EOTHER, "MPI_Allreduce(row statistics) failed");
+    const double mean_row = tot[1] > 0.0 ? tot[0] / tot[1] : 0.0;
+    for (int k = 0; k < nmine && !rc; k++) {
+        dpart *p = &parts[k];
+        p->dev = devs[k];
+        if ((rc = ocl_ctx_create(&p->dev, &p->ocl, err)))
+            break;
+        p->have_ocl = 1;
+        if ((rc = la_init(&p->la, &p->ocl, prec, NULL, err)))
+            break;
+        p->have_la = 1;
+        if ((rc = ld_init(&p->ld, &p->la, err)))
+            break;
+        p->have_ld = 1;
+        const halo_plan *h = &p->halo;
+        if ((rc = ld_csr_upload(&p->ld, &p->A, h->interior, h->ninterior, h->boundary,
+                                h->nboundary, spmv, mean_row, &p->dA, err)))
+            break;
+        if ((rc = ld_index_upload(&p->ld, h->send_idx, h->nsend_total, &p->d_send_idx, err)) ||
+            (rc = ld_buffer_create(&p->ld, h->nsend_total, &p->d_sendbuf, err)) ||
+            (rc = ld_pinned_alloc(&p->ld, (size_t)h->nsend_total * p->la.elem, &p->pin_send,
+                                  &p->h_send, err)) ||
+            (rc = ld_pinned_alloc(&p->ld, (size_t)h->nghost * p->la.elem, &p->pin_recv,
+                                  &p->h_recv, err)))
+            break;
+    }
+    free(devs);
+    if (!rc) {
+        void **sb = calloc((size_t)(nmine ? nmine : 1), sizeof *sb);
+        void **rb = calloc((size_t)(nmine ? nmine : 1), sizeof *rb);
+        if (!sb || !rb)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory for the halo exchange");
+        for (int k = 0; !rc && k < nmine; k++) {
+            sb[k] = parts[k].h_send;
+            rb[k] = parts[k].h_recv;
+        }
+        /* halo_comm keeps a pointer to a plans array indexed by slot */
+        if (!rc) {
+            s->plans_copy = calloc((size_t)(nmine ? nmine : 1), sizeof *s->plans_copy);
+            if (!s->plans_copy)
+                rc = cls_fail(err, CLS_EOTHER, "out of memory for the halo exchange");
+            for (int k = 0; !rc && k < nmine; k++)
+                s->plans_copy[k] = parts[k].halo; /* shallow: shares the lists */
+        }
+        if (!rc) {
+            size_t elem = nmine ? parts[0].la.elem
+                                : (prec == LA_DOUBLE ? sizeof(double) : sizeof(float));
+            rc = halo_comm_init(&s->hc, comm, L, s->plans_copy, nmine, elem, nmine ? sb : NULL,
+                                nmine ? rb : NULL, err);
+            if (!rc)
+                s->have_hc = 1;
+        }
+        free(sb);
+        free(rb);
+    }
+    return rc;
+}
+
+void dsys_close(dsys *s)
+{
+    if (!s)
+        return;
+    if (s->pending) {
+        MPI_Wait(&s->req, MPI_STATUS_IGNORE);
+        s->pending = 0;
+    }
+    if (s->have_hc)
+        halo_comm_free(&s->hc);
+    if (s->have_mpi_types) {
+        MPI_Op_free(&s->pair_sum);
+        MPI_Type_free(&s->pair);
+        s->have_mpi_types = 0;
+    }
+    free(s->plans_copy);
+    s->plans_copy = NULL;
+    for (int k = 0; k < s->nmine; k++) {
+        dpart *p = &s->parts[k];
+        cls_error e;
+        if (p->ev_pack)
+            ld_event_wait(&p->ev_pack, &e);
+        if (p->ev_ghost)
+            ld_event_wait(&p->ev_ghost, &e);
+        if (p->have_ld) {
+            ld_pinned_free(&p->ld, p->pin_send, p->h_send);
+            ld_pinned_free(&p->ld, p->pin_recv, p->h_recv);
+            p->pin_send = p->pin_recv = NULL;
+            p->h_send = p->h_recv = NULL;
+        }
+        if (p->d_send_idx)
+            clReleaseMemObject(p->d_send_idx);
+        if (p->d_sendbuf)
+            clReleaseMemObject(p->d_sendbuf);
+        p->d_send_idx = p->d_sendbuf = NULL;
+        ld_csr_release(&p->dA);
+        if (p->have_la)
+            la_finish(&p->la, NULL);
+        if (p->have_ld)
+            ld_release(&p->ld);
+        if (p->have_la)
+            la_release(&p->la);
+        if (p->have_ocl)
+            ocl_ctx_release(&p->ocl);
+        p->have_ld = p->have_la = p->have_ocl = 0;
+    }
+    s->have_hc = 0;
+}
+
+/* ---------------------------------------------------------------- vectors */
+
+int dvec_create(dsys *s, int ghosted, dvec *x, cls_error *err)
+{
+    x->nmine = s->nmine;
+    x->ghosted = ghosted;
+    x->v = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *x->v);
+    if (!x->v)
+        return cls_fail(err, CLS_EOTHER, "out of memory for a distributed vector");
+    for (int k = 0; k < s->nmine; k++) {
+        dpart *p = &s->parts[k];
+        int64_t n = p->halo.nlocal + (ghosted ? p->halo.nghost : 0);
+        int rc = la_vec_create(&p->la, n, &x->v[k], err);
+        if (rc) {
+            dvec_release(x);
+            return rc;
+        }
+        /* ghost tails start defined (a part with no neighbour writes none) */
+        if (ghosted && (rc = la_fill(&p->la, 0.0, &x->v[k], err))) {
+            dvec_release(x);
+            return rc;
+        }
+    }
+    return CLS_OK;
+}
+
+void dvec_release(dvec *x)
+{
+    if (!x || !x->v)
+        return;
+    for (int k = 0; k < x->nmine; k++)
+        la_vec_release(&x->v[k]);
+    free(x->v);
+    x->v = NULL;
+}
+
+
+/* the local view of slot k of x, given the part */
+static la_vec loc(const dsys *s, const dvec *x, int k)
+{
+    la_vec v = x->v[k];
+    v.n = s->parts[k].halo.nlocal;
+    return v;
+}
+
+int dvec_upload(dsys *s, dvec *x, double *const *host, cls_error *err)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec v = loc(s, x, k);
+        int rc = la_vec_upload(&s->parts[k].la, &v, host[k], err);
+        if (rc)
+            return rc;
+    }
+    return CLS_OK;
+}
+
+int dvec_download(dsys *s, const dvec *x, double *const *host, cls_error *err)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec v = loc(s, x, k);
+        int rc = la_vec_download(&s->parts[k].la, &v, host[k], err);
+        if (rc)
+            return rc;
+    }
+    return CLS_OK;
+}
+
+/* ------------------------------------------------------------- operations */
+
+void dvec_fill(dsys *s, double a, dvec *y)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vy = loc(s, y, k);
+        DS_DO(s, la_fill(&s->parts[k].la, a, &vy, DS_ERR));
+    }
+}
+
+void dvec_copy(dsys *s, const dvec *x, dvec *y)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vx = loc(s, x, k), vy = loc(s, y, k);
+        DS_DO(s, la_copy(&s->parts[k].la, &vx, &vy, DS_ERR));
+    }
+}
+
+void dvec_axpy(dsys *s, double a, const dvec *x, dvec *y)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vx = loc(s, x, k), vy = loc(s, y, k);
+        DS_DO(s, la_axpy(&s->parts[k].la, a, &vx, &vy, DS_ERR));
+    }
+}
+
+void dvec_xpay(dsys *s, const dvec *x, double a, dvec *y)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vx = loc(s, x, k), vy = loc(s, y, k);
+        DS_DO(s, la_xpay(&s->parts[k].la, &vx, a, &vy, DS_ERR));
+    }
+}
+
+void dvec_pointwise(dsys *s, const dvec *d, const dvec *r, dvec *z)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vd = loc(s, d, k), vr = loc(s, r, k), vz = loc(s, z, k);
+        DS_DO(s, la_pointwise(&s->parts[k].la, &vd, &vr, &vz, DS_ERR));
+    }
+}
+
+/* records an MPI step's failure; the rank goes on with the protocol */
+static void ds_check(dsys *s, int rc, const cls_error *e)
+{
+    if (rc)
+        dsys_fail(s, e);
+}
+
+void dvec_spmv(dsys *s, const dvec *x, dvec *y)
+{
+    cls_error e;
+    cls_error_clear(&e);
+    /* 1. the receive buffers are free once the last ghost writes are done */
+    for (int k = 0; k < s->nmine; k++)
+        DS_DO(s, ld_event_wait(&s->parts[k].ev_ghost, DS_ERR));
+    ds_check(s, halo_comm_post_recvs(&s->hc, &e), &e);
+    /* 2. pack, read back, interior rows */
+    for (int k = 0; k < s->nmine; k++) {
+        dpart *p = &s->parts[k];
+        la_vec vy = loc(s, y, k);
+        if (p->halo.nsend_total > 0) {
+            DS_DO(s, ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, &x->v[k], p->d_sendbuf,
+                             DS_ERR));
+            DS_DO(s, ld_read_async(&p->ld, p->d_sendbuf, 0,
+                                   (size_t)p->halo.nsend_total * p->la.elem, p->h_send,
+                                   &p->ev_pack, DS_ERR));
+        }
+        DS_DO(s, ld_spmv(&p->ld, &p->dA, p->halo.nghost ? LD_ROWS_INTERIOR : LD_ROWS_ALL,
+                         &x->v[k], &vy, DS_ERR));
+        DS_DO(s, ld_flush(&p->ld, DS_ERR));
+    }
+    /* 3. send as each part's halo lands; copies between this rank's parts */
+    for (int k = 0; k < s->nmine; k++) {
+        DS_DO(s, ld_event_wait(&s->parts[k].ev_pack, DS_ERR));
+        ds_check(s, halo_comm_send(&s->hc, k, &e), &e);
+    }
+    ds_check(s, halo_comm_local(&s->hc, &e), &e);
+    ds_check(s, halo_comm_wait(&s->hc, &e), &e);
+    /* 4. ghosts in, boundary rows */
+    for (int k = 0; k < s->nmine; k++) {
+        dpart *p = &s->parts[k];
+        if (p->halo.nghost == 0)
+            continue;
+        la_vec vy = loc(s, y, k);
+        DS_DO(s, ld_write_async(&p->ld, x->v[k].buf, (size_t)p->halo.nlocal * p->la.elem,
+                                (size_t)p->halo.nghost * p->la.elem, p->h_recv, &p->ev_ghost,
+                                DS_ERR));
+        DS_DO(s, ld_spmv(&p->ld, &p->dA, LD_ROWS_BOUNDARY, &x->v[k], &vy, DS_ERR));
+        DS_DO(s, ld_flush(&p->ld, DS_ERR));
+    }
+}
+
+/* (hi, lo) += (h, l): TwoSum of the leading parts, the rest added */
+static void pair_add(double *hi, double *lo, double h, double l)
+{
+    double t = *hi + h;
+    double z = t - *hi;
+    double e = (*hi - (t - z)) + (h - z);
+    *hi = t;
+    *lo += l + e;
+}
+
+/* waits for every part's pending reduction and adds them in part order */
+static void gather_local(dsys *s, int ncomp, dsum *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = ncomp;
+    for (int k = 0; k < s->nmine; k++) {
+        double v[6] = {0, 0, 0, 0, 0, 0};
+        dpart *p = &s->parts[k];
+        if (!s->failed && p->ld.ev) {
+            cls_error e;
+            if (ld_result_wait(&p->ld, v, &e))
+                dsys_fail(s, &e);
+        } else if (p->ld.ev) {
+            cls_error e;
+            ld_event_wait(&p->ld.ev, &e); /* drain it */
+        }
+        for (int c = 0; c < ncomp; c++)
+            pair_add(&out->hi[c], &out->lo[c], v[2 * c], v[2 * c + 1]);
+    }
+}
+
+void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const *y,
+                     dsum *out)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vx[3], vy[3];
+        const la_vec *px[3], *py[3];
+        for (int c = 0; c < ndots; c++) {
+            vx[c] = loc(s, x[c], k);
+            vy[c] = loc(s, y[c], k);
+            px[c] = &vx[c];
+            py[c] = &vy[c];
+        }
+        DS_DO(s, ld_dots_begin(&s->parts[k].ld, ndots, px, py, DS_ERR));
+    }
+    gather_local(s, ndots, out);
+}
+
+void dvec_cg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
+                          dvec *r, dsum *out)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vx = loc(s, x, k), vr = loc(s, r, k);
+        DS_DO(s, ld_cg_update_begin(&s->parts[k].ld, alpha, &vp, &vq, &vx, &vr, DS_ERR));
+    }
+    gather_local(s, 1, out);
+}
+
+void dvec_pcg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
+                           dvec *r, const dvec *d, dvec *z, dsum *out)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vx = loc(s, x, k), vr = loc(s, r, k),
+               vd = loc(s, d, k), vz = loc(s, z, k);
+        DS_DO(s, ld_pcg_update_begin(&s->parts[k].ld, alpha, &vp, &vq, &vx, &vr, &vd, &vz,
+                                     DS_ERR));
+    }
+    gather_local(s, 2, out);
+}
+
+void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,
+                              dvec *w, dvec *z, dvec *q, dvec *sv, dvec *p, dvec *x, dvec *r,
+                              dvec *u, dsum *out)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vn = loc(s, nv, k), vw = loc(s, w, k), vz = loc(s, z, k), vs = loc(s, sv, k),
+               vp = loc(s, p, k), vx = loc(s, x, k), vr = loc(s, r, k);
+        la_vec vm, vq, vu;
+        if (u) {
+            vm = loc(s, m, k);
+            vq = loc(s, q, k);
+            vu = loc(s, u, k);
+        }
+        DS_DO(s, ld_pipecg_update_begin(&s->parts[k].ld, alpha, beta, &vn, u ? &vm : NULL, &vw,
+                                        &vz, u ? &vq : NULL, &vs, &vp, &vx, &vr,
+                                        u ? &vu : NULL, DS_ERR));
+    }
+    gather_local(s, 3, out);
+}
+
+/* ------------------------------------------------------------- reductions */
+
+/* MPI_User_function: inout[i] += in[i] on (hi, lo) pairs; commutative
+ * bit for bit (TwoSum is symmetric), so MPI may combine in any order. */
+static void pair_sum_op(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const double *a = in;
+    double *b = inout;
+    for (int i = 0; i < *len; i++)
+        pair_add(&b[2 * i], &b[2 * i + 1], a[2 * i], a[2 * i + 1]);
+}
+
+static int dsys_mpi_types(dsys *s, cls_error *err)
+{
+    if (MPI_Type_contiguous(2, MPI_DOUBLE, &s->pair) != MPI_SUCCESS ||
+        MPI_Type_commit(&s->pair) != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Type_contiguous/commit(pair) failed");
+    if (MPI_Op_create(pair_sum_op, 1, &s->pair_sum) != MPI_SUCCESS) {
+        MPI_Type_free(&s->pair);
+        return cls_fail(err, CLS_EOTHER, "MPI_Op_create(pair sum) failed");
+    }
+    s->have_mpi_types = 1;
+    return CLS_OK;
+}
+
+static int reduced(dsys *s, double *v, int *cancel_out, cls_error *err)
+{
+    const int n = s->rn;
+    for (int c = 0; c < n; c++)
+        v[c] = s->rbuf[2 * c] + s->rbuf[2 * c + 1]; /* rounded once */
+    if (cancel_out)
+        *cancel_out = s->rbuf[2 * (n + 1)] > 0.0;
+    if (s->rbuf[2 * n] > 0.0) {
+        if (s->failed) {
+            if (err)
+                *err = s->ferr;
+            return s->ferr.code ? s->ferr.code : CLS_EOTHER;
+        }
+        return cls_fail(err, CLS_EOTHER, "another rank failed");
+    }
+    return CLS_OK;
+}
+
+static int pack_rbuf(dsys *s, const dsum *in, int cancel_in, cls_error *err)
+{
+    const int n = in->n;
+    if (n < 1 || n > 3)
+        return cls_fail(err, CLS_EOTHER, "dsys reduction of %d values (1..3)", n);
+    memset(s->rbuf, 0, sizeof s->rbuf);
+    for (int c = 0; c < n && !s->failed; c++) {
+        s->rbuf[2 * c] = in->hi[c];
+        s->rbuf[2 * c + 1] = in->lo[c];
+    }
+    s->rbuf[2 * n] = s->failed ? 1.0 : 0.0;
+    s->rbuf[2 * (n + 1)] = (s->rank == 0 && cancel_in) ? 1.0 : 0.0;
+    s->rn = n;
+    return CLS_OK;
+}
+
+int dsys_allreduce(dsys *s, const dsum *in, double *v, int cancel_in, int *cancel_out,
+                   cls_error *err)
+{
+    int rc = pack_rbuf(s, in, cancel_in, err);
+    if (rc)
+        return rc;
+    int m = MPI_Allreduce(MPI_IN_PLACE, s->rbuf, in->n + 2, s->pair, s->pair_sum, s->comm);
+    if (m != MPI_SUCCESS) {
+        cls_error e;
+        cls_fail(&e, CLS_EOTHER, "MPI_Allreduce failed (code %d)", m);
+        dsys_fail(s, &e);
+        if (err)
+            *err = s->ferr;
+        return CLS_EOTHER;
+    }
+    return reduced(s, v, cancel_out, err);
+}
+
+int dsys_iallreduce_begin(dsys *s, const dsum *in, int cancel_in, cls_error *err)
+{
+    if (s->pending)
+        return cls_fail(err, CLS_EOTHER, "dsys: a reduction is already in flight");
+    int rc = pack_rbuf(s, in, cancel_in, err);
+    if (rc)
+        return rc;
+    int m = MPI_Iallreduce(MPI_IN_PLACE, s->rbuf, in->n + 2, s->pair, s->pair_sum, s->comm,
+                           &s->req);
+    if (m != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Iallreduce failed (code %d)", m);
+    s->pending = 1;
+    return CLS_OK;
+}
+
+int dsys_iallreduce_end(dsys *s, double *v, int *cancel_out, cls_error *err)
+{
+    if (!s->pending)
+        return cls_fail(err, CLS_EOTHER, "dsys: no reduction in flight");
+    s->pending = 0;
+    int m = MPI_Wait(&s->req, MPI_STATUS_IGNORE);
+    if (m != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Wait(Iallreduce) failed (code %d)", m);
+    return reduced(s, v, cancel_out, err);
+}

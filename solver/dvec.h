@@ -1,0 +1,149 @@
+/*
+ * dvec.h: distributed vectors and the distributed operations the Krylov
+ * methods (dcg.c, pipecg.c) are written in, so those files read like the
+ * algorithm, as cg.c does over la.h.
+ *
+ * A dsys is this rank's share of a partitioned system: its parts (one per
+ * device: the device's OpenCL context, la_ctx and ld_ctx, the part's
+ * renumbered matrix on host and device, its halo plan and staging buffers)
+ * and the communicator. A dvec is one device vector per part: nlocal
+ * entries, or nlocal + nghost when it is ever the x of an SpMV ("ghosted").
+ *
+ * Errors are sticky and agreed. A device error on one rank must not leave
+ * the other ranks waiting in a collective, so a failing operation records
+ * the error in the dsys and the rank keeps taking part in every MPI step
+ * (skipping device work) until the next reduction; every reduction carries
+ * a "failed" count and a "cancel" flag beside the sums, so all ranks learn
+ * of any failure, and of rank 0's cancel request, in the same reduction and
+ * leave the solver at the same iteration. Reductions are MPI_Allreduce /
+ * MPI_Iallreduce of compensated (hi, lo) pairs with a commutative pair-sum
+ * operation, rounded once at the end; the decisions that follow (stop,
+ * breakdown) use only reduced values, identical on every rank. Since the
+ * device sums are compensated too (dcg.cl), a dot product is correctly
+ * rounded but for pathological cancellation, whatever the partition, and
+ * SpMV rows and vector updates are computed identically in any partition:
+ * a solve on K parts follows the one-part solve step for step.
+ *
+ * Within a rank, per-part sums are added in part order, and each part's
+ * reduction is started on every device before waiting on any, so several
+ * devices of one rank work concurrently from one host thread.
+ */
+#ifndef CLS_SOLVER_DVEC_H
+#define CLS_SOLVER_DVEC_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "../kernels/la.h"
+#include "../kernels/la_dist.h"
+#include "halo.h"
+#include "partition.h"
+
+typedef struct dpart {
+    int part, slot;
+    ocl_device dev;
+    ocl_ctx ocl;
+    la_ctx la;
+    ld_ctx ld;
+    int have_ocl, have_la, have_ld;
+    csr_matrix A;       /* the part's rows, renumbered (may view the rank's block) */
+    halo_plan halo;
+    ld_csr dA;
+    cl_mem d_send_idx, d_sendbuf;
+    cl_mem pin_send, pin_recv; /* pinned staging, mapped at h_send / h_recv */
+    void *h_send, *h_recv;
+    cl_event ev_pack, ev_ghost;
+} dpart;
+
+typedef struct dsys {
+    MPI_Comm comm;
+    int rank, size;
+    const part_layout *L;
+    int nmine;
+    dpart *parts;
+    halo_comm hc;
+    halo_plan *plans_copy; /* the parts' plans by slot, shallow, for hc */
+    int have_hc;
+    la_precision prec;
+    /* sticky local failure */
+    int failed;
+    cls_error ferr;
+    /* the pending non-blocking reduction, and the pair type and sum */
+    MPI_Request req;
+    double rbuf[16];
+    int rn, pending;
+    MPI_Datatype pair;
+    MPI_Op pair_sum;
+    int have_mpi_types;
+} dsys;
+
+/* Sums of this rank's parts, compensated: sum c is hi[c] + lo[c]. */
+typedef struct dsum {
+    double hi[3], lo[3];
+    int n;
+} dsum;
+
+typedef struct dvec {
+    la_vec *v; /* per slot */
+    int nmine, ghosted;
+} dvec;
+
+/* Sets up this rank's parts: opens the devices, builds the kernels, uploads
+ * the matrices (parts[s].A and .halo filled by the caller) and the halo
+ * buffers. Local: the caller agrees on the outcome (dsolve_agree). device
+ * is the --device spec: auto|cpu|gpu|accelerator|INDEX|I,J,... (see
+ * dsys_pick_devices). */
+int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
+              const char *device, int devices_per_rank, la_precision prec,
+              la_spmv_variant spmv, cls_error *err);
+void dsys_close(dsys *s);
+
+/* The devices this rank's slots use: candidates from spec (a list of
+ * indices; one index; or every device of a type: auto = the type of the
+ * first device in discovery order, GPUs first), and slot s of the rank with
+ * node-local index lr takes candidate (lr * devices_per_rank + s) mod n. */
+int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
+                      ocl_device *out, cls_error *err);
+
+/* Records a local failure (the first one's message is kept). */
+void dsys_fail(dsys *s, const cls_error *e);
+
+int dvec_create(dsys *s, int ghosted, dvec *x, cls_error *err);
+void dvec_release(dvec *x);
+int dvec_upload(dsys *s, dvec *x, double *const *host, cls_error *err);
+int dvec_download(dsys *s, const dvec *x, double *const *host, cls_error *err);
+
+/* The operations; errors are sticky (see above). */
+void dvec_fill(dsys *s, double a, dvec *y);
+void dvec_copy(dsys *s, const dvec *x, dvec *y);
+void dvec_axpy(dsys *s, double a, const dvec *x, dvec *y);   /* y += a x */
+void dvec_xpay(dsys *s, const dvec *x, double a, dvec *y);   /* y = x + a y */
+void dvec_pointwise(dsys *s, const dvec *d, const dvec *r, dvec *z); /* z = d .* r */
+/* y = A x, x ghosted: pack and send the halo, interior rows while it is in
+ * flight, then the ghosts and the boundary rows. */
+void dvec_spmv(dsys *s, const dvec *x, dvec *y);
+
+/* Local sums (this rank's parts), started on every device then waited for:
+ * out->n sums, compensated (la_dist.h): x_c'y_c for c < ndots; r'r; r'z and
+ * r'r; r'u, w'u and r'r. */
+void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const *y,
+                     dsum *out);
+void dvec_cg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
+                          dvec *r, dsum *out);
+void dvec_pcg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
+                           dvec *r, const dvec *d, dvec *z, dsum *out);
+void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,
+                              dvec *w, dvec *z, dvec *q, dvec *sv, dvec *p, dvec *x, dvec *r,
+                              dvec *u, dsum *out);
+
+/* Global sums (MPI_Allreduce with a compensated pair sum, MPI_Op_create),
+ * rounded once into v[0..in->n), with the failure count and the cancel
+ * flag (rank 0's cancel_in). Returns CLS_OK, or CLS_EOTHER with err set when
+ * any rank has failed (this rank's message if it is one of them). */
+int dsys_allreduce(dsys *s, const dsum *in, double *v, int cancel_in, int *cancel_out,
+                   cls_error *err);
+/* The same, non-blocking (MPI_Iallreduce): begin, overlap work, end. */
+int dsys_iallreduce_begin(dsys *s, const dsum *in, int cancel_in, cls_error *err);
+int dsys_iallreduce_end(dsys *s, double *v, int *cancel_out, cls_error *err);
+
+#endif

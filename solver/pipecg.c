@@ -1,0 +1,259 @@
+/*
+ * pipecg.c: pipelined conjugate gradients, one non-blocking reduction per
+ * iteration, hidden behind the preconditioner and the SpMV.
+ *
+ * P. Ghysels and W. Vanroose, "Hiding global synchronization latency in the
+ * preconditioned Conjugate Gradient algorithm", Parallel Computing 40 (2014)
+ * 224-238, Algorithm 4 (as PETSc's KSPPIPECG, src/ksp/ksp/impls/cg/pipecg/).
+ * Residual replacement: S. Cools, E. F. Yetkin, E. Agullo, L. Giraud and
+ * W. Vanroose, "Analyzing the effect of local rounding error propagation on
+ * the maximal attainable accuracy of the pipelined Conjugate Gradient
+ * method", SIAM J. Matrix Anal. Appl. 39 (2018), and van der Vorst and Ye,
+ * "Residual replacement strategies for Krylov subspace iterative methods for
+ * the convergence of true residuals", SIAM J. Sci. Comput. 22 (2000).
+ *
+ * The recurrences carry, besides x, r and p, the auxiliary vectors
+ * u = M r, w = A u, s = A p, q = M s, z = A q, so the two dots of an
+ * iteration (gamma = r'u, delta = w'u) need only vectors already at hand:
+ * they are computed in the fused update of iteration i - 1 and reduced with
+ * one MPI_Iallreduce while iteration i computes m = M w and n = A m (halo
+ * exchange included). Per iteration: one SpMV, one fused vector update
+ * (pipecg.cl) and one reduction, against CG's two blocking ones.
+ *
+ * Accuracy. The extra recurrences let rounding errors grow faster than in
+ * CG (Cools et al.), so the gap between the recurrence residual and b - Ax
+ * widens. As in cg.c, the stop is confirmed on the true residual: when the
+ * recurrence reaches tol, r = b - Ax is computed, and if it is not below tol
+ * the method restarts from it (u = M r, w = A u, beta = 0). That makes the
+ * attained accuracy CG's, at the price of a few more iterations on hard
+ * problems; the replacement count is bounded as in cg.c. On ill-conditioned
+ * systems the recurrence's p'Ap = delta - beta gamma / alpha (a difference
+ * of two nearly equal sums) can lose its sign long before the iterates go
+ * wrong; that is taken as a loss of the recurrences, not as an indefinite
+ * matrix: the method restarts from b - Ax, where p'Ap = w'u is computed from
+ * w = A u directly, and only a non-positive value there is a breakdown.
+ */
+#include "dcg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PIPECG_MAX_REPLACEMENTS 5
+/* Restarts after the recurrence's p'Ap lost its sign (see below). */
+#define PIPECG_MAX_RESTARTS 50
+
+#define PC_TRY(call)                                                                   \
+    do {                                                                               \
+        int pc_rc_ = (call);                                                           \
+        if (pc_rc_) {                                                                  \
+            rc = pc_rc_;                                                               \
+            goto done;                                                                 \
+        }                                                                              \
+    } while (0)
+
+int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
+                 cg_result *res, cls_error *err)
+{
+    const int jacobi = opt->precond == PRECOND_JACOBI;
+    dvec r = {0}, u = {0}, w = {0}, m = {0}, nv = {0}, z = {0}, q = {0}, sv = {0}, p = {0};
+    int64_t cap = 0, k = 0;
+    int rc = CLS_EOTHER, cancel = 0, want_cancel = 0, restart = 1, replacements = 0;
+    int breakdowns = 0, lost = 0;
+    dsum ls;
+    double v[3], bnorm, gamma, delta, rr, gamma_old = 0.0, alpha_old = 0.0, alpha, beta;
+    double last_true = INFINITY;
+
+    memset(res, 0, sizeof *res);
+    if (jacobi && !dinv)
+        return cls_fail(err, CLS_EOTHER, "pipecg_solve: Jacobi asked for without a diagonal");
+    /* ghosted: the vectors that are the x of an SpMV */
+    PC_TRY(dvec_create(s, 1, &r, err));     /* w = A r without a preconditioner */
+    PC_TRY(dvec_create(s, 1, &w, err));     /* n = A w without a preconditioner */
+    PC_TRY(dvec_create(s, 0, &nv, err));
+    PC_TRY(dvec_create(s, 0, &z, err));
+    PC_TRY(dvec_create(s, 0, &sv, err));
+    PC_TRY(dvec_create(s, 0, &p, err));
+    if (jacobi) {
+        PC_TRY(dvec_create(s, 1, &u, err)); /* w = A u */
+        PC_TRY(dvec_create(s, 1, &m, err)); /* n = A m */
+        PC_TRY(dvec_create(s, 0, &q, err));
+    }
+    dvec *uu = jacobi ? &u : &r;            /* u = M r; u is r without a preconditioner */
+    dvec *mm = jacobi ? &m : &w;            /* m = M w */
+
+    const dvec *bv[1] = {b};
+    dvec_dots_local(s, 1, bv, bv, &ls);
+    PC_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));        /* bb = b'b */
+    bnorm = sqrt(v[0]);
+    if (!isfinite(bnorm)) {
+        res->reason = CG_DIVERGED_NANORINF;
+        rc = cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
+        goto done;
+    }
+    if (bnorm == 0.0) {                                   /* b = 0: x = 0 is exact */
+        dvec_fill(s, 0.0, x);
+        res->reason = CG_CONVERGED_ZERO_RHS;
+        res->converged = 1;
+        PC_TRY(dcg_history_push(res, &cap, 0.0, err));
+        rc = CLS_OK;
+        goto done;
+    }
+    /* z, q, s, p enter the first update as beta * (old) with beta = 0:
+     * they must hold numbers, not whatever the buffers held */
+    dvec_fill(s, 0.0, &z);
+    dvec_fill(s, 0.0, &sv);
+    dvec_fill(s, 0.0, &p);
+    if (jacobi)
+        dvec_fill(s, 0.0, &q);
+
+    /* start (and restart): r = b - A x, u = M r, w = A u, and the dots */
+    for (;;) {
+        dvec_spmv(s, x, &nv);                             /* n = A x (scratch) */
+        dvec_copy(s, b, &r);                              /* r = b */
+        dvec_axpy(s, -1.0, &nv, &r);                      /* r = b - A x */
+        if (jacobi)
+            dvec_pointwise(s, dinv, &r, &u);              /* u = M r */
+        dvec_spmv(s, uu, &w);                             /* w = A u */
+        {
+            const dvec *xs[3] = {&r, &w, &r}, *ys[3] = {uu, uu, &r};
+            dvec_dots_local(s, 3, xs, ys, &ls);           /* gamma = r'u, delta = w'u, rr */
+        }
+        PC_TRY(dsys_iallreduce_begin(s, &ls, want_cancel, err));
+        restart = 1;
+
+        for (;;) {
+            if (jacobi)
+                dvec_pointwise(s, dinv, &w, &m);          /* m = M w */
+            dvec_spmv(s, mm, &nv);                        /* n = A m, while the sums fly */
+            PC_TRY(dsys_iallreduce_end(s, v, &cancel, err));
+            gamma = v[0];                                 /* gamma = r'u */
+            delta = v[1];                                 /* delta = w'u */
+            rr = v[2];                                    /* rr = r'r */
+            if (cancel)
+                goto cancelled;
+            res->rel_residual = sqrt(rr) / bnorm;         /* ||r||/||b|| of x_k */
+            if (!restart || k == 0)
+                PC_TRY(dcg_history_push(res, &cap, res->rel_residual, err));
+            if (k > 0 && !restart && s->rank == 0 && opt->monitor &&
+                opt->monitor(opt->monitor_ctx, k, res->rel_residual))
+                want_cancel = 1;                          /* told to all by the next sums */
+            if (!isfinite(rr) || !isfinite(gamma) || !isfinite(delta)) {
+                res->reason = CG_DIVERGED_NANORINF;
+                rc = cls_fail(err, CLS_EBREAKDOWN,
+                              "the residual became NaN or Inf at iteration %lld: the matrix "
+                              "or right-hand side holds values too large or invalid",
+                              (long long)k);
+                goto done;
+            }
+            lost = 0;
+            if (res->rel_residual <= opt->tol)
+                break;                                    /* confirm on b - A x below */
+            if (k >= opt->maxiter) {
+                res->reason = CG_DIVERGED_MAXITER;
+                rc = cls_fail(err, CLS_ENOTCONV,
+                              "not converged after %lld iterations: relative residual %.3e > "
+                              "tol %.3e",
+                              (long long)k, res->rel_residual, opt->tol);
+                goto done;
+            }
+            double pap;                                   /* p'Ap, for the breakdown test */
+            if (restart) {
+                beta = 0.0;                               /* beta = 0 */
+                pap = delta;                              /* p = u: p'Ap = u'Au = w'u */
+            } else {
+                beta = gamma / gamma_old;                 /* beta = gamma_i / gamma_{i-1} */
+                pap = delta - beta * gamma / alpha_old;   /* delta - beta gamma / alpha_{i-1} */
+            }
+            if (!(pap > 0.0) && !restart && isfinite(pap) && breakdowns < PIPECG_MAX_RESTARTS) {
+                /* p'Ap from the recurrence (a difference of two sums) has
+                 * lost its accuracy: a loss of the pipelined recurrences,
+                 * not of the matrix; restart from b - A x, where p'Ap = w'u
+                 * is computed directly */
+                breakdowns++;
+                lost = 1;
+                break;
+            }
+            if (!(pap > 0.0)) {
+                res->reason = isfinite(pap) ? CG_DIVERGED_INDEFINITE : CG_DIVERGED_NANORINF;
+                rc = cls_fail(err, CLS_EBREAKDOWN,
+                              isfinite(pap) ? "matrix is not positive definite (p'Ap = %.6g at "
+                                              "iteration %lld)"
+                                            : "p'Ap is %g at iteration %lld: NaN or Inf in "
+                                              "the matrix or the iterates",
+                              pap, (long long)k + 1);
+                goto done;
+            }
+            alpha = gamma / pap;                          /* alpha = gamma / p'Ap */
+            /* z = n + beta z; q = m + beta q; s = w + beta s; p = u + beta p;
+             * x += alpha p; r -= alpha s; u -= alpha q; w -= alpha z;
+             * and the next gamma, delta, rr */
+            dvec_pipecg_update_local(s, alpha, beta, &nv, jacobi ? &m : NULL, &w, &z,
+                                     jacobi ? &q : NULL, &sv, &p, x, &r, jacobi ? &u : NULL,
+                                     &ls);
+            PC_TRY(dsys_iallreduce_begin(s, &ls, want_cancel, err));
+            gamma_old = gamma;
+            alpha_old = alpha;
+            restart = 0;
+            k++;
+            res->iterations = k;
+        }
+
+        /* the recurrence says converged: check b - A x (blocking) */
+        dvec_spmv(s, x, &nv);                             /* n = A x */
+        dvec_copy(s, b, &r);                              /* r = b */
+        dvec_axpy(s, -1.0, &nv, &r);                      /* r = b - A x */
+        {
+            const dvec *xs[1] = {&r};
+            dvec_dots_local(s, 1, xs, xs, &ls);
+        }
+        PC_TRY(dsys_allreduce(s, &ls, v, want_cancel, &cancel, err));
+        double true_rel = sqrt(v[0]) / bnorm;
+        if (cancel)
+            goto cancelled;
+        if (true_rel <= opt->tol) {
+            res->reason = CG_CONVERGED_RTOL;
+            res->converged = 1;
+            res->rel_residual = true_rel;
+            rc = CLS_OK;
+            goto done;
+        }
+        if (lost)
+            continue;                                     /* restart, whatever the residual */
+        if (replacements >= PIPECG_MAX_REPLACEMENTS || !(true_rel < 0.5 * last_true)) {
+            res->reason = CG_DIVERGED_MAXITER;
+            res->rel_residual = true_rel;
+            rc = cls_fail(err, CLS_ENOTCONV,
+                          "not converged: the true residual stays at %.3e > tol %.3e "
+                          "(iteration %lld); the tolerance is below the accuracy this "
+                          "precision and condition number allow",
+                          true_rel, opt->tol, (long long)k);
+            goto done;
+        }
+        replacements++;                                   /* residual replacement: */
+        last_true = true_rel;                             /* restart from b - A x */
+    }
+
+cancelled:
+    res->reason = CG_CANCELLED;
+    rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)res->iterations);
+
+done:
+    if (s->pending) { /* a reduction left in flight by an early exit */
+        cls_error e;
+        double tmp[3];
+        dsys_iallreduce_end(s, tmp, NULL, &e);
+    }
+    dvec_release(&r);
+    dvec_release(&u);
+    dvec_release(&w);
+    dvec_release(&m);
+    dvec_release(&nv);
+    dvec_release(&z);
+    dvec_release(&q);
+    dvec_release(&sv);
+    dvec_release(&p);
+    if (rc == CLS_EOTHER && err && err->code == CLS_OK)
+        cls_fail(err, CLS_EOTHER, "pipecg_solve failed");
+    return rc;
+}

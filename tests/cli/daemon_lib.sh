@@ -1,0 +1,77 @@
+# daemon_lib.sh: starting and stopping clsolved under mpirun for the daemon
+# tests. Sourced after lib.sh. The daemon listens on 127.0.0.1 port 0 (the
+# kernel picks a free port; clsolved writes it to --port-file), so tests
+# never collide on a port. Every daemon started here is killed by the EXIT
+# trap, by process id (mpirun and its children), never by name.
+CLSOLVED="$(dirname "$CLSOLVE")/clsolved"
+DCLIENT="$PY $here/daemon_client.py"
+MPIRUN=${MPIRUN:-mpirun}
+DPIDS=""
+
+[ -x "$CLSOLVED" ] || { echo "SKIP: $CLSOLVED not built" >&2; exit 77; }
+command -v "$MPIRUN" >/dev/null || { echo "SKIP: no mpirun" >&2; exit 77; }
+
+# daemon_start NP DATA_DIR [clsolved options...]: sets DPID (mpirun), DURL,
+# DRANK0 (rank 0's pid); waits until the port file appears (60 s at most).
+daemon_start() {
+    local np=$1 data=$2
+    shift 2
+    rm -f "$data.port" "$data.pid"
+    setsid "$MPIRUN" -np "$np" --oversubscribe --bind-to none "$CLSOLVED" --listen 127.0.0.1:0 \
+        --data-dir "$data" --port-file "$data.port" --pid-file "$data.pid" "$@" \
+        </dev/null >>"$data.log" 2>&1 &
+    DPID=$!
+    DPIDS="$DPIDS $DPID"
+    for _ in $(seq 1 600); do
+        if [ -s "$data.port" ] && [ -s "$data.pid" ]; then
+            DURL="http://127.0.0.1:$(cat "$data.port")"
+            DRANK0=$(cat "$data.pid")
+            return 0
+        fi
+        kill -0 "$DPID" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "daemon did not start; log:" >&2
+    cat "$data.log" >&2
+    return 1
+}
+
+# daemon_kill9: kill -9 mpirun and every process it started (all ranks).
+daemon_kill9() {
+    local kids
+    kids=$(pgrep -P "$DPID" 2>/dev/null)
+    kill -KILL $kids "$DPID" 2>/dev/null
+    wait "$DPID" 2>/dev/null
+    return 0
+}
+
+# daemon_stop [SECONDS]: SIGTERM to rank 0 (drain), then wait for mpirun to
+# exit; returns mpirun's exit status (137 after a forced kill).
+daemon_stop() {
+    local limit=${1:-120} rc
+    kill -TERM "$DRANK0" 2>/dev/null
+    for _ in $(seq 1 $((limit * 10))); do
+        if ! kill -0 "$DPID" 2>/dev/null; then
+            wait "$DPID"
+            return $?
+        fi
+        sleep 0.1
+    done
+    daemon_kill9
+    return 137
+}
+
+daemon_cleanup() {
+    for p in $DPIDS; do
+        if kill -0 "$p" 2>/dev/null; then
+            kill -KILL $(pgrep -P "$p" 2>/dev/null) "$p" 2>/dev/null
+        fi
+    done
+}
+trap daemon_cleanup EXIT
+
+# jq-like helper on a JSON string: jget 'EXPR' <<<"$json"
+jget() { $PY -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
+
+# wait_job URL ID [TIMEOUT]: prints the final job JSON
+wait_job() { $DCLIENT wait "$1" "$2" --timeout "${3:-300}"; }

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Durability and control of running jobs, under mpirun -np 2:
+#  - kill -9 of mpirun and every rank in the middle of a solve; on restart
+#    the job runs again and its solution is correct; what an interrupted
+#    upload leaves (DATA/incoming/*, a job directory without job.json) is
+#    removed at start;
+#  - DELETE stops a running job within an iteration (status cancelled);
+#    DELETE of a queued job cancels it;
+#  - SIGTERM to rank 0 drains: new jobs get 503, the running job finishes,
+#    a queued job stays queued and runs after the next start.
+. "$(dirname "$0")/lib.sh"
+. "$here/daemon_lib.sh"
+D=$TEST_TMP/data
+rm -rf "$D" "$D".*
+A=$TEST_TMP/p2d.mtx
+"$CLSOLVE" gen poisson2d 500 -o "$A" >/dev/null || { bad "gen"; finish; }
+BIG=$TEST_TMP/p2d_big.mtx  # several seconds of iterations: time to cancel it
+"$CLSOLVE" gen poisson2d 700 -o "$BIG" >/dev/null || { bad "gen"; finish; }
+status_of() { $DCLIENT request "$1" GET "/v1/jobs/$2" | tail -n +2 | jget "j['status'], j['progress']['iteration']"; }
+# wait_running URL ID MIN_ITERATION: until the job has run that far
+wait_running() { $DCLIENT running "$1" "$2" --iteration "$3" --timeout 300 >/dev/null; }
+
+daemon_start 2 "$D" || { bad "daemon start"; finish; }
+id=$($DCLIENT submit "$DURL" "$A" --param tol=1e-10) || bad "submit"
+wait_running "$DURL" "$id" 20 && ok || bad "job never ran: $(status_of "$DURL" "$id")"
+echo "killing mpirun and its ranks at: $(status_of "$DURL" "$id")"
+daemon_kill9
+grep -q '"status":"running"' "$D/jobs/$id/job.json" && ok || bad "job.json not running at the kill"
+# leftovers of uploads cut short
+mkdir -p "$D/incoming/0123456789abcdef0123456789abcdef" "$D/jobs/fedcba9876543210fedcba9876543210"
+echo partial >"$D/incoming/0123456789abcdef0123456789abcdef/matrix.mtx"
+echo partial >"$D/jobs/fedcba9876543210fedcba9876543210/matrix.mtx"
+
+daemon_start 2 "$D" || { bad "restart"; finish; }
+j=$($DCLIENT wait "$DURL" "$id" --timeout 300)
+[ "$(jget "j['status']" <<<"$j")" = succeeded ] && ok || bad "after restart: $j"
+$DCLIENT fetch "$DURL" "$id" "$TEST_TMP/x.mtx" && ok || bad "fetch after restart"
+res=$($PY "$here/mmref.py" residual "$A" "$TEST_TMP/x.mtx")
+lt "$res" 1e-9 && ok || bad "after restart: recomputed residual $res"
+echo "re-run after kill -9: $(jget "j['result']['iterations']" <<<"$j") iterations, residual $res"
+[ ! -e "$D/incoming/0123456789abcdef0123456789abcdef" ] && ok || bad "incoming leftover kept"
+[ ! -e "$D/jobs/fedcba9876543210fedcba9876543210" ] && ok || bad "job dir without job.json kept"
+
+# DELETE: a running job stops, a queued one is cancelled
+run=$($DCLIENT submit "$DURL" "$BIG" --param tol=1e-13)
+queued=$($DCLIENT submit "$DURL" "$A" --param tol=1e-12)
+wait_running "$DURL" "$run" 10 && ok || bad "cancel target never ran"
+[ "$($DCLIENT request "$DURL" DELETE "/v1/jobs/$queued" | sed -n 1p)" = 200 ] && ok || bad "DELETE queued"
+[ "$(status_of "$DURL" "$queued")" = "cancelled 0" ] && ok || bad "queued job not cancelled: $(status_of "$DURL" "$queued")"
+at=$($DCLIENT request "$DURL" DELETE "/v1/jobs/$run" | tail -n +2 | jget "j['progress']['iteration']")
+[ -n "$at" ] && ok || bad "DELETE running did not answer the job"
+j=$($DCLIENT wait "$DURL" "$run" --timeout 60)
+[ "$(jget "j['status']" <<<"$j")" = cancelled ] && ok || bad "running job not cancelled: $j"
+[ "$(jget "j['error']['code']" <<<"$j")" = cancelled ] && ok || bad "cancel error code"
+stopped=$(jget "j['progress']['iteration']" <<<"$j")
+echo "DELETE at iteration $at, stopped at $stopped"
+[ "$stopped" -lt $((at + 200)) ] && ok || bad "cancelled job ran on from $at to $stopped"
+
+# SIGTERM drains
+long=$($DCLIENT submit "$DURL" "$BIG" --param tol=1e-10)
+next=$($DCLIENT submit "$DURL" "$TEST_TMP/x.mtx" --param tol=1e-10 2>/dev/null || $DCLIENT submit "$DURL" "$A" --param tol=1e-10)
+wait_running "$DURL" "$long" 10 && ok || bad "drain target never ran"
+kill -TERM "$DRANK0"
+sleep 0.3
+[ "$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$A" "$DURL/v1/jobs")" = 503 ] && ok || bad "no 503 while draining"
+for _ in $(seq 1 1200); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+wait "$DPID"
+rc=$?
+[ $rc = 0 ] && ok || bad "mpirun exit $rc after the drain"
+grep -q '"status":"succeeded"' "$D/jobs/$long/job.json" && ok || bad "running job did not finish in the drain"
+grep -q '"status":"queued"' "$D/jobs/$next/job.json" && ok || bad "queued job not left queued"
+daemon_start 1 "$D" || { bad "restart after drain"; finish; }
+j=$($DCLIENT wait "$DURL" "$next" --timeout 300)
+[ "$(jget "j['status']" <<<"$j")" != queued ] && ok || bad "queued job did not run after restart"
+daemon_stop 120 && ok || bad "final stop"
+finish
