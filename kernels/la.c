@@ -470,9 +470,10 @@ int la_init(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *cfg, c
                         : prec == LA_MIXED ? "-DCLS_REAL_DOUBLE -DCLS_MAT_FLOAT"
                         : dev->fp64        ? "-DCLS_ACC_DOUBLE"
                                            : "";
-    la->wi_partials = (dev->type & CL_DEVICE_TYPE_CPU) != 0;
+    la->serial_group_sum = (dev->type & CL_DEVICE_TYPE_CPU) != 0;
     char opts[128];
-    snprintf(opts, sizeof opts, "%s%s", popts, la->wi_partials ? " -DCLS_WI_PARTIALS" : "");
+    snprintf(opts, sizeof opts, "%s%s", popts,
+             la->serial_group_sum ? " -DCLS_SERIAL_GROUP_SUM" : "");
     int rc = ocl_build_program(ocl, la_sources, (int)(sizeof la_sources / sizeof *la_sources),
                                opts, &la->prog, err);
     if (rc)

@@ -84,8 +84,8 @@ typedef struct la_ctx {
     size_t melem; /* matrix value element (4 in LA_MIXED) */
     la_config cfg;
     int user_cfg; /* cfg came from the caller: no database overlay */
-    int wi_partials; /* CPU devices: fused kernels write one partial per work-item
-                      * instead of reducing in the group (-DCLS_WI_PARTIALS) */
+    int serial_group_sum; /* CPU devices: the fused kernels' group sums are one
+                           * barrier and a serial add (-DCLS_SERIAL_GROUP_SUM) */
     cl_program prog;
     cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce,
         k_axpy, k_xpay, k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
@@ -220,7 +220,7 @@ typedef struct la_cgf {
     cl_mem sc, ctl, hist;
     cl_kernel k_spmv, k_scal, k_upd, k_init;
     size_t gs, gu, ls_spmv, ls_upd, ls_scal; /* groups and work-group sizes */
-    size_t ns, nu;    /* partials per component: groups, or work-items (la->wi_partials) */
+    size_t ns, nu;    /* partials per component (one per group) */
     double stop2;
     int64_t k_dev;    /* iterations the device has done or been given */
     int64_t enq, seen; /* records enqueued / consumed since the last start */

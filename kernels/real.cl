@@ -89,17 +89,20 @@ inline void cls_group_reduce2(__local acc_t *s)
  * writes partial[group] and partial[ngroups + group]. With partial == 0 it
  * does nothing (plain y = A x). `partial` is uniform over the launch, so
  * every work-item takes the same branch and reaches the same barriers.
- * Under CLS_WI_PARTIALS (CPU devices) every work-item writes its own pair
- * instead: partial[gid], partial[global_size + gid].
+ * Under CLS_SERIAL_GROUP_SUM (CPU devices) the group sum is one barrier and
+ * a serial add by work-item 0 instead of a tree.
  */
-#ifdef CLS_WI_PARTIALS
+#ifdef CLS_SERIAL_GROUP_SUM
 /*
  * CPU devices (PoCL): one barrier, then work-item 0 adds the group's values
  * serially. PoCL runs a work-group as a loop over its work-items and
  * vectorises across them; every barrier splits that loop and a tree
  * reduction has log2(local size) of them: on the 2-core Xeon, 64^3
- * Poisson, the scalar SpMV took 1.7 ms without the epilogue and 4.6 ms with
- * the tree.
+ * Poisson, 1024 groups of 256, the scalar SpMV took 1.5 ms without the
+ * epilogue, 4.6 ms with the tree and 2.6 ms with this; one partial per
+ * work-item and no barrier (1.9 ms) moved the cost into cgf_scalars, which
+ * then folds 2 x 262k partials. With the tuned geometry (4096-wide groups)
+ * the barrier is paid a few dozen times per launch.
  */
 inline void cls_write_partials2(__global acc_t *partial, __local acc_t *red, acc_t s0, acc_t s1)
 {
