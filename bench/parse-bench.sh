@@ -76,7 +76,8 @@ s=$(run_clsolve "$TMAX" "CLSOLVE_MM_NOMAP=1")
 ROWS+=("clsolve mm_read_csr (read path)|$TMAX|$s")
 PROFS+=("T=$TMAX, read path: $(grep -h '^mm_read_csr' "$TMP/best.prof" | sed 's/^mm_read_csr: [^,]*, //')")
 
-SCIPY=$(python3 - "$FILE" "$REPS" <<'EOF' 2>&1
+# -W ignore: scipy's deprecation warnings must not land in the parsed line
+SCIPY=$(python3 -W ignore - "$FILE" "$REPS" <<'EOF' 2>&1 | tail -1
 import sys, time
 try:
     import scipy, scipy.io
