@@ -1601,6 +1601,7 @@ int la_finish(la_ctx *la, cls_error *err)
 /* ------------------------------------------------------------ fused CG */
 
 #define CGF_REC 8 /* accumulators per record, as cg_fused.cl */
+#define CGF_GPU_GROUPS_PER_CU 16 /* cap of the fused loop's grids on GPUs (see la_cgf_*) */
 
 static int cgf_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
 {
@@ -1656,6 +1657,17 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     size_t need = (size_t)((n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
     w->gu = min_sz(need ? need : 1,
                    max_sz(1, (size_t)la->ocl->dev.compute_units * la->cfg.cg_groups_per_cu));
+    /* Every group of the update and of the SpMV leaves partial sums that one
+     * work-group of cgf_scalars folds each iteration: on a GPU, a tuned
+     * geometry of hundreds of groups per CU (right for the kernel alone)
+     * made that fold cost 0.12 ms per iteration on an H200 at N = 256. A
+     * grid of CGF_GPU_GROUPS_PER_CU per CU still fills the device (grid-
+     * stride loops), so the fused loop caps both grids there. CPUs (PoCL)
+     * want many small groups and fold cheaply: no cap. */
+    const size_t cgf_cap = la->ocl->dev.type & CL_DEVICE_TYPE_GPU
+                               ? max_sz(1, (size_t)la->ocl->dev.compute_units * CGF_GPU_GROUPS_PER_CU)
+                               : (size_t)-1;
+    w->gu = min_sz(w->gu, cgf_cap);
     w->nu = w->gu;
     w->ls_scal = pow2_floor(kernel_max(la, w->k_scal, la->cfg.local_size));
     /* the SpMV partials: geometry first (spmv_setup computes it), buffers after */
@@ -1667,9 +1679,9 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     if ((rc = spmv_setup(la, w->k_spmv, A, w->p.buf, w->q.buf, NULL, NULL, NULL, &gs, &ls_spmv,
                          err)))
         goto fail;
-    w->gs = gs;
+    w->gs = min_sz(gs, cgf_cap);
     w->ls_spmv = ls_spmv;
-    w->ns = gs;
+    w->ns = w->gs;
     if ((rc = cgf_buffer(la, 2 * w->ns * as, &w->ps, err)) ||
         (rc = spmv_setup(la, w->k_spmv, A, w->p.buf, w->q.buf, w->ps, w->d.buf, w->ctl, &gs,
                          &ls_spmv, err)))
