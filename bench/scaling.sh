@@ -60,6 +60,9 @@ run() {
     # shellcheck disable=SC2206
     [ -n "${EXTRA:-}" ] && extra=($EXTRA)
     if [ "$layout" = onerank ]; then np=1; extra+=(--devices-per-rank "$g"); fi
+    # G = 1 measures the same (distributed) engine as G > 1; the `local`
+    # layout is the single-device fused CG, for reference
+    if [ "$layout" = local ]; then extra+=(--engine local); else extra+=(--engine distributed); fi
     local t0=$SECONDS
     "${MPI[@]}" -np "$np" "$CLSOLVE" solve "$spec" --device "$DEVICE" "${extra[@]}" --method "$method" \
         --maxiter "$ITERS" --tol 1e-300 --json >"$OUT/$tag.json" 2>"$OUT/$tag.err"
@@ -84,9 +87,11 @@ PY
 for method in cg pipecg; do
     for g in $GPUS; do
         run strong "$g" ranks "$method" "gen:$STRONG"
+        [ "$g" = 1 ] && [ "$method" = cg ] && run strong 1 local cg "gen:$STRONG"
         [ "$g" -gt 1 ] && run strong "$g" onerank "$method" "gen:$STRONG"
         weak="gen:poisson3d:${WEAK_N}x${WEAK_N}x$((WEAK_N * g))"
         run weak "$g" ranks "$method" "$weak"
+        [ "$g" = 1 ] && [ "$method" = cg ] && run weak 1 local cg "$weak"
         [ "$g" -gt 1 ] && run weak "$g" onerank "$method" "$weak"
     done
 done
@@ -97,7 +102,7 @@ rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 base = {}
 for r in rows:
     kind, g, layout, method = r[0], int(r[1]), r[2], r[3]
-    if g == 1:
+    if g == 1 and layout == "ranks":
         base[(kind, method)] = float(r[6])
 print("| scaling | GPUs | layout | method | rows | ms/iteration | %s | parts | setup s | devices |"
       % "speed-up (strong) / efficiency (weak)")
@@ -111,7 +116,8 @@ for r in sorted(rows, key=lambda r: (r[0], r[3], int(r[1]), r[2])):
         rel = "%.2fx" % (b / float(ms))
     else:
         rel = "%.0f%%" % (100 * b / float(ms))
-    lay = "1 rank/GPU" if layout == "ranks" else "1 rank, %s GPUs" % dpr
+    lay = ("1 rank/GPU" if layout == "ranks" else "local engine (reference)"
+           if layout == "local" else "1 rank, %s GPUs" % dpr)
     print("| %s | %s | %s | %s | %.1f M | %s | %s | %s | %s | %s |"
           % (kind, g, lay, method, int(n) / 1e6, ms, rel, parts, setup, devs.replace("_", " ")))
 print()

@@ -53,7 +53,7 @@ static int progress_monitor(void *ctx, int64_t it, double res)
 static json_t *device_json(const dsolve_part_info *p)
 {
     return json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:i, "
-                     "s:{s:I, s:I, s:I, s:s, s:I}}",
+                     "s:{s:I, s:I, s:I, s:s, s:I, s:s, s:s}}",
                      "rank", p->rank, "slot", p->slot, "index", p->device.index, "row_begin",
                      (json_int_t)p->row_begin, "rows", (json_int_t)(p->row_end - p->row_begin),
                      "nnz", (json_int_t)p->nnz, "ghosts", (json_int_t)p->ghosts,
@@ -65,7 +65,9 @@ static json_t *device_json(const dsolve_part_info *p)
                      (json_int_t)p->config.groups_per_cu, "spmv_local_size",
                      (json_int_t)p->config.spmv_local_size, "spmv_variant",
                      la_spmv_variant_name(p->spmv), "vector_width",
-                     (json_int_t)p->config.vector_width);
+                     (json_int_t)p->config.vector_width, "format",
+                     la_spmv_variant_name(p->spmv), "source",
+                     p->config.source[0] ? p->config.source : "default");
 }
 
 int cmd_solve(int argc, char **argv)
@@ -109,8 +111,11 @@ int cmd_solve(int argc, char **argv)
                 opt->precision = LA_DOUBLE;
             else if (!strcmp(a.value, "float"))
                 opt->precision = LA_FLOAT;
+            else if (!strcmp(a.value, "mixed"))
+                opt->precision = LA_MIXED;
             else
-                cli_usage_error("solve", "--precision: '%s' is not double or float", a.value);
+                cli_usage_error("solve", "--precision: '%s' is not double, float or mixed",
+                                a.value);
         } else if (cli_opt(&a, "--device", NULL, 1))
             opt->device = a.value;
         else if (cli_opt(&a, "--devices-per-rank", NULL, 1))
@@ -121,15 +126,17 @@ int cmd_solve(int argc, char **argv)
             dopt.read_everywhere = 1;
         else if (cli_opt(&a, "--verbose", "-v", 0))
             dopt.verbose = 1;
-        else if (cli_opt(&a, "--spmv", NULL, 1)) {
-            if (!strcmp(a.value, "auto"))
-                opt->spmv = LA_SPMV_AUTO;
-            else if (!strcmp(a.value, "scalar"))
-                opt->spmv = LA_SPMV_SCALAR;
-            else if (!strcmp(a.value, "vector"))
-                opt->spmv = LA_SPMV_VECTOR;
-            else
-                cli_usage_error("solve", "--spmv: '%s' is not auto, scalar or vector", a.value);
+        else if (cli_opt(&a, "--format", NULL, 1) || cli_opt(&a, "--spmv", NULL, 1)) {
+            /* --spmv auto|scalar|vector is the old name of --format */
+            if (la_spmv_variant_parse(a.value, &opt->spmv) != 0)
+                cli_usage_error("solve",
+                                "--format: '%s' is not auto, csr, csr-vector, csr-adaptive, "
+                                "sell or bcsr",
+                                a.value);
+        } else if (cli_opt(&a, "--engine", NULL, 1)) {
+            if (dsolve_engine_parse(a.value, &dopt.engine) != 0)
+                cli_usage_error("solve", "--engine: '%s' is not auto, local or distributed",
+                                a.value);
         } else if (cli_opt(&a, "--json", NULL, 0))
             json = 1;
         else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
@@ -141,6 +148,9 @@ int cmd_solve(int argc, char **argv)
     }
     if (!path)
         cli_usage_error("solve", "no matrix file given");
+    if (dopt.engine == DSOLVE_ENGINE_LOCAL && opt->method != SOLVER_CG)
+        cli_usage_error("solve", "--engine local runs CG only (--method pipecg needs "
+                                 "--engine distributed)");
     opt->name = path;
 
     /* MPI: a singleton without mpirun; the daemon or a test may have
@@ -220,6 +230,7 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(o, "method", json_string(solver_method_name(opt->method)));
         json_object_set_new(o, "precond", json_string(solver_precond_name(opt->precond)));
         json_object_set_new(o, "precision", json_string(la_precision_name(opt->precision)));
+        json_object_set_new(o, "engine", json_string(dsolve_engine_name(rep.engine)));
         json_object_set_new(o, "parts",
                             json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
                                       rep.devices_per_rank, "total", rep.nparts));

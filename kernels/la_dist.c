@@ -7,6 +7,12 @@
  * sums, (hi, lo) pairs, per group (partial is 6 * ngroups long; dcg.cl says
  * why) and dreduce folds them with one work-group. The pairs are read into
  * ld->host with a non-blocking read; the event is kept until ld_result_wait.
+ *
+ * Precision: LA_DOUBLE and LA_MIXED both have double vectors (la->elem), so
+ * every "double vectors" test is prec != LA_FLOAT. The split CSR kernels of
+ * LA_MIXED read double values here (the distributed engine's SpMV also
+ * computes the true residual, which must be exact), so mixed costs double's
+ * bandwidth in this engine; the local engine (la.c) stores floats.
  */
 #include "la_dist.h"
 
@@ -65,7 +71,7 @@ typedef struct {
 static ld_real mk_real(const ld_ctx *ld, double v)
 {
     ld_real r;
-    if (ld->la->prec == LA_DOUBLE) {
+    if (ld->la->prec != LA_FLOAT) {
         r.u.d = v;
         r.size = sizeof(cl_double);
     } else {
@@ -103,8 +109,8 @@ int ld_init(ld_ctx *ld, la_ctx *la, cls_error *err)
     memset(ld, 0, sizeof *ld);
     ld->la = la;
     const ocl_device *dev = &la->ocl->dev;
-    ld->acc = (la->prec == LA_DOUBLE || dev->fp64) ? sizeof(double) : sizeof(float);
-    const char *opts = la->prec == LA_DOUBLE ? "-DCLS_REAL_DOUBLE"
+    ld->acc = (la->prec != LA_FLOAT || dev->fp64) ? sizeof(double) : sizeof(float);
+    const char *opts = la->prec != LA_FLOAT ? "-DCLS_REAL_DOUBLE"
                        : dev->fp64          ? "-DCLS_ACC_DOUBLE"
                                             : "";
     int rc = ocl_build_program(la->ocl, ld_sources,
@@ -125,6 +131,8 @@ int ld_init(ld_ctx *ld, la_ctx *la, cls_error *err)
         {&ld->k_pipecg, "pipecg_update"},
         {&ld->k_pipecg_jacobi, "pipecg_update_jacobi"},
         {&ld->k_reduce, "dreduce"},
+        {&ld->k_dcg1_dots, "dcg1_dots"},
+        {&ld->k_dcg1_update, "dcg1_update"},
     };
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
         if ((rc = ocl_create_kernel(ld->prog, ks[i].name, ks[i].k, err))) {
@@ -181,7 +189,8 @@ void ld_release(ld_ctx *ld)
     }
     cl_kernel *ks[] = {&ld->k_pack,       &ld->k_spmv_scalar, &ld->k_spmv_vector,
                        &ld->k_dots,       &ld->k_cg_update,   &ld->k_pcg_update,
-                       &ld->k_pipecg,     &ld->k_pipecg_jacobi, &ld->k_reduce};
+                       &ld->k_pipecg,     &ld->k_pipecg_jacobi, &ld->k_reduce,
+                       &ld->k_dcg1_dots,  &ld->k_dcg1_update};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if (*ks[i])
             clReleaseKernel(*ks[i]);
@@ -555,6 +564,47 @@ int ld_dots_begin(ld_ctx *ld, int ndots, const la_vec *const *x, const la_vec *c
         (rc = launch(ld, ld->k_dots, "dots_partial", groups, ls, err)))
         return rc;
     return reduce_begin(ld, groups, ndots, err);
+}
+
+int ld_dcg1_dots_begin(ld_ctx *ld, int mode, const la_vec *p, const la_vec *q,
+                       const la_vec *r, const la_vec *d, cls_error *err)
+{
+    const int64_t n = r->n;
+    int rc;
+    if ((rc = same_len("ld_dcg1_dots", n, p->n < n ? p->n : n, err)) ||
+        (rc = same_len("ld_dcg1_dots", n, q->n, err)) ||
+        (d && (rc = same_len("ld_dcg1_dots", n, d->n, err))))
+        return rc;
+    size_t ls = ld->la->cfg.local_size, groups = groups_for(ld, n, ls);
+    cl_int cn = (cl_int)n, jac = d != NULL, md = mode && d;
+    cl_mem dm = d ? d->buf : r->buf;
+    if ((rc = set_args(ld->k_dcg1_dots, "dcg1_dots", err, 9, A_INT(cn), A_INT(jac), A_INT(md),
+                       A_MEM(p->buf), A_MEM(q->buf), A_MEM(r->buf), A_MEM(dm),
+                       A_MEM(ld->partial), A_LOCAL(6 * ls * ld->acc))) ||
+        (rc = launch(ld, ld->k_dcg1_dots, "dcg1_dots", groups, ls, err)))
+        return rc;
+    return reduce_begin(ld, groups, md ? 1 : 3, err);
+}
+
+int ld_dcg1_update(ld_ctx *ld, double alpha, double beta, la_vec *p, const la_vec *q,
+                   la_vec *x, la_vec *r, const la_vec *d, cls_error *err)
+{
+    const int64_t n = r->n;
+    int rc;
+    if ((rc = same_len("ld_dcg1_update", n, q->n, err)) ||
+        (rc = same_len("ld_dcg1_update", n, x->n < n ? x->n : n, err)) ||
+        (rc = same_len("ld_dcg1_update", n, p->n < n ? p->n : n, err)) ||
+        (d && (rc = same_len("ld_dcg1_update", n, d->n, err))))
+        return rc;
+    size_t ls = ld->la->cfg.local_size, groups = groups_for(ld, n, ls);
+    cl_int cn = (cl_int)n, jac = d != NULL;
+    ld_real a = mk_real(ld, alpha), b = mk_real(ld, beta);
+    cl_mem dm = d ? d->buf : r->buf;
+    if ((rc = set_args(ld->k_dcg1_update, "dcg1_update", err, 9, A_INT(cn), A_INT(jac),
+                       A_REAL(a), A_REAL(b), A_MEM(p->buf), A_MEM(q->buf), A_MEM(x->buf),
+                       A_MEM(r->buf), A_MEM(dm))))
+        return rc;
+    return launch(ld, ld->k_dcg1_update, "dcg1_update", groups, ls, err);
 }
 
 int ld_cg_update_begin(ld_ctx *ld, double alpha, const la_vec *p, const la_vec *q, la_vec *x,

@@ -40,7 +40,7 @@ typedef struct ld_ctx {
     la_ctx *la;
     cl_program prog;
     cl_kernel k_pack, k_spmv_scalar, k_spmv_vector, k_dots, k_cg_update, k_pcg_update,
-        k_pipecg, k_pipecg_jacobi, k_reduce;
+        k_pipecg, k_pipecg_jacobi, k_reduce, k_dcg1_dots, k_dcg1_update;
     cl_mem partial;          /* 3 (hi, lo) pairs per work-group */
     cl_mem result;           /* 3 (hi, lo) pairs */
     size_t acc;              /* bytes of an accumulator (double, or float without fp64) */
@@ -123,6 +123,13 @@ int ld_pcg_update_begin(ld_ctx *ld, double alpha, const la_vec *p, const la_vec 
 int ld_pipecg_update_begin(ld_ctx *ld, double alpha, double beta, const la_vec *nv,
                            const la_vec *m, la_vec *w, la_vec *z, la_vec *q, la_vec *s,
                            la_vec *p, la_vec *x, la_vec *r, la_vec *u, cls_error *err);
+/* The single-reduction CG (dcg.c): mode 0: out = {p'q, q'Wq, r'r}, W = d .*
+ * (d NULL: the identity); mode 1 (d given): out = {r'Wr}. */
+int ld_dcg1_dots_begin(ld_ctx *ld, int mode, const la_vec *p, const la_vec *q,
+                       const la_vec *r, const la_vec *d, cls_error *err);
+/* x += alpha p ; r -= alpha q ; p = W r + beta p (no reduction). */
+int ld_dcg1_update(ld_ctx *ld, double alpha, double beta, la_vec *p, const la_vec *q,
+                   la_vec *x, la_vec *r, const la_vec *d, cls_error *err);
 int ld_result_wait(ld_ctx *ld, double out[6], cls_error *err);
 
 #endif

@@ -7,12 +7,22 @@
  * Sparse Linear Systems", 2nd ed., Algorithm 9.1; PETSc's KSPCG. The SpMV
  * overlaps its halo exchange with the interior rows (dvec_spmv).
  *
- * One iteration: one SpMV (one halo exchange), two reductions (p'Ap; then
- * r'r and r'z from the fused update), the xpay. The reductions carry the
- * failure count and rank 0's cancel flag (dvec.h), so a cancel requested
- * by the monitor after iteration k stops every rank in iteration k + 1.
- * Convergence is confirmed on the true residual with residual replacement
- * (van der Vorst and Ye 2000), exactly as in cg.c.
+ * One iteration is the single-reduction CG of cg.c's fused loop
+ * (Chronopoulos and Gear 1989; the identity
+ *     r_{k+1}'W r_{k+1} = alpha_k^2 (Ap_k)'W(Ap_k) - r_k'W r_k,  W = D^-1 or I):
+ *   q = A p                       (one SpMV, one halo exchange)
+ *   p'q, q'Wq, r'r                (one pass, dcg1_dots; compensated sums)
+ *   ONE MPI_Allreduce of those three (with the failure count and cancel flag)
+ *   alpha, beta, the stopping and breakdown tests: on the host, from reduced
+ *   values only, so identically on every rank
+ *   x += alpha p; r -= alpha q; p = W r + beta p   (one pass, dcg1_update)
+ * r'r of r_k arrives with p_k'Ap_k, so the test "converged at k" comes after
+ * the SpMV of iteration k + 1 has run (that SpMV is then discarded), and
+ * the history entry of iteration k is written then too. A cancel requested
+ * by the monitor after iteration k's entry travels in the next reduction and
+ * stops every rank there. Convergence is confirmed on the true residual with
+ * residual replacement (van der Vorst and Ye 2000), as in cg.c.
+ * (Until 2026-11 this loop was the two-reduction Hestenes-Stiefel one.)
  */
 #include "dcg.h"
 
@@ -49,14 +59,15 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
               cg_result *res, cls_error *err)
 {
     const int jacobi = opt->precond == PRECOND_JACOBI;
-    dvec r = {0}, z = {0}, p = {0}, q = {0};
+    dvec r = {0}, p = {0}, q = {0};
     int64_t cap = 0;
     int rc = CLS_EOTHER;
     int cancel = 0, want_cancel = 0;
     dsum ls;
-    double v[3], bb, rr, rz, rz_old, pq, alpha, beta, bnorm, rnorm;
+    double v[4], bb, rr, rz, pq, qq, alpha, beta, bnorm;
     int replacements = 0;
     double last_true = INFINITY;
+    const dvec *W = jacobi ? dinv : NULL;
 
     memset(res, 0, sizeof *res);
     if (jacobi && !dinv)
@@ -64,9 +75,6 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
     DCG_TRY(dvec_create(s, 0, &r, err));
     DCG_TRY(dvec_create(s, 1, &p, err));                 /* p is the x of an SpMV */
     DCG_TRY(dvec_create(s, 0, &q, err));
-    if (jacobi)
-        DCG_TRY(dvec_create(s, 0, &z, err));
-    dvec *zz = jacobi ? &z : &r; /* z = M^{-1} r; z is r without a preconditioner */
 
     const dvec *bv[1] = {b};
     dvec_dots_local(s, 1, bv, bv, &ls);
@@ -87,26 +95,30 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
         goto done;
     }
 
-    dvec_spmv(s, x, &q);                                 /* q = A x0 */
-    dvec_copy(s, b, &r);                                 /* r = b */
-    dvec_axpy(s, -1.0, &q, &r);                          /* r = b - A x0 */
-    if (jacobi)
-        dvec_pointwise(s, dinv, &r, &z);                 /* z = D^{-1} r */
-    {
-        const dvec *xs[2] = {&r, &r}, *ys[2] = {&r, zz};
-        dvec_dots_local(s, jacobi ? 2 : 1, xs, ys, &ls);
-    }
-    DCG_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));
-    rr = v[0];                                           /* rr = r'r */
-    rz = jacobi ? v[1] : rr;                             /* rz = r'z */
-    dvec_copy(s, zz, &p);                                /* p = z */
+    /* (re)start: r = b - A x; p = W r; rr = r'r; rz = r'p */
+#define DCG_START(cin)                                                                 \
+    do {                                                                               \
+        dvec_spmv(s, x, &q);                                                           \
+        dvec_copy(s, b, &r);                                                           \
+        dvec_axpy(s, -1.0, &q, &r);                                                    \
+        if (jacobi)                                                                    \
+            dvec_pointwise(s, dinv, &r, &p);                                           \
+        else                                                                           \
+            dvec_copy(s, &r, &p);                                                      \
+        const dvec *xs_[2] = {&r, &r}, *ys_[2] = {&r, &p};                            \
+        dvec_dots_local(s, jacobi ? 2 : 1, xs_, ys_, &ls);                             \
+        DCG_TRY(dsys_allreduce(s, &ls, v, (cin), &cancel, err));                       \
+        rr = v[0];                                                                     \
+        rz = jacobi ? v[1] : rr;                                                       \
+    } while (0)
 
-    rnorm = sqrt(rr);
-    res->rel_residual = rnorm / bnorm;
+    DCG_START(0);
+    res->rel_residual = sqrt(rr) / bnorm;
     DCG_TRY(dcg_history_push(res, &cap, res->rel_residual, err));
 
-    for (int64_t k = 0;;) { /* k: iterations done */
-        if (!isfinite(rnorm) || !isfinite(rz)) {
+    int64_t k = 0, kstart = 0; /* k: updates applied; kstart: at the last (re)start */
+    for (;;) {
+        if (!isfinite(rr) || !isfinite(rz)) {
             res->reason = CG_DIVERGED_NANORINF;
             rc = cls_fail(err, CLS_EBREAKDOWN,
                           "the residual became NaN or Inf at iteration %lld: the matrix or "
@@ -117,22 +129,14 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
         if (res->rel_residual <= opt->tol) {             /* ||r||/||b|| <= tol ? */
             /* confirm on the true residual; restart from it if the
              * recurrence has drifted (residual replacement) */
-            dvec_spmv(s, x, &q);                         /* q = A x */
-            dvec_copy(s, b, &r);                         /* r = b */
-            dvec_axpy(s, -1.0, &q, &r);                  /* r = b - A x */
-            if (jacobi)
-                dvec_pointwise(s, dinv, &r, &z);         /* z = D^{-1} r */
-            const dvec *xs[2] = {&r, &r}, *ys[2] = {&r, zz};
-            dvec_dots_local(s, jacobi ? 2 : 1, xs, ys, &ls);
-            DCG_TRY(dsys_allreduce(s, &ls, v, want_cancel, &cancel, err));
-            double true_rr = v[0];                       /* rr = r'r */
-            double true_rel = sqrt(true_rr) / bnorm;
+            DCG_START(want_cancel);
+            double true_rel = sqrt(rr) / bnorm;
             if (cancel)
                 goto cancelled;
+            res->rel_residual = true_rel;
             if (true_rel <= opt->tol) {
                 res->reason = CG_CONVERGED_RTOL;
                 res->converged = 1;
-                res->rel_residual = true_rel;
                 rc = CLS_OK;
                 goto done;
             }
@@ -143,16 +147,11 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
                               "(iteration %lld); the tolerance is below the accuracy this "
                               "precision and condition number allow",
                               true_rel, opt->tol, (long long)k);
-                res->rel_residual = true_rel;
                 goto done;
             }
             replacements++;
             last_true = true_rel;
-            rr = true_rr;
-            rz = jacobi ? v[1] : rr;                     /* rz = r'z */
-            dvec_copy(s, zz, &p);                        /* p = z: restart */
-            rnorm = sqrt(rr);
-            res->rel_residual = true_rel;
+            kstart = k;
             continue;
         }
         if (k >= opt->maxiter) {
@@ -165,14 +164,23 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
         }
 
         dvec_spmv(s, &p, &q);                            /* q = A p */
-        {
-            const dvec *xs[1] = {&p}, *ys[1] = {&q};
-            dvec_dots_local(s, 1, xs, ys, &ls);
-        }
-        DCG_TRY(dsys_allreduce(s, &ls, v, want_cancel, &cancel, err));
-        pq = v[0];                                       /* pq = p'Ap */
+        dvec_dcg1_dots_local(s, &p, &q, &r, W, &ls);     /* p'q, q'Wq, r'r: one pass */
+        DCG_TRY(dsys_allreduce(s, &ls, v, want_cancel, &cancel, err)); /* the one reduction */
         if (cancel)
             goto cancelled;
+        pq = v[0];
+        qq = v[1];
+        if (k > kstart) {                                /* r_k'r_k: iteration k's entry */
+            rr = v[2];
+            rz = jacobi ? v[3] : rr; /* fresh r'z: the identity only gives beta */
+            res->rel_residual = sqrt(rr) / bnorm;
+            DCG_TRY(dcg_history_push(res, &cap, res->rel_residual, err));
+            if (s->rank == 0 && opt->monitor &&          /* rank 0 asks; the next */
+                opt->monitor(opt->monitor_ctx, k, res->rel_residual)) /* reduction tells all */
+                want_cancel = 1;
+            if (!isfinite(rr) || res->rel_residual <= opt->tol || k >= opt->maxiter)
+                continue;                                /* decided above; q is discarded */
+        }
         if (!(pq > 0.0)) {
             res->reason = isfinite(pq) ? CG_DIVERGED_INDEFINITE : CG_DIVERGED_NANORINF;
             rc = cls_fail(err, CLS_EBREAKDOWN,
@@ -184,29 +192,12 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
             goto done;
         }
         alpha = rz / pq;                                 /* alpha = r'z / p'Ap */
-        rz_old = rz;
-        if (jacobi) {                                    /* x += alpha p; r -= alpha q; */
-            dvec_pcg_update_local(s, alpha, &p, &q, x,   /* z = D^{-1} r; */
-                                  &r, dinv, &z, &ls);
-            DCG_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));
-            rz = v[0];                                   /* rz = r'z */
-            rr = v[1];                                   /* rr = r'r */
-        } else {
-            dvec_cg_update_local(s, alpha, &p, &q, x, &r, &ls);
-            DCG_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));
-            rr = rz = v[0];                              /* x += alpha p; r -= alpha q; rr = r'r */
-        }
-        beta = rz / rz_old;                              /* beta = r'z (new) / r'z (old) */
-        dvec_xpay(s, zz, beta, &p);                      /* p = z + beta p */
-
-        rnorm = sqrt(rr);
+        double rz_new = alpha * alpha * qq - rz;         /* r'z after the update (identity) */
+        beta = rz_new / rz;
+        rz = rz_new;
+        dvec_dcg1_update(s, alpha, beta, &p, &q, x, &r, W); /* x, r, p in one pass */
         k++;
         res->iterations = k;
-        res->rel_residual = rnorm / bnorm;
-        DCG_TRY(dcg_history_push(res, &cap, res->rel_residual, err));
-        if (s->rank == 0 && opt->monitor &&              /* rank 0 asks; the next */
-            opt->monitor(opt->monitor_ctx, k, res->rel_residual)) /* reduction tells all */
-            want_cancel = 1;
     }
 
 cancelled:
@@ -214,8 +205,8 @@ cancelled:
     rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)res->iterations);
 
 done:
+#undef DCG_START
     dvec_release(&r);
-    dvec_release(&z);
     dvec_release(&p);
     dvec_release(&q);
     if (rc == CLS_EOTHER && err && err->code == CLS_OK)

@@ -34,6 +34,18 @@
 
 #define DSOLVE_MAX_PARTS 64
 
+/* Which engine solves: AUTO (0) takes the single-device fused CG of cg.c
+ * (solve_run_device: la's formats and tuning, one synchronisation-free
+ * iteration) when the layout has one part and the method is CG, the
+ * distributed engine (dcg / pipecg over dvec) otherwise; LOCAL forces one
+ * part, solved on rank 0's first device (CG only); DISTRIBUTED always runs
+ * dcg / pipecg, one part included (what K-part runs are compared with). */
+typedef enum { DSOLVE_ENGINE_AUTO, DSOLVE_ENGINE_LOCAL, DSOLVE_ENGINE_DISTRIBUTED } dsolve_engine;
+
+const char *dsolve_engine_name(dsolve_engine e);
+/* "auto", "local", "distributed": 0, or -1 for an unknown name */
+int dsolve_engine_parse(const char *name, dsolve_engine *e);
+
 typedef struct dsolve_part_info {
     int rank;
     int slot;                       /* the device's index among its rank's */
@@ -50,6 +62,7 @@ typedef struct dsolve_report {
     double true_rel_residual;
     int64_t rows, nnz, duplicates;
     int ranks, devices_per_rank, nparts;
+    dsolve_engine engine;         /* the engine that ran: LOCAL or DISTRIBUTED */
     dsolve_part_info parts[DSOLVE_MAX_PARTS]; /* rank 0 */
     double parse_s, setup_s, solve_s;
 } dsolve_report;
@@ -62,6 +75,7 @@ typedef struct dsolve_options {
     int64_t min_rows_per_part; /* 0: PART_MIN_ROWS_DEFAULT (partition.h) */
     int read_everywhere;  /* every rank reads the file itself */
     int verbose;          /* rank 0 prints the layout to stderr */
+    dsolve_engine engine; /* AUTO: local for one part (CG), else distributed */
 } dsolve_options;
 
 void dsolve_options_default(dsolve_options *o);

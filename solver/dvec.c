@@ -235,7 +235,7 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
         }
         if (!rc) {
             size_t elem = nmine ? parts[0].la.elem
-                                : (prec == LA_DOUBLE ? sizeof(double) : sizeof(float));
+                                : (prec != LA_FLOAT ? sizeof(double) : sizeof(float));
             rc = halo_comm_init(&s->hc, comm, L, s->plans_copy, nmine, elem, nmine ? sb : NULL,
                                 nmine ? rb : NULL, err);
             if (!rc)
@@ -514,6 +514,42 @@ void dvec_cg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, d
     gather_local(s, 1, out);
 }
 
+void dvec_dcg1_dots_local(dsys *s, const dvec *p, const dvec *q, const dvec *r, const dvec *d,
+                          dsum *out)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vr = loc(s, r, k), vd;
+        if (d)
+            vd = loc(s, d, k);
+        DS_DO(s, ld_dcg1_dots_begin(&s->parts[k].ld, 0, &vp, &vq, &vr, d ? &vd : NULL, DS_ERR));
+    }
+    gather_local(s, 3, out);
+    if (!d)
+        return;
+    /* Jacobi: r'Wr too (a second device reduction, the same MPI one) */
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vr = loc(s, r, k), vd = loc(s, d, k);
+        DS_DO(s, ld_dcg1_dots_begin(&s->parts[k].ld, 1, &vp, &vq, &vr, &vd, DS_ERR));
+    }
+    dsum rz;
+    gather_local(s, 1, &rz);
+    out->hi[3] = rz.hi[0];
+    out->lo[3] = rz.lo[0];
+    out->n = 4;
+}
+
+void dvec_dcg1_update(dsys *s, double alpha, double beta, dvec *p, const dvec *q, dvec *x,
+                      dvec *r, const dvec *d)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vx = loc(s, x, k), vr = loc(s, r, k), vd;
+        if (d)
+            vd = loc(s, d, k);
+        DS_DO(s, ld_dcg1_update(&s->parts[k].ld, alpha, beta, &vp, &vq, &vx, &vr,
+                                d ? &vd : NULL, DS_ERR));
+    }
+}
+
 void dvec_pcg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
                            dvec *r, const dvec *d, dvec *z, dsum *out)
 {
@@ -593,8 +629,8 @@ static int reduced(dsys *s, double *v, int *cancel_out, cls_error *err)
 static int pack_rbuf(dsys *s, const dsum *in, int cancel_in, cls_error *err)
 {
     const int n = in->n;
-    if (n < 1 || n > 3)
-        return cls_fail(err, CLS_EOTHER, "dsys reduction of %d values (1..3)", n);
+    if (n < 1 || n > 4)
+        return cls_fail(err, CLS_EOTHER, "dsys reduction of %d values (1..4)", n);
     memset(s->rbuf, 0, sizeof s->rbuf);
     for (int c = 0; c < n && !s->failed; c++) {
         s->rbuf[2 * c] = in->hi[c];

@@ -79,7 +79,7 @@ typedef struct dsys {
 
 /* Sums of this rank's parts, compensated: sum c is hi[c] + lo[c]. */
 typedef struct dsum {
-    double hi[3], lo[3];
+    double hi[4], lo[4];
     int n;
 } dsum;
 
@@ -130,6 +130,12 @@ void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const
                      dsum *out);
 void dvec_cg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
                           dvec *r, dsum *out);
+/* The single-reduction CG (dcg.c): {p'q, q'Wq, r'r} (W = d, or I when d is
+ * NULL; with d a fourth sum, r'Wr), and the update x += alpha p; r -= alpha q; p = W r + beta p. */
+void dvec_dcg1_dots_local(dsys *s, const dvec *p, const dvec *q, const dvec *r, const dvec *d,
+                          dsum *out);
+void dvec_dcg1_update(dsys *s, double alpha, double beta, dvec *p, const dvec *q, dvec *x,
+                      dvec *r, const dvec *d);
 void dvec_pcg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
                            dvec *r, const dvec *d, dvec *z, dsum *out);
 void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,

@@ -41,7 +41,7 @@ const char *solver_precond_name(solver_precond p)
 
 const char *la_precision_name(la_precision p)
 {
-    return p == LA_FLOAT ? "float" : "double";
+    return la_precision_str(p);
 }
 
 /* Binary search for column j in row i of a sorted CSR row. */
@@ -133,6 +133,13 @@ void solve_report_free(solve_report *rep)
 int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
               const solve_options *opt, solve_report *rep, cls_error *err)
 {
+    return solve_run_device(A, b, x0, x, NULL, 0, opt, rep, err);
+}
+
+int solve_run_device(const csr_matrix *A, const double *b, const double *x0, double *x,
+                     const ocl_device *dev, int checked, const solve_options *opt,
+                     solve_report *rep, cls_error *err)
+{
     ocl_ctx ocl;
     la_ctx la;
     la_csr dA = {0};
@@ -144,12 +151,15 @@ int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
 
     memset(rep, 0, sizeof *rep);
     rep->true_rel_residual = NAN;
-    rc = solve_check_input(A, b, A->nrows, opt->name, err);
-    if (rc)
-        return rc;
+    if (!checked) {
+        rc = solve_check_input(A, b, A->nrows, opt->name, err);
+        if (rc)
+            return rc;
+    }
 
-    rc = ocl_pick_device(opt->device, &rep->device, err);
-    if (rc)
+    if (dev)
+        rep->device = *dev;
+    else if ((rc = ocl_pick_device(opt->device, &rep->device, err)))
         return rc;
     rc = ocl_ctx_create(&rep->device, &ocl, err);
     if (rc)
@@ -164,6 +174,7 @@ int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
     rc = la_csr_upload(&la, A, opt->spmv, &dA, err);
     if (rc)
         goto done;
+    rep->config = dA.cfg; /* what the solve runs with: format, tuned or default */
     rep->spmv = dA.variant;
     rep->config.vector_width = dA.variant == LA_SPMV_VECTOR ? dA.vector_width : 0;
     if ((rc = la_vec_create(&la, A->nrows, &db, err)) || (rc = la_vec_upload(&la, &db, b, err)))

@@ -33,7 +33,7 @@ typedef struct solve_report {
     cg_result cg;               /* iterations, reason, residual history */
     double true_rel_residual;   /* ||b - A x|| / ||b|| in double on the host */
     ocl_device device;
-    la_config config;
+    la_config config;           /* as used: la_csr's cfg after upload (format, source) */
     la_spmv_variant spmv;
     double setup_s, solve_s;    /* device set-up (build + upload), iterations */
 } solve_report;
@@ -55,6 +55,13 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
  * Returns CLS_OK, CLS_ENOTCONV, CLS_EBREAKDOWN, CLS_EINPUT or CLS_EOTHER. */
 int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
               const solve_options *opt, solve_report *rep, cls_error *err);
+
+/* solve_run on a device the caller chose (dev NULL: opt->device through
+ * ocl_pick_device); checked != 0 skips solve_check_input (the caller has
+ * checked A and b, or generated them). dsolve's local engine. */
+int solve_run_device(const csr_matrix *A, const double *b, const double *x0, double *x,
+                     const ocl_device *dev, int checked, const solve_options *opt,
+                     solve_report *rep, cls_error *err);
 
 void solve_report_free(solve_report *rep);
 

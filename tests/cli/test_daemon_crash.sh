@@ -13,7 +13,7 @@
 D=$TEST_TMP/data
 rm -rf "$D" "$D".*
 A=$TEST_TMP/p2d.mtx
-"$CLSOLVE" gen poisson2d 500 -o "$A" >/dev/null || { bad "gen"; finish; }
+"$CLSOLVE" gen poisson2d 600 -o "$A" >/dev/null || { bad "gen"; finish; }  # long enough to be caught running
 BIG=$TEST_TMP/p2d_big.mtx  # several seconds of iterations: time to cancel it
 "$CLSOLVE" gen poisson2d 700 -o "$BIG" >/dev/null || { bad "gen"; finish; }
 status_of() { $DCLIENT request "$1" GET "/v1/jobs/$2" | tail -n +2 | jget "j['status'], j['progress']['iteration']"; }
