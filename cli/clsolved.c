@@ -33,6 +33,7 @@
 
 #include <mpi.h>
 
+#include "kernels/tunedb.h"
 #include "net/cluster.h"
 #include "net/fileio.h"
 #include "net/http_server.h"
@@ -212,6 +213,9 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             fprintf(stderr, "clsolved: --data-dir is required\n%s", usage);
         return 2;
     }
+    /* every rank looks its devices' tuned configurations up in DATA/tuning
+     * (unless $CLSOLVE_TUNE_DIR says otherwise): `clsolve tune` fills it */
+    tunedb_set_data_dir(o->data_dir);
     return 0;
 }
 

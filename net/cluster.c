@@ -11,21 +11,40 @@
 
 #include "../kernels/la.h"
 #include "../kernels/ocl.h"
+#include "../kernels/tunedb.h"
 
 json_t *cluster_device_json(const struct ocl_device *d)
 {
     la_config cfg;
     la_config_default(d, &cfg);
-    return json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:b, s:{s:I, s:I, s:I, s:I, s:s}}",
-                     "index", d->index, "name", d->name, "platform", d->platform_name, "type",
-                     ocl_type_name(d->type), "driver", d->driver, "version", d->version,
-                     "compute_units", (int)d->compute_units, "global_mem_bytes",
-                     (json_int_t)d->global_mem, "local_mem_bytes", (json_int_t)d->local_mem,
-                     "max_work_group", (json_int_t)d->max_work_group, "fp64", d->fp64,
-                     "work_group", "local_size", (json_int_t)cfg.local_size, "groups_per_cu",
-                     (json_int_t)cfg.groups_per_cu, "spmv_local_size",
-                     (json_int_t)cfg.spmv_local_size, "vector_width",
-                     (json_int_t)cfg.vector_width, "source", "default");
+    json_t *o = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:i, s:I, s:I, s:I, s:b, s:{s:I, s:I, s:I, s:I, s:s}}",
+                          "index", d->index, "name", d->name, "platform", d->platform_name, "type",
+                          ocl_type_name(d->type), "driver", d->driver, "version", d->version,
+                          "compute_units", (int)d->compute_units, "global_mem_bytes",
+                          (json_int_t)d->global_mem, "local_mem_bytes", (json_int_t)d->local_mem,
+                          "max_work_group", (json_int_t)d->max_work_group, "fp64", d->fp64,
+                          "work_group", "local_size", (json_int_t)cfg.local_size, "groups_per_cu",
+                          (json_int_t)cfg.groups_per_cu, "spmv_local_size",
+                          (json_int_t)cfg.spmv_local_size, "vector_width",
+                          (json_int_t)cfg.vector_width, "source", "default");
+    /* the tuning database (`clsolve tune`), which every solve on this device
+     * applies: one entry per kernel, precision and size class */
+    const tunedb *db = tunedb_for_device(d);
+    json_t *tuned = json_array();
+    for (int i = 0; db && i < db->n; i++) {
+        const tunedb_entry *e = &db->e[i];
+        json_array_append_new(
+            tuned, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:f}", "kernel", e->kernel,
+                             "precision", e->precision, "size_class",
+                             tunedb_class_name(e->size_class), "shape", e->shape, "local_size",
+                             (json_int_t)e->local_size, "groups_per_cu",
+                             (json_int_t)e->groups_per_cu, "param", (json_int_t)e->param,
+                             "format", e->format, "ms", e->ms));
+    }
+    json_object_set_new(o, "tuned", tuned);
+    if (db && db->n)
+        json_object_set_new(json_object_get(o, "work_group"), "source", json_string("tuned"));
+    return o;
 }
 
 static char *describe_self(int rank, int local_rank, const char *spec)
