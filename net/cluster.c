@@ -41,9 +41,9 @@ json_t *cluster_device_json(const struct ocl_device *d)
                              (json_int_t)e->groups_per_cu, "param", (json_int_t)e->param,
                              "format", e->format, "ms", e->ms));
     }
+    /* "work_group" is the untuned default; a solve uses the "tuned" entry of
+     * its kernel and size class when there is one, and reports which */
     json_object_set_new(o, "tuned", tuned);
-    if (db && db->n)
-        json_object_set_new(json_object_get(o, "work_group"), "source", json_string("tuned"));
     return o;
 }
 
