@@ -74,7 +74,7 @@ void cg_result_free(cg_result *res)
 }
 
 /* Appends to the residual history, growing geometrically. */
-static int cg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err)
+int cg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err)
 {
     if (res->nhistory == *cap) {
         int64_t ncap = *cap ? 2 * *cap : 256;

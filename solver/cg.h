@@ -63,6 +63,10 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
              const cg_options *opt, cg_result *res, cls_error *err);
 
 void cg_result_free(cg_result *res);
+
+/* Appends v to res->history, growing it geometrically (*cap is the
+ * capacity the caller tracks, 0 at first); shared by every Krylov method. */
+int cg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err);
 const char *cg_reason_name(cg_reason r);
 
 #endif

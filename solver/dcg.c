@@ -32,20 +32,6 @@
 
 #define DCG_MAX_REPLACEMENTS 5
 
-int dcg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err)
-{
-    if (res->nhistory == *cap) {
-        int64_t ncap = *cap ? 2 * *cap : 256;
-        double *h = realloc(res->history, (size_t)ncap * sizeof *h);
-        if (!h)
-            return cls_fail(err, CLS_EOTHER, "out of memory for the residual history");
-        res->history = h;
-        *cap = ncap;
-    }
-    res->history[res->nhistory++] = v;
-    return CLS_OK;
-}
-
 #define DCG_TRY(call)                                                                  \
     do {                                                                               \
         int dcg_rc_ = (call);                                                          \
@@ -90,7 +76,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
         dvec_fill(s, 0.0, x);
         res->reason = CG_CONVERGED_ZERO_RHS;
         res->converged = 1;
-        DCG_TRY(dcg_history_push(res, &cap, 0.0, err));
+        DCG_TRY(cg_history_push(res, &cap, 0.0, err));
         rc = CLS_OK;
         goto done;
     }
@@ -114,7 +100,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
 
     DCG_START(0);
     res->rel_residual = sqrt(rr) / bnorm;
-    DCG_TRY(dcg_history_push(res, &cap, res->rel_residual, err));
+    DCG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
 
     int64_t k = 0, kstart = 0; /* k: updates applied; kstart: at the last (re)start */
     for (;;) {
@@ -174,7 +160,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
             rr = v[2];
             rz = jacobi ? v[3] : rr; /* fresh r'z: the identity only gives beta */
             res->rel_residual = sqrt(rr) / bnorm;
-            DCG_TRY(dcg_history_push(res, &cap, res->rel_residual, err));
+            DCG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
             if (s->rank == 0 && opt->monitor &&          /* rank 0 asks; the next */
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual)) /* reduction tells all */
                 want_cancel = 1;

@@ -23,7 +23,4 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
 int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
                  cg_result *res, cls_error *err);
 
-/* Shared by both: appends to the residual history. */
-int dcg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err);
-
 #endif

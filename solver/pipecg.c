@@ -95,7 +95,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
         dvec_fill(s, 0.0, x);
         res->reason = CG_CONVERGED_ZERO_RHS;
         res->converged = 1;
-        PC_TRY(dcg_history_push(res, &cap, 0.0, err));
+        PC_TRY(cg_history_push(res, &cap, 0.0, err));
         rc = CLS_OK;
         goto done;
     }
@@ -134,7 +134,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
                 goto cancelled;
             res->rel_residual = sqrt(rr) / bnorm;         /* ||r||/||b|| of x_k */
             if (!restart || k == 0)
-                PC_TRY(dcg_history_push(res, &cap, res->rel_residual, err));
+                PC_TRY(cg_history_push(res, &cap, res->rel_residual, err));
             if (k > 0 && !restart && s->rank == 0 && opt->monitor &&
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual))
                 want_cancel = 1;                          /* told to all by the next sums */
