@@ -15,3 +15,11 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLSOLVE_WERROR=ON \
       -DCLSOLVE_DATA_DIR="$data" >/dev/null
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
+# The readers' libFuzzer targets (clang, ASan + UBSan): the regression corpus
+# and about a minute of fuzzing each (CLSOLVE_FUZZ_SECONDS), as
+# docs/reliability.md describes. Skipped where there is no clang.
+if [ $# -eq 0 ] && command -v clang >/dev/null 2>&1 && [ "${CLSOLVE_FUZZ_SECONDS:-60}" != 0 ]; then
+    cmake -S tests/fuzz -B "$build-fuzz" -DCMAKE_C_COMPILER=clang -DCLSOLVE_FUZZ=ON >/dev/null
+    cmake --build "$build-fuzz" -j "$jobs" >/dev/null
+    ctest --test-dir "$build-fuzz" --output-on-failure
+fi
