@@ -25,6 +25,12 @@ int cli_opt(cli_args *a, const char *name, const char *alias, int want_value);
 double cli_double(const cli_args *a, const char *opt, const char *s);
 int64_t cli_int(const cli_args *a, const char *opt, const char *s, int64_t min);
 
+/* Reports a failed command: "clsolve CMD: message" on stderr (plus the
+ * --help hint for a usage error) and, with json, {"error", "exit_code",
+ * "line"} on stdout for scripts. Returns rc. */
+struct cls_error;
+int cli_report_failure(const char *cmd, int rc, const struct cls_error *err, int json);
+
 /* Prints "clsolve CMD: message" and the usage hint, exits 2. */
 void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 

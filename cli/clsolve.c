@@ -4,6 +4,7 @@
  * converged, 2 usage, 3 bad input, 4 not converged, 5 breakdown, 1 other).
  */
 #include <errno.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,24 @@ void cli_usage_error(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\n(run 'clsolve help' for usage)\n");
     exit(CLS_EUSAGE);
+}
+
+int cli_report_failure(const char *cmd, int rc, const cls_error *err, int json)
+{
+    fprintf(stderr, "clsolve %s: %s\n", cmd, err->msg);
+    if (rc == CLS_EUSAGE)
+        fprintf(stderr, "(run 'clsolve %s --help' for usage)\n", cmd);
+    if (json) {
+        json_t *j = json_pack("{s:s, s:i}", "error", err->msg, "exit_code", rc);
+        if (j && err->line)
+            json_object_set_new(j, "line", json_integer(err->line));
+        char *s = j ? json_dumps(j, JSON_PRESERVE_ORDER) : NULL;
+        if (s)
+            puts(s);
+        free(s);
+        json_decref(j);
+    }
+    return rc;
 }
 
 int cli_opt(cli_args *a, const char *name, const char *alias, int want_value)

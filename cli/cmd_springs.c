@@ -129,22 +129,8 @@ int cmd_springs(int argc, char **argv)
     cls_error_clear(&err);
     int rc = springs_run(&o, &r, &err);
     free(pins);
-    if (rc) {
-        fprintf(stderr, "clsolve springs: %s\n", err.msg);
-        if (rc == CLS_EUSAGE)
-            fprintf(stderr, "(run 'clsolve springs --help' for usage)\n");
-        if (json) {
-            json_t *j = json_pack("{s:s, s:i}", "error", err.msg, "exit_code", rc);
-            if (err.line)
-                json_object_set_new(j, "line", json_integer(err.line));
-            char *s = json_dumps(j, JSON_PRESERVE_ORDER);
-            if (s)
-                puts(s);
-            free(s);
-            json_decref(j);
-        }
-        return rc;
-    }
+    if (rc)
+        return cli_report_failure("springs", rc, &err, json);
     if (json) {
         char *s = springs_report_json(&o, &r);
         if (!s) {

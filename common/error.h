@@ -37,4 +37,16 @@ int cls_fail_line(cls_error *err, int code, long long line, const char *fmt, ...
     __attribute__((format(printf, 4, 5)));
 void cls_error_clear(cls_error *err);
 
+/* For functions that release their resources at a `done:` label: runs call
+ * and, if it failed, keeps its exit class in the caller's `rc` and jumps
+ * there. */
+#define CLS_TRY(call)                                                                  \
+    do {                                                                               \
+        int cls_try_rc_ = (call);                                                      \
+        if (cls_try_rc_) {                                                             \
+            rc = cls_try_rc_;                                                          \
+            goto done;                                                                 \
+        }                                                                              \
+    } while (0)
+
 #endif

@@ -88,15 +88,6 @@ int cg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err)
     return CLS_OK;
 }
 
-#define CG_TRY(call)                                                                   \
-    do {                                                                               \
-        int cg_rc_ = (call);                                                           \
-        if (cg_rc_) {                                                                  \
-            rc = cg_rc_;                                                               \
-            goto done;                                                                 \
-        }                                                                              \
-    } while (0)
-
 static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
                       const la_vec *dinv, const cg_options *opt, cg_result *res,
                       cls_error *err)
@@ -110,14 +101,14 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     int replacements = 0;
     double last_true = INFINITY;
 
-    CG_TRY(la_vec_create(la, n, &r, err));
-    CG_TRY(la_vec_create(la, n, &p, err));
-    CG_TRY(la_vec_create(la, n, &q, err));
+    CLS_TRY(la_vec_create(la, n, &r, err));
+    CLS_TRY(la_vec_create(la, n, &p, err));
+    CLS_TRY(la_vec_create(la, n, &q, err));
     if (jacobi)
-        CG_TRY(la_vec_create(la, n, &z, err));
+        CLS_TRY(la_vec_create(la, n, &z, err));
     la_vec *zz = jacobi ? &z : &r; /* z = M^{-1} r; z is r without a preconditioner */
 
-    CG_TRY(la_dot(la, b, b, &bb, err));                  /* bb = b'b */
+    CLS_TRY(la_dot(la, b, b, &bb, err));                  /* bb = b'b */
     bnorm = sqrt(bb);
     if (!isfinite(bnorm)) {
         rc = cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
@@ -125,26 +116,26 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         goto done;
     }
     if (bnorm == 0.0) {                                  /* b = 0: x = 0 is exact */
-        CG_TRY(la_fill(la, 0.0, x, err));
+        CLS_TRY(la_fill(la, 0.0, x, err));
         res->reason = CG_CONVERGED_ZERO_RHS;
         res->converged = 1;
-        CG_TRY(cg_history_push(res, &cap, 0.0, err));
+        CLS_TRY(cg_history_push(res, &cap, 0.0, err));
         rc = CLS_OK;
         goto done;
     }
 
-    CG_TRY(la_residual(la, A, b, x, &q, &r, &rr, err));  /* r = b - A x0; rr = r'r */
+    CLS_TRY(la_residual(la, A, b, x, &q, &r, &rr, err));  /* r = b - A x0; rr = r'r */
     if (jacobi)
-        CG_TRY(la_pointwise(la, dinv, &r, &z, err));     /* z = D^{-1} r */
+        CLS_TRY(la_pointwise(la, dinv, &r, &z, err));     /* z = D^{-1} r */
     if (jacobi)
-        CG_TRY(la_dot(la, &r, &z, &rz, err));            /* rz = r'z */
+        CLS_TRY(la_dot(la, &r, &z, &rz, err));            /* rz = r'z */
     else
         rz = rr;
-    CG_TRY(la_copy(la, zz, &p, err));                    /* p = z */
+    CLS_TRY(la_copy(la, zz, &p, err));                    /* p = z */
 
     rnorm = sqrt(rr);
     res->rel_residual = rnorm / bnorm;
-    CG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
 
     for (int64_t k = 0;;) { /* k: iterations done */
         if (!isfinite(rnorm) || !isfinite(rz)) {
@@ -161,7 +152,7 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
              * and if it is not there yet, restart from it (residual
              * replacement, van der Vorst and Ye 2000). */
             double true_rr;
-            CG_TRY(la_residual(la, A, b, x, &q, &r, &true_rr, err)); /* r = b - A x; r'r */
+            CLS_TRY(la_residual(la, A, b, x, &q, &r, &true_rr, err)); /* r = b - A x; r'r */
             double true_rel = sqrt(true_rr) / bnorm;
             if (true_rel <= opt->tol) {
                 res->reason = CG_CONVERGED_RTOL;
@@ -183,13 +174,13 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
             replacements++;
             last_true = true_rel;
             if (jacobi)
-                CG_TRY(la_pointwise(la, dinv, &r, &z, err)); /* z = D^{-1} r */
+                CLS_TRY(la_pointwise(la, dinv, &r, &z, err)); /* z = D^{-1} r */
             rr = true_rr;
             if (jacobi)
-                CG_TRY(la_dot(la, &r, &z, &rz, err));    /* rz = r'z */
+                CLS_TRY(la_dot(la, &r, &z, &rz, err));    /* rz = r'z */
             else
                 rz = rr;
-            CG_TRY(la_copy(la, zz, &p, err));            /* p = z: restart */
+            CLS_TRY(la_copy(la, zz, &p, err));            /* p = z: restart */
             rnorm = sqrt(rr);
             res->rel_residual = true_rel;
             continue;
@@ -203,8 +194,8 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
             goto done;
         }
 
-        CG_TRY(la_spmv(la, A, &p, &q, err));             /* q = A p */
-        CG_TRY(la_dot(la, &p, &q, &pq, err));            /* pq = p'Ap */
+        CLS_TRY(la_spmv(la, A, &p, &q, err));             /* q = A p */
+        CLS_TRY(la_dot(la, &p, &q, &pq, err));            /* pq = p'Ap */
         if (!(pq > 0.0)) {
             res->reason = isfinite(pq) ? CG_DIVERGED_INDEFINITE : CG_DIVERGED_NANORINF;
             rc = cls_fail(err, CLS_EBREAKDOWN,
@@ -218,20 +209,20 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         alpha = rz / pq;                                 /* alpha = r'z / p'Ap */
         rz_old = rz;
         if (jacobi)                                      /* x += alpha p; r -= alpha q; */
-            CG_TRY(la_pcg_update(la, alpha, &p, &q, x,   /* z = D^{-1} r; rz = r'z; rr = r'r */
+            CLS_TRY(la_pcg_update(la, alpha, &p, &q, x,   /* z = D^{-1} r; rz = r'z; rr = r'r */
                                  &r, dinv, &z, &rz, &rr, err));
         else {
-            CG_TRY(la_cg_update(la, alpha, &p, &q, x, &r, &rr, err));
+            CLS_TRY(la_cg_update(la, alpha, &p, &q, x, &r, &rr, err));
             rz = rr;                                     /* x += alpha p; r -= alpha q; rr = r'r */
         }
         beta = rz / rz_old;                              /* beta = r'z (new) / r'z (old) */
-        CG_TRY(la_xpay(la, zz, beta, &p, err));          /* p = z + beta p */
+        CLS_TRY(la_xpay(la, zz, beta, &p, err));          /* p = z + beta p */
 
         rnorm = sqrt(rr);
         k++;
         res->iterations = k;
         res->rel_residual = rnorm / bnorm;
-        CG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+        CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
         if (opt->monitor && opt->monitor(opt->monitor_ctx, k, res->rel_residual)) {
             res->reason = CG_CANCELLED;
             rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)k);
@@ -279,7 +270,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     la_cgf_record rec;
 
     memset(&w, 0, sizeof w);
-    CG_TRY(la_dot(la, b, b, &bb, err));                  /* bb = b'b */
+    CLS_TRY(la_dot(la, b, b, &bb, err));                  /* bb = b'b */
     bnorm = sqrt(bb);
     if (!isfinite(bnorm)) {
         rc = cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
@@ -287,17 +278,17 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         goto done;
     }
     if (bnorm == 0.0) {                                  /* b = 0: x = 0 is exact */
-        CG_TRY(la_fill(la, 0.0, x, err));
+        CLS_TRY(la_fill(la, 0.0, x, err));
         res->reason = CG_CONVERGED_ZERO_RHS;
         res->converged = 1;
-        CG_TRY(cg_history_push(res, &cap, 0.0, err));
+        CLS_TRY(cg_history_push(res, &cap, 0.0, err));
         rc = CLS_OK;
         goto done;
     }
     /* the device stops when r'r <= tol^2 b'b */
-    CG_TRY(la_cgf_create(la, A, b, x, jacobi ? dinv : NULL, opt->tol * opt->tol * bb, &w,
+    CLS_TRY(la_cgf_create(la, A, b, x, jacobi ? dinv : NULL, opt->tol * opt->tol * bb, &w,
                          err));
-    CG_TRY(la_cgf_start(&w, 0, &rr, &rz, err));          /* r = b - A x0; z = D^{-1} r; p = z */
+    CLS_TRY(la_cgf_start(&w, 0, &rr, &rz, err));          /* r = b - A x0; z = D^{-1} r; p = z */
     if (!isfinite(rr) || !isfinite(rz)) {                /* rr = r'r; rz = r'z */
         res->reason = CG_DIVERGED_NANORINF;
         rc = cls_fail(err, CLS_EBREAKDOWN,
@@ -306,7 +297,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         goto done;
     }
     res->rel_residual = sqrt(rr) / bnorm;
-    CG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
 
     for (;;) {
         /* keep lag iterations queued beyond the record awaited, never
@@ -317,15 +308,15 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
          *   x += alpha p;  r -= alpha q;  z = D^{-1} r;  p = z + beta p;
          *   rz = r'z;  rr = r'r                                (update) */
         while (w.enq - w.seen <= lag && kstart + w.enq < opt->maxiter)
-            CG_TRY(la_cgf_enqueue(&w, err));
+            CLS_TRY(la_cgf_enqueue(&w, err));
         if (w.seen == w.enq) {
             /* maxiter updates applied and every record read: x_maxiter */
-            CG_TRY(la_cgf_last(&w, &rr, &rz, err));      /* rr = r'r of the last update */
+            CLS_TRY(la_cgf_last(&w, &rr, &rz, err));      /* rr = r'r of the last update */
             res->iterations = opt->maxiter;
             rel = sqrt(rr) / bnorm;
             res->rel_residual = rel;
             if (opt->maxiter > kstart) {
-                CG_TRY(cg_history_push(res, &cap, rel, err));
+                CLS_TRY(cg_history_push(res, &cap, rel, err));
                 if (opt->monitor && opt->monitor(opt->monitor_ctx, opt->maxiter, rel)) {
                     res->reason = CG_CANCELLED;
                     rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld",
@@ -350,12 +341,12 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
                           (long long)opt->maxiter, rel, opt->tol);
             goto done;
         }
-        CG_TRY(la_cgf_next(&w, &rec, err));              /* record k: rr, rz, pq, alpha, beta */
+        CLS_TRY(la_cgf_next(&w, &rec, err));              /* record k: rr, rz, pq, alpha, beta */
         rel = sqrt(rec.rr) / bnorm;                      /* ||r_k|| / ||b|| */
         if (rec.k > kstart) {                            /* (record kstart is the start) */
             res->iterations = rec.k;
             res->rel_residual = rel;
-            CG_TRY(cg_history_push(res, &cap, rel, err));
+            CLS_TRY(cg_history_push(res, &cap, rel, err));
             if (opt->monitor && opt->monitor(opt->monitor_ctx, rec.k, rel)) {
                 res->reason = CG_CANCELLED;
                 res->iterations = cg_fused_applied(&w, kstart);
@@ -373,8 +364,8 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         /* The recurrence r -= alpha q drifts from b - Ax in finite
          * precision; confirm with the true residual before stopping, and if
          * it is not there yet, restart from it (residual replacement). */
-        CG_TRY(la_cgf_drain(&w, err));                   /* queued iterations were no-ops */
-        CG_TRY(la_cgf_start(&w, rec.k, &rr, &rz, err));  /* r = b - A x; z = D^{-1} r; p = z */
+        CLS_TRY(la_cgf_drain(&w, err));                   /* queued iterations were no-ops */
+        CLS_TRY(la_cgf_start(&w, rec.k, &rr, &rz, err));  /* r = b - A x; z = D^{-1} r; p = z */
         {
             double true_rel = sqrt(rr) / bnorm;
             res->rel_residual = true_rel;
@@ -408,7 +399,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         continue;
 
     breakdown:
-        CG_TRY(la_cgf_drain(&w, err));
+        CLS_TRY(la_cgf_drain(&w, err));
         res->iterations = rec.k;
         if (rec.stop == LA_CGF_INDEFINITE) {
             res->reason = CG_DIVERGED_INDEFINITE;

@@ -32,15 +32,6 @@
 
 #define DCG_MAX_REPLACEMENTS 5
 
-#define DCG_TRY(call)                                                                  \
-    do {                                                                               \
-        int dcg_rc_ = (call);                                                          \
-        if (dcg_rc_) {                                                                 \
-            rc = dcg_rc_;                                                              \
-            goto done;                                                                 \
-        }                                                                              \
-    } while (0)
-
 int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
               cg_result *res, cls_error *err)
 {
@@ -58,13 +49,13 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
     memset(res, 0, sizeof *res);
     if (jacobi && !dinv)
         return cls_fail(err, CLS_EOTHER, "dcg_solve: Jacobi asked for without a diagonal");
-    DCG_TRY(dvec_create(s, 0, &r, err));
-    DCG_TRY(dvec_create(s, 1, &p, err));                 /* p is the x of an SpMV */
-    DCG_TRY(dvec_create(s, 0, &q, err));
+    CLS_TRY(dvec_create(s, 0, &r, err));
+    CLS_TRY(dvec_create(s, 1, &p, err));                 /* p is the x of an SpMV */
+    CLS_TRY(dvec_create(s, 0, &q, err));
 
     const dvec *bv[1] = {b};
     dvec_dots_local(s, 1, bv, bv, &ls);
-    DCG_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));    /* bb = b'b */
+    CLS_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));    /* bb = b'b */
     bb = v[0];
     bnorm = sqrt(bb);
     if (!isfinite(bnorm)) {
@@ -76,7 +67,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
         dvec_fill(s, 0.0, x);
         res->reason = CG_CONVERGED_ZERO_RHS;
         res->converged = 1;
-        DCG_TRY(cg_history_push(res, &cap, 0.0, err));
+        CLS_TRY(cg_history_push(res, &cap, 0.0, err));
         rc = CLS_OK;
         goto done;
     }
@@ -93,14 +84,14 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
             dvec_copy(s, &r, &p);                                                      \
         const dvec *xs_[2] = {&r, &r}, *ys_[2] = {&r, &p};                            \
         dvec_dots_local(s, jacobi ? 2 : 1, xs_, ys_, &ls);                             \
-        DCG_TRY(dsys_allreduce(s, &ls, v, (cin), &cancel, err));                       \
+        CLS_TRY(dsys_allreduce(s, &ls, v, (cin), &cancel, err));                       \
         rr = v[0];                                                                     \
         rz = jacobi ? v[1] : rr;                                                       \
     } while (0)
 
     DCG_START(0);
     res->rel_residual = sqrt(rr) / bnorm;
-    DCG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
 
     int64_t k = 0, kstart = 0; /* k: updates applied; kstart: at the last (re)start */
     for (;;) {
@@ -151,7 +142,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
 
         dvec_spmv(s, &p, &q);                            /* q = A p */
         dvec_dcg1_dots_local(s, &p, &q, &r, W, &ls);     /* p'q, q'Wq, r'r: one pass */
-        DCG_TRY(dsys_allreduce(s, &ls, v, want_cancel, &cancel, err)); /* the one reduction */
+        CLS_TRY(dsys_allreduce(s, &ls, v, want_cancel, &cancel, err)); /* the one reduction */
         if (cancel)
             goto cancelled;
         pq = v[0];
@@ -160,7 +151,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
             rr = v[2];
             rz = jacobi ? v[3] : rr; /* fresh r'z: the identity only gives beta */
             res->rel_residual = sqrt(rr) / bnorm;
-            DCG_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+            CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
             if (s->rank == 0 && opt->monitor &&          /* rank 0 asks; the next */
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual)) /* reduction tells all */
                 want_cancel = 1;

@@ -43,15 +43,6 @@
 /* Restarts after the recurrence's p'Ap lost its sign (see below). */
 #define PIPECG_MAX_RESTARTS 50
 
-#define PC_TRY(call)                                                                   \
-    do {                                                                               \
-        int pc_rc_ = (call);                                                           \
-        if (pc_rc_) {                                                                  \
-            rc = pc_rc_;                                                               \
-            goto done;                                                                 \
-        }                                                                              \
-    } while (0)
-
 int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
                  cg_result *res, cls_error *err)
 {
@@ -68,23 +59,23 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
     if (jacobi && !dinv)
         return cls_fail(err, CLS_EOTHER, "pipecg_solve: Jacobi asked for without a diagonal");
     /* ghosted: the vectors that are the x of an SpMV */
-    PC_TRY(dvec_create(s, 1, &r, err));     /* w = A r without a preconditioner */
-    PC_TRY(dvec_create(s, 1, &w, err));     /* n = A w without a preconditioner */
-    PC_TRY(dvec_create(s, 0, &nv, err));
-    PC_TRY(dvec_create(s, 0, &z, err));
-    PC_TRY(dvec_create(s, 0, &sv, err));
-    PC_TRY(dvec_create(s, 0, &p, err));
+    CLS_TRY(dvec_create(s, 1, &r, err));     /* w = A r without a preconditioner */
+    CLS_TRY(dvec_create(s, 1, &w, err));     /* n = A w without a preconditioner */
+    CLS_TRY(dvec_create(s, 0, &nv, err));
+    CLS_TRY(dvec_create(s, 0, &z, err));
+    CLS_TRY(dvec_create(s, 0, &sv, err));
+    CLS_TRY(dvec_create(s, 0, &p, err));
     if (jacobi) {
-        PC_TRY(dvec_create(s, 1, &u, err)); /* w = A u */
-        PC_TRY(dvec_create(s, 1, &m, err)); /* n = A m */
-        PC_TRY(dvec_create(s, 0, &q, err));
+        CLS_TRY(dvec_create(s, 1, &u, err)); /* w = A u */
+        CLS_TRY(dvec_create(s, 1, &m, err)); /* n = A m */
+        CLS_TRY(dvec_create(s, 0, &q, err));
     }
     dvec *uu = jacobi ? &u : &r;            /* u = M r; u is r without a preconditioner */
     dvec *mm = jacobi ? &m : &w;            /* m = M w */
 
     const dvec *bv[1] = {b};
     dvec_dots_local(s, 1, bv, bv, &ls);
-    PC_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));        /* bb = b'b */
+    CLS_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));        /* bb = b'b */
     bnorm = sqrt(v[0]);
     if (!isfinite(bnorm)) {
         res->reason = CG_DIVERGED_NANORINF;
@@ -95,7 +86,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
         dvec_fill(s, 0.0, x);
         res->reason = CG_CONVERGED_ZERO_RHS;
         res->converged = 1;
-        PC_TRY(cg_history_push(res, &cap, 0.0, err));
+        CLS_TRY(cg_history_push(res, &cap, 0.0, err));
         rc = CLS_OK;
         goto done;
     }
@@ -119,14 +110,14 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
             const dvec *xs[3] = {&r, &w, &r}, *ys[3] = {uu, uu, &r};
             dvec_dots_local(s, 3, xs, ys, &ls);           /* gamma = r'u, delta = w'u, rr */
         }
-        PC_TRY(dsys_iallreduce_begin(s, &ls, want_cancel, err));
+        CLS_TRY(dsys_iallreduce_begin(s, &ls, want_cancel, err));
         restart = 1;
 
         for (;;) {
             if (jacobi)
                 dvec_pointwise(s, dinv, &w, &m);          /* m = M w */
             dvec_spmv(s, mm, &nv);                        /* n = A m, while the sums fly */
-            PC_TRY(dsys_iallreduce_end(s, v, &cancel, err));
+            CLS_TRY(dsys_iallreduce_end(s, v, &cancel, err));
             gamma = v[0];                                 /* gamma = r'u */
             delta = v[1];                                 /* delta = w'u */
             rr = v[2];                                    /* rr = r'r */
@@ -134,7 +125,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
                 goto cancelled;
             res->rel_residual = sqrt(rr) / bnorm;         /* ||r||/||b|| of x_k */
             if (!restart || k == 0)
-                PC_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+                CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
             if (k > 0 && !restart && s->rank == 0 && opt->monitor &&
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual))
                 want_cancel = 1;                          /* told to all by the next sums */
@@ -191,7 +182,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
             dvec_pipecg_update_local(s, alpha, beta, &nv, jacobi ? &m : NULL, &w, &z,
                                      jacobi ? &q : NULL, &sv, &p, x, &r, jacobi ? &u : NULL,
                                      &ls);
-            PC_TRY(dsys_iallreduce_begin(s, &ls, want_cancel, err));
+            CLS_TRY(dsys_iallreduce_begin(s, &ls, want_cancel, err));
             gamma_old = gamma;
             alpha_old = alpha;
             restart = 0;
@@ -207,7 +198,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
             const dvec *xs[1] = {&r};
             dvec_dots_local(s, 1, xs, xs, &ls);
         }
-        PC_TRY(dsys_allreduce(s, &ls, v, want_cancel, &cancel, err));
+        CLS_TRY(dsys_allreduce(s, &ls, v, want_cancel, &cancel, err));
         double true_rel = sqrt(v[0]) / bnorm;
         if (cancel)
             goto cancelled;
