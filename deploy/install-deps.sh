@@ -5,7 +5,7 @@
 set -euo pipefail
 pkgs="build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
       clinfo libopenmpi-dev openmpi-bin libmicrohttpd-dev libjansson-dev zlib1g-dev python3
-      curl chromium iproute2 clang libclang-rt-14-dev"
+      curl chromium iproute2 clang libclang-rt-14-dev valgrind wrk"
 if [ "${1:-}" = "--bench" ]; then
   pkgs="$pkgs python3-scipy python3-petsc4py-real"
 fi
