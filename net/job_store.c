@@ -30,6 +30,7 @@ typedef struct job_rec {
     job_params params;
     job_inputs in;
     uint64_t bytes;
+    int64_t interrupted; /* runs cut short by a crash or kill (re-queued at start) */
     json_t *result, *error, *timings, *devices;
     /* live */
     int64_t iteration;
@@ -143,6 +144,7 @@ static json_t *rec_json(const job_rec *r, int internal)
     json_object_set_new(o, "devices", r->devices ? json_incref(r->devices) : json_null());
     json_object_set_new(o, "error", r->error ? json_incref(r->error) : json_null());
     json_object_set_new(o, "cancel_requested", json_boolean(r->cancel));
+    json_object_set_new(o, "interrupted_runs", json_integer(r->interrupted));
     json_t *links = json_object();
     snprintf(link, sizeof link, "/v1/jobs/%s", r->id);
     json_object_set_new(links, "self", json_string(link));
@@ -309,6 +311,7 @@ static int load_one(job_store *s, const char *id, cls_error *err)
     r->started = json_number_value(json_object_get(store, "started"));
     r->finished = json_number_value(json_object_get(store, "finished"));
     r->bytes = (uint64_t)json_integer_value(json_object_get(o, "bytes_received"));
+    r->interrupted = json_integer_value(json_object_get(o, "interrupted_runs"));
     r->in.has_matrix = json_is_true(json_object_get(store, "has_matrix"));
     r->in.has_rhs = json_is_true(json_object_get(store, "has_rhs"));
     r->in.has_x0 = json_is_true(json_object_get(store, "has_x0"));
@@ -343,7 +346,10 @@ static int load_one(job_store *s, const char *id, cls_error *err)
         r->updated = r->finished;
         snprintf(r->phase, sizeof r->phase, "done");
     } else {
-        /* queued or interrupted while running: run (again) */
+        /* queued or interrupted while running: run (again); a run cut
+         * short is counted, so the client can see its job was re-run */
+        if (r->status == JOB_RUNNING)
+            r->interrupted++;
         r->status = JOB_QUEUED;
         r->started = 0;
         snprintf(r->phase, sizeof r->phase, "queued");

@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# Fault injection (the reliability issue): the daemon under deploy/supervise.sh
+# (systemd's Restart=on-failure) on 2 MPI ranks, and faults injected from
+# outside, never through hooks in the daemon:
+#  - kill -9 of rank 0, then of a worker rank, in the middle of a solve:
+#    mpirun ends, the supervisor restarts it, the job is re-queued (its
+#    interrupted_runs counts the cut) and re-runs to a correct solution;
+#  - SIGTERM to mpirun during a solve: the ranks go, the supervisor
+#    restarts, the job re-runs; SIGTERM to the supervisor (systemd's stop)
+#    during a solve: rank 0 drains, new jobs get 503, the running job
+#    finishes, the supervisor exits 0 without a restart;
+#  - disk full during an upload (a 4 MB tmpfs as the data directory where a
+#    file system can be mounted, and ENOSPC from tests/fault/clsfault.c in
+#    any case): 507, the partial upload removed, the daemon keeps serving;
+#  - a client that disconnects in the middle of an upload (Content-Length
+#    and chunked): no job, nothing left in incoming/, the daemon serves;
+#  - an OpenCL program build failure and a device allocation failure
+#    (clsfault.c returns CL_BUILD_PROGRAM_FAILURE and
+#    CL_MEM_OBJECT_ALLOCATION_FAILURE): the job fails with the OpenCL error
+#    in its message, the daemon keeps serving, the next job succeeds.
+# errors.md: HTTP-507-DISK-FULL JOB-OPENCL-BUILD JOB-DEVICE-ALLOC
+. "$(dirname "$0")/lib.sh"
+. "$here/daemon_lib.sh"
+ROOT=$(cd "$here/../.." && pwd)
+[ -n "${CLSFAULT_LIB:-}" ] && [ -f "$CLSFAULT_LIB" ] || { echo "SKIP: CLSFAULT_LIB not built" >&2; exit 77; }
+D=$TEST_TMP/data
+rm -rf "$TEST_TMP"/data* "$TEST_TMP"/fault
+A=$TEST_TMP/p2d.mtx
+"$CLSOLVE" gen poisson2d 600 -o "$A" >/dev/null || { bad "gen"; finish; }
+BIG=$TEST_TMP/p2d_big.mtx # several seconds of iterations on 2 ranks
+"$CLSOLVE" gen poisson2d 800 -o "$BIG" >/dev/null || { bad "gen"; finish; }
+SMALL=$TEST_TMP/small.mtx
+"$CLSOLVE" gen poisson2d 30 -o "$SMALL" >/dev/null || { bad "gen"; finish; }
+status_of() { $DCLIENT request "$1" GET "/v1/jobs/$2" | tail -n +2 | jget "j['status'], j['progress']['iteration'], j['interrupted_runs']"; }
+wait_running() { $DCLIENT running "$1" "$2" --iteration "$3" --timeout 300 >/dev/null; }
+
+# ---------------------------------------------------------------- supervised
+SUP=""
+sup_cleanup() {
+    [ -n "$SUP" ] && kill -KILL "$SUP" 2>/dev/null
+    local m
+    m=$(cat "$D.mpirun" 2>/dev/null) && [ -n "$m" ] && kill -KILL $(pgrep -P "$m") "$m" 2>/dev/null
+    daemon_cleanup
+    [ -n "${MNT:-}" ] && umount "$MNT" 2>/dev/null
+    return 0
+}
+trap sup_cleanup EXIT
+
+# sup_ready: waits for a (re)started daemon's port and pid files; sets DURL
+# and DRANK0. The caller removes both files before it causes a restart.
+sup_ready() {
+    for _ in $(seq 1 1200); do
+        if [ -s "$D.port" ] && [ -s "$D.pid" ]; then
+            DURL="http://127.0.0.1:$(cat "$D.port")"
+            DRANK0=$(cat "$D.pid")
+            return 0
+        fi
+        kill -0 "$SUP" 2>/dev/null || break
+        sleep 0.1
+    done
+    echo "supervised daemon did not come up; log:" >&2
+    tail -30 "$D.log" >&2
+    return 1
+}
+# restarts: how many restarts the supervisor has logged
+restarts() { grep -c "supervise: .* restart [0-9]* in" "$D.log"; }
+
+# check_job ID WHAT N MATRIX: the job succeeded after N interrupted runs (N
+# may be a pattern such as [01]), with a solution whose residual is
+# recomputed here
+check_job() {
+    local j res n
+    j=$($DCLIENT wait "$DURL" "$1" --timeout 300)
+    [ "$(jget "j['status']" <<<"$j")" = succeeded ] && ok || { bad "$2: job ended $j"; return; }
+    n=$(jget "j['interrupted_runs']" <<<"$j")
+    # shellcheck disable=SC2053
+    [[ "$n" == $3 ]] && ok || bad "$2: interrupted_runs $n, expected $3"
+    $DCLIENT fetch "$DURL" "$1" "$TEST_TMP/x.mtx" && ok || bad "$2: fetch"
+    res=$($PY "$here/mmref.py" residual "$4" "$TEST_TMP/x.mtx")
+    lt "$res" 1e-9 && ok || bad "$2: recomputed residual $res"
+    echo "$2: $(jget "j['result']['iterations']" <<<"$j") iterations, residual $res, interrupted_runs $n"
+}
+
+setsid bash "$ROOT/deploy/supervise.sh" --drain-pid-file "$D.pid" --child-pid-file "$D.mpirun" \
+    --restart-sec 1 --stop-timeout 300 -- \
+    "$MPIRUN" -np 2 --oversubscribe --bind-to none "$CLSOLVED" --listen 127.0.0.1:0 \
+    --data-dir "$D" --port-file "$D.port" --pid-file "$D.pid" </dev/null >>"$D.log" 2>&1 &
+SUP=$!
+sup_ready || { bad "supervised start"; finish; }
+
+# 1. kill -9 of rank 0 during a solve
+id=$($DCLIENT submit "$DURL" "$A" --param tol=1e-10) || bad "submit 1"
+wait_running "$DURL" "$id" 20 && ok || bad "job 1 never ran: $(status_of "$DURL" "$id")"
+echo "kill -9 rank 0 ($DRANK0) at: $(status_of "$DURL" "$id")"
+rm -f "$D.port" "$D.pid"
+kill -KILL "$DRANK0"
+sup_ready && ok || { bad "no restart after kill -9 of rank 0"; finish; }
+[ "$(restarts)" = 1 ] && ok || bad "restarts after kill -9 of rank 0: $(restarts)"
+check_job "$id" "kill -9 rank 0" 1 "$A"
+
+# 2. kill -9 of the worker rank during a solve
+id=$($DCLIENT submit "$DURL" "$A" --param tol=1e-10) || bad "submit 2"
+wait_running "$DURL" "$id" 20 && ok || bad "job 2 never ran: $(status_of "$DURL" "$id")"
+worker=$(pgrep -P "$(cat "$D.mpirun")" | grep -vx "$DRANK0" | head -1)
+[ -n "$worker" ] && ok || bad "no worker rank found under mpirun $(cat "$D.mpirun")"
+echo "kill -9 worker rank ($worker) at: $(status_of "$DURL" "$id")"
+rm -f "$D.port" "$D.pid"
+kill -KILL "$worker"
+sup_ready && ok || { bad "no restart after kill -9 of the worker"; finish; }
+[ "$(restarts)" = 2 ] && ok || bad "restarts after kill -9 of the worker: $(restarts)"
+check_job "$id" "kill -9 worker" 1 "$A"
+
+# 3. SIGTERM to mpirun itself during a solve: mpirun forwards it (rank 0
+#    starts to drain) and kills the ranks after its second; the job is
+#    re-run after the restart, or, if it finished inside that second, is
+#    recorded as finished: either way it is never lost
+id=$($DCLIENT submit "$DURL" "$BIG" --param tol=1e-12) || bad "submit 3"
+wait_running "$DURL" "$id" 20 && ok || bad "job 3 never ran: $(status_of "$DURL" "$id")"
+echo "SIGTERM to mpirun at: $(status_of "$DURL" "$id")"
+rm -f "$D.port" "$D.pid"
+kill -TERM "$(cat "$D.mpirun")"
+sup_ready && ok || { bad "no restart after SIGTERM to mpirun"; finish; }
+[ "$(restarts)" = 3 ] && ok || bad "restarts after SIGTERM to mpirun: $(restarts)"
+check_job "$id" "SIGTERM to mpirun" "[01]" "$BIG"
+
+# 4. SIGTERM to the supervisor (systemd's stop) during a solve: drain
+id=$($DCLIENT submit "$DURL" "$A" --param tol=1e-10) || bad "submit 4"
+wait_running "$DURL" "$id" 20 && ok || bad "job 4 never ran: $(status_of "$DURL" "$id")"
+echo "SIGTERM to the supervisor at: $(status_of "$DURL" "$id")"
+kill -TERM "$SUP"
+st=""
+for _ in $(seq 1 100); do
+    st=$($DCLIENT request "$DURL" GET /healthz | tail -n +2 | jget "j['status']" 2>/dev/null)
+    [ "$st" = draining ] && break
+    sleep 0.1
+done
+[ "$st" = draining ] && ok || bad "health during the drain: $st"
+code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$SMALL" "$DURL/v1/jobs")
+[ "$code" = 503 ] && ok || bad "submit while draining: HTTP $code, expected 503"
+wait "$SUP"
+src=$?
+SUP=""
+[ "$src" = 0 ] && ok || bad "supervisor exit status after the drain: $src"
+grep -q '"status":"succeeded"' "$D/jobs/$id/job.json" && ok ||
+    bad "drained job not finished: $(head -c 300 "$D/jobs/$id/job.json")"
+grep -q "clsolved: drained, exiting" "$D.log" && ok || bad "no drain in the log"
+[ "$(restarts)" = 3 ] && ok || bad "the supervisor restarted after a stop: $(restarts) restarts"
+echo "supervisor stop: drained, job finished ($(grep -o '"iterations":[0-9]*' "$D/jobs/$id/job.json"))"
+
+# ------------------------------------------------------- disk, client, device
+F=$TEST_TMP/fault
+mkdir -p "$F"
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+
+# upload_code URL FILE: POSTs the file, prints the HTTP status
+upload_code() { curl -s -o "$TEST_TMP/body" -w '%{http_code}' -H 'Expect:' --data-binary @"$2" "$1/v1/jobs"; }
+incoming_empty() {
+    for _ in $(seq 1 50); do
+        [ -z "$(ls -A "$1/incoming" 2>/dev/null)" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# small_job_ok URL WHAT: a small job succeeds (the daemon still serves)
+small_job_ok() {
+    local id j
+    id=$($DCLIENT submit "$1" "$SMALL" --param tol=1e-10) || { bad "$2: submit"; return; }
+    j=$($DCLIENT wait "$1" "$id" --timeout 120)
+    [ "$(jget "j['status']" <<<"$j")" = succeeded ] && ok || bad "$2: small job: $j"
+}
+BIGUP=$TEST_TMP/p2d_upload.mtx # ~14 MB
+"$CLSOLVE" gen poisson2d 350 -o "$BIGUP" >/dev/null || bad "gen"
+
+# 5a. a real full disk: the data directory on a 4 MB tmpfs
+MNT=$TEST_TMP/data-tmpfs
+mkdir -p "$MNT"
+if mount -t tmpfs -o size=4m tmpfs "$MNT" 2>/dev/null; then
+    daemon_start 1 "$MNT/d" || { bad "daemon on tmpfs"; finish; }
+    code=$(upload_code "$DURL" "$BIGUP")
+    [ "$code" = 507 ] && ok || bad "upload onto a full disk: HTTP $code, expected 507: $(head -c 300 "$TEST_TMP/body")"
+    grep -q "insufficient-storage" "$TEST_TMP/body" && ok || bad "507 body: $(head -c 300 "$TEST_TMP/body")"
+    incoming_empty "$MNT/d" && ok || bad "partial upload left: $(ls -la "$MNT/d/incoming")"
+    used=$(df -k --output=used "$MNT" | tail -1)
+    echo "tmpfs: 507 for a $(($(stat -c %s "$BIGUP") / 1048576)) MB upload onto 4 MB; ${used} KB used after"
+    small_job_ok "$DURL" "after 507 (tmpfs)"
+    daemon_stop 60 && ok || bad "stop after 507 (tmpfs)"
+    umount "$MNT" && MNT=""
+else
+    echo "note: cannot mount a tmpfs here (not privileged); the disk-full case runs through clsfault.c only"
+    MNT=""
+fi
+
+# 5b-7: one daemon with the fault library preloaded; faults switched by files
+D2=$TEST_TMP/data2
+LD_PRELOAD=$CLSFAULT_LIB CLSFAULT_DIR=$F daemon_start 2 "$D2" || { bad "daemon with clsfault"; finish; }
+small_job_ok "$DURL" "clsfault loaded, no fault"
+
+# 5b. ENOSPC on every write under the data directory during the upload
+realpath "$D2" >"$F/enospc"
+code=$(upload_code "$DURL" "$BIGUP")
+rm -f "$F/enospc"
+[ "$code" = 507 ] && ok || bad "upload with ENOSPC: HTTP $code, expected 507: $(head -c 300 "$TEST_TMP/body")"
+grep -q "ENOSPC" "$F/log" && ok || bad "the ENOSPC fault was not met: $(cat "$F/log" 2>/dev/null)"
+incoming_empty "$D2" && ok || bad "partial upload left after ENOSPC: $(ls -la "$D2/incoming")"
+small_job_ok "$DURL" "after 507 (ENOSPC)"
+
+# 6. clients that disconnect mid-upload: Content-Length, then chunked
+njobs() { $DCLIENT request "$DURL" GET "/v1/jobs?limit=1" | tail -n +2 | jget "j['total']"; }
+before=$(njobs)
+$PY - "$DURL" "$BIGUP" <<'EOF' && ok || bad "disconnecting client"
+import socket, sys, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1]); data = open(sys.argv[2], "rb").read()
+for chunked in (False, True):
+    s = socket.create_connection((u.hostname, u.port))
+    head = "POST /v1/jobs?tol=1e-8 HTTP/1.1\r\nHost: x\r\n"
+    head += "Transfer-Encoding: chunked\r\n\r\n" if chunked else "Content-Length: %d\r\n\r\n" % len(data)
+    s.sendall(head.encode())
+    part = data[: len(data) // 3]
+    s.sendall(b"%x\r\n" % len(part) + part + b"\r\n" if chunked else part)
+    time.sleep(0.5)  # the daemon is mid-upload: a partial file exists
+    s.close()
+EOF
+incoming_empty "$D2" && ok || bad "disconnected uploads left: $(ls -la "$D2/incoming")"
+after=$(njobs)
+[ "$before" = "$after" ] && ok || bad "a disconnected upload became a job: $before -> $after jobs"
+small_job_ok "$DURL" "after disconnects"
+
+# 7a. OpenCL program build failure
+: >"$F/cl_build"
+id=$($DCLIENT submit "$DURL" "$SMALL" --param tol=1e-10) || bad "submit (build fault)"
+j=$($DCLIENT wait "$DURL" "$id" --timeout 120)
+rm -f "$F/cl_build"
+[ "$(jget "j['status']" <<<"$j")" = failed ] && ok || bad "build fault: job $j"
+msg=$(jget "j['error']['message']" <<<"$j")
+grep -q "OpenCL program build failed.*CL_BUILD_PROGRAM_FAILURE" <<<"$msg" && ok || bad "build fault message: $msg"
+[ "$(jget "j['error']['code']" <<<"$j")" = internal ] && ok || bad "build fault code: $j"
+grep -q "clBuildProgram" "$F/log" && ok || bad "the build fault was not met"
+echo "build failure: job failed: $msg" | cut -c1-200
+small_job_ok "$DURL" "after the build failure"
+
+# 7b. device allocation failure (buffers of 64 KB and more)
+echo 65536 >"$F/cl_alloc"
+id=$($DCLIENT submit "$DURL" "$SMALL" --param tol=1e-10) || bad "submit (alloc fault)"
+j=$($DCLIENT wait "$DURL" "$id" --timeout 120)
+rm -f "$F/cl_alloc"
+[ "$(jget "j['status']" <<<"$j")" = failed ] && ok || bad "alloc fault: job $j"
+msg=$(jget "j['error']['message']" <<<"$j")
+grep -q "clCreateBuffer.*CL_MEM_OBJECT_ALLOCATION_FAILURE" <<<"$msg" && ok || bad "alloc fault message: $msg"
+grep -q "clCreateBuffer" "$F/log" && ok || bad "the allocation fault was not met"
+echo "allocation failure: job failed: $msg" | cut -c1-200
+small_job_ok "$DURL" "after the allocation failure"
+
+# a physics job meets the build failure too, and fails the same way
+if [ -d "$CLSOLVE_DATA/meshes" ] || ls "$CLSOLVE_DATA"/*.obj >/dev/null 2>&1; then
+    mesh=$(find "$CLSOLVE_DATA" -name '*.obj' -size -200k | head -1)
+    if [ -n "$mesh" ]; then
+        : >"$F/cl_build"
+        code=$(curl -s -o "$TEST_TMP/body" -w '%{http_code}' -F "input=@$mesh" "$DURL/v1/jobs?kind=curvature")
+        pid=$(jget "j['id']" <"$TEST_TMP/body")
+        j=$($DCLIENT wait "$DURL" "$pid" --timeout 120)
+        rm -f "$F/cl_build"
+        [ "$code" = 202 ] && [ "$(jget "j['status']" <<<"$j")" = failed ] && ok || bad "physics build fault: $code $j"
+        grep -q "CL_BUILD_PROGRAM_FAILURE" <<<"$(jget "j['error']['message']" <<<"$j")" && ok ||
+            bad "physics build fault message: $j"
+    fi
+fi
+$DCLIENT request "$DURL" GET /healthz | head -1 | grep -q 200 && ok || bad "health after the faults"
+daemon_stop 60 && ok || bad "clean stop after the faults"
+echo "faults met: $(cut -d' ' -f2- "$F/log" | sed 's/, bytes.*//; s/ 0$//' | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+finish
