@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/run.sh: the whole test suite from nothing: installs missing Debian
 # packages, configures and builds, runs every ctest test (on PoCL's CPU
-# device; MPI tests under mpirun --oversubscribe). The README's command 2 and
+# device; MPI tests under mpirun --oversubscribe), then the same suite built
+# with ASan + UBSan, then the libFuzzer targets. The README's command 2 and
 # what CI runs (.ci/run).
 #   BUILD_DIR=build-test  CLSOLVE_DATA_DIR=../shared/data  JOBS=2
 set -euo pipefail
@@ -15,6 +16,16 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLSOLVE_WERROR=ON \
       -DCLSOLVE_DATA_DIR="$data" >/dev/null
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
+# The whole suite again, built with AddressSanitizer and UBSan
+# (-DCLSOLVE_SANITIZE=ON; tests/CMakeLists.txt sets the sanitizer options
+# and the leak suppressions of third-party libraries). CLSOLVE_SANITIZE_STAGE=0
+# skips it.
+if [ $# -eq 0 ] && [ "${CLSOLVE_SANITIZE_STAGE:-1}" != 0 ]; then
+    cmake -S . -B "$build-san" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLSOLVE_WERROR=ON \
+          -DCLSOLVE_SANITIZE=ON -DCLSOLVE_DATA_DIR="$data" >/dev/null
+    cmake --build "$build-san" -j "$jobs"
+    ctest --test-dir "$build-san" --output-on-failure -j "$jobs"
+fi
 # The readers' libFuzzer targets (clang, ASan + UBSan): the regression corpus
 # and about a minute of fuzzing each (CLSOLVE_FUZZ_SECONDS), as
 # docs/reliability.md describes. Skipped where there is no clang.

@@ -42,7 +42,7 @@ class Client:
     def __init__(self, url, token=None, timeout=60):
         self.url = url.rstrip("/")
         self.token = token if token is not None else os.environ.get("CLSOLVE_TOKEN")
-        self.timeout = timeout
+        self.timeout = max(timeout, float(os.environ.get("DCLIENT_TIMEOUT", "0")))
 
     def request(self, method, path, body=None, headers=None):
         """Returns (status, headers, body bytes); never raises for HTTP errors."""
@@ -213,6 +213,10 @@ def main():
     ap.add_argument("--outdir")
     ap.add_argument("--iteration", type=int, default=1)
     args = ap.parse_intermixed_args()
+    # a slow daemon (under valgrind: tests/valgrind/daemon-e2e.sh) gets
+    # longer waits without touching the tests
+    slow = float(os.environ.get("DCLIENT_TIMEOUT", "0"))
+    args.timeout = max(args.timeout, slow)
     cl = Client(args.url, args.token)
     try:
         if args.cmd == "submit":

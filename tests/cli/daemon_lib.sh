@@ -12,17 +12,21 @@ DPIDS=""
 command -v "$MPIRUN" >/dev/null || { echo "SKIP: no mpirun" >&2; exit 77; }
 
 # daemon_start NP DATA_DIR [clsolved options...]: sets DPID (mpirun), DURL,
-# DRANK0 (rank 0's pid); waits until the port file appears (60 s at most).
+# DRANK0 (rank 0's pid); waits until the port file appears (60 s at most;
+# DAEMON_START_TIMEOUT seconds). DAEMON_WRAP, when set, is a command put
+# before clsolved on every rank (tests/valgrind/daemon-e2e.sh sets it to
+# valgrind).
 daemon_start() {
     local np=$1 data=$2
     shift 2
     rm -f "$data.port" "$data.pid"
-    setsid "$MPIRUN" -np "$np" --oversubscribe --bind-to none "$CLSOLVED" --listen 127.0.0.1:0 \
+    # shellcheck disable=SC2086
+    setsid "$MPIRUN" -np "$np" --oversubscribe --bind-to none ${DAEMON_WRAP:-} "$CLSOLVED" --listen 127.0.0.1:0 \
         --data-dir "$data" --port-file "$data.port" --pid-file "$data.pid" "$@" \
         </dev/null >>"$data.log" 2>&1 &
     DPID=$!
     DPIDS="$DPIDS $DPID"
-    for _ in $(seq 1 600); do
+    for _ in $(seq 1 $((${DAEMON_START_TIMEOUT:-60} * 10))); do
         if [ -s "$data.port" ] && [ -s "$data.pid" ]; then
             DURL="http://127.0.0.1:$(cat "$data.port")"
             DRANK0=$(cat "$data.pid")
@@ -49,6 +53,8 @@ daemon_kill9() {
 # exit; returns mpirun's exit status (137 after a forced kill).
 daemon_stop() {
     local limit=${1:-120} rc
+    # a slow daemon (valgrind) gets DAEMON_STOP_TIMEOUT when that is longer
+    [ "${DAEMON_STOP_TIMEOUT:-0}" -gt "$limit" ] && limit=$DAEMON_STOP_TIMEOUT
     kill -TERM "$DRANK0" 2>/dev/null
     for _ in $(seq 1 $((limit * 10))); do
         if ! kill -0 "$DPID" 2>/dev/null; then
