@@ -3,12 +3,16 @@
  * authentication (see http_server.h).
  *
  * libmicrohttpd calls the access handler several times per request: once
- * with the headers (where everything that can be decided from them is:
- * auth, route, method, limits, parameters, and the answer for requests
- * without a body), then once per chunk of body, then once more with no
- * data. Per-request state lives in an http_req hung on con_cls and is
- * freed by the completion callback, which also discards an upload whose
- * client vanished.
+ * with the headers, then once per chunk of body, then once more with no
+ * data. A POST is decided at the first call (auth, route, limits,
+ * parameters: a refusal is sent before any byte of the upload is read) and
+ * answered at the last. Every other request is answered at its second call:
+ * libmicrohttpd 0.9.75 treats an answer queued at the first call as an
+ * early reply and closes the connection after it ("Connection: close"),
+ * which would cost a poller a TCP connection per status request; answered
+ * one call later, the connection is kept alive. Per-request state lives in
+ * an http_req hung on con_cls and is freed by the completion callback,
+ * which also discards an upload whose client vanished.
  */
 #include "http_server.h"
 
@@ -35,6 +39,7 @@ struct http_server {
 typedef struct http_req {
     routes_post *post; /* non-NULL while a job upload is being received */
     int answered;
+    int deferred; /* not a POST: answered at the next call (see the top) */
 } http_req;
 
 enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
@@ -241,6 +246,18 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         if (!rq)
             return MHD_NO;
         *con_cls = rq;
+        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+            rq->deferred = 1;
+            return MHD_YES;
+        }
+    }
+    if (rq->deferred && *upload_data_size > 0) {
+        /* a body on a request that takes none is dropped */
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (!rq->answered && !rq->post) {
+        rq->deferred = 0;
         char id[IDS_LEN + 1] = "";
         const char *name = NULL;
         enum route r = match(url, id, &name);

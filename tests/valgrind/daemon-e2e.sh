@@ -41,9 +41,20 @@ echo "daemon-e2e: test_daemon_api.sh exited $trc after $((t1 - t0)) s under valg
 # one report per process valgrind watched (the ranks of every daemon start)
 rc=$trc
 n=0
+execd=0
 for log in "$out"/vg.*.log; do
     [ -e "$log" ] || continue
     grep -q "Command: .*clsolved" "$log" || continue
+    # a child a rank forked (PoCL runs its linker that way) writes the
+    # header of a log and then execs another program, which valgrind does
+    # not follow: no summary, and its parent is a watched rank
+    if ! grep -q "HEAP SUMMARY" "$log"; then
+        ppid=$(sed -n 's/.*Parent PID: \([0-9]*\).*/\1/p' "$log" | head -1)
+        if [ -n "$ppid" ] && [ -e "$out/vg.$ppid.log" ] && [ "$(wc -l <"$log")" -le 12 ]; then
+            execd=$((execd + 1))
+            continue
+        fi
+    fi
     n=$((n + 1))
     def=$(sed -n 's/.*definitely lost: \([0-9,]*\) bytes in \([0-9,]*\) blocks.*/\1 \2/p' "$log" | tail -1)
     ind=$(sed -n 's/.*indirectly lost: \([0-9,]*\) bytes.*/\1/p' "$log" | tail -1)
@@ -58,5 +69,5 @@ for log in "$out"/vg.*.log; do
     fi
 done
 [ "$n" -gt 0 ] || { echo "daemon-e2e: no valgrind report of clsolved found" >&2; rc=1; }
-echo "daemon-e2e: $n reports; $([ $rc = 0 ] && echo clean || echo NOT clean)"
+echo "daemon-e2e: $n reports of ranks ($execd forked children that exec'd another program skipped); $([ $rc = 0 ] && echo clean || echo NOT clean)"
 exit $rc
