@@ -127,6 +127,21 @@ static int parse_keep(const char *s, clsolved_opts *o)
     return 0;
 }
 
+/* Every option takes a value. */
+static const char *const clsolved_options[] = {
+    "--listen",   "--data-dir",        "--token-file", "--device",    "--port-file",
+    "--pid-file", "--max-upload",      "--max-queued", "--keep",      "--max-connections",
+    "--timeout",
+};
+
+static int clsolved_option_known(const char *name)
+{
+    for (size_t k = 0; k < sizeof clsolved_options / sizeof clsolved_options[0]; k++)
+        if (!strcmp(name, clsolved_options[k]))
+            return 1;
+    return 0;
+}
+
 /* Returns 0, or 2 after printing a usage error (rank 0 only prints). */
 static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
 {
@@ -156,6 +171,12 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             v = eq + 1;
         } else {
             snprintf(name, sizeof name, "%s", a);
+        }
+        /* the name is checked before a value is taken: `--bogus` as the last
+         * argument is an unknown argument, not one that needs a value */
+        if (!clsolved_option_known(name))
+            goto bad_arg;
+        if (!eq) {
             if (i + 1 >= argc) {
                 if (rank == 0)
                     fprintf(stderr, "clsolved: %s needs a value\n", name);
@@ -259,9 +280,11 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
                            .keep_count = o->keep_count,
                            .keep_seconds = o->keep_seconds,
                            .max_queued = o->max_queued};
-    if (job_store_open(&store, &sc, &err)) {
+    int src = job_store_open(&store, &sc, &err);
+    if (src) {
+        /* a --data-dir too long for the store's paths is a usage error */
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = 1;
+        rc = src == CLS_EUSAGE ? 2 : 1;
         goto out;
     }
     metrics_init(size);

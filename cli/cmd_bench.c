@@ -153,8 +153,8 @@ int cmd_bench(int argc, char **argv)
         else if (cli_opt(&a, "--format", NULL, 1)) {
             if (la_spmv_variant_parse(a.value, &fmt) != 0)
                 cli_usage_error("bench",
-                                "--format: '%s' is not auto, csr, csr-vector, adaptive, sell "
-                                "or bcsr",
+                                "--format: '%s' is not auto, csr, csr-vector, csr-adaptive, "
+                                "sell or bcsr",
                                 a.value);
         } else if (cli_opt(&a, "--precision", NULL, 1)) {
             if (!strcmp(a.value, "float"))
@@ -166,8 +166,10 @@ int cmd_bench(int argc, char **argv)
                                 a.value);
         } else if (cli_opt(&a, "--json", NULL, 0))
             json = 1;
+        else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
+            cli_usage_error("bench", "unknown option '%s'", argv[a.i]);
         else
-            cli_usage_error("bench", "unknown argument '%s'", argv[a.i]);
+            cli_usage_error("bench", "unexpected argument '%s'", argv[a.i]);
     }
     gen_kind kind;
     if (gen_kind_parse(stencil, &kind) != 0)

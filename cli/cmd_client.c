@@ -20,7 +20,9 @@
  * cancel and submit without --wait, the request worked and the job is not
  * failed), 3 bad input (a 400 answer, or a job failed on its input), 4 not
  * converged, 5 breakdown, 1 anything else (unreachable server, 401, 404,
- * cancelled job), 2 usage.
+ * cancelled job, a file to send that cannot be read: as FILE-OPEN of
+ * `clsolve solve`), 2 usage (a token too long or holding a control
+ * character too). submit checks its files before it connects.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,6 +72,8 @@ static void client_init(client *c, const char *cmd, const char *server, const ch
         server = "http://127.0.0.1:8080";
     if (http_url_parse(server, &c->url, &err))
         cli_usage_error(cmd, "%s", err.msg);
+    const char *source = NULL;
+    char srcbuf[4200];
     if (token_file) {
         char *text = NULL;
         if (fileio_read_small(token_file, 4096, &text, NULL, &err))
@@ -83,9 +87,19 @@ static void client_init(client *c, const char *cmd, const char *server, const ch
         s[n] = '\0';
         c->token = strdup(s);
         free(text);
+        snprintf(srcbuf, sizeof srcbuf, "--token-file: %s", token_file);
+        source = srcbuf;
     } else if (getenv("CLSOLVE_TOKEN") && *getenv("CLSOLVE_TOKEN")) {
         c->token = strdup(getenv("CLSOLVE_TOKEN"));
+        source = "$CLSOLVE_TOKEN";
     }
+    if (source && !c->token) {
+        fprintf(stderr, "clsolve %s: out of memory for the token\n", cmd);
+        exit(CLS_EOTHER);
+    }
+    /* checked here, as a usage error, before any request is built */
+    if (c->token && http_token_check(c->token, source, &err))
+        cli_usage_error(cmd, "%s", err.msg);
 }
 
 static void client_free(client *c) { free(c->token); }
@@ -405,9 +419,11 @@ int cmd_submit(int argc, char **argv)
     cls_error err;
     int rc = http_request(&c.url, "POST", target, c.token, ctype, parts, np, -1, &r, &err);
     if (rc) {
+        /* a file that cannot be read is exit 1, as for `clsolve solve`
+         * (FILE-OPEN): bad input (3) is what the daemon finds in a file */
         fprintf(stderr, "clsolve submit: %s\n", err.msg);
         client_free(&c);
-        return rc == CLS_EINPUT ? CLS_EINPUT : CLS_EOTHER;
+        return rc == CLS_EUSAGE ? CLS_EUSAGE : CLS_EOTHER;
     }
     if (r.status != 202) {
         rc = client_http_error(&c, &r);

@@ -16,8 +16,10 @@ int cmd_devices(int argc, char **argv)
     while (a.i < argc) {
         if (cli_opt(&a, "--json", NULL, 0))
             json = 1;
+        else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
+            cli_usage_error("devices", "unknown option '%s'", argv[a.i]);
         else
-            cli_usage_error("devices", "unknown argument '%s'", argv[a.i]);
+            cli_usage_error("devices", "unexpected argument '%s'", argv[a.i]);
     }
     ocl_device *devs = NULL;
     int n = 0;

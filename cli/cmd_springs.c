@@ -73,10 +73,16 @@ int cmd_springs(int argc, char **argv)
             o.params.iterations = (int)cli_int(&a, "--iterations", a.value, 1);
         else if (cli_opt(&a, "--steps", NULL, 1))
             o.steps = cli_int(&a, "--steps", a.value, 0);
-        else if (cli_opt(&a, "--min-dist", NULL, 1))
+        else if (cli_opt(&a, "--min-dist", NULL, 1)) {
+            /* the driver takes NaN for "not given": a NaN given is refused */
             o.min_dist = cli_double(&a, "--min-dist", a.value);
-        else if (cli_opt(&a, "--max-dist", NULL, 1))
+            if (isnan(o.min_dist))
+                cli_usage_error("springs", "min-dist must be finite and >= 0, got %s", a.value);
+        } else if (cli_opt(&a, "--max-dist", NULL, 1)) {
             o.max_dist = cli_double(&a, "--max-dist", a.value);
+            if (isnan(o.max_dist))
+                cli_usage_error("springs", "max-dist must be finite and >= 0, got %s", a.value);
+        }
         else if (cli_opt(&a, "--floor", NULL, 1)) {
             o.params.floor_on = 1;
             o.params.floor_y = cli_double(&a, "--floor", a.value);

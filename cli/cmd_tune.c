@@ -72,8 +72,10 @@ int cmd_tune(int argc, char **argv)
                                 a.value);
         } else if (cli_opt(&a, "--json", NULL, 0))
             json = 1;
+        else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
+            cli_usage_error("tune", "unknown option '%s'", argv[a.i]);
         else
-            cli_usage_error("tune", "unknown argument '%s'", argv[a.i]);
+            cli_usage_error("tune", "unexpected argument '%s'", argv[a.i]);
     }
 
     cls_error err;

@@ -1,5 +1,14 @@
 /*
  * http_client.c: the CLI's HTTP/1.1 client (see http_client.h).
+ *
+ * A request is checked whole before the connection is made: the bearer
+ * token (length, characters), every file part (a readable regular file,
+ * whose size goes into Content-Length) and the head, built into a fixed
+ * buffer by appends that each check the room left. So no input can write
+ * past the head, and no local failure can leave a half-sent request for
+ * which the server would wait until its idle timeout. A file that fails
+ * while it is being sent ends the request at once, without waiting for an
+ * answer.
  */
 #include "http_client.h"
 
@@ -7,6 +16,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <netdb.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +28,9 @@
 
 #define HTTP_CLIENT_MAX_BODY ((size_t)64 << 20)
 #define HTTP_CLIENT_TIMEOUT_S 300
+/* the request line and headers: room for the longest token, URL prefix
+ * and target the client builds */
+#define HTTP_CLIENT_MAX_HEAD 8192
 
 int http_url_parse(const char *url, http_url *u, cls_error *err)
 {
@@ -223,53 +236,115 @@ static int connect_to(const http_url *u, cls_error *err)
     return fd;
 }
 
+/* Appends one formatted header line to the request head: fails instead of
+ * writing past it (snprintf's return is the length it wanted). */
+static int head_add(char *head, size_t cap, size_t *used, cls_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static int head_add(char *head, size_t cap, size_t *used, cls_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int w = *used < cap ? vsnprintf(head + *used, cap - *used, fmt, ap) : -1;
+    va_end(ap);
+    if (w < 0 || (size_t)w >= cap - *used)
+        return cls_fail(err, CLS_EUSAGE,
+                        "request header too long: more than %zu bytes (a token, URL path or "
+                        "query this long is not supported)",
+                        cap - 1);
+    *used += (size_t)w;
+    return CLS_OK;
+}
+
+int http_token_check(const char *token, const char *source, cls_error *err)
+{
+    size_t n = strlen(token);
+    if (n > HTTP_CLIENT_MAX_TOKEN)
+        return cls_fail(err, CLS_EUSAGE,
+                        "%s: the token is %zu characters; at most %d are supported", source, n,
+                        HTTP_CLIENT_MAX_TOKEN);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)token[i];
+        if (c < 0x20 || c == 0x7f) /* a CR or LF would end the header line */
+            return cls_fail(err, CLS_EUSAGE,
+                            "%s: the token holds a control character (byte %zu)", source, i + 1);
+    }
+    return CLS_OK;
+}
+
 int http_request(const http_url *u, const char *method, const char *target, const char *token,
                  const char *content_type, const http_part *parts, int nparts, int out_fd,
                  http_response *r, cls_error *err)
 {
     memset(r, 0, sizeof *r);
+    if (token && http_token_check(token, "token", err))
+        return CLS_EUSAGE;
+    /* every file part must be a readable regular file before anything is
+     * sent: its size is the Content-Length, and a request cut short would
+     * leave the server waiting for the rest until its idle timeout */
     unsigned long long total = 0;
     for (int i = 0; i < nparts; i++) {
         if (parts[i].data) {
             total += parts[i].len;
-        } else {
-            struct stat st;
-            if (stat(parts[i].path, &st) != 0)
-                return cls_fail(err, CLS_EINPUT, "%s: cannot open: %s", parts[i].path,
-                                strerror(errno));
-            total += (unsigned long long)st.st_size;
+            continue;
         }
+        /* O_NONBLOCK: opening a FIFO must not wait for a writer */
+        int in = open(parts[i].path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (in < 0)
+            return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", parts[i].path,
+                            strerror(errno));
+        struct stat st;
+        int src = fstat(in, &st);
+        int e = errno;
+        close(in);
+        if (src != 0)
+            return cls_fail(err, CLS_EOTHER, "%s: cannot read: %s", parts[i].path, strerror(e));
+        if (S_ISDIR(st.st_mode))
+            return cls_fail(err, CLS_EOTHER, "%s: cannot read: is a directory", parts[i].path);
+        if (!S_ISREG(st.st_mode))
+            return cls_fail(err, CLS_EOTHER,
+                            "%s: cannot read: not a regular file (the upload's length must be "
+                            "known before it is sent)",
+                            parts[i].path);
+        total += (unsigned long long)st.st_size;
     }
+    /* the head is built before connecting: an error in it costs no request */
+    char head[HTTP_CLIENT_MAX_HEAD];
+    size_t hn = 0;
+    const int v6 = strchr(u->host, ':') != NULL;
+    int rc = head_add(head, sizeof head, &hn, err,
+                      "%s %s%s HTTP/1.1\r\nHost: %s%s%s:%s\r\nUser-Agent: clsolve\r\n"
+                      "Accept: */*\r\nConnection: close\r\n",
+                      method, u->prefix, target, v6 ? "[" : "", u->host, v6 ? "]" : "", u->port);
+    if (!rc && token)
+        rc = head_add(head, sizeof head, &hn, err, "Authorization: Bearer %s\r\n", token);
+    if (!rc && (nparts > 0 || !strcmp(method, "POST") || !strcmp(method, "PUT")))
+        rc = head_add(head, sizeof head, &hn, err, "Content-Length: %llu\r\n", total);
+    if (!rc && content_type)
+        rc = head_add(head, sizeof head, &hn, err, "Content-Type: %s\r\n", content_type);
+    if (!rc)
+        rc = head_add(head, sizeof head, &hn, err, "\r\n");
+    if (rc)
+        return rc;
     int fd = connect_to(u, err);
     if (fd < 0)
         return CLS_EOTHER;
-    char head[2048];
-    int hn = snprintf(head, sizeof head,
-                      "%s %s%s HTTP/1.1\r\nHost: %s%s%s:%s\r\nUser-Agent: clsolve\r\n"
-                      "Accept: */*\r\nConnection: close\r\n",
-                      method, u->prefix, target, strchr(u->host, ':') ? "[" : "", u->host,
-                      strchr(u->host, ':') ? "]" : "", u->port);
-    if (token)
-        hn += snprintf(head + hn, sizeof head - (size_t)hn, "Authorization: Bearer %s\r\n", token);
-    if (nparts > 0 || !strcmp(method, "POST") || !strcmp(method, "PUT"))
-        hn += snprintf(head + hn, sizeof head - (size_t)hn, "Content-Length: %llu\r\n", total);
-    if (content_type)
-        hn += snprintf(head + hn, sizeof head - (size_t)hn, "Content-Type: %s\r\n", content_type);
-    hn += snprintf(head + hn, sizeof head - (size_t)hn, "\r\n");
-    if (hn >= (int)sizeof head) {
-        close(fd);
-        return cls_fail(err, CLS_EUSAGE, "request header too long");
-    }
-    int rc = send_all(fd, head, (size_t)hn, err);
+    rc = send_all(fd, head, hn, err);
+    unsigned long long sent = 0;
     for (int i = 0; i < nparts && !rc; i++) {
         if (parts[i].data) {
             rc = send_all(fd, parts[i].data, parts[i].len, err);
+            sent += parts[i].len;
             continue;
         }
+        /* a file that fails now (removed, unreadable, shrunk since the
+         * check) leaves the request incomplete: give up at once rather than
+         * wait for an answer the server will not send */
         int in = open(parts[i].path, O_RDONLY | O_CLOEXEC);
         if (in < 0) {
-            rc = cls_fail(err, CLS_EINPUT, "%s: cannot open: %s", parts[i].path, strerror(errno));
-            break;
+            rc = cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", parts[i].path, strerror(errno));
+            close(fd);
+            return rc;
         }
         char buf[65536];
         for (;;) {
@@ -277,16 +352,32 @@ int http_request(const http_url *u, const char *method, const char *target, cons
             if (n < 0 && errno == EINTR)
                 continue;
             if (n < 0) {
-                rc = cls_fail(err, CLS_EINPUT, "%s: read failed: %s", parts[i].path,
+                rc = cls_fail(err, CLS_EOTHER, "%s: read failed: %s", parts[i].path,
                               strerror(errno));
-                break;
+                close(in);
+                close(fd);
+                return rc;
             }
             if (n == 0)
                 break;
+            sent += (unsigned long long)n;
+            if (sent > total) {
+                rc = cls_fail(err, CLS_EOTHER, "%s: the file grew while it was being sent",
+                              parts[i].path);
+                close(in);
+                close(fd);
+                return rc;
+            }
             if ((rc = send_all(fd, buf, (size_t)n, err)))
                 break;
         }
         close(in);
+    }
+    if (!rc && sent != total) {
+        close(fd);
+        return cls_fail(err, CLS_EOTHER,
+                        "a file shrank while it was being sent (%llu of %llu bytes)", sent,
+                        total);
     }
     /* a server that rejects an upload early may close while we send: its
      * answer is still worth reading */

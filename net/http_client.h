@@ -17,6 +17,10 @@
 
 #include "../common/error.h"
 
+/* The longest bearer token sent (the daemon reads at most 4096 bytes of its
+ * token file). */
+#define HTTP_CLIENT_MAX_TOKEN 4096
+
 typedef struct http_url {
     char host[256];
     char port[16];
@@ -41,8 +45,16 @@ typedef struct http_response {
     char retry_after[32];
 } http_response;
 
+/* A bearer token is at most HTTP_CLIENT_MAX_TOKEN characters, none of them
+ * a control character (CR or LF would end the header line); CLS_EUSAGE naming source ("--token-file: F",
+ * "$CLSOLVE_TOKEN") otherwise. */
+int http_token_check(const char *token, const char *source, cls_error *err);
+
 /* target: path and query ("/v1/jobs?tol=1e-8"), appended to the prefix.
- * token: bearer token or NULL. out_fd >= 0: a 2xx body is written there. */
+ * token: bearer token or NULL. out_fd >= 0: a 2xx body is written there.
+ * Fails before connecting (CLS_EUSAGE) on a bad token or a head that does
+ * not fit, and (CLS_EOTHER) on a file part that is not a readable regular
+ * file. */
 int http_request(const http_url *u, const char *method, const char *target, const char *token,
                  const char *content_type, const http_part *parts, int nparts, int out_fd,
                  http_response *r, cls_error *err);

@@ -10,7 +10,8 @@
  * the answer (libmicrohttpd cannot answer before the request body has
  * been read; a client that keeps sending past twice the upload limit is
  * disconnected). Only a complete, valid upload becomes a job
- * (job_store_accept) and is answered 202.
+ * (job_store_accept) and is answered 202. A job reads only what it
+ * uploaded: options naming a file on this host are refused (job_files.h).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "job_files.h"
 #include "job_params.h"
 #include "metrics.h"
 #include "multipart.h"
@@ -99,16 +101,18 @@ static void display_name(const char *filename, const char *def, char *out, size_
         snprintf(out, cap, "%s", def);
 }
 
+/* The extension a stored physics input keeps, because its reader is
+ * chosen by it: a mesh's format, or a deform job's raw little-endian basis
+ * (.f32, .f64; Matrix Market otherwise). Anything else is stored as
+ * "input" and read by its content. */
 static const char *input_ext(const char *name)
 {
+    static const char *const keep[] = {".obj", ".off", ".ply", ".f32", ".f64"};
     const char *dot = strrchr(name, '.');
-    if (dot && (!strcasecmp(dot, ".gz") )) {
-        /* keep .obj.gz style names readable by content */
-        return "";
-    }
-    if (dot && (!strcasecmp(dot, ".obj") || !strcasecmp(dot, ".off") || !strcasecmp(dot, ".ply")))
-        return !strcasecmp(dot, ".obj") ? ".obj" : !strcasecmp(dot, ".off") ? ".off" : ".ply";
-    return "";
+    for (size_t i = 0; dot && i < sizeof keep / sizeof keep[0]; i++)
+        if (!strcasecmp(dot, keep[i]))
+            return keep[i];
+    return ""; /* .gz too: .obj.gz style names are read by content */
 }
 
 static int open_part_file(routes_post *p, enum part part, const char *filename, cls_error *err)
@@ -415,6 +419,10 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
         }
     }
     if (!p->err_status && job_params_finish(&p->params, &err))
+        routes_fail(p, 400, "bad-parameter", &err);
+    /* every file a job reads is uploaded: no option may name one on this
+     * host (job_files.h) */
+    if (!p->err_status && job_files_check(p->params.kind, p->params.options, &err))
         routes_fail(p, 400, "bad-parameter", &err);
     if (!p->err_status && job_params_is_cg(&p->params) && !p->in.has_matrix) {
         cls_fail(&err, CLS_EINPUT, "no matrix: send it as the body or as the part 'matrix'");

@@ -7,7 +7,8 @@
  * the outputs durably (solution.mtx, solution.bin, residuals.json) and
  * only then the final job.json. Messages from the reader name the file as
  * the client knows it ("matrix.mtx" or the uploaded name), never the
- * daemon's path.
+ * daemon's path. A physics job runs on rank 0 with its uploaded input
+ * only: options naming a file on this host fail it (job_files.h).
  */
 #include "scheduler.h"
 
@@ -23,6 +24,7 @@
 #include "../solver/dsolve.h"
 #include "cluster.h"
 #include "fileio.h"
+#include "job_files.h"
 #include "job_proto.h"
 #include "metrics.h"
 #include "problem.h"
@@ -359,9 +361,15 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     }
     job_store_set_phase(s, c->id, "running");
     double t0 = cls_now();
-    char *opts = json_dumps(c->params.options ? c->params.options : json_object(), JSON_COMPACT);
+    /* no options: the driver gets "{}" (a literal: a json_object() made
+     * here for it would leak) */
+    char *opts = c->params.options ? json_dumps(c->params.options, JSON_COMPACT) : strdup("{}");
     char *result_text = NULL;
     int rc = opts ? fileio_mkdir(out, &err) : cls_fail(&err, CLS_EOTHER, "out of memory");
+    /* the routes refuse path options at submission; a record queued by an
+     * older daemon is refused here, before the driver could open the path */
+    if (!rc)
+        rc = job_files_check(c->params.kind, c->params.options, &err);
     if (!rc)
         rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out,
                              cfg->device, &result_text, &err);

@@ -732,11 +732,14 @@ int deform_domains_parse(const char *text, size_t len, const char *name, deform_
     return rc;
 }
 
+/* The whole file. A file that cannot be opened or read is an I/O failure
+ * (CLS_EOTHER, exit 1), as for the mesh and Matrix Market readers; only
+ * what the file holds can be bad input. */
 static int slurp(const char *path, char **buf, size_t *len, cls_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return cls_fail(err, CLS_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 1 << 16, n = 0;
     char *b = malloc(cap);
     while (b) {
@@ -746,7 +749,7 @@ static int slurp(const char *path, char **buf, size_t *len, cls_error *err)
             if (ferror(f)) {
                 free(b);
                 fclose(f);
-                return cls_fail(err, CLS_EINPUT, "%s: read error", path);
+                return cls_fail(err, CLS_EOTHER, "%s: read error", path);
             }
             break;
         }

@@ -404,8 +404,8 @@ static int mesh_parse_off(mesh_parser *p)
     int r = mesh_next_tokens(p, 1);
     if (r < 0)
         return -1;
-    if (r == 0)
-        return MESH_FAIL(p, "empty OFF file");
+    if (r == 0) /* an empty file is reported on its line 1 */
+        return mesh_fail_at(p, p->lineno > 0 ? p->lineno : 1, "empty OFF file");
     const char *h = p->tok[0];
     int has_c = 0, has_n = 0;
     if (!strcmp(h, "OFF"))
@@ -445,6 +445,7 @@ static int mesh_parse_off(mesh_parser *p)
     int ncoord = 3 + (has_n ? 3 : 0);
     double colmax = 0.0;
     int col_int = 1;
+    long long frac_line = 0, big_line = 0; /* first [0, 1] float, first value above 1 */
     for (long long i = 0; i < nv; i++) {
         r = mesh_next_tokens(p, 1);
         if (r < 0)
@@ -472,8 +473,13 @@ static int mesh_parse_off(mesh_parser *p)
             for (int t = 0; t < 3; t++) {
                 if (c[t] < 0.0 || c[t] > 255.0)
                     return MESH_FAIL(p, "vertex colour %g is outside [0, 1] and [0, 255]", c[t]);
-                if (c[t] != floor(c[t]))
+                if (c[t] != floor(c[t])) {
                     col_int = 0;
+                    if (!frac_line)
+                        frac_line = p->lineno;
+                }
+                if (c[t] > 1.0 && !big_line)
+                    big_line = p->lineno;
                 if (c[t] > colmax)
                     colmax = c[t];
             }
@@ -482,9 +488,11 @@ static int mesh_parse_off(mesh_parser *p)
         }
     }
     if (p->m->color && colmax > 1.0) {
-        if (!col_int)
-            return cls_fail(p->err, CLS_EINPUT, "%s: vertex colours mix [0, 1] floats and "
-                            "0..255 values", p->name);
+        if (!col_int) /* reported where the second kind first appears */
+            return mesh_fail_at(p, frac_line > big_line ? frac_line : big_line,
+                                "vertex colours mix [0, 1] floats and 0..255 values (a "
+                                "fraction on line %lld, a value above 1 on line %lld)",
+                                frac_line, big_line);
         for (int64_t i = 0; i < 3 * p->m->nverts; i++)
             p->m->color[i] /= 255.0f;
     }
@@ -785,7 +793,7 @@ static int mesh_parse_ply(mesh_parser *p)
 {
     int r = mesh_next_line(p);
     if (r <= 0)
-        return r < 0 ? -1 : MESH_FAIL(p, "empty PLY file");
+        return r < 0 ? -1 : mesh_fail_at(p, p->lineno > 0 ? p->lineno : 1, "empty PLY file");
     if (mesh_tokenize(p, 0))
         return -1;
     if (p->ntok != 1 || strcmp(p->tok[0], "ply"))

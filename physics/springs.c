@@ -910,10 +910,13 @@ static int springs_check_params(const springs_options *o, cls_error *err)
         return cls_fail(err, CLS_EUSAGE, "steps must be >= 0");
     if (!o->mesh_path && o->grid < 1)
         return cls_fail(err, CLS_EUSAGE, "give a mesh or a grid size");
+    /* NaN is "not given" (the mesh's default) */
     if (!isnan(o->min_dist) && !(o->min_dist >= 0.0 && isfinite(o->min_dist)))
-        return cls_fail(err, CLS_EUSAGE, "min-dist must be >= 0");
+        return cls_fail(err, CLS_EUSAGE, "min-dist must be finite and >= 0, got %g",
+                        o->min_dist);
     if (!isnan(o->max_dist) && !(o->max_dist >= 0.0 && isfinite(o->max_dist)))
-        return cls_fail(err, CLS_EUSAGE, "max-dist must be >= 0");
+        return cls_fail(err, CLS_EUSAGE, "max-dist must be finite and >= 0, got %g",
+                        o->max_dist);
     return CLS_OK;
 }
 

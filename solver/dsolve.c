@@ -7,14 +7,18 @@
  *      rank parses, or every rank generates its rows); the layout
  *      (partition.h) is computed where the row lengths are known and
  *      broadcast as part boundaries; b and x0 follow the layout
+ *   1e. scaling: A and b multiplied by powers of two that bring max |a_ij|
+ *      and ||b|| near 1 when they are far from it (scale_phase), so no
+ *      square the device forms underflows or overflows
  *   2. halo plans: each part renumbers its columns in place inside the
  *      rank's block (halo_plan_local) and the send lists are exchanged
  *   3. devices: dsys_open (contexts, kernels, matrix upload, staging)
  *   4. vectors: b, x0, the Jacobi diagonal
  *   5. the Krylov method: dcg_solve or pipecg_solve
  *   6. x downloaded; the true residual ||b - Ax|| / ||b|| recomputed in
- *      double on the host (host halo exchange, halo.h); x gathered once on
- *      rank 0; the report (one entry per part) gathered on rank 0.
+ *      double on the host (host halo exchange, halo.h; scaled sums of
+ *      squares); x gathered once on rank 0 and scaled back; the report
+ *      (one entry per part) gathered on rank 0.
  * All communication runs on a duplicate of the caller's communicator with
  * MPI_ERRORS_RETURN, so dsolve's messages never meet the daemon's and an MPI
  * failure is reported instead of aborting.
@@ -309,6 +313,13 @@ static int input_phase(MPI_Comm comm, const char *a_path, const char *b_path,
         if (!rc && me == 0)
             rc = solve_check_input(&A, bf, bf ? A.nrows : 0, a_path, err);
     }
+    /* an initial guess is input as b is: a non-finite entry (duplicates
+     * summed to infinity) is bad input, found here rather than as a
+     * breakdown of the first residual */
+    if (!rc && me == 0 && gen && bf)
+        rc = solve_check_vector(bf, hdr.nrows, "right-hand side", err);
+    if (!rc && me == 0 && x0f)
+        rc = solve_check_vector(x0f, hdr.nrows, "initial guess", err);
     if ((rc = agree(comm, rc, err)))
         goto done;
 
@@ -436,6 +447,70 @@ done:
     return rc;
 }
 
+/* 1e. Scaling. CG on the device forms b'b, r'r and p'Ap as plain sums of
+ * squares: with entries near 1e-170 they underflow to 0 (and b = A*1
+ * passes for b = 0, "solved" by x = 0), near 1e200 they overflow. So the
+ * system is scaled by powers of two, A' = 2^ea A and b' = 2^eb b, bringing
+ * max |a_ij| and ||b|| (computed scaled, solve_nrm2's way, across ranks)
+ * into [0.5, 1) when they lie outside solve_scale_exponent's window; x0'
+ * = 2^(eb-ea) x0 and, after the solve, x = 2^(ea-eb) x'. Powers of two
+ * change no digit: the iterates, residuals (relative, so invariant) and
+ * iteration counts are those of the unscaled system, which runs unchanged
+ * inside the window. *x_exp receives ea - eb. */
+static int scale_phase(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err)
+{
+    const int64_t nb = in->re - in->rb;
+    double m[2] = {0.0, 0.0}; /* max |a_ij|, max |b_i| */
+    for (int64_t k = 0; k < in->blk.nnz; k++)
+        if (fabs(in->blk.val[k]) > m[0])
+            m[0] = fabs(in->blk.val[k]);
+    for (int64_t i = 0; i < nb; i++)
+        if (fabs(in->b[i]) > m[1])
+            m[1] = fabs(in->b[i]);
+    *x_exp = 0;
+    if (MPI_Allreduce(MPI_IN_PLACE, m, 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Allreduce(scaling) failed");
+    /* ||b|| = bmax sqrt(sum (b_i / bmax)^2): no square leaves the range */
+    double ssq = 0.0;
+    for (int64_t i = 0; m[1] > 0.0 && i < nb; i++) {
+        double r = in->b[i] / m[1];
+        ssq += r * r;
+    }
+    if (MPI_Allreduce(MPI_IN_PLACE, &ssq, 1, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Allreduce(scaling) failed");
+    const double bnorm = m[1] * sqrt(ssq);
+    const int ea = solve_scale_exponent(m[0]);
+    const int eb = solve_scale_exponent(bnorm); /* 0 for b = 0: x = 0, as always */
+    if (ea)
+        for (int64_t k = 0; k < in->blk.nnz; k++)
+            in->blk.val[k] = ldexp(in->blk.val[k], ea);
+    if (eb)
+        for (int64_t i = 0; i < nb; i++)
+            in->b[i] = ldexp(in->b[i], eb);
+    if (eb != ea && in->x0)
+        for (int64_t i = 0; i < nb; i++)
+            in->x0[i] = ldexp(in->x0[i], eb - ea);
+    *x_exp = ea - eb;
+    return CLS_OK;
+}
+
+/* x = 2^x_exp x' on rank 0, after the gather. An x beyond double's range
+ * cannot be returned: CLS_EBREAKDOWN rather than infinities. */
+static int unscale_x(double *x, int64_t n, int x_exp, cls_error *err)
+{
+    if (!x_exp)
+        return CLS_OK;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = ldexp(x[i], x_exp);
+        if (!isfinite(x[i]))
+            return cls_fail(err, CLS_EBREAKDOWN,
+                            "solution entry %lld is beyond the range of double precision: the "
+                            "system's scale (max |a_ij| against ||b||) is too extreme",
+                            (long long)i + 1);
+    }
+    return CLS_OK;
+}
+
 static void input_free(ds_input *in)
 {
     part_free(&in->L);
@@ -468,7 +543,11 @@ static int true_residual(MPI_Comm comm, const part_layout *L, dpart *parts, int 
         plans[k] = parts[k].halo;
     halo_comm hc;
     int rc = halo_comm_init(&hc, comm, L, plans, nmine, sizeof(double), NULL, NULL, err);
-    double s[2] = {0.0, 0.0};
+    /* scaled sums of squares (solve_ssq_add): ||r|| = sc[0] sqrt(sq[0]),
+     * ||b|| = sc[1] sqrt(sq[1]); a residual or b far from 1 neither
+     * underflows to 0 nor overflows */
+    double sc[2] = {0.0, 0.0}, sq[2] = {1.0, 1.0};
+    int finite = 1;
     if (!rc) {
         rc = halo_exchange_host(&hc, xs, err);
         halo_comm_free(&hc);
@@ -481,14 +560,29 @@ static int true_residual(MPI_Comm comm, const part_layout *L, dpart *parts, int 
             for (int64_t j = A->rowptr[i] - base; j < A->rowptr[i + 1] - base; j++)
                 ax += A->val[j] * xs[k][A->col[j]];
             double ri = bs[k][i] - ax;
-            s[0] += ri * ri;
-            s[1] += bs[k][i] * bs[k][i];
+            finite &= isfinite(ri) != 0;
+            solve_ssq_add(&sc[0], &sq[0], ri);
+            solve_ssq_add(&sc[1], &sq[1], bs[k][i]);
         }
     }
     free(plans);
-    if (MPI_Allreduce(MPI_IN_PLACE, s, 2, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS && !rc)
+    /* combine: every rank rescales its sums to the largest scale */
+    double g[3] = {sc[0], sc[1], finite ? 0.0 : 1.0};
+    if (MPI_Allreduce(MPI_IN_PLACE, g, 3, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS && !rc)
         rc = cls_fail(err, CLS_EOTHER, "MPI_Allreduce(true residual) failed");
-    *out = s[1] > 0.0 ? sqrt(s[0] / s[1]) : sqrt(s[0]);
+    double t[2];
+    for (int q = 0; q < 2; q++) {
+        double r = g[q] > 0.0 ? sc[q] / g[q] : 0.0;
+        t[q] = sc[q] > 0.0 ? sq[q] * r * r : 0.0;
+    }
+    if (MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS && !rc)
+        rc = cls_fail(err, CLS_EOTHER, "MPI_Allreduce(true residual) failed");
+    if (g[2] != 0.0)
+        *out = NAN;
+    else if (g[1] > 0.0)
+        *out = (g[0] / g[1]) * sqrt(t[0] / t[1]);
+    else
+        *out = g[0] * sqrt(t[0]);
     return rc;
 }
 
@@ -574,7 +668,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     dpart *parts = NULL;
     dvec vb = {0}, vx = {0}, vd = {0};
     double **xs = NULL, **bs = NULL, *dinv = NULL, *xfull = NULL;
-    int have_sys = 0, nmine = 0;
+    int have_sys = 0, nmine = 0, x_exp = 0;
     double t0 = cls_now(), t1 = t0, t2 = t0;
 
     memset(&in, 0, sizeof in);
@@ -594,8 +688,10 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     rep->ranks = size;
     rep->devices_per_rank = G;
 
-    /* 1. input and layout */
+    /* 1. input and layout, then the scaling */
     if ((rc = input_phase(comm, a_path, b_path, x0_path, opt, G, &in, err)))
+        goto done;
+    if ((rc = agree(comm, scale_phase(comm, &in, &x_exp, err), err)))
         goto done;
     const part_layout *L = &in.L;
     rep->rows = in.nrows;
@@ -622,7 +718,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
         L->nparts == 1 && L->first[1] - L->first[0] == 1) {
         rep->engine = DSOLVE_ENGINE_LOCAL;
         rc = local_solve(comm, &in, opt, G, rep, x, t1, err);
-        goto done;
+        goto unscale;
     }
 
     /* 2. halo plans: parts view the rank's block, renumbered in place */
@@ -844,6 +940,19 @@ report:
         free(mine);
         free(counts);
         free(displs);
+    }
+
+unscale:
+    /* x of the scaled system back to the caller's (rank 0, either engine) */
+    if (me == 0 && x && *x) {
+        int urc = unscale_x(*x, in.nrows, x_exp, err);
+        if (urc) {
+            free(*x);
+            *x = NULL;
+            rc = urc;
+            rep->cg.converged = 0;
+            rep->cg.reason = CG_DIVERGED_NANORINF;
+        }
     }
 
 done:

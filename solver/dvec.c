@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -82,6 +83,20 @@ static int parse_list(const char *spec, int **out, int *n)
     return 0;
 }
 
+/* "0: GPU NAME (PLATFORM), 1: ..." into buf, as ocl_pick_device lists them. */
+static void dsys_describe_devices(const ocl_device *d, int n, char *buf, size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used + 1 < cap; i++) {
+        int w = snprintf(buf + used, cap - used, "%s%d: %s %s (%s)", i ? ", " : "", i,
+                         ocl_type_name(d[i].type), d[i].name, d[i].platform_name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
 int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
                       ocl_device *out, cls_error *err)
 {
@@ -126,9 +141,13 @@ int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int
                 cand[nc++] = i;
         if (nc == 0) {
             free(cand);
+            /* worded as ocl_pick_device's, which the physics commands use */
+            char list[700];
+            dsys_describe_devices(devs, n, list, sizeof list);
+            cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s",
+                     ocl_type_name(want), list);
             free(devs);
-            return cls_fail(err, CLS_EOTHER, "no %s OpenCL device on this host (%d device(s) "
-                            "in all); see `clsolve devices`", spec, n);
+            return CLS_EOTHER;
         }
     } else {
         int *list, nl;

@@ -78,10 +78,11 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
         if (fabs(A->val[k]) > maxabs)
             maxabs = fabs(A->val[k]);
     }
-    for (int64_t i = 0; b && i < nb; i++)
-        if (!isfinite(b[i]))
-            return cls_fail(err, CLS_EINPUT, "right-hand side entry %lld is NaN or Inf",
-                            (long long)i + 1);
+    if (b) {
+        int rc = solve_check_vector(b, nb, "right-hand side", err);
+        if (rc)
+            return rc;
+    }
     for (int64_t i = 0; i < A->nrows; i++) {
         int64_t d = find_entry(A, i, i);
         double aii = d < 0 ? 0.0 : A->val[d];
@@ -110,18 +111,64 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
     return CLS_OK;
 }
 
+int solve_check_vector(const double *v, int64_t n, const char *what, cls_error *err)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return cls_fail(err, CLS_EINPUT, "%s entry %lld is NaN or Inf", what,
+                            (long long)i + 1);
+    return CLS_OK;
+}
+
+void solve_ssq_add(double *scale, double *ssq, double v)
+{
+    double a = fabs(v);
+    if (a == 0.0 || isnan(a))
+        return;
+    if (*scale < a) {
+        double r = *scale / a;
+        *ssq = 1.0 + *ssq * r * r;
+        *scale = a;
+    } else {
+        double r = a / *scale;
+        *ssq += r * r;
+    }
+}
+
+double solve_nrm2(const double *v, int64_t n)
+{
+    double scale = 0.0, ssq = 1.0;
+    for (int64_t i = 0; i < n; i++)
+        solve_ssq_add(&scale, &ssq, v[i]);
+    return scale * sqrt(ssq);
+}
+
+int solve_scale_exponent(double m)
+{
+    if (!(m > 0.0) || !isfinite(m))
+        return 0;
+    int e;
+    frexp(m, &e); /* m = f 2^e, f in [0.5, 1) */
+    if (e - 1 >= -SOLVE_SCALE_WINDOW && e - 1 <= SOLVE_SCALE_WINDOW)
+        return 0;
+    return -e;
+}
+
 double solve_true_residual(const csr_matrix *A, const double *b, const double *x)
 {
-    double rr = 0.0, bb = 0.0;
+    double rs = 0.0, rq = 1.0, bs = 0.0, bq = 1.0; /* ||r|| = rs sqrt(rq), ||b|| = bs sqrt(bq) */
     for (int64_t i = 0; i < A->nrows; i++) {
         double s = 0.0;
         for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
             s += A->val[k] * x[A->col[k]];
-        double ri = b[i] - s;
-        rr += ri * ri;
-        bb += b[i] * b[i];
+        solve_ssq_add(&rs, &rq, b[i] - s);
+        solve_ssq_add(&bs, &bq, b[i]);
+        if (!isfinite(b[i] - s))
+            return NAN;
     }
-    return bb > 0.0 ? sqrt(rr / bb) : sqrt(rr);
+    if (bs == 0.0)
+        return rs * sqrt(rq);
+    return (rs / bs) * sqrt(rq / bq);
 }
 
 void solve_report_free(solve_report *rep)
@@ -155,6 +202,19 @@ int solve_run_device(const csr_matrix *A, const double *b, const double *x0, dou
         rc = solve_check_input(A, b, A->nrows, opt->name, err);
         if (rc)
             return rc;
+    }
+    /* ||b|| on the host, scaled: the device's b'b must neither underflow
+     * (a b that is not 0 taken for b = 0, x = 0 reported exact) nor
+     * overflow. dsolve_file has brought ||b|| into the window already. */
+    {
+        double bnorm = solve_nrm2(b, A->nrows);
+        double lim = ldexp(1.0, opt->precision == LA_DOUBLE ? 400 : 40);
+        if (bnorm > 0.0 && (bnorm < 1.0 / lim || bnorm > lim))
+            return cls_fail(err, CLS_EINPUT,
+                            "the right-hand side's norm %.3e is outside [%.3g, %.3g]: its "
+                            "square would %s in %s precision; scale the system",
+                            bnorm, 1.0 / lim, lim, bnorm < 1.0 ? "underflow" : "overflow",
+                            la_precision_str(opt->precision));
     }
 
     if (dev)

@@ -50,6 +50,25 @@ const char *la_precision_name(la_precision p);
 int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const char *name,
                       cls_error *err);
 
+/* "WHAT entry I is NaN or Inf" (CLS_EINPUT) for the first non-finite entry
+ * of v (a right-hand side, an initial guess), 1-based; CLS_OK otherwise. */
+int solve_check_vector(const double *v, int64_t n, const char *what, cls_error *err);
+
+/* Norms without overflow or underflow, as LAPACK's dlassq/dnrm2: the sum of
+ * squares is kept as scale^2 * ssq (start with scale = 0, ssq = 1). */
+void solve_ssq_add(double *scale, double *ssq, double v);
+/* sqrt(sum of v_i^2), exact in range for any finite entries. */
+double solve_nrm2(const double *v, int64_t n);
+
+/* The scaling dsolve applies before a solve: a factor 2^e that brings a
+ * magnitude m (max |a_ij|, ||b||) into [0.5, 1) when m lies outside
+ * [2^-SOLVE_SCALE_WINDOW, 2^SOLVE_SCALE_WINDOW]; e = 0 inside the window and
+ * for m = 0. Powers of two change no digit, so CG's iterates are those of
+ * the unscaled system, without the squares (b'b, r'r, p'Ap) that underflow
+ * or overflow in double, or in float, far from 1. */
+#define SOLVE_SCALE_WINDOW 20
+int solve_scale_exponent(double m);
+
 /* Solves A x = b. b and x are host arrays of A->nrows; x0 may be NULL (zero
  * guess). The report is filled even on failure (as far as the solve got).
  * Returns CLS_OK, CLS_ENOTCONV, CLS_EBREAKDOWN, CLS_EINPUT or CLS_EOTHER. */
@@ -58,14 +77,19 @@ int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
 
 /* solve_run on a device the caller chose (dev NULL: opt->device through
  * ocl_pick_device); checked != 0 skips solve_check_input (the caller has
- * checked A and b, or generated them). dsolve's local engine. */
+ * checked A and b, or generated them). dsolve's local engine. A b whose
+ * norm is so far from 1 that b'b would underflow or overflow in the
+ * device's precision is refused (CLS_EINPUT, naming the condition), never
+ * solved as b = 0: dsolve_file scales the system first (see
+ * solve_scale_exponent), so only direct callers meet this. */
 int solve_run_device(const csr_matrix *A, const double *b, const double *x0, double *x,
                      const ocl_device *dev, int checked, const solve_options *opt,
                      solve_report *rep, cls_error *err);
 
 void solve_report_free(solve_report *rep);
 
-/* ||b - A x|| / ||b|| in double (||b - A x|| when b = 0). */
+/* ||b - A x|| / ||b|| in double, both norms scaled (solve_ssq_add) so that
+ * neither underflows nor overflows (||b - A x|| when b = 0). */
 double solve_true_residual(const csr_matrix *A, const double *b, const double *x);
 
 #endif

@@ -80,7 +80,8 @@ expect_exit 1 "$CLSOLVE" status 0123456789abcdef0123456789abcdef
 expect_exit 2 "$CLSOLVE" status not-an-id
 expect_exit 2 "$CLSOLVE" submit "$M/LFAT5.mtx" --tol 3
 expect_exit 2 "$CLSOLVE" fetch "$id"
-expect_exit 3 "$CLSOLVE" submit "$TEST_TMP/no-such-file.mtx"
+# a file that cannot be opened is exit 1, as for `clsolve solve` (docs/errors.md FILE-OPEN)
+expect_exit 1 "$CLSOLVE" submit "$TEST_TMP/no-such-file.mtx"
 expect_exit 1 "$CLSOLVE" status "$id" --server http://127.0.0.1:1
 
 # --- cancel, and the queue limit (--max-queued 2) ---
