@@ -74,6 +74,31 @@ static int set_choice(char *dst, size_t cap, const char *key, const char *v,
     return cls_fail(err, CLS_EINPUT, "%s: '%.64s' is not one of %s", key, v, list);
 }
 
+/* 1 when s is UTF-8 as jansson takes it (json_string, object keys): no
+ * overlong forms, no surrogates, nothing above U+10FFFF. Checked before a
+ * client's text goes to jansson, so that text it would refuse is a 400
+ * naming the parameter, not an "out of memory". */
+static int utf8_valid(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        unsigned c = *u++;
+        int n = c < 0x80 ? 0 : c < 0xC2 ? -1 : c < 0xE0 ? 1 : c < 0xF0 ? 2 : c < 0xF5 ? 3 : -1;
+        if (n < 0)
+            return 0;
+        unsigned cp = n == 0 ? c : c & (0x3Fu >> n);
+        for (int i = 0; i < n; i++, u++) {
+            if ((*u & 0xC0) != 0x80)
+                return 0;
+            cp = cp << 6 | (*u & 0x3Fu);
+        }
+        if ((n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+            (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)))
+            return 0;
+    }
+    return 1;
+}
+
 /* A query value as JSON: integer, real, boolean or string. */
 static json_t *value_json(const char *v)
 {
@@ -124,7 +149,12 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
     /* anything else is a physics option; for cg it is an error, decided in
      * job_params_finish once the kind is known */
     if (strlen(key) > 64)
-        return cls_fail(err, CLS_EINPUT, "parameter name longer than 64 characters");
+        return cls_fail(err, CLS_EINPUT, "parameter '%.64s...': name longer than 64 characters",
+                        key);
+    if (!utf8_valid(key))
+        return cls_fail(err, CLS_EINPUT, "parameter '%.64s': name is not valid UTF-8", key);
+    if (!utf8_valid(value))
+        return cls_fail(err, CLS_EINPUT, "%.64s: value is not valid UTF-8", key);
     if (!p->options && !(p->options = json_object()))
         return cls_fail(err, CLS_EOTHER, "out of memory");
     json_t *v = value_json(value);
@@ -219,6 +249,18 @@ json_t *job_params_to_json(const job_params *p)
     return p->options ? json_deep_copy(p->options) : json_object();
 }
 
+/* A choice from a stored record. One that does not fit is none of the
+ * values (none, jacobi, cg, double, float), and cut to fit it could end
+ * inside a UTF-8 sequence, which job_params_to_json could not write back
+ * (jansson refuses the string and the key would vanish from the record):
+ * the default stays. */
+static void stored_choice(char *dst, size_t cap, json_t *params, const char *key)
+{
+    const char *s = json_string_value(json_object_get(params, key));
+    if (s && strlen(s) < cap)
+        memcpy(dst, s, strlen(s) + 1);
+}
+
 int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_error *err)
 {
     job_params_init(p);
@@ -237,12 +279,8 @@ int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_er
     json_t *m = json_object_get(params, "maxiter");
     if (json_is_integer(m))
         p->maxiter = json_integer_value(m);
-    const char *s;
-    if ((s = json_string_value(json_object_get(params, "precond"))))
-        snprintf(p->precond, sizeof p->precond, "%s", s);
-    if ((s = json_string_value(json_object_get(params, "method"))))
-        snprintf(p->method, sizeof p->method, "%s", s);
-    if ((s = json_string_value(json_object_get(params, "precision"))))
-        snprintf(p->precision, sizeof p->precision, "%s", s);
+    stored_choice(p->precond, sizeof p->precond, params, "precond");
+    stored_choice(p->method, sizeof p->method, params, "method");
+    stored_choice(p->precision, sizeof p->precision, params, "precision");
     return CLS_OK;
 }

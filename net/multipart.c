@@ -218,11 +218,12 @@ static int mp_step(multipart_parser *mp, cls_error *err)
             size_t k = 0; /* transport padding: linear white space */
             while (k < mp->blen && (mp->buf[k] == ' ' || mp->buf[k] == '\t'))
                 k++;
-            if (k + 2 > mp->blen) {
-                if (k >= 256)
-                    return mp_fail(mp, err, "too much padding after a boundary");
+            /* the limit before the wait for CRLF: padding that arrived in
+             * one chunk must not pass where byte by byte it fails */
+            if (k >= 256)
+                return mp_fail(mp, err, "too much padding after a boundary");
+            if (k + 2 > mp->blen)
                 return CLS_OK;
-            }
             if (mp->buf[k] != '\r' || mp->buf[k + 1] != '\n')
                 return mp_fail(mp, err, "a boundary is not followed by CRLF or --");
             mp_consume(mp, k + 2);
@@ -237,7 +238,10 @@ static int mp_step(multipart_parser *mp, cls_error *err)
             } else {
                 char *end = memmem(mp->buf, mp->blen, "\r\n\r\n", 4);
                 if (!end) {
-                    if (mp->blen >= MULTIPART_HEADERS_MAX)
+                    /* a block of up to 8 KiB ends within its 8 KiB + 4
+                     * bytes; failing sooner would refuse such a block when
+                     * its terminator comes in a later chunk */
+                    if (mp->blen >= MULTIPART_HEADERS_MAX + 4)
                         return mp_fail(mp, err, "part headers longer than 8 KiB");
                     return CLS_OK;
                 }

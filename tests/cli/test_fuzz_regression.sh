@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The fuzz regression corpus (tests/fuzz/corpus/: seeds and every crasher
-# kept) replayed through the plain drivers replay_mm_header, replay_mm_read
-# and replay_mesh, which every compiler builds; then, where the build also
+# kept) replayed through the plain drivers replay_mm_header, replay_mm_read,
+# replay_mesh, replay_params and replay_multipart, which every compiler
+# builds; then, where the build also
 # has the libFuzzer binaries (clang, -DCLSOLVE_FUZZ=ON), each target fuzzed
 # for CLSOLVE_FUZZ_SECONDS (default 60; 0 skips). Builds nothing: the
 # binaries are looked up in FUZZ_BIN_DIR, default BUILD/tests/fuzz (BUILD

@@ -14,7 +14,7 @@
 # A finding fails the target and leaves the crasher under WORK/TARGET/; copy
 # it into tests/fuzz/corpus/fuzz_TARGET/ once fixed.
 #
-# TARGETs default to: mm_header mm_read mesh.
+# TARGETs default to: mm_header mm_read mesh params multipart.
 # Exit: 0 all passed, 1 a target failed, 2 usage or a replay driver missing.
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,7 +34,7 @@ if [ $# -lt 1 ]; then
 fi
 bindir=$1
 shift
-targets=${*:-mm_header mm_read mesh}
+targets=${*:-mm_header mm_read mesh params multipart}
 if [ -z "$work" ]; then
     work=$(mktemp -d "${TMPDIR:-/tmp}/clsolve-fuzz.XXXXXX")
 fi
