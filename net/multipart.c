@@ -228,6 +228,7 @@ static int mp_step(multipart_parser *mp, cls_error *err)
                 return mp_fail(mp, err, "a boundary is not followed by CRLF or --");
             mp_consume(mp, k + 2);
             mp->state = MP_HEADERS;
+            mp->hscan = 0;
             break;
         }
         case MP_HEADERS: {
@@ -236,7 +237,12 @@ static int mp_step(multipart_parser *mp, cls_error *err)
                 hl = 0;
                 skip = 2;
             } else {
-                char *end = memmem(mp->buf, mp->blen, "\r\n\r\n", 4);
+                /* resume where the last feed stopped (less the 3 bytes a
+                 * terminator could straddle): a block fed byte by byte is
+                 * searched once, not once per byte */
+                size_t from = mp->hscan > 3 ? mp->hscan - 3 : 0;
+                char *end = memmem(mp->buf + from, mp->blen - from, "\r\n\r\n", 4);
+                mp->hscan = mp->blen;
                 if (!end) {
                     /* a block of up to 8 KiB ends within its 8 KiB + 4
                      * bytes; failing sooner would refuse such a block when

@@ -38,6 +38,7 @@ typedef struct multipart_parser {
     char buf[MULTIPART_WINDOW];
     size_t blen;
     int parts;
+    size_t hscan; /* MP_HEADERS: bytes of buf already searched for the blank line */
 } multipart_parser;
 
 /* Extracts the boundary from a Content-Type header value; CLS_EINPUT when
