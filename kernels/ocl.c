@@ -278,8 +278,7 @@ int ocl_list_devices(ocl_device **devs, int *n, cls_error *err)
     return CLS_OK;
 }
 
-/* "0: GPU NAME (PLATFORM), 1: ..." into buf, for error messages. */
-static void describe_devices(const ocl_device *d, int n, char *buf, size_t cap)
+void ocl_describe_devices(const ocl_device *d, int n, char *buf, size_t cap)
 {
     size_t used = 0;
     buf[0] = '\0';
@@ -325,7 +324,7 @@ int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err)
         }
         if (v < 0 || v >= n) {
             char list[700];
-            describe_devices(devs, n, list, sizeof list);
+            ocl_describe_devices(devs, n, list, sizeof list);
             free(devs);
             return cls_fail(err, CLS_EUSAGE,
                             "device index %ld out of range: %d device(s): %s", v, n, list);
@@ -338,7 +337,7 @@ int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err)
                 pick = i;
         if (pick < 0) {
             char list[700];
-            describe_devices(devs, n, list, sizeof list);
+            ocl_describe_devices(devs, n, list, sizeof list);
             free(devs);
             return cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s",
                             ocl_type_name(want), list);

@@ -68,6 +68,9 @@ int ocl_list_devices(ocl_device **devs, int *n, cls_error *err);
 /* spec: "auto" (first in discovery order), "gpu", "cpu", "accelerator", or a
  * decimal index. */
 int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err);
+/* "0: GPU NAME (PLATFORM), 1: ..." into buf (cap bytes, truncated to fit),
+ * the list the error messages of device selection show. */
+void ocl_describe_devices(const ocl_device *d, int n, char *buf, size_t cap);
 
 int ocl_ctx_create(const ocl_device *dev, ocl_ctx *ctx, cls_error *err);
 void ocl_ctx_release(ocl_ctx *ctx);

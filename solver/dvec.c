@@ -83,20 +83,6 @@ static int parse_list(const char *spec, int **out, int *n)
     return 0;
 }
 
-/* "0: GPU NAME (PLATFORM), 1: ..." into buf, as ocl_pick_device lists them. */
-static void dsys_describe_devices(const ocl_device *d, int n, char *buf, size_t cap)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < n && used + 1 < cap; i++) {
-        int w = snprintf(buf + used, cap - used, "%s%d: %s %s (%s)", i ? ", " : "", i,
-                         ocl_type_name(d[i].type), d[i].name, d[i].platform_name);
-        if (w < 0)
-            break;
-        used += (size_t)w;
-    }
-}
-
 int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
                       ocl_device *out, cls_error *err)
 {
@@ -143,7 +129,7 @@ int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int
             free(cand);
             /* worded as ocl_pick_device's, which the physics commands use */
             char list[700];
-            dsys_describe_devices(devs, n, list, sizeof list);
+            ocl_describe_devices(devs, n, list, sizeof list);
             cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s",
                      ocl_type_name(want), list);
             free(devs);

@@ -88,40 +88,34 @@ setsid bash "$ROOT/deploy/supervise.sh" --drain-pid-file "$D.pid" --child-pid-fi
 SUP=$!
 sup_ready || { bad "supervised start"; finish; }
 
-# 1. kill -9 of rank 0 during a solve
-id=$($DCLIENT submit "$DURL" "$A" --param tol=1e-10) || bad "submit 1"
-wait_running "$DURL" "$id" 20 && ok || bad "job 1 never ran: $(status_of "$DURL" "$id")"
-echo "kill -9 rank 0 ($DRANK0) at: $(status_of "$DURL" "$id")"
-rm -f "$D.port" "$D.pid"
-kill -KILL "$DRANK0"
-sup_ready && ok || { bad "no restart after kill -9 of rank 0"; finish; }
-[ "$(restarts)" = 1 ] && ok || bad "restarts after kill -9 of rank 0: $(restarts)"
-check_job "$id" "kill -9 rank 0" 1 "$A"
+# crash_case N WHAT MATRIX TOL SIGNAL TARGET INTERRUPTED: submits a solve,
+# waits until it runs, sends SIGNAL to the pid that the function TARGET
+# prints, waits for the supervisor's restart number N, checks the job
+crash_case() {
+    local n=$1 what=$2 m=$3 tol=$4 sig=$5 target=$6 want=$7 id pid
+    id=$($DCLIENT submit "$DURL" "$m" --param tol="$tol") || bad "$what: submit"
+    wait_running "$DURL" "$id" 20 && ok || bad "$what: job never ran: $(status_of "$DURL" "$id")"
+    pid=$($target)
+    [ -n "$pid" ] && ok || { bad "$what: no process to signal"; return; }
+    echo "$what ($pid) at: $(status_of "$DURL" "$id")"
+    rm -f "$D.port" "$D.pid"
+    kill -"$sig" "$pid"
+    sup_ready && ok || { bad "no restart after $what"; finish; }
+    [ "$(restarts)" = "$n" ] && ok || bad "restarts after $what: $(restarts)"
+    check_job "$id" "$what" "$want" "$m"
+}
+rank0_pid() { echo "$DRANK0"; }
+worker_pid() { pgrep -P "$(cat "$D.mpirun")" | grep -vx "$DRANK0" | head -1; }
+mpirun_pid() { cat "$D.mpirun"; }
 
-# 2. kill -9 of the worker rank during a solve
-id=$($DCLIENT submit "$DURL" "$A" --param tol=1e-10) || bad "submit 2"
-wait_running "$DURL" "$id" 20 && ok || bad "job 2 never ran: $(status_of "$DURL" "$id")"
-worker=$(pgrep -P "$(cat "$D.mpirun")" | grep -vx "$DRANK0" | head -1)
-[ -n "$worker" ] && ok || bad "no worker rank found under mpirun $(cat "$D.mpirun")"
-echo "kill -9 worker rank ($worker) at: $(status_of "$DURL" "$id")"
-rm -f "$D.port" "$D.pid"
-kill -KILL "$worker"
-sup_ready && ok || { bad "no restart after kill -9 of the worker"; finish; }
-[ "$(restarts)" = 2 ] && ok || bad "restarts after kill -9 of the worker: $(restarts)"
-check_job "$id" "kill -9 worker" 1 "$A"
-
+# 1, 2. kill -9 of rank 0, then of the worker rank, during a solve
+crash_case 1 "kill -9 rank 0" "$A" 1e-10 KILL rank0_pid 1
+crash_case 2 "kill -9 worker rank" "$A" 1e-10 KILL worker_pid 1
 # 3. SIGTERM to mpirun itself during a solve: mpirun forwards it (rank 0
 #    starts to drain) and kills the ranks after its second; the job is
 #    re-run after the restart, or, if it finished inside that second, is
 #    recorded as finished: either way it is never lost
-id=$($DCLIENT submit "$DURL" "$BIG" --param tol=1e-12) || bad "submit 3"
-wait_running "$DURL" "$id" 20 && ok || bad "job 3 never ran: $(status_of "$DURL" "$id")"
-echo "SIGTERM to mpirun at: $(status_of "$DURL" "$id")"
-rm -f "$D.port" "$D.pid"
-kill -TERM "$(cat "$D.mpirun")"
-sup_ready && ok || { bad "no restart after SIGTERM to mpirun"; finish; }
-[ "$(restarts)" = 3 ] && ok || bad "restarts after SIGTERM to mpirun: $(restarts)"
-check_job "$id" "SIGTERM to mpirun" "[01]" "$BIG"
+crash_case 3 "SIGTERM to mpirun" "$BIG" 1e-12 TERM mpirun_pid "[01]"
 
 # 4. SIGTERM to the supervisor (systemd's stop) during a solve: drain
 id=$($DCLIENT submit "$DURL" "$A" --param tol=1e-10) || bad "submit 4"
