@@ -16,6 +16,10 @@ A=$TEST_TMP/p2d.mtx
 "$CLSOLVE" gen poisson2d 600 -o "$A" >/dev/null || { bad "gen"; finish; }  # long enough to be caught running
 BIG=$TEST_TMP/p2d_big.mtx  # several seconds of iterations: time to cancel it
 "$CLSOLVE" gen poisson2d 700 -o "$BIG" >/dev/null || { bad "gen"; finish; }
+# the cancel target: ~40 s of iterations on 2 ranks here, so that a loaded
+# machine cannot finish it before the test's DELETE reaches it
+HUGE=$TEST_TMP/p2d_huge.mtx
+"$CLSOLVE" gen poisson2d 1000 -o "$HUGE" >/dev/null || { bad "gen"; finish; }
 status_of() { $DCLIENT request "$1" GET "/v1/jobs/$2" | tail -n +2 | jget "j['status'], j['progress']['iteration']"; }
 # wait_running URL ID MIN_ITERATION: until the job has run that far
 wait_running() { $DCLIENT running "$1" "$2" --iteration "$3" --timeout 300 >/dev/null; }
@@ -42,7 +46,7 @@ echo "re-run after kill -9: $(jget "j['result']['iterations']" <<<"$j") iteratio
 [ ! -e "$D/jobs/fedcba9876543210fedcba9876543210" ] && ok || bad "job dir without job.json kept"
 
 # DELETE: a running job stops, a queued one is cancelled
-run=$($DCLIENT submit "$DURL" "$BIG" --param tol=1e-13)
+run=$($DCLIENT submit "$DURL" "$HUGE" --param tol=1e-13)
 queued=$($DCLIENT submit "$DURL" "$A" --param tol=1e-12)
 wait_running "$DURL" "$run" 10 && ok || bad "cancel target never ran"
 [ "$($DCLIENT request "$DURL" DELETE "/v1/jobs/$queued" | sed -n 1p)" = 200 ] && ok || bad "DELETE queued"
