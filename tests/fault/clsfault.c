@@ -93,8 +93,8 @@ cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_i
     }
     if (!real)
         real = (cl_int(*)(cl_program, cl_uint, const cl_device_id *, const char *,
-                          void(CL_CALLBACK *)(cl_program, void *), void *))
-            dlsym(RTLD_NEXT, "clBuildProgram");
+                          void(CL_CALLBACK *)(cl_program, void *), void *))dlsym(RTLD_NEXT,
+                                                                                 "clBuildProgram");
     return real(program, num_devices, device_list, options, notify, user_data);
 }
 
@@ -104,7 +104,8 @@ cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void 
     static cl_mem (*real)(cl_context, cl_mem_flags, size_t, void *, cl_int *);
     char arg[64];
     if (fault_on("cl_alloc", arg, sizeof arg) && size >= strtoull(arg, NULL, 10)) {
-        fault_log("clCreateBuffer: CL_MEM_OBJECT_ALLOCATION_FAILURE, bytes:", (unsigned long long)size);
+        fault_log("clCreateBuffer: CL_MEM_OBJECT_ALLOCATION_FAILURE, bytes:",
+                  (unsigned long long)size);
         if (errcode_ret)
             *errcode_ret = CL_MEM_OBJECT_ALLOCATION_FAILURE;
         return NULL;
@@ -121,8 +122,8 @@ ssize_t write(int fd, const void *buf, size_t count)
         real_write = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
     char prefix[PATH_MAX];
     struct stat st;
-    if (fd > 2 && fault_on("enospc", prefix, sizeof prefix) && prefix[0] &&
-        fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    if (fd > 2 && fault_on("enospc", prefix, sizeof prefix) && prefix[0] && fstat(fd, &st) == 0 &&
+        S_ISREG(st.st_mode)) {
         char link[64], path[PATH_MAX];
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         ssize_t n = readlink(link, path, sizeof path - 1);

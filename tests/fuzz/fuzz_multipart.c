@@ -81,10 +81,10 @@ typedef struct fm_run {
     char *data;
     size_t dlen, dcap;
     int in_part;
-    size_t fed;            /* body bytes handed to multipart_feed so far */
-    int inject;            /* 0 none, 1 part_begin, 2 part_end, 3 part_data */
+    size_t fed; /* body bytes handed to multipart_feed so far */
+    int inject; /* 0 none, 1 part_begin, 2 part_end, 3 part_data */
     size_t inject_part;
-    int injected;          /* the injected failure happened */
+    int injected; /* the injected failure happened */
     int feed_rc, finish_rc, after_rc;
     cls_error feed_err, finish_err;
 } fm_run;
@@ -377,10 +377,8 @@ static void fm_check_ref(const fm_run *r, const fm_ref *f, const char *b)
         if (x->ended != y->ended && !(r->feed_rc && i + 1 == r->nparts))
             fm_die("a part ended (or not) unlike the reference", x->name);
         if (x->ended || !r->feed_rc) {
-            if (x->len != y->dlen ||
-                (x->len && memcmp(r->data + x->off, b + y->doff, x->len) != 0))
-                fm_die("part data differ from the bytes between headers and delimiter",
-                       x->name);
+            if (x->len != y->dlen || (x->len && memcmp(r->data + x->off, b + y->doff, x->len) != 0))
+                fm_die("part data differ from the bytes between headers and delimiter", x->name);
         }
     }
     if (r->injected)

@@ -99,7 +99,7 @@ static void fp_die(const char *what, const char *detail, const cls_error *e)
 
 static int fp_hex(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0'
+    return c >= '0' && c <= '9'   ? c - '0'
            : c >= 'a' && c <= 'f' ? c - 'a' + 10
            : c >= 'A' && c <= 'F' ? c - 'A' + 10
                                   : -1;
@@ -255,9 +255,9 @@ static void fp_check_precedence(const job_params *p, const char *text, size_t le
         if (!strcmp(k, "tol"))
             ok = p->tol == (s ? strtod(s, NULL) : json_number_value(v));
         else if (!strcmp(k, "maxiter"))
-            ok = p->maxiter == (s ? strtoll(s, NULL, 10) : json_is_integer(v)
-                                                             ? (long long)json_integer_value(v)
-                                                             : (long long)json_real_value(v));
+            ok = p->maxiter == (s                    ? strtoll(s, NULL, 10)
+                                : json_is_integer(v) ? (long long)json_integer_value(v)
+                                                     : (long long)json_real_value(v));
         else if (!strcmp(k, "kind"))
             ok = s && !strcmp(p->kind, s);
         else if (!strcmp(k, "precond"))
@@ -393,8 +393,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(o);
         if (rc) {
             fp_check_fail(rc, &err, "options");
-            static const char *const cg_keys[] = {"options", "kind:", "tol:", "maxiter:",
-                                                  "precond:", "method:", "precision:", NULL};
+            static const char *const cg_keys[] = {
+                "options", "kind:", "tol:", "maxiter:", "precond:", "method:", "precision:", NULL};
             int named = 0;
             for (int i = 0; cg_keys[i] && !named; i++)
                 named = !strncmp(err.msg, cg_keys[i], strlen(cg_keys[i]));
