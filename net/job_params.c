@@ -134,6 +134,12 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         p->kind_set = 1;
         return CLS_OK;
     }
+    if (!strcmp(key, "tol") || !strcmp(key, "maxiter") || !strcmp(key, "precond") ||
+        !strcmp(key, "method") || !strcmp(key, "precision")) {
+        /* remembered for job_params_finish: the kind may come later */
+        if (!p->cg_given[0])
+            snprintf(p->cg_given, sizeof p->cg_given, "%s", key);
+    }
     if (!strcmp(key, "tol"))
         return set_tol(p, value, err);
     if (!strcmp(key, "maxiter"))
@@ -224,6 +230,11 @@ int job_params_finish(job_params *p, cls_error *err)
         }
         return CLS_OK;
     }
+    if (p->cg_given[0])
+        return cls_fail(err, CLS_EINPUT,
+                        "%s: applies to kind=cg only; a %s job takes its own options "
+                        "(docs/physics.md)",
+                        p->cg_given, p->kind);
 #ifdef CLS_NET_HAVE_PHYSICS
     if (!physics_kind_known(p->kind))
         return cls_fail(err, CLS_EINPUT, "kind: '%s' is not known to this build", p->kind);

@@ -27,6 +27,8 @@ typedef struct job_params {
     char method[8];      /* cg */
     char precision[8];   /* double | float */
     json_t *options;     /* physics options (an object), owned */
+    char cg_given[12];   /* the first cg-only parameter the request gave ("" none):
+                          * a physics job refuses it in job_params_finish */
 } job_params;
 
 void job_params_init(job_params *p);
@@ -41,7 +43,9 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
  * part's value (it is applied after the query). */
 int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error *err);
 
-/* Checks the kind once all parameters are in: cg or a known physics kind. */
+/* Checks the kind once all parameters are in: cg or a known physics kind;
+ * a physics job given a cg-only parameter (tol, maxiter, precond, method,
+ * precision) is refused rather than run with the parameter ignored. */
 int job_params_finish(job_params *p, cls_error *err);
 
 int job_params_is_cg(const job_params *p);

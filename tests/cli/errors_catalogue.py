@@ -1535,6 +1535,8 @@ param_row("PARAM-PRECOND", "precond=ilu", options={"precond": "Jacobi"})
 param_row("PARAM-METHOD", "method=gmres", "method=pipecg")
 param_row("PARAM-PRECISION", "precision=half", "precision=mixed")
 param_row("PARAM-UNKNOWN", "color=blue", "tol=1e-6&Tol=1e-6", options={"colour": "blue"})
+param_row("PARAM-CG-FOR-PHYSICS", "kind=springs&grid=3&tol=0.5", "tol=0.5&kind=nbody&random=4",
+          options={"kind": "springs", "precond": "jacobi"})
 param_row("PARAM-NAME-LONG", "p" * 70 + "=1", "kind=springs&" + "p" * 70 + "=1")
 param_row("PARAM-NAME-UTF8", "%FF=1", "kind=nbody&%C0%80=1")
 param_row("PARAM-VALUE-UTF8", "colour=%FF", "kind=springs&S=%ED%A0%80")

@@ -406,8 +406,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rc = job_params_finish(&p, &err);
         if (rc) {
             fp_check_fail(rc, &err, "finish");
-            if (strncmp(err.msg, "kind:", 5) != 0 &&
-                strncmp(err.msg, "unknown parameter '", 19) != 0)
+            static const char *const named[] = {"kind:", "unknown parameter '", "tol:",
+                                                "maxiter:", "precond:", "method:",
+                                                "precision:", NULL};
+            int ok = 0;
+            for (int i = 0; named[i] && !ok; i++)
+                ok = !strncmp(err.msg, named[i], strlen(named[i]));
+            if (!ok)
                 fp_die("a finish error names neither the kind nor a parameter", NULL, &err);
         } else {
             fp_check_accepted(&p);
