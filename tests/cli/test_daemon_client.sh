@@ -85,7 +85,7 @@ expect_exit 1 "$CLSOLVE" submit "$TEST_TMP/no-such-file.mtx"
 expect_exit 1 "$CLSOLVE" status "$id" --server http://127.0.0.1:1
 
 # --- cancel, and the queue limit (--max-queued 2) ---
-"$CLSOLVE" gen poisson2d 400 -o "$TEST_TMP/p2d.mtx" >/dev/null
+"$CLSOLVE" gen poisson2d 900 -o "$TEST_TMP/p2d.mtx" >/dev/null  # long enough to be cancelled while running, even on a fast machine
 long=$("$CLSOLVE" submit "$TEST_TMP/p2d.mtx" --tol 1e-12)
 $DCLIENT running "$U" "$long" --iteration 1 --timeout 120 >/dev/null || bad "long job never ran"
 q1=$("$CLSOLVE" submit "$M/LFAT5.mtx")
