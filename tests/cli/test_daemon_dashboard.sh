@@ -16,7 +16,7 @@ fi
 D=$TEST_TMP/data
 rm -rf "$D" "$D".* "$TEST_TMP/dashboard.png"
 A=$TEST_TMP/p2d.mtx
-"$CLSOLVE" gen poisson2d 500 -o "$A" >/dev/null || { bad "gen"; finish; }
+"$CLSOLVE" gen poisson2d 1000 -o "$A" >/dev/null || { bad "gen"; finish; }  # runs for tens of seconds: still running while the browser loads the page (it is cancelled at the end)
 daemon_start 1 "$D" || { bad "daemon start"; finish; }
 U=$DURL
 done_id=$($DCLIENT submit "$U" "$CLSOLVE_DATA/matrices/LFAT5.mtx" 2>/dev/null || true)
