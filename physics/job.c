@@ -15,14 +15,6 @@ static const struct {
     {"nbody", nbody_job_run},
 };
 
-int physics_kind_known(const char *kind)
-{
-    for (size_t i = 0; i < sizeof physics_kinds / sizeof physics_kinds[0]; i++)
-        if (!strcmp(kind, physics_kinds[i].kind))
-            return 1;
-    return 0;
-}
-
 int physics_job_run(const char *kind, const char *options_json, const char *input_path,
                     const char *out_dir, const char *device, char **result_json,
                     cls_error *err)

@@ -11,10 +11,9 @@
 
 #include "../common/error.h"
 
-/* Known kinds: "springs", "deform", "curvature", "nbody". */
-int physics_kind_known(const char *kind);
-
-/* device: "auto", "cpu", "gpu" or an index. */
+/* kind: "springs", "deform", "curvature" or "nbody" (the daemon's
+ * job_params.c checks requests against the same four names); device:
+ * "auto", "cpu", "gpu" or an index. */
 int physics_job_run(const char *kind, const char *options_json, const char *input_path,
                     const char *out_dir, const char *device, char **result_json,
                     cls_error *err);

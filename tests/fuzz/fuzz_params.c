@@ -25,7 +25,7 @@
  *    job_params_finish;
  *  - an accepted cg job has tol in (0, 1), maxiter in [0, 10^9], precond,
  *    method and precision from their sets and no physics options; an
- *    accepted physics job has a kind physics_kind_known knows and options
+ *    accepted physics job has one of the four physics kinds and options
  *    that are an object;
  *  - in an accepted job every key of the options part has that part's
  *    value, whatever the query said (the documented precedence);
@@ -43,11 +43,8 @@
  *    [0-9a-f]) on every decoded key and value, each in a heap block of
  *    exactly its size, and an id from ids_new is valid.
  *
- * job_params_finish asks physics/job.c's physics_kind_known, so the fuzz
- * and replay builds compile physics/job.c too (and job_params.c with
- * CLS_NET_HAVE_PHYSICS, as the daemon is built); the four runners it
- * dispatches to are stubs here that are never called, so no OpenCL is
- * linked. Violations call abort().
+ * job_params.c is compiled with CLS_NET_HAVE_PHYSICS, as the daemon is
+ * built. Violations call abort().
  */
 #define _GNU_SOURCE /* memmem */
 #include <jansson.h>
@@ -59,30 +56,6 @@
 
 #include "net/ids.h"
 #include "net/job_params.h"
-#include "physics/job.h"
-
-/* --- the runners physics/job.c dispatches to: never reached from here --- */
-
-int springs_job_run(const char *o, const char *i, const char *d, const char *dev, char **r,
-                    cls_error *e)
-{
-    abort();
-}
-int nbody_job_run(const char *o, const char *i, const char *d, const char *dev, char **r,
-                  cls_error *e)
-{
-    abort();
-}
-int curvature_job_run(const char *o, const char *i, const char *d, const char *dev, char **r,
-                      cls_error *e)
-{
-    abort();
-}
-int deform_job_run(const char *o, const char *i, const char *d, const char *dev, char **r,
-                   cls_error *e)
-{
-    abort();
-}
 
 static void fp_die(const char *what, const char *detail, const cls_error *e)
 {
@@ -230,7 +203,8 @@ static void fp_check_accepted(const job_params *p)
         if (p->options && json_object_size(p->options) > 0)
             fp_die("an accepted cg job has physics options", NULL, NULL);
     } else {
-        if (!physics_kind_known(p->kind))
+        static const char *const kinds[] = {"springs", "deform", "curvature", "nbody", NULL};
+        if (!fp_in(p->kind, sizeof p->kind, kinds))
             fp_die("an accepted job has an unknown kind", p->kind, NULL);
         if (p->options && !json_is_object(p->options))
             fp_die("physics options that are not an object", NULL, NULL);
