@@ -32,6 +32,32 @@
 
 #define DCG_MAX_REPLACEMENTS 5
 
+int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
+                 int *zero_rhs, cls_error *err)
+{
+    dsum ls;
+    double v[4];
+    const dvec *bv[1] = {b};
+    *zero_rhs = 0;
+    dvec_dots_local(s, 1, bv, bv, &ls);
+    int rc = dsys_allreduce(s, &ls, v, 0, NULL, err);  /* b'b, one reduction */
+    if (rc)
+        return rc;
+    *bnorm = sqrt(v[0]);
+    if (!isfinite(*bnorm)) {
+        res->reason = CG_DIVERGED_NANORINF;
+        return cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
+    }
+    if (*bnorm == 0.0) {
+        dvec_fill(s, 0.0, x);
+        res->reason = CG_CONVERGED_ZERO_RHS;
+        res->converged = 1;
+        *zero_rhs = 1;
+        return cg_history_push(res, cap, 0.0, err);
+    }
+    return CLS_OK;
+}
+
 int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
               cg_result *res, cls_error *err)
 {
@@ -41,7 +67,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
     int rc = CLS_EOTHER;
     int cancel = 0, want_cancel = 0;
     dsum ls;
-    double v[4], bb, rr, rz, pq, qq, alpha, beta, bnorm;
+    double v[4], rr, rz, pq, qq, alpha, beta, bnorm;
     int replacements = 0;
     double last_true = INFINITY;
     const dvec *W = jacobi ? dinv : NULL;
@@ -53,21 +79,9 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
     CLS_TRY(dvec_create(s, 1, &p, err));                 /* p is the x of an SpMV */
     CLS_TRY(dvec_create(s, 0, &q, err));
 
-    const dvec *bv[1] = {b};
-    dvec_dots_local(s, 1, bv, bv, &ls);
-    CLS_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));    /* bb = b'b */
-    bb = v[0];
-    bnorm = sqrt(bb);
-    if (!isfinite(bnorm)) {
-        res->reason = CG_DIVERGED_NANORINF;
-        rc = cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
-        goto done;
-    }
-    if (bnorm == 0.0) {                                  /* b = 0: x = 0 is exact */
-        dvec_fill(s, 0.0, x);
-        res->reason = CG_CONVERGED_ZERO_RHS;
-        res->converged = 1;
-        CLS_TRY(cg_history_push(res, &cap, 0.0, err));
+    int zero_rhs;
+    CLS_TRY(dcg_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
+    if (zero_rhs) {                                      /* b = 0: x = 0 is exact */
         rc = CLS_OK;
         goto done;
     }

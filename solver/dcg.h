@@ -17,6 +17,13 @@
 #include "cg.h"
 #include "dvec.h"
 
+/* ||b|| across ranks, and the two ends every distributed method meets
+ * before its first iteration: a non-finite b is CLS_EBREAKDOWN; b = 0 sets
+ * x = 0, fills res as converged and sets *zero_rhs (the solve is over).
+ * cap is the residual history's capacity (cg_history_push). */
+int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
+                 int *zero_rhs, cls_error *err);
+
 int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
               cg_result *res, cls_error *err);
 

@@ -73,20 +73,9 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
     dvec *uu = jacobi ? &u : &r;            /* u = M r; u is r without a preconditioner */
     dvec *mm = jacobi ? &m : &w;            /* m = M w */
 
-    const dvec *bv[1] = {b};
-    dvec_dots_local(s, 1, bv, bv, &ls);
-    CLS_TRY(dsys_allreduce(s, &ls, v, 0, NULL, err));        /* bb = b'b */
-    bnorm = sqrt(v[0]);
-    if (!isfinite(bnorm)) {
-        res->reason = CG_DIVERGED_NANORINF;
-        rc = cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
-        goto done;
-    }
-    if (bnorm == 0.0) {                                   /* b = 0: x = 0 is exact */
-        dvec_fill(s, 0.0, x);
-        res->reason = CG_CONVERGED_ZERO_RHS;
-        res->converged = 1;
-        CLS_TRY(cg_history_push(res, &cap, 0.0, err));
+    int zero_rhs;
+    CLS_TRY(dcg_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
+    if (zero_rhs) {                                      /* b = 0: x = 0 is exact */
         rc = CLS_OK;
         goto done;
     }
