@@ -81,27 +81,51 @@ __kernel void pcg_update(const int n, const real alpha, __global const real *res
 
 /* Start (and restart after a residual replacement) of the fused CG:
  * r = b - q (q = A x computed just before); z = D^-1 r; p = z;
- * partial[g] = r'z, partial[G + g] = r'r. d may be NULL (no preconditioner). */
+ * partial: the pairs r'z, r'r (cls_write_pairs2). d may be NULL (no
+ * preconditioner). */
 __kernel void cgf_init(const int n, __global const real *restrict b,
                        __global const real *restrict q, __global real *restrict r,
                        __global real *restrict p, __global const real *d,
                        __global acc_t *restrict partial, __local acc_t *scratch)
 {
-    acc_t rz = 0, rr = 0;
+    acc_t rz = 0, rzl = 0, rr = 0, rrl = 0;
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         const real ri = b[i] - q[i];
         const real zi = d ? d[i] * ri : ri;
         r[i] = ri;
         p[i] = zi;
-        rz += (acc_t)ri * (acc_t)zi;
-        rr += (acc_t)ri * (acc_t)ri;
+        cls_acc2_dot(&rz, &rzl, (acc_t)ri, (acc_t)zi);
+        cls_acc2_dot(&rr, &rrl, (acc_t)ri, (acc_t)ri);
     }
-    cls_write_partials2(partial, scratch, rz, rr);
+    cls_write_pairs2(partial, scratch, rz, rzl, rr, rrl);
+}
+
+/* Folds n groups' pairs (c = 0, 1: partial[2c * n + g] hi,
+ * partial[(2c + 1) * n + g] lo) into a[0..3] (hi0, lo0, hi1, lo1). */
+inline void cgf_fold2(acc_t *a, __global const acc_t *restrict partial, const int n)
+{
+    for (int g = (int)get_local_id(0); g < n; g += (int)get_local_size(0)) {
+        cls_acc2_pair(&a[0], &a[1], partial[g], partial[n + g]);
+        cls_acc2_pair(&a[2], &a[3], partial[2 * n + g], partial[3 * n + g]);
+    }
+}
+
+/* The pairs a[0..3] of every work-item reduced: s0 = p'q-like, s1 = second */
+inline void cgf_group_pairs(__local acc_t *scratch, const acc_t *a, acc_t *s0, acc_t *s1)
+{
+    const int lid = (int)get_local_id(0);
+    for (int c = 0; c < 4; c++)
+        scratch[4 * lid + c] = a[c];
+    cls_group_reduce_pairs2_any(scratch);
+    *s0 = scratch[0] + scratch[1]; /* rounded once */
+    *s1 = scratch[2] + scratch[3];
+    barrier(CLK_LOCAL_MEM_FENCE);
 }
 
 /*
- * One work-group. ps: the SpMV's 2*gs partials (p'q, q'Wq); pu: the last
- * update's (or init's) 2*gu partials (r'z, r'r). With k = ctl[1]:
+ * One work-group. ps: the SpMV's partial pairs (p'q, q'Wq) of gs groups;
+ * pu: the last update's (or init's) pairs (r'z, r'r) of gu groups. With
+ * k = ctl[1]:
  *   rz, rr = r_k'z_k, r_k'r_k
  *   rr <= stop2 (= tol^2 b'b)            -> converged: x_k is the answer
  *   NaN/Inf anywhere                     -> nan_or_inf
@@ -112,6 +136,7 @@ __kernel void cgf_init(const int n, __global const real *restrict b,
  * and record k = {rr, rz, pq, qWq, alpha, beta, stop reason, k} goes to
  * hist[k % nslots]. A stopped iteration writes its record, sets ctl[0] and
  * leaves ctl[1] = k (k updates were done); a running one sets ctl[1] = k + 1.
+ * scratch: 4 acc_t per work-item.
  */
 __kernel void cgf_scalars(const int gs, __global const acc_t *restrict ps, const int gu,
                           __global const acc_t *restrict pu, __global acc_t *restrict sc,
@@ -119,26 +144,13 @@ __kernel void cgf_scalars(const int gs, __global const acc_t *restrict ps, const
                           const int nslots, const acc_t stop2, __local acc_t *scratch)
 {
     const int lid = (int)get_local_id(0);
-    const int ls = (int)get_local_size(0);
-    acc_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    for (int g = lid; g < gs; g += ls) {
-        a0 += ps[g];
-        a1 += ps[gs + g];
-    }
-    for (int g = lid; g < gu; g += ls) {
-        a2 += pu[g];
-        a3 += pu[gu + g];
-    }
-    scratch[2 * lid] = a0;
-    scratch[2 * lid + 1] = a1;
-    cls_group_reduce2(scratch);
-    const acc_t pq = scratch[0], qq = scratch[1];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    scratch[2 * lid] = a2;
-    scratch[2 * lid + 1] = a3;
-    cls_group_reduce2(scratch);
+    acc_t a[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
+    acc_t pq, qq, rz, rr;
+    cgf_fold2(a, ps, gs);
+    cgf_fold2(u, pu, gu);
+    cgf_group_pairs(scratch, a, &pq, &qq);
+    cgf_group_pairs(scratch, u, &rz, &rr);
     if (lid == 0 && ctl[0] == CGF_RUN) {
-        const acc_t rz = scratch[0], rr = scratch[1];
         const int k = ctl[1];
         int stop = CGF_RUN;
         acc_t alpha = 0, beta = 0;
@@ -175,8 +187,42 @@ __kernel void cgf_scalars(const int gs, __global const acc_t *restrict ps, const
     }
 }
 
+/*
+ * The distributed iteration's local sums (solver/cg.c, more than one part):
+ * one work-group folds the SpMV pairs of the interior rows (gi groups) and
+ * of the boundary rows (gb groups, 0 when the part has no ghosts) and the
+ * update's pairs (gu groups) into result = {p'q, q'Wq, r'z, r'r} as eight
+ * acc_t (hi, lo each), which the host reads, adds across the rank's parts
+ * and reduces across ranks in its one MPI_Allreduce.
+ */
+__kernel void cgf_fold(const int gi, __global const acc_t *restrict pi, const int gb,
+                       __global const acc_t *restrict pb, const int gu,
+                       __global const acc_t *restrict pu, __global acc_t *restrict result,
+                       __local acc_t *scratch)
+{
+    const int lid = (int)get_local_id(0);
+    acc_t a[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
+    cgf_fold2(a, pi, gi);
+    if (gb > 0)
+        cgf_fold2(a, pb, gb);
+    cgf_fold2(u, pu, gu);
+    for (int c = 0; c < 4; c++)
+        scratch[4 * lid + c] = a[c];
+    cls_group_reduce_pairs2_any(scratch);
+    if (lid == 0)
+        for (int c = 0; c < 4; c++)
+            result[c] = scratch[c];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int c = 0; c < 4; c++)
+        scratch[4 * lid + c] = u[c];
+    cls_group_reduce_pairs2_any(scratch);
+    if (lid == 0)
+        for (int c = 0; c < 4; c++)
+            result[4 + c] = scratch[c];
+}
+
 /* x += alpha p ; r -= alpha q ; z = D^-1 r ; p = z + beta p ;
- * partial[g] = r'z, partial[G + g] = r'r (new r). d may be NULL. */
+ * partial: the pairs r'z, r'r of the new r. d may be NULL. */
 __kernel void cgf_update(const int n, __global const acc_t *restrict sc,
                          __global const int *restrict ctl, __global real *restrict p,
                          __global const real *restrict q, __global real *restrict x,
@@ -185,7 +231,7 @@ __kernel void cgf_update(const int n, __global const acc_t *restrict sc,
 {
     const int run = ctl[0] == CGF_RUN; /* no early return: see real.cl */
     const real alpha = (real)sc[0], beta = (real)sc[1];
-    acc_t rz = 0, rr = 0;
+    acc_t rz = 0, rzl = 0, rr = 0, rrl = 0;
     if (d) {
         for (int i = (int)get_global_id(0); run && i < n; i += (int)get_global_size(0)) {
             const real pi = p[i];
@@ -194,8 +240,8 @@ __kernel void cgf_update(const int n, __global const acc_t *restrict sc,
             r[i] = ri;
             const real zi = d[i] * ri;
             p[i] = zi + beta * pi;
-            rz += (acc_t)ri * (acc_t)zi;
-            rr += (acc_t)ri * (acc_t)ri;
+            cls_acc2_dot(&rz, &rzl, (acc_t)ri, (acc_t)zi);
+            cls_acc2_dot(&rr, &rrl, (acc_t)ri, (acc_t)ri);
         }
     } else {
         for (int i = (int)get_global_id(0); run && i < n; i += (int)get_global_size(0)) {
@@ -204,11 +250,12 @@ __kernel void cgf_update(const int n, __global const acc_t *restrict sc,
             const real ri = r[i] - alpha * q[i];
             r[i] = ri;
             p[i] = ri + beta * pi;
-            rr += (acc_t)ri * (acc_t)ri;
+            cls_acc2_dot(&rr, &rrl, (acc_t)ri, (acc_t)ri);
         }
         rz = rr;
+        rzl = rrl;
     }
-    cls_write_partials2(partial, scratch, rz, rr);
+    cls_write_pairs2(partial, scratch, rz, rzl, rr, rrl);
 }
 
 /* r = b - q ; partial[g] = r'r (the true residual, q = A x) */

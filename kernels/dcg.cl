@@ -9,10 +9,7 @@
  */
 
 /* Every sum here is compensated, as if accumulated in twice the precision
- * of acc_t, then rounded once (Ogita, Rump and Oishi, "Accurate sum and dot
- * product", SIAM J. Sci. Comput. 26 (2005), Sum2 and Dot2): a sum is a pair
- * (hi, lo), each product's rounding error is recovered exactly with fma and
- * each addition's with TwoSum. The rounded result is then the correctly
+ * of acc_t, then rounded once (real.cl, Ogita-Rump-Oishi Sum2 and Dot2). The rounded result is then the correctly
  * rounded dot product except for pathologically cancelling sums, so it does
  * not depend on the order of summation, that is on how the rows are split
  * into parts: a solve on K parts takes the same steps as on one. Contraction
@@ -21,22 +18,7 @@
  * partial[(2c + 1) * ngroups + g] = lo of sum c. */
 #pragma OPENCL FP_CONTRACT OFF
 
-/* (hi, lo) += a, TwoSum */
-inline void cls_acc2_add(acc_t *hi, acc_t *lo, const acc_t a)
-{
-    const acc_t s = *hi + a;
-    const acc_t z = s - *hi;
-    *lo += (*hi - (s - z)) + (a - z);
-    *hi = s;
-}
-
-/* (hi, lo) += x * y, TwoProduct by fma */
-inline void cls_acc2_dot(acc_t *hi, acc_t *lo, const acc_t x, const acc_t y)
-{
-    const acc_t p = x * y;
-    *lo += fma(x, y, -p);
-    cls_acc2_add(hi, lo, p);
-}
+/* cls_acc2_add and cls_acc2_dot: real.cl */
 
 /* Tree reduction of three interleaved pairs s[6 i + 2 c], s[6 i + 2 c + 1]. */
 inline void cls_group_reduce3(__local acc_t *s)

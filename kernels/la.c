@@ -1301,6 +1301,7 @@ static int spmv_setup(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem
     cl_int nrows = (cl_int)A->nrows;
     size_t need = 1, as = acc_size(la);
     const cl_mem *pp = &partial, *pw = &w, *pc = &ctl;
+    const cl_int yoff = (cl_int)A->row_offset;
     int rc;
     switch (A->variant) {
     case LA_SPMV_VECTOR: {
@@ -1312,10 +1313,10 @@ static int spmv_setup(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem
                             vw, ls);
         cl_int cvw = (cl_int)vw;
         need = ((size_t)nrows + ls / vw - 1) / (ls / vw);
-        rc = set_args(k, kn, err, 12, A_INT(nrows), A_INT(cvw), A_MEM(A->rowptr), A_MEM(A->col),
+        rc = set_args(k, kn, err, 13, A_INT(nrows), A_INT(cvw), A_MEM(A->rowptr), A_MEM(A->col),
                       A_MEM(A->val), A_MEM(x), A_MEM(y), A_LOCAL(ls * la->elem),
                       sizeof(cl_mem), (const void *)pp, sizeof(cl_mem), (const void *)pw,
-                      sizeof(cl_mem), (const void *)pc, A_LOCAL(2 * ls * as));
+                      sizeof(cl_mem), (const void *)pc, A_LOCAL(4 * ls * as), A_INT(yoff));
         break;
     }
     case LA_SPMV_ADAPTIVE: {
@@ -1323,36 +1324,36 @@ static int spmv_setup(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem
         size_t lds = max_sz(A->lds_size, ls);
         cl_int clds = (cl_int)lds;
         need = (size_t)(A->naux ? A->naux : 1);
-        rc = set_args(k, kn, err, 13, A_INT(nb), A_MEM(A->aux), A_MEM(A->rowptr), A_MEM(A->col),
+        rc = set_args(k, kn, err, 14, A_INT(nb), A_MEM(A->aux), A_MEM(A->rowptr), A_MEM(A->col),
                       A_MEM(A->val), A_MEM(x), A_MEM(y), A_LOCAL(lds * la->elem), A_INT(clds),
                       sizeof(cl_mem), (const void *)pp, sizeof(cl_mem), (const void *)pw,
-                      sizeof(cl_mem), (const void *)pc, A_LOCAL(2 * ls * as));
+                      sizeof(cl_mem), (const void *)pc, A_LOCAL(4 * ls * as), A_INT(yoff));
         break;
     }
     case LA_SPMV_SELL: {
         cl_int C = (cl_int)A->sell_c;
         need = ((size_t)nrows + ls - 1) / ls;
-        rc = set_args(k, kn, err, 12, A_INT(nrows), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
+        rc = set_args(k, kn, err, 13, A_INT(nrows), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
                       A_MEM(A->fcol), A_MEM(A->fval), A_MEM(x), A_MEM(y), sizeof(cl_mem),
                       (const void *)pp, sizeof(cl_mem), (const void *)pw, sizeof(cl_mem),
-                      (const void *)pc, A_LOCAL(2 * ls * as));
+                      (const void *)pc, A_LOCAL(4 * ls * as), A_INT(yoff));
         break;
     }
     case LA_SPMV_BCSR: {
         cl_int kk = (cl_int)A->block_k;
         need = ((size_t)nrows + ls - 1) / ls;
-        rc = set_args(k, kn, err, 11, A_INT(nrows), A_INT(kk), A_MEM(A->aux), A_MEM(A->fcol),
+        rc = set_args(k, kn, err, 12, A_INT(nrows), A_INT(kk), A_MEM(A->aux), A_MEM(A->fcol),
                       A_MEM(A->fval), A_MEM(x), A_MEM(y), sizeof(cl_mem), (const void *)pp,
                       sizeof(cl_mem), (const void *)pw, sizeof(cl_mem), (const void *)pc,
-                      A_LOCAL(2 * ls * as));
+                      A_LOCAL(4 * ls * as), A_INT(yoff));
         break;
     }
     default:
         need = ((size_t)nrows + ls - 1) / ls;
-        rc = set_args(k, kn, err, 10, A_INT(nrows), A_MEM(A->rowptr), A_MEM(A->col),
+        rc = set_args(k, kn, err, 11, A_INT(nrows), A_MEM(A->rowptr), A_MEM(A->col),
                       A_MEM(A->val), A_MEM(x), A_MEM(y), sizeof(cl_mem), (const void *)pp,
                       sizeof(cl_mem), (const void *)pw, sizeof(cl_mem), (const void *)pc,
-                      A_LOCAL(2 * ls * as));
+                      A_LOCAL(4 * ls * as), A_INT(yoff));
         break;
     }
     if (rc)
@@ -1377,9 +1378,11 @@ static cl_kernel la_kernel_of(la_ctx *la, la_spmv_variant v)
 int la_spmv(la_ctx *la, const la_csr *A, const la_vec *x, la_vec *y, cls_error *err)
 {
     int rc;
-    if ((rc = check_len("la_spmv (x vs columns)", x->n, A->ncols, err)) ||
-        (rc = check_len("la_spmv (y vs rows)", y->n, A->nrows, err)))
+    if ((rc = check_len("la_spmv (x vs columns)", x->n, A->ncols, err)))
         return rc;
+    if (y->n < A->row_offset + A->nrows) /* y holds the rows at row_offset.. */
+        return cls_fail(err, CLS_EOTHER, "la_spmv (y vs rows): length mismatch (%lld vs %lld)",
+                        (long long)y->n, (long long)(A->row_offset + A->nrows));
     if (x->buf == y->buf)
         return cls_fail(err, CLS_EOTHER, "la_spmv: x and y must be different vectors");
     if (A->nrows == 0)
@@ -1389,6 +1392,23 @@ int la_spmv(la_ctx *la, const la_csr *A, const la_vec *x, la_vec *y, cls_error *
     if ((rc = spmv_setup(la, k, A, x->buf, y->buf, NULL, NULL, NULL, &groups, &ls, err)))
         return rc;
     return launch(la, k, kernel_of(A->variant), groups, ls, err);
+}
+
+int la_spmv_full(la_ctx *la, const la_csr *A, const la_vec *x, la_vec *y, cls_error *err)
+{
+    if (la->prec != LA_MIXED)
+        return la_spmv(la, A, x, y, err);
+    if (A->nrows == 0)
+        return CLS_OK;
+    cl_int nrows = (cl_int)A->nrows, yoff = (cl_int)A->row_offset;
+    size_t ls = la->cfg.spmv_local_size;
+    size_t need = ((size_t)nrows + ls - 1) / ls;
+    int rc;
+    if ((rc = set_args(la->k_spmv_hi, "spmv_csr_hi", err, 7, A_INT(nrows), A_MEM(A->rowptr),
+                       A_MEM(A->col), A_MEM(A->val_hi), A_MEM(x->buf), A_MEM(y->buf),
+                       A_INT(yoff))))
+        return rc;
+    return launch(la, la->k_spmv_hi, "spmv_csr_hi", min_sz(need, A->max_groups), ls, err);
 }
 
 /* ------------------------------------------------------------------ kernels */
@@ -1570,18 +1590,8 @@ int la_residual(la_ctx *la, const la_csr *A, const la_vec *b, const la_vec *x, l
         return rc;
     if (A->nrows == 0)
         return CLS_OK;
-    if (la->prec == LA_MIXED) {
-        cl_int nrows = (cl_int)A->nrows;
-        size_t ls = la->cfg.spmv_local_size;
-        size_t need = ((size_t)nrows + ls - 1) / ls;
-        if ((rc = set_args(la->k_spmv_hi, "spmv_csr_hi", err, 6, A_INT(nrows), A_MEM(A->rowptr),
-                           A_MEM(A->col), A_MEM(A->val_hi), A_MEM(x->buf), A_MEM(q->buf))) ||
-            (rc = launch(la, la->k_spmv_hi, "spmv_csr_hi", min_sz(need, A->max_groups), ls,
-                         err)))
-            return rc;
-    } else if ((rc = la_spmv(la, A, x, q, err))) {
+    if ((rc = la_spmv_full(la, A, x, q, err)))
         return rc;
-    }
     cl_int n = (cl_int)A->nrows;
     size_t g = groups_for(la, A->nrows);
     if ((rc = set_args(la->k_residual, "residual", err, 6, A_INT(n), A_MEM(b->buf),
@@ -1647,7 +1657,8 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     if ((rc = ocl_create_kernel(la->prog, kernel_of(A->variant), &w->k_spmv, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgf_scalars", &w->k_scal, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgf_update", &w->k_upd, err)) ||
-        (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)))
+        (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)) ||
+        (rc = ocl_create_kernel(la->prog, "cgf_fold", &w->k_fold, err)))
         goto fail;
 
     /* geometry */
@@ -1670,11 +1681,13 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     w->gu = min_sz(w->gu, cgf_cap);
     w->nu = w->gu;
     w->ls_scal = pow2_floor(kernel_max(la, w->k_scal, la->cfg.local_size));
+    w->ls_scal = pow2_floor(kernel_max(la, w->k_fold, w->ls_scal));
     /* the SpMV partials: geometry first (spmv_setup computes it), buffers after */
     if ((rc = cgf_buffer(la, 2 * as, &w->sc, err)) ||
         (rc = cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
         (rc = cgf_buffer(la, LA_CGF_SLOTS * CGF_REC * as, &w->hist, err)) ||
-        (rc = cgf_buffer(la, 2 * w->nu * as, &w->pu, err)))
+        (rc = cgf_buffer(la, 4 * w->nu * as, &w->pu, err)) ||
+        (rc = cgf_buffer(la, 8 * as, &w->res, err)))
         goto fail;
     if ((rc = spmv_setup(la, w->k_spmv, A, w->p.buf, w->q.buf, NULL, NULL, NULL, &gs, &ls_spmv,
                          err)))
@@ -1682,7 +1695,7 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     w->gs = min_sz(gs, cgf_cap);
     w->ls_spmv = ls_spmv;
     w->ns = w->gs;
-    if ((rc = cgf_buffer(la, 2 * w->ns * as, &w->ps, err)) ||
+    if ((rc = cgf_buffer(la, 4 * w->ns * as, &w->ps, err)) ||
         (rc = spmv_setup(la, w->k_spmv, A, w->p.buf, w->q.buf, w->ps, w->d.buf, w->ctl, &gs,
                          &ls_spmv, err)))
         goto fail;
@@ -1691,13 +1704,13 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     real_arg s2 = mk_acc(la, stop2);
     if ((rc = set_args(w->k_scal, "cgf_scalars", err, 10, A_INT(cgs), A_MEM(w->ps), A_INT(cgu),
                        A_MEM(w->pu), A_MEM(w->sc), A_MEM(w->ctl), A_MEM(w->hist), A_INT(slots),
-                       A_REAL(s2), A_LOCAL(2 * w->ls_scal * as))) ||
+                       A_REAL(s2), A_LOCAL(4 * w->ls_scal * as))) ||
         (rc = set_args(w->k_upd, "cgf_update", err, 10, A_INT(cn), A_MEM(w->sc), A_MEM(w->ctl),
                        A_MEM(w->p.buf), A_MEM(w->q.buf), A_MEM(w->x.buf), A_MEM(w->r.buf),
-                       A_MEM(w->d.buf), A_MEM(w->pu), A_LOCAL(2 * w->ls_upd * as))) ||
+                       A_MEM(w->d.buf), A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))) ||
         (rc = set_args(w->k_init, "cgf_init", err, 8, A_INT(cn), A_MEM(w->b.buf),
                        A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
-                       A_MEM(w->pu), A_LOCAL(2 * w->ls_upd * as))))
+                       A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))))
         goto fail;
     const unsigned char zero = 0;
     st = clEnqueueFillBuffer(la->ocl->queue, w->hist, &zero, 1, 0, LA_CGF_SLOTS * CGF_REC * as,
@@ -1749,26 +1762,15 @@ int la_cgf_start(la_cgf *w, int64_t k, double *rr, double *rz, cls_error *err)
         return rc;
     w->k_dev = k;
     w->enq = w->seen = 0;
-    double out[2] = {0.0, 0.0};
+    double out[8];
     /* q = A x at full precision; r = b - q; z = D^-1 r; p = z; r'z, r'r */
-    if (la->prec == LA_MIXED) {
-        cl_int nrows = (cl_int)w->A->nrows;
-        size_t ls = la->cfg.spmv_local_size;
-        size_t need = ((size_t)nrows + ls - 1) / ls;
-        if ((rc = set_args(la->k_spmv_hi, "spmv_csr_hi", err, 6, A_INT(nrows),
-                           A_MEM(w->A->rowptr), A_MEM(w->A->col), A_MEM(w->A->val_hi),
-                           A_MEM(w->x.buf), A_MEM(w->q.buf))) ||
-            (rc = launch(la, la->k_spmv_hi, "spmv_csr_hi", min_sz(need, w->A->max_groups), ls,
-                         err)))
-            return rc;
-    } else if ((rc = la_spmv(la, w->A, &w->x, &w->q, err))) {
+    if ((rc = la_spmv_full(la, w->A, &w->x, &w->q, err)) ||
+        (rc = launch(la, w->k_init, "cgf_init", w->gu, w->ls_upd, err)) ||
+        (rc = la_cgf_fold_read(la, w->k_fold, w->res, 0, NULL, 0, NULL, w->nu, w->pu,
+                               w->ls_scal, out, err)))
         return rc;
-    }
-    if ((rc = launch(la, w->k_init, "cgf_init", w->gu, w->ls_upd, err)) ||
-        (rc = reduce_buf_and_read(la, w->pu, w->nu, 2, out, err)))
-        return rc;
-    *rz = out[0];
-    *rr = out[1];
+    *rz = out[4] + out[5];
+    *rr = out[6] + out[7];
     cl_int ctl[2] = {0, (cl_int)k};
     cl_int st = clEnqueueWriteBuffer(la->ocl->queue, w->ctl, CL_TRUE, 0, sizeof ctl, ctl, 0,
                                      NULL, NULL);
@@ -1778,11 +1780,37 @@ int la_cgf_start(la_cgf *w, int64_t k, double *rr, double *rz, cls_error *err)
 
 int la_cgf_last(la_cgf *w, double *rr, double *rz, cls_error *err)
 {
-    double out[2] = {0.0, 0.0};
-    int rc = reduce_buf_and_read(w->la, w->pu, w->nu, 2, out, err);
-    *rz = out[0];
-    *rr = out[1];
+    double out[8];
+    int rc = la_cgf_fold_read(w->la, w->k_fold, w->res, 0, NULL, 0, NULL, w->nu, w->pu,
+                              w->ls_scal, out, err);
+    *rz = out[4] + out[5];
+    *rr = out[6] + out[7];
     return rc;
+}
+
+int la_cgf_fold_set(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb,
+                    cl_mem pb, size_t gu, cl_mem pu, size_t ls, cls_error *err)
+{
+    cl_int cgi = (cl_int)gi, cgb = (cl_int)gb, cgu = (cl_int)gu;
+    /* unused inputs still need a valid buffer argument: pu stands in */
+    cl_mem mi = pi ? pi : pu, mb = pb ? pb : pu;
+    return set_args(k, "cgf_fold", err, 8, A_INT(cgi), A_MEM(mi), A_INT(cgb), A_MEM(mb),
+                    A_INT(cgu), A_MEM(pu), A_MEM(res), A_LOCAL(4 * ls * acc_size(la)));
+}
+
+int la_cgf_fold_read(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb,
+                     cl_mem pb, size_t gu, cl_mem pu, size_t ls, double out[8], cls_error *err)
+{
+    int rc;
+    unsigned char host[8 * sizeof(double)];
+    if ((rc = la_cgf_fold_set(la, k, res, gi, pi, gb, pb, gu, pu, ls, err)) ||
+        (rc = launch(la, k, "cgf_fold", 1, ls, err)))
+        return rc;
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, res, CL_TRUE, 0, 8 * acc_size(la), host, 0,
+                                    NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueReadBuffer(fused CG sums)");
+    acc_to_double(la, host, 8, out);
+    return CLS_OK;
 }
 
 int la_cgf_enqueue(la_cgf *w, cls_error *err)
@@ -1853,13 +1881,13 @@ void la_cgf_release(la_cgf *w)
     if (!w || !w->la)
         return;
     la_cgf_drain(w, NULL);
-    cl_kernel *ks[] = {&w->k_spmv, &w->k_scal, &w->k_upd, &w->k_init};
+    cl_kernel *ks[] = {&w->k_spmv, &w->k_scal, &w->k_upd, &w->k_init, &w->k_fold};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if (*ks[i]) {
             clReleaseKernel(*ks[i]);
             *ks[i] = NULL;
         }
-    cl_mem *ms[] = {&w->ps, &w->pu, &w->sc, &w->ctl, &w->hist};
+    cl_mem *ms[] = {&w->ps, &w->pu, &w->sc, &w->ctl, &w->hist, &w->res};
     for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
         if (*ms[i]) {
             clReleaseMemObject(*ms[i]);
@@ -1896,7 +1924,7 @@ int la_cgf_set_update_geometry(la_cgf *w, size_t local_size, size_t groups, cls_
                         groups);
     cl_mem pu;
     size_t nu = groups;
-    if ((rc = cgf_buffer(la, 2 * nu * as, &pu, err)))
+    if ((rc = cgf_buffer(la, 4 * nu * as, &pu, err)))
         return rc;
     clReleaseMemObject(w->pu);
     w->pu = pu;
@@ -1908,10 +1936,10 @@ int la_cgf_set_update_geometry(la_cgf *w, size_t local_size, size_t groups, cls_
                        A_MEM(w->pu))))
         return rc;
     OCL_CHECK(err, clSetKernelArg(w->k_upd, 8, sizeof(cl_mem), &w->pu), "clSetKernelArg(cgf_update)");
-    OCL_CHECK(err, clSetKernelArg(w->k_upd, 9, 2 * local_size * as, NULL),
+    OCL_CHECK(err, clSetKernelArg(w->k_upd, 9, 4 * local_size * as, NULL),
               "clSetKernelArg(cgf_update)");
     OCL_CHECK(err, clSetKernelArg(w->k_init, 6, sizeof(cl_mem), &w->pu), "clSetKernelArg(cgf_init)");
-    OCL_CHECK(err, clSetKernelArg(w->k_init, 7, 2 * local_size * as, NULL),
+    OCL_CHECK(err, clSetKernelArg(w->k_init, 7, 4 * local_size * as, NULL),
               "clSetKernelArg(cgf_init)");
     return CLS_OK;
 }

@@ -123,6 +123,8 @@ typedef struct la_csr {
     size_t local_size;  /* SpMV work-group size of this format */
     size_t max_groups;  /* SpMV group cap */
     la_config cfg;      /* the configuration this matrix runs with */
+    int64_t row_offset; /* y index of row 0 (a part's boundary block, solver/cg.c);
+                         * 0 after la_csr_upload; y needs row_offset + nrows entries */
 } la_csr;
 
 /* Row statistics behind the automatic format choice (la.c, choose_format). */
@@ -182,6 +184,9 @@ int la_cg_update(la_ctx *la, double alpha, const la_vec *p, const la_vec *q, la_
 int la_pcg_update(la_ctx *la, double alpha, const la_vec *p, const la_vec *q, la_vec *x,
                   la_vec *r, const la_vec *d, la_vec *z, double *rz, double *rr,
                   cls_error *err);
+/* y = A x with A's values at full precision (LA_MIXED: the double copy,
+ * plain CSR; otherwise la_spmv). */
+int la_spmv_full(la_ctx *la, const la_csr *A, const la_vec *x, la_vec *y, cls_error *err);
 /* r = b - A x with A's values at full precision (LA_MIXED: the double
  * copy), q as scratch for A x; returns r'r (blocking). */
 int la_residual(la_ctx *la, const la_csr *A, const la_vec *b, const la_vec *x, la_vec *q,
@@ -216,9 +221,10 @@ typedef struct la_cgf {
     const la_csr *A;
     la_vec b, x, d;   /* borrowed handles (d.buf NULL without Jacobi) */
     la_vec r, p, q;   /* owned work vectors */
-    cl_mem ps, pu;    /* SpMV and update partials */
+    cl_mem ps, pu;    /* SpMV and update partials: compensated pairs (4 per group) */
     cl_mem sc, ctl, hist;
-    cl_kernel k_spmv, k_scal, k_upd, k_init;
+    cl_mem res;       /* cgf_fold's eight sums */
+    cl_kernel k_spmv, k_scal, k_upd, k_init, k_fold;
     size_t gs, gu, ls_spmv, ls_upd, ls_scal; /* groups and work-group sizes */
     size_t ns, nu;    /* partials per component (one per group) */
     double stop2;
@@ -245,6 +251,16 @@ int la_cgf_last(la_cgf *w, double *rr, double *rz, cls_error *err);
 /* Waits for every queued read (before a restart or the end). */
 int la_cgf_drain(la_cgf *w, cls_error *err);
 void la_cgf_release(la_cgf *w);
+
+/* cgf_fold (cg_fused.cl) on kernel k: folds the pairs of gi interior-SpMV
+ * groups (pi), gb boundary-SpMV groups (pb, may be NULL with gb = 0) and gu
+ * update groups (pu) into res = {p'q, q'Wq, r'z, r'r} as (hi, lo) pairs, in
+ * one work-group of ls. _set only sets the arguments; _read also launches
+ * and reads the eight values back (blocking) as doubles. */
+int la_cgf_fold_set(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb,
+                    cl_mem pb, size_t gu, cl_mem pu, size_t ls, cls_error *err);
+int la_cgf_fold_read(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb,
+                     cl_mem pb, size_t gu, cl_mem pu, size_t ls, double out[8], cls_error *err);
 
 /* Waits for every queued command (for timing). */
 int la_finish(la_ctx *la, cls_error *err);

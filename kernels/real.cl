@@ -83,15 +83,74 @@ inline void cls_group_reduce2(__local acc_t *s)
 }
 
 /*
+ * Compensated sums (Ogita, Rump and Oishi, "Accurate sum and dot product",
+ * SIAM J. Sci. Comput. 26 (2005), Sum2 and Dot2): a sum is a pair (hi, lo);
+ * each product's rounding error is recovered exactly with fma and each
+ * addition's with TwoSum. The pair rounded once is the correctly rounded
+ * sum but for pathological cancellation, so it does not depend on the order
+ * of summation: on how the rows are split into parts and work-groups. Every
+ * dot product the CG iteration takes (the SpMV epilogue, the fused update,
+ * the distributed reductions of dcg.cl) is one of these, which is why a
+ * solve on K parts follows the one-part solve step for step. Contraction
+ * would break the error-free transformations: FP_CONTRACT OFF inside them.
+ */
+/* (hi, lo) += a, TwoSum */
+inline void cls_acc2_add(acc_t *hi, acc_t *lo, const acc_t a)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const acc_t s = *hi + a;
+    const acc_t z = s - *hi;
+    *lo += (*hi - (s - z)) + (a - z);
+    *hi = s;
+}
+
+/* (hi, lo) += x * y, TwoProduct by fma */
+inline void cls_acc2_dot(acc_t *hi, acc_t *lo, const acc_t x, const acc_t y)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const acc_t p = x * y;
+    *lo += fma(x, y, -p);
+    cls_acc2_add(hi, lo, p);
+}
+
+/* (hi, lo) += (h, l) */
+inline void cls_acc2_pair(acc_t *hi, acc_t *lo, const acc_t h, const acc_t l)
+{
+    cls_acc2_add(hi, lo, h);
+    *lo += l;
+}
+
+/*
  * The epilogue every SpMV kernel shares (fused CG): after y = A x, the
- * work-items that wrote rows hold s0 = sum x[row] y[row] and
+ * work-items that wrote rows hold the pairs s0 = sum x[row] y[row] and
  * s1 = sum y[row]^2 w[row] (w = 1 when absent); the group reduces both and
- * writes partial[group] and partial[ngroups + group]. With partial == 0 it
- * does nothing (plain y = A x). `partial` is uniform over the launch, so
- * every work-item takes the same branch and reaches the same barriers.
+ * writes the four values hi0, lo0, hi1, lo1 at partial[c * ngroups + group]
+ * (c = 0..3). With partial == 0 it does nothing (plain y = A x). `partial`
+ * is uniform over the launch, so every work-item takes the same branch and
+ * reaches the same barriers. `red` holds 4 acc_t per work-item.
  * Under CLS_SERIAL_GROUP_SUM (CPU devices) the group sum is one barrier and
  * a serial add by work-item 0 instead of a tree.
  */
+/* Tree reduction of two interleaved pairs s[4 i .. 4 i + 3] into s[0..3]
+ * (any local size); every work-item calls it. */
+inline void cls_group_reduce_pairs2_any(__local acc_t *s)
+{
+    const int lid = (int)get_local_id(0);
+    const int ls = (int)get_local_size(0);
+    for (int off = cls_pow2_floor(ls); off > 0; off >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < off && lid + off < ls)
+            for (int c = 0; c < 2; c++) {
+                acc_t hi = s[4 * lid + 2 * c], lo = s[4 * lid + 2 * c + 1];
+                cls_acc2_pair(&hi, &lo, s[4 * (lid + off) + 2 * c],
+                              s[4 * (lid + off) + 2 * c + 1]);
+                s[4 * lid + 2 * c] = hi;
+                s[4 * lid + 2 * c + 1] = lo;
+            }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
 #ifdef CLS_SERIAL_GROUP_SUM
 /*
  * CPU devices (PoCL): one barrier, then work-item 0 adds the group's values
@@ -104,47 +163,61 @@ inline void cls_group_reduce2(__local acc_t *s)
  * then folds 2 x 262k partials. With the tuned geometry (4096-wide groups)
  * the barrier is paid a few dozen times per launch.
  */
-inline void cls_write_partials2(__global acc_t *partial, __local acc_t *red, acc_t s0, acc_t s1)
+inline void cls_write_pairs2(__global acc_t *partial, __local acc_t *red, acc_t h0, acc_t l0,
+                             acc_t h1, acc_t l1)
 {
     const int lid = (int)get_local_id(0);
-    red[2 * lid] = s0;
-    red[2 * lid + 1] = s1;
+    red[4 * lid] = h0;
+    red[4 * lid + 1] = l0;
+    red[4 * lid + 2] = h1;
+    red[4 * lid + 3] = l1;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
-        acc_t a = 0, b = 0;
+        acc_t a = 0, al = 0, b = 0, bl = 0;
         for (int i = 0; i < (int)get_local_size(0); i++) {
-            a += red[2 * i];
-            b += red[2 * i + 1];
+            cls_acc2_pair(&a, &al, red[4 * i], red[4 * i + 1]);
+            cls_acc2_pair(&b, &bl, red[4 * i + 2], red[4 * i + 3]);
         }
-        partial[get_group_id(0)] = a;
-        partial[get_num_groups(0) + get_group_id(0)] = b;
+        const int g = (int)get_group_id(0), ng = (int)get_num_groups(0);
+        partial[g] = a;
+        partial[ng + g] = al;
+        partial[2 * ng + g] = b;
+        partial[3 * ng + g] = bl;
     }
 }
 #else
-/* the group's two sums into partial[group] and partial[ngroups + group] */
-inline void cls_write_partials2(__global acc_t *partial, __local acc_t *red, acc_t s0, acc_t s1)
+/* the group's two pairs into partial[c * ngroups + group], c = 0..3 */
+inline void cls_write_pairs2(__global acc_t *partial, __local acc_t *red, acc_t h0, acc_t l0,
+                             acc_t h1, acc_t l1)
 {
     const int lid = (int)get_local_id(0);
-    red[2 * lid] = s0;
-    red[2 * lid + 1] = s1;
-    cls_group_reduce2(red);
+    red[4 * lid] = h0;
+    red[4 * lid + 1] = l0;
+    red[4 * lid + 2] = h1;
+    red[4 * lid + 3] = l1;
+    cls_group_reduce_pairs2_any(red);
     if (lid == 0) {
-        partial[get_group_id(0)] = red[0];
-        partial[get_num_groups(0) + get_group_id(0)] = red[1];
+        const int g = (int)get_group_id(0), ng = (int)get_num_groups(0);
+        for (int c = 0; c < 4; c++)
+            partial[c * ng + g] = red[c];
     }
 }
 #endif
 
-inline void cls_spmv_dots(__global acc_t *partial, __local acc_t *red, acc_t s0, acc_t s1)
+inline void cls_spmv_dots(__global acc_t *partial, __local acc_t *red, acc_t h0, acc_t l0,
+                          acc_t h1, acc_t l1)
 {
     if (partial)
-        cls_write_partials2(partial, red, s0, s1);
+        cls_write_pairs2(partial, red, h0, l0, h1, l1);
 }
 
+/* The accumulators of the epilogue: pairs (s0, s0l) and (s1, s1l). */
+#define CLS_DOTS_DECL acc_t s0 = 0, s0l = 0, s1 = 0, s1l = 0
 /* The dot contributions of one finished row. */
-#define CLS_ROW_DOTS(s0, s1, xr, yr, w, row)                                           \
+#define CLS_ROW_DOTS(xr, yr, w, row)                                                   \
     do {                                                                               \
         const acc_t yv_ = (acc_t)(yr);                                                 \
-        (s0) += (acc_t)(xr) * yv_;                                                     \
-        (s1) += yv_ * yv_ * ((w) ? (acc_t)(w)[row] : (acc_t)1);                        \
+        cls_acc2_dot(&s0, &s0l, (acc_t)(xr), yv_);                                     \
+        cls_acc2_dot(&s1, &s1l, yv_ * yv_, (w) ? (acc_t)(w)[row] : (acc_t)1);          \
     } while (0)
+#define CLS_SPMV_DOTS(partial, red) cls_spmv_dots(partial, red, s0, s0l, s1, s1l)

@@ -25,12 +25,12 @@ __kernel void spmv_adaptive(const int nblocks, __global const int *restrict bloc
                             __global const real *restrict x, __global real *restrict y,
                             __local real *lds, const int lds_size, __global acc_t *partial,
                             __global const real *w, __global const int *ctl,
-                            __local acc_t *red)
+                            __local acc_t *red, const int yoff)
 {
     const int run = !(ctl && ctl[0]); /* no early return: see real.cl */
     const int lid = (int)get_local_id(0);
     const int ls = (int)get_local_size(0);
-    acc_t s0 = 0, s1 = 0;
+    CLS_DOTS_DECL;
     for (int b = (int)get_group_id(0); run && b < nblocks; b += (int)get_num_groups(0)) {
         const int r0 = blocks[b], r1 = blocks[b + 1];
         const int j0 = rowptr[r0], j1 = rowptr[r1];
@@ -44,9 +44,9 @@ __kernel void spmv_adaptive(const int nblocks, __global const int *restrict bloc
                 real sum = 0;
                 for (int j = rowptr[row] - j0; j < e; j++)
                     sum += lds[j];
-                y[row] = sum;
+                y[yoff + row] = sum;
                 if (partial)
-                    CLS_ROW_DOTS(s0, s1, x[row], sum, w, row);
+                    CLS_ROW_DOTS(x[yoff + row], sum, w, yoff + row);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         } else {
@@ -63,12 +63,12 @@ __kernel void spmv_adaptive(const int nblocks, __global const int *restrict bloc
             barrier(CLK_LOCAL_MEM_FENCE);
             if (lid == 0) {
                 const real yr = lds[0];
-                y[r0] = yr;
+                y[yoff + r0] = yr;
                 if (partial)
-                    CLS_ROW_DOTS(s0, s1, x[r0], yr, w, r0);
+                    CLS_ROW_DOTS(x[yoff + r0], yr, w, yoff + r0);
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
     }
-    cls_spmv_dots(partial, red, s0, s1);
+    CLS_SPMV_DOTS(partial, red);
 }

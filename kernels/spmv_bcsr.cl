@@ -12,10 +12,10 @@ __kernel void spmv_bcsr(const int nrows, const int k, __global const int *restri
                         __global const int *restrict bcol, __global const mat_t *restrict val,
                         __global const real *restrict x, __global real *restrict y,
                         __global acc_t *partial, __global const real *w,
-                        __global const int *ctl, __local acc_t *red)
+                        __global const int *ctl, __local acc_t *red, const int yoff)
 {
     const int run = !(ctl && ctl[0]); /* no early return: see real.cl */
-    acc_t s0 = 0, s1 = 0;
+    CLS_DOTS_DECL;
     const int kk = k * k;
     for (int row = (int)get_global_id(0); run && row < nrows; row += (int)get_global_size(0)) {
         const int br = row / k;
@@ -28,9 +28,9 @@ __kernel void spmv_bcsr(const int nrows, const int k, __global const int *restri
             for (int t = 0; t < k; t++)
                 sum += (real)val[base + t] * x[c0 + t];
         }
-        y[row] = sum;
+        y[yoff + row] = sum;
         if (partial)
-            CLS_ROW_DOTS(s0, s1, x[row], sum, w, row);
+            CLS_ROW_DOTS(x[yoff + row], sum, w, yoff + row);
     }
-    cls_spmv_dots(partial, red, s0, s1);
+    CLS_SPMV_DOTS(partial, red);
 }

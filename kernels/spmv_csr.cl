@@ -15,13 +15,19 @@
  *
  * Every format kernel (this file, spmv_adaptive.cl, spmv_sell.cl,
  * spmv_bcsr.cl) takes the same tail of arguments:
- *   partial  NULL, or 2 * ngroups accumulators: the fused CG's p'Ap and
- *            (Ap)'W(Ap) per group (cls_spmv_dots in real.cl)
+ *   partial  NULL, or 4 * ngroups accumulators: the fused CG's p'Ap and
+ *            (Ap)'W(Ap) per group as compensated (hi, lo) pairs
+ *            (cls_spmv_dots in real.cl)
  *   w        NULL (W = I) or the Jacobi inverse diagonal
  *   ctl      NULL, or the fused CG's control word: ctl[0] != 0 means the
  *            solve has stopped and the kernel returns at once
- *   red      __local, 2 * local_size acc_t (only touched with partial)
- * Accumulation is in `real`; values are read as mat_t.
+ *   red      __local, 4 * local_size acc_t (only touched with partial)
+ *   yoff     the vector index of the matrix's row 0: a part's boundary
+ *            rows are a matrix of their own whose rows sit at yoff.. in y
+ *            (and in x and w for the epilogue); 0 for a whole matrix
+ * Accumulation is in `real`; values are read as mat_t. A row is summed in
+ * stored (column) order by the scalar, SELL and BCSR kernels, so its value
+ * does not depend on the part or the block it sits in.
  */
 
 /* one row of CSR: sum of val * x over the row */
@@ -41,36 +47,38 @@ __kernel void spmv_csr_scalar(const int nrows, __global const int *restrict rowp
                               __global const mat_t *restrict val,
                               __global const real *restrict x, __global real *restrict y,
                               __global acc_t *partial, __global const real *w,
-                              __global const int *ctl, __local acc_t *red)
+                              __global const int *ctl, __local acc_t *red, const int yoff)
 {
     const int run = !(ctl && ctl[0]); /* no early return: see real.cl */
     const int gs = (int)get_global_size(0);
     const int n = run ? nrows : 0;
-    acc_t s0 = 0, s1 = 0;
+    CLS_DOTS_DECL;
     if (!partial) {
         for (int row = (int)get_global_id(0); row < n; row += gs) {
             real sum;
             CLS_CSR_ROW(sum, row);
-            y[row] = sum;
+            y[yoff + row] = sum;
         }
     } else if (!w) {
         for (int row = (int)get_global_id(0); row < n; row += gs) {
             real sum;
             CLS_CSR_ROW(sum, row);
-            y[row] = sum;
-            s0 += (acc_t)x[row] * (acc_t)sum;
-            s1 += (acc_t)sum * (acc_t)sum;
+            y[yoff + row] = sum;
+            const acc_t ys = (acc_t)sum;
+            cls_acc2_dot(&s0, &s0l, (acc_t)x[yoff + row], ys);
+            cls_acc2_dot(&s1, &s1l, ys, ys);
         }
     } else {
         for (int row = (int)get_global_id(0); row < n; row += gs) {
             real sum;
             CLS_CSR_ROW(sum, row);
-            y[row] = sum;
-            s0 += (acc_t)x[row] * (acc_t)sum;
-            s1 += (acc_t)sum * (acc_t)sum * (acc_t)w[row];
+            y[yoff + row] = sum;
+            const acc_t ys = (acc_t)sum;
+            cls_acc2_dot(&s0, &s0l, (acc_t)x[yoff + row], ys);
+            cls_acc2_dot(&s1, &s1l, ys * ys, (acc_t)w[yoff + row]);
         }
     }
-    cls_spmv_dots(partial, red, s0, s1);
+    CLS_SPMV_DOTS(partial, red);
 }
 
 /* scratch: local_size reals */
@@ -81,14 +89,14 @@ __kernel void spmv_csr_vector(const int nrows, const int vw,
                               __global const real *restrict x, __global real *restrict y,
                               __local real *scratch, __global acc_t *partial,
                               __global const real *w, __global const int *ctl,
-                              __local acc_t *red)
+                              __local acc_t *red, const int yoff)
 {
     const int run = !(ctl && ctl[0]); /* no early return: see real.cl */
     const int lid = (int)get_local_id(0);
     const int lane = lid & (vw - 1);
     const int rows_per_group = (int)get_local_size(0) / vw;
     const int stride = (int)get_num_groups(0) * rows_per_group;
-    acc_t s0 = 0, s1 = 0;
+    CLS_DOTS_DECL;
     /* the loop bound is uniform over the group, so every work-item reaches
      * every barrier */
     for (int base = (int)get_group_id(0) * rows_per_group; run && base < nrows; base += stride) {
@@ -107,25 +115,26 @@ __kernel void spmv_csr_vector(const int nrows, const int vw,
         }
         if (lane == 0 && row < nrows) {
             const real yr = scratch[lid];
-            y[row] = yr;
+            y[yoff + row] = yr;
             if (partial)
-                CLS_ROW_DOTS(s0, s1, x[row], yr, w, row);
+                CLS_ROW_DOTS(x[yoff + row], yr, w, yoff + row);
         }
         barrier(CLK_LOCAL_MEM_FENCE); /* scratch is reused by the next block */
     }
-    cls_spmv_dots(partial, red, s0, s1);
+    CLS_SPMV_DOTS(partial, red);
 }
 
 /* y = A x with `real` values (LA_MIXED's exact copy of A) */
 __kernel void spmv_csr_hi(const int nrows, __global const int *restrict rowptr,
                           __global const int *restrict col, __global const real *restrict val,
-                          __global const real *restrict x, __global real *restrict y)
+                          __global const real *restrict x, __global real *restrict y,
+                          const int yoff)
 {
     for (int row = (int)get_global_id(0); row < nrows; row += (int)get_global_size(0)) {
         const int end = rowptr[row + 1];
         real sum = 0;
         for (int j = rowptr[row]; j < end; j++)
             sum += val[j] * x[col[j]];
-        y[row] = sum;
+        y[yoff + row] = sum;
     }
 }

@@ -18,10 +18,11 @@ __kernel void spmv_sell(const int nrows, const int C, __global const int *restri
                         __global const int *restrict perm, __global const int *restrict col,
                         __global const mat_t *restrict val, __global const real *restrict x,
                         __global real *restrict y, __global acc_t *partial,
-                        __global const real *w, __global const int *ctl, __local acc_t *red)
+                        __global const real *w, __global const int *ctl, __local acc_t *red,
+                        const int yoff)
 {
     const int run = !(ctl && ctl[0]); /* no early return: see real.cl */
-    acc_t s0 = 0, s1 = 0;
+    CLS_DOTS_DECL;
     for (int r = (int)get_global_id(0); run && r < nrows; r += (int)get_global_size(0)) {
         const int c = r / C;
         const int i = r - c * C;
@@ -30,10 +31,10 @@ __kernel void spmv_sell(const int nrows, const int C, __global const int *restri
         real sum = 0;
         for (int j = 0, k = start + i; j < width; j++, k += C)
             sum += (real)val[k] * x[col[k]];
-        const int orow = perm ? perm[r] : r;
+        const int orow = yoff + (perm ? perm[r] : r);
         y[orow] = sum;
         if (partial)
-            CLS_ROW_DOTS(s0, s1, x[orow], sum, w, orow);
+            CLS_ROW_DOTS(x[orow], sum, w, orow);
     }
-    cls_spmv_dots(partial, red, s0, s1);
+    CLS_SPMV_DOTS(partial, red);
 }
