@@ -143,6 +143,9 @@ __kernel void cgf_scalars(const int gs, __global const acc_t *restrict ps, const
                           __global int *restrict ctl, __global acc_t *restrict hist,
                           const int nslots, const acc_t stop2, __local acc_t *scratch)
 {
+    /* the scalars as the distributed loop computes them on the host (dcg.c),
+     * operation for operation: no fma */
+#pragma OPENCL FP_CONTRACT OFF
     const int lid = (int)get_local_id(0);
     acc_t a[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
     acc_t pq, qq, rz, rr;

@@ -1364,6 +1364,28 @@ static int spmv_setup(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem
     return CLS_OK;
 }
 
+int la_spmv_bind(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem y, cl_mem partial,
+                 cl_mem w, cl_mem ctl, size_t *groups, size_t *lsz, cls_error *err)
+{
+    return spmv_setup(la, k, A, x, y, partial, w, ctl, groups, lsz, err);
+}
+
+int la_spmv_kernel_create(la_ctx *la, const la_csr *A, cl_kernel *k, cls_error *err)
+{
+    return ocl_create_kernel(la->prog, kernel_of(A->variant), k, err);
+}
+
+int la_launch(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t ls,
+              cls_error *err)
+{
+    return launch(la, k, kname, groups, ls, err);
+}
+
+size_t la_acc_size(const la_ctx *la)
+{
+    return acc_size(la);
+}
+
 static cl_kernel la_kernel_of(la_ctx *la, la_spmv_variant v)
 {
     switch (v) {
@@ -1613,6 +1635,13 @@ int la_finish(la_ctx *la, cls_error *err)
 #define CGF_REC 8 /* accumulators per record, as cg_fused.cl */
 #define CGF_GPU_GROUPS_PER_CU 16 /* cap of the fused loop's grids on GPUs (see la_cgf_*) */
 
+size_t la_cgf_grid_cap(const la_ctx *la)
+{
+    return la->ocl->dev.type & CL_DEVICE_TYPE_GPU
+               ? max_sz(1, (size_t)la->ocl->dev.compute_units * CGF_GPU_GROUPS_PER_CU)
+               : (size_t)-1;
+}
+
 static int cgf_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
 {
     cl_int st;
@@ -1675,9 +1704,7 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
      * grid of CGF_GPU_GROUPS_PER_CU per CU still fills the device (grid-
      * stride loops), so the fused loop caps both grids there. CPUs (PoCL)
      * want many small groups and fold cheaply: no cap. */
-    const size_t cgf_cap = la->ocl->dev.type & CL_DEVICE_TYPE_GPU
-                               ? max_sz(1, (size_t)la->ocl->dev.compute_units * CGF_GPU_GROUPS_PER_CU)
-                               : (size_t)-1;
+    const size_t cgf_cap = la_cgf_grid_cap(la);
     w->gu = min_sz(w->gu, cgf_cap);
     w->nu = w->gu;
     w->ls_scal = pow2_floor(kernel_max(la, w->k_scal, la->cfg.local_size));

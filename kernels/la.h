@@ -262,6 +262,21 @@ int la_cgf_fold_set(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, s
 int la_cgf_fold_read(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb,
                      cl_mem pb, size_t gu, cl_mem pu, size_t ls, double out[8], cls_error *err);
 
+/* The pieces the distributed fused iteration (la_cgp.c) is built from:
+ * la_spmv_bind sets a format kernel's arguments for y = A x with the
+ * fused epilogue (partial, w, ctl may be NULL) and returns its geometry;
+ * la_spmv_kernel_create makes a private kernel object for A's format;
+ * la_launch enqueues (profiling capture included); la_acc_size is the
+ * bytes of one accumulator; la_cgf_grid_cap the cap on the fused loop's
+ * grids (GPUs: 16 groups per CU, see la_cgf_create). */
+int la_spmv_bind(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem y, cl_mem partial,
+                 cl_mem w, cl_mem ctl, size_t *groups, size_t *lsz, cls_error *err);
+int la_spmv_kernel_create(la_ctx *la, const la_csr *A, cl_kernel *k, cls_error *err);
+int la_launch(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t ls,
+              cls_error *err);
+size_t la_acc_size(const la_ctx *la);
+size_t la_cgf_grid_cap(const la_ctx *la);
+
 /* Waits for every queued command (for timing). */
 int la_finish(la_ctx *la, cls_error *err);
 

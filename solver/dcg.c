@@ -1,28 +1,33 @@
 /*
- * dcg.c: the (preconditioned) conjugate gradient method over a partitioned
- * system: cg.c's algorithm, line for line, with every vector split across
- * ranks and devices and every dot product a local sum then an MPI_Allreduce.
+ * dcg.c: the conjugate gradient method over a partitioned system: ONE
+ * algorithm for one part or many, on the fused kernels of the single-device
+ * CG (cg.c, cg_fused.cl) in the tuned SpMV format of each part.
  *
  * Hestenes and Stiefel, J. Res. NBS 49 (1952); Saad, "Iterative Methods for
- * Sparse Linear Systems", 2nd ed., Algorithm 9.1; PETSc's KSPCG. The SpMV
- * overlaps its halo exchange with the interior rows (dvec_spmv).
+ * Sparse Linear Systems", 2nd ed., Algorithm 9.1; PETSc's KSPCG. The
+ * iteration is the single-reduction CG of Chronopoulos and Gear (1989) in
+ * the kernel-fused form of Rupp et al., ACM TOMS 43(2) (2016), with the
+ * identity  r_{k+1}'W r_{k+1} = alpha_k^2 (Ap_k)'W(Ap_k) - r_k'W r_k,
+ * W = D^-1 (Jacobi) or I, as cg.c explains.
  *
- * One iteration is the single-reduction CG of cg.c's fused loop
- * (Chronopoulos and Gear 1989; the identity
- *     r_{k+1}'W r_{k+1} = alpha_k^2 (Ap_k)'W(Ap_k) - r_k'W r_k,  W = D^-1 or I):
- *   q = A p                       (one SpMV, one halo exchange)
- *   p'q, q'Wq, r'r                (one pass, dcg1_dots; compensated sums)
- *   ONE MPI_Allreduce of those three (with the failure count and cancel flag)
- *   alpha, beta, the stopping and breakdown tests: on the host, from reduced
- *   values only, so identically on every rank
- *   x += alpha p; r -= alpha q; p = W r + beta p   (one pass, dcg1_update)
- * r'r of r_k arrives with p_k'Ap_k, so the test "converged at k" comes after
- * the SpMV of iteration k + 1 has run (that SpMV is then discarded), and
- * the history entry of iteration k is written then too. A cancel requested
- * by the monitor after iteration k's entry travels in the next reduction and
- * stops every rank there. Convergence is confirmed on the true residual with
- * residual replacement (van der Vorst and Ye 2000), as in cg.c.
- * (Until 2026-11 this loop was the two-reduction Hestenes-Stiefel one.)
+ * One part (the whole system on one device): cg_solve's fused loop, which
+ * keeps even the scalars on the device (no host round trip inside an
+ * iteration). More parts: per part (la_cgp.h), per iteration
+ *   pack p's halo; q = A p on the interior rows while it travels
+ *   p's ghosts in; q = A p on the boundary rows          (epilogue: p'q, q'Wq)
+ *   cgf_fold: those and the last update's r'z, r'r       (compensated pairs)
+ *   ONE MPI_Allreduce of the four sums (with the failure count and the cancel
+ *   flag); the tests and alpha, beta on the host, from reduced values only,
+ *   so identically on every rank, in cgf_scalars' order:
+ *     r'r <= tol^2 b'b -> converged at k; p'q <= 0 -> indefinite;
+ *     alpha = r'z / p'q; beta = (alpha^2 q'Wq - r'z) / r'z
+ *   cgf_update: x += alpha p; r -= alpha q; z = D^-1 r; p = z + beta p
+ * The sums are compensated on the device and across ranks, and every part
+ * uses one SpMV format, so a solve on K parts follows the one-part solve
+ * step for step. Convergence is confirmed on the true residual b - Ax
+ * (restarting from it when the recurrence has drifted: residual
+ * replacement, van der Vorst and Ye 2000), as in cg.c. A cancel asked for
+ * by rank 0's monitor travels in the next reduction.
  */
 #include "dcg.h"
 
@@ -30,7 +35,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/la_cgp.h"
+
 #define DCG_MAX_REPLACEMENTS 5
+
+/* runs a device call unless the rank has failed; records a failure */
+#define DCG_DO(s, call)                                                                \
+    do {                                                                               \
+        if (!(s)->failed) {                                                            \
+            cls_error dcg_e_;                                                          \
+            cls_error_clear(&dcg_e_);                                                  \
+            if ((call) != CLS_OK)                                                      \
+                dsys_fail((s), &dcg_e_);                                               \
+        }                                                                              \
+    } while (0)
+#define DCG_ERR (&dcg_e_)
 
 int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
                  int *zero_rhs, cls_error *err)
@@ -58,26 +77,98 @@ int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, 
     return CLS_OK;
 }
 
+/* The one-part case: the fused single-device loop on rank 0's part; the
+ * other ranks (no part) learn its outcome. */
+static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
+                        cg_result *res, cls_error *err)
+{
+    int rc = CLS_OK;
+    if (s->nmine == 1) {
+        dpart *p = &s->parts[0];
+        la_vec vb = b->v[0], vx = x->v[0], vd;
+        vb.n = vx.n = p->halo.nlocal;
+        if (dinv) {
+            vd = dinv->v[0];
+            vd.n = p->halo.nlocal;
+        }
+        rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, opt, res, err);
+    }
+    /* the part is rank 0's (partition.h gives part 0 to rank 0) */
+    double info[5] = {(double)rc, (double)res->reason, (double)res->converged,
+                      (double)res->iterations, res->rel_residual};
+    if (MPI_Bcast(info, 5, MPI_DOUBLE, 0, s->comm) != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Bcast(result) failed");
+    if (s->rank != 0) {
+        rc = (int)info[0];
+        res->reason = (cg_reason)(int)info[1];
+        res->converged = (int)info[2];
+        res->iterations = (int64_t)info[3];
+        res->rel_residual = info[4];
+        if (rc)
+            cls_fail(err, rc, "rank 0's solve failed");
+    }
+    return rc;
+}
+
+/* the row work of the start and of an iteration, for dsys_spmv_halo */
+typedef struct dcg_ctx {
+    la_cgp *w;
+    int start, with_spmv;
+} dcg_ctx;
+
+static int dcg_rows(dsys *s, int k, int boundary, void *ctx, cls_error *err)
+{
+    (void)s;
+    dcg_ctx *c = ctx;
+    la_cgp *w = &c->w[k];
+    int rc;
+    if (c->start) /* q = A x over every row, r = b - q, p = z: once x's ghosts are in */
+        return boundary ? la_cgp_start(w, err) : CLS_OK;
+    if (c->with_spmv && (rc = la_cgp_spmv(w, boundary, err)))
+        return rc;
+    return boundary ? la_cgp_sums_begin(w, c->with_spmv, err) : CLS_OK;
+}
+
+/* one exchange and SpMV (or the start), the parts' sums, the reduction:
+ * v = {p'q, q'Wq, r'z, r'r} on every rank */
+static int dcg_round(dsys *s, dcg_ctx *c, la_vec *const *vecs, double v[4], int cancel_in,
+                     int *cancel_out, cls_error *err)
+{
+    dsys_spmv_halo(s, vecs, dcg_rows, c);
+    dsum ls;
+    memset(&ls, 0, sizeof ls);
+    ls.n = 4;
+    for (int k = 0; k < s->nmine; k++) {
+        double o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (!s->failed) {
+            cls_error e;
+            if (la_cgp_sums_wait(&c->w[k], o, &e))
+                dsys_fail(s, &e);
+        }
+        for (int q = 0; q < 4; q++)
+            dsum_pair_add(&ls.hi[q], &ls.lo[q], o[2 * q], o[2 * q + 1]);
+    }
+    return dsys_allreduce(s, &ls, v, cancel_in, cancel_out, err);
+}
+
 int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
               cg_result *res, cls_error *err)
 {
     const int jacobi = opt->precond == PRECOND_JACOBI;
-    dvec r = {0}, p = {0}, q = {0};
+    la_cgp *w = NULL;
+    la_vec **xs = NULL, **ps = NULL;
     int64_t cap = 0;
-    int rc = CLS_EOTHER;
+    int rc = CLS_EOTHER, nw = 0;
     int cancel = 0, want_cancel = 0;
-    dsum ls;
-    double v[4], rr, rz, pq, qq, alpha, beta, bnorm;
+    double v[4], rr, rz, pq, qq, alpha, beta, bnorm, stop2;
     int replacements = 0;
     double last_true = INFINITY;
-    const dvec *W = jacobi ? dinv : NULL;
 
     memset(res, 0, sizeof *res);
     if (jacobi && !dinv)
         return cls_fail(err, CLS_EOTHER, "dcg_solve: Jacobi asked for without a diagonal");
-    CLS_TRY(dvec_create(s, 0, &r, err));
-    CLS_TRY(dvec_create(s, 1, &p, err));                 /* p is the x of an SpMV */
-    CLS_TRY(dvec_create(s, 0, &q, err));
+    if (s->L->nparts == 1)
+        return dcg_one_part(s, b, x, jacobi ? dinv : NULL, opt, res, err);
 
     int zero_rhs;
     CLS_TRY(dcg_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
@@ -85,30 +176,68 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
         rc = CLS_OK;
         goto done;
     }
+    stop2 = opt->tol * opt->tol * bnorm * bnorm;         /* stop when r'r <= tol^2 b'b */
 
-    /* (re)start: r = b - A x; p = W r; rr = r'r; rz = r'p */
-#define DCG_START(cin)                                                                 \
-    do {                                                                               \
-        dvec_spmv(s, x, &q);                                                           \
-        dvec_copy(s, b, &r);                                                           \
-        dvec_axpy(s, -1.0, &q, &r);                                                    \
-        if (jacobi)                                                                    \
-            dvec_pointwise(s, dinv, &r, &p);                                           \
-        else                                                                           \
-            dvec_copy(s, &r, &p);                                                      \
-        const dvec *xs_[2] = {&r, &r}, *ys_[2] = {&r, &p};                            \
-        dvec_dots_local(s, jacobi ? 2 : 1, xs_, ys_, &ls);                             \
-        CLS_TRY(dsys_allreduce(s, &ls, v, (cin), &cancel, err));                       \
-        rr = v[0];                                                                     \
-        rz = jacobi ? v[1] : rr;                                                       \
-    } while (0)
+    w = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *w);
+    xs = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *xs);
+    ps = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *ps);
+    if (!w || !xs || !ps) {
+        cls_error e;
+        cls_fail(&e, CLS_EOTHER, "out of memory for the CG workspace");
+        dsys_fail(s, &e);
+    }
+    for (int k = 0; w && k < s->nmine; k++) {
+        dpart *p = &s->parts[k];
+        la_vec vb = b->v[0], vd;
+        vb = b->v[k];
+        vb.n = p->halo.nlocal;
+        if (jacobi) {
+            vd = dinv->v[k];
+            vd.n = p->halo.nlocal;
+        }
+        DCG_DO(s, la_cgp_create(&p->la, &p->Ai, p->have_Ab ? &p->Ab : NULL, p->halo.nghost, &vb,
+                                &x->v[k], jacobi ? &vd : NULL, &w[k], DCG_ERR));
+        if (!s->failed) {
+            nw = k + 1;
+            xs[k] = &x->v[k];
+            ps[k] = &w[k].p;
+        }
+    }
+    dcg_ctx c = {w, 1, 0};
 
-    DCG_START(0);
+    /* start: r = b - A x; p = z; rr = r'r; rz = r'z */
+    CLS_TRY(dcg_round(s, &c, xs, v, 0, NULL, err));
+    rz = v[2];
+    rr = v[3];
+    if (!isfinite(rr) || !isfinite(rz)) {
+        res->reason = CG_DIVERGED_NANORINF;
+        rc = cls_fail(err, CLS_EBREAKDOWN,
+                      "the initial residual is NaN or Inf: the matrix or the initial guess "
+                      "holds values too large or invalid");
+        goto done;
+    }
     res->rel_residual = sqrt(rr) / bnorm;
     CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
 
     int64_t k = 0, kstart = 0; /* k: updates applied; kstart: at the last (re)start */
     for (;;) {
+        /* q = A p with p'q, q'Wq; r_k'z_k and r_k'r_k of the last update */
+        c.start = 0;
+        c.with_spmv = k < opt->maxiter;                  /* at maxiter only r_k is needed */
+        CLS_TRY(dcg_round(s, &c, ps, v, want_cancel, &cancel, err)); /* the one reduction */
+        if (cancel)
+            goto cancelled;
+        pq = v[0];
+        qq = v[1];
+        rz = v[2];
+        rr = v[3];
+        if (k > kstart) {                                /* iteration k's entry */
+            res->rel_residual = sqrt(rr) / bnorm;
+            CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+            if (s->rank == 0 && opt->monitor &&          /* rank 0 asks; the next */
+                opt->monitor(opt->monitor_ctx, k, res->rel_residual)) /* reduction tells all */
+                want_cancel = 1;
+        }
         if (!isfinite(rr) || !isfinite(rz)) {
             res->reason = CG_DIVERGED_NANORINF;
             rc = cls_fail(err, CLS_EBREAKDOWN,
@@ -117,13 +246,15 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
                           (long long)k);
             goto done;
         }
-        if (res->rel_residual <= opt->tol) {             /* ||r||/||b|| <= tol ? */
+        if (rr <= stop2) {                               /* ||r_k|| <= tol ||b|| */
             /* confirm on the true residual; restart from it if the
              * recurrence has drifted (residual replacement) */
-            DCG_START(want_cancel);
-            double true_rel = sqrt(rr) / bnorm;
+            c.start = 1;
+            CLS_TRY(dcg_round(s, &c, xs, v, want_cancel, &cancel, err));
             if (cancel)
                 goto cancelled;
+            rr = v[3];
+            double true_rel = sqrt(rr) / bnorm;
             res->rel_residual = true_rel;
             if (true_rel <= opt->tol) {
                 res->reason = CG_CONVERGED_RTOL;
@@ -143,63 +274,54 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
             replacements++;
             last_true = true_rel;
             kstart = k;
+            if (k >= opt->maxiter)
+                goto maxiter;
             continue;
         }
-        if (k >= opt->maxiter) {
-            res->reason = CG_DIVERGED_MAXITER;
-            rc = cls_fail(err, CLS_ENOTCONV,
-                          "not converged after %lld iterations: relative residual %.3e > "
-                          "tol %.3e",
-                          (long long)k, res->rel_residual, opt->tol);
-            goto done;
-        }
-
-        dvec_spmv(s, &p, &q);                            /* q = A p */
-        dvec_dcg1_dots_local(s, &p, &q, &r, W, &ls);     /* p'q, q'Wq, r'r: one pass */
-        CLS_TRY(dsys_allreduce(s, &ls, v, want_cancel, &cancel, err)); /* the one reduction */
-        if (cancel)
-            goto cancelled;
-        pq = v[0];
-        qq = v[1];
-        if (k > kstart) {                                /* r_k'r_k: iteration k's entry */
-            rr = v[2];
-            rz = jacobi ? v[3] : rr; /* fresh r'z: the identity only gives beta */
-            res->rel_residual = sqrt(rr) / bnorm;
-            CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
-            if (s->rank == 0 && opt->monitor &&          /* rank 0 asks; the next */
-                opt->monitor(opt->monitor_ctx, k, res->rel_residual)) /* reduction tells all */
-                want_cancel = 1;
-            if (!isfinite(rr) || res->rel_residual <= opt->tol || k >= opt->maxiter)
-                continue;                                /* decided above; q is discarded */
-        }
-        if (!(pq > 0.0)) {
-            res->reason = isfinite(pq) ? CG_DIVERGED_INDEFINITE : CG_DIVERGED_NANORINF;
+        if (k >= opt->maxiter)
+            goto maxiter;
+        if (!isfinite(pq) || !isfinite(qq)) {
+            res->reason = CG_DIVERGED_NANORINF;
             rc = cls_fail(err, CLS_EBREAKDOWN,
-                          isfinite(pq) ? "matrix is not positive definite (p'Ap = %.6g at "
-                                         "iteration %lld)"
-                                       : "p'Ap is %g at iteration %lld: NaN or Inf in the "
-                                         "matrix or the iterates",
+                          "p'Ap is %g at iteration %lld: NaN or Inf in the matrix or the "
+                          "iterates",
                           pq, (long long)k + 1);
             goto done;
         }
+        if (!(pq > 0.0)) {
+            res->reason = CG_DIVERGED_INDEFINITE;
+            rc = cls_fail(err, CLS_EBREAKDOWN,
+                          "matrix is not positive definite (p'Ap = %.6g at iteration %lld)", pq,
+                          (long long)k + 1);
+            goto done;
+        }
         alpha = rz / pq;                                 /* alpha = r'z / p'Ap */
-        double rz_new = alpha * alpha * qq - rz;         /* r'z after the update (identity) */
-        beta = rz_new / rz;
-        rz = rz_new;
-        dvec_dcg1_update(s, alpha, beta, &p, &q, x, &r, W); /* x, r, p in one pass */
+        double rz_next = alpha * alpha * qq - rz;        /* r_{k+1}'z_{k+1} (identity) */
+        beta = rz_next > 0 ? rz_next / rz : 0.0;         /* <= 0 only at the noise level */
+        for (int q = 0; q < s->nmine; q++)               /* x, r, p in one pass */
+            DCG_DO(s, la_cgp_update(&w[q], alpha, beta, DCG_ERR));
         k++;
         res->iterations = k;
     }
+
+maxiter:
+    res->reason = CG_DIVERGED_MAXITER;
+    res->iterations = k;
+    rc = cls_fail(err, CLS_ENOTCONV,
+                  "not converged after %lld iterations: relative residual %.3e > tol %.3e",
+                  (long long)k, res->rel_residual, opt->tol);
+    goto done;
 
 cancelled:
     res->reason = CG_CANCELLED;
     rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)res->iterations);
 
 done:
-#undef DCG_START
-    dvec_release(&r);
-    dvec_release(&p);
-    dvec_release(&q);
+    for (int q = 0; q < nw; q++)
+        la_cgp_release(&w[q]);
+    free(w);
+    free(xs);
+    free(ps);
     if (rc == CLS_EOTHER && err && err->code == CLS_OK)
         cls_fail(err, CLS_EOTHER, "dcg_solve failed");
     return rc;

@@ -326,9 +326,7 @@ static int input_phase(MPI_Comm comm, const char *a_path, const char *b_path,
     /* 1b. the layout, where the row lengths are known */
     hdr.has_b = b_path != NULL;
     hdr.has_x0 = x0_path != NULL;
-    /* the local engine solves the whole system as one part */
-    const int64_t min_rows =
-        opt->engine == DSOLVE_ENGINE_LOCAL ? INT64_MAX : opt->min_rows_per_part;
+    const int64_t min_rows = opt->min_rows_per_part;
     if (gen || everywhere) {
         rc = part_plan(hdr.nrows, gen ? grid_row_nnz : csr_row_nnz, gen ? (void *)&grid : &A,
                        size, G, min_rows, DSOLVE_MAX_PARTS, &in->L, err);
@@ -596,68 +594,6 @@ static int finish_all(dpart *parts, int nmine, cls_error *err)
     return CLS_OK;
 }
 
-/* The local engine: one part, on rank 0, solved by the single-device fused
- * CG (solve_run_device: la's formats, tuning database, device-side
- * scalars). Collective: every rank takes part in the device choice (node
- * ranks) and the agreement; only rank 0 touches a device. */
-static int local_solve(MPI_Comm comm, const ds_input *in, const dsolve_options *opt, int G,
-                       dsolve_report *rep, double **x, double t1, cls_error *err)
-{
-    int me, rc;
-    MPI_Comm_rank(comm, &me);
-    ocl_device dev;
-    memset(&dev, 0, sizeof dev);
-    rc = agree(comm, dsys_pick_devices(comm, opt->solve.device, G, me == 0, &dev, err), err);
-    if (rc)
-        return rc;
-    const double t2 = cls_now();
-    solve_report srep;
-    memset(&srep, 0, sizeof srep);
-    srep.true_rel_residual = NAN;
-    double *xb = NULL;
-    if (me == 0) {
-        xb = malloc((size_t)(in->nrows ? in->nrows : 1) * sizeof *xb);
-        if (!xb)
-            rc = cls_fail(err, CLS_EOTHER, "out of memory for x");
-        else /* input_phase checked a file's matrix; a generated one is SPD */
-            rc = solve_run_device(&in->blk, in->b, in->x0, xb, &dev, 1, &opt->solve, &srep,
-                                  err);
-    }
-    rc = agree(comm, rc, err);
-    if (me == 0) {
-        rep->cg = srep.cg; /* the history moves to the report */
-        memset(&srep.cg, 0, sizeof srep.cg);
-        rep->true_rel_residual = srep.true_rel_residual;
-        rep->setup_s = (t2 - t1) + srep.setup_s; /* device choice, then solve_run's */
-        rep->solve_s = srep.solve_s;
-        if (srep.device.name[0]) {
-            dsolve_part_info *pi = &rep->parts[0];
-            pi->rank = 0;
-            pi->slot = 0;
-            pi->row_begin = 0;
-            pi->row_end = in->nrows;
-            pi->nnz = in->nnz;
-            pi->ghosts = 0;
-            pi->interior_rows = in->nrows;
-            pi->neighbours = 0;
-            pi->device = srep.device;
-            pi->device.platform = NULL;
-            pi->device.id = NULL;
-            pi->config = srep.config;
-            pi->spmv = srep.spmv;
-        }
-        const int have_x = rc == CLS_OK || rc == CLS_ENOTCONV ||
-                           rep->cg.reason == CG_DIVERGED_INDEFINITE;
-        if (x && have_x && isfinite(rep->true_rel_residual)) {
-            *x = xb;
-            xb = NULL;
-        }
-    }
-    solve_report_free(&srep);
-    free(xb);
-    return rc;
-}
-
 int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const char *x0_path,
                 const dsolve_options *opt, dsolve_report *rep, double **x, cls_error *err)
 {
@@ -703,23 +639,8 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     t1 = cls_now();
     rep->parse_s = t1 - t0;
 
-    /* one part on rank 0 and CG: the single-device fused engine, unless
-     * the distributed one is asked for (the same decision on every rank) */
-    rep->engine = DSOLVE_ENGINE_DISTRIBUTED;
-    if (opt->engine == DSOLVE_ENGINE_LOCAL && opt->solve.method != SOLVER_CG) {
-        rc = agree(comm, cls_fail(err, CLS_EUSAGE,
-                                  "the local engine runs CG only; use --engine distributed "
-                                  "for --method %s",
-                                  solver_method_name(opt->solve.method)),
-                   err);
-        goto done;
-    }
-    if (opt->engine != DSOLVE_ENGINE_DISTRIBUTED && opt->solve.method == SOLVER_CG &&
-        L->nparts == 1 && L->first[1] - L->first[0] == 1) {
-        rep->engine = DSOLVE_ENGINE_LOCAL;
-        rc = local_solve(comm, &in, opt, G, rep, x, t1, err);
-        goto unscale;
-    }
+    /* one engine for every layout (dcg.c): --engine is accepted and ignored */
+    rep->engine = DSOLVE_ENGINE_AUTO;
 
     /* 2. halo plans: parts view the rank's block, renumbered in place */
     nmine = L->first[me + 1] - L->first[me];
@@ -755,7 +676,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
 
     /* 3. devices */
     rc = dsys_open(&sys, comm, L, parts, nmine, opt->solve.device, G, opt->solve.precision,
-                   opt->solve.spmv, err);
+                   opt->solve.spmv, opt->solve.method == SOLVER_CG, err);
     have_sys = 1;
     AGREE(rc);
 
@@ -923,9 +844,14 @@ report:
             pi->device = p->dev;
             pi->device.platform = NULL;
             pi->device.id = NULL;
-            pi->config = p->la.cfg;
-            pi->spmv = p->dA.vector_width ? LA_SPMV_VECTOR : LA_SPMV_SCALAR;
-            pi->config.vector_width = p->dA.vector_width;
+            if (p->have_Ai) { /* the fused engine: la's format and configuration */
+                pi->config = p->Ai.cfg;
+                pi->spmv = p->Ai.variant;
+            } else {
+                pi->config = p->la.cfg;
+                pi->spmv = p->dA.vector_width ? LA_SPMV_VECTOR : LA_SPMV_SCALAR;
+                pi->config.vector_width = p->dA.vector_width;
+            }
         }
         if (me == 0 && ok)
             for (int r = 0; r < size; r++) {
@@ -942,7 +868,6 @@ report:
         free(displs);
     }
 
-unscale:
     /* x of the scaled system back to the caller's (rank 0, either engine) */
     if (me == 0 && x && *x) {
         int urc = unscale_x(*x, in.nrows, x_exp, err);

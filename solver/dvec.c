@@ -167,9 +167,142 @@ int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int
     return CLS_OK;
 }
 
+/* The device numbering of a part: interior rows first. Fills p->ni and
+ * p->perm (NULL when the interior comes first already, e.g. no ghosts),
+ * *B with the part's rows in that order (columns of local rows renumbered
+ * likewise, ghosts unchanged, each row's entries in their stored order, so
+ * a row sums the same in any partition), and *send with the halo's send
+ * list in device numbering. */
+static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error *err)
+{
+    const halo_plan *h = &p->halo;
+    const csr_matrix *A = &p->A;
+    const int64_t n = h->nlocal, base = A->rowptr[0];
+    int32_t *iperm = NULL;
+    memset(B, 0, sizeof *B);
+    *send = NULL;
+    p->ni = h->ninterior;
+    int identity = 1;
+    for (int64_t i = 0; i < h->ninterior && identity; i++)
+        identity = h->interior[i] == (int32_t)i;
+    if (!identity) {
+        p->perm = malloc((size_t)(n ? n : 1) * sizeof *p->perm);
+        iperm = malloc((size_t)(n ? n : 1) * sizeof *iperm);
+        if (!p->perm || !iperm) {
+            free(iperm);
+            return cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
+        }
+        memcpy(p->perm, h->interior, (size_t)h->ninterior * sizeof *p->perm);
+        memcpy(p->perm + h->ninterior, h->boundary, (size_t)h->nboundary * sizeof *p->perm);
+        for (int64_t i = 0; i < n; i++)
+            iperm[p->perm[i]] = (int32_t)i;
+    }
+    int rc = csr_alloc(B, n, A->ncols, A->nnz, err);
+    if (!rc) {
+        *send = malloc((size_t)(h->nsend_total ? h->nsend_total : 1) * sizeof **send);
+        if (!*send)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
+    }
+    if (rc) {
+        free(iperm);
+        csr_free(B);
+        return rc;
+    }
+    int64_t j = 0;
+    B->rowptr[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = iperm ? p->perm[i] : i;
+        for (int64_t e = A->rowptr[r] - base; e < A->rowptr[r + 1] - base; e++, j++) {
+            int32_t c = A->col[e];
+            B->col[j] = (iperm && c < n) ? iperm[c] : c;
+            B->val[j] = A->val[e];
+        }
+        B->rowptr[i + 1] = j;
+    }
+    for (int64_t e = 0; e < h->nsend_total; e++)
+        (*send)[e] = iperm ? iperm[h->send_idx[e]] : h->send_idx[e];
+    free(iperm);
+    return CLS_OK;
+}
+
+/* Rows [r0, r1) of B as a matrix of their own (row pointers from 0). */
+static int csr_rows(const csr_matrix *B, int64_t r0, int64_t r1, csr_matrix *C, cls_error *err)
+{
+    int64_t j0 = B->rowptr[r0], nz = B->rowptr[r1] - j0;
+    int rc = csr_alloc(C, r1 - r0, B->ncols, nz, err);
+    if (rc)
+        return rc;
+    for (int64_t i = r0; i <= r1; i++)
+        C->rowptr[i - r0] = B->rowptr[i] - j0;
+    memcpy(C->col, B->col + j0, (size_t)nz * sizeof *C->col);
+    memcpy(C->val, B->val + j0, (size_t)nz * sizeof *C->val);
+    return CLS_OK;
+}
+
+/* The one SpMV format of every part (dsys_open's comment). */
+static la_spmv_variant parts_format(la_spmv_variant asked, const ocl_device *dev, double mean_row)
+{
+    if (asked != LA_SPMV_AUTO)
+        return asked;
+    if (mean_row >= 12.0)
+        return LA_SPMV_VECTOR;
+    return (dev->type & CL_DEVICE_TYPE_GPU) ? LA_SPMV_SELL : LA_SPMV_SCALAR;
+}
+
+/* Uploads part p's matrix in device numbering, as la blocks (fused) or as
+ * split CSR, and its send list. */
+static int part_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row,
+                       cls_error *err)
+{
+    csr_matrix B, C;
+    int32_t *send = NULL;
+    int rc = part_device_order(p, &B, &send, err);
+    if (rc)
+        return rc;
+    const halo_plan *h = &p->halo;
+    memset(&C, 0, sizeof C);
+    if (fused) {
+        la_spmv_variant v = parts_format(spmv, &p->dev, mean_row);
+        if (h->nghost == 0) {
+            rc = la_csr_upload(&p->la, &B, v, &p->Ai, err);
+            p->have_Ai = !rc;
+            p->ni = h->nlocal;
+        } else {
+            if (!(rc = csr_rows(&B, 0, p->ni, &C, err))) {
+                rc = la_csr_upload(&p->la, &C, v, &p->Ai, err);
+                p->have_Ai = !rc;
+                csr_free(&C);
+            }
+            if (!rc && !(rc = csr_rows(&B, p->ni, h->nlocal, &C, err))) {
+                rc = la_csr_upload(&p->la, &C, v, &p->Ab, err);
+                p->have_Ab = !rc;
+                p->Ab.row_offset = p->ni;
+                csr_free(&C);
+            }
+        }
+    } else {
+        int32_t *in = malloc((size_t)(h->nlocal ? h->nlocal : 1) * sizeof *in);
+        if (!in)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory for the row lists");
+        for (int64_t i = 0; !rc && i < h->nlocal; i++)
+            in[i] = (int32_t)i;
+        if (!rc) {
+            rc = ld_csr_upload(&p->ld, &B, in, p->ni, in + p->ni, h->nlocal - p->ni, spmv,
+                               mean_row, &p->dA, err);
+            p->have_dA = !rc;
+        }
+        free(in);
+    }
+    if (!rc)
+        rc = ld_index_upload(&p->ld, send, h->nsend_total, &p->d_send_idx, err);
+    free(send);
+    csr_free(&B);
+    return rc;
+}
+
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
               const char *device, int devices_per_rank, la_precision prec,
-              la_spmv_variant spmv, cls_error *err)
+              la_spmv_variant spmv, int fused, cls_error *err)
 {
     memset(s, 0, sizeof *s);
     s->comm = comm;
@@ -209,11 +342,9 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
             break;
         p->have_ld = 1;
         const halo_plan *h = &p->halo;
-        if ((rc = ld_csr_upload(&p->ld, &p->A, h->interior, h->ninterior, h->boundary,
-                                h->nboundary, spmv, mean_row, &p->dA, err)))
+        if ((rc = part_upload(p, fused, spmv, mean_row, err)))
             break;
-        if ((rc = ld_index_upload(&p->ld, h->send_idx, h->nsend_total, &p->d_send_idx, err)) ||
-            (rc = ld_buffer_create(&p->ld, h->nsend_total, &p->d_sendbuf, err)) ||
+        if ((rc = ld_buffer_create(&p->ld, h->nsend_total, &p->d_sendbuf, err)) ||
             (rc = ld_pinned_alloc(&p->ld, (size_t)h->nsend_total * p->la.elem, &p->pin_send,
                                   &p->h_send, err)) ||
             (rc = ld_pinned_alloc(&p->ld, (size_t)h->nghost * p->la.elem, &p->pin_recv,
@@ -287,7 +418,15 @@ void dsys_close(dsys *s)
         if (p->d_sendbuf)
             clReleaseMemObject(p->d_sendbuf);
         p->d_send_idx = p->d_sendbuf = NULL;
-        ld_csr_release(&p->dA);
+        if (p->have_dA)
+            ld_csr_release(&p->dA);
+        if (p->have_Ai)
+            la_csr_release(&p->Ai);
+        if (p->have_Ab)
+            la_csr_release(&p->Ab);
+        p->have_dA = p->have_Ai = p->have_Ab = 0;
+        free(p->perm);
+        p->perm = NULL;
         if (p->have_la)
             la_finish(&p->la, NULL);
         if (p->have_ld)
@@ -346,11 +485,23 @@ static la_vec loc(const dsys *s, const dvec *x, int k)
     return v;
 }
 
+/* host arrays are in the part's row order (A's); devices hold them in
+ * device order (interior first): perm translates */
 int dvec_upload(dsys *s, dvec *x, double *const *host, cls_error *err)
 {
     for (int k = 0; k < s->nmine; k++) {
+        const dpart *p = &s->parts[k];
         la_vec v = loc(s, x, k);
-        int rc = la_vec_upload(&s->parts[k].la, &v, host[k], err);
+        double *t = NULL;
+        if (p->perm) {
+            t = malloc((size_t)(v.n ? v.n : 1) * sizeof *t);
+            if (!t)
+                return cls_fail(err, CLS_EOTHER, "out of memory uploading a vector");
+            for (int64_t i = 0; i < v.n; i++)
+                t[i] = host[k][p->perm[i]];
+        }
+        int rc = la_vec_upload(&s->parts[k].la, &v, t ? t : host[k], err);
+        free(t);
         if (rc)
             return rc;
     }
@@ -360,8 +511,15 @@ int dvec_upload(dsys *s, dvec *x, double *const *host, cls_error *err)
 int dvec_download(dsys *s, const dvec *x, double *const *host, cls_error *err)
 {
     for (int k = 0; k < s->nmine; k++) {
+        const dpart *p = &s->parts[k];
         la_vec v = loc(s, x, k);
-        int rc = la_vec_download(&s->parts[k].la, &v, host[k], err);
+        double *t = NULL;
+        if (p->perm && !(t = malloc((size_t)(v.n ? v.n : 1) * sizeof *t)))
+            return cls_fail(err, CLS_EOTHER, "out of memory downloading a vector");
+        int rc = la_vec_download(&s->parts[k].la, &v, t ? t : host[k], err);
+        for (int64_t i = 0; t && !rc && i < v.n; i++)
+            host[k][p->perm[i]] = t[i];
+        free(t);
         if (rc)
             return rc;
     }
@@ -417,7 +575,7 @@ static void ds_check(dsys *s, int rc, const cls_error *e)
         dsys_fail(s, e);
 }
 
-void dvec_spmv(dsys *s, const dvec *x, dvec *y)
+void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
 {
     cls_error e;
     cls_error_clear(&e);
@@ -428,16 +586,14 @@ void dvec_spmv(dsys *s, const dvec *x, dvec *y)
     /* 2. pack, read back, interior rows */
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
-        la_vec vy = loc(s, y, k);
         if (p->halo.nsend_total > 0) {
-            DS_DO(s, ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, &x->v[k], p->d_sendbuf,
+            DS_DO(s, ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, x[k], p->d_sendbuf,
                              DS_ERR));
             DS_DO(s, ld_read_async(&p->ld, p->d_sendbuf, 0,
                                    (size_t)p->halo.nsend_total * p->la.elem, p->h_send,
                                    &p->ev_pack, DS_ERR));
         }
-        DS_DO(s, ld_spmv(&p->ld, &p->dA, p->halo.nghost ? LD_ROWS_INTERIOR : LD_ROWS_ALL,
-                         &x->v[k], &vy, DS_ERR));
+        DS_DO(s, rows(s, k, 0, ctx, DS_ERR));
         DS_DO(s, ld_flush(&p->ld, DS_ERR));
     }
     /* 3. send as each part's halo lands; copies between this rank's parts */
@@ -450,19 +606,53 @@ void dvec_spmv(dsys *s, const dvec *x, dvec *y)
     /* 4. ghosts in, boundary rows */
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
-        if (p->halo.nghost == 0)
-            continue;
-        la_vec vy = loc(s, y, k);
-        DS_DO(s, ld_write_async(&p->ld, x->v[k].buf, (size_t)p->halo.nlocal * p->la.elem,
-                                (size_t)p->halo.nghost * p->la.elem, p->h_recv, &p->ev_ghost,
-                                DS_ERR));
-        DS_DO(s, ld_spmv(&p->ld, &p->dA, LD_ROWS_BOUNDARY, &x->v[k], &vy, DS_ERR));
+        if (p->halo.nghost > 0)
+            DS_DO(s, ld_write_async(&p->ld, x[k]->buf, (size_t)p->halo.nlocal * p->la.elem,
+                                    (size_t)p->halo.nghost * p->la.elem, p->h_recv,
+                                    &p->ev_ghost, DS_ERR));
+        DS_DO(s, rows(s, k, 1, ctx, DS_ERR));
         DS_DO(s, ld_flush(&p->ld, DS_ERR));
     }
 }
 
+/* dvec_spmv's row work: the split-CSR kernels */
+typedef struct spmv_ctx {
+    const dvec *x;
+    dvec *y;
+} spmv_ctx;
+
+static int spmv_rows(dsys *s, int k, int boundary, void *ctx, cls_error *err)
+{
+    spmv_ctx *c = ctx;
+    dpart *p = &s->parts[k];
+    la_vec vy = loc(s, c->y, k);
+    if (!boundary)
+        return ld_spmv(&p->ld, &p->dA, p->halo.nghost ? LD_ROWS_INTERIOR : LD_ROWS_ALL,
+                       &c->x->v[k], &vy, err);
+    return p->halo.nghost ? ld_spmv(&p->ld, &p->dA, LD_ROWS_BOUNDARY, &c->x->v[k], &vy, err)
+                          : CLS_OK;
+}
+
+void dvec_spmv(dsys *s, const dvec *x, dvec *y)
+{
+    la_vec **xs = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *xs);
+    if (!xs) {
+        cls_error e;
+        cls_fail(&e, CLS_EOTHER, "out of memory for an SpMV");
+        dsys_fail(s, &e);
+    }
+    for (int k = 0; xs && k < s->nmine; k++)
+        xs[k] = &x->v[k];
+    spmv_ctx c = {x, y};
+    if (xs)
+        dsys_spmv_halo(s, xs, spmv_rows, &c);
+    else /* keep the protocol: every rank still exchanges */
+        dsys_spmv_halo(s, NULL, spmv_rows, &c);
+    free(xs);
+}
+
 /* (hi, lo) += (h, l): TwoSum of the leading parts, the rest added */
-static void pair_add(double *hi, double *lo, double h, double l)
+void dsum_pair_add(double *hi, double *lo, double h, double l)
 {
     double t = *hi + h;
     double z = t - *hi;
@@ -488,7 +678,7 @@ static void gather_local(dsys *s, int ncomp, dsum *out)
             ld_event_wait(&p->ld.ev, &e); /* drain it */
         }
         for (int c = 0; c < ncomp; c++)
-            pair_add(&out->hi[c], &out->lo[c], v[2 * c], v[2 * c + 1]);
+            dsum_pair_add(&out->hi[c], &out->lo[c], v[2 * c], v[2 * c + 1]);
     }
 }
 
@@ -597,7 +787,7 @@ static void pair_sum_op(void *in, void *inout, int *len, MPI_Datatype *type)
     const double *a = in;
     double *b = inout;
     for (int i = 0; i < *len; i++)
-        pair_add(&b[2 * i], &b[2 * i + 1], a[2 * i], a[2 * i + 1]);
+        dsum_pair_add(&b[2 * i], &b[2 * i + 1], a[2 * i], a[2 * i + 1]);
 }
 
 static int dsys_mpi_types(dsys *s, cls_error *err)

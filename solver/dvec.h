@@ -48,7 +48,18 @@ typedef struct dpart {
     int have_ocl, have_la, have_ld;
     csr_matrix A;       /* the part's rows, renumbered (may view the rank's block) */
     halo_plan halo;
+    /* On the device a part's rows are renumbered once more, interior rows
+     * first (halo.interior, then halo.boundary): vectors live in that order
+     * (dvec_upload / dvec_download translate), so the interior and the
+     * boundary rows are two contiguous blocks. */
+    int64_t ni;         /* interior rows: device rows [0, ni) */
+    int32_t *perm;      /* device row -> row of A (NULL: the identity) */
+    /* the fused engine (CG): the blocks in la's tuned format */
+    la_csr Ai, Ab;      /* rows [0, ni) and [ni, nlocal) (row_offset ni) */
+    int have_Ai, have_Ab;
+    /* the split-CSR kernels (pipelined CG) */
     ld_csr dA;
+    int have_dA;
     cl_mem d_send_idx, d_sendbuf;
     cl_mem pin_send, pin_recv; /* pinned staging, mapped at h_send / h_recv */
     void *h_send, *h_recv;
@@ -83,6 +94,9 @@ typedef struct dsum {
     int n;
 } dsum;
 
+/* (hi, lo) += (h, l), compensated (the sum of a rank's parts). */
+void dsum_pair_add(double *hi, double *lo, double h, double l);
+
 typedef struct dvec {
     la_vec *v; /* per slot */
     int nmine, ghosted;
@@ -90,12 +104,16 @@ typedef struct dvec {
 
 /* Sets up this rank's parts: opens the devices, builds the kernels, uploads
  * the matrices (parts[s].A and .halo filled by the caller) and the halo
- * buffers. Local: the caller agrees on the outcome (dsolve_agree). device
+ * buffers. fused: the matrices go up as la's tuned-format blocks (Ai, Ab)
+ * for the fused CG (dcg.c); otherwise as split CSR for dvec_spmv (pipelined
+ * CG). The format is one for every part (the same rows give the same
+ * bits in any partition): the one asked for, else SELL-C-sigma on GPUs,
+ * CSR-vector for long rows, scalar CSR on CPUs. Local: the caller agrees on the outcome (dsolve_agree). device
  * is the --device spec: auto|cpu|gpu|accelerator|INDEX|I,J,... (see
  * dsys_pick_devices). */
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
               const char *device, int devices_per_rank, la_precision prec,
-              la_spmv_variant spmv, cls_error *err);
+              la_spmv_variant spmv, int fused, cls_error *err);
 void dsys_close(dsys *s);
 
 /* The devices this rank's slots use: candidates from spec (a list of
@@ -122,6 +140,13 @@ void dvec_pointwise(dsys *s, const dvec *d, const dvec *r, dvec *z); /* z = d .*
 /* y = A x, x ghosted: pack and send the halo, interior rows while it is in
  * flight, then the ghosts and the boundary rows. */
 void dvec_spmv(dsys *s, const dvec *x, dvec *y);
+
+/* The halo steps every SpMV shares, around caller-supplied row work:
+ * x[k] is part k's ghosted vector; rows(s, k, boundary, ctx, err) enqueues
+ * part k's interior (boundary = 0: while the halo travels) or boundary rows
+ * (boundary = 1: after x[k]'s ghosts are written). */
+typedef int (*dsys_rows_fn)(dsys *s, int k, int boundary, void *ctx, cls_error *err);
+void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx);
 
 /* Local sums (this rank's parts), started on every device then waited for:
  * out->n sums, compensated (la_dist.h): x_c'y_c for c < ndots; r'r; r'z and

@@ -1,0 +1,260 @@
+/*
+ * la_cgp.c: the host side of one part's distributed fused CG iteration
+ * (design in la_cgp.h). The device code is la's own: the tuned SpMV format
+ * kernels with their compensated epilogue, cgf_update, cgf_init and
+ * cgf_fold (cg_fused.cl), each a private kernel object here so that its
+ * fixed arguments are set once and an iteration only enqueues.
+ */
+#include "la_cgp.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+static int cgp_args(cl_kernel k, const char *kname, cls_error *err, int nargs, ...)
+{
+    va_list ap;
+    va_start(ap, nargs);
+    for (int i = 0; i < nargs; i++) {
+        size_t size = va_arg(ap, size_t);
+        const void *ptr = va_arg(ap, const void *);
+        cl_int st = clSetKernelArg(k, (cl_uint)i, size, ptr);
+        if (st != CL_SUCCESS) {
+            va_end(ap);
+            return cls_fail(err, CLS_EOTHER, "clSetKernelArg(%s, %d) failed: %s (%d)", kname, i,
+                            ocl_errstr(st), (int)st);
+        }
+    }
+    va_end(ap);
+    return CLS_OK;
+}
+#define C_MEM(m) sizeof(cl_mem), (const void *)&(m)
+#define C_INT(v) sizeof(cl_int), (const void *)&(v)
+#define C_LOCAL(bytes) (size_t)(bytes), (const void *)NULL
+
+static size_t cgp_min(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+static int cgp_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
+{
+    cl_int st;
+    *m = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &st);
+    OCL_CHECK(err, st, "clCreateBuffer(distributed fused CG)");
+    return CLS_OK;
+}
+
+static size_t cgp_kernel_max(const la_ctx *la, cl_kernel k, size_t want)
+{
+    size_t kmax = 0;
+    if (clGetKernelWorkGroupInfo(k, la->ocl->dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax,
+                                 &kmax, NULL) == CL_SUCCESS &&
+        kmax > 0 && kmax < want)
+        return kmax;
+    return want;
+}
+
+static size_t cgp_pow2_floor(size_t v)
+{
+    size_t p = 1;
+    while (p <= v / 2)
+        p <<= 1;
+    return p;
+}
+
+/* One block's SpMV kernel: geometry first, then its partial buffer, then
+ * the arguments with the epilogue bound. */
+static int cgp_bind_spmv(la_cgp *w, const la_csr *A, cl_kernel *k, cl_mem *part, size_t *g,
+                         size_t *ls, cls_error *err)
+{
+    la_ctx *la = w->la;
+    int rc;
+    if ((rc = la_spmv_kernel_create(la, A, k, err)) ||
+        (rc = la_spmv_bind(la, *k, A, w->p.buf, w->q.buf, NULL, NULL, NULL, g, ls, err)))
+        return rc;
+    *g = cgp_min(*g, la_cgf_grid_cap(la));
+    if ((rc = cgp_buffer(la, 4 * *g * la_acc_size(la), part, err)))
+        return rc;
+    size_t g2;
+    return la_spmv_bind(la, *k, A, w->p.buf, w->q.buf, *part, w->d.buf, w->ctl, &g2, ls, err);
+}
+
+int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost,
+                  const la_vec *b, la_vec *x, const la_vec *dinv, la_cgp *w, cls_error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->la = la;
+    w->Ai = Ai;
+    w->Ab = Ab;
+    w->n = Ai->nrows + (Ab ? Ab->nrows : 0);
+    w->nghost = nghost;
+    w->b = *b;
+    w->x = *x;
+    if (dinv)
+        w->d = *dinv;
+    const size_t as = la_acc_size(la);
+    int rc;
+    if (b->n != w->n || x->n != w->n + nghost || (dinv && dinv->n != w->n) ||
+        (Ab && Ab->row_offset != Ai->nrows))
+        return cls_fail(err, CLS_EOTHER, "la_cgp_create: inconsistent part sizes");
+    if ((rc = la_vec_create(la, w->n, &w->r, err)) ||
+        (rc = la_vec_create(la, w->n + nghost, &w->p, err)) ||
+        (rc = la_vec_create(la, w->n, &w->q, err)) ||
+        (rc = la_fill(la, 0.0, &w->p, err)) || /* ghost tail defined before any exchange */
+        (rc = cgp_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
+        (rc = cgp_buffer(la, 2 * as, &w->sc, err)) || (rc = cgp_buffer(la, 8 * as, &w->res, err)))
+        goto fail;
+    const cl_int ctl0[2] = {0, 0}; /* running: the host decides when to stop */
+    cl_int st = clEnqueueWriteBuffer(la->ocl->queue, w->ctl, CL_TRUE, 0, sizeof ctl0, ctl0, 0,
+                                     NULL, NULL);
+    if (st != CL_SUCCESS) {
+        rc = cls_fail(err, CLS_EOTHER, "clEnqueueWriteBuffer(control) failed: %s (%d)",
+                      ocl_errstr(st), (int)st);
+        goto fail;
+    }
+    if ((rc = cgp_bind_spmv(w, Ai, &w->k_spmv_i, &w->psi, &w->gi, &w->ls_i, err)))
+        goto fail;
+    if (Ab && Ab->nrows > 0 &&
+        (rc = cgp_bind_spmv(w, Ab, &w->k_spmv_b, &w->psb, &w->gb, &w->ls_b, err)))
+        goto fail;
+    if ((rc = ocl_create_kernel(la->prog, "cgf_update", &w->k_upd, err)) ||
+        (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)) ||
+        (rc = ocl_create_kernel(la->prog, "cgf_fold", &w->k_fold, err)))
+        goto fail;
+    w->ls_upd = cgp_kernel_max(la, w->k_upd, la->cfg.cg_local_size);
+    w->ls_upd = cgp_kernel_max(la, w->k_init, w->ls_upd);
+    size_t need = (size_t)((w->n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
+    size_t cus = (size_t)la->ocl->dev.compute_units * la->cfg.cg_groups_per_cu;
+    w->gu = cgp_min(need ? need : 1, cus ? cus : 1);
+    w->gu = cgp_min(w->gu, la_cgf_grid_cap(la));
+    w->ls_fold = cgp_pow2_floor(cgp_kernel_max(la, w->k_fold, la->cfg.local_size));
+    if ((rc = cgp_buffer(la, 4 * w->gu * as, &w->pu, err)))
+        goto fail;
+    cl_int cn = (cl_int)w->n;
+    if ((rc = cgp_args(w->k_upd, "cgf_update", err, 10, C_INT(cn), C_MEM(w->sc), C_MEM(w->ctl),
+                       C_MEM(w->p.buf), C_MEM(w->q.buf), C_MEM(w->x.buf), C_MEM(w->r.buf),
+                       C_MEM(w->d.buf), C_MEM(w->pu), C_LOCAL(4 * w->ls_upd * as))) ||
+        (rc = cgp_args(w->k_init, "cgf_init", err, 8, C_INT(cn), C_MEM(w->b.buf),
+                       C_MEM(w->q.buf), C_MEM(w->r.buf), C_MEM(w->p.buf), C_MEM(w->d.buf),
+                       C_MEM(w->pu), C_LOCAL(4 * w->ls_upd * as))))
+        goto fail;
+    return CLS_OK;
+fail:
+    la_cgp_release(w);
+    return rc;
+}
+
+void la_cgp_release(la_cgp *w)
+{
+    if (!w || !w->la)
+        return;
+    if (w->ev_res) {
+        clWaitForEvents(1, &w->ev_res);
+        clReleaseEvent(w->ev_res);
+        w->ev_res = NULL;
+    }
+    cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd, &w->k_init, &w->k_fold};
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+        if (*ks[i]) {
+            clReleaseKernel(*ks[i]);
+            *ks[i] = NULL;
+        }
+    cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        if (*ms[i]) {
+            clReleaseMemObject(*ms[i]);
+            *ms[i] = NULL;
+        }
+    la_vec_release(&w->r);
+    la_vec_release(&w->p);
+    la_vec_release(&w->q);
+}
+
+int la_cgp_spmv(la_cgp *w, int boundary, cls_error *err)
+{
+    if (boundary)
+        return w->k_spmv_b ? la_launch(w->la, w->k_spmv_b, "spmv (boundary rows)", w->gb,
+                                       w->ls_b, err)
+                           : CLS_OK;
+    if (w->Ai->nrows == 0)
+        return CLS_OK;
+    return la_launch(w->la, w->k_spmv_i, "spmv (interior rows)", w->gi, w->ls_i, err);
+}
+
+int la_cgp_start(la_cgp *w, cls_error *err)
+{
+    int rc;
+    /* q = A x at full precision (both blocks write their own rows) */
+    if ((rc = la_spmv_full(w->la, w->Ai, &w->x, &w->q, err)) ||
+        (w->Ab && (rc = la_spmv_full(w->la, w->Ab, &w->x, &w->q, err))))
+        return rc;
+    /* r = b - q; z = D^-1 r; p = z; pairs r'z, r'r */
+    if ((rc = la_launch(w->la, w->k_init, "cgf_init", w->gu, w->ls_upd, err)))
+        return rc;
+    return la_cgp_sums_begin(w, 0, err);
+}
+
+int la_cgp_sums_begin(la_cgp *w, int with_spmv, cls_error *err)
+{
+    la_ctx *la = w->la;
+    int rc;
+    size_t gi = with_spmv && w->Ai->nrows > 0 ? w->gi : 0;
+    size_t gb = with_spmv && w->k_spmv_b ? w->gb : 0;
+    if ((rc = la_cgf_fold_set(la, w->k_fold, w->res, gi, w->psi, gb, w->psb, w->gu, w->pu,
+                              w->ls_fold, err)) ||
+        (rc = la_launch(la, w->k_fold, "cgf_fold", 1, w->ls_fold, err)))
+        return rc;
+    if (w->ev_res)
+        return cls_fail(err, CLS_EOTHER, "la_cgp: a read of the sums is already pending");
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, w->res, CL_FALSE, 0, 8 * la_acc_size(la),
+                                    w->host, 0, NULL, &w->ev_res);
+    if (st != CL_SUCCESS) {
+        w->ev_res = NULL;
+        OCL_CHECK(err, st, "clEnqueueReadBuffer(part sums)");
+    }
+    OCL_CHECK(err, clFlush(la->ocl->queue), "clFlush");
+    return CLS_OK;
+}
+
+int la_cgp_sums_wait(la_cgp *w, double out[8], cls_error *err)
+{
+    if (!w->ev_res)
+        return cls_fail(err, CLS_EOTHER, "la_cgp: no read of the sums pending");
+    cl_int st = clWaitForEvents(1, &w->ev_res);
+    clReleaseEvent(w->ev_res);
+    w->ev_res = NULL;
+    OCL_CHECK(err, st, "clWaitForEvents(part sums)");
+    size_t as = la_acc_size(w->la);
+    for (int c = 0; c < 8; c++) {
+        if (as == sizeof(double)) {
+            memcpy(&out[c], w->host + c * as, sizeof(double));
+        } else {
+            float f;
+            memcpy(&f, w->host + c * as, sizeof f);
+            out[c] = f;
+        }
+    }
+    return CLS_OK;
+}
+
+int la_cgp_update(la_cgp *w, double alpha, double beta, cls_error *err)
+{
+    la_ctx *la = w->la;
+    size_t as = la_acc_size(la);
+    const void *src;
+    /* the previous write has completed: the sums read since came after it
+     * on this in-order queue, so the host copy may be overwritten */
+    if (as == sizeof(double)) {
+        w->scal[0] = alpha;
+        w->scal[1] = beta;
+        src = w->scal;
+    } else {
+        w->scalf[0] = (float)alpha;
+        w->scalf[1] = (float)beta;
+        src = w->scalf;
+    }
+    cl_int st = clEnqueueWriteBuffer(la->ocl->queue, w->sc, CL_FALSE, 0, 2 * as, src, 0, NULL,
+                                     NULL);
+    OCL_CHECK(err, st, "clEnqueueWriteBuffer(alpha, beta)");
+    return la_launch(la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err);
+}
