@@ -18,7 +18,7 @@ static const char usage[] =
     "\n"
     "  solve A.mtx [-b b.mtx] [--x0 x0.mtx] [-o x.mtx] [--tol 1e-8] [--maxiter N]\n"
     "              [--precond none|jacobi] [--method cg|pipecg]\n"
-    "              [--precision double|float|mixed] [--engine auto|local|distributed]\n"
+    "              [--precision double|float|mixed]\n"
     "              [--format auto|csr|csr-vector|csr-adaptive|sell|bcsr]\n"
     "              [--device auto|cpu|gpu|INDEX[,INDEX...]] [--devices-per-rank N]\n"
     "              [--min-rows-per-part R] [--read-everywhere] [--json] [-v]\n"

@@ -74,7 +74,7 @@ int cmd_solve(int argc, char **argv)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "solve"};
     const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
-    int json = 0;
+    int json = 0, engine_note = 0;
     dsolve_options dopt;
     dsolve_options_default(&dopt);
     solve_options *opt = &dopt.solve;
@@ -134,9 +134,11 @@ int cmd_solve(int argc, char **argv)
                                 "sell or bcsr",
                                 a.value);
         } else if (cli_opt(&a, "--engine", NULL, 1)) {
+            /* kept for one release: there is one engine now (docs/distributed.md) */
             if (dsolve_engine_parse(a.value, &dopt.engine) != 0)
                 cli_usage_error("solve", "--engine: '%s' is not auto, local or distributed",
                                 a.value);
+            engine_note = 1;
         } else if (cli_opt(&a, "--json", NULL, 0))
             json = 1;
         else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
@@ -148,9 +150,6 @@ int cmd_solve(int argc, char **argv)
     }
     if (!path)
         cli_usage_error("solve", "no matrix file given");
-    if (dopt.engine == DSOLVE_ENGINE_LOCAL && opt->method != SOLVER_CG)
-        cli_usage_error("solve", "--engine local runs CG only (--method pipecg needs "
-                                 "--engine distributed)");
     opt->name = path;
 
     /* MPI: a singleton without mpirun; the daemon or a test may have
@@ -165,6 +164,9 @@ int cmd_solve(int argc, char **argv)
         own_mpi = 1;
     }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (engine_note && rank == 0)
+        fprintf(stderr, "clsolve solve: note: --engine does nothing any more: every layout "
+                        "runs the one fused engine (it will be removed in the next release)\n");
 
     double t0 = cls_now();
     cls_error err;
@@ -230,7 +232,10 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(o, "method", json_string(solver_method_name(opt->method)));
         json_object_set_new(o, "precond", json_string(solver_precond_name(opt->precond)));
         json_object_set_new(o, "precision", json_string(la_precision_name(opt->precision)));
-        json_object_set_new(o, "engine", json_string(dsolve_engine_name(rep.engine)));
+        /* the kernels the iteration ran on: CG's fused iteration in la's tuned
+         * format, or pipelined CG's split-CSR kernels */
+        json_object_set_new(o, "engine",
+                            json_string(opt->method == SOLVER_CG ? "fused" : "split-csr"));
         json_object_set_new(o, "parts",
                             json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
                                       rep.devices_per_rank, "total", rep.nparts));

@@ -959,7 +959,6 @@ cli_row("CLI-PRECISION", ["solve", "A", "--precision", "half"], ["bench", "--pre
 cli_row("CLI-FORMAT", ["solve", "A", "--format", "coo"], ["solve", "A", "--spmv", "coo"],
         ["bench", "--format", "coo"])
 cli_row("CLI-ENGINE", ["solve", "A", "--engine", "gpu"])
-cli_row("CLI-ENGINE-METHOD", ["solve", "A", "--engine", "local", "--method", "pipecg"])
 cli_row("CLI-NO-MATRIX", ["solve"], ["check", "--json"], ["submit"])
 cli_row("CLI-GEN-KIND", ["gen", "cube", "3", "-o", "x.mtx"], ["gen"])
 cli_row("CLI-GEN-SIZE", ["gen", "poisson2d"])

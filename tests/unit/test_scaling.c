@@ -6,7 +6,9 @@
  * scaled the system, a matrix of entries 1e-170 gave b = A*1 with b'b = 0:
  * "converged after 0 iterations", x = 0, a wrong answer reported exact;
  * and b = 1e200 was refused as "NaN or Inf". Checked here, through
- * dsolve_file (both engines, double and float) as `clsolve solve` and the
+ * dsolve_file (one part and two parts of one device -- the one engine's
+ * device-scalar loop and its host-reduced loop --, double and float) as
+ * `clsolve solve` and the
  * daemon call it:
  *   1. the host norms: solve_nrm2 and solve_true_residual stay exact where
  *      plain sums of squares underflow or overflow; solve_scale_exponent's
@@ -115,7 +117,10 @@ static void solve(run *r, const char *a, const char *b, const char *x0, int engi
 {
     dsolve_options o;
     dsolve_options_default(&o);
-    o.engine = engine ? DSOLVE_ENGINE_DISTRIBUTED : DSOLVE_ENGINE_LOCAL;
+    if (engine) { /* two parts, on the one device if there is only one */
+        o.devices_per_rank = 2;
+        o.min_rows_per_part = 1;
+    }
     o.solve.precision = prec;
     o.solve.tol = tol;
     o.solve.device = "auto";
