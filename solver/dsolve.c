@@ -676,7 +676,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
 
     /* 3. devices */
     rc = dsys_open(&sys, comm, L, parts, nmine, opt->solve.device, G, opt->solve.precision,
-                   opt->solve.spmv, opt->solve.method == SOLVER_CG, err);
+                   opt->solve.spmv, 1, err);
     have_sys = 1;
     AGREE(rc);
 

@@ -626,6 +626,9 @@ static int spmv_rows(dsys *s, int k, int boundary, void *ctx, cls_error *err)
     spmv_ctx *c = ctx;
     dpart *p = &s->parts[k];
     la_vec vy = loc(s, c->y, k);
+    if (p->have_Ai) /* la's format blocks: the boundary rows sit at row_offset */
+        return boundary ? (p->have_Ab ? la_spmv(&p->la, &p->Ab, &c->x->v[k], &vy, err) : CLS_OK)
+                        : la_spmv(&p->la, &p->Ai, &c->x->v[k], &vy, err);
     if (!boundary)
         return ld_spmv(&p->ld, &p->dA, p->halo.nghost ? LD_ROWS_INTERIOR : LD_ROWS_ALL,
                        &c->x->v[k], &vy, err);
