@@ -67,6 +67,8 @@ t = j.get("times", {})
 print(json.dumps({"n": int(n), "iters": int(it), "np": int(np_), "iterations": j.get("iterations"),
                   "solve_s": t.get("solve_s"), "setup_s": t.get("setup_s"),
                   "parse_s": t.get("parse_s"), "total_s": t.get("total_s"),
+                  "start_s": t.get("solve_start_s"), "confirm_s": t.get("solve_confirm_s"),
+                  "loop_ms": t.get("loop_ms_per_iteration"),
                   "parts": j.get("parts"), "engine": j.get("engine"),
                   "format": [d.get("format") for d in j.get("devices", [])],
                   "error": j.get("error")}))
@@ -75,6 +77,38 @@ PY
         done
     done
 done
+# time to solution (issue 13's cases), per phase, wall clock around the command
+echo "== time to solution"
+TTS=$OUT/tts.txt
+: >"$TTS"
+tts() { # LABEL clsolve-solve-args...
+    local label=$1
+    shift
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$CLSOLVE" solve "$@" --json >"$OUT/tts-$label.json" 2>"$OUT/tts-$label.err"
+    t1=$(date +%s.%N)
+    python3 - "$OUT/tts-$label.json" "$label" "$t0" "$t1" >>"$TTS" <<'PY'
+import json, sys
+f, label, t0, t1 = sys.argv[1:]
+j = json.load(open(f))
+t = j["times"]
+print(f"| {label} | {float(t1) - float(t0):.3f} | {t['parse_s']:.3f} | {t['setup_s']:.3f} | {t['solve_s']:.3f} | {t['total_s']:.3f} | {j['iterations']} | {j.get('converged')} |")
+PY
+}
+tts gen256-jacobi gen:poisson3d:256 --device "$DEVICE" --precond jacobi --tol 1e-8
+tts gen256-300 gen:poisson3d:256 --device "$DEVICE" --maxiter 300 --tol 1e-300
+if [ -n "${TTS_FILE:-1}" ]; then
+    "$CLSOLVE" gen poisson3d 256 -o /tmp/p256.mtx >/dev/null
+    cat /tmp/p256.mtx >/dev/null # in the page cache, as the issue measured
+    tts mtx256-jacobi /tmp/p256.mtx --device "$DEVICE" --precond jacobi --tol 1e-8
+    rm -f /tmp/p256.mtx
+fi
+[ -f ../shared/data/matrices/1138_bus.mtx ] &&
+    tts 1138bus-jacobi ../shared/data/matrices/1138_bus.mtx --device "$DEVICE" --precond jacobi
+echo "| case | wall s | parse s | setup s | solve s | total s | iterations | converged |"
+echo "|---|---|---|---|---|---|---|---|"
+cat "$TTS"
 wait $VCL_PID
 PEERS=$OUT/peers.jsonl
 : >"$PEERS"
@@ -118,6 +152,16 @@ for n in sorted({r["n"] for r in runs}):
         ratio = "%.2fx" % (m1[0] / b) if b and m1[0] else "-"
         r2 = "%.2fx" % (m2[0] / m1[0]) if m1[0] and m2[0] else "-"
         print(f"| {n} | {it} | {f(b)} | {f(floor.get(n))} | {f(m1[0])} / {f(m1[1])} | {ratio} | {f(m2[0])} / {f(m2[1])} | {r2} | {f(peers.get(('viennacl', n)))} | {f(peers.get(('cupy', n)))} |")
+print("\nWhere solve_s goes (1 rank, medians): start = workspace + initial residual; confirm = true-residual checks; loop = the iterations alone")
+print("| N | iters | solve_s | start_s | confirm_s | loop ms/it | setup_s | parse (generation) s |")
+print("|---|---|---|---|---|---|---|---|")
+for n in sorted({r["n"] for r in runs}):
+    for it in sorted({r["iters"] for r in runs if r["n"] == n}):
+        sel = [r for r in runs if r["n"] == n and r["iters"] == it and r["np"] == 1 and r.get("solve_s")]
+        if not sel:
+            continue
+        med = lambda k: statistics.median([r[k] for r in sel if r.get(k) is not None] or [float("nan")])
+        print(f"| {n} | {it} | {med('solve_s'):.3f} | {med('start_s'):.3f} | {med('confirm_s'):.3f} | {med('loop_ms'):.3f} | {med('setup_s'):.3f} | {med('parse_s'):.3f} |")
 errs = [r for r in runs if r.get("error") and "not converged" not in str(r.get("error"))]
 for r in errs:
     print("run error:", r)

@@ -51,6 +51,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/timer.h"
+
 const char *cg_reason_name(cg_reason r)
 {
     switch (r) {
@@ -269,6 +271,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     double last_true = INFINITY;
     la_cgf_record rec;
 
+    const double t0 = cls_now();
     memset(&w, 0, sizeof w);
     CLS_TRY(la_dot(la, b, b, &bb, err));                  /* bb = b'b */
     bnorm = sqrt(bb);
@@ -298,6 +301,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     }
     res->rel_residual = sqrt(rr) / bnorm;
     CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    res->start_s = cls_now() - t0;
 
     for (;;) {
         /* keep lag iterations queued beyond the record awaited, never
@@ -364,8 +368,12 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         /* The recurrence r -= alpha q drifts from b - Ax in finite
          * precision; confirm with the true residual before stopping, and if
          * it is not there yet, restart from it (residual replacement). */
-        CLS_TRY(la_cgf_drain(&w, err));                   /* queued iterations were no-ops */
-        CLS_TRY(la_cgf_start(&w, rec.k, &rr, &rz, err));  /* r = b - A x; z = D^{-1} r; p = z */
+        {
+            const double tc = cls_now();
+            CLS_TRY(la_cgf_drain(&w, err));               /* queued iterations were no-ops */
+            CLS_TRY(la_cgf_start(&w, rec.k, &rr, &rz, err)); /* r = b - A x; z = D^-1 r; p = z */
+            res->confirm_s += cls_now() - tc;
+        }
         {
             double true_rel = sqrt(rr) / bnorm;
             res->rel_residual = true_rel;

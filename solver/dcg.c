@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/timer.h"
 #include "../kernels/la_cgp.h"
 
 #define DCG_MAX_REPLACEMENTS 5
@@ -94,9 +95,10 @@ static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const
         rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, opt, res, err);
     }
     /* the part is rank 0's (partition.h gives part 0 to rank 0) */
-    double info[5] = {(double)rc, (double)res->reason, (double)res->converged,
-                      (double)res->iterations, res->rel_residual};
-    if (MPI_Bcast(info, 5, MPI_DOUBLE, 0, s->comm) != MPI_SUCCESS)
+    double info[7] = {(double)rc,           (double)res->reason, (double)res->converged,
+                      (double)res->iterations, res->rel_residual, res->start_s,
+                      res->confirm_s};
+    if (MPI_Bcast(info, 7, MPI_DOUBLE, 0, s->comm) != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Bcast(result) failed");
     if (s->rank != 0) {
         rc = (int)info[0];
@@ -104,6 +106,8 @@ static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const
         res->converged = (int)info[2];
         res->iterations = (int64_t)info[3];
         res->rel_residual = info[4];
+        res->start_s = info[5];
+        res->confirm_s = info[6];
         if (rc)
             cls_fail(err, rc, "rank 0's solve failed");
     }
@@ -164,6 +168,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
     int replacements = 0;
     double last_true = INFINITY;
 
+    const double t0 = cls_now();
     memset(res, 0, sizeof *res);
     if (jacobi && !dinv)
         return cls_fail(err, CLS_EOTHER, "dcg_solve: Jacobi asked for without a diagonal");
@@ -218,6 +223,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
     }
     res->rel_residual = sqrt(rr) / bnorm;
     CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    res->start_s = cls_now() - t0;
 
     int64_t k = 0, kstart = 0; /* k: updates applied; kstart: at the last (re)start */
     for (;;) {
@@ -250,7 +256,9 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
             /* confirm on the true residual; restart from it if the
              * recurrence has drifted (residual replacement) */
             c.start = 1;
+            const double tc = cls_now();
             CLS_TRY(dcg_round(s, &c, xs, v, want_cancel, &cancel, err));
+            res->confirm_s += cls_now() - tc;
             if (cancel)
                 goto cancelled;
             rr = v[3];
