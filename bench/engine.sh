@@ -104,8 +104,8 @@ if [ -n "${TTS_FILE:-1}" ]; then
     tts mtx256-jacobi /tmp/p256.mtx --device "$DEVICE" --precond jacobi --tol 1e-8
     rm -f /tmp/p256.mtx
 fi
-[ -f ../shared/data/matrices/1138_bus.mtx ] &&
-    tts 1138bus-jacobi ../shared/data/matrices/1138_bus.mtx --device "$DEVICE" --precond jacobi
+BUS=${BUS:-../shared/data/matrices/1138_bus.mtx}
+[ -f "$BUS" ] && tts 1138bus-jacobi "$BUS" --device "$DEVICE" --precond jacobi
 echo "| case | wall s | parse s | setup s | solve s | total s | iterations | converged |"
 echo "|---|---|---|---|---|---|---|---|"
 cat "$TTS"
