@@ -511,6 +511,13 @@ int la_init(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *cfg, c
         la_release(la);
         OCL_CHECK(err, st, "clCreateBuffer(reduction buffers)");
     }
+    /* the fused CG's read-back queue, made here so that no solve pays for it */
+    la->rq = clCreateCommandQueue(ocl->context, ocl->dev.id, 0, &st);
+    if (st != CL_SUCCESS) {
+        la->rq = NULL;
+        la_release(la);
+        OCL_CHECK(err, st, "clCreateCommandQueue(read-back queue)");
+    }
     return CLS_OK;
 }
 
@@ -532,6 +539,9 @@ void la_release(la_ctx *la)
     for (int i = 0; i < la->nev; i++)
         clReleaseEvent(la->ev[i]);
     la->nev = 0;
+    for (int i = 0; i < la->npool; i++)
+        clReleaseMemObject(la->pool[i].buf);
+    la->npool = 0;
     if (la->rq)
         clReleaseCommandQueue(la->rq);
     la->rq = NULL;
@@ -571,10 +581,20 @@ int la_vec_create(la_ctx *la, int64_t n, la_vec *v, cls_error *err)
 {
     v->buf = NULL;
     v->n = 0;
+    v->pool = NULL;
     if (n < 0 || n > INT_MAX)
         return cls_fail(err, CLS_EOTHER,
                         "vector of %lld entries exceeds the 32-bit indices of the kernels",
                         (long long)n);
+    const size_t bytes = (size_t)(n ? n : 1) * la->elem;
+    for (int i = 0; i < la->npool; i++)
+        if (la->pool[i].bytes == bytes) { /* a reserved buffer: already there */
+            v->buf = la->pool[i].buf;
+            la->pool[i] = la->pool[--la->npool];
+            v->n = n;
+            v->pool = la;
+            return CLS_OK;
+        }
     int rc = alloc_buffer(la, "vector", (size_t)(n ? n : 1) * la->elem, CL_MEM_READ_WRITE,
                           NULL, &v->buf, err);
     if (rc)
@@ -586,9 +606,37 @@ int la_vec_create(la_ctx *la, int64_t n, la_vec *v, cls_error *err)
 void la_vec_release(la_vec *v)
 {
     if (v && v->buf) {
-        clReleaseMemObject(v->buf);
+        la_ctx *la = v->pool;
+        if (la && la->npool < LA_POOL_MAX) {
+            la->pool[la->npool].buf = v->buf;
+            la->pool[la->npool].bytes = (size_t)(v->n ? v->n : 1) * la->elem;
+            la->npool++;
+        } else {
+            clReleaseMemObject(v->buf);
+        }
         v->buf = NULL;
+        v->pool = NULL;
     }
+}
+
+int la_pool_reserve(la_ctx *la, int64_t n, int count, cls_error *err)
+{
+    for (int c = 0; c < count; c++) {
+        if (la->npool >= LA_POOL_MAX)
+            return cls_fail(err, CLS_EOTHER, "la_pool_reserve: more than %d buffers",
+                            LA_POOL_MAX);
+        la_vec v;
+        int rc = la_vec_create(la, n, &v, err);
+        if (!rc)
+            rc = la_fill(la, 0.0, &v, err); /* the first touch happens here */
+        if (rc) {
+            la_vec_release(&v);
+            return rc;
+        }
+        v.pool = la;
+        la_vec_release(&v); /* into the pool */
+    }
+    return la_finish(la, err);
 }
 
 int la_vec_upload(la_ctx *la, la_vec *v, const double *host, cls_error *err)

@@ -727,6 +727,20 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
             rc = dvec_upload(&sys, &vx, xs, err);
         if (!rc && jacobi)
             rc = dvec_upload(&sys, &vd, ds, err);
+        /* the method's workspace, allocated and touched now, not in the
+         * solve (la_pool_reserve): CG r, q (n) and p (n + ghosts); pipelined
+         * CG its nine (six without Jacobi) vectors */
+        for (int k = 0; k < nmine && !rc; k++) {
+            la_ctx *la = &parts[k].la;
+            int64_t n = parts[k].halo.nlocal, ng = n + parts[k].halo.nghost;
+            if (opt->solve.method == SOLVER_CG) {
+                if (!(rc = la_pool_reserve(la, n, 2, err)))
+                    rc = la_pool_reserve(la, ng, 1, err);
+            } else {
+                if (!(rc = la_pool_reserve(la, n, jacobi ? 3 : 2, err)))
+                    rc = la_pool_reserve(la, ng, jacobi ? 6 : 4, err);
+            }
+        }
         if (!rc)
             rc = finish_all(parts, nmine, err);
         free(ds);

@@ -175,6 +175,9 @@ int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int
  * list in device numbering. */
 static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error *err)
 {
+    /* B stays empty (B->rowptr NULL) when A can be uploaded as it is: no
+     * renumbering, no ghosts and row pointers from 0 (the one-part case:
+     * no copy of a matrix of gigabytes) */
     const halo_plan *h = &p->halo;
     const csr_matrix *A = &p->A;
     const int64_t n = h->nlocal, base = A->rowptr[0];
@@ -197,7 +200,8 @@ static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error 
         for (int64_t i = 0; i < n; i++)
             iperm[p->perm[i]] = (int32_t)i;
     }
-    int rc = csr_alloc(B, n, A->ncols, A->nnz, err);
+    const int as_is = !iperm && h->nghost == 0 && base == 0;
+    int rc = as_is ? CLS_OK : csr_alloc(B, n, A->ncols, A->nnz, err);
     if (!rc) {
         *send = malloc((size_t)(h->nsend_total ? h->nsend_total : 1) * sizeof **send);
         if (!*send)
@@ -209,8 +213,9 @@ static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error 
         return rc;
     }
     int64_t j = 0;
-    B->rowptr[0] = 0;
-    for (int64_t i = 0; i < n; i++) {
+    if (!as_is)
+        B->rowptr[0] = 0;
+    for (int64_t i = 0; !as_is && i < n; i++) {
         int64_t r = iperm ? p->perm[i] : i;
         for (int64_t e = A->rowptr[r] - base; e < A->rowptr[r + 1] - base; e++, j++) {
             int32_t c = A->col[e];
@@ -264,7 +269,7 @@ static int part_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_ro
     if (fused) {
         la_spmv_variant v = parts_format(spmv, &p->dev, mean_row);
         if (h->nghost == 0) {
-            rc = la_csr_upload(&p->la, &B, v, &p->Ai, err);
+            rc = la_csr_upload(&p->la, B.rowptr ? &B : &p->A, v, &p->Ai, err);
             p->have_Ai = !rc;
             p->ni = h->nlocal;
         } else {
@@ -287,8 +292,8 @@ static int part_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_ro
         for (int64_t i = 0; !rc && i < h->nlocal; i++)
             in[i] = (int32_t)i;
         if (!rc) {
-            rc = ld_csr_upload(&p->ld, &B, in, p->ni, in + p->ni, h->nlocal - p->ni, spmv,
-                               mean_row, &p->dA, err);
+            rc = ld_csr_upload(&p->ld, B.rowptr ? &B : &p->A, in, p->ni, in + p->ni,
+                               h->nlocal - p->ni, spmv, mean_row, &p->dA, err);
             p->have_dA = !rc;
         }
         free(in);
