@@ -88,6 +88,8 @@ typedef struct la_ctx {
     int user_cfg; /* cfg came from the caller: no database overlay */
     int serial_group_sum; /* CPU devices: the fused kernels' group sums are one
                            * barrier and a serial add (-DCLS_SERIAL_GROUP_SUM) */
+    int plain_sums;       /* -DCLS_PLAIN_SUMS: uncompensated dot products (a
+                           * one-part solve on a CPU device, la_init_flags) */
     cl_program prog;
     cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce,
         k_axpy, k_xpay, k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
@@ -155,6 +157,12 @@ void la_config_default(const ocl_device *dev, la_config *cfg);
  * LA_DOUBLE or LA_MIXED fails with a message saying to use --precision
  * float. cfg may be NULL for the default (plus the tuning database). */
 int la_init(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *cfg, cls_error *err);
+/* la_init with flags: LA_FLAG_ONE_PART says the solve is not split, so on a
+ * CPU device the dot products are plain sums (real.cl): nothing depends on
+ * a partition, and compensation would cost ~30% of an iteration there. */
+#define LA_FLAG_ONE_PART 1
+int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *cfg, int flags,
+                  cls_error *err);
 void la_release(la_ctx *la);
 
 const char *la_precision_str(la_precision p); /* "double", "float", "mixed" */

@@ -94,6 +94,20 @@ inline void cls_group_reduce2(__local acc_t *s)
  * solve on K parts follows the one-part solve step for step. Contraction
  * would break the error-free transformations: FP_CONTRACT OFF inside them.
  */
+#ifdef CLS_PLAIN_SUMS
+/* a one-part solve on a CPU device (la_init_flags): plain sums, lo stays 0 */
+inline void cls_acc2_add(acc_t *hi, acc_t *lo, const acc_t a)
+{
+    (void)lo;
+    *hi += a;
+}
+
+inline void cls_acc2_dot(acc_t *hi, acc_t *lo, const acc_t x, const acc_t y)
+{
+    (void)lo;
+    *hi += x * y;
+}
+#else
 /* (hi, lo) += a, TwoSum */
 inline void cls_acc2_add(acc_t *hi, acc_t *lo, const acc_t a)
 {
@@ -112,6 +126,7 @@ inline void cls_acc2_dot(acc_t *hi, acc_t *lo, const acc_t x, const acc_t y)
     *lo += fma(x, y, -p);
     cls_acc2_add(hi, lo, p);
 }
+#endif
 
 /* (hi, lo) += (h, l) */
 inline void cls_acc2_pair(acc_t *hi, acc_t *lo, const acc_t h, const acc_t l)

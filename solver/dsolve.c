@@ -605,7 +605,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     dvec vb = {0}, vx = {0}, vd = {0};
     double **xs = NULL, **bs = NULL, *dinv = NULL, *xfull = NULL;
     int have_sys = 0, nmine = 0, x_exp = 0;
-    double t0 = cls_now(), t1 = t0, t2 = t0;
+    double t0 = cls_now(), t1 = t0, t2 = t0, tg = t0;
 
     memset(&in, 0, sizeof in);
     memset(&sys, 0, sizeof sys);
@@ -643,6 +643,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     rep->engine = DSOLVE_ENGINE_AUTO;
 
     /* 2. halo plans: parts view the rank's block, renumbered in place */
+    double tp = cls_now();
     nmine = L->first[me + 1] - L->first[me];
     parts = calloc((size_t)(nmine ? nmine : 1), sizeof *parts);
     rc = parts ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the parts");
@@ -675,8 +676,11 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     }
 
     /* 3. devices */
+    rep->partition_s = cls_now() - tp;
+    const double to = cls_now();
     rc = dsys_open(&sys, comm, L, parts, nmine, opt->solve.device, G, opt->solve.precision,
                    opt->solve.spmv, 1, err);
+    const double open_s = cls_now() - to;
     have_sys = 1;
     AGREE(rc);
 
@@ -748,6 +752,8 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     AGREE(rc);
     t2 = cls_now();
     rep->setup_s = t2 - t1;
+    rep->init_s = open_s - sys.upload_s; /* discovery, contexts, programs */
+    rep->upload_s = rep->setup_s - rep->partition_s - rep->init_s; /* matrix, vectors, workspace */
 
     /* 5. the method */
     cg_options co = {
@@ -784,6 +790,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     }
 
     /* 6. x, the true residual, the gather */
+    tg = cls_now();
     if (rc == CLS_OK || rc == CLS_ENOTCONV || rep->cg.reason == CG_DIVERGED_INDEFINITE) {
         cls_error derr;
         cls_error_clear(&derr);
@@ -838,6 +845,8 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     }
 
 report:
+    if (tg > t0)
+        rep->gather_s = cls_now() - tg;
     /* the layout, one entry per part, on rank 0 */
     {
         dsolve_part_info *mine = calloc((size_t)(nmine ? nmine : 1), sizeof *mine);

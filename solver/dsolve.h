@@ -65,6 +65,11 @@ typedef struct dsolve_report {
     dsolve_engine engine;         /* the engine that ran: LOCAL or DISTRIBUTED */
     dsolve_part_info parts[DSOLVE_MAX_PARTS]; /* rank 0 */
     double parse_s, setup_s, solve_s;
+    /* setup_s in phases (rank 0's view): halo plans; devices opened
+     * (contexts, programs: the OpenCL start-up a solve cannot avoid); the
+     * matrix, vectors and workspace uploaded; then after the solve: x read
+     * back, the true residual recomputed and x gathered on rank 0 */
+    double partition_s, init_s, upload_s, gather_s;
 } dsolve_report;
 
 typedef struct dsolve_options {

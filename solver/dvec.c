@@ -23,6 +23,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../common/timer.h"
+
 static int dsys_mpi_types(dsys *s, cls_error *err);
 
 void dsys_fail(dsys *s, const cls_error *e)
@@ -336,18 +338,24 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
     const double mean_row = tot[1] > 0.0 ? tot[0] / tot[1] : 0.0;
     for (int k = 0; k < nmine && !rc; k++) {
         dpart *p = &parts[k];
+        double tk = cls_now();
         p->dev = devs[k];
         if ((rc = ocl_ctx_create(&p->dev, &p->ocl, err)))
             break;
         p->have_ocl = 1;
-        if ((rc = la_init(&p->la, &p->ocl, prec, NULL, err)))
+        if ((rc = la_init_flags(&p->la, &p->ocl, prec, NULL, L->nparts == 1 ? LA_FLAG_ONE_PART : 0,
+                                err)))
             break;
         p->have_la = 1;
         if ((rc = ld_init(&p->ld, &p->la, err)))
             break;
         p->have_ld = 1;
         const halo_plan *h = &p->halo;
-        if ((rc = part_upload(p, fused, spmv, mean_row, err)))
+        double tu = cls_now();
+        s->init_s += tu - tk;
+        rc = part_upload(p, fused, spmv, mean_row, err);
+        s->upload_s += cls_now() - tu;
+        if (rc)
             break;
         if ((rc = ld_buffer_create(&p->ld, h->nsend_total, &p->d_sendbuf, err)) ||
             (rc = ld_pinned_alloc(&p->ld, (size_t)h->nsend_total * p->la.elem, &p->pin_send,

@@ -76,6 +76,7 @@ typedef struct dsys {
     halo_plan *plans_copy; /* the parts' plans by slot, shallow, for hc */
     int have_hc;
     la_precision prec;
+    double init_s, upload_s; /* dsys_open: contexts and programs; matrices and halo buffers */
     /* sticky local failure */
     int failed;
     cls_error ferr;

@@ -10,10 +10,12 @@
 #  - edge cases: more parts than rows, a part with no ghosts, a rank with no
 #    OpenCL device (clear error, same exit code everywhere), exit codes 2/3/4
 #  - the halo unit test under mpirun
-# The one-rank reference is the one-part solve: since 2026-11 there is one
-# engine (solver/dcg.c), and a one-part CG is its device-scalar loop; CG on
-# K parts must give the SAME BITS as it (compensated sums, one SpMV format
-# for every part), checked with `identical` on the Poisson systems.
+# The reference is one rank driving two parts (--devices-per-rank 2 on the
+# one PoCL device): since 2026-11 there is one engine (solver/dcg.c); CG on
+# K parts must give the SAME BITS whatever K and the ranks (compensated sums,
+# one SpMV format for every part), checked with `identical` on the Poisson
+# systems. A one-part solve on a CPU device uses plain sums (la_init_flags:
+# nothing to split, 30% faster there) and is checked with `same`.
 # --min-rows-per-part 1 forces the split: by default these small systems
 # would use one part (partition.h).
 . "$(dirname "$0")/lib.sh"
@@ -65,9 +67,13 @@ compare_np() { # LABEL NPLIST [mpirun args --] solve args
     local pre=()
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do pre+=("$1"); shift; done
     shift
-    run base 1 -- "$@"
+    run base 1 -- "$@" --devices-per-rank 2
     if [ "$(cat $t/base.rc)" != 0 ]; then bad "$label np=1: exit $(cat $t/base.rc): $(tail -3 $t/base.err)"; return; fi
     ok
+    # the one-part solve (plain sums on a CPU device) converges too
+    run one 1 -- "$@"
+    [ "$(json_get $t/one.json "(j['converged'], j['parts']['total'])")" = "(True, 1)" ] && ok ||
+        bad "$label one part: $(json_get $t/one.json "(j.get('converged'), j.get('error'))")"
     for np in $nps; do
         run np$np "$np" "${pre[@]}" -- "$@"
         if [ "$(cat $t/np$np.rc)" != 0 ]; then
@@ -96,7 +102,7 @@ run eng2 2 -- $t/p3.mtx --tol 1e-10 --min-rows-per-part 1 --engine local
 [ "$(json_get $t/eng1.json "j['engine']")" = fused ] && ok || bad "engine of a CG solve: $(json_get $t/eng1.json "j['engine']")"
 [ "$(json_get $t/eng2.json "(j['engine'], j['parts']['total'], j['converged'])")" = "('fused', 2, True)" ] && ok || bad "--engine local on 2 ranks: $(json_get $t/eng2.json "(j['engine'], j['parts'])")"
 grep -q "does nothing" $t/eng2.err && ok || bad "--engine: no note"
-identical $t/eng1.mtx $t/eng2.mtx "--engine local, 2 parts"
+same "$(its eng1)" "$(its eng2)" $t/eng1.mtx $t/eng2.mtx "--engine local, 2 parts"
 run engp 1 -- $t/p3.mtx --tol 1e-10 --method pipecg --engine local
 [ "$(cat $t/engp.rc)" = 0 ] && ok || bad "--engine local --method pipecg: exit $(cat $t/engp.rc)"
 
