@@ -29,6 +29,8 @@
  * of a 64-byte record on a second in-order queue (la->rq) that waits on the
  * scalar kernel's event, so the main queue never drains for a read.
  */
+#include "../common/parallel.h"
+#include "../common/trace.h"
 #include "la.h"
 
 #include <limits.h>
@@ -143,6 +145,10 @@ static size_t acc_size(const la_ctx *la)
 {
     return (la->prec != LA_FLOAT || la->ocl->dev.fp64) ? sizeof(double) : sizeof(float);
 }
+
+static void stage_release(la_ctx *la);
+static int write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const void *src,
+                        cls_error *err);
 
 /* Sets kernel arguments from (size, pointer) pairs; a NULL pointer with a
  * size is a __local allocation. */
@@ -552,6 +558,8 @@ void la_release(la_ctx *la)
     for (int i = 0; i < la->npool; i++)
         clReleaseMemObject(la->pool[i].buf);
     la->npool = 0;
+    if (la->ocl)
+        stage_release(la);
     if (la->rq)
         clReleaseCommandQueue(la->rq);
     la->rq = NULL;
@@ -663,11 +671,9 @@ int la_vec_upload(la_ctx *la, la_vec *v, const double *host, cls_error *err)
             tmp[i] = (float)host[i];
         src = tmp;
     }
-    cl_int st = clEnqueueWriteBuffer(la->ocl->queue, v->buf, CL_TRUE, 0, n * la->elem, src, 0,
-                                     NULL, NULL);
+    int rc = write_device(la, v->buf, 0, n * la->elem, src, err);
     free(tmp);
-    OCL_CHECK(err, st, "clEnqueueWriteBuffer(vector)");
-    return CLS_OK;
+    return rc;
 }
 
 int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err)
@@ -975,6 +981,47 @@ static void put_val(void *val, size_t melem, int64_t k, double v)
         ((float *)val)[k] = (float)v;
 }
 
+typedef struct sell_fill_ctx {
+    const csr_matrix *A;
+    sell_host *s;
+    const int32_t *perm;
+    int64_t C;
+    size_t melem;
+} sell_fill_ctx;
+
+/* chunks [c0, c1) of the SELL arrays, column-major, padded */
+static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
+{
+    (void)range;
+    const sell_fill_ctx *f = arg;
+    const csr_matrix *A = f->A;
+    sell_host *s = f->s;
+    const int64_t C = f->C, n = A->nrows;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t w = (s->cs[c + 1] - s->cs[c]) / C;
+        for (int64_t i = 0; i < C; i++) {
+            int64_t r = c * C + i, len = 0, j0 = 0;
+            int32_t padcol = 0;
+            if (r < n) {
+                j0 = A->rowptr[f->perm[r]];
+                len = A->rowptr[f->perm[r] + 1] - j0;
+                if (len)
+                    padcol = A->col[j0 + len - 1];
+            }
+            for (int64_t j = 0; j < w; j++) {
+                int64_t k = s->cs[c] + j * C + i;
+                if (j < len) {
+                    s->col[k] = A->col[j0 + j];
+                    put_val(s->val, f->melem, k, A->val[j0 + j]);
+                } else {
+                    s->col[k] = padcol;
+                    put_val(s->val, f->melem, k, 0.0);
+                }
+            }
+        }
+    }
+}
+
 static int sell_build(const csr_matrix *A, size_t C, size_t sigma, size_t melem, sell_host *s,
                       cls_error *err)
 {
@@ -1039,29 +1086,8 @@ static int sell_build(const csr_matrix *A, size_t C, size_t sigma, size_t melem,
         sell_free(s);
         return cls_fail(err, CLS_EOTHER, "out of memory building SELL-C-sigma");
     }
-    for (int64_t c = 0; c < s->nchunks; c++) {
-        int64_t w = (s->cs[c + 1] - s->cs[c]) / (int64_t)C;
-        for (int64_t i = 0; i < (int64_t)C; i++) {
-            int64_t r = c * (int64_t)C + i, len = 0, j0 = 0;
-            int32_t padcol = 0;
-            if (r < n) {
-                j0 = A->rowptr[perm[r]];
-                len = A->rowptr[perm[r] + 1] - j0;
-                if (len)
-                    padcol = A->col[j0 + len - 1];
-            }
-            for (int64_t j = 0; j < w; j++) {
-                int64_t k = s->cs[c] + j * (int64_t)C + i;
-                if (j < len) {
-                    s->col[k] = A->col[j0 + j];
-                    put_val(s->val, melem, k, A->val[j0 + j]);
-                } else {
-                    s->col[k] = padcol;
-                    put_val(s->val, melem, k, 0.0);
-                }
-            }
-        }
-    }
+    sell_fill_ctx fc = {A, s, perm, (int64_t)C, melem};
+    cls_parallel_for(s->nchunks, 1024, sell_fill_chunks, &fc); /* chunks are independent */
     if (sigma > 1)
         s->perm = perm;
     else
@@ -1147,13 +1173,113 @@ static int bcsr_build(const csr_matrix *A, int64_t k, size_t melem, bcsr_host *b
 }
 /* --------------------------------------------------------------------- upload */
 
+/*
+ * Host -> device copies. A GPU copies from page-locked memory at bus speed
+ * and from ordinary (pageable) memory at a fraction of it; and a buffer
+ * made with CL_MEM_COPY_HOST_PTR was, on NVIDIA's OpenCL, a host-side copy
+ * that moved to the device only at its first kernel (1.3 s to make and
+ * 0.26 s on first use for the 1.4 GB of poisson3d 256 on an H100). So large
+ * copies to a GPU go through two page-locked staging buffers of
+ * LA_STAGE_BYTES, alternately filled by the host and drained by the device.
+ */
+#define LA_STAGE_BYTES ((size_t)32 << 20)
+
+static void stage_release(la_ctx *la)
+{
+    for (int k = 0; k < 2; k++) {
+        if (la->stage_ev[k]) {
+            clWaitForEvents(1, &la->stage_ev[k]);
+            clReleaseEvent(la->stage_ev[k]);
+            la->stage_ev[k] = NULL;
+        }
+        if (la->stage[k]) {
+            if (la->stage_ptr[k])
+                clEnqueueUnmapMemObject(la->ocl->queue, la->stage[k], la->stage_ptr[k], 0, NULL,
+                                        NULL);
+            clFinish(la->ocl->queue);
+            clReleaseMemObject(la->stage[k]);
+        }
+        la->stage[k] = NULL;
+        la->stage_ptr[k] = NULL;
+    }
+}
+
+static int stage_ensure(la_ctx *la, cls_error *err)
+{
+    for (int k = 0; k < 2; k++) {
+        if (la->stage[k])
+            continue;
+        cl_int st;
+        la->stage[k] = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                      LA_STAGE_BYTES, NULL, &st);
+        if (st != CL_SUCCESS) {
+            la->stage[k] = NULL;
+            OCL_CHECK(err, st, "clCreateBuffer(staging)");
+        }
+        la->stage_ptr[k] = clEnqueueMapBuffer(la->ocl->queue, la->stage[k], CL_TRUE,
+                                              CL_MAP_READ | CL_MAP_WRITE, 0, LA_STAGE_BYTES, 0,
+                                              NULL, NULL, &st);
+        if (st != CL_SUCCESS) {
+            la->stage_ptr[k] = NULL;
+            OCL_CHECK(err, st, "clEnqueueMapBuffer(staging)");
+        }
+    }
+    return CLS_OK;
+}
+
+/* dst[off, off + bytes) = src, blocking: staged on a GPU, direct otherwise */
+static int write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const void *src,
+                        cls_error *err)
+{
+    cl_int st;
+    if (!(la->ocl->dev.type & CL_DEVICE_TYPE_GPU) || bytes <= LA_STAGE_BYTES / 4) {
+        st = clEnqueueWriteBuffer(la->ocl->queue, dst, CL_TRUE, off, bytes, src, 0, NULL, NULL);
+        OCL_CHECK(err, st, "clEnqueueWriteBuffer");
+        return CLS_OK;
+    }
+    int rc = stage_ensure(la, err);
+    if (rc)
+        return rc;
+    size_t done = 0;
+    for (int k = 0; done < bytes; k ^= 1) {
+        size_t len = bytes - done < LA_STAGE_BYTES ? bytes - done : LA_STAGE_BYTES;
+        if (la->stage_ev[k]) { /* the device has drained this buffer's last chunk */
+            st = clWaitForEvents(1, &la->stage_ev[k]);
+            clReleaseEvent(la->stage_ev[k]);
+            la->stage_ev[k] = NULL;
+            OCL_CHECK(err, st, "clWaitForEvents(staging)");
+        }
+        memcpy(la->stage_ptr[k], (const unsigned char *)src + done, len);
+        st = clEnqueueWriteBuffer(la->ocl->queue, dst, CL_FALSE, off + done, len,
+                                  la->stage_ptr[k], 0, NULL, &la->stage_ev[k]);
+        if (st != CL_SUCCESS)
+            la->stage_ev[k] = NULL;
+        OCL_CHECK(err, st, "clEnqueueWriteBuffer(staged)");
+        clFlush(la->ocl->queue);
+        done += len;
+    }
+    for (int k = 0; k < 2; k++)
+        if (la->stage_ev[k]) {
+            st = clWaitForEvents(1, &la->stage_ev[k]);
+            clReleaseEvent(la->stage_ev[k]);
+            la->stage_ev[k] = NULL;
+            OCL_CHECK(err, st, "clWaitForEvents(staging)");
+        }
+    return CLS_OK;
+}
+
 static int upload_buf(la_ctx *la, const char *what, size_t bytes, const void *host, cl_mem *out,
                       cls_error *err)
 {
-    if (!bytes)
-        return alloc_buffer(la, what, 1, CL_MEM_READ_ONLY, NULL, out, err);
-    return alloc_buffer(la, what, bytes, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (void *)host,
-                        out, err);
+    int rc = alloc_buffer(la, what, bytes ? bytes : 1, CL_MEM_READ_ONLY, NULL, out, err);
+    if (rc || !bytes)
+        return rc;
+    rc = write_device(la, *out, 0, bytes, host, err);
+    if (rc) {
+        clReleaseMemObject(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 /* values converted to melem bytes (NULL + no copy needed when double) */
@@ -1215,7 +1341,9 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
         return cls_fail(err, CLS_EUSAGE, "unknown SpMV format %d", (int)variant);
 
     la_matrix_class mc;
+    cls_trace("la_csr_upload: begin");
     la_classify(la, A, &mc);
+    cls_trace("la_csr_upload: classified");
     tuned_vector_config(la, A->nrows);
     la_spmv_variant fmt = variant == LA_SPMV_AUTO ? choose_format(la, &mc) : variant;
     if (fmt == LA_SPMV_BCSR && !mc.block_k) {
@@ -1257,8 +1385,10 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
     dA->variant = fmt;
     dA->stored = A->nnz;
     int csr_family = fmt == LA_SPMV_SCALAR || fmt == LA_SPMV_VECTOR || fmt == LA_SPMV_ADAPTIVE;
-    if (csr_family || la->prec == LA_MIXED)
+    if (csr_family || la->prec == LA_MIXED) {
         rc = upload_csr_arrays(la, A, dA, csr_family, err);
+        cls_trace("la_csr_upload: CSR arrays up");
+    }
     if (!rc && fmt == LA_SPMV_ADAPTIVE) {
         int32_t *blocks = NULL;
         int64_t nb = 0;
@@ -1277,6 +1407,7 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
         if (!sigma)
             sigma = sell_fill_of(A, C) <= 1.1 ? 1 : 32 * C;
         rc = sell_build(A, C, sigma, la->melem, &s, err);
+        cls_trace("la_csr_upload: SELL built on the host");
         if (!rc) {
             dA->sell_c = C;
             dA->sell_sigma = sigma;

@@ -107,6 +107,10 @@ typedef struct la_ctx {
         size_t bytes;
     } pool[LA_POOL_MAX];
     int npool;
+    /* page-locked staging for host -> GPU copies (la.c, write_device) */
+    cl_mem stage[2];
+    void *stage_ptr[2];
+    cl_event stage_ev[2];
     /* profiling hook (kernels/tune.c, clsolve bench): when capture is set,
      * every kernel launch records its event here (up to 8 per operation) */
     int capture;

@@ -41,6 +41,7 @@
  * cannot reach ends as "not converged" with the reason, not as a false
  * success.
  */
+#include "../common/trace.h"
 #include "cg.h"
 
 /* Restarts from the true residual allowed before the solver concludes the
@@ -273,7 +274,9 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
 
     const double t0 = cls_now();
     memset(&w, 0, sizeof w);
+    cls_trace("cg: start");
     CLS_TRY(la_dot(la, b, b, &bb, err));                  /* bb = b'b */
+    cls_trace("cg: b'b");
     bnorm = sqrt(bb);
     if (!isfinite(bnorm)) {
         rc = cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
@@ -291,7 +294,9 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     /* the device stops when r'r <= tol^2 b'b */
     CLS_TRY(la_cgf_create(la, A, b, x, jacobi ? dinv : NULL, opt->tol * opt->tol * bb, &w,
                          err));
+    cls_trace("cg: workspace");
     CLS_TRY(la_cgf_start(&w, 0, &rr, &rz, err));          /* r = b - A x0; z = D^{-1} r; p = z */
+    cls_trace("cg: initial residual");
     if (!isfinite(rr) || !isfinite(rz)) {                /* rr = r'r; rz = r'z */
         res->reason = CG_DIVERGED_NANORINF;
         rc = cls_fail(err, CLS_EBREAKDOWN,

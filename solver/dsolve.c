@@ -23,6 +23,8 @@
  * MPI_ERRORS_RETURN, so dsolve's messages never meet the daemon's and an MPI
  * failure is reported instead of aborting.
  */
+#include "../common/parallel.h"
+#include "../common/trace.h"
 #include "dsolve.h"
 
 #include <limits.h>
@@ -520,6 +522,27 @@ static void input_free(ds_input *in)
 
 /* ------------------------------------------------------------- the solve */
 
+typedef struct diag_ctx {
+    const csr_matrix *A;
+    double *dinv;
+} diag_ctx;
+
+/* dinv[i] = 1 / a_ii for rows [i0, i1) of a renumbered part */
+static void diag_rows(void *arg, int range, int64_t i0, int64_t i1)
+{
+    (void)range;
+    const diag_ctx *c = arg;
+    const csr_matrix *A = c->A;
+    const int64_t base = A->rowptr[0];
+    for (int64_t i = i0; i < i1; i++) {
+        double d = 0.0;
+        for (int64_t j = A->rowptr[i] - base; j < A->rowptr[i + 1] - base; j++)
+            if (A->col[j] == i)
+                d = A->val[j];
+        c->dinv[i] = 1.0 / d; /* a_ii > 0: checked on input */
+    }
+}
+
 static int count_list(const char *spec)
 {
     if (!spec || !*spec || spec[0] < '0' || spec[0] > '9')
@@ -528,6 +551,49 @@ static int count_list(const char *spec)
     for (const char *c = spec; *c; c++)
         n += *c == ',';
     return n;
+}
+
+typedef struct resid_part {
+    double sc[2], sq[2]; /* scaled sums of squares of r and b (solve_ssq_add) */
+    int finite;
+} resid_part;
+
+typedef struct resid_ctx {
+    const csr_matrix *A;
+    const double *x, *b;
+    resid_part *part;
+    int unused;
+} resid_ctx;
+
+static void resid_rows(void *arg, int range, int64_t i0, int64_t i1)
+{
+    const resid_ctx *c = arg;
+    const csr_matrix *A = c->A;
+    const int64_t base = A->rowptr[0];
+    resid_part p = {{0.0, 0.0}, {1.0, 1.0}, 1};
+    for (int64_t i = i0; i < i1; i++) {
+        double ax = 0.0;
+        for (int64_t j = A->rowptr[i] - base; j < A->rowptr[i + 1] - base; j++)
+            ax += A->val[j] * c->x[A->col[j]];
+        double ri = c->b[i] - ax;
+        p.finite &= isfinite(ri) != 0;
+        solve_ssq_add(&p.sc[0], &p.sq[0], ri);
+        solve_ssq_add(&p.sc[1], &p.sq[1], c->b[i]);
+    }
+    c->part[range] = p;
+}
+
+/* (scale, ssq) += (s2, q2): both as scale^2 * ssq */
+static void ssq_merge(double *scale, double *ssq, double s2, double q2)
+{
+    if (s2 <= 0.0)
+        return;
+    if (*scale < s2) {
+        *ssq = q2 + *ssq * (*scale / s2) * (*scale / s2);
+        *scale = s2;
+    } else {
+        *ssq += q2 * (s2 / *scale) * (s2 / *scale);
+    }
 }
 
 /* true residual in double on the host: x[k] has nlocal + nghost entries */
@@ -552,16 +618,19 @@ static int true_residual(MPI_Comm comm, const part_layout *L, dpart *parts, int 
     }
     for (int k = 0; k < nmine && !rc; k++) {
         const csr_matrix *A = &parts[k].A;
-        const int64_t base = A->rowptr[0];
-        for (int64_t i = 0; i < A->nrows; i++) {
-            double ax = 0.0;
-            for (int64_t j = A->rowptr[i] - base; j < A->rowptr[i + 1] - base; j++)
-                ax += A->val[j] * xs[k][A->col[j]];
-            double ri = bs[k][i] - ax;
-            finite &= isfinite(ri) != 0;
-            solve_ssq_add(&sc[0], &sq[0], ri);
-            solve_ssq_add(&sc[1], &sq[1], bs[k][i]);
+        int t = cls_parallel_ranges(A->nrows, 65536);
+        resid_ctx rc_ = {A, xs[k], bs[k], calloc((size_t)t, sizeof(resid_part)), 1};
+        if (!rc_.part) {
+            rc = cls_fail(err, CLS_EOTHER, "out of memory for the residual check");
+            break;
         }
+        cls_parallel_for(A->nrows, 65536, resid_rows, &rc_);
+        for (int q = 0; q < t; q++) { /* ranges in order: the same sums on any run */
+            for (int v = 0; v < 2; v++)
+                ssq_merge(&sc[v], &sq[v], rc_.part[q].sc[v], rc_.part[q].sq[v]);
+            finite &= rc_.part[q].finite;
+        }
+        free(rc_.part);
     }
     free(plans);
     /* combine: every rank rescales its sums to the largest scale */
@@ -644,6 +713,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
 
     /* 2. halo plans: parts view the rank's block, renumbered in place */
     double tp = cls_now();
+    cls_trace("dsolve: input read");
     nmine = L->first[me + 1] - L->first[me];
     parts = calloc((size_t)(nmine ? nmine : 1), sizeof *parts);
     rc = parts ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the parts");
@@ -677,10 +747,12 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
 
     /* 3. devices */
     rep->partition_s = cls_now() - tp;
+    cls_trace("dsolve: halo plans");
     const double to = cls_now();
     rc = dsys_open(&sys, comm, L, parts, nmine, opt->solve.device, G, opt->solve.precision,
                    opt->solve.spmv, 1, err);
     const double open_s = cls_now() - to;
+    cls_trace("dsolve: devices open");
     have_sys = 1;
     AGREE(rc);
 
@@ -702,17 +774,13 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
         for (int64_t i = 0; i < h->nlocal; i++)
             xs[k][i] = in.x0 ? in.x0[off + i] : 0.0;
         /* the diagonal is the local column i of row i after renumbering */
-        const csr_matrix *A = &parts[k].A;
-        for (int64_t i = 0; i < h->nlocal; i++) {
-            double d = 0.0;
-            for (int64_t j = A->rowptr[i] - A->rowptr[0]; j < A->rowptr[i + 1] - A->rowptr[0];
-                 j++)
-                if (A->col[j] == i)
-                    d = A->val[j];
-            dinv[off + i] = 1.0 / d; /* a_ii > 0: checked on input */
+        if (opt->solve.precond == PRECOND_JACOBI) {
+            diag_ctx dc = {&parts[k].A, dinv + off};
+            cls_parallel_for(h->nlocal, 65536, diag_rows, &dc);
         }
     }
     AGREE(rc);
+    cls_trace("dsolve: host vectors and diagonal");
     {
         double **ds = calloc((size_t)(nmine ? nmine : 1), sizeof *ds);
         rc = ds ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the vectors");
@@ -731,6 +799,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
             rc = dvec_upload(&sys, &vx, xs, err);
         if (!rc && jacobi)
             rc = dvec_upload(&sys, &vd, ds, err);
+        cls_trace("dsolve: vectors up");
         /* the method's workspace, allocated and touched now, not in the
          * solve (la_pool_reserve): CG r, q (n) and p (n + ghosts); pipelined
          * CG its nine (six without Jacobi) vectors */
@@ -751,6 +820,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     }
     AGREE(rc);
     t2 = cls_now();
+    cls_trace("dsolve: workspace reserved");
     rep->setup_s = t2 - t1;
     rep->init_s = open_s - sys.upload_s; /* discovery, contexts, programs */
     rep->upload_s = rep->setup_s - rep->partition_s - rep->init_s; /* matrix, vectors, workspace */
@@ -791,6 +861,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
 
     /* 6. x, the true residual, the gather */
     tg = cls_now();
+    cls_trace("dsolve: solved");
     if (rc == CLS_OK || rc == CLS_ENOTCONV || rep->cg.reason == CG_DIVERGED_INDEFINITE) {
         cls_error derr;
         cls_error_clear(&derr);
@@ -845,6 +916,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     }
 
 report:
+    cls_trace("dsolve: gathered");
     if (tg > t0)
         rep->gather_s = cls_now() - tg;
     /* the layout, one entry per part, on rank 0 */

@@ -14,6 +14,7 @@
  * Everything a device does is enqueued on its in-order queue; the host
  * blocks only on the packed halos (step 3) and in the reductions.
  */
+#include "../common/trace.h"
 #include "dvec.h"
 
 #include <errno.h>
@@ -264,6 +265,7 @@ static int part_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_ro
     csr_matrix B, C;
     int32_t *send = NULL;
     int rc = part_device_order(p, &B, &send, err);
+    cls_trace("part_upload: device order");
     if (rc)
         return rc;
     const halo_plan *h = &p->halo;
@@ -342,6 +344,7 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
         p->dev = devs[k];
         if ((rc = ocl_ctx_create(&p->dev, &p->ocl, err)))
             break;
+        cls_trace("dsys_open: context");
         p->have_ocl = 1;
         if ((rc = la_init_flags(&p->la, &p->ocl, prec, NULL, L->nparts == 1 ? LA_FLAG_ONE_PART : 0,
                                 err)))
@@ -353,7 +356,9 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
         const halo_plan *h = &p->halo;
         double tu = cls_now();
         s->init_s += tu - tk;
+        cls_trace("dsys_open: programs");
         rc = part_upload(p, fused, spmv, mean_row, err);
+        cls_trace("dsys_open: matrix up");
         s->upload_s += cls_now() - tu;
         if (rc)
             break;

@@ -74,6 +74,31 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
     h->row_begin = b;
     h->nlocal = n;
 
+    if (b == 0 && e == L->nrows) {
+        /* the only part: every column is local and keeps its number, every
+         * row is interior, nothing to scan (the reader checked the column
+         * range; 0.8 s of passes over 117 M entries saved at poisson3d 256) */
+        h->ghost_global = malloc(sizeof *h->ghost_global);
+        h->recv = calloc(1, sizeof *h->recv);
+        h->interior = malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+        h->boundary = malloc(sizeof(int32_t));
+        if (!h->ghost_global || !h->recv || !h->interior || !h->boundary) {
+            halo_plan_free(h);
+            return cls_fail(err, CLS_EOTHER, "out of memory for the row lists of part %d", part);
+        }
+        if (n > INT32_MAX) {
+            halo_plan_free(h);
+            return cls_fail(err, CLS_EOTHER,
+                            "part %d has %lld rows, beyond 32-bit local indices; use more parts",
+                            part, (long long)n);
+        }
+        for (int64_t i = 0; i < n; i++)
+            h->interior[i] = (int32_t)i;
+        h->ninterior = n;
+        A->ncols = n;
+        return CLS_OK;
+    }
+
     /* 1. the off-part columns, sorted and unique */
     int64_t noff = 0;
     for (int64_t k = 0; k < A->nnz; k++)
