@@ -15,17 +15,26 @@ IT=${2:-200}
 REPS=${3:-5}
 B=${BUILD:-build}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Debian's petsc4py lives under its PETSc's tree
+export PETSC_DIR=${PETSC_DIR:-/usr/lib/petscdir/petsc3.18/x86_64-linux-gnu-real}
+export PYTHONPATH=$PETSC_DIR/lib/python3/dist-packages${PYTHONPATH:+:$PYTHONPATH}
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build "$B" -j >/dev/null
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$B/clsolve" solve gen:poisson3d:8 --device cpu >/dev/null 2>&1 || true # program cache warm
 OUT=$(mktemp -d)
+# np 1 unbound (all cores for PoCL's threads or PETSc's one), np 2 with
+# mpirun's default binding (a core each): each program's usual layouts
 for np in 1 2; do
+    BIND=()
+    [ $np = 1 ] && BIND=(--bind-to none)
     for r in $(seq 1 "$REPS"); do
-        mpirun --oversubscribe -np $np "$B/clsolve" solve gen:poisson3d:$N --device cpu \
+        mpirun --oversubscribe -np $np "${BIND[@]}" "$B/clsolve" solve gen:poisson3d:$N --device cpu \
             --maxiter "$IT" --tol 1e-300 --json >"$OUT/c$np-$r.json" 2>/dev/null || true
     done
-    mpirun --oversubscribe -np $np /usr/bin/python3 bench/peers/petsc_cg.py --n "$N" --iters "$IT" \
-        --repeat "$REPS" >"$OUT/p$np.json"
+    # (petsc4py 3.18 can hang in MPI_Finalize after printing: bounded)
+    timeout 300 mpirun --oversubscribe -np $np "${BIND[@]}" -x PETSC_DIR -x PYTHONPATH \
+        /usr/bin/python3 bench/peers/petsc_cg.py --n "$N" --iters "$IT" --repeat "$REPS" \
+        >"$OUT/p$np.json" 2>"$OUT/p$np.err" || true
 done
 "$B/clsolve" bench --sizes "$N" --iters "$IT" --device cpu --json >"$OUT/bench.json" 2>/dev/null
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

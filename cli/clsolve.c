@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "common/error.h"
+#include "kernels/ocl.h"
 
 static const char usage[] =
     "usage: clsolve COMMAND [options]\n"
@@ -134,6 +135,7 @@ int64_t cli_int(const cli_args *a, const char *opt, const char *s, int64_t min)
 
 int main(int argc, char **argv)
 {
+    ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
     static const struct {
         const char *name;
         int (*run)(int, char **);

@@ -33,6 +33,7 @@
 
 #include <mpi.h>
 
+#include "kernels/ocl.h"
 #include "kernels/tunedb.h"
 #include "net/cluster.h"
 #include "net/fileio.h"
@@ -353,6 +354,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
     int provided = 0, rank = 0, size = 1;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "clsolved: MPI_Init_thread failed\n");

@@ -18,7 +18,11 @@
  *     error: the cache only saves time.
  *  3. Error reporting: every call checked, codes named (ocl_errstr).
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "ocl.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -210,6 +214,23 @@ static void fill_device(cl_platform_id plat, cl_device_id id, ocl_device *d)
             free(ext);
         }
     }
+}
+
+void ocl_threads_from_affinity(void)
+{
+    if (getenv("POCL_MAX_PTHREAD_COUNT"))
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    int n = CPU_COUNT(&set);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1 || (online > 0 && n >= online))
+        return; /* not restricted: PoCL's own default */
+    char v[16];
+    snprintf(v, sizeof v, "%d", n);
+    setenv("POCL_MAX_PTHREAD_COUNT", v, 0);
 }
 
 int ocl_list_devices(ocl_device **devs, int *n, cls_error *err)
