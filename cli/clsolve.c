@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "common/error.h"
+#include "common/mpi_env.h"
 #include "kernels/ocl.h"
 
 static const char usage[] =
@@ -136,6 +137,7 @@ int64_t cli_int(const cli_args *a, const char *opt, const char *s, int64_t min)
 int main(int argc, char **argv)
 {
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
+    cls_mpi_singleton_env();     /* before MPI_Init: no mpirun, no cluster start-up */
     static const struct {
         const char *name;
         int (*run)(int, char **);

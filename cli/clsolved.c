@@ -33,6 +33,7 @@
 
 #include <mpi.h>
 
+#include "common/mpi_env.h"
 #include "kernels/ocl.h"
 #include "kernels/tunedb.h"
 #include "net/cluster.h"
@@ -355,6 +356,7 @@ out:
 int main(int argc, char **argv)
 {
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
+    cls_mpi_singleton_env();     /* before MPI_Init: no mpirun, no cluster start-up */
     int provided = 0, rank = 0, size = 1;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "clsolved: MPI_Init_thread failed\n");
