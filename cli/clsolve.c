@@ -46,8 +46,10 @@ static const char usage[] =
     "                              all-pairs gravity (see --help)\n"
     "  submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--maxiter N] [--precond none|jacobi]\n"
     "         [--wait] [-o x.mtx] [--json] [--server URL] [--token-file F]\n"
-    "                              send a system to a clsolved daemon ($CLSOLVE_SERVER, $CLSOLVE_TOKEN)\n"
-    "  status ID [--json] | wait ID [-o x.mtx] [--timeout S] | fetch ID -o x.mtx [--format mtx|json|binary]\n"
+    "                              send a system to a clsolved daemon ($CLSOLVE_SERVER, "
+    "$CLSOLVE_TOKEN)\n"
+    "  status ID [--json] | wait ID [-o x.mtx] [--timeout S] | fetch ID -o x.mtx [--format "
+    "mtx|json|binary]\n"
     "  cancel ID                   follow, download or cancel a daemon job\n"
     "\n"
     "exit codes: 0 ok, 1 other error, 2 usage, 3 bad input, 4 not converged, 5 breakdown\n";
@@ -142,21 +144,11 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int, char **);
     } cmds[] = {
-        {"solve", cmd_solve},
-        {"check", cmd_check},
-        {"gen", cmd_gen},
-        {"devices", cmd_devices},
-        {"bench", cmd_bench},
-        {"tune", cmd_tune},
-        {"curvature", cmd_curvature},
-        {"deform", cmd_deform},
-        {"springs", cmd_springs},
-        {"nbody", cmd_nbody},
-        {"submit", cmd_submit},
-        {"status", cmd_status},
-        {"wait", cmd_wait},
-        {"fetch", cmd_fetch},
-        {"cancel", cmd_cancel},
+        {"solve", cmd_solve},         {"check", cmd_check},   {"gen", cmd_gen},
+        {"devices", cmd_devices},     {"bench", cmd_bench},   {"tune", cmd_tune},
+        {"curvature", cmd_curvature}, {"deform", cmd_deform}, {"springs", cmd_springs},
+        {"nbody", cmd_nbody},         {"submit", cmd_submit}, {"status", cmd_status},
+        {"wait", cmd_wait},           {"fetch", cmd_fetch},   {"cancel", cmd_cancel},
     };
     if (argc < 2) {
         fputs(usage, stderr);

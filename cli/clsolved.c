@@ -87,10 +87,20 @@ static int parse_u64(const char *s, uint64_t *out, int suffixes)
     uint64_t mul = 1;
     if (suffixes && *end) {
         switch (*end) {
-        case 'k': case 'K': mul = 1024ull; break;
-        case 'm': case 'M': mul = 1024ull * 1024; break;
-        case 'g': case 'G': mul = 1024ull * 1024 * 1024; break;
-        default: return -1;
+        case 'k':
+        case 'K':
+            mul = 1024ull;
+            break;
+        case 'm':
+        case 'M':
+            mul = 1024ull * 1024;
+            break;
+        case 'g':
+        case 'G':
+            mul = 1024ull * 1024 * 1024;
+            break;
+        default:
+            return -1;
         }
         end++;
         if (*end == 'B' || *end == 'b' || *end == 'i')
@@ -131,9 +141,9 @@ static int parse_keep(const char *s, clsolved_opts *o)
 
 /* Every option takes a value. */
 static const char *const clsolved_options[] = {
-    "--listen",   "--data-dir",        "--token-file", "--device",    "--port-file",
-    "--pid-file", "--max-upload",      "--max-queued", "--keep",      "--max-connections",
-    "--timeout",
+    "--listen",    "--data-dir",        "--token-file", "--device",
+    "--port-file", "--pid-file",        "--max-upload", "--max-queued",
+    "--keep",      "--max-connections", "--timeout",
 };
 
 static int clsolved_option_known(const char *name)
@@ -328,10 +338,8 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
         if (fileio_write_durable(o->port_file, buf, (size_t)n, &err))
             fprintf(stderr, "clsolved: %s\n", err.msg);
     }
-    scheduler_config sched = {.store = store,
-                              .device = o->device,
-                              .stop = &clsolved_stop,
-                              .retention_every_s = 60};
+    scheduler_config sched = {
+        .store = store, .device = o->device, .stop = &clsolved_stop, .retention_every_s = 60};
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     fprintf(stderr, "clsolved: drained, exiting\n");
     http_server_stop(srv);
@@ -339,14 +347,13 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
     job_store_close(store);
     free(token);
     return 0;
-out:
-    {
-        /* the workers are waiting for a job: tell them to exit */
-        job_proto_msg m;
-        memset(&m, 0, sizeof m);
-        m.cmd = JOB_PROTO_EXIT;
-        job_proto_send(MPI_COMM_WORLD, &m);
-    }
+out : {
+    /* the workers are waiting for a job: tell them to exit */
+    job_proto_msg m;
+    memset(&m, 0, sizeof m);
+    m.cmd = JOB_PROTO_EXIT;
+    job_proto_send(MPI_COMM_WORLD, &m);
+}
     http_server_stop(srv);
     job_store_close(store);
     free(token);
@@ -365,8 +372,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (provided < MPI_THREAD_FUNNELED && rank == 0)
-        fprintf(stderr, "clsolved: warning: MPI gives thread level %d, below FUNNELED\n",
-                provided);
+        fprintf(stderr, "clsolved: warning: MPI gives thread level %d, below FUNNELED\n", provided);
     clsolved_opts o;
     int prc = parse_args(argc, argv, &o, rank);
     if (prc) {

@@ -52,22 +52,19 @@ static int progress_monitor(void *ctx, int64_t it, double res)
 
 static json_t *device_json(const dsolve_part_info *p)
 {
-    return json_pack("{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:i, "
-                     "s:{s:I, s:I, s:I, s:s, s:I, s:s, s:s}}",
-                     "rank", p->rank, "slot", p->slot, "index", p->device.index, "row_begin",
-                     (json_int_t)p->row_begin, "rows", (json_int_t)(p->row_end - p->row_begin),
-                     "nnz", (json_int_t)p->nnz, "ghosts", (json_int_t)p->ghosts,
-                     "interior_rows", (json_int_t)p->interior_rows, "name", p->device.name,
-                     "platform", p->device.platform_name, "type",
-                     ocl_type_name(p->device.type), "driver", p->device.driver,
-                     "compute_units", (int)p->device.compute_units, "work_group",
-                     "local_size", (json_int_t)p->config.local_size, "groups_per_cu",
-                     (json_int_t)p->config.groups_per_cu, "spmv_local_size",
-                     (json_int_t)p->config.spmv_local_size, "spmv_variant",
-                     la_spmv_variant_name(p->spmv), "vector_width",
-                     (json_int_t)p->config.vector_width, "format",
-                     la_spmv_variant_name(p->spmv), "source",
-                     p->config.source[0] ? p->config.source : "default");
+    return json_pack(
+        "{s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:i, "
+        "s:{s:I, s:I, s:I, s:s, s:I, s:s, s:s}}",
+        "rank", p->rank, "slot", p->slot, "index", p->device.index, "row_begin",
+        (json_int_t)p->row_begin, "rows", (json_int_t)(p->row_end - p->row_begin), "nnz",
+        (json_int_t)p->nnz, "ghosts", (json_int_t)p->ghosts, "interior_rows",
+        (json_int_t)p->interior_rows, "name", p->device.name, "platform", p->device.platform_name,
+        "type", ocl_type_name(p->device.type), "driver", p->device.driver, "compute_units",
+        (int)p->device.compute_units, "work_group", "local_size", (json_int_t)p->config.local_size,
+        "groups_per_cu", (json_int_t)p->config.groups_per_cu, "spmv_local_size",
+        (json_int_t)p->config.spmv_local_size, "spmv_variant", la_spmv_variant_name(p->spmv),
+        "vector_width", (json_int_t)p->config.vector_width, "format", la_spmv_variant_name(p->spmv),
+        "source", p->config.source[0] ? p->config.source : "default");
 }
 
 int cmd_solve(int argc, char **argv)
@@ -253,12 +250,12 @@ int cmd_solve(int argc, char **argv)
          * true-residual confirmations; the loop's own per-iteration time
          * is what remains */
         double loop_s = rep.solve_s - rep.cg.start_s - rep.cg.confirm_s;
-        json_t *times = json_pack(
-            "{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "parse_s", rep.parse_s, "setup_s",
-            rep.setup_s, "solve_s", rep.solve_s, "total_s", total_s, "ms_per_iteration",
-            1e3 * per_it, "solve_start_s", rep.cg.start_s, "solve_confirm_s", rep.cg.confirm_s,
-            "loop_ms_per_iteration",
-            rep.cg.iterations ? 1e3 * loop_s / (double)rep.cg.iterations : 0.0);
+        json_t *times =
+            json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "parse_s", rep.parse_s, "setup_s",
+                      rep.setup_s, "solve_s", rep.solve_s, "total_s", total_s, "ms_per_iteration",
+                      1e3 * per_it, "solve_start_s", rep.cg.start_s, "solve_confirm_s",
+                      rep.cg.confirm_s, "loop_ms_per_iteration",
+                      rep.cg.iterations ? 1e3 * loop_s / (double)rep.cg.iterations : 0.0);
         /* every phase, in order: MPI start-up; read (or generate); halo
          * plans; devices (contexts, programs); matrix, vectors and workspace
          * to the devices; solve; x back and the true residual; -o file */
@@ -300,9 +297,10 @@ int cmd_solve(int argc, char **argv)
                rep.cg.rel_residual, rep.true_rel_residual);
         if (rhs_is_A1 && isfinite(err_ones))
             printf("b = A*1: max |x_i - 1| = %.3e\n", err_ones);
-        printf("times: parse %.3f s, setup %.3f s, solve %.3f s (%.4f ms/iteration), total %.3f s\n",
-               rep.parse_s, rep.setup_s, rep.solve_s,
-               rep.cg.iterations ? 1e3 * rep.solve_s / (double)rep.cg.iterations : 0.0, total_s);
+        printf(
+            "times: parse %.3f s, setup %.3f s, solve %.3f s (%.4f ms/iteration), total %.3f s\n",
+            rep.parse_s, rep.setup_s, rep.solve_s,
+            rep.cg.iterations ? 1e3 * rep.solve_s / (double)rep.cg.iterations : 0.0, total_s);
         if (out && x && (rc == CLS_OK || rc == CLS_ENOTCONV))
             printf("solution written to %s\n", out);
     }

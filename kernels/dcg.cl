@@ -73,42 +73,6 @@ __kernel void dots_partial(const int n, const int ndots, __global const real *re
     cls_store3(scratch, hi, lo, partial);
 }
 
-/* x += alpha p ; r -= alpha q ; sum0 = r'r */
-__kernel void dcg_update(const int n, const real alpha, __global const real *restrict p,
-                         __global const real *restrict q, __global real *restrict x,
-                         __global real *restrict r, __global acc_t *restrict partial,
-                         __local acc_t *scratch)
-{
-    acc_t hi[3] = {0, 0, 0}, lo[3] = {0, 0, 0};
-    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        x[i] += alpha * p[i];
-        const real ri = r[i] - alpha * q[i];
-        r[i] = ri;
-        cls_acc2_dot(&hi[0], &lo[0], (acc_t)ri, (acc_t)ri);   /* r'r */
-    }
-    cls_store3(scratch, hi, lo, partial);
-}
-
-/* x += alpha p ; r -= alpha q ; z = d .* r ; sum0 = r'z, sum1 = r'r */
-__kernel void dpcg_update(const int n, const real alpha, __global const real *restrict p,
-                          __global const real *restrict q, __global real *restrict x,
-                          __global real *restrict r, __global const real *restrict d,
-                          __global real *restrict z, __global acc_t *restrict partial,
-                          __local acc_t *scratch)
-{
-    acc_t hi[3] = {0, 0, 0}, lo[3] = {0, 0, 0};
-    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        x[i] += alpha * p[i];
-        const real ri = r[i] - alpha * q[i];
-        r[i] = ri;
-        const real zi = d[i] * ri;
-        z[i] = zi;
-        cls_acc2_dot(&hi[0], &lo[0], (acc_t)ri, (acc_t)zi);   /* r'z */
-        cls_acc2_dot(&hi[1], &lo[1], (acc_t)ri, (acc_t)ri);   /* r'r */
-    }
-    cls_store3(scratch, hi, lo, partial);
-}
-
 /* result[2c], result[2c + 1] = the pair sum_g of partial pair c, c < ncomp;
  * one work-group */
 __kernel void dreduce(const int ngroups, const int ncomp, __global const acc_t *restrict partial,
@@ -131,44 +95,3 @@ __kernel void dreduce(const int ngroups, const int ncomp, __global const acc_t *
             result[c] = scratch[c];
 }
 
-/* The single-reduction CG (dcg.c, Chronopoulos-Gear with the identity of
- * cg.c): after q = A p, one pass gives the three sums of the iteration's
- * one MPI_Allreduce: sum0 = p'q, sum1 = q'Wq (W = D^-1 with Jacobi, else I),
- * sum2 = r'r (the current residual's norm, for the stopping test).
- * mode 1 (Jacobi): sum0 = r'Wr, the fresh r'z for alpha. */
-__kernel void dcg1_dots(const int n, const int jacobi, const int mode,
-                        __global const real *restrict p,
-                        __global const real *restrict q, __global const real *restrict r,
-                        __global const real *restrict d, __global acc_t *restrict partial,
-                        __local acc_t *scratch)
-{
-    acc_t hi[3] = {0, 0, 0}, lo[3] = {0, 0, 0};
-    for (int i = (int)get_global_id(0); i < n && mode; i += (int)get_global_size(0)) {
-        const real ri = r[i];                                   /* mode 1: r'Wr alone */
-        cls_acc2_dot(&hi[0], &lo[0], (acc_t)ri, (acc_t)(d[i] * ri));
-    }
-    for (int i = (int)get_global_id(0); i < n && !mode; i += (int)get_global_size(0)) {
-        const real qi = q[i], ri = r[i];
-        const real wq = jacobi ? d[i] * qi : qi;
-        cls_acc2_dot(&hi[0], &lo[0], (acc_t)p[i], (acc_t)qi);  /* p'q */
-        cls_acc2_dot(&hi[1], &lo[1], (acc_t)qi, (acc_t)wq);    /* q'Wq */
-        cls_acc2_dot(&hi[2], &lo[2], (acc_t)ri, (acc_t)ri);    /* r'r */
-    }
-    cls_store3(scratch, hi, lo, partial);
-}
-
-/* x += alpha p ; r -= alpha q ; p = W r + beta p: the whole vector update in
- * one pass, no reduction (the next dcg1_dots gives r'r). */
-__kernel void dcg1_update(const int n, const int jacobi, const real alpha, const real beta,
-                          __global real *restrict p, __global const real *restrict q,
-                          __global real *restrict x, __global real *restrict r,
-                          __global const real *restrict d)
-{
-    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        const real pi = p[i];
-        x[i] += alpha * pi;
-        const real ri = r[i] - alpha * q[i];
-        r[i] = ri;
-        p[i] = (jacobi ? d[i] * ri : ri) + beta * pi;
-    }
-}

@@ -61,20 +61,20 @@ typedef enum {
 } la_spmv_variant;
 
 typedef struct la_config {
-    size_t local_size;         /* BLAS-1 and reductions (a power of two) */
-    size_t groups_per_cu;      /* reductions launch compute_units * this groups */
-    size_t spmv_local_size;    /* CSR scalar/vector SpMV (a power of two) */
-    size_t vector_width;       /* work-items per row in the vector SpMV: 2..64; 0 derive */
+    size_t local_size;      /* BLAS-1 and reductions (a power of two) */
+    size_t groups_per_cu;   /* reductions launch compute_units * this groups */
+    size_t spmv_local_size; /* CSR scalar/vector SpMV (a power of two) */
+    size_t vector_width;    /* work-items per row in the vector SpMV: 2..64; 0 derive */
     /* kernel issue; 0 in any field below means "the default" */
     size_t spmv_groups_per_cu; /* SpMV group cap per CU */
     size_t fmt_local_size;     /* adaptive / sell / bcsr SpMV work-group size */
     size_t cg_local_size;      /* fused CG update and init */
     size_t cg_groups_per_cu;
-    size_t sell_c;             /* SELL chunk height */
-    size_t sell_sigma;         /* SELL sorting window (1: no sorting) */
-    size_t adaptive_nnz;       /* CSR-Adaptive: entries per row block */
-    la_spmv_variant format;    /* format of the last upload (for reports) */
-    char source[32];           /* "default", "tuned", "tuned (nearest size)", "user" */
+    size_t sell_c;          /* SELL chunk height */
+    size_t sell_sigma;      /* SELL sorting window (1: no sorting) */
+    size_t adaptive_nnz;    /* CSR-Adaptive: entries per row block */
+    la_spmv_variant format; /* format of the last upload (for reports) */
+    char source[32];        /* "default", "tuned", "tuned (nearest size)", "user" */
 } la_config;
 
 #define LA_POOL_MAX 16
@@ -85,19 +85,19 @@ typedef struct la_ctx {
     size_t elem;  /* vector element: sizeof(double) or sizeof(float) */
     size_t melem; /* matrix value element (4 in LA_MIXED) */
     la_config cfg;
-    int user_cfg; /* cfg came from the caller: no database overlay */
+    int user_cfg;         /* cfg came from the caller: no database overlay */
     int serial_group_sum; /* CPU devices: the fused kernels' group sums are one
                            * barrier and a serial add (-DCLS_SERIAL_GROUP_SUM) */
     int plain_sums;       /* -DCLS_PLAIN_SUMS: uncompensated dot products (a
                            * one-part solve on a CPU device, la_init_flags) */
     cl_program prog;
-    cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce,
-        k_axpy, k_xpay, k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
+    cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce, k_axpy, k_xpay,
+        k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
     cl_kernel k_spmv_adaptive, k_spmv_sell, k_spmv_bcsr, k_spmv_hi, k_residual;
-    cl_mem partial; /* per-group partial sums (2 per group for two dots) */
-    cl_mem result;  /* final reduced values (2 doubles) */
-    size_t ngroups; /* reduction groups */
-    size_t partial_cap; /* groups the partial buffer holds */
+    cl_mem partial;      /* per-group partial sums (2 per group for two dots) */
+    cl_mem result;       /* final reduced values (2 doubles) */
+    size_t ngroups;      /* reduction groups */
+    size_t partial_cap;  /* groups the partial buffer holds */
     cl_command_queue rq; /* second queue: the fused CG's non-blocking reads */
     /* buffers set aside by la_pool_reserve (allocated and written once, at
      * set-up): la_vec_create takes one of the right size before it
@@ -130,12 +130,12 @@ typedef struct la_csr {
     la_spmv_variant variant; /* resolved format */
     size_t vector_width;     /* for VECTOR */
     /* format data (NULL when unused) */
-    cl_mem aux;     /* ADAPTIVE row blocks, SELL chunk starts, BCSR block row pointers */
-    cl_mem perm;    /* SELL: original row of each stored row (sigma > 1) */
+    cl_mem aux;        /* ADAPTIVE row blocks, SELL chunk starts, BCSR block row pointers */
+    cl_mem perm;       /* SELL: original row of each stored row (sigma > 1) */
     cl_mem fcol, fval; /* SELL / BCSR columns and values */
-    cl_mem val_hi;  /* LA_MIXED: double values in CSR order (exact residual) */
-    int64_t naux;   /* row blocks / chunks / block rows */
-    int64_t stored; /* entries stored, padding and block fill included */
+    cl_mem val_hi;     /* LA_MIXED: double values in CSR order (exact residual) */
+    int64_t naux;      /* row blocks / chunks / block rows */
+    int64_t stored;    /* entries stored, padding and block fill included */
     size_t sell_c, sell_sigma, block_k, lds_size;
     size_t local_size;  /* SpMV work-group size of this format */
     size_t max_groups;  /* SpMV group cap */
@@ -148,11 +148,11 @@ typedef struct la_csr {
 typedef struct la_matrix_class {
     double mean_row, cv_row; /* mean row length, stddev / mean */
     int64_t max_row, empty_rows;
-    size_t block_k;          /* natural block size found (0: none) */
-    double block_fill;       /* stored / nnz with k x k blocks */
-    double sell_fill;        /* stored / nnz in SELL-32-1 */
-    int size_class;          /* tunedb size class of nrows */
-    const char *shape;       /* "short", "long", "irregular", "blocked" */
+    size_t block_k;    /* natural block size found (0: none) */
+    double block_fill; /* stored / nnz with k x k blocks */
+    double sell_fill;  /* stored / nnz in SELL-32-1 */
+    int size_class;    /* tunedb size class of nrows */
+    const char *shape; /* "short", "long", "irregular", "blocked" */
 } la_matrix_class;
 
 void la_config_default(const ocl_device *dev, la_config *cfg);
@@ -196,6 +196,9 @@ const char *la_spmv_variant_name(la_spmv_variant v);
  * returns 0 on success, -1 for an unknown name. */
 int la_spmv_variant_parse(const char *name, la_spmv_variant *v);
 void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc);
+/* The CSR-vector width (lanes per row) for rows of mean length mean_row:
+ * what la_csr_upload derives when no width is configured. */
+size_t la_auto_vector_width(double mean_row);
 
 int la_spmv(la_ctx *la, const la_csr *A, const la_vec *x, la_vec *y, cls_error *err);
 int la_dot(la_ctx *la, const la_vec *x, const la_vec *y, double *out, cls_error *err);
@@ -208,18 +211,17 @@ int la_xpay(la_ctx *la, const la_vec *x, double a, la_vec *y, cls_error *err);
 int la_copy(la_ctx *la, const la_vec *x, la_vec *y, cls_error *err);
 int la_fill(la_ctx *la, double a, la_vec *y, cls_error *err);
 int la_pointwise(la_ctx *la, const la_vec *d, const la_vec *r, la_vec *z, cls_error *err);
-int la_cg_update(la_ctx *la, double alpha, const la_vec *p, const la_vec *q, la_vec *x,
-                 la_vec *r, double *rr, cls_error *err);
-int la_pcg_update(la_ctx *la, double alpha, const la_vec *p, const la_vec *q, la_vec *x,
-                  la_vec *r, const la_vec *d, la_vec *z, double *rz, double *rr,
-                  cls_error *err);
+int la_cg_update(la_ctx *la, double alpha, const la_vec *p, const la_vec *q, la_vec *x, la_vec *r,
+                 double *rr, cls_error *err);
+int la_pcg_update(la_ctx *la, double alpha, const la_vec *p, const la_vec *q, la_vec *x, la_vec *r,
+                  const la_vec *d, la_vec *z, double *rz, double *rr, cls_error *err);
 /* y = A x with A's values at full precision (LA_MIXED: the double copy,
  * plain CSR; otherwise la_spmv). */
 int la_spmv_full(la_ctx *la, const la_csr *A, const la_vec *x, la_vec *y, cls_error *err);
 /* r = b - A x with A's values at full precision (LA_MIXED: the double
  * copy), q as scratch for A x; returns r'r (blocking). */
-int la_residual(la_ctx *la, const la_csr *A, const la_vec *b, const la_vec *x, la_vec *q,
-                la_vec *r, double *rr, cls_error *err);
+int la_residual(la_ctx *la, const la_csr *A, const la_vec *b, const la_vec *x, la_vec *q, la_vec *r,
+                double *rr, cls_error *err);
 
 /*
  * The fused single-synchronisation CG (solver/cg.c holds the algorithm;
@@ -233,13 +235,13 @@ int la_residual(la_ctx *la, const la_csr *A, const la_vec *b, const la_vec *x, l
 enum { LA_CGF_RUN = 0, LA_CGF_CONVERGED = 1, LA_CGF_INDEFINITE = 2, LA_CGF_NANORINF = 3 };
 
 typedef struct la_cgf_record {
-    int64_t k;   /* iterations done when the record was made */
-    double rr;   /* r_k'r_k (recurrence residual) */
-    double rz;   /* r_k'z_k */
-    double pq;   /* p_k'A p_k */
-    double qq;   /* (A p_k)' W (A p_k) */
+    int64_t k; /* iterations done when the record was made */
+    double rr; /* r_k'r_k (recurrence residual) */
+    double rz; /* r_k'z_k */
+    double pq; /* p_k'A p_k */
+    double qq; /* (A p_k)' W (A p_k) */
     double alpha, beta;
-    int stop;    /* LA_CGF_* */
+    int stop; /* LA_CGF_* */
 } la_cgf_record;
 
 #define LA_CGF_SLOTS 64
@@ -248,16 +250,16 @@ typedef struct la_cgf_record {
 typedef struct la_cgf {
     la_ctx *la;
     const la_csr *A;
-    la_vec b, x, d;   /* borrowed handles (d.buf NULL without Jacobi) */
-    la_vec r, p, q;   /* owned work vectors */
-    cl_mem ps, pu;    /* SpMV and update partials: compensated pairs (4 per group) */
+    la_vec b, x, d; /* borrowed handles (d.buf NULL without Jacobi) */
+    la_vec r, p, q; /* owned work vectors */
+    cl_mem ps, pu;  /* SpMV and update partials: compensated pairs (4 per group) */
     cl_mem sc, ctl, hist;
-    cl_mem res;       /* cgf_fold's eight sums */
+    cl_mem res; /* cgf_fold's eight sums */
     cl_kernel k_spmv, k_scal, k_upd, k_init, k_fold;
     size_t gs, gu, ls_spmv, ls_upd, ls_scal; /* groups and work-group sizes */
-    size_t ns, nu;    /* partials per component (one per group) */
+    size_t ns, nu;                           /* partials per component (one per group) */
     double stop2;
-    int64_t k_dev;    /* iterations the device has done or been given */
+    int64_t k_dev;     /* iterations the device has done or been given */
     int64_t enq, seen; /* records enqueued / consumed since the last start */
     cl_event rev[LA_CGF_SLOTS];
     double ring[LA_CGF_SLOTS][8];
@@ -265,8 +267,8 @@ typedef struct la_cgf {
 
 /* Sets the workspace up for A x = b (x updated in place, dinv NULL without
  * Jacobi); stop when ||r||^2 <= stop2 (tol^2 b'b). */
-int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
-                  const la_vec *dinv, double stop2, la_cgf *w, cls_error *err);
+int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                  double stop2, la_cgf *w, cls_error *err);
 /* (Re)starts from the current x: r = b - A x (A at full precision), z, p = z,
  * device counter = k. Returns r'r and r'z (blocking: start-up only). */
 int la_cgf_start(la_cgf *w, int64_t k, double *rr, double *rz, cls_error *err);
@@ -286,8 +288,8 @@ void la_cgf_release(la_cgf *w);
  * update groups (pu) into res = {p'q, q'Wq, r'z, r'r} as (hi, lo) pairs, in
  * one work-group of ls. _set only sets the arguments; _read also launches
  * and reads the eight values back (blocking) as doubles. */
-int la_cgf_fold_set(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb,
-                    cl_mem pb, size_t gu, cl_mem pu, size_t ls, cls_error *err);
+int la_cgf_fold_set(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb, cl_mem pb,
+                    size_t gu, cl_mem pu, size_t ls, cls_error *err);
 int la_cgf_fold_read(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb,
                      cl_mem pb, size_t gu, cl_mem pu, size_t ls, double out[8], cls_error *err);
 
@@ -301,8 +303,7 @@ int la_cgf_fold_read(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, 
 int la_spmv_bind(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem y, cl_mem partial,
                  cl_mem w, cl_mem ctl, size_t *groups, size_t *lsz, cls_error *err);
 int la_spmv_kernel_create(la_ctx *la, const la_csr *A, cl_kernel *k, cls_error *err);
-int la_launch(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t ls,
-              cls_error *err);
+int la_launch(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t ls, cls_error *err);
 size_t la_acc_size(const la_ctx *la);
 size_t la_cgf_grid_cap(const la_ctx *la);
 
@@ -318,8 +319,7 @@ double la_capture_end(la_ctx *la, double *each, int max, int *count);
 /* For the profiler: BLAS-1/reduction work-group size and groups per CU
  * (any multiple of the preferred multiple; the reductions handle any
  * size), and the fused update's geometry. */
-int la_set_vector_geometry(la_ctx *la, size_t local_size, size_t groups_per_cu,
-                           cls_error *err);
+int la_set_vector_geometry(la_ctx *la, size_t local_size, size_t groups_per_cu, cls_error *err);
 int la_cgf_set_update_geometry(la_cgf *w, size_t local_size, size_t groups, cls_error *err);
 /* CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE and CL_KERNEL_WORK_GROUP_SIZE
  * of one of la's kernels by name (0 when unknown). */

@@ -47,8 +47,8 @@ static int cgp_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
 static size_t cgp_kernel_max(const la_ctx *la, cl_kernel k, size_t want)
 {
     size_t kmax = 0;
-    if (clGetKernelWorkGroupInfo(k, la->ocl->dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax,
-                                 &kmax, NULL) == CL_SUCCESS &&
+    if (clGetKernelWorkGroupInfo(k, la->ocl->dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
+                                 NULL) == CL_SUCCESS &&
         kmax > 0 && kmax < want)
         return kmax;
     return want;
@@ -79,8 +79,8 @@ static int cgp_bind_spmv(la_cgp *w, const la_csr *A, cl_kernel *k, cl_mem *part,
     return la_spmv_bind(la, *k, A, w->p.buf, w->q.buf, *part, w->d.buf, w->ctl, &g2, ls, err);
 }
 
-int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost,
-                  const la_vec *b, la_vec *x, const la_vec *dinv, la_cgp *w, cls_error *err)
+int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost, const la_vec *b,
+                  la_vec *x, const la_vec *dinv, la_cgp *w, cls_error *err)
 {
     memset(w, 0, sizeof *w);
     w->la = la;
@@ -105,8 +105,8 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         (rc = cgp_buffer(la, 2 * as, &w->sc, err)) || (rc = cgp_buffer(la, 8 * as, &w->res, err)))
         goto fail;
     const cl_int ctl0[2] = {0, 0}; /* running: the host decides when to stop */
-    cl_int st = clEnqueueWriteBuffer(la->ocl->queue, w->ctl, CL_TRUE, 0, sizeof ctl0, ctl0, 0,
-                                     NULL, NULL);
+    cl_int st =
+        clEnqueueWriteBuffer(la->ocl->queue, w->ctl, CL_TRUE, 0, sizeof ctl0, ctl0, 0, NULL, NULL);
     if (st != CL_SUCCESS) {
         rc = cls_fail(err, CLS_EOTHER, "clEnqueueWriteBuffer(control) failed: %s (%d)",
                       ocl_errstr(st), (int)st);
@@ -134,9 +134,9 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
     if ((rc = cgp_args(w->k_upd, "cgf_update", err, 10, C_INT(cn), C_MEM(w->sc), C_MEM(w->ctl),
                        C_MEM(w->p.buf), C_MEM(w->q.buf), C_MEM(w->x.buf), C_MEM(w->r.buf),
                        C_MEM(w->d.buf), C_MEM(w->pu), C_LOCAL(4 * w->ls_upd * as))) ||
-        (rc = cgp_args(w->k_init, "cgf_init", err, 8, C_INT(cn), C_MEM(w->b.buf),
-                       C_MEM(w->q.buf), C_MEM(w->r.buf), C_MEM(w->p.buf), C_MEM(w->d.buf),
-                       C_MEM(w->pu), C_LOCAL(4 * w->ls_upd * as))))
+        (rc = cgp_args(w->k_init, "cgf_init", err, 8, C_INT(cn), C_MEM(w->b.buf), C_MEM(w->q.buf),
+                       C_MEM(w->r.buf), C_MEM(w->p.buf), C_MEM(w->d.buf), C_MEM(w->pu),
+                       C_LOCAL(4 * w->ls_upd * as))))
         goto fail;
     return CLS_OK;
 fail:
@@ -173,9 +173,9 @@ void la_cgp_release(la_cgp *w)
 int la_cgp_spmv(la_cgp *w, int boundary, cls_error *err)
 {
     if (boundary)
-        return w->k_spmv_b ? la_launch(w->la, w->k_spmv_b, "spmv (boundary rows)", w->gb,
-                                       w->ls_b, err)
-                           : CLS_OK;
+        return w->k_spmv_b
+                   ? la_launch(w->la, w->k_spmv_b, "spmv (boundary rows)", w->gb, w->ls_b, err)
+                   : CLS_OK;
     if (w->Ai->nrows == 0)
         return CLS_OK;
     return la_launch(w->la, w->k_spmv_i, "spmv (interior rows)", w->gi, w->ls_i, err);
@@ -253,8 +253,8 @@ int la_cgp_update(la_cgp *w, double alpha, double beta, cls_error *err)
         w->scalf[1] = (float)beta;
         src = w->scalf;
     }
-    cl_int st = clEnqueueWriteBuffer(la->ocl->queue, w->sc, CL_FALSE, 0, 2 * as, src, 0, NULL,
-                                     NULL);
+    cl_int st =
+        clEnqueueWriteBuffer(la->ocl->queue, w->sc, CL_FALSE, 0, 2 * as, src, 0, NULL, NULL);
     OCL_CHECK(err, st, "clEnqueueWriteBuffer(alpha, beta)");
     return la_launch(la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err);
 }

@@ -35,9 +35,9 @@ typedef struct la_cgp {
     la_ctx *la;
     const la_csr *Ai, *Ab; /* Ab NULL: no boundary rows */
     int64_t n, nghost;
-    la_vec b, x, d;        /* borrowed (d.buf NULL without Jacobi) */
-    la_vec r, p, q;        /* owned */
-    cl_mem psi, psb, pu;   /* interior SpMV, boundary SpMV, update pairs */
+    la_vec b, x, d;      /* borrowed (d.buf NULL without Jacobi) */
+    la_vec r, p, q;      /* owned */
+    cl_mem psi, psb, pu; /* interior SpMV, boundary SpMV, update pairs */
     cl_mem res, sc, ctl;
     cl_kernel k_spmv_i, k_spmv_b, k_upd, k_init, k_fold;
     size_t gi, gb, gu, ls_i, ls_b, ls_upd, ls_fold;
@@ -50,8 +50,8 @@ typedef struct la_cgp {
 /* Sets the part's workspace up. Ai: the interior rows (or every row when
  * there are no ghosts); Ab: the boundary rows with row_offset = Ai->nrows,
  * or NULL. x has n + nghost entries. */
-int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost,
-                  const la_vec *b, la_vec *x, const la_vec *dinv, la_cgp *w, cls_error *err);
+int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost, const la_vec *b,
+                  la_vec *x, const la_vec *dinv, la_cgp *w, cls_error *err);
 void la_cgp_release(la_cgp *w);
 
 /* q = A p over the interior (boundary = 0) or the boundary rows, with the

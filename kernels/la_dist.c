@@ -50,8 +50,8 @@ static int set_args(cl_kernel k, const char *kname, cls_error *err, int nargs, .
         cl_int st = clSetKernelArg(k, (cl_uint)i, size, ptr);
         if (st != CL_SUCCESS) {
             va_end(ap);
-            return cls_fail(err, CLS_EOTHER, "clSetKernelArg(%s, %d) failed: %s (%d)", kname,
-                            i, ocl_errstr(st), (int)st);
+            return cls_fail(err, CLS_EOTHER, "clSetKernelArg(%s, %d) failed: %s (%d)", kname, i,
+                            ocl_errstr(st), (int)st);
         }
     }
     va_end(ap);
@@ -86,12 +86,11 @@ static int launch(ld_ctx *ld, cl_kernel k, const char *kname, size_t groups, siz
                   cls_error *err)
 {
     size_t global = groups * ls;
-    cl_int st = clEnqueueNDRangeKernel(ld->la->ocl->queue, k, 1, NULL, &global, &ls, 0, NULL,
-                                       NULL);
+    cl_int st = clEnqueueNDRangeKernel(ld->la->ocl->queue, k, 1, NULL, &global, &ls, 0, NULL, NULL);
     if (st != CL_SUCCESS)
         return cls_fail(err, CLS_EOTHER,
-                        "clEnqueueNDRangeKernel(%s, global %zu, local %zu) failed: %s (%d)",
-                        kname, global, ls, ocl_errstr(st), (int)st);
+                        "clEnqueueNDRangeKernel(%s, global %zu, local %zu) failed: %s (%d)", kname,
+                        global, ls, ocl_errstr(st), (int)st);
     return CLS_OK;
 }
 
@@ -113,9 +112,8 @@ int ld_init(ld_ctx *ld, la_ctx *la, cls_error *err)
     const char *opts = la->prec != LA_FLOAT ? "-DCLS_REAL_DOUBLE"
                        : dev->fp64          ? "-DCLS_ACC_DOUBLE"
                                             : "";
-    int rc = ocl_build_program(la->ocl, ld_sources,
-                               (int)(sizeof ld_sources / sizeof *ld_sources), opts, &ld->prog,
-                               err);
+    int rc = ocl_build_program(la->ocl, ld_sources, (int)(sizeof ld_sources / sizeof *ld_sources),
+                               opts, &ld->prog, err);
     if (rc)
         return rc;
     struct {
@@ -126,13 +124,9 @@ int ld_init(ld_ctx *ld, la_ctx *la, cls_error *err)
         {&ld->k_spmv_scalar, "spmv_split_scalar"},
         {&ld->k_spmv_vector, "spmv_split_vector"},
         {&ld->k_dots, "dots_partial"},
-        {&ld->k_cg_update, "dcg_update"},
-        {&ld->k_pcg_update, "dpcg_update"},
         {&ld->k_pipecg, "pipecg_update"},
         {&ld->k_pipecg_jacobi, "pipecg_update_jacobi"},
         {&ld->k_reduce, "dreduce"},
-        {&ld->k_dcg1_dots, "dcg1_dots"},
-        {&ld->k_dcg1_update, "dcg1_update"},
     };
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
         if ((rc = ocl_create_kernel(ld->prog, ks[i].name, ks[i].k, err))) {
@@ -168,8 +162,8 @@ int ld_init(ld_ctx *ld, la_ctx *la, cls_error *err)
                         (unsigned long long)dev->local_mem);
     }
     cl_int st;
-    ld->partial = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE,
-                                 6 * la->ngroups * ld->acc, NULL, &st);
+    ld->partial =
+        clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE, 6 * la->ngroups * ld->acc, NULL, &st);
     if (st == CL_SUCCESS)
         ld->result = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE, 6 * ld->acc, NULL, &st);
     if (st != CL_SUCCESS) {
@@ -187,10 +181,10 @@ void ld_release(ld_ctx *ld)
         clWaitForEvents(1, &ld->ev);
         clReleaseEvent(ld->ev);
     }
-    cl_kernel *ks[] = {&ld->k_pack,       &ld->k_spmv_scalar, &ld->k_spmv_vector,
-                       &ld->k_dots,       &ld->k_cg_update,   &ld->k_pcg_update,
-                       &ld->k_pipecg,     &ld->k_pipecg_jacobi, &ld->k_reduce,
-                       &ld->k_dcg1_dots,  &ld->k_dcg1_update};
+    cl_kernel *ks[] = {
+        &ld->k_pack,   &ld->k_spmv_scalar,   &ld->k_spmv_vector, &ld->k_dots,
+        &ld->k_pipecg, &ld->k_pipecg_jacobi, &ld->k_reduce,
+    };
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if (*ks[i])
             clReleaseKernel(*ks[i]);
@@ -205,8 +199,8 @@ void ld_release(ld_ctx *ld)
 
 /* ----------------------------------------------------------------- buffers */
 
-static int make_buffer(ld_ctx *ld, const char *what, size_t bytes, cl_mem_flags flags,
-                       void *host, cl_mem *out, cls_error *err)
+static int make_buffer(ld_ctx *ld, const char *what, size_t bytes, cl_mem_flags flags, void *host,
+                       cl_mem *out, cls_error *err)
 {
     const ocl_device *dev = &ld->la->ocl->dev;
     if (bytes > dev->max_alloc)
@@ -235,8 +229,8 @@ int ld_index_upload(ld_ctx *ld, const int32_t *idx, int64_t n, cl_mem *out, cls_
 
 int ld_buffer_create(ld_ctx *ld, int64_t n, cl_mem *out, cls_error *err)
 {
-    return make_buffer(ld, "halo buffer", (size_t)(n > 0 ? n : 1) * ld->la->elem,
-                       CL_MEM_READ_WRITE, NULL, out, err);
+    return make_buffer(ld, "halo buffer", (size_t)(n > 0 ? n : 1) * ld->la->elem, CL_MEM_READ_WRITE,
+                       NULL, out, err);
 }
 
 static void rows_release(ld_rows_set *s)
@@ -261,8 +255,7 @@ void ld_csr_release(ld_csr *dA)
 }
 
 /* A row set: a range when the rows are consecutive, a list otherwise. */
-static int rows_upload(ld_ctx *ld, const int32_t *rows, int64_t n, ld_rows_set *s,
-                       cls_error *err)
+static int rows_upload(ld_ctx *ld, const int32_t *rows, int64_t n, ld_rows_set *s, cls_error *err)
 {
     memset(s, 0, sizeof *s);
     s->n = n;
@@ -286,9 +279,10 @@ int ld_csr_upload(ld_ctx *ld, const csr_matrix *A, const int32_t *interior, int6
                         "the device kernels; use more parts",
                         (long long)A->nrows, (long long)A->nnz);
     if (ninterior + nboundary != A->nrows)
-        return cls_fail(err, CLS_EOTHER, "ld_csr_upload: %lld interior + %lld boundary rows "
-                        "for a part of %lld rows", (long long)ninterior, (long long)nboundary,
-                        (long long)A->nrows);
+        return cls_fail(err, CLS_EOTHER,
+                        "ld_csr_upload: %lld interior + %lld boundary rows "
+                        "for a part of %lld rows",
+                        (long long)ninterior, (long long)nboundary, (long long)A->nrows);
     size_t nr = (size_t)A->nrows, nnz = (size_t)A->nnz;
     const int64_t base = A->rowptr[0];
     cl_int *rp = malloc((nr + 1) * sizeof *rp);
@@ -309,10 +303,10 @@ int ld_csr_upload(ld_ctx *ld, const csr_matrix *A, const int32_t *interior, int6
     const cl_mem_flags fl = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
     int rc = make_buffer(ld, "row pointers", (nr + 1) * sizeof(cl_int), fl, rp, &dA->rowptr, err);
     if (!rc)
-        rc = nnz ? make_buffer(ld, "column indices", nnz * sizeof(cl_int), fl, A->col, &dA->col,
-                               err)
-                 : make_buffer(ld, "column indices", sizeof(cl_int), CL_MEM_READ_ONLY, NULL,
-                               &dA->col, err);
+        rc =
+            nnz ? make_buffer(ld, "column indices", nnz * sizeof(cl_int), fl, A->col, &dA->col, err)
+                : make_buffer(ld, "column indices", sizeof(cl_int), CL_MEM_READ_ONLY, NULL,
+                              &dA->col, err);
     if (!rc)
         rc = nnz ? make_buffer(ld, "values", nnz * la->elem, fl, f ? (void *)f : (void *)A->val,
                                &dA->val, err)
@@ -352,16 +346,16 @@ int ld_csr_upload(ld_ctx *ld, const csr_matrix *A, const int32_t *interior, int6
 
 /* --------------------------------------------------------------- kernels */
 
-int ld_spmv(ld_ctx *ld, const ld_csr *A, ld_rows which, const la_vec *x, la_vec *y,
-            cls_error *err)
+int ld_spmv(ld_ctx *ld, const ld_csr *A, ld_rows which, const la_vec *x, la_vec *y, cls_error *err)
 {
     const ld_rows_set *s = which == LD_ROWS_INTERIOR   ? &A->interior
                            : which == LD_ROWS_BOUNDARY ? &A->boundary
                                                        : &A->all;
     if (x->n != A->ncols || y->n < A->nrows)
-        return cls_fail(err, CLS_EOTHER, "ld_spmv: x has %lld entries for %lld columns, y %lld "
-                        "for %lld rows", (long long)x->n, (long long)A->ncols,
-                        (long long)y->n, (long long)A->nrows);
+        return cls_fail(err, CLS_EOTHER,
+                        "ld_spmv: x has %lld entries for %lld columns, y %lld "
+                        "for %lld rows",
+                        (long long)x->n, (long long)A->ncols, (long long)y->n, (long long)A->nrows);
     if (s->n == 0)
         return CLS_OK;
     la_ctx *la = ld->la;
@@ -373,17 +367,16 @@ int ld_spmv(ld_ctx *ld, const ld_csr *A, ld_rows which, const la_vec *x, la_vec 
         cl_int vw = (cl_int)A->vector_width;
         size_t rpg = ls / A->vector_width;
         size_t need = ((size_t)n + rpg - 1) / rpg;
-        if ((rc = set_args(ld->k_spmv_vector, "spmv_split_vector", err, 11, A_INT(n),
-                           A_INT(first), A_INT(use_list), A_INT(vw), A_MEM(list),
-                           A_MEM(A->rowptr), A_MEM(A->col), A_MEM(A->val), A_MEM(x->buf),
-                           A_MEM(y->buf), A_LOCAL(ls * la->elem))))
+        if ((rc = set_args(ld->k_spmv_vector, "spmv_split_vector", err, 11, A_INT(n), A_INT(first),
+                           A_INT(use_list), A_INT(vw), A_MEM(list), A_MEM(A->rowptr), A_MEM(A->col),
+                           A_MEM(A->val), A_MEM(x->buf), A_MEM(y->buf), A_LOCAL(ls * la->elem))))
             return rc;
         return launch(ld, ld->k_spmv_vector, "spmv_split_vector", ld_min(need, la->ngroups), ls,
                       err);
     }
     if ((rc = set_args(ld->k_spmv_scalar, "spmv_split_scalar", err, 9, A_INT(n), A_INT(first),
-                       A_INT(use_list), A_MEM(list), A_MEM(A->rowptr), A_MEM(A->col),
-                       A_MEM(A->val), A_MEM(x->buf), A_MEM(y->buf))))
+                       A_INT(use_list), A_MEM(list), A_MEM(A->rowptr), A_MEM(A->col), A_MEM(A->val),
+                       A_MEM(x->buf), A_MEM(y->buf))))
         return rc;
     return launch(ld, ld->k_spmv_scalar, "spmv_split_scalar", groups_for(ld, n, ls), ls, err);
 }
@@ -393,8 +386,8 @@ int ld_pack(ld_ctx *ld, cl_mem idx, int64_t n, const la_vec *x, cl_mem buf, cls_
     if (n <= 0)
         return CLS_OK;
     cl_int cn = (cl_int)n;
-    int rc = set_args(ld->k_pack, "halo_pack", err, 4, A_INT(cn), A_MEM(idx), A_MEM(x->buf),
-                      A_MEM(buf));
+    int rc =
+        set_args(ld->k_pack, "halo_pack", err, 4, A_INT(cn), A_MEM(idx), A_MEM(x->buf), A_MEM(buf));
     if (rc)
         return rc;
     size_t ls = ld->la->cfg.local_size;
@@ -407,8 +400,8 @@ int ld_read_async(ld_ctx *ld, cl_mem buf, size_t offset, size_t bytes, void *hos
     *ev = NULL;
     if (bytes == 0)
         return CLS_OK;
-    cl_int st = clEnqueueReadBuffer(ld->la->ocl->queue, buf, CL_FALSE, offset, bytes, host, 0,
-                                    NULL, ev);
+    cl_int st =
+        clEnqueueReadBuffer(ld->la->ocl->queue, buf, CL_FALSE, offset, bytes, host, 0, NULL, ev);
     OCL_CHECK(err, st, "clEnqueueReadBuffer(halo)");
     return CLS_OK;
 }
@@ -419,8 +412,8 @@ int ld_write_async(ld_ctx *ld, cl_mem buf, size_t offset, size_t bytes, const vo
     *ev = NULL;
     if (bytes == 0)
         return CLS_OK;
-    cl_int st = clEnqueueWriteBuffer(ld->la->ocl->queue, buf, CL_FALSE, offset, bytes, host, 0,
-                                     NULL, ev);
+    cl_int st =
+        clEnqueueWriteBuffer(ld->la->ocl->queue, buf, CL_FALSE, offset, bytes, host, 0, NULL, ev);
     OCL_CHECK(err, st, "clEnqueueWriteBuffer(halo)");
     return CLS_OK;
 }
@@ -566,93 +559,9 @@ int ld_dots_begin(ld_ctx *ld, int ndots, const la_vec *const *x, const la_vec *c
     return reduce_begin(ld, groups, ndots, err);
 }
 
-int ld_dcg1_dots_begin(ld_ctx *ld, int mode, const la_vec *p, const la_vec *q,
-                       const la_vec *r, const la_vec *d, cls_error *err)
-{
-    const int64_t n = r->n;
-    int rc;
-    if ((rc = same_len("ld_dcg1_dots", n, p->n < n ? p->n : n, err)) ||
-        (rc = same_len("ld_dcg1_dots", n, q->n, err)) ||
-        (d && (rc = same_len("ld_dcg1_dots", n, d->n, err))))
-        return rc;
-    size_t ls = ld->la->cfg.local_size, groups = groups_for(ld, n, ls);
-    cl_int cn = (cl_int)n, jac = d != NULL, md = mode && d;
-    cl_mem dm = d ? d->buf : r->buf;
-    if ((rc = set_args(ld->k_dcg1_dots, "dcg1_dots", err, 9, A_INT(cn), A_INT(jac), A_INT(md),
-                       A_MEM(p->buf), A_MEM(q->buf), A_MEM(r->buf), A_MEM(dm),
-                       A_MEM(ld->partial), A_LOCAL(6 * ls * ld->acc))) ||
-        (rc = launch(ld, ld->k_dcg1_dots, "dcg1_dots", groups, ls, err)))
-        return rc;
-    return reduce_begin(ld, groups, md ? 1 : 3, err);
-}
-
-int ld_dcg1_update(ld_ctx *ld, double alpha, double beta, la_vec *p, const la_vec *q,
-                   la_vec *x, la_vec *r, const la_vec *d, cls_error *err)
-{
-    const int64_t n = r->n;
-    int rc;
-    if ((rc = same_len("ld_dcg1_update", n, q->n, err)) ||
-        (rc = same_len("ld_dcg1_update", n, x->n < n ? x->n : n, err)) ||
-        (rc = same_len("ld_dcg1_update", n, p->n < n ? p->n : n, err)) ||
-        (d && (rc = same_len("ld_dcg1_update", n, d->n, err))))
-        return rc;
-    size_t ls = ld->la->cfg.local_size, groups = groups_for(ld, n, ls);
-    cl_int cn = (cl_int)n, jac = d != NULL;
-    ld_real a = mk_real(ld, alpha), b = mk_real(ld, beta);
-    cl_mem dm = d ? d->buf : r->buf;
-    if ((rc = set_args(ld->k_dcg1_update, "dcg1_update", err, 9, A_INT(cn), A_INT(jac),
-                       A_REAL(a), A_REAL(b), A_MEM(p->buf), A_MEM(q->buf), A_MEM(x->buf),
-                       A_MEM(r->buf), A_MEM(dm))))
-        return rc;
-    return launch(ld, ld->k_dcg1_update, "dcg1_update", groups, ls, err);
-}
-
-int ld_cg_update_begin(ld_ctx *ld, double alpha, const la_vec *p, const la_vec *q, la_vec *x,
-                       la_vec *r, cls_error *err)
-{
-    const int64_t n = p->n;
-    int rc;
-    if ((rc = same_len("ld_cg_update", n, q->n, err)) ||
-        (rc = same_len("ld_cg_update", n, x->n, err)) ||
-        (rc = same_len("ld_cg_update", n, r->n, err)))
-        return rc;
-    size_t ls = ld->la->cfg.local_size, groups = groups_for(ld, n, ls);
-    cl_int cn = (cl_int)n;
-    ld_real a = mk_real(ld, alpha);
-    if ((rc = set_args(ld->k_cg_update, "dcg_update", err, 8, A_INT(cn), A_REAL(a), A_MEM(p->buf),
-                       A_MEM(q->buf), A_MEM(x->buf), A_MEM(r->buf), A_MEM(ld->partial),
-                       A_LOCAL(6 * ls * ld->acc))) ||
-        (rc = launch(ld, ld->k_cg_update, "dcg_update", groups, ls, err)))
-        return rc;
-    return reduce_begin(ld, groups, 1, err);
-}
-
-int ld_pcg_update_begin(ld_ctx *ld, double alpha, const la_vec *p, const la_vec *q, la_vec *x,
-                        la_vec *r, const la_vec *d, la_vec *z, cls_error *err)
-{
-    const int64_t n = p->n;
-    int rc;
-    if ((rc = same_len("ld_pcg_update", n, q->n, err)) ||
-        (rc = same_len("ld_pcg_update", n, x->n, err)) ||
-        (rc = same_len("ld_pcg_update", n, r->n, err)) ||
-        (rc = same_len("ld_pcg_update", n, d->n, err)) ||
-        (rc = same_len("ld_pcg_update", n, z->n, err)))
-        return rc;
-    size_t ls = ld->la->cfg.local_size, groups = groups_for(ld, n, ls);
-    cl_int cn = (cl_int)n;
-    ld_real a = mk_real(ld, alpha);
-    if ((rc = set_args(ld->k_pcg_update, "dpcg_update", err, 10, A_INT(cn), A_REAL(a),
-                       A_MEM(p->buf), A_MEM(q->buf), A_MEM(x->buf), A_MEM(r->buf),
-                       A_MEM(d->buf), A_MEM(z->buf), A_MEM(ld->partial),
-                       A_LOCAL(6 * ls * ld->acc))) ||
-        (rc = launch(ld, ld->k_pcg_update, "dpcg_update", groups, ls, err)))
-        return rc;
-    return reduce_begin(ld, groups, 2, err);
-}
-
-int ld_pipecg_update_begin(ld_ctx *ld, double alpha, double beta, const la_vec *nv,
-                           const la_vec *m, la_vec *w, la_vec *z, la_vec *q, la_vec *s,
-                           la_vec *p, la_vec *x, la_vec *r, la_vec *u, cls_error *err)
+int ld_pipecg_update_begin(ld_ctx *ld, double alpha, double beta, const la_vec *nv, const la_vec *m,
+                           la_vec *w, la_vec *z, la_vec *q, la_vec *s, la_vec *p, la_vec *x,
+                           la_vec *r, la_vec *u, cls_error *err)
 {
     const int64_t n = r->n;
     const int jacobi = u != NULL;
@@ -670,16 +579,14 @@ int ld_pipecg_update_begin(ld_ctx *ld, double alpha, double beta, const la_vec *
     cl_int cn = (cl_int)n;
     ld_real a = mk_real(ld, alpha), b = mk_real(ld, beta);
     if (jacobi)
-        rc = set_args(ld->k_pipecg_jacobi, "pipecg_update_jacobi", err, 15, A_INT(cn),
-                      A_REAL(a), A_REAL(b), A_MEM(nv->buf), A_MEM(m->buf), A_MEM(w->buf),
-                      A_MEM(z->buf), A_MEM(q->buf), A_MEM(s->buf), A_MEM(p->buf),
-                      A_MEM(x->buf), A_MEM(r->buf), A_MEM(u->buf), A_MEM(ld->partial),
-                      A_LOCAL(6 * ls * ld->acc));
+        rc = set_args(ld->k_pipecg_jacobi, "pipecg_update_jacobi", err, 15, A_INT(cn), A_REAL(a),
+                      A_REAL(b), A_MEM(nv->buf), A_MEM(m->buf), A_MEM(w->buf), A_MEM(z->buf),
+                      A_MEM(q->buf), A_MEM(s->buf), A_MEM(p->buf), A_MEM(x->buf), A_MEM(r->buf),
+                      A_MEM(u->buf), A_MEM(ld->partial), A_LOCAL(6 * ls * ld->acc));
     else
         rc = set_args(ld->k_pipecg, "pipecg_update", err, 12, A_INT(cn), A_REAL(a), A_REAL(b),
-                      A_MEM(nv->buf), A_MEM(w->buf), A_MEM(z->buf), A_MEM(s->buf),
-                      A_MEM(p->buf), A_MEM(x->buf), A_MEM(r->buf), A_MEM(ld->partial),
-                      A_LOCAL(6 * ls * ld->acc));
+                      A_MEM(nv->buf), A_MEM(w->buf), A_MEM(z->buf), A_MEM(s->buf), A_MEM(p->buf),
+                      A_MEM(x->buf), A_MEM(r->buf), A_MEM(ld->partial), A_LOCAL(6 * ls * ld->acc));
     if (rc)
         return rc;
     if (jacobi)

@@ -11,10 +11,9 @@
  *   ld_pinned_alloc
  *                  page-locked host staging memory (CL_MEM_ALLOC_HOST_PTR,
  *                  mapped once), so those hops run at full bus speed
- *   ld_dots_begin, ld_cg_update_begin, ld_pcg_update_begin,
- *   ld_pipecg_update_begin
- *                  up to three dot products (alone or fused with CG's and
- *                  pipelined CG's vector updates, dcg.cl and pipecg.cl),
+ *   ld_dots_begin, ld_pipecg_update_begin
+ *                  up to three dot products (alone or fused with pipelined
+ *                  CG's vector update, dcg.cl and pipecg.cl),
  *                  reduced on the device and read back WITHOUT waiting;
  *   ld_result_wait waits for that read and returns the sums.
  * Sums are compensated (Ogita-Rump-Oishi Dot2, see dcg.cl) and returned as
@@ -39,20 +38,19 @@
 typedef struct ld_ctx {
     la_ctx *la;
     cl_program prog;
-    cl_kernel k_pack, k_spmv_scalar, k_spmv_vector, k_dots, k_cg_update, k_pcg_update,
-        k_pipecg, k_pipecg_jacobi, k_reduce, k_dcg1_dots, k_dcg1_update;
-    cl_mem partial;          /* 3 (hi, lo) pairs per work-group */
-    cl_mem result;           /* 3 (hi, lo) pairs */
-    size_t acc;              /* bytes of an accumulator (double, or float without fp64) */
+    cl_kernel k_pack, k_spmv_scalar, k_spmv_vector, k_dots, k_pipecg, k_pipecg_jacobi, k_reduce;
+    cl_mem partial; /* 3 (hi, lo) pairs per work-group */
+    cl_mem result;  /* 3 (hi, lo) pairs */
+    size_t acc;     /* bytes of an accumulator (double, or float without fp64) */
     unsigned char host[6 * sizeof(double)];
-    cl_event ev;             /* the pending result read, NULL when none */
-    int ncomp;               /* sums in the pending result */
+    cl_event ev; /* the pending result read, NULL when none */
+    int ncomp;   /* sums in the pending result */
 } ld_ctx;
 
 typedef struct ld_rows_set {
-    cl_mem list;     /* int32 rows, when not a range */
-    int64_t n;       /* rows in the set */
-    int64_t first;   /* first row, when a range */
+    cl_mem list;   /* int32 rows, when not a range */
+    int64_t n;     /* rows in the set */
+    int64_t first; /* first row, when a range */
     int is_range;
 } ld_rows_set;
 
@@ -81,8 +79,7 @@ int ld_csr_upload(ld_ctx *ld, const csr_matrix *A, const int32_t *interior, int6
 void ld_csr_release(ld_csr *dA);
 
 /* y[rows] = (A x)[rows]; x has A->ncols entries (local then ghosts). */
-int ld_spmv(ld_ctx *ld, const ld_csr *A, ld_rows which, const la_vec *x, la_vec *y,
-            cls_error *err);
+int ld_spmv(ld_ctx *ld, const ld_csr *A, ld_rows which, const la_vec *x, la_vec *y, cls_error *err);
 
 /* A device int32 buffer holding idx[0..n). */
 int ld_index_upload(ld_ctx *ld, const int32_t *idx, int64_t n, cl_mem *out, cls_error *err);
@@ -112,24 +109,11 @@ void ld_pinned_free(ld_ctx *ld, cl_mem mem, void *ptr);
  * One may be pending per ld_ctx. Vectors are the local entries (n equal). */
 int ld_dots_begin(ld_ctx *ld, int ndots, const la_vec *const *x, const la_vec *const *y,
                   cls_error *err);
-/* x += alpha p ; r -= alpha q ; out[0] = r'r */
-int ld_cg_update_begin(ld_ctx *ld, double alpha, const la_vec *p, const la_vec *q, la_vec *x,
-                       la_vec *r, cls_error *err);
-/* x += alpha p ; r -= alpha q ; z = d .* r ; out[0] = r'z, out[1] = r'r */
-int ld_pcg_update_begin(ld_ctx *ld, double alpha, const la_vec *p, const la_vec *q, la_vec *x,
-                        la_vec *r, const la_vec *d, la_vec *z, cls_error *err);
 /* Pipelined CG's fused update (pipecg.cl); out = {r'u, w'u, r'r}. Without
  * Jacobi (m, q, u NULL) u = r, m = w, q = s. */
-int ld_pipecg_update_begin(ld_ctx *ld, double alpha, double beta, const la_vec *nv,
-                           const la_vec *m, la_vec *w, la_vec *z, la_vec *q, la_vec *s,
-                           la_vec *p, la_vec *x, la_vec *r, la_vec *u, cls_error *err);
-/* The single-reduction CG (dcg.c): mode 0: out = {p'q, q'Wq, r'r}, W = d .*
- * (d NULL: the identity); mode 1 (d given): out = {r'Wr}. */
-int ld_dcg1_dots_begin(ld_ctx *ld, int mode, const la_vec *p, const la_vec *q,
-                       const la_vec *r, const la_vec *d, cls_error *err);
-/* x += alpha p ; r -= alpha q ; p = W r + beta p (no reduction). */
-int ld_dcg1_update(ld_ctx *ld, double alpha, double beta, la_vec *p, const la_vec *q,
-                   la_vec *x, la_vec *r, const la_vec *d, cls_error *err);
+int ld_pipecg_update_begin(ld_ctx *ld, double alpha, double beta, const la_vec *nv, const la_vec *m,
+                           la_vec *w, la_vec *z, la_vec *q, la_vec *s, la_vec *p, la_vec *x,
+                           la_vec *r, la_vec *u, cls_error *err);
 int ld_result_wait(ld_ctx *ld, double out[6], cls_error *err);
 
 #endif

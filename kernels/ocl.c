@@ -44,8 +44,8 @@
 const char *ocl_errstr(cl_int code)
 {
     switch (code) {
-#define E(c)                                                                           \
-    case c:                                                                            \
+#define E(c)                                                                                       \
+    case c:                                                                                        \
         return #c;
         E(CL_SUCCESS)
         E(CL_DEVICE_NOT_FOUND)
@@ -174,8 +174,8 @@ static void fill_device(cl_platform_id plat, cl_device_id id, ocl_device *d)
     memset(d, 0, sizeof *d);
     d->platform = plat;
     d->id = id;
-    if (clGetPlatformInfo(plat, CL_PLATFORM_NAME, sizeof d->platform_name,
-                          d->platform_name, NULL) != CL_SUCCESS)
+    if (clGetPlatformInfo(plat, CL_PLATFORM_NAME, sizeof d->platform_name, d->platform_name,
+                          NULL) != CL_SUCCESS)
         d->platform_name[0] = '\0';
     d->platform_name[sizeof d->platform_name - 1] = '\0';
     clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof d->type, &d->type, NULL);
@@ -183,16 +183,13 @@ static void fill_device(cl_platform_id plat, cl_device_id id, ocl_device *d)
     get_str(id, CL_DEVICE_VENDOR, d->vendor, sizeof d->vendor);
     get_str(id, CL_DRIVER_VERSION, d->driver, sizeof d->driver);
     get_str(id, CL_DEVICE_VERSION, d->version, sizeof d->version);
-    clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units,
-                    &d->compute_units, NULL);
-    clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem,
+    clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof d->compute_units, &d->compute_units,
                     NULL);
-    clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem, &d->local_mem,
+    clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof d->global_mem, &d->global_mem, NULL);
+    clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof d->local_mem, &d->local_mem, NULL);
+    clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc, NULL);
+    clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_work_group, &d->max_work_group,
                     NULL);
-    clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof d->max_alloc, &d->max_alloc,
-                    NULL);
-    clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof d->max_work_group,
-                    &d->max_work_group, NULL);
     if (d->compute_units == 0)
         d->compute_units = 1;
     if (d->max_work_group == 0)
@@ -206,8 +203,7 @@ static void fill_device(cl_platform_id plat, cl_device_id id, ocl_device *d)
         size_t len = 0;
         if (clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, 0, NULL, &len) == CL_SUCCESS && len) {
             char *ext = malloc(len + 1);
-            if (ext && clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, len, ext, NULL) ==
-                           CL_SUCCESS) {
+            if (ext && clGetDeviceInfo(id, CL_DEVICE_EXTENSIONS, len, ext, NULL) == CL_SUCCESS) {
                 ext[len] = '\0';
                 d->fp64 = has_token(ext, "cl_khr_fp64");
             }
@@ -347,8 +343,8 @@ int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err)
             char list[700];
             ocl_describe_devices(devs, n, list, sizeof list);
             free(devs);
-            return cls_fail(err, CLS_EUSAGE,
-                            "device index %ld out of range: %d device(s): %s", v, n, list);
+            return cls_fail(err, CLS_EUSAGE, "device index %ld out of range: %d device(s): %s", v,
+                            n, list);
         }
         pick = (int)v;
     }
@@ -375,13 +371,11 @@ int ocl_ctx_create(const ocl_device *dev, ocl_ctx *ctx, cls_error *err)
 {
     memset(ctx, 0, sizeof *ctx);
     ctx->dev = *dev;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
-                                     (cl_context_properties)dev->platform, 0};
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
     cl_int st;
     ctx->context = clCreateContext(props, 1, &dev->id, NULL, NULL, &st);
     OCL_CHECK(err, st, "clCreateContext");
-    ctx->queue =
-        clCreateCommandQueue(ctx->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &st);
+    ctx->queue = clCreateCommandQueue(ctx->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &st);
     if (st != CL_SUCCESS) {
         clReleaseContext(ctx->context);
         ctx->context = NULL;
@@ -406,9 +400,9 @@ void ocl_ctx_release(ocl_ctx *ctx)
 
 /* ------------------------------------------------------------ binary cache */
 
-#define CACHE_MAGIC "CLSPROG"   /* 8 bytes with the NUL */
+#define CACHE_MAGIC "CLSPROG" /* 8 bytes with the NUL */
 #define CACHE_FORMAT 1u
-#define CACHE_HEADER 40          /* magic 8, format 4, pad 4, key 8, len 8, hash 8 */
+#define CACHE_HEADER 40 /* magic 8, format 4, pad 4, key 8, len 8, hash 8 */
 
 static atomic_int stat_hits, stat_source, stat_rejected, stat_write_failed;
 static atomic_int warned_write;
@@ -492,8 +486,7 @@ static int cache_dir(char *buf, size_t cap)
     return w > 0 && (size_t)w < cap;
 }
 
-int ocl_cache_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf,
-                   size_t cap)
+int ocl_cache_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf, size_t cap)
 {
     char dir[900];
     if (!cache_dir(dir, sizeof dir))
@@ -518,8 +511,7 @@ static uint64_t get_u64(const unsigned char *p)
 
 /* Reads and validates a cache file. Returns the binary (malloc'ed) or NULL;
  * *why says what was wrong when the file existed but was unusable. */
-static unsigned char *cache_read(const char *path, uint64_t key, size_t *len,
-                                 const char **why)
+static unsigned char *cache_read(const char *path, uint64_t key, size_t *len, const char **why)
 {
     *why = NULL;
     FILE *f = fopen(path, "rb");
@@ -585,16 +577,13 @@ static void cache_write_failed(const char *path, const char *what)
 static void cache_write(const char *path, uint64_t key, cl_program prog)
 {
     size_t n = 0;
-    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL) !=
-            CL_SUCCESS ||
-        n == 0)
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARY_SIZES, sizeof n, &n, NULL) != CL_SUCCESS || n == 0)
         return; /* the driver offers no binary: nothing to cache */
     unsigned char *buf = malloc(CACHE_HEADER + n);
     if (!buf)
         return;
     unsigned char *bin = buf + CACHE_HEADER;
-    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) !=
-        CL_SUCCESS) {
+    if (clGetProgramInfo(prog, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
         free(buf);
         return;
     }
@@ -652,8 +641,8 @@ static void cache_write(const char *path, uint64_t key, cl_program prog)
 
 /* ------------------------------------------------------------------- build */
 
-static int build_from_source(ocl_ctx *ctx, const char *text, const char *options,
-                             cl_program *prog, cls_error *err)
+static int build_from_source(ocl_ctx *ctx, const char *text, const char *options, cl_program *prog,
+                             cls_error *err)
 {
     cl_int st;
     size_t len = strlen(text);
@@ -663,11 +652,11 @@ static int build_from_source(ocl_ctx *ctx, const char *text, const char *options
     if (st != CL_SUCCESS) {
         size_t loglen = 0;
         char *log = NULL;
-        if (clGetProgramBuildInfo(p, ctx->dev.id, CL_PROGRAM_BUILD_LOG, 0, NULL,
-                                  &loglen) == CL_SUCCESS &&
+        if (clGetProgramBuildInfo(p, ctx->dev.id, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen) ==
+                CL_SUCCESS &&
             loglen > 0 && (log = malloc(loglen + 1)) != NULL) {
-            if (clGetProgramBuildInfo(p, ctx->dev.id, CL_PROGRAM_BUILD_LOG, loglen, log,
-                                      NULL) != CL_SUCCESS)
+            if (clGetProgramBuildInfo(p, ctx->dev.id, CL_PROGRAM_BUILD_LOG, loglen, log, NULL) !=
+                CL_SUCCESS)
                 log[0] = '\0';
             log[loglen] = '\0';
         }
@@ -689,8 +678,8 @@ static int build_from_source(ocl_ctx *ctx, const char *text, const char *options
     return CLS_OK;
 }
 
-int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options,
-                           cl_program *prog, cls_error *err)
+int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, cl_program *prog,
+                           cls_error *err)
 {
     if (!options)
         options = "";
@@ -741,15 +730,14 @@ int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options,
     return CLS_OK;
 }
 
-int ocl_build_program(ocl_ctx *ctx, const char *const *sources, int nsources,
-                      const char *options, cl_program *prog, cls_error *err)
+int ocl_build_program(ocl_ctx *ctx, const char *const *sources, int nsources, const char *options,
+                      cl_program *prog, cls_error *err)
 {
     size_t total = 1;
     for (int i = 0; i < nsources; i++) {
         const char *s = ocl_source(sources[i]);
         if (!s)
-            return cls_fail(err, CLS_EOTHER, "no embedded OpenCL source named '%s'",
-                            sources[i]);
+            return cls_fail(err, CLS_EOTHER, "no embedded OpenCL source named '%s'", sources[i]);
         total += strlen(s) + strlen(sources[i]) + 32;
     }
     char *text = malloc(total);
@@ -759,8 +747,8 @@ int ocl_build_program(ocl_ctx *ctx, const char *const *sources, int nsources,
     text[0] = '\0';
     for (int i = 0; i < nsources; i++) {
         /* #line keeps the build log's line numbers per file */
-        used += (size_t)snprintf(text + used, total - used, "#line 1 \"%s\"\n%s\n",
-                                 sources[i], ocl_source(sources[i]));
+        used += (size_t)snprintf(text + used, total - used, "#line 1 \"%s\"\n%s\n", sources[i],
+                                 ocl_source(sources[i]));
     }
     int rc = ocl_build_program_text(ctx, text, options, prog, err);
     free(text);
@@ -773,8 +761,8 @@ int ocl_create_kernel(cl_program prog, const char *name, cl_kernel *k, cls_error
     *k = clCreateKernel(prog, name, &st);
     if (st != CL_SUCCESS) {
         *k = NULL;
-        return cls_fail(err, CLS_EOTHER, "clCreateKernel(%s) failed: %s (%d)", name,
-                        ocl_errstr(st), (int)st);
+        return cls_fail(err, CLS_EOTHER, "clCreateKernel(%s) failed: %s (%d)", name, ocl_errstr(st),
+                        (int)st);
     }
     return CLS_OK;
 }
@@ -785,8 +773,7 @@ double ocl_event_seconds(cl_event ev)
     if (clWaitForEvents(1, &ev) != CL_SUCCESS ||
         clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) !=
             CL_SUCCESS ||
-        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) !=
-            CL_SUCCESS)
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) != CL_SUCCESS)
         return -1.0;
     return t1 >= t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
 }

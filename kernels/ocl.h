@@ -53,12 +53,12 @@ const char *ocl_type_name(cl_device_type t); /* "GPU", "CPU", "ACCELERATOR" */
 
 /* Checks an OpenCL status: on failure fills err with "CALL failed: NAME (code)"
  * and returns CLS_EOTHER from the enclosing function. */
-#define OCL_CHECK(err, status, call)                                                   \
-    do {                                                                               \
-        cl_int ocl_check_st_ = (status);                                               \
-        if (ocl_check_st_ != CL_SUCCESS)                                               \
-            return cls_fail((err), CLS_EOTHER, "%s failed: %s (%d)", (call),           \
-                            ocl_errstr(ocl_check_st_), (int)ocl_check_st_);            \
+#define OCL_CHECK(err, status, call)                                                               \
+    do {                                                                                           \
+        cl_int ocl_check_st_ = (status);                                                           \
+        if (ocl_check_st_ != CL_SUCCESS)                                                           \
+            return cls_fail((err), CLS_EOTHER, "%s failed: %s (%d)", (call),                       \
+                            ocl_errstr(ocl_check_st_), (int)ocl_check_st_);                        \
     } while (0)
 
 /* All devices, sorted as above. *devs is malloc'ed (free()). A machine with
@@ -80,16 +80,16 @@ const char *ocl_source(const char *name);
 
 /* Builds (or loads from the binary cache) the program made of the named
  * embedded sources concatenated in order, with the given build options. */
-int ocl_build_program(ocl_ctx *ctx, const char *const *sources, int nsources,
-                      const char *options, cl_program *prog, cls_error *err);
+int ocl_build_program(ocl_ctx *ctx, const char *const *sources, int nsources, const char *options,
+                      cl_program *prog, cls_error *err);
 
 int ocl_create_kernel(cl_program prog, const char *name, cl_kernel *k, cls_error *err);
 
 /* Builds (or loads from the cache) a program from one source text: what
  * ocl_build_program does after concatenating the named sources. Exported
  * for tests (a deliberately broken source) and for one-off kernels. */
-int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options,
-                           cl_program *prog, cls_error *err);
+int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, cl_program *prog,
+                           cls_error *err);
 
 /* Process-wide build counters, for tests and `clsolve devices -v`. A
  * rejected entry is a cache file that existed but was unusable (corrupt,

@@ -57,12 +57,18 @@
 const char *cg_reason_name(cg_reason r)
 {
     switch (r) {
-    case CG_CONVERGED_RTOL: return "converged_rtol";
-    case CG_CONVERGED_ZERO_RHS: return "converged_zero_rhs";
-    case CG_DIVERGED_MAXITER: return "diverged_maxiter";
-    case CG_DIVERGED_INDEFINITE: return "diverged_indefinite";
-    case CG_DIVERGED_NANORINF: return "diverged_nan_or_inf";
-    case CG_CANCELLED: return "cancelled";
+    case CG_CONVERGED_RTOL:
+        return "converged_rtol";
+    case CG_CONVERGED_ZERO_RHS:
+        return "converged_zero_rhs";
+    case CG_DIVERGED_MAXITER:
+        return "diverged_maxiter";
+    case CG_DIVERGED_INDEFINITE:
+        return "diverged_indefinite";
+    case CG_DIVERGED_NANORINF:
+        return "diverged_nan_or_inf";
+    case CG_CANCELLED:
+        return "cancelled";
     }
     return "unknown";
 }
@@ -91,9 +97,8 @@ int cg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err)
     return CLS_OK;
 }
 
-static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
-                      const la_vec *dinv, const cg_options *opt, cg_result *res,
-                      cls_error *err)
+static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                      const cg_options *opt, cg_result *res, cls_error *err)
 {
     const int jacobi = opt->precond == PRECOND_JACOBI;
     const int64_t n = A->nrows;
@@ -111,14 +116,14 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         CLS_TRY(la_vec_create(la, n, &z, err));
     la_vec *zz = jacobi ? &z : &r; /* z = M^{-1} r; z is r without a preconditioner */
 
-    CLS_TRY(la_dot(la, b, b, &bb, err));                  /* bb = b'b */
+    CLS_TRY(la_dot(la, b, b, &bb, err)); /* bb = b'b */
     bnorm = sqrt(bb);
     if (!isfinite(bnorm)) {
         rc = cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
         res->reason = CG_DIVERGED_NANORINF;
         goto done;
     }
-    if (bnorm == 0.0) {                                  /* b = 0: x = 0 is exact */
+    if (bnorm == 0.0) { /* b = 0: x = 0 is exact */
         CLS_TRY(la_fill(la, 0.0, x, err));
         res->reason = CG_CONVERGED_ZERO_RHS;
         res->converged = 1;
@@ -127,14 +132,14 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         goto done;
     }
 
-    CLS_TRY(la_residual(la, A, b, x, &q, &r, &rr, err));  /* r = b - A x0; rr = r'r */
+    CLS_TRY(la_residual(la, A, b, x, &q, &r, &rr, err)); /* r = b - A x0; rr = r'r */
     if (jacobi)
-        CLS_TRY(la_pointwise(la, dinv, &r, &z, err));     /* z = D^{-1} r */
+        CLS_TRY(la_pointwise(la, dinv, &r, &z, err)); /* z = D^{-1} r */
     if (jacobi)
-        CLS_TRY(la_dot(la, &r, &z, &rz, err));            /* rz = r'z */
+        CLS_TRY(la_dot(la, &r, &z, &rz, err)); /* rz = r'z */
     else
         rz = rr;
-    CLS_TRY(la_copy(la, zz, &p, err));                    /* p = z */
+    CLS_TRY(la_copy(la, zz, &p, err)); /* p = z */
 
     rnorm = sqrt(rr);
     res->rel_residual = rnorm / bnorm;
@@ -149,7 +154,7 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
                           (long long)k);
             goto done;
         }
-        if (res->rel_residual <= opt->tol) {             /* ||r||/||b|| <= tol ? */
+        if (res->rel_residual <= opt->tol) { /* ||r||/||b|| <= tol ? */
             /* The recurrence r -= alpha q drifts from b - Ax in finite
              * precision; confirm with the true residual before stopping,
              * and if it is not there yet, restart from it (residual
@@ -180,10 +185,10 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
                 CLS_TRY(la_pointwise(la, dinv, &r, &z, err)); /* z = D^{-1} r */
             rr = true_rr;
             if (jacobi)
-                CLS_TRY(la_dot(la, &r, &z, &rz, err));    /* rz = r'z */
+                CLS_TRY(la_dot(la, &r, &z, &rz, err)); /* rz = r'z */
             else
                 rz = rr;
-            CLS_TRY(la_copy(la, zz, &p, err));            /* p = z: restart */
+            CLS_TRY(la_copy(la, zz, &p, err)); /* p = z: restart */
             rnorm = sqrt(rr);
             res->rel_residual = true_rel;
             continue;
@@ -197,8 +202,8 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
             goto done;
         }
 
-        CLS_TRY(la_spmv(la, A, &p, &q, err));             /* q = A p */
-        CLS_TRY(la_dot(la, &p, &q, &pq, err));            /* pq = p'Ap */
+        CLS_TRY(la_spmv(la, A, &p, &q, err));  /* q = A p */
+        CLS_TRY(la_dot(la, &p, &q, &pq, err)); /* pq = p'Ap */
         if (!(pq > 0.0)) {
             res->reason = isfinite(pq) ? CG_DIVERGED_INDEFINITE : CG_DIVERGED_NANORINF;
             rc = cls_fail(err, CLS_EBREAKDOWN,
@@ -209,17 +214,17 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
                           pq, (long long)k + 1);
             goto done;
         }
-        alpha = rz / pq;                                 /* alpha = r'z / p'Ap */
+        alpha = rz / pq; /* alpha = r'z / p'Ap */
         rz_old = rz;
-        if (jacobi)                                      /* x += alpha p; r -= alpha q; */
-            CLS_TRY(la_pcg_update(la, alpha, &p, &q, x,   /* z = D^{-1} r; rz = r'z; rr = r'r */
-                                 &r, dinv, &z, &rz, &rr, err));
+        if (jacobi)                                     /* x += alpha p; r -= alpha q; */
+            CLS_TRY(la_pcg_update(la, alpha, &p, &q, x, /* z = D^{-1} r; rz = r'z; rr = r'r */
+                                  &r, dinv, &z, &rz, &rr, err));
         else {
             CLS_TRY(la_cg_update(la, alpha, &p, &q, x, &r, &rr, err));
-            rz = rr;                                     /* x += alpha p; r -= alpha q; rr = r'r */
+            rz = rr; /* x += alpha p; r -= alpha q; rr = r'r */
         }
-        beta = rz / rz_old;                              /* beta = r'z (new) / r'z (old) */
-        CLS_TRY(la_xpay(la, zz, beta, &p, err));          /* p = z + beta p */
+        beta = rz / rz_old;                      /* beta = r'z (new) / r'z (old) */
+        CLS_TRY(la_xpay(la, zz, beta, &p, err)); /* p = z + beta p */
 
         rnorm = sqrt(rr);
         k++;
@@ -259,8 +264,8 @@ static int64_t cg_fused_applied(la_cgf *w, int64_t kstart)
     return applied;
 }
 
-static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
-                    const la_vec *dinv, const cg_options *opt, cg_result *res, cls_error *err)
+static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                    const cg_options *opt, cg_result *res, cls_error *err)
 {
     const int jacobi = opt->precond == PRECOND_JACOBI;
     const int lag = opt->lag > 0 ? (opt->lag < LA_CGF_MAXLAG ? opt->lag : LA_CGF_MAXLAG) : 2;
@@ -275,7 +280,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
     const double t0 = cls_now();
     memset(&w, 0, sizeof w);
     cls_trace("cg: start");
-    CLS_TRY(la_dot(la, b, b, &bb, err));                  /* bb = b'b */
+    CLS_TRY(la_dot(la, b, b, &bb, err)); /* bb = b'b */
     cls_trace("cg: b'b");
     bnorm = sqrt(bb);
     if (!isfinite(bnorm)) {
@@ -283,7 +288,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         res->reason = CG_DIVERGED_NANORINF;
         goto done;
     }
-    if (bnorm == 0.0) {                                  /* b = 0: x = 0 is exact */
+    if (bnorm == 0.0) { /* b = 0: x = 0 is exact */
         CLS_TRY(la_fill(la, 0.0, x, err));
         res->reason = CG_CONVERGED_ZERO_RHS;
         res->converged = 1;
@@ -292,12 +297,11 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         goto done;
     }
     /* the device stops when r'r <= tol^2 b'b */
-    CLS_TRY(la_cgf_create(la, A, b, x, jacobi ? dinv : NULL, opt->tol * opt->tol * bb, &w,
-                         err));
+    CLS_TRY(la_cgf_create(la, A, b, x, jacobi ? dinv : NULL, opt->tol * opt->tol * bb, &w, err));
     cls_trace("cg: workspace");
-    CLS_TRY(la_cgf_start(&w, 0, &rr, &rz, err));          /* r = b - A x0; z = D^{-1} r; p = z */
+    CLS_TRY(la_cgf_start(&w, 0, &rr, &rz, err)); /* r = b - A x0; z = D^{-1} r; p = z */
     cls_trace("cg: initial residual");
-    if (!isfinite(rr) || !isfinite(rz)) {                /* rr = r'r; rz = r'z */
+    if (!isfinite(rr) || !isfinite(rz)) { /* rr = r'r; rz = r'z */
         res->reason = CG_DIVERGED_NANORINF;
         rc = cls_fail(err, CLS_EBREAKDOWN,
                       "the initial residual is NaN or Inf: the matrix or the initial guess "
@@ -320,7 +324,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
             CLS_TRY(la_cgf_enqueue(&w, err));
         if (w.seen == w.enq) {
             /* maxiter updates applied and every record read: x_maxiter */
-            CLS_TRY(la_cgf_last(&w, &rr, &rz, err));      /* rr = r'r of the last update */
+            CLS_TRY(la_cgf_last(&w, &rr, &rz, err)); /* rr = r'r of the last update */
             res->iterations = opt->maxiter;
             rel = sqrt(rr) / bnorm;
             res->rel_residual = rel;
@@ -350,17 +354,16 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
                           (long long)opt->maxiter, rel, opt->tol);
             goto done;
         }
-        CLS_TRY(la_cgf_next(&w, &rec, err));              /* record k: rr, rz, pq, alpha, beta */
-        rel = sqrt(rec.rr) / bnorm;                      /* ||r_k|| / ||b|| */
-        if (rec.k > kstart) {                            /* (record kstart is the start) */
+        CLS_TRY(la_cgf_next(&w, &rec, err)); /* record k: rr, rz, pq, alpha, beta */
+        rel = sqrt(rec.rr) / bnorm;          /* ||r_k|| / ||b|| */
+        if (rec.k > kstart) {                /* (record kstart is the start) */
             res->iterations = rec.k;
             res->rel_residual = rel;
             CLS_TRY(cg_history_push(res, &cap, rel, err));
             if (opt->monitor && opt->monitor(opt->monitor_ctx, rec.k, rel)) {
                 res->reason = CG_CANCELLED;
                 res->iterations = cg_fused_applied(&w, kstart);
-                rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld",
-                              (long long)rec.k);
+                rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)rec.k);
                 goto done;
             }
         }
@@ -375,7 +378,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
          * it is not there yet, restart from it (residual replacement). */
         {
             const double tc = cls_now();
-            CLS_TRY(la_cgf_drain(&w, err));               /* queued iterations were no-ops */
+            CLS_TRY(la_cgf_drain(&w, err));                  /* queued iterations were no-ops */
             CLS_TRY(la_cgf_start(&w, rec.k, &rr, &rz, err)); /* r = b - A x; z = D^-1 r; p = z */
             res->confirm_s += cls_now() - tc;
         }
@@ -399,7 +402,7 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
             }
             replacements++;
             last_true = true_rel;
-            kstart = rec.k;                              /* restarted: p = z */
+            kstart = rec.k; /* restarted: p = z */
             if (kstart >= opt->maxiter) {
                 res->reason = CG_DIVERGED_MAXITER;
                 rc = cls_fail(err, CLS_ENOTCONV,
@@ -417,8 +420,8 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x,
         if (rec.stop == LA_CGF_INDEFINITE) {
             res->reason = CG_DIVERGED_INDEFINITE;
             rc = cls_fail(err, CLS_EBREAKDOWN,
-                          "matrix is not positive definite (p'Ap = %.6g at iteration %lld)",
-                          rec.pq, (long long)rec.k + 1);
+                          "matrix is not positive definite (p'Ap = %.6g at iteration %lld)", rec.pq,
+                          (long long)rec.k + 1);
         } else {
             res->reason = CG_DIVERGED_NANORINF;
             rc = cls_fail(err, CLS_EBREAKDOWN,

@@ -52,8 +52,8 @@ typedef struct cg_result {
     double rel_residual; /* the recurrence's ||r||/||b|| at the end */
     double *history;     /* rel_residual per iteration, [0] the initial; malloc'ed */
     int64_t nhistory;
-    double start_s;      /* of the solve: workspace and the initial residual */
-    double confirm_s;    /* of the solve: true-residual confirmations and restarts */
+    double start_s;   /* of the solve: workspace and the initial residual */
+    double confirm_s; /* of the solve: true-residual confirmations and restarts */
 } cg_result;
 
 /* Solves A x = b with x holding the initial guess on entry. dinv is the

@@ -41,14 +41,14 @@
 #define DCG_MAX_REPLACEMENTS 5
 
 /* runs a device call unless the rank has failed; records a failure */
-#define DCG_DO(s, call)                                                                \
-    do {                                                                               \
-        if (!(s)->failed) {                                                            \
-            cls_error dcg_e_;                                                          \
-            cls_error_clear(&dcg_e_);                                                  \
-            if ((call) != CLS_OK)                                                      \
-                dsys_fail((s), &dcg_e_);                                               \
-        }                                                                              \
+#define DCG_DO(s, call)                                                                            \
+    do {                                                                                           \
+        if (!(s)->failed) {                                                                        \
+            cls_error dcg_e_;                                                                      \
+            cls_error_clear(&dcg_e_);                                                              \
+            if ((call) != CLS_OK)                                                                  \
+                dsys_fail((s), &dcg_e_);                                                           \
+        }                                                                                          \
     } while (0)
 #define DCG_ERR (&dcg_e_)
 
@@ -60,7 +60,7 @@ int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, 
     const dvec *bv[1] = {b};
     *zero_rhs = 0;
     dvec_dots_local(s, 1, bv, bv, &ls);
-    int rc = dsys_allreduce(s, &ls, v, 0, NULL, err);  /* b'b, one reduction */
+    int rc = dsys_allreduce(s, &ls, v, 0, NULL, err); /* b'b, one reduction */
     if (rc)
         return rc;
     *bnorm = sqrt(v[0]);
@@ -95,9 +95,9 @@ static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const
         rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, opt, res, err);
     }
     /* the part is rank 0's (partition.h gives part 0 to rank 0) */
-    double info[7] = {(double)rc,           (double)res->reason, (double)res->converged,
-                      (double)res->iterations, res->rel_residual, res->start_s,
-                      res->confirm_s};
+    double info[7] = {
+        (double)rc,        (double)res->reason, (double)res->converged, (double)res->iterations,
+        res->rel_residual, res->start_s,        res->confirm_s};
     if (MPI_Bcast(info, 7, MPI_DOUBLE, 0, s->comm) != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Bcast(result) failed");
     if (s->rank != 0) {
@@ -177,11 +177,11 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
 
     int zero_rhs;
     CLS_TRY(dcg_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
-    if (zero_rhs) {                                      /* b = 0: x = 0 is exact */
+    if (zero_rhs) {                                                    /* b = 0: x = 0 is exact */
         rc = CLS_OK;
         goto done;
     }
-    stop2 = opt->tol * opt->tol * bnorm * bnorm;         /* stop when r'r <= tol^2 b'b */
+    stop2 = opt->tol * opt->tol * bnorm * bnorm; /* stop when r'r <= tol^2 b'b */
 
     w = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *w);
     xs = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *xs);
@@ -229,7 +229,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
     for (;;) {
         /* q = A p with p'q, q'Wq; r_k'z_k and r_k'r_k of the last update */
         c.start = 0;
-        c.with_spmv = k < opt->maxiter;                  /* at maxiter only r_k is needed */
+        c.with_spmv = k < opt->maxiter; /* at maxiter only r_k is needed */
         CLS_TRY(dcg_round(s, &c, ps, v, want_cancel, &cancel, err)); /* the one reduction */
         if (cancel)
             goto cancelled;
@@ -237,10 +237,10 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
         qq = v[1];
         rz = v[2];
         rr = v[3];
-        if (k > kstart) {                                /* iteration k's entry */
+        if (k > kstart) { /* iteration k's entry */
             res->rel_residual = sqrt(rr) / bnorm;
             CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
-            if (s->rank == 0 && opt->monitor &&          /* rank 0 asks; the next */
+            if (s->rank == 0 && opt->monitor &&                       /* rank 0 asks; the next */
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual)) /* reduction tells all */
                 want_cancel = 1;
         }
@@ -252,7 +252,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
                           (long long)k);
             goto done;
         }
-        if (rr <= stop2) {                               /* ||r_k|| <= tol ||b|| */
+        if (rr <= stop2) { /* ||r_k|| <= tol ||b|| */
             /* confirm on the true residual; restart from it if the
              * recurrence has drifted (residual replacement) */
             c.start = 1;
@@ -303,10 +303,10 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
                           (long long)k + 1);
             goto done;
         }
-        alpha = rz / pq;                                 /* alpha = r'z / p'Ap */
-        double rz_next = alpha * alpha * qq - rz;        /* r_{k+1}'z_{k+1} (identity) */
-        beta = rz_next > 0 ? rz_next / rz : 0.0;         /* <= 0 only at the noise level */
-        for (int q = 0; q < s->nmine; q++)               /* x, r, p in one pass */
+        alpha = rz / pq;                          /* alpha = r'z / p'Ap */
+        double rz_next = alpha * alpha * qq - rz; /* r_{k+1}'z_{k+1} (identity) */
+        beta = rz_next > 0 ? rz_next / rz : 0.0;  /* <= 0 only at the noise level */
+        for (int q = 0; q < s->nmine; q++)        /* x, r, p in one pass */
             DCG_DO(s, la_cgp_update(&w[q], alpha, beta, DCG_ERR));
         k++;
         res->iterations = k;

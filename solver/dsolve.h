@@ -48,21 +48,21 @@ int dsolve_engine_parse(const char *name, dsolve_engine *e);
 
 typedef struct dsolve_part_info {
     int rank;
-    int slot;                       /* the device's index among its rank's */
+    int slot; /* the device's index among its rank's */
     int64_t row_begin, row_end, nnz;
-    int64_t ghosts, interior_rows;  /* halo size; rows computed while it flies */
-    int neighbours;                 /* parts it exchanges halos with */
+    int64_t ghosts, interior_rows; /* halo size; rows computed while it flies */
+    int neighbours;                /* parts it exchanges halos with */
     ocl_device device;
     la_config config;
     la_spmv_variant spmv;
 } dsolve_part_info;
 
 typedef struct dsolve_report {
-    cg_result cg;                 /* iterations, reason, history (rank 0) */
+    cg_result cg; /* iterations, reason, history (rank 0) */
     double true_rel_residual;
     int64_t rows, nnz, duplicates;
     int ranks, devices_per_rank, nparts;
-    dsolve_engine engine;         /* the engine that ran: LOCAL or DISTRIBUTED */
+    dsolve_engine engine;                     /* the engine that ran: LOCAL or DISTRIBUTED */
     dsolve_part_info parts[DSOLVE_MAX_PARTS]; /* rank 0 */
     double parse_s, setup_s, solve_s;
     /* setup_s in phases (rank 0's view): halo plans; devices opened
@@ -73,14 +73,14 @@ typedef struct dsolve_report {
 } dsolve_report;
 
 typedef struct dsolve_options {
-    solve_options solve;  /* tol, maxiter, method, precond, precision, device, spmv,
-                           * monitor (rank 0): a non-zero return cancels on every
-                           * rank within one iteration's reduction */
-    int devices_per_rank; /* 0: the length of a device list, else one */
+    solve_options solve;       /* tol, maxiter, method, precond, precision, device, spmv,
+                                * monitor (rank 0): a non-zero return cancels on every
+                                * rank within one iteration's reduction */
+    int devices_per_rank;      /* 0: the length of a device list, else one */
     int64_t min_rows_per_part; /* 0: PART_MIN_ROWS_DEFAULT (partition.h) */
-    int read_everywhere;  /* every rank reads the file itself */
-    int verbose;          /* rank 0 prints the layout to stderr */
-    dsolve_engine engine; /* AUTO: local for one part (CG), else distributed */
+    int read_everywhere;       /* every rank reads the file itself */
+    int verbose;               /* rank 0 prints the layout to stderr */
+    dsolve_engine engine;      /* AUTO: local for one part (CG), else distributed */
 } dsolve_options;
 
 void dsolve_options_default(dsolve_options *o);

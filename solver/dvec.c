@@ -42,276 +42,21 @@ void dsys_fail(dsys *s, const cls_error *e)
 }
 
 /* runs a device call unless the rank has failed; records a failure */
-#define DS_DO(s, call)                                                                 \
-    do {                                                                               \
-        if (!(s)->failed) {                                                            \
-            cls_error ds_e_;                                                           \
-            cls_error_clear(&ds_e_);                                                   \
-            (void)ds_e_;                                                               \
-            if ((call) != CLS_OK)                                                      \
-                dsys_fail((s), &ds_e_);                                                \
-        }                                                                              \
+#define DS_DO(s, call)                                                                             \
+    do {                                                                                           \
+        if (!(s)->failed) {                                                                        \
+            cls_error ds_e_;                                                                       \
+            cls_error_clear(&ds_e_);                                                               \
+            (void)ds_e_;                                                                           \
+            if ((call) != CLS_OK)                                                                  \
+                dsys_fail((s), &ds_e_);                                                            \
+        }                                                                                          \
     } while (0)
 #define DS_ERR (&ds_e_)
 
-/* ---------------------------------------------------------------- devices */
-
-static int parse_list(const char *spec, int **out, int *n)
-{
-    *out = NULL;
-    *n = 0;
-    int cap = 1;
-    for (const char *c = spec; *c; c++)
-        cap += *c == ',';
-    int *v = malloc((size_t)cap * sizeof *v);
-    if (!v)
-        return -1;
-    const char *p = spec;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long x = strtol(p, &end, 10);
-        if (end == p || errno || x < 0 || x > INT_MAX || (*end && *end != ',')) {
-            free(v);
-            return -1;
-        }
-        v[(*n)++] = (int)x;
-        p = *end ? end + 1 : end;
-    }
-    if (*n == 0) {
-        free(v);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
-                      ocl_device *out, cls_error *err)
-{
-    if (!spec || !*spec)
-        spec = "auto";
-    /* the node-local rank, so ranks sharing a host take different devices */
-    MPI_Comm node;
-    int lr = 0;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
-        MPI_SUCCESS)
-        return cls_fail(err, CLS_EOTHER, "MPI_Comm_split_type(shared) failed");
-    int mrc = MPI_Comm_rank(node, &lr);
-    MPI_Comm_free(&node);
-    if (mrc != MPI_SUCCESS)
-        return cls_fail(err, CLS_EOTHER, "MPI_Comm_rank(node) failed");
-    if (nmine == 0)
-        return CLS_OK; /* a rank without parts needs no device */
-
-    ocl_device *devs = NULL;
-    int n = 0;
-    int rc = ocl_list_devices(&devs, &n, err);
-    if (rc)
-        return rc;
-    int *cand = malloc((size_t)(n ? n : 1) * sizeof *cand);
-    int nc = 0;
-    if (!cand) {
-        free(devs);
-        return cls_fail(err, CLS_EOTHER, "out of memory choosing devices");
-    }
-    cl_device_type want = 0;
-    if (!strcasecmp(spec, "auto"))
-        want = n ? devs[0].type : CL_DEVICE_TYPE_GPU;
-    else if (!strcasecmp(spec, "gpu"))
-        want = CL_DEVICE_TYPE_GPU;
-    else if (!strcasecmp(spec, "cpu"))
-        want = CL_DEVICE_TYPE_CPU;
-    else if (!strcasecmp(spec, "accelerator"))
-        want = CL_DEVICE_TYPE_ACCELERATOR;
-    if (want) {
-        for (int i = 0; i < n; i++)
-            if (devs[i].type & want)
-                cand[nc++] = i;
-        if (nc == 0) {
-            free(cand);
-            /* worded as ocl_pick_device's, which the physics commands use */
-            char list[700];
-            ocl_describe_devices(devs, n, list, sizeof list);
-            cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s",
-                     ocl_type_name(want), list);
-            free(devs);
-            return CLS_EOTHER;
-        }
-    } else {
-        int *list, nl;
-        if (parse_list(spec, &list, &nl)) {
-            free(cand);
-            free(devs);
-            return cls_fail(err, CLS_EUSAGE,
-                            "bad device '%s': expected auto, gpu, cpu, accelerator, an index "
-                            "or a list of indices such as 0,1 (see `clsolve devices`)",
-                            spec);
-        }
-        for (int i = 0; i < nl; i++) {
-            if (list[i] >= n) {
-                int bad = list[i];
-                free(list);
-                free(cand);
-                free(devs);
-                return cls_fail(err, CLS_EUSAGE,
-                                "device index %d out of range: this host has %d device(s)",
-                                bad, n);
-            }
-        }
-        free(cand);
-        cand = list;
-        nc = nl;
-    }
-    for (int s = 0; s < nmine; s++)
-        out[s] = devs[cand[((int64_t)lr * devices_per_rank + s) % nc]];
-    free(cand);
-    free(devs);
-    return CLS_OK;
-}
-
-/* The device numbering of a part: interior rows first. Fills p->ni and
- * p->perm (NULL when the interior comes first already, e.g. no ghosts),
- * *B with the part's rows in that order (columns of local rows renumbered
- * likewise, ghosts unchanged, each row's entries in their stored order, so
- * a row sums the same in any partition), and *send with the halo's send
- * list in device numbering. */
-static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error *err)
-{
-    /* B stays empty (B->rowptr NULL) when A can be uploaded as it is: no
-     * renumbering, no ghosts and row pointers from 0 (the one-part case:
-     * no copy of a matrix of gigabytes) */
-    const halo_plan *h = &p->halo;
-    const csr_matrix *A = &p->A;
-    const int64_t n = h->nlocal, base = A->rowptr[0];
-    int32_t *iperm = NULL;
-    memset(B, 0, sizeof *B);
-    *send = NULL;
-    p->ni = h->ninterior;
-    int identity = 1;
-    for (int64_t i = 0; i < h->ninterior && identity; i++)
-        identity = h->interior[i] == (int32_t)i;
-    if (!identity) {
-        p->perm = malloc((size_t)(n ? n : 1) * sizeof *p->perm);
-        iperm = malloc((size_t)(n ? n : 1) * sizeof *iperm);
-        if (!p->perm || !iperm) {
-            free(iperm);
-            return cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
-        }
-        memcpy(p->perm, h->interior, (size_t)h->ninterior * sizeof *p->perm);
-        memcpy(p->perm + h->ninterior, h->boundary, (size_t)h->nboundary * sizeof *p->perm);
-        for (int64_t i = 0; i < n; i++)
-            iperm[p->perm[i]] = (int32_t)i;
-    }
-    const int as_is = !iperm && h->nghost == 0 && base == 0;
-    int rc = as_is ? CLS_OK : csr_alloc(B, n, A->ncols, A->nnz, err);
-    if (!rc) {
-        *send = malloc((size_t)(h->nsend_total ? h->nsend_total : 1) * sizeof **send);
-        if (!*send)
-            rc = cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
-    }
-    if (rc) {
-        free(iperm);
-        csr_free(B);
-        return rc;
-    }
-    int64_t j = 0;
-    if (!as_is)
-        B->rowptr[0] = 0;
-    for (int64_t i = 0; !as_is && i < n; i++) {
-        int64_t r = iperm ? p->perm[i] : i;
-        for (int64_t e = A->rowptr[r] - base; e < A->rowptr[r + 1] - base; e++, j++) {
-            int32_t c = A->col[e];
-            B->col[j] = (iperm && c < n) ? iperm[c] : c;
-            B->val[j] = A->val[e];
-        }
-        B->rowptr[i + 1] = j;
-    }
-    for (int64_t e = 0; e < h->nsend_total; e++)
-        (*send)[e] = iperm ? iperm[h->send_idx[e]] : h->send_idx[e];
-    free(iperm);
-    return CLS_OK;
-}
-
-/* Rows [r0, r1) of B as a matrix of their own (row pointers from 0). */
-static int csr_rows(const csr_matrix *B, int64_t r0, int64_t r1, csr_matrix *C, cls_error *err)
-{
-    int64_t j0 = B->rowptr[r0], nz = B->rowptr[r1] - j0;
-    int rc = csr_alloc(C, r1 - r0, B->ncols, nz, err);
-    if (rc)
-        return rc;
-    for (int64_t i = r0; i <= r1; i++)
-        C->rowptr[i - r0] = B->rowptr[i] - j0;
-    memcpy(C->col, B->col + j0, (size_t)nz * sizeof *C->col);
-    memcpy(C->val, B->val + j0, (size_t)nz * sizeof *C->val);
-    return CLS_OK;
-}
-
-/* The one SpMV format of every part (dsys_open's comment). */
-static la_spmv_variant parts_format(la_spmv_variant asked, const ocl_device *dev, double mean_row)
-{
-    if (asked != LA_SPMV_AUTO)
-        return asked;
-    if (mean_row >= 12.0)
-        return LA_SPMV_VECTOR;
-    return (dev->type & CL_DEVICE_TYPE_GPU) ? LA_SPMV_SELL : LA_SPMV_SCALAR;
-}
-
-/* Uploads part p's matrix in device numbering, as la blocks (fused) or as
- * split CSR, and its send list. */
-static int part_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row,
-                       cls_error *err)
-{
-    csr_matrix B, C;
-    int32_t *send = NULL;
-    int rc = part_device_order(p, &B, &send, err);
-    cls_trace("part_upload: device order");
-    if (rc)
-        return rc;
-    const halo_plan *h = &p->halo;
-    memset(&C, 0, sizeof C);
-    if (fused) {
-        la_spmv_variant v = parts_format(spmv, &p->dev, mean_row);
-        if (h->nghost == 0) {
-            rc = la_csr_upload(&p->la, B.rowptr ? &B : &p->A, v, &p->Ai, err);
-            p->have_Ai = !rc;
-            p->ni = h->nlocal;
-        } else {
-            if (!(rc = csr_rows(&B, 0, p->ni, &C, err))) {
-                rc = la_csr_upload(&p->la, &C, v, &p->Ai, err);
-                p->have_Ai = !rc;
-                csr_free(&C);
-            }
-            if (!rc && !(rc = csr_rows(&B, p->ni, h->nlocal, &C, err))) {
-                rc = la_csr_upload(&p->la, &C, v, &p->Ab, err);
-                p->have_Ab = !rc;
-                p->Ab.row_offset = p->ni;
-                csr_free(&C);
-            }
-        }
-    } else {
-        int32_t *in = malloc((size_t)(h->nlocal ? h->nlocal : 1) * sizeof *in);
-        if (!in)
-            rc = cls_fail(err, CLS_EOTHER, "out of memory for the row lists");
-        for (int64_t i = 0; !rc && i < h->nlocal; i++)
-            in[i] = (int32_t)i;
-        if (!rc) {
-            rc = ld_csr_upload(&p->ld, B.rowptr ? &B : &p->A, in, p->ni, in + p->ni,
-                               h->nlocal - p->ni, spmv, mean_row, &p->dA, err);
-            p->have_dA = !rc;
-        }
-        free(in);
-    }
-    if (!rc)
-        rc = ld_index_upload(&p->ld, send, h->nsend_total, &p->d_send_idx, err);
-    free(send);
-    csr_free(&B);
-    return rc;
-}
-
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
-              const char *device, int devices_per_rank, la_precision prec,
-              la_spmv_variant spmv, int fused, cls_error *err)
+              const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
+              int fused, cls_error *err)
 {
     memset(s, 0, sizeof *s);
     s->comm = comm;
@@ -357,7 +102,7 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
         double tu = cls_now();
         s->init_s += tu - tk;
         cls_trace("dsys_open: programs");
-        rc = part_upload(p, fused, spmv, mean_row, err);
+        rc = dpart_upload(p, fused, spmv, mean_row, err);
         cls_trace("dsys_open: matrix up");
         s->upload_s += cls_now() - tu;
         if (rc)
@@ -365,8 +110,8 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
         if ((rc = ld_buffer_create(&p->ld, h->nsend_total, &p->d_sendbuf, err)) ||
             (rc = ld_pinned_alloc(&p->ld, (size_t)h->nsend_total * p->la.elem, &p->pin_send,
                                   &p->h_send, err)) ||
-            (rc = ld_pinned_alloc(&p->ld, (size_t)h->nghost * p->la.elem, &p->pin_recv,
-                                  &p->h_recv, err)))
+            (rc = ld_pinned_alloc(&p->ld, (size_t)h->nghost * p->la.elem, &p->pin_recv, &p->h_recv,
+                                  err)))
             break;
     }
     free(devs);
@@ -388,8 +133,8 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
                 s->plans_copy[k] = parts[k].halo; /* shallow: shares the lists */
         }
         if (!rc) {
-            size_t elem = nmine ? parts[0].la.elem
-                                : (prec != LA_FLOAT ? sizeof(double) : sizeof(float));
+            size_t elem =
+                nmine ? parts[0].la.elem : (prec != LA_FLOAT ? sizeof(double) : sizeof(float));
             rc = halo_comm_init(&s->hc, comm, L, s->plans_copy, nmine, elem, nmine ? sb : NULL,
                                 nmine ? rb : NULL, err);
             if (!rc)
@@ -493,7 +238,6 @@ void dvec_release(dvec *x)
     free(x->v);
     x->v = NULL;
 }
-
 
 /* the local view of slot k of x, given the part */
 static la_vec loc(const dsys *s, const dvec *x, int k)
@@ -605,11 +349,11 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
         if (p->halo.nsend_total > 0) {
-            DS_DO(s, ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, x[k], p->d_sendbuf,
-                             DS_ERR));
-            DS_DO(s, ld_read_async(&p->ld, p->d_sendbuf, 0,
-                                   (size_t)p->halo.nsend_total * p->la.elem, p->h_send,
-                                   &p->ev_pack, DS_ERR));
+            DS_DO(s,
+                  ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, x[k], p->d_sendbuf, DS_ERR));
+            DS_DO(s,
+                  ld_read_async(&p->ld, p->d_sendbuf, 0, (size_t)p->halo.nsend_total * p->la.elem,
+                                p->h_send, &p->ev_pack, DS_ERR));
         }
         DS_DO(s, rows(s, k, 0, ctx, DS_ERR));
         DS_DO(s, ld_flush(&p->ld, DS_ERR));
@@ -626,8 +370,8 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
         dpart *p = &s->parts[k];
         if (p->halo.nghost > 0)
             DS_DO(s, ld_write_async(&p->ld, x[k]->buf, (size_t)p->halo.nlocal * p->la.elem,
-                                    (size_t)p->halo.nghost * p->la.elem, p->h_recv,
-                                    &p->ev_ghost, DS_ERR));
+                                    (size_t)p->halo.nghost * p->la.elem, p->h_recv, &p->ev_ghost,
+                                    DS_ERR));
         DS_DO(s, rows(s, k, 1, ctx, DS_ERR));
         DS_DO(s, ld_flush(&p->ld, DS_ERR));
     }
@@ -648,8 +392,8 @@ static int spmv_rows(dsys *s, int k, int boundary, void *ctx, cls_error *err)
         return boundary ? (p->have_Ab ? la_spmv(&p->la, &p->Ab, &c->x->v[k], &vy, err) : CLS_OK)
                         : la_spmv(&p->la, &p->Ai, &c->x->v[k], &vy, err);
     if (!boundary)
-        return ld_spmv(&p->ld, &p->dA, p->halo.nghost ? LD_ROWS_INTERIOR : LD_ROWS_ALL,
-                       &c->x->v[k], &vy, err);
+        return ld_spmv(&p->ld, &p->dA, p->halo.nghost ? LD_ROWS_INTERIOR : LD_ROWS_ALL, &c->x->v[k],
+                       &vy, err);
     return p->halo.nghost ? ld_spmv(&p->ld, &p->dA, LD_ROWS_BOUNDARY, &c->x->v[k], &vy, err)
                           : CLS_OK;
 }
@@ -703,8 +447,7 @@ static void gather_local(dsys *s, int ncomp, dsum *out)
     }
 }
 
-void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const *y,
-                     dsum *out)
+void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const *y, dsum *out)
 {
     for (int k = 0; k < s->nmine; k++) {
         la_vec vx[3], vy[3];
@@ -720,64 +463,6 @@ void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const
     gather_local(s, ndots, out);
 }
 
-void dvec_cg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
-                          dvec *r, dsum *out)
-{
-    for (int k = 0; k < s->nmine; k++) {
-        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vx = loc(s, x, k), vr = loc(s, r, k);
-        DS_DO(s, ld_cg_update_begin(&s->parts[k].ld, alpha, &vp, &vq, &vx, &vr, DS_ERR));
-    }
-    gather_local(s, 1, out);
-}
-
-void dvec_dcg1_dots_local(dsys *s, const dvec *p, const dvec *q, const dvec *r, const dvec *d,
-                          dsum *out)
-{
-    for (int k = 0; k < s->nmine; k++) {
-        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vr = loc(s, r, k), vd;
-        if (d)
-            vd = loc(s, d, k);
-        DS_DO(s, ld_dcg1_dots_begin(&s->parts[k].ld, 0, &vp, &vq, &vr, d ? &vd : NULL, DS_ERR));
-    }
-    gather_local(s, 3, out);
-    if (!d)
-        return;
-    /* Jacobi: r'Wr too (a second device reduction, the same MPI one) */
-    for (int k = 0; k < s->nmine; k++) {
-        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vr = loc(s, r, k), vd = loc(s, d, k);
-        DS_DO(s, ld_dcg1_dots_begin(&s->parts[k].ld, 1, &vp, &vq, &vr, &vd, DS_ERR));
-    }
-    dsum rz;
-    gather_local(s, 1, &rz);
-    out->hi[3] = rz.hi[0];
-    out->lo[3] = rz.lo[0];
-    out->n = 4;
-}
-
-void dvec_dcg1_update(dsys *s, double alpha, double beta, dvec *p, const dvec *q, dvec *x,
-                      dvec *r, const dvec *d)
-{
-    for (int k = 0; k < s->nmine; k++) {
-        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vx = loc(s, x, k), vr = loc(s, r, k), vd;
-        if (d)
-            vd = loc(s, d, k);
-        DS_DO(s, ld_dcg1_update(&s->parts[k].ld, alpha, beta, &vp, &vq, &vx, &vr,
-                                d ? &vd : NULL, DS_ERR));
-    }
-}
-
-void dvec_pcg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
-                           dvec *r, const dvec *d, dvec *z, dsum *out)
-{
-    for (int k = 0; k < s->nmine; k++) {
-        la_vec vp = loc(s, p, k), vq = loc(s, q, k), vx = loc(s, x, k), vr = loc(s, r, k),
-               vd = loc(s, d, k), vz = loc(s, z, k);
-        DS_DO(s, ld_pcg_update_begin(&s->parts[k].ld, alpha, &vp, &vq, &vx, &vr, &vd, &vz,
-                                     DS_ERR));
-    }
-    gather_local(s, 2, out);
-}
-
 void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,
                               dvec *w, dvec *z, dvec *q, dvec *sv, dvec *p, dvec *x, dvec *r,
                               dvec *u, dsum *out)
@@ -791,9 +476,9 @@ void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv
             vq = loc(s, q, k);
             vu = loc(s, u, k);
         }
-        DS_DO(s, ld_pipecg_update_begin(&s->parts[k].ld, alpha, beta, &vn, u ? &vm : NULL, &vw,
-                                        &vz, u ? &vq : NULL, &vs, &vp, &vx, &vr,
-                                        u ? &vu : NULL, DS_ERR));
+        DS_DO(s,
+              ld_pipecg_update_begin(&s->parts[k].ld, alpha, beta, &vn, u ? &vm : NULL, &vw, &vz,
+                                     u ? &vq : NULL, &vs, &vp, &vx, &vr, u ? &vu : NULL, DS_ERR));
     }
     gather_local(s, 3, out);
 }
@@ -883,8 +568,8 @@ int dsys_iallreduce_begin(dsys *s, const dsum *in, int cancel_in, cls_error *err
     int rc = pack_rbuf(s, in, cancel_in, err);
     if (rc)
         return rc;
-    int m = MPI_Iallreduce(MPI_IN_PLACE, s->rbuf, in->n + 2, s->pair, s->pair_sum, s->comm,
-                           &s->req);
+    int m =
+        MPI_Iallreduce(MPI_IN_PLACE, s->rbuf, in->n + 2, s->pair, s->pair_sum, s->comm, &s->req);
     if (m != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Iallreduce failed (code %d)", m);
     s->pending = 1;

@@ -46,16 +46,16 @@ typedef struct dpart {
     la_ctx la;
     ld_ctx ld;
     int have_ocl, have_la, have_ld;
-    csr_matrix A;       /* the part's rows, renumbered (may view the rank's block) */
+    csr_matrix A; /* the part's rows, renumbered (may view the rank's block) */
     halo_plan halo;
     /* On the device a part's rows are renumbered once more, interior rows
      * first (halo.interior, then halo.boundary): vectors live in that order
      * (dvec_upload / dvec_download translate), so the interior and the
      * boundary rows are two contiguous blocks. */
-    int64_t ni;         /* interior rows: device rows [0, ni) */
-    int32_t *perm;      /* device row -> row of A (NULL: the identity) */
+    int64_t ni;    /* interior rows: device rows [0, ni) */
+    int32_t *perm; /* device row -> row of A (NULL: the identity) */
     /* the fused engine (CG): the blocks in la's tuned format */
-    la_csr Ai, Ab;      /* rows [0, ni) and [ni, nlocal) (row_offset ni) */
+    la_csr Ai, Ab; /* rows [0, ni) and [ni, nlocal) (row_offset ni) */
     int have_Ai, have_Ab;
     /* the split-CSR kernels (pipelined CG) */
     ld_csr dA;
@@ -109,12 +109,12 @@ typedef struct dvec {
  * for the fused CG (dcg.c); otherwise as split CSR for dvec_spmv (pipelined
  * CG). The format is one for every part (the same rows give the same
  * bits in any partition): the one asked for, else SELL-C-sigma on GPUs,
- * CSR-vector for long rows, scalar CSR on CPUs. Local: the caller agrees on the outcome (dsolve_agree). device
- * is the --device spec: auto|cpu|gpu|accelerator|INDEX|I,J,... (see
+ * CSR-vector for long rows, scalar CSR on CPUs. Local: the caller agrees on the outcome
+ * (dsolve_agree). device is the --device spec: auto|cpu|gpu|accelerator|INDEX|I,J,... (see
  * dsys_pick_devices). */
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
-              const char *device, int devices_per_rank, la_precision prec,
-              la_spmv_variant spmv, int fused, cls_error *err);
+              const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
+              int fused, cls_error *err);
 void dsys_close(dsys *s);
 
 /* The devices this rank's slots use: candidates from spec (a list of
@@ -123,6 +123,11 @@ void dsys_close(dsys *s);
  * node-local index lr takes candidate (lr * devices_per_rank + s) mod n. */
 int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
                       ocl_device *out, cls_error *err);
+
+/* Uploads part p's matrix (dpart.c): in device numbering (p->ni, p->perm
+ * set here), as la blocks Ai and Ab (fused) or as split CSR, with its halo
+ * send list. mean_row is the whole matrix's. */
+int dpart_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row, cls_error *err);
 
 /* Records a local failure (the first one's message is kept). */
 void dsys_fail(dsys *s, const cls_error *e);
@@ -135,8 +140,8 @@ int dvec_download(dsys *s, const dvec *x, double *const *host, cls_error *err);
 /* The operations; errors are sticky (see above). */
 void dvec_fill(dsys *s, double a, dvec *y);
 void dvec_copy(dsys *s, const dvec *x, dvec *y);
-void dvec_axpy(dsys *s, double a, const dvec *x, dvec *y);   /* y += a x */
-void dvec_xpay(dsys *s, const dvec *x, double a, dvec *y);   /* y = x + a y */
+void dvec_axpy(dsys *s, double a, const dvec *x, dvec *y);           /* y += a x */
+void dvec_xpay(dsys *s, const dvec *x, double a, dvec *y);           /* y = x + a y */
 void dvec_pointwise(dsys *s, const dvec *d, const dvec *r, dvec *z); /* z = d .* r */
 /* y = A x, x ghosted: pack and send the halo, interior rows while it is in
  * flight, then the ghosts and the boundary rows. */
@@ -152,18 +157,7 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx);
 /* Local sums (this rank's parts), started on every device then waited for:
  * out->n sums, compensated (la_dist.h): x_c'y_c for c < ndots; r'r; r'z and
  * r'r; r'u, w'u and r'r. */
-void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const *y,
-                     dsum *out);
-void dvec_cg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
-                          dvec *r, dsum *out);
-/* The single-reduction CG (dcg.c): {p'q, q'Wq, r'r} (W = d, or I when d is
- * NULL; with d a fourth sum, r'Wr), and the update x += alpha p; r -= alpha q; p = W r + beta p. */
-void dvec_dcg1_dots_local(dsys *s, const dvec *p, const dvec *q, const dvec *r, const dvec *d,
-                          dsum *out);
-void dvec_dcg1_update(dsys *s, double alpha, double beta, dvec *p, const dvec *q, dvec *x,
-                      dvec *r, const dvec *d);
-void dvec_pcg_update_local(dsys *s, double alpha, const dvec *p, const dvec *q, dvec *x,
-                           dvec *r, const dvec *d, dvec *z, dsum *out);
+void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const *y, dsum *out);
 void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,
                               dvec *w, dvec *z, dvec *q, dvec *sv, dvec *p, dvec *x, dvec *r,
                               dvec *u, dsum *out);

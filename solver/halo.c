@@ -15,15 +15,15 @@
 
 #define HALO_TAG_BASE 100
 
-#define HALO_MPI(err, call, what)                                                      \
-    do {                                                                               \
-        int halo_mpi_rc_ = (call);                                                     \
-        if (halo_mpi_rc_ != MPI_SUCCESS) {                                             \
-            char halo_s_[MPI_MAX_ERROR_STRING];                                        \
-            int halo_len_ = 0;                                                         \
-            MPI_Error_string(halo_mpi_rc_, halo_s_, &halo_len_);                       \
-            return cls_fail((err), CLS_EOTHER, "%s failed: %s", (what), halo_s_);      \
-        }                                                                              \
+#define HALO_MPI(err, call, what)                                                                  \
+    do {                                                                                           \
+        int halo_mpi_rc_ = (call);                                                                 \
+        if (halo_mpi_rc_ != MPI_SUCCESS) {                                                         \
+            char halo_s_[MPI_MAX_ERROR_STRING];                                                    \
+            int halo_len_ = 0;                                                                     \
+            MPI_Error_string(halo_mpi_rc_, halo_s_, &halo_len_);                                   \
+            return cls_fail((err), CLS_EOTHER, "%s failed: %s", (what), halo_s_);                  \
+        }                                                                                          \
     } while (0)
 
 static int cmp_i64(const void *a, const void *b)
@@ -59,8 +59,7 @@ static int64_t ghost_index(const int64_t *g, int64_t n, int64_t key)
     return lo;
 }
 
-int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
-                    cls_error *err)
+int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part, cls_error *err)
 {
     memset(h, 0, sizeof *h);
     if (part < 0 || part >= L->nparts)
@@ -208,8 +207,8 @@ static int check_tags(MPI_Comm comm, const part_layout *L, cls_error *err)
     long need = HALO_TAG_BASE + 2L * L->nparts * L->nparts;
     if (flag && ub && need > *ub)
         return cls_fail(err, CLS_EOTHER,
-                        "%d parts need message tags up to %ld but this MPI allows %d",
-                        L->nparts, need, *ub);
+                        "%d parts need message tags up to %ld but this MPI allows %d", L->nparts,
+                        need, *ub);
     return CLS_OK;
 }
 
@@ -261,12 +260,14 @@ int halo_plan_exchange(MPI_Comm comm, const part_layout *L, halo_plan *plans, in
             if (c <= 0)
                 continue;
             if (c > INT_MAX / (int64_t)sizeof(int64_t)) {
-                rc = cls_fail(err, CLS_EOTHER, "halo of %lld entries between parts %d and %d "
-                              "exceeds one MPI message; use more parts", (long long)c, p, q);
+                rc = cls_fail(err, CLS_EOTHER,
+                              "halo of %lld entries between parts %d and %d "
+                              "exceeds one MPI message; use more parts",
+                              (long long)c, p, q);
                 break;
             }
-            h->send[h->nsend++] = (halo_peer){.part = p, .rank = L->rank[p], .offset = off,
-                                              .count = c};
+            h->send[h->nsend++] =
+                (halo_peer){.part = p, .rank = L->rank[p], .offset = off, .count = c};
             off += c;
             if (L->rank[p] != me)
                 nrecvmsg++;
@@ -322,8 +323,8 @@ int halo_plan_exchange(MPI_Comm comm, const part_layout *L, halo_plan *plans, in
             halo_peer *pe = &h->recv[i];
             if (pe->rank == me)
                 continue;
-            int m = MPI_Isend(h->ghost_global + pe->offset, (int)pe->count, MPI_INT64_T,
-                              pe->rank, tag_of(L, pe->part, h->part, 1), comm, &req[nreq]);
+            int m = MPI_Isend(h->ghost_global + pe->offset, (int)pe->count, MPI_INT64_T, pe->rank,
+                              tag_of(L, pe->part, h->part, 1), comm, &req[nreq]);
             if (m != MPI_SUCCESS)
                 rc = cls_fail(err, CLS_EOTHER, "MPI_Isend(halo set-up) failed");
             else
@@ -375,8 +376,8 @@ void halo_comm_free(halo_comm *hc)
     memset(hc, 0, sizeof *hc);
 }
 
-int halo_comm_init(halo_comm *hc, MPI_Comm comm, const part_layout *L, halo_plan *plans,
-                   int nmine, size_t elem, void **sendbuf, void **recvbuf, cls_error *err)
+int halo_comm_init(halo_comm *hc, MPI_Comm comm, const part_layout *L, halo_plan *plans, int nmine,
+                   size_t elem, void **sendbuf, void **recvbuf, cls_error *err)
 {
     memset(hc, 0, sizeof *hc);
     hc->comm = comm;
@@ -440,8 +441,7 @@ int halo_comm_post_recvs(halo_comm *hc, cls_error *err)
             HALO_MPI(err,
                      MPI_Irecv((char *)hc->recvbuf[s] + (size_t)pe->offset * hc->elem,
                                (int)((size_t)pe->count * hc->elem), MPI_BYTE, pe->rank,
-                               tag_of(hc->L, h->part, pe->part, 0), hc->comm,
-                               &hc->reqs[hc->nreq]),
+                               tag_of(hc->L, h->part, pe->part, 0), hc->comm, &hc->reqs[hc->nreq]),
                      "MPI_Irecv(halo)");
             hc->nreq++;
         }

@@ -70,23 +70,23 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
     if (jacobi && !dinv)
         return cls_fail(err, CLS_EOTHER, "pipecg_solve: Jacobi asked for without a diagonal");
     /* ghosted: the vectors that are the x of an SpMV */
-    CLS_TRY(dvec_create(s, 1, &r, err));     /* w = A r without a preconditioner */
-    CLS_TRY(dvec_create(s, 1, &w, err));     /* n = A w without a preconditioner */
+    CLS_TRY(dvec_create(s, 1, &r, err)); /* w = A r without a preconditioner */
+    CLS_TRY(dvec_create(s, 1, &w, err)); /* n = A w without a preconditioner */
     CLS_TRY(dvec_create(s, 0, &nv, err));
     CLS_TRY(dvec_create(s, 0, &z, err));
     CLS_TRY(dvec_create(s, !jacobi, &sv, err)); /* replacement: z = A s (no preconditioner) */
-    CLS_TRY(dvec_create(s, 1, &p, err));       /* replacement: s = A p */
+    CLS_TRY(dvec_create(s, 1, &p, err));        /* replacement: s = A p */
     if (jacobi) {
         CLS_TRY(dvec_create(s, 1, &u, err)); /* w = A u */
         CLS_TRY(dvec_create(s, 1, &m, err)); /* n = A m */
         CLS_TRY(dvec_create(s, 1, &q, err)); /* replacement: z = A q */
     }
-    dvec *uu = jacobi ? &u : &r;            /* u = M r; u is r without a preconditioner */
-    dvec *mm = jacobi ? &m : &w;            /* m = M w */
+    dvec *uu = jacobi ? &u : &r; /* u = M r; u is r without a preconditioner */
+    dvec *mm = jacobi ? &m : &w; /* m = M w */
 
     int zero_rhs;
     CLS_TRY(dcg_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
-    if (zero_rhs) {                                      /* b = 0: x = 0 is exact */
+    if (zero_rhs) {                                                    /* b = 0: x = 0 is exact */
         rc = CLS_OK;
         goto done;
     }
@@ -100,35 +100,35 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
 
     /* start (and restart): r = b - A x, u = M r, w = A u, and the dots */
     for (;;) {
-        dvec_spmv(s, x, &nv);                             /* n = A x (scratch) */
-        dvec_copy(s, b, &r);                              /* r = b */
-        dvec_axpy(s, -1.0, &nv, &r);                      /* r = b - A x */
+        dvec_spmv(s, x, &nv);        /* n = A x (scratch) */
+        dvec_copy(s, b, &r);         /* r = b */
+        dvec_axpy(s, -1.0, &nv, &r); /* r = b - A x */
         if (jacobi)
-            dvec_pointwise(s, dinv, &r, &u);              /* u = M r */
-        dvec_spmv(s, uu, &w);                             /* w = A u */
+            dvec_pointwise(s, dinv, &r, &u); /* u = M r */
+        dvec_spmv(s, uu, &w);                /* w = A u */
         {
             const dvec *xs[3] = {&r, &w, &r}, *ys[3] = {uu, uu, &r};
-            dvec_dots_local(s, 3, xs, ys, &ls);           /* gamma = r'u, delta = w'u, rr */
+            dvec_dots_local(s, 3, xs, ys, &ls); /* gamma = r'u, delta = w'u, rr */
         }
         CLS_TRY(dsys_iallreduce_begin(s, &ls, want_cancel, err));
         restart = 1;
 
         for (;;) {
             if (jacobi)
-                dvec_pointwise(s, dinv, &w, &m);          /* m = M w */
-            dvec_spmv(s, mm, &nv);                        /* n = A m, while the sums fly */
+                dvec_pointwise(s, dinv, &w, &m); /* m = M w */
+            dvec_spmv(s, mm, &nv);               /* n = A m, while the sums fly */
             CLS_TRY(dsys_iallreduce_end(s, v, &cancel, err));
-            gamma = v[0];                                 /* gamma = r'u */
-            delta = v[1];                                 /* delta = w'u */
-            rr = v[2];                                    /* rr = r'r */
+            gamma = v[0]; /* gamma = r'u */
+            delta = v[1]; /* delta = w'u */
+            rr = v[2];    /* rr = r'r */
             if (cancel)
                 goto cancelled;
-            res->rel_residual = sqrt(rr) / bnorm;         /* ||r||/||b|| of x_k */
+            res->rel_residual = sqrt(rr) / bnorm; /* ||r||/||b|| of x_k */
             if (!restart || k == 0)
                 CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
             if (k > 0 && !restart && s->rank == 0 && opt->monitor &&
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual))
-                want_cancel = 1;                          /* told to all by the next sums */
+                want_cancel = 1; /* told to all by the next sums */
             if (!isfinite(rr) || !isfinite(gamma) || !isfinite(delta)) {
                 res->reason = CG_DIVERGED_NANORINF;
                 rc = cls_fail(err, CLS_EBREAKDOWN,
@@ -139,7 +139,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
             }
             lost = 0;
             if (res->rel_residual <= opt->tol)
-                break;                                    /* confirm on b - A x below */
+                break; /* confirm on b - A x below */
             if (k >= opt->maxiter) {
                 res->reason = CG_DIVERGED_MAXITER;
                 rc = cls_fail(err, CLS_ENOTCONV,
@@ -148,13 +148,13 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
                               (long long)k, res->rel_residual, opt->tol);
                 goto done;
             }
-            double pap;                                   /* p'Ap, for the breakdown test */
+            double pap; /* p'Ap, for the breakdown test */
             if (restart) {
-                beta = 0.0;                               /* beta = 0 */
-                pap = delta;                              /* p = u: p'Ap = u'Au = w'u */
+                beta = 0.0;  /* beta = 0 */
+                pap = delta; /* p = u: p'Ap = u'Au = w'u */
             } else {
-                beta = gamma / gamma_old;                 /* beta = gamma_i / gamma_{i-1} */
-                pap = delta - beta * gamma / alpha_old;   /* delta - beta gamma / alpha_{i-1} */
+                beta = gamma / gamma_old;               /* beta = gamma_i / gamma_{i-1} */
+                pap = delta - beta * gamma / alpha_old; /* delta - beta gamma / alpha_{i-1} */
             }
             if (!(pap > 0.0) && !restart && isfinite(pap) && breakdowns < PIPECG_MAX_RESTARTS) {
                 /* p'Ap from the recurrence (a difference of two sums) has
@@ -175,30 +175,29 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
                               pap, (long long)k + 1);
                 goto done;
             }
-            alpha = gamma / pap;                          /* alpha = gamma / p'Ap */
+            alpha = gamma / pap; /* alpha = gamma / p'Ap */
             /* z = n + beta z; q = m + beta q; s = w + beta s; p = u + beta p;
              * x += alpha p; r -= alpha s; u -= alpha q; w -= alpha z;
              * and the next gamma, delta, rr */
             dvec_pipecg_update_local(s, alpha, beta, &nv, jacobi ? &m : NULL, &w, &z,
-                                     jacobi ? &q : NULL, &sv, &p, x, &r, jacobi ? &u : NULL,
-                                     &ls);
+                                     jacobi ? &q : NULL, &sv, &p, x, &r, jacobi ? &u : NULL, &ls);
             if ((k + 1) % period == 0) {
                 /* residual replacement without a restart (PIPECGRR, Cools et
                  * al. 2018, Alg. 3): the recurrence vectors are recomputed
                  * from x and p, which are kept, so the Krylov directions
                  * (and beta) go on; 4 SpMVs every `period` iterations */
-                dvec_spmv(s, x, &nv);                     /* r = b - A x */
+                dvec_spmv(s, x, &nv); /* r = b - A x */
                 dvec_copy(s, b, &r);
                 dvec_axpy(s, -1.0, &nv, &r);
                 if (jacobi)
-                    dvec_pointwise(s, dinv, &r, &u);      /* u = M r */
-                dvec_spmv(s, uu, &w);                     /* w = A u */
-                dvec_spmv(s, &p, &sv);                    /* s = A p */
+                    dvec_pointwise(s, dinv, &r, &u); /* u = M r */
+                dvec_spmv(s, uu, &w);                /* w = A u */
+                dvec_spmv(s, &p, &sv);               /* s = A p */
                 if (jacobi)
-                    dvec_pointwise(s, dinv, &sv, &q);     /* q = M s */
-                dvec_spmv(s, jacobi ? &q : &sv, &z);      /* z = A q */
+                    dvec_pointwise(s, dinv, &sv, &q); /* q = M s */
+                dvec_spmv(s, jacobi ? &q : &sv, &z);  /* z = A q */
                 const dvec *xs[3] = {&r, &w, &r}, *ys[3] = {uu, uu, &r};
-                dvec_dots_local(s, 3, xs, ys, &ls);       /* gamma, delta, rr afresh */
+                dvec_dots_local(s, 3, xs, ys, &ls); /* gamma, delta, rr afresh */
             }
             CLS_TRY(dsys_iallreduce_begin(s, &ls, want_cancel, err));
             gamma_old = gamma;
@@ -209,9 +208,9 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
         }
 
         /* the recurrence says converged: check b - A x (blocking) */
-        dvec_spmv(s, x, &nv);                             /* n = A x */
-        dvec_copy(s, b, &r);                              /* r = b */
-        dvec_axpy(s, -1.0, &nv, &r);                      /* r = b - A x */
+        dvec_spmv(s, x, &nv);        /* n = A x */
+        dvec_copy(s, b, &r);         /* r = b */
+        dvec_axpy(s, -1.0, &nv, &r); /* r = b - A x */
         {
             const dvec *xs[1] = {&r};
             dvec_dots_local(s, 1, xs, xs, &ls);
@@ -228,7 +227,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
             goto done;
         }
         if (lost)
-            continue;                                     /* restart, whatever the residual */
+            continue; /* restart, whatever the residual */
         if (replacements >= PIPECG_MAX_REPLACEMENTS || !(true_rel < 0.5 * last_true)) {
             res->reason = CG_DIVERGED_MAXITER;
             res->rel_residual = true_rel;
@@ -239,8 +238,8 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
                           true_rel, opt->tol, (long long)k);
             goto done;
         }
-        replacements++;                                   /* residual replacement: */
-        last_true = true_rel;                             /* restart from b - A x */
+        replacements++;       /* residual replacement: */
+        last_true = true_rel; /* restart from b - A x */
     }
 
 cancelled:

@@ -37,11 +37,11 @@
 static cls_error err;
 static int me, nranks;
 
-#define OK(call)                                                                       \
-    do {                                                                               \
-        cls_error_clear(&err);                                                         \
-        int rc_ = (call);                                                              \
-        CHECK_MSG(rc_ == CLS_OK, "%s -> %d: %s", #call, rc_, err.msg);                 \
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        cls_error_clear(&err);                                                                     \
+        int rc_ = (call);                                                                          \
+        CHECK_MSG(rc_ == CLS_OK, "%s -> %d: %s", #call, rc_, err.msg);                             \
     } while (0)
 
 static int64_t rnd(int64_t lo, int64_t hi) /* [lo, hi] */
@@ -261,8 +261,8 @@ static void test_host_halo(void)
             double *y = malloc((size_t)(h->nlocal + 1) * sizeof *y);
             halo_spmv_host(&P.A[k], xs[k], y);
             for (int64_t i = 0; i < h->nlocal; i++)
-                CHECK_MSG(y[i] == yg[h->row_begin + i], "part %d row %lld: %.17g vs %.17g",
-                          h->part, (long long)i, y[i], yg[h->row_begin + i]);
+                CHECK_MSG(y[i] == yg[h->row_begin + i], "part %d row %lld: %.17g vs %.17g", h->part,
+                          (long long)i, y[i], yg[h->row_begin + i]);
             /* boundary rows are exactly those with a ghost column */
             for (int64_t t = 0; t < h->nboundary; t++) {
                 const csr_matrix *V = &P.A[k];
@@ -296,7 +296,7 @@ static void test_host_halo(void)
 /* y = A x on the device over layout L (this rank's parts, each its own
  * context), returned whole on every rank; also the compensated x'x and y'x. */
 static int device_spmv(const csr_matrix *A, const part_layout *L, const double *xg,
-                       la_spmv_variant variant, double *yg, double dots[2])
+                       la_spmv_variant variant, int fused, double *yg, double dots[2])
 {
     my_parts P;
     setup_parts(A, L, &P);
@@ -309,8 +309,8 @@ static int device_spmv(const csr_matrix *A, const part_layout *L, const double *
     }
     dsys s;
     cls_error_clear(&err);
-    int rc = dsys_open(&s, MPI_COMM_WORLD, L, parts, P.n, "auto", L->devices_per_rank,
-                       LA_DOUBLE, variant, 0, &err);
+    int rc = dsys_open(&s, MPI_COMM_WORLD, L, parts, P.n, "auto", L->devices_per_rank, LA_DOUBLE,
+                       variant, fused, &err);
     CHECK_MSG(rc == CLS_OK, "dsys_open: %s", err.msg);
     memset(yg, 0, (size_t)A->nrows * sizeof *yg);
     if (rc == CLS_OK) {
@@ -323,8 +323,10 @@ static int device_spmv(const csr_matrix *A, const part_layout *L, const double *
             ys[k] = yg + P.h[k].row_begin;
         }
         OK(dvec_upload(&s, &x, xs, &err));
-        for (int rep = 0; rep < 2; rep++) /* twice: staging buffers reused */
+        for (int rep = 0; rep < 2; rep++) { /* twice: staging buffers reused */
+            dvec_fill(&s, NAN, &y);          /* poisoned: a row not written stays NaN */
             dvec_spmv(&s, &x, &y);
+        }
         CHECK_MSG(!s.failed, "dvec_spmv: %s", s.ferr.msg);
         OK(dvec_download(&s, &y, ys, &err));
         const dvec *xv[2] = {&x, &y}, *yv[2] = {&x, &x};
@@ -365,9 +367,12 @@ static void test_device_halo(void)
             xg[i] = 2.0 * check_uniform() - 1.0;
         csr_spmv_ref(&A, xg, yr);
         la_spmv_variant var = trial % 2 ? LA_SPMV_VECTOR : LA_SPMV_AUTO;
+        /* even trials: the split-CSR twin; odd: the fused engine's format
+         * blocks (interior rows first, boundary rows at an offset) */
+        const int fused = (trial / 2) % 2 == 1 || trial == 5;
         double dk[2] = {0, 0}, d1[2] = {0, 0};
-        if (device_spmv(&A, &L, xg, var, yk, dk) == CLS_OK &&
-            device_spmv(&A, &L1, xg, var, y1, d1) == CLS_OK) {
+        if (device_spmv(&A, &L, xg, var, fused, yk, dk) == CLS_OK &&
+            device_spmv(&A, &L1, xg, var, fused, y1, d1) == CLS_OK) {
             long double ref0 = 0, ref1 = 0;
             for (int64_t i = 0; i < n; i++) {
                 double mag = 0;
@@ -375,14 +380,14 @@ static void test_device_halo(void)
                     mag += fabs(A.val[j] * xg[A.col[j]]);
                 CHECK_MSG(fabs(yk[i] - yr[i]) <= 1e-14 * mag, "row %lld: %.17g vs %.17g",
                           (long long)i, yk[i], yr[i]);
-                CHECK_MSG(yk[i] == y1[i], "row %lld: %d parts %.17g, one part %.17g",
-                          (long long)i, nparts, yk[i], y1[i]);
+                CHECK_MSG(yk[i] == y1[i], "row %lld: %d parts %.17g, one part %.17g", (long long)i,
+                          nparts, yk[i], y1[i]);
                 ref0 += (long double)xg[i] * xg[i];
                 ref1 += (long double)yk[i] * xg[i];
             }
             CHECK_MSG(fabsl(dk[0] - ref0) <= 1e-15L * ref0, "x'x %.17g vs %.17Lg", dk[0], ref0);
-            CHECK_MSG(fabsl(dk[1] - ref1) <= 1e-15L * fabsl(ref1) + 1e-300L,
-                      "y'x %.17g vs %.17Lg", dk[1], ref1);
+            CHECK_MSG(fabsl(dk[1] - ref1) <= 1e-15L * fabsl(ref1) + 1e-300L, "y'x %.17g vs %.17Lg",
+                      dk[1], ref1);
             CHECK_MSG(dk[0] == d1[0] && dk[1] == d1[1], "dots differ between %d parts and one",
                       nparts);
         }
@@ -419,9 +424,8 @@ static void test_cancel(void)
         int all[2] = {rc, -rc};
         MPI_Allreduce(MPI_IN_PLACE, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         CHECK_MSG(all[0] == -all[1], "ranks disagree on the exit class");
-        CHECK_MSG(rc == CLS_EOTHER && rep.cg.reason == CG_CANCELLED,
-                  "%s: rc %d reason %d: %s", method ? "pipecg" : "cg", rc, (int)rep.cg.reason,
-                  err.msg);
+        CHECK_MSG(rc == CLS_EOTHER && rep.cg.reason == CG_CANCELLED, "%s: rc %d reason %d: %s",
+                  method ? "pipecg" : "cg", rc, (int)rep.cg.reason, err.msg);
         CHECK_MSG(rep.cg.iterations >= 5 && rep.cg.iterations <= 7, "cancelled after %lld",
                   (long long)rep.cg.iterations);
         CHECK(me != 0 || rep.nparts == 2 * nranks);

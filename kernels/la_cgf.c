@@ -1,0 +1,348 @@
+/*
+ * la_cgf.c: the host side of the single-device fused CG (la.h, la_cgf_*;
+ * the algorithm is solver/cg.c's, the kernels cg_fused.cl's). Its kernels
+ * get their arguments once; an iteration is three clEnqueueNDRangeKernel
+ * calls and one non-blocking read of a 64-byte record on a second in-order
+ * queue (la->rq) that waits on the scalar kernel's event, so the main queue
+ * never drains for a read. Design of the layer: la_priv.h.
+ */
+#include "../common/parallel.h"
+#include "../common/trace.h"
+#include "la.h"
+#include "la_priv.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tunedb.h"
+
+/* ------------------------------------------------------------ fused CG */
+
+#define CGF_REC 8                /* accumulators per record, as cg_fused.cl */
+#define CGF_GPU_GROUPS_PER_CU 16 /* cap of the fused loop's grids on GPUs (see la_cgf_*) */
+
+size_t la_cgf_grid_cap(const la_ctx *la)
+{
+    return la->ocl->dev.type & CL_DEVICE_TYPE_GPU
+               ? lai_max_sz(1, (size_t)la->ocl->dev.compute_units * CGF_GPU_GROUPS_PER_CU)
+               : (size_t)-1;
+}
+
+static int cgf_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
+{
+    cl_int st;
+    *m = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &st);
+    OCL_CHECK(err, st, "clCreateBuffer(fused CG scalars)");
+    return CLS_OK;
+}
+
+static size_t kernel_max(const la_ctx *la, cl_kernel k, size_t want)
+{
+    size_t kmax = 0;
+    if (clGetKernelWorkGroupInfo(k, la->ocl->dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
+                                 NULL) == CL_SUCCESS &&
+        kmax > 0 && kmax < want)
+        return kmax;
+    return want;
+}
+
+int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                  double stop2, la_cgf *w, cls_error *err)
+{
+    memset(w, 0, sizeof *w);
+    int rc;
+    if ((rc = lai_check_len("la_cgf (b)", b->n, A->nrows, err)) ||
+        (rc = lai_check_len("la_cgf (x)", x->n, A->nrows, err)) ||
+        (rc = lai_check_len("la_cgf (square)", A->ncols, A->nrows, err)) ||
+        (dinv && (rc = lai_check_len("la_cgf (diagonal)", dinv->n, A->nrows, err))))
+        return rc;
+    w->la = la;
+    w->A = A;
+    w->b = *b;
+    w->x = *x;
+    if (dinv)
+        w->d = *dinv;
+    w->stop2 = stop2;
+    const int64_t n = A->nrows;
+    const size_t as = lai_acc_size(la);
+    cl_int st;
+    if ((rc = la_vec_create(la, n, &w->r, err)) || (rc = la_vec_create(la, n, &w->p, err)) ||
+        (rc = la_vec_create(la, n, &w->q, err)))
+        goto fail;
+    if ((rc = ocl_create_kernel(la->prog, lai_kernel_of(A->variant), &w->k_spmv, err)) ||
+        (rc = ocl_create_kernel(la->prog, "cgf_scalars", &w->k_scal, err)) ||
+        (rc = ocl_create_kernel(la->prog, "cgf_update", &w->k_upd, err)) ||
+        (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)) ||
+        (rc = ocl_create_kernel(la->prog, "cgf_fold", &w->k_fold, err)))
+        goto fail;
+
+    /* geometry */
+    size_t gs = 1, ls_spmv = 1;
+    w->ls_upd = kernel_max(la, w->k_upd, la->cfg.cg_local_size);
+    w->ls_upd = kernel_max(la, w->k_init, w->ls_upd);
+    size_t need = (size_t)((n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
+    w->gu = lai_min_sz(need ? need : 1, lai_max_sz(1, (size_t)la->ocl->dev.compute_units *
+                                                          la->cfg.cg_groups_per_cu));
+    /* Every group of the update and of the SpMV leaves partial sums that one
+     * work-group of cgf_scalars folds each iteration: on a GPU, a tuned
+     * geometry of hundreds of groups per CU (right for the kernel alone)
+     * made that fold cost 0.12 ms per iteration on an H200 at N = 256. A
+     * grid of CGF_GPU_GROUPS_PER_CU per CU still fills the device (grid-
+     * stride loops), so the fused loop caps both grids there. CPUs (PoCL)
+     * want many small groups and fold cheaply: no cap. */
+    const size_t cgf_cap = la_cgf_grid_cap(la);
+    w->gu = lai_min_sz(w->gu, cgf_cap);
+    w->nu = w->gu;
+    w->ls_scal = lai_pow2_floor(kernel_max(la, w->k_scal, la->cfg.local_size));
+    w->ls_scal = lai_pow2_floor(kernel_max(la, w->k_fold, w->ls_scal));
+    /* the SpMV partials: geometry first (spmv_setup computes it), buffers after */
+    if ((rc = cgf_buffer(la, 2 * as, &w->sc, err)) ||
+        (rc = cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
+        (rc = cgf_buffer(la, LA_CGF_SLOTS * CGF_REC * as, &w->hist, err)) ||
+        (rc = cgf_buffer(la, 4 * w->nu * as, &w->pu, err)) ||
+        (rc = cgf_buffer(la, 8 * as, &w->res, err)))
+        goto fail;
+    if ((rc = lai_spmv_setup(la, w->k_spmv, A, w->p.buf, w->q.buf, NULL, NULL, NULL, &gs, &ls_spmv,
+                             err)))
+        goto fail;
+    w->gs = lai_min_sz(gs, cgf_cap);
+    w->ls_spmv = ls_spmv;
+    w->ns = w->gs;
+    if ((rc = cgf_buffer(la, 4 * w->ns * as, &w->ps, err)) ||
+        (rc = lai_spmv_setup(la, w->k_spmv, A, w->p.buf, w->q.buf, w->ps, w->d.buf, w->ctl, &gs,
+                             &ls_spmv, err)))
+        goto fail;
+
+    cl_int cn = (cl_int)n, cgs = (cl_int)w->ns, cgu = (cl_int)w->nu, slots = LA_CGF_SLOTS;
+    real_arg s2 = lai_mk_acc(la, stop2);
+    if ((rc = lai_set_args(w->k_scal, "cgf_scalars", err, 10, A_INT(cgs), A_MEM(w->ps), A_INT(cgu),
+                           A_MEM(w->pu), A_MEM(w->sc), A_MEM(w->ctl), A_MEM(w->hist), A_INT(slots),
+                           A_REAL(s2), A_LOCAL(4 * w->ls_scal * as))) ||
+        (rc = lai_set_args(w->k_upd, "cgf_update", err, 10, A_INT(cn), A_MEM(w->sc), A_MEM(w->ctl),
+                           A_MEM(w->p.buf), A_MEM(w->q.buf), A_MEM(w->x.buf), A_MEM(w->r.buf),
+                           A_MEM(w->d.buf), A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))) ||
+        (rc = lai_set_args(w->k_init, "cgf_init", err, 8, A_INT(cn), A_MEM(w->b.buf),
+                           A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
+                           A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))))
+        goto fail;
+    const unsigned char zero = 0;
+    st = clEnqueueFillBuffer(la->ocl->queue, w->hist, &zero, 1, 0, LA_CGF_SLOTS * CGF_REC * as, 0,
+                             NULL, NULL);
+    if (st != CL_SUCCESS) {
+        rc = cls_fail(err, CLS_EOTHER, "clEnqueueFillBuffer(fused CG records) failed: %s (%d)",
+                      ocl_errstr(st), (int)st);
+        goto fail;
+    }
+    if (!la->rq) {
+        la->rq = clCreateCommandQueue(la->ocl->context, la->ocl->dev.id, 0, &st);
+        if (st != CL_SUCCESS) {
+            la->rq = NULL;
+            rc = cls_fail(err, CLS_EOTHER, "clCreateCommandQueue(read-back queue) failed: %s (%d)",
+                          ocl_errstr(st), (int)st);
+            goto fail;
+        }
+    }
+    return CLS_OK;
+fail:
+    la_cgf_release(w);
+    return rc;
+}
+
+int la_cgf_drain(la_cgf *w, cls_error *err)
+{
+    int rc = CLS_OK;
+    for (int64_t i = w->seen; i < w->enq; i++) {
+        int slot = (int)((w->k_dev + i) % LA_CGF_SLOTS);
+        if (!w->rev[slot])
+            continue;
+        cl_int st = clWaitForEvents(1, &w->rev[slot]);
+        clReleaseEvent(w->rev[slot]);
+        w->rev[slot] = NULL;
+        if (st != CL_SUCCESS && rc == CLS_OK)
+            rc = cls_fail(err, CLS_EOTHER, "clWaitForEvents(fused CG record) failed: %s (%d)",
+                          ocl_errstr(st), (int)st);
+    }
+    w->seen = w->enq;
+    return rc;
+}
+
+int la_cgf_start(la_cgf *w, int64_t k, double *rr, double *rz, cls_error *err)
+{
+    la_ctx *la = w->la;
+    int rc = la_cgf_drain(w, err);
+    if (rc)
+        return rc;
+    w->k_dev = k;
+    w->enq = w->seen = 0;
+    double out[8];
+    /* q = A x at full precision; r = b - q; z = D^-1 r; p = z; r'z, r'r */
+    if ((rc = la_spmv_full(la, w->A, &w->x, &w->q, err)) ||
+        (rc = lai_launch(la, w->k_init, "cgf_init", w->gu, w->ls_upd, err)) ||
+        (rc = la_cgf_fold_read(la, w->k_fold, w->res, 0, NULL, 0, NULL, w->nu, w->pu, w->ls_scal,
+                               out, err)))
+        return rc;
+    *rz = out[4] + out[5];
+    *rr = out[6] + out[7];
+    cl_int ctl[2] = {0, (cl_int)k};
+    cl_int st =
+        clEnqueueWriteBuffer(la->ocl->queue, w->ctl, CL_TRUE, 0, sizeof ctl, ctl, 0, NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueWriteBuffer(fused CG control)");
+    return CLS_OK;
+}
+
+int la_cgf_last(la_cgf *w, double *rr, double *rz, cls_error *err)
+{
+    double out[8];
+    int rc = la_cgf_fold_read(w->la, w->k_fold, w->res, 0, NULL, 0, NULL, w->nu, w->pu, w->ls_scal,
+                              out, err);
+    *rz = out[4] + out[5];
+    *rr = out[6] + out[7];
+    return rc;
+}
+
+int la_cgf_fold_set(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb, cl_mem pb,
+                    size_t gu, cl_mem pu, size_t ls, cls_error *err)
+{
+    cl_int cgi = (cl_int)gi, cgb = (cl_int)gb, cgu = (cl_int)gu;
+    /* unused inputs still need a valid buffer argument: pu stands in */
+    cl_mem mi = pi ? pi : pu, mb = pb ? pb : pu;
+    return lai_set_args(k, "cgf_fold", err, 8, A_INT(cgi), A_MEM(mi), A_INT(cgb), A_MEM(mb),
+                        A_INT(cgu), A_MEM(pu), A_MEM(res), A_LOCAL(4 * ls * lai_acc_size(la)));
+}
+
+int la_cgf_fold_read(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, size_t gb,
+                     cl_mem pb, size_t gu, cl_mem pu, size_t ls, double out[8], cls_error *err)
+{
+    int rc;
+    unsigned char host[8 * sizeof(double)];
+    if ((rc = la_cgf_fold_set(la, k, res, gi, pi, gb, pb, gu, pu, ls, err)) ||
+        (rc = lai_launch(la, k, "cgf_fold", 1, ls, err)))
+        return rc;
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, res, CL_TRUE, 0, 8 * lai_acc_size(la), host, 0,
+                                    NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueReadBuffer(fused CG sums)");
+    lai_acc_to_double(la, host, 8, out);
+    return CLS_OK;
+}
+
+int la_cgf_enqueue(la_cgf *w, cls_error *err)
+{
+    la_ctx *la = w->la;
+    if (w->enq - w->seen >= LA_CGF_SLOTS - 1)
+        return cls_fail(err, CLS_EOTHER, "la_cgf_enqueue: %d iterations already in flight",
+                        LA_CGF_SLOTS - 1);
+    int rc;
+    cl_event ev = NULL;
+    size_t global = w->ls_scal;
+    if ((rc = lai_enqueue(la, w->k_spmv, lai_kernel_of(w->A->variant), w->gs, w->ls_spmv, err)))
+        return rc;
+    cl_int st = clEnqueueNDRangeKernel(la->ocl->queue, w->k_scal, 1, NULL, &global, &w->ls_scal, 0,
+                                       NULL, &ev);
+    OCL_CHECK(err, st, "clEnqueueNDRangeKernel(cgf_scalars)");
+    if (la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev) &&
+        clRetainEvent(ev) == CL_SUCCESS)
+        la->ev[la->nev++] = ev;
+    if ((rc = lai_enqueue(la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err))) {
+        clReleaseEvent(ev);
+        return rc;
+    }
+    st = clFlush(la->ocl->queue);
+    if (st != CL_SUCCESS) {
+        clReleaseEvent(ev);
+        OCL_CHECK(err, st, "clFlush");
+    }
+    int slot = (int)((w->k_dev + w->enq) % LA_CGF_SLOTS);
+    size_t as = lai_acc_size(la);
+    st = clEnqueueReadBuffer(la->rq, w->hist, CL_FALSE, (size_t)slot * CGF_REC * as, CGF_REC * as,
+                             w->ring[slot], 1, &ev, &w->rev[slot]);
+    clReleaseEvent(ev);
+    if (st != CL_SUCCESS) {
+        w->rev[slot] = NULL;
+        OCL_CHECK(err, st, "clEnqueueReadBuffer(fused CG record)");
+    }
+    OCL_CHECK(err, clFlush(la->rq), "clFlush(read-back queue)");
+    w->enq++;
+    return CLS_OK;
+}
+
+int la_cgf_next(la_cgf *w, la_cgf_record *rec, cls_error *err)
+{
+    if (w->seen >= w->enq)
+        return cls_fail(err, CLS_EOTHER, "la_cgf_next: no iteration queued");
+    int slot = (int)((w->k_dev + w->seen) % LA_CGF_SLOTS);
+    cl_int st = clWaitForEvents(1, &w->rev[slot]);
+    clReleaseEvent(w->rev[slot]);
+    w->rev[slot] = NULL;
+    OCL_CHECK(err, st, "clWaitForEvents(fused CG record)");
+    double v[CGF_REC];
+    lai_acc_to_double(w->la, w->ring[slot], CGF_REC, v);
+    rec->rr = v[0];
+    rec->rz = v[1];
+    rec->pq = v[2];
+    rec->qq = v[3];
+    rec->alpha = v[4];
+    rec->beta = v[5];
+    rec->stop = (int)v[6];
+    rec->k = (int64_t)v[7];
+    w->seen++;
+    return CLS_OK;
+}
+
+void la_cgf_release(la_cgf *w)
+{
+    if (!w || !w->la)
+        return;
+    la_cgf_drain(w, NULL);
+    cl_kernel *ks[] = {&w->k_spmv, &w->k_scal, &w->k_upd, &w->k_init, &w->k_fold};
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+        if (*ks[i]) {
+            clReleaseKernel(*ks[i]);
+            *ks[i] = NULL;
+        }
+    cl_mem *ms[] = {&w->ps, &w->pu, &w->sc, &w->ctl, &w->hist, &w->res};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        if (*ms[i]) {
+            clReleaseMemObject(*ms[i]);
+            *ms[i] = NULL;
+        }
+    la_vec_release(&w->r);
+    la_vec_release(&w->p);
+    la_vec_release(&w->q);
+}
+
+int la_cgf_set_update_geometry(la_cgf *w, size_t local_size, size_t groups, cls_error *err)
+{
+    la_ctx *la = w->la;
+    size_t as = lai_acc_size(la);
+    int rc = la_cgf_drain(w, err);
+    if (rc)
+        return rc;
+    if (!local_size || !groups)
+        return cls_fail(err, CLS_EUSAGE, "bad geometry: local %zu, groups %zu", local_size, groups);
+    cl_mem pu;
+    size_t nu = groups;
+    if ((rc = cgf_buffer(la, 4 * nu * as, &pu, err)))
+        return rc;
+    clReleaseMemObject(w->pu);
+    w->pu = pu;
+    w->ls_upd = local_size;
+    w->gu = groups;
+    w->nu = nu;
+    cl_int cgu = (cl_int)nu, cgs = (cl_int)w->ns;
+    if ((rc = lai_set_args(w->k_scal, "cgf_scalars", err, 4, A_INT(cgs), A_MEM(w->ps), A_INT(cgu),
+                           A_MEM(w->pu))))
+        return rc;
+    OCL_CHECK(err, clSetKernelArg(w->k_upd, 8, sizeof(cl_mem), &w->pu),
+              "clSetKernelArg(cgf_update)");
+    OCL_CHECK(err, clSetKernelArg(w->k_upd, 9, 4 * local_size * as, NULL),
+              "clSetKernelArg(cgf_update)");
+    OCL_CHECK(err, clSetKernelArg(w->k_init, 6, sizeof(cl_mem), &w->pu),
+              "clSetKernelArg(cgf_init)");
+    OCL_CHECK(err, clSetKernelArg(w->k_init, 7, 4 * local_size * as, NULL),
+              "clSetKernelArg(cgf_init)");
+    return CLS_OK;
+}

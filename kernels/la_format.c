@@ -1,0 +1,676 @@
+/*
+ * la_format.c: the SpMV storage formats and la_csr_upload. A matrix is
+ * classified from its row statistics (la_classify), a format chosen from
+ * them and the tuning database (choose_format), built on the host (SELL-C-
+ * sigma and BCSR in parallel over chunks and block rows where they are
+ * independent) and uploaded through la_vec.c's staged copies. Design of the
+ * layer: la_priv.h; the formats' kernels: spmv_*.cl.
+ */
+#include "../common/parallel.h"
+#include "../common/trace.h"
+#include "la.h"
+#include "la_priv.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tunedb.h"
+
+/* ------------------------------------------------------------------ formats */
+
+static const char *const variant_names[LA_SPMV_COUNT] = {"auto",     "scalar", "vector",
+                                                         "adaptive", "sell",   "bcsr"};
+
+const char *la_spmv_variant_name(la_spmv_variant v)
+{
+    return (unsigned)v < LA_SPMV_COUNT ? variant_names[v] : "auto";
+}
+
+int la_spmv_variant_parse(const char *name, la_spmv_variant *v)
+{
+    for (int i = 0; i < LA_SPMV_COUNT; i++)
+        if (!strcmp(name, variant_names[i])) {
+            *v = (la_spmv_variant)i;
+            return 0;
+        }
+    if (!strcmp(name, "csr") || !strcmp(name, "csr-scalar")) {
+        *v = LA_SPMV_SCALAR;
+        return 0;
+    }
+    if (!strcmp(name, "csr-vector")) {
+        *v = LA_SPMV_VECTOR;
+        return 0;
+    }
+    if (!strcmp(name, "csr-adaptive") || !strcmp(name, "sell-c-sigma")) {
+        *v = !strcmp(name, "csr-adaptive") ? LA_SPMV_ADAPTIVE : LA_SPMV_SELL;
+        return 0;
+    }
+    return -1;
+}
+
+const char *lai_kernel_of(la_spmv_variant v)
+{
+    switch (v) {
+    case LA_SPMV_VECTOR:
+        return "spmv_csr_vector";
+    case LA_SPMV_ADAPTIVE:
+        return "spmv_adaptive";
+    case LA_SPMV_SELL:
+        return "spmv_sell";
+    case LA_SPMV_BCSR:
+        return "spmv_bcsr";
+    default:
+        return "spmv_csr_scalar";
+    }
+}
+
+/* database key of a format's SpMV kernel: "spmv_" + its name */
+static void spmv_key(la_spmv_variant v, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "spmv_%s", la_spmv_variant_name(v));
+}
+
+/*
+ * Natural k x k blocks: for k = 8..2 dividing both dimensions, the number of
+ * distinct (block row, block column) pairs times k^2 over nnz is the fill.
+ * A k qualifies when its fill is <= 1.25 and its bytes (values, one column
+ * per block, block row pointers) are under 0.9x CSR's; the k with the
+ * fewest bytes wins. A sample of the first 2048 block rows rules out most k
+ * before the full count.
+ */
+#define BCSR_MAX_K 8
+
+static int64_t bcsr_count_blocks(const csr_matrix *A, int64_t k, int64_t nbr, int32_t *mark)
+{
+    int64_t nb = 0;
+    for (int64_t br = 0; br < nbr; br++)
+        for (int64_t i = br * k; i < (br + 1) * k; i++)
+            for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) {
+                int32_t bc = (int32_t)(A->col[j] / k);
+                if (mark[bc] != (int32_t)br) {
+                    mark[bc] = (int32_t)br;
+                    nb++;
+                }
+            }
+    return nb;
+}
+
+static void bcsr_detect(const csr_matrix *A, size_t melem, size_t *kout, double *fill_out)
+{
+    *kout = 0;
+    *fill_out = 0;
+    if (A->nnz == 0 || A->nrows < 2)
+        return;
+    double csr_bytes = (double)A->nnz * (double)(melem + 4) + 4.0 * (double)(A->nrows + 1);
+    double best = 0.9 * csr_bytes;
+    int32_t *mark = malloc((size_t)(A->ncols / 2 + 1) * sizeof *mark);
+    if (!mark)
+        return;
+    for (int64_t k = BCSR_MAX_K; k >= 2; k--) {
+        if (A->nrows % k || A->ncols % k)
+            continue;
+        int64_t nbr = A->nrows / k, nbc = A->ncols / k;
+        for (int64_t i = 0; i < nbc; i++)
+            mark[i] = -1;
+        int64_t sbr = nbr < 2048 ? nbr : 2048;
+        int64_t snnz = A->rowptr[sbr * k];
+        int64_t sb = bcsr_count_blocks(A, k, sbr, mark);
+        if (snnz > 0 && (double)(sb * k * k) > 1.5 * (double)snnz)
+            continue;
+        for (int64_t i = 0; i < nbc; i++)
+            mark[i] = -1;
+        int64_t nb = bcsr_count_blocks(A, k, nbr, mark);
+        double fill = (double)(nb * k * k) / (double)A->nnz;
+        double bytes = (double)nb * (double)(k * k) * (double)melem + 4.0 * (double)nb +
+                       4.0 * (double)(nbr + 1);
+        if (fill <= 1.25 && bytes < best && nb * k * k < INT32_MAX) {
+            best = bytes;
+            *kout = (size_t)k;
+            *fill_out = fill;
+        }
+    }
+    free(mark);
+}
+
+static double sell_fill_of(const csr_matrix *A, size_t C)
+{
+    if (A->nnz == 0)
+        return 1.0;
+    double stored = 0;
+    for (int64_t c0 = 0; c0 < A->nrows; c0 += (int64_t)C) {
+        int64_t w = 0;
+        for (int64_t r = c0; r < c0 + (int64_t)C && r < A->nrows; r++) {
+            int64_t len = A->rowptr[r + 1] - A->rowptr[r];
+            if (len > w)
+                w = len;
+        }
+        stored += (double)w * (double)C;
+    }
+    return stored / (double)A->nnz;
+}
+
+void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc)
+{
+    memset(mc, 0, sizeof *mc);
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < A->nrows; i++) {
+        int64_t len = A->rowptr[i + 1] - A->rowptr[i];
+        sum += (double)len;
+        sq += (double)len * (double)len;
+        if (len > mc->max_row)
+            mc->max_row = len;
+        if (len == 0)
+            mc->empty_rows++;
+    }
+    double n = A->nrows > 0 ? (double)A->nrows : 1.0;
+    mc->mean_row = sum / n;
+    double var = sq / n - mc->mean_row * mc->mean_row;
+    mc->cv_row = mc->mean_row > 0 ? sqrt(var > 0 ? var : 0) / mc->mean_row : 0;
+    bcsr_detect(A, la->melem, &mc->block_k, &mc->block_fill);
+    mc->sell_fill = sell_fill_of(A, la->cfg.sell_c ? la->cfg.sell_c : 32);
+    mc->size_class = tunedb_size_class(A->nrows);
+    if (mc->block_k)
+        mc->shape = "blocked";
+    else if (mc->cv_row > 0.5 || (double)mc->max_row > 4.0 * mc->mean_row + 32.0)
+        mc->shape = "irregular";
+    else if (mc->mean_row < 12.0)
+        mc->shape = "short";
+    else
+        mc->shape = "long";
+}
+
+/*
+ * AUTO. A measured winner in the tuning database for this shape and size
+ * class decides. Otherwise:
+ *   blocked rows                  -> BCSR (fewer index bytes, x in runs of k)
+ *   GPU, SELL padding <= 20%      -> SELL-C-sigma (coalesced, no row pointers)
+ *   GPU, irregular                -> CSR-Adaptive
+ *   GPU, mean row >= 12           -> CSR vector
+ *   otherwise                     -> CSR scalar
+ * On a CPU device: BCSR when blocked, else scalar CSR. PoCL runs a
+ * work-group as a loop over its work-items and turns every barrier into a
+ * fission of that loop, so the vector and adaptive kernels never pay there
+ * (measured on PoCL 2-core AVX-512, double, banded matrices of 4 M entries,
+ * L per row, ms per SpMV scalar vs best vector width: L = 4: 5.8 vs 21,
+ * L = 12: 2.8 vs 6.8, L = 32: 2.3 vs 3.5, L = 256: 9.4 vs 21; Poisson 64^3
+ * scalar 1.0 ms, vector 2.7 ms at width 2 and 18 ms at 16).
+ */
+#define LA_VECTOR_MIN_ROW 12.0
+
+static la_spmv_variant choose_format(const la_ctx *la, const la_matrix_class *mc)
+{
+    const tunedb *db = la->user_cfg ? NULL : tunedb_for_device(&la->ocl->dev);
+    if (db) {
+        int exact = 1;
+        const tunedb_entry *e =
+            tunedb_find(db, "format", lai_prec_key(la->prec), mc->size_class, mc->shape, &exact);
+        la_spmv_variant v;
+        if (e && la_spmv_variant_parse(e->format, &v) == 0 && v != LA_SPMV_AUTO &&
+            (v != LA_SPMV_BCSR || mc->block_k))
+            return v;
+    }
+    if (mc->block_k)
+        return LA_SPMV_BCSR;
+    if (la->ocl->dev.type & CL_DEVICE_TYPE_CPU)
+        return LA_SPMV_SCALAR;
+    if (mc->sell_fill <= 1.2)
+        return LA_SPMV_SELL;
+    if (!strcmp(mc->shape, "irregular"))
+        return LA_SPMV_ADAPTIVE;
+    if (mc->mean_row >= LA_VECTOR_MIN_ROW)
+        return LA_SPMV_VECTOR;
+    return LA_SPMV_SCALAR;
+}
+
+size_t la_auto_vector_width(double mean_row)
+{
+    size_t w = 2;
+    while ((double)w < mean_row && w < 32)
+        w *= 2;
+    return w;
+}
+
+/* CSR-Adaptive row blocks: consecutive rows with at most `budget` entries
+ * and at most `budget` rows together, or one longer row alone. */
+static int adaptive_blocks(const csr_matrix *A, int64_t budget, int32_t **out, int64_t *nb,
+                           cls_error *err)
+{
+    int64_t cap = 1024, n = 0;
+    int32_t *b = malloc((size_t)cap * sizeof *b);
+    if (!b)
+        return cls_fail(err, CLS_EOTHER, "out of memory for CSR-Adaptive row blocks");
+    b[n++] = 0;
+    int64_t r = 0;
+    while (r < A->nrows) {
+        int64_t start = r, sum = 0;
+        if (A->rowptr[r + 1] - A->rowptr[r] > budget)
+            r++;
+        else
+            while (r < A->nrows && r - start < budget &&
+                   sum + (A->rowptr[r + 1] - A->rowptr[r]) <= budget) {
+                sum += A->rowptr[r + 1] - A->rowptr[r];
+                r++;
+            }
+        if (n == cap) {
+            int32_t *nbuf = realloc(b, (size_t)(cap *= 2) * sizeof *b);
+            if (!nbuf) {
+                free(b);
+                return cls_fail(err, CLS_EOTHER, "out of memory for CSR-Adaptive row blocks");
+            }
+            b = nbuf;
+        }
+        b[n++] = (int32_t)r;
+    }
+    *out = b;
+    *nb = n - 1;
+    return CLS_OK;
+}
+
+typedef struct {
+    int64_t len, row;
+} sell_key;
+static int sell_key_cmp(const void *a, const void *b)
+{
+    const sell_key *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len > y->len ? -1 : 1; /* longest first */
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* SELL-C-sigma arrays: chunk starts cs (nchunks + 1), perm (NULL when
+ * sigma == 1), columns and values (mat_t, melem bytes each). */
+typedef struct {
+    int32_t *cs, *perm, *col;
+    void *val;
+    int64_t nchunks, stored;
+} sell_host;
+
+static void sell_free(sell_host *s)
+{
+    free(s->cs);
+    free(s->perm);
+    free(s->col);
+    free(s->val);
+    memset(s, 0, sizeof *s);
+}
+
+static void put_val(void *val, size_t melem, int64_t k, double v)
+{
+    if (melem == sizeof(double))
+        ((double *)val)[k] = v;
+    else
+        ((float *)val)[k] = (float)v;
+}
+
+typedef struct sell_fill_ctx {
+    const csr_matrix *A;
+    sell_host *s;
+    const int32_t *perm;
+    int64_t C;
+    size_t melem;
+} sell_fill_ctx;
+
+/* chunks [c0, c1) of the SELL arrays, column-major, padded */
+static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
+{
+    (void)range;
+    const sell_fill_ctx *f = arg;
+    const csr_matrix *A = f->A;
+    sell_host *s = f->s;
+    const int64_t C = f->C, n = A->nrows;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t w = (s->cs[c + 1] - s->cs[c]) / C;
+        for (int64_t i = 0; i < C; i++) {
+            int64_t r = c * C + i, len = 0, j0 = 0;
+            int32_t padcol = 0;
+            if (r < n) {
+                j0 = A->rowptr[f->perm[r]];
+                len = A->rowptr[f->perm[r] + 1] - j0;
+                if (len)
+                    padcol = A->col[j0 + len - 1];
+            }
+            for (int64_t j = 0; j < w; j++) {
+                int64_t k = s->cs[c] + j * C + i;
+                if (j < len) {
+                    s->col[k] = A->col[j0 + j];
+                    put_val(s->val, f->melem, k, A->val[j0 + j]);
+                } else {
+                    s->col[k] = padcol;
+                    put_val(s->val, f->melem, k, 0.0);
+                }
+            }
+        }
+    }
+}
+
+static int sell_build(const csr_matrix *A, size_t C, size_t sigma, size_t melem, sell_host *s,
+                      cls_error *err)
+{
+    memset(s, 0, sizeof *s);
+    int64_t n = A->nrows;
+    s->nchunks = (n + (int64_t)C - 1) / (int64_t)C;
+    s->cs = malloc((size_t)(s->nchunks + 1) * sizeof *s->cs);
+    int32_t *perm = malloc((size_t)(n ? n : 1) * sizeof *perm);
+    if (!s->cs || !perm) {
+        free(perm);
+        sell_free(s);
+        return cls_fail(err, CLS_EOTHER, "out of memory building SELL-C-sigma");
+    }
+    for (int64_t i = 0; i < n; i++)
+        perm[i] = (int32_t)i;
+    if (sigma > 1) {
+        sell_key *keys = malloc((size_t)(sigma) * sizeof *keys);
+        if (!keys) {
+            free(perm);
+            sell_free(s);
+            return cls_fail(err, CLS_EOTHER, "out of memory building SELL-C-sigma");
+        }
+        for (int64_t w0 = 0; w0 < n; w0 += (int64_t)sigma) {
+            int64_t m = n - w0 < (int64_t)sigma ? n - w0 : (int64_t)sigma;
+            for (int64_t i = 0; i < m; i++) {
+                keys[i].row = w0 + i;
+                keys[i].len = A->rowptr[w0 + i + 1] - A->rowptr[w0 + i];
+            }
+            qsort(keys, (size_t)m, sizeof *keys, sell_key_cmp);
+            for (int64_t i = 0; i < m; i++)
+                perm[w0 + i] = (int32_t)keys[i].row;
+        }
+        free(keys);
+    }
+    int64_t pos = 0;
+    for (int64_t c = 0; c < s->nchunks; c++) {
+        int64_t w = 0;
+        for (int64_t i = 0; i < (int64_t)C; i++) {
+            int64_t r = c * (int64_t)C + i;
+            if (r < n) {
+                int64_t len = A->rowptr[perm[r] + 1] - A->rowptr[perm[r]];
+                if (len > w)
+                    w = len;
+            }
+        }
+        s->cs[c] = (int32_t)pos;
+        pos += w * (int64_t)C;
+        if (pos > INT32_MAX) {
+            free(perm);
+            sell_free(s);
+            return cls_fail(err, CLS_EOTHER,
+                            "SELL-C-sigma of this matrix stores more than 2^31 entries; use "
+                            "another format or partition it");
+        }
+    }
+    s->cs[s->nchunks] = (int32_t)pos;
+    s->stored = pos;
+    s->col = malloc((size_t)(pos ? pos : 1) * sizeof *s->col);
+    s->val = malloc((size_t)(pos ? pos : 1) * melem);
+    if (!s->col || !s->val) {
+        free(perm);
+        sell_free(s);
+        return cls_fail(err, CLS_EOTHER, "out of memory building SELL-C-sigma");
+    }
+    sell_fill_ctx fc = {A, s, perm, (int64_t)C, melem};
+    cls_parallel_for(s->nchunks, 1024, sell_fill_chunks, &fc); /* chunks are independent */
+    if (sigma > 1)
+        s->perm = perm;
+    else
+        free(perm);
+    return CLS_OK;
+}
+
+/* BCSR arrays for block size k (bcsr_detect chose it). */
+typedef struct {
+    int32_t *browptr, *bcol;
+    void *val;
+    int64_t nbr, nblocks;
+} bcsr_host;
+
+static void bcsr_free(bcsr_host *b)
+{
+    free(b->browptr);
+    free(b->bcol);
+    free(b->val);
+    memset(b, 0, sizeof *b);
+}
+
+static int bcsr_build(const csr_matrix *A, int64_t k, size_t melem, bcsr_host *b, cls_error *err)
+{
+    memset(b, 0, sizeof *b);
+    b->nbr = A->nrows / k;
+    int64_t nbc = A->ncols / k;
+    int32_t *mark = malloc((size_t)(nbc ? nbc : 1) * sizeof *mark);
+    b->browptr = malloc((size_t)(b->nbr + 1) * sizeof *b->browptr);
+    if (!mark || !b->browptr) {
+        free(mark);
+        bcsr_free(b);
+        return cls_fail(err, CLS_EOTHER, "out of memory building BCSR");
+    }
+    for (int64_t i = 0; i < nbc; i++)
+        mark[i] = -1;
+    b->nblocks = bcsr_count_blocks(A, k, b->nbr, mark);
+    b->bcol = malloc((size_t)(b->nblocks ? b->nblocks : 1) * sizeof *b->bcol);
+    b->val = calloc((size_t)(b->nblocks ? b->nblocks : 1) * (size_t)(k * k), melem);
+    if (!b->bcol || !b->val) {
+        free(mark);
+        bcsr_free(b);
+        return cls_fail(err, CLS_EOTHER, "out of memory building BCSR");
+    }
+    for (int64_t i = 0; i < nbc; i++)
+        mark[i] = -1; /* now: slot of block column in the current block row */
+    int64_t pos = 0;
+    for (int64_t br = 0; br < b->nbr; br++) {
+        b->browptr[br] = (int32_t)pos;
+        int64_t first = pos;
+        /* distinct block columns of this block row, sorted */
+        for (int64_t i = br * k; i < (br + 1) * k; i++)
+            for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) {
+                int32_t bc = (int32_t)(A->col[j] / k);
+                if (mark[bc] < first) {
+                    mark[bc] = (int32_t)pos;
+                    b->bcol[pos++] = bc;
+                }
+            }
+        /* insertion sort: a block row holds few blocks */
+        for (int64_t s = first + 1; s < pos; s++) {
+            int32_t v = b->bcol[s];
+            int64_t t = s - 1;
+            while (t >= first && b->bcol[t] > v) {
+                b->bcol[t + 1] = b->bcol[t];
+                t--;
+            }
+            b->bcol[t + 1] = v;
+        }
+        for (int64_t s = first; s < pos; s++)
+            mark[b->bcol[s]] = (int32_t)s;
+        for (int64_t i = br * k; i < (br + 1) * k; i++)
+            for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) {
+                int64_t slot = mark[A->col[j] / k];
+                put_val(b->val, melem, slot * k * k + (i - br * k) * k + A->col[j] % k, A->val[j]);
+            }
+    }
+    b->browptr[b->nbr] = (int32_t)pos;
+    free(mark);
+    return CLS_OK;
+}
+static int upload_csr_arrays(la_ctx *la, const csr_matrix *A, la_csr *dA, int want_lo,
+                             cls_error *err)
+{
+    size_t nr = (size_t)A->nrows, nnz = (size_t)A->nnz;
+    cl_int *rp = malloc((nr + 1) * sizeof *rp);
+    if (!rp)
+        return cls_fail(err, CLS_EOTHER, "out of memory converting row pointers");
+    for (size_t i = 0; i <= nr; i++)
+        rp[i] = (cl_int)A->rowptr[i];
+    int rc = lai_upload_buf(la, "row pointers", (nr + 1) * sizeof(cl_int), rp, &dA->rowptr, err);
+    free(rp);
+    if (!rc)
+        rc = lai_upload_buf(la, "column indices", nnz * sizeof(cl_int), A->col, &dA->col, err);
+    if (!rc && want_lo) {
+        void *f = lai_convert_vals(A->val, A->nnz, la->melem);
+        if (!f && la->melem != sizeof(double))
+            return cls_fail(err, CLS_EOTHER, "out of memory converting values to float");
+        rc = lai_upload_buf(la, "values", nnz * la->melem, f ? f : (void *)A->val, &dA->val, err);
+        free(f);
+    }
+    if (!rc && la->prec == LA_MIXED)
+        rc = lai_upload_buf(la, "values (double)", nnz * sizeof(double), A->val, &dA->val_hi, err);
+    return rc;
+}
+
+int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_csr *dA,
+                  cls_error *err)
+{
+    memset(dA, 0, sizeof *dA);
+    if (A->nnz > INT32_MAX || A->nrows >= INT32_MAX || A->ncols > INT32_MAX)
+        return cls_fail(err, CLS_EOTHER,
+                        "matrix of %lld rows and %lld nonzeros exceeds the 32-bit indices of "
+                        "the device kernels (at most %d); partition it across more devices",
+                        (long long)A->nrows, (long long)A->nnz, INT32_MAX);
+    size_t nr = (size_t)A->nrows, nnz = (size_t)A->nnz;
+    size_t biggest = lai_max_sz((nr + 1) * sizeof(cl_int), nnz * sizeof(cl_int));
+    biggest = lai_max_sz(biggest, nnz * (la->prec == LA_MIXED ? sizeof(double) : la->melem));
+    if (biggest > la->ocl->dev.max_alloc)
+        return cls_fail(err, CLS_EOTHER,
+                        "matrix needs %.0f MB per buffer but device %s allows %.0f MB; "
+                        "partition it across more devices",
+                        (double)biggest / 1048576.0, la->ocl->dev.name,
+                        (double)la->ocl->dev.max_alloc / 1048576.0);
+    if ((unsigned)variant >= LA_SPMV_COUNT)
+        return cls_fail(err, CLS_EUSAGE, "unknown SpMV format %d", (int)variant);
+
+    la_matrix_class mc;
+    cls_trace("la_csr_upload: begin");
+    la_classify(la, A, &mc);
+    cls_trace("la_csr_upload: classified");
+    lai_tuned_vector_config(la, A->nrows);
+    la_spmv_variant fmt = variant == LA_SPMV_AUTO ? choose_format(la, &mc) : variant;
+    if (fmt == LA_SPMV_BCSR && !mc.block_k) {
+        la_matrix_class m2 = mc;
+        m2.block_k = 0;
+        m2.shape = !strcmp(mc.shape, "blocked") ? "short" : mc.shape;
+        fmt = choose_format(la, &m2);
+        if (fmt == LA_SPMV_BCSR)
+            fmt = LA_SPMV_SCALAR;
+    }
+    /* the format's own tuned launch configuration */
+    la_config *c = &la->cfg;
+    if (!la->user_cfg) {
+        const tunedb *db = tunedb_for_device(&la->ocl->dev);
+        char key[32];
+        spmv_key(fmt, key, sizeof key);
+        int exact = 1, csrf = fmt == LA_SPMV_SCALAR || fmt == LA_SPMV_VECTOR;
+        size_t param = 0;
+        if (lai_overlay(la, db, key, mc.size_class, mc.shape, csrf,
+                        csrf ? &c->spmv_local_size : &c->fmt_local_size, &c->spmv_groups_per_cu,
+                        &param, &exact)) {
+            if (fmt == LA_SPMV_VECTOR && param)
+                c->vector_width = param;
+            if (fmt == LA_SPMV_SELL && param)
+                c->sell_c = param;
+            if (!strcmp(c->source, "default"))
+                snprintf(c->source, sizeof c->source, "%s",
+                         exact ? "tuned" : "tuned (nearest size)");
+        }
+    }
+    lai_clamp_config(la);
+    int rc = lai_ensure_partial(la, la->ngroups, err);
+    if (rc)
+        return rc;
+
+    dA->nrows = A->nrows;
+    dA->ncols = A->ncols;
+    dA->nnz = A->nnz;
+    dA->variant = fmt;
+    dA->stored = A->nnz;
+    int csr_family = fmt == LA_SPMV_SCALAR || fmt == LA_SPMV_VECTOR || fmt == LA_SPMV_ADAPTIVE;
+    if (csr_family || la->prec == LA_MIXED) {
+        rc = upload_csr_arrays(la, A, dA, csr_family, err);
+        cls_trace("la_csr_upload: CSR arrays up");
+    }
+    if (!rc && fmt == LA_SPMV_ADAPTIVE) {
+        int32_t *blocks = NULL;
+        int64_t nb = 0;
+        dA->lds_size = c->adaptive_nnz;
+        rc = adaptive_blocks(A, (int64_t)dA->lds_size, &blocks, &nb, err);
+        if (!rc) {
+            dA->naux = nb;
+            rc = lai_upload_buf(la, "row blocks", (size_t)(nb + 1) * sizeof(int32_t), blocks,
+                                &dA->aux, err);
+        }
+        free(blocks);
+    } else if (!rc && fmt == LA_SPMV_SELL) {
+        sell_host s;
+        size_t C = c->sell_c;
+        size_t sigma = c->sell_sigma;
+        if (!sigma)
+            sigma = sell_fill_of(A, C) <= 1.1 ? 1 : 32 * C;
+        rc = sell_build(A, C, sigma, la->melem, &s, err);
+        cls_trace("la_csr_upload: SELL built on the host");
+        if (!rc) {
+            dA->sell_c = C;
+            dA->sell_sigma = sigma;
+            dA->naux = s.nchunks;
+            dA->stored = s.stored;
+            rc = lai_upload_buf(la, "SELL chunk starts", (size_t)(s.nchunks + 1) * sizeof(int32_t),
+                                s.cs, &dA->aux, err);
+            if (!rc && s.perm)
+                rc = lai_upload_buf(la, "SELL permutation", nr * sizeof(int32_t), s.perm, &dA->perm,
+                                    err);
+            if (!rc)
+                rc = lai_upload_buf(la, "SELL columns", (size_t)s.stored * sizeof(int32_t), s.col,
+                                    &dA->fcol, err);
+            if (!rc)
+                rc = lai_upload_buf(la, "SELL values", (size_t)s.stored * la->melem, s.val,
+                                    &dA->fval, err);
+            sell_free(&s);
+        }
+    } else if (!rc && fmt == LA_SPMV_BCSR) {
+        bcsr_host b;
+        int64_t k = (int64_t)mc.block_k;
+        rc = bcsr_build(A, k, la->melem, &b, err);
+        if (!rc) {
+            dA->block_k = (size_t)k;
+            dA->naux = b.nbr;
+            dA->stored = b.nblocks * k * k;
+            rc = lai_upload_buf(la, "BCSR block rows", (size_t)(b.nbr + 1) * sizeof(int32_t),
+                                b.browptr, &dA->aux, err);
+            if (!rc)
+                rc = lai_upload_buf(la, "BCSR block columns", (size_t)b.nblocks * sizeof(int32_t),
+                                    b.bcol, &dA->fcol, err);
+            if (!rc)
+                rc = lai_upload_buf(la, "BCSR values", (size_t)dA->stored * la->melem, b.val,
+                                    &dA->fval, err);
+            bcsr_free(&b);
+        }
+    }
+    if (rc) {
+        la_csr_release(dA);
+        return rc;
+    }
+    double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0.0;
+    dA->vector_width = c->vector_width ? c->vector_width : la_auto_vector_width(mean);
+    if (dA->vector_width > c->spmv_local_size)
+        dA->vector_width = c->spmv_local_size;
+    dA->local_size = csr_family && fmt != LA_SPMV_ADAPTIVE ? c->spmv_local_size : c->fmt_local_size;
+    dA->max_groups = (size_t)la->ocl->dev.compute_units * c->spmv_groups_per_cu;
+    if (!dA->max_groups)
+        dA->max_groups = 1;
+    c->format = fmt;
+    dA->cfg = *c;
+    return CLS_OK;
+}
+
+void la_csr_release(la_csr *dA)
+{
+    if (!dA)
+        return;
+    cl_mem *ms[] = {&dA->rowptr, &dA->col,  &dA->val,  &dA->aux,
+                    &dA->perm,   &dA->fcol, &dA->fval, &dA->val_hi};
+    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
+        if (*ms[i]) {
+            clReleaseMemObject(*ms[i]);
+            *ms[i] = NULL;
+        }
+}

@@ -1,0 +1,74 @@
+/*
+ * la_priv.h: what the files of the device linear-algebra layer share and
+ * nobody else sees (la.h is the public contract). The layer is split by
+ * operation, as HPCG's reference code is:
+ *   la.c         the context: configuration and tuning overlay, program
+ *                build, launch helpers, reductions' read-back, profiler hooks
+ *   la_vec.c     device vectors, the buffer pool, page-locked staged uploads
+ *   la_format.c  the SpMV formats: classification, choice, the SELL / BCSR /
+ *                adaptive builds, la_csr_upload
+ *   la_spmv.c    y = A x in every format (and the fused CG's epilogue binding)
+ *   la_blas1.c   dots, axpy-like updates, the classic CG's fused updates, the
+ *                true residual
+ *   la_cgf.c     the single-device fused CG (device-side scalars)
+ *   la_cgp.c     one part's fused iteration in the distributed CG
+ *   la_dist.c    halo packing, compensated async reductions, pipelined CG's
+ *                update, and the split-CSR SpMV twin the halo tests use
+ * Each operation's plain reference is in tests/unit (csr_spmv_ref and the
+ * host loops of test_la, test_formats, test_halo).
+ */
+#ifndef CLS_KERNELS_LA_PRIV_H
+#define CLS_KERNELS_LA_PRIV_H
+
+#include <stdint.h>
+
+#include "la.h"
+#include "tunedb.h"
+
+/* kernel arguments as (size, pointer) pairs for lai_set_args */
+#define A_MEM(m) sizeof(cl_mem), (const void *)&(m)
+#define A_INT(v) sizeof(cl_int), (const void *)&(v)
+#define A_LOCAL(bytes) (size_t)(bytes), (const void *)NULL
+#define A_REAL(r) (r).size, (const void *)&(r).u
+
+typedef struct {
+    union {
+        cl_double d;
+        cl_float f;
+    } u;
+    size_t size;
+} real_arg;
+
+size_t lai_acc_size(const la_ctx *la);
+void lai_acc_to_double(const la_ctx *la, const void *buf, int n, double *out);
+int lai_check_len(const char *op, int64_t a, int64_t b, cls_error *err);
+void lai_clamp_config(la_ctx *la);
+void *lai_convert_vals(const double *v, int64_t n, size_t melem);
+int lai_enqueue(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t ls,
+                cls_error *err);
+int lai_ensure_partial(la_ctx *la, size_t groups, cls_error *err);
+size_t lai_groups_for(const la_ctx *la, int64_t n);
+int lai_is_pow2(size_t v);
+const char *lai_kernel_of(la_spmv_variant v);
+int lai_launch(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t ls,
+               cls_error *err);
+size_t lai_max_sz(size_t a, size_t b);
+size_t lai_min_sz(size_t a, size_t b);
+real_arg lai_mk_acc(const la_ctx *la, double v);
+real_arg lai_mk_real(const la_ctx *la, double v);
+int lai_overlay(const la_ctx *la, const tunedb *db, const char *kernel, int cls, const char *shape,
+                int pow2, size_t *ls, size_t *gpcu, size_t *param, int *exact);
+size_t lai_pow2_floor(size_t v);
+const char *lai_prec_key(la_precision p);
+int lai_reduce_and_read(la_ctx *la, size_t groups, int ncomp, double *out, cls_error *err);
+int lai_set_args(cl_kernel k, const char *kname, cls_error *err, int nargs, ...);
+int lai_spmv_setup(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem y, cl_mem partial,
+                   cl_mem w, cl_mem ctl, size_t *groups, size_t *lsz, cls_error *err);
+void lai_stage_release(la_ctx *la);
+void lai_tuned_vector_config(la_ctx *la, int64_t rows);
+int lai_upload_buf(la_ctx *la, const char *what, size_t bytes, const void *host, cl_mem *out,
+                   cls_error *err);
+int lai_write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const void *src,
+                     cls_error *err);
+
+#endif

@@ -1,0 +1,268 @@
+/*
+ * la_vec.c: device vectors (la_vec_*), the per-device buffer pool that a
+ * solve's set-up fills (la_pool_reserve) and host -> device copies: large
+ * ones to a GPU through two page-locked staging buffers, because a copy
+ * from pageable memory, or a CL_MEM_COPY_HOST_PTR buffer (a host shadow on
+ * NVIDIA's OpenCL, moved at its first kernel), runs at a fraction of the
+ * bus speed. Design of the layer: la_priv.h.
+ */
+#include "../common/parallel.h"
+#include "../common/trace.h"
+#include "la.h"
+#include "la_priv.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tunedb.h"
+
+/* ------------------------------------------------------------------ vectors */
+
+static int alloc_buffer(la_ctx *la, const char *what, size_t bytes, cl_mem_flags flags, void *host,
+                        cl_mem *out, cls_error *err)
+{
+    const ocl_device *dev = &la->ocl->dev;
+    if (bytes > dev->max_alloc)
+        return cls_fail(err, CLS_EOTHER, "%s needs %.1f MB per buffer but device %s allows %.1f MB",
+                        what, (double)bytes / 1048576.0, dev->name,
+                        (double)dev->max_alloc / 1048576.0);
+    cl_int st;
+    *out = clCreateBuffer(la->ocl->context, flags, bytes ? bytes : 1, host, &st);
+    if (st != CL_SUCCESS) {
+        *out = NULL;
+        return cls_fail(err, CLS_EOTHER, "clCreateBuffer(%s, %zu bytes) failed: %s (%d)", what,
+                        bytes, ocl_errstr(st), (int)st);
+    }
+    return CLS_OK;
+}
+
+int la_vec_create(la_ctx *la, int64_t n, la_vec *v, cls_error *err)
+{
+    v->buf = NULL;
+    v->n = 0;
+    v->pool = NULL;
+    if (n < 0 || n > INT_MAX)
+        return cls_fail(err, CLS_EOTHER,
+                        "vector of %lld entries exceeds the 32-bit indices of the kernels",
+                        (long long)n);
+    const size_t bytes = (size_t)(n ? n : 1) * la->elem;
+    for (int i = 0; i < la->npool; i++)
+        if (la->pool[i].bytes == bytes) { /* a reserved buffer: already there */
+            v->buf = la->pool[i].buf;
+            la->pool[i] = la->pool[--la->npool];
+            v->n = n;
+            v->pool = la;
+            return CLS_OK;
+        }
+    int rc = alloc_buffer(la, "vector", (size_t)(n ? n : 1) * la->elem, CL_MEM_READ_WRITE, NULL,
+                          &v->buf, err);
+    if (rc)
+        return rc;
+    v->n = n;
+    return CLS_OK;
+}
+
+void la_vec_release(la_vec *v)
+{
+    if (v && v->buf) {
+        la_ctx *la = v->pool;
+        if (la && la->npool < LA_POOL_MAX) {
+            la->pool[la->npool].buf = v->buf;
+            la->pool[la->npool].bytes = (size_t)(v->n ? v->n : 1) * la->elem;
+            la->npool++;
+        } else {
+            clReleaseMemObject(v->buf);
+        }
+        v->buf = NULL;
+        v->pool = NULL;
+    }
+}
+
+int la_pool_reserve(la_ctx *la, int64_t n, int count, cls_error *err)
+{
+    for (int c = 0; c < count; c++) {
+        if (la->npool >= LA_POOL_MAX)
+            return cls_fail(err, CLS_EOTHER, "la_pool_reserve: more than %d buffers", LA_POOL_MAX);
+        la_vec v;
+        int rc = la_vec_create(la, n, &v, err);
+        if (!rc)
+            rc = la_fill(la, 0.0, &v, err); /* the first touch happens here */
+        if (rc) {
+            la_vec_release(&v);
+            return rc;
+        }
+        v.pool = la;
+        la_vec_release(&v); /* into the pool */
+    }
+    return la_finish(la, err);
+}
+
+int la_vec_upload(la_ctx *la, la_vec *v, const double *host, cls_error *err)
+{
+    if (v->n == 0)
+        return CLS_OK;
+    size_t n = (size_t)v->n;
+    const void *src = host;
+    float *tmp = NULL;
+    if (la->prec == LA_FLOAT) {
+        if (!(tmp = malloc(n * sizeof *tmp)))
+            return cls_fail(err, CLS_EOTHER, "out of memory converting a vector to float");
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = (float)host[i];
+        src = tmp;
+    }
+    int rc = lai_write_device(la, v->buf, 0, n * la->elem, src, err);
+    free(tmp);
+    return rc;
+}
+
+int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err)
+{
+    if (v->n == 0)
+        return CLS_OK;
+    size_t n = (size_t)v->n;
+    if (la->prec != LA_FLOAT) {
+        cl_int st = clEnqueueReadBuffer(la->ocl->queue, v->buf, CL_TRUE, 0, n * la->elem, host, 0,
+                                        NULL, NULL);
+        OCL_CHECK(err, st, "clEnqueueReadBuffer(vector)");
+        return CLS_OK;
+    }
+    float *tmp = malloc(n * sizeof *tmp);
+    if (!tmp)
+        return cls_fail(err, CLS_EOTHER, "out of memory converting a vector from float");
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, v->buf, CL_TRUE, 0, n * sizeof *tmp, tmp, 0,
+                                    NULL, NULL);
+    if (st == CL_SUCCESS)
+        for (size_t i = 0; i < n; i++)
+            host[i] = tmp[i];
+    free(tmp);
+    OCL_CHECK(err, st, "clEnqueueReadBuffer(vector)");
+    return CLS_OK;
+}
+
+/* --------------------------------------------------------------------- upload */
+
+/*
+ * Host -> device copies. A GPU copies from page-locked memory at bus speed
+ * and from ordinary (pageable) memory at a fraction of it; and a buffer
+ * made with CL_MEM_COPY_HOST_PTR was, on NVIDIA's OpenCL, a host-side copy
+ * that moved to the device only at its first kernel (1.3 s to make and
+ * 0.26 s on first use for the 1.4 GB of poisson3d 256 on an H100). So large
+ * copies to a GPU go through two page-locked staging buffers of
+ * LA_STAGE_BYTES, alternately filled by the host and drained by the device.
+ */
+#define LA_STAGE_BYTES ((size_t)32 << 20)
+
+void lai_stage_release(la_ctx *la)
+{
+    for (int k = 0; k < 2; k++) {
+        if (la->stage_ev[k]) {
+            clWaitForEvents(1, &la->stage_ev[k]);
+            clReleaseEvent(la->stage_ev[k]);
+            la->stage_ev[k] = NULL;
+        }
+        if (la->stage[k]) {
+            if (la->stage_ptr[k])
+                clEnqueueUnmapMemObject(la->ocl->queue, la->stage[k], la->stage_ptr[k], 0, NULL,
+                                        NULL);
+            clFinish(la->ocl->queue);
+            clReleaseMemObject(la->stage[k]);
+        }
+        la->stage[k] = NULL;
+        la->stage_ptr[k] = NULL;
+    }
+}
+
+static int stage_ensure(la_ctx *la, cls_error *err)
+{
+    for (int k = 0; k < 2; k++) {
+        if (la->stage[k])
+            continue;
+        cl_int st;
+        la->stage[k] = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                      LA_STAGE_BYTES, NULL, &st);
+        if (st != CL_SUCCESS) {
+            la->stage[k] = NULL;
+            OCL_CHECK(err, st, "clCreateBuffer(staging)");
+        }
+        la->stage_ptr[k] =
+            clEnqueueMapBuffer(la->ocl->queue, la->stage[k], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                               LA_STAGE_BYTES, 0, NULL, NULL, &st);
+        if (st != CL_SUCCESS) {
+            la->stage_ptr[k] = NULL;
+            OCL_CHECK(err, st, "clEnqueueMapBuffer(staging)");
+        }
+    }
+    return CLS_OK;
+}
+
+/* dst[off, off + bytes) = src, blocking: staged on a GPU, direct otherwise */
+int lai_write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const void *src,
+                     cls_error *err)
+{
+    cl_int st;
+    if (!(la->ocl->dev.type & CL_DEVICE_TYPE_GPU) || bytes <= LA_STAGE_BYTES / 4) {
+        st = clEnqueueWriteBuffer(la->ocl->queue, dst, CL_TRUE, off, bytes, src, 0, NULL, NULL);
+        OCL_CHECK(err, st, "clEnqueueWriteBuffer");
+        return CLS_OK;
+    }
+    int rc = stage_ensure(la, err);
+    if (rc)
+        return rc;
+    size_t done = 0;
+    for (int k = 0; done < bytes; k ^= 1) {
+        size_t len = bytes - done < LA_STAGE_BYTES ? bytes - done : LA_STAGE_BYTES;
+        if (la->stage_ev[k]) { /* the device has drained this buffer's last chunk */
+            st = clWaitForEvents(1, &la->stage_ev[k]);
+            clReleaseEvent(la->stage_ev[k]);
+            la->stage_ev[k] = NULL;
+            OCL_CHECK(err, st, "clWaitForEvents(staging)");
+        }
+        memcpy(la->stage_ptr[k], (const unsigned char *)src + done, len);
+        st = clEnqueueWriteBuffer(la->ocl->queue, dst, CL_FALSE, off + done, len, la->stage_ptr[k],
+                                  0, NULL, &la->stage_ev[k]);
+        if (st != CL_SUCCESS)
+            la->stage_ev[k] = NULL;
+        OCL_CHECK(err, st, "clEnqueueWriteBuffer(staged)");
+        clFlush(la->ocl->queue);
+        done += len;
+    }
+    for (int k = 0; k < 2; k++)
+        if (la->stage_ev[k]) {
+            st = clWaitForEvents(1, &la->stage_ev[k]);
+            clReleaseEvent(la->stage_ev[k]);
+            la->stage_ev[k] = NULL;
+            OCL_CHECK(err, st, "clWaitForEvents(staging)");
+        }
+    return CLS_OK;
+}
+
+int lai_upload_buf(la_ctx *la, const char *what, size_t bytes, const void *host, cl_mem *out,
+                   cls_error *err)
+{
+    int rc = alloc_buffer(la, what, bytes ? bytes : 1, CL_MEM_READ_ONLY, NULL, out, err);
+    if (rc || !bytes)
+        return rc;
+    rc = lai_write_device(la, *out, 0, bytes, host, err);
+    if (rc) {
+        clReleaseMemObject(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* values converted to melem bytes (NULL + no copy needed when double) */
+void *lai_convert_vals(const double *v, int64_t n, size_t melem)
+{
+    if (melem == sizeof(double))
+        return NULL;
+    float *f = malloc((size_t)(n ? n : 1) * sizeof *f);
+    if (f)
+        for (int64_t j = 0; j < n; j++)
+            f[j] = (float)v[j];
+    return f;
+}

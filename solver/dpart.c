@@ -1,0 +1,283 @@
+/*
+ * dpart.c: a rank's parts before the iteration starts: which devices they
+ * run on (dsys_pick_devices: a --device spec and the node-local rank) and
+ * how a part's rows go to its device (dpart_upload): renumbered interior
+ * rows first, so that the interior and the boundary rows are two blocks in
+ * la's tuned format (the fused engine), or as split CSR (the twin the halo
+ * test checks); one format for every part, so that a row sums the same in
+ * any partition. dsys_open (dvec.c) calls them.
+ */
+#include "dvec.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../common/trace.h"
+
+/* ---------------------------------------------------------------- devices */
+
+static int parse_list(const char *spec, int **out, int *n)
+{
+    *out = NULL;
+    *n = 0;
+    int cap = 1;
+    for (const char *c = spec; *c; c++)
+        cap += *c == ',';
+    int *v = malloc((size_t)cap * sizeof *v);
+    if (!v)
+        return -1;
+    const char *p = spec;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long x = strtol(p, &end, 10);
+        if (end == p || errno || x < 0 || x > INT_MAX || (*end && *end != ',')) {
+            free(v);
+            return -1;
+        }
+        v[(*n)++] = (int)x;
+        p = *end ? end + 1 : end;
+    }
+    if (*n == 0) {
+        free(v);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
+                      ocl_device *out, cls_error *err)
+{
+    if (!spec || !*spec)
+        spec = "auto";
+    /* the node-local rank, so ranks sharing a host take different devices */
+    MPI_Comm node;
+    int lr = 0;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Comm_split_type(shared) failed");
+    int mrc = MPI_Comm_rank(node, &lr);
+    MPI_Comm_free(&node);
+    if (mrc != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Comm_rank(node) failed");
+    if (nmine == 0)
+        return CLS_OK; /* a rank without parts needs no device */
+
+    ocl_device *devs = NULL;
+    int n = 0;
+    int rc = ocl_list_devices(&devs, &n, err);
+    if (rc)
+        return rc;
+    int *cand = malloc((size_t)(n ? n : 1) * sizeof *cand);
+    int nc = 0;
+    if (!cand) {
+        free(devs);
+        return cls_fail(err, CLS_EOTHER, "out of memory choosing devices");
+    }
+    cl_device_type want = 0;
+    if (!strcasecmp(spec, "auto"))
+        want = n ? devs[0].type : CL_DEVICE_TYPE_GPU;
+    else if (!strcasecmp(spec, "gpu"))
+        want = CL_DEVICE_TYPE_GPU;
+    else if (!strcasecmp(spec, "cpu"))
+        want = CL_DEVICE_TYPE_CPU;
+    else if (!strcasecmp(spec, "accelerator"))
+        want = CL_DEVICE_TYPE_ACCELERATOR;
+    if (want) {
+        for (int i = 0; i < n; i++)
+            if (devs[i].type & want)
+                cand[nc++] = i;
+        if (nc == 0) {
+            free(cand);
+            /* worded as ocl_pick_device's, which the physics commands use */
+            char list[700];
+            ocl_describe_devices(devs, n, list, sizeof list);
+            cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s", ocl_type_name(want),
+                     list);
+            free(devs);
+            return CLS_EOTHER;
+        }
+    } else {
+        int *list, nl;
+        if (parse_list(spec, &list, &nl)) {
+            free(cand);
+            free(devs);
+            return cls_fail(err, CLS_EUSAGE,
+                            "bad device '%s': expected auto, gpu, cpu, accelerator, an index "
+                            "or a list of indices such as 0,1 (see `clsolve devices`)",
+                            spec);
+        }
+        for (int i = 0; i < nl; i++) {
+            if (list[i] >= n) {
+                int bad = list[i];
+                free(list);
+                free(cand);
+                free(devs);
+                return cls_fail(err, CLS_EUSAGE,
+                                "device index %d out of range: this host has %d device(s)", bad, n);
+            }
+        }
+        free(cand);
+        cand = list;
+        nc = nl;
+    }
+    for (int s = 0; s < nmine; s++)
+        out[s] = devs[cand[((int64_t)lr * devices_per_rank + s) % nc]];
+    free(cand);
+    free(devs);
+    return CLS_OK;
+}
+
+/* The device numbering of a part: interior rows first. Fills p->ni and
+ * p->perm (NULL when the interior comes first already, e.g. no ghosts),
+ * *B with the part's rows in that order (columns of local rows renumbered
+ * likewise, ghosts unchanged, each row's entries in their stored order, so
+ * a row sums the same in any partition), and *send with the halo's send
+ * list in device numbering. */
+static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error *err)
+{
+    /* B stays empty (B->rowptr NULL) when A can be uploaded as it is: no
+     * renumbering, no ghosts and row pointers from 0 (the one-part case:
+     * no copy of a matrix of gigabytes) */
+    const halo_plan *h = &p->halo;
+    const csr_matrix *A = &p->A;
+    const int64_t n = h->nlocal, base = A->rowptr[0];
+    int32_t *iperm = NULL;
+    memset(B, 0, sizeof *B);
+    *send = NULL;
+    p->ni = h->ninterior;
+    int identity = 1;
+    for (int64_t i = 0; i < h->ninterior && identity; i++)
+        identity = h->interior[i] == (int32_t)i;
+    if (!identity) {
+        p->perm = malloc((size_t)(n ? n : 1) * sizeof *p->perm);
+        iperm = malloc((size_t)(n ? n : 1) * sizeof *iperm);
+        if (!p->perm || !iperm) {
+            free(iperm);
+            return cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
+        }
+        memcpy(p->perm, h->interior, (size_t)h->ninterior * sizeof *p->perm);
+        memcpy(p->perm + h->ninterior, h->boundary, (size_t)h->nboundary * sizeof *p->perm);
+        for (int64_t i = 0; i < n; i++)
+            iperm[p->perm[i]] = (int32_t)i;
+    }
+    const int as_is = !iperm && h->nghost == 0 && base == 0;
+    int rc = as_is ? CLS_OK : csr_alloc(B, n, A->ncols, A->nnz, err);
+    if (!rc) {
+        *send = malloc((size_t)(h->nsend_total ? h->nsend_total : 1) * sizeof **send);
+        if (!*send)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
+    }
+    if (rc) {
+        free(iperm);
+        csr_free(B);
+        return rc;
+    }
+    int64_t j = 0;
+    if (!as_is)
+        B->rowptr[0] = 0;
+    for (int64_t i = 0; !as_is && i < n; i++) {
+        int64_t r = iperm ? p->perm[i] : i;
+        for (int64_t e = A->rowptr[r] - base; e < A->rowptr[r + 1] - base; e++, j++) {
+            int32_t c = A->col[e];
+            B->col[j] = (iperm && c < n) ? iperm[c] : c;
+            B->val[j] = A->val[e];
+        }
+        B->rowptr[i + 1] = j;
+    }
+    for (int64_t e = 0; e < h->nsend_total; e++)
+        (*send)[e] = iperm ? iperm[h->send_idx[e]] : h->send_idx[e];
+    free(iperm);
+    return CLS_OK;
+}
+
+/* Rows [r0, r1) of B as a matrix of their own (row pointers from 0). */
+static int csr_rows(const csr_matrix *B, int64_t r0, int64_t r1, csr_matrix *C, cls_error *err)
+{
+    int64_t j0 = B->rowptr[r0], nz = B->rowptr[r1] - j0;
+    int rc = csr_alloc(C, r1 - r0, B->ncols, nz, err);
+    if (rc)
+        return rc;
+    for (int64_t i = r0; i <= r1; i++)
+        C->rowptr[i - r0] = B->rowptr[i] - j0;
+    memcpy(C->col, B->col + j0, (size_t)nz * sizeof *C->col);
+    memcpy(C->val, B->val + j0, (size_t)nz * sizeof *C->val);
+    return CLS_OK;
+}
+
+/* The one SpMV format of every part (dsys_open's comment). */
+static la_spmv_variant parts_format(la_spmv_variant asked, const ocl_device *dev, double mean_row)
+{
+    if (asked != LA_SPMV_AUTO)
+        return asked;
+    if (mean_row >= 12.0)
+        return LA_SPMV_VECTOR;
+    return (dev->type & CL_DEVICE_TYPE_GPU) ? LA_SPMV_SELL : LA_SPMV_SCALAR;
+}
+
+/* Uploads part p's matrix in device numbering, as la blocks (fused) or as
+ * split CSR, and its send list. */
+int dpart_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row, cls_error *err)
+{
+    csr_matrix B, C;
+    int32_t *send = NULL;
+    int rc = part_device_order(p, &B, &send, err);
+    cls_trace("part_upload: device order");
+    if (rc)
+        return rc;
+    const halo_plan *h = &p->halo;
+    memset(&C, 0, sizeof C);
+    if (fused) {
+        la_spmv_variant v = parts_format(spmv, &p->dev, mean_row);
+        if (h->nghost == 0) {
+            rc = la_csr_upload(&p->la, B.rowptr ? &B : &p->A, v, &p->Ai, err);
+            p->have_Ai = !rc;
+            p->ni = h->nlocal;
+        } else {
+            if (!(rc = csr_rows(&B, 0, p->ni, &C, err))) {
+                rc = la_csr_upload(&p->la, &C, v, &p->Ai, err);
+                p->have_Ai = !rc;
+                csr_free(&C);
+            }
+            if (!rc && !(rc = csr_rows(&B, p->ni, h->nlocal, &C, err))) {
+                rc = la_csr_upload(&p->la, &C, v, &p->Ab, err);
+                p->have_Ab = !rc;
+                p->Ab.row_offset = p->ni;
+                csr_free(&C);
+            }
+        }
+        /* CSR-vector sums a row over its lanes: the width must be the same
+         * in every block of every partition (the whole matrix's mean row),
+         * not what each block's own statistics or size class would give */
+        la_csr *blk[2] = {p->have_Ai ? &p->Ai : NULL, p->have_Ab ? &p->Ab : NULL};
+        for (int q = 0; q < 2 && !rc; q++)
+            if (blk[q] && blk[q]->variant == LA_SPMV_VECTOR) {
+                size_t w = la_auto_vector_width(mean_row);
+                while (w > blk[q]->local_size || blk[q]->local_size % w)
+                    w /= 2;
+                blk[q]->vector_width = w < 2 ? 2 : w;
+                blk[q]->cfg.vector_width = blk[q]->vector_width;
+            }
+    } else {
+        int32_t *in = malloc((size_t)(h->nlocal ? h->nlocal : 1) * sizeof *in);
+        if (!in)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory for the row lists");
+        for (int64_t i = 0; !rc && i < h->nlocal; i++)
+            in[i] = (int32_t)i;
+        if (!rc) {
+            rc = ld_csr_upload(&p->ld, B.rowptr ? &B : &p->A, in, p->ni, in + p->ni,
+                               h->nlocal - p->ni, spmv, mean_row, &p->dA, err);
+            p->have_dA = !rc;
+        }
+        free(in);
+    }
+    if (!rc)
+        rc = ld_index_upload(&p->ld, send, h->nsend_total, &p->d_send_idx, err);
+    free(send);
+    csr_free(&B);
+    return rc;
+}

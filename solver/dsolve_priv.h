@@ -1,0 +1,41 @@
+/*
+ * dsolve_priv.h: what dsolve.c (the solve's phases) and dinput.c (phase 1:
+ * reading, generating or scattering the system; the layout; the scaling)
+ * share. Not for other modules: dsolve.h is the contract.
+ */
+#ifndef CLS_SOLVER_DSOLVE_PRIV_H
+#define CLS_SOLVER_DSOLVE_PRIV_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "../matrices/csr.h"
+#include "dsolve.h"
+#include "partition.h"
+
+#define DS_TAG_SCATTER 7
+#define DS_TAG_GATHER 8
+#define DS_CHUNK ((int64_t)1 << 26) /* elements per MPI message of the big transfers */
+
+/* What every rank knows after phase 1. */
+typedef struct ds_input {
+    int64_t nrows, nnz, duplicates;
+    int has_b, has_x0;
+    part_layout L;
+    int64_t rb, re; /* this rank's rows */
+    csr_matrix blk; /* those rows, rowptr from 0, global columns */
+    double *b, *x0; /* this rank's entries (x0 NULL: zero) */
+} ds_input;
+
+int dsolve_agree(MPI_Comm comm, int rc, cls_error *err);
+int dsolve_send_big(const void *buf, int64_t count, MPI_Datatype t, size_t tsize, int dest,
+                    MPI_Comm comm, cls_error *err);
+int dsolve_recv_big(void *buf, int64_t count, MPI_Datatype t, size_t tsize, int src, MPI_Comm comm,
+                    cls_error *err);
+int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const char *x0_path,
+                 const dsolve_options *opt, int G, ds_input *in, cls_error *err);
+int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err);
+int dsolve_unscale_x(double *x, int64_t n, int x_exp, cls_error *err);
+void dsolve_input_free(ds_input *in);
+
+#endif
