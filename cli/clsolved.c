@@ -35,6 +35,7 @@
 
 #include "common/mpi_env.h"
 #include "kernels/ocl.h"
+#include "solver/dvec.h"
 #include "kernels/tunedb.h"
 #include "net/cluster.h"
 #include "net/fileio.h"
@@ -399,6 +400,7 @@ int main(int argc, char **argv)
     else
         rc = scheduler_run_worker(MPI_COMM_WORLD, o.device);
     json_decref(cluster);
+    dsys_warm_release_all(); /* the devices kept warm between jobs */
     MPI_Finalize();
     return rc;
 }

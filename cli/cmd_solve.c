@@ -28,6 +28,7 @@
 #include "common/timer.h"
 #include "matrices/mm.h"
 #include "solver/dsolve.h"
+#include "solver/dvec.h"
 
 typedef struct progress {
     double start, last;
@@ -265,6 +266,7 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(times, "upload_s", json_real(rep.upload_s));
         json_object_set_new(times, "gather_s", json_real(rep.gather_s));
         json_object_set_new(times, "write_s", json_real(write_s));
+        json_object_set_new(o, "warm_devices", json_integer(rep.warm_parts));
         json_object_set_new(o, "times", times);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
         if (s)
@@ -317,6 +319,7 @@ out:
     MPI_Barrier(MPI_COMM_WORLD);
     dsolve_report_free(&rep);
     free(x);
+    dsys_warm_release_all();
     if (own_mpi)
         MPI_Finalize();
     return rc;

@@ -178,6 +178,9 @@ int la_vec_create(la_ctx *la, int64_t n, la_vec *v, cls_error *err);
  * paid inside the solve. The pool belongs to la and dies with it; vectors
  * taken from it must be released before la_release. */
 int la_pool_reserve(la_ctx *la, int64_t n, int count, cls_error *err);
+/* Releases every buffer of the pool (a warm context between two jobs keeps
+ * no device memory of the last one). */
+void la_pool_clear(la_ctx *la);
 void la_vec_release(la_vec *v);
 int la_vec_upload(la_ctx *la, la_vec *v, const double *host, cls_error *err);
 int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err);

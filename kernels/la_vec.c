@@ -82,6 +82,13 @@ void la_vec_release(la_vec *v)
     }
 }
 
+void la_pool_clear(la_ctx *la)
+{
+    for (int i = 0; i < la->npool; i++)
+        clReleaseMemObject(la->pool[i].buf);
+    la->npool = 0;
+}
+
 int la_pool_reserve(la_ctx *la, int64_t n, int count, cls_error *err)
 {
     for (int c = 0; c < count; c++) {

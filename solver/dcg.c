@@ -93,6 +93,8 @@ static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const
             vd.n = p->halo.nlocal;
         }
         rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, opt, res, err);
+        if (rc == CLS_EOTHER) /* a device error, or a cancel: not kept warm */
+            dsys_fail(s, err);
     }
     /* the part is rank 0's (partition.h gives part 0 to rank 0) */
     double info[7] = {

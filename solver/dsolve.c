@@ -381,6 +381,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     cls_trace("dsolve: workspace reserved");
     rep->setup_s = t2 - t1;
     rep->init_s = open_s - sys.upload_s; /* discovery, contexts, programs */
+    rep->warm_parts = sys.warm_parts;
     rep->upload_s = rep->setup_s - rep->partition_s - rep->init_s; /* matrix, vectors, workspace */
 
     /* 5. the method */

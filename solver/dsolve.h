@@ -70,6 +70,7 @@ typedef struct dsolve_report {
      * matrix, vectors and workspace uploaded; then after the solve: x read
      * back, the true residual recomputed and x gathered on rank 0 */
     double partition_s, init_s, upload_s, gather_s;
+    int warm_parts; /* parts (rank 0's view) whose device state was kept warm */
 } dsolve_report;
 
 typedef struct dsolve_options {

@@ -18,6 +18,7 @@
 #include "dvec.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +55,83 @@ void dsys_fail(dsys *s, const cls_error *e)
     } while (0)
 #define DS_ERR (&ds_e_)
 
+/* ----------------------------------------------------------- warm devices */
+
+#define DSYS_WARM_MAX 8
+
+typedef struct warm_dev {
+    int used;
+    cl_device_id id;
+    la_precision prec;
+    int flags;
+    ocl_ctx ocl;
+    la_ctx la;
+    ld_ctx ld;
+    la_config cfg0;
+    size_t ngroups0;
+} warm_dev;
+
+static warm_dev warm_set[DSYS_WARM_MAX];
+static pthread_mutex_t warm_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* a warm state for p's device into p (its pointers fixed); 1 if found */
+static int warm_take(dpart *p, la_precision prec, int flags)
+{
+    int found = 0;
+    pthread_mutex_lock(&warm_mu);
+    for (int i = 0; i < DSYS_WARM_MAX && !found; i++) {
+        warm_dev *w = &warm_set[i];
+        if (!w->used || w->id != p->dev.id || w->prec != prec || w->flags != flags)
+            continue;
+        p->ocl = w->ocl;
+        p->la = w->la;
+        p->ld = w->ld;
+        p->la.ocl = &p->ocl; /* the structs moved: their links follow */
+        p->ld.la = &p->la;
+        p->la.cfg = w->cfg0;
+        p->la.ngroups = w->ngroups0;
+        p->cfg0 = w->cfg0;
+        p->ngroups0 = w->ngroups0;
+        w->used = 0;
+        found = 1;
+    }
+    pthread_mutex_unlock(&warm_mu);
+    return found;
+}
+
+/* p's device state into the warm set; 0 (the caller releases it) if full */
+static int warm_put(dpart *p, la_precision prec, int flags)
+{
+    int put = 0;
+    pthread_mutex_lock(&warm_mu);
+    for (int i = 0; i < DSYS_WARM_MAX && !put; i++) {
+        warm_dev *w = &warm_set[i];
+        if (w->used)
+            continue;
+        *w = (warm_dev){1, p->dev.id, prec, flags, p->ocl, p->la, p->ld, p->cfg0, p->ngroups0};
+        put = 1;
+    }
+    pthread_mutex_unlock(&warm_mu);
+    return put;
+}
+
+void dsys_warm_release_all(void)
+{
+    pthread_mutex_lock(&warm_mu);
+    for (int i = 0; i < DSYS_WARM_MAX; i++) {
+        warm_dev *w = &warm_set[i];
+        if (!w->used)
+            continue;
+        w->la.ocl = &w->ocl;
+        w->ld.la = &w->la;
+        ld_release(&w->ld);
+        la_release(&w->la);
+        ocl_ctx_release(&w->ocl);
+        w->used = 0;
+    }
+    pthread_mutex_unlock(&warm_mu);
+}
+
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
               const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
               int fused, cls_error *err)
@@ -87,17 +165,26 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
         dpart *p = &parts[k];
         double tk = cls_now();
         p->dev = devs[k];
-        if ((rc = ocl_ctx_create(&p->dev, &p->ocl, err)))
-            break;
-        cls_trace("dsys_open: context");
-        p->have_ocl = 1;
-        if ((rc = la_init_flags(&p->la, &p->ocl, prec, NULL, L->nparts == 1 ? LA_FLAG_ONE_PART : 0,
-                                err)))
-            break;
-        p->have_la = 1;
-        if ((rc = ld_init(&p->ld, &p->la, err)))
-            break;
-        p->have_ld = 1;
+        const int flags = L->nparts == 1 ? LA_FLAG_ONE_PART : 0;
+        if (warm_take(p, prec, flags)) {
+            p->warm = 1;
+            p->have_ocl = p->have_la = p->have_ld = 1;
+            s->warm_parts++;
+            cls_trace("dsys_open: warm device");
+        } else {
+            if ((rc = ocl_ctx_create(&p->dev, &p->ocl, err)))
+                break;
+            cls_trace("dsys_open: context");
+            p->have_ocl = 1;
+            if ((rc = la_init_flags(&p->la, &p->ocl, prec, NULL, flags, err)))
+                break;
+            p->have_la = 1;
+            p->cfg0 = p->la.cfg;
+            p->ngroups0 = p->la.ngroups;
+            if ((rc = ld_init(&p->ld, &p->la, err)))
+                break;
+            p->have_ld = 1;
+        }
         const halo_plan *h = &p->halo;
         double tu = cls_now();
         s->init_s += tu - tk;
@@ -143,6 +230,8 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
         free(sb);
         free(rb);
     }
+    if (rc)
+        s->failed = 1; /* dsys_close then keeps none of these devices warm */
     return rc;
 }
 
@@ -192,6 +281,14 @@ void dsys_close(dsys *s)
         p->perm = NULL;
         if (p->have_la)
             la_finish(&p->la, NULL);
+        if (p->have_la)
+            la_pool_clear(&p->la); /* no device memory of this job stays */
+        /* a healthy part's device state stays warm for the next solve */
+        if (!s->failed && p->have_ocl && p->have_la && p->have_ld && !p->ld.ev &&
+            warm_put(p, s->prec, s->L && s->L->nparts == 1 ? LA_FLAG_ONE_PART : 0)) {
+            p->have_ld = p->have_la = p->have_ocl = 0;
+            continue;
+        }
         if (p->have_ld)
             ld_release(&p->ld);
         if (p->have_la)

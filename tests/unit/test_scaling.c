@@ -34,6 +34,7 @@
 #include "check.h"
 #include "kernels/ocl.h"
 #include "solver/dsolve.h"
+#include "solver/dvec.h"
 #include "solver/solve.h"
 
 static char dir[512];
@@ -225,6 +226,64 @@ static void test_tiny_and_huge(void)
         }
 }
 
+/* Warm devices (dvec.h): a second solve in the same process reuses the
+ * first one's device state and must give the same bits; a different
+ * system in between (other size, other tuning class) must not change that;
+ * dsys_warm_release_all empties the set (the next solve is cold again). */
+static void test_warm(void)
+{
+    char a[600], big[600];
+    snprintf(a, sizeof a, "%s/warm.mtx", dir);
+    snprintf(big, sizeof big, "%s/warm-big.mtx", dir);
+    FILE *f = fopen(a, "w"), *g = fopen(big, "w");
+    CHECK_MSG(f && g, "cannot write %s", a);
+    if (!f || !g)
+        return;
+    /* a 1-D Laplacian (SPD) of 300 and of 5000 rows */
+    fprintf(f, "%%%%MatrixMarket matrix coordinate real symmetric\n300 300 599\n");
+    for (int i = 1; i <= 300; i++)
+        fprintf(f, "%d %d 2.5\n", i, i);
+    for (int i = 1; i < 300; i++)
+        fprintf(f, "%d %d -1\n", i + 1, i);
+    fprintf(g, "%%%%MatrixMarket matrix coordinate real symmetric\n5000 5000 9999\n");
+    for (int i = 1; i <= 5000; i++)
+        fprintf(g, "%d %d 3\n", i, i);
+    for (int i = 1; i < 5000; i++)
+        fprintf(g, "%d %d -1\n", i + 1, i);
+    fclose(f);
+    fclose(g);
+    for (int engine = 0; engine < 2; engine++) {
+        dsys_warm_release_all();
+        run r1, r2, r3, rb;
+        solve(&r1, a, NULL, NULL, engine, LA_DOUBLE, 1e-10);
+        solve(&rb, big, NULL, NULL, engine, LA_DOUBLE, 1e-10);
+        solve(&r2, a, NULL, NULL, engine, LA_DOUBLE, 1e-10);
+        dsys_warm_release_all();
+        solve(&r3, a, NULL, NULL, engine, LA_DOUBLE, 1e-10);
+        CHECK_MSG(r1.rc == CLS_OK && r2.rc == CLS_OK && r3.rc == CLS_OK && rb.rc == CLS_OK,
+                  "warm/%d: rc %d %d %d %d", engine, r1.rc, r2.rc, r3.rc, rb.rc);
+        CHECK_MSG(r1.rep.warm_parts == 0, "warm/%d: the first solve found %d warm parts", engine,
+                  r1.rep.warm_parts);
+        CHECK_MSG(r2.rep.warm_parts == r2.rep.nparts && r2.rep.nparts >= 1,
+                  "warm/%d: the repeated solve found %d of %d parts warm", engine,
+                  r2.rep.warm_parts, r2.rep.nparts);
+        CHECK_MSG(r3.rep.warm_parts == 0, "warm/%d: warm parts after the release: %d", engine,
+                  r3.rep.warm_parts);
+        if (r1.x && r2.x && r3.x) {
+            CHECK_MSG(!memcmp(r1.x, r2.x, 300 * sizeof *r1.x) &&
+                          !memcmp(r1.x, r3.x, 300 * sizeof *r1.x),
+                      "warm/%d: the same system solved cold and warm differs", engine);
+            CHECK_MSG(r1.rep.cg.iterations == r2.rep.cg.iterations,
+                      "warm/%d: %lld vs %lld iterations", engine, (long long)r1.rep.cg.iterations,
+                      (long long)r2.rep.cg.iterations);
+        }
+        done(&r1);
+        done(&r2);
+        done(&r3);
+        done(&rb);
+    }
+}
+
 static void test_refusals(void)
 {
     const char *eye =
@@ -278,6 +337,8 @@ int main(int argc, char **argv)
     }
     test_tiny_and_huge();
     test_refusals();
+    test_warm();
+    dsys_warm_release_all();
     int rc = check_done("test_scaling");
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
