@@ -74,10 +74,19 @@ typedef struct warm_dev {
 static warm_dev warm_set[DSYS_WARM_MAX];
 static pthread_mutex_t warm_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* CLSOLVE_WARM=0 turns the warm set off (for measuring what it saves) */
+static int warm_enabled(void)
+{
+    const char *v = getenv("CLSOLVE_WARM");
+    return !(v && !strcmp(v, "0"));
+}
+
 /* a warm state for p's device into p (its pointers fixed); 1 if found */
 static int warm_take(dpart *p, la_precision prec, int flags)
 {
     int found = 0;
+    if (!warm_enabled())
+        return 0;
     pthread_mutex_lock(&warm_mu);
     for (int i = 0; i < DSYS_WARM_MAX && !found; i++) {
         warm_dev *w = &warm_set[i];
@@ -103,6 +112,8 @@ static int warm_take(dpart *p, la_precision prec, int flags)
 static int warm_put(dpart *p, la_precision prec, int flags)
 {
     int put = 0;
+    if (!warm_enabled())
+        return 0;
     pthread_mutex_lock(&warm_mu);
     for (int i = 0; i < DSYS_WARM_MAX && !put; i++) {
         warm_dev *w = &warm_set[i];

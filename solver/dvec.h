@@ -132,7 +132,8 @@ void dsys_close(dsys *s);
  * the state that does not depend on a matrix stays, with la's configuration
  * restored to what it was before the job's tuning overlay. A part that
  * failed is never put back, so a device that failed is rebuilt for the next
- * job. dsys_warm_release_all empties the set (at exit).
+ * job. dsys_warm_release_all empties the set (at exit). CLSOLVE_WARM=0 in
+ * the environment turns the set off.
  */
 void dsys_warm_release_all(void);
 

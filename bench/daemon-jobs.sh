@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# bench/daemon-jobs.sh: small-job throughput of the daemon, one rank, with and
+# without warm devices (issue 13): 40 jobs of 1138_bus (Jacobi) submitted at
+# once by 40 clients (tests/load/loadgen.py: every answer's residual checked),
+# REPS times each way, all in one command.
+#   bash bench/daemon-jobs.sh [DEVICE] [REPS]      (defaults auto 3)
+#   BUS=path/to/1138_bus.mtx CLSOLVED=build/clsolved
+# Prints jobs per second end to end and the daemon's own run time per job
+# (p50), warm (default) and cold (CLSOLVE_WARM=0).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+DEVICE=${1:-auto}
+REPS=${2:-3}
+BUS=${BUS:-../shared/data/matrices/1138_bus.mtx}
+D=${CLSOLVED:-build/clsolved}
+PORT=${PORT:-18600}
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for mode in warm cold; do
+    for r in $(seq 1 "$REPS"); do
+        dir=$(mktemp -d)
+        if [ $mode = cold ]; then export CLSOLVE_WARM=0; else unset CLSOLVE_WARM; fi
+        "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" --device "$DEVICE" >"$dir.log" 2>&1 &
+        pid=$!
+        for _ in $(seq 1 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
+        timeout 300 python3 tests/load/loadgen.py "$BUS" --url http://127.0.0.1:$PORT --clients 40 \
+            --jobs 40 --param precond=jacobi --metrics off --settle 0 >"$dir.json" 2>&1
+        kill $pid; wait $pid 2>/dev/null
+        python3 - "$dir.json" $mode <<'PY'
+import json, sys
+s = open(sys.argv[1]).read()
+j = json.loads(s[s.index("{"):])
+print(f"{sys.argv[2]}: {j['jobs']['verified']}/{j['jobs']['accepted']} verified, "
+      f"{j['throughput']['jobs_per_s']:.1f} jobs/s, daemon run p50 {j['daemon_run']['p50_ms']} ms, "
+      f"end to end p50 {j['job_e2e']['p50_ms']:.0f} ms, errors {j['errors']}")
+PY
+        rm -rf "$dir" "$dir.log" "$dir.json"
+        PORT=$((PORT + 1))
+    done
+done
+unset CLSOLVE_WARM
