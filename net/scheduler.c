@@ -312,6 +312,12 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     }
     json_t *timings = json_pack("{s:f, s:f, s:f, s:f}", "parse_s", rep.parse_s, "setup_s",
                                 rep.setup_s, "solve_s", rep.solve_s, "total_s", total);
+    /* setup_s in its phases, and whether the devices were warm (dvec.h) */
+    json_object_set_new(timings, "partition_s", json_real(rep.partition_s));
+    json_object_set_new(timings, "init_s", json_real(rep.init_s));
+    json_object_set_new(timings, "upload_s", json_real(rep.upload_s));
+    json_object_set_new(timings, "gather_s", json_real(rep.gather_s));
+    json_object_set_new(timings, "warm_devices", json_integer(rep.warm_parts));
     if (rep.cg.iterations > 0)
         json_object_set_new(timings, "ms_per_iteration",
                             json_real(1e3 * rep.solve_s / (double)rep.cg.iterations));
