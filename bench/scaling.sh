@@ -7,7 +7,8 @@
 # Strong scaling: poisson3d 320 (32.8 M rows, 7-point), G = 1, 2, 4 GPUs.
 # Weak scaling: 16.8 M rows per GPU, as the grid 256 x 256 x (256 G), so
 #   every size is exact (16 777 216 G rows) and every part is the same slab.
-# Both with CG and pipelined CG, in two layouts:
+# Both with CG and pipelined CG, in two layouts (G = 1 is the one-part solve,
+# the best single-device path; `clsolve bench`'s fused figure is printed too):
 #   ranks   one rank per GPU:      mpirun -np G clsolve solve ... --device gpu
 #   onerank one rank for all GPUs: mpirun -np 1 clsolve solve ... --device gpu
 #                                  --devices-per-rank G
@@ -60,9 +61,8 @@ run() {
     # shellcheck disable=SC2206
     [ -n "${EXTRA:-}" ] && extra=($EXTRA)
     if [ "$layout" = onerank ]; then np=1; extra+=(--devices-per-rank "$g"); fi
-    # G = 1 measures the same (distributed) engine as G > 1; the `local`
-    # layout is the single-device fused CG, for reference
-    if [ "$layout" = local ]; then extra+=(--engine local); else extra+=(--engine distributed); fi
+    # one engine (2026-11): G = 1 is the one-part solve, the best single-device
+    # time clsolve has, and every speed-up below is against it
     local t0=$SECONDS
     "${MPI[@]}" -np "$np" "$CLSOLVE" solve "$spec" --device "$DEVICE" "${extra[@]}" --method "$method" \
         --maxiter "$ITERS" --tol 1e-300 --json >"$OUT/$tag.json" 2>"$OUT/$tag.err"
@@ -84,14 +84,18 @@ PY
     tail -1 "$RESULTS"
 }
 
+# the fused kernels alone on one device, for reference (clsolve bench)
+N_STRONG=${STRONG##*:}
+case "$N_STRONG" in *x*) ;; *)
+    "$CLSOLVE" bench --device "$DEVICE" --sizes "$N_STRONG" --no-classic --json >"$OUT/bench.json" 2>/dev/null &&
+        python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print('clsolve bench, one device, N=%d: %.4f ms/iteration (%s)' % (r['n'], r['ms_per_iteration'], r['format_detail']))" "$OUT/bench.json" ;;
+esac
 for method in cg pipecg; do
     for g in $GPUS; do
         run strong "$g" ranks "$method" "gen:$STRONG"
-        [ "$g" = 1 ] && [ "$method" = cg ] && run strong 1 local cg "gen:$STRONG"
         [ "$g" -gt 1 ] && run strong "$g" onerank "$method" "gen:$STRONG"
         weak="gen:poisson3d:${WEAK_N}x${WEAK_N}x$((WEAK_N * g))"
         run weak "$g" ranks "$method" "$weak"
-        [ "$g" = 1 ] && [ "$method" = cg ] && run weak 1 local cg "$weak"
         [ "$g" -gt 1 ] && run weak "$g" onerank "$method" "$weak"
     done
 done
