@@ -32,7 +32,7 @@ size_t la_cgf_grid_cap(const la_ctx *la)
                : (size_t)-1;
 }
 
-static int cgf_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
+int lai_cgf_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
 {
     cl_int st;
     *m = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &st);
@@ -40,7 +40,21 @@ static int cgf_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
     return CLS_OK;
 }
 
-static size_t kernel_max(const la_ctx *la, cl_kernel k, size_t want)
+void lai_release_objects(cl_kernel **ks, int nk, cl_mem **ms, int nm)
+{
+    for (int i = 0; i < nk; i++)
+        if (*ks[i]) {
+            clReleaseKernel(*ks[i]);
+            *ks[i] = NULL;
+        }
+    for (int i = 0; i < nm; i++)
+        if (*ms[i]) {
+            clReleaseMemObject(*ms[i]);
+            *ms[i] = NULL;
+        }
+}
+
+size_t lai_kernel_max(const la_ctx *la, cl_kernel k, size_t want)
 {
     size_t kmax = 0;
     if (clGetKernelWorkGroupInfo(k, la->ocl->dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
@@ -82,8 +96,8 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
 
     /* geometry */
     size_t gs = 1, ls_spmv = 1;
-    w->ls_upd = kernel_max(la, w->k_upd, la->cfg.cg_local_size);
-    w->ls_upd = kernel_max(la, w->k_init, w->ls_upd);
+    w->ls_upd = lai_kernel_max(la, w->k_upd, la->cfg.cg_local_size);
+    w->ls_upd = lai_kernel_max(la, w->k_init, w->ls_upd);
     size_t need = (size_t)((n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
     w->gu = lai_min_sz(need ? need : 1, lai_max_sz(1, (size_t)la->ocl->dev.compute_units *
                                                           la->cfg.cg_groups_per_cu));
@@ -97,14 +111,14 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     const size_t cgf_cap = la_cgf_grid_cap(la);
     w->gu = lai_min_sz(w->gu, cgf_cap);
     w->nu = w->gu;
-    w->ls_scal = lai_pow2_floor(kernel_max(la, w->k_scal, la->cfg.local_size));
-    w->ls_scal = lai_pow2_floor(kernel_max(la, w->k_fold, w->ls_scal));
+    w->ls_scal = lai_pow2_floor(lai_kernel_max(la, w->k_scal, la->cfg.local_size));
+    w->ls_scal = lai_pow2_floor(lai_kernel_max(la, w->k_fold, w->ls_scal));
     /* the SpMV partials: geometry first (spmv_setup computes it), buffers after */
-    if ((rc = cgf_buffer(la, 2 * as, &w->sc, err)) ||
-        (rc = cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
-        (rc = cgf_buffer(la, LA_CGF_SLOTS * CGF_REC * as, &w->hist, err)) ||
-        (rc = cgf_buffer(la, 4 * w->nu * as, &w->pu, err)) ||
-        (rc = cgf_buffer(la, 8 * as, &w->res, err)))
+    if ((rc = lai_cgf_buffer(la, 2 * as, &w->sc, err)) ||
+        (rc = lai_cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
+        (rc = lai_cgf_buffer(la, LA_CGF_SLOTS * CGF_REC * as, &w->hist, err)) ||
+        (rc = lai_cgf_buffer(la, 4 * w->nu * as, &w->pu, err)) ||
+        (rc = lai_cgf_buffer(la, 8 * as, &w->res, err)))
         goto fail;
     if ((rc = lai_spmv_setup(la, w->k_spmv, A, w->p.buf, w->q.buf, NULL, NULL, NULL, &gs, &ls_spmv,
                              err)))
@@ -112,7 +126,7 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     w->gs = lai_min_sz(gs, cgf_cap);
     w->ls_spmv = ls_spmv;
     w->ns = w->gs;
-    if ((rc = cgf_buffer(la, 4 * w->ns * as, &w->ps, err)) ||
+    if ((rc = lai_cgf_buffer(la, 4 * w->ns * as, &w->ps, err)) ||
         (rc = lai_spmv_setup(la, w->k_spmv, A, w->p.buf, w->q.buf, w->ps, w->d.buf, w->ctl, &gs,
                              &ls_spmv, err)))
         goto fail;
@@ -298,17 +312,8 @@ void la_cgf_release(la_cgf *w)
         return;
     la_cgf_drain(w, NULL);
     cl_kernel *ks[] = {&w->k_spmv, &w->k_scal, &w->k_upd, &w->k_init, &w->k_fold};
-    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
-        if (*ks[i]) {
-            clReleaseKernel(*ks[i]);
-            *ks[i] = NULL;
-        }
     cl_mem *ms[] = {&w->ps, &w->pu, &w->sc, &w->ctl, &w->hist, &w->res};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        if (*ms[i]) {
-            clReleaseMemObject(*ms[i]);
-            *ms[i] = NULL;
-        }
+    lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
     la_vec_release(&w->r);
     la_vec_release(&w->p);
     la_vec_release(&w->q);
@@ -325,7 +330,7 @@ int la_cgf_set_update_geometry(la_cgf *w, size_t local_size, size_t groups, cls_
         return cls_fail(err, CLS_EUSAGE, "bad geometry: local %zu, groups %zu", local_size, groups);
     cl_mem pu;
     size_t nu = groups;
-    if ((rc = cgf_buffer(la, 4 * nu * as, &pu, err)))
+    if ((rc = lai_cgf_buffer(la, 4 * nu * as, &pu, err)))
         return rc;
     clReleaseMemObject(w->pu);
     w->pu = pu;

@@ -6,61 +6,10 @@
  * fixed arguments are set once and an iteration only enqueues.
  */
 #include "la_cgp.h"
+#include "la_priv.h"
 
 #include <stdarg.h>
 #include <string.h>
-
-static int cgp_args(cl_kernel k, const char *kname, cls_error *err, int nargs, ...)
-{
-    va_list ap;
-    va_start(ap, nargs);
-    for (int i = 0; i < nargs; i++) {
-        size_t size = va_arg(ap, size_t);
-        const void *ptr = va_arg(ap, const void *);
-        cl_int st = clSetKernelArg(k, (cl_uint)i, size, ptr);
-        if (st != CL_SUCCESS) {
-            va_end(ap);
-            return cls_fail(err, CLS_EOTHER, "clSetKernelArg(%s, %d) failed: %s (%d)", kname, i,
-                            ocl_errstr(st), (int)st);
-        }
-    }
-    va_end(ap);
-    return CLS_OK;
-}
-#define C_MEM(m) sizeof(cl_mem), (const void *)&(m)
-#define C_INT(v) sizeof(cl_int), (const void *)&(v)
-#define C_LOCAL(bytes) (size_t)(bytes), (const void *)NULL
-
-static size_t cgp_min(size_t a, size_t b)
-{
-    return a < b ? a : b;
-}
-
-static int cgp_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
-{
-    cl_int st;
-    *m = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &st);
-    OCL_CHECK(err, st, "clCreateBuffer(distributed fused CG)");
-    return CLS_OK;
-}
-
-static size_t cgp_kernel_max(const la_ctx *la, cl_kernel k, size_t want)
-{
-    size_t kmax = 0;
-    if (clGetKernelWorkGroupInfo(k, la->ocl->dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
-                                 NULL) == CL_SUCCESS &&
-        kmax > 0 && kmax < want)
-        return kmax;
-    return want;
-}
-
-static size_t cgp_pow2_floor(size_t v)
-{
-    size_t p = 1;
-    while (p <= v / 2)
-        p <<= 1;
-    return p;
-}
 
 /* One block's SpMV kernel: geometry first, then its partial buffer, then
  * the arguments with the epilogue bound. */
@@ -72,8 +21,8 @@ static int cgp_bind_spmv(la_cgp *w, const la_csr *A, cl_kernel *k, cl_mem *part,
     if ((rc = la_spmv_kernel_create(la, A, k, err)) ||
         (rc = la_spmv_bind(la, *k, A, w->p.buf, w->q.buf, NULL, NULL, NULL, g, ls, err)))
         return rc;
-    *g = cgp_min(*g, la_cgf_grid_cap(la));
-    if ((rc = cgp_buffer(la, 4 * *g * la_acc_size(la), part, err)))
+    *g = lai_min_sz(*g, la_cgf_grid_cap(la));
+    if ((rc = lai_cgf_buffer(la, 4 * *g * la_acc_size(la), part, err)))
         return rc;
     size_t g2;
     return la_spmv_bind(la, *k, A, w->p.buf, w->q.buf, *part, w->d.buf, w->ctl, &g2, ls, err);
@@ -101,8 +50,9 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         (rc = la_vec_create(la, w->n + nghost, &w->p, err)) ||
         (rc = la_vec_create(la, w->n, &w->q, err)) ||
         (rc = la_fill(la, 0.0, &w->p, err)) || /* ghost tail defined before any exchange */
-        (rc = cgp_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
-        (rc = cgp_buffer(la, 2 * as, &w->sc, err)) || (rc = cgp_buffer(la, 8 * as, &w->res, err)))
+        (rc = lai_cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
+        (rc = lai_cgf_buffer(la, 2 * as, &w->sc, err)) ||
+        (rc = lai_cgf_buffer(la, 8 * as, &w->res, err)))
         goto fail;
     const cl_int ctl0[2] = {0, 0}; /* running: the host decides when to stop */
     cl_int st =
@@ -121,22 +71,22 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgf_fold", &w->k_fold, err)))
         goto fail;
-    w->ls_upd = cgp_kernel_max(la, w->k_upd, la->cfg.cg_local_size);
-    w->ls_upd = cgp_kernel_max(la, w->k_init, w->ls_upd);
+    w->ls_upd = lai_kernel_max(la, w->k_upd, la->cfg.cg_local_size);
+    w->ls_upd = lai_kernel_max(la, w->k_init, w->ls_upd);
     size_t need = (size_t)((w->n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
     size_t cus = (size_t)la->ocl->dev.compute_units * la->cfg.cg_groups_per_cu;
-    w->gu = cgp_min(need ? need : 1, cus ? cus : 1);
-    w->gu = cgp_min(w->gu, la_cgf_grid_cap(la));
-    w->ls_fold = cgp_pow2_floor(cgp_kernel_max(la, w->k_fold, la->cfg.local_size));
-    if ((rc = cgp_buffer(la, 4 * w->gu * as, &w->pu, err)))
+    w->gu = lai_min_sz(need ? need : 1, cus ? cus : 1);
+    w->gu = lai_min_sz(w->gu, la_cgf_grid_cap(la));
+    w->ls_fold = lai_pow2_floor(lai_kernel_max(la, w->k_fold, la->cfg.local_size));
+    if ((rc = lai_cgf_buffer(la, 4 * w->gu * as, &w->pu, err)))
         goto fail;
     cl_int cn = (cl_int)w->n;
-    if ((rc = cgp_args(w->k_upd, "cgf_update", err, 10, C_INT(cn), C_MEM(w->sc), C_MEM(w->ctl),
-                       C_MEM(w->p.buf), C_MEM(w->q.buf), C_MEM(w->x.buf), C_MEM(w->r.buf),
-                       C_MEM(w->d.buf), C_MEM(w->pu), C_LOCAL(4 * w->ls_upd * as))) ||
-        (rc = cgp_args(w->k_init, "cgf_init", err, 8, C_INT(cn), C_MEM(w->b.buf), C_MEM(w->q.buf),
-                       C_MEM(w->r.buf), C_MEM(w->p.buf), C_MEM(w->d.buf), C_MEM(w->pu),
-                       C_LOCAL(4 * w->ls_upd * as))))
+    if ((rc = lai_set_args(w->k_upd, "cgf_update", err, 10, A_INT(cn), A_MEM(w->sc), A_MEM(w->ctl),
+                           A_MEM(w->p.buf), A_MEM(w->q.buf), A_MEM(w->x.buf), A_MEM(w->r.buf),
+                           A_MEM(w->d.buf), A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))) ||
+        (rc = lai_set_args(w->k_init, "cgf_init", err, 8, A_INT(cn), A_MEM(w->b.buf),
+                           A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
+                           A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))))
         goto fail;
     return CLS_OK;
 fail:
@@ -154,17 +104,8 @@ void la_cgp_release(la_cgp *w)
         w->ev_res = NULL;
     }
     cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd, &w->k_init, &w->k_fold};
-    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
-        if (*ks[i]) {
-            clReleaseKernel(*ks[i]);
-            *ks[i] = NULL;
-        }
     cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl};
-    for (size_t i = 0; i < sizeof ms / sizeof *ms; i++)
-        if (*ms[i]) {
-            clReleaseMemObject(*ms[i]);
-            *ms[i] = NULL;
-        }
+    lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
     la_vec_release(&w->r);
     la_vec_release(&w->p);
     la_vec_release(&w->q);

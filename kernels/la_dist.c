@@ -15,6 +15,7 @@
  * bandwidth in this engine; the local engine (la.c) stores floats.
  */
 #include "la_dist.h"
+#include "la_priv.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -26,61 +27,6 @@ static const char *const ld_sources[] = {"real.cl", "halo.cl", "spmv_split.cl", 
 
 /* as la.c: a GPU's sub-group keeps busy on rows of this many entries */
 #define LD_VECTOR_MIN_ROW 12.0
-
-static size_t ld_min(size_t a, size_t b)
-{
-    return a < b ? a : b;
-}
-
-static size_t pow2_floor(size_t v)
-{
-    size_t p = 1;
-    while (p <= v / 2)
-        p *= 2;
-    return p;
-}
-
-static int set_args(cl_kernel k, const char *kname, cls_error *err, int nargs, ...)
-{
-    va_list ap;
-    va_start(ap, nargs);
-    for (int i = 0; i < nargs; i++) {
-        size_t size = va_arg(ap, size_t);
-        const void *ptr = va_arg(ap, const void *);
-        cl_int st = clSetKernelArg(k, (cl_uint)i, size, ptr);
-        if (st != CL_SUCCESS) {
-            va_end(ap);
-            return cls_fail(err, CLS_EOTHER, "clSetKernelArg(%s, %d) failed: %s (%d)", kname, i,
-                            ocl_errstr(st), (int)st);
-        }
-    }
-    va_end(ap);
-    return CLS_OK;
-}
-#define A_MEM(m) sizeof(cl_mem), (const void *)&(m)
-#define A_INT(v) sizeof(cl_int), (const void *)&(v)
-#define A_LOCAL(bytes) (size_t)(bytes), (const void *)NULL
-
-typedef struct {
-    union {
-        cl_double d;
-        cl_float f;
-    } u;
-    size_t size;
-} ld_real;
-static ld_real mk_real(const ld_ctx *ld, double v)
-{
-    ld_real r;
-    if (ld->la->prec != LA_FLOAT) {
-        r.u.d = v;
-        r.size = sizeof(cl_double);
-    } else {
-        r.u.f = (cl_float)v;
-        r.size = sizeof(cl_float);
-    }
-    return r;
-}
-#define A_REAL(r) (r).size, (const void *)&(r).u
 
 static int launch(ld_ctx *ld, cl_kernel k, const char *kname, size_t groups, size_t ls,
                   cls_error *err)
@@ -97,7 +43,7 @@ static int launch(ld_ctx *ld, cl_kernel k, const char *kname, size_t groups, siz
 static size_t groups_for(const ld_ctx *ld, int64_t n, size_t ls)
 {
     size_t need = (size_t)((n + (int64_t)ls - 1) / (int64_t)ls);
-    size_t g = ld_min(ld->la->ngroups, need);
+    size_t g = lai_min_sz(ld->la->ngroups, need);
     return g ? g : 1;
 }
 
@@ -145,7 +91,7 @@ int ld_init(ld_ctx *ld, la_ctx *la, cls_error *err)
         size_t want = (ks[i].k == &ld->k_spmv_scalar || ks[i].k == &ld->k_spmv_vector)
                           ? la->cfg.spmv_local_size
                           : la->cfg.local_size;
-        if (kmax > 0 && want > pow2_floor(kmax)) {
+        if (kmax > 0 && want > lai_pow2_floor(kmax)) {
             ld_release(ld);
             return cls_fail(err, CLS_EOTHER,
                             "kernel %s allows work-groups of %zu on %s, the configuration "
@@ -337,7 +283,7 @@ int ld_csr_upload(ld_ctx *ld, const csr_matrix *A, const int32_t *interior, int6
             while ((double)w < mean && w < 32)
                 w *= 2;
         }
-        dA->vector_width = ld_min(w, la->cfg.spmv_local_size);
+        dA->vector_width = lai_min_sz(w, la->cfg.spmv_local_size);
         if (dA->vector_width < 2)
             dA->vector_width = 0;
     }
@@ -367,16 +313,17 @@ int ld_spmv(ld_ctx *ld, const ld_csr *A, ld_rows which, const la_vec *x, la_vec 
         cl_int vw = (cl_int)A->vector_width;
         size_t rpg = ls / A->vector_width;
         size_t need = ((size_t)n + rpg - 1) / rpg;
-        if ((rc = set_args(ld->k_spmv_vector, "spmv_split_vector", err, 11, A_INT(n), A_INT(first),
-                           A_INT(use_list), A_INT(vw), A_MEM(list), A_MEM(A->rowptr), A_MEM(A->col),
-                           A_MEM(A->val), A_MEM(x->buf), A_MEM(y->buf), A_LOCAL(ls * la->elem))))
+        if ((rc = lai_set_args(ld->k_spmv_vector, "spmv_split_vector", err, 11, A_INT(n),
+                               A_INT(first), A_INT(use_list), A_INT(vw), A_MEM(list),
+                               A_MEM(A->rowptr), A_MEM(A->col), A_MEM(A->val), A_MEM(x->buf),
+                               A_MEM(y->buf), A_LOCAL(ls * la->elem))))
             return rc;
-        return launch(ld, ld->k_spmv_vector, "spmv_split_vector", ld_min(need, la->ngroups), ls,
+        return launch(ld, ld->k_spmv_vector, "spmv_split_vector", lai_min_sz(need, la->ngroups), ls,
                       err);
     }
-    if ((rc = set_args(ld->k_spmv_scalar, "spmv_split_scalar", err, 9, A_INT(n), A_INT(first),
-                       A_INT(use_list), A_MEM(list), A_MEM(A->rowptr), A_MEM(A->col), A_MEM(A->val),
-                       A_MEM(x->buf), A_MEM(y->buf))))
+    if ((rc = lai_set_args(ld->k_spmv_scalar, "spmv_split_scalar", err, 9, A_INT(n), A_INT(first),
+                           A_INT(use_list), A_MEM(list), A_MEM(A->rowptr), A_MEM(A->col),
+                           A_MEM(A->val), A_MEM(x->buf), A_MEM(y->buf))))
         return rc;
     return launch(ld, ld->k_spmv_scalar, "spmv_split_scalar", groups_for(ld, n, ls), ls, err);
 }
@@ -386,8 +333,8 @@ int ld_pack(ld_ctx *ld, cl_mem idx, int64_t n, const la_vec *x, cl_mem buf, cls_
     if (n <= 0)
         return CLS_OK;
     cl_int cn = (cl_int)n;
-    int rc =
-        set_args(ld->k_pack, "halo_pack", err, 4, A_INT(cn), A_MEM(idx), A_MEM(x->buf), A_MEM(buf));
+    int rc = lai_set_args(ld->k_pack, "halo_pack", err, 4, A_INT(cn), A_MEM(idx), A_MEM(x->buf),
+                          A_MEM(buf));
     if (rc)
         return rc;
     size_t ls = ld->la->cfg.local_size;
@@ -487,8 +434,8 @@ static int reduce_begin(ld_ctx *ld, size_t groups, int ncomp, cls_error *err)
     la_ctx *la = ld->la;
     cl_int g = (cl_int)groups, nc = ncomp;
     size_t ls = la->cfg.local_size;
-    int rc = set_args(ld->k_reduce, "dreduce", err, 5, A_INT(g), A_INT(nc), A_MEM(ld->partial),
-                      A_MEM(ld->result), A_LOCAL(6 * ls * ld->acc));
+    int rc = lai_set_args(ld->k_reduce, "dreduce", err, 5, A_INT(g), A_INT(nc), A_MEM(ld->partial),
+                          A_MEM(ld->result), A_LOCAL(6 * ls * ld->acc));
     if (rc || (rc = launch(ld, ld->k_reduce, "dreduce", 1, ls, err)))
         return rc;
     cl_int st = clEnqueueReadBuffer(la->ocl->queue, ld->result, CL_FALSE, 0,
@@ -551,9 +498,9 @@ int ld_dots_begin(ld_ctx *ld, int ndots, const la_vec *const *x, const la_vec *c
     }
     size_t ls = ld->la->cfg.local_size, groups = groups_for(ld, n, ls);
     cl_int cn = (cl_int)n, nd = ndots;
-    if ((rc = set_args(ld->k_dots, "dots_partial", err, 10, A_INT(cn), A_INT(nd), A_MEM(xs[0]),
-                       A_MEM(ys[0]), A_MEM(xs[1]), A_MEM(ys[1]), A_MEM(xs[2]), A_MEM(ys[2]),
-                       A_MEM(ld->partial), A_LOCAL(6 * ls * ld->acc))) ||
+    if ((rc = lai_set_args(ld->k_dots, "dots_partial", err, 10, A_INT(cn), A_INT(nd), A_MEM(xs[0]),
+                           A_MEM(ys[0]), A_MEM(xs[1]), A_MEM(ys[1]), A_MEM(xs[2]), A_MEM(ys[2]),
+                           A_MEM(ld->partial), A_LOCAL(6 * ls * ld->acc))) ||
         (rc = launch(ld, ld->k_dots, "dots_partial", groups, ls, err)))
         return rc;
     return reduce_begin(ld, groups, ndots, err);
@@ -577,16 +524,18 @@ int ld_pipecg_update_begin(ld_ctx *ld, double alpha, double beta, const la_vec *
                         (long long)n);
     size_t ls = ld->la->cfg.local_size, groups = groups_for(ld, n, ls);
     cl_int cn = (cl_int)n;
-    ld_real a = mk_real(ld, alpha), b = mk_real(ld, beta);
+    real_arg a = lai_mk_real(ld->la, alpha), b = lai_mk_real(ld->la, beta);
     if (jacobi)
-        rc = set_args(ld->k_pipecg_jacobi, "pipecg_update_jacobi", err, 15, A_INT(cn), A_REAL(a),
-                      A_REAL(b), A_MEM(nv->buf), A_MEM(m->buf), A_MEM(w->buf), A_MEM(z->buf),
-                      A_MEM(q->buf), A_MEM(s->buf), A_MEM(p->buf), A_MEM(x->buf), A_MEM(r->buf),
-                      A_MEM(u->buf), A_MEM(ld->partial), A_LOCAL(6 * ls * ld->acc));
+        rc =
+            lai_set_args(ld->k_pipecg_jacobi, "pipecg_update_jacobi", err, 15, A_INT(cn), A_REAL(a),
+                         A_REAL(b), A_MEM(nv->buf), A_MEM(m->buf), A_MEM(w->buf), A_MEM(z->buf),
+                         A_MEM(q->buf), A_MEM(s->buf), A_MEM(p->buf), A_MEM(x->buf), A_MEM(r->buf),
+                         A_MEM(u->buf), A_MEM(ld->partial), A_LOCAL(6 * ls * ld->acc));
     else
-        rc = set_args(ld->k_pipecg, "pipecg_update", err, 12, A_INT(cn), A_REAL(a), A_REAL(b),
-                      A_MEM(nv->buf), A_MEM(w->buf), A_MEM(z->buf), A_MEM(s->buf), A_MEM(p->buf),
-                      A_MEM(x->buf), A_MEM(r->buf), A_MEM(ld->partial), A_LOCAL(6 * ls * ld->acc));
+        rc = lai_set_args(ld->k_pipecg, "pipecg_update", err, 12, A_INT(cn), A_REAL(a), A_REAL(b),
+                          A_MEM(nv->buf), A_MEM(w->buf), A_MEM(z->buf), A_MEM(s->buf),
+                          A_MEM(p->buf), A_MEM(x->buf), A_MEM(r->buf), A_MEM(ld->partial),
+                          A_LOCAL(6 * ls * ld->acc));
     if (rc)
         return rc;
     if (jacobi)
