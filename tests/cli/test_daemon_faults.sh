@@ -185,7 +185,11 @@ fi
 
 # 5b-7: one daemon with the fault library preloaded; faults switched by files
 D2=$TEST_TMP/data2
-LD_PRELOAD=$CLSFAULT_LIB CLSFAULT_DIR=$F daemon_start 2 "$D2" || { bad "daemon with clsfault"; finish; }
+# CLSOLVE_WARM=0: every job sets its devices up afresh, so the faults below
+# meet the OpenCL calls they target (a warm device makes no clBuildProgram);
+# warm devices meet their own fault in 7c
+LD_PRELOAD=$CLSFAULT_LIB CLSFAULT_DIR=$F CLSOLVE_WARM=0 daemon_start 2 "$D2" ||
+    { bad "daemon with clsfault"; finish; }
 small_job_ok "$DURL" "clsfault loaded, no fault"
 
 # 5b. ENOSPC on every write under the data directory during the upload
@@ -259,5 +263,32 @@ if [ -d "$CLSOLVE_DATA/meshes" ] || ls "$CLSOLVE_DATA"/*.obj >/dev/null 2>&1; th
 fi
 $DCLIENT request "$DURL" GET /healthz | head -1 | grep -q 200 && ok || bad "health after the faults"
 daemon_stop 60 && ok || bad "clean stop after the faults"
+
+# 7c. warm devices (issue 13): the second job finds its device set up by the
+#     first; a device that fails in a job is dropped from the warm set and set
+#     up again for the next job, which succeeds
+D3=$TEST_TMP/data3
+LD_PRELOAD=$CLSFAULT_LIB CLSFAULT_DIR=$F daemon_start 1 "$D3" || { bad "daemon (warm devices)"; finish; }
+small_job_warm() { # prints the warm_devices of a small job that succeeded
+    local id j
+    id=$($DCLIENT submit "$DURL" "$SMALL" --param tol=1e-10) || { echo "submit-failed"; return; }
+    j=$($DCLIENT wait "$DURL" "$id" --timeout 120)
+    [ "$(jget "j['status']" <<<"$j")" = succeeded ] || { echo "status-$(jget "j['status']" <<<"$j")"; return; }
+    jget "j['timings']['warm_devices']" <<<"$j"
+}
+w1=$(small_job_warm)
+w2=$(small_job_warm)
+[ "$w1" = 0 ] && [ "$w2" = 1 ] && ok || bad "warm devices: first job $w1, second $w2 (expected 0 then 1)"
+echo 1 >"$F/cl_alloc" # every buffer allocation fails
+id=$($DCLIENT submit "$DURL" "$SMALL" --param tol=1e-10) || bad "submit (alloc fault, warm device)"
+j=$($DCLIENT wait "$DURL" "$id" --timeout 120)
+rm -f "$F/cl_alloc"
+[ "$(jget "j['status']" <<<"$j")" = failed ] && ok || bad "alloc fault on a warm device: job $j"
+w3=$(small_job_warm)
+w4=$(small_job_warm)
+[ "$w3" = 0 ] && [ "$w4" = 1 ] && ok ||
+    bad "after the fault: warm devices $w3 then $w4 (expected 0, set up again, then 1)"
+echo "warm devices: $w1, $w2; fault; $w3, $w4"
+daemon_stop 60 && ok || bad "clean stop (warm devices)"
 echo "faults met: $(cut -d' ' -f2- "$F/log" | sed 's/, bytes.*//; s/ 0$//' | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
 finish
