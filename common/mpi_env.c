@@ -16,6 +16,13 @@ void cls_mpi_singleton_env(void)
         {"OMPI_MCA_mtl", "^ofi"},
         {"OMPI_MCA_osc", "^ucx"},
         {"OMPI_MCA_coll", "^hcoll"},
+        /* An isolated singleton's session directory is always
+         * /tmp/ompi.HOST.UID/jf.0: every such process on the host shares it
+         * and removes it at exit, so one process ending while another starts
+         * fails the other's mkdir ("jf.0/1: No such file or directory"; seen
+         * in CI with two clsolved starting at once). One rank with only the
+         * self transport needs no session directory. */
+        {"OMPI_MCA_orte_create_session_dirs", "0"},
     };
     for (size_t i = 0; i < sizeof set / sizeof set[0]; i++)
         setenv(set[i][0], set[i][1], 0);

@@ -6,7 +6,8 @@
  * the 2-core machine and 0.55 s on the GPU host, more than a small solve.
  * A singleton has one rank and talks to nobody, so: ess_singleton_isolated
  * (no daemon), the self transport only (btl self, pml ob1) and no UCX, OFI
- * or hcoll; 0.04 s. Under mpirun (OMPI_COMM_WORLD_SIZE or PMIX_RANK set)
+ * or hcoll, and no session directory (isolated singletons would all share
+ * one and remove it under each other); 0.04 s. Under mpirun (OMPI_COMM_WORLD_SIZE or PMIX_RANK set)
  * nothing is changed, and a variable the user set is never overridden.
  */
 #ifndef CLS_COMMON_MPI_ENV_H
