@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/parallel.h"
+#include "../common/trace.h"
 #include "../matrices/gen_rows.h"
 #include "../matrices/mm.h"
 
@@ -129,14 +131,30 @@ static void csr_keep_prefix(csr_matrix *A, int64_t r1)
 }
 
 /* b = A * 1 over a block: row sums, in the order csr_spmv_ref adds them */
-static void row_sums(const csr_matrix *B, double *b)
+typedef struct rowsum_ctx {
+    const csr_matrix *B;
+    double *b;
+} rowsum_ctx;
+
+static void row_sums_range(void *arg, int range, int64_t i0, int64_t i1)
 {
-    for (int64_t i = 0; i < B->nrows; i++) {
+    (void)range;
+    const rowsum_ctx *c = arg;
+    const csr_matrix *B = c->B;
+    for (int64_t i = i0; i < i1; i++) {
         double s = 0.0;
         for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++)
             s += B->val[k] * 1.0;
-        b[i] = s;
+        c->b[i] = s;
     }
+}
+
+/* b = A 1, rows in parallel (each row's sum in entry order: the same bits
+ * on any thread count) */
+static void row_sums(const csr_matrix *B, double *b)
+{
+    rowsum_ctx c = {B, b};
+    cls_parallel_for(B->nrows, 65536, row_sums_range, &c);
 }
 
 static int read_vectors(const char *a_path, const char *b_path, const char *x0_path, int64_t nrows,
@@ -251,6 +269,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const ch
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;
 
+    cls_trace("input: read (or header of the generator)");
     /* 1b. the layout, where the row lengths are known */
     hdr.has_b = b_path != NULL;
     hdr.has_x0 = x0_path != NULL;
@@ -299,6 +318,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const ch
     const part_layout *L = &in->L;
     in->rb = L->begin[L->first[me]];
     in->re = L->begin[L->first[me + 1]];
+    cls_trace("input: layout");
 
     /* 1c. this rank's rows */
     if (gen) {
@@ -348,6 +368,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const ch
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;
 
+    cls_trace("input: this rank's rows");
     /* 1d. b and x0 follow the layout */
     int64_t nb = in->re - in->rb;
     in->b = malloc((size_t)(nb ? nb : 1) * sizeof *in->b);
@@ -365,6 +386,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const ch
     if (!rc && hdr.has_x0)
         rc = scatter_vector(comm, L, x0f, everywhere, in->x0, err);
     rc = dsolve_agree(comm, rc, err);
+    cls_trace("input: b and x0");
 
 done:
     csr_free(&A);
@@ -383,13 +405,44 @@ done:
  * change no digit: the iterates, residuals (relative, so invariant) and
  * iteration counts are those of the unscaled system, which runs unchanged
  * inside the window. *x_exp receives ea - eb. */
+typedef struct absmax_ctx {
+    const double *v;
+    double *m; /* per range */
+} absmax_ctx;
+
+static void absmax_range(void *arg, int range, int64_t a, int64_t e)
+{
+    const absmax_ctx *c = arg;
+    double m = 0.0;
+    for (int64_t k = a; k < e; k++)
+        if (fabs(c->v[k]) > m)
+            m = fabs(c->v[k]);
+    c->m[range] = m;
+}
+
+/* max |v_k| over the host's cores (a maximum does not depend on the order) */
+static int absmax(const double *v, int64_t n, double *out)
+{
+    int t = cls_parallel_ranges(n, 1 << 20);
+    double *m = calloc((size_t)t, sizeof *m);
+    if (!m)
+        return -1;
+    absmax_ctx c = {v, m};
+    cls_parallel_for(n, 1 << 20, absmax_range, &c);
+    *out = 0.0;
+    for (int q = 0; q < t; q++)
+        if (m[q] > *out)
+            *out = m[q];
+    free(m);
+    return 0;
+}
+
 int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err)
 {
     const int64_t nb = in->re - in->rb;
     double m[2] = {0.0, 0.0}; /* max |a_ij|, max |b_i| */
-    for (int64_t k = 0; k < in->blk.nnz; k++)
-        if (fabs(in->blk.val[k]) > m[0])
-            m[0] = fabs(in->blk.val[k]);
+    if (absmax(in->blk.val, in->blk.nnz, &m[0]))
+        return cls_fail(err, CLS_EOTHER, "out of memory for the scaling");
     for (int64_t i = 0; i < nb; i++)
         if (fabs(in->b[i]) > m[1])
             m[1] = fabs(in->b[i]);

@@ -256,6 +256,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
         goto done;
     if ((rc = dsolve_agree(comm, dsolve_scale(comm, &in, &x_exp, err), err)))
         goto done;
+    cls_trace("dsolve: scaled");
     const part_layout *L = &in.L;
     rep->rows = in.nrows;
     rep->nnz = in.nnz;
