@@ -13,6 +13,7 @@
 #include "tunedb.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -413,39 +414,61 @@ int tunedb_save(const char *path, const tunedb *db, cls_error *err)
     return CLS_OK;
 }
 
-/* process-wide cache: one device's database, loaded on first use */
-static struct {
-    int loaded;
+/* Process-wide cache: each device's database, loaded on first use and
+ * kept until tunedb_forget. Several threads solve at once in the daemon
+ * (scheduler lanes), on the same device or on different ones, so the cache
+ * is locked and an entry is never freed while the process may hold its
+ * pointer: a one-entry cache reloaded on every change of device would free
+ * the database another lane is reading. */
+#define TUNEDB_CACHE_MAX 16
+static struct tunedb_cached {
     char key[600];
     tunedb db;
     int ok;
-} tunedb_cache;
+} tunedb_cache[TUNEDB_CACHE_MAX];
+static int tunedb_ncached;
+static pthread_mutex_t tunedb_mu = PTHREAD_MUTEX_INITIALIZER;
 
 const tunedb *tunedb_for_device(const ocl_device *dev)
 {
     char key[600];
     snprintf(key, sizeof key, "%s|%s|%s", dev->name, dev->driver, dev->platform_name);
-    if (tunedb_cache.loaded && !strcmp(key, tunedb_cache.key))
-        return tunedb_cache.ok ? &tunedb_cache.db : NULL;
-    if (tunedb_cache.loaded)
-        tunedb_free(&tunedb_cache.db);
-    memset(&tunedb_cache, 0, sizeof tunedb_cache);
-    tunedb_cache.loaded = 1;
-    snprintf(tunedb_cache.key, sizeof tunedb_cache.key, "%s", key);
-    char path[4400], warn[1200];
-    if (!tunedb_path(dev, path, sizeof path))
-        return NULL;
-    int rc = tunedb_load(path, dev, &tunedb_cache.db, warn, sizeof warn);
-    if (rc == 2)
-        fprintf(stderr, "clsolve: warning: tuning database ignored: %s; using the defaults\n",
-                warn);
-    tunedb_cache.ok = rc == 0;
-    return tunedb_cache.ok ? &tunedb_cache.db : NULL;
+    const tunedb *out = NULL;
+    pthread_mutex_lock(&tunedb_mu);
+    int i;
+    for (i = 0; i < tunedb_ncached; i++)
+        if (!strcmp(key, tunedb_cache[i].key))
+            break;
+    if (i == tunedb_ncached) {
+        if (tunedb_ncached == TUNEDB_CACHE_MAX) { /* more devices than any host has */
+            pthread_mutex_unlock(&tunedb_mu);
+            return NULL;
+        }
+        struct tunedb_cached *c = &tunedb_cache[tunedb_ncached++];
+        memset(c, 0, sizeof *c);
+        snprintf(c->key, sizeof c->key, "%s", key);
+        char path[4400], warn[1200];
+        if (tunedb_path(dev, path, sizeof path)) {
+            int rc = tunedb_load(path, dev, &c->db, warn, sizeof warn);
+            if (rc == 2)
+                fprintf(stderr,
+                        "clsolve: warning: tuning database ignored: %s; using the defaults\n",
+                        warn);
+            c->ok = rc == 0;
+        }
+    }
+    if (tunedb_cache[i].ok)
+        out = &tunedb_cache[i].db;
+    pthread_mutex_unlock(&tunedb_mu);
+    return out;
 }
 
 void tunedb_forget(void)
 {
-    if (tunedb_cache.loaded)
-        tunedb_free(&tunedb_cache.db);
-    memset(&tunedb_cache, 0, sizeof tunedb_cache);
+    pthread_mutex_lock(&tunedb_mu);
+    for (int i = 0; i < tunedb_ncached; i++)
+        tunedb_free(&tunedb_cache[i].db);
+    memset(tunedb_cache, 0, sizeof tunedb_cache);
+    tunedb_ncached = 0;
+    pthread_mutex_unlock(&tunedb_mu);
 }
