@@ -6,12 +6,12 @@
  *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
  *          [--port-file F] [--pid-file F]
  *
- * Every rank starts here. MPI is initialised with MPI_THREAD_FUNNELED: only
- * the main thread of each rank calls MPI (on rank 0 that is the scheduler;
- * the HTTP threads never do). All ranks gather the device list, then rank
- * 0 opens the job store (re-queueing what a crash interrupted), starts the
- * HTTP server and runs the scheduler, while the other ranks wait for jobs
- * (net/job_proto.h: sleeping, not spinning).
+ * Every rank starts here. MPI is initialised with MPI_THREAD_MULTIPLE: on
+ * rank 0 the scheduler's thread and its lanes (small jobs solved at once on
+ * MPI_COMM_SELF, net/scheduler.h) call MPI; the HTTP threads never do. All ranks gather the device
+ * list, then rank 0 opens the job store (re-queueing what a crash interrupted), starts the HTTP
+ * server and runs the scheduler, while the other ranks wait for jobs (net/job_proto.h: sleeping,
+ * not spinning).
  *
  * SIGTERM or SIGINT on rank 0 drains: new jobs get 503, the running job
  * finishes, queued jobs stay queued on disk for the next start, the
@@ -67,7 +67,11 @@ static const char usage[] =
     "  --max-connections N    concurrent HTTP connections (default 64)\n"
     "  --timeout S            idle seconds before a connection is closed (default 60)\n"
     "  --port-file F          write the port listened on to F once ready\n"
-    "  --pid-file F           write rank 0's pid to F (send it SIGTERM to drain)\n";
+    "  --pid-file F           write rank 0's pid to F (send it SIGTERM to drain)\n"
+    "  --lanes N              small jobs run at once on rank 0 (default 4; 1: one\n"
+    "                         job at a time)\n"
+    "  --shared-max-entries N a job whose matrix declares at most N entries is\n"
+    "                         small (default 4M); larger ones get every rank alone\n";
 
 typedef struct clsolved_opts {
     const char *listen, *data_dir, *token_file, *device, *port_file, *pid_file;
@@ -76,6 +80,8 @@ typedef struct clsolved_opts {
     int64_t keep_count;
     double keep_seconds;
     unsigned max_connections, timeout_s;
+    int lanes;
+    int64_t shared_max_entries;
 } clsolved_opts;
 
 static int parse_u64(const char *s, uint64_t *out, int suffixes)
@@ -142,9 +148,9 @@ static int parse_keep(const char *s, clsolved_opts *o)
 
 /* Every option takes a value. */
 static const char *const clsolved_options[] = {
-    "--listen",    "--data-dir",        "--token-file", "--device",
-    "--port-file", "--pid-file",        "--max-upload", "--max-queued",
-    "--keep",      "--max-connections", "--timeout",
+    "--listen",   "--data-dir",   "--token-file",         "--device", "--port-file",
+    "--pid-file", "--max-upload", "--max-queued",         "--keep",   "--max-connections",
+    "--timeout",  "--lanes",      "--shared-max-entries",
 };
 
 static int clsolved_option_known(const char *name)
@@ -167,6 +173,8 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     o->keep_seconds = -1;
     o->max_connections = 64;
     o->timeout_s = 60;
+    o->lanes = 4;
+    o->shared_max_entries = 4194304;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
@@ -225,6 +233,14 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
                 goto bad_value;
             o->max_connections = (unsigned)u;
+        } else if (!strcmp(name, "--lanes")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > 32)
+                goto bad_value;
+            o->lanes = (int)u;
+        } else if (!strcmp(name, "--shared-max-entries")) {
+            if (parse_u64(v, &u, 1) || u > INT64_MAX)
+                goto bad_value;
+            o->shared_max_entries = (int64_t)u;
         } else if (!strcmp(name, "--timeout")) {
             if (parse_u64(v, &u, 0) || u == 0 || u > 86400)
                 goto bad_value;
@@ -276,7 +292,7 @@ static int read_token(const char *path, char **token, cls_error *err)
     return *token ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory");
 }
 
-static int run_root(const clsolved_opts *o, int size, json_t *cluster)
+static int run_root(const clsolved_opts *o, int size, json_t *cluster, int lanes)
 {
     cls_error err;
     cls_error_clear(&err);
@@ -339,8 +355,12 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
         if (fileio_write_durable(o->port_file, buf, (size_t)n, &err))
             fprintf(stderr, "clsolved: %s\n", err.msg);
     }
-    scheduler_config sched = {
-        .store = store, .device = o->device, .stop = &clsolved_stop, .retention_every_s = 60};
+    scheduler_config sched = {.store = store,
+                              .device = o->device,
+                              .stop = &clsolved_stop,
+                              .retention_every_s = 60,
+                              .lanes = lanes,
+                              .shared_max_entries = o->shared_max_entries};
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     fprintf(stderr, "clsolved: drained, exiting\n");
     http_server_stop(srv);
@@ -366,7 +386,7 @@ int main(int argc, char **argv)
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
     cls_mpi_singleton_env();     /* before MPI_Init: no mpirun, no cluster start-up */
     int provided = 0, rank = 0, size = 1;
-    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "clsolved: MPI_Init_thread failed\n");
         return 1;
     }
@@ -394,9 +414,19 @@ int main(int argc, char **argv)
     cls_error_clear(&err);
     if (cluster_gather(MPI_COMM_WORLD, o.device, &cluster, &err) && rank == 0)
         fprintf(stderr, "clsolved: %s\n", err.msg);
+    /* the lanes call MPI (on MPI_COMM_SELF) beside the scheduler's thread */
+    int lanes = o.lanes;
+    if (lanes > 1 && provided < MPI_THREAD_MULTIPLE) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "clsolved: MPI gives thread level %d, not MPI_THREAD_MULTIPLE: one job at a "
+                    "time (--lanes 1)\n",
+                    provided);
+        lanes = 1;
+    }
     int rc;
     if (rank == 0)
-        rc = run_root(&o, size, cluster);
+        rc = run_root(&o, size, cluster, lanes);
     else
         rc = scheduler_run_worker(MPI_COMM_WORLD, o.device);
     json_decref(cluster);

@@ -40,6 +40,28 @@ static int alloc_buffer(la_ctx *la, const char *what, size_t bytes, cl_mem_flags
     return CLS_OK;
 }
 
+/* CLSOLVE_POISON=1: every vector handed out (newly allocated or from the
+ * pool of reserved buffers) is first filled with NaN. Device memory is not
+ * cleared between jobs, so a solve that read an entry it had not written
+ * would see the last job's data; with poisoned buffers it sees NaN, and
+ * the tests that run whole solves and daemon jobs this way fail. */
+static int poison_enabled(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("CLSOLVE_POISON");
+        on = v && *v && strcmp(v, "0") != 0;
+    }
+    return on;
+}
+
+static int vec_poison(la_ctx *la, la_vec *v, cls_error *err)
+{
+    if (!poison_enabled() || v->n == 0)
+        return CLS_OK;
+    return la_fill(la, NAN, v, err);
+}
+
 int la_vec_create(la_ctx *la, int64_t n, la_vec *v, cls_error *err)
 {
     v->buf = NULL;
@@ -56,14 +78,14 @@ int la_vec_create(la_ctx *la, int64_t n, la_vec *v, cls_error *err)
             la->pool[i] = la->pool[--la->npool];
             v->n = n;
             v->pool = la;
-            return CLS_OK;
+            return vec_poison(la, v, err);
         }
     int rc = alloc_buffer(la, "vector", (size_t)(n ? n : 1) * la->elem, CL_MEM_READ_WRITE, NULL,
                           &v->buf, err);
     if (rc)
         return rc;
     v->n = n;
-    return CLS_OK;
+    return vec_poison(la, v, err);
 }
 
 void la_vec_release(la_vec *v)

@@ -32,6 +32,7 @@ typedef struct job_rec {
     uint64_t bytes;
     int64_t interrupted; /* runs cut short by a crash or kill (re-queued at start) */
     json_t *result, *error, *timings, *devices;
+    json_t *placement; /* the scheduler's choice: lane or whole world, device (scheduler.c) */
     /* live */
     int64_t iteration;
     double residual, updated;
@@ -100,6 +101,7 @@ static void rec_free(job_rec *r)
     json_decref(r->error);
     json_decref(r->timings);
     json_decref(r->devices);
+    json_decref(r->placement);
     free(r->hist);
     free(r);
 }
@@ -142,6 +144,7 @@ static json_t *rec_json(const job_rec *r, int internal)
     json_object_set_new(o, "result", r->result ? json_incref(r->result) : json_null());
     json_object_set_new(o, "timings", r->timings ? json_incref(r->timings) : json_null());
     json_object_set_new(o, "devices", r->devices ? json_incref(r->devices) : json_null());
+    json_object_set_new(o, "placement", r->placement ? json_incref(r->placement) : json_null());
     json_object_set_new(o, "error", r->error ? json_incref(r->error) : json_null());
     json_object_set_new(o, "cancel_requested", json_boolean(r->cancel));
     json_object_set_new(o, "interrupted_runs", json_integer(r->interrupted));
@@ -339,6 +342,8 @@ static int load_one(job_store *s, const char *id, cls_error *err)
             r->timings = json_incref(v);
         if (json_is_array(v = json_object_get(o, "devices")))
             r->devices = json_incref(v);
+        if (json_is_object(v = json_object_get(o, "placement")))
+            r->placement = json_incref(v);
         json_t *pr = json_object_get(o, "progress");
         r->iteration = json_integer_value(json_object_get(pr, "iteration"));
         json_t *res = json_object_get(pr, "residual");
@@ -861,6 +866,19 @@ void job_store_set_phase(job_store *s, const char *id, const char *phase)
         r->updated = wall_now();
     }
     pthread_mutex_unlock(&s->mu);
+}
+
+void job_store_set_placement(job_store *s, const char *id, json_t *placement)
+{
+    pthread_mutex_lock(&s->mu);
+    job_rec *r = find(s, id);
+    if (r) {
+        json_decref(r->placement);
+        r->placement = placement;
+        placement = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    json_decref(placement);
 }
 
 int job_store_history(job_store *s, const char *id, double **h, int64_t *n)

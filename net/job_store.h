@@ -109,6 +109,9 @@ void job_store_wake(job_store *s);
 /* Progress of the running job; returns non-zero when it is to stop. */
 int job_store_progress(job_store *s, const char *id, int64_t iteration, double residual);
 void job_store_set_phase(job_store *s, const char *id, const char *phase);
+/* Where the scheduler runs the job (scheduler.c), shown in the job's JSON
+ * from then on and kept with the final record; placement is stolen. */
+void job_store_set_placement(job_store *s, const char *id, json_t *placement);
 /* Copies the running job's residual history (malloc'ed) for residuals.json. */
 int job_store_history(job_store *s, const char *id, double **h, int64_t *n);
 /* Final state; the json objects are stolen (may be NULL). */

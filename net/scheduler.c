@@ -13,11 +13,13 @@
 #include "scheduler.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../common/timer.h"
 #include "../matrices/mm.h"
@@ -110,11 +112,16 @@ static void user_message(char *msg, size_t cap, const job_claim *c, const char *
 static const char *error_code_name(int rc)
 {
     switch (rc) {
-    case CLS_EINPUT: return "bad_input";
-    case CLS_ENOTCONV: return "not_converged";
-    case CLS_EBREAKDOWN: return "breakdown";
-    case CLS_EUSAGE: return "bad_request";
-    default: return "internal";
+    case CLS_EINPUT:
+        return "bad_input";
+    case CLS_ENOTCONV:
+        return "not_converged";
+    case CLS_EBREAKDOWN:
+        return "breakdown";
+    case CLS_EUSAGE:
+        return "bad_request";
+    default:
+        return "internal";
     }
 }
 
@@ -207,7 +214,10 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->devices_per_rank = 1;
 }
 
-static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *c)
+/* Runs a cg job. collective: every rank of comm is told (job_proto) and
+ * solves it with rank 0; otherwise comm is MPI_COMM_SELF and the job runs
+ * on this rank alone, in a lane. */
+static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, const job_claim *c)
 {
     job_store *s = cfg->store;
     job_proto_msg m;
@@ -221,7 +231,8 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     }
     job_store_set_phase(s, c->id, "reading");
     double t0 = cls_now();
-    job_proto_send(comm, &m);
+    if (collective)
+        job_proto_send(comm, &m);
 
     dsolve_options o;
     msg_options(&m, cfg->device, &o);
@@ -244,8 +255,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     if (x) {
         char comment[320];
         snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
-                 rep.cg.converged ? "converged" : "not converged",
-                 (long long)rep.cg.iterations);
+                 rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
         if (write_solution(c->dir, x, rep.rows, comment, &werr)) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
@@ -296,8 +306,8 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         const dsolve_part_info *p = &rep.parts[i];
         json_t *d = cluster_device_json(&p->device);
         json_object_set_new(d, "rank", json_integer(p->rank));
-        json_object_set_new(d, "rows", json_pack("[I, I]", (json_int_t)p->row_begin,
-                                                 (json_int_t)p->row_end));
+        json_object_set_new(d, "rows",
+                            json_pack("[I, I]", (json_int_t)p->row_begin, (json_int_t)p->row_end));
         json_object_set_new(d, "nnz", json_integer(p->nnz));
         /* the configuration this part ran with, not the device default */
         json_object_set_new(d, "work_group",
@@ -359,9 +369,10 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     cls_error_clear(&err);
     if (snprintf(out, sizeof out, "%s/out", c->dir) >= (int)sizeof out ||
         snprintf(input, sizeof input, "%s/%s", c->dir, c->in.input_file) >= (int)sizeof input) {
-        if (job_store_complete(s, c->id, JOB_FAILED, NULL,
-                               error_json("internal", CLS_EOTHER, "data directory path too long", 0),
-                               NULL, NULL, &err))
+        if (job_store_complete(
+                s, c->id, JOB_FAILED, NULL,
+                error_json("internal", CLS_EOTHER, "data directory path too long", 0), NULL, NULL,
+                &err))
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
         return;
     }
@@ -377,8 +388,8 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     if (!rc)
         rc = job_files_check(c->params.kind, c->params.options, &err);
     if (!rc)
-        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out,
-                             cfg->device, &result_text, &err);
+        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out, cfg->device,
+                             &result_text, &err);
     if (!rc)
         rc = sync_dir_files(out, &err);
     double total = cls_now() - t0;
@@ -416,16 +427,114 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     metrics_job_finished(st, total, 0);
     metrics_device_busy(0, -1, cfg->device, total);
     cls_error werr;
-    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total),
-                           NULL, &werr))
+    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total), NULL,
+                           &werr))
         fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
 }
 #endif
 
+/* ------------------------------------------------------------------ lanes
+ *
+ * A system too small to fill a device leaves most of it idle, and a GPU's
+ * per-iteration latency (launches, the scalar kernel) bounds such a job
+ * whatever the GPU's bandwidth: 1138_bus does 937 iterations of ~0.05 ms on
+ * an H100. So small cg jobs run on rank 0 alone, several at once, each in a
+ * lane: a thread with its own device state (a context, queues, buffers;
+ * solver/dvec.h keeps one warm state per lane and device) solving on
+ * MPI_COMM_SELF. A job is small when its matrix declares at most
+ * shared_max_entries stored entries (the header, read before the job runs;
+ * the reader never trusts it beyond the data). Any other job (a large
+ * system, a physics job) waits until every lane is idle and then has every
+ * rank and device to itself, as before. Jobs are taken in order: a large
+ * job at the head of the queue holds back the small ones behind it rather
+ * than wait forever for a gap. The choice is in the job record
+ * ("placement"). Lanes need MPI_THREAD_MULTIPLE (clsolved asks for it; with
+ * less, lanes = 1 and every job is exclusive).
+ */
+typedef struct sched_lanes {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int max, busy;
+    unsigned used; /* bit k: lane k busy */
+} sched_lanes;
+
+typedef struct lane_job {
+    const scheduler_config *cfg;
+    sched_lanes *L;
+    job_claim claim;
+    int lane;
+} lane_job;
+
+static void *lane_run(void *arg)
+{
+    lane_job *j = arg;
+    run_cg(MPI_COMM_SELF, 0, j->cfg, &j->claim);
+    job_params_free(&j->claim.params);
+    pthread_mutex_lock(&j->L->mu);
+    j->L->busy--;
+    j->L->used &= ~(1u << j->lane);
+    pthread_cond_broadcast(&j->L->cv);
+    pthread_mutex_unlock(&j->L->mu);
+    free(j);
+    return NULL;
+}
+
+/* Waits until at most `most` lanes are busy (or stop). */
+static void lanes_wait(sched_lanes *L, int most, volatile sig_atomic_t *stop, int even_if_stop)
+{
+    pthread_mutex_lock(&L->mu);
+    while (L->busy > most && (even_if_stop || !*stop)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 250000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&L->cv, &L->mu, &ts);
+    }
+    pthread_mutex_unlock(&L->mu);
+}
+
+/* 1 if c's matrix declares at most max_entries stored entries */
+static int job_is_small(const job_claim *c, int64_t max_entries)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/matrix.mtx", c->dir) >= (int)sizeof path)
+        return 0;
+    mm_header h;
+    cls_error e;
+    if (mm_read_header(path, &h, &e) != CLS_OK)
+        return 1; /* a bad header fails at once: no need for the whole world */
+    return h.entries <= max_entries && h.rows <= max_entries;
+}
+
+static json_t *placement_json(const char *mode, int lane, int lanes, int running, int ranks)
+{
+    json_t *o = json_pack("{s:s, s:i, s:i}", "mode", mode, "ranks", ranks, "running", running);
+    if (lane >= 0) {
+        json_object_set_new(o, "lane", json_integer(lane));
+        json_object_set_new(o, "lanes", json_integer(lanes));
+    }
+    return o;
+}
+
 int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
 {
     double last_retention = cls_now();
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    sched_lanes L = {.max = cfg->lanes > 1 ? cfg->lanes : 1};
+    if (L.max > 32)
+        L.max = 32;
+    pthread_mutex_init(&L.mu, NULL);
+    pthread_cond_init(&L.cv, NULL);
+    const int64_t small_max = cfg->shared_max_entries > 0 ? cfg->shared_max_entries : 4194304;
     while (!*cfg->stop) {
+        /* take a job only when a lane could run it */
+        lanes_wait(&L, L.max - 1, cfg->stop, 0);
+        if (*cfg->stop)
+            break;
         job_claim c;
         cls_error err;
         int got = job_store_claim_next(cfg->store, 0.25, &c, &err);
@@ -434,25 +543,71 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
             continue;
         }
         if (got == 1) {
-            if (job_params_is_cg(&c.params))
-                run_cg(comm, cfg, &c);
+            int cg = job_params_is_cg(&c.params);
+            if (cg && L.max > 1 && job_is_small(&c, small_max)) {
+                lane_job *j = malloc(sizeof *j);
+                pthread_t tid;
+                pthread_attr_t at;
+                pthread_attr_init(&at);
+                pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+                pthread_mutex_lock(&L.mu);
+                int lane = 0;
+                while (L.used & (1u << lane))
+                    lane++;
+                L.used |= 1u << lane;
+                L.busy++;
+                int running = L.busy;
+                pthread_mutex_unlock(&L.mu);
+                job_store_set_placement(cfg->store, c.id,
+                                        placement_json("shared", lane, L.max, running, 1));
+                int started = 0;
+                if (j) {
+                    *j = (lane_job){cfg, &L, c, lane};
+                    started = pthread_create(&tid, &at, lane_run, j) == 0;
+                }
+                pthread_attr_destroy(&at);
+                if (!started) { /* no thread: run it here, as a lane would */
+                    free(j);
+                    run_cg(MPI_COMM_SELF, 0, cfg, &c);
+                    job_params_free(&c.params);
+                    pthread_mutex_lock(&L.mu);
+                    L.busy--;
+                    L.used &= ~(1u << lane);
+                    pthread_mutex_unlock(&L.mu);
+                }
+            } else {
+                /* the whole world: once every lane is idle */
+                if (L.busy > 0) {
+                    job_store_set_phase(cfg->store, c.id, "waiting");
+                    lanes_wait(&L, 0, cfg->stop, 1);
+                }
+                job_store_set_placement(cfg->store, c.id,
+                                        placement_json("exclusive", -1, L.max, 1, cg ? size : 1));
+                if (cg)
+                    run_cg(comm, 1, cfg, &c);
 #ifdef CLS_NET_HAVE_PHYSICS
-            else
-                run_physics(cfg, &c);
+                else
+                    run_physics(cfg, &c);
 #else
-            else
-                job_store_complete(cfg->store, c.id, JOB_FAILED, NULL,
-                                   error_json("bad_request", CLS_EUSAGE,
-                                              "this daemon was built without the physics jobs", 0),
-                                   NULL, NULL, &err);
+                else
+                    job_store_complete(cfg->store, c.id, JOB_FAILED, NULL,
+                                       error_json("bad_request", CLS_EUSAGE,
+                                                  "this daemon was built without the physics jobs",
+                                                  0),
+                                       NULL, NULL, &err);
 #endif
-            job_params_free(&c.params);
+                job_params_free(&c.params);
+            }
         }
         if (got == 1 || cls_now() - last_retention > cfg->retention_every_s) {
             job_store_retention(cfg->store);
             last_retention = cls_now();
         }
     }
+    /* drain: the lanes' jobs finish before the workers are told to exit */
+    lanes_wait(&L, 0, cfg->stop, 1);
+    pthread_mutex_destroy(&L.mu);
+    pthread_cond_destroy(&L.cv);
     job_proto_msg m;
     memset(&m, 0, sizeof m);
     m.cmd = JOB_PROTO_EXIT;
