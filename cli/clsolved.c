@@ -23,9 +23,12 @@
  * short and re-queued at the next start instead of finishing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,7 @@
 
 #include "common/mpi_env.h"
 #include "kernels/ocl.h"
+#include "solver/devfig.h"
 #include "solver/dvec.h"
 #include "kernels/tunedb.h"
 #include "net/cluster.h"
@@ -269,6 +273,126 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     return 0;
 }
 
+/* ------------------------------------------------------- device figures
+ *
+ * --device auto sends a one-part job to the device that finishes it first,
+ * judged by each device's measured figures (solver/devfig.h). Where this
+ * host has devices of two kinds and one lacks figures, they are measured
+ * in the background at start, each by a child `clsolve tune --figures`
+ * writing to this daemon's tuning directory: a driver that crashes while
+ * building the kernels (one PoCL release aborts) takes the child down, not
+ * the daemon, and that device then simply has no figures and is never
+ * chosen. Jobs before the figures are in use discovery order. */
+extern char **environ;
+
+typedef struct figures_job {
+    char clsolve[PATH_MAX];
+} figures_job;
+
+static void *figures_run(void *arg)
+{
+    figures_job *j = arg;
+    ocl_device *devs = NULL;
+    int n = 0;
+    cls_error err;
+    if (ocl_list_devices(&devs, &n, &err) == CLS_OK) {
+        char dir[4096];
+        int have_dir = tunedb_dir(dir, sizeof dir);
+        for (int i = 0; i < n && have_dir; i++) {
+            const tunedb *db = tunedb_for_device(&devs[i]);
+            double ms;
+            if (db && devfig_predict(db->fig, db->nfig, LA_DOUBLE, 1, &ms) == 0)
+                continue; /* measured before */
+            char idx[16], env_dir[4200];
+            snprintf(idx, sizeof idx, "%d", i);
+            snprintf(env_dir, sizeof env_dir, "CLSOLVE_TUNE_DIR=%s", dir);
+            char *argv[] = {j->clsolve, "tune", "--figures", "--device", idx, NULL};
+            /* the child's environment: ours, with the tuning directory set */
+            size_t ne = 0;
+            while (environ[ne])
+                ne++;
+            char **envp = calloc(ne + 2, sizeof *envp);
+            if (!envp)
+                break;
+            size_t k = 0;
+            for (size_t e = 0; e < ne; e++)
+                if (strncmp(environ[e], "CLSOLVE_TUNE_DIR=", 17))
+                    envp[k++] = environ[e];
+            envp[k++] = env_dir;
+            posix_spawn_file_actions_t fa;
+            posix_spawn_file_actions_init(&fa);
+            posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+            pid_t pid;
+            int st = 0, src = posix_spawn(&pid, j->clsolve, &fa, NULL, argv, envp);
+            posix_spawn_file_actions_destroy(&fa);
+            free(envp);
+            if (src == 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+                tunedb_refresh(&devs[i]);
+                fprintf(stderr, "clsolved: measured device %d (%s) for --device auto\n", i,
+                        devs[i].name);
+            } else {
+                fprintf(stderr,
+                        "clsolved: measuring device %d (%s) failed (%s %d): --device auto "
+                        "will not choose it\n",
+                        i, devs[i].name,
+                        src               ? "spawn error"
+                        : WIFSIGNALED(st) ? "signal"
+                                          : "exit code",
+                        src               ? src
+                        : WIFSIGNALED(st) ? WTERMSIG(st)
+                                          : WEXITSTATUS(st));
+            }
+        }
+        free(devs);
+    }
+    free(j);
+    return NULL;
+}
+
+/* Starts figures_run when this host has devices of more than one kind. */
+static void figures_start(void)
+{
+    ocl_device *devs = NULL;
+    int n = 0, kinds = 0;
+    cls_error err;
+    if (ocl_list_devices(&devs, &n, &err) != CLS_OK)
+        return;
+    cl_device_type seen = 0;
+    for (int i = 0; i < n; i++) {
+        cl_device_type t =
+            devs[i].type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_ACCELERATOR);
+        if (t && !(seen & t))
+            kinds++;
+        seen |= t;
+    }
+    free(devs);
+    if (kinds < 2)
+        return; /* nothing to choose between */
+    figures_job *j = calloc(1, sizeof *j);
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (!j || len <= 0) {
+        free(j);
+        return;
+    }
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash ||
+        snprintf(j->clsolve, sizeof j->clsolve, "%.*s/clsolve", (int)(slash - self), self) >=
+            (int)sizeof j->clsolve ||
+        access(j->clsolve, X_OK)) {
+        free(j);
+        return;
+    }
+    pthread_t tid;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&tid, &at, figures_run, j))
+        free(j);
+    pthread_attr_destroy(&at);
+}
+
 /* The token: the file's first line, surrounding white space removed. */
 static int read_token(const char *path, char **token, cls_error *err)
 {
@@ -361,6 +485,7 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster, int lanes
                               .retention_every_s = 60,
                               .lanes = lanes,
                               .shared_max_entries = o->shared_max_entries};
+    figures_start(); /* in the background: jobs do not wait for it */
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     fprintf(stderr, "clsolved: drained, exiting\n");
     http_server_stop(srv);

@@ -267,6 +267,8 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(times, "gather_s", json_real(rep.gather_s));
         json_object_set_new(times, "write_s", json_real(write_s));
         json_object_set_new(o, "warm_devices", json_integer(rep.warm_parts));
+        if (rep.device_choice[0]) /* --device auto on one part: what was compared */
+            json_object_set_new(o, "device_choice", json_string(rep.device_choice));
         json_object_set_new(o, "times", times);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
         if (s)

@@ -300,6 +300,8 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
                             json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
                                       rep.devices_per_rank, "total", rep.nparts));
         json_object_set_new(result, "solution_available", json_boolean(x != NULL && !werr.msg[0]));
+        if (rep.device_choice[0])
+            json_object_set_new(result, "device_choice", json_string(rep.device_choice));
     }
     json_t *devices = json_array();
     for (int i = 0; i < rep.nparts && i < DSOLVE_MAX_PARTS; i++) {

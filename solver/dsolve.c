@@ -383,6 +383,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     rep->setup_s = t2 - t1;
     rep->init_s = open_s - sys.upload_s; /* discovery, contexts, programs */
     rep->warm_parts = sys.warm_parts;
+    snprintf(rep->device_choice, sizeof rep->device_choice, "%s", sys.device_choice);
     rep->upload_s = rep->setup_s - rep->partition_s - rep->init_s; /* matrix, vectors, workspace */
 
     /* 5. the method */

@@ -71,6 +71,7 @@ typedef struct dsolve_report {
      * back, the true residual recomputed and x gathered on rank 0 */
     double partition_s, init_s, upload_s, gather_s;
     int warm_parts; /* parts (rank 0's view) whose device state was kept warm */
+    char device_choice[512]; /* one part, --device auto: the device compared figures (devfig.h) */
 } dsolve_report;
 
 typedef struct dsolve_options {

@@ -15,6 +15,7 @@
  * blocks only on the packed halos (step 3) and in the reductions.
  */
 #include "../common/trace.h"
+#include "devfig.h"
 #include "dvec.h"
 
 #include <errno.h>
@@ -160,6 +161,23 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
     if (!devs)
         return cls_fail(err, CLS_EOTHER, "out of memory choosing devices");
     int rc = dsys_pick_devices(comm, device, devices_per_rank, nmine, devs, err);
+    /* one part and --device auto: the device that finishes it first, from
+     * the devices' measured figures (devfig.h) */
+    if (!rc && nmine == 1 && L->nparts == 1 && (!device || !strcasecmp(device, "auto"))) {
+        ocl_device *all = NULL;
+        int na = 0;
+        cls_error le;
+        if (ocl_list_devices(&all, &na, &le) == CLS_OK) {
+            int fb = 0;
+            for (int i = 0; i < na; i++)
+                if (all[i].id == devs[0].id)
+                    fb = i;
+            int c = devfig_choose(all, na, fb, prec, parts[0].A.nnz, s->device_choice,
+                                  sizeof s->device_choice);
+            devs[0] = all[c];
+            free(all);
+        }
+    }
     if (!rc)
         rc = dsys_mpi_types(s, err);
     /* the whole matrix's mean row length: the SpMV variant and width follow

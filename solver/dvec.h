@@ -81,6 +81,7 @@ typedef struct dsys {
     la_precision prec;
     double init_s, upload_s; /* dsys_open: contexts and programs; matrices and halo buffers */
     int warm_parts;          /* parts whose device state was warm (dsys_warm_*) */
+    char device_choice[512]; /* --device auto on one part: why this device (devfig.h) */
     /* sticky local failure */
     int failed;
     cls_error ferr;
