@@ -475,6 +475,11 @@ int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *
                         : dev->fp64        ? "-DCLS_ACC_DOUBLE"
                                            : "";
     la->serial_group_sum = (dev->type & CL_DEVICE_TYPE_CPU) != 0;
+    /* CLSOLVE_SERIAL_GROUP_SUM=0|1 overrides the choice (diagnosing a CPU
+     * OpenCL compiler that rejects one of the two forms) */
+    const char *sgs = getenv("CLSOLVE_SERIAL_GROUP_SUM");
+    if (sgs && (!strcmp(sgs, "0") || !strcmp(sgs, "1")))
+        la->serial_group_sum = sgs[0] == '1';
     /* compensated sums cost a GPU nothing (memory-bound) and a CPU device
      * about 30% of a fused CG iteration; on one CPU part they buy nothing */
     la->plain_sums = (flags & LA_FLAG_ONE_PART) && (dev->type & CL_DEVICE_TYPE_CPU);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -384,6 +385,113 @@ int ocl_ctx_create(const ocl_device *dev, ocl_ctx *ctx, cls_error *err)
     return CLS_OK;
 }
 
+/* The process's shared contexts, one per device, and the programs built in
+ * them (kept in memory: the contexts live as long as the process, so a
+ * cl_program never outlives the context it names). */
+#define OCL_SHARED_MAX 16
+#define OCL_PROGRAMS_MAX 64
+static struct {
+    cl_device_id id;
+    cl_context context;
+} ocl_shared[OCL_SHARED_MAX];
+static int ocl_nshared;
+static struct {
+    cl_context context;
+    uint64_t key;
+    char *options;
+    cl_program prog;
+} ocl_programs[OCL_PROGRAMS_MAX];
+static int ocl_nprograms;
+static pthread_mutex_t ocl_shared_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int ocl_ctx_create_shared(const ocl_device *dev, ocl_ctx *ctx, cls_error *err)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->dev = *dev;
+    cl_int st = CL_SUCCESS;
+    pthread_mutex_lock(&ocl_shared_mu);
+    int i;
+    for (i = 0; i < ocl_nshared && ocl_shared[i].id != dev->id; i++)
+        ;
+    if (i == ocl_nshared) {
+        if (ocl_nshared == OCL_SHARED_MAX) {
+            pthread_mutex_unlock(&ocl_shared_mu);
+            return ocl_ctx_create(dev, ctx, err); /* more devices than a host has: unshared */
+        }
+        cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                         (cl_context_properties)dev->platform, 0};
+        cl_context c = clCreateContext(props, 1, &dev->id, NULL, NULL, &st);
+        if (st == CL_SUCCESS) {
+            ocl_shared[i].id = dev->id;
+            ocl_shared[i].context = c;
+            ocl_nshared++;
+        }
+    }
+    if (st == CL_SUCCESS) {
+        ctx->context = ocl_shared[i].context;
+        clRetainContext(ctx->context); /* the caller's reference */
+    }
+    pthread_mutex_unlock(&ocl_shared_mu);
+    OCL_CHECK(err, st, "clCreateContext");
+    ctx->shared = 1;
+    ctx->queue = clCreateCommandQueue(ctx->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &st);
+    if (st != CL_SUCCESS) {
+        clReleaseContext(ctx->context);
+        ctx->context = NULL;
+        OCL_CHECK(err, st, "clCreateCommandQueue");
+    }
+    return CLS_OK;
+}
+
+void ocl_shared_release_all(void)
+{
+    pthread_mutex_lock(&ocl_shared_mu);
+    for (int i = 0; i < ocl_nprograms; i++) {
+        clReleaseProgram(ocl_programs[i].prog);
+        free(ocl_programs[i].options);
+    }
+    ocl_nprograms = 0;
+    for (int i = 0; i < ocl_nshared; i++)
+        clReleaseContext(ocl_shared[i].context);
+    ocl_nshared = 0;
+    pthread_mutex_unlock(&ocl_shared_mu);
+}
+
+/* A program already built in a shared context: a new reference, or NULL. */
+static cl_program shared_program_find(const ocl_ctx *ctx, uint64_t key, const char *options)
+{
+    cl_program p = NULL;
+    if (!ctx->shared)
+        return NULL;
+    pthread_mutex_lock(&ocl_shared_mu);
+    for (int i = 0; i < ocl_nprograms && !p; i++)
+        if (ocl_programs[i].context == ctx->context && ocl_programs[i].key == key &&
+            !strcmp(ocl_programs[i].options, options)) {
+            p = ocl_programs[i].prog;
+            clRetainProgram(p);
+        }
+    pthread_mutex_unlock(&ocl_shared_mu);
+    return p;
+}
+
+static void shared_program_keep(const ocl_ctx *ctx, uint64_t key, const char *options,
+                                cl_program p)
+{
+    if (!ctx->shared)
+        return;
+    pthread_mutex_lock(&ocl_shared_mu);
+    char *o = ocl_nprograms < OCL_PROGRAMS_MAX ? strdup(options) : NULL;
+    if (o) {
+        clRetainProgram(p);
+        ocl_programs[ocl_nprograms].context = ctx->context;
+        ocl_programs[ocl_nprograms].key = key;
+        ocl_programs[ocl_nprograms].options = o;
+        ocl_programs[ocl_nprograms].prog = p;
+        ocl_nprograms++;
+    }
+    pthread_mutex_unlock(&ocl_shared_mu);
+}
+
 void ocl_ctx_release(ocl_ctx *ctx)
 {
     if (!ctx)
@@ -685,8 +793,12 @@ int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, 
         options = "";
     *prog = NULL;
     char path[1100];
-    int have_path = ocl_cache_path(ctx, text, options, path, sizeof path);
     uint64_t key = cache_key(ctx, text, options);
+    if ((*prog = shared_program_find(ctx, key, options)) != NULL) {
+        atomic_fetch_add(&stat_hits, 1);
+        return CLS_OK;
+    }
+    int have_path = ocl_cache_path(ctx, text, options, path, sizeof path);
 
     if (have_path) {
         size_t len = 0;
@@ -703,6 +815,7 @@ int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, 
                     free(bin);
                     *prog = p;
                     atomic_fetch_add(&stat_hits, 1);
+                    shared_program_keep(ctx, key, options, p);
                     return CLS_OK;
                 }
             }
@@ -727,6 +840,7 @@ int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, 
         return rc;
     if (have_path)
         cache_write(path, key, *prog);
+    shared_program_keep(ctx, key, options, *prog);
     return CLS_OK;
 }
 

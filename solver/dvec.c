@@ -142,6 +142,7 @@ void dsys_warm_release_all(void)
         w->used = 0;
     }
     pthread_mutex_unlock(&warm_mu);
+    ocl_shared_release_all();
 }
 
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
@@ -201,7 +202,11 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
             s->warm_parts++;
             cls_trace("dsys_open: warm device");
         } else {
-            if ((rc = ocl_ctx_create(&p->dev, &p->ocl, err)))
+            /* warm devices share one context per device (its programs
+             * kept in memory), each solve with its own queues: solves at
+             * once on one device run side by side, not time-sliced */
+            if ((rc = warm_enabled() ? ocl_ctx_create_shared(&p->dev, &p->ocl, err)
+                                     : ocl_ctx_create(&p->dev, &p->ocl, err)))
                 break;
             cls_trace("dsys_open: context");
             p->have_ocl = 1;
