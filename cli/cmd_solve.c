@@ -76,6 +76,7 @@ int cmd_solve(int argc, char **argv)
     int json = 0, engine_note = 0;
     dsolve_options dopt;
     dsolve_options_default(&dopt);
+    dopt.prewarm = 1; /* the device's OpenCL start overlaps reading the matrix */
     solve_options *opt = &dopt.solve;
 
     while (a.i < argc) {

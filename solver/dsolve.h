@@ -83,6 +83,9 @@ typedef struct dsolve_options {
     int read_everywhere;       /* every rank reads the file itself */
     int verbose;               /* rank 0 prints the layout to stderr */
     dsolve_engine engine;      /* AUTO: local for one part (CG), else distributed */
+    int prewarm;               /* one rank, one device: start the device's OpenCL
+                                * state while the input is read (dsys_prewarm_*;
+                                * a one-shot process: the daemon keeps it warm) */
 } dsolve_options;
 
 void dsolve_options_default(dsolve_options *o);

@@ -127,6 +127,63 @@ static int warm_put(dpart *p, la_precision prec, int flags)
     return put;
 }
 
+/* ---------------------------------------------------------------- prewarm */
+
+static struct {
+    pthread_t tid;
+    int started;
+    char device[64];
+    la_precision prec;
+} prewarm;
+
+static void *prewarm_run(void *arg)
+{
+    (void)arg;
+    dpart p;
+    cls_error e;
+    memset(&p, 0, sizeof p);
+    if (ocl_pick_device(prewarm.device, &p.dev, &e) != CLS_OK)
+        return NULL;
+    if (ocl_ctx_create_shared(&p.dev, &p.ocl, &e) != CLS_OK)
+        return NULL;
+    if (la_init_flags(&p.la, &p.ocl, prewarm.prec, NULL, LA_FLAG_ONE_PART, &e) != CLS_OK) {
+        ocl_ctx_release(&p.ocl);
+        return NULL;
+    }
+    p.cfg0 = p.la.cfg;
+    p.ngroups0 = p.la.ngroups;
+    if (ld_init(&p.ld, &p.la, &e) != CLS_OK) {
+        la_release(&p.la);
+        ocl_ctx_release(&p.ocl);
+    } else if (!warm_put(&p, prewarm.prec, LA_FLAG_ONE_PART)) {
+        ld_release(&p.ld);
+        la_release(&p.la);
+        ocl_ctx_release(&p.ocl);
+    }
+    return NULL;
+}
+
+void dsys_prewarm_start(const char *device, la_precision prec)
+{
+    if (prewarm.started || !warm_enabled())
+        return;
+    if (!device || !*device)
+        device = "auto";
+    if (strchr(device, ',') || strlen(device) >= sizeof prewarm.device)
+        return; /* a list: several parts, not the one-part case */
+    snprintf(prewarm.device, sizeof prewarm.device, "%s", device);
+    prewarm.prec = prec;
+    prewarm.started = pthread_create(&prewarm.tid, NULL, prewarm_run, NULL) == 0;
+}
+
+void dsys_prewarm_join(void)
+{
+    if (prewarm.started) {
+        pthread_join(prewarm.tid, NULL);
+        prewarm.started = 0;
+    }
+}
+
 void dsys_warm_release_all(void)
 {
     pthread_mutex_lock(&warm_mu);

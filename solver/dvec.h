@@ -138,6 +138,16 @@ void dsys_close(dsys *s);
  */
 void dsys_warm_release_all(void);
 
+/* Prewarm: makes the warm state of the device a one-part solve with this
+ * --device spec and precision will most likely use (the first device of
+ * the spec, as dsys_pick_devices orders them) on a thread of its own, so
+ * that the OpenCL start (contexts, programs: 0.13 s on an H200) overlaps
+ * the input phase instead of following it. dsys_prewarm_join waits for it;
+ * dsys_open then finds the state in the warm set. A failure is silent: the
+ * solve makes its device state itself and reports what goes wrong. */
+void dsys_prewarm_start(const char *device, la_precision prec);
+void dsys_prewarm_join(void);
+
 /* The devices this rank's slots use: candidates from spec (a list of
  * indices; one index; or every device of a type: auto = the type of the
  * first device in discovery order, GPUs first), and slot s of the rank with
