@@ -166,6 +166,24 @@ inline void cls_group_reduce_pairs2_any(__local acc_t *s)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/*
+ * CLS_EACH(i, n, cond) { body }: body for every i < n (while cond holds).
+ * GPUs: a grid-stride loop over a grid capped to fill the device. CPU
+ * devices (PoCL): one element per work-item, and the launch covers all n
+ * (la_cgf.c, la_format.c): PoCL runs a work-group as a loop over its
+ * work-items and vectorises that loop only when a work-item's own code has
+ * no loop, so a grid-stride loop (trip count 1 or 0, but a loop) left the
+ * fused CG update at 2.5x the instructions (callgrind, 64^3 Poisson).
+ */
+#ifdef CLS_SERIAL_GROUP_SUM
+#define CLS_EACH(i, n, cond)                                                           \
+    const int i = (int)get_global_id(0);                                               \
+    if ((cond) && i < (n))
+#else
+#define CLS_EACH(i, n, cond)                                                           \
+    for (int i = (int)get_global_id(0); (cond) && i < (n); i += (int)get_global_size(0))
+#endif
+
 #ifdef CLS_SERIAL_GROUP_SUM
 /*
  * CPU devices (PoCL): one barrier, then work-item 0 adds the group's values
