@@ -68,12 +68,33 @@ static json_t *device_json(const dsolve_part_info *p)
         "source", p->config.source[0] ? p->config.source : "default");
 }
 
+/* "--precond" -> "precond", "--precond-degree[=N]" -> "precond_degree" (the
+ * keys of pc_options_set), the option's name without "=N" in opt; NULL for
+ * anything else */
+static const char *cli_pc_key(const char *arg, char *opt, size_t cap)
+{
+    static char key[64];
+    size_t len = strcspn(arg, "=");
+    if (strncmp(arg, "--", 2) || len >= cap || len - 2 >= sizeof key)
+        return NULL;
+    memcpy(opt, arg, len);
+    opt[len] = '\0';
+    memcpy(key, arg + 2, len - 2);
+    key[len - 2] = '\0';
+    for (char *c = key; *c; c++)
+        if (*c == '-')
+            *c = '_';
+    return pc_options_key(key) ? key : NULL;
+}
+
 int cmd_solve(int argc, char **argv)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "solve"};
     const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
     const double t_entry = cls_now(); /* before MPI starts: its start-up is reported too */
     int json = 0, engine_note = 0;
+    const char *pckey;
+    char pcopt[64];
     dsolve_options dopt;
     dsolve_options_default(&dopt);
     solve_options *opt = &dopt.solve;
@@ -91,13 +112,14 @@ int cmd_solve(int argc, char **argv)
                 cli_usage_error("solve", "--tol must be in (0, 1), got %s", a.value);
         } else if (cli_opt(&a, "--maxiter", NULL, 1))
             opt->maxiter = cli_int(&a, "--maxiter", a.value, 1);
-        else if (cli_opt(&a, "--precond", NULL, 1)) {
-            if (!strcmp(a.value, "none"))
-                opt->precond = PRECOND_NONE;
-            else if (!strcmp(a.value, "jacobi"))
-                opt->precond = PRECOND_JACOBI;
-            else
-                cli_usage_error("solve", "--precond: '%s' is not none or jacobi", a.value);
+        else if (!strncmp(argv[a.i], "--precond", 9) &&
+                 (pckey = cli_pc_key(argv[a.i], pcopt, sizeof pcopt)) &&
+                 cli_opt(&a, pcopt, NULL, 1)) {
+            /* --precond NAME, --precond-degree N, ...: pc_options_set reads
+             * them, as it reads the HTTP query and the options JSON */
+            cls_error perr;
+            if (pc_options_set(&dopt.pc, pckey, a.value, &perr))
+                cli_usage_error("solve", "--%s", perr.msg);
         } else if (cli_opt(&a, "--method", NULL, 1)) {
             if (!strcmp(a.value, "cg"))
                 opt->method = SOLVER_CG;
@@ -150,6 +172,7 @@ int cmd_solve(int argc, char **argv)
     if (!path)
         cli_usage_error("solve", "no matrix file given");
     opt->name = path;
+    opt->precond = dopt.pc.type;
 
     /* MPI: a singleton without mpirun; the daemon or a test may have
      * started it already */
@@ -233,7 +256,13 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(o, "rhs", json_string(bpath ? bpath : "A*ones"));
         json_object_set_new(o, "tol", json_real(opt->tol));
         json_object_set_new(o, "method", json_string(solver_method_name(opt->method)));
-        json_object_set_new(o, "precond", json_string(solver_precond_name(opt->precond)));
+        /* the preconditioner as run (auto resolved), and its set-up */
+        json_object_set_new(
+            o, "precond",
+            json_string(pc_name(rep.pc.type != PRECOND_NONE || opt->precond == PRECOND_NONE
+                                    ? rep.pc.type
+                                    : opt->precond)));
+        json_object_set_new(o, "preconditioner", pc_info_json(&rep.pc));
         json_object_set_new(o, "precision", json_string(la_precision_name(opt->precision)));
         /* one engine (solver/dcg.c, pipecg.c): la's tuned format blocks,
          * fused updates; kept as a key for scripts that read it */
@@ -292,13 +321,18 @@ int cmd_solve(int argc, char **argv)
                    ocl_type_name(p->device.type));
         }
         printf("method: %s, precond %s, precision %s, spmv %s\n", solver_method_name(opt->method),
-               solver_precond_name(opt->precond), la_precision_name(opt->precision),
+               pc_name(rep.pc.type), la_precision_name(opt->precision),
                la_spmv_variant_name(rep.nparts ? rep.parts[0].spmv : LA_SPMV_SCALAR));
         printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
                rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations,
                rep.cg.rel_residual, rep.true_rel_residual);
         if (rhs_is_A1 && isfinite(err_ones))
             printf("b = A*1: max |x_i - 1| = %.3e\n", err_ones);
+        if (rep.pc.type != PRECOND_NONE && rep.pc.type != PRECOND_JACOBI)
+            printf("preconditioner: %s, set-up %.3f s (%s)\n", pc_name(rep.pc.type), rep.pc.setup_s,
+                   rep.pc.parts_reused ? "reused" : "built");
+        if (rep.pc.note[0])
+            fprintf(stderr, "clsolve solve: note: %s\n", rep.pc.note);
         printf(
             "times: parse %.3f s, setup %.3f s, solve %.3f s (%.4f ms/iteration), total %.3f s\n",
             rep.parse_s, rep.setup_s, rep.solve_s,
@@ -320,6 +354,7 @@ out:
     dsolve_report_free(&rep);
     free(x);
     dsys_warm_release_all();
+    pc_cache_clear();
     if (own_mpi)
         MPI_Finalize();
     return rc;

@@ -13,7 +13,8 @@
  *   2. halo plans: each part renumbers its columns in place inside the
  *      rank's block (halo_plan_local) and the send lists are exchanged
  *   3. devices: dsys_open (contexts, kernels, matrix upload, staging)
- *   4. vectors: b, x0, the Jacobi diagonal
+ *   4. vectors: b, x0; the preconditioner (pc_setup: the Jacobi diagonal,
+ *      the Chebyshev bounds, the IC(0) factors, the AMG hierarchies)
  *   5. the Krylov method: dcg_solve or pipecg_solve
  *   6. x downloaded; the true residual ||b - Ax|| / ||b|| recomputed in
  *      double on the host (host halo exchange, halo.h; scaled sums of
@@ -46,6 +47,7 @@ void dsolve_options_default(dsolve_options *o)
 {
     memset(o, 0, sizeof *o);
     solve_options_default(&o->solve);
+    pc_options_default(&o->pc);
 }
 
 const char *dsolve_engine_name(dsolve_engine e)
@@ -79,27 +81,6 @@ void dsolve_report_free(dsolve_report *rep)
     } while (0)
 
 /* ------------------------------------------------------------- the solve */
-
-typedef struct diag_ctx {
-    const csr_matrix *A;
-    double *dinv;
-} diag_ctx;
-
-/* dinv[i] = 1 / a_ii for rows [i0, i1) of a renumbered part */
-static void diag_rows(void *arg, int range, int64_t i0, int64_t i1)
-{
-    (void)range;
-    const diag_ctx *c = arg;
-    const csr_matrix *A = c->A;
-    const int64_t base = A->rowptr[0];
-    for (int64_t i = i0; i < i1; i++) {
-        double d = 0.0;
-        for (int64_t j = A->rowptr[i] - base; j < A->rowptr[i + 1] - base; j++)
-            if (A->col[j] == i)
-                d = A->val[j];
-        c->dinv[i] = 1.0 / d; /* a_ii > 0: checked on input */
-    }
-}
 
 static int count_list(const char *spec)
 {
@@ -229,13 +210,15 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     ds_input in;
     dsys sys;
     dpart *parts = NULL;
-    dvec vb = {0}, vx = {0}, vd = {0};
-    double **xs = NULL, **bs = NULL, *dinv = NULL, *xfull = NULL;
-    int have_sys = 0, nmine = 0, x_exp = 0;
+    dvec vb = {0}, vx = {0};
+    pc pc;
+    double **xs = NULL, **bs = NULL, *xfull = NULL;
+    int have_sys = 0, have_pc = 0, nmine = 0, x_exp = 0;
     double t0 = cls_now(), t1 = t0, t2 = t0, tg = t0;
 
     memset(&in, 0, sizeof in);
     memset(&sys, 0, sizeof sys);
+    memset(&pc, 0, sizeof pc);
     memset(rep, 0, sizeof *rep);
     rep->true_rel_residual = NAN;
     if (x)
@@ -318,8 +301,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     xs = calloc((size_t)(nmine ? nmine : 1), sizeof *xs);
     bs = calloc((size_t)(nmine ? nmine : 1), sizeof *bs);
     int64_t nblk = in.re - in.rb;
-    dinv = malloc((size_t)(nblk ? nblk : 1) * sizeof *dinv);
-    rc = xs && bs && dinv ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the vectors");
+    rc = xs && bs ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the vectors");
     for (int k = 0; k < nmine && !rc; k++) {
         const halo_plan *h = &parts[k].halo;
         int64_t off = L->begin[parts[k].part] - in.rb;
@@ -331,50 +313,48 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
         bs[k] = in.b + off;
         for (int64_t i = 0; i < h->nlocal; i++)
             xs[k][i] = in.x0 ? in.x0[off + i] : 0.0;
-        /* the diagonal is the local column i of row i after renumbering */
-        if (opt->solve.precond == PRECOND_JACOBI) {
-            diag_ctx dc = {&parts[k].A, dinv + off};
-            cls_parallel_for(h->nlocal, 65536, diag_rows, &dc);
-        }
     }
     AGREE(rc);
-    cls_trace("dsolve: host vectors and diagonal");
+    cls_trace("dsolve: host vectors");
+    const solver_precond ptype = pc_resolve(opt->solve.precond, in.nrows, in.nnz, L->nparts);
+    const int general = ptype != PRECOND_NONE && ptype != PRECOND_JACOBI;
     {
-        double **ds = calloc((size_t)(nmine ? nmine : 1), sizeof *ds);
-        rc = ds ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the vectors");
-        for (int k = 0; k < nmine && ds; k++)
-            ds[k] = dinv + (L->begin[parts[k].part] - in.rb);
-        const int jacobi = opt->solve.precond == PRECOND_JACOBI;
         if (!rc)
             rc = dvec_create(&sys, 0, &vb, err);
         if (!rc)
             rc = dvec_create(&sys, 1, &vx, err);
-        if (!rc && jacobi)
-            rc = dvec_create(&sys, 0, &vd, err);
         if (!rc)
             rc = dvec_upload(&sys, &vb, bs, err);
         if (!rc)
             rc = dvec_upload(&sys, &vx, xs, err);
-        if (!rc && jacobi)
-            rc = dvec_upload(&sys, &vd, ds, err);
         cls_trace("dsolve: vectors up");
         /* the method's workspace, allocated and touched now, not in the
-         * solve (la_pool_reserve): CG r, q (n) and p (n + ghosts); pipelined
-         * CG its nine (six without Jacobi) vectors */
+         * solve (la_pool_reserve): CG r, q (n) and p (n + ghosts), with a
+         * general preconditioner r, w, p, s (n) and u (n + ghosts);
+         * pipelined CG its nine (six without a preconditioner) vectors */
         for (int k = 0; k < nmine && !rc; k++) {
             la_ctx *la = &parts[k].la;
             int64_t n = parts[k].halo.nlocal, ng = n + parts[k].halo.nghost;
+            const int pre = ptype != PRECOND_NONE;
             if (opt->solve.method == SOLVER_CG) {
-                if (!(rc = la_pool_reserve(la, n, 2, err)))
+                if (!(rc = la_pool_reserve(la, n, general ? 4 : 2, err)))
                     rc = la_pool_reserve(la, ng, 1, err);
             } else {
-                if (!(rc = la_pool_reserve(la, n, jacobi ? 3 : 2, err)))
-                    rc = la_pool_reserve(la, ng, jacobi ? 6 : 4, err);
+                if (!(rc = la_pool_reserve(la, n, pre ? 3 : 2, err)))
+                    rc = la_pool_reserve(la, ng, pre ? 6 : 4, err);
             }
         }
         if (!rc)
             rc = finish_all(parts, nmine, err);
-        free(ds);
+    }
+    AGREE(rc);
+    /* the preconditioner (collective: pc_setup agrees on its outcome) */
+    {
+        pc_options po = opt->pc;
+        po.type = ptype;
+        rc = pc_setup(&sys, &po, &pc, err);
+        have_pc = 1;
+        rep->pc = pc.info;
     }
     AGREE(rc);
     t2 = cls_now();
@@ -389,15 +369,14 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
         .tol = opt->solve.tol,
         .maxiter = opt->solve.maxiter > 0 ? opt->solve.maxiter
                                           : (in.nrows * 10 > 1000 ? in.nrows * 10 : 1000),
-        .precond = opt->solve.precond,
+        .precond = ptype,
         .monitor = me == 0 ? opt->solve.monitor : NULL,
         .monitor_ctx = opt->solve.monitor_ctx,
     };
-    const dvec *pd = opt->solve.precond == PRECOND_JACOBI ? &vd : NULL;
     if (opt->solve.method == SOLVER_PIPECG)
-        rc = pipecg_solve(&sys, &vb, &vx, pd, &co, &rep->cg, err);
+        rc = pipecg_solve(&sys, &vb, &vx, &pc, &co, &rep->cg, err);
     else
-        rc = dcg_solve(&sys, &vb, &vx, pd, &co, &rep->cg, err);
+        rc = dcg_solve(&sys, &vb, &vx, &pc, &co, &rep->cg, err);
     {
         cls_error ferr;
         cls_error_clear(&ferr);
@@ -537,7 +516,8 @@ report:
 done:
     dvec_release(&vb);
     dvec_release(&vx);
-    dvec_release(&vd);
+    if (have_pc)
+        pc_release(&pc);
     if (have_sys)
         dsys_close(&sys);
     for (int k = 0; parts && k < nmine; k++)
@@ -547,7 +527,6 @@ done:
         free(xs[k]);
     free(xs);
     free(bs);
-    free(dinv);
     free(xfull);
     dsolve_input_free(&in);
     if (comm != MPI_COMM_NULL)

@@ -30,6 +30,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "pc.h"
 #include "solve.h"
 
 #define DSOLVE_MAX_PARTS 64
@@ -71,6 +72,7 @@ typedef struct dsolve_report {
      * back, the true residual recomputed and x gathered on rank 0 */
     double partition_s, init_s, upload_s, gather_s;
     int warm_parts; /* parts (rank 0's view) whose device state was kept warm */
+    pc_info pc;     /* the preconditioner: type as run, set-up time, built or reused */
 } dsolve_report;
 
 typedef struct dsolve_options {
@@ -82,6 +84,8 @@ typedef struct dsolve_options {
     int read_everywhere;       /* every rank reads the file itself */
     int verbose;               /* rank 0 prints the layout to stderr */
     dsolve_engine engine;      /* AUTO: local for one part (CG), else distributed */
+    pc_options pc;             /* the preconditioner's parameters (degree, sweeps, reuse);
+                                * its type is solve.precond */
 } dsolve_options;
 
 void dsolve_options_default(dsolve_options *o);

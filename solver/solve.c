@@ -9,6 +9,7 @@
  * breakdown test, the only affordable check.
  */
 #include "solve.h"
+#include "pc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ const char *solver_method_name(solver_method m)
 
 const char *solver_precond_name(solver_precond p)
 {
-    return p == PRECOND_JACOBI ? "jacobi" : "none";
+    return pc_name(p);
 }
 
 const char *la_precision_name(la_precision p)
@@ -91,8 +92,8 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
                             "%s: matrix is not positive definite: diagonal entry (%lld,%lld) "
                             "is %s%.6g; conjugate gradients needs a symmetric "
                             "positive-definite matrix",
-                            name, (long long)i + 1, (long long)i + 1,
-                            d < 0 ? "missing, i.e. " : "", aii);
+                            name, (long long)i + 1, (long long)i + 1, d < 0 ? "missing, i.e. " : "",
+                            aii);
         for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
             int64_t j = A->col[k];
             if (j <= i)
@@ -115,8 +116,7 @@ int solve_check_vector(const double *v, int64_t n, const char *what, cls_error *
 {
     for (int64_t i = 0; i < n; i++)
         if (!isfinite(v[i]))
-            return cls_fail(err, CLS_EINPUT, "%s entry %lld is NaN or Inf", what,
-                            (long long)i + 1);
+            return cls_fail(err, CLS_EINPUT, "%s entry %lld is NaN or Inf", what, (long long)i + 1);
     return CLS_OK;
 }
 
@@ -198,6 +198,10 @@ int solve_run_device(const csr_matrix *A, const double *b, const double *x0, dou
 
     memset(rep, 0, sizeof *rep);
     rep->true_rel_residual = NAN;
+    if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI)
+        return cls_fail(err, CLS_EUSAGE,
+                        "solve_run: --precond %s needs the engine's set-up (dsolve_file)",
+                        pc_name(opt->precond));
     if (!checked) {
         rc = solve_check_input(A, b, A->nrows, opt->name, err);
         if (rc)
@@ -263,15 +267,14 @@ int solve_run_device(const csr_matrix *A, const double *b, const double *x0, dou
 
     cg_options co = {
         .tol = opt->tol,
-        .maxiter = opt->maxiter > 0 ? opt->maxiter
-                                    : (A->nrows * 10 > 1000 ? A->nrows * 10 : 1000),
+        .maxiter = opt->maxiter > 0 ? opt->maxiter : (A->nrows * 10 > 1000 ? A->nrows * 10 : 1000),
         .precond = opt->precond,
         .monitor = opt->monitor,
         .monitor_ctx = opt->monitor_ctx,
     };
     double t1 = cls_now();
-    rc = cg_solve(&la, &dA, &db, &dx, opt->precond == PRECOND_JACOBI ? &dd : NULL, &co,
-                  &rep->cg, err);
+    rc = cg_solve(&la, &dA, &db, &dx, opt->precond == PRECOND_JACOBI ? &dd : NULL, &co, &rep->cg,
+                  err);
     int drc = la_finish(&la, NULL);
     rep->solve_s = cls_now() - t1;
     /* the iterate is worth returning even when the solve did not converge */
