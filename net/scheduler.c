@@ -110,11 +110,16 @@ static void user_message(char *msg, size_t cap, const job_claim *c, const char *
 static const char *error_code_name(int rc)
 {
     switch (rc) {
-    case CLS_EINPUT: return "bad_input";
-    case CLS_ENOTCONV: return "not_converged";
-    case CLS_EBREAKDOWN: return "breakdown";
-    case CLS_EUSAGE: return "bad_request";
-    default: return "internal";
+    case CLS_EINPUT:
+        return "bad_input";
+    case CLS_ENOTCONV:
+        return "not_converged";
+    case CLS_EBREAKDOWN:
+        return "breakdown";
+    case CLS_EUSAGE:
+        return "bad_request";
+    default:
+        return "internal";
     }
 }
 
@@ -188,7 +193,8 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
         return cls_fail(err, CLS_EOTHER, "data directory path too long for the job protocol");
     m->tol = c->params.tol;
     m->maxiter = c->params.maxiter;
-    m->precond = !strcmp(c->params.precond, "jacobi") ? PRECOND_JACOBI : PRECOND_NONE;
+    m->precond = (int32_t)c->params.pc.type;
+    m->pc = c->params.pc;
     m->precision = !strcmp(c->params.precision, "float") ? LA_FLOAT : LA_DOUBLE;
     m->method = SOLVER_CG;
     return CLS_OK;
@@ -201,6 +207,8 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->solve.tol = m->tol;
     o->solve.maxiter = m->maxiter;
     o->solve.precond = (solver_precond)m->precond;
+    pc_options_default(&o->pc);
+    o->pc = m->pc;
     o->solve.precision = (la_precision)m->precision;
     o->solve.method = (solver_method)m->method;
     o->solve.device = device;
@@ -244,8 +252,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     if (x) {
         char comment[320];
         snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
-                 rep.cg.converged ? "converged" : "not converged",
-                 (long long)rep.cg.iterations);
+                 rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
         if (write_solution(c->dir, x, rep.rows, comment, &werr)) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
@@ -284,7 +291,12 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         json_object_set_new(result, "rhs", json_string(c->in.has_rhs ? c->in.rhs_name : "A*ones"));
         json_object_set_new(result, "tol", json_real(c->params.tol));
         json_object_set_new(result, "method", json_string(c->params.method));
-        json_object_set_new(result, "precond", json_string(c->params.precond));
+        /* the preconditioner as run (auto resolved) and whether its set-up
+         * was built for this job or reused from an earlier one (pc.h) */
+        json_object_set_new(
+            result, "precond",
+            json_string(rep.pc.type != PRECOND_NONE ? pc_name(rep.pc.type) : c->params.precond));
+        json_object_set_new(result, "preconditioner", pc_info_json(&rep.pc));
         json_object_set_new(result, "precision", json_string(c->params.precision));
         json_object_set_new(result, "parts",
                             json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
@@ -296,8 +308,8 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         const dsolve_part_info *p = &rep.parts[i];
         json_t *d = cluster_device_json(&p->device);
         json_object_set_new(d, "rank", json_integer(p->rank));
-        json_object_set_new(d, "rows", json_pack("[I, I]", (json_int_t)p->row_begin,
-                                                 (json_int_t)p->row_end));
+        json_object_set_new(d, "rows",
+                            json_pack("[I, I]", (json_int_t)p->row_begin, (json_int_t)p->row_end));
         json_object_set_new(d, "nnz", json_integer(p->nnz));
         /* the configuration this part ran with, not the device default */
         json_object_set_new(d, "work_group",
@@ -318,6 +330,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     json_object_set_new(timings, "upload_s", json_real(rep.upload_s));
     json_object_set_new(timings, "gather_s", json_real(rep.gather_s));
     json_object_set_new(timings, "warm_devices", json_integer(rep.warm_parts));
+    json_object_set_new(timings, "precond_setup_s", json_real(rep.pc.setup_s));
     if (rep.cg.iterations > 0)
         json_object_set_new(timings, "ms_per_iteration",
                             json_real(1e3 * rep.solve_s / (double)rep.cg.iterations));
@@ -359,9 +372,10 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     cls_error_clear(&err);
     if (snprintf(out, sizeof out, "%s/out", c->dir) >= (int)sizeof out ||
         snprintf(input, sizeof input, "%s/%s", c->dir, c->in.input_file) >= (int)sizeof input) {
-        if (job_store_complete(s, c->id, JOB_FAILED, NULL,
-                               error_json("internal", CLS_EOTHER, "data directory path too long", 0),
-                               NULL, NULL, &err))
+        if (job_store_complete(
+                s, c->id, JOB_FAILED, NULL,
+                error_json("internal", CLS_EOTHER, "data directory path too long", 0), NULL, NULL,
+                &err))
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
         return;
     }
@@ -377,8 +391,8 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     if (!rc)
         rc = job_files_check(c->params.kind, c->params.options, &err);
     if (!rc)
-        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out,
-                             cfg->device, &result_text, &err);
+        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out, cfg->device,
+                             &result_text, &err);
     if (!rc)
         rc = sync_dir_files(out, &err);
     double total = cls_now() - t0;
@@ -416,8 +430,8 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     metrics_job_finished(st, total, 0);
     metrics_device_busy(0, -1, cfg->device, total);
     cls_error werr;
-    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total),
-                           NULL, &werr))
+    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total), NULL,
+                           &werr))
         fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
 }
 #endif

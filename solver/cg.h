@@ -12,19 +12,10 @@
 #include <stdint.h>
 
 #include "../kernels/la.h"
+#include "pc_options.h"
 
 typedef enum { SOLVER_CG, SOLVER_PIPECG } solver_method;
-/* The preconditioners (solver/pc.h builds them; pc_parse_name is the one
- * place their names are read). AUTO is resolved to one of the others before
- * a solve starts (pc_resolve). */
-typedef enum {
-    PRECOND_NONE,
-    PRECOND_JACOBI,
-    PRECOND_CHEBYSHEV,
-    PRECOND_IC0,
-    PRECOND_AMG,
-    PRECOND_AUTO
-} solver_precond;
+/* solver_precond: the preconditioners' types (pc_options.h) */
 
 typedef enum {
     CG_CONVERGED_RTOL = 1, /* ||r||/||b|| <= tol */

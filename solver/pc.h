@@ -20,11 +20,8 @@
  * Every M is symmetric positive definite, so preconditioned CG's theory
  * holds; tests/unit/test_pc.c checks y'Mx = x'My and x'Mx > 0.
  *
- * Names. pc_options_set is THE one place a preconditioner's name and
- * parameters are read: the command line (--precond NAME, --precond-degree
- * N, ...), the HTTP query (precond=NAME, precond_degree=N, ...) and the
- * options JSON all go through it, so they accept the same names, PETSc's
- * aliases included (gamg, icc, cheby, bjacobi, pbjacobi, ...).
+ * Names and parameters: pc_options.h (pc_options_set is the one function
+ * every front end reads them with).
  *
  * Lifetime. pc_setup is collective over the dsys (every rank, same
  * options): per-part set-ups run on the host (multithreaded where it
@@ -41,44 +38,9 @@
 #include <stdint.h>
 
 #include "../kernels/la_pc.h"
+#include "pc_options.h"
 #include "cg.h"
 #include "dvec.h"
-
-/* ---------------------------------------------------------------- options */
-
-typedef struct pc_options {
-    solver_precond type; /* PRECOND_*; AUTO until pc_resolve */
-    int degree;          /* chebyshev: polynomial degree, 1..32 (default 4) */
-    int lanczos;         /* chebyshev: Lanczos steps for the bounds, 2..100 (default 10) */
-    int sweeps;          /* ic0: Jacobi sweeps per triangular solve, 1..32 (default 3);
-                          * 0: exact level-scheduled solves */
-    double shift;        /* ic0: initial diagonal shift (fraction of a_ii, default 0) */
-    int reuse;           /* 1 (default): reuse a cached set-up of the same block */
-} pc_options;
-
-void pc_options_default(pc_options *o);
-
-/* Sets one option by name: "precond" (a name or alias below), "precond_degree",
- * "precond_lanczos", "precond_sweeps", "precond_shift", "precond_reuse" (0/1).
- * CLS_EINPUT with a message naming the key on a bad value; an unknown key is
- * CLS_EUSAGE with err unset when err_unknown is 0 (the caller's own keys).
- * The command line maps --precond-degree to "precond_degree" and so on. */
-int pc_options_set(pc_options *o, const char *key, const char *value, cls_error *err);
-/* 1 when key is one pc_options_set reads */
-int pc_options_key(const char *key);
-
-/* name -> type: none|jacobi|chebyshev|ic0|amg|auto and PETSc's aliases
- * (none: "identity"; jacobi: "pbjacobi", "diagonal"; chebyshev: "cheby",
- * "cheb"; ic0: "icc", "ic", "bjacobi" (block Jacobi with ICC per block, as
- * PETSc's default); amg: "gamg", "sa", "ml"); case-insensitive. 0 or -1. */
-int pc_parse_name(const char *name, solver_precond *t);
-const char *pc_name(solver_precond t);
-/* "none, jacobi, chebyshev, ic0, amg, auto (aliases: ...)" for messages */
-const char *pc_names_help(void);
-
-/* auto -> a preconditioner for this system (the rule and its measurements:
- * docs/preconditioners.md) */
-solver_precond pc_resolve(solver_precond t, int64_t nrows, int64_t nnz, int nparts);
 
 /* ------------------------------------------------------------------- info */
 
