@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+
 void job_params_init(job_params *p)
 {
     memset(p, 0, sizeof *p);
@@ -29,10 +30,7 @@ void job_params_free(job_params *p)
     p->options = NULL;
 }
 
-int job_params_is_cg(const job_params *p)
-{
-    return strcmp(p->kind, "cg") == 0;
-}
+int job_params_is_cg(const job_params *p) { return strcmp(p->kind, "cg") == 0; }
 
 static int kind_is_physics(const char *k)
 {
@@ -143,7 +141,7 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         return set_tol(p, value, err);
     if (!strcmp(key, "maxiter"))
         return set_maxiter(p, value, err);
-    if (pc_options_key(key)) { /* precond, precond_degree, ...: solver/pc.h reads them */
+    if (pc_options_key(key)) { /* precond, precond_degree, ...: solver/pc_options.h */
         int rc = pc_options_set(&p->pc, key, value, err);
         snprintf(p->precond, sizeof p->precond, "%s", pc_name(p->pc.type));
         return rc;

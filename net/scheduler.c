@@ -110,16 +110,11 @@ static void user_message(char *msg, size_t cap, const job_claim *c, const char *
 static const char *error_code_name(int rc)
 {
     switch (rc) {
-    case CLS_EINPUT:
-        return "bad_input";
-    case CLS_ENOTCONV:
-        return "not_converged";
-    case CLS_EBREAKDOWN:
-        return "breakdown";
-    case CLS_EUSAGE:
-        return "bad_request";
-    default:
-        return "internal";
+    case CLS_EINPUT: return "bad_input";
+    case CLS_ENOTCONV: return "not_converged";
+    case CLS_EBREAKDOWN: return "breakdown";
+    case CLS_EUSAGE: return "bad_request";
+    default: return "internal";
     }
 }
 
@@ -207,7 +202,6 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->solve.tol = m->tol;
     o->solve.maxiter = m->maxiter;
     o->solve.precond = (solver_precond)m->precond;
-    pc_options_default(&o->pc);
     o->pc = m->pc;
     o->solve.precision = (la_precision)m->precision;
     o->solve.method = (solver_method)m->method;
@@ -252,7 +246,8 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     if (x) {
         char comment[320];
         snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
-                 rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
+                 rep.cg.converged ? "converged" : "not converged",
+                 (long long)rep.cg.iterations);
         if (write_solution(c->dir, x, rep.rows, comment, &werr)) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
@@ -293,9 +288,9 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         json_object_set_new(result, "method", json_string(c->params.method));
         /* the preconditioner as run (auto resolved) and whether its set-up
          * was built for this job or reused from an earlier one (pc.h) */
-        json_object_set_new(
-            result, "precond",
-            json_string(rep.pc.type != PRECOND_NONE ? pc_name(rep.pc.type) : c->params.precond));
+        json_object_set_new(result, "precond",
+                            json_string(rep.pc.type != PRECOND_NONE ? pc_name(rep.pc.type)
+                                                                    : c->params.precond));
         json_object_set_new(result, "preconditioner", pc_info_json(&rep.pc));
         json_object_set_new(result, "precision", json_string(c->params.precision));
         json_object_set_new(result, "parts",
@@ -308,8 +303,8 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         const dsolve_part_info *p = &rep.parts[i];
         json_t *d = cluster_device_json(&p->device);
         json_object_set_new(d, "rank", json_integer(p->rank));
-        json_object_set_new(d, "rows",
-                            json_pack("[I, I]", (json_int_t)p->row_begin, (json_int_t)p->row_end));
+        json_object_set_new(d, "rows", json_pack("[I, I]", (json_int_t)p->row_begin,
+                                                 (json_int_t)p->row_end));
         json_object_set_new(d, "nnz", json_integer(p->nnz));
         /* the configuration this part ran with, not the device default */
         json_object_set_new(d, "work_group",
@@ -372,10 +367,9 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     cls_error_clear(&err);
     if (snprintf(out, sizeof out, "%s/out", c->dir) >= (int)sizeof out ||
         snprintf(input, sizeof input, "%s/%s", c->dir, c->in.input_file) >= (int)sizeof input) {
-        if (job_store_complete(
-                s, c->id, JOB_FAILED, NULL,
-                error_json("internal", CLS_EOTHER, "data directory path too long", 0), NULL, NULL,
-                &err))
+        if (job_store_complete(s, c->id, JOB_FAILED, NULL,
+                               error_json("internal", CLS_EOTHER, "data directory path too long", 0),
+                               NULL, NULL, &err))
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
         return;
     }
@@ -391,8 +385,8 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     if (!rc)
         rc = job_files_check(c->params.kind, c->params.options, &err);
     if (!rc)
-        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out, cfg->device,
-                             &result_text, &err);
+        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out,
+                             cfg->device, &result_text, &err);
     if (!rc)
         rc = sync_dir_files(out, &err);
     double total = cls_now() - t0;
@@ -430,8 +424,8 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     metrics_job_finished(st, total, 0);
     metrics_device_busy(0, -1, cfg->device, total);
     cls_error werr;
-    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total), NULL,
-                           &werr))
+    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total),
+                           NULL, &werr))
         fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
 }
 #endif

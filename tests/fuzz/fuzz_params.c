@@ -206,8 +206,8 @@ static void fp_check_accepted(const job_params *p)
         if (strcmp(p->precond, pc_name(p->pc.type)) || p->pc.degree < 1 || p->pc.degree > 32 ||
             p->pc.lanczos < 2 || p->pc.lanczos > 100 || p->pc.sweeps < 0 || p->pc.sweeps > 32 ||
             !(p->pc.shift >= 0.0 && p->pc.shift <= 10.0) || (p->pc.reuse != 0 && p->pc.reuse != 1))
-            fp_die("an accepted cg job has preconditioner options outside their ranges", p->precond,
-                   NULL);
+            fp_die("an accepted cg job has preconditioner options outside their ranges",
+                   p->precond, NULL);
     } else {
         static const char *const kinds[] = {"springs", "deform", "curvature", "nbody", NULL};
         if (!fp_in(p->kind, sizeof p->kind, kinds))
@@ -245,16 +245,20 @@ static void fp_check_precedence(const job_params *p, const char *text, size_t le
              * value again changes nothing */
             char buf[64];
             const char *t = s;
-            if (!t && json_is_integer(v))
-                snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v)), t = buf;
-            else if (!t && json_is_real(v))
-                snprintf(buf, sizeof buf, "%.17g", json_real_value(v)), t = buf;
+            if (!t && json_is_integer(v)) {
+                snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+                t = buf;
+            } else if (!t && json_is_real(v)) {
+                snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
+                t = buf;
+            }
             pc_options q = p->pc;
             cls_error e;
             ok = t && pc_options_set(&q, k, t, &e) == CLS_OK && q.type == p->pc.type &&
                  q.degree == p->pc.degree && q.lanczos == p->pc.lanczos &&
                  q.sweeps == p->pc.sweeps && q.shift == p->pc.shift && q.reuse == p->pc.reuse;
-        } else if (!strcmp(k, "method"))
+        }
+        else if (!strcmp(k, "method"))
             ok = s && !strcmp(p->method, s);
         else if (!strcmp(k, "precision"))
             ok = s && !strcmp(p->precision, s);
@@ -401,9 +405,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rc = job_params_finish(&p, &err);
         if (rc) {
             fp_check_fail(rc, &err, "finish");
-            static const char *const named[] = {
-                "kind:",   "unknown parameter '", "tol:", "maxiter:", "precond:",
-                "method:", "precision:",          NULL};
+            static const char *const named[] = {"kind:", "unknown parameter '", "tol:",
+                                                "maxiter:", "precond:", "method:",
+                                                "precision:", NULL};
             int ok = 0;
             for (int i = 0; named[i] && !ok; i++)
                 ok = !strncmp(err.msg, named[i], strlen(named[i]));
