@@ -9,7 +9,7 @@
  * breakdown test, the only affordable check.
  */
 #include "solve.h"
-#include "pc.h"
+#include "pc_options.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -92,8 +92,8 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
                             "%s: matrix is not positive definite: diagonal entry (%lld,%lld) "
                             "is %s%.6g; conjugate gradients needs a symmetric "
                             "positive-definite matrix",
-                            name, (long long)i + 1, (long long)i + 1, d < 0 ? "missing, i.e. " : "",
-                            aii);
+                            name, (long long)i + 1, (long long)i + 1,
+                            d < 0 ? "missing, i.e. " : "", aii);
         for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
             int64_t j = A->col[k];
             if (j <= i)
@@ -116,7 +116,8 @@ int solve_check_vector(const double *v, int64_t n, const char *what, cls_error *
 {
     for (int64_t i = 0; i < n; i++)
         if (!isfinite(v[i]))
-            return cls_fail(err, CLS_EINPUT, "%s entry %lld is NaN or Inf", what, (long long)i + 1);
+            return cls_fail(err, CLS_EINPUT, "%s entry %lld is NaN or Inf", what,
+                            (long long)i + 1);
     return CLS_OK;
 }
 
@@ -267,14 +268,15 @@ int solve_run_device(const csr_matrix *A, const double *b, const double *x0, dou
 
     cg_options co = {
         .tol = opt->tol,
-        .maxiter = opt->maxiter > 0 ? opt->maxiter : (A->nrows * 10 > 1000 ? A->nrows * 10 : 1000),
+        .maxiter = opt->maxiter > 0 ? opt->maxiter
+                                    : (A->nrows * 10 > 1000 ? A->nrows * 10 : 1000),
         .precond = opt->precond,
         .monitor = opt->monitor,
         .monitor_ctx = opt->monitor_ctx,
     };
     double t1 = cls_now();
-    rc = cg_solve(&la, &dA, &db, &dx, opt->precond == PRECOND_JACOBI ? &dd : NULL, &co, &rep->cg,
-                  err);
+    rc = cg_solve(&la, &dA, &db, &dx, opt->precond == PRECOND_JACOBI ? &dd : NULL, &co,
+                  &rep->cg, err);
     int drc = la_finish(&la, NULL);
     rep->solve_s = cls_now() - t1;
     /* the iterate is worth returning even when the solve did not converge */
