@@ -68,25 +68,6 @@ static json_t *device_json(const dsolve_part_info *p)
         "source", p->config.source[0] ? p->config.source : "default");
 }
 
-/* "--precond" -> "precond", "--precond-degree[=N]" -> "precond_degree" (the
- * keys of pc_options_set), the option's name without "=N" in opt; NULL for
- * anything else */
-static const char *cli_pc_key(const char *arg, char *opt, size_t cap)
-{
-    static char key[64];
-    size_t len = strcspn(arg, "=");
-    if (strncmp(arg, "--", 2) || len >= cap || len - 2 >= sizeof key)
-        return NULL;
-    memcpy(opt, arg, len);
-    opt[len] = '\0';
-    memcpy(key, arg + 2, len - 2);
-    key[len - 2] = '\0';
-    for (char *c = key; *c; c++)
-        if (*c == '-')
-            *c = '_';
-    return pc_options_key(key) ? key : NULL;
-}
-
 int cmd_solve(int argc, char **argv)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "solve"};
@@ -94,7 +75,6 @@ int cmd_solve(int argc, char **argv)
     const double t_entry = cls_now(); /* before MPI starts: its start-up is reported too */
     int json = 0, engine_note = 0;
     const char *pckey;
-    char pcopt[64];
     dsolve_options dopt;
     dsolve_options_default(&dopt);
     solve_options *opt = &dopt.solve;
@@ -112,14 +92,9 @@ int cmd_solve(int argc, char **argv)
                 cli_usage_error("solve", "--tol must be in (0, 1), got %s", a.value);
         } else if (cli_opt(&a, "--maxiter", NULL, 1))
             opt->maxiter = cli_int(&a, "--maxiter", a.value, 1);
-        else if (!strncmp(argv[a.i], "--precond", 9) &&
-                 (pckey = cli_pc_key(argv[a.i], pcopt, sizeof pcopt)) &&
-                 cli_opt(&a, pcopt, NULL, 1)) {
-            /* --precond NAME, --precond-degree N, ...: pc_options_set reads
-             * them, as it reads the HTTP query and the options JSON */
-            cls_error perr;
-            if (pc_options_set(&dopt.pc, pckey, a.value, &perr))
-                cli_usage_error("solve", "--%s", perr.msg);
+        else if (cli_precond(&a, &dopt.pc, &pckey)) {
+            /* --precond NAME, --precond-degree N, ...: read by pc_options_set,
+             * as the HTTP query and the options JSON are */
         } else if (cli_opt(&a, "--method", NULL, 1)) {
             if (!strcmp(a.value, "cg"))
                 opt->method = SOLVER_CG;

@@ -225,8 +225,8 @@ int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, c
         if (!(gamma > 0.0)) {
             res->reason = CG_DIVERGED_INDEFINITE;
             rc = cls_fail(err, CLS_EBREAKDOWN,
-                          "the preconditioner is not positive definite (r'M^-1 r = %.6g at "
-                          "iteration %lld)",
+                          "r'M^-1 r = %.6g at iteration %lld: the preconditioner is not "
+                          "positive definite on this matrix (the matrix itself may not be)",
                           gamma, (long long)k);
             goto done;
         }

@@ -167,8 +167,20 @@ static int cheb_lanczos(pc *pc, double *lmin, double *lmax, int *used, cls_error
         const dvec *xp[1] = {&p}, *yq[1] = {&q};
         if ((rc = cheb_dots(s, 1, xp, yq, v, err))) /* p'q */
             break;
-        if (!(v[0] > 0.0) || !isfinite(v[0]))
-            break; /* A (or rounding) ends the recurrence: use what we have */
+        if (!isfinite(v[0])) {
+            rc = cls_fail(err, CLS_EBREAKDOWN,
+                          "chebyshev: p'Ap is %g in the Lanczos estimate of the spectrum: NaN "
+                          "or Inf in the matrix",
+                          v[0]);
+            break;
+        }
+        if (!(v[0] > 0.0)) { /* D^-1 A is not positive definite: neither is A */
+            rc = cls_fail(err, CLS_EBREAKDOWN,
+                          "matrix is not positive definite (p'Ap = %.6g in step %d of the "
+                          "Lanczos estimate of the Chebyshev bounds)",
+                          v[0], j + 1);
+            break;
+        }
         const double alpha = rz / v[0];
         dvec_axpy(s, -alpha, &q, &r);         /* r -= alpha q */
         dvec_pointwise(s, &pc->dinv, &r, &z); /* z = D^-1 r */
@@ -185,8 +197,9 @@ static int cheb_lanczos(pc *pc, double *lmin, double *lmax, int *used, cls_error
     }
     if (!rc && steps == 0)
         rc = cls_fail(err, CLS_EBREAKDOWN,
-                      "chebyshev: the Lanczos estimate of the spectrum broke down at its first "
-                      "step (p'Ap <= 0): the matrix is not positive definite");
+                      "chebyshev: the Lanczos estimate of the spectrum took no step (r'D^-1 r = "
+                      "%g)",
+                      rz);
     if (!rc) {
         double *a = calloc((size_t)steps, sizeof *a), *b = calloc((size_t)steps, sizeof *b);
         if (!a || !b)

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* ------------------------------------------------------------------ names */
 
@@ -28,7 +27,7 @@ int pc_parse_name(const char *name, solver_precond *t)
     if (!name)
         return -1;
     for (size_t i = 0; i < sizeof pc_names / sizeof *pc_names; i++)
-        if (!strcasecmp(name, pc_names[i].name)) {
+        if (!strcmp(name, pc_names[i].name)) {
             *t = pc_names[i].t;
             return 0;
         }

@@ -44,7 +44,7 @@ int pc_options_set(pc_options *o, const char *key, const char *value, cls_error 
 /* 1 when key is one of pc_options_set's */
 int pc_options_key(const char *key);
 
-/* name -> type, case-insensitive: none|jacobi|chebyshev|ic0|amg|auto and
+/* name -> type, exactly (lower case, as PETSc's -pc_type): none|jacobi|chebyshev|ic0|amg|auto and
  * PETSc's names (none: "identity"; jacobi: "pbjacobi", "diagonal";
  * chebyshev: "cheby", "cheb"; ic0: "icc", "ic", "bjacobi" (block Jacobi with
  * ICC per block, PETSc's default parallel ICC); amg: "gamg", "sa", "ml").

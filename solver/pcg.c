@@ -240,8 +240,8 @@ int pcg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const cg_
         } else if (rec.stop == LA_PCM_PC_INDEFINITE) {
             res->reason = CG_DIVERGED_INDEFINITE;
             rc = cls_fail(err, CLS_EBREAKDOWN,
-                          "the preconditioner is not positive definite (r'M^-1 r = %.6g at "
-                          "iteration %lld)",
+                          "r'M^-1 r = %.6g at iteration %lld: the preconditioner is not "
+                          "positive definite on this matrix (the matrix itself may not be)",
                           rec.rz, (long long)rec.k);
         } else {
             res->reason = CG_DIVERGED_NANORINF;
