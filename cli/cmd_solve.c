@@ -280,6 +280,8 @@ int cmd_solve(int argc, char **argv)
     }
     if (rc != CLS_OK)
         fprintf(stderr, "clsolve solve: %s\n", err.msg);
+    if (rep.pc.note[0])
+        fprintf(stderr, "clsolve solve: note: %s\n", rep.pc.note);
     if (!json && solved) {
         printf("%s: %lld rows, %lld nonzeros\n", path, (long long)rep.rows, (long long)rep.nnz);
         if (rep.nparts > 1)
@@ -306,8 +308,7 @@ int cmd_solve(int argc, char **argv)
         if (rep.pc.type != PRECOND_NONE && rep.pc.type != PRECOND_JACOBI)
             printf("preconditioner: %s, set-up %.3f s (%s)\n", pc_name(rep.pc.type), rep.pc.setup_s,
                    rep.pc.parts_reused ? "reused" : "built");
-        if (rep.pc.note[0])
-            fprintf(stderr, "clsolve solve: note: %s\n", rep.pc.note);
+
         printf(
             "times: parse %.3f s, setup %.3f s, solve %.3f s (%.4f ms/iteration), total %.3f s\n",
             rep.parse_s, rep.setup_s, rep.solve_s,
