@@ -72,6 +72,8 @@ int cmd_solve(int argc, char **argv)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "solve"};
     const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
+    const char *bpaths[DSOLVE_MAX_RHS]; /* -b, given once per file */
+    int nb = 0;
     const double t_entry = cls_now(); /* before MPI starts: its start-up is reported too */
     int json = 0, engine_note = 0;
     const char *pckey;
@@ -80,9 +82,18 @@ int cmd_solve(int argc, char **argv)
     solve_options *opt = &dopt.solve;
 
     while (a.i < argc) {
-        if (cli_opt(&a, "-b", "--rhs", 1))
-            bpath = a.value;
-        else if (cli_opt(&a, "--x0", NULL, 1))
+        if (cli_opt(&a, "-b", "--rhs", 1)) {
+            if (nb == DSOLVE_MAX_RHS)
+                cli_usage_error("solve", "more than %d right-hand side files", DSOLVE_MAX_RHS);
+            bpaths[nb++] = bpath = a.value;
+        } else if (cli_opt(&a, "--rhs-mode", NULL, 1)) {
+            if (!strcmp(a.value, "together"))
+                dopt.rhs_mode = DSOLVE_RHS_TOGETHER;
+            else if (!strcmp(a.value, "sequential"))
+                dopt.rhs_mode = DSOLVE_RHS_SEQUENTIAL;
+            else
+                cli_usage_error("solve", "--rhs-mode: '%s' is not together or sequential", a.value);
+        } else if (cli_opt(&a, "--x0", NULL, 1))
             x0path = a.value;
         else if (cli_opt(&a, "-o", "--output", 1))
             out = a.value;
@@ -173,7 +184,8 @@ int cmd_solve(int argc, char **argv)
     progress pr = {.start = cls_now(), .tty = rank == 0 && isatty(2)};
     opt->monitor = progress_monitor;
     opt->monitor_ctx = &pr;
-    int rc = dsolve_file(MPI_COMM_WORLD, path, bpath, x0path, &dopt, &rep, &x, &err);
+    int rc = dsolve_file_rhs(MPI_COMM_WORLD, path, bpaths, nb, x0path, &dopt, &rep, &x, &err);
+    const int k = rep.nrhs > 0 ? rep.nrhs : 1;
     const int rhs_is_A1 = bpath == NULL;
     double write_s = 0.0;
     if (rank != 0)
@@ -186,7 +198,8 @@ int cmd_solve(int argc, char **argv)
                  rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
         cls_error werr;
         const double tw = cls_now();
-        int wrc = mm_write_vector(out, x, rep.rows, comment, &werr);
+        int wrc = k > 1 ? mm_write_block(out, x, rep.rows, k, comment, &werr)
+                        : mm_write_vector(out, x, rep.rows, comment, &werr);
         write_s = cls_now() - tw;
         if (wrc) {
             fprintf(stderr, "clsolve solve: %s\n", werr.msg);
@@ -228,7 +241,36 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(o, "rows", json_integer(rep.rows));
         json_object_set_new(o, "nnz", json_integer(rep.nnz));
         json_object_set_new(o, "duplicates", json_integer(rep.duplicates));
-        json_object_set_new(o, "rhs", json_string(bpath ? bpath : "A*ones"));
+        if (nb > 1) {
+            json_t *rl = json_array();
+            for (int f = 0; f < nb; f++)
+                json_array_append_new(rl, json_string(bpaths[f]));
+            json_object_set_new(o, "rhs", rl);
+        } else {
+            json_object_set_new(o, "rhs", json_string(bpath ? bpath : "A*ones"));
+        }
+        /* several right-hand sides: one entry per column, in order */
+        json_object_set_new(o, "rhs_columns", json_integer(k));
+        if (k > 1 && rep.cols) {
+            json_object_set_new(o, "rhs_mode",
+                                json_string(rep.together ? "together" : "sequential"));
+            json_t *cols = json_array();
+            for (int c = 0; c < k; c++) {
+                const cg_result *r = &rep.cols[c];
+                json_t *co = json_object();
+                json_object_set_new(co, "converged", json_boolean(r->converged));
+                json_object_set_new(co, "reason", json_string(cg_reason_name(r->reason)));
+                json_object_set_new(co, "iterations", json_integer(r->iterations));
+                json_object_set_new(co, "relative_residual",
+                                    isfinite(r->rel_residual) ? json_real(r->rel_residual)
+                                                              : json_null());
+                json_object_set_new(co, "true_relative_residual",
+                                    isfinite(rep.true_rel_cols[c]) ? json_real(rep.true_rel_cols[c])
+                                                                   : json_null());
+                json_array_append_new(cols, co);
+            }
+            json_object_set_new(o, "columns", cols);
+        }
         json_object_set_new(o, "tol", json_real(opt->tol));
         json_object_set_new(o, "method", json_string(solver_method_name(opt->method)));
         /* the preconditioner as run (auto resolved), and its set-up */
@@ -303,6 +345,14 @@ int cmd_solve(int argc, char **argv)
         printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
                rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations,
                rep.cg.rel_residual, rep.true_rel_residual);
+        for (int c = 0; k > 1 && rep.cols && c < k; c++)
+            printf("  right-hand side %d: %s after %lld iterations, true residual %.3e\n", c + 1,
+                   rep.cols[c].converged ? "converged" : "not converged",
+                   (long long)rep.cols[c].iterations, rep.true_rel_cols[c]);
+        if (k > 1)
+            printf("%d right-hand sides solved %s\n", k,
+                   rep.together ? "together (the matrix read once per iteration)"
+                                : "one after the other");
         if (rhs_is_A1 && isfinite(err_ones))
             printf("b = A*1: max |x_i - 1| = %.3e\n", err_ones);
         if (rep.pc.type != PRECOND_NONE && rep.pc.type != PRECOND_JACOBI)

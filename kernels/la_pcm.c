@@ -142,9 +142,9 @@ void la_pcm_release(la_pcm *w)
         clReleaseEvent(w->ev_res);
         w->ev_res = NULL;
     }
-    cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd, &w->k_dots,
-                       &w->k_init,   &w->k_fold,   &w->k_scal};
-    cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl, &w->hist};
+    cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd,  &w->k_dots,
+                       &w->k_init,   &w->k_fold,   &w->k_scal, &w->k_wdots};
+    cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl, &w->hist, &w->pw};
     lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
     la_vec *vs[] = {&w->r, &w->u, &w->w, &w->p, &w->s};
     for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
@@ -203,6 +203,38 @@ int la_pcm_sums_begin(la_pcm *w, int with_spmv, cls_error *err)
         return rc;
     cl_int st = clEnqueueReadBuffer(la->ocl->queue, w->res, CL_FALSE, 0, 8 * la_acc_size(la),
                                     w->host, 0, NULL, &w->ev_res);
+    if (st != CL_SUCCESS) {
+        w->ev_res = NULL;
+        OCL_CHECK(err, st, "clEnqueueReadBuffer(part sums)");
+    }
+    OCL_CHECK(err, clFlush(la->ocl->queue), "clFlush");
+    return CLS_OK;
+}
+
+int la_pcm_block_sums_begin(la_pcm *w, cls_error *err)
+{
+    la_ctx *la = w->la;
+    const size_t as = la_acc_size(la);
+    int rc;
+    if (!w->k_wdots) {
+        cl_program aux;
+        if ((rc = la_aux_program(la, &aux, err)) ||
+            (rc = ocl_create_kernel(aux, "spmm_wdots", &w->k_wdots, err)) ||
+            (rc = lai_cgf_buffer(la, 4 * w->gu * as, &w->pw, err)))
+            return rc;
+    }
+    if (w->ev_res)
+        return cls_fail(err, CLS_EOTHER, "la_pcm: a read of the sums is already pending");
+    cl_int n = (cl_int)w->n;
+    if ((rc = lai_set_args(w->k_wdots, "spmm_wdots", err, 5, A_INT(n), A_MEM(w->u.buf),
+                           A_MEM(w->w.buf), A_MEM(w->pw), A_LOCAL(4 * w->ls_upd * as))) ||
+        (rc = la_launch(la, w->k_wdots, "spmm_wdots", w->gu, w->ls_upd, err)) ||
+        (rc = la_cgf_fold_set(la, w->k_fold, w->res, w->gu, w->pw, 0, NULL, w->gu, w->pu,
+                              w->ls_fold, err)) ||
+        (rc = la_launch(la, w->k_fold, "cgf_fold", 1, w->ls_fold, err)))
+        return rc;
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, w->res, CL_FALSE, 0, 8 * as, w->host, 0, NULL,
+                                    &w->ev_res);
     if (st != CL_SUCCESS) {
         w->ev_res = NULL;
         OCL_CHECK(err, st, "clEnqueueReadBuffer(part sums)");

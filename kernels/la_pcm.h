@@ -47,6 +47,8 @@ typedef struct la_pcm {
     cl_mem psi, psb, pu;  /* SpMV pairs (interior, boundary), r'u / r'r pairs */
     cl_mem res, sc, ctl, hist;
     cl_kernel k_spmv_i, k_spmv_b, k_upd, k_dots, k_init, k_fold, k_scal;
+    cl_kernel k_wdots; /* several right-hand sides: u'w, w'w after the block SpMM */
+    cl_mem pw;
     size_t gi, gb, gu, ls_i, ls_b, ls_upd, ls_fold;
     int one_part; /* device scalars and the record ring */
     double stop2;
@@ -81,6 +83,10 @@ int la_pcm_spmv(la_pcm *w, int boundary, cls_error *err);
  * with_spmv = 0: the SpMV pairs are left out (read as 0). */
 int la_pcm_sums_begin(la_pcm *w, int with_spmv, cls_error *err);
 int la_pcm_sums_wait(la_pcm *w, double out[8], cls_error *err);
+/* Several right-hand sides (solver/dbcg.c): w = A u came from the block
+ * SpMM, so its pairs u'w, w'w are taken by a pass of their own; then as
+ * la_pcm_sums_begin (with_spmv = 1), read with la_pcm_sums_wait. */
+int la_pcm_block_sums_begin(la_pcm *w, cls_error *err);
 /* K parts: the update with the host's alpha and beta */
 int la_pcm_update(la_pcm *w, double alpha, double beta, cls_error *err);
 

@@ -129,15 +129,18 @@ static json_t *error_json(const char *code, int exit_code, const char *msg, long
     return e;
 }
 
-/* Writes x as solution.mtx and solution.bin (little-endian float64). */
-static int write_solution(const char *dir, const double *x, int64_t n, const char *comment,
-                          cls_error *err)
+/* Writes x as solution.mtx and solution.bin (little-endian float64); k
+ * right-hand sides: an n x k array, the columns one after the other. */
+static int write_solution(const char *dir, const double *x, int64_t rows, int k,
+                          const char *comment, cls_error *err)
 {
     char path[PATH_MAX];
+    const int64_t n = rows * (k > 1 ? k : 1);
     if (snprintf(path, sizeof path, "%s/solution.mtx", dir) >= (int)sizeof path)
         return cls_fail(err, CLS_EOTHER, "job directory path too long");
-    if (mm_write_vector(path, x, n, comment, err) || fileio_sync_path(path, err) ||
-        fileio_sync_parent(path, err))
+    if ((k > 1 ? mm_write_block(path, x, rows, k, comment, err)
+               : mm_write_vector(path, x, n, comment, err)) ||
+        fileio_sync_path(path, err) || fileio_sync_parent(path, err))
         return CLS_EOTHER;
     unsigned char *bin = malloc((size_t)(n ? n : 1) * 8);
     if (!bin)
@@ -248,7 +251,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
                  rep.cg.converged ? "converged" : "not converged",
                  (long long)rep.cg.iterations);
-        if (write_solution(c->dir, x, rep.rows, comment, &werr)) {
+        if (write_solution(c->dir, x, rep.rows, rep.nrhs, comment, &werr)) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
             error = error_json("internal", CLS_EOTHER, werr.msg, 0);
@@ -292,6 +295,22 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
                             json_string(rep.pc.type != PRECOND_NONE ? pc_name(rep.pc.type)
                                                                     : c->params.precond));
         json_object_set_new(result, "preconditioner", pc_info_json(&rep.pc));
+        /* several right-hand sides (an n x k rhs): one entry per column */
+        json_object_set_new(result, "rhs_columns", json_integer(rep.nrhs > 0 ? rep.nrhs : 1));
+        if (rep.nrhs > 1 && rep.cols) {
+            json_t *cols = json_array();
+            for (int k = 0; k < rep.nrhs; k++)
+                json_array_append_new(
+                    cols, json_pack("{s:b, s:s, s:I, s:o}", "converged", rep.cols[k].converged,
+                                    "reason", cg_reason_name(rep.cols[k].reason), "iterations",
+                                    (json_int_t)rep.cols[k].iterations, "true_relative_residual",
+                                    isfinite(rep.true_rel_cols[k])
+                                        ? json_real(rep.true_rel_cols[k])
+                                        : json_null()));
+            json_object_set_new(result, "columns", cols);
+            json_object_set_new(result, "rhs_mode",
+                                json_string(rep.together ? "together" : "sequential"));
+        }
         json_object_set_new(result, "precision", json_string(c->params.precision));
         json_object_set_new(result, "parts",
                             json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",

@@ -37,4 +37,13 @@ int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, c
 int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
                  cls_error *err);
 
+/* k right-hand sides solved together (dbcg.c): b[c], x[c] (x ghosted) for
+ * c < k <= DSOLVE_MAX_RHS_BLOCK, res[c] per column (filled in every case).
+ * The matrix is read once per iteration for all active columns; each column
+ * converges (and restarts) on its own. Returns the first failing column's
+ * class with "right-hand side C: ..." in err, CLS_OK when all converged. */
+#define DSOLVE_MAX_RHS_BLOCK 64
+int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *opt,
+               cg_result *res, cls_error *err);
+
 #endif

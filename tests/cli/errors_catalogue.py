@@ -472,7 +472,10 @@ def vec_case(t, part, vec, line=None, matrix=I2, vname="v.mtx"):
 
 
 CASES["VEC-PATTERN"] = lambda t: vec_case(t, "rhs", T.mm("coordinate pattern general", "2 1 1", "1 1"), 1)
-CASES["VEC-SHAPE"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "2 2", "1", "2", "3", "4"), 2)
+CASES["VEC-SHAPE"] = lambda t: vec_case(t, "x0", T.mm("array real general", "2 2", "1", "2", "3", "4"), 2)
+CASES["VEC-RHS-COLUMNS"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "2 65", *(["1"] * 130)), 2)
+CASES["VEC-RHS-BLOCK-LENGTH"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "3 2", *(["1"] * 6)))
+CASES["VEC-RHS-SYMMETRIC"] = lambda t: vec_case(t, "rhs", T.mm("array real symmetric", "2 2", "1", "2", "3"), 1)
 CASES["VEC-RHS-LENGTH"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "3 1", "1", "2", "3"))
 CASES["VEC-X0-LENGTH"] = lambda t: vec_case(t, "x0", T.mm("array real general", "3 1", "1", "2", "3"))
 CASES["VEC-RHS-NONFINITE"] = lambda t: vec_case(
@@ -956,6 +959,8 @@ cli_row("CLI-BELOW-MINIMUM", ["solve", "A", "--maxiter", "0"], ["springs", "--gr
 cli_row("CLI-TOL-RANGE", ["solve", "A", "--tol", "2"], ["submit", "A", "--tol", "0"])
 cli_row("CLI-PRECOND", ["solve", "A", "--precond", "ilu"], ["submit", "A", "--precond", "ilu"],
         ["solve", "A", "--precond", "Jacobi"])
+cli_row("CLI-RHS-MODE", ["solve", "A", "--rhs-mode", "both"])
+cli_row("CLI-RHS-FILES", ["solve", "A"] + ["-b", "A"] * 65)
 cli_row("CLI-PRECOND-OPTION", ["solve", "A", "--precond-degree", "0"],
         ["solve", "A", "--precond-sweeps=33"], ["submit", "A", "--precond-shift", "-1"],
         ["solve", "A", "--precond-reuse", "2"])
