@@ -180,7 +180,8 @@ typedef struct pc_cache_entry {
     solver_precond type;
     int64_t n;
     pc_ic0_factor f;   /* ic0 */
-    void *amg_h;       /* amg */
+    void *amg_h;       /* amg: the hierarchy, which borrows amg_A (amg.h) */
+    csr_matrix amg_A;  /* amg: the part's block the hierarchy was built on */
     double lmin, lmax; /* chebyshev */
     int lanczos_used;
 } pc_cache_entry;
@@ -202,6 +203,7 @@ static void pc_cache_drop(pc_cache_entry *e)
     if (e->amg_h)
         amg_free(e->amg_h);
 #endif
+    csr_free(&e->amg_A);
     memset(e, 0, sizeof *e);
 }
 
@@ -428,13 +430,43 @@ static int pc_cheby_bounds(pc *pc, cls_error *err)
 }
 
 #ifdef CLS_HAVE_AMG
+/* the hierarchy's description for the report: levels, rows and nonzeros
+ * per level, complexities, set-up time (amg_get_info) */
+static void pc_amg_info(pc *pc, const amg_hierarchy *h)
+{
+    amg_info ai;
+    amg_get_info(h, &ai);
+    json_t *o = json_object(), *rows = json_array(), *nnz = json_array();
+    for (int l = 0; l < ai.levels && l < AMG_MAX_LEVELS; l++) {
+        json_array_append_new(rows, json_integer(ai.rows[l]));
+        json_array_append_new(nnz, json_integer(ai.nnz[l]));
+    }
+    json_object_set_new(o, "levels", json_integer(ai.levels));
+    json_object_set_new(o, "rows", rows);
+    json_object_set_new(o, "nnz", nnz);
+    json_object_set_new(o, "operator_complexity", json_real(ai.operator_complexity));
+    json_object_set_new(o, "grid_complexity", json_real(ai.grid_complexity));
+    json_object_set_new(o, "coarse_direct", json_boolean(ai.coarse_direct));
+    json_object_set_new(o, "build_s", json_real(ai.build_s));
+    json_object_set_new(o, "threads", json_integer(ai.threads));
+    char *t = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    if (t && strlen(t) < sizeof pc->info.amg)
+        snprintf(pc->info.amg, sizeof pc->info.amg, "%s", t);
+    free(t);
+    json_decref(o);
+    pc->info.levels = ai.levels;
+}
+
+/* one hierarchy per part's block (block Jacobi across parts): from the
+ * cache or built; uploaded, level 0 sharing the engine's copy of the matrix
+ * when the part has no ghosts (its interior block is then the whole block) */
 static int pc_amg_setup(pc *pc, cls_error *err)
 {
     dsys *s = pc->s;
     const int cache = pc_cache_enabled(&pc->opt);
     for (int k = 0; k < s->nmine; k++) {
         pc_part *pp = &pc->part[k];
-        const dpart *p = &s->parts[k];
+        dpart *p = &s->parts[k];
         uint64_t key = cache ? pc_part_key(pc, k) : 0;
         pc_cache_entry *e = cache ? pc_cache_get(key, PRECOND_AMG, p->halo.nlocal) : NULL;
         amg_hierarchy *h = NULL;
@@ -445,35 +477,34 @@ static int pc_amg_setup(pc *pc, cls_error *err)
         } else {
             csr_matrix B;
             amg_options ao;
-            memset(&ao, 0, sizeof ao);
             amg_options_default(&ao);
             const double tb = cls_now();
             if ((rc = pc_local_block(p, &B, err)))
                 return rc;
-            rc = amg_build(&B, &ao, &h, err);
-            csr_free(&B);
-            pc->info.build_s += cls_now() - tb;
-            if (rc)
+            if ((rc = amg_build(&B, &ao, &h, err))) {
+                csr_free(&B);
                 return rc;
+            }
+            pc->info.build_s += cls_now() - tb;
             pc->info.parts_built++;
             e = cache ? pc_cache_slot(key, PRECOND_AMG, p->halo.nlocal) : NULL;
-            if (e)
+            if (e) { /* the cache owns the hierarchy and the block it borrows */
                 e->amg_h = h;
+                e->amg_A = B;
+            } else { /* the part does */
+                pp->amg_A = B;
+            }
         }
         pp->centry = e;
         pp->amg_h = h;
         amg_device *d = NULL;
-        if ((rc = amg_upload(h, &s->parts[k].la, &d, err)))
+        rc = p->halo.nghost == 0 && !p->have_Ab ? amg_upload_fine(h, &p->la, &p->Ai, &d, err)
+                                                : amg_upload(h, &p->la, &d, err);
+        if (rc)
             return rc;
         pp->amg_d = d;
-        if (k == 0) {
-            json_t *j = amg_describe(h);
-            char *t = j ? json_dumps(j, JSON_COMPACT) : NULL;
-            if (t)
-                snprintf(pc->info.amg, sizeof pc->info.amg, "%s", t);
-            free(t);
-            json_decref(j);
-        }
+        if (k == 0)
+            pc_amg_info(pc, h);
     }
     return CLS_OK;
 }
@@ -644,8 +675,9 @@ void pc_release(pc *pc)
         if (pp->amg_d)
             amg_device_release(pp->amg_d);
         if (!pp->centry && pp->amg_h)
-            amg_free(pp->amg_h);
+            amg_free(pp->amg_h); /* before the block it borrows */
 #endif
+        csr_free(&pp->amg_A);
         if (pp->centry)
             pc_cache_put(pp->centry);
         if (pp->own_f) {

@@ -112,9 +112,13 @@ void pc_cache_clear(void);
  *                  cls_error *err);      z = M^-1 r, one symmetric V-cycle
  *   void amg_device_release(amg_device *d);
  *   void amg_free(amg_hierarchy *h);
- *   json_t *amg_describe(const amg_hierarchy *h);  levels, rows, nnz,
- *                                                  operator complexity
- * amg_options is zero-initialised and then amg_options_default() is called.
+ *   void amg_options_default(amg_options *o);
+ *   void amg_get_info(const amg_hierarchy *h, amg_info *info);   levels, rows,
+ *                                      nnz, operator complexity (--json)
+ *   int  amg_upload_fine(h, la, dA0, out, err)   level 0 on the engine's own
+ *                                      copy of A (a part without ghosts)
+ * amg_build borrows the block: the caller keeps it while the hierarchy
+ * lives (the cache entry or the part owns both).
  */
 
 /* --------------------------------------------------- internal (pc_*.c) */
@@ -131,8 +135,10 @@ typedef struct pc_part {
     int have_tri;
     void *centry;         /* the cache entry this part's set-up came from (held) */
     pc_ic0_factor *own_f; /* ic0 without the cache: the part's own factor */
-    /* amg: the hierarchy (owned when centry is NULL) and its device copy */
+    /* amg: the hierarchy (owned when centry is NULL, with the block it
+     * borrows, amg_A) and its device copy */
     void *amg_h, *amg_d;
+    csr_matrix amg_A;
 } pc_part;
 
 /* the part's local block (own rows and columns) in device order, CSR with

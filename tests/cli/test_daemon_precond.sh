@@ -67,9 +67,11 @@ job $M/1138_bus.mtx "precond=jacobi"
 succeeded_right $M/1138_bus.mtx "jacobi"
 
 # the query and the options JSON go through the same parse function
-code=$($DCLIENT request "$DURL" POST "/v1/jobs?precond=ilu" --body $M/ani1.mtx | head -1)
+$DCLIENT request "$DURL" POST "/v1/jobs?precond=ilu" --body $M/ani1.mtx >$t/req.out
+code=$(head -1 $t/req.out)
 [ "$code" = 400 ] && ok || bad "precond=ilu: $code"
-code=$($DCLIENT request "$DURL" POST "/v1/jobs?precond=ic0&precond_sweeps=99" --body $M/ani1.mtx | head -1)
+$DCLIENT request "$DURL" POST "/v1/jobs?precond=ic0&precond_sweeps=99" --body $M/ani1.mtx >$t/req.out
+code=$(head -1 $t/req.out)
 [ "$code" = 400 ] && ok || bad "precond_sweeps=99: $code"
 $PY - "$DURL" "$M/ani1.mtx" "$t/opt.json" <<'PY' || bad "options JSON precond"
 import json, sys, uuid, urllib.request, os
