@@ -139,6 +139,35 @@ static void row_sums(const csr_matrix *B, double *b)
     }
 }
 
+/* "gen:random:K": K pseudo-random right-hand sides (benchmarks without
+ * files of N^3 rows): entry (i, c) is a splitmix64 hash of the global row
+ * and the column, uniform in [-1, 1), so every layout sees the same b.
+ * Returns 1 for a gen: spec (*k set, or CLS_EINPUT in *rc), 0 otherwise. */
+static int rhs_gen_spec(const char *p, int *k, int *rc, cls_error *err)
+{
+    if (strncmp(p, "gen:", 4))
+        return 0;
+    char *end;
+    long v = strncmp(p, "gen:random:", 11) ? 0 : strtol(p + 11, &end, 10);
+    *rc = CLS_OK;
+    if (v < 1 || v > DSOLVE_MAX_RHS || *end)
+        *rc = cls_fail(err, CLS_EINPUT,
+                       "right-hand side generator '%.64s': give gen:random:K with K in 1..%d", p,
+                       DSOLVE_MAX_RHS);
+    else
+        *k = (int)v;
+    return 1;
+}
+
+static double rhs_gen_value(int64_t row, int c)
+{
+    uint64_t z = (uint64_t)row * 64u + (uint64_t)c + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
 /* b (the columns of every file, in order: *k of them, column-major n x k)
  * and x0 */
 static int read_vectors(const char *a_path, const char *const *b_paths, int nb_paths,
@@ -237,6 +266,12 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     gen_grid grid;
     csr_init(&A);
     csr_init(&in->blk);
+    int genk = 0, grc = CLS_OK; /* -b gen:random:K */
+    if (nb_paths == 1 && rhs_gen_spec(b_paths[0], &genk, &grc, err)) {
+        if (grc)
+            return dsolve_agree(comm, grc, err);
+        nb_paths = 0; /* nothing to read: each rank makes its rows */
+    }
 
     struct {
         int64_t nrows, ncols, nnz, duplicates;
@@ -288,8 +323,8 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         rc = cls_fail(err, CLS_EOTHER, "MPI_Bcast(right-hand sides) failed");
         goto done;
     }
-    hdr.has_b = nb_paths > 0;
-    hdr.nrhs = nb_paths > 0 ? nrhs : 1;
+    hdr.has_b = nb_paths > 0 || genk > 0;
+    hdr.nrhs = genk > 0 ? genk : nb_paths > 0 ? nrhs : 1;
     hdr.has_x0 = x0_path != NULL;
     const int64_t min_rows = opt->min_rows_per_part;
     if (gen || everywhere) {
@@ -398,7 +433,11 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
              : CLS_OK;
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;
-    if (hdr.has_b)
+    if (genk > 0)
+        for (int c = 0; c < k; c++)
+            for (int64_t i = 0; i < nb; i++)
+                in->b[c * nb + i] = rhs_gen_value(in->rb + i, c);
+    else if (hdr.has_b)
         for (int c = 0; c < k && !rc; c++)
             rc = scatter_vector(comm, L, bf ? bf + c * hdr.nrows : NULL, everywhere, in->b + c * nb,
                                 err);

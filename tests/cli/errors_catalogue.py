@@ -474,6 +474,8 @@ def vec_case(t, part, vec, line=None, matrix=I2, vname="v.mtx"):
 CASES["VEC-PATTERN"] = lambda t: vec_case(t, "rhs", T.mm("coordinate pattern general", "2 1 1", "1 1"), 1)
 CASES["VEC-SHAPE"] = lambda t: vec_case(t, "x0", T.mm("array real general", "2 2", "1", "2", "3", "4"), 2)
 CASES["VEC-RHS-COLUMNS"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "2 65", *(["1"] * 130)), 2)
+CASES["VEC-RHS-GEN"] = lambda t: {"cli": [t.cli("solve", t.file("A.mtx", I2), "-b", "gen:random:0"),
+                                          t.cli("solve", t.file("A.mtx", I2), "-b", "gen:ones:2")]}
 CASES["VEC-RHS-BLOCK-LENGTH"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "3 2", *(["1"] * 6)))
 CASES["VEC-RHS-SYMMETRIC"] = lambda t: vec_case(t, "rhs", T.mm("array real symmetric", "2 2", "1", "2", "3"), 1)
 CASES["VEC-RHS-LENGTH"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "3 1", "1", "2", "3"))
