@@ -49,6 +49,7 @@
 
 #include "../common/parallel.h"
 #include "../common/timer.h"
+#include "../common/trace.h"
 
 #define IC0_PIVOT_TOL 1e-12 /* a pivot must exceed this times b_ii */
 #define IC0_MAX_RESTARTS 40
@@ -257,6 +258,7 @@ int pc_ic0_factor_build(const csr_matrix *B, double shift0, pc_ic0_factor *f, cl
         if ((rc = ic0_levels(n, srow, scol, 0, &f->lrows, &f->llev, &f->nllev, err)))
             goto fail;
     }
+    cls_trace("ic0: levels");
     /* factor; restart with a larger shift on a bad pivot */
     double shift = shift0 > 0.0 ? shift0 : 0.0;
     for (int attempt = 0;; attempt++) {
@@ -412,6 +414,7 @@ int pc_ic0_setup(pc *pc, cls_error *err)
         if ((rc = la_vec_create(la, f->n, &pp->t0, err)) ||
             (rc = la_vec_create(la, f->n, &pp->t1, err)))
             return rc;
+        cls_trace("pc: IC(0) factor up");
     }
     return CLS_OK;
 }
