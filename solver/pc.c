@@ -549,14 +549,15 @@ int pc_setup(dsys *s, const pc_options *o, pc *pc, cls_error *err)
     if (!rc && (o->type == PRECOND_JACOBI || o->type == PRECOND_CHEBYSHEV))
         rc = pc_diag(pc, err);
     cls_trace("pc: diagonal");
-    /* chebyshev is collective (Lanczos): agree before it */
+    /* chebyshev is collective (Lanczos): every rank enters it or none; a
+     * rank that has not failed itself returns CLS_OK and leaves the message
+     * to the failing rank (the caller agrees: dsolve_agree names it) */
+    int others = 0;
     {
-        int worst = rc, all = 0;
-        MPI_Allreduce(&worst, &all, 1, MPI_INT, MPI_MAX, s->comm);
-        if (all && !rc)
-            rc = cls_fail(err, all, "another rank failed setting the preconditioner up");
+        int mine = rc != CLS_OK;
+        MPI_Allreduce(&mine, &others, 1, MPI_INT, MPI_MAX, s->comm);
     }
-    if (!rc && o->type == PRECOND_CHEBYSHEV)
+    if (!rc && !others && o->type == PRECOND_CHEBYSHEV)
         rc = pc_cheby_bounds(pc, err);
     if (!rc && o->type == PRECOND_IC0)
         rc = pc_ic0_setup(pc, err);
@@ -594,12 +595,6 @@ int pc_setup(dsys *s, const pc_options *o, pc *pc, cls_error *err)
                      "by up to %.3g a_ii (Manteuffel); the answer is unaffected, the iterations "
                      "may grow",
                      pc->info.shifted_parts, pc->info.shift);
-    }
-    {
-        int worst = rc, all = 0;
-        MPI_Allreduce(&worst, &all, 1, MPI_INT, MPI_MAX, s->comm);
-        if (all && !rc)
-            rc = cls_fail(err, all, "another rank failed setting the preconditioner up");
     }
     return rc;
 }

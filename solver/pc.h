@@ -79,8 +79,10 @@ typedef struct pc {
 } pc;
 
 /* Collective: builds M for the system s (parts' matrices A, halo, device
- * order) with o->type already resolved. On failure every rank returns the
- * same class. */
+ * order) with o->type already resolved. Returns this rank's outcome: a rank
+ * whose own set-up worked returns CLS_OK even when another failed (the
+ * collective steps are skipped on every rank then); the caller agrees
+ * (dsolve_agree), which names the failing rank's message. */
 int pc_setup(dsys *s, const pc_options *o, pc *pc, cls_error *err);
 /* z = M^-1 r over every part (z, r local vectors); sticky errors (dvec.h).
  * Collective for chebyshev (halo exchanges); local for the others. */
