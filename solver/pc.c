@@ -306,14 +306,20 @@ int pc_ic0_part_factor(pc *pc, int k, const pc_ic0_factor **out, int *reused, cl
     csr_matrix B;
     cls_trace("pc: content hash");
     const double tb = cls_now();
-    int rc = pc_local_block(p, &B, err);
-    if (rc)
+    /* a part without ghosts in its own order is its block: the factor only
+     * reads it, so a view does (AMG keeps its block, so it copies) */
+    const int view = !p->perm && p->halo.nghost == 0 && p->A.rowptr[0] == 0;
+    int rc = CLS_OK;
+    if (view)
+        B = p->A;
+    else if ((rc = pc_local_block(p, &B, err)))
         return rc;
     cls_trace("pc: the part's block");
     pc_ic0_factor f;
     rc = pc_ic0_factor_build(&B, pc->opt.shift, &f, err);
     cls_trace("pc: IC(0) factor");
-    csr_free(&B);
+    if (!view)
+        csr_free(&B);
     pc->info.build_s += cls_now() - tb;
     if (rc)
         return rc;
