@@ -14,17 +14,22 @@
 #include "common/error.h"
 #include "common/mpi_env.h"
 #include "kernels/ocl.h"
+#include "solver/pc_options.h"
 
 static const char usage[] =
     "usage: clsolve COMMAND [options]\n"
     "\n"
-    "  solve A.mtx [-b b.mtx] [--x0 x0.mtx] [-o x.mtx] [--tol 1e-8] [--maxiter N]\n"
-    "              [--precond none|jacobi] [--method cg|pipecg]\n"
+    "  solve A.mtx [-b b.mtx ...] [--x0 x0.mtx] [-o x.mtx] [--tol 1e-8] [--maxiter N]\n"
+    "              [--rhs-mode together|sequential]\n"
+    "              [--precond none|jacobi|chebyshev|ic0|amg|auto] [--method cg|pipecg]\n"
+    "              [--precond-degree N] [--precond-sweeps N] [--precond-shift S]\n"
+    "              [--precond-lanczos N] [--precond-reuse 0|1]\n"
     "              [--precision double|float|mixed]\n"
     "              [--format auto|csr|csr-vector|csr-adaptive|sell|bcsr]\n"
     "              [--device auto|cpu|gpu|INDEX[,INDEX...]] [--devices-per-rank N]\n"
     "              [--min-rows-per-part R] [--read-everywhere] [--json] [-v]\n"
-    "      solve A x = b with conjugate gradients; without -b, b = A*1; under\n"
+    "      solve A x = b with conjugate gradients; without -b, b = A*1; several -b\n"
+    "      files (or one n x k array) are k systems solved together; under\n"
     "      mpirun -np K the system is split across ranks and their devices\n"
     "  check A.mtx [--json]        parse and describe: size, entries, symmetry, diagonal\n"
     "  gen poisson2d|poisson3d|poisson3d27 N -o A.mtx\n"
@@ -44,7 +49,7 @@ static const char usage[] =
     "                              position-based mass-spring body (see --help)\n"
     "  nbody [--bodies in.csv | --random N] --steps S --dt --softening -o out.csv [--json]\n"
     "                              all-pairs gravity (see --help)\n"
-    "  submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--maxiter N] [--precond none|jacobi]\n"
+    "  submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--maxiter N] [--precond NAME]\n"
     "         [--wait] [-o x.mtx] [--json] [--server URL] [--token-file F]\n"
     "                              send a system to a clsolved daemon ($CLSOLVE_SERVER, "
     "$CLSOLVE_TOKEN)\n"
@@ -81,6 +86,32 @@ int cli_report_failure(const char *cmd, int rc, const cls_error *err, int json)
         json_decref(j);
     }
     return rc;
+}
+
+int cli_precond(cli_args *a, pc_options *o, const char **key)
+{
+    static char k[64];
+    char opt[64];
+    const char *arg = a->argv[a->i];
+    size_t len = strcspn(arg, "=");
+    if (strncmp(arg, "--precond", 9) || len >= sizeof opt || len - 2 >= sizeof k)
+        return 0;
+    memcpy(opt, arg, len);
+    opt[len] = '\0';
+    memcpy(k, arg + 2, len - 2);
+    k[len - 2] = '\0';
+    for (char *c = k; *c; c++)
+        if (*c == '-')
+            *c = '_';
+    if (!pc_options_key(k) || !cli_opt(a, opt, NULL, 1))
+        return 0;
+    cls_error e;
+    if (pc_options_set(o, k, a->value, &e)) {
+        const char *why = strchr(e.msg, ':'); /* "key: 'x' is not ..." */
+        cli_usage_error(a->cmd, "%s%s", opt, why ? why : e.msg);
+    }
+    *key = k;
+    return 1;
 }
 
 int cli_opt(cli_args *a, const char *name, const char *alias, int want_value)

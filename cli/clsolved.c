@@ -40,6 +40,7 @@
 #include "kernels/ocl.h"
 #include "solver/devfig.h"
 #include "solver/dvec.h"
+#include "solver/pc.h"
 #include "kernels/tunedb.h"
 #include "net/cluster.h"
 #include "net/fileio.h"
@@ -556,6 +557,7 @@ int main(int argc, char **argv)
         rc = scheduler_run_worker(MPI_COMM_WORLD, o.device);
     json_decref(cluster);
     dsys_warm_release_all(); /* the devices kept warm between jobs */
+    pc_cache_clear();        /* the preconditioner set-ups kept for reuse */
     MPI_Finalize();
     return rc;
 }

@@ -2,7 +2,8 @@
  * cmd_client.c: the commands that talk to a clsolved daemon:
  *
  *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--maxiter N]
- *                  [--precond none|jacobi] [--method cg] [--precision double|float]
+ *                  [--precond NAME] [--precond-degree N ...] [--method cg]
+ *                  [--precision double|float]
  *                  [--wait] [-o x.mtx] [--json]
  *   clsolve status ID [--json]
  *   clsolve wait ID [-o x.mtx] [--json] [--timeout S]
@@ -36,6 +37,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "solver/pc_options.h"
 #include "common/error.h"
 #include "common/timer.h"
 #include "net/fileio.h"
@@ -328,6 +330,9 @@ int cmd_submit(int argc, char **argv)
     int wait = 0, json = 0;
     char q[512] = "";
     double timeout_s = 0;
+    pc_options pco;
+    const char *pckey;
+    pc_options_default(&pco);
     while (a.i < argc) {
         if (client_opt(&a, &server, &token_file))
             continue;
@@ -348,10 +353,9 @@ int cmd_submit(int argc, char **argv)
             char v[32];
             snprintf(v, sizeof v, "%lld", (long long)cli_int(&a, "--maxiter", a.value, 1));
             append_q(q, sizeof q, "maxiter", v);
-        } else if (cli_opt(&a, "--precond", NULL, 1)) {
-            if (strcmp(a.value, "none") && strcmp(a.value, "jacobi"))
-                cli_usage_error("submit", "--precond: '%s' is not none or jacobi", a.value);
-            append_q(q, sizeof q, "precond", a.value);
+        } else if (cli_precond(&a, &pco, &pckey)) {
+            /* the daemon reads them with the same function (pc_options.h) */
+            append_q(q, sizeof q, pckey, a.value);
         } else if (cli_opt(&a, "--method", NULL, 1)) {
             if (strcmp(a.value, "cg"))
                 cli_usage_error("submit", "--method: '%s' is not cg", a.value);

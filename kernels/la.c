@@ -483,8 +483,8 @@ int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *
     /* compensated sums cost a GPU nothing (memory-bound) and a CPU device
      * about 30% of a fused CG iteration; on one CPU part they buy nothing */
     la->plain_sums = (flags & LA_FLAG_ONE_PART) && (dev->type & CL_DEVICE_TYPE_CPU);
-    char opts[128];
-    snprintf(opts, sizeof opts, "%s%s%s", popts,
+    char *opts = la->build_opts;
+    snprintf(opts, sizeof la->build_opts, "%s%s%s", popts,
              la->serial_group_sum ? " -DCLS_SERIAL_GROUP_SUM" : "",
              la->plain_sums ? " -DCLS_PLAIN_SUMS" : "");
     int rc = ocl_build_program(ocl, la_sources, (int)(sizeof la_sources / sizeof *la_sources), opts,
@@ -574,9 +574,27 @@ void la_release(la_ctx *la)
         clReleaseMemObject(la->result);
     if (la->prog)
         clReleaseProgram(la->prog);
+    if (la->aux_prog)
+        clReleaseProgram(la->aux_prog);
+    la->aux_prog = NULL;
     la->partial = la->result = NULL;
     la->partial_cap = 0;
     la->prog = NULL;
+}
+
+static const char *const la_aux_sources[] = {"real.cl", "pcg_fused.cl", "pc.cl", "spmm.cl"};
+
+int la_aux_program(la_ctx *la, cl_program *out, cls_error *err)
+{
+    if (!la->aux_prog) {
+        int rc = ocl_build_program(la->ocl, la_aux_sources,
+                                   (int)(sizeof la_aux_sources / sizeof *la_aux_sources),
+                                   la->build_opts, &la->aux_prog, err);
+        if (rc)
+            return rc;
+    }
+    *out = la->aux_prog;
+    return CLS_OK;
 }
 
 /* ------------------------------------------------------------- profiler */

@@ -1799,6 +1799,51 @@ int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err)
     return rc;
 }
 
+int mm_read_block(const char *path, int64_t max_cols, double **v, int64_t *rows, int64_t *cols,
+                  cls_error *err)
+{
+    mm_ctx x;
+    *v = NULL;
+    *rows = *cols = 0;
+    int rc = ctx_open(&x, path, resolve_threads(NULL), err);
+    if (!rc && x.h.field == MM_PATTERN)
+        rc = ctx_fail(&x, err, 1, "a vector must be real or integer, not pattern");
+    if (!rc && x.h.symmetry != MM_GENERAL && x.h.rows != 1 && x.h.cols != 1)
+        rc = ctx_fail(&x, err, 1, "right-hand sides must be a general matrix, not symmetric");
+    if (!rc && x.h.cols > max_cols && x.h.rows != 1) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%lld right-hand sides (columns) declared: at most %lld",
+                 (long long)x.h.cols, (long long)max_cols);
+        rc = ctx_fail(&x, err, x.h.size_line, msg);
+    }
+    if (!rc)
+        rc = read_entries(&x, err);
+    /* a 1 x n file is one vector, as mm_read_vector reads it */
+    const int64_t r = x.h.rows == 1 ? x.h.cols : x.h.rows, c = x.h.rows == 1 ? 1 : x.h.cols;
+    if (!rc && !x.array)
+        rc = check_rows_backed(&x, r * c, x.count, err);
+    if (!rc) {
+        double *out = calloc((size_t)(r * c > 0 ? r * c : 1), sizeof *out);
+        if (!out) {
+            rc = oom(&x, err);
+        } else if (x.array) {
+            if (x.count) /* column-major, as the file */
+                memcpy(out, x.vals, (size_t)x.count * sizeof *out);
+        } else {
+            for (int64_t k = 0; k < x.count; k++)
+                out[x.h.rows == 1 ? x.coo.col[k] : (int64_t)x.coo.col[k] * r + x.coo.row[k]] +=
+                    x.coo.val[k];
+        }
+        if (!rc) {
+            *v = out;
+            *rows = r;
+            *cols = c;
+        }
+    }
+    ctx_free(&x);
+    return rc;
+}
+
 /* ------------------------------------------------------------------------ */
 /* writer                                                                    */
 
@@ -2068,6 +2113,22 @@ int mm_write_vector(const char *path, const double *x, int64_t n, const char *co
     if (!hdr)
         return cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
     int rc = write_file(path, hdr, NULL, x, n, 0, err);
+    free(hdr);
+    return rc;
+}
+
+int mm_write_block(const char *path, const double *x, int64_t n, int64_t k, const char *comment,
+                   cls_error *err)
+{
+    if (n < 0 || k < 1)
+        return cls_fail(err, CLS_EUSAGE, "%s: bad block size %lld x %lld", path, (long long)n,
+                        (long long)k);
+    char size[64];
+    snprintf(size, sizeof size, "%lld %lld", (long long)n, (long long)k);
+    char *hdr = make_header("%%MatrixMarket matrix array real general", comment, size);
+    if (!hdr)
+        return cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
+    int rc = write_file(path, hdr, NULL, x, n * k, 0, err);
     free(hdr);
     return rc;
 }

@@ -79,6 +79,18 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
  * malloc'ed. */
 int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err);
 
+/* Reads right-hand sides: an array file n x k (column-major, as Matrix
+ * Market stores arrays; a 1 x n file is one vector), real or integer,
+ * general; a coordinate n x k file too (missing entries are 0). More than
+ * max_cols columns are refused before any value is read. *v (n k values,
+ * column c at v + c n) is malloc'ed. */
+int mm_read_block(const char *path, int64_t max_cols, double **v, int64_t *rows, int64_t *cols,
+                  cls_error *err);
+
+/* Writes the n x k column-major block x as an array file, as mm_write_vector. */
+int mm_write_block(const char *path, const double *x, int64_t n, int64_t k, const char *comment,
+                   cls_error *err);
+
 /* Writes x as "%%MatrixMarket matrix array real general", n x 1, %.17g, so
  * doubles round-trip exactly. comment may be NULL. Written to a temporary
  * file and renamed, so a reader never sees half a file. */

@@ -19,6 +19,7 @@ void job_params_init(job_params *p)
     strcpy(p->kind, "cg");
     p->tol = 1e-8;
     strcpy(p->precond, "none");
+    pc_options_default(&p->pc);
     strcpy(p->method, "cg");
     strcpy(p->precision, "double");
 }
@@ -117,7 +118,6 @@ static json_t *value_json(const char *v)
 
 int job_params_set(job_params *p, const char *key, const char *value, cls_error *err)
 {
-    static const char *const preconds[] = {"none", "jacobi", NULL};
     static const char *const methods[] = {"cg", NULL};
     static const char *const precisions[] = {"double", "float", NULL};
     if (!value)
@@ -131,7 +131,7 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         p->kind_set = 1;
         return CLS_OK;
     }
-    if (!strcmp(key, "tol") || !strcmp(key, "maxiter") || !strcmp(key, "precond") ||
+    if (!strcmp(key, "tol") || !strcmp(key, "maxiter") || pc_options_key(key) ||
         !strcmp(key, "method") || !strcmp(key, "precision")) {
         /* remembered for job_params_finish: the kind may come later */
         if (!p->cg_given[0])
@@ -141,9 +141,11 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         return set_tol(p, value, err);
     if (!strcmp(key, "maxiter"))
         return set_maxiter(p, value, err);
-    if (!strcmp(key, "precond"))
-        return set_choice(p->precond, sizeof p->precond, key, value, preconds, "none, jacobi",
-                          err);
+    if (pc_options_key(key)) { /* precond, precond_degree, ...: solver/pc_options.h */
+        int rc = pc_options_set(&p->pc, key, value, err);
+        snprintf(p->precond, sizeof p->precond, "%s", pc_name(p->pc.type));
+        return rc;
+    }
     if (!strcmp(key, "method"))
         return set_choice(p->method, sizeof p->method, key, value, methods, "cg", err);
     if (!strcmp(key, "precision"))
@@ -194,7 +196,7 @@ int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error
             s = buf;
         }
         int cg_key = !strcmp(k, "kind") || !strcmp(k, "tol") || !strcmp(k, "maxiter") ||
-                     !strcmp(k, "precond") || !strcmp(k, "method") || !strcmp(k, "precision");
+                     pc_options_key(k) || !strcmp(k, "method") || !strcmp(k, "precision");
         if (cg_key) {
             if (!s) {
                 rc = cls_fail(err, CLS_EINPUT, "options: '%s' must be a string or a number", k);
@@ -222,7 +224,8 @@ int job_params_finish(job_params *p, cls_error *err)
             const char *k = json_object_iter_key(json_object_iter(p->options));
             return cls_fail(err, CLS_EINPUT,
                             "unknown parameter '%.64s' for kind=cg (known: kind, tol, maxiter, "
-                            "precond, method, precision)",
+                            "precond, precond_degree, precond_lanczos, precond_sweeps, "
+                            "precond_shift, precond_reuse, method, precision)",
                             k);
         }
         return CLS_OK;
@@ -249,6 +252,19 @@ json_t *job_params_to_json(const job_params *p)
         json_object_set_new(o, "tol", json_real(p->tol));
         json_object_set_new(o, "maxiter", p->maxiter ? json_integer(p->maxiter) : json_null());
         json_object_set_new(o, "precond", json_string(p->precond));
+        /* the preconditioner's parameters where they differ from the defaults */
+        pc_options d;
+        pc_options_default(&d);
+        if (p->pc.degree != d.degree)
+            json_object_set_new(o, "precond_degree", json_integer(p->pc.degree));
+        if (p->pc.lanczos != d.lanczos)
+            json_object_set_new(o, "precond_lanczos", json_integer(p->pc.lanczos));
+        if (p->pc.sweeps != d.sweeps)
+            json_object_set_new(o, "precond_sweeps", json_integer(p->pc.sweeps));
+        if (p->pc.shift != d.shift)
+            json_object_set_new(o, "precond_shift", json_real(p->pc.shift));
+        if (p->pc.reuse != d.reuse)
+            json_object_set_new(o, "precond_reuse", json_integer(p->pc.reuse));
         json_object_set_new(o, "method", json_string(p->method));
         json_object_set_new(o, "precision", json_string(p->precision));
         return o;
@@ -286,7 +302,27 @@ int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_er
     json_t *m = json_object_get(params, "maxiter");
     if (json_is_integer(m))
         p->maxiter = json_integer_value(m);
-    stored_choice(p->precond, sizeof p->precond, params, "precond");
+    /* the preconditioner through its parse function; a stored value it
+     * refuses (an older or damaged record) leaves the default */
+    {
+        const char *pn = json_string_value(json_object_get(params, "precond"));
+        cls_error e;
+        if (pn && pc_options_set(&p->pc, "precond", pn, &e) == CLS_OK)
+            snprintf(p->precond, sizeof p->precond, "%s", pc_name(p->pc.type));
+        const char *keys[] = {"precond_degree", "precond_lanczos", "precond_sweeps",
+                              "precond_shift", "precond_reuse"};
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+            json_t *v = json_object_get(params, keys[i]);
+            char buf[64];
+            if (json_is_integer(v))
+                snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+            else if (json_is_real(v))
+                snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
+            else
+                continue;
+            pc_options_set(&p->pc, keys[i], buf, &e); /* a refused value keeps the default */
+        }
+    }
     stored_choice(p->method, sizeof p->method, params, "method");
     stored_choice(p->precision, sizeof p->precision, params, "precision");
     return CLS_OK;

@@ -5,7 +5,9 @@
  * the fuzz targets can drive them, and every rejection is CLS_EINPUT with a
  * message naming the parameter, which the server answers as 400.
  *
- * cg jobs take tol, maxiter, precond, method and precision; physics jobs
+ * cg jobs take tol, maxiter, precond (and the precond_* parameters,
+ * read by solver/pc_options.h's pc_options_set, as the command line's
+ * --precond options are), method and precision; physics jobs
  * (springs, deform, curvature, nbody) take any options, passed to the
  * physics driver as one JSON object (query values that read as numbers or
  * booleans become JSON numbers or booleans).
@@ -17,13 +19,15 @@
 #include <stdint.h>
 
 #include "../common/error.h"
+#include "../solver/pc_options.h"
 
 typedef struct job_params {
     char kind[16];       /* "cg" or a physics kind */
     int kind_set;
     double tol;          /* (0, 1) */
     int64_t maxiter;     /* 0: the solver's default */
-    char precond[8];     /* none | jacobi */
+    char precond[16];    /* the preconditioner's canonical name (pc_name) */
+    pc_options pc;       /* its type and parameters, read by pc_options_set */
     char method[8];      /* cg */
     char precision[8];   /* double | float */
     json_t *options;     /* physics options (an object), owned */

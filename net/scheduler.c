@@ -136,15 +136,18 @@ static json_t *error_json(const char *code, int exit_code, const char *msg, long
     return e;
 }
 
-/* Writes x as solution.mtx and solution.bin (little-endian float64). */
-static int write_solution(const char *dir, const double *x, int64_t n, const char *comment,
-                          cls_error *err)
+/* Writes x as solution.mtx and solution.bin (little-endian float64); k
+ * right-hand sides: an n x k array, the columns one after the other. */
+static int write_solution(const char *dir, const double *x, int64_t rows, int k,
+                          const char *comment, cls_error *err)
 {
     char path[PATH_MAX];
+    const int64_t n = rows * (k > 1 ? k : 1);
     if (snprintf(path, sizeof path, "%s/solution.mtx", dir) >= (int)sizeof path)
         return cls_fail(err, CLS_EOTHER, "job directory path too long");
-    if (mm_write_vector(path, x, n, comment, err) || fileio_sync_path(path, err) ||
-        fileio_sync_parent(path, err))
+    if ((k > 1 ? mm_write_block(path, x, rows, k, comment, err)
+               : mm_write_vector(path, x, n, comment, err)) ||
+        fileio_sync_path(path, err) || fileio_sync_parent(path, err))
         return CLS_EOTHER;
     unsigned char *bin = malloc((size_t)(n ? n : 1) * 8);
     if (!bin)
@@ -195,7 +198,8 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
         return cls_fail(err, CLS_EOTHER, "data directory path too long for the job protocol");
     m->tol = c->params.tol;
     m->maxiter = c->params.maxiter;
-    m->precond = !strcmp(c->params.precond, "jacobi") ? PRECOND_JACOBI : PRECOND_NONE;
+    m->precond = (int32_t)c->params.pc.type;
+    m->pc = c->params.pc;
     m->precision = !strcmp(c->params.precision, "float") ? LA_FLOAT : LA_DOUBLE;
     m->method = SOLVER_CG;
     return CLS_OK;
@@ -208,6 +212,7 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->solve.tol = m->tol;
     o->solve.maxiter = m->maxiter;
     o->solve.precond = (solver_precond)m->precond;
+    o->pc = m->pc;
     o->solve.precision = (la_precision)m->precision;
     o->solve.method = (solver_method)m->method;
     o->solve.device = device;
@@ -256,7 +261,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         char comment[320];
         snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
                  rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
-        if (write_solution(c->dir, x, rep.rows, comment, &werr)) {
+        if (write_solution(c->dir, x, rep.rows, rep.nrhs, comment, &werr)) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
             error = error_json("internal", CLS_EOTHER, werr.msg, 0);
@@ -294,7 +299,28 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         json_object_set_new(result, "rhs", json_string(c->in.has_rhs ? c->in.rhs_name : "A*ones"));
         json_object_set_new(result, "tol", json_real(c->params.tol));
         json_object_set_new(result, "method", json_string(c->params.method));
-        json_object_set_new(result, "precond", json_string(c->params.precond));
+        /* the preconditioner as run (auto resolved) and whether its set-up
+         * was built for this job or reused from an earlier one (pc.h) */
+        json_object_set_new(result, "precond",
+                            json_string(rep.pc.type != PRECOND_NONE ? pc_name(rep.pc.type)
+                                                                    : c->params.precond));
+        json_object_set_new(result, "preconditioner", pc_info_json(&rep.pc));
+        /* several right-hand sides (an n x k rhs): one entry per column */
+        json_object_set_new(result, "rhs_columns", json_integer(rep.nrhs > 0 ? rep.nrhs : 1));
+        if (rep.nrhs > 1 && rep.cols) {
+            json_t *cols = json_array();
+            for (int k = 0; k < rep.nrhs; k++)
+                json_array_append_new(
+                    cols, json_pack("{s:b, s:s, s:I, s:o}", "converged", rep.cols[k].converged,
+                                    "reason", cg_reason_name(rep.cols[k].reason), "iterations",
+                                    (json_int_t)rep.cols[k].iterations, "true_relative_residual",
+                                    isfinite(rep.true_rel_cols[k])
+                                        ? json_real(rep.true_rel_cols[k])
+                                        : json_null()));
+            json_object_set_new(result, "columns", cols);
+            json_object_set_new(result, "rhs_mode",
+                                json_string(rep.together ? "together" : "sequential"));
+        }
         json_object_set_new(result, "precision", json_string(c->params.precision));
         json_object_set_new(result, "parts",
                             json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
@@ -330,6 +356,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
     json_object_set_new(timings, "upload_s", json_real(rep.upload_s));
     json_object_set_new(timings, "gather_s", json_real(rep.gather_s));
     json_object_set_new(timings, "warm_devices", json_integer(rep.warm_parts));
+    json_object_set_new(timings, "precond_setup_s", json_real(rep.pc.setup_s));
     if (rep.cg.iterations > 0)
         json_object_set_new(timings, "ms_per_iteration",
                             json_real(1e3 * rep.solve_s / (double)rep.cg.iterations));

@@ -749,6 +749,43 @@ int dsys_allreduce(dsys *s, const dsum *in, double *v, int cancel_in, int *cance
     return reduced(s, v, cancel_out, err);
 }
 
+int dsys_allreduce_n(dsys *s, int n, const double *in_hi, const double *in_lo, double *v,
+                     int cancel_in, int *cancel_out, cls_error *err)
+{
+    double b[2 * (DSYS_MAX_SUMS + 2)];
+    if (n < 1 || n > DSYS_MAX_SUMS) /* n is the same on every rank: all return here */
+        return cls_fail(err, CLS_EOTHER, "dsys reduction of %d values (1..%d)", n, DSYS_MAX_SUMS);
+    memset(b, 0, sizeof b);
+    for (int c = 0; c < n && !s->failed; c++) {
+        b[2 * c] = in_hi[c];
+        b[2 * c + 1] = in_lo[c];
+    }
+    b[2 * n] = s->failed ? 1.0 : 0.0;
+    b[2 * (n + 1)] = (s->rank == 0 && cancel_in) ? 1.0 : 0.0;
+    int r = MPI_Allreduce(MPI_IN_PLACE, b, n + 2, s->pair, s->pair_sum, s->comm);
+    if (r != MPI_SUCCESS) {
+        cls_error e;
+        cls_fail(&e, CLS_EOTHER, "MPI_Allreduce failed (code %d)", r);
+        dsys_fail(s, &e);
+        if (err)
+            *err = s->ferr;
+        return CLS_EOTHER;
+    }
+    for (int c = 0; c < n; c++)
+        v[c] = b[2 * c] + b[2 * c + 1]; /* rounded once */
+    if (cancel_out)
+        *cancel_out = b[2 * (n + 1)] > 0.0;
+    if (b[2 * n] > 0.0) {
+        if (s->failed) {
+            if (err)
+                *err = s->ferr;
+            return s->ferr.code ? s->ferr.code : CLS_EOTHER;
+        }
+        return cls_fail(err, CLS_EOTHER, "another rank failed");
+    }
+    return CLS_OK;
+}
+
 int dsys_iallreduce_begin(dsys *s, const dsum *in, int cancel_in, cls_error *err)
 {
     if (s->pending)

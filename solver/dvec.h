@@ -199,6 +199,11 @@ void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv
  * any rank has failed (this rank's message if it is one of them). */
 int dsys_allreduce(dsys *s, const dsum *in, double *v, int cancel_in, int *cancel_out,
                    cls_error *err);
+/* The same for n <= DSYS_MAX_SUMS sums (several right-hand sides: 4 per
+ * column): in_hi[c] + in_lo[c] per sum, v[0..n). */
+#define DSYS_MAX_SUMS 256
+int dsys_allreduce_n(dsys *s, int n, const double *in_hi, const double *in_lo, double *v,
+                     int cancel_in, int *cancel_out, cls_error *err);
 /* The same, non-blocking (MPI_Iallreduce): begin, overlap work, end. */
 int dsys_iallreduce_begin(dsys *s, const dsum *in, int cancel_in, cls_error *err);
 int dsys_iallreduce_end(dsys *s, double *v, int *cancel_out, cls_error *err);

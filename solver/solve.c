@@ -9,6 +9,7 @@
  * breakdown test, the only affordable check.
  */
 #include "solve.h"
+#include "pc_options.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ const char *solver_method_name(solver_method m)
 
 const char *solver_precond_name(solver_precond p)
 {
-    return p == PRECOND_JACOBI ? "jacobi" : "none";
+    return pc_name(p);
 }
 
 const char *la_precision_name(la_precision p)
@@ -270,6 +271,10 @@ int solve_run_device(const csr_matrix *A, const double *b, const double *x0, dou
 
     memset(rep, 0, sizeof *rep);
     rep->true_rel_residual = NAN;
+    if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI)
+        return cls_fail(err, CLS_EUSAGE,
+                        "solve_run: --precond %s needs the engine's set-up (dsolve_file)",
+                        pc_name(opt->precond));
     if (!checked) {
         rc = solve_check_input(A, b, A->nrows, opt->name, err);
         if (rc)

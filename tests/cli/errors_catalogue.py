@@ -472,7 +472,12 @@ def vec_case(t, part, vec, line=None, matrix=I2, vname="v.mtx"):
 
 
 CASES["VEC-PATTERN"] = lambda t: vec_case(t, "rhs", T.mm("coordinate pattern general", "2 1 1", "1 1"), 1)
-CASES["VEC-SHAPE"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "2 2", "1", "2", "3", "4"), 2)
+CASES["VEC-SHAPE"] = lambda t: vec_case(t, "x0", T.mm("array real general", "2 2", "1", "2", "3", "4"), 2)
+CASES["VEC-RHS-COLUMNS"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "2 65", *(["1"] * 130)), 2)
+CASES["VEC-RHS-GEN"] = lambda t: {"cli": [t.cli("solve", t.file("A.mtx", I2), "-b", "gen:random:0"),
+                                          t.cli("solve", t.file("A.mtx", I2), "-b", "gen:ones:2")]}
+CASES["VEC-RHS-BLOCK-LENGTH"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "3 2", *(["1"] * 6)))
+CASES["VEC-RHS-SYMMETRIC"] = lambda t: vec_case(t, "rhs", T.mm("array real symmetric", "2 2", "1", "2", "3"), 1)
 CASES["VEC-RHS-LENGTH"] = lambda t: vec_case(t, "rhs", T.mm("array real general", "3 1", "1", "2", "3"))
 CASES["VEC-X0-LENGTH"] = lambda t: vec_case(t, "x0", T.mm("array real general", "3 1", "1", "2", "3"))
 CASES["VEC-RHS-NONFINITE"] = lambda t: vec_case(
@@ -539,7 +544,9 @@ CASES["SOLVE-NOT-SYMMETRIC"] = lambda t: solve_case(t, T.mm(GEN, "2 2 3", "1 1 2
 def _(t):
     out = solve_case(t, T.mm(SYM, "2 2 3", "1 1 1", "2 1 2", "2 2 1"),
                      rhs=T.mm("array real general", "2 1", "1", "0"))
-    out["cli"] = [out["cli"], t.cli("solve", t.shared("matrices/dwt_992.mtx"))]
+    dwt = t.shared("matrices/dwt_992.mtx")
+    out["cli"] = [out["cli"], t.cli("solve", dwt), t.cli("solve", dwt, "--precond", "chebyshev"),
+                  t.cli("solve", dwt, "--precond", "ic0")]
     return out
 
 
@@ -952,7 +959,13 @@ cli_row("CLI-NOT-INTEGER", ["solve", "A", "--maxiter", "1.5"], ["gen", "poisson2
 cli_row("CLI-BELOW-MINIMUM", ["solve", "A", "--maxiter", "0"], ["springs", "--grid", "0"],
         ["nbody", "--random", "0"], ["curvature", "--saddle", "1", "--json"], ["tune", "--sizes", "1"])
 cli_row("CLI-TOL-RANGE", ["solve", "A", "--tol", "2"], ["submit", "A", "--tol", "0"])
-cli_row("CLI-PRECOND", ["solve", "A", "--precond", "ilu"], ["submit", "A", "--precond", "ilu"])
+cli_row("CLI-PRECOND", ["solve", "A", "--precond", "ilu"], ["submit", "A", "--precond", "ilu"],
+        ["solve", "A", "--precond", "Jacobi"])
+cli_row("CLI-RHS-MODE", ["solve", "A", "--rhs-mode", "both"])
+cli_row("CLI-RHS-FILES", ["solve", "A"] + ["-b", "A"] * 65)
+cli_row("CLI-PRECOND-OPTION", ["solve", "A", "--precond-degree", "0"],
+        ["solve", "A", "--precond-sweeps=33"], ["submit", "A", "--precond-shift", "-1"],
+        ["solve", "A", "--precond-reuse", "2"])
 cli_row("CLI-METHOD", ["solve", "A", "--method", "gmres"])
 cli_row("CLI-PRECISION", ["solve", "A", "--precision", "half"], ["bench", "--precision", "half"],
         ["tune", "--precision", "half"])
@@ -1532,6 +1545,8 @@ param_row("PARAM-KIND", "kind=bogus", "kind=", options={"kind": "CG"})
 param_row("PARAM-TOL", "tol=abc", "tol=2", "tol=0", "tol=nan", options={"tol": 1})
 param_row("PARAM-MAXITER", "maxiter=0", "maxiter=-1", "maxiter=1.5", "maxiter=2000000000", options={"maxiter": 0})
 param_row("PARAM-PRECOND", "precond=ilu", options={"precond": "Jacobi"})
+param_row("PARAM-PRECOND-OPTION", "precond_degree=0", "precond_sweeps=abc", "precond_shift=nan",
+          options={"precond_lanczos": 1})
 param_row("PARAM-METHOD", "method=gmres", "method=pipecg")
 param_row("PARAM-PRECISION", "precision=half", "precision=mixed")
 param_row("PARAM-UNKNOWN", "color=blue", "tol=1e-6&Tol=1e-6", options={"colour": "blue"})

@@ -765,6 +765,46 @@ static void test_vectors(void)
     p = write_text("v8.mtx", "%%MatrixMarket matrix coordinate real general\n"
                              "2000000000 1 1\n1 1 1\n");
     CHECK(mm_read_vector(p, &v, &n, &e) == CLS_EINPUT && strstr(e.msg, "refusing to allocate"));
+
+    /* blocks of right-hand sides: n x k column-major, coordinate, 1 x n */
+    int64_t r, k;
+    p = write_text("b1.mtx", "%%MatrixMarket matrix array real general\n3 2\n1\n2\n3\n4\n5\n6\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_OK);
+    if (v) {
+        CHECK(r == 3 && k == 2 && v[0] == 1 && v[2] == 3 && v[3] == 4 && v[5] == 6);
+        free(v);
+    }
+    p = write_text("b2.mtx", "%%MatrixMarket matrix coordinate real general\n3 2 3\n"
+                             "3 2 1.5\n1 1 2\n3 2 1\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_OK);
+    if (v) {
+        CHECK(r == 3 && k == 2 && v[0] == 2 && v[1] == 0 && v[5] == 2.5 && v[3] == 0);
+        free(v);
+    }
+    p = write_text("b3.mtx", "%%MatrixMarket matrix array integer general\n1 3\n7\n8\n9\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_OK);
+    if (v) {
+        CHECK(r == 3 && k == 1 && v[0] == 7 && v[2] == 9);
+        free(v);
+    }
+    p = write_text("b4.mtx", "%%MatrixMarket matrix array real general\n2 3\n1\n2\n3\n4\n5\n6\n");
+    CHECK(mm_read_block(p, 2, &v, &r, &k, &e) == CLS_EINPUT && e.line == 2 &&
+          strstr(e.msg, "3 right-hand sides (columns) declared: at most 2"));
+    p = write_text("b5.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_EINPUT &&
+          strstr(e.msg, "file ends after 3 of 4 values"));
+    p = write_text("b6.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_EINPUT && strstr(e.msg, "not symmetric"));
+    /* the writer's n x k block reads back bit for bit */
+    const double blk[6] = {1.0 / 3, -2e-300, 0.0, 7, 1e300, -0.5};
+    char wp[600];
+    snprintf(wp, sizeof wp, "%s/bw.mtx", tmpdir);
+    CHECK(mm_write_block(wp, blk, 3, 2, "a block", &e) == CLS_OK);
+    CHECK(mm_read_block(wp, 64, &v, &r, &k, &e) == CLS_OK);
+    if (v) {
+        CHECK(r == 3 && k == 2 && !memcmp(v, blk, sizeof blk));
+        free(v);
+    }
 }
 
 /* Random decimal strings in many shapes parse to exactly what strtod says. */
