@@ -40,7 +40,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../common/parallel.h"
 #include "../common/timer.h"
 
 void amg_options_default(amg_options *opt)
@@ -243,7 +242,7 @@ int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, 
         return rc;
     }
     double t0 = cls_now();
-    h->threads = cls_parallel_ranges(INT64_MAX / 2, 1);
+    h->threads = amg_nthreads();
     h->lev[0].A = *A; /* borrowed */
     h->nlevels = 1;
     for (int l = 0;; l++) {

@@ -19,15 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/parallel.h"
-
 typedef struct {
     const double *L;
     double *X;
     int64_t n;
 } inv_ctx;
 
-static void inv_cols(void *arg, int range, int64_t b, int64_t e)
+static void inv_cols(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
 {
     inv_ctx *c = arg;
     const int64_t n = c->n;
@@ -94,7 +92,7 @@ int amg_dense_inverse(const csr_matrix *A, double **inv, cls_error *err)
         }
     }
     inv_ctx c = {L, X, n};
-    cls_parallel_for(n, 16, inv_cols, &c);
+    amg_par_chunks(n, 8, inv_cols, &c);
     for (int64_t i = 0; i < n; i++) /* exactly symmetric */
         for (int64_t j = i + 1; j < n; j++) {
             double s = 0.5 * (X[i * n + j] + X[j * n + i]);

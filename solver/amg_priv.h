@@ -2,18 +2,20 @@
  * amg_priv.h: what the files of the AMG set-up share (amg.h is the public
  * contract). One operation per file:
  *   amg.c           options, the level loop of amg_build, info, describe
+ *   amg_par.c       parallel loops: chunks, SpMV, dot, diagonal
  *   amg_strength.c  strength-of-connection graph
  *   amg_aggregate.c MIS(2) aggregation
- *   amg_prolong.c   lambda_max(D^-1 A) by Lanczos, smoothed prolongator
+ *   amg_eig.c       lambda_max(D^-1 A) by Lanczos
+ *   amg_prolong.c   smoothed prolongator
  *   amg_rap.c       transpose, sparse product, Galerkin triple product
  *   amg_coarse.c    dense Cholesky inverse of the coarsest operator
  *   amg_ref.c       the plain host V-cycle (reference)
  *   amg_device.c    upload and the device V-cycle
  *
- * Determinism: every set-up loop writes only its own rows and every sum
- * runs in a fixed order (reductions over fixed blocks of AMG_BLOCK rows,
- * added in block order), so a hierarchy is the same bits on any number of
- * threads.
+ * Determinism: every set-up loop runs over fixed chunks of rows, writes
+ * only its own rows or per-chunk outputs, and every sum runs in a fixed
+ * order (reductions over fixed blocks of AMG_BLOCK rows, added in block
+ * order), so a hierarchy is the same bits on any number of threads.
  */
 #ifndef CLS_SOLVER_AMG_PRIV_H
 #define CLS_SOLVER_AMG_PRIV_H
@@ -67,7 +69,13 @@ typedef struct amg_cheb {
 } amg_cheb;
 void amg_cheb_coeffs(const amg_options *opt, double lmax, amg_cheb *c);
 
-/* parallel helpers (amg_strength.c) */
+/* parallel loops (amg_par.c): fn(ctx, thread, chunk, begin, end) over the
+ * fixed chunks [k chunk, (k+1) chunk) of [0, n), handed out dynamically;
+ * thread < amg_nthreads() indexes per-thread scratch */
+typedef void (*amg_chunk_fn)(void *ctx, int thread, int64_t chunk, int64_t begin, int64_t end);
+void amg_par_chunks(int64_t n, int64_t chunk, amg_chunk_fn fn, void *ctx);
+int64_t amg_nchunks(int64_t n, int64_t chunk);
+int amg_nthreads(void);
 double amg_par_dot(const double *x, const double *y, int64_t n);
 void amg_par_spmv(const csr_matrix *A, const double *x, double *y);
 /* d[i] = a_ii of each row (0 where absent) */
@@ -81,8 +89,8 @@ void amg_graph_free(amg_graph *S);
  * of the coarse space); *naggs gets the count. */
 int amg_aggregate(const amg_graph *S, int32_t *agg, int64_t *naggs, cls_error *err);
 
-/* Estimate of lambda_max(D^-1 A) by `steps` Lanczos steps on
- * D^-1/2 A D^-1/2 from a fixed start vector. */
+/* Estimate of lambda_max(D^-1 A) by `steps` Lanczos steps in the D inner
+ * product from a fixed start vector (amg_eig.c). */
 int amg_lambda_max(const csr_matrix *A, const double *diag, int steps, double *lmax,
                    cls_error *err);
 /* P = (I - omega D^-1 A) T with T the normalised aggregate indicator. */
@@ -90,8 +98,9 @@ int amg_prolongator(const csr_matrix *A, const double *diag, const int32_t *agg,
                     double omega, csr_matrix *P, cls_error *err);
 
 int amg_transpose(const csr_matrix *A, csr_matrix *T, cls_error *err);
-/* C = A B (columns sorted in each row) */
-int amg_spgemm(const csr_matrix *A, const csr_matrix *B, csr_matrix *C, cls_error *err);
+/* C = A B (sorted: columns sorted in each row; otherwise in the order the
+ * row first met them) */
+int amg_spgemm(const csr_matrix *A, const csr_matrix *B, int sorted, csr_matrix *C, cls_error *err);
 /* Ac = R A P */
 int amg_rap(const csr_matrix *A, const csr_matrix *P, const csr_matrix *R, csr_matrix *Ac,
             cls_error *err);

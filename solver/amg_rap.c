@@ -9,11 +9,15 @@
  *   AP = A P       row by row (Gustavson, "Two fast algorithms for sparse
  *   Ac = R AP      matrices: multiplication and permuted transposition",
  *                  ACM TOMS 4(3), 1978): row i of C is sum_k a_ik B(k,:),
- *                  gathered in a dense accumulator with a marker array per
- *                  thread (no reset between rows: the marker holds the row)
+ *                  gathered in a dense accumulator with a marker per column
+ *                  and thread (no reset between rows: the marker holds the
+ *                  row)
  *
- * Each thread appends its rows to its own growing buffer; the row lengths
- * give the offsets and the buffers are copied into C in parallel. The sum
+ * AP is an intermediate: its rows keep the order their columns were first
+ * met in (deterministic, and nothing reads it but the second product), and
+ * only Ac's rows are sorted. Each thread appends its rows to its own
+ * growing buffer per chunk of rows; the row lengths give the offsets and the
+ * buffers are copied into C in parallel. The sum
  * in each entry runs in the order of A's and B's rows, so C is the same
  * bits on any number of threads. Forming AP once and reusing it for every
  * coarse row is cheaper than the one-pass triple loop, which recomputes a
@@ -26,9 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/parallel.h"
-
-#define RANGES_MAX 64
+#define THREADS_MAX 64
+#define MM_CHUNK 2048 /* rows per chunk of a product */
 
 /* ---------------------------------------------------------------- sorting */
 
@@ -81,7 +84,7 @@ typedef struct {
     int pass;
 } tr_ctx;
 
-static void tr_range(void *arg, int range, int64_t b, int64_t e)
+static void tr_range(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
 {
     tr_ctx *c = arg;
     const csr_matrix *A = c->A;
@@ -113,7 +116,7 @@ int amg_transpose(const csr_matrix *A, csr_matrix *T, cls_error *err)
         return cls_fail(err, CLS_EOTHER, "amg: out of memory transposing %lld columns",
                         (long long)A->ncols);
     }
-    cls_parallel_for(A->nrows, AMG_GRAIN, tr_range, &c);
+    amg_par_chunks(A->nrows, AMG_GRAIN, tr_range, &c);
     T->rowptr[0] = 0;
     for (int64_t j = 0; j < A->ncols; j++) { /* counts -> slots */
         int64_t k = atomic_load_explicit(&c.cnt[j], memory_order_relaxed);
@@ -121,9 +124,9 @@ int amg_transpose(const csr_matrix *A, csr_matrix *T, cls_error *err)
         T->rowptr[j + 1] = T->rowptr[j] + k;
     }
     c.pass = 1;
-    cls_parallel_for(A->nrows, AMG_GRAIN, tr_range, &c);
+    amg_par_chunks(A->nrows, AMG_GRAIN, tr_range, &c);
     c.pass = 2;
-    cls_parallel_for(T->nrows, AMG_GRAIN / 4, tr_range, &c);
+    amg_par_chunks(T->nrows, AMG_GRAIN / 4, tr_range, &c);
     free(c.cnt);
     return CLS_OK;
 }
@@ -134,15 +137,24 @@ typedef struct {
     int32_t *col;
     double *val;
     int64_t n, cap;
-    int64_t first_row;
 } out_buf;
+
+/* a thread's dense accumulator: the row that last touched each column, and
+ * the sum (side by side: one cache line per touch) */
+typedef struct {
+    int32_t mark;
+    double acc;
+} acc_slot;
 
 typedef struct {
     const csr_matrix *A, *B;
     csr_matrix *C;
     int64_t *len;
-    out_buf out[RANGES_MAX];
-    int failed;
+    out_buf *out;                /* per chunk */
+    acc_slot *slot[THREADS_MAX]; /* per thread, made on its first chunk */
+    int64_t maxrow_b;            /* longest row of B */
+    _Atomic int failed;
+    int sorted; /* sort each row's columns (a final product, not AP) */
     int pass;
 } mm_ctx;
 
@@ -165,36 +177,39 @@ static int buf_grow(out_buf *o, int64_t need)
     return 0;
 }
 
-static void mm_range(void *arg, int range, int64_t b, int64_t e)
+static void mm_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
 {
     mm_ctx *c = arg;
     const csr_matrix *A = c->A, *B = c->B;
-    out_buf *o = &c->out[range];
+    out_buf *o = &c->out[chunk];
     if (c->pass == 1) { /* copy into C */
         int64_t dst = c->C->rowptr[b];
         memcpy(c->C->col + dst, o->col, (size_t)o->n * sizeof *o->col);
         memcpy(c->C->val + dst, o->val, (size_t)o->n * sizeof *o->val);
         return;
     }
-    o->first_row = b;
-    int32_t *mark = malloc((size_t)(B->ncols ? B->ncols : 1) * sizeof *mark);
-    double *acc = malloc((size_t)(B->ncols ? B->ncols : 1) * sizeof *acc);
-    if (!mark || !acc || buf_grow(o, (A->rowptr[e] - A->rowptr[b]) * 2 + 16)) {
-        c->failed = 1;
-        goto out;
+    acc_slot *sl = c->slot[thread];
+    if (!sl) {
+        sl = c->slot[thread] = malloc((size_t)(B->ncols ? B->ncols : 1) * sizeof *sl);
+        if (!sl) {
+            c->failed = 1;
+            return;
+        }
+        for (int64_t j = 0; j < B->ncols; j++)
+            sl[j].mark = -1;
     }
-    for (int64_t j = 0; j < B->ncols; j++)
-        mark[j] = -1;
+    if (buf_grow(o, (A->rowptr[e] - A->rowptr[b]) * 2 + 16)) {
+        c->failed = 1;
+        return;
+    }
     for (int64_t i = b; i < e; i++) {
-        /* an upper bound of the row's length: the flops of the row */
-        int64_t bound = 0;
-        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-            bound += B->rowptr[A->col[k] + 1] - B->rowptr[A->col[k]];
+        /* an upper bound of the row's length */
+        int64_t bound = (A->rowptr[i + 1] - A->rowptr[i]) * c->maxrow_b;
         if (bound > B->ncols)
             bound = B->ncols;
         if (buf_grow(o, bound)) {
             c->failed = 1;
-            goto out;
+            return;
         }
         int32_t *cols = o->col + o->n;
         int64_t m = 0;
@@ -202,29 +217,27 @@ static void mm_range(void *arg, int range, int64_t b, int64_t e)
             double a = A->val[k]; /* C(i,:) += a_ik B(k,:) */
             int32_t kk = A->col[k];
             for (int64_t l = B->rowptr[kk]; l < B->rowptr[kk + 1]; l++) {
-                int32_t j = B->col[l];
-                if (mark[j] != (int32_t)i) {
-                    mark[j] = (int32_t)i;
-                    acc[j] = a * B->val[l];
-                    cols[m++] = j;
+                acc_slot *p = &sl[B->col[l]];
+                if (p->mark != (int32_t)i) {
+                    p->mark = (int32_t)i;
+                    p->acc = a * B->val[l];
+                    cols[m++] = B->col[l];
                 } else {
-                    acc[j] += a * B->val[l];
+                    p->acc += a * B->val[l];
                 }
             }
         }
-        sort_cols(cols, m);
+        if (c->sorted)
+            sort_cols(cols, m);
         double *vals = o->val + o->n;
         for (int64_t q = 0; q < m; q++)
-            vals[q] = acc[cols[q]];
+            vals[q] = sl[cols[q]].acc;
         o->n += m;
         c->len[i] = m;
     }
-out:
-    free(mark);
-    free(acc);
 }
 
-int amg_spgemm(const csr_matrix *A, const csr_matrix *B, csr_matrix *C, cls_error *err)
+int amg_spgemm(const csr_matrix *A, const csr_matrix *B, int sorted, csr_matrix *C, cls_error *err)
 {
     csr_init(C);
     if (A->ncols != B->nrows)
@@ -233,15 +246,19 @@ int amg_spgemm(const csr_matrix *A, const csr_matrix *B, csr_matrix *C, cls_erro
     if (A->nrows > INT32_MAX)
         return cls_fail(err, CLS_EOTHER, "amg_spgemm: %lld rows exceed 32-bit markers",
                         (long long)A->nrows);
-    mm_ctx c = {.A = A, .B = B, .C = C};
-    int nr = cls_parallel_ranges(A->nrows, AMG_GRAIN / 2);
+    mm_ctx c = {.A = A, .B = B, .C = C, .sorted = sorted};
+    int64_t nch = amg_nchunks(A->nrows, MM_CHUNK);
     int rc = CLS_OK;
+    for (int64_t i = 0; i < B->nrows; i++)
+        if (B->rowptr[i + 1] - B->rowptr[i] > c.maxrow_b)
+            c.maxrow_b = B->rowptr[i + 1] - B->rowptr[i];
     c.len = malloc((size_t)(A->nrows ? A->nrows : 1) * sizeof *c.len);
-    if (!c.len) {
+    c.out = calloc((size_t)(nch ? nch : 1), sizeof *c.out);
+    if (!c.len || !c.out) {
         rc = cls_fail(err, CLS_EOTHER, "amg: out of memory for a sparse product");
         goto done;
     }
-    cls_parallel_for(A->nrows, AMG_GRAIN / 2, mm_range, &c);
+    amg_par_chunks(A->nrows, MM_CHUNK, mm_chunk, &c);
     if (c.failed) {
         rc = cls_fail(err, CLS_EOTHER,
                       "amg: out of memory in a sparse product (%lld x %lld times %lld columns)",
@@ -249,20 +266,23 @@ int amg_spgemm(const csr_matrix *A, const csr_matrix *B, csr_matrix *C, cls_erro
         goto done;
     }
     int64_t nnz = 0;
-    for (int r = 0; r < nr; r++)
-        nnz += c.out[r].n;
+    for (int64_t k = 0; k < nch; k++)
+        nnz += c.out[k].n;
     if ((rc = csr_alloc(C, A->nrows, B->ncols, nnz, err)))
         goto done;
     C->rowptr[0] = 0;
     for (int64_t i = 0; i < A->nrows; i++)
         C->rowptr[i + 1] = C->rowptr[i] + c.len[i];
     c.pass = 1;
-    cls_parallel_for(A->nrows, AMG_GRAIN / 2, mm_range, &c);
+    amg_par_chunks(A->nrows, MM_CHUNK, mm_chunk, &c);
 done:
-    for (int r = 0; r < RANGES_MAX; r++) {
-        free(c.out[r].col);
-        free(c.out[r].val);
+    for (int64_t k = 0; c.out && k < nch; k++) {
+        free(c.out[k].col);
+        free(c.out[k].val);
     }
+    for (int t = 0; t < THREADS_MAX; t++)
+        free(c.slot[t]);
+    free(c.out);
     free(c.len);
     return rc;
 }
@@ -271,10 +291,10 @@ int amg_rap(const csr_matrix *A, const csr_matrix *P, const csr_matrix *R, csr_m
             cls_error *err)
 {
     csr_matrix AP;
-    int rc = amg_spgemm(A, P, &AP, err); /* AP = A P */
+    int rc = amg_spgemm(A, P, 0, &AP, err); /* AP = A P (rows left unsorted) */
     if (rc)
         return rc;
-    rc = amg_spgemm(R, &AP, Ac, err); /* Ac = P' (A P) */
+    rc = amg_spgemm(R, &AP, 1, Ac, err); /* Ac = P' (A P) */
     csr_free(&AP);
     return rc;
 }
