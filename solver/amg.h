@@ -89,6 +89,12 @@ int amg_upload(amg_hierarchy *h, la_ctx *la, amg_device **out, cls_error *err);
  * must outlive the device hierarchy) instead of a second copy. */
 int amg_upload_fine(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, amg_device **out,
                     cls_error *err);
+/* As amg_upload_fine, with every uploaded matrix (A, P, R of each level) in
+ * the given SpMV format instead of the one la_csr_upload picks for each
+ * (LA_SPMV_AUTO); a format that cannot hold a matrix falls back as in
+ * la_csr_upload. For tests and benchmarks. */
+int amg_upload_with(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, la_spmv_variant format,
+                    amg_device **out, cls_error *err);
 /* z = M^-1 r: one V-cycle from z = 0 (r and z: rows(A) entries, distinct).
  * Enqueues only; nothing is read back. */
 int amg_apply(amg_device *d, la_ctx *la, const la_vec *r, la_vec *z, cls_error *err);

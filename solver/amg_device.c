@@ -70,7 +70,7 @@ double amg_device_upload_seconds(const amg_device *d)
 }
 
 static int upload_level(amg_device *d, const amg_hierarchy *h, int l, la_ctx *la, const la_csr *dA0,
-                        cls_error *err)
+                        la_spmv_variant fmt, cls_error *err)
 {
     const amg_level *H = &h->lev[l];
     dev_level *L = &d->lev[l];
@@ -80,12 +80,12 @@ static int upload_level(amg_device *d, const amg_hierarchy *h, int l, la_ctx *la
     if (l == 0 && dA0) {
         L->Ause = dA0;
     } else if (smooth) { /* a directly solved coarsest level needs no A */
-        if ((rc = la_csr_upload(la, &H->A, LA_SPMV_AUTO, &L->A, err)))
+        if ((rc = la_csr_upload(la, &H->A, fmt, &L->A, err)))
             return rc;
         L->Ause = &L->A;
     }
-    if (!last && ((rc = la_csr_upload(la, &H->P, LA_SPMV_AUTO, &L->P, err)) ||
-                  (rc = la_csr_upload(la, &H->R, LA_SPMV_AUTO, &L->R, err))))
+    if (!last && ((rc = la_csr_upload(la, &H->P, fmt, &L->P, err)) ||
+                  (rc = la_csr_upload(la, &H->R, fmt, &L->R, err))))
         return rc;
     if (l > 0 &&
         ((rc = la_vec_create(la, L->n, &L->x, err)) || (rc = la_vec_create(la, L->n, &L->b, err))))
@@ -104,8 +104,8 @@ static int upload_level(amg_device *d, const amg_hierarchy *h, int l, la_ctx *la
     return rc;
 }
 
-int amg_upload_fine(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, amg_device **out,
-                    cls_error *err)
+int amg_upload_with(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, la_spmv_variant format,
+                    amg_device **out, cls_error *err)
 {
     *out = NULL;
     double t0 = cls_now();
@@ -127,7 +127,7 @@ int amg_upload_fine(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, amg_device 
     size_t saved_groups = la->ngroups;
     int rc = la_amg_init(la, &d->k, err);
     for (int l = 0; !rc && l < h->nlevels; l++)
-        rc = upload_level(d, h, l, la, dA0, err);
+        rc = upload_level(d, h, l, la, dA0, format, err);
     la->cfg = saved;
     la->ngroups = saved_groups;
     if (!rc)
@@ -141,9 +141,15 @@ int amg_upload_fine(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, amg_device 
     return CLS_OK;
 }
 
+int amg_upload_fine(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, amg_device **out,
+                    cls_error *err)
+{
+    return amg_upload_with(h, la, dA0, LA_SPMV_AUTO, out, err);
+}
+
 int amg_upload(amg_hierarchy *h, la_ctx *la, amg_device **out, cls_error *err)
 {
-    return amg_upload_fine(h, la, NULL, out, err);
+    return amg_upload_with(h, la, NULL, LA_SPMV_AUTO, out, err);
 }
 
 /* x = S(b, x) on level l (zero: from x = 0); want_r: L->r = b - A x after */

@@ -4,8 +4,10 @@
  * 1. amg_apply against the host reference amg_apply_ref on fresh random SPD
  *    matrices (test_amg_gen.h): outputs poisoned with NaN before every
  *    apply, both smoothers, degrees 1-3, hierarchies of three or more
- *    levels, in double (to 1e-9) and float (to 1e-3); a second apply gives
- *    the same bits; amg_upload_fine (level 0 lent by the caller) agrees.
+ *    levels, every SpMV format (a random one per case: the GPU's choices
+ *    run on PoCL too), in double (to 1e-9), mixed (1e-4) and float (2e-3);
+ *    a second apply gives the same bits; amg_upload_fine (level 0 lent by
+ *    the caller) agrees.
  * 2. The device operator is SPD: y'Mx = x'My within rounding, x'Mx > 0.
  * 3. PCG with it (amg_pcg), b = A 1, tolerance 1e-8, against the true
  *    residual on the host: poisson3d 64 and 128 in at most 15 iterations,
@@ -72,7 +74,6 @@ static int dev_apply(la_ctx *la, amg_device *d, const double *r, double *out, la
 
 static void test_vcycle(la_ctx *la, int kind, amg_smoother sm)
 {
-    int dbl = la->prec != LA_FLOAT;
     csr_matrix A;
     random_spd(kind, 3000 + (int64_t)(check_rand() % 6000), &A);
     int64_t n = A.nrows;
@@ -85,9 +86,11 @@ static void test_vcycle(la_ctx *la, int kind, amg_smoother sm)
     amg_device *d = NULL, *d2 = NULL;
     la_csr dA = {0};
     la_vec vr = {0}, vz = {0};
+    /* every SpMV format the GPU picks from, on the device we have */
+    la_spmv_variant fmt = (la_spmv_variant)(check_rand() % LA_SPMV_COUNT);
     OK(amg_build(&A, &o, &h, &err));
     if (h)
-        OK(amg_upload(h, la, &d, &err));
+        OK(amg_upload_with(h, la, NULL, fmt, &d, &err));
     OK(la_csr_upload(la, &A, LA_SPMV_AUTO, &dA, &err));
     if (h)
         OK(amg_upload_fine(h, la, &dA, &d2, &err));
@@ -101,7 +104,7 @@ static void test_vcycle(la_ctx *la, int kind, amg_smoother sm)
     const char *what = amg_smoother_name(sm);
     double *r = malloc((size_t)n * sizeof *r), *zr = malloc((size_t)n * sizeof *zr);
     double *zd = malloc((size_t)n * sizeof *zd), *z2 = malloc((size_t)n * sizeof *z2);
-    double tol = dbl ? 1e-9 : 2e-3;
+    double tol = la->prec == LA_DOUBLE ? 1e-9 : la->prec == LA_MIXED ? 1e-4 : 2e-3;
     for (int t = 0; t < 3; t++) {
         for (int64_t i = 0; i < n; i++)
             r[i] = la->prec == LA_FLOAT ? (double)(float)uni() : uni();
@@ -115,10 +118,10 @@ static void test_vcycle(la_ctx *la, int kind, amg_smoother sm)
             m = fmax(m, fabs(zr[i]));
         }
         CHECK_MSG(nans == 0 && e <= tol * m,
-                  "%s kind %d %s degree %d, %d levels: device V-cycle differs by %g (max %g), "
-                  "%lld NaN",
-                  la_precision_str(la->prec), kind, what, o.degree, in.levels, e, m,
-                  (long long)nans);
+                  "%s kind %d %s degree %d, %d levels, format %s: device V-cycle differs by %g "
+                  "(max %g), %lld NaN",
+                  la_precision_str(la->prec), kind, what, o.degree, in.levels,
+                  la_spmv_variant_name(fmt), e, m, (long long)nans);
         /* the same input again: the same bits (no state left behind) */
         OK(dev_apply(la, d, r, z2, &vr, &vz));
         CHECK_MSG(!memcmp(zd, z2, (size_t)n * sizeof *zd), "%s kind %d %s: second apply differs",
@@ -142,7 +145,7 @@ static void test_vcycle(la_ctx *la, int kind, amg_smoother sm)
         OK(dev_apply(la, d, r, zd, &vr, &vz)); /* My */
         double yMx = dot(r, Mx, n), xMy = dot(x, zd, n), xMx = dot(x, Mx, n);
         double scale = sqrt(dot(r, r, n) * dot(Mx, Mx, n)) + sqrt(dot(x, x, n) * dot(zd, zd, n));
-        CHECK_MSG(fabs(yMx - xMy) <= (dbl ? 1e-10 : 1e-3) * scale,
+        CHECK_MSG(fabs(yMx - xMy) <= (la->prec == LA_DOUBLE ? 1e-10 : 1e-3) * scale,
                   "%s kind %d %s: device y'Mx %.17g vs x'My %.17g", la_precision_str(la->prec),
                   kind, what, yMx, xMy);
         CHECK_MSG(xMx > 0.0, "%s kind %d %s: device x'Mx = %g", la_precision_str(la->prec), kind,
@@ -318,8 +321,8 @@ int main(int argc, char **argv)
     }
     printf("device: %s %s, fp64 %d\n", ocl_type_name(dev.type), dev.name, dev.fp64);
     int data_missing = 0;
-    la_precision precs[] = {LA_DOUBLE, LA_FLOAT};
-    for (int p = dev.fp64 ? 0 : 1; p < 2; p++) {
+    la_precision precs[] = {LA_DOUBLE, LA_MIXED, LA_FLOAT};
+    for (int p = dev.fp64 ? 0 : 2; p < 3; p++) {
         la_ctx la;
         OK(la_init(&la, &ocl, precs[p], NULL, &err));
         for (int kind = 0; kind < 3; kind++) {
