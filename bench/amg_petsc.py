@@ -16,6 +16,7 @@ solve_s, time_to_solution_s (min over repeats), their medians, levels.
 import argparse
 import glob
 import json
+import os
 import statistics
 import sys
 import time
@@ -116,7 +117,12 @@ def main():
                           "iterations": its, "levels": levels,
                           "setup_s": min(setups), "solve_s": min(solves), "time_to_solution_s": min(tts),
                           "setup_median_s": statistics.median(setups), "solve_median_s": statistics.median(solves),
-                          "time_to_solution_median_s": statistics.median(tts)}))
+                          "time_to_solution_median_s": statistics.median(tts)}), flush=True)
+    # petsc4py 3.18 under Open MPI can spin in MPI_Finalize after the work is
+    # done (minutes of a core): every rank leaves here instead
+    PETSc.COMM_WORLD.barrier()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
