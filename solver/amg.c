@@ -114,21 +114,35 @@ static int check_options(const amg_options *o, cls_error *err)
     return CLS_OK;
 }
 
+typedef struct {
+    const csr_matrix *A;
+    const double *diag;
+    double *d;
+    int l1;
+} dinv_ctx;
+
+static void dinv_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
+{
+    dinv_ctx *c = arg;
+    for (int64_t i = b; i < e; i++) {
+        double v = c->diag[i];
+        if (c->l1) {
+            v = 0.0;
+            for (int64_t k = c->A->rowptr[i]; k < c->A->rowptr[i + 1]; k++)
+                v += fabs(c->A->val[k]);
+        }
+        c->d[i] = 1.0 / v;
+    }
+}
+
 /* the smoother's inverse diagonal: 1/a_ii, or 1/sum_j |a_ij| (l1) */
 static double *smoother_dinv(const csr_matrix *A, const double *diag, amg_smoother s)
 {
     double *d = malloc((size_t)(A->nrows ? A->nrows : 1) * sizeof *d);
     if (!d)
         return NULL;
-    for (int64_t i = 0; i < A->nrows; i++) {
-        double v = diag[i];
-        if (s == AMG_SMOOTHER_L1_JACOBI) {
-            v = 0.0;
-            for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-                v += fabs(A->val[k]);
-        }
-        d[i] = 1.0 / v;
-    }
+    dinv_ctx c = {A, diag, d, s == AMG_SMOOTHER_L1_JACOBI};
+    amg_par_chunks(A->nrows, AMG_GRAIN, dinv_chunk, &c);
     return d;
 }
 

@@ -196,6 +196,10 @@ static void agg_range(void *arg, int thread, int64_t chunk, int64_t b, int64_t e
             c->agg1[i] = a;
         }
         break;
+    case 6: /* start: a node without strong edges never enters */
+        for (int64_t i = b; i < e; i++)
+            c->t[i] = mis_tuple(S->ptr[i + 1] > S->ptr[i] ? MIS_UNDECIDED : MIS_OUT, i);
+        break;
     case 5: /* phase 2: the strongest aggregated neighbour's aggregate */
         for (int64_t i = b; i < e; i++) {
             int32_t a = c->agg1[i];
@@ -249,8 +253,7 @@ int amg_aggregate(const amg_graph *S, int32_t *agg, int64_t *naggs, cls_error *e
         rc = cls_fail(err, CLS_EOTHER, "amg: out of memory aggregating %lld rows", (long long)n);
         goto done;
     }
-    for (int64_t i = 0; i < n; i++) /* a node without strong edges never enters */
-        c.t[i] = mis_tuple(S->ptr[i + 1] > S->ptr[i] ? MIS_UNDECIDED : MIS_OUT, i);
+    run_pass(&c, 6);
     /* full rounds while many are undecided, then rounds over the list */
     double deg = (double)S->ptr[n] / (double)n + 1.0;
     int64_t undecided = n;

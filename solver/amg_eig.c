@@ -27,8 +27,10 @@
 
 typedef struct {
     const csr_matrix *A;
-    const double *d, *dinv;
+    const double *d;
+    double *dinv;
     const double *v, *vp; /* v_k and v_{k-1} (arrays; scaled by sv, svp) */
+    double *zero;         /* v_{-1} = 0, written by the start pass */
     double *w;
     double sv, svp, beta, alpha;
     double *part; /* per block */
@@ -43,6 +45,8 @@ static void lz_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
     if (c->pass == 0) { /* start: v_i = hash(i) in (0.5, 1.5) */
         double *v = c->w;
         for (int64_t i = b; i < e; i++) {
+            c->dinv[i] = 1.0 / c->d[i];
+            c->zero[i] = 0.0;
             uint64_t z = (uint64_t)i + 0x9e3779b97f4a7c15ULL; /* splitmix64 */
             z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
             z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -125,18 +129,14 @@ int amg_lambda_max(const csr_matrix *A, const double *diag, int steps, double *l
         return cls_fail(err, CLS_EOTHER, "amg: out of memory for the eigenvalue estimate");
     }
     double *dinv = buf, *arr[3] = {buf + n, buf + 2 * n, buf + 3 * n};
-    for (int64_t i = 0; i < n; i++)
-        dinv[i] = 1.0 / diag[i];
     lz_ctx c = {.A = A, .d = diag, .dinv = dinv, .part = part};
-    c.w = arr[0];
+    int iv = 0, ivp = 1, iw = 2;
+    c.w = arr[iv];
+    c.zero = arr[ivp];
     double nv = sqrt(lz_pass(&c, 0, n));
     /* v = arr[0] / nv ; v_prev = 0 */
-    int iv = 0, ivp = 1, iw = 2;
     c.sv = 1.0 / nv;
     c.svp = 0.0;
-    c.vp = arr[ivp];
-    for (int64_t i = 0; i < n; i++)
-        arr[ivp][i] = 0.0;
     double al[64], be[64];
     int k = 0;
     while (k < steps) {

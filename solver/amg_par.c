@@ -66,6 +66,50 @@ void amg_par_chunks(int64_t n, int64_t chunk, amg_chunk_fn fn, void *ctx)
     cls_parallel_for(t, 1, chunk_worker, &c);
 }
 
+/* ---------------------------------------------------------------- offsets */
+
+typedef struct {
+    int64_t *ptr, *part;
+    int pass;
+} off_ctx;
+
+static void off_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
+{
+    off_ctx *c = arg;
+    int64_t s = c->pass ? c->part[chunk] : 0;
+    for (int64_t i = b; i < e; i++) {
+        s += c->ptr[i + 1];
+        if (c->pass)
+            c->ptr[i + 1] = s;
+    }
+    if (!c->pass)
+        c->part[chunk] = s;
+}
+
+int64_t amg_par_offsets(int64_t *ptr, int64_t n)
+{
+    int64_t nch = amg_nchunks(n, AMG_GRAIN);
+    int64_t *part = malloc((size_t)(nch ? nch : 1) * sizeof *part);
+    ptr[0] = 0;
+    if (!part) { /* serial: the same sums */
+        for (int64_t i = 0; i < n; i++)
+            ptr[i + 1] += ptr[i];
+        return ptr[n];
+    }
+    off_ctx c = {ptr, part, 0};
+    amg_par_chunks(n, AMG_GRAIN, off_chunk, &c); /* chunk sums */
+    int64_t s = 0;
+    for (int64_t k = 0; k < nch; k++) { /* -> chunk offsets */
+        int64_t v = part[k];
+        part[k] = s;
+        s += v;
+    }
+    c.pass = 1;
+    amg_par_chunks(n, AMG_GRAIN, off_chunk, &c);
+    free(part);
+    return ptr[n];
+}
+
 /* ---------------------------------------------------------------- loops */
 
 typedef struct {

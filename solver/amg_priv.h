@@ -76,6 +76,9 @@ typedef void (*amg_chunk_fn)(void *ctx, int thread, int64_t chunk, int64_t begin
 void amg_par_chunks(int64_t n, int64_t chunk, amg_chunk_fn fn, void *ctx);
 int64_t amg_nchunks(int64_t n, int64_t chunk);
 int amg_nthreads(void);
+/* ptr[i + 1] holds row i's count on entry, the offsets on return (ptr[0]
+ * = 0); returns ptr[n] */
+int64_t amg_par_offsets(int64_t *ptr, int64_t n);
 double amg_par_dot(const double *x, const double *y, int64_t n);
 void amg_par_spmv(const csr_matrix *A, const double *x, double *y);
 /* d[i] = a_ii of each row (0 where absent) */

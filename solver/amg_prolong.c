@@ -34,7 +34,7 @@ typedef struct {
     double omega;
     int32_t *tcol; /* rows written at A's row offsets */
     double *tv;
-    int64_t *len;
+    int64_t *ptr; /* row lengths, then offsets (n + 1) */
     csr_matrix *P;
     int pass;
 } pr_ctx;
@@ -51,9 +51,10 @@ static void pr_range(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
     }
     if (c->pass == 2) { /* compaction into P */
         for (int64_t i = b; i < e; i++) {
-            int64_t src = A->rowptr[i], dst = c->P->rowptr[i];
-            memcpy(c->P->col + dst, c->tcol + src, (size_t)c->len[i] * sizeof(int32_t));
-            memcpy(c->P->val + dst, c->tv + src, (size_t)c->len[i] * sizeof(double));
+            const int64_t *rp = c->P->rowptr;
+            int64_t src = A->rowptr[i], dst = rp[i], len = rp[i + 1] - rp[i];
+            memcpy(c->P->col + dst, c->tcol + src, (size_t)len * sizeof(int32_t));
+            memcpy(c->P->val + dst, c->tv + src, (size_t)len * sizeof(double));
         }
         return;
     }
@@ -81,7 +82,7 @@ static void pr_range(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
             vals[p] = v;
             m++;
         }
-        c->len[i] = m;
+        c->ptr[i + 1] = m;
     }
 }
 
@@ -95,10 +96,10 @@ int amg_prolongator(const csr_matrix *A, const double *diag, const int32_t *agg,
     c.size = calloc((size_t)(naggs ? naggs : 1), sizeof *c.size);
     c.tcol = malloc((size_t)(A->nnz ? A->nnz : 1) * sizeof *c.tcol);
     c.tv = malloc((size_t)(A->nnz ? A->nnz : 1) * sizeof *c.tv);
-    c.len = malloc((size_t)(n ? n : 1) * sizeof *c.len);
+    c.ptr = malloc((size_t)(n + 1) * sizeof *c.ptr);
     c.tval = tval;
     int rc = CLS_OK;
-    if (!tval || !c.size || !c.tcol || !c.tv || !c.len) {
+    if (!tval || !c.size || !c.tcol || !c.tv || !c.ptr) {
         rc = cls_fail(err, CLS_EOTHER, "amg: out of memory for the prolongator (%lld rows)",
                       (long long)n);
         goto done;
@@ -109,14 +110,12 @@ int amg_prolongator(const csr_matrix *A, const double *diag, const int32_t *agg,
         tval[a] = 1.0 / sqrt((double)atomic_load_explicit(&c.size[a], memory_order_relaxed));
     c.pass = 1;
     amg_par_chunks(n, AMG_GRAIN, pr_range, &c);
-    int64_t nnz = 0;
-    for (int64_t i = 0; i < n; i++)
-        nnz += c.len[i];
+    int64_t nnz = amg_par_offsets(c.ptr, n);
     if ((rc = csr_alloc(P, n, naggs, nnz, err)))
         goto done;
-    P->rowptr[0] = 0;
-    for (int64_t i = 0; i < n; i++)
-        P->rowptr[i + 1] = P->rowptr[i] + c.len[i];
+    free(P->rowptr);
+    P->rowptr = c.ptr; /* the offsets become P's */
+    c.ptr = NULL;
     c.pass = 2;
     amg_par_chunks(n, AMG_GRAIN, pr_range, &c);
 done:
@@ -124,6 +123,6 @@ done:
     free(c.size);
     free(c.tcol);
     free(c.tv);
-    free(c.len);
+    free(c.ptr);
     return rc;
 }

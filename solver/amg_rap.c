@@ -149,7 +149,7 @@ typedef struct {
 typedef struct {
     const csr_matrix *A, *B;
     csr_matrix *C;
-    int64_t *len;
+    int64_t *ptr;                /* row lengths, then offsets (n + 1) */
     out_buf *out;                /* per chunk */
     acc_slot *slot[THREADS_MAX]; /* per thread, made on its first chunk */
     int64_t maxrow_b;            /* longest row of B */
@@ -233,7 +233,7 @@ static void mm_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
         for (int64_t q = 0; q < m; q++)
             vals[q] = sl[cols[q]].acc;
         o->n += m;
-        c->len[i] = m;
+        c->ptr[i + 1] = m;
     }
 }
 
@@ -252,9 +252,9 @@ int amg_spgemm(const csr_matrix *A, const csr_matrix *B, int sorted, csr_matrix 
     for (int64_t i = 0; i < B->nrows; i++)
         if (B->rowptr[i + 1] - B->rowptr[i] > c.maxrow_b)
             c.maxrow_b = B->rowptr[i + 1] - B->rowptr[i];
-    c.len = malloc((size_t)(A->nrows ? A->nrows : 1) * sizeof *c.len);
+    c.ptr = malloc((size_t)(A->nrows + 1) * sizeof *c.ptr);
     c.out = calloc((size_t)(nch ? nch : 1), sizeof *c.out);
-    if (!c.len || !c.out) {
+    if (!c.ptr || !c.out) {
         rc = cls_fail(err, CLS_EOTHER, "amg: out of memory for a sparse product");
         goto done;
     }
@@ -265,14 +265,12 @@ int amg_spgemm(const csr_matrix *A, const csr_matrix *B, int sorted, csr_matrix 
                       (long long)A->nrows, (long long)A->ncols, (long long)B->ncols);
         goto done;
     }
-    int64_t nnz = 0;
-    for (int64_t k = 0; k < nch; k++)
-        nnz += c.out[k].n;
+    int64_t nnz = amg_par_offsets(c.ptr, A->nrows);
     if ((rc = csr_alloc(C, A->nrows, B->ncols, nnz, err)))
         goto done;
-    C->rowptr[0] = 0;
-    for (int64_t i = 0; i < A->nrows; i++)
-        C->rowptr[i + 1] = C->rowptr[i] + c.len[i];
+    free(C->rowptr);
+    C->rowptr = c.ptr; /* the offsets become C's */
+    c.ptr = NULL;
     c.pass = 1;
     amg_par_chunks(A->nrows, MM_CHUNK, mm_chunk, &c);
 done:
@@ -283,7 +281,7 @@ done:
     for (int t = 0; t < THREADS_MAX; t++)
         free(c.slot[t]);
     free(c.out);
-    free(c.len);
+    free(c.ptr);
     return rc;
 }
 

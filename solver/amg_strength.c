@@ -22,10 +22,11 @@
 
 typedef struct {
     const csr_matrix *A;
-    const double *dsq; /* 1 / sqrt(|a_ii|) (0 where a_ii = 0) */
+    const double *diag;
+    double *dsq; /* 1 / sqrt(|a_ii|) (0 where a_ii = 0) */
     double theta;
     amg_graph *S;
-    int pass; /* 0: count into ptr[i + 1]; 1: fill */
+    int pass; /* 0: count into ptr[i + 1]; 1: fill; 2: dsq */
 } str_ctx;
 
 /* strength of the edge (i, j), NaN when it is not strong */
@@ -43,6 +44,11 @@ static void str_range(void *arg, int thread, int64_t chunk, int64_t b, int64_t e
 {
     str_ctx *c = arg;
     const csr_matrix *A = c->A;
+    if (c->pass == 2) {
+        for (int64_t i = b; i < e; i++)
+            c->dsq[i] = c->diag[i] != 0.0 ? 1.0 / sqrt(fabs(c->diag[i])) : 0.0;
+        return;
+    }
     for (int64_t i = b; i < e; i++) {
         if (c->pass == 0) {
             int64_t cnt = 0;
@@ -76,13 +82,11 @@ int amg_strength(const csr_matrix *A, const double *diag, double threshold, amg_
         amg_graph_free(S);
         return cls_fail(err, CLS_EOTHER, "amg: out of memory for the strength graph");
     }
-    for (int64_t i = 0; i < A->nrows; i++)
-        dsq[i] = diag[i] != 0.0 ? 1.0 / sqrt(fabs(diag[i])) : 0.0;
-    str_ctx c = {A, dsq, threshold, S, 0};
+    str_ctx c = {A, diag, dsq, threshold, S, 2};
     amg_par_chunks(A->nrows, AMG_GRAIN, str_range, &c);
-    for (int64_t i = 0; i < A->nrows; i++) /* counts -> offsets */
-        S->ptr[i + 1] += S->ptr[i];
-    int64_t ne = S->ptr[A->nrows];
+    c.pass = 0;
+    amg_par_chunks(A->nrows, AMG_GRAIN, str_range, &c);
+    int64_t ne = amg_par_offsets(S->ptr, A->nrows);
     S->adj = malloc((size_t)(ne ? ne : 1) * sizeof *S->adj);
     S->w = malloc((size_t)(ne ? ne : 1) * sizeof *S->w);
     if (!S->adj || !S->w) {
