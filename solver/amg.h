@@ -83,7 +83,11 @@ int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, 
 void amg_free(amg_hierarchy *h);
 
 /* Copies the hierarchy to la's device. la's configuration (la->cfg) is
- * left as it was: the levels keep their own SpMV formats. */
+ * left as it was: the levels keep their own SpMV formats. The V-cycle's
+ * vectors come from la_vec_create, so a workspace the solve set aside with
+ * la_pool_reserve should be reserved after amg_upload (or with 4 more
+ * vectors of rows(A)): level 0 takes the smoother's diagonal and 3 work
+ * vectors of that size. */
 int amg_upload(amg_hierarchy *h, la_ctx *la, amg_device **out, cls_error *err);
 /* As amg_upload, but level 0 uses dA0 (the caller's device copy of A, which
  * must outlive the device hierarchy) instead of a second copy. */
