@@ -38,7 +38,7 @@ for r in $(seq 1 "$REPS"); do
     s=$(date +%s.%N)
     "$C" solve "$M" --device gpu --precond jacobi --tol 1e-8 --json 2>/dev/null >/tmp/tts.json
     e=$(date +%s.%N)
-    echo "mtx$N run $r: wall $(echo "$e - $s" | bc) s"
+    echo "mtx$N run $r: wall $($PY -c "print(round($e - $s, 3))") s"
     phases "mtx$N" </tmp/tts.json
 done
 for r in 1 2; do
@@ -48,7 +48,7 @@ for r in $(seq 1 "$REPS"); do
     s=$(date +%s.%N)
     "$C" solve gen:poisson3d:$N --device gpu --maxiter 300 --tol 1e-300 --json 2>/dev/null >/tmp/tts.json
     e=$(date +%s.%N)
-    echo "gen$N run $r: wall $(echo "$e - $s" | bc) s"
+    echo "gen$N run $r: wall $($PY -c "print(round($e - $s, 3))") s"
     phases "gen$N" </tmp/tts.json
 done
 echo "--- traces"
