@@ -32,7 +32,7 @@ static const char springs_help[] =
     "  --edges               springs along the mesh edges only\n"
     "  --bend K              bending springs of stiffness K in [0, 1] across every\n"
     "                        interior edge (mesh default 1, grid 0)\n"
-    "  --shape A             shape matching stiffness A in [0, 1] (mesh default 0.1,\n"
+    "  --shape A             shape matching stiffness A in [0, 1] (mesh default 0.3,\n"
     "                        grid 0): pulls the body towards its rotated rest shape\n"
     "  --mass uniform|area   particle masses: all 1 (default) or by vertex area\n"
     "  --total-mass M        scale the masses to sum to M\n"

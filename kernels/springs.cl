@@ -175,7 +175,7 @@ inline float4 springs_rotation(const float *A, float4 q)
         }
         om *= 1.0f / (fabs(dt) + 1e-9f);
         float wn = sqrt(dot(om, om));
-        if (wn < 1e-6f)
+        if (wn < 2e-7f) /* float: about the rounding of omega itself */
             break;
         float h = 0.5f * wn, s = sin(h) / wn;
         float4 p = (float4)(cos(h), om.x * s, om.y * s, om.z * s);

@@ -17,7 +17,7 @@
  *     1.5 mean edges left 5 to 9 and real meshes dropped on the floor
  *     collapsed flat;
  *   bending springs of stiffness 1 across every interior edge;
- *   shape matching alpha 0.1: with the springs alone a closed surface has
+ *   shape matching alpha 0.3: with the springs alone a closed surface has
  *     nothing across its inside, and a hollow body sags under its own
  *     weight however stiff its skin.
  *
@@ -41,7 +41,7 @@
 
 #define SPRINGS_DEFAULT_REACH 3.0 /* max-dist in mean edge lengths */
 #define SPRINGS_DEFAULT_BEND 1.0
-#define SPRINGS_DEFAULT_SHAPE 0.1
+#define SPRINGS_DEFAULT_SHAPE 0.3
 
 void springs_options_default(springs_options *o)
 {
