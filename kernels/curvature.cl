@@ -8,8 +8,11 @@
  * result is deterministic and needs no float atomics (the blending of
  * Griffin et al. and the scatter of trimesh2 both sum in an arbitrary
  * order). Two launches per estimate:
- *   curv_normals  n_i = normalize(sum over incident faces of
- *                 (p1 - p0) x (p2 - p0)), the area-weighted normal;
+ *   curv_normals  n_i = normalize(sum over incident faces of (a x b) /
+ *                 (|a|^2 |b|^2)), a and b the face's edges from i: Max's
+ *                 weights (Max 1999), what Rusinkiewicz's own trimesh2
+ *                 uses; exact for vertices on a sphere, so the estimate
+ *                 there is exact however irregular the triangles;
  *   curv_face     for each incident face: the face tensor by least squares
  *                 over its three edges, the corner's mixed Voronoi area,
  *                 the tensor rotated into the vertex frame; area-weighted
@@ -142,12 +145,29 @@ __kernel void curv_normals(const int nverts, __global const float4 *pos,
     const int i = (int)get_global_id(0);
     if (i >= nverts)
         return;
+    /* Max's weights: n = sum over faces of (a x b) / (|a|^2 |b|^2), a and b
+     * the face's two edges from i (in winding order). Every term scales as
+     * length^-2, so the edges are first divided by one length of the
+     * vertex, L (the sum's direction is unchanged), keeping the terms near
+     * 1 in float whatever the mesh's units. */
     float3 s = (float3)(0.0f);
+    float L = 0.0f;
     const int end = vf_ptr[i + 1];
     for (int k = vf_ptr[i]; k < end; k++) {
         const int f = vf_idx[k];
-        const int a = tri[3 * f], b = tri[3 * f + 1], c = tri[3 * f + 2];
-        s += cross(curv_edge(pos, plo, a, b), curv_edge(pos, plo, a, c));
+        const int c0 = tri[3 * f], c1 = tri[3 * f + 1], c2 = tri[3 * f + 2];
+        const int a = c0 == i ? c1 : c1 == i ? c2 : c0;
+        const int b = c0 == i ? c2 : c1 == i ? c0 : c1;
+        float3 ea = curv_edge(pos, plo, i, a), eb = curv_edge(pos, plo, i, b);
+        if (L == 0.0f)
+            L = sqrt(dot(ea, ea));
+        if (!(L > 0.0f))
+            continue;
+        ea /= L;
+        eb /= L;
+        const float la = dot(ea, ea), lb = dot(eb, eb);
+        if (la > 0.0f && lb > 0.0f)
+            s += cross(ea / la, eb / lb);
     }
     const float l = sqrt(dot(s, s));
     normal[i] = l > 0.0f ? (float4)(s / l, 0.0f) : (float4)(0.0f);

@@ -6,7 +6,8 @@
  * curvature_run.c.
  *
  * The reference mirrors kernels/curvature.cl line for line, in double:
- *   normal   n_i = normalize( sum_{f ∋ i} (p1 - p0) x (p2 - p0) )
+ *   normal   n_i = normalize( sum_{f ∋ i} (a x b) / (|a|^2 |b|^2) ), a, b
+ *            the face's edges from i (Max 1999, as Rusinkiewicz's trimesh2)
  *   frame    (u_i, v_i): the axis least aligned with n_i, orthogonalised
  *   per face (Rusinkiewicz 2004): with edges e_j = p_{j+2} - p_{j+1} and
  *            dn_j = n_{j+2} - n_{j+1}, solve in the face frame (t, b)
@@ -305,12 +306,24 @@ void curv_ref_normals(const mesh *m, const curv_adjacency *adj, double *normals,
                       int64_t v1)
 {
     for (int64_t i = v0; i < v1; i++) {
-        dvec s = {0, 0, 0};
+        /* Max's weights, edges scaled by the first one's length as the
+         * kernel does: n = sum (a x b) / (|a|^2 |b|^2) */
+        dvec s = {0, 0, 0}, pi = dv(m->v + 3 * i);
+        double L = 0.0;
         for (int32_t k = adj->vf_ptr[i]; k < adj->vf_ptr[i + 1]; k++) {
             const int32_t *t = m->tri + 3 * (int64_t)adj->vf_idx[k];
-            dvec p0 = dv(m->v + 3 * (int64_t)t[0]), p1 = dv(m->v + 3 * (int64_t)t[1]),
-                 p2 = dv(m->v + 3 * (int64_t)t[2]);
-            s = dadd(s, dcross(dsub(p1, p0), dsub(p2, p0)));
+            int64_t a = t[0] == i ? t[1] : t[1] == i ? t[2] : t[0];
+            int64_t b = t[0] == i ? t[2] : t[1] == i ? t[0] : t[1];
+            dvec ea = dsub(dv(m->v + 3 * a), pi), eb = dsub(dv(m->v + 3 * b), pi);
+            if (L == 0.0)
+                L = sqrt(ddot(ea, ea));
+            if (!(L > 0.0))
+                continue;
+            ea = dscale(ea, 1.0 / L);
+            eb = dscale(eb, 1.0 / L);
+            double la = ddot(ea, ea), lb = ddot(eb, eb);
+            if (la > 0.0 && lb > 0.0)
+                s = dadd(s, dcross(dscale(ea, 1.0 / la), dscale(eb, 1.0 / lb)));
         }
         double l = sqrt(ddot(s, s));
         dvec n = l > 0.0 ? dscale(s, 1.0 / l) : (dvec){0, 0, 0};

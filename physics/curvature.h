@@ -3,7 +3,7 @@
  * 1-ring (Rusinkiewicz 2004, "Estimating curvatures and their derivatives
  * on triangle meshes"; the GPU setting of Camillo 2018), two estimators:
  *
- *   CURV_FACE   per face: vertex normals (area-weighted face normals), the
+ *   CURV_FACE   per face: vertex normals (face normals with Max's weights), the
  *               face's second fundamental form by least squares over its
  *               three edges (dn_e = II e), rotated into each corner's vertex
  *               frame and averaged with the Voronoi / mixed corner areas of
