@@ -306,25 +306,34 @@ void curv_ref_normals(const mesh *m, const curv_adjacency *adj, double *normals,
                       int64_t v1)
 {
     for (int64_t i = v0; i < v1; i++) {
-        /* Max's weights, edges scaled by the first one's length as the
-         * kernel does: n = sum (a x b) / (|a|^2 |b|^2) */
-        dvec s = {0, 0, 0}, pi = dv(m->v + 3 * i);
+        /* Max's weights, edges scaled by the first one's length, folded
+         * faces left out (against the area-weighted sum), as the kernel
+         * does: n = sum (a x b) / (|a|^2 |b|^2) */
+        dvec s = {0, 0, 0}, sa = {0, 0, 0}, pi = dv(m->v + 3 * i);
         double L = 0.0;
-        for (int32_t k = adj->vf_ptr[i]; k < adj->vf_ptr[i + 1]; k++) {
-            const int32_t *t = m->tri + 3 * (int64_t)adj->vf_idx[k];
-            int64_t a = t[0] == i ? t[1] : t[1] == i ? t[2] : t[0];
-            int64_t b = t[0] == i ? t[2] : t[1] == i ? t[0] : t[1];
-            dvec ea = dsub(dv(m->v + 3 * a), pi), eb = dsub(dv(m->v + 3 * b), pi);
-            if (L == 0.0)
-                L = sqrt(ddot(ea, ea));
-            if (!(L > 0.0))
-                continue;
-            ea = dscale(ea, 1.0 / L);
-            eb = dscale(eb, 1.0 / L);
-            double la = ddot(ea, ea), lb = ddot(eb, eb);
-            if (la > 0.0 && lb > 0.0)
-                s = dadd(s, dcross(dscale(ea, 1.0 / la), dscale(eb, 1.0 / lb)));
-        }
+        for (int pass = 0; pass < 2; pass++)
+            for (int32_t k = adj->vf_ptr[i]; k < adj->vf_ptr[i + 1]; k++) {
+                const int32_t *t = m->tri + 3 * (int64_t)adj->vf_idx[k];
+                int64_t a = t[0] == i ? t[1] : t[1] == i ? t[2] : t[0];
+                int64_t b = t[0] == i ? t[2] : t[1] == i ? t[0] : t[1];
+                dvec ea = dsub(dv(m->v + 3 * a), pi), eb = dsub(dv(m->v + 3 * b), pi);
+                if (L == 0.0)
+                    L = sqrt(ddot(ea, ea));
+                if (!(L > 0.0))
+                    continue;
+                ea = dscale(ea, 1.0 / L);
+                eb = dscale(eb, 1.0 / L);
+                dvec c = dcross(ea, eb);
+                if (pass == 0) {
+                    sa = dadd(sa, c);
+                    continue;
+                }
+                double la = ddot(ea, ea), lb = ddot(eb, eb);
+                if (la > 0.0 && lb > 0.0 && ddot(c, sa) > 0.0)
+                    s = dadd(s, dscale(c, 1.0 / (la * lb)));
+            }
+        if (!(ddot(s, s) > 0.0))
+            s = sa;
         double l = sqrt(ddot(s, s));
         dvec n = l > 0.0 ? dscale(s, 1.0 / l) : (dvec){0, 0, 0};
         normals[3 * i] = n.x, normals[3 * i + 1] = n.y, normals[3 * i + 2] = n.z;
