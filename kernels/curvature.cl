@@ -150,11 +150,12 @@ __kernel void curv_normals(const int nverts, __global const float4 *pos,
      * the face's two edges from i (in winding order). Every term scales as
      * length^-2, so the edges are first divided by one length of the
      * vertex, L (the sum's direction is unchanged), keeping the terms near
-     * 1 in float whatever the mesh's units. A folded face (its normal
-     * against the area-weighted one, sum of a x b) is left out: its weight
-     * is the largest where its edges are shortest, and it would turn the
-     * normal over; with every face folded or degenerate the area-weighted
-     * normal stands. */
+     * 1 in float whatever the mesh's units. A folded face (its normal more
+     * than 120 degrees from the area-weighted one, sum of a x b) is left
+     * out: its weight is the largest where its edges are shortest, and it
+     * would turn the normal over (a sliver standing on edge, near 90
+     * degrees, is kept: on a sphere it is part of the exact sum); with
+     * every face folded or degenerate the area-weighted normal stands. */
     float3 s = (float3)(0.0f), sa = (float3)(0.0f);
     float L = 0.0f;
     const int beg = vf_ptr[i], end = vf_ptr[i + 1];
@@ -177,7 +178,7 @@ __kernel void curv_normals(const int nverts, __global const float4 *pos,
                 continue;
             }
             const float la = dot(ea, ea), lb = dot(eb, eb);
-            if (la > 0.0f && lb > 0.0f && dot(c, sa) > 0.0f)
+            if (la > 0.0f && lb > 0.0f && dot(c, sa) > -0.5f * sqrt(dot(c, c) * dot(sa, sa)))
                 s += c / (la * lb);
         }
     if (!(dot(s, s) > 0.0f))

@@ -21,9 +21,14 @@
  * work-item where it can), issues their four position loads before any
  * arithmetic, and loads the next colour's springs (read-only data) before
  * the barrier, so only the position loads, the arithmetic and the barrier
- * are on the chain. Shape matching reduces in local memory in a fixed
- * order (bitwise repeatable) and work-item 0 finds the rotation.
+ * are on the chain. Shape matching reduces in local memory in the order
+ * the colour plan's launches use (blocks of `sblock` particles by a tree,
+ * the block sums one after another), so the two plans give the same bits.
+ * Contraction of a * b + c into fma is off: a compiler may contract one
+ * kernel's copy of an expression and not another's, and the plans (and
+ * runs) must agree to the bit.
  */
+#pragma OPENCL FP_CONTRACT OFF
 
 /* Verlet for one particle: x' = (2-d) x - (1-d) x_prev + a dt^2, evaluated
  * as x + (1-d)(x - x_prev) + a dt^2 (c2 = 1-d): the same number in exact
@@ -224,6 +229,20 @@ __kernel void springs_collide(__global float4 *pos, __global const float4 *prev,
         springs_collide_one(pos, prev, i, col, ncol, mu);
 }
 
+/* What a particle adds to the shape-matching sums: stage 0 (m x, m), stage
+ * 1 row r: m (x_r - c_r) q; 0 beyond n. */
+inline float4 springs_shape_value(__global const float4 *pos, __global const float4 *rest, int i,
+                                  int n, int stage, int row, float4 c)
+{
+    if (i >= n)
+        return (float4)(0.0f);
+    float4 p = pos[i], r = rest[i];
+    if (stage == 0)
+        return (float4)(r.w * p.xyz, r.w);
+    float d = row == 0 ? p.x - c.x : row == 1 ? p.y - c.y : p.z - c.z;
+    return (float4)(r.w * d * r.xyz, 0.0f);
+}
+
 /* Shape matching across work-groups (the colour plan), in fixed order:
  * stage 0 sums (m x, m) per work-group, stage 1 m (x - c) q^T (three
  * float4 rows); springs_shape_finish (one work-group) adds the groups'
@@ -236,16 +255,8 @@ __kernel void springs_shape_partial(__global const float4 *pos, __global const f
     int i = get_global_id(0);
     float4 c = shape[0];
     int rows = stage == 0 ? 1 : 3;
-    float4 p = i < n ? pos[i] : (float4)(0.0f), r = i < n ? rest[i] : (float4)(0.0f);
     for (int row = 0; row < rows; row++) {
-        float4 v;
-        if (stage == 0)
-            v = (float4)(r.w * p.xyz, r.w);
-        else {
-            float d = row == 0 ? p.x - c.x : row == 1 ? p.y - c.y : p.z - c.z;
-            v = (float4)(r.w * d * r.xyz, 0.0f);
-        }
-        red[lid] = v;
+        red[lid] = springs_shape_value(pos, rest, i, n, stage, row, c);
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int s = lsz / 2; s > 0; s >>= 1) {
             if (lid < s)
@@ -293,48 +304,52 @@ __kernel void springs_shape_apply(__global float4 *pos, __global const float4 *r
         springs_shape_goal(rest, i, shape[0], shape[1], shape[2], shape[3], pos, alpha);
 }
 
-/* Sum over the work-group of v, in a fixed tree order (lsz a power of
- * two); every work-item gets the total. */
-inline float4 springs_wg_sum(float4 v, __local float4 *red, int lid, int lsz)
+/* The colour plan's sum inside one work-group: blocks of sblock particles
+ * (a power of two dividing lsz) each reduced by the same tree, the block
+ * sums added in order, from 0. The total is in red[0] afterwards (read it
+ * before the next call). */
+inline void springs_block_sum(__global const float4 *pos, __global const float4 *rest, int n,
+                              int stage, int row, float4 c, int sblock, __local float4 *red,
+                              int lid, int lsz)
 {
-    red[lid] = v;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int s = lsz / 2; s > 0; s >>= 1) {
-        if (lid < s)
-            red[lid] += red[lid + s];
+    int span = (n + sblock - 1) / sblock * sblock;
+    float4 run = (float4)(0.0f);
+    for (int base = 0; base < span; base += lsz) {
+        red[lid] = springs_shape_value(pos, rest, base + lid, n, stage, row, c);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int s = sblock / 2; s > 0; s >>= 1) {
+            if ((lid & (sblock - 1)) < s)
+                red[lid] += red[lid + s];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (lid == 0)
+            for (int b = 0; b < lsz && base + b < span; b += sblock)
+                run += red[b];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    float4 t = red[0];
+    if (lid == 0)
+        red[0] = run;
     barrier(CLK_LOCAL_MEM_FENCE);
-    return t;
 }
 
-/* Shape matching inside the one work-group of springs_step_wg. */
+/* Shape matching inside the one work-group of springs_step_wg: the same
+ * sums, rotation and goals as the colour plan's four launches. */
 inline void springs_shape_wg(__global float4 *pos, __global const float4 *rest, int n,
-                             __global float4 *shape, float alpha, __local float4 *red, int lid,
-                             int lsz)
+                             __global float4 *shape, float alpha, int sblock, __local float4 *red,
+                             int lid, int lsz)
 {
-    float4 acc = (float4)(0.0f);
-    for (int i = lid; i < n; i += lsz) {
-        float4 p = pos[i];
-        float m = rest[i].w;
-        acc += (float4)(m * p.xyz, m);
-    }
-    float4 s = springs_wg_sum(acc, red, lid, lsz);
+    springs_block_sum(pos, rest, n, 0, 0, (float4)(0.0f), sblock, red, lid, lsz);
+    float4 s = red[0];
     float4 c = s.w > 0.0f ? (float4)(s.xyz / s.w, s.w) : (float4)(0.0f);
-    float4 a0 = (float4)(0.0f), a1 = (float4)(0.0f), a2 = (float4)(0.0f);
-    for (int i = lid; i < n; i += lsz) {
-        float4 p = pos[i], r = rest[i];
-        float3 d = p.xyz - c.xyz;
-        a0 += (float4)(r.w * d.x * r.xyz, 0.0f);
-        a1 += (float4)(r.w * d.y * r.xyz, 0.0f);
-        a2 += (float4)(r.w * d.z * r.xyz, 0.0f);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float4 r[3];
+    for (int row = 0; row < 3; row++) {
+        springs_block_sum(pos, rest, n, 1, row, c, sblock, red, lid, lsz);
+        r[row] = red[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    float4 r0 = springs_wg_sum(a0, red, lid, lsz);
-    float4 r1 = springs_wg_sum(a1, red, lid, lsz);
-    float4 r2 = springs_wg_sum(a2, red, lid, lsz);
     if (lid == 0) {
-        float A[9] = {r0.x, r0.y, r0.z, r1.x, r1.y, r1.z, r2.x, r2.y, r2.z};
+        float A[9] = {r[0].x, r[0].y, r[0].z, r[1].x, r[1].y, r[1].z, r[2].x, r[2].y, r[2].z};
         float4 q = springs_rotation(A, shape[4]);
         float w = q.x, x = q.y, y = q.z, z = q.w;
         red[0] = (float4)(1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y), 0.0f);
@@ -353,13 +368,14 @@ inline void springs_shape_wg(__global float4 *pos, __global const float4 *rest, 
  * all colours, shape matching and the colliders, a barrier after every
  * phase so each colour sees the previous one's writes. Launched with
  * exactly one work-group of a power-of-two size; red holds one float4 per
- * work-item. */
+ * work-item; sblock is the colour plan's work-group size (a power of two
+ * no larger), whose reduction order the shape sums repeat. */
 __kernel void springs_step_wg(__global float4 *pos, __global float4 *prev, int n,
                               __global const int4 *spr, __global const int *color_off,
                               int ncolors, int iterations, int nsteps, float c2, float4 adt2,
                               float S, __global const float4 *col, int ncol, float mu,
                               __global const float4 *rest, __global float4 *shape, float alpha,
-                              __local float4 *red)
+                              int sblock, __local float4 *red)
 {
     int lid = get_local_id(0);
     int lsz = get_local_size(0);
@@ -387,7 +403,7 @@ __kernel void springs_step_wg(__global float4 *pos, __global float4 *prev, int n
                 b = nb;
             }
             if (alpha > 0.0f)
-                springs_shape_wg(pos, rest, n, shape, alpha, red, lid, lsz);
+                springs_shape_wg(pos, rest, n, shape, alpha, sblock, red, lid, lsz);
             if (ncol > 0) {
                 for (int i = lid; i < n; i += lsz)
                     springs_collide_one(pos, prev, i, col, ncol, mu);

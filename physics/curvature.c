@@ -307,8 +307,8 @@ void curv_ref_normals(const mesh *m, const curv_adjacency *adj, double *normals,
 {
     for (int64_t i = v0; i < v1; i++) {
         /* Max's weights, edges scaled by the first one's length, folded
-         * faces left out (against the area-weighted sum), as the kernel
-         * does: n = sum (a x b) / (|a|^2 |b|^2) */
+         * faces (more than 120 degrees from the area-weighted sum) left
+         * out, as the kernel does: n = sum (a x b) / (|a|^2 |b|^2) */
         dvec s = {0, 0, 0}, sa = {0, 0, 0}, pi = dv(m->v + 3 * i);
         double L = 0.0;
         for (int pass = 0; pass < 2; pass++)
@@ -329,7 +329,7 @@ void curv_ref_normals(const mesh *m, const curv_adjacency *adj, double *normals,
                     continue;
                 }
                 double la = ddot(ea, ea), lb = ddot(eb, eb);
-                if (la > 0.0 && lb > 0.0 && ddot(c, sa) > 0.0)
+                if (la > 0.0 && lb > 0.0 && ddot(c, sa) > -0.5 * sqrt(ddot(c, c) * ddot(sa, sa)))
                     s = dadd(s, dscale(c, 1.0 / (la * lb)));
             }
         if (!(ddot(s, s) > 0.0))

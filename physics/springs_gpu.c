@@ -14,9 +14,12 @@
  *   - workgroup: one work-group of up to 1024 work-items (a power of two)
  *     runs whole steps, up to 250 per launch, looping over the colours
  *     with a barrier after each and reducing the shape-matching sums in
- *     local memory; no launch per colour, one compute unit only, so it
- *     suits small dense systems (the thesis's models: hundreds of colours
- *     of a few thousand springs).
+ *     local memory in the colour plan's order; no launch per colour, one
+ *     compute unit only, so it suits small dense systems (the thesis's
+ *     models: hundreds of colours of a few thousand springs).
+ * The two plans give the same bits (same arithmetic, same reduction
+ * order, fma contraction off), so AUTO's timing-dependent choice never
+ * changes a result: a run is bitwise repeatable.
  * AUTO times a few batches of steps of each on the body at hand (from the
  * current state, restored afterwards) and keeps the faster.
  */
@@ -162,8 +165,9 @@ int springs_gpu_create(ocl_ctx *ctx, const springs_model *s, springs_launch mode
     g->ls = 128;
     size_t lsmax = springs_kernel_max(g, g->k_spart);
     size_t lcmax = springs_kernel_max(g, g->k_color);
-    while (g->ls > 1 && ((lsmax && g->ls > lsmax) || (lcmax && g->ls > lcmax)))
-        g->ls /= 2;
+    while (g->ls > 1 &&
+           ((lsmax && g->ls > lsmax) || (lcmax && g->ls > lcmax) || g->ls > g->wg_size))
+        g->ls /= 2; /* no larger than the one work-group: it repeats the shape sums' blocks */
     g->ngroups = (int)((s->np + (int64_t)g->ls - 1) / (int64_t)g->ls);
 
     size_t np = (size_t)s->np;
@@ -311,9 +315,11 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
         PHYS_ARG(g->k_wg, 14, g->rest);
         PHYS_ARG(g->k_wg, 15, g->shape);
         PHYS_ARG(g->k_wg, 16, alpha);
-        cl_int st = clSetKernelArg(g->k_wg, 17, 16 * g->wg_size, NULL);
+        cl_int sblock = (cl_int)g->ls;
+        PHYS_ARG(g->k_wg, 17, sblock);
+        cl_int st = clSetKernelArg(g->k_wg, 18, 16 * g->wg_size, NULL);
         if (st != CL_SUCCESS)
-            return cls_fail(err, CLS_EOTHER, "clSetKernelArg(springs_step_wg, 17): %s",
+            return cls_fail(err, CLS_EOTHER, "clSetKernelArg(springs_step_wg, 18): %s",
                             ocl_errstr(st));
         /* a few hundred steps per launch keeps a launch well under a second
          * on slow devices while hiding the launch cost */
