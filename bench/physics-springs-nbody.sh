@@ -107,7 +107,7 @@ if [ "$ONLY" != springs ]; then
       14) steps=100 ;; 15) steps=50 ;; 16) steps=20 ;; 17) steps=10 ;; 18) steps=5 ;;
       19) steps=3 ;; *) steps=2 ;;
     esac
-    "$CLSOLVE" nbody --random "$n" --steps "$steps" --no-check --device "$DEVICE" --json >"$tmp/nb.json"
+    "$CLSOLVE" nbody --random "$n" --steps "$steps" --device "$DEVICE" --json >"$tmp/nb.json"
     g=$(jget gflops "$tmp/nb.json")
     if [ -n "$PEAK_GFLOPS" ]; then pk=$(awk -v g="$g" -v p="$PEAK_GFLOPS" 'BEGIN { printf "%.1f%%", 100 * g / p }'); else pk=-; fi
     printf '| %-8s | %-5s | %-4s | %-11s | %-15s | %-10s | %-7s | %-11s | %-10s |\n' \
