@@ -32,7 +32,7 @@ static const char curvature_help[] =
     "                       colours (cool-warm diverging map); another extension is\n"
     "                       a usage error\n"
     "  --color-by V         the coloured value: H (default), K, k1, k2, K_defect\n"
-    "  --color-range X      colours span [-X, X] (default: the 98th percentile of\n"
+    "  --color-range X      colours span [-X, X] (default: the 90th percentile of\n"
     "                       |value| over the interior vertices)\n"
     "  --check              also run the CPU double reference and report the\n"
     "                       relative difference\n"

@@ -189,7 +189,7 @@ typedef struct curv_run_opts {
     int check;            /* also the CPU double reference */
     const char *out_path; /* NULL: none; the format from its extension (.csv, .ply, .vtk) */
     const char *color_by; /* the coloured value: "H" (NULL), "K", "k1", "k2", "K_defect" */
-    double color_range;   /* colours span [-range, range]; NAN: the 98th percentile of
+    double color_range;   /* colours span [-range, range]; NAN: the 90th percentile of
                              |value| over the interior vertices */
 } curv_run_opts;
 

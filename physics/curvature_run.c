@@ -137,8 +137,10 @@ static int curv_cmp_dbl(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* 98th percentile of |v| over the interior used vertices (1 when none or
- * zero, so a flat mesh still maps to the neutral colour). */
+/* 90th percentile of |v| over the interior used vertices (1 when none or
+ * zero, so a flat mesh still maps to the neutral colour): the few extreme
+ * vertices (tips, creases) saturate, the rest of the surface spreads over
+ * the map. */
 static double curv_auto_range(const double *v, const unsigned char *flag, int64_t n)
 {
     double *a = malloc((size_t)(n ? n : 1) * sizeof *a);
@@ -151,7 +153,7 @@ static double curv_auto_range(const double *v, const unsigned char *flag, int64_
     double r = 0.0;
     if (k) {
         qsort(a, (size_t)k, sizeof *a, curv_cmp_dbl);
-        r = a[(int64_t)(0.98 * (double)(k - 1))];
+        r = a[(int64_t)(0.90 * (double)(k - 1))];
     }
     free(a);
     return r > 0.0 ? r : 1.0;
