@@ -222,49 +222,11 @@ int deform_domains_parse(const char *text, size_t len, const char *name, deform_
     return rc;
 }
 
-/* The whole file. A file that cannot be opened or read is an I/O failure
- * (CLS_EOTHER, exit 1), as for the mesh and Matrix Market readers; only
- * what the file holds can be bad input. */
-static int slurp(const char *path, char **buf, size_t *len, cls_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    while (b) {
-        size_t got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (n < cap) {
-            if (ferror(f)) {
-                free(b);
-                fclose(f);
-                return cls_fail(err, CLS_EOTHER, "%s: read error", path);
-            }
-            break;
-        }
-        char *nb = realloc(b, cap * 2);
-        if (!nb) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb;
-        cap *= 2;
-    }
-    fclose(f);
-    if (!b)
-        return cls_fail(err, CLS_EOTHER, "%s: out of memory reading the file", path);
-    *buf = b;
-    *len = n;
-    return CLS_OK;
-}
-
 int deform_domains_read(const char *path, deform_domains *D, cls_error *err)
 {
     char *buf;
     size_t len;
-    int rc = slurp(path, &buf, &len, err);
+    int rc = phys_read_file(path, &buf, &len, err);
     if (rc)
         return rc;
     rc = deform_domains_parse(buf, len, path, D, err);
@@ -297,7 +259,7 @@ static int read_raw(const char *path, int width, double **vals, int64_t *count, 
 {
     char *buf;
     size_t len;
-    int rc = slurp(path, &buf, &len, err);
+    int rc = phys_read_file(path, &buf, &len, err);
     if (rc)
         return rc;
     if (len % (size_t)width) {

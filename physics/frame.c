@@ -37,11 +37,7 @@ void phys_device_close(phys_device *d)
 
 json_t *phys_device_json(const phys_device *d, size_t local_size)
 {
-    if (!d->open)
-        return NULL;
-    return json_pack("{s:i, s:s, s:s, s:s, s:I}", "index", d->dev.index, "name", d->dev.name,
-                     "platform", d->dev.platform_name, "type", ocl_type_name(d->dev.type),
-                     "local_size", (json_int_t)local_size);
+    return d->open ? phys_device_json_of(&d->dev, local_size) : NULL;
 }
 
 size_t phys_local_size(const ocl_ctx *ctx, size_t gpu_ls)
@@ -280,6 +276,60 @@ void phys_file_abort(phys_file *pf)
         remove(pf->tmp);
     }
     pf->f = NULL;
+}
+
+/* (see frame.h) A file that cannot be opened or read is an I/O failure
+ * (CLS_EOTHER, exit 1), as for the mesh and Matrix Market readers; only
+ * what the file holds can be bad input. */
+int phys_read_file(const char *path, char **buf, size_t *len, cls_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    while (b) {
+        size_t got = fread(b + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) {
+            if (ferror(f)) {
+                free(b);
+                fclose(f);
+                return cls_fail(err, CLS_EOTHER, "%s: read error", path);
+            }
+            break;
+        }
+        char *nb = realloc(b, cap * 2);
+        if (!nb) {
+            free(b);
+            b = NULL;
+            break;
+        }
+        b = nb;
+        cap *= 2;
+    }
+    fclose(f);
+    if (!b)
+        return cls_fail(err, CLS_EOTHER, "%s: out of memory reading the file", path);
+    *buf = b;
+    *len = n;
+    return CLS_OK;
+}
+
+json_t *phys_device_json_of(const ocl_device *d, size_t local_size)
+{
+    return json_pack("{s:i, s:s, s:s, s:s, s:I}", "index", d->index, "name", d->name, "platform",
+                     d->platform_name, "type", ocl_type_name(d->type), "local_size",
+                     (json_int_t)local_size);
+}
+
+void phys_output_files(json_t *output, json_t *files)
+{
+    json_t *names = output ? json_object_get(output, "files") : NULL;
+    for (size_t i = 0; names && i < json_array_size(names); i++)
+        json_array_append(files, json_array_get(names, i));
+    if (output && json_object_get(output, "collection"))
+        json_array_append(files, json_object_get(output, "collection"));
 }
 
 /* ---- frame sequences ---------------------------------------------------------------------- */

@@ -41,6 +41,8 @@ void phys_device_close(phys_device *d);
 /* {"index", "name", "platform", "type", "local_size"} (local_size 0: the
  * runtime's choice); NULL when the device never opened. */
 struct json_t *phys_device_json(const phys_device *d, size_t local_size);
+/* The same for a device description (a driver that keeps its own). */
+struct json_t *phys_device_json_of(const ocl_device *d, size_t local_size);
 /* The work-group size for per-item kernels: gpu_ls on a GPU (capped by the
  * device), 0 (the runtime's choice) on a CPU device, where PoCL picks
  * better. */
@@ -121,6 +123,12 @@ phys_format phys_format_parse(const char *name);
 int phys_format_of_path(const char *path, unsigned allowed, const char *kind, phys_format *f,
                         cls_error *err);
 
+/* A whole file into *buf (malloc'ed, *len bytes, not terminated). A file
+ * that cannot be opened or read is an I/O failure (CLS_EOTHER), as for the
+ * mesh and Matrix Market readers; only what the file holds can be bad
+ * input. */
+int phys_read_file(const char *path, char **buf, size_t *len, cls_error *err);
+
 /* Atomic output: writes go to PATH.tmp, renamed onto PATH on commit (a
  * failed write leaves no partial file under the final name). */
 typedef struct phys_file {
@@ -160,8 +168,11 @@ int phys_frames_added(phys_frames *s, const char *path, double time, cls_error *
 int phys_frames_finish(phys_frames *s, cls_error *err);
 /* {"path", "format", "frames", "files": [names], "collection"}. */
 struct json_t *phys_frames_json(const phys_frames *s);
-/* Appends the file names (and the collection) to a job's "files" list. */
+/* Appends the file names (and the collection) to a job's "files" list;
+ * phys_output_files does the same from a phys_frames_json object (NULL:
+ * nothing). */
 void phys_frames_list_files(const phys_frames *s, struct json_t *files);
+void phys_output_files(struct json_t *output, struct json_t *files);
 void phys_frames_free(phys_frames *s);
 
 #endif

@@ -364,35 +364,12 @@ int nbody_read_csv_buf(const char *buf, size_t len, const char *name, nbody_syst
 int nbody_read_csv(const char *path, nbody_system *s, cls_error *err)
 {
     nbody_init(s);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
     char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            size_t nc = cap ? 2 * cap : 1 << 16;
-            char *q = realloc(buf, nc);
-            if (!q) {
-                free(buf);
-                fclose(f);
-                return nbody_oom(err);
-            }
-            buf = q;
-            cap = nc;
-        }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (!got)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return cls_fail(err, CLS_EOTHER, "%s: read error", path);
-    }
-    int rc = nbody_read_csv_buf(buf, len, path, s, err);
+    size_t len = 0;
+    int rc = phys_read_file(path, &buf, &len, err);
+    if (rc)
+        return rc;
+    rc = nbody_read_csv_buf(buf, len, path, s, err);
     free(buf);
     return rc;
 }

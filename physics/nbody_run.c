@@ -333,10 +333,7 @@ static json_t *nbody_report_object(const nbody_options *o, const nbody_report *r
     }
     if (r->output)
         json_object_set_new(j, "output", json_incref(r->output));
-    json_object_set_new(j, "device",
-                        json_pack("{s:i, s:s, s:s, s:s}", "index", r->device.index, "name",
-                                  r->device.name, "platform", r->device.platform_name, "type",
-                                  ocl_type_name(r->device.type)));
+    json_object_set_new(j, "device", phys_device_json_of(&r->device, r->tile));
     return j;
 }
 
@@ -467,11 +464,7 @@ int nbody_job_run(const char *options_json, const char *input_path, const char *
     }
     json_t *j = nbody_report_object(&o, &r);
     json_t *files = json_array();
-    json_t *names = r.output ? json_object_get(r.output, "files") : NULL;
-    for (size_t i = 0; names && i < json_array_size(names); i++)
-        json_array_append(files, json_array_get(names, i));
-    if (r.output && json_object_get(r.output, "collection"))
-        json_array_append(files, json_object_get(r.output, "collection"));
+    phys_output_files(r.output, files);
     nbody_report_free(&r);
     return phys_report_result(j, files, result_json, err);
 }

@@ -288,11 +288,7 @@ int springs_job_run(const char *options_json, const char *input_path, const char
     }
     json_t *j = springs_report_object(&o, &r);
     json_t *files = json_array();
-    json_t *names = r.output ? json_object_get(r.output, "files") : NULL;
-    for (size_t i = 0; names && i < json_array_size(names); i++)
-        json_array_append(files, json_array_get(names, i));
-    if (r.output && json_object_get(r.output, "collection"))
-        json_array_append(files, json_object_get(r.output, "collection"));
+    phys_output_files(r.output, files);
     springs_report_free(&r);
     return phys_report_result(j, files, result_json, err);
 }

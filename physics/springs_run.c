@@ -437,10 +437,7 @@ json_t *springs_report_object(const springs_options *o, const springs_report *r)
     json_object_set_new(j, "energy", e);
     if (r->output)
         json_object_set_new(j, "output", json_incref(r->output));
-    json_object_set_new(j, "device",
-                        json_pack("{s:i, s:s, s:s, s:s}", "index", r->device.index, "name",
-                                  r->device.name, "platform", r->device.platform_name, "type",
-                                  ocl_type_name(r->device.type)));
+    json_object_set_new(j, "device", phys_device_json_of(&r->device, r->wg_size));
     return j;
 }
 
