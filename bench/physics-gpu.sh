@@ -123,6 +123,18 @@ for row in "${models[@]}"; do
       "11.7 (GTX 260M)" "<= 0.2: $met"
   fi
 done
+# diagnostic: what the global fence between colours costs (a build with
+# local fences, not conformant: only to read the number; its result must be
+# the same bits, checked by the height and shape error it reports)
+CLSOLVE_SPRINGS_FENCE=local "$CLSOLVE" springs $M/fandisk.obj $pure --max-dist 0.58689765712345476 \
+  --floor 11 --steps "$STEPS" --device "$DEVICE" --launch workgroup --json \
+  >"$OUT/springs-Cochino-localfence.json" 2>"$OUT/springs-Cochino-localfence.err"
+lf=$OUT/springs-Cochino-localfence.json wg=$OUT/springs-Cochino-workgroup.json
+same=$([ "$(jget height_end "$lf")/$(jget shape_error "$lf")" = "$(jget height_end "$wg")/$(jget shape_error "$wg")" ] && echo same || echo DIFFERENT)
+echo
+echo "diagnostic: Cochino, workgroup plan with local fences between colours (not conformant):" \
+  "$(num "$(jget ms_per_step "$lf")" %.4f) ms/step against $(num "$(jget ms_per_step "$wg")" %.4f);" \
+  "result $same"
 # shape-keeping defaults on a real mesh: bending, shape matching, the floor
 "$CLSOLVE" springs "$M/cow.obj" --floor -4 --steps "$STEPS" --device "$DEVICE" --energy-every 0 \
   --json >"$OUT/springs-cow-defaults.json" 2>"$OUT/springs-cow-defaults.err"

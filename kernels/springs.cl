@@ -30,6 +30,18 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
+/* The barrier between two colours of springs_step_wg orders global memory
+ * (the positions), which OpenCL 1.2 asks of CLK_GLOBAL_MEM_FENCE. A build
+ * with -DSPRINGS_FENCE_LOCAL (the environment variable
+ * CLSOLVE_SPRINGS_FENCE=local, for bench/physics-gpu.sh only) uses
+ * CLK_LOCAL_MEM_FENCE instead, to measure what the global fence costs on a
+ * device: not conformant, diagnostic only. */
+#ifdef SPRINGS_FENCE_LOCAL
+#define SPRINGS_COLOUR_FENCE CLK_LOCAL_MEM_FENCE
+#else
+#define SPRINGS_COLOUR_FENCE CLK_GLOBAL_MEM_FENCE
+#endif
+
 /* Verlet for one particle: x' = (2-d) x - (1-d) x_prev + a dt^2, evaluated
  * as x + (1-d)(x - x_prev) + a dt^2 (c2 = 1-d): the same number in exact
  * arithmetic, but in float (2-d) - (1-d) is not exactly 1, and that
@@ -398,7 +410,7 @@ __kernel void springs_step_wg(__global float4 *pos, __global float4 *prev, int n
                 springs_project_two(pos, a, b, S);
                 for (int s = first + lid + 2 * lsz; s < end; s += lsz)
                     springs_project_one(pos, spr[s], S);
-                barrier(CLK_GLOBAL_MEM_FENCE);
+                barrier(SPRINGS_COLOUR_FENCE);
                 a = na;
                 b = nb;
             }

@@ -318,7 +318,7 @@ static void mesh_ply_body(FILE *f, const mesh_out *o, const mesh_points *p)
 {
     const mesh *m = o->m;
     unsigned char c[3];
-    int has_rgb = mesh_rgb(o, 0, c) && m->nverts > 0;
+    int has_rgb = m->nverts > 0 && mesh_rgb(o, 0, c);
     fprintf(f, "ply\nformat ascii 1.0\n");
     if (o->title)
         fprintf(f, "comment %s\n", o->title);
@@ -405,7 +405,7 @@ static void mesh_vtk_body(FILE *f, const mesh_out *o, const mesh_points *p)
             fprintf(f, "1 %lld\n", (long long)i);
     }
     unsigned char c[3];
-    int has_rgb = mesh_rgb(o, 0, c) && m->nverts > 0;
+    int has_rgb = m->nverts > 0 && mesh_rgb(o, 0, c);
     if (!p->n || (!p->ni && !p->uvi && !has_rgb && !o->nfields && !p->split))
         return;
     fprintf(f, "POINT_DATA %lld\n", (long long)p->n);

@@ -176,8 +176,13 @@ int springs_gpu_create(ocl_ctx *ctx, const springs_model *s, springs_launch mode
 /* Runs nsteps steps; in AUTO mode the first call picks the mode (timing a
  * few steps of each from the current state, which is then restored). */
 int springs_gpu_run(springs_gpu *g, const springs_params *p, int64_t nsteps, cls_error *err);
+/* Before timing: AUTO's choice, or one step of the forced plan, undone. */
+int springs_gpu_warm(springs_gpu *g, const springs_params *p, cls_error *err);
 /* The launch mode in use (AUTO until the first run decides). */
 springs_launch springs_gpu_mode(const springs_gpu *g);
+/* 1 when built with CLSOLVE_SPRINGS_FENCE=local (a diagnostic, see
+ * kernels/springs.cl). */
+int springs_gpu_fence_local(const springs_gpu *g);
 /* Work-group size of the mode in use. */
 size_t springs_gpu_wg_size(const springs_gpu *g);
 /* Copies positions and previous positions back into s (as doubles). */
@@ -226,6 +231,7 @@ typedef struct springs_report {
     springs_energy e0, e1;  /* at the start and the end */
     springs_launch launch;
     size_t wg_size;
+    int fence_local; /* the diagnostic build (CLSOLVE_SPRINGS_FENCE=local) */
     ocl_device device;
     struct json_t *series; /* energy and strain every energy_every steps */
     struct json_t *output; /* phys_frames_json of the output, or NULL */

@@ -39,8 +39,9 @@ struct springs_gpu {
     int np, ns, ncolors, ngroups;
     int64_t *color_off;
     springs_launch mode;
-    size_t wg_size; /* workgroup plan: a power of two */
-    size_t ls;      /* local size of the per-particle and per-colour kernels */
+    size_t wg_size;  /* workgroup plan: a power of two */
+    size_t ls;       /* local size of the per-particle and per-colour kernels */
+    int fence_local; /* the diagnostic build with local fences between colours */
 };
 
 const char *springs_launch_name(springs_launch l)
@@ -58,6 +59,11 @@ const char *springs_launch_name(springs_launch l)
 springs_launch springs_gpu_mode(const springs_gpu *g)
 {
     return g->mode;
+}
+
+int springs_gpu_fence_local(const springs_gpu *g)
+{
+    return g->fence_local;
 }
 
 size_t springs_gpu_wg_size(const springs_gpu *g)
@@ -145,7 +151,12 @@ int springs_gpu_create(ocl_ctx *ctx, const springs_model *s, springs_launch mode
     g->mode = mode;
     int rc;
     const char *src[] = {"springs.cl"};
-    if ((rc = ocl_build_program(ctx, src, 1, "-cl-std=CL1.2", &g->prog, err)) ||
+    /* CLSOLVE_SPRINGS_FENCE=local: the diagnostic build (see springs.cl) */
+    const char *fence = getenv("CLSOLVE_SPRINGS_FENCE");
+    g->fence_local = fence && !strcmp(fence, "local");
+    if ((rc = ocl_build_program(
+             ctx, src, 1, g->fence_local ? "-cl-std=CL1.2 -DSPRINGS_FENCE_LOCAL" : "-cl-std=CL1.2",
+             &g->prog, err)) ||
         (rc = ocl_create_kernel(g->prog, "springs_verlet", &g->k_verlet, err)) ||
         (rc = ocl_create_kernel(g->prog, "springs_project_color", &g->k_color, err)) ||
         (rc = ocl_create_kernel(g->prog, "springs_collide", &g->k_collide, err)) ||
@@ -444,6 +455,24 @@ int springs_gpu_run(springs_gpu *g, const springs_params *p, int64_t nsteps, cls
             return rc;
     }
     return springs_run_mode(g, g->mode, p, nsteps, err);
+}
+
+int springs_gpu_warm(springs_gpu *g, const springs_params *p, cls_error *err)
+{
+    if (g->mode == SPRINGS_LAUNCH_AUTO)
+        return springs_gpu_run(g, p, 0, err); /* the choice warms both plans */
+    /* one step of the plan (a runtime may compile a kernel for its work-group
+     * size at the first launch), undone */
+    springs_saved sv;
+    memset(&sv, 0, sizeof sv);
+    int rc = springs_save(g, &sv, 0, err);
+    if (!rc)
+        rc = springs_run_mode(g, g->mode, p, 1, err);
+    if (!rc)
+        rc = springs_save(g, &sv, 1, err);
+    free(sv.pos);
+    free(sv.prev);
+    return rc;
 }
 
 int springs_gpu_download(springs_gpu *g, springs_model *s, cls_error *err)
