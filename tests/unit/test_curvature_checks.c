@@ -27,7 +27,9 @@
  *        sampling);
  *      the saddle's boundary vertices (one-sided 1-ring): flagged, their
  *        error an order of magnitude above the interior's;
- *  - the device against the CPU double reference on the irregular meshes.
+ *  - the device against the CPU double reference on the irregular meshes
+ *    (away from folded triangles, where both estimates are meaningless and
+ *    ill-conditioned).
  */
 #include <jansson.h>
 #include <string.h>
@@ -397,10 +399,29 @@ static void test_device(void)
                 rc = curv_gpu_read(&g, &res, &err);
             CHECK_MSG(rc == CLS_OK, "%s", err.msg);
             curv_reference(&ms[q], &adj, est, &ref);
-            double d = curv_rel_diff(&res, &ref);
-            printf("device %-6s %s: relative difference vs CPU double %.2e\n",
-                   curv_estimator_name(est), names[q], d);
+            /* norm-wise over the vertices away from folded triangles (on
+             * the sphere; the torus's slide in its parameters folds none
+             * here): next to a fold the estimate is meaningless in double
+             * as in float, and ill-conditioned, so the two part there */
+            unsigned char *use = q == 0 ? far_from_folds(&ms[q]) : NULL;
+            double num[4] = {0}, den[4] = {0}, d = 0, dall = curv_rel_diff(&res, &ref);
+            for (int64_t i = 0; i < ms[q].nverts; i++) {
+                if (use && !use[i])
+                    continue;
+                const double a[4] = {res.k1[i], res.k2[i], res.H[i], res.K[i]};
+                const double b[4] = {ref.k1[i], ref.k2[i], ref.H[i], ref.K[i]};
+                for (int c = 0; c < 4; c++) {
+                    num[c] += (a[c] - b[c]) * (a[c] - b[c]);
+                    den[c] += b[c] * b[c];
+                }
+            }
+            for (int c = 0; c < 4; c++)
+                d = fmax(d, sqrt(num[c] / den[c]));
+            printf("device %-6s %s: relative difference vs CPU double %.2e (all vertices "
+                   "%.2e)\n",
+                   curv_estimator_name(est), names[q], d, dall);
             CHECK(d < 1e-4);
+            free(use);
             curv_gpu_release(&g);
             curv_result_free(&res);
             curv_result_free(&ref);
