@@ -110,6 +110,7 @@ async function refreshSelectedOnce(id) {
   try { j = await api("/v1/jobs/" + id); } catch (e) { return; }
   if (id !== state.selected) return;
   renderDetail(j);
+  if (window.clsolveViewer) window.clsolveViewer.show(j); // physics results: viewer.js
   state.tol = j.parameters && typeof j.parameters.tol === "number" ? j.parameters.tol : null;
   if (j.kind !== "cg") { draw(); return; }
   const finished = j.status !== "queued" && j.status !== "running";
