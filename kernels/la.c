@@ -449,6 +449,18 @@ int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *
         return cls_fail(err, CLS_EOTHER,
                         "device %s has no double precision (fp64); use --precision float",
                         dev->name);
+    /* PoCL 5.0 (Ubuntu 24.04's build, with assertions) aborts the process
+     * while compiling these kernels: its parallel-region formation fails on
+     * a barrier followed by a branch around a loop (pocl PR 2281; PoCL 3.1
+     * and 6.0 compile them). An abort would take the solve, or the daemon,
+     * down with it: refuse the device with the reason instead. */
+    if (strstr(dev->platform_name, "Portable Computing Language") &&
+        !strncmp(dev->driver, "5.0", 3) && !getenv("CLSOLVE_ALLOW_POCL5"))
+        return cls_fail(err, CLS_EOTHER,
+                        "device %s: PoCL %s aborts while compiling clsolve's kernels (a PoCL "
+                        "5.0 bug, fixed in later releases); use PoCL 6 or 3.1, or another "
+                        "device (CLSOLVE_ALLOW_POCL5=1 tries anyway)",
+                        dev->name, dev->driver);
     if (cfg) {
         la->cfg = *cfg;
         la->user_cfg = 1;
