@@ -17,6 +17,7 @@
 #include "../common/trace.h"
 #include "devfig.h"
 #include "dvec.h"
+#include "dwarm.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -55,152 +56,6 @@ void dsys_fail(dsys *s, const cls_error *e)
         }                                                                                          \
     } while (0)
 #define DS_ERR (&ds_e_)
-
-/* ----------------------------------------------------------- warm devices */
-
-#define DSYS_WARM_MAX 8
-
-typedef struct warm_dev {
-    int used;
-    cl_device_id id;
-    la_precision prec;
-    int flags;
-    ocl_ctx ocl;
-    la_ctx la;
-    ld_ctx ld;
-    la_config cfg0;
-    size_t ngroups0;
-} warm_dev;
-
-static warm_dev warm_set[DSYS_WARM_MAX];
-static pthread_mutex_t warm_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* CLSOLVE_WARM=0 turns the warm set off (for measuring what it saves) */
-static int warm_enabled(void)
-{
-    const char *v = getenv("CLSOLVE_WARM");
-    return !(v && !strcmp(v, "0"));
-}
-
-/* a warm state for p's device into p (its pointers fixed); 1 if found */
-static int warm_take(dpart *p, la_precision prec, int flags)
-{
-    int found = 0;
-    if (!warm_enabled())
-        return 0;
-    pthread_mutex_lock(&warm_mu);
-    for (int i = 0; i < DSYS_WARM_MAX && !found; i++) {
-        warm_dev *w = &warm_set[i];
-        if (!w->used || w->id != p->dev.id || w->prec != prec || w->flags != flags)
-            continue;
-        p->ocl = w->ocl;
-        p->la = w->la;
-        p->ld = w->ld;
-        p->la.ocl = &p->ocl; /* the structs moved: their links follow */
-        p->ld.la = &p->la;
-        p->la.cfg = w->cfg0;
-        p->la.ngroups = w->ngroups0;
-        p->cfg0 = w->cfg0;
-        p->ngroups0 = w->ngroups0;
-        w->used = 0;
-        found = 1;
-    }
-    pthread_mutex_unlock(&warm_mu);
-    return found;
-}
-
-/* p's device state into the warm set; 0 (the caller releases it) if full */
-static int warm_put(dpart *p, la_precision prec, int flags)
-{
-    int put = 0;
-    if (!warm_enabled())
-        return 0;
-    pthread_mutex_lock(&warm_mu);
-    for (int i = 0; i < DSYS_WARM_MAX && !put; i++) {
-        warm_dev *w = &warm_set[i];
-        if (w->used)
-            continue;
-        *w = (warm_dev){1, p->dev.id, prec, flags, p->ocl, p->la, p->ld, p->cfg0, p->ngroups0};
-        put = 1;
-    }
-    pthread_mutex_unlock(&warm_mu);
-    return put;
-}
-
-/* ---------------------------------------------------------------- prewarm */
-
-static struct {
-    pthread_t tid;
-    int started;
-    char device[64];
-    la_precision prec;
-} prewarm;
-
-static void *prewarm_run(void *arg)
-{
-    (void)arg;
-    dpart p;
-    cls_error e;
-    memset(&p, 0, sizeof p);
-    if (ocl_pick_device(prewarm.device, &p.dev, &e) != CLS_OK)
-        return NULL;
-    if (ocl_ctx_create_shared(&p.dev, &p.ocl, &e) != CLS_OK)
-        return NULL;
-    if (la_init_flags(&p.la, &p.ocl, prewarm.prec, NULL, LA_FLAG_ONE_PART, &e) != CLS_OK) {
-        ocl_ctx_release(&p.ocl);
-        return NULL;
-    }
-    p.cfg0 = p.la.cfg;
-    p.ngroups0 = p.la.ngroups;
-    if (ld_init(&p.ld, &p.la, &e) != CLS_OK) {
-        la_release(&p.la);
-        ocl_ctx_release(&p.ocl);
-    } else if (!warm_put(&p, prewarm.prec, LA_FLAG_ONE_PART)) {
-        ld_release(&p.ld);
-        la_release(&p.la);
-        ocl_ctx_release(&p.ocl);
-    }
-    return NULL;
-}
-
-void dsys_prewarm_start(const char *device, la_precision prec)
-{
-    if (prewarm.started || !warm_enabled())
-        return;
-    if (!device || !*device)
-        device = "auto";
-    if (strchr(device, ',') || strlen(device) >= sizeof prewarm.device)
-        return; /* a list: several parts, not the one-part case */
-    snprintf(prewarm.device, sizeof prewarm.device, "%s", device);
-    prewarm.prec = prec;
-    prewarm.started = pthread_create(&prewarm.tid, NULL, prewarm_run, NULL) == 0;
-}
-
-void dsys_prewarm_join(void)
-{
-    if (prewarm.started) {
-        pthread_join(prewarm.tid, NULL);
-        prewarm.started = 0;
-    }
-}
-
-void dsys_warm_release_all(void)
-{
-    pthread_mutex_lock(&warm_mu);
-    for (int i = 0; i < DSYS_WARM_MAX; i++) {
-        warm_dev *w = &warm_set[i];
-        if (!w->used)
-            continue;
-        w->la.ocl = &w->ocl;
-        w->ld.la = &w->la;
-        ld_release(&w->ld);
-        la_release(&w->la);
-        ocl_ctx_release(&w->ocl);
-        w->used = 0;
-    }
-    pthread_mutex_unlock(&warm_mu);
-    ocl_shared_release_all();
-}
 
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
               const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
@@ -253,7 +108,7 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
         double tk = cls_now();
         p->dev = devs[k];
         const int flags = L->nparts == 1 ? LA_FLAG_ONE_PART : 0;
-        if (warm_take(p, prec, flags)) {
+        if (dwarm_take(p, prec, flags)) {
             p->warm = 1;
             p->have_ocl = p->have_la = p->have_ld = 1;
             s->warm_parts++;
@@ -262,8 +117,8 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
             /* warm devices share one context per device (its programs
              * kept in memory), each solve with its own queues: solves at
              * once on one device run side by side, not time-sliced */
-            if ((rc = warm_enabled() ? ocl_ctx_create_shared(&p->dev, &p->ocl, err)
-                                     : ocl_ctx_create(&p->dev, &p->ocl, err)))
+            if ((rc = dwarm_enabled() ? ocl_ctx_create_shared(&p->dev, &p->ocl, err)
+                                      : ocl_ctx_create(&p->dev, &p->ocl, err)))
                 break;
             cls_trace("dsys_open: context");
             p->have_ocl = 1;
@@ -376,7 +231,7 @@ void dsys_close(dsys *s)
             la_pool_clear(&p->la); /* no device memory of this job stays */
         /* a healthy part's device state stays warm for the next solve */
         if (!s->failed && p->have_ocl && p->have_la && p->have_ld && !p->ld.ev &&
-            warm_put(p, s->prec, s->L && s->L->nparts == 1 ? LA_FLAG_ONE_PART : 0)) {
+            dwarm_put(p, s->prec, s->L && s->L->nparts == 1 ? LA_FLAG_ONE_PART : 0)) {
             p->have_ld = p->have_la = p->have_ocl = 0;
             continue;
         }
