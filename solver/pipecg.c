@@ -50,7 +50,14 @@
  * 50: 2234, 25: 1895 (CG 1500); 1138_bus 5095 / 3905 / 3149 (CG 2804);
  * LFAT5 114 / 84 / 487 (CG 27); poisson3d 40 116 at every period (CG
  * 116). 25 helps the bus matrices more but replaces LFAT5 at unlucky
- * points; 50 is better than none everywhere measured. */
+ * points; 50 is better than none everywhere measured. Re-measured
+ * 2026-11-24 at tol 1e-8 / 1e-10 (494_bus, 1138_bus, LFAT5): none 1396 /
+ * 3167, 2560 / 5095, 34 / 114; 50: 1469 / 2234, 2497 / 3905, 34 / 84; 10:
+ * 1429 / 1872, 2431 / 3078, 41 / 107; 5: 1387 / 1851, 2404 / 3106, 48 /
+ * 110; CG 1201 / 1501, 2276 / 2815, 25 / 27. A replacement at every fall of
+ * the residual by a factor f (f = 0.5 .. 0.03, instead of a period) was
+ * worse on every matrix: the bus matrices' residuals are far from
+ * monotone. Parity with CG on these needs more than replacement. */
 #define PIPECG_RR_PERIOD 50
 /* Restarts after the recurrence's p'Ap lost its sign (see below). */
 #define PIPECG_MAX_RESTARTS 50
