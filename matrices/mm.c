@@ -4,9 +4,10 @@
  * Reading happens in three stages:
  *
  *  1. The header (optional UTF-8 BOM, banner, comments, blank lines, size
- *     line) is parsed from an in-memory prefix by parse_header(), which says
- *     "need more" until the size line is complete. mm_parse_header_buf and
- *     mm_read_header are thin wrappers.
+ *     line) is scanned as it is read by mm_header.c's resumable scanner,
+ *     which says "need more" until the size line is complete, looks at
+ *     each byte once, lets complete comment lines go, and refuses a header
+ *     that has not ended within MM_MAX_HEADER (16 MiB) bytes.
  *
  *  2. A plain regular file is mapped (mmap) and its entry section parsed in
  *     place as one block: no read() copy, no reader thread, and the newline
@@ -79,6 +80,7 @@
 #include <zlib.h>
 
 #include "../common/timer.h"
+#include "mm_priv.h"
 
 #define MM_DEFAULT_BLOCK ((size_t)64 << 20)
 #define MM_MAX_LINE ((size_t)16 << 20) /* longest line accepted in the entry section */
@@ -118,40 +120,6 @@ const char *mm_symmetry_name(mm_symmetry s)
     case MM_HERMITIAN: return "hermitian";
     }
     return "?";
-}
-
-/* ------------------------------------------------------------------------ */
-/* small helpers                                                             */
-
-static inline int is_ws(char c) /* field separator inside a line */
-{
-    return c == ' ' || c == '\t' || c == '\r';
-}
-
-static inline int is_end(char c) /* ends a token */
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/* Copies the token starting at s (at most n bytes, up to white space) into
- * out for a message: at most 40 characters, non-printables as '?'. */
-static const char *tok_str(const char *s, size_t n, char out[48])
-{
-    size_t k = 0;
-    while (k < n && k < 40 && !is_end(s[k])) {
-        unsigned char c = (unsigned char)s[k];
-        out[k] = (c >= 32 && c < 127) ? (char)c : '?';
-        k++;
-    }
-    out[k] = '\0';
-    if (k == 40 && k < n && !is_end(s[k]))
-        strcpy(out + k, "...");
-    return out;
-}
-
-static int span_ieq(const char *s, size_t n, const char *lit)
-{
-    return strlen(lit) == n && strncasecmp(s, lit, n) == 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -265,288 +233,24 @@ static int64_t src_read(mm_src *s, char *buf, size_t n, const char *path, int64_
     return (int64_t)done;
 }
 
-/* ------------------------------------------------------------------------ */
-/* header                                                                    */
-
-static int hdr_fail(cls_error *err, const char *name, int64_t line, const char *what)
-{
-    return cls_fail_line(err, CLS_EINPUT, line, "%s:%lld: %s", name, (long long)line, what);
-}
-
-/* Parses a size-line field: 0 ok, 1 not a number, 2 negative, 3 too large. */
-static int parse_size_field(const char *s, size_t n, int64_t *out)
-{
-    size_t k = 0;
-    int neg = 0;
-    if (k < n && (s[k] == '+' || s[k] == '-'))
-        neg = s[k++] == '-';
-    if (k == n)
-        return 1;
-    uint64_t x = 0;
-    int big = 0;
-    for (; k < n; k++) {
-        unsigned d = (unsigned)(unsigned char)s[k] - '0';
-        if (d > 9)
-            return 1;
-        if (x > ((uint64_t)INT64_MAX - d) / 10)
-            big = 1;
-        else
-            x = x * 10 + d;
-    }
-    if (neg && (x || big))
-        return 2;
-    if (big)
-        return 3;
-    *out = (int64_t)x;
-    return 0;
-}
-
-static const char *const word_kind[4] = {"object", "format", "field", "symmetry"};
-static const char *const word_allowed[4] = {"matrix", "coordinate, array",
-                                            "real, integer, pattern, complex",
-                                            "general, symmetric, skew-symmetric, hermitian"};
-
-/* The parser behind mm_parse_header_buf: at_eof says buf holds the whole
- * input (a last line without '\n' is then complete). On success *hdr_end is
- * the offset just past the size line. */
-static int parse_header(const char *buf, size_t len, int at_eof, const char *name,
-                        mm_header *h, size_t *hdr_end, cls_error *err)
-{
-    char msg[512], t[48];
-    size_t pos = 0;
-    static const unsigned char bom[3] = {0xEF, 0xBB, 0xBF};
-    if (len > 0 && (unsigned char)buf[0] == 0xEF) {
-        size_t m = len < 3 ? len : 3;
-        if (memcmp(buf, bom, m) == 0) {
-            if (m < 3)
-                return at_eof ? hdr_fail(err, name, 1, "file ends inside the banner") : -1;
-            pos = 3;
-        }
-    }
-    static const char banner[] = "%%MatrixMarket";
-    size_t avail = len - pos;
-    if (avail == 0) {
-        if (at_eof)
-            return hdr_fail(err, name, 1,
-                            "file is empty: expected the banner %%MatrixMarket matrix ...");
-        return -1;
-    }
-    size_t m = avail < 14 ? avail : 14;
-    if (strncasecmp(buf + pos, banner, m) != 0) {
-        snprintf(msg, sizeof msg,
-                 "missing banner: the first line must start with %%%%MatrixMarket, found '%s'",
-                 tok_str(buf + pos, avail, t));
-        return hdr_fail(err, name, 1, msg);
-    }
-    const char *eol = memchr(buf + pos, '\n', len - pos);
-    if (!eol && !at_eof)
-        return -1;
-    size_t e = eol ? (size_t)(eol - buf) : len;
-
-    /* banner words */
-    const char *w[6];
-    size_t wn[6];
-    int nw = 0;
-    for (size_t q = pos; q < e;) {
-        while (q < e && is_ws(buf[q]))
-            q++;
-        if (q >= e)
-            break;
-        size_t s = q;
-        while (q < e && !is_ws(buf[q]))
-            q++;
-        if (nw < 6) {
-            w[nw] = buf + s;
-            wn[nw] = q - s;
-        }
-        nw++;
-    }
-    if (!span_ieq(w[0], wn[0], "%%MatrixMarket")) {
-        snprintf(msg, sizeof msg,
-                 "malformed banner: expected '%%%%MatrixMarket' followed by a space, found '%s'",
-                 tok_str(w[0], wn[0], t));
-        return hdr_fail(err, name, 1, msg);
-    }
-    int code[4] = {0, 0, 0, 0};
-    for (int k = 0; k < 4; k++) {
-        if (nw <= k + 1) {
-            snprintf(msg, sizeof msg, "banner is missing the %s word (one of: %s)",
-                     word_kind[k], word_allowed[k]);
-            return hdr_fail(err, name, 1, msg);
-        }
-        const char *s = w[k + 1];
-        size_t n = wn[k + 1];
-        int c = -1;
-        switch (k) {
-        case 0:
-            c = span_ieq(s, n, "matrix") ? 0 : -1;
-            break;
-        case 1:
-            c = span_ieq(s, n, "coordinate") ? MM_COORDINATE
-                : span_ieq(s, n, "array")    ? MM_ARRAY
-                                             : -1;
-            break;
-        case 2:
-            c = span_ieq(s, n, "real")      ? MM_REAL
-                : span_ieq(s, n, "integer") ? MM_INTEGER
-                : span_ieq(s, n, "pattern") ? MM_PATTERN
-                : span_ieq(s, n, "complex") ? MM_COMPLEX
-                                            : -1;
-            break;
-        case 3:
-            c = span_ieq(s, n, "general")          ? MM_GENERAL
-                : span_ieq(s, n, "symmetric")      ? MM_SYMMETRIC
-                : span_ieq(s, n, "skew-symmetric") ? MM_SKEW_SYMMETRIC
-                : span_ieq(s, n, "hermitian")      ? MM_HERMITIAN
-                                                   : -1;
-            break;
-        }
-        if (c < 0) {
-            snprintf(msg, sizeof msg, "unknown %s '%s' in the banner (allowed: %s)",
-                     word_kind[k], tok_str(s, n, t), word_allowed[k]);
-            return hdr_fail(err, name, 1, msg);
-        }
-        code[k] = c;
-    }
-    if (nw > 5) {
-        snprintf(msg, sizeof msg, "unexpected word '%s' after the symmetry in the banner",
-                 tok_str(w[5], wn[5], t));
-        return hdr_fail(err, name, 1, msg);
-    }
-    mm_header hd;
-    memset(&hd, 0, sizeof hd);
-    hd.layout = (mm_layout)code[1];
-    hd.field = (mm_field)code[2];
-    hd.symmetry = (mm_symmetry)code[3];
-    if (hd.layout == MM_ARRAY && hd.field == MM_PATTERN)
-        return hdr_fail(err, name, 1,
-                        "inconsistent banner: 'array pattern' is not allowed (an array stores "
-                        "every value; use coordinate pattern)");
-    if (hd.symmetry == MM_HERMITIAN && hd.field != MM_COMPLEX) {
-        snprintf(msg, sizeof msg,
-                 "inconsistent banner: '%s hermitian' is not allowed (hermitian needs complex)",
-                 mm_field_name(hd.field));
-        return hdr_fail(err, name, 1, msg);
-    }
-    if (hd.symmetry == MM_SKEW_SYMMETRIC && hd.field == MM_PATTERN)
-        return hdr_fail(err, name, 1,
-                        "inconsistent banner: 'pattern skew-symmetric' is not allowed (a "
-                        "pattern has no values to negate)");
-
-    /* comments, blank lines, then the size line */
-    int64_t line = 1;
-    size_t p = eol ? e + 1 : len + 1;
-    for (;;) {
-        if (p >= len) {
-            if (at_eof)
-                return hdr_fail(err, name, line, "file ends before the size line");
-            return -1;
-        }
-        line++;
-        eol = memchr(buf + p, '\n', len - p);
-        if (!eol && !at_eof)
-            return -1;
-        size_t le = eol ? (size_t)(eol - buf) : len;
-        size_t q = p;
-        while (q < le && is_ws(buf[q]))
-            q++;
-        if (q == le || buf[q] == '%') {
-            p = le + 1;
-            continue;
-        }
-        /* the size line */
-        const char *f[3];
-        size_t fn[3];
-        int nf = 0;
-        while (q < le) {
-            size_t s = q;
-            while (q < le && !is_ws(buf[q]))
-                q++;
-            if (nf < 3) {
-                f[nf] = buf + s;
-                fn[nf] = q - s;
-            }
-            nf++;
-            while (q < le && is_ws(buf[q]))
-                q++;
-        }
-        int need = hd.layout == MM_COORDINATE ? 3 : 2;
-        if (nf != need) {
-            snprintf(msg, sizeof msg, "size line has %d field%s, but %s matrix needs %d (%s)",
-                     nf, nf == 1 ? "" : "s",
-                     hd.layout == MM_COORDINATE ? "a coordinate" : "an array", need,
-                     hd.layout == MM_COORDINATE ? "rows columns entries" : "rows columns");
-            return hdr_fail(err, name, line, msg);
-        }
-        static const char *const fname[3] = {"rows", "columns", "entries"};
-        int64_t v[3] = {0, 0, 0};
-        for (int k = 0; k < need; k++) {
-            int rc = parse_size_field(f[k], fn[k], &v[k]);
-            if (rc == 1)
-                snprintf(msg, sizeof msg, "number of %s is not a number: '%s'", fname[k],
-                         tok_str(f[k], fn[k], t));
-            else if (rc == 2)
-                snprintf(msg, sizeof msg, "negative number of %s: %s", fname[k],
-                         tok_str(f[k], fn[k], t));
-            else if (rc == 3)
-                snprintf(msg, sizeof msg, "number of %s is too large: %s", fname[k],
-                         tok_str(f[k], fn[k], t));
-            if (rc)
-                return hdr_fail(err, name, line, msg);
-        }
-        hd.rows = v[0];
-        hd.cols = v[1];
-        if (hd.cols > INT32_MAX) {
-            snprintf(msg, sizeof msg,
-                     "columns beyond 2147483647 are not supported (%lld declared)",
-                     (long long)hd.cols);
-            return hdr_fail(err, name, line, msg);
-        }
-        if (hd.rows > INT32_MAX) {
-            snprintf(msg, sizeof msg, "rows beyond 2147483647 are not supported (%lld declared)",
-                     (long long)hd.rows);
-            return hdr_fail(err, name, line, msg);
-        }
-        if (hd.symmetry != MM_GENERAL && hd.rows != hd.cols) {
-            snprintf(msg, sizeof msg,
-                     "a %s matrix must be square, but the size line declares %lld x %lld",
-                     mm_symmetry_name(hd.symmetry), (long long)hd.rows, (long long)hd.cols);
-            return hdr_fail(err, name, line, msg);
-        }
-        if (hd.layout == MM_COORDINATE) {
-            hd.entries = v[2];
-        } else {
-            int64_t n = hd.rows;
-            if (hd.symmetry == MM_GENERAL)
-                hd.entries = hd.rows * hd.cols;
-            else if (hd.symmetry == MM_SKEW_SYMMETRIC)
-                hd.entries = n > 0 ? n * (n - 1) / 2 : 0;
-            else
-                hd.entries = n * (n + 1) / 2;
-        }
-        hd.size_line = line;
-        *h = hd;
-        *hdr_end = eol ? le + 1 : len;
-        return CLS_OK;
-    }
-}
-
-int mm_parse_header_buf(const char *buf, size_t len, const char *name, mm_header *h,
-                        cls_error *err)
-{
-    size_t end;
-    return parse_header(buf, len, 0, name, h, &end, err);
-}
-
-/* Reads from s until the header is complete. On success *bufp holds *lenp
- * bytes (capacity *capp) and the header ends at *hdr_end. */
+/* Reads from s until the header is complete (mm_header.c scans each byte
+ * once and lets complete comment lines go, so the buffer holds at most the
+ * banner or size line plus a chunk). On success *bufp holds *lenp bytes
+ * (capacity *capp) and the entry section starts at *hdr_end. */
 static int read_header_stream(mm_src *s, const char *path, mm_header *h, char **bufp,
                               size_t *lenp, size_t *capp, size_t *hdr_end, cls_error *err)
 {
     size_t chunk = mm_block_size < 65536 ? mm_block_size : 65536;
-    size_t len = 0, cap = 0;
+    size_t start = 0, len = 0, cap = 0; /* unscanned bytes: buf[start..len) */
     char *buf = NULL;
+    mm_header_scan sc;
+    mm_header_scan_init(&sc);
     for (;;) {
+        if (start > 0 && cap - len < chunk) { /* drop what the scan let go */
+            memmove(buf, buf + start, len - start);
+            len -= start;
+            start = 0;
+        }
         if (cap - len < chunk) {
             size_t ncap = cap ? cap * 2 : chunk + 1;
             while (ncap - len < chunk)
@@ -565,16 +269,20 @@ static int read_header_stream(mm_src *s, const char *path, mm_header *h, char **
             return err ? err->code : CLS_EOTHER;
         }
         len += (size_t)got;
-        int rc = parse_header(buf, len, s->eof, path, h, hdr_end, err);
-        if (rc == -1 && !s->eof)
+        size_t used = 0;
+        int rc = mm_header_scan_feed(&sc, buf + start, len - start, s->eof, path, h, &used, err);
+        if (rc == -1 && !s->eof) {
+            start += used;
             continue;
+        }
         if (rc) {
             free(buf);
-            return rc == -1 ? hdr_fail(err, path, 1, "file ends before the size line") : rc;
+            return rc == -1 ? mm_fail_line(err, path, 1, "file ends before the size line") : rc;
         }
         *bufp = buf;
         *lenp = len;
         *capp = cap;
+        *hdr_end = start + used;
         return CLS_OK;
     }
 }
@@ -621,7 +329,7 @@ static inline int scan_index(const char **pp, uint64_t *out)
         x = x * 10 + d; /* wraps past 19 digits; flagged as IDX_BIG below */
         p++;
     }
-    if (p == d0 || !is_end(*p))
+    if (p == d0 || !mm_is_end(*p))
         return IDX_NAN;
     *pp = p;
     if (p - d1 > 19) /* past 19 digits x has wrapped */
@@ -642,11 +350,11 @@ static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
 static int is_nonfinite_word(const char *s)
 {
     size_t n = 0;
-    while (!is_end(s[n]) && n < 9)
+    while (!mm_is_end(s[n]) && n < 9)
         n++;
-    if (!is_end(s[n]))
+    if (!mm_is_end(s[n]))
         return 0;
-    return span_ieq(s, n, "nan") || span_ieq(s, n, "inf") || span_ieq(s, n, "infinity");
+    return mm_span_ieq(s, n, "nan") || mm_span_ieq(s, n, "inf") || mm_span_ieq(s, n, "infinity");
 }
 
 /* Real value: [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?
@@ -722,7 +430,7 @@ static inline int scan_real(const char **pp, double *out)
         }
         dexp += eneg ? -ev : ev;
     }
-    if (!is_end(*p))
+    if (!mm_is_end(*p))
         return VAL_NAN;
     *pp = p;
     if (m == 0) {
@@ -772,7 +480,7 @@ static inline int scan_int_value(const char **pp, double *out)
         x = x * 10 + d;
         p++;
     }
-    if (!is_end(*p)) {
+    if (!mm_is_end(*p)) {
         if (p > d0 && (*p == '.' || *p == 'e' || *p == 'E'))
             return VAL_NOTINT;
         if (p == d0 && is_nonfinite_word(d0))
@@ -834,7 +542,7 @@ static inline __attribute__((always_inline)) int scan_index_fast(const char **pp
     uint64_t v;
     int len;
     if (MM_SWAR && lim - p >= 8 && (len = digit_run(p, &v)) < 8 && len > 0 &&
-        is_end(p[len])) {
+        mm_is_end(p[len])) {
         *pp = p + len;
         *out = v;
         return IDX_OK;
@@ -865,7 +573,7 @@ static void idx_error(tjob *J, const char *what, const char *tok, int rc, uint64
                       int64_t hi)
 {
     char t[48];
-    tok_str(tok, 64, t);
+    mm_tok_str(tok, 64, t);
     J->err = 1;
     if (rc == IDX_NAN)
         snprintf(J->msg, sizeof J->msg, "%s index is not a number: '%s'", what, t);
@@ -880,7 +588,7 @@ static void idx_error(tjob *J, const char *what, const char *tok, int rc, uint64
 static void val_error(tjob *J, const char *tok, int rc)
 {
     char t[48];
-    tok_str(tok, 64, t);
+    mm_tok_str(tok, 64, t);
     J->err = 1;
     switch (rc) {
     case VAL_INF:
@@ -919,7 +627,7 @@ static inline __attribute__((always_inline)) void parse_range(tjob *J, const int
     double *V = J->v;
     const int skew = J->skew;
     while (p < end) {
-        while (is_ws(*p))
+        while (mm_is_ws(*p))
             p++;
         if (*p == '\n') {
             p++;
@@ -946,7 +654,7 @@ static inline __attribute__((always_inline)) void parse_range(tjob *J, const int
                 idx_error(J, "row", tok, rc, i, (int64_t)nr);
                 goto fail;
             }
-            while (is_ws(*p))
+            while (mm_is_ws(*p))
                 p++;
             if (*p == '\n') {
                 simple_error(J, vk == VK_NONE
@@ -961,7 +669,7 @@ static inline __attribute__((always_inline)) void parse_range(tjob *J, const int
                 goto fail;
             }
             if (vk != VK_NONE) {
-                while (is_ws(*p))
+                while (mm_is_ws(*p))
                     p++;
                 if (*p == '\n') {
                     simple_error(J, vk == VK_REAL
@@ -979,11 +687,11 @@ static inline __attribute__((always_inline)) void parse_range(tjob *J, const int
                 goto fail;
             }
         }
-        while (is_ws(*p))
+        while (mm_is_ws(*p))
             p++;
         if (*p != '\n') {
             char t[48], m[160];
-            snprintf(m, sizeof m, "unexpected extra field '%s' after the %s", tok_str(p, 64, t),
+            snprintf(m, sizeof m, "unexpected extra field '%s' after the %s", mm_tok_str(p, 64, t),
                      vk == VK_NONE ? "column index" : "value");
             simple_error(J, m);
             goto fail;
@@ -1025,7 +733,7 @@ static int64_t nl_before_entry(const char *p, const char *end, int64_t k)
 {
     int64_t nl = 0, n = 0;
     while (p < end) {
-        while (is_ws(*p))
+        while (mm_is_ws(*p))
             p++;
         if (*p != '\n' && *p != '%') {
             if (n == k)
@@ -1069,7 +777,7 @@ typedef struct mm_ctx {
 
 static int ctx_fail(mm_ctx *x, cls_error *err, int64_t line, const char *what)
 {
-    return hdr_fail(err, x->path, line, what);
+    return mm_fail_line(err, x->path, line, what);
 }
 
 static int oom(mm_ctx *x, cls_error *err)
