@@ -4,14 +4,18 @@
  *   mpirun -np K clsolved --listen ADDR:PORT --data-dir DIR [--token-file F]
  *          [--max-upload BYTES] [--max-queued N] [--keep N|DURATION]
  *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
- *          [--port-file F] [--pid-file F]
+ *          [--header-timeout S] [--connections-per-address N] [--health-reserve N]
+ *          [--drain-timeout S] [--port-file F] [--pid-file F]
  *
  * Every rank starts here. MPI is initialised with MPI_THREAD_FUNNELED: only
  * the main thread of each rank calls MPI (on rank 0 that is the scheduler;
- * the HTTP threads never do). All ranks gather the device list, then rank
- * 0 opens the job store (re-queueing what a crash interrupted), starts the
- * HTTP server and runs the scheduler, while the other ranks wait for jobs
- * (net/job_proto.h: sleeping, not spinning).
+ * the HTTP threads never do). Rank 0 opens the job store (re-queueing what
+ * a crash interrupted) and starts the HTTP server first, so /healthz
+ * answers while the devices start (and /readyz says "starting"); then all
+ * ranks gather the device list, rank 0 hands it to the server, writes the
+ * port and pid files (the sign that it is ready) and runs the scheduler,
+ * while the other ranks wait for jobs (net/job_proto.h: sleeping, not
+ * spinning).
  *
  * SIGTERM or SIGINT on rank 0 drains: new jobs get 503, the running job
  * finishes, queued jobs stay queued on disk for the next start, the
@@ -64,8 +68,16 @@ static const char usage[] =
     "  --keep N|DURATION      keep N finished jobs, or those finished within\n"
     "                         DURATION (30s, 15m, 12h, 7d); default: keep all\n"
     "  --device SPEC          auto, cpu, gpu or an OpenCL device index (default auto)\n"
-    "  --max-connections N    concurrent HTTP connections (default 64)\n"
-    "  --timeout S            idle seconds before a connection is closed (default 60)\n"
+    "  --max-connections N    concurrent HTTP connections (default 256; beyond it the\n"
+    "                         oldest connection still waiting for headers is dropped)\n"
+    "  --connections-per-address N  connections from one client address (default 64)\n"
+    "  --health-reserve N     more connections for /healthz and /readyz only (default 8)\n"
+    "  --header-timeout S     seconds a request's headers may take, and an idle\n"
+    "                         keep-alive connection may wait (default 10)\n"
+    "  --timeout S            idle seconds before a connection is closed: the deadline\n"
+    "                         for each chunk of a body (default 30)\n"
+    "  --drain-timeout S      after SIGTERM, seconds the running job may take before it\n"
+    "                         is stopped and queued for the next start (default 600)\n"
     "  --port-file F          write the port listened on to F once ready\n"
     "  --pid-file F           write rank 0's pid to F (send it SIGTERM to drain)\n";
 
@@ -75,7 +87,8 @@ typedef struct clsolved_opts {
     int max_queued;
     int64_t keep_count;
     double keep_seconds;
-    unsigned max_connections, timeout_s;
+    unsigned max_connections, timeout_s, per_address, health_reserve;
+    double header_timeout_s, drain_timeout_s;
 } clsolved_opts;
 
 static int parse_u64(const char *s, uint64_t *out, int suffixes)
@@ -142,9 +155,21 @@ static int parse_keep(const char *s, clsolved_opts *o)
 
 /* Every option takes a value. */
 static const char *const clsolved_options[] = {
-    "--listen",    "--data-dir",        "--token-file", "--device",
-    "--port-file", "--pid-file",        "--max-upload", "--max-queued",
-    "--keep",      "--max-connections", "--timeout",
+    "--listen",
+    "--data-dir",
+    "--token-file",
+    "--device",
+    "--port-file",
+    "--pid-file",
+    "--max-upload",
+    "--max-queued",
+    "--keep",
+    "--max-connections",
+    "--timeout",
+    "--header-timeout",
+    "--connections-per-address",
+    "--health-reserve",
+    "--drain-timeout",
 };
 
 static int clsolved_option_known(const char *name)
@@ -165,8 +190,12 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     o->max_queued = 1000;
     o->keep_count = -1;
     o->keep_seconds = -1;
-    o->max_connections = 64;
-    o->timeout_s = 60;
+    o->max_connections = 256;
+    o->timeout_s = 30;
+    o->per_address = 64;
+    o->health_reserve = 8;
+    o->header_timeout_s = 10;
+    o->drain_timeout_s = 600;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
@@ -229,6 +258,22 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             if (parse_u64(v, &u, 0) || u == 0 || u > 86400)
                 goto bad_value;
             o->timeout_s = (unsigned)u;
+        } else if (!strcmp(name, "--header-timeout")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > 3600)
+                goto bad_value;
+            o->header_timeout_s = (double)u;
+        } else if (!strcmp(name, "--connections-per-address")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
+                goto bad_value;
+            o->per_address = (unsigned)u;
+        } else if (!strcmp(name, "--health-reserve")) {
+            if (parse_u64(v, &u, 0) || u > 1000)
+                goto bad_value;
+            o->health_reserve = (unsigned)u;
+        } else if (!strcmp(name, "--drain-timeout")) {
+            if (parse_u64(v, &u, 0) || u > 7 * 86400)
+                goto bad_value;
+            o->drain_timeout_s = (double)u;
         } else {
             goto bad_arg;
         }
@@ -276,39 +321,56 @@ static int read_token(const char *path, char **token, cls_error *err)
     return *token ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory");
 }
 
-static int run_root(const clsolved_opts *o, int size, json_t *cluster)
+/* Rank 0's parts: the token, the job store and the HTTP server. */
+typedef struct clsolved_root {
+    char *token;
+    job_store *store;
+    http_server *srv;
+} clsolved_root;
+
+static void root_close(clsolved_root *r)
+{
+    http_server_stop(r->srv);
+    job_store_close(r->store);
+    free(r->token);
+    memset(r, 0, sizeof *r);
+}
+
+/* Opens the store and starts serving before the devices are up (see the
+ * top). Returns 0, or the exit code after printing why. */
+static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
 {
     cls_error err;
     cls_error_clear(&err);
-    char *token = NULL;
-    job_store *store = NULL;
-    http_server *srv = NULL;
-    int rc = 0;
-    if (o->token_file && read_token(o->token_file, &token, &err)) {
+    memset(r, 0, sizeof *r);
+    if (o->token_file && read_token(o->token_file, &r->token, &err)) {
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = 2;
-        goto out;
+        return 2;
     }
     job_store_config sc = {.data_dir = o->data_dir,
                            .keep_count = o->keep_count,
                            .keep_seconds = o->keep_seconds,
                            .max_queued = o->max_queued};
-    int src = job_store_open(&store, &sc, &err);
+    int src = job_store_open(&r->store, &sc, &err);
     if (src) {
         /* a --data-dir too long for the store's paths is a usage error */
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = src == CLS_EUSAGE ? 2 : 1;
-        goto out;
+        root_close(r);
+        return src == CLS_EUSAGE ? 2 : 1;
     }
     metrics_init(size);
+    metrics_add_source(job_store_metrics, r->store);
     http_server_config hc = {.listen = o->listen,
                              .max_upload = o->max_upload,
                              .max_connections = o->max_connections,
+                             .health_reserve = o->health_reserve,
+                             .per_address = o->per_address,
+                             .header_timeout_s = o->header_timeout_s,
                              .timeout_s = o->timeout_s,
                              .threads = 4,
-                             .token = token,
-                             .store = store,
-                             .cluster = cluster,
+                             .token = r->token,
+                             .store = r->store,
+                             .cluster = NULL,
                              .draining = &clsolved_stop};
     /* the HTTP threads inherit a mask without SIGTERM/SIGINT, so the
      * signals reach the main thread */
@@ -317,16 +379,25 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, &old);
-    int hrc = http_server_start(&srv, &hc, &err);
+    int hrc = http_server_start(&r->srv, &hc, &err);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (hrc) {
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = hrc == CLS_EUSAGE ? 2 : 1;
-        goto out;
+        root_close(r);
+        return hrc == CLS_EUSAGE ? 2 : 1;
     }
+    return 0;
+}
+
+/* The devices are up: ready. Runs the scheduler until a drain. */
+static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *cluster)
+{
+    cls_error err;
+    cls_error_clear(&err);
+    http_server_set_cluster(r->srv, cluster);
     fprintf(stderr, "clsolved: listening on %s (port %u), %d rank%s, data in %s%s\n", o->listen,
-            http_server_port(srv), size, size == 1 ? "" : "s", o->data_dir,
-            token ? ", bearer token required" : "");
+            http_server_port(r->srv), size, size == 1 ? "" : "s", o->data_dir,
+            r->token ? ", bearer token required" : "");
     if (o->pid_file) {
         char buf[24];
         int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
@@ -335,30 +406,19 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
     }
     if (o->port_file) {
         char buf[16];
-        int n = snprintf(buf, sizeof buf, "%u\n", http_server_port(srv));
+        int n = snprintf(buf, sizeof buf, "%u\n", http_server_port(r->srv));
         if (fileio_write_durable(o->port_file, buf, (size_t)n, &err))
             fprintf(stderr, "clsolved: %s\n", err.msg);
     }
-    scheduler_config sched = {
-        .store = store, .device = o->device, .stop = &clsolved_stop, .retention_every_s = 60};
+    scheduler_config sched = {.store = r->store,
+                              .device = o->device,
+                              .stop = &clsolved_stop,
+                              .retention_every_s = 60,
+                              .drain_timeout_s = o->drain_timeout_s};
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     fprintf(stderr, "clsolved: drained, exiting\n");
-    http_server_stop(srv);
-    srv = NULL;
-    job_store_close(store);
-    free(token);
+    root_close(r);
     return 0;
-out : {
-    /* the workers are waiting for a job: tell them to exit */
-    job_proto_msg m;
-    memset(&m, 0, sizeof m);
-    m.cmd = JOB_PROTO_EXIT;
-    job_proto_send(MPI_COMM_WORLD, &m);
-}
-    http_server_stop(srv);
-    job_store_close(store);
-    free(token);
-    return rc;
 }
 
 int main(int argc, char **argv)
@@ -389,16 +449,24 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
+    clsolved_root root;
+    int rc = rank == 0 ? root_open(&o, size, &root) : 0;
     json_t *cluster = NULL;
     cls_error err;
     cls_error_clear(&err);
     if (cluster_gather(MPI_COMM_WORLD, o.device, &cluster, &err) && rank == 0)
         fprintf(stderr, "clsolved: %s\n", err.msg);
-    int rc;
-    if (rank == 0)
-        rc = run_root(&o, size, cluster);
-    else
+    if (rank == 0 && rc) {
+        /* the workers are waiting for a job: tell them to exit */
+        job_proto_msg m;
+        memset(&m, 0, sizeof m);
+        m.cmd = JOB_PROTO_EXIT;
+        job_proto_send(MPI_COMM_WORLD, &m);
+    } else if (rank == 0) {
+        rc = root_run(&o, size, &root, cluster);
+    } else {
         rc = scheduler_run_worker(MPI_COMM_WORLD, o.device);
+    }
     json_decref(cluster);
     dsys_warm_release_all(); /* the devices kept warm between jobs */
     MPI_Finalize();

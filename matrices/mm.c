@@ -773,7 +773,16 @@ typedef struct mm_ctx {
     size_t map_len, map_off;
     /* phase times (CLSOLVE_MM_PROFILE) */
     double t_count, t_reserve, t_parse, t_gaps;
+    const mm_read_options *opt; /* progress callback (may be NULL) */
 } mm_ctx;
+
+/* The caller's progress callback, between blocks: may stop the read. */
+static int ctx_progress(mm_ctx *x, int64_t bytes, cls_error *err)
+{
+    if (x->opt && x->opt->progress && x->opt->progress(x->opt->progress_ctx, bytes))
+        return cls_fail(err, CLS_EOTHER, "%s: reading stopped", x->path);
+    return CLS_OK;
+}
 
 static int ctx_fail(mm_ctx *x, cls_error *err, int64_t line, const char *what)
 {
@@ -1174,7 +1183,9 @@ static int read_mapped(mm_ctx *x, cls_error *err)
 {
     const char *base = x->map + x->map_off;
     size_t total = x->map_len - x->map_off, pos = 0;
-    size_t block = mm_block_size == MM_DEFAULT_BLOCK ? total : mm_block_size;
+    size_t block = mm_block_size != MM_DEFAULT_BLOCK ? mm_block_size
+                   : x->opt && x->opt->progress      ? MM_DEFAULT_BLOCK
+                                                     : total;
     while (pos < total) {
         const char *s = base + pos;
         size_t rem = total - pos, win = rem < block ? rem : block, k = win;
@@ -1190,6 +1201,8 @@ static int read_mapped(mm_ctx *x, cls_error *err)
         if (k == 0)
             break; /* the last line, without '\n' */
         int rc = parse_block(x, s, k, err);
+        if (!rc)
+            rc = ctx_progress(x, (int64_t)(x->map_off + pos + k), err);
         if (rc)
             return rc;
         pos += k;
@@ -1309,6 +1322,8 @@ static int read_blocks(mm_ctx *x, cls_error *err)
         int rc = proc ? parse_block(x, x->buf, proc, err) : CLS_OK;
         if (started)
             pthread_join(pf.tid, NULL);
+        if (!rc)
+            rc = ctx_progress(x, x->src.consumed, err);
         if (rc)
             return rc;
         if (eof) {
@@ -1417,6 +1432,7 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
     mm_ctx x;
     csr_init(A);
     int rc = ctx_open(&x, path, resolve_threads(opt), err);
+    x.opt = opt;
     double t1 = cls_now();
     if (!rc)
         rc = read_entries(&x, err);

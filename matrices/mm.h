@@ -52,6 +52,12 @@ typedef struct mm_read_stats {
 
 typedef struct mm_read_options {
     int threads; /* 0: one per online CPU */
+    /* Called between blocks of the entry section (a mapped file is then
+     * parsed in 64 MiB windows) with the bytes read so far; a non-zero
+     * return stops the read: CLS_EOTHER, "NAME: reading stopped". NULL:
+     * never called. (The daemon's DELETE and drain stop a long read so.) */
+    int (*progress)(void *ctx, int64_t bytes);
+    void *progress_ctx;
 } mm_read_options;
 
 const char *mm_layout_name(mm_layout l);

@@ -13,11 +13,16 @@
  *
  * In memory, a table of records ordered by submission (seq) under one
  * mutex, with a condition variable the scheduler waits on. Every state
- * change rewrites job.json durably before it is visible through the API.
- * On start, queued and running jobs are queued again (in submission
- * order); finished ones keep their results. Retention (--keep) removes the
- * oldest finished jobs beyond a count, or those finished longer ago than a
- * duration.
+ * change rewrites job.json durably before it is visible through the API,
+ * and only if the write succeeded: memory and disk agree after every
+ * transition. A write that fails leaves the job where the disk says it is,
+ * with `store_error` in its JSON, makes the store unhealthy (/readyz) and
+ * is retried (job_store_run.c). On start, queued and running jobs are
+ * queued again (in submission order); finished ones keep their results; a
+ * record that fails to load is moved to DATA/quarantine/, never deleted
+ * (job_store_load.c). Retention (--keep) removes the oldest finished jobs
+ * beyond a count, or those finished longer ago than a duration; pinned
+ * jobs are exempt.
  *
  * Live progress (iteration, residual, residual history) of the running job
  * is kept in memory only; it is rebuilt when a re-queued job runs again.
@@ -87,7 +92,10 @@ int job_store_residuals_json(job_store *s, const char *id, int64_t since, char *
 int job_store_job_dir(job_store *s, const char *id, char *dir, size_t cap, job_status *st);
 
 /* DELETE: a queued job is cancelled, a running one asked to stop, a
- * finished one removed with its files. */
+ * finished one removed with its files. Returns 0, -1 for an unknown id, or
+ * CLS_EOTHER with err: the cancellation could not be written (the job is
+ * still queued), the record could not be removed (the job is kept), or the
+ * record went but some files stayed (removed at the next start). */
 typedef enum { JOB_DEL_CANCELLED, JOB_DEL_CANCEL_REQUESTED, JOB_DEL_REMOVED } job_del_outcome;
 int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **json,
                      cls_error *err);
@@ -114,9 +122,29 @@ int job_store_history(job_store *s, const char *id, double **h, int64_t *n);
 /* Final state; the json objects are stolen (may be NULL). */
 int job_store_complete(job_store *s, const char *id, job_status st, json_t *result,
                        json_t *error, json_t *timings, json_t *devices, cls_error *err);
+/* Non-zero when the running job has been asked to stop (DELETE), or is gone. */
+int job_store_cancel_requested(job_store *s, const char *id);
+/* Writes the final states whose records could not be written before;
+ * returns how many still wait. */
+int job_store_retry_pending(job_store *s, cls_error *err);
+/* A running job stopped by a drain: queued again (an interrupted run
+ * counted), to run at the next start. */
+int job_store_requeue(job_store *s, const char *id, cls_error *err);
 /* Removes finished jobs beyond the retention policy. */
 void job_store_retention(job_store *s);
 /* Jobs per state. */
 void job_store_counts(job_store *s, int64_t counts[JOB_NSTATES]);
+
+/* --- health and pinning --- */
+
+/* 1 when the store's last write succeeded and no final state waits to be
+ * written; else 0 and why (may be NULL). */
+int job_store_healthy(job_store *s, char *why, size_t cap);
+/* The store's figures for /metrics (metrics_source_fn; malloc'ed text). */
+char *job_store_metrics(void *store);
+const char *job_store_data_dir(const job_store *s);
+/* Pins (exempts from retention) or unpins a job; 0, -1 unknown id, or
+ * CLS_EOTHER when its record could not be written (nothing changed). */
+int job_store_pin(job_store *s, const char *id, int pinned, char **json, cls_error *err);
 
 #endif

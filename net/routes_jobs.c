@@ -6,10 +6,9 @@
  * has parts matrix, rhs, x0 (files), options (JSON, at most 64 KiB) and
  * input/mesh (physics). Matrix Market files have their banner and size
  * line checked while they arrive (upload.c). After an error nothing more
- * is stored: the rest of the body is counted and dropped and the error is
- * the answer (libmicrohttpd cannot answer before the request body has
- * been read; a client that keeps sending past twice the upload limit is
- * disconnected). Only a complete, valid upload becomes a job
+ * is stored and the server answers with it (http_server.c: at once, or,
+ * when little of the body is left, once it has been dropped). Only a
+ * complete, valid upload becomes a job
  * (job_store_accept) and is answered 202. A job reads only what it
  * uploaded: options naming a file on this host are refused (job_files.h).
  */
@@ -361,32 +360,45 @@ routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_
     return p;
 }
 
+uint64_t routes_jobs_post_bytes(const routes_post *p)
+{
+    return p->bytes;
+}
+
+void routes_jobs_post_refusal(const routes_post *p, unsigned *status, const char **slug,
+                              const char **detail, long long *line)
+{
+    *status = p->err_status ? p->err_status : 500;
+    *slug = p->err_status ? p->err_slug : "internal";
+    *detail = p->err.msg;
+    *line = p->err_status == 400 ? p->err.line : 0;
+    metrics_upload_rejected();
+}
+
 enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t len)
 {
     p->bytes += len;
     metrics_bytes_received(len);
-    if (p->err_status) {
-        /* dropping the rest; a sender that does not stop is cut off */
-        return p->bytes > 2 * p->cfg->max_upload + (1u << 20) ? MHD_NO : MHD_YES;
-    }
+    if (p->err_status)
+        return MHD_NO; /* refused: the rest is dropped (http_server.c) */
     cls_error err;
     cls_error_clear(&err);
     if (p->bytes > p->cfg->max_upload) {
         cls_fail(&err, CLS_EINPUT, "the upload exceeds this daemon's limit of %llu bytes",
                  (unsigned long long)p->cfg->max_upload);
         routes_fail(p, 413, "upload-too-large", &err);
-        return MHD_YES;
+        return MHD_NO;
     }
     if (p->multipart) {
         int rc = multipart_feed(p->mp, data, len, &err);
         if (rc && !p->err_status)
             routes_fail(p, 400, "bad-multipart", &err);
-        return MHD_YES;
+        return p->err_status ? MHD_NO : MHD_YES;
     }
     int rc = upload_file_write(&p->file, data, len, &err);
     if (rc)
         routes_file_fail(p, rc, &err);
-    return MHD_YES;
+    return p->err_status ? MHD_NO : MHD_YES;
 }
 
 void routes_jobs_post_abort(routes_post *p)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../common/timer.h"
 #include "../matrices/mm.h"
@@ -35,9 +36,24 @@
 typedef struct sched_monitor_ctx {
     job_store *store;
     const char *id;
-    int cancelled;
+    const scheduler_config *cfg;
+    int cancelled; /* DELETE */
+    int drained;   /* stopped by a drain that ran out of time: queued again */
     int started;
 } sched_monitor_ctx;
+
+/* When the drain began (0: not draining); rank 0's scheduler thread only. */
+static double sched_drain_since;
+
+/* 1 once a drain has given the running job its time. */
+static int sched_drain_over(const scheduler_config *cfg)
+{
+    if (!*cfg->stop)
+        return 0;
+    if (sched_drain_since == 0)
+        sched_drain_since = cls_now();
+    return cls_now() - sched_drain_since > cfg->drain_timeout_s;
+}
 
 static int sched_monitor(void *ctx, int64_t it, double res)
 {
@@ -48,7 +64,22 @@ static int sched_monitor(void *ctx, int64_t it, double res)
     }
     if (job_store_progress(c->store, c->id, it, res))
         c->cancelled = 1;
-    return c->cancelled;
+    if (!c->cancelled && sched_drain_over(c->cfg))
+        c->drained = 1;
+    return c->cancelled || c->drained;
+}
+
+/* The reader's callback (mm_read_options): DELETE and the drain stop a
+ * long read, as they stop iterations. */
+static int sched_read_progress(void *ctx, int64_t bytes)
+{
+    sched_monitor_ctx *c = ctx;
+    (void)bytes;
+    if (job_store_cancel_requested(c->store, c->id))
+        c->cancelled = 1;
+    else if (sched_drain_over(c->cfg))
+        c->drained = 1;
+    return c->cancelled || c->drained;
 }
 
 /* Replaces every occurrence of `from` in s (cap bytes) by `to`. */
@@ -105,6 +136,7 @@ static void user_message(char *msg, size_t cap, const job_claim *c, const char *
     char dir[PATH_MAX + 2];
     snprintf(dir, sizeof dir, "%s/", c->dir);
     str_replace_all(msg, cap, dir, "");
+    str_replace_all(msg, cap, c->dir, "the job directory");
 }
 
 static const char *error_code_name(int rc)
@@ -225,9 +257,11 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
 
     dsolve_options o;
     msg_options(&m, cfg->device, &o);
-    sched_monitor_ctx mc = {.store = s, .id = c->id};
+    sched_monitor_ctx mc = {.store = s, .id = c->id, .cfg = cfg};
     o.solve.monitor = sched_monitor;
     o.solve.monitor_ctx = &mc;
+    o.read_progress = sched_read_progress;
+    o.read_ctx = &mc;
     dsolve_report rep;
     double *x = NULL;
     int rc = dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL,
@@ -235,6 +269,16 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     double total = cls_now() - t0;
     user_message(err.msg, sizeof err.msg, c, m.a_path, m.b_path, m.x0_path);
 
+    if (mc.drained) {
+        /* the drain ran out of time: the job runs again at the next start */
+        free(x);
+        dsolve_report_free(&rep);
+        if (job_store_requeue(s, c->id, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        fprintf(stderr, "clsolved: job %s stopped by the drain after %.0f s; queued again\n", c->id,
+                cfg->drain_timeout_s);
+        return;
+    }
     job_status st = rc == CLS_OK ? JOB_SUCCEEDED : JOB_FAILED;
     if (mc.cancelled)
         st = JOB_CANCELLED;
@@ -249,6 +293,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         if (write_solution(c->dir, x, rep.rows, comment, &werr)) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
+            user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
             error = error_json("internal", CLS_EOTHER, werr.msg, 0);
         }
     }
@@ -256,10 +301,15 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         write_residuals(c->dir, c->id, rep.cg.history, rep.cg.nhistory, 0, &werr) && !error) {
         st = JOB_FAILED;
         rc = CLS_EOTHER;
+        user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
         error = error_json("internal", CLS_EOTHER, werr.msg, 0);
     }
     if (!error && st == JOB_CANCELLED)
-        error = error_json("cancelled", CLS_EOTHER, err.msg[0] ? err.msg : "cancelled", 0);
+        error = error_json("cancelled", CLS_EOTHER,
+                           strstr(err.msg, "reading stopped") ? "cancelled while reading the matrix"
+                           : err.msg[0]                       ? err.msg
+                                                              : "cancelled",
+                           0);
     else if (!error && rc != CLS_OK)
         error = error_json(error_code_name(rc), rc, err.msg, err.line);
 
@@ -422,15 +472,32 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
 }
 #endif
 
+/* Sleeps up to `seconds`, waking early when a drain begins. */
+static void sched_pause(const scheduler_config *cfg, double seconds)
+{
+    for (double t = 0; t < seconds && !*cfg->stop; t += 0.05)
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+}
+
 int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
 {
-    double last_retention = cls_now();
+    double last_retention = cls_now(), last_retry = 0;
+    sched_drain_since = 0;
     while (!*cfg->stop) {
         job_claim c;
         cls_error err;
+        cls_error_clear(&err);
+        if (cls_now() - last_retry > 1.0) {
+            /* final states whose records could not be written */
+            last_retry = cls_now();
+            if (job_store_retry_pending(cfg->store, &err))
+                fprintf(stderr, "clsolved: job store: %s (retrying)\n", err.msg);
+        }
         int got = job_store_claim_next(cfg->store, 0.25, &c, &err);
         if (got < 0) {
-            fprintf(stderr, "clsolved: %s\n", err.msg);
+            /* the job stays queued (the disk says so); try again shortly */
+            fprintf(stderr, "clsolved: job store: %s (retrying)\n", err.msg);
+            sched_pause(cfg, 1.0);
             continue;
         }
         if (got == 1) {
@@ -453,6 +520,12 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
             last_retention = cls_now();
         }
     }
+    /* a last try for final states still unwritten (else the jobs run again
+     * at the next start: the disk says running) */
+    cls_error err;
+    if (job_store_retry_pending(cfg->store, &err))
+        fprintf(stderr, "clsolved: job store: %s; those jobs run again at the next start\n",
+                err.msg);
     job_proto_msg m;
     memset(&m, 0, sizeof m);
     m.cmd = JOB_PROTO_EXIT;

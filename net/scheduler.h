@@ -10,8 +10,13 @@
  * Only the scheduler (rank 0's main thread, the one that initialised MPI)
  * calls MPI, as MPI_THREAD_FUNNELED requires; the HTTP threads talk to it
  * through the job store. When *stop becomes non-zero (SIGTERM) the loop
- * finishes the running job, leaves queued jobs queued on disk, tells the
- * workers to exit and returns.
+ * lets the running job finish for up to drain_timeout_s, then stops it (in
+ * any phase: reading or solving) and queues it again on disk for the next
+ * start; queued jobs stay queued; it tells the workers to exit and
+ * returns. DELETE stops a running job in any phase the same way (it ends
+ * cancelled). A final state whose record could not be written is retried
+ * every second (job_store_retry_pending); so is a job whose claim could
+ * not be written, which stays queued meanwhile.
  */
 #ifndef CLS_NET_SCHEDULER_H
 #define CLS_NET_SCHEDULER_H
@@ -26,6 +31,7 @@ typedef struct scheduler_config {
     const char *device;          /* --device */
     volatile sig_atomic_t *stop; /* set by the signal handler */
     double retention_every_s;    /* how often --keep is applied while idle */
+    double drain_timeout_s;      /* a running job's time to finish after *stop */
 } scheduler_config;
 
 /* Rank 0. Returns 0 after a drain. */

@@ -80,8 +80,12 @@ typedef struct dsolve_options {
     int devices_per_rank;      /* 0: the length of a device list, else one */
     int64_t min_rows_per_part; /* 0: PART_MIN_ROWS_DEFAULT (partition.h) */
     int read_everywhere;       /* every rank reads the file itself */
-    int verbose;               /* rank 0 prints the layout to stderr */
-    dsolve_engine engine;      /* AUTO: local for one part (CG), else distributed */
+    int (*read_progress)(void *ctx,
+                         int64_t bytes); /* the reader's progress callback
+                                          * (rank 0; mm_read_options): non-zero stops the read */
+    void *read_ctx;
+    int verbose;          /* rank 0 prints the layout to stderr */
+    dsolve_engine engine; /* AUTO: local for one part (CG), else distributed */
 } dsolve_options;
 
 void dsolve_options_default(dsolve_options *o);

@@ -1349,8 +1349,10 @@ def _(t):
 
 @case("HTTP-413-COUNTED")
 def _(t):
-    head = b"%%MatrixMarket matrix coordinate real general\n% "
-    chunk = b"c" * (1 << 20)
+    # entries, not a comment: a 20 MiB comment would meet the header limit
+    # (MM-HEADER-LONG) before the upload limit
+    head = b"%%MatrixMarket matrix coordinate real general\n3 3 100000000\n"
+    chunk = b"1 1 1\n" * ((1 << 20) // 6)
     n = t.a.max_upload // len(chunk) + 2
 
     def body():
