@@ -11,6 +11,7 @@
  * The lists are short (max_connections + reserve), so every decision is a
  * linear scan.
  */
+#define _GNU_SOURCE /* memmem */
 #include "http_guard.h"
 
 #include <arpa/inet.h>
@@ -27,6 +28,7 @@
 #include "../common/timer.h"
 
 #define GUARD_RESERVE_HEADER_S 2.0 /* header deadline in the reserve */
+#define GUARD_GRACE_S 0.25         /* a new connection's time to send its request */
 
 enum { GC_WAITING, GC_BUSY };
 enum { DROP_HEADER_TIMEOUT, DROP_PER_ADDRESS, DROP_CAPACITY, DROP_RESERVE_FULL, DROP_NREASONS };
@@ -41,6 +43,7 @@ typedef struct guard_conn {
     int served;  /* has completed a request (an idle keep-alive connection) */
     int reserve; /* admitted into the health reserve */
     int dropped;
+    double opened; /* when libmicrohttpd accepted it */
     double since;
 } guard_conn;
 
@@ -86,14 +89,30 @@ static void guard_drop(http_guard *g, guard_conn *gc, int reason)
         shutdown(gc->fd, SHUT_RDWR);
 }
 
+/* 1 when a complete request head (up to its blank line) waits in the
+ * socket for libmicrohttpd to read it: that connection has a complete
+ * request, it is only not parsed yet (a health probe sends its request in
+ * one piece, a slow client never completes one). */
+static int guard_head_pending(int fd)
+{
+    char buf[4096];
+    if (fd < 0)
+        return 0;
+    ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 && (memmem(buf, (size_t)n, "\r\n\r\n", 4) || memmem(buf, (size_t)n, "\n\n", 2));
+}
+
 /* The connection to drop first among those waiting for headers (from
  * `addr` only, when not NULL): one that never completed a request before
- * an idle keep-alive one, oldest first. Called with mu held. */
-static guard_conn *guard_victim(http_guard *g, const char *addr)
+ * an idle keep-alive one, oldest first; never one younger than
+ * GUARD_GRACE_S (it may not have sent its request yet) nor one whose
+ * complete request head is already in its socket. Called with mu held. */
+static guard_conn *guard_victim(http_guard *g, const char *addr, double now)
 {
     guard_conn *idle = NULL;
     for (guard_conn *c = g->head; c; c = c->next) {
-        if (c->dropped || c->state != GC_WAITING || (addr && strcmp(c->addr, addr) != 0))
+        if (c->dropped || c->state != GC_WAITING || (addr && strcmp(c->addr, addr) != 0) ||
+            now - c->opened < GUARD_GRACE_S || guard_head_pending(c->fd))
             continue;
         if (!c->served)
             return c;
@@ -117,32 +136,86 @@ static void guard_addr(struct MHD_Connection *c, char *out, size_t cap)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)cap);
 }
 
-/* A new connection: the per-address limit, then capacity (see the top). */
-static void guard_admit(http_guard *g, guard_conn *gc)
+static unsigned guard_count_addr(http_guard *g, const char *addr)
 {
-    unsigned same = 0;
+    unsigned n = 0;
     for (guard_conn *c = g->head; c; c = c->next)
-        same += !c->dropped && !strcmp(c->addr, gc->addr);
-    if (same > g->cfg.per_address) {
-        guard_conn *v = guard_victim(g, gc->addr);
-        guard_drop(g, v ? v : gc, DROP_PER_ADDRESS);
-        if (gc->dropped)
+        n += !c->dropped && !strcmp(c->addr, addr);
+    return n;
+}
+
+/* An address above its limit: its oldest droppable connections go. A
+ * newcomer that finds none (the others are busy, new, or have a request
+ * waiting) stays for now: the timer trims the address once its grace is
+ * over. Called with mu held. */
+static void guard_trim_addr(http_guard *g, const char *addr, double now)
+{
+    unsigned n = guard_count_addr(g, addr);
+    while (n > g->cfg.per_address) {
+        guard_conn *v = guard_victim(g, addr, now);
+        if (!v)
             return;
+        guard_drop(g, v, DROP_PER_ADDRESS);
+        n--;
     }
+}
+
+/* At capacity with nothing droppable by age: the address holding the most
+ * connections gives one up (its oldest waiting without a request in its
+ * socket, however new) when the newcomer's address holds fewer, so that
+ * one client churning its connections cannot crowd the others out (its
+ * grace protects it against its own newcomers only). Called with mu held. */
+static guard_conn *guard_victim_heaviest(http_guard *g, const guard_conn *gc)
+{
+    const char *heavy = NULL;
+    unsigned most = 0;
+    for (guard_conn *c = g->head; c; c = c->next) {
+        if (c->dropped || (heavy && !strcmp(c->addr, heavy)))
+            continue;
+        unsigned n = guard_count_addr(g, c->addr);
+        if (n > most) {
+            most = n;
+            heavy = c->addr;
+        }
+    }
+    if (!heavy || most <= guard_count_addr(g, gc->addr))
+        return NULL;
+    for (guard_conn *c = g->head; c; c = c->next)
+        if (!c->dropped && !c->reserve && c != gc && c->state == GC_WAITING &&
+            !strcmp(c->addr, heavy) && !guard_head_pending(c->fd))
+            return c;
+    return NULL;
+}
+
+/* A new connection: the per-address limit, then capacity (see the top). */
+static void guard_admit(http_guard *g, guard_conn *gc, double now)
+{
+    guard_trim_addr(g, gc->addr, now);
     if (g->live - g->reserve_live <= g->cfg.max_connections)
         return;
-    guard_conn *v = guard_victim(g, NULL);
-    if (v && v != gc && !v->reserve) {
+    guard_conn *v = guard_victim(g, NULL, now);
+    if (!v || v->reserve)
+        v = guard_victim_heaviest(g, gc);
+    if (v && !v->reserve) {
         guard_drop(g, v, DROP_CAPACITY);
         return;
     }
-    if (g->reserve_live < g->cfg.reserve) {
-        gc->reserve = 1;
-        g->reserve_live++;
-        g->reserve_admitted++;
-        return;
+    if (g->reserve_live >= g->cfg.reserve) {
+        /* the reserve is full: its oldest droppable connection goes */
+        guard_conn *r = NULL;
+        for (guard_conn *c = g->head; c && !r; c = c->next)
+            if (c->reserve && !c->dropped && c->state == GC_WAITING &&
+                now - c->opened >= GUARD_GRACE_S && !guard_head_pending(c->fd))
+                r = c;
+        if (!r) {
+            guard_drop(g, gc, DROP_RESERVE_FULL);
+            return;
+        }
+        guard_drop(g, r, DROP_RESERVE_FULL);
     }
-    guard_drop(g, gc, DROP_RESERVE_FULL);
+    gc->reserve = 1;
+    g->reserve_live++;
+    g->reserve_admitted++;
 }
 
 void http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -159,7 +232,7 @@ void http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_contex
         gc->fd = ci ? ci->connect_fd : -1;
         guard_addr(c, gc->addr, sizeof gc->addr);
         gc->state = GC_WAITING;
-        gc->since = cls_now();
+        gc->opened = gc->since = cls_now();
         pthread_mutex_lock(&g->mu);
         gc->prev = g->tail;
         if (g->tail)
@@ -169,7 +242,7 @@ void http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_contex
         g->tail = gc;
         g->live++;
         g->opened++;
-        guard_admit(g, gc);
+        guard_admit(g, gc, gc->opened);
         pthread_mutex_unlock(&g->mu);
         return;
     }
@@ -231,6 +304,17 @@ static void *guard_timer(void *arg)
                 limit = GUARD_RESERVE_HEADER_S;
             if (!c->dropped && c->state == GC_WAITING && now - c->since > limit)
                 guard_drop(g, c, DROP_HEADER_TIMEOUT);
+        }
+        /* the addresses and the capacity that admission left above their
+         * limits (newcomers within their grace) */
+        for (guard_conn *c = g->head; c; c = c->next)
+            if (!c->dropped)
+                guard_trim_addr(g, c->addr, now);
+        while (g->live - g->reserve_live > g->cfg.max_connections) {
+            guard_conn *v = guard_victim(g, NULL, now);
+            if (!v || v->reserve)
+                break;
+            guard_drop(g, v, DROP_CAPACITY);
         }
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -12,22 +12,29 @@
  *  - a deadline for a request's headers: a connection that has not sent
  *    complete headers within header_timeout_s of opening (or of its last
  *    answer, for an idle keep-alive connection) is dropped;
- *  - a per-address limit: a new connection beyond per_address from one
- *    address drops that address's oldest connection that is waiting for
- *    headers (never one receiving a body or being answered), or itself
- *    when there is none;
- *  - capacity: beyond max_connections, the oldest connection waiting for
- *    headers is dropped to make room; only when every connection is busy
- *    does a newcomer go into the reserve: `reserve` more connections that
- *    may ask for /healthz or /readyz only (anything else is answered 503
- *    at once), with a 2-second header deadline. So the health routes are
- *    answered under any connection pressure, and a complete request is
- *    never dropped for a slow one.
+ *  - a per-address limit: beyond per_address connections from one address,
+ *    that address's oldest droppable connection goes (at once, or when the
+ *    timer finds one: a newcomer may briefly overflow the limit while the
+ *    others are all busy or new);
+ *  - capacity: beyond max_connections, the oldest droppable connection goes
+ *    to make room; only when there is none does a newcomer go into the
+ *    reserve: `reserve` more connections that may ask for /healthz or
+ *    /readyz only (anything else is answered 503 at once), with a 2-second
+ *    header deadline (a full reserve drops its own oldest droppable one).
+ *    So the health routes are answered under connection pressure, and a
+ *    complete request is never dropped for a slow one.
  *
- * A connection never having sent a complete request goes before an idle
- * keep-alive one, oldest first. The timer thread checks the deadlines every
- * 100 ms. The per-chunk deadline of a body is libmicrohttpd's own idle
- * timeout (--timeout), which each chunk resets.
+ * Droppable: waiting for a request's headers (never one receiving a body or
+ * being answered), older than GUARD_GRACE_S (250 ms: time to send a
+ * request), and without a complete request head already in its socket
+ * (peeked with MSG_PEEK: libmicrohttpd has not read it yet). So a health
+ * probe from the attacker's own address (behind a proxy, every client's) is
+ * not mistaken for a slow client while the attacker's reconnects churn the
+ * address's slots. Among droppable connections, one that never completed a
+ * request goes before an idle keep-alive one, oldest first. The timer
+ * thread checks deadlines and limits every 100 ms. The per-chunk deadline
+ * of a body is libmicrohttpd's own idle timeout (--timeout), which each
+ * chunk resets.
  *
  * Why shutdown and not close: the descriptor stays libmicrohttpd's; it
  * closes it after its notification, which takes the guard's lock first, so

@@ -1371,6 +1371,29 @@ def _(t):
     return {"http": o}
 
 
+@case("HTTP-414-QUERY")
+def _(t):
+    many = "&".join("p%d=1" % i for i in range(65))
+    return {"http": [t.http("GET", "/v1/jobs?" + many),
+                     t.http("POST", "/v1/jobs?" + many, I2.encode()),
+                     t.http("GET", "/v1/jobs?after=" + "a" * 9000)]}
+
+
+@case("HTTP-501-TRANSFER-ENCODING")
+def _(t):
+    return {"http": t.http("POST", "/v1/jobs", b"3\r\nabc\r\n0\r\n\r\n",
+                           {"Transfer-Encoding": "gzip, chunked"})}
+
+
+@case("HTTP-CHUNK-EXTENSION")
+def _(t):
+    req = (b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + t.token.encode()
+           + b"\r\nTransfer-Encoding: chunked\r\n\r\n5;" + b"e" * 100000
+           + b"\r\nhello\r\n0\r\n\r\n")
+    st, body, hd = raw_http(t, req)
+    return {"http": Obs("http", st, body, what="100 KB chunk extension", extra={"headers": hd})}
+
+
 @case("HTTP-415")
 def _(t):
     return {"http": [t.http("POST", "/v1/jobs", I2.encode(), {"Content-Encoding": "br"}),

@@ -20,6 +20,7 @@
 #     job.json that cannot be opened (EMFILE every time); one that fails
 #     twice (EMFILE) loads at the third try; a job directory without
 #     job.json (a removal cut short) is removed; log lines, a metric.
+# errors.md: STORE-CANCEL-UNWRITTEN STORE-DELETE-RECORD STORE-DELETE-FILES
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
 [ -n "${CLSFAULT_LIB:-}" ] && [ -f "$CLSFAULT_LIB" ] || { echo "SKIP: CLSFAULT_LIB not built" >&2; exit 77; }
