@@ -70,7 +70,7 @@ static const char usage[] =
     "  --device SPEC          auto, cpu, gpu or an OpenCL device index (default auto)\n"
     "  --max-connections N    concurrent HTTP connections (default 256; beyond it the\n"
     "                         oldest connection still waiting for headers is dropped)\n"
-    "  --connections-per-address N  connections from one client address (default 64)\n"
+    "  --connections-per-address N  connections from one client address (default 128)\n"
     "  --health-reserve N     more connections for /healthz and /readyz only (default 8)\n"
     "  --header-timeout S     seconds a request's headers may take, and an idle\n"
     "                         keep-alive connection may wait (default 10)\n"
@@ -192,7 +192,7 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     o->keep_seconds = -1;
     o->max_connections = 256;
     o->timeout_s = 30;
-    o->per_address = 64;
+    o->per_address = 128;
     o->health_reserve = 8;
     o->header_timeout_s = 10;
     o->drain_timeout_s = 600;
