@@ -250,13 +250,17 @@ def attack_header(a):
     gen = plain_endless(total) if a.plain else gzip_endless(total)
     s = socket.create_connection((host, port), timeout=30)
     s.sendall(b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+
+    def pieces():
+        yield from gen
+        yield None  # the terminating chunk
     t0 = time.time()
     sent = 0
     answer = b""
     s.setblocking(False)
     try:
-        for piece in gen:
-            data = b"%x\r\n" % len(piece) + piece + b"\r\n"
+        for piece in pieces():
+            data = b"0\r\n\r\n" if piece is None else b"%x\r\n" % len(piece) + piece + b"\r\n"
             view = memoryview(data)
             while view:
                 try:
@@ -294,8 +298,24 @@ def attack_header(a):
     s.close()
     head, _, body = answer.partition(b"\r\n\r\n")
     status = int(head.split(b" ")[1]) if head.startswith(b"HTTP/") else None
-    return {"status": status, "seconds": round(time.time() - t0, 3), "sent_bytes": sent,
-            "body": body[:300].decode("utf-8", "replace")}
+    out = {"status": status, "seconds": round(time.time() - t0, 3), "sent_bytes": sent,
+           "body": body[:300].decode("utf-8", "replace")}
+    if status == 202:
+        # accepted (a daemon without the header limit): follow the job
+        jid = json.loads(body.decode("utf-8", "replace"))["id"]
+        end = time.time() + a.follow
+        job = {}
+        while time.time() < end:
+            c = http.client.HTTPConnection(host, port, timeout=10)
+            c.request("GET", "/v1/jobs/" + jid)
+            job = json.loads(c.getresponse().read())
+            c.close()
+            if job["status"] not in ("queued", "running"):
+                break
+            time.sleep(0.2)
+        out["job"] = {"id": jid, "status": job.get("status"), "phase": job.get("progress", {}).get("phase"),
+                      "error": job.get("error"), "seconds_since_start": round(time.time() - t0, 1)}
+    return out
 
 
 # ----------------------------------------------------------- parameters, lengths
@@ -389,6 +409,7 @@ def main():
     ap.add_argument("--gb", type=float, default=10)
     ap.add_argument("--limit", type=float, default=60, help="seconds the header attack may send")
     ap.add_argument("--plain", action="store_true")
+    ap.add_argument("--follow", type=float, default=60, help="seconds to follow an accepted job")
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--matrix")
     ap.add_argument("--pid", type=int)
