@@ -762,6 +762,12 @@ typedef struct mm_ctx {
     size_t len, cap, cap2; /* bytes in buf not yet parsed; capacities */
     int64_t line;    /* line number of buf[0] */
     int64_t count;   /* entries (values) accepted */
+    int64_t stored;  /* of which in the output arrays (below the dense sums) */
+    /* dense summation (mm.h): sums and the cells seen, row-major */
+    int dense;
+    double *dsum;
+    uint64_t *dseen;
+    int64_t dense_dups;
     tjob *jobs;
     /* output: coordinate entries (0-based) or array values */
     coo_matrix coo;
@@ -812,8 +818,38 @@ static void hint_huge(void *p, size_t bytes)
 #endif
 }
 
+/* Bytes the read holds with room for ncap entries: the output arrays, the
+ * CSR they become, the row pointers, the dense sums. */
+static uint64_t ctx_memory(const mm_ctx *x, int64_t ncap)
+{
+    int sym = x->h.symmetry != MM_GENERAL;
+    uint64_t cells = (uint64_t)x->h.rows * (uint64_t)x->h.cols;
+    uint64_t out = (uint64_t)ncap * (x->array ? 8u : 16u);
+    int dense_on = x->dsum != NULL || (x->dense && (uint64_t)ncap > cells);
+    uint64_t kept = dense_on && cells < (uint64_t)ncap ? cells : (uint64_t)ncap; /* CSR entries */
+    uint64_t csr = kept * (sym ? 24u : 12u) + 8u * ((uint64_t)x->h.rows + 1);
+    uint64_t dense = dense_on ? cells * 8u + cells / 8u : 0;
+    return out + csr + dense;
+}
+
+uint64_t mm_read_memory_estimate(const mm_header *h, int64_t entries)
+{
+    mm_ctx x;
+    memset(&x, 0, sizeof x);
+    x.h = *h;
+    x.array = h->layout == MM_ARRAY;
+    int64_t cells = h->rows * h->cols;
+    x.dense = !x.array && h->rows > 0 && h->cols > 0 && h->cols <= MM_DENSE_MAX_CELLS / h->rows &&
+              h->entries > cells && h->entries > MM_DENSE_MIN_ENTRIES;
+    int64_t n = entries < h->entries ? entries : h->entries;
+    if (x.dense && n > (int64_t)(MM_DEFAULT_BLOCK / 4))
+        n = (int64_t)(MM_DEFAULT_BLOCK / 4); /* one block's entries at a time */
+    return ctx_memory(&x, n) + 2 * MM_DEFAULT_BLOCK;
+}
+
 /* Makes room for `need` entries in the output, never beyond what the
- * declaration allows (the caller checks that first). */
+ * declaration allows (the caller checks that first), nor beyond the
+ * caller's memory limit. */
 static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
 {
     int64_t cap = x->array ? x->vcap : x->coo.cap;
@@ -828,6 +864,20 @@ static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
         ncap = x->h.entries;
     if (ncap < need)
         ncap = need;
+    uint64_t limit = x->opt ? x->opt->max_memory : 0;
+    if (limit && ctx_memory(x, ncap) > limit && ctx_memory(x, need) <= limit)
+        ncap = need; /* no slack, then */
+    if (limit && ctx_memory(x, ncap) > limit) {
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "reading this matrix needs at least %llu MB of memory (%lld entries so far, %lld "
+                 "declared on line %lld); %llu MB are available",
+                 (unsigned long long)(ctx_memory(x, need) >> 20), (long long)(x->count),
+                 (long long)x->h.entries, (long long)x->h.size_line,
+                 (unsigned long long)(limit >> 20));
+        return cls_fail_line(err, CLS_EOTHER, x->line, "%s:%lld: %s", x->path, (long long)x->line,
+                             msg);
+    }
     if (x->array) {
         double *nv = realloc(x->vals, (size_t)ncap * sizeof *nv);
         if (!nv)
@@ -958,6 +1008,82 @@ static void run_jobs(tjob *jobs, int n, int nt, void *(*fn)(void *))
  * newlines, which bounds its entries; pass 2 parses each range straight
  * into the output at offset count + newlines of the ranges before it. Blank
  * and comment lines leave gaps, closed after. */
+/* Adds the block's entries to the dense sums, in file order (a cell's
+ * first entry is its value as written: +0 + -0 would lose the sign). */
+static void dense_fold(mm_ctx *x)
+{
+    const int64_t nc = x->h.cols;
+    for (int64_t k = 0; k < x->stored; k++) {
+        int64_t cell = (int64_t)x->coo.row[k] * nc + x->coo.col[k];
+        uint64_t bit = (uint64_t)1 << (cell & 63);
+        if (x->dseen[cell >> 6] & bit) {
+            x->dsum[cell] += x->coo.val[k];
+            x->dense_dups++;
+        } else {
+            x->dseen[cell >> 6] |= bit;
+            x->dsum[cell] = x->coo.val[k];
+        }
+    }
+    x->stored = 0;
+}
+
+/* Starts the dense sums once the entries that arrived outnumber the cells
+ * (so the sums take less than the triplets already held), folding in
+ * those entries first: the sums are in file order wherever the switch
+ * falls. Idempotent. */
+static int dense_start(mm_ctx *x, cls_error *err)
+{
+    if (x->dsum)
+        return CLS_OK;
+    int64_t cells = x->h.rows * x->h.cols;
+    uint64_t limit = x->opt ? x->opt->max_memory : 0;
+    if (limit && ctx_memory(x, x->stored + 1) > limit) {
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "reading this matrix needs at least %llu MB of memory (%lld entries so far, %lld "
+                 "declared on line %lld); %llu MB are available",
+                 (unsigned long long)(ctx_memory(x, x->stored + 1) >> 20), (long long)x->count,
+                 (long long)x->h.entries, (long long)x->h.size_line,
+                 (unsigned long long)(limit >> 20));
+        return cls_fail_line(err, CLS_EOTHER, x->line, "%s:%lld: %s", x->path, (long long)x->line,
+                             msg);
+    }
+    x->dsum = malloc((size_t)cells * sizeof *x->dsum);
+    x->dseen = calloc((size_t)(cells + 63) / 64, sizeof *x->dseen);
+    if (!x->dsum || !x->dseen)
+        return oom(x, err);
+    dense_fold(x);
+    return CLS_OK;
+}
+
+/* The dense sums as triplets, row by row (replacing the output arrays). */
+static int dense_to_coo(mm_ctx *x, cls_error *err)
+{
+    int64_t cells = x->h.rows * x->h.cols, n = 0;
+    for (int64_t w = 0; w < (cells + 63) / 64; w++)
+        n += __builtin_popcountll(x->dseen[w]);
+    coo_free(&x->coo);
+    coo_init(&x->coo);
+    x->coo.nrows = x->h.rows;
+    x->coo.ncols = x->h.cols;
+    if (out_reserve(x, n > 0 ? n : 1, err))
+        return err->code;
+    int64_t k = 0;
+    for (int64_t cell = 0; cell < cells; cell++)
+        if (x->dseen[cell >> 6] & ((uint64_t)1 << (cell & 63))) {
+            x->coo.row[k] = (int32_t)(cell / x->h.cols);
+            x->coo.col[k] = (int32_t)(cell % x->h.cols);
+            x->coo.val[k] = x->dsum[cell];
+            k++;
+        }
+    x->stored = k;
+    free(x->dsum);
+    free(x->dseen);
+    x->dsum = NULL;
+    x->dseen = NULL;
+    return CLS_OK;
+}
+
 static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
 {
     double t0 = cls_now();
@@ -1002,10 +1128,10 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
     int64_t bound = 0;
     for (int t = 0; t < nt; t++)
         bound += jobs[t].cap;
-    int rc = out_reserve(x, x->count + bound, err);
+    int rc = out_reserve(x, x->stored + bound, err);
     if (rc)
         return rc;
-    int64_t off = x->count;
+    int64_t off = x->stored;
     for (int t = 0; t < nt; t++) {
         tjob *J = &jobs[t];
         if (x->array) {
@@ -1044,7 +1170,7 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
         base += J->nl;
     }
     /* close the gaps left by blank and comment lines */
-    int64_t dst = x->count;
+    int64_t dst = x->stored;
     for (int t = 0; t < nt; t++) {
         tjob *J = &jobs[t];
         size_t k = (size_t)J->n;
@@ -1059,9 +1185,14 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
         }
         dst += J->n;
     }
-    x->count = dst;
+    x->count += dst - x->stored;
+    x->stored = dst;
     x->line = base;
     x->t_gaps += cls_now() - t3;
+    if (x->dense && !x->dsum && x->stored > x->h.rows * x->h.cols)
+        return dense_start(x, err); /* more entries than cells: backed */
+    if (x->dsum)
+        dense_fold(x);
     return CLS_OK;
 }
 
@@ -1075,6 +1206,8 @@ static void ctx_free(mm_ctx *x)
     free(x->jobs);
     coo_free(&x->coo);
     free(x->vals);
+    free(x->dsum);
+    free(x->dseen);
     memset(x, 0, sizeof *x);
     x->src.fd = -1;
 }
@@ -1236,8 +1369,13 @@ static int read_entries(mm_ctx *x, cls_error *err)
         return oom(x, err);
     x->coo.nrows = x->h.rows;
     x->coo.ncols = x->h.cols;
+    int64_t cells = x->h.rows * x->h.cols; /* both < 2^31 */
+    x->dense = !x->array && x->h.rows > 0 && x->h.cols > 0 && cells <= MM_DENSE_MAX_CELLS &&
+               x->h.entries > cells && x->h.entries > MM_DENSE_MIN_ENTRIES;
     int rc = map_entries(x) ? read_mapped(x, err) : read_blocks(x, err);
     if (rc)
+        return rc;
+    if (x->dsum && x->count == x->h.entries && (rc = dense_to_coo(x, err)))
         return rc;
     if (x->count < x->h.entries) {
         char msg[256];
@@ -1246,7 +1384,7 @@ static int read_entries(mm_ctx *x, cls_error *err)
                  (long long)x->h.size_line);
         return ctx_fail(x, err, x->line - 1, msg);
     }
-    x->coo.nnz = x->count;
+    x->coo.nnz = x->stored;
     return CLS_OK;
 }
 
@@ -1258,6 +1396,8 @@ static int read_blocks(mm_ctx *x, cls_error *err)
     int64_t cap0 = rem >= 0 ? (rem + (int64_t)x->len) / (int64_t)x->min_entry_bytes + 1 : 4096;
     if (cap0 > x->h.entries)
         cap0 = x->h.entries;
+    if (x->dense && cap0 > (int64_t)(mm_block_size / x->min_entry_bytes) + 1)
+        cap0 = (int64_t)(mm_block_size / x->min_entry_bytes) + 1; /* a block at a time */
     if (cap0 > 0) {
         int rc = out_reserve(x, cap0, err);
         if (rc)
@@ -1471,7 +1611,7 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
         if (st) {
             st->stored_entries = stored;
             st->expanded_nnz = expanded;
-            st->duplicates = dups;
+            st->duplicates = dups + x.dense_dups;
             st->bytes = x.bytes;
             st->threads = x.nthreads;
             st->seconds = cls_now() - t0;
@@ -1511,7 +1651,7 @@ int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err)
             if (x.count)
                 memcpy(out, x.vals, (size_t)x.count * sizeof *out);
         } else {
-            for (int64_t k = 0; k < x.count; k++)
+            for (int64_t k = 0; k < x.coo.nnz; k++)
                 out[x.h.cols == 1 ? x.coo.row[k] : x.coo.col[k]] += x.coo.val[k];
         }
         if (!rc) {

@@ -58,7 +58,32 @@ typedef struct mm_read_options {
      * never called. (The daemon's DELETE and drain stop a long read so.) */
     int (*progress)(void *ctx, int64_t bytes);
     void *progress_ctx;
+    /* Memory the read may hold (the triplets, the CSR it becomes, the
+     * dense sums below), in bytes; 0: no limit. Checked before each growth
+     * of the output from what has arrived (never from the declaration
+     * alone): over it the read fails, CLS_EOTHER "NAME:LINE: reading this
+     * matrix needs at least N MB ...; M MB are available". */
+    uint64_t max_memory;
 } mm_read_options;
+
+/* A coordinate matrix that declares more entries than it has cells (rows x
+ * cols) and more than MM_DENSE_MIN_ENTRIES, with at most MM_DENSE_MAX_CELLS
+ * cells, is summed as it streams: once the entries that arrived outnumber
+ * the cells (duplicates are then certain, and the sums take less memory
+ * than the triplets already held), they and every later block are added to
+ * a dense array of sums in file order, so memory follows the cells, not the
+ * entry count. Other matrices sum duplicates at assembly (csr.c, in
+ * ascending value order). Whether a file is summed so depends on its header
+ * only, and the sums are in file order wherever the switch falls, so every
+ * read of a file gives the same bits. */
+#define MM_DENSE_MAX_CELLS ((int64_t)1 << 24)
+#define MM_DENSE_MIN_ENTRIES ((int64_t)1 << 20)
+
+/* Bytes a read of this header holds at its peak, at most: `entries` stored
+ * entries (what the data can back: min(declared, text bytes / 4)) in
+ * triplets, their CSR (symmetric storage expanded), the row pointers, the
+ * dense sums when they apply, and the read buffers. For admission. */
+uint64_t mm_read_memory_estimate(const mm_header *h, int64_t entries);
 
 const char *mm_layout_name(mm_layout l);
 const char *mm_field_name(mm_field f);
