@@ -5,7 +5,8 @@
  *          [--max-upload BYTES] [--max-queued N] [--keep N|DURATION]
  *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
  *          [--header-timeout S] [--connections-per-address N] [--health-reserve N]
- *          [--drain-timeout S] [--port-file F] [--pid-file F]
+ *          [--drain-timeout S] [--max-nnz N] [--max-matrix-bytes BYTES]
+ *          [--port-file F] [--pid-file F]
  *
  * Every rank starts here. MPI is initialised with MPI_THREAD_FUNNELED: only
  * the main thread of each rank calls MPI (on rank 0 that is the scheduler;
@@ -41,6 +42,7 @@
 #include "kernels/ocl.h"
 #include "solver/dvec.h"
 #include "kernels/tunedb.h"
+#include "net/admission.h"
 #include "net/cluster.h"
 #include "net/fileio.h"
 #include "net/http_server.h"
@@ -78,6 +80,11 @@ static const char usage[] =
     "                         for each chunk of a body (default 30)\n"
     "  --drain-timeout S      after SIGTERM, seconds the running job may take before it\n"
     "                         is stopped and queued for the next start (default 600)\n"
+    "  --max-nnz N            entries, rows and columns a matrix may declare (413 above;\n"
+    "                         default: what half of rank 0's memory can read and the\n"
+    "                         devices together can hold)\n"
+    "  --max-matrix-bytes B   a matrix's text once decompressed (413 above; K, M, G, T;\n"
+    "                         default: 64 bytes per --max-nnz entry)\n"
     "  --port-file F          write the port listened on to F once ready\n"
     "  --pid-file F           write rank 0's pid to F (send it SIGTERM to drain)\n";
 
@@ -89,6 +96,8 @@ typedef struct clsolved_opts {
     double keep_seconds;
     unsigned max_connections, timeout_s, per_address, health_reserve;
     double header_timeout_s, drain_timeout_s;
+    int64_t max_nnz;           /* 0: from the machine */
+    uint64_t max_matrix_bytes; /* 0: from the machine */
 } clsolved_opts;
 
 static int parse_u64(const char *s, uint64_t *out, int suffixes)
@@ -112,6 +121,10 @@ static int parse_u64(const char *s, uint64_t *out, int suffixes)
         case 'g':
         case 'G':
             mul = 1024ull * 1024 * 1024;
+            break;
+        case 't':
+        case 'T':
+            mul = 1024ull * 1024 * 1024 * 1024;
             break;
         default:
             return -1;
@@ -170,6 +183,8 @@ static const char *const clsolved_options[] = {
     "--connections-per-address",
     "--health-reserve",
     "--drain-timeout",
+    "--max-nnz",
+    "--max-matrix-bytes",
 };
 
 static int clsolved_option_known(const char *name)
@@ -270,6 +285,14 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             if (parse_u64(v, &u, 0) || u > 1000)
                 goto bad_value;
             o->health_reserve = (unsigned)u;
+        } else if (!strcmp(name, "--max-nnz")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > INT64_MAX)
+                goto bad_value;
+            o->max_nnz = (int64_t)u;
+        } else if (!strcmp(name, "--max-matrix-bytes")) {
+            if (parse_u64(v, &u, 1) || u == 0)
+                goto bad_value;
+            o->max_matrix_bytes = u;
         } else if (!strcmp(name, "--drain-timeout")) {
             if (parse_u64(v, &u, 0) || u > 7 * 86400)
                 goto bad_value;
@@ -336,6 +359,29 @@ static void root_close(clsolved_root *r)
     memset(r, 0, sizeof *r);
 }
 
+/* The upload limits (admission.h): from the machine, or the options. The
+ * devices count once they are known (cluster). */
+static void root_limits(const clsolved_opts *o, json_t *cluster)
+{
+    uint64_t host = adm_meminfo("MemTotal"), dev = cluster ? adm_cluster_device_total(cluster) : 0;
+    adm_limits l;
+    adm_default_limits(host, dev, &l);
+    if (o->max_nnz)
+        l.max_nnz = o->max_nnz;
+    if (o->max_matrix_bytes)
+        l.max_matrix_bytes = o->max_matrix_bytes;
+    else if (o->max_nnz)
+        l.max_matrix_bytes = (uint64_t)l.max_nnz * 64u;
+    adm_limits_set(&l);
+    if (cluster)
+        fprintf(stderr,
+                "clsolved: limits: --max-nnz %lld, --max-matrix-bytes %llu (%s; %llu MB of memory "
+                "on rank 0, %llu MB on the devices)\n",
+                (long long)l.max_nnz, (unsigned long long)l.max_matrix_bytes,
+                o->max_nnz || o->max_matrix_bytes ? "as given" : "from the machine",
+                (unsigned long long)(host >> 20), (unsigned long long)(dev >> 20));
+}
+
 /* Opens the store and starts serving before the devices are up (see the
  * top). Returns 0, or the exit code after printing why. */
 static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
@@ -360,6 +406,7 @@ static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
     }
     metrics_init(size);
     metrics_add_source(job_store_metrics, r->store);
+    root_limits(o, NULL);
     http_server_config hc = {.listen = o->listen,
                              .max_upload = o->max_upload,
                              .max_connections = o->max_connections,
@@ -395,6 +442,7 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
     cls_error err;
     cls_error_clear(&err);
     http_server_set_cluster(r->srv, cluster);
+    root_limits(o, cluster);
     fprintf(stderr, "clsolved: listening on %s (port %u), %d rank%s, data in %s%s\n", o->listen,
             http_server_port(r->srv), size, size == 1 ? "" : "s", o->data_dir,
             r->token ? ", bearer token required" : "");
@@ -414,7 +462,9 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
                               .device = o->device,
                               .stop = &clsolved_stop,
                               .retention_every_s = 60,
-                              .drain_timeout_s = o->drain_timeout_s};
+                              .drain_timeout_s = o->drain_timeout_s,
+                              .cluster = cluster,
+                              .nranks = size};
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     fprintf(stderr, "clsolved: drained, exiting\n");
     root_close(r);

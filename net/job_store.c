@@ -125,6 +125,8 @@ json_t *job_store_rec_json(const job_rec *r, int internal)
     json_object_set_new(pr, "iteration", json_integer(r->iteration));
     json_object_set_new(pr, "residual", isfinite(r->residual) ? json_real(r->residual) : json_null());
     json_object_set_new(pr, "updated_at", iso_time(r->updated > 0 ? r->updated : r->created));
+    if (!internal)
+        json_object_set_new(pr, "note", r->note[0] ? json_string(r->note) : json_null());
     json_object_set_new(o, "progress", pr);
     json_object_set_new(o, "result", r->result ? json_incref(r->result) : json_null());
     json_object_set_new(o, "timings", r->timings ? json_incref(r->timings) : json_null());
@@ -160,6 +162,7 @@ json_t *job_store_rec_json(const job_rec *r, int internal)
         json_object_set_new(st, "has_x0", json_boolean(r->in.has_x0));
         json_object_set_new(st, "has_input", json_boolean(r->in.has_input));
         json_object_set_new(st, "input_file", json_string(r->in.input_file));
+        json_object_set_new(st, "matrix_text_bytes", json_integer(r->in.matrix_text_bytes));
         json_object_set_new(o, "store", st);
     }
     return o;

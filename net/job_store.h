@@ -60,6 +60,7 @@ typedef struct job_inputs {
     int has_matrix, has_rhs, has_x0, has_input;
     char matrix_name[256], rhs_name[256], x0_name[256], input_name[256];
     char input_file[64]; /* stored name of a physics input (input.obj, ...) */
+    int64_t matrix_text_bytes; /* the matrix's text, decompressed; 0: not measured */
 } job_inputs;
 
 int job_store_open(job_store **out, const job_store_config *cfg, cls_error *err);
@@ -110,8 +111,16 @@ typedef struct job_claim {
 } job_claim;
 
 /* Waits up to timeout_s for a queued job; marks the oldest one running
- * (durably) and returns 1, or 0 when none came. */
+ * (durably) and returns 1, or 0 when none came, -1 when its record could
+ * not be written (it stays queued). */
 int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error *err);
+/* The same in two steps, for admission: the oldest queued job (a copy:
+ * job_params_free its params), without taking it... */
+int job_store_peek_queued(job_store *s, double timeout_s, job_claim *c);
+/* ...then that job taken, if still queued: 1, 0 (not queued any more), -1. */
+int job_store_claim(job_store *s, const char *id, job_claim *c, cls_error *err);
+/* Why a queued job waits (progress.note while queued; memory only). */
+void job_store_set_note(job_store *s, const char *id, const char *note);
 /* Wakes a waiting claim (shutdown). */
 void job_store_wake(job_store *s);
 /* Progress of the running job; returns non-zero when it is to stop. */

@@ -107,6 +107,7 @@ static int load_one(job_store *s, const char *id, cls_error *err)
         snprintf(r->in.input_name, sizeof r->in.input_name, "%s", s1);
     if ((s1 = json_string_value(json_object_get(store, "input_file"))))
         snprintf(r->in.input_file, sizeof r->in.input_file, "%s", s1);
+    r->in.matrix_text_bytes = json_integer_value(json_object_get(store, "matrix_text_bytes"));
     if (job_params_is_cg(&r->params) && !r->in.has_matrix) {
         cls_fail(err, CLS_EINPUT, "job.json: a cg job without a matrix");
         goto out;

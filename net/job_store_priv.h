@@ -39,6 +39,7 @@ typedef struct job_rec {
     int64_t nhist, hcap;
     int cancel;
     char store_error[200]; /* the last failed write of this job's record ("" none) */
+    char note[256];        /* why a queued job waits (admission), in memory only */
     job_pending *pending;
 } job_rec;
 

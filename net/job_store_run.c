@@ -52,7 +52,7 @@ static int write_view(job_store *s, const job_rec *v, cls_error *err)
 
 /* --- the scheduler --- */
 
-int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error *err)
+int job_store_peek_queued(job_store *s, double timeout_s, job_claim *c)
 {
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -63,22 +63,41 @@ int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error
         dl.tv_sec++;
         dl.tv_nsec -= 1000000000L;
     }
-    char id[IDS_LEN + 1] = "";
+    job_rec *r = NULL;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        for (size_t i = 0; i < s->n && !id[0]; i++)
+        for (size_t i = 0; i < s->n && !r; i++)
             if (s->recs[i]->status == JOB_QUEUED)
-                memcpy(id, s->recs[i]->id, sizeof id);
-        if (id[0] || s->wake)
+                r = s->recs[i];
+        if (r || s->wake)
             break;
         if (pthread_cond_timedwait(&s->cv, &s->mu, &dl) == ETIMEDOUT)
             break;
     }
     s->wake = 0;
+    if (r) {
+        memset(c, 0, sizeof *c);
+        memcpy(c->id, r->id, sizeof c->id);
+        job_store_dir_of(s, r->id, c->dir, sizeof c->dir);
+        c->params = r->params;
+        c->params.options = r->params.options ? json_deep_copy(r->params.options) : NULL;
+        c->in = r->in;
+    }
     pthread_mutex_unlock(&s->mu);
-    if (!id[0])
-        return 0;
+    return r != NULL;
+}
 
+void job_store_set_note(job_store *s, const char *id, const char *note)
+{
+    pthread_mutex_lock(&s->mu);
+    job_rec *r = job_store_find(s, id);
+    if (r)
+        snprintf(r->note, sizeof r->note, "%s", note ? note : "");
+    pthread_mutex_unlock(&s->mu);
+}
+
+int job_store_claim(job_store *s, const char *id, job_claim *c, cls_error *err)
+{
     pthread_mutex_lock(&s->io);
     pthread_mutex_lock(&s->mu);
     job_rec *r = job_store_find(s, id);
@@ -110,6 +129,7 @@ int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error
     r->nhist = 0;
     r->cancel = 0;
     r->store_error[0] = '\0';
+    r->note[0] = '\0';
     snprintf(r->phase, sizeof r->phase, "starting");
     memset(c, 0, sizeof *c);
     memcpy(c->id, r->id, sizeof c->id);
@@ -120,6 +140,15 @@ int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_unlock(&s->io);
     return 1;
+}
+
+int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error *err)
+{
+    job_claim peek;
+    if (!job_store_peek_queued(s, timeout_s, &peek))
+        return 0;
+    job_params_free(&peek.params);
+    return job_store_claim(s, peek.id, c, err);
 }
 
 void job_store_wake(job_store *s)

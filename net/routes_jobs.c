@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "admission.h"
 #include "job_files.h"
 #include "job_params.h"
 #include "metrics.h"
@@ -46,6 +47,7 @@ struct routes_post {
     multipart_parser *mp;
     upload_file file;
     int file_open;
+    enum part file_part; /* the part the open file holds */
     enum part part;
     char *opts;
     size_t opts_len;
@@ -70,9 +72,12 @@ static int routes_fail(routes_post *p, unsigned status, const char *slug, const 
     return CLS_EINPUT;
 }
 
-/* A failure of upload_file_*: 400 for bad content, 507 for a full disk. */
+/* A failure of upload_file_*: 400 for bad content, 413 over a limit on
+ * what the matrix becomes (admission.h), 507 for a full disk. */
 static int routes_file_fail(routes_post *p, int rc, const cls_error *e)
 {
+    if (rc == CLS_EINPUT && p->file.over_limit)
+        return routes_fail(p, 413, "matrix-too-large", e);
     if (rc == CLS_EINPUT)
         return routes_fail(p, 400, "bad-matrix-header", e);
     int we = p->file.write_errno;
@@ -155,7 +160,13 @@ static int open_part_file(routes_post *p, enum part part, const char *filename, 
     int rc = upload_file_open(&p->file, path, disp, check, err);
     if (rc)
         return rc;
+    if (check) {
+        adm_limits lim = adm_limits_get();
+        p->file.max_entries = lim.max_nnz;
+        p->file.max_text = lim.max_matrix_bytes;
+    }
     p->file_open = 1;
+    p->file_part = part;
     return CLS_OK;
 }
 
@@ -235,6 +246,8 @@ static int mp_end(void *ctx, cls_error *err)
         upload_file_abort(&p->file);
         return routes_file_fail(p, rc, err);
     }
+    if (p->file_part == PART_MATRIX)
+        p->in.matrix_text_bytes = (int64_t)p->file.text_bytes;
     return CLS_OK;
 }
 
@@ -427,6 +440,8 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
             if (rc) {
                 upload_file_abort(&p->file);
                 routes_file_fail(p, rc, &err);
+            } else if (p->file_part == PART_MATRIX) {
+                p->in.matrix_text_bytes = (int64_t)p->file.text_bytes;
             }
         }
     }

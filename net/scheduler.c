@@ -23,6 +23,7 @@
 #include "../common/timer.h"
 #include "../matrices/mm.h"
 #include "../solver/dsolve.h"
+#include "admission.h"
 #include "cluster.h"
 #include "fileio.h"
 #include "job_files.h"
@@ -223,6 +224,7 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
     m->precond = !strcmp(c->params.precond, "jacobi") ? PRECOND_JACOBI : PRECOND_NONE;
     m->precision = !strcmp(c->params.precision, "float") ? LA_FLOAT : LA_DOUBLE;
     m->method = SOLVER_CG;
+    m->devices_per_rank = 1;
     return CLS_OK;
 }
 
@@ -236,16 +238,19 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->solve.precision = (la_precision)m->precision;
     o->solve.method = (solver_method)m->method;
     o->solve.device = device;
-    o->devices_per_rank = 1;
+    o->devices_per_rank = m->devices_per_rank > 1 ? m->devices_per_rank : 1;
 }
 
-static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *c)
+static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *c,
+                   const adm_estimate *est, uint64_t read_budget)
 {
     job_store *s = cfg->store;
     job_proto_msg m;
     cls_error err;
     cls_error_clear(&err);
-    if (fill_msg(&m, c, &err)) {
+    int bad = fill_msg(&m, c, &err);
+    m.devices_per_rank = est && est->devices_per_rank > 1 ? est->devices_per_rank : 1;
+    if (bad) {
         if (job_store_complete(s, c->id, JOB_FAILED, NULL,
                                error_json("internal", CLS_EOTHER, err.msg, 0), NULL, NULL, &err))
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
@@ -262,6 +267,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     o.solve.monitor_ctx = &mc;
     o.read_progress = sched_read_progress;
     o.read_ctx = &mc;
+    o.read_max_memory = read_budget;
     dsolve_report rep;
     double *x = NULL;
     int rc = dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL,
@@ -472,6 +478,64 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
 }
 #endif
 
+/* The measured text of a job's matrix: recorded at upload (gzip inflated
+ * whole there), else the size of a plain file; -1 when unknown. */
+static int64_t sched_text_bytes(const job_claim *c, const char *path)
+{
+    if (c->in.matrix_text_bytes > 0)
+        return c->in.matrix_text_bytes;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    unsigned char magic[2] = {0, 0};
+    size_t n = fread(magic, 1, 2, f);
+    int gz = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    fclose(f);
+    return gz ? -1 : (int64_t)size;
+}
+
+/* Admission of the oldest queued cg job (admission.h). WAIT leaves it
+ * queued with a note; NEVER fails it at once; RUN gives the estimate and
+ * the reader's memory budget. */
+static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_estimate *est,
+                       uint64_t *budget)
+{
+    char path[PATH_MAX + 16], why[512];
+    memset(est, 0, sizeof *est);
+    est->devices_per_rank = 1;
+    *budget = 0;
+    if (snprintf(path, sizeof path, "%s/matrix.mtx", c->dir) >= (int)sizeof path)
+        return ADM_RUN;
+    mm_header h;
+    cls_error err;
+    if (mm_read_header(path, &h, &err))
+        return ADM_RUN; /* the run fails with the reader's own message */
+    adm_machine mach = {.host_total = adm_meminfo("MemTotal"),
+                        .host_available = adm_meminfo("MemAvailable"),
+                        .nranks = cfg->nranks,
+                        .cluster = cfg->cluster};
+    int v = adm_decide(&h, sched_text_bytes(c, path), &mach, est, why, sizeof why);
+    if (v == ADM_WAIT) {
+        job_store_set_note(cfg->store, c->id, why);
+        return v;
+    }
+    if (v == ADM_NEVER) {
+        char msg[800];
+        snprintf(msg, sizeof msg, "%.200s: this job %.511s", c->in.matrix_name, why);
+        fprintf(stderr, "clsolved: job %s refused: %s\n", c->id, msg);
+        if (job_store_complete(cfg->store, c->id, JOB_FAILED, NULL,
+                               error_json("resources", CLS_EOTHER, msg, 0), NULL, NULL, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        metrics_job_finished(JOB_FAILED, 0, 0);
+        return v;
+    }
+    job_store_set_note(cfg->store, c->id, NULL);
+    if (mach.host_available > ((uint64_t)256 << 20))
+        *budget = mach.host_available - ((uint64_t)256 << 20);
+    return ADM_RUN;
+}
+
 /* Sleeps up to `seconds`, waking early when a drain begins. */
 static void sched_pause(const scheduler_config *cfg, double seconds)
 {
@@ -493,7 +557,27 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
             if (job_store_retry_pending(cfg->store, &err))
                 fprintf(stderr, "clsolved: job store: %s (retrying)\n", err.msg);
         }
-        int got = job_store_claim_next(cfg->store, 0.25, &c, &err);
+        job_claim peek;
+        if (!job_store_peek_queued(cfg->store, 0.25, &peek)) {
+            if (cls_now() - last_retention > cfg->retention_every_s) {
+                job_store_retention(cfg->store);
+                last_retention = cls_now();
+            }
+            continue;
+        }
+        adm_estimate est;
+        uint64_t budget = 0;
+        int verdict = ADM_RUN;
+        if (job_params_is_cg(&peek.params))
+            verdict = sched_admit(cfg, &peek, &est, &budget);
+        job_params_free(&peek.params);
+        if (verdict == ADM_WAIT) {
+            sched_pause(cfg, 1.0);
+            continue;
+        }
+        if (verdict == ADM_NEVER)
+            continue; /* failed at once */
+        int got = job_store_claim(cfg->store, peek.id, &c, &err);
         if (got < 0) {
             /* the job stays queued (the disk says so); try again shortly */
             fprintf(stderr, "clsolved: job store: %s (retrying)\n", err.msg);
@@ -502,7 +586,7 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
         }
         if (got == 1) {
             if (job_params_is_cg(&c.params))
-                run_cg(comm, cfg, &c);
+                run_cg(comm, cfg, &c, &est, budget);
 #ifdef CLS_NET_HAVE_PHYSICS
             else
                 run_physics(cfg, &c);

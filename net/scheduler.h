@@ -17,10 +17,18 @@
  * cancelled). A final state whose record could not be written is retried
  * every second (job_store_retry_pending); so is a job whose claim could
  * not be written, which stays queued meanwhile.
+ *
+ * Admission (admission.h): before the oldest queued cg job is taken, its
+ * cost is estimated from its matrix's header and measured text; a job that
+ * needs rank 0's memory while it is in use by others stays queued (the
+ * ones behind it too: first come, first served) with a progress note; one
+ * that can never fit fails at once with the figures; one whose part is too
+ * large for one device per rank runs on several devices per rank.
  */
 #ifndef CLS_NET_SCHEDULER_H
 #define CLS_NET_SCHEDULER_H
 
+#include <jansson.h>
 #include <mpi.h>
 #include <signal.h>
 
@@ -32,6 +40,8 @@ typedef struct scheduler_config {
     volatile sig_atomic_t *stop; /* set by the signal handler */
     double retention_every_s;    /* how often --keep is applied while idle */
     double drain_timeout_s;      /* a running job's time to finish after *stop */
+    json_t *cluster;             /* the ranks' devices, for admission (may be NULL) */
+    int nranks;
 } scheduler_config;
 
 /* Rank 0. Returns 0 after a drain. */

@@ -22,11 +22,43 @@ int upload_file_open(upload_file *f, const char *path, const char *display, int 
     snprintf(f->display, sizeof f->display, "%s", display);
     f->check_mm = check_mm;
     f->header_state = check_mm ? 0 : 2;
+    f->measure = check_mm;
     mm_header_scan_init(&f->scan);
     f->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (f->fd < 0)
         return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", path, strerror(errno));
     return CLS_OK;
+}
+
+/* The declared size against the limits (max_entries). */
+static int upload_check_limits(upload_file *f, cls_error *err)
+{
+    const mm_header *h = &f->header;
+    int64_t m = f->max_entries;
+    if (!m || (h->entries <= m && h->rows <= m && h->cols <= m))
+        return CLS_OK;
+    f->over_limit = 1;
+    if (h->entries > m)
+        return cls_fail_line(err, CLS_EINPUT, h->size_line,
+                             "%s:%lld: the size line declares %lld entries; this daemon takes at "
+                             "most %lld (--max-nnz)",
+                             f->display, (long long)h->size_line, (long long)h->entries,
+                             (long long)m);
+    return cls_fail_line(err, CLS_EINPUT, h->size_line,
+                         "%s:%lld: the size line declares %lld x %lld; this daemon takes at most "
+                         "%lld rows and columns (--max-nnz)",
+                         f->display, (long long)h->size_line, (long long)h->rows,
+                         (long long)h->cols, (long long)m);
+}
+
+/* The text beyond max_text. */
+static int upload_text_over(upload_file *f, cls_error *err)
+{
+    f->over_limit = 1;
+    return cls_fail(err, CLS_EINPUT,
+                    "%s: the matrix is larger than %llu bytes of text (decompressed); this daemon "
+                    "takes at most %llu (--max-matrix-bytes)",
+                    f->display, (unsigned long long)f->max_text, (unsigned long long)f->max_text);
 }
 
 /* Feeds decompressed (or plain) bytes to the header scan; the prefix holds
@@ -52,10 +84,13 @@ static int upload_check_plain(upload_file *f, const char *data, size_t len, cls_
         size_t used = 0;
         int rc = mm_header_scan_feed(&f->scan, f->prefix, f->prefix_len, 0, f->display,
                                      &f->header, &used, err);
-        if (rc == CLS_OK)
+        if (rc == CLS_OK) {
             f->header_state = 1;
-        else if (rc != -1)
+            if ((rc = upload_check_limits(f, err)))
+                return rc;
+        } else if (rc != -1) {
             return rc;
+        }
         memmove(f->prefix, f->prefix + used, f->prefix_len - used);
         f->prefix_len -= used;
     }
@@ -67,10 +102,11 @@ static int upload_check_plain(upload_file *f, const char *data, size_t len, cls_
     return CLS_OK;
 }
 
-/* Inflates compressed bytes into the prefix (only as much as the check needs). */
+/* Inflates compressed bytes: into the header check until the header is
+ * complete, then only to measure the text (and hold it to max_text). */
 static int upload_check_gz(upload_file *f, const unsigned char *data, size_t len, cls_error *err)
 {
-    if (f->header_state != 0)
+    if (f->header_state != 0 && !f->measure)
         return CLS_OK;
     if (!f->zs_live) {
         memset(&f->zs, 0, sizeof f->zs);
@@ -81,27 +117,38 @@ static int upload_check_gz(upload_file *f, const unsigned char *data, size_t len
     unsigned char out[16384];
     f->zs.next_in = (unsigned char *)data;
     f->zs.avail_in = (uInt)len;
-    while (f->header_state == 0 && f->zs.avail_in > 0) {
+    while ((f->header_state == 0 || f->measure) && f->zs.avail_in > 0) {
         f->zs.next_out = out;
         f->zs.avail_out = sizeof out;
         int zr = inflate(&f->zs, Z_NO_FLUSH);
         size_t got = sizeof out - f->zs.avail_out;
-        if (got) {
+        f->text_bytes += got;
+        if (f->max_text && f->text_bytes > f->max_text)
+            return upload_text_over(f, err);
+        if (got && f->header_state == 0) {
             int rc = upload_check_plain(f, (const char *)out, got, err);
             if (rc)
                 return rc;
         }
         if (zr == Z_STREAM_END) {
             f->zs_end = 1;
+            if (f->zs.avail_in == 0 || inflateReset(&f->zs) != Z_OK)
+                break;
+            f->zs_end = 0; /* another gzip member follows (the reader reads them all) */
+            continue;
+        }
+        if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            if (f->header_state == 0)
+                return cls_fail_line(err, CLS_EINPUT, 1, "%s:1: gzip data is corrupt (%s)",
+                                     f->display, f->zs.msg ? f->zs.msg : "inflate failed");
+            f->measure = 0; /* the reader meets the damage and names its line */
+            f->text_bytes = 0;
             break;
         }
-        if (zr != Z_OK && zr != Z_BUF_ERROR)
-            return cls_fail_line(err, CLS_EINPUT, 1, "%s:1: gzip data is corrupt (%s)",
-                                 f->display, f->zs.msg ? f->zs.msg : "inflate failed");
         if (zr == Z_BUF_ERROR && got == 0)
             break;
     }
-    if (f->header_state != 0 && f->zs_live) {
+    if (f->header_state != 0 && !f->measure && f->zs_live) {
         inflateEnd(&f->zs);
         f->zs_live = 0;
     }
@@ -131,7 +178,12 @@ int upload_file_write(upload_file *f, const void *data, size_t len, cls_error *e
         left -= (size_t)n;
     }
     f->bytes += len;
-    if (f->header_state != 0)
+    if (f->gz == 0 && f->measure) {
+        f->text_bytes = f->bytes;
+        if (f->max_text && f->text_bytes > f->max_text)
+            return upload_text_over(f, err);
+    }
+    if (f->header_state != 0 && !(f->gz == 1 && f->measure))
         return CLS_OK;
     p = data;
     if (f->gz < 0) {
@@ -173,6 +225,10 @@ int upload_file_close(upload_file *f, cls_error *err)
                 f->header_state = 1;
         }
     }
+    if (f->gz == 0 && f->measure)
+        f->text_bytes = f->bytes;
+    if (f->gz == 1 && !f->zs_end)
+        f->text_bytes = 0; /* cut short: not measured (the reader says where) */
     if (f->zs_live) {
         inflateEnd(&f->zs);
         f->zs_live = 0;

@@ -14,6 +14,14 @@
  * and never kept: only a pending banner or size line is held, at most
  * UPLOAD_PREFIX_MAX bytes; one longer than that (white space padding) is
  * left to the reader, which applies the same 16 MiB limit.
+ *
+ * Limits (issue 17; the caller sets max_entries and max_text after
+ * upload_file_open): a header declaring more entries, rows or columns than
+ * max_entries, or text (decompressed) beyond max_text, fails the write at
+ * once with over_limit set (the server answers 413). A Matrix Market gzip
+ * upload is inflated whole as it arrives to measure its text (text_bytes,
+ * which admission uses instead of the declared counts); a stream that turns
+ * out corrupt after the header is left to the reader, which names the line.
  */
 #ifndef CLS_NET_UPLOAD_H
 #define CLS_NET_UPLOAD_H
@@ -43,6 +51,11 @@ typedef struct upload_file {
     int zs_live;
     int zs_end;          /* the gzip stream's end was inflated */
     uint64_t bytes;      /* bytes stored (as sent) */
+    uint64_t text_bytes; /* of Matrix Market text, decompressed (0: not measured) */
+    int measure;         /* keep inflating after the header, to measure */
+    int64_t max_entries; /* 0: no limit */
+    uint64_t max_text;   /* 0: no limit */
+    int over_limit;      /* the failure was a limit (413), not bad content */
     int write_errno;     /* errno of a failed write (ENOSPC: disk full) */
     mm_header header;
 } upload_file;

@@ -229,7 +229,9 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const ch
         mm_header h;
         mm_read_stats st;
         memset(&st, 0, sizeof st);
-        mm_read_options ro = {.progress = opt->read_progress, .progress_ctx = opt->read_ctx};
+        mm_read_options ro = {.progress = opt->read_progress,
+                              .progress_ctx = opt->read_ctx,
+                              .max_memory = opt->read_max_memory};
         rc = mm_read_csr(a_path, &ro, &A, &h, &st, err);
         if (!rc) {
             hdr.nrows = A.nrows;

