@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -67,8 +68,13 @@ static const char usage[] =
     "  --token-file F         require 'Authorization: Bearer <contents of F>'\n"
     "  --max-upload BYTES     largest accepted upload (K, M, G suffixes; default 1G)\n"
     "  --max-queued N         queued jobs accepted at most (default 1000)\n"
-    "  --keep N|DURATION      keep N finished jobs, or those finished within\n"
-    "                         DURATION (30s, 15m, 12h, 7d); default: keep all\n"
+    "  --keep N|DURATION|all  keep N finished jobs, or those finished within\n"
+    "                         DURATION (30s, 15m, 12h, 7d), or all (default 30d)\n"
+    "  --keep-bytes SIZE|P%   keep finished jobs' files under SIZE (K, M, G, T) or P%\n"
+    "                         of the data directory's disk, oldest removed first\n"
+    "                         (default 25%; 0: no limit); pinned jobs are exempt\n"
+    "  --disk-reserve SIZE|P% free space an upload must leave on that disk (507\n"
+    "                         below it; default 5%, at most 1G)\n"
     "  --device SPEC          auto, cpu, gpu or an OpenCL device index (default auto)\n"
     "  --max-connections N    concurrent HTTP connections (default 256; beyond it the\n"
     "                         oldest connection still waiting for headers is dropped)\n"
@@ -96,8 +102,10 @@ typedef struct clsolved_opts {
     double keep_seconds;
     unsigned max_connections, timeout_s, per_address, health_reserve;
     double header_timeout_s, drain_timeout_s;
-    int64_t max_nnz;           /* 0: from the machine */
-    uint64_t max_matrix_bytes; /* 0: from the machine */
+    int64_t max_nnz;                   /* 0: from the machine */
+    uint64_t max_matrix_bytes;         /* 0: from the machine */
+    uint64_t keep_bytes, disk_reserve; /* bytes, or (with the _pct flag) percent of the disk */
+    int keep_bytes_pct, disk_reserve_pct;
 } clsolved_opts;
 
 static int parse_u64(const char *s, uint64_t *out, int suffixes)
@@ -145,6 +153,11 @@ static int parse_keep(const char *s, clsolved_opts *o)
     size_t n = strlen(s);
     if (n == 0)
         return -1;
+    /* given: replaces the default age (a count alone is then the rule) */
+    o->keep_count = -1;
+    o->keep_seconds = -1;
+    if (!strcmp(s, "all"))
+        return 0;
     char unit = s[n - 1];
     if (unit >= '0' && unit <= '9') {
         if (parse_u64(s, &v, 0) || v > INT64_MAX)
@@ -185,6 +198,8 @@ static const char *const clsolved_options[] = {
     "--drain-timeout",
     "--max-nnz",
     "--max-matrix-bytes",
+    "--keep-bytes",
+    "--disk-reserve",
 };
 
 static int clsolved_option_known(const char *name)
@@ -204,7 +219,11 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     o->max_upload = 1024ull * 1024 * 1024;
     o->max_queued = 1000;
     o->keep_count = -1;
-    o->keep_seconds = -1;
+    o->keep_seconds = 30 * 86400.0;
+    o->keep_bytes = 25;
+    o->keep_bytes_pct = 1;
+    o->disk_reserve = 5;
+    o->disk_reserve_pct = 1;
     o->max_connections = 256;
     o->timeout_s = 30;
     o->per_address = 128;
@@ -285,6 +304,19 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             if (parse_u64(v, &u, 0) || u > 1000)
                 goto bad_value;
             o->health_reserve = (unsigned)u;
+        } else if (!strcmp(name, "--keep-bytes") || !strcmp(name, "--disk-reserve")) {
+            int pct = strlen(v) > 1 && v[strlen(v) - 1] == '%';
+            char num[64];
+            snprintf(num, sizeof num, "%.*s", (int)strlen(v) - pct, v);
+            if (parse_u64(num, &u, !pct) || (pct && u > 100))
+                goto bad_value;
+            if (!strcmp(name, "--keep-bytes")) {
+                o->keep_bytes = u;
+                o->keep_bytes_pct = pct;
+            } else {
+                o->disk_reserve = u;
+                o->disk_reserve_pct = pct;
+            }
         } else if (!strcmp(name, "--max-nnz")) {
             if (parse_u64(v, &u, 0) || u == 0 || u > INT64_MAX)
                 goto bad_value;
@@ -393,9 +425,20 @@ static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
         fprintf(stderr, "clsolved: %s\n", err.msg);
         return 2;
     }
+    /* the disk's size decides the percentages (the directory first) */
+    uint64_t disk = 0;
+    struct statvfs fs;
+    if (fileio_mkdir(o->data_dir, &err) == CLS_OK && statvfs(o->data_dir, &fs) == 0)
+        disk = (uint64_t)fs.f_blocks * (uint64_t)fs.f_frsize;
+    uint64_t keep_bytes = o->keep_bytes_pct ? disk / 100 * o->keep_bytes : o->keep_bytes;
+    uint64_t reserve = o->disk_reserve_pct ? disk / 100 * o->disk_reserve : o->disk_reserve;
+    if (o->disk_reserve_pct && reserve > ((uint64_t)1 << 30))
+        reserve = (uint64_t)1 << 30;
     job_store_config sc = {.data_dir = o->data_dir,
                            .keep_count = o->keep_count,
                            .keep_seconds = o->keep_seconds,
+                           .keep_bytes = keep_bytes,
+                           .disk_reserve = reserve,
                            .max_queued = o->max_queued};
     int src = job_store_open(&r->store, &sc, &err);
     if (src) {

@@ -165,6 +165,7 @@ enum route {
     R_RESIDUALS,
     R_FILES,
     R_FILE,
+    R_PIN,
     R_NOJOB /* /v1/jobs/<not a job id>... */
 };
 
@@ -202,6 +203,8 @@ static enum route match(const char *url, char id[IDS_LEN + 1], const char **name
         return R_SOLUTION;
     if (!strcmp(slash, "/residuals"))
         return R_RESIDUALS;
+    if (!strcmp(slash, "/pin"))
+        return R_PIN;
     if (!strcmp(slash, "/files") || !strcmp(slash, "/files/"))
         return R_FILES;
     if (!strncmp(slash, "/files/", 7) && slash[7] && !strchr(slash + 7, '/')) {
@@ -216,6 +219,8 @@ static const char *allowed_methods(enum route r)
     switch (r) {
     case R_JOBS: return "GET, HEAD, POST";
     case R_JOB: return "GET, HEAD, DELETE";
+    case R_PIN:
+        return "POST, DELETE";
     default: return "GET, HEAD";
     }
 }
@@ -227,7 +232,7 @@ static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum r
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     int post = !strcmp(method, "POST");
     int del = !strcmp(method, "DELETE");
-    int ok = get || (r == R_JOBS && post) || (r == R_JOB && del);
+    int ok = r == R_PIN ? post || del : get || (r == R_JOBS && post) || (r == R_JOB && del);
     if (r == R_NONE)
         return http_reply_problem(c, 404, "not-found", "no such resource", 0);
     if (r == R_NOJOB)
@@ -259,6 +264,8 @@ static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum r
     case R_RESIDUALS: return routes_jobs_residuals(c, &s->cfg, id);
     case R_FILES: return routes_jobs_files(c, &s->cfg, id, NULL);
     case R_FILE: return routes_jobs_files(c, &s->cfg, id, name);
+    case R_PIN:
+        return routes_jobs_pin(c, &s->cfg, id, post);
     default: return http_reply_problem(c, 404, "not-found", "no such resource", 0);
     }
 }

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -135,6 +136,7 @@ json_t *job_store_rec_json(const job_rec *r, int internal)
     json_object_set_new(o, "cancel_requested", json_boolean(r->cancel));
     json_object_set_new(o, "interrupted_runs", json_integer(r->interrupted));
     json_object_set_new(o, "pinned", json_boolean(r->pinned));
+    json_object_set_new(o, "disk_bytes", json_integer((json_int_t)r->disk));
     if (!internal)
         json_object_set_new(o, "store_error",
                             r->store_error[0] ? json_string(r->store_error) : json_null());
@@ -270,6 +272,17 @@ int job_store_healthy(job_store *s, char *why, size_t cap)
     return ok;
 }
 
+/* The data directory's file system: bytes free (to us) and in all. */
+static int disk_space(const job_store *s, uint64_t *avail, uint64_t *size)
+{
+    struct statvfs v;
+    if (statvfs(s->data, &v) != 0)
+        return -1;
+    *avail = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+    *size = (uint64_t)v.f_blocks * (uint64_t)v.f_frsize;
+    return 0;
+}
+
 char *job_store_metrics(void *arg)
 {
     job_store *s = arg;
@@ -294,12 +307,87 @@ char *job_store_metrics(void *arg)
             "clsolve_store_removal_errors_total %llu\n",
             healthy, (unsigned long long)s->write_errors, (unsigned long long)s->quarantined,
             (unsigned long long)s->removal_errors);
+    uint64_t jobs_bytes = 0, finished_bytes = 0, pinned = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        jobs_bytes += s->recs[i]->disk;
+        finished_bytes += s->recs[i]->status >= JOB_SUCCEEDED ? s->recs[i]->disk : 0;
+        pinned += s->recs[i]->pinned != 0;
+    }
+    fprintf(f,
+            "# HELP clsolve_jobs_disk_bytes Bytes of the jobs' files (all; finished).\n"
+            "# TYPE clsolve_jobs_disk_bytes gauge\nclsolve_jobs_disk_bytes{jobs=\"all\"} %llu\n"
+            "clsolve_jobs_disk_bytes{jobs=\"finished\"} %llu\n"
+            "# HELP clsolve_jobs_pinned Jobs exempt from retention.\n"
+            "# TYPE clsolve_jobs_pinned gauge\nclsolve_jobs_pinned %llu\n"
+            "# HELP clsolve_retention_removed_total Finished jobs removed by retention.\n"
+            "# TYPE clsolve_retention_removed_total counter\n"
+            "clsolve_retention_removed_total %llu\n"
+            "# HELP clsolve_keep_bytes The --keep-bytes limit (0: none).\n"
+            "# TYPE clsolve_keep_bytes gauge\nclsolve_keep_bytes %llu\n",
+            (unsigned long long)jobs_bytes, (unsigned long long)finished_bytes,
+            (unsigned long long)pinned, (unsigned long long)s->retention_removed,
+            (unsigned long long)s->cfg.keep_bytes);
+    uint64_t avail, size;
+    if (!disk_space(s, &avail, &size))
+        fprintf(f,
+                "# HELP clsolve_disk_free_bytes Free bytes on the data directory's disk.\n"
+                "# TYPE clsolve_disk_free_bytes gauge\nclsolve_disk_free_bytes %llu\n"
+                "# HELP clsolve_disk_size_bytes Size of the data directory's disk.\n"
+                "# TYPE clsolve_disk_size_bytes gauge\nclsolve_disk_size_bytes %llu\n"
+                "# HELP clsolve_disk_reserve_bytes Free space uploads must leave "
+                "(--disk-reserve).\n# TYPE clsolve_disk_reserve_bytes gauge\n"
+                "clsolve_disk_reserve_bytes %llu\n",
+                (unsigned long long)avail, (unsigned long long)size,
+                (unsigned long long)s->cfg.disk_reserve);
     pthread_mutex_unlock(&s->mu);
     if (fclose(f) != 0) {
         free(out);
         return NULL;
     }
     return out;
+}
+
+uint64_t job_store_dir_bytes(const char *dir)
+{
+    uint64_t total = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char p[PATH_MAX];
+        struct stat st;
+        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p || lstat(p, &st))
+            continue;
+        if (S_ISREG(st.st_mode))
+            total += (uint64_t)st.st_size;
+        else if (S_ISDIR(st.st_mode) && !strcmp(e->d_name, "out"))
+            total += job_store_dir_bytes(p);
+    }
+    closedir(d);
+    return total;
+}
+
+int job_store_disk_admit(job_store *s, uint64_t need, cls_error *err)
+{
+    uint64_t avail, size;
+    if (!s->cfg.disk_reserve || disk_space(s, &avail, &size))
+        return CLS_OK;
+    if (avail >= s->cfg.disk_reserve && avail - s->cfg.disk_reserve >= need)
+        return CLS_OK;
+    if (need)
+        return cls_fail(err, CLS_EOTHER,
+                        "the data directory's disk has %llu MB free; this upload (%llu MB) would "
+                        "leave less than the reserve of %llu MB (--disk-reserve)",
+                        (unsigned long long)(avail >> 20), (unsigned long long)(need >> 20),
+                        (unsigned long long)(s->cfg.disk_reserve >> 20));
+    return cls_fail(err, CLS_EOTHER,
+                    "the data directory's disk has %llu MB free, less than the reserve of %llu MB "
+                    "(--disk-reserve)",
+                    (unsigned long long)(avail >> 20),
+                    (unsigned long long)(s->cfg.disk_reserve >> 20));
 }
 
 /* --- opening --- */
@@ -460,6 +548,7 @@ int job_store_accept(job_store *s, const char *id, const job_params *p, const jo
         fileio_remove_tree(fin, &(cls_error){0});
         goto fail_nodiscard;
     }
+    r->disk = job_store_dir_bytes(fin);
     pthread_mutex_lock(&s->mu);
     s->pending--;
     if (job_store_insert_sorted(s, r)) {

@@ -20,9 +20,11 @@
  * is retried (job_store_run.c). On start, queued and running jobs are
  * queued again (in submission order); finished ones keep their results; a
  * record that fails to load is moved to DATA/quarantine/, never deleted
- * (job_store_load.c). Retention (--keep) removes the oldest finished jobs
- * beyond a count, or those finished longer ago than a duration; pinned
- * jobs are exempt.
+ * (job_store_load.c). Retention (--keep, --keep-bytes) removes the oldest
+ * finished jobs beyond a count, those finished longer ago than a duration,
+ * and the oldest while the finished jobs' files take more than a size;
+ * pinned jobs are exempt. Uploads must leave disk_reserve bytes free on the
+ * data directory's file system (job_store_disk_admit: the server's 507).
  *
  * Live progress (iteration, residual, residual history) of the running job
  * is kept in memory only; it is rebuilt when a re-queued job runs again.
@@ -51,6 +53,8 @@ typedef struct job_store_config {
     const char *data_dir;
     int64_t keep_count;  /* finished jobs kept; < 0: no limit */
     double keep_seconds; /* finished jobs kept this long; < 0: no limit */
+    uint64_t keep_bytes; /* finished jobs' files kept at most (bytes); 0: no limit */
+    uint64_t disk_reserve; /* free space an upload must leave on the data dir's disk */
     int max_queued;      /* queued jobs accepted at most */
 } job_store_config;
 
@@ -152,6 +156,10 @@ int job_store_healthy(job_store *s, char *why, size_t cap);
 /* The store's figures for /metrics (metrics_source_fn; malloc'ed text). */
 char *job_store_metrics(void *store);
 const char *job_store_data_dir(const job_store *s);
+/* Free-space admission: CLS_OK when `need` more bytes (0: unknown) leave
+ * at least disk_reserve free on the data directory's file system; else
+ * CLS_EOTHER with the figures in err. */
+int job_store_disk_admit(job_store *s, uint64_t need, cls_error *err);
 /* Pins (exempts from retention) or unpins a job; 0, -1 unknown id, or
  * CLS_EOTHER when its record could not be written (nothing changed). */
 int job_store_pin(job_store *s, const char *id, int pinned, char **json, cls_error *err);

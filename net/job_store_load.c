@@ -138,6 +138,7 @@ static int load_one(job_store *s, const char *id, cls_error *err)
         r->started = 0;
         snprintf(r->phase, sizeof r->phase, "queued");
     }
+    r->disk = job_store_dir_bytes(dir);
     if (job_store_insert_sorted(s, r)) {
         cls_fail(err, CLS_EOTHER, "out of memory");
         rc = LOAD_TRANSIENT;

@@ -30,7 +30,8 @@ typedef struct job_rec {
     uint64_t bytes;
     int64_t interrupted; /* runs cut short by a crash or kill (re-queued at start) */
     json_t *result, *error, *timings, *devices;
-    int pinned; /* exempt from retention */
+    int pinned;    /* exempt from retention */
+    uint64_t disk; /* bytes of its files (for --keep-bytes) */
     /* live */
     int64_t iteration;
     double residual, updated;
@@ -78,6 +79,8 @@ void job_store_remove_at(job_store *s, size_t i);
 int job_store_recover(job_store *s, cls_error *err);
 /* Removes a job's directory, job.json first (io not held); err may be NULL. */
 int job_store_remove_dir(job_store *s, const char *id, cls_error *err);
+/* Bytes of the regular files in a job directory and its out/. */
+uint64_t job_store_dir_bytes(const char *dir);
 /* Writes text as DATA/jobs/ID/job.json durably (io held) and records the
  * outcome for the store's health. */
 int job_store_write_record(job_store *s, const char *id, const char *text, cls_error *err);

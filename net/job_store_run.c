@@ -298,6 +298,9 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
         r->store_error[0] = '\0';
         pending_free(r->pending);
         r->pending = NULL;
+        char dir[PATH_MAX];
+        job_store_dir_of(s, id, dir, sizeof dir);
+        r->disk = job_store_dir_bytes(dir); /* io held: no removal meanwhile */
     }
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_unlock(&s->io);
@@ -534,15 +537,19 @@ int job_store_pin(job_store *s, const char *id, int pinned, char **json, cls_err
 
 void job_store_retention(job_store *s)
 {
-    if (s->cfg.keep_count < 0 && s->cfg.keep_seconds < 0)
+    if (s->cfg.keep_count < 0 && s->cfg.keep_seconds < 0 && !s->cfg.keep_bytes)
         return;
     double now = job_store_wall_now();
     for (;;) {
         char victim[IDS_LEN + 1] = "";
         pthread_mutex_lock(&s->mu);
         int64_t finished = 0;
+        uint64_t bytes = 0;
         for (size_t i = 0; i < s->n; i++)
-            finished += is_finished(s->recs[i]->status) && !s->recs[i]->pinned;
+            if (is_finished(s->recs[i]->status) && !s->recs[i]->pinned) {
+                finished++;
+                bytes += s->recs[i]->disk;
+            }
         job_rec *oldest = NULL;
         for (size_t i = 0; i < s->n; i++) {
             job_rec *r = s->recs[i];
@@ -551,9 +558,9 @@ void job_store_retention(job_store *s)
             if (!oldest || r->finished < oldest->finished)
                 oldest = r;
         }
-        if (oldest &&
-            ((s->cfg.keep_count >= 0 && finished > s->cfg.keep_count) ||
-             (s->cfg.keep_seconds >= 0 && now - oldest->finished > s->cfg.keep_seconds))) {
+        if (oldest && ((s->cfg.keep_count >= 0 && finished > s->cfg.keep_count) ||
+                       (s->cfg.keep_seconds >= 0 && now - oldest->finished > s->cfg.keep_seconds) ||
+                       (s->cfg.keep_bytes && bytes > s->cfg.keep_bytes))) {
             memcpy(victim, oldest->id, sizeof victim);
             job_store_remove_at(s, job_store_find_index(s, oldest));
             job_store_rec_free(oldest);

@@ -44,6 +44,9 @@ enum MHD_Result routes_jobs_get(struct MHD_Connection *c, const http_server_conf
                                 const char *id);
 enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_config *cfg,
                                    const char *id);
+/* POST /v1/jobs/ID/pin (pin = 1), DELETE (pin = 0): exempt from retention. */
+enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_config *cfg,
+                                const char *id, int pin);
 enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
                                      const char *id);
 enum MHD_Result routes_jobs_residuals(struct MHD_Connection *c, const http_server_config *cfg,

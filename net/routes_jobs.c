@@ -316,6 +316,17 @@ routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_
             return NULL;
         }
     }
+    {
+        /* free-space admission: before any byte is stored (the reserve) */
+        char *endp;
+        unsigned long long need = cl ? strtoull(cl, &endp, 10) : 0;
+        cls_error derr;
+        if (job_store_disk_admit(cfg->store, need, &derr)) {
+            metrics_upload_rejected();
+            *replied = http_reply_problem(c, 507, "insufficient-storage", derr.msg, 0);
+            return NULL;
+        }
+    }
     const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
     if (ce && strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "identity") != 0) {
         *replied = http_reply_problem(c, 415, "unsupported-encoding",
@@ -384,7 +395,7 @@ void routes_jobs_post_refusal(const routes_post *p, unsigned *status, const char
     *status = p->err_status ? p->err_status : 500;
     *slug = p->err_status ? p->err_slug : "internal";
     *detail = p->err.msg;
-    *line = p->err_status == 400 ? p->err.line : 0;
+    *line = p->err_status == 400 || p->err_status == 413 ? p->err.line : 0;
     metrics_upload_rejected();
 }
 
@@ -400,6 +411,11 @@ enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t l
         cls_fail(&err, CLS_EINPUT, "the upload exceeds this daemon's limit of %llu bytes",
                  (unsigned long long)p->cfg->max_upload);
         routes_fail(p, 413, "upload-too-large", &err);
+        return MHD_NO;
+    }
+    if ((p->bytes >> 23) != ((p->bytes - len) >> 23) && /* every 8 MiB */
+        job_store_disk_admit(p->cfg->store, 0, &err)) {
+        routes_fail(p, 507, "insufficient-storage", &err);
         return MHD_NO;
     }
     if (p->multipart) {
@@ -471,8 +487,9 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
     if (p->err_status) {
         metrics_upload_rejected();
         job_store_incoming_discard(cfg->store, p->id);
-        enum MHD_Result q = http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
-                                               p->err_status == 400 ? p->err.line : 0);
+        enum MHD_Result q =
+            http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
+                               p->err_status == 400 || p->err_status == 413 ? p->err.line : 0);
         post_free(p);
         return q;
     }
@@ -626,6 +643,26 @@ enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_c
     case JOB_DEL_CANCEL_REQUESTED: return http_reply_json(c, 202, json);
     default: free(json); return http_reply(c, 204, NULL, NULL, 0);
     }
+}
+
+enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_config *cfg,
+                                const char *id, int pin)
+{
+    static const char *const names[] = {NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    char *json = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = job_store_pin(cfg->store, id, pin, &json, &err);
+    if (rc < 0)
+        return unknown_job(c, id);
+    if (rc > 0) {
+        free(json);
+        return http_reply_problem(c, 500, "internal", err.msg, 0);
+    }
+    return http_reply_json(c, 200, json);
 }
 
 /* Streams solution.bin as {"id":..,"n":N,"x":[...]} without loading it. */

@@ -47,7 +47,7 @@ import uuid
 
 DASH = ("—", "-", "–", "")
 JOB_EXIT = {"bad_input": 3, "not_converged": 4, "breakdown": 5, "bad_request": 2,
-            "internal": 1, "cancelled": 1}
+            "internal": 1, "cancelled": 1, "resources": 1}
 ID_RE = re.compile(r"^([A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+)")
 
 

@@ -30,6 +30,10 @@
  *              ENFILE, ENOMEM, EACCES, EROFS, EDQUOT). A rule whose text
  *              changes starts counting again. (tests/cli/test_daemon_store.sh
  *              fails every write of a job's life in turn.)
+ *   meminfo    a file read instead of /proc/meminfo (fopen): the memory a
+ *              test says the host has (MemTotal, MemAvailable), for the
+ *              admission and the reader's memory limit
+ *              (tests/cli/test_daemon_limits.sh)
  * Each injected fault appends a line to $CLSFAULT_DIR/log, so a test can
  * tell that its fault was met and not some other error.
  */
@@ -338,4 +342,34 @@ int open64(const char *path, int flags, ...)
         va_end(ap);
     }
     return open_common(path, flags, mode);
+}
+
+/* --- /proc/meminfo ("meminfo") --- */
+
+static FILE *fopen_common(const char *path, const char *mode, const char *sym)
+{
+    static FILE *(*real)(const char *, const char *);
+    static FILE *(*real64)(const char *, const char *);
+    FILE *(**r)(const char *, const char *) = sym[5] ? &real64 : &real;
+    if (!*r)
+        *r = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, sym);
+    const char *dir = getenv("CLSFAULT_DIR");
+    if (path && dir && *dir && !strcmp(path, "/proc/meminfo")) {
+        char alt[PATH_MAX];
+        snprintf(alt, sizeof alt, "%s/meminfo", dir);
+        FILE *f = (*r)(alt, mode);
+        if (f)
+            return f;
+    }
+    return (*r)(path, mode);
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+    return fopen_common(path, mode, "fopen");
+}
+
+FILE *fopen64(const char *path, const char *mode)
+{
+    return fopen_common(path, mode, "fopen64");
 }
