@@ -413,7 +413,7 @@ enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t l
         routes_fail(p, 413, "upload-too-large", &err);
         return MHD_NO;
     }
-    if ((p->bytes >> 23) != ((p->bytes - len) >> 23) && /* every 8 MiB */
+    if ((p->bytes >> 20) != ((p->bytes - len) >> 20) && /* every MiB */
         job_store_disk_admit(p->cfg->store, 0, &err)) {
         routes_fail(p, 507, "insufficient-storage", &err);
         return MHD_NO;
