@@ -68,6 +68,7 @@ class Daemon:
         self.host, self.port = u.hostname, u.port
         self.patience = patience
         self.local = threading.local()
+        self.quiet = None  # an Event: while set, requests wait
 
     def _conn(self):
         c = getattr(self.local, "c", None)
@@ -82,6 +83,10 @@ class Daemon:
         self.local.c = None
 
     def request(self, method, path, body=None, headers=None, retry=True):
+        if self.quiet is not None and self.quiet.is_set():
+            self._drop()  # idle: the samples see no client connection
+            while self.quiet.is_set():
+                time.sleep(0.05)
         end = time.time() + self.patience
         while True:
             t0 = time.perf_counter()
@@ -113,6 +118,7 @@ class Soak:
         self.errors = []
         self.stop = threading.Event()
         self.quiet = threading.Event()  # set: clients hold off (idle samples)
+        self.d.quiet = self.quiet
         self.idle_start = None
         self.accepted_at_start = 0
         self.bombs = 0
@@ -261,6 +267,7 @@ class Soak:
             except Exception as e:  # noqa: BLE001
                 self.err("client %d: %r" % (cid, e))
                 time.sleep(0.5)
+        self.d._drop()
 
     def killer(self, pidfile, t0):
         """SIGKILL rank 0 --kills times, evenly spread over the run."""
