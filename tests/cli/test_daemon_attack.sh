@@ -20,8 +20,8 @@
 #     and it is queued again for the next start.
 # Checked: every probe answered (a lockout is a failure; latencies are
 # printed, never judged), every POST accepted, each attack refused with the
-# problem the catalogue lists, rank 0 under 300 MB through the endless
-# header, the guard's drops in /metrics.
+# problem the catalogue lists, rank 0 growing by less than 64 MB through the
+# endless header, the guard's drops in /metrics.
 # errors.md: HTTP-503-BUSY JOB-CANCELLED-READING
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
@@ -75,7 +75,9 @@ import json, sys
 j = json.load(open(sys.argv[1])); o = j["outcome"]
 print("endless gzip header: HTTP %s after %s s, %.1f MB sent; rank 0 RSS %s MB before, peak %s MB" % (
     o["status"], o["seconds"], o["sent_bytes"] / 1e6, j["rss_before_mb"], j["rss_peak_mb"]))
-ok = o["status"] == 400 and "longer than 16 MiB" in o["body"] and j["rss_peak_mb"] < 300
+# the target is rank 0 under 300 MB (bench/attack.sh); here its growth, which a
+# sanitized build (larger to begin with) must keep small too
+ok = o["status"] == 400 and "longer than 16 MiB" in o["body"] and j["rss_peak_mb"] - j["rss_before_mb"] < 64
 sys.exit(0 if ok else 1)
 EOF
 $ATT header "$DURL" --gb 1 --plain --pid "$DRANK0" --after 0 --before 0 >"$TEST_TMP/header-plain.json" ||
@@ -176,7 +178,7 @@ id=$($DCLIENT submit "$DURL" "$LONG") || bad "submit the long read"
 wait_phase "$DURL" "$id" reading && ok || bad "the long read never reached its reading phase"
 sleep 0.5
 t0=$(date +%s.%N)
-code=$($DCLIENT request "$DURL" DELETE "/v1/jobs/$id" | head -1)
+code=$($DCLIENT request "$DURL" DELETE "/v1/jobs/$id" | sed -n 1p)
 [ "$code" = 202 ] && ok || bad "DELETE of a reading job: $code"
 j=$($DCLIENT wait "$DURL" "$id" --timeout 60)
 t1=$(date +%s.%N)
@@ -195,7 +197,7 @@ $PY -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["status
     "$D/jobs/$id/job.json" && ok || bad "the drained job is not queued again on disk: $(head -c 300 "$D/jobs/$id/job.json")"
 grep -q "stopped by the drain" "$D.log" && ok || bad "no log line for the drained job"
 daemon_start 1 "$D" || { bad "restart after the drain"; finish; }
-code=$($DCLIENT request "$DURL" DELETE "/v1/jobs/$id" | head -1)
+code=$($DCLIENT request "$DURL" DELETE "/v1/jobs/$id" | sed -n 1p)
 [ "$code" = 202 ] || [ "$code" = 200 ] && ok || bad "DELETE of the re-queued job: $code"
 $DCLIENT wait "$DURL" "$id" --timeout 60 >/dev/null || bad "the re-queued job did not end"
 daemon_stop 60 || bad "final drain"

@@ -22,6 +22,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
 [ -n "${CLSFAULT_LIB:-}" ] && [ -f "$CLSFAULT_LIB" ] || { echo "SKIP: CLSFAULT_LIB not built" >&2; exit 77; }
+# the preloaded library comes before the sanitizer's runtime in a sanitized
+# build (as in test_daemon_faults.sh)
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 D=$TEST_TMP/data
 F=$TEST_TMP/fault
 rm -rf "$D" "$D".* "$TEST_TMP"/data2* "$F"

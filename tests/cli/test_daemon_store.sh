@@ -24,6 +24,9 @@
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
 [ -n "${CLSFAULT_LIB:-}" ] && [ -f "$CLSFAULT_LIB" ] || { echo "SKIP: CLSFAULT_LIB not built" >&2; exit 77; }
+# the preloaded library comes before the sanitizer's runtime in a sanitized
+# build (as in test_daemon_faults.sh)
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 D=$TEST_TMP/data
 F=$TEST_TMP/fault
 rm -rf "$D" "$D".* "$F"
@@ -76,18 +79,18 @@ for q in "$A" "$B" "$E1"; do
     [ -f "$DATA/quarantine/$q/QUARANTINE.txt" ] && [ -f "$DATA/quarantine/$q/matrix.mtx" ] && ok ||
         bad "job $q not quarantined whole: $(ls "$DATA/quarantine/$q" 2>&1)"
     grep -q "job $q quarantined" "$D.log" && ok || bad "no log line for $q"
-    code=$($DCLIENT request "$DURL" GET "/v1/jobs/$q" | head -1)
+    code=$($DCLIENT request "$DURL" GET "/v1/jobs/$q" | sed -n 1p)
     [ "$code" = 404 ] && ok || bad "quarantined job $q answers $code"
 done
 grep -q "precond: 'ilu' is not one of" "$DATA/quarantine/$B/QUARANTINE.txt" && ok ||
     bad "the reason for $B: $(cat "$DATA/quarantine/$B/QUARANTINE.txt")"
 [ ! -e "$DATA/jobs/$C" ] && grep -q "finishing the removal of job $C" "$D.log" && ok ||
     bad "a job directory without job.json was not removed"
-code=$($DCLIENT request "$DURL" GET "/v1/jobs/$E2" | head -1)
+code=$($DCLIENT request "$DURL" GET "/v1/jobs/$E2" | sed -n 1p)
 [ "$code" = 200 ] && ok || bad "job $E2 (EMFILE twice) did not load: $code"
 $DCLIENT request "$DURL" GET /metrics | grep -q "^clsolve_store_quarantined_total 3$" && ok ||
     bad "metric: $($DCLIENT request "$DURL" GET /metrics | grep quarantined)"
-code=$($DCLIENT request "$DURL" GET /readyz | head -1)
+code=$($DCLIENT request "$DURL" GET /readyz | sed -n 1p)
 [ "$code" = 200 ] && ok || bad "readyz after the quarantine: $code"
 daemon_stop 120 || bad "final drain"
 finish
