@@ -4,14 +4,19 @@
  *   mpirun -np K clsolved --listen ADDR:PORT --data-dir DIR [--token-file F]
  *          [--max-upload BYTES] [--max-queued N] [--keep N|DURATION]
  *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
+ *          [--header-timeout S] [--connections-per-address N] [--health-reserve N]
+ *          [--drain-timeout S] [--max-nnz N] [--max-matrix-bytes BYTES]
  *          [--port-file F] [--pid-file F]
  *
  * Every rank starts here. MPI is initialised with MPI_THREAD_MULTIPLE: on
  * rank 0 the scheduler's thread and its lanes (small jobs solved at once on
- * MPI_COMM_SELF, net/scheduler.h) call MPI; the HTTP threads never do. All ranks gather the device
- * list, then rank 0 opens the job store (re-queueing what a crash interrupted), starts the HTTP
- * server and runs the scheduler, while the other ranks wait for jobs (net/job_proto.h: sleeping,
- * not spinning).
+ * MPI_COMM_SELF, net/scheduler.h) call MPI; the HTTP threads never do. Rank 0
+ * opens the job store (re-queueing what a crash interrupted) and starts the
+ * HTTP server first, so /healthz answers while the devices start (and
+ * /readyz says "starting"); then all ranks gather the device list, rank 0
+ * hands it to the server, writes the port and pid files (the sign that it is
+ * ready) and runs the scheduler, while the other ranks wait for jobs
+ * (net/job_proto.h: sleeping, not spinning).
  *
  * SIGTERM or SIGINT on rank 0 drains: new jobs get 503, the running job
  * finishes, queued jobs stay queued on disk for the next start, the
@@ -32,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -42,6 +48,7 @@
 #include "solver/dvec.h"
 #include "solver/pc.h"
 #include "kernels/tunedb.h"
+#include "net/admission.h"
 #include "net/cluster.h"
 #include "net/fileio.h"
 #include "net/http_server.h"
@@ -66,11 +73,29 @@ static const char usage[] =
     "  --token-file F         require 'Authorization: Bearer <contents of F>'\n"
     "  --max-upload BYTES     largest accepted upload (K, M, G suffixes; default 1G)\n"
     "  --max-queued N         queued jobs accepted at most (default 1000)\n"
-    "  --keep N|DURATION      keep N finished jobs, or those finished within\n"
-    "                         DURATION (30s, 15m, 12h, 7d); default: keep all\n"
+    "  --keep N|DURATION|all  keep N finished jobs, or those finished within\n"
+    "                         DURATION (30s, 15m, 12h, 7d), or all (default 30d)\n"
+    "  --keep-bytes SIZE|P%   keep finished jobs' files under SIZE (K, M, G, T) or P%\n"
+    "                         of the data directory's disk, oldest removed first\n"
+    "                         (default 25%; 0: no limit); pinned jobs are exempt\n"
+    "  --disk-reserve SIZE|P% free space an upload must leave on that disk (507\n"
+    "                         below it; default 5%, at most 1G)\n"
     "  --device SPEC          auto, cpu, gpu or an OpenCL device index (default auto)\n"
-    "  --max-connections N    concurrent HTTP connections (default 64)\n"
-    "  --timeout S            idle seconds before a connection is closed (default 60)\n"
+    "  --max-connections N    concurrent HTTP connections (default 256; beyond it the\n"
+    "                         oldest connection still waiting for headers is dropped)\n"
+    "  --connections-per-address N  connections from one client address (default 128)\n"
+    "  --health-reserve N     more connections for /healthz and /readyz only (default 8)\n"
+    "  --header-timeout S     seconds a request's headers may take, and an idle\n"
+    "                         keep-alive connection may wait (default 10)\n"
+    "  --timeout S            idle seconds before a connection is closed: the deadline\n"
+    "                         for each chunk of a body (default 30)\n"
+    "  --drain-timeout S      after SIGTERM, seconds the running job may take before it\n"
+    "                         is stopped and queued for the next start (default 600)\n"
+    "  --max-nnz N            entries, rows and columns a matrix may declare (413 above;\n"
+    "                         default: what half of rank 0's memory can read and the\n"
+    "                         devices together can hold)\n"
+    "  --max-matrix-bytes B   a matrix's text once decompressed (413 above; K, M, G, T;\n"
+    "                         default: 64 bytes per --max-nnz entry)\n"
     "  --port-file F          write the port listened on to F once ready\n"
     "  --pid-file F           write rank 0's pid to F (send it SIGTERM to drain)\n"
     "  --lanes N              small jobs run at once on rank 0 (default 4; 1: one\n"
@@ -84,7 +109,12 @@ typedef struct clsolved_opts {
     int max_queued;
     int64_t keep_count;
     double keep_seconds;
-    unsigned max_connections, timeout_s;
+    unsigned max_connections, timeout_s, per_address, health_reserve;
+    double header_timeout_s, drain_timeout_s;
+    int64_t max_nnz;                   /* 0: from the machine */
+    uint64_t max_matrix_bytes;         /* 0: from the machine */
+    uint64_t keep_bytes, disk_reserve; /* bytes, or (with the _pct flag) percent of the disk */
+    int keep_bytes_pct, disk_reserve_pct;
     int lanes;
     int64_t shared_max_entries;
 } clsolved_opts;
@@ -111,6 +141,10 @@ static int parse_u64(const char *s, uint64_t *out, int suffixes)
         case 'G':
             mul = 1024ull * 1024 * 1024;
             break;
+        case 't':
+        case 'T':
+            mul = 1024ull * 1024 * 1024 * 1024;
+            break;
         default:
             return -1;
         }
@@ -130,6 +164,11 @@ static int parse_keep(const char *s, clsolved_opts *o)
     size_t n = strlen(s);
     if (n == 0)
         return -1;
+    /* given: replaces the default age (a count alone is then the rule) */
+    o->keep_count = -1;
+    o->keep_seconds = -1;
+    if (!strcmp(s, "all"))
+        return 0;
     char unit = s[n - 1];
     if (unit >= '0' && unit <= '9') {
         if (parse_u64(s, &v, 0) || v > INT64_MAX)
@@ -153,9 +192,27 @@ static int parse_keep(const char *s, clsolved_opts *o)
 
 /* Every option takes a value. */
 static const char *const clsolved_options[] = {
-    "--listen",   "--data-dir",   "--token-file",         "--device", "--port-file",
-    "--pid-file", "--max-upload", "--max-queued",         "--keep",   "--max-connections",
-    "--timeout",  "--lanes",      "--shared-max-entries",
+    "--listen",
+    "--data-dir",
+    "--token-file",
+    "--device",
+    "--port-file",
+    "--pid-file",
+    "--max-upload",
+    "--max-queued",
+    "--keep",
+    "--max-connections",
+    "--timeout",
+    "--header-timeout",
+    "--connections-per-address",
+    "--health-reserve",
+    "--drain-timeout",
+    "--max-nnz",
+    "--max-matrix-bytes",
+    "--keep-bytes",
+    "--disk-reserve",
+    "--lanes",
+    "--shared-max-entries",
 };
 
 static int clsolved_option_known(const char *name)
@@ -175,9 +232,17 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     o->max_upload = 1024ull * 1024 * 1024;
     o->max_queued = 1000;
     o->keep_count = -1;
-    o->keep_seconds = -1;
-    o->max_connections = 64;
-    o->timeout_s = 60;
+    o->keep_seconds = 30 * 86400.0;
+    o->keep_bytes = 25;
+    o->keep_bytes_pct = 1;
+    o->disk_reserve = 5;
+    o->disk_reserve_pct = 1;
+    o->max_connections = 256;
+    o->timeout_s = 30;
+    o->per_address = 128;
+    o->health_reserve = 8;
+    o->header_timeout_s = 10;
+    o->drain_timeout_s = 600;
     o->lanes = 4;
     o->shared_max_entries = 4194304;
     for (int i = 1; i < argc; i++) {
@@ -250,6 +315,43 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             if (parse_u64(v, &u, 0) || u == 0 || u > 86400)
                 goto bad_value;
             o->timeout_s = (unsigned)u;
+        } else if (!strcmp(name, "--header-timeout")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > 3600)
+                goto bad_value;
+            o->header_timeout_s = (double)u;
+        } else if (!strcmp(name, "--connections-per-address")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
+                goto bad_value;
+            o->per_address = (unsigned)u;
+        } else if (!strcmp(name, "--health-reserve")) {
+            if (parse_u64(v, &u, 0) || u > 1000)
+                goto bad_value;
+            o->health_reserve = (unsigned)u;
+        } else if (!strcmp(name, "--keep-bytes") || !strcmp(name, "--disk-reserve")) {
+            int pct = strlen(v) > 1 && v[strlen(v) - 1] == '%';
+            char num[64];
+            snprintf(num, sizeof num, "%.*s", (int)strlen(v) - pct, v);
+            if (parse_u64(num, &u, !pct) || (pct && u > 100))
+                goto bad_value;
+            if (!strcmp(name, "--keep-bytes")) {
+                o->keep_bytes = u;
+                o->keep_bytes_pct = pct;
+            } else {
+                o->disk_reserve = u;
+                o->disk_reserve_pct = pct;
+            }
+        } else if (!strcmp(name, "--max-nnz")) {
+            if (parse_u64(v, &u, 0) || u == 0 || u > INT64_MAX)
+                goto bad_value;
+            o->max_nnz = (int64_t)u;
+        } else if (!strcmp(name, "--max-matrix-bytes")) {
+            if (parse_u64(v, &u, 1) || u == 0)
+                goto bad_value;
+            o->max_matrix_bytes = u;
+        } else if (!strcmp(name, "--drain-timeout")) {
+            if (parse_u64(v, &u, 0) || u > 7 * 86400)
+                goto bad_value;
+            o->drain_timeout_s = (double)u;
         } else {
             goto bad_arg;
         }
@@ -417,39 +519,91 @@ static int read_token(const char *path, char **token, cls_error *err)
     return *token ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory");
 }
 
-static int run_root(const clsolved_opts *o, int size, json_t *cluster, int lanes)
+/* Rank 0's parts: the token, the job store and the HTTP server. */
+typedef struct clsolved_root {
+    char *token;
+    job_store *store;
+    http_server *srv;
+} clsolved_root;
+
+static void root_close(clsolved_root *r)
+{
+    http_server_stop(r->srv);
+    job_store_close(r->store);
+    free(r->token);
+    memset(r, 0, sizeof *r);
+}
+
+/* The upload limits (admission.h): from the machine, or the options. The
+ * devices count once they are known (cluster). */
+static void root_limits(const clsolved_opts *o, json_t *cluster)
+{
+    uint64_t host = adm_meminfo("MemTotal"), dev = cluster ? adm_cluster_device_total(cluster) : 0;
+    adm_limits l;
+    adm_default_limits(host, dev, &l);
+    if (o->max_nnz)
+        l.max_nnz = o->max_nnz;
+    if (o->max_matrix_bytes)
+        l.max_matrix_bytes = o->max_matrix_bytes;
+    else if (o->max_nnz)
+        l.max_matrix_bytes = (uint64_t)l.max_nnz * 64u;
+    adm_limits_set(&l);
+    if (cluster)
+        fprintf(stderr,
+                "clsolved: limits: --max-nnz %lld, --max-matrix-bytes %llu (%s; %llu MB of memory "
+                "on rank 0, %llu MB on the devices)\n",
+                (long long)l.max_nnz, (unsigned long long)l.max_matrix_bytes,
+                o->max_nnz || o->max_matrix_bytes ? "as given" : "from the machine",
+                (unsigned long long)(host >> 20), (unsigned long long)(dev >> 20));
+}
+
+/* Opens the store and starts serving before the devices are up (see the
+ * top). Returns 0, or the exit code after printing why. */
+static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
 {
     cls_error err;
     cls_error_clear(&err);
-    char *token = NULL;
-    job_store *store = NULL;
-    http_server *srv = NULL;
-    int rc = 0;
-    if (o->token_file && read_token(o->token_file, &token, &err)) {
+    memset(r, 0, sizeof *r);
+    if (o->token_file && read_token(o->token_file, &r->token, &err)) {
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = 2;
-        goto out;
+        return 2;
     }
+    /* the disk's size decides the percentages (the directory first) */
+    uint64_t disk = 0;
+    struct statvfs fs;
+    if (fileio_mkdir(o->data_dir, &err) == CLS_OK && statvfs(o->data_dir, &fs) == 0)
+        disk = (uint64_t)fs.f_blocks * (uint64_t)fs.f_frsize;
+    uint64_t keep_bytes = o->keep_bytes_pct ? disk / 100 * o->keep_bytes : o->keep_bytes;
+    uint64_t reserve = o->disk_reserve_pct ? disk / 100 * o->disk_reserve : o->disk_reserve;
+    if (o->disk_reserve_pct && reserve > ((uint64_t)1 << 30))
+        reserve = (uint64_t)1 << 30;
     job_store_config sc = {.data_dir = o->data_dir,
                            .keep_count = o->keep_count,
                            .keep_seconds = o->keep_seconds,
+                           .keep_bytes = keep_bytes,
+                           .disk_reserve = reserve,
                            .max_queued = o->max_queued};
-    int src = job_store_open(&store, &sc, &err);
+    int src = job_store_open(&r->store, &sc, &err);
     if (src) {
         /* a --data-dir too long for the store's paths is a usage error */
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = src == CLS_EUSAGE ? 2 : 1;
-        goto out;
+        root_close(r);
+        return src == CLS_EUSAGE ? 2 : 1;
     }
     metrics_init(size);
+    metrics_add_source(job_store_metrics, r->store);
+    root_limits(o, NULL);
     http_server_config hc = {.listen = o->listen,
                              .max_upload = o->max_upload,
                              .max_connections = o->max_connections,
+                             .health_reserve = o->health_reserve,
+                             .per_address = o->per_address,
+                             .header_timeout_s = o->header_timeout_s,
                              .timeout_s = o->timeout_s,
                              .threads = 4,
-                             .token = token,
-                             .store = store,
-                             .cluster = cluster,
+                             .token = r->token,
+                             .store = r->store,
+                             .cluster = NULL,
                              .draining = &clsolved_stop};
     /* the HTTP threads inherit a mask without SIGTERM/SIGINT, so the
      * signals reach the main thread */
@@ -458,16 +612,27 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster, int lanes
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, &old);
-    int hrc = http_server_start(&srv, &hc, &err);
+    int hrc = http_server_start(&r->srv, &hc, &err);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (hrc) {
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = hrc == CLS_EUSAGE ? 2 : 1;
-        goto out;
+        root_close(r);
+        return hrc == CLS_EUSAGE ? 2 : 1;
     }
+    return 0;
+}
+
+/* The devices are up: ready. Runs the scheduler until a drain. */
+static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *cluster,
+                    int lanes)
+{
+    cls_error err;
+    cls_error_clear(&err);
+    http_server_set_cluster(r->srv, cluster);
+    root_limits(o, cluster);
     fprintf(stderr, "clsolved: listening on %s (port %u), %d rank%s, data in %s%s\n", o->listen,
-            http_server_port(srv), size, size == 1 ? "" : "s", o->data_dir,
-            token ? ", bearer token required" : "");
+            http_server_port(r->srv), size, size == 1 ? "" : "s", o->data_dir,
+            r->token ? ", bearer token required" : "");
     if (o->pid_file) {
         char buf[24];
         int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
@@ -476,35 +641,24 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster, int lanes
     }
     if (o->port_file) {
         char buf[16];
-        int n = snprintf(buf, sizeof buf, "%u\n", http_server_port(srv));
+        int n = snprintf(buf, sizeof buf, "%u\n", http_server_port(r->srv));
         if (fileio_write_durable(o->port_file, buf, (size_t)n, &err))
             fprintf(stderr, "clsolved: %s\n", err.msg);
     }
-    scheduler_config sched = {.store = store,
+    scheduler_config sched = {.store = r->store,
                               .device = o->device,
                               .stop = &clsolved_stop,
                               .retention_every_s = 60,
+                              .drain_timeout_s = o->drain_timeout_s,
+                              .cluster = cluster,
+                              .nranks = size,
                               .lanes = lanes,
                               .shared_max_entries = o->shared_max_entries};
     figures_start(); /* in the background: jobs do not wait for it */
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     fprintf(stderr, "clsolved: drained, exiting\n");
-    http_server_stop(srv);
-    srv = NULL;
-    job_store_close(store);
-    free(token);
+    root_close(r);
     return 0;
-out : {
-    /* the workers are waiting for a job: tell them to exit */
-    job_proto_msg m;
-    memset(&m, 0, sizeof m);
-    m.cmd = JOB_PROTO_EXIT;
-    job_proto_send(MPI_COMM_WORLD, &m);
-}
-    http_server_stop(srv);
-    job_store_close(store);
-    free(token);
-    return rc;
 }
 
 int main(int argc, char **argv)
@@ -535,6 +689,8 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
+    clsolved_root root;
+    int rc = rank == 0 ? root_open(&o, size, &root) : 0;
     json_t *cluster = NULL;
     cls_error err;
     cls_error_clear(&err);
@@ -550,11 +706,17 @@ int main(int argc, char **argv)
                     provided);
         lanes = 1;
     }
-    int rc;
-    if (rank == 0)
-        rc = run_root(&o, size, cluster, lanes);
-    else
+    if (rank == 0 && rc) {
+        /* the workers are waiting for a job: tell them to exit */
+        job_proto_msg m;
+        memset(&m, 0, sizeof m);
+        m.cmd = JOB_PROTO_EXIT;
+        job_proto_send(MPI_COMM_WORLD, &m);
+    } else if (rank == 0) {
+        rc = root_run(&o, size, &root, cluster, lanes);
+    } else {
         rc = scheduler_run_worker(MPI_COMM_WORLD, o.device);
+    }
     json_decref(cluster);
     dsys_warm_release_all(); /* the devices kept warm between jobs */
     pc_cache_clear();        /* the preconditioner set-ups kept for reuse */

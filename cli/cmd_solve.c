@@ -28,6 +28,25 @@
 #include "common/timer.h"
 #include "matrices/mm.h"
 #include "solver/dsolve.h"
+
+/* The memory the host has free (/proc/meminfo's MemAvailable) less 256 MB
+ * for the rest of the solve's set-up; 0 (no limit) when unknown. */
+static uint64_t solve_memory_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    uint64_t kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "MemAvailable:", 13)) {
+            kb = strtoull(line + 13, NULL, 10);
+            break;
+        }
+    fclose(f);
+    uint64_t b = kb * 1024u, slack = (uint64_t)256 << 20;
+    return b > 2 * slack ? b - slack : b / 2;
+}
 #include "solver/dvec.h"
 
 typedef struct progress {
@@ -185,6 +204,9 @@ int cmd_solve(int argc, char **argv)
     progress pr = {.start = cls_now(), .tty = rank == 0 && isatty(2)};
     opt->monitor = progress_monitor;
     opt->monitor_ctx = &pr;
+    /* never the OOM killer: the reader stops, with the figures, before it
+     * outgrows the memory the host has free (mm_read_options.max_memory) */
+    dopt.read_max_memory = solve_memory_available();
     int rc = dsolve_file_rhs(MPI_COMM_WORLD, path, bpaths, nb, x0path, &dopt, &rep, &x, &err);
     const int k = rep.nrhs > 0 ? rep.nrhs : 1;
     const int rhs_is_A1 = bpath == NULL;

@@ -272,16 +272,12 @@ json_t *job_params_to_json(const job_params *p)
     return p->options ? json_deep_copy(p->options) : json_object();
 }
 
-/* A choice from a stored record. One that does not fit is none of the
- * values (none, jacobi, cg, double, float), and cut to fit it could end
- * inside a UTF-8 sequence, which job_params_to_json could not write back
- * (jansson refuses the string and the key would vanish from the record):
- * the default stays. */
-static void stored_choice(char *dst, size_t cap, json_t *params, const char *key)
+/* "stored parameters: " before the message err holds. */
+static int stored_fail(cls_error *err)
 {
-    const char *s = json_string_value(json_object_get(params, key));
-    if (s && strlen(s) < cap)
-        memcpy(dst, s, strlen(s) + 1);
+    char m[sizeof err->msg];
+    snprintf(m, sizeof m, "%s", err->msg);
+    return cls_fail(err, CLS_EINPUT, "stored parameters: %s", m);
 }
 
 int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_error *err)
@@ -289,41 +285,40 @@ int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_er
     job_params_init(p);
     if (!kind || strlen(kind) >= sizeof p->kind)
         return cls_fail(err, CLS_EINPUT, "stored job has no kind");
-    snprintf(p->kind, sizeof p->kind, "%s", kind);
     if (!json_is_object(params))
         return cls_fail(err, CLS_EINPUT, "stored job has no parameters");
+    /* a stored record is checked as the request was: through the setters
+     * (a record an older daemon or a hand wrote is refused, never run) */
+    int rc = job_params_set(p, "kind", kind, err);
+    if (rc)
+        return stored_fail(err);
     if (!job_params_is_cg(p)) {
         p->options = json_deep_copy(params);
-        return CLS_OK;
+        return p->options ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory");
     }
-    json_t *t = json_object_get(params, "tol");
-    if (json_is_number(t))
-        p->tol = json_number_value(t);
-    json_t *m = json_object_get(params, "maxiter");
-    if (json_is_integer(m))
-        p->maxiter = json_integer_value(m);
-    /* the preconditioner through its parse function; a stored value it
-     * refuses (an older or damaged record) leaves the default */
+    const char *key;
+    json_t *v;
+    json_object_foreach(params, key, v)
     {
-        const char *pn = json_string_value(json_object_get(params, "precond"));
-        cls_error e;
-        if (pn && pc_options_set(&p->pc, "precond", pn, &e) == CLS_OK)
-            snprintf(p->precond, sizeof p->precond, "%s", pc_name(p->pc.type));
-        const char *keys[] = {"precond_degree", "precond_lanczos", "precond_sweeps",
-                              "precond_shift", "precond_reuse"};
-        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-            json_t *v = json_object_get(params, keys[i]);
-            char buf[64];
-            if (json_is_integer(v))
-                snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
-            else if (json_is_real(v))
-                snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
-            else
-                continue;
-            pc_options_set(&p->pc, keys[i], buf, &e); /* a refused value keeps the default */
-        }
+        char buf[64];
+        const char *text = NULL;
+        if (json_is_string(v))
+            text = json_string_value(v);
+        else if (json_is_integer(v))
+            snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v)), text = buf;
+        else if (json_is_real(v))
+            snprintf(buf, sizeof buf, "%.17g", json_real_value(v)), text = buf;
+        else if (json_is_null(v) && !strcmp(key, "maxiter"))
+            continue; /* the solver's default */
+        if (!text || !strcmp(key, "kind"))
+            rc = cls_fail(err, CLS_EINPUT, "'%.64s' is not a stored parameter value", key);
+        else
+            rc = job_params_set(p, key, text, err);
+        if (rc)
+            return stored_fail(err);
     }
-    stored_choice(p->method, sizeof p->method, params, "method");
-    stored_choice(p->precision, sizeof p->precision, params, "precision");
+    p->cg_given[0] = '\0';
+    if ((rc = job_params_finish(p, err)))
+        return stored_fail(err);
     return CLS_OK;
 }

@@ -30,7 +30,23 @@ static struct {
         double busy;
     } dev[METRICS_MAX_DEVICES];
     int ndev;
+    struct {
+        metrics_source_fn fn;
+        void *ctx;
+    } src[8];
+    int nsrc;
 } m = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+void metrics_add_source(metrics_source_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&m.mu);
+    if (m.nsrc < 8) {
+        m.src[m.nsrc].fn = fn;
+        m.src[m.nsrc].ctx = ctx;
+        m.nsrc++;
+    }
+    pthread_mutex_unlock(&m.mu);
+}
 
 void metrics_init(int ranks)
 {
@@ -203,7 +219,14 @@ char *metrics_render(job_store *store)
     sb_printf(&b, "# HELP clsolve_uptime_seconds Seconds since the daemon started.\n"
                   "# TYPE clsolve_uptime_seconds gauge\nclsolve_uptime_seconds %.3f\n",
               cls_now() - m.start);
+    int nsrc = m.nsrc;
     pthread_mutex_unlock(&m.mu);
+    for (int i = 0; i < nsrc; i++) {
+        char *t = m.src[i].fn(m.src[i].ctx);
+        if (t)
+            sb_printf(&b, "%s", t);
+        free(t);
+    }
     if (b.oom) {
         free(b.p);
         return NULL;

@@ -21,6 +21,11 @@ void metrics_job_finished(job_status st, double solve_s, int64_t iterations);
 /* Busy seconds of one device (set-up plus iterations of a job part). */
 void metrics_device_busy(int rank, int index, const char *name, double seconds);
 void metrics_http_response(unsigned status);
+/* More figures from other modules (the connection guard, the job store's
+ * health, the disk): fn returns Prometheus text (malloc'ed, or NULL), which
+ * the page ends with. At most 8; registered before the server starts. */
+typedef char *(*metrics_source_fn)(void *ctx);
+void metrics_add_source(metrics_source_fn fn, void *ctx);
 /* The page (malloc'ed). */
 char *metrics_render(job_store *store);
 

@@ -24,6 +24,7 @@
 #include "../common/timer.h"
 #include "../matrices/mm.h"
 #include "../solver/dsolve.h"
+#include "admission.h"
 #include "cluster.h"
 #include "fileio.h"
 #include "job_files.h"
@@ -37,9 +38,29 @@
 typedef struct sched_monitor_ctx {
     job_store *store;
     const char *id;
-    int cancelled;
+    const scheduler_config *cfg;
+    int cancelled; /* DELETE */
+    int drained;   /* stopped by a drain that ran out of time: queued again */
     int started;
 } sched_monitor_ctx;
+
+/* When the drain began (0: not draining); the lanes' monitors read it
+ * too, hence the lock. */
+static double sched_drain_since;
+static pthread_mutex_t sched_drain_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* 1 once a drain has given the running jobs their time. */
+static int sched_drain_over(const scheduler_config *cfg)
+{
+    if (!*cfg->stop)
+        return 0;
+    pthread_mutex_lock(&sched_drain_mu);
+    if (sched_drain_since == 0)
+        sched_drain_since = cls_now();
+    double since = sched_drain_since;
+    pthread_mutex_unlock(&sched_drain_mu);
+    return cls_now() - since > cfg->drain_timeout_s;
+}
 
 static int sched_monitor(void *ctx, int64_t it, double res)
 {
@@ -50,7 +71,22 @@ static int sched_monitor(void *ctx, int64_t it, double res)
     }
     if (job_store_progress(c->store, c->id, it, res))
         c->cancelled = 1;
-    return c->cancelled;
+    if (!c->cancelled && sched_drain_over(c->cfg))
+        c->drained = 1;
+    return c->cancelled || c->drained;
+}
+
+/* The reader's callback (mm_read_options): DELETE and the drain stop a
+ * long read, as they stop iterations. */
+static int sched_read_progress(void *ctx, int64_t bytes)
+{
+    sched_monitor_ctx *c = ctx;
+    (void)bytes;
+    if (job_store_cancel_requested(c->store, c->id))
+        c->cancelled = 1;
+    else if (sched_drain_over(c->cfg))
+        c->drained = 1;
+    return c->cancelled || c->drained;
 }
 
 /* Replaces every occurrence of `from` in s (cap bytes) by `to`. */
@@ -107,6 +143,7 @@ static void user_message(char *msg, size_t cap, const job_claim *c, const char *
     char dir[PATH_MAX + 2];
     snprintf(dir, sizeof dir, "%s/", c->dir);
     str_replace_all(msg, cap, dir, "");
+    str_replace_all(msg, cap, c->dir, "the job directory");
 }
 
 static const char *error_code_name(int rc)
@@ -202,6 +239,7 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
     m->pc = c->params.pc;
     m->precision = !strcmp(c->params.precision, "float") ? LA_FLOAT : LA_DOUBLE;
     m->method = SOLVER_CG;
+    m->devices_per_rank = 1;
     return CLS_OK;
 }
 
@@ -216,19 +254,23 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->solve.precision = (la_precision)m->precision;
     o->solve.method = (solver_method)m->method;
     o->solve.device = device;
-    o->devices_per_rank = 1;
+    o->devices_per_rank = m->devices_per_rank > 1 ? m->devices_per_rank : 1;
 }
 
 /* Runs a cg job. collective: every rank of comm is told (job_proto) and
  * solves it with rank 0; otherwise comm is MPI_COMM_SELF and the job runs
- * on this rank alone, in a lane. */
-static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, const job_claim *c)
+ * on this rank alone, in a lane. est and read_budget: the admission's
+ * estimate and the reader's memory budget (admission.h). */
+static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, const job_claim *c,
+                   const adm_estimate *est, uint64_t read_budget)
 {
     job_store *s = cfg->store;
     job_proto_msg m;
     cls_error err;
     cls_error_clear(&err);
-    if (fill_msg(&m, c, &err)) {
+    int bad = fill_msg(&m, c, &err);
+    m.devices_per_rank = est && est->devices_per_rank > 1 ? est->devices_per_rank : 1;
+    if (bad) {
         if (job_store_complete(s, c->id, JOB_FAILED, NULL,
                                error_json("internal", CLS_EOTHER, err.msg, 0), NULL, NULL, &err))
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
@@ -241,9 +283,12 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
 
     dsolve_options o;
     msg_options(&m, cfg->device, &o);
-    sched_monitor_ctx mc = {.store = s, .id = c->id};
+    sched_monitor_ctx mc = {.store = s, .id = c->id, .cfg = cfg};
     o.solve.monitor = sched_monitor;
     o.solve.monitor_ctx = &mc;
+    o.read_progress = sched_read_progress;
+    o.read_ctx = &mc;
+    o.read_max_memory = read_budget;
     dsolve_report rep;
     double *x = NULL;
     int rc = dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL,
@@ -251,6 +296,16 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
     double total = cls_now() - t0;
     user_message(err.msg, sizeof err.msg, c, m.a_path, m.b_path, m.x0_path);
 
+    if (mc.drained) {
+        /* the drain ran out of time: the job runs again at the next start */
+        free(x);
+        dsolve_report_free(&rep);
+        if (job_store_requeue(s, c->id, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        fprintf(stderr, "clsolved: job %s stopped by the drain after %.0f s; queued again\n", c->id,
+                cfg->drain_timeout_s);
+        return;
+    }
     job_status st = rc == CLS_OK ? JOB_SUCCEEDED : JOB_FAILED;
     if (mc.cancelled)
         st = JOB_CANCELLED;
@@ -264,6 +319,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         if (write_solution(c->dir, x, rep.rows, rep.nrhs, comment, &werr)) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
+            user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
             error = error_json("internal", CLS_EOTHER, werr.msg, 0);
         }
     }
@@ -271,10 +327,15 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         write_residuals(c->dir, c->id, rep.cg.history, rep.cg.nhistory, 0, &werr) && !error) {
         st = JOB_FAILED;
         rc = CLS_EOTHER;
+        user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
         error = error_json("internal", CLS_EOTHER, werr.msg, 0);
     }
     if (!error && st == JOB_CANCELLED)
-        error = error_json("cancelled", CLS_EOTHER, err.msg[0] ? err.msg : "cancelled", 0);
+        error = error_json("cancelled", CLS_EOTHER,
+                           strstr(err.msg, "reading stopped") ? "cancelled while reading the matrix"
+                           : err.msg[0]                       ? err.msg
+                                                              : "cancelled",
+                           0);
     else if (!error && rc != CLS_OK)
         error = error_json(error_code_name(rc), rc, err.msg, err.line);
 
@@ -462,6 +523,71 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
 }
 #endif
 
+/* The measured text of a job's matrix: recorded at upload (gzip inflated
+ * whole there), else the size of a plain file; -1 when unknown. */
+static int64_t sched_text_bytes(const job_claim *c, const char *path)
+{
+    if (c->in.matrix_text_bytes > 0)
+        return c->in.matrix_text_bytes;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    unsigned char magic[2] = {0, 0};
+    size_t n = fread(magic, 1, 2, f);
+    int gz = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    fclose(f);
+    return gz ? -1 : (int64_t)size;
+}
+
+/* Admission of the oldest queued cg job (admission.h). WAIT leaves it
+ * queued with a note; NEVER fails it at once; RUN gives the estimate and
+ * the reader's memory budget. */
+static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_estimate *est,
+                       uint64_t *budget)
+{
+    char path[PATH_MAX + 16], why[512];
+    memset(est, 0, sizeof *est);
+    est->devices_per_rank = 1;
+    *budget = 0;
+    if (snprintf(path, sizeof path, "%s/matrix.mtx", c->dir) >= (int)sizeof path)
+        return ADM_RUN;
+    mm_header h;
+    cls_error err;
+    if (mm_read_header(path, &h, &err))
+        return ADM_RUN; /* the run fails with the reader's own message */
+    adm_machine mach = {.host_total = adm_meminfo("MemTotal"),
+                        .host_available = adm_meminfo("MemAvailable"),
+                        .nranks = cfg->nranks,
+                        .cluster = cfg->cluster};
+    int v = adm_decide(&h, sched_text_bytes(c, path), &mach, est, why, sizeof why);
+    if (v == ADM_WAIT) {
+        job_store_set_note(cfg->store, c->id, why);
+        return v;
+    }
+    if (v == ADM_NEVER) {
+        char msg[800];
+        snprintf(msg, sizeof msg, "%.200s: this job %.511s", c->in.matrix_name, why);
+        fprintf(stderr, "clsolved: job %s refused: %s\n", c->id, msg);
+        if (job_store_complete(cfg->store, c->id, JOB_FAILED, NULL,
+                               error_json("resources", CLS_EOTHER, msg, 0), NULL, NULL, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        metrics_job_finished(JOB_FAILED, 0, 0);
+        return v;
+    }
+    job_store_set_note(cfg->store, c->id, NULL);
+    if (mach.host_available > ((uint64_t)256 << 20))
+        *budget = mach.host_available - ((uint64_t)256 << 20);
+    return ADM_RUN;
+}
+
+/* Sleeps up to `seconds`, waking early when a drain begins. */
+static void sched_pause(const scheduler_config *cfg, double seconds)
+{
+    for (double t = 0; t < seconds && !*cfg->stop; t += 0.05)
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+}
+
 /* ------------------------------------------------------------------ lanes
  *
  * A system too small to fill a device leaves most of it idle, and a GPU's
@@ -492,13 +618,18 @@ typedef struct lane_job {
     sched_lanes *L;
     job_claim claim;
     int lane;
+    adm_estimate est;
+    uint64_t budget;
 } lane_job;
 
 static void *lane_run(void *arg)
 {
     lane_job *j = arg;
-    run_cg(MPI_COMM_SELF, 0, j->cfg, &j->claim);
+    run_cg(MPI_COMM_SELF, 0, j->cfg, &j->claim, &j->est, j->budget);
     job_params_free(&j->claim.params);
+    /* --keep and --keep-bytes count this job at once, as after an exclusive
+     * job (the scheduler's thread may be waiting for the queue) */
+    job_store_retention(j->cfg->store);
     pthread_mutex_lock(&j->L->mu);
     j->L->busy--;
     j->L->used &= ~(1u << j->lane);
@@ -550,7 +681,10 @@ static json_t *placement_json(const char *mode, int lane, int lanes, int running
 
 int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
 {
-    double last_retention = cls_now();
+    double last_retention = cls_now(), last_retry = 0;
+    pthread_mutex_lock(&sched_drain_mu);
+    sched_drain_since = 0;
+    pthread_mutex_unlock(&sched_drain_mu);
     int size = 1;
     MPI_Comm_size(comm, &size);
     sched_lanes L = {.max = cfg->lanes > 1 ? cfg->lanes : 1};
@@ -566,9 +700,38 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
             break;
         job_claim c;
         cls_error err;
-        int got = job_store_claim_next(cfg->store, 0.25, &c, &err);
+        cls_error_clear(&err);
+        if (cls_now() - last_retry > 1.0) {
+            /* final states whose records could not be written */
+            last_retry = cls_now();
+            if (job_store_retry_pending(cfg->store, &err))
+                fprintf(stderr, "clsolved: job store: %s (retrying)\n", err.msg);
+        }
+        job_claim peek;
+        if (!job_store_peek_queued(cfg->store, 0.25, &peek)) {
+            if (cls_now() - last_retention > cfg->retention_every_s) {
+                job_store_retention(cfg->store);
+                last_retention = cls_now();
+            }
+            continue;
+        }
+        adm_estimate est = {0};
+        uint64_t budget = 0;
+        int verdict = ADM_RUN;
+        if (job_params_is_cg(&peek.params))
+            verdict = sched_admit(cfg, &peek, &est, &budget);
+        job_params_free(&peek.params);
+        if (verdict == ADM_WAIT) {
+            sched_pause(cfg, 1.0);
+            continue;
+        }
+        if (verdict == ADM_NEVER)
+            continue; /* failed at once */
+        int got = job_store_claim(cfg->store, peek.id, &c, &err);
         if (got < 0) {
-            fprintf(stderr, "clsolved: %s\n", err.msg);
+            /* the job stays queued (the disk says so); try again shortly */
+            fprintf(stderr, "clsolved: job store: %s (retrying)\n", err.msg);
+            sched_pause(cfg, 1.0);
             continue;
         }
         if (got == 1) {
@@ -591,13 +754,14 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
                                         placement_json("shared", lane, L.max, running, 1));
                 int started = 0;
                 if (j) {
-                    *j = (lane_job){cfg, &L, c, lane};
+                    est.devices_per_rank = 1; /* a lane has one device */
+                    *j = (lane_job){cfg, &L, c, lane, est, budget};
                     started = pthread_create(&tid, &at, lane_run, j) == 0;
                 }
                 pthread_attr_destroy(&at);
                 if (!started) { /* no thread: run it here, as a lane would */
                     free(j);
-                    run_cg(MPI_COMM_SELF, 0, cfg, &c);
+                    run_cg(MPI_COMM_SELF, 0, cfg, &c, &est, budget);
                     job_params_free(&c.params);
                     pthread_mutex_lock(&L.mu);
                     L.busy--;
@@ -613,7 +777,7 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
                 job_store_set_placement(cfg->store, c.id,
                                         placement_json("exclusive", -1, L.max, 1, cg ? size : 1));
                 if (cg)
-                    run_cg(comm, 1, cfg, &c);
+                    run_cg(comm, 1, cfg, &c, &est, budget);
 #ifdef CLS_NET_HAVE_PHYSICS
                 else
                     run_physics(cfg, &c);
@@ -637,6 +801,12 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
     lanes_wait(&L, 0, cfg->stop, 1);
     pthread_mutex_destroy(&L.mu);
     pthread_cond_destroy(&L.cv);
+    /* a last try for final states still unwritten (else the jobs run again
+     * at the next start: the disk says running) */
+    cls_error err;
+    if (job_store_retry_pending(cfg->store, &err))
+        fprintf(stderr, "clsolved: job store: %s; those jobs run again at the next start\n",
+                err.msg);
     job_proto_msg m;
     memset(&m, 0, sizeof m);
     m.cmd = JOB_PROTO_EXIT;

@@ -311,7 +311,10 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         mm_header h;
         mm_read_stats st;
         memset(&st, 0, sizeof st);
-        rc = mm_read_csr(a_path, NULL, &A, &h, &st, err);
+        mm_read_options ro = {.progress = opt->read_progress,
+                              .progress_ctx = opt->read_ctx,
+                              .max_memory = opt->read_max_memory};
+        rc = mm_read_csr(a_path, &ro, &A, &h, &st, err);
         if (!rc) {
             hdr.nrows = A.nrows;
             hdr.ncols = A.ncols;

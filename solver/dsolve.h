@@ -100,6 +100,11 @@ typedef struct dsolve_options {
     int devices_per_rank;      /* 0: the length of a device list, else one */
     int64_t min_rows_per_part; /* 0: PART_MIN_ROWS_DEFAULT (partition.h) */
     int read_everywhere;       /* every rank reads the file itself */
+    int (*read_progress)(void *ctx,
+                         int64_t bytes); /* the reader's progress callback
+                                          * (rank 0; mm_read_options): non-zero stops the read */
+    void *read_ctx;
+    uint64_t read_max_memory; /* the reader's memory limit (mm_read_options), 0: none */
     int verbose;               /* rank 0 prints the layout to stderr */
     dsolve_engine engine;      /* AUTO: local for one part (CG), else distributed */
     int prewarm;               /* one rank, one device: start the device's OpenCL

@@ -88,7 +88,7 @@ static void expect_fail_path(const char *what, const char *path, int threads, lo
     csr_matrix A;
     cls_error e;
     cls_error_clear(&e);
-    mm_read_options o = {threads};
+    mm_read_options o = {.threads = threads};
     int rc = mm_read_csr(path, &o, &A, NULL, NULL, &e);
     CHECK_MSG(rc == CLS_EINPUT, "%s: rc %d, msg '%s'", what, rc, e.msg);
     char prefix[600];
@@ -110,7 +110,7 @@ static int read_ok(const char *path, int threads, csr_matrix *A, mm_header *h, m
 {
     cls_error e;
     cls_error_clear(&e);
-    mm_read_options o = {threads};
+    mm_read_options o = {.threads = threads};
     int rc = mm_read_csr(path, &o, A, h, st, &e);
     CHECK_MSG(rc == CLS_OK, "%s: rc %d: %s", path, rc, e.msg);
     return rc;
@@ -1085,7 +1085,7 @@ static void test_mapped(void)
             const char *pb = write_bytes(name, t2, m);
             cls_error e0;
             csr_matrix A;
-            mm_read_options o1 = {1};
+            mm_read_options o1 = {.threads = 1};
             set_nomap(1);
             CHECK(mm_read_csr(pb, &o1, &A, NULL, NULL, &e0) == CLS_EINPUT);
             set_nomap(0);
@@ -1095,7 +1095,7 @@ static void test_mapped(void)
                 for (int blk = 0; blk < 2; blk++) {
                     mm_set_block_size(blk ? 4096 : 0);
                     cls_error e;
-                    mm_read_options o = {tc[q]};
+                    mm_read_options o = {.threads = tc[q]};
                     CHECK(mm_read_csr(pb, &o, &A, NULL, NULL, &e) == CLS_EINPUT);
                     CHECK_MSG(e.line == e0.line && strcmp(e.msg, e0.msg) == 0,
                               "variant %d bad %d threads %d: '%s' vs read path '%s'", variant,
