@@ -49,5 +49,6 @@ int cmd_status(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
 
 #endif

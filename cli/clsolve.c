@@ -149,6 +149,7 @@ int main(int argc, char **argv)
         {"curvature", cmd_curvature}, {"deform", cmd_deform}, {"springs", cmd_springs},
         {"nbody", cmd_nbody},         {"submit", cmd_submit}, {"status", cmd_status},
         {"wait", cmd_wait},           {"fetch", cmd_fetch},   {"cancel", cmd_cancel},
+        {"rm", cmd_rm},
     };
     if (argc < 2) {
         fputs(usage, stderr);

@@ -539,27 +539,73 @@ int cmd_fetch(int argc, char **argv)
     return rc;
 }
 
+/* The 409 of a cancel or a delete: the job's state decides the message. */
+static int client_conflict(const client *c, const http_response *r, const char *id)
+{
+    json_t *p = json_loads(r->body ? r->body : "", 0, NULL);
+    const char *st = json_string_value(json_object_get(p, "job_status"));
+    if (!st)
+        st = "in another state";
+    if (!strcmp(c->cmd, "cancel"))
+        fprintf(stderr, "clsolve cancel: job %s already %s: nothing to cancel (its results are kept)\n",
+                id, st);
+    else
+        fprintf(stderr, "clsolve rm: job %s is %s: cancel it first (clsolve cancel %s)\n", id, st,
+                id);
+    json_decref(p);
+    return CLS_EOTHER;
+}
+
 int cmd_cancel(int argc, char **argv)
 {
     client c;
     id_args ia;
     parse_id_cmd(argc, argv, "cancel", &c, &ia, 0, 0, 0);
+    char target[80];
+    snprintf(target, sizeof target, "/v1/jobs/%s/cancel", ia.id);
+    http_response r;
+    cls_error err;
+    int rc = http_request(&c.url, "POST", target, c.token, NULL, NULL, 0, -1, &r, &err);
+    if (rc) {
+        fprintf(stderr, "clsolve cancel: %s\n", err.msg);
+        client_free(&c);
+        return CLS_EOTHER;
+    }
+    json_t *job = r.status == 202 ? json_loads(r.body, 0, NULL) : NULL;
+    const char *st = json_string_value(json_object_get(job, "status"));
+    if (r.status == 202 && st && !strcmp(st, "cancelled"))
+        printf("job %s cancelled\n", ia.id);
+    else if (r.status == 202)
+        printf("job %s: cancel requested; it stops at its next iteration\n", ia.id);
+    else if (r.status == 409)
+        rc = client_conflict(&c, &r, ia.id);
+    else
+        rc = client_http_error(&c, &r);
+    json_decref(job);
+    http_response_free(&r);
+    client_free(&c);
+    return rc;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+    client c;
+    id_args ia;
+    parse_id_cmd(argc, argv, "rm", &c, &ia, 0, 0, 0);
     char target[64];
     snprintf(target, sizeof target, "/v1/jobs/%s", ia.id);
     http_response r;
     cls_error err;
     int rc = http_request(&c.url, "DELETE", target, c.token, NULL, NULL, 0, -1, &r, &err);
     if (rc) {
-        fprintf(stderr, "clsolve cancel: %s\n", err.msg);
+        fprintf(stderr, "clsolve rm: %s\n", err.msg);
         client_free(&c);
         return CLS_EOTHER;
     }
-    if (r.status == 200)
-        printf("job %s cancelled\n", ia.id);
-    else if (r.status == 202)
-        printf("job %s: cancel requested; it stops at its next iteration\n", ia.id);
-    else if (r.status == 204)
+    if (r.status == 204)
         printf("job %s removed with its files\n", ia.id);
+    else if (r.status == 409)
+        rc = client_conflict(&c, &r, ia.id);
     else
         rc = client_http_error(&c, &r);
     http_response_free(&r);

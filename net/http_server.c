@@ -138,6 +138,7 @@ enum route {
     R_JOB,
     R_SOLUTION,
     R_RESIDUALS,
+    R_CANCEL,
     R_FILES,
     R_FILE,
     R_NOJOB /* /v1/jobs/<not a job id>... */
@@ -175,6 +176,8 @@ static enum route match(const char *url, char id[IDS_LEN + 1], const char **name
         return R_SOLUTION;
     if (!strcmp(slash, "/residuals"))
         return R_RESIDUALS;
+    if (!strcmp(slash, "/cancel"))
+        return R_CANCEL;
     if (!strcmp(slash, "/files") || !strcmp(slash, "/files/"))
         return R_FILES;
     if (!strncmp(slash, "/files/", 7) && slash[7] && !strchr(slash + 7, '/')) {
@@ -189,6 +192,7 @@ static const char *allowed_methods(enum route r)
     switch (r) {
     case R_JOBS: return "GET, HEAD, POST";
     case R_JOB: return "GET, HEAD, DELETE";
+    case R_CANCEL: return "POST";
     default: return "GET, HEAD";
     }
 }
@@ -200,7 +204,8 @@ static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum r
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     int post = !strcmp(method, "POST");
     int del = !strcmp(method, "DELETE");
-    int ok = get || (r == R_JOBS && post) || (r == R_JOB && del);
+    int ok = (get && r != R_CANCEL) || (r == R_JOBS && post) || (r == R_JOB && del) ||
+             (r == R_CANCEL && post);
     if (r == R_NONE)
         return http_reply_problem(c, 404, "not-found", "no such resource", 0);
     if (r == R_NOJOB)
@@ -228,6 +233,7 @@ static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum r
     case R_JOB: return del ? routes_jobs_delete(c, &s->cfg, id) : routes_jobs_get(c, &s->cfg, id);
     case R_SOLUTION: return routes_jobs_solution(c, &s->cfg, id);
     case R_RESIDUALS: return routes_jobs_residuals(c, &s->cfg, id);
+    case R_CANCEL: return routes_jobs_cancel(c, &s->cfg, id);
     case R_FILES: return routes_jobs_files(c, &s->cfg, id, NULL);
     case R_FILE: return routes_jobs_files(c, &s->cfg, id, name);
     default: return http_reply_problem(c, 404, "not-found", "no such resource", 0);
@@ -246,7 +252,11 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         if (!rq)
             return MHD_NO;
         *con_cls = rq;
-        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0) {
+        char id0[IDS_LEN + 1];
+        const char *name0;
+        /* only an upload is decided at the first call; a POST without
+         * one (.../cancel) is answered like a GET */
+        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0 || match(url, id0, &name0) != R_JOBS) {
             rq->deferred = 1;
             return MHD_YES;
         }

@@ -722,8 +722,8 @@ int job_store_job_dir(job_store *s, const char *id, char *dir, size_t cap, job_s
     return r ? 0 : -1;
 }
 
-int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **json,
-                     cls_error *err)
+int job_store_cancel(job_store *s, const char *id, job_cancel_outcome *out, job_status *st,
+                     char **json, cls_error *err)
 {
     *json = NULL;
     pthread_mutex_lock(&s->mu);
@@ -734,6 +734,7 @@ int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **
     }
     char rid[IDS_LEN + 1];
     memcpy(rid, r->id, sizeof rid);
+    *st = r->status;
     if (r->status == JOB_QUEUED) {
         r->status = JOB_CANCELLED;
         r->finished = wall_now();
@@ -742,22 +743,43 @@ int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **
         snprintf(r->phase, sizeof r->phase, "done");
         r->error = json_pack("{s:s, s:i, s:s}", "code", "cancelled", "exit_code", 1, "message",
                              "cancelled while queued");
-        *out = JOB_DEL_CANCELLED;
+        *out = JOB_CANCEL_DONE;
+        *st = JOB_CANCELLED;
         pthread_mutex_unlock(&s->mu);
         int rc = persist(s, rid, err);
         job_store_get_json(s, rid, json);
         return rc ? CLS_EOTHER : 0;
     }
+    /* a running job stops at its next iteration; a finished one is never
+     * touched: a cancel that arrives just after the end changes nothing */
     if (r->status == JOB_RUNNING) {
         r->cancel = 1;
-        *out = JOB_DEL_CANCEL_REQUESTED;
-        *json = dump(rec_json(r, 0));
-        pthread_mutex_unlock(&s->mu);
-        return 0;
+        *out = JOB_CANCEL_REQUESTED;
+    } else {
+        *out = JOB_CANCEL_FINISHED;
     }
+    *json = dump(rec_json(r, 0));
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+int job_store_remove(job_store *s, const char *id, job_status *st)
+{
+    pthread_mutex_lock(&s->mu);
+    job_rec *r = find(s, id);
+    if (!r) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    *st = r->status;
+    if (!is_finished(r->status)) {
+        pthread_mutex_unlock(&s->mu);
+        return 1;
+    }
+    char rid[IDS_LEN + 1];
+    memcpy(rid, r->id, sizeof rid);
     remove_at(s, find_index(s, r));
     rec_free(r);
-    *out = JOB_DEL_REMOVED;
     pthread_mutex_unlock(&s->mu);
     remove_dir(s, rid);
     return 0;

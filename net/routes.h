@@ -4,7 +4,7 @@
  * so a job's directory is the only path ever built from a request.
  *
  *   routes_jobs.c    POST /v1/jobs (streaming upload), GET /v1/jobs,
- *                    GET|DELETE /v1/jobs/ID, .../solution, .../residuals,
+ *                    GET|DELETE /v1/jobs/ID, POST .../cancel, .../solution, .../residuals,
  *                    .../files[/NAME]
  *   routes_misc.c    GET /v1/devices, /healthz, /metrics
  *   dashboard.c      GET /, /app.js, /style.css
@@ -35,7 +35,11 @@ void routes_jobs_post_abort(routes_post *p);
 enum MHD_Result routes_jobs_list(struct MHD_Connection *c, const http_server_config *cfg);
 enum MHD_Result routes_jobs_get(struct MHD_Connection *c, const http_server_config *cfg,
                                 const char *id);
+/* DELETE removes a finished job (409 for a queued or running one); POST
+ * .../cancel stops a queued or running one (409 for a finished one). */
 enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_config *cfg,
+                                   const char *id);
+enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_config *cfg,
                                    const char *id);
 enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
                                      const char *id);

@@ -576,6 +576,47 @@ enum MHD_Result routes_jobs_get(struct MHD_Connection *c, const http_server_conf
     return http_reply_json(c, 200, json);
 }
 
+/* 409 naming the job's state: a cancel of a finished job, a DELETE of an
+ * active one. The state is also a member (job_status) for programs. */
+static enum MHD_Result job_conflict(struct MHD_Connection *c, const char *slug, job_status st,
+                                    const char *detail)
+{
+    char *body = problem_json_ext(409, slug, detail, 0,
+                                  json_pack("{s:s}", "job_status", job_status_name(st)));
+    if (!body)
+        return MHD_NO;
+    return http_reply(c, 409, "application/problem+json", body, strlen(body));
+}
+
+enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_config *cfg,
+                                   const char *id)
+{
+    static const char *const names[] = {NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    job_cancel_outcome out;
+    job_status st;
+    char *json = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = job_store_cancel(cfg->store, id, &out, &st, &json, &err);
+    if (rc < 0)
+        return unknown_job(c, id);
+    if (rc > 0) {
+        free(json);
+        return http_reply_problem(c, 500, "internal", err.msg, 0);
+    }
+    if (out == JOB_CANCEL_FINISHED) {
+        free(json);
+        char d[160];
+        snprintf(d, sizeof d, "job %s already %s: there is nothing to cancel (its results are kept)",
+                 id, job_status_name(st));
+        return job_conflict(c, "job-finished", st, d);
+    }
+    return http_reply_json(c, 202, json);
+}
+
 enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_config *cfg,
                                    const char *id)
 {
@@ -583,22 +624,19 @@ enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_c
     enum MHD_Result q = MHD_NO;
     if (!routes_only_params(c, names, &q))
         return q;
-    job_del_outcome out;
-    char *json = NULL;
-    cls_error err;
-    cls_error_clear(&err);
-    int rc = job_store_delete(cfg->store, id, &out, &json, &err);
+    job_status st;
+    int rc = job_store_remove(cfg->store, id, &st);
     if (rc < 0)
         return unknown_job(c, id);
     if (rc > 0) {
-        free(json);
-        return http_reply_problem(c, 500, "internal", err.msg, 0);
+        char d[200];
+        snprintf(d, sizeof d,
+                 "job %s is %s: only a finished job can be deleted; cancel it first "
+                 "(POST /v1/jobs/%s/cancel)",
+                 id, job_status_name(st), id);
+        return job_conflict(c, "job-active", st, d);
     }
-    switch (out) {
-    case JOB_DEL_CANCELLED: return http_reply_json(c, 200, json);
-    case JOB_DEL_CANCEL_REQUESTED: return http_reply_json(c, 202, json);
-    default: free(json); return http_reply(c, 204, NULL, NULL, 0);
-    }
+    return http_reply(c, 204, NULL, NULL, 0);
 }
 
 /* Streams solution.bin as {"id":..,"n":N,"x":[...]} without loading it. */

@@ -1264,6 +1264,7 @@ def _(t):
 @case("HTTP-404-JOB")
 def _(t):
     return {"http": [t.http("GET", "/v1/jobs/" + ID0), t.http("DELETE", "/v1/jobs/" + ID0),
+                     t.http("POST", "/v1/jobs/%s/cancel" % ID0),
                      t.http("GET", "/v1/jobs/%s/solution" % ID0),
                      t.http("GET", "/v1/jobs/%s/residuals" % ID0),
                      t.http("GET", "/v1/jobs/%s/files" % ID0)]}
@@ -1280,6 +1281,7 @@ def _(t):
     return {"http": [hdr_check(t.http("PUT", "/v1/jobs", b"x"), "Allow", "GET, HEAD, POST"),
                      hdr_check(t.http("POST", "/v1/jobs/" + ID0, b"x"), "Allow", "GET, HEAD, DELETE"),
                      hdr_check(t.http("DELETE", "/metrics"), "Allow", "GET, HEAD"),
+                     hdr_check(t.http("GET", "/v1/jobs/%s/cancel" % ID0), "Allow", "POST"),
                      t.http("PATCH", "/v1/jobs/%s/solution" % ID0)]}
 
 
@@ -1316,6 +1318,19 @@ def _(t):
 @case("HTTP-QUERY-FORMAT")
 def _(t):
     return {"http": t.http("GET", "/v1/jobs/%s/solution?format=xml" % a_finished_job(t))}
+
+
+@case("HTTP-409-CANCEL-FINISHED")
+def _(t):
+    o = t.http("POST", "/v1/jobs/%s/cancel" % a_finished_job(t))
+    if isinstance(o, Obs) and (o.extra.get("problem") or {}).get("job_status") != "failed":
+        raise CaseError("409 without job_status 'failed': %s" % o.extra.get("problem"))
+    return {"http": o}
+
+
+@case("CLIENT-CANCEL-FINISHED")
+def _(t):
+    return {"cli": t.cli("cancel", a_finished_job(t))}
 
 
 @case("HTTP-409-NO-SOLUTION")
@@ -1631,7 +1646,8 @@ def long_matrix(n=300000):
 
 
 LATE_IDS = ("HTTP-409-UNFINISHED", "CLIENT-WAIT-TIMEOUT", "HTTP-503-QUEUE", "CLIENT-HTTP-503",
-            "CLIENT-JOB-CANCELLED", "SOLVE-CANCELLED", "HTTP-503-DRAINING")
+            "CLIENT-JOB-CANCELLED", "SOLVE-CANCELLED", "HTTP-503-DRAINING",
+            "HTTP-409-DELETE-ACTIVE", "CLIENT-RM-ACTIVE")
 
 
 def late_phase(t, want):
@@ -1660,14 +1676,18 @@ def late_phase(t, want):
     res["HTTP-409-UNFINISHED"]["http"].append(t.http("GET", "/v1/jobs/%s/solution" % queued[0]))
     a = t.file("A.mtx", I2)
     res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a))
-    # cancel a queued job and the running one
-    st, _, _ = t.request("DELETE", "/v1/jobs/" + queued[0])
-    if st != 200:
-        raise CaseError("DELETE of a queued job: HTTP %d" % st)
-    res["CLIENT-JOB-CANCELLED"]["cli"].append(t.cli("wait", queued[0]))
-    st, _, _ = t.request("DELETE", "/v1/jobs/" + l1.id)
+    # DELETE refuses active jobs; cancel a queued job and the running one
+    res["HTTP-409-DELETE-ACTIVE"]["http"].append(t.http("DELETE", "/v1/jobs/" + queued[0]))
+    res["HTTP-409-DELETE-ACTIVE"]["http"].append(t.http("DELETE", "/v1/jobs/" + l1.id))
+    res["CLIENT-RM-ACTIVE"]["cli"].append(t.cli("rm", queued[0]))
+    res["CLIENT-RM-ACTIVE"]["cli"].append(t.cli("rm", l1.id))
+    st, _, _ = t.request("POST", "/v1/jobs/%s/cancel" % queued[0])
     if st != 202:
-        raise CaseError("DELETE of the running job: HTTP %d (did the long job end early? %s)"
+        raise CaseError("cancel of a queued job: HTTP %d" % st)
+    res["CLIENT-JOB-CANCELLED"]["cli"].append(t.cli("wait", queued[0]))
+    st, _, _ = t.request("POST", "/v1/jobs/%s/cancel" % l1.id)
+    if st != 202:
+        raise CaseError("cancel of the running job: HTTP %d (did the long job end early? %s)"
                         % (st, t.job(l1.id).get("error")))
     res["SOLVE-CANCELLED"]["http"].append(t.resolve(Pending(l1.id, what="running job cancelled")))
     res["CLIENT-JOB-CANCELLED"]["cli"].append(t.cli("wait", l1.id))
@@ -1689,7 +1709,7 @@ def late_phase(t, want):
     o = t.post(I2.encode(), retry_full=False)
     res["HTTP-503-DRAINING"]["http"].append(hdr_check(o, "Retry-After", "30") if isinstance(o, Obs) else o)
     res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a))
-    t.request("DELETE", "/v1/jobs/" + l2.id)  # the daemon exits once it stops
+    t.request("POST", "/v1/jobs/%s/cancel" % l2.id)  # the daemon exits once it stops
     return {k: v for k, v in res.items() if k in want}
 
 

@@ -101,9 +101,21 @@ grep -q "cancel requested" "$TEST_TMP/out" && ok || bad "cancel running: $(cat "
 expect_exit 1 "$CLSOLVE" wait "$long"
 [ "$("$CLSOLVE" status "$long" --json | jget "j['status']")" = cancelled ] && ok || bad "long job not cancelled"
 expect_exit 0 "$CLSOLVE" wait "$q1"
-expect_exit 0 "$CLSOLVE" cancel "$q1"
-grep -q "removed" "$TEST_TMP/out" && ok || bad "cancel of a finished job: $(cat "$TEST_TMP/out")"
+# cancel never deletes: a finished job is left with its results (exit 1)
+expect_exit 1 "$CLSOLVE" cancel "$q1"
+grep -q "already succeeded" "$TEST_TMP/err" && ok || bad "cancel of a finished job: $(cat "$TEST_TMP/err")"
+expect_exit 0 "$CLSOLVE" status "$q1"
+# rm removes a finished job; a running one is refused
+expect_exit 0 "$CLSOLVE" rm "$q1"
+grep -q "removed" "$TEST_TMP/out" && ok || bad "rm of a finished job: $(cat "$TEST_TMP/out")"
 expect_exit 1 "$CLSOLVE" status "$q1"
+expect_exit 1 "$CLSOLVE" rm "$q1"
+long2=$("$CLSOLVE" submit "$TEST_TMP/p2d.mtx" --tol 1e-12)
+$DCLIENT running "$U" "$long2" --iteration 1 --timeout 120 >/dev/null || bad "second long job never ran"
+expect_exit 1 "$CLSOLVE" rm "$long2"
+grep -q "is running: cancel it first" "$TEST_TMP/err" && ok || bad "rm of a running job: $(cat "$TEST_TMP/err")"
+expect_exit 0 "$CLSOLVE" cancel "$long2"
+expect_exit 1 "$CLSOLVE" wait "$long2"
 
 daemon_stop 60 && ok || bad "daemon stop"
 finish

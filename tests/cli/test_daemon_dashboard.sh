@@ -72,6 +72,6 @@ $PY -c "import sys; d=open(sys.argv[1],'rb').read(); sys.exit(0 if d[:8]==b'\x89
     "$TEST_TMP/dashboard.png" && ok || bad "no screenshot"
 echo "job was $st while the page loaded; screenshot: $TEST_TMP/dashboard.png"
 [ -n "$done_id" ] || true
-$DCLIENT request "$U" DELETE "/v1/jobs/$id" >/dev/null
+$DCLIENT request "$U" POST "/v1/jobs/$id/cancel" >/dev/null
 daemon_stop 60 && ok || bad "daemon stop"
 finish
