@@ -34,6 +34,12 @@ int cli_report_failure(const char *cmd, int rc, const struct cls_error *err, int
 /* Prints "clsolve CMD: message" and the usage hint, exits 2. */
 void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
+/* Generated from cli/usage/clsolve.txt (cmake/gen_cli_docs.py): the text
+ * `clsolve CMD --help` prints (cmd NULL: `clsolve --help`), NULL for an
+ * unknown command; and the commands, NULL-terminated. */
+const char *clsolve_help(const char *cmd);
+extern const char *const clsolve_help_commands[];
+
 int cmd_solve(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_gen(int argc, char **argv);

@@ -4,7 +4,15 @@
  *   mpirun -np K clsolved --listen ADDR:PORT --data-dir DIR [--token-file F]
  *          [--max-upload BYTES] [--max-queued N] [--keep N|DURATION]
  *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
- *          [--port-file F] [--pid-file F]
+ *          [--port-file F] [--pid-file F] [--config FILE] [--version]
+ *
+ * The options (cli/usage/clsolved.txt, the source of --help and of the man
+ * page clsolved(8)) may also come from --config FILE, one "key = value" per
+ * line with the options' names as keys; the command line wins over the
+ * file. Under systemd (Type=notify) rank 0 tells the service manager when
+ * it is ready (listening, port and pid files written) and when it starts
+ * draining, through sd_notify(3) from a small thread of its own (the signal
+ * handler only sets a flag).
  *
  * Every rank starts here. MPI is initialised with MPI_THREAD_FUNNELED: only
  * the main thread of each rank calls MPI (on rank 0 that is the scheduler;
@@ -32,8 +40,13 @@
 #include <unistd.h>
 
 #include <mpi.h>
+#ifdef CLS_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+#include <time.h>
 
 #include "common/mpi_env.h"
+#include "common/version.h"
 #include "kernels/ocl.h"
 #include "solver/dvec.h"
 #include "kernels/tunedb.h"
@@ -53,21 +66,8 @@ static void clsolved_on_signal(int sig)
     clsolved_stop = 1;
 }
 
-static const char usage[] =
-    "usage: mpirun -np K clsolved --data-dir DIR [options]\n"
-    "  --listen ADDR:PORT     address to serve HTTP on (default 127.0.0.1:8080;\n"
-    "                         port 0 picks a free one, see --port-file)\n"
-    "  --data-dir DIR         the durable job store (created if missing)\n"
-    "  --token-file F         require 'Authorization: Bearer <contents of F>'\n"
-    "  --max-upload BYTES     largest accepted upload (K, M, G suffixes; default 1G)\n"
-    "  --max-queued N         queued jobs accepted at most (default 1000)\n"
-    "  --keep N|DURATION      keep N finished jobs, or those finished within\n"
-    "                         DURATION (30s, 15m, 12h, 7d); default: keep all\n"
-    "  --device SPEC          auto, cpu, gpu or an OpenCL device index (default auto)\n"
-    "  --max-connections N    concurrent HTTP connections (default 64)\n"
-    "  --timeout S            idle seconds before a connection is closed (default 60)\n"
-    "  --port-file F          write the port listened on to F once ready\n"
-    "  --pid-file F           write rank 0's pid to F (send it SIGTERM to drain)\n";
+/* generated from cli/usage/clsolved.txt (cmake/gen_cli_docs.py) */
+const char *clsolved_help(const char *cmd);
 
 typedef struct clsolved_opts {
     const char *listen, *data_dir, *token_file, *device, *port_file, *pid_file;
@@ -140,7 +140,7 @@ static int parse_keep(const char *s, clsolved_opts *o)
     return 0;
 }
 
-/* Every option takes a value. */
+/* Every option takes a value; each is also a key of --config FILE. */
 static const char *const clsolved_options[] = {
     "--listen",    "--data-dir",        "--token-file", "--device",
     "--port-file", "--pid-file",        "--max-upload", "--max-queued",
@@ -155,8 +155,7 @@ static int clsolved_option_known(const char *name)
     return 0;
 }
 
-/* Returns 0, or 2 after printing a usage error (rank 0 only prints). */
-static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
+static void opts_default(clsolved_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->listen = "127.0.0.1:8080";
@@ -167,16 +166,159 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     o->keep_seconds = -1;
     o->max_connections = 64;
     o->timeout_s = 60;
+}
+
+/* One known option and its value (kept by pointer: argv or the config
+ * text, both live as long as the process). 0, or -1 for a bad value. */
+static int apply_option(const char *name, const char *v, clsolved_opts *o)
+{
+    uint64_t u;
+    if (!strcmp(name, "--listen"))
+        o->listen = v;
+    else if (!strcmp(name, "--data-dir"))
+        o->data_dir = v;
+    else if (!strcmp(name, "--token-file"))
+        o->token_file = v;
+    else if (!strcmp(name, "--device"))
+        o->device = v;
+    else if (!strcmp(name, "--port-file"))
+        o->port_file = v;
+    else if (!strcmp(name, "--pid-file"))
+        o->pid_file = v;
+    else if (!strcmp(name, "--max-upload")) {
+        if (parse_u64(v, &u, 1) || u == 0)
+            return -1;
+        o->max_upload = u;
+    } else if (!strcmp(name, "--max-queued")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 10000000)
+            return -1;
+        o->max_queued = (int)u;
+    } else if (!strcmp(name, "--keep")) {
+        if (parse_keep(v, o))
+            return -1;
+    } else if (!strcmp(name, "--max-connections")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
+            return -1;
+        o->max_connections = (unsigned)u;
+    } else if (!strcmp(name, "--timeout")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 86400)
+            return -1;
+        o->timeout_s = (unsigned)u;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* --config FILE: "key = value" lines (keys: the options without "--"),
+ * '#' comments, blank lines. The text is kept for the process's life: the
+ * options point into it. Returns 0, or 2 after printing FILE:LINE: what. */
+static int apply_config(const char *path, clsolved_opts *o, int rank)
+{
+    static char *text; /* one config per process */
+    cls_error err;
+    if (fileio_read_small(path, 64 * 1024, &text, NULL, &err)) {
+        if (rank == 0)
+            fprintf(stderr, "clsolved: --config: %s\n", err.msg);
+        return 2;
+    }
+    int line = 0;
+    for (char *p = text; p && *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        line++;
+        char *s = p;
+        p = nl ? nl + 1 : NULL;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t n = strlen(s);
+        while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+            s[--n] = '\0';
+        if (!*s || *s == '#')
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            if (rank == 0)
+                fprintf(stderr, "clsolved: %s:%d: expected 'key = value', got '%.80s'\n", path,
+                        line, s);
+            return 2;
+        }
+        char *k = s, *v = eq + 1;
+        char *ke = eq;
+        while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))
+            ke--;
+        *ke = '\0';
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t vn = strlen(v);
+        if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"') {
+            v[vn - 1] = '\0';
+            v++;
+        }
+        char name[80];
+        snprintf(name, sizeof name, "--%.70s", k);
+        if (!clsolved_option_known(name)) {
+            if (rank == 0)
+                fprintf(stderr,
+                        "clsolved: %s:%d: unknown key '%.64s' (keys: the options of "
+                        "'clsolved --help' without the leading --)\n",
+                        path, line, k);
+            return 2;
+        }
+        if (apply_option(name, v, o)) {
+            if (rank == 0)
+                fprintf(stderr, "clsolved: %s:%d: %s: '%s' is not a valid value\n", path, line, k,
+                        v);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* Returns 0, 1 after --help or --version (exit 0), or 2 after printing a
+ * usage error (rank 0 only prints). */
+static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
+{
+    opts_default(o);
+    /* --help, --version and --config first: the file's values come before
+     * the command line's, which win */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            if (rank == 0)
+                fputs(clsolved_help(NULL), stdout);
+            return 1;
+        }
+        if (!strcmp(a, "--version")) {
+            if (rank == 0)
+                printf("clsolved %s (commit %s)\n", cls_version(), cls_commit());
+            return 1;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *path = NULL;
+        if (!strncmp(a, "--config=", 9))
+            path = a + 9;
+        else if (!strcmp(a, "--config")) {
+            if (i + 1 >= argc) {
+                if (rank == 0)
+                    fprintf(stderr, "clsolved: --config needs a value\n");
+                return 2;
+            }
+            path = argv[i + 1];
+        }
+        if (path) {
+            int rc = apply_config(path, o, rank);
+            if (rc)
+                return rc;
+        }
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
         const char *eq = strchr(a, '=');
         char name[64];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            if (rank == 0)
-                fputs(usage, stdout);
-            return 1;
-        }
         if (strncmp(a, "--", 2) != 0)
             goto bad_arg;
         if (eq) {
@@ -184,6 +326,11 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             v = eq + 1;
         } else {
             snprintf(name, sizeof name, "%s", a);
+        }
+        if (!strcmp(name, "--config")) {
+            if (!eq)
+                i++; /* applied above */
+            continue;
         }
         /* the name is checked before a value is taken: `--bogus` as the last
          * argument is an unknown argument, not one that needs a value */
@@ -197,60 +344,55 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             }
             v = argv[++i];
         }
-        uint64_t u;
-        if (!strcmp(name, "--listen"))
-            o->listen = v;
-        else if (!strcmp(name, "--data-dir"))
-            o->data_dir = v;
-        else if (!strcmp(name, "--token-file"))
-            o->token_file = v;
-        else if (!strcmp(name, "--device"))
-            o->device = v;
-        else if (!strcmp(name, "--port-file"))
-            o->port_file = v;
-        else if (!strcmp(name, "--pid-file"))
-            o->pid_file = v;
-        else if (!strcmp(name, "--max-upload")) {
-            if (parse_u64(v, &u, 1) || u == 0)
-                goto bad_value;
-            o->max_upload = u;
-        } else if (!strcmp(name, "--max-queued")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > 10000000)
-                goto bad_value;
-            o->max_queued = (int)u;
-        } else if (!strcmp(name, "--keep")) {
-            if (parse_keep(v, o))
-                goto bad_value;
-        } else if (!strcmp(name, "--max-connections")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
-                goto bad_value;
-            o->max_connections = (unsigned)u;
-        } else if (!strcmp(name, "--timeout")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > 86400)
-                goto bad_value;
-            o->timeout_s = (unsigned)u;
-        } else {
-            goto bad_arg;
+        if (apply_option(name, v, o)) {
+            if (rank == 0)
+                fprintf(stderr, "clsolved: %s: '%s' is not a valid value\n", name, v);
+            return 2;
         }
         continue;
-    bad_value:
-        if (rank == 0)
-            fprintf(stderr, "clsolved: %s: '%s' is not a valid value\n", name, v);
-        return 2;
     bad_arg:
         if (rank == 0)
-            fprintf(stderr, "clsolved: unknown argument '%s'\n%s", a, usage);
+            fprintf(stderr, "clsolved: unknown argument '%s'\n%s", a, clsolved_help(NULL));
         return 2;
     }
     if (!o->data_dir) {
         if (rank == 0)
-            fprintf(stderr, "clsolved: --data-dir is required\n%s", usage);
+            fprintf(stderr, "clsolved: --data-dir is required\n%s", clsolved_help(NULL));
         return 2;
     }
     /* every rank looks its devices' tuned configurations up in DATA/tuning
      * (unless $CLSOLVE_TUNE_DIR says otherwise): `clsolve tune` fills it */
     tunedb_set_data_dir(o->data_dir);
     return 0;
+}
+
+/* sd_notify(3), when built with libsystemd: a no-op without $NOTIFY_SOCKET
+ * (not started by systemd) and in a build without it. */
+static void clsolved_notify(const char *state)
+{
+#ifdef CLS_HAVE_SYSTEMD
+    int rc = sd_notify(0, state);
+    if (rc < 0)
+        fprintf(stderr, "clsolved: sd_notify: %s\n", strerror(-rc));
+#else
+    (void)state;
+#endif
+}
+
+static _Atomic int clsolved_watch_done;
+
+/* Tells systemd STOPPING=1 as soon as a drain begins (the signal handler
+ * only sets clsolved_stop; sd_notify is not async-signal-safe). */
+static void *clsolved_drain_watch(void *arg)
+{
+    (void)arg;
+    while (!clsolved_stop && !clsolved_watch_done) {
+        struct timespec ts = {0, 50000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (clsolved_stop)
+        clsolved_notify("STOPPING=1\nSTATUS=draining: the running job finishes, new jobs get 503");
+    return NULL;
 }
 
 /* The token: the file's first line, surrounding white space removed. */
@@ -339,9 +481,23 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
         if (fileio_write_durable(o->port_file, buf, (size_t)n, &err))
             fprintf(stderr, "clsolved: %s\n", err.msg);
     }
+    /* ready: listening, port and pid files written */
+    {
+        char st[600];
+        snprintf(st, sizeof st, "READY=1\nSTATUS=listening on %s (port %u), %d rank%s", o->listen,
+                 http_server_port(srv), size, size == 1 ? "" : "s");
+        clsolved_notify(st);
+    }
+    pthread_t watch;
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    int have_watch = pthread_create(&watch, NULL, clsolved_drain_watch, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     scheduler_config sched = {
         .store = store, .device = o->device, .stop = &clsolved_stop, .retention_every_s = 60};
     scheduler_run_root(MPI_COMM_WORLD, &sched);
+    clsolved_watch_done = 1;
+    if (have_watch)
+        pthread_join(watch, NULL);
     fprintf(stderr, "clsolved: drained, exiting\n");
     http_server_stop(srv);
     srv = NULL;

@@ -1150,6 +1150,25 @@ daemon_row("DAEMON-DATA-DIR", ["--listen", "127.0.0.1:0", "--data-dir", "AFILE"]
 daemon_row("DAEMON-DATA-DIR-LONG", ["--listen", "127.0.0.1:0", "--data-dir", "d" * 5000])
 
 
+def config_row(ident, text):
+    """clsolved --config FILE with FILE holding text (DATA: a data dir)."""
+    def fn(t):
+        d = t.dir()
+        conf = t.file("clsolved.conf", text.replace("DATA", os.path.join(d, "data")))
+        return {"cli": t.daemon("--listen", "127.0.0.1:0", "--config", conf)}
+    CASES[ident] = fn
+
+
+config_row("DAEMON-CONFIG-KEY", "# a comment\n\ndata-dir = DATA\nlistne = 127.0.0.1:0\n")
+config_row("DAEMON-CONFIG-SYNTAX", "data-dir DATA\n")
+config_row("DAEMON-CONFIG-VALUE", "data-dir = DATA\nmax-queued = lots\n")
+
+
+@case("DAEMON-CONFIG-FILE")
+def _(t):
+    return {"cli": t.daemon("--config", os.path.join(t.dir(), "no-such.conf"))}
+
+
 class SideDaemon:
     """A second clsolved (an MPI singleton) with other options, for the few
     rows that need them; stopped with SIGTERM (killed after 30 s)."""
