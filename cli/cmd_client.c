@@ -1,11 +1,11 @@
 /*
  * cmd_client.c: the commands that talk to a clsolved daemon:
  *
- *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--maxiter N]
- *                  [--precond none|jacobi] [--method cg] [--precision double|float]
- *                  [--wait] [-o x.mtx] [--json]
+ *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--atol A] [--maxiter N]
+ *                  [--precond P] [--method cg|pipecg] [--precision double|float|mixed]
+ *                  [--wait] [--monitor] [-o x.mtx] [--json]
  *   clsolve status ID [--json]
- *   clsolve wait ID [-o x.mtx] [--json] [--timeout S]
+ *   clsolve wait ID [-o x.mtx] [--json] [--timeout S] [--monitor]
  *   clsolve fetch ID -o x.mtx [--format mtx|json|binary]
  *   clsolve cancel ID
  *
@@ -40,6 +40,7 @@
 #include "common/timer.h"
 #include "net/fileio.h"
 #include "net/http_client.h"
+#include "solver/names.h"
 
 typedef struct client {
     const char *cmd;
@@ -256,10 +257,56 @@ static int client_fetch(const client *c, const char *id, const char *path, const
     return CLS_OK;
 }
 
-/* Polls until the job ends; prints it; fetches x when asked and there. */
-static int client_wait(const client *c, const char *id, const char *out, int json,
-                       double timeout_s)
+/* GET /v1/jobs/ID/residuals?since=K as JSON (NULL on any failure: the
+ * monitor and the history are extras, never a reason to fail a wait). */
+static json_t *client_residuals(const client *c, const char *id, int64_t since)
 {
+    char target[128];
+    snprintf(target, sizeof target, "/v1/jobs/%s/residuals?since=%lld", id, (long long)since);
+    http_response r;
+    cls_error err;
+    if (http_request(&c->url, "GET", target, c->token, NULL, NULL, 0, -1, &r, &err))
+        return NULL;
+    json_t *o = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
+    http_response_free(&r);
+    return o;
+}
+
+/* --monitor: prints the iterations from *next on as `clsolve solve
+ * --monitor` does ("K KSP relative residual norm R"). Entry j of an answer
+ * is iteration first_iteration + start + j; the live history and the final
+ * one may start at different iterations, so lines are chosen by iteration
+ * number, never printed twice. */
+static void client_monitor(const client *c, const char *id, int64_t *next, int64_t *first, FILE *to)
+{
+    json_t *o = client_residuals(c, id, *next - *first > 0 ? *next - *first : 0);
+    if (!o)
+        return;
+    int64_t f = json_integer_value(json_object_get(o, "first_iteration"));
+    int64_t st = json_integer_value(json_object_get(o, "start"));
+    json_t *a = json_object_get(o, "residuals");
+    for (size_t j = 0; j < json_array_size(a); j++) {
+        int64_t it = f + st + (int64_t)j;
+        json_t *v = json_array_get(a, j);
+        if (it < *next || !json_is_number(v))
+            continue;
+        fprintf(to, "%5lld KSP relative residual norm %.12e\n", (long long)it,
+                json_number_value(v));
+        *next = it + 1;
+    }
+    *first = f;
+    fflush(to);
+    json_decref(o);
+}
+
+/* Polls until the job ends; prints it; fetches x when asked and there.
+ * monitor: print the residuals as they come (to stdout, or stderr with
+ * --json). With --json the printed job carries its residual history. */
+static int client_wait(const client *c, const char *id, const char *out, int json, double timeout_s,
+                       int monitor)
+{
+    int64_t mon_next = 0, mon_first = 0;
+    FILE *mon_to = json ? stderr : stdout;
     double start = cls_now(), delay = 0.1;
     int tty = isatty(2), shown = 0;
     json_t *job = NULL;
@@ -272,9 +319,11 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
             return rc;
         }
         const char *st = json_string_value(json_object_get(job, "status"));
+        if (monitor && st && strcmp(st, "queued") != 0)
+            client_monitor(c, id, &mon_next, &mon_first, mon_to);
         if (st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)
             break;
-        if (tty) {
+        if (tty && !monitor) {
             progress_bar(job, jnum(json_object_get(job, "parameters"), "tol"));
             shown = 1;
         }
@@ -293,6 +342,14 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
     if (shown) {
         progress_bar(job, jnum(json_object_get(job, "parameters"), "tol"));
         fputc('\n', stderr);
+    }
+    if (json && !strcmp(json_string_value(json_object_get(job, "kind")), "cg")) {
+        /* the residual history beside the job, as `clsolve solve --json` */
+        json_t *h = client_residuals(c, id, 0);
+        json_t *a = json_object_get(h, "residuals");
+        if (json_is_array(a))
+            json_object_set(job, "residuals", a);
+        json_decref(h);
     }
     print_job(job, json);
     int rc = job_exit_code(job);
@@ -325,7 +382,7 @@ int cmd_submit(int argc, char **argv)
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "submit"};
     const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL, *server = NULL,
                *token_file = NULL;
-    int wait = 0, json = 0;
+    int wait = 0, json = 0, monitor = 0;
     char q[512] = "";
     double timeout_s = 0;
     while (a.i < argc) {
@@ -344,23 +401,39 @@ int cmd_submit(int argc, char **argv)
             char v[40];
             snprintf(v, sizeof v, "%.17g", t);
             append_q(q, sizeof q, "tol", v);
+        } else if (cli_opt(&a, "--atol", NULL, 1)) {
+            double t = cli_double(&a, "--atol", a.value);
+            if (!(t >= 0.0) || !isfinite(t))
+                cli_usage_error("submit", "--atol must be a finite number >= 0, got %s", a.value);
+            char v[40];
+            snprintf(v, sizeof v, "%.17g", t);
+            append_q(q, sizeof q, "atol", v);
         } else if (cli_opt(&a, "--maxiter", NULL, 1)) {
             char v[32];
             snprintf(v, sizeof v, "%lld", (long long)cli_int(&a, "--maxiter", a.value, 1));
             append_q(q, sizeof q, "maxiter", v);
         } else if (cli_opt(&a, "--precond", NULL, 1)) {
-            if (strcmp(a.value, "none") && strcmp(a.value, "jacobi"))
-                cli_usage_error("submit", "--precond: '%s' is not none or jacobi", a.value);
+            /* the solver's own names (solver/names.h), as clsolve solve */
+            solver_precond pc;
+            if (solver_precond_parse(a.value, &pc))
+                cli_usage_error("submit", "--precond: '%s' is not %s", a.value,
+                                solver_precond_choices());
             append_q(q, sizeof q, "precond", a.value);
         } else if (cli_opt(&a, "--method", NULL, 1)) {
-            if (strcmp(a.value, "cg"))
-                cli_usage_error("submit", "--method: '%s' is not cg", a.value);
+            solver_method me;
+            if (solver_method_parse(a.value, &me))
+                cli_usage_error("submit", "--method: '%s' is not %s", a.value,
+                                solver_method_choices());
             append_q(q, sizeof q, "method", a.value);
         } else if (cli_opt(&a, "--precision", NULL, 1)) {
-            if (strcmp(a.value, "double") && strcmp(a.value, "float"))
-                cli_usage_error("submit", "--precision: '%s' is not double or float", a.value);
+            la_precision pr;
+            if (solver_precision_parse(a.value, &pr))
+                cli_usage_error("submit", "--precision: '%s' is not %s", a.value,
+                                solver_precision_choices());
             append_q(q, sizeof q, "precision", a.value);
-        } else if (cli_opt(&a, "--timeout", NULL, 1))
+        } else if (cli_opt(&a, "--monitor", NULL, 0))
+            monitor = 1;
+        else if (cli_opt(&a, "--timeout", NULL, 1))
             timeout_s = cli_double(&a, "--timeout", a.value);
         else if (cli_opt(&a, "--wait", NULL, 0))
             wait = 1;
@@ -377,6 +450,8 @@ int cmd_submit(int argc, char **argv)
         cli_usage_error("submit", "no matrix file given");
     if (out && !wait)
         cli_usage_error("submit", "-o needs --wait (or use 'clsolve fetch ID -o FILE' later)");
+    if (monitor && !wait)
+        cli_usage_error("submit", "--monitor needs --wait");
     client c;
     client_init(&c, "submit", server, token_file);
 
@@ -455,7 +530,7 @@ int cmd_submit(int argc, char **argv)
     if (!json)
         printf("submitted job %s\n", idbuf);
     fflush(stdout);
-    rc = client_wait(&c, idbuf, out, json, timeout_s);
+    rc = client_wait(&c, idbuf, out, json, timeout_s, monitor);
     client_free(&c);
     return rc;
 }
@@ -463,7 +538,7 @@ int cmd_submit(int argc, char **argv)
 /* The ID argument and the common options of status/wait/fetch/cancel. */
 typedef struct id_args {
     const char *id, *out, *format;
-    int json;
+    int json, monitor;
     double timeout_s;
 } id_args;
 
@@ -485,6 +560,8 @@ static void parse_id_cmd(int argc, char **argv, const char *cmd, client *c, id_a
             ia->format = a.value;
         } else if (want_timeout && cli_opt(&a, "--timeout", NULL, 1))
             ia->timeout_s = cli_double(&a, "--timeout", a.value);
+        else if (want_timeout && cli_opt(&a, "--monitor", NULL, 0))
+            ia->monitor = 1;
         else if (cli_opt(&a, "--json", NULL, 0))
             ia->json = 1;
         else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
@@ -522,7 +599,7 @@ int cmd_wait(int argc, char **argv)
     client c;
     id_args ia;
     parse_id_cmd(argc, argv, "wait", &c, &ia, 1, 0, 1);
-    int rc = client_wait(&c, ia.id, ia.out, ia.json, ia.timeout_s);
+    int rc = client_wait(&c, ia.id, ia.out, ia.json, ia.timeout_s, ia.monitor);
     client_free(&c);
     return rc;
 }

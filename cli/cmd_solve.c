@@ -28,18 +28,26 @@
 #include "common/timer.h"
 #include "matrices/mm.h"
 #include "solver/dsolve.h"
+#include "solver/names.h"
 #include "solver/dvec.h"
 
 typedef struct progress {
     double start, last;
     int tty, shown;
+    FILE *monitor; /* --monitor: one line per iteration here */
 } progress;
 
-/* Prints "iteration, residual, iterations per second" on a terminal, once a
- * solve has run for a second, at most four times a second. */
+/* --monitor prints every iteration as PETSc's -ksp_monitor does ("K KSP
+ * relative residual norm R", R = ||r_K||/||b||, K = 0 the initial one);
+ * on a terminal without it, "iteration, residual, iterations per second"
+ * once a solve has run for a second, at most four times a second. */
 static int progress_monitor(void *ctx, int64_t it, double res)
 {
     progress *p = ctx;
+    if (p->monitor) {
+        fprintf(p->monitor, "%5lld KSP relative residual norm %.12e\n", (long long)it, res);
+        return 0;
+    }
     double now = cls_now();
     if (!p->tty || now - p->start < 1.0 || now - p->last < 0.25)
         return 0;
@@ -73,7 +81,7 @@ int cmd_solve(int argc, char **argv)
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "solve"};
     const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
     const double t_entry = cls_now(); /* before MPI starts: its start-up is reported too */
-    int json = 0, engine_note = 0;
+    int json = 0, engine_note = 0, monitor = 0;
     dsolve_options dopt;
     dsolve_options_default(&dopt);
     solve_options *opt = &dopt.solve;
@@ -89,33 +97,27 @@ int cmd_solve(int argc, char **argv)
             opt->tol = cli_double(&a, "--tol", a.value);
             if (!(opt->tol > 0.0 && opt->tol < 1.0))
                 cli_usage_error("solve", "--tol must be in (0, 1), got %s", a.value);
+        } else if (cli_opt(&a, "--atol", NULL, 1)) {
+            opt->atol = cli_double(&a, "--atol", a.value);
+            if (!(opt->atol >= 0.0) || !isfinite(opt->atol))
+                cli_usage_error("solve", "--atol must be a finite number >= 0, got %s", a.value);
         } else if (cli_opt(&a, "--maxiter", NULL, 1))
             opt->maxiter = cli_int(&a, "--maxiter", a.value, 1);
         else if (cli_opt(&a, "--precond", NULL, 1)) {
-            if (!strcmp(a.value, "none"))
-                opt->precond = PRECOND_NONE;
-            else if (!strcmp(a.value, "jacobi"))
-                opt->precond = PRECOND_JACOBI;
-            else
-                cli_usage_error("solve", "--precond: '%s' is not none or jacobi", a.value);
+            if (solver_precond_parse(a.value, &opt->precond))
+                cli_usage_error("solve", "--precond: '%s' is not %s", a.value,
+                                solver_precond_choices());
         } else if (cli_opt(&a, "--method", NULL, 1)) {
-            if (!strcmp(a.value, "cg"))
-                opt->method = SOLVER_CG;
-            else if (!strcmp(a.value, "pipecg"))
-                opt->method = SOLVER_PIPECG;
-            else
-                cli_usage_error("solve", "--method: '%s' is not cg or pipecg", a.value);
+            if (solver_method_parse(a.value, &opt->method))
+                cli_usage_error("solve", "--method: '%s' is not %s", a.value,
+                                solver_method_choices());
         } else if (cli_opt(&a, "--precision", NULL, 1)) {
-            if (!strcmp(a.value, "double"))
-                opt->precision = LA_DOUBLE;
-            else if (!strcmp(a.value, "float"))
-                opt->precision = LA_FLOAT;
-            else if (!strcmp(a.value, "mixed"))
-                opt->precision = LA_MIXED;
-            else
-                cli_usage_error("solve", "--precision: '%s' is not double, float or mixed",
-                                a.value);
-        } else if (cli_opt(&a, "--device", NULL, 1))
+            if (solver_precision_parse(a.value, &opt->precision))
+                cli_usage_error("solve", "--precision: '%s' is not %s", a.value,
+                                solver_precision_choices());
+        } else if (cli_opt(&a, "--monitor", NULL, 0))
+            monitor = 1;
+        else if (cli_opt(&a, "--device", NULL, 1))
             opt->device = a.value;
         else if (cli_opt(&a, "--devices-per-rank", NULL, 1))
             dopt.devices_per_rank = (int)cli_int(&a, "--devices-per-rank", a.value, 1);
@@ -173,6 +175,8 @@ int cmd_solve(int argc, char **argv)
     double *x = NULL;
     dsolve_report rep;
     progress pr = {.start = cls_now(), .tty = rank == 0 && isatty(2)};
+    if (monitor && rank == 0)
+        pr.monitor = json ? stderr : stdout; /* --json keeps stdout one object */
     opt->monitor = progress_monitor;
     opt->monitor_ctx = &pr;
     int rc = dsolve_file(MPI_COMM_WORLD, path, bpath, x0path, &dopt, &rep, &x, &err);
@@ -232,6 +236,7 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(o, "duplicates", json_integer(rep.duplicates));
         json_object_set_new(o, "rhs", json_string(bpath ? bpath : "A*ones"));
         json_object_set_new(o, "tol", json_real(opt->tol));
+        json_object_set_new(o, "atol", json_real(opt->atol));
         json_object_set_new(o, "method", json_string(solver_method_name(opt->method)));
         json_object_set_new(o, "precond", json_string(solver_precond_name(opt->precond)));
         json_object_set_new(o, "precision", json_string(la_precision_name(opt->precision)));
@@ -267,6 +272,12 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(times, "gather_s", json_real(rep.gather_s));
         json_object_set_new(times, "write_s", json_real(write_s));
         json_object_set_new(o, "warm_devices", json_integer(rep.warm_parts));
+        /* the residual history: ||r_k||/||b|| for k = 0 (the initial) on */
+        json_t *hist = json_array();
+        for (int64_t k = 0; k < rep.cg.nhistory; k++)
+            json_array_append_new(hist, isfinite(rep.cg.history[k]) ? json_real(rep.cg.history[k])
+                                                                    : json_null());
+        json_object_set_new(o, "residuals", hist);
         json_object_set_new(o, "times", times);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
         if (s)

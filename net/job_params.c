@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../solver/names.h"
 
 void job_params_init(job_params *p)
 {
@@ -60,15 +61,25 @@ static int set_maxiter(job_params *p, const char *v, cls_error *err)
     return CLS_OK;
 }
 
-static int set_choice(char *dst, size_t cap, const char *key, const char *v,
-                      const char *const *allowed, const char *list, cls_error *err)
+static int set_atol(job_params *p, const char *v, cls_error *err)
 {
-    for (int i = 0; allowed[i]; i++)
-        if (!strcmp(v, allowed[i])) {
-            snprintf(dst, cap, "%s", v);
-            return CLS_OK;
-        }
-    return cls_fail(err, CLS_EINPUT, "%s: '%.64s' is not one of %s", key, v, list);
+    char *end;
+    errno = 0;
+    double t = strtod(v, &end);
+    if (end == v || *end || errno || !(t >= 0.0) || !isfinite(t))
+        return cls_fail(err, CLS_EINPUT, "atol: '%.64s' is not a finite number >= 0", v);
+    p->atol = t;
+    return CLS_OK;
+}
+
+/* A choice the solver knows by name (solver/names.h): parse(v) is 0. */
+static int set_choice(char *dst, size_t cap, const char *key, const char *v, int known,
+                      const char *choices, cls_error *err)
+{
+    if (!known || strlen(v) >= cap)
+        return cls_fail(err, CLS_EINPUT, "%s: '%.64s' is not %s", key, v, choices);
+    snprintf(dst, cap, "%s", v);
+    return CLS_OK;
 }
 
 /* 1 when s is UTF-8 as jansson takes it (json_string, object keys): no
@@ -117,9 +128,9 @@ static json_t *value_json(const char *v)
 
 int job_params_set(job_params *p, const char *key, const char *value, cls_error *err)
 {
-    static const char *const preconds[] = {"none", "jacobi", NULL};
-    static const char *const methods[] = {"cg", NULL};
-    static const char *const precisions[] = {"double", "float", NULL};
+    solver_precond pc;
+    solver_method me;
+    la_precision pr;
     if (!value)
         value = "";
     if (!strcmp(key, "kind")) {
@@ -131,24 +142,27 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         p->kind_set = 1;
         return CLS_OK;
     }
-    if (!strcmp(key, "tol") || !strcmp(key, "maxiter") || !strcmp(key, "precond") ||
-        !strcmp(key, "method") || !strcmp(key, "precision")) {
+    if (!strcmp(key, "tol") || !strcmp(key, "atol") || !strcmp(key, "maxiter") ||
+        !strcmp(key, "precond") || !strcmp(key, "method") || !strcmp(key, "precision")) {
         /* remembered for job_params_finish: the kind may come later */
         if (!p->cg_given[0])
             snprintf(p->cg_given, sizeof p->cg_given, "%s", key);
     }
     if (!strcmp(key, "tol"))
         return set_tol(p, value, err);
+    if (!strcmp(key, "atol"))
+        return set_atol(p, value, err);
     if (!strcmp(key, "maxiter"))
         return set_maxiter(p, value, err);
     if (!strcmp(key, "precond"))
-        return set_choice(p->precond, sizeof p->precond, key, value, preconds, "none, jacobi",
-                          err);
+        return set_choice(p->precond, sizeof p->precond, key, value,
+                          solver_precond_parse(value, &pc) == 0, solver_precond_choices(), err);
     if (!strcmp(key, "method"))
-        return set_choice(p->method, sizeof p->method, key, value, methods, "cg", err);
+        return set_choice(p->method, sizeof p->method, key, value,
+                          solver_method_parse(value, &me) == 0, solver_method_choices(), err);
     if (!strcmp(key, "precision"))
-        return set_choice(p->precision, sizeof p->precision, key, value, precisions,
-                          "double, float", err);
+        return set_choice(p->precision, sizeof p->precision, key, value,
+                          solver_precision_parse(value, &pr) == 0, solver_precision_choices(), err);
     /* anything else is a physics option; for cg it is an error, decided in
      * job_params_finish once the kind is known */
     if (strlen(key) > 64)
@@ -193,8 +207,9 @@ int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error
             snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
             s = buf;
         }
-        int cg_key = !strcmp(k, "kind") || !strcmp(k, "tol") || !strcmp(k, "maxiter") ||
-                     !strcmp(k, "precond") || !strcmp(k, "method") || !strcmp(k, "precision");
+        int cg_key = !strcmp(k, "kind") || !strcmp(k, "tol") || !strcmp(k, "atol") ||
+                     !strcmp(k, "maxiter") || !strcmp(k, "precond") || !strcmp(k, "method") ||
+                     !strcmp(k, "precision");
         if (cg_key) {
             if (!s) {
                 rc = cls_fail(err, CLS_EINPUT, "options: '%s' must be a string or a number", k);
@@ -221,8 +236,8 @@ int job_params_finish(job_params *p, cls_error *err)
         if (p->options && json_object_size(p->options) > 0) {
             const char *k = json_object_iter_key(json_object_iter(p->options));
             return cls_fail(err, CLS_EINPUT,
-                            "unknown parameter '%.64s' for kind=cg (known: kind, tol, maxiter, "
-                            "precond, method, precision)",
+                            "unknown parameter '%.64s' for kind=cg (known: kind, tol, atol, "
+                            "maxiter, precond, method, precision)",
                             k);
         }
         return CLS_OK;
@@ -247,6 +262,7 @@ json_t *job_params_to_json(const job_params *p)
     if (job_params_is_cg(p)) {
         json_t *o = json_object();
         json_object_set_new(o, "tol", json_real(p->tol));
+        json_object_set_new(o, "atol", json_real(p->atol));
         json_object_set_new(o, "maxiter", p->maxiter ? json_integer(p->maxiter) : json_null());
         json_object_set_new(o, "precond", json_string(p->precond));
         json_object_set_new(o, "method", json_string(p->method));
@@ -257,7 +273,7 @@ json_t *job_params_to_json(const job_params *p)
 }
 
 /* A choice from a stored record. One that does not fit is none of the
- * values (none, jacobi, cg, double, float), and cut to fit it could end
+ * values (none, jacobi, cg, double, ...), and cut to fit it could end
  * inside a UTF-8 sequence, which job_params_to_json could not write back
  * (jansson refuses the string and the key would vanish from the record):
  * the default stays. */
@@ -283,6 +299,9 @@ int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_er
     json_t *t = json_object_get(params, "tol");
     if (json_is_number(t))
         p->tol = json_number_value(t);
+    json_t *at = json_object_get(params, "atol");
+    if (json_is_number(at))
+        p->atol = json_number_value(at);
     json_t *m = json_object_get(params, "maxiter");
     if (json_is_integer(m))
         p->maxiter = json_integer_value(m);

@@ -33,6 +33,7 @@ typedef struct job_proto_msg {
     int32_t precision; /* la_precision */
     int32_t method;    /* solver_method */
     double tol;
+    double atol;
     int64_t maxiter;
     char id[IDS_LEN + 1];
     char a_path[JOB_PROTO_PATH], b_path[JOB_PROTO_PATH], x0_path[JOB_PROTO_PATH]; /* "" = none */

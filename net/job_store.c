@@ -38,6 +38,7 @@ typedef struct job_rec {
     char phase[16];
     double *hist;
     int64_t nhist, hcap;
+    int64_t hfirst; /* the iteration of hist[0]: 0 when the solver reported it */
     int cancel;
 } job_rec;
 
@@ -684,7 +685,7 @@ int job_store_residuals_json(job_store *s, const char *id, int64_t since, char *
     int finished = is_finished(r->status);
     if (!finished) {
         int64_t n = r->status == JOB_RUNNING ? r->nhist : 0;
-        json_object_set_new(o, "first_iteration", json_integer(1));
+        json_object_set_new(o, "first_iteration", json_integer(n ? r->hfirst : 0));
         json_object_set_new(o, "count", json_integer(n));
         json_object_set_new(o, "residuals", residual_array(r->hist, since < n ? since : n, n));
         pthread_mutex_unlock(&s->mu);
@@ -861,11 +862,14 @@ int job_store_progress(job_store *s, const char *id, int64_t iteration, double r
                 r->hcap = nc;
             }
         }
+        if (r->nhist == 0)
+            r->hfirst = iteration == 0 ? 0 : 1;
         if (r->nhist < r->hcap) {
-            /* the live history holds iterations 1, 2, ... at 0, 1, ...
-             * (the initial residual is known only to the solver); a gap,
-             * should the monitor skip iterations, repeats the value */
-            while (r->nhist < iteration && r->nhist < r->hcap)
+            /* the live history holds iterations hfirst, hfirst + 1, ... at
+             * 0, 1, ... (the solvers report iteration 0, the initial
+             * residual, first); a gap, should the monitor skip iterations,
+             * repeats the value */
+            while (r->nhist + r->hfirst <= iteration && r->nhist < r->hcap)
                 r->hist[r->nhist++] = residual;
         }
         cancel = r->cancel;

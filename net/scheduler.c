@@ -22,6 +22,7 @@
 #include "../common/timer.h"
 #include "../matrices/mm.h"
 #include "../solver/dsolve.h"
+#include "../solver/names.h"
 #include "cluster.h"
 #include "fileio.h"
 #include "job_files.h"
@@ -187,10 +188,20 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
          snprintf(m->x0_path, sizeof m->x0_path, "%s/x0.mtx", c->dir) >= (int)sizeof m->x0_path))
         return cls_fail(err, CLS_EOTHER, "data directory path too long for the job protocol");
     m->tol = c->params.tol;
+    m->atol = c->params.atol;
     m->maxiter = c->params.maxiter;
-    m->precond = !strcmp(c->params.precond, "jacobi") ? PRECOND_JACOBI : PRECOND_NONE;
-    m->precision = !strcmp(c->params.precision, "float") ? LA_FLOAT : LA_DOUBLE;
-    m->method = SOLVER_CG;
+    /* the names were checked at submission by the same parse functions */
+    solver_precond pc = PRECOND_NONE;
+    solver_method me = SOLVER_CG;
+    la_precision pr = LA_DOUBLE;
+    if (solver_precond_parse(c->params.precond, &pc) ||
+        solver_method_parse(c->params.method, &me) ||
+        solver_precision_parse(c->params.precision, &pr))
+        return cls_fail(err, CLS_EUSAGE, "precond '%s', method '%s' or precision '%s' is unknown",
+                        c->params.precond, c->params.method, c->params.precision);
+    m->precond = (int32_t)pc;
+    m->method = (int32_t)me;
+    m->precision = (int32_t)pr;
     return CLS_OK;
 }
 
@@ -199,6 +210,7 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     memset(o, 0, sizeof *o);
     solve_options_default(&o->solve);
     o->solve.tol = m->tol;
+    o->solve.atol = m->atol;
     o->solve.maxiter = m->maxiter;
     o->solve.precond = (solver_precond)m->precond;
     o->solve.precision = (la_precision)m->precision;
@@ -283,6 +295,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         json_object_set_new(result, "duplicates", json_integer(rep.duplicates));
         json_object_set_new(result, "rhs", json_string(c->in.has_rhs ? c->in.rhs_name : "A*ones"));
         json_object_set_new(result, "tol", json_real(c->params.tol));
+        json_object_set_new(result, "atol", json_real(c->params.atol));
         json_object_set_new(result, "method", json_string(c->params.method));
         json_object_set_new(result, "precond", json_string(c->params.precond));
         json_object_set_new(result, "precision", json_string(c->params.precision));

@@ -25,8 +25,9 @@ typedef enum {
     CG_CANCELLED = -4
 } cg_reason;
 
-/* Called after every iteration with the relative residual, in order; a
- * non-zero return cancels the solve (the daemon's DELETE). In the fused loop
+/* Called once with iteration 0 and the initial residual (its return is
+ * ignored then), then after every iteration with the relative residual, in
+ * order; a non-zero return cancels the solve (the daemon's cancel). In the fused loop
  * the call for iteration k comes while iterations up to k + lag are queued,
  * so a cancel takes effect within lag iterations (res->iterations counts
  * every update applied to x). */

@@ -405,6 +405,7 @@ int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err)
     if (MPI_Allreduce(MPI_IN_PLACE, &ssq, 1, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Allreduce(scaling) failed");
     const double bnorm = m[1] * sqrt(ssq);
+    in->bnorm = bnorm; /* for an absolute tolerance (solve_effective_tol) */
     const int ea = solve_scale_exponent(m[0]);
     const int eb = solve_scale_exponent(bnorm); /* 0 for b = 0: x = 0, as always */
     if (ea)

@@ -386,7 +386,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
 
     /* 5. the method */
     cg_options co = {
-        .tol = opt->solve.tol,
+        .tol = solve_effective_tol(opt->solve.tol, opt->solve.atol, in.bnorm),
         .maxiter = opt->solve.maxiter > 0 ? opt->solve.maxiter
                                           : (in.nrows * 10 > 1000 ? in.nrows * 10 : 1000),
         .precond = opt->solve.precond,

@@ -25,6 +25,7 @@ typedef struct ds_input {
     int64_t rb, re; /* this rank's rows */
     csr_matrix blk; /* those rows, rowptr from 0, global columns */
     double *b, *x0; /* this rank's entries (x0 NULL: zero) */
+    double bnorm;   /* ||b|| of the system as given (before dsolve_scale), every rank */
 } ds_input;
 
 int dsolve_agree(MPI_Comm comm, int rc, cls_error *err);

@@ -1,0 +1,24 @@
+/*
+ * names.h: the names of the solver's choices, parsed in one place. The
+ * command line (clsolve solve, clsolve submit) and the daemon's job
+ * parameters (net/job_params.c) all take a preconditioner, a method and a
+ * precision through these functions, so a name the solver learns (a new
+ * preconditioner) is accepted everywhere at once, with the same message.
+ */
+#ifndef CLS_SOLVER_NAMES_H
+#define CLS_SOLVER_NAMES_H
+
+#include "cg.h"
+
+/* 0 and *p set, or -1 for a name that is not one of the choices. */
+int solver_precond_parse(const char *name, solver_precond *p);
+int solver_method_parse(const char *name, solver_method *m);
+int solver_precision_parse(const char *name, la_precision *p);
+
+/* The choices for messages: "none or jacobi", "cg or pipecg",
+ * "double, float or mixed". */
+const char *solver_precond_choices(void);
+const char *solver_method_choices(void);
+const char *solver_precision_choices(void);
+
+#endif
