@@ -241,6 +241,33 @@ static int mp_end(void *ctx, cls_error *err)
 
 /* --- POST /v1/jobs --- */
 
+/* The filename parameter of a Content-Disposition header (quoted or a
+ * token; "" when there is none). display_name() then keeps its last path
+ * component in printable ASCII. */
+static void raw_filename(const char *cd, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const char *f = NULL;
+    for (const char *q = cd; q && *q && !f; q++)
+        if (!strncasecmp(q, "filename=", 9))
+            f = q;
+    if (!f || cap < 2)
+        return;
+    f += 9;
+    size_t n = 0;
+    if (*f == '"') {
+        for (f++; *f && *f != '"' && n + 1 < cap; f++) {
+            if (*f == '\\' && f[1])
+                f++;
+            out[n++] = *f;
+        }
+    } else {
+        for (; *f && *f != ';' && *f != ' ' && *f != '\t' && n + 1 < cap; f++)
+            out[n++] = *f;
+    }
+    out[n] = '\0';
+}
+
 typedef struct query_ctx {
     job_params *p;
     cls_error err;
@@ -350,8 +377,13 @@ routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_
         return NULL;
     }
     if (!p->multipart) {
+        /* a raw body's name, for messages and the job's inputs, from
+         * Content-Disposition: attachment; filename="A.mtx" (RFC 6266) */
+        char fname[256] = "";
+        raw_filename(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Disposition"), fname,
+                     sizeof fname);
         enum part part = job_params_is_cg(&p->params) ? PART_MATRIX : PART_INPUT;
-        if (open_part_file(p, part, "", &err)) {
+        if (open_part_file(p, part, fname, &err)) {
             job_store_incoming_discard(cfg->store, p->id);
             *replied = http_reply_problem(c, 500, "internal", err.msg, 0);
             post_free(p);
