@@ -10,7 +10,10 @@
  *   clsolve cancel ID
  *
  * Every command takes --server URL (else $CLSOLVE_SERVER, else
- * http://127.0.0.1:8080) and --token-file F (else $CLSOLVE_TOKEN). submit
+ * http://127.0.0.1:8080; http or https), --token-file F (else
+ * $CLSOLVE_TOKEN), --cacert F (else $CLSOLVE_CACERT, else the system's CA
+ * store), --connect-timeout S, --request-timeout S and --retries N (of a
+ * 503, after its Retry-After): http_client.h, on libcurl. submit
  * sends the matrix as the raw body, or as multipart/form-data when a
  * right-hand side or an initial guess goes with it, streaming the files
  * from disk. wait polls (0.1 s, backing off to 1 s) and draws a progress
@@ -39,40 +42,73 @@
 #include "common/error.h"
 #include "common/timer.h"
 #include "net/fileio.h"
-#include "net/http_client.h"
+#include "http_client.h"
 #include "solver/names.h"
 
 typedef struct client {
     const char *cmd;
     http_url url;
     char *token;
+    http_client_opts opts;
 } client;
 
-/* Consumes --server and --token-file; returns 1 when argv[a->i] was one. */
-static int client_opt(cli_args *a, const char **server, const char **token_file)
+/* The connection options every client command takes. */
+typedef struct conn_args {
+    const char *server, *token_file, *cacert;
+    double connect_timeout, request_timeout;
+    int64_t retries; /* -1: the default */
+} conn_args;
+
+/* Consumes --server, --token-file, --cacert, --connect-timeout,
+ * --request-timeout and --retries; returns 1 when argv[a->i] was one. */
+static int client_opt(cli_args *a, conn_args *ca)
 {
-    if (cli_opt(a, "--server", NULL, 1)) {
-        *server = a->value;
-        return 1;
-    }
-    if (cli_opt(a, "--token-file", NULL, 1)) {
-        *token_file = a->value;
-        return 1;
-    }
-    return 0;
+    if (cli_opt(a, "--server", NULL, 1))
+        ca->server = a->value;
+    else if (cli_opt(a, "--token-file", NULL, 1))
+        ca->token_file = a->value;
+    else if (cli_opt(a, "--cacert", NULL, 1))
+        ca->cacert = a->value;
+    else if (cli_opt(a, "--connect-timeout", NULL, 1)) {
+        ca->connect_timeout = cli_double(a, "--connect-timeout", a->value);
+        if (!(ca->connect_timeout > 0))
+            cli_usage_error(a->cmd, "--connect-timeout must be > 0, got %s", a->value);
+    } else if (cli_opt(a, "--request-timeout", NULL, 1)) {
+        ca->request_timeout = cli_double(a, "--request-timeout", a->value);
+        if (!(ca->request_timeout >= 1))
+            cli_usage_error(a->cmd, "--request-timeout must be >= 1, got %s", a->value);
+    } else if (cli_opt(a, "--retries", NULL, 1))
+        ca->retries = cli_int(a, "--retries", a->value, 0);
+    else
+        return 0;
+    return 1;
 }
 
-static void client_init(client *c, const char *cmd, const char *server, const char *token_file)
+static void client_init(client *c, const char *cmd, const conn_args *ca)
 {
     cls_error err;
     memset(c, 0, sizeof *c);
     c->cmd = cmd;
+    const char *server = ca->server, *token_file = ca->token_file;
     if (!server)
         server = getenv("CLSOLVE_SERVER");
     if (!server || !*server)
         server = "http://127.0.0.1:8080";
     if (http_url_parse(server, &c->url, &err))
         cli_usage_error(cmd, "%s", err.msg);
+    http_client_opts_default(&c->opts);
+    c->opts.cmd = cmd;
+    c->opts.cacert = ca->cacert;
+    if (!c->opts.cacert && getenv("CLSOLVE_CACERT") && *getenv("CLSOLVE_CACERT"))
+        c->opts.cacert = getenv("CLSOLVE_CACERT");
+    if (c->opts.cacert && access(c->opts.cacert, R_OK) != 0)
+        cli_usage_error(cmd, "--cacert: %s: cannot open: %s", c->opts.cacert, strerror(errno));
+    if (ca->connect_timeout > 0)
+        c->opts.connect_timeout_s = ca->connect_timeout;
+    if (ca->request_timeout > 0)
+        c->opts.stall_timeout_s = ca->request_timeout;
+    if (ca->retries >= 0)
+        c->opts.retries = (int)ca->retries;
     const char *source = NULL;
     char srcbuf[4200];
     if (token_file) {
@@ -103,6 +139,15 @@ static void client_init(client *c, const char *cmd, const char *server, const ch
         cli_usage_error(cmd, "%s", err.msg);
 }
 
+/* One request of this client (see http_client.h). */
+static int client_request(const client *c, const char *method, const char *target,
+                          const char *ctype, const char *header, const http_part *parts, int nparts,
+                          int out_fd, http_response *r, cls_error *err)
+{
+    return http_request(&c->url, &c->opts, method, target, c->token, ctype, header, parts, nparts,
+                        out_fd, r, err);
+}
+
 static void client_free(client *c) { free(c->token); }
 
 static int valid_id(const char *s)
@@ -121,8 +166,10 @@ static int client_http_error(const client *c, const http_response *r)
     if (r->status == 401)
         fprintf(stderr, "clsolve %s: give the token with --token-file or $CLSOLVE_TOKEN\n", c->cmd);
     if (r->status == 503 && r->retry_after[0])
-        fprintf(stderr, "clsolve %s: the server asks to retry after %s s\n", c->cmd,
-                r->retry_after);
+        fprintf(stderr,
+                "clsolve %s: the server asks to retry after %s s (retried %d time%s; "
+                "--retries N)\n",
+                c->cmd, r->retry_after, r->retried, r->retried == 1 ? "" : "s");
     return r->status == 400 ? CLS_EINPUT : CLS_EOTHER;
 }
 
@@ -133,7 +180,7 @@ static int client_get_job(const client *c, const char *id, json_t **job)
     http_response r;
     cls_error err;
     *job = NULL;
-    if (http_request(&c->url, "GET", target, c->token, NULL, NULL, 0, -1, &r, &err)) {
+    if (client_request(c, "GET", target, NULL, NULL, NULL, 0, -1, &r, &err)) {
         fprintf(stderr, "clsolve %s: %s\n", c->cmd, err.msg);
         return CLS_EOTHER;
     }
@@ -234,7 +281,7 @@ static int client_fetch(const client *c, const char *id, const char *path, const
     }
     http_response r;
     cls_error err;
-    int rc = http_request(&c->url, "GET", target, c->token, NULL, NULL, 0, fd, &r, &err);
+    int rc = client_request(c, "GET", target, NULL, NULL, NULL, 0, fd, &r, &err);
     if (close(fd) != 0 && !rc)
         rc = cls_fail(&err, CLS_EOTHER, "%s: close failed: %s", tmp, strerror(errno));
     if (rc) {
@@ -265,7 +312,7 @@ static json_t *client_residuals(const client *c, const char *id, int64_t since)
     snprintf(target, sizeof target, "/v1/jobs/%s/residuals?since=%lld", id, (long long)since);
     http_response r;
     cls_error err;
-    if (http_request(&c->url, "GET", target, c->token, NULL, NULL, 0, -1, &r, &err))
+    if (client_request(c, "GET", target, NULL, NULL, NULL, 0, -1, &r, &err))
         return NULL;
     json_t *o = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
     http_response_free(&r);
@@ -380,13 +427,13 @@ static void append_q(char *q, size_t cap, const char *k, const char *v)
 int cmd_submit(int argc, char **argv)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "submit"};
-    const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL, *server = NULL,
-               *token_file = NULL;
+    const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
+    conn_args ca = {.retries = -1};
     int wait = 0, json = 0, monitor = 0;
     char q[512] = "";
     double timeout_s = 0;
     while (a.i < argc) {
-        if (client_opt(&a, &server, &token_file))
+        if (client_opt(&a, &ca))
             continue;
         if (cli_opt(&a, "-b", "--rhs", 1))
             bpath = a.value;
@@ -453,7 +500,7 @@ int cmd_submit(int argc, char **argv)
     if (monitor && !wait)
         cli_usage_error("submit", "--monitor needs --wait");
     client c;
-    client_init(&c, "submit", server, token_file);
+    client_init(&c, "submit", &ca);
 
     char target[600];
     snprintf(target, sizeof target, "/v1/jobs%s", q);
@@ -462,7 +509,19 @@ int cmd_submit(int argc, char **argv)
     char boundary[64], heads[3][600], tail[80];
     const char *ctype = "application/octet-stream";
     char ctype_buf[128];
+    char disp[400] = "";
     if (!bpath && !x0path) {
+        /* the daemon's messages and the job's inputs name the file as the
+         * user knows it, not matrix.mtx */
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        snprintf(disp, sizeof disp, "Content-Disposition: attachment; filename=\"");
+        for (size_t i = 0, n = strlen(disp); base[i] && n + 3 < sizeof disp; i++) {
+            unsigned char ch = (unsigned char)base[i];
+            disp[n++] = ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\' ? (char)ch : '_';
+            disp[n] = '\0';
+        }
+        strcat(disp, "\"");
         parts[np++] = (http_part){.path = path};
     } else {
         unsigned char rnd[12];
@@ -492,7 +551,8 @@ int cmd_submit(int argc, char **argv)
     }
     http_response r;
     cls_error err;
-    int rc = http_request(&c.url, "POST", target, c.token, ctype, parts, np, -1, &r, &err);
+    int rc =
+        client_request(&c, "POST", target, ctype, disp[0] ? disp : NULL, parts, np, -1, &r, &err);
     if (rc) {
         /* a file that cannot be read is exit 1, as for `clsolve solve`
          * (FILE-OPEN): bad input (3) is what the daemon finds in a file */
@@ -546,11 +606,11 @@ static void parse_id_cmd(int argc, char **argv, const char *cmd, client *c, id_a
                          int want_out, int want_format, int want_timeout)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = cmd};
-    const char *server = NULL, *token_file = NULL;
+    conn_args ca = {.retries = -1};
     memset(ia, 0, sizeof *ia);
     ia->format = "mtx";
     while (a.i < argc) {
-        if (client_opt(&a, &server, &token_file))
+        if (client_opt(&a, &ca))
             continue;
         if (want_out && cli_opt(&a, "-o", "--output", 1))
             ia->out = a.value;
@@ -575,7 +635,7 @@ static void parse_id_cmd(int argc, char **argv, const char *cmd, client *c, id_a
         cli_usage_error(cmd, "no job id given");
     if (!valid_id(ia->id))
         cli_usage_error(cmd, "'%s' is not a job id (32 lowercase hexadecimal digits)", ia->id);
-    client_init(c, cmd, server, token_file);
+    client_init(c, cmd, &ca);
 }
 
 int cmd_status(int argc, char **argv)
@@ -642,7 +702,7 @@ int cmd_cancel(int argc, char **argv)
     snprintf(target, sizeof target, "/v1/jobs/%s/cancel", ia.id);
     http_response r;
     cls_error err;
-    int rc = http_request(&c.url, "POST", target, c.token, NULL, NULL, 0, -1, &r, &err);
+    int rc = client_request(&c, "POST", target, NULL, NULL, NULL, 0, -1, &r, &err);
     if (rc) {
         fprintf(stderr, "clsolve cancel: %s\n", err.msg);
         client_free(&c);
@@ -673,7 +733,7 @@ int cmd_rm(int argc, char **argv)
     snprintf(target, sizeof target, "/v1/jobs/%s", ia.id);
     http_response r;
     cls_error err;
-    int rc = http_request(&c.url, "DELETE", target, c.token, NULL, NULL, 0, -1, &r, &err);
+    int rc = client_request(&c, "DELETE", target, NULL, NULL, NULL, 0, -1, &r, &err);
     if (rc) {
         fprintf(stderr, "clsolve rm: %s\n", err.msg);
         client_free(&c);

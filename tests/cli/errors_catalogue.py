@@ -950,7 +950,8 @@ cli_row("CLI-NOT-NUMBER", ["solve", "A", "--tol", "abc"], ["springs", "--grid", 
 cli_row("CLI-NOT-INTEGER", ["solve", "A", "--maxiter", "1.5"], ["gen", "poisson2d", "3x", "-o", "x.mtx"],
         ["check", "A", "--threads", "two"])
 cli_row("CLI-BELOW-MINIMUM", ["solve", "A", "--maxiter", "0"], ["springs", "--grid", "0"],
-        ["nbody", "--random", "0"], ["curvature", "--saddle", "1", "--json"], ["tune", "--sizes", "1"])
+        ["nbody", "--random", "0"], ["curvature", "--saddle", "1", "--json"], ["tune", "--sizes", "1"],
+        ["submit", "A", "--retries", "-1"])
 cli_row("CLI-TOL-RANGE", ["solve", "A", "--tol", "2"], ["submit", "A", "--tol", "0"])
 cli_row("CLI-PRECOND", ["solve", "A", "--precond", "ilu"], ["submit", "A", "--precond", "ilu"])
 cli_row("CLI-METHOD", ["solve", "A", "--method", "gmres"], ["submit", "A", "--method", "gmres"])
@@ -997,7 +998,11 @@ def client_row(ident, *argvs, env=None):
     CASES[ident] = fn
 
 
-client_row("CLIENT-URL-SCHEME", ["status", ID0, "--server", "https://127.0.0.1:8080"])
+client_row("CLIENT-URL-SCHEME", ["status", ID0, "--server", "ftp://127.0.0.1:8080"])
+client_row("CLIENT-CACERT", ["status", ID0, "--server", "https://127.0.0.1:8080", "--cacert",
+                             "/no/such/ca.pem"])
+client_row("CLIENT-TIMEOUT-VALUE", ["status", ID0, "--connect-timeout", "0"],
+           ["wait", ID0, "--request-timeout", "0.5"])
 client_row("CLIENT-URL-BRACKET", ["status", ID0, "--server", "http://[::1:8080"])
 client_row("CLIENT-URL-HOST", ["status", ID0, "--server", "http://:8080"])
 client_row("CLIENT-URL-PORT", ["status", ID0, "--server", "http://127.0.0.1:http"])
@@ -1006,6 +1011,20 @@ client_row("CLIENT-URL-PATH", ["status", ID0, "--server", "http://127.0.0.1:1/" 
 client_row("CLIENT-CONNECT", ["status", ID0, "--server", "http://127.0.0.1:1"],
            ["submit", "A", "--server", "http://127.0.0.1:1"])
 client_row("CLIENT-RESOLVE", ["status", ID0, "--server", "http://no-such-host.invalid:8080"])
+
+
+@case("CLIENT-STALLED")
+def _(t):
+    """A server that accepts the connection and never answers."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    try:
+        port = srv.getsockname()[1]
+        return {"cli": t.cli("status", ID0, "--server", "http://127.0.0.1:%d" % port,
+                             "--request-timeout", "1")}
+    finally:
+        srv.close()
 
 
 @case("CLIENT-TOKEN-FILE")
@@ -1696,7 +1715,7 @@ def late_phase(t, want):
     res["HTTP-503-QUEUE"]["http"].append(hdr_check(full, "Retry-After", "5"))
     res["HTTP-409-UNFINISHED"]["http"].append(t.http("GET", "/v1/jobs/%s/solution" % queued[0]))
     a = t.file("A.mtx", I2)
-    res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a))
+    res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a, "--retries", "0"))
     # DELETE refuses active jobs; cancel a queued job and the running one
     res["HTTP-409-DELETE-ACTIVE"]["http"].append(t.http("DELETE", "/v1/jobs/" + queued[0]))
     res["HTTP-409-DELETE-ACTIVE"]["http"].append(t.http("DELETE", "/v1/jobs/" + l1.id))
@@ -1729,7 +1748,7 @@ def late_phase(t, want):
         raise CaseError("/healthz never said draining after SIGTERM")
     o = t.post(I2.encode(), retry_full=False)
     res["HTTP-503-DRAINING"]["http"].append(hdr_check(o, "Retry-After", "30") if isinstance(o, Obs) else o)
-    res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a))
+    res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a, "--retries", "0"))
     t.request("POST", "/v1/jobs/%s/cancel" % l2.id)  # the daemon exits once it stops
     return {k: v for k, v in res.items() if k in want}
 
