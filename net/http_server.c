@@ -25,7 +25,9 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "../common/timer.h"
 #include "ids.h"
+#include "log.h"
 #include "metrics.h"
 #include "problem.h"
 #include "routes.h"
@@ -40,13 +42,25 @@ typedef struct http_req {
     routes_post *post; /* non-NULL while a job upload is being received */
     int answered;
     int deferred; /* not a POST: answered at the next call (see the top) */
+    /* for the request's log line and metrics (log.h), written at completion */
+    double t0;
+    unsigned status;
+    uint64_t bytes_in;
+    char method[12], path[160], job[IDS_LEN + 1];
+    const char *route;
 } http_req;
+
+/* The status of the answer queued on this thread (libmicrohttpd runs a
+ * connection's calls on one thread), picked up by http_access. */
+static _Thread_local unsigned http_last_status;
 
 enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
 {
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, "Cache-Control", "no-store");
+    if (!MHD_get_response_header(r, "Cache-Control")) /* finished solutions say immutable */
+        MHD_add_response_header(r, "Cache-Control", "no-store");
+    http_last_status = status;
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     enum MHD_Result q = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
@@ -187,6 +201,37 @@ static enum route match(const char *url, char id[IDS_LEN + 1], const char **name
     return R_NONE;
 }
 
+/* The route as a template: the log's and the metrics' label (bounded). */
+static const char *route_name(enum route r)
+{
+    switch (r) {
+    case R_DASH:
+        return "/{dashboard}";
+    case R_HEALTHZ:
+        return "/healthz";
+    case R_METRICS:
+        return "/metrics";
+    case R_DEVICES:
+        return "/v1/devices";
+    case R_JOBS:
+        return "/v1/jobs";
+    case R_JOB:
+        return "/v1/jobs/{id}";
+    case R_SOLUTION:
+        return "/v1/jobs/{id}/solution";
+    case R_RESIDUALS:
+        return "/v1/jobs/{id}/residuals";
+    case R_CANCEL:
+        return "/v1/jobs/{id}/cancel";
+    case R_FILES:
+        return "/v1/jobs/{id}/files";
+    case R_FILE:
+        return "/v1/jobs/{id}/files/{name}";
+    default:
+        return "other";
+    }
+}
+
 static const char *allowed_methods(enum route r)
 {
     switch (r) {
@@ -252,6 +297,12 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         if (!rq)
             return MHD_NO;
         *con_cls = rq;
+        rq->t0 = cls_now();
+        snprintf(rq->method, sizeof rq->method, "%s", method);
+        snprintf(rq->path, sizeof rq->path, "%s", url);
+        problem_ascii(rq->path); /* the client's text, for a JSON log line */
+        problem_ascii(rq->method);
+        rq->route = "other";
         char id0[IDS_LEN + 1];
         const char *name0;
         /* only an upload is decided at the first call; a POST without
@@ -261,6 +312,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
             return MHD_YES;
         }
     }
+    rq->bytes_in += *upload_data_size;
     if (rq->deferred && *upload_data_size > 0) {
         /* a body on a request that takes none is dropped */
         *upload_data_size = 0;
@@ -272,12 +324,16 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         const char *name = NULL;
         enum route r = match(url, id, &name);
         rq->answered = 1;
+        rq->route = route_name(r);
+        snprintf(rq->job, sizeof rq->job, "%s", id);
+        http_last_status = 0;
         if (s->cfg.token && r != R_HEALTHZ && r != R_DASH && !authorized(c, s->cfg.token))
             return http_reply_problem_hdr(c, 401, "unauthorized",
                                           "a valid bearer token is required "
                                           "(Authorization: Bearer TOKEN)",
                                           0, "WWW-Authenticate", "Bearer realm=\"clsolve\"");
         enum MHD_Result q = dispatch(s, c, r, method, url, id, name, rq);
+        rq->status = http_last_status;
         if (rq->post)
             rq->answered = 0;
         return q;
@@ -291,7 +347,10 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         routes_post *p = rq->post;
         rq->post = NULL;
         rq->answered = 1;
-        return routes_jobs_post_end(c, p);
+        http_last_status = 0;
+        enum MHD_Result q = routes_jobs_post_end(c, p);
+        rq->status = http_last_status;
+        return q;
     }
     /* a request answered from its headers: its body (if any) is dropped */
     *upload_data_size = 0;
@@ -306,6 +365,27 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         return;
     if (rq->post)
         routes_jobs_post_abort(rq->post);
+    double dt = cls_now() - rq->t0;
+    metrics_http_request(rq->route, rq->method, rq->status, dt);
+    if (log_enabled()) {
+        char remote[INET6_ADDRSTRLEN] = "";
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+        if (sa && sa->sa_family == AF_INET)
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, remote, sizeof remote);
+        else if (sa && sa->sa_family == AF_INET6)
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, remote,
+                      sizeof remote);
+        json_t *f = json_pack("{s:s, s:s, s:s, s:i, s:f, s:I, s:s}", "method", rq->method, "route",
+                              rq->route, "path", rq->path, "status", (int)rq->status, "duration_ms",
+                              1e3 * dt, "bytes_in", (json_int_t)rq->bytes_in, "remote", remote);
+        if (f && rq->job[0])
+            json_object_set_new(f, "job", json_string(rq->job));
+        if (f && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+            json_object_set_new(f, "aborted", json_true());
+        log_event("request", f);
+    }
     free(rq);
     *con_cls = NULL;
 }

@@ -829,6 +829,8 @@ int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error
     c->params = r->params;
     c->params.options = r->params.options ? json_deep_copy(r->params.options) : NULL;
     c->in = r->in;
+    c->created = r->created;
+    c->started = r->started;
     pthread_mutex_unlock(&s->mu);
     if (persist(s, c->id, err)) {
         job_params_free(&c->params);

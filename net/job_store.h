@@ -105,6 +105,7 @@ typedef struct job_claim {
     char dir[PATH_MAX];
     job_params params; /* owned by the claim: job_params_free */
     job_inputs in;
+    double created, started; /* Unix time: submitted, claimed (the queue wait between) */
 } job_claim;
 
 /* Waits up to timeout_s for a queued job; marks the oldest one running

@@ -26,7 +26,9 @@
 #include <unistd.h>
 
 #include "job_files.h"
+#include "gzstream.h"
 #include "job_params.h"
+#include "log.h"
 #include "metrics.h"
 #include "multipart.h"
 #include "problem.h"
@@ -494,6 +496,12 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
         return http_reply_problem(c, 500, "internal", err.msg, 0);
     }
     metrics_job_submitted();
+    log_event("job_submitted", json_pack("{s:s, s:s, s:I, s:s, s:o}", "job", p->id, "kind",
+                                         p->params.kind, "bytes", (json_int_t)p->bytes, "input",
+                                         p->in.has_matrix  ? p->in.matrix_name
+                                         : p->in.has_input ? p->in.input_name
+                                                           : "",
+                                         "parameters", job_params_to_json(&p->params)));
     char loc[64];
     snprintf(loc, sizeof loc, "/v1/jobs/%s", p->id);
     post_free(p);
@@ -646,6 +654,9 @@ enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_c
                  id, job_status_name(st));
         return job_conflict(c, "job-finished", st, d);
     }
+    log_event(
+        out == JOB_CANCEL_DONE ? "job_cancelled" : "job_cancel_requested",
+        json_pack("{s:s, s:s}", "job", id, "was", out == JOB_CANCEL_DONE ? "queued" : "running"));
     return http_reply_json(c, 202, json);
 }
 
@@ -668,6 +679,7 @@ enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_c
                  id, job_status_name(st), id);
         return job_conflict(c, "job-active", st, d);
     }
+    log_event("job_deleted", json_pack("{s:s, s:s}", "job", id, "was", job_status_name(st)));
     return http_reply(c, 204, NULL, NULL, 0);
 }
 
@@ -736,6 +748,47 @@ static void sol_json_free(void *cls)
     free(s);
 }
 
+/* Solutions smaller than this go uncompressed even to a gzip client. */
+#define ROUTES_GZIP_MIN (32 * 1024)
+
+/* The JSON stream as a gzstream source. */
+static ssize_t sol_json_source(void *ctx, char *buf, size_t max)
+{
+    ssize_t n = sol_json_reader(ctx, 0, buf, max);
+    if (n == MHD_CONTENT_READER_END_OF_STREAM)
+        return 0;
+    return n == MHD_CONTENT_READER_END_WITH_ERROR ? -1 : n;
+}
+
+/* A file read from its start, for gzstream. */
+typedef struct fd_source {
+    int fd;
+} fd_source;
+
+static ssize_t fd_source_read(void *ctx, char *buf, size_t max)
+{
+    fd_source *f = ctx;
+    for (;;) {
+        ssize_t n = read(f->fd, buf, max);
+        if (n >= 0 || errno != EINTR)
+            return n < 0 ? -1 : n;
+    }
+}
+
+static void fd_source_free(void *ctx)
+{
+    fd_source *f = ctx;
+    close(f->fd);
+    free(f);
+}
+
+static void solution_cache_headers(struct MHD_Response *r, const char *etag)
+{
+    MHD_add_response_header(r, "ETag", etag);
+    MHD_add_response_header(r, "Cache-Control", "private, max-age=31536000, immutable");
+    MHD_add_response_header(r, "Vary", "Accept-Encoding, Authorization");
+}
+
 enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
                                      const char *id)
 {
@@ -768,6 +821,26 @@ enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server
                  st == JOB_QUEUED || st == JOB_RUNNING ? " yet" : "");
         return http_reply_problem(c, 409, "no-solution", d, 0);
     }
+    /* a finished job's solution never changes (a job runs once; a new
+     * solve is a new job): cacheable for good, validated by its ETag */
+    int gzip = gzstream_accepted(c) &&
+               (fmt == 1 ? sb.st_size / 8 * 24 : (long long)sb.st_size) >= ROUTES_GZIP_MIN;
+    char etag[96];
+    snprintf(etag, sizeof etag, "\"%s-%s-%lld%s\"", id,
+             fmt == 0   ? "mtx"
+             : fmt == 1 ? "json"
+                        : "f64",
+             (long long)sb.st_size, gzip ? "-gz" : "");
+    const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    if (inm && (strstr(inm, etag) || !strcmp(inm, "*"))) {
+        close(fd);
+        struct MHD_Response *nm =
+            MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (!nm)
+            return MHD_NO;
+        solution_cache_headers(nm, etag);
+        return http_queue(c, 304, nm);
+    }
     struct MHD_Response *r;
     if (fmt == 1) {
         sol_stream *s = calloc(1, sizeof *s);
@@ -778,19 +851,31 @@ enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server
         s->fd = fd;
         s->n = (int64_t)sb.st_size / 8;
         memcpy(s->id, id, sizeof s->id);
-        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, sol_json_reader, s,
-                                              sol_json_free);
+        r = gzip ? gzstream_response(sol_json_source, s, sol_json_free)
+                 : MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, sol_json_reader,
+                                                     s, sol_json_free);
         if (!r) {
-            sol_json_free(s);
+            if (!gzip)
+                sol_json_free(s);
             return MHD_NO;
         }
         MHD_add_response_header(r, "Content-Type", "application/json");
     } else {
-        r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
-        if (!r) {
-            close(fd);
-            return MHD_NO;
+        if (gzip) {
+            fd_source *fs = malloc(sizeof *fs);
+            if (!fs) {
+                close(fd);
+                return MHD_NO;
+            }
+            fs->fd = fd;
+            r = gzstream_response(fd_source_read, fs, fd_source_free);
+        } else {
+            r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
+            if (!r)
+                close(fd);
         }
+        if (!r)
+            return MHD_NO;
         MHD_add_response_header(r, "Content-Type",
                                 fmt == 0 ? "text/plain; charset=us-ascii"
                                          : "application/octet-stream");
@@ -798,6 +883,9 @@ enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server
         snprintf(cd, sizeof cd, "attachment; filename=\"%s.%s\"", id, fmt == 0 ? "mtx" : "f64");
         MHD_add_response_header(r, "Content-Disposition", cd);
     }
+    if (gzip)
+        MHD_add_response_header(r, "Content-Encoding", "gzip");
+    solution_cache_headers(r, etag);
     return http_queue(c, 200, r);
 }
 

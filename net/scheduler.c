@@ -27,6 +27,7 @@
 #include "fileio.h"
 #include "job_files.h"
 #include "job_proto.h"
+#include "log.h"
 #include "metrics.h"
 #include "problem.h"
 #ifdef CLS_NET_HAVE_PHYSICS
@@ -219,6 +220,35 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->devices_per_rank = 1;
 }
 
+/* The job's events in the structured log (log.h). */
+static void sched_log_started(const job_claim *c)
+{
+    double wait = c->started > c->created ? c->started - c->created : 0;
+    metrics_queue_wait(wait);
+    log_event("job_started", json_pack("{s:s, s:s, s:f}", "job", c->id, "kind", c->params.kind,
+                                       "queue_wait_s", wait));
+}
+
+static void sched_log_finished(const job_claim *c, job_status st, json_t *error, json_t *timings,
+                               int64_t iterations, double rel)
+{
+    json_t *f = json_pack("{s:s, s:s, s:s}", "job", c->id, "kind", c->params.kind, "status",
+                          job_status_name(st));
+    if (!f)
+        return;
+    if (iterations > 0 || isfinite(rel)) {
+        json_object_set_new(f, "iterations", json_integer(iterations));
+        json_object_set_new(f, "relative_residual", isfinite(rel) ? json_real(rel) : json_null());
+    }
+    if (json_is_object(error)) {
+        json_object_set(f, "code", json_object_get(error, "code"));
+        json_object_set(f, "message", json_object_get(error, "message"));
+    }
+    if (json_is_object(timings))
+        json_object_set(f, "timings", timings);
+    log_event("job_finished", f);
+}
+
 static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *c)
 {
     job_store *s = cfg->store;
@@ -232,6 +262,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         return;
     }
     job_store_set_phase(s, c->id, "reading");
+    sched_log_started(c);
     double t0 = cls_now();
     job_proto_send(comm, &m);
 
@@ -335,6 +366,16 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         json_object_set_new(timings, "ms_per_iteration",
                             json_real(1e3 * rep.solve_s / (double)rep.cg.iterations));
     metrics_job_finished(st, rep.solve_s, rep.cg.iterations);
+    sched_log_finished(c, st, error, timings, rep.cg.iterations, rep.cg.rel_residual);
+    if (rep.rows > 0) { /* the phases it reached */
+        metrics_job_phase("parse", rep.parse_s);
+        metrics_job_phase("partition", rep.partition_s);
+        metrics_job_phase("init", rep.init_s);
+        metrics_job_phase("upload", rep.upload_s);
+        metrics_job_phase("solve", rep.solve_s);
+        metrics_job_phase("gather", rep.gather_s);
+    }
+    metrics_job_phase("total", total);
     if (job_store_complete(s, c->id, st, result, error, timings, devices, &werr))
         fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
     free(x);
@@ -379,6 +420,7 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
         return;
     }
     job_store_set_phase(s, c->id, "running");
+    sched_log_started(c);
     double t0 = cls_now();
     /* no options: the driver gets "{}" (a literal: a json_object() made
      * here for it would leak) */
@@ -427,6 +469,10 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
         error = error_json(error_code_name(rc), rc, err.msg, err.line);
     job_status st = rc ? JOB_FAILED : JOB_SUCCEEDED;
     metrics_job_finished(st, total, 0);
+    metrics_job_phase("total", total);
+    json_t *tm = json_pack("{s:f}", "total_s", total);
+    sched_log_finished(c, st, error, tm, 0, NAN);
+    json_decref(tm);
     metrics_device_busy(0, -1, cfg->device, total);
     cls_error werr;
     if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total),
