@@ -43,6 +43,7 @@
 #include "common/timer.h"
 #include "net/fileio.h"
 #include "http_client.h"
+#include "progress.h"
 #include "solver/names.h"
 
 typedef struct client {
@@ -217,7 +218,9 @@ static double jnum(json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void print_job(json_t *job, int json)
+/* The job for people (or as JSON). with_error: also its error message (a
+ * status report); a wait prints that once, on stderr, instead. */
+static void print_job(json_t *job, int json, int with_error)
 {
     if (json) {
         char *s = json_dumps(job, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
@@ -227,45 +230,48 @@ static void print_job(json_t *job, int json)
         return;
     }
     const char *st = json_string_value(json_object_get(job, "status"));
-    printf("job %s: %s %s\n", json_string_value(json_object_get(job, "id")),
-           json_string_value(json_object_get(job, "kind")), st ? st : "?");
+    json_t *in = json_object_get(job, "inputs");
+    const char *name = json_string_value(json_object_get(in, "matrix"));
+    if (!name)
+        name = json_string_value(json_object_get(in, "input"));
+    printf("job %s: %s %s%s%s\n", json_string_value(json_object_get(job, "id")),
+           json_string_value(json_object_get(job, "kind")), st ? st : "?", name ? ", " : "",
+           name ? name : "");
     json_t *pr = json_object_get(job, "progress");
     json_t *res = json_object_get(job, "result");
     json_t *e = json_object_get(job, "error");
-    if (st && (!strcmp(st, "queued") || !strcmp(st, "running")))
-        printf("progress: %s, iteration %lld, residual %.3e\n",
-               json_string_value(json_object_get(pr, "phase")),
-               (long long)json_integer_value(json_object_get(pr, "iteration")),
-               jnum(pr, "residual"));
+    if (st && (!strcmp(st, "queued") || !strcmp(st, "running"))) {
+        const char *ph = json_string_value(json_object_get(pr, "phase"));
+        printf("progress: %s", ph ? ph : "?");
+        if (ph && !strcmp(ph, "solving"))
+            printf(", iteration %lld, residual %.3e",
+                   (long long)json_integer_value(json_object_get(pr, "iteration")),
+                   jnum(pr, "residual"));
+        if (json_is_number(json_object_get(pr, "eta_s")))
+            printf(", about %.0f s left", jnum(pr, "eta_s"));
+        putchar('\n');
+    }
     if (json_is_object(res) && json_object_get(res, "iterations"))
         printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
                json_is_true(json_object_get(res, "converged")) ? "converged" : "not converged",
                (long long)json_integer_value(json_object_get(res, "iterations")),
                jnum(res, "relative_residual"), jnum(res, "true_relative_residual"));
-    if (json_is_object(e))
+    if (with_error && json_is_object(e))
         printf("error: %s\n", json_string_value(json_object_get(e, "message")));
 }
 
-static void progress_bar(json_t *job, double tol)
+/* The progress line while waiting (cli/progress.h), from the job's progress. */
+static void wait_progress(cli_progress *p, json_t *job, int force)
 {
     json_t *pr = json_object_get(job, "progress");
-    double res = jnum(pr, "residual");
-    long long it = (long long)json_integer_value(json_object_get(pr, "iteration"));
-    double f = 0;
-    if (isfinite(res) && res > 0 && tol > 0 && tol < 1)
-        f = log(res) / log(tol);
-    if (f < 0)
-        f = 0;
-    if (f > 1)
-        f = 1;
-    char bar[31];
-    int n = (int)(f * 30);
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < n ? '#' : '.';
-    bar[30] = '\0';
-    fprintf(stderr, "\r  [%s] %-8s iteration %-8lld residual %.3e ",
-            bar, json_string_value(json_object_get(job, "status")), it, res);
-    fflush(stderr);
+    const char *st = json_string_value(json_object_get(job, "status"));
+    const char *ph = json_string_value(json_object_get(pr, "phase"));
+    cli_progress_phase(p, st && !strcmp(st, "queued") ? "queued" : ph ? ph : "?");
+    json_t *it = json_object_get(pr, "iteration");
+    double eta = jnum(pr, "eta_s");
+    cli_progress_draw(p, json_is_integer(it) ? json_integer_value(it) : -1, jnum(pr, "residual"),
+                      jnum(json_object_get(job, "parameters"), "tol"), isfinite(eta) ? eta : -1,
+                      force);
 }
 
 /* Downloads the solution into path (temporary file, then rename). */
@@ -355,14 +361,14 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
     int64_t mon_next = 0, mon_first = 0;
     FILE *mon_to = json ? stderr : stdout;
     double start = cls_now(), delay = 0.1;
-    int tty = isatty(2), shown = 0;
+    cli_progress prog;
+    cli_progress_init(&prog, isatty(2) && !monitor);
     json_t *job = NULL;
     for (;;) {
         json_decref(job);
         int rc = client_get_job(c, id, &job);
         if (rc) {
-            if (shown)
-                fputc('\n', stderr);
+            cli_progress_end(&prog);
             return rc;
         }
         const char *st = json_string_value(json_object_get(job, "status"));
@@ -370,13 +376,9 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
             client_monitor(c, id, &mon_next, &mon_first, mon_to);
         if (st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)
             break;
-        if (tty && !monitor) {
-            progress_bar(job, jnum(json_object_get(job, "parameters"), "tol"));
-            shown = 1;
-        }
+        wait_progress(&prog, job, 0);
         if (timeout_s > 0 && cls_now() - start > timeout_s) {
-            if (shown)
-                fputc('\n', stderr);
+            cli_progress_end(&prog);
             fprintf(stderr, "clsolve %s: job %s still %s after %.0f s\n", c->cmd, id, st,
                     timeout_s);
             json_decref(job);
@@ -386,10 +388,9 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
         nanosleep(&ts, NULL);
         delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
     }
-    if (shown) {
-        progress_bar(job, jnum(json_object_get(job, "parameters"), "tol"));
-        fputc('\n', stderr);
-    }
+    if (prog.shown)
+        wait_progress(&prog, job, 1);
+    cli_progress_end(&prog);
     if (json && !strcmp(json_string_value(json_object_get(job, "kind")), "cg")) {
         /* the residual history beside the job, as `clsolve solve --json` */
         json_t *h = client_residuals(c, id, 0);
@@ -398,7 +399,7 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
             json_object_set(job, "residuals", a);
         json_decref(h);
     }
-    print_job(job, json);
+    print_job(job, json, 0);
     int rc = job_exit_code(job);
     json_t *res = json_object_get(job, "result");
     if (out && json_is_true(json_object_get(res, "solution_available"))) {
@@ -411,11 +412,25 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
         fprintf(stderr, "clsolve %s: job %s has no solution to write\n", c->cmd, id);
         rc = CLS_EOTHER;
     }
+    /* the error, once (not in the summary above too) */
     json_t *e = json_object_get(job, "error");
     if (json_is_object(e))
         fprintf(stderr, "clsolve %s: %s\n", c->cmd, json_string_value(json_object_get(e, "message")));
     json_decref(job);
     return rc;
+}
+
+typedef struct up_ctx {
+    cli_progress *p;
+    const char *name;
+} up_ctx;
+
+static void upload_progress(void *ctx, double sent, double total)
+{
+    up_ctx *u = ctx;
+    /* small uploads finish before a line is worth drawing */
+    if (total > 4e6 || cls_now() - u->p->start > 1.0)
+        cli_progress_upload(u->p, u->name, sent, total);
 }
 
 static void append_q(char *q, size_t cap, const char *k, const char *v)
@@ -551,8 +566,19 @@ int cmd_submit(int argc, char **argv)
     }
     http_response r;
     cls_error err;
+    /* on a terminal: the upload's progress (a big matrix takes a while) */
+    cli_progress up;
+    cli_progress_init(&up, isatty(2));
+    const char *base = strrchr(path, '/');
+    up_ctx uc = {&up, base ? base + 1 : path};
+    if (up.tty) {
+        c.opts.upload_progress = upload_progress;
+        c.opts.progress_ctx = &uc;
+    }
     int rc =
         client_request(&c, "POST", target, ctype, disp[0] ? disp : NULL, parts, np, -1, &r, &err);
+    cli_progress_end(&up);
+    c.opts.upload_progress = NULL;
     if (rc) {
         /* a file that cannot be read is exit 1, as for `clsolve solve`
          * (FILE-OPEN): bad input (3) is what the daemon finds in a file */
@@ -579,7 +605,7 @@ int cmd_submit(int argc, char **argv)
     snprintf(idbuf, sizeof idbuf, "%s", id);
     if (!wait) {
         if (json)
-            print_job(job, 1);
+            print_job(job, 1, 1);
         else
             printf("%s\n", idbuf);
         json_decref(job);
@@ -588,7 +614,7 @@ int cmd_submit(int argc, char **argv)
     }
     json_decref(job);
     if (!json)
-        printf("submitted job %s\n", idbuf);
+        printf("submitted job %s (%s)\n", idbuf, uc.name);
     fflush(stdout);
     rc = client_wait(&c, idbuf, out, json, timeout_s, monitor);
     client_free(&c);
@@ -646,7 +672,7 @@ int cmd_status(int argc, char **argv)
     json_t *job;
     int rc = client_get_job(&c, ia.id, &job);
     if (!rc) {
-        print_job(job, ia.json);
+        print_job(job, ia.json, 1);
         rc = job_exit_code(job);
         json_decref(job);
     }

@@ -25,22 +25,25 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common/eta.h"
 #include "common/timer.h"
+#include "progress.h"
 #include "matrices/mm.h"
 #include "solver/dsolve.h"
 #include "solver/names.h"
 #include "solver/dvec.h"
 
 typedef struct progress {
-    double start, last;
-    int tty, shown;
+    cli_progress line; /* on a terminal: phase, elapsed, iteration, ETA (cli/progress.h) */
+    cls_eta eta;
+    double tol;
     FILE *monitor; /* --monitor: one line per iteration here */
 } progress;
 
 /* --monitor prints every iteration as PETSc's -ksp_monitor does ("K KSP
  * relative residual norm R", R = ||r_K||/||b||, K = 0 the initial one);
- * on a terminal without it, "iteration, residual, iterations per second"
- * once a solve has run for a second, at most four times a second. */
+ * otherwise, on a terminal, the progress line, once the solve has run for a
+ * second. */
 static int progress_monitor(void *ctx, int64_t it, double res)
 {
     progress *p = ctx;
@@ -48,15 +51,21 @@ static int progress_monitor(void *ctx, int64_t it, double res)
         fprintf(p->monitor, "%5lld KSP relative residual norm %.12e\n", (long long)it, res);
         return 0;
     }
-    double now = cls_now();
-    if (!p->tty || now - p->start < 1.0 || now - p->last < 0.25)
-        return 0;
-    p->last = now;
-    p->shown = 1;
-    fprintf(stderr, "\r  iteration %-9lld residual %.3e  %8.0f it/s ", (long long)it, res,
-            (double)it / (now - p->start));
-    fflush(stderr);
+    double eta = cls_eta_update(&p->eta, cls_now(), res, p->tol);
+    if (cls_now() - p->line.start >= 1.0)
+        cli_progress_draw(&p->line, it, res, p->tol, eta, 0);
     return 0;
+}
+
+/* dsolve's phases: parsing, setting_up, solving, gathering */
+static void progress_phase(void *ctx, const char *phase)
+{
+    progress *p = ctx;
+    cli_progress_phase(&p->line, phase);
+    if (!strcmp(phase, "solving"))
+        cls_eta_reset(&p->eta);
+    if (!p->monitor && cls_now() - p->line.start >= 1.0)
+        cli_progress_draw(&p->line, -1, NAN, p->tol, -1, 1);
 }
 
 static json_t *device_json(const dsolve_part_info *p)
@@ -174,18 +183,20 @@ int cmd_solve(int argc, char **argv)
     cls_error_clear(&err);
     double *x = NULL;
     dsolve_report rep;
-    progress pr = {.start = cls_now(), .tty = rank == 0 && isatty(2)};
+    progress pr = {.tol = opt->tol};
+    cli_progress_init(&pr.line, rank == 0 && isatty(2) && !monitor);
     if (monitor && rank == 0)
         pr.monitor = json ? stderr : stdout; /* --json keeps stdout one object */
     opt->monitor = progress_monitor;
     opt->monitor_ctx = &pr;
+    dopt.phase = progress_phase;
+    dopt.phase_ctx = &pr;
     int rc = dsolve_file(MPI_COMM_WORLD, path, bpath, x0path, &dopt, &rep, &x, &err);
     const int rhs_is_A1 = bpath == NULL;
     double write_s = 0.0;
     if (rank != 0)
         goto out;
-    if (pr.shown)
-        fputc('\n', stderr);
+    cli_progress_end(&pr.line);
     if (out && x && (rc == CLS_OK || rc == CLS_ENOTCONV)) {
         char comment[256];
         snprintf(comment, sizeof comment, "clsolve solution of %s: %s, %lld iterations", path,
@@ -195,9 +206,13 @@ int cmd_solve(int argc, char **argv)
         int wrc = mm_write_vector(out, x, rep.rows, comment, &werr);
         write_s = cls_now() - tw;
         if (wrc) {
-            fprintf(stderr, "clsolve solve: %s\n", werr.msg);
-            if (rc == CLS_OK)
+            /* the one error to report (printed once, below) */
+            if (rc == CLS_OK) {
                 rc = CLS_EOTHER;
+                err = werr;
+            } else {
+                fprintf(stderr, "clsolve solve: %s\n", werr.msg);
+            }
         }
     }
 

@@ -319,6 +319,15 @@ static int transfer_error(CURL *c, CURLcode cc, const char *ebuf, const http_url
     return cls_fail(err, CLS_EOTHER, "%s:%s: %s", u->host, u->port, why);
 }
 
+static int upload_xferinfo(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                           curl_off_t ulnow)
+{
+    const http_client_opts *o = ctx;
+    if (ultotal > 0)
+        o->upload_progress(o->progress_ctx, (double)ulnow, (double)ultotal);
+    return 0;
+}
+
 static int curl_ready(cls_error *err)
 {
     static int done, ok;
@@ -411,6 +420,11 @@ int http_request(const http_url *u, const http_client_opts *o, const char *metho
             curl_easy_setopt(c, CURLOPT_READFUNCTION, upload_read);
             curl_easy_setopt(c, CURLOPT_READDATA, &up);
             curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, total);
+            if (o->upload_progress) {
+                curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+                curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, upload_xferinfo);
+                curl_easy_setopt(c, CURLOPT_XFERINFODATA, (void *)o);
+            }
         } else {
             curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
         }

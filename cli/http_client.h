@@ -44,6 +44,9 @@ typedef struct http_client_opts {
     int retries;              /* a 503 is retried this many times */
     double max_retry_wait_s;  /* the longest Retry-After waited */
     const char *cmd;          /* "submit": for the retry notes on stderr */
+    /* called while a body is sent (bytes sent, of total), when set */
+    void (*upload_progress)(void *ctx, double sent, double total);
+    void *progress_ctx;
 } http_client_opts;
 
 /* connect 10 s, stall 60 s, 3 retries waiting at most 60 s each */

@@ -30,6 +30,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "problem.h"
+#include "record.h"
 #include "routes.h"
 
 struct http_server {
@@ -53,6 +54,24 @@ typedef struct http_req {
 /* The status of the answer queued on this thread (libmicrohttpd runs a
  * connection's calls on one thread), picked up by http_access. */
 static _Thread_local unsigned http_last_status;
+/* The request being answered on this thread and the body of the answer
+ * being queued, for the response recorder (record.h). */
+static _Thread_local http_req *http_cur;
+static _Thread_local const char *http_cur_body;
+static _Thread_local size_t http_cur_len;
+
+const char *http_current_method(void)
+{
+    return http_cur ? http_cur->method : "?";
+}
+const char *http_current_route(void)
+{
+    return http_cur ? http_cur->route : "other";
+}
+const char *http_current_path(void)
+{
+    return http_cur ? http_cur->path : "?";
+}
 
 enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
 {
@@ -62,9 +81,23 @@ enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD
         MHD_add_response_header(r, "Cache-Control", "no-store");
     http_last_status = status;
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (record_enabled())
+        record_response(http_current_method(), http_current_route(), http_current_path(), status, r,
+                        http_cur_body, http_cur_len);
     enum MHD_Result q = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     metrics_http_response(status);
+    return q;
+}
+
+enum MHD_Result http_queue_body(struct MHD_Connection *c, unsigned status, struct MHD_Response *r,
+                                const char *body, size_t len)
+{
+    http_cur_body = body;
+    http_cur_len = len;
+    enum MHD_Result q = http_queue(c, status, r);
+    http_cur_body = NULL;
+    http_cur_len = 0;
     return q;
 }
 
@@ -80,7 +113,7 @@ enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char
     }
     if (ctype)
         MHD_add_response_header(r, "Content-Type", ctype);
-    return http_queue(c, status, r);
+    return http_queue_body(c, status, r, body, len);
 }
 
 enum MHD_Result http_reply_json(struct MHD_Connection *c, unsigned status, char *json)
@@ -106,7 +139,7 @@ enum MHD_Result http_reply_problem_hdr(struct MHD_Connection *c, unsigned status
     MHD_add_response_header(r, "Content-Type", "application/problem+json");
     if (hname)
         MHD_add_response_header(r, hname, hvalue);
-    return http_queue(c, status, r);
+    return http_queue_body(c, status, r, body, strlen(body));
 }
 
 enum MHD_Result http_reply_problem(struct MHD_Connection *c, unsigned status, const char *slug,
@@ -327,12 +360,19 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         rq->route = route_name(r);
         snprintf(rq->job, sizeof rq->job, "%s", id);
         http_last_status = 0;
-        if (s->cfg.token && r != R_HEALTHZ && r != R_DASH && !authorized(c, s->cfg.token))
-            return http_reply_problem_hdr(c, 401, "unauthorized",
-                                          "a valid bearer token is required "
-                                          "(Authorization: Bearer TOKEN)",
-                                          0, "WWW-Authenticate", "Bearer realm=\"clsolve\"");
+        http_cur = rq; /* the 401 below is recorded with its request too */
+        if (s->cfg.token && r != R_HEALTHZ && r != R_DASH && !authorized(c, s->cfg.token)) {
+            enum MHD_Result q401 = http_reply_problem_hdr(
+                c, 401, "unauthorized",
+                "a valid bearer token is required (Authorization: Bearer TOKEN)", 0,
+                "WWW-Authenticate", "Bearer realm=\"clsolve\"");
+            rq->status = http_last_status;
+            http_cur = NULL;
+            return q401;
+        }
+        http_cur = rq;
         enum MHD_Result q = dispatch(s, c, r, method, url, id, name, rq);
+        http_cur = NULL;
         rq->status = http_last_status;
         if (rq->post)
             rq->answered = 0;
@@ -348,7 +388,9 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         rq->post = NULL;
         rq->answered = 1;
         http_last_status = 0;
+        http_cur = rq;
         enum MHD_Result q = routes_jobs_post_end(c, p);
+        http_cur = NULL;
         rq->status = http_last_status;
         return q;
     }

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/eta.h"
 #include "fileio.h"
 
 typedef struct job_rec {
@@ -39,6 +40,9 @@ typedef struct job_rec {
     double *hist;
     int64_t nhist, hcap;
     int64_t hfirst; /* the iteration of hist[0]: 0 when the solver reported it */
+    double phase_started; /* Unix time the phase began */
+    cls_eta eta;          /* time left from the residual's rate (solving) */
+    double eta_s;         /* < 0: unknown */
     int cancel;
 } job_rec;
 
@@ -139,6 +143,10 @@ static json_t *rec_json(const job_rec *r, int internal)
     json_object_set_new(pr, "iteration", json_integer(r->iteration));
     json_object_set_new(pr, "residual", isfinite(r->residual) ? json_real(r->residual) : json_null());
     json_object_set_new(pr, "updated_at", iso_time(r->updated > 0 ? r->updated : r->created));
+    json_object_set_new(pr, "phase_started_at",
+                        iso_time(r->phase_started > 0 ? r->phase_started : r->created));
+    json_object_set_new(
+        pr, "eta_s", r->status == JOB_RUNNING && r->eta_s >= 0 ? json_real(r->eta_s) : json_null());
     json_object_set_new(o, "progress", pr);
     json_object_set_new(o, "result", r->result ? json_incref(r->result) : json_null());
     json_object_set_new(o, "timings", r->timings ? json_incref(r->timings) : json_null());
@@ -345,6 +353,7 @@ static int load_one(job_store *s, const char *id, cls_error *err)
         json_t *res = json_object_get(pr, "residual");
         r->residual = json_is_number(res) ? json_number_value(res) : NAN;
         r->updated = r->finished;
+        r->phase_started = r->finished;
         snprintf(r->phase, sizeof r->phase, "done");
     } else {
         /* queued or interrupted while running: run (again); a run cut
@@ -740,6 +749,7 @@ int job_store_cancel(job_store *s, const char *id, job_cancel_outcome *out, job_
         r->status = JOB_CANCELLED;
         r->finished = wall_now();
         r->updated = r->finished;
+        r->phase_started = r->finished;
         r->cancel = 1;
         snprintf(r->phase, sizeof r->phase, "done");
         r->error = json_pack("{s:s, s:i, s:s}", "code", "cancelled", "exit_code", 1, "message",
@@ -823,6 +833,9 @@ int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error
     r->nhist = 0;
     r->cancel = 0;
     snprintf(r->phase, sizeof r->phase, "starting");
+    r->phase_started = r->started;
+    cls_eta_reset(&r->eta);
+    r->eta_s = -1;
     memset(c, 0, sizeof *c);
     memcpy(c->id, r->id, sizeof c->id);
     job_dir(s, r->id, c->dir, sizeof c->dir);
@@ -856,6 +869,7 @@ int job_store_progress(job_store *s, const char *id, int64_t iteration, double r
         r->iteration = iteration;
         r->residual = residual;
         r->updated = wall_now();
+        r->eta_s = cls_eta_update(&r->eta, r->updated, residual, r->params.tol);
         if (r->nhist == r->hcap) {
             int64_t nc = r->hcap ? 2 * r->hcap : 1024;
             double *nh = realloc(r->hist, (size_t)nc * sizeof *nh);
@@ -887,6 +901,7 @@ void job_store_set_phase(job_store *s, const char *id, const char *phase)
     if (r) {
         snprintf(r->phase, sizeof r->phase, "%s", phase);
         r->updated = wall_now();
+        r->phase_started = r->updated;
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -921,6 +936,7 @@ int job_store_complete(job_store *s, const char *id, job_status st, json_t *resu
     r->status = st;
     r->finished = wall_now();
     r->updated = r->finished;
+    r->phase_started = r->finished;
     snprintf(r->phase, sizeof r->phase, "done");
     json_decref(r->result);
     json_decref(r->error);

@@ -32,6 +32,7 @@
 #include "metrics.h"
 #include "multipart.h"
 #include "problem.h"
+#include "record.h"
 #include "routes.h"
 #include "upload.h"
 
@@ -513,7 +514,7 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
     }
     MHD_add_response_header(r, "Content-Type", "application/json");
     MHD_add_response_header(r, "Location", loc);
-    return http_queue(c, 202, r);
+    return http_queue_body(c, 202, r, json, strlen(json));
 }
 
 /* --- reading routes --- */
@@ -689,7 +690,26 @@ typedef struct sol_stream {
     int64_t n, next;
     int stage; /* 0 head, 1 values, 2 tail, 3 done */
     char id[IDS_LEN + 1];
+    /* the response recorder's copy of the text (record.h), at most 16 MiB */
+    char *rec, method[12], path[160];
+    size_t rec_len, rec_cap;
 } sol_stream;
+
+static void sol_json_tee(sol_stream *s, const char *buf, size_t n)
+{
+    if (!s->rec || s->rec_len + n > ((size_t)16 << 20))
+        return;
+    if (s->rec_len + n > s->rec_cap) {
+        size_t nc = (s->rec_len + n) * 2;
+        char *p = realloc(s->rec, nc);
+        if (!p)
+            return;
+        s->rec = p;
+        s->rec_cap = nc;
+    }
+    memcpy(s->rec + s->rec_len, buf, n);
+    s->rec_len += n;
+}
 
 static ssize_t sol_json_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -738,12 +758,17 @@ static ssize_t sol_json_reader(void *cls, uint64_t pos, char *buf, size_t max)
     }
     if (w == 0 && s->stage == 3)
         return MHD_CONTENT_READER_END_OF_STREAM;
+    sol_json_tee(s, buf, w);
     return (ssize_t)w;
 }
 
 static void sol_json_free(void *cls)
 {
     sol_stream *s = cls;
+    if (s->rec && s->stage == 3)
+        record_stream_body(s->method, "/v1/jobs/{id}/solution", s->path, 200, "application/json",
+                           s->rec, s->rec_len);
+    free(s->rec);
     close(s->fd);
     free(s);
 }
@@ -851,6 +876,11 @@ enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server
         s->fd = fd;
         s->n = (int64_t)sb.st_size / 8;
         memcpy(s->id, id, sizeof s->id);
+        if (record_enabled()) {
+            s->rec = malloc(1);
+            snprintf(s->method, sizeof s->method, "%s", http_current_method());
+            snprintf(s->path, sizeof s->path, "%s", http_current_path());
+        }
         r = gzip ? gzstream_response(sol_json_source, s, sol_json_free)
                  : MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, sol_json_reader,
                                                      s, sol_json_free);

@@ -38,16 +38,19 @@ typedef struct sched_monitor_ctx {
     job_store *store;
     const char *id;
     int cancelled;
-    int started;
 } sched_monitor_ctx;
+
+/* dsolve's phases (parsing, setting_up, solving, gathering) become the
+ * job's progress.phase, each with the time it began */
+static void sched_phase(void *ctx, const char *phase)
+{
+    sched_monitor_ctx *c = ctx;
+    job_store_set_phase(c->store, c->id, phase);
+}
 
 static int sched_monitor(void *ctx, int64_t it, double res)
 {
     sched_monitor_ctx *c = ctx;
-    if (!c->started) {
-        c->started = 1;
-        job_store_set_phase(c->store, c->id, "solving");
-    }
     if (job_store_progress(c->store, c->id, it, res))
         c->cancelled = 1;
     return c->cancelled;
@@ -261,7 +264,6 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
         return;
     }
-    job_store_set_phase(s, c->id, "reading");
     sched_log_started(c);
     double t0 = cls_now();
     job_proto_send(comm, &m);
@@ -271,6 +273,8 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     sched_monitor_ctx mc = {.store = s, .id = c->id};
     o.solve.monitor = sched_monitor;
     o.solve.monitor_ctx = &mc;
+    o.phase = sched_phase;
+    o.phase_ctx = &mc;
     dsolve_report rep;
     double *x = NULL;
     int rc = dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL,
@@ -278,6 +282,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     double total = cls_now() - t0;
     user_message(err.msg, sizeof err.msg, c, m.a_path, m.b_path, m.x0_path);
 
+    job_store_set_phase(s, c->id, "writing");
     job_status st = rc == CLS_OK ? JOB_SUCCEEDED : JOB_FAILED;
     if (mc.cancelled)
         st = JOB_CANCELLED;

@@ -221,6 +221,13 @@ static int finish_all(dpart *parts, int nmine, cls_error *err)
     return CLS_OK;
 }
 
+/* rank 0 tells the caller which phase begins (dsolve_options.phase) */
+#define DS_PHASE(name)                                                                             \
+    do {                                                                                           \
+        if (me == 0 && opt->phase)                                                                 \
+            opt->phase(opt->phase_ctx, name);                                                      \
+    } while (0)
+
 int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const char *x0_path,
                 const dsolve_options *opt, dsolve_report *rep, double **x, cls_error *err)
 {
@@ -252,6 +259,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     rep->devices_per_rank = G;
 
     /* 1. input and layout, then the scaling */
+    DS_PHASE("parsing");
     if ((rc = dsolve_input(comm, a_path, b_path, x0_path, opt, G, &in, err)))
         goto done;
     if ((rc = dsolve_agree(comm, dsolve_scale(comm, &in, &x_exp, err), err)))
@@ -270,6 +278,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     rep->engine = DSOLVE_ENGINE_AUTO;
 
     /* 2. halo plans: parts view the rank's block, renumbered in place */
+    DS_PHASE("setting_up");
     double tp = cls_now();
     cls_trace("dsolve: input read");
     nmine = L->first[me + 1] - L->first[me];
@@ -385,6 +394,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     rep->upload_s = rep->setup_s - rep->partition_s - rep->init_s; /* matrix, vectors, workspace */
 
     /* 5. the method */
+    DS_PHASE("solving");
     cg_options co = {
         .tol = solve_effective_tol(opt->solve.tol, opt->solve.atol, in.bnorm),
         .maxiter = opt->solve.maxiter > 0 ? opt->solve.maxiter
@@ -419,6 +429,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     }
 
     /* 6. x, the true residual, the gather */
+    DS_PHASE("gathering");
     tg = cls_now();
     cls_trace("dsolve: solved");
     if (rc == CLS_OK || rc == CLS_ENOTCONV || rep->cg.reason == CG_DIVERGED_INDEFINITE) {

@@ -82,6 +82,10 @@ typedef struct dsolve_options {
     int read_everywhere;       /* every rank reads the file itself */
     int verbose;               /* rank 0 prints the layout to stderr */
     dsolve_engine engine;      /* AUTO: local for one part (CG), else distributed */
+    /* rank 0, when set: told as each phase begins ("parsing", "setting_up",
+     * "solving", "gathering"), for progress that says what is going on */
+    void (*phase)(void *ctx, const char *phase);
+    void *phase_ctx;
 } dsolve_options;
 
 void dsolve_options_default(dsolve_options *o);

@@ -253,8 +253,9 @@ class Client:
 
 class Job:
     """One job of a daemon. .id; .info is the job document as last fetched
-    (refresh() fetches it again); .status, .phase, .iteration, .residual,
-    .result, .error read it."""
+    (refresh() fetches it again); .status, .phase (queued, parsing,
+    setting_up, solving, ...), .iteration, .residual, .eta_s (seconds left
+    while solving, or None), .result, .error read it."""
 
     def __init__(self, client, job_id, info=None):
         self.client = client
@@ -270,6 +271,7 @@ class Job:
     phase = property(lambda self: (self.info.get("progress") or {}).get("phase"))
     iteration = property(lambda self: (self.info.get("progress") or {}).get("iteration"))
     residual = property(lambda self: (self.info.get("progress") or {}).get("residual"))
+    eta_s = property(lambda self: (self.info.get("progress") or {}).get("eta_s"))
     finished = property(lambda self: self.status in FINISHED)
 
     def refresh(self):

@@ -23,7 +23,12 @@ D=$t/data
 rm -rf "$D" "$D".* "$t"/pki "$t"/proxy.* "$t"/stunnel.*
 mkdir -p "$t/pki"
 PIDS=""
-cleanup_extra() { for p in $PIDS; do kill "$p" 2>/dev/null; done; daemon_cleanup; }
+cleanup_extra() {
+    local rc=$?
+    for p in $PIDS; do kill "$p" 2>/dev/null; done
+    (exit $rc)
+    daemon_cleanup
+}
 trap cleanup_extra EXIT
 
 # --- a CA and a certificate for 127.0.0.1 signed by it ---
@@ -68,7 +73,7 @@ expect_exit 0 "$CLSOLVE" submit "$M/494_bus.mtx" --server "$S" --cacert "$t/pki/
 res=$($PY "$here/mmref.py" residual "$M/494_bus.mtx" "$t/x.mtx")
 lt "$res" 1e-9 && ok || bad "https submit: recomputed residual $res"
 grep -q "submitted job" "$t/out" && ok || bad "https submit output: $(cat "$t/out")"
-id=$(sed -n 's/^submitted job \([0-9a-f]*\)$/\1/p' "$t/out")
+id=$(sed -n 's/^submitted job \([0-9a-f]*\) (494_bus.mtx)$/\1/p' "$t/out")
 CLSOLVE_CACERT=$t/pki/ca.pem expect_exit 0 "$CLSOLVE" status "$id" --server "$S" --json
 [ "$(jget "j['inputs']['matrix']" <"$t/out")" = 494_bus.mtx ] && ok || bad "the raw upload lost its name: $(jget "j['inputs']" <"$t/out")"
 CLSOLVE_CACERT=$t/pki/ca.pem expect_exit 0 "$CLSOLVE" fetch "$id" --server "$S" -o "$t/x2.mtx"

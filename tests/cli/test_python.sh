@@ -13,6 +13,7 @@ SRC=$(cd "$here/../.." && pwd)
 PY3=/usr/bin/python3
 [ -x "$PY3" ] || { echo "SKIP: no /usr/bin/python3" >&2; exit 77; }
 export CLSOLVED="$(dirname "$CLSOLVE")/clsolved" CLSOLVE_SRC="$SRC"
+record_responses   # the daemons the Python tests start record what they answer
 for env in full plain; do
     v=$TEST_TMP/venv-$env
     rm -rf "$v"
@@ -46,4 +47,5 @@ for env in full plain; do
         bad "full: cases were skipped: $(grep "skipped '" "$TEST_TMP/unittest-$env.log" | head -3)"
     fi
 done
+openapi_validate && ok || bad "responses to the Python client differ from docs/openapi.yaml"
 finish
