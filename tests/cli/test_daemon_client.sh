@@ -94,7 +94,7 @@ c=$(curl -s -o "$TEST_TMP/body" -D "$TEST_TMP/hdr" -w '%{http_code}' -H "Authori
     --data-binary @"$M/LFAT5.mtx" "$U/v1/jobs")
 [ "$c" = 503 ] && ok || bad "full queue: HTTP $c"
 grep -qi '^Retry-After: [0-9]' "$TEST_TMP/hdr" && ok || bad "503 without Retry-After"
-expect_exit 1 "$CLSOLVE" submit "$M/LFAT5.mtx"
+expect_exit 1 "$CLSOLVE" submit "$M/LFAT5.mtx" --retries 0  # a full queue: no retry
 expect_exit 0 "$CLSOLVE" cancel "$q2"
 expect_exit 0 "$CLSOLVE" cancel "$long"
 grep -q "cancel requested" "$TEST_TMP/out" && ok || bad "cancel running: $(cat "$TEST_TMP/out")"
