@@ -4,8 +4,9 @@
  * so a job's directory is the only path ever built from a request.
  *
  *   routes_jobs.c    POST /v1/jobs (streaming upload), GET /v1/jobs,
- *                    GET|DELETE /v1/jobs/ID, POST .../cancel, .../solution, .../residuals,
+ *                    GET|DELETE /v1/jobs/ID, POST .../cancel, .../residuals,
  *                    .../files[/NAME]
+ *   routes_solution.c  GET /v1/jobs/ID/solution (ETag, gzip)
  *   routes_misc.c    GET /v1/devices, /healthz, /metrics
  *   dashboard.c      GET /, /app.js, /style.css
  */
@@ -56,6 +57,9 @@ enum MHD_Result routes_metrics(struct MHD_Connection *c, const http_server_confi
 /* 1 when name is a dashboard file; answers it. */
 int dashboard_is_asset(const char *path);
 enum MHD_Result dashboard_serve(struct MHD_Connection *c, const char *path);
+
+/* 404 unknown-job for id. */
+enum MHD_Result routes_unknown_job(struct MHD_Connection *c, const char *id);
 
 /* Checks that every query parameter is one of the NULL-terminated names;
  * otherwise queues 400 and returns 0. */
