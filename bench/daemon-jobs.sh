@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# bench/daemon-jobs.sh: small-job throughput of the daemon, one rank, with and
-# without warm devices (issue 13): 40 jobs of 1138_bus (Jacobi) submitted at
-# once by 40 clients (tests/load/loadgen.py: every answer's residual checked),
-# REPS times each way, all in one command.
+# bench/daemon-jobs.sh: small-job throughput of the daemon, one rank (issue
+# 13): 40 jobs of 1138_bus (Jacobi) submitted at once by 40 clients
+# (tests/load/loadgen.py: every answer's residual checked), REPS times each
+# way, all in one command. The ways: lanes (small jobs several at once on
+# the device, --lanes 4, the default), one (--lanes 1: one job at a time,
+# warm devices) and cold (--lanes 1 and CLSOLVE_WARM=0: contexts and
+# programs made per job).
 #   bash bench/daemon-jobs.sh [DEVICE] [REPS]      (defaults auto 3)
 #   BUS=path/to/1138_bus.mtx CLSOLVED=build/clsolved
 # Prints jobs per second end to end and the daemon's own run time per job
-# (p50), warm (default) and cold (CLSOLVE_WARM=0).
+# (p50) for each way (MODES="lanes one cold", LANES=4).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=${1:-auto}
@@ -15,11 +18,14 @@ BUS=${BUS:-../shared/data/matrices/1138_bus.mtx}
 D=${CLSOLVED:-build/clsolved}
 PORT=${PORT:-18600}
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
-for mode in warm cold; do
+MODES=${MODES:-lanes one cold}
+for mode in $MODES; do
     for r in $(seq 1 "$REPS"); do
         dir=$(mktemp -d)
         if [ $mode = cold ]; then export CLSOLVE_WARM=0; else unset CLSOLVE_WARM; fi
-        "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" --device "$DEVICE" >"$dir.log" 2>&1 &
+        lanes=1
+        [ $mode = lanes ] && lanes=${LANES:-4}
+        "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" --device "$DEVICE" --lanes $lanes >"$dir.log" 2>&1 &
         pid=$!
         for _ in $(seq 1 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
         timeout 300 python3 tests/load/loadgen.py "$BUS" --url http://127.0.0.1:$PORT --clients 40 \

@@ -5,7 +5,8 @@
 #   CLSOLVE=build-load/clsolve CLIENTS=64 SECONDS_=120 RANKS="1 2" bash bench/load.sh
 #
 # Phase 1, for each NP in $RANKS (default "1 2"): clsolved on NP MPI ranks,
-#   127.0.0.1 port 0, --max-connections 256; tests/load/loadgen.py with
+#   127.0.0.1 port 0, --max-connections 256 --connections-per-address 1000
+#   (every client is on loopback); tests/load/loadgen.py with
 #   $CLIENTS clients (64) for $SECONDS_ seconds (120): each client submits
 #   small systems (LFAT5, 494_bus, poisson2d 20/30/40), polls every 20 ms,
 #   downloads and checks the solution; then the accounting (GET /v1/jobs,
@@ -62,7 +63,7 @@ fail=0
 start() {
     local np=$1 d=$2
     setsid mpirun -np "$np" --oversubscribe --bind-to none "$CLSOLVED" --listen 127.0.0.1:0 \
-        --data-dir "$d" --port-file "$d.port" --pid-file "$d.pid" --max-connections 256 \
+        --data-dir "$d" --port-file "$d.port" --pid-file "$d.pid" --max-connections 256 --connections-per-address 1000 \
         </dev/null >>"$d.log" 2>&1 &
     DPID=$!
     DPIDS="$DPIDS $DPID"

@@ -48,12 +48,15 @@ num() { awk -v x="$1" -v f="$2" 'BEGIN { printf f, x }'; }
 echo
 
 if [ "$ONLY" != nbody ]; then
+  # pure springs as the thesis (no bending springs, no shape matching, no
+  # energy records between the steps)
+  pure="--min-dist 1e-9 --bend 0 --shape 0 --energy-every 0"
   # name | thesis particles | thesis springs | thesis CPU ms | thesis GPU ms | thesis speedup | args
   models=(
-    "GeoEsfera|812|11950|6.691|1.430|4.6|$M/cow.obj --min-dist 1e-9 --max-dist 0.21196435333800778 --floor -4"
-    "Teapot|1598|58946|33.760|3.764|8.9|$M/teapot.obj --min-dist 1e-9 --max-dist 0.2420315593 --floor -1"
-    "Plano|2601|157858|76.350|3.930|19.4|--grid 51 --floor -3"
-    "Cochino|5104|450381|249.770|11.700|21.3|$M/fandisk.obj --min-dist 1e-9 --max-dist 0.58689765712345476 --floor 11"
+    "GeoEsfera|812|11950|6.691|1.430|4.6|$M/cow.obj $pure --max-dist 0.21196435333800778 --floor -4"
+    "Teapot|1598|58946|33.760|3.764|8.9|$M/teapot.obj $pure --max-dist 0.2420315593 --floor -1"
+    "Plano|2601|157858|76.350|3.930|19.4|--grid 51 --energy-every 0 --floor -3"
+    "Cochino|5104|450381|249.770|11.700|21.3|$M/fandisk.obj $pure --max-dist 0.58689765712345476 --floor 11"
   )
   echo "## springs: $STEPS steps, $ITERATIONS relaxation sweep(s) per step, device '$DEVICE'"
   echo

@@ -31,6 +31,15 @@ int64_t cli_int(const cli_args *a, const char *opt, const char *s, int64_t min);
 struct cls_error;
 int cli_report_failure(const char *cmd, int rc, const struct cls_error *err, int json);
 
+/* The preconditioner's options, --precond NAME and --precond-KEY VALUE
+ * (--precond-degree, --precond-sweeps, ...: the keys of
+ * solver/pc_options.h with '-' for '_'): when argv[i] is one, consumes it,
+ * checks it with pc_options_set (a usage error, exit 2, names the option)
+ * and returns 1 with *key (pc_options_set's key, a static buffer) and
+ * a->value set; 0 otherwise. */
+struct pc_options;
+int cli_precond(cli_args *a, struct pc_options *o, const char **key);
+
 /* Prints "clsolve CMD: message" and the usage hint, exits 2. */
 void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 

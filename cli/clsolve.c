@@ -21,6 +21,7 @@
 #include "common/mpi_env.h"
 #include "common/version.h"
 #include "kernels/ocl.h"
+#include "solver/pc_options.h"
 
 void cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -49,6 +50,32 @@ int cli_report_failure(const char *cmd, int rc, const cls_error *err, int json)
         json_decref(j);
     }
     return rc;
+}
+
+int cli_precond(cli_args *a, pc_options *o, const char **key)
+{
+    static char k[64];
+    char opt[64];
+    const char *arg = a->argv[a->i];
+    size_t len = strcspn(arg, "=");
+    if (strncmp(arg, "--precond", 9) || len >= sizeof opt || len - 2 >= sizeof k)
+        return 0;
+    memcpy(opt, arg, len);
+    opt[len] = '\0';
+    memcpy(k, arg + 2, len - 2);
+    k[len - 2] = '\0';
+    for (char *c = k; *c; c++)
+        if (*c == '-')
+            *c = '_';
+    if (!pc_options_key(k) || !cli_opt(a, opt, NULL, 1))
+        return 0;
+    cls_error e;
+    if (pc_options_set(o, k, a->value, &e)) {
+        const char *why = strchr(e.msg, ':'); /* "key: 'x' is not ..." */
+        cli_usage_error(a->cmd, "%s%s", opt, why ? why : e.msg);
+    }
+    *key = k;
+    return 1;
 }
 
 int cli_opt(cli_args *a, const char *name, const char *alias, int want_value)

@@ -4,7 +4,11 @@
  *   mpirun -np K clsolved --listen ADDR:PORT --data-dir DIR [--token-file F]
  *          [--max-upload BYTES] [--max-queued N] [--keep N|DURATION]
  *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
- *          [--port-file F] [--pid-file F] [--config FILE] [--version]
+ *          [--header-timeout S] [--connections-per-address N] [--health-reserve N]
+ *          [--drain-timeout S] [--max-nnz N] [--max-matrix-bytes BYTES]
+ *          [--keep-bytes SIZE|P%] [--disk-reserve SIZE|P%] [--lanes N]
+ *          [--shared-max-entries N] [--port-file F] [--pid-file F] [--config FILE]
+ *          [--version]
  *
  * The options (cli/usage/clsolved.txt, the source of --help and of the man
  * page clsolved(8)) may also come from --config FILE, one "key = value" per
@@ -14,11 +18,14 @@
  * draining, through sd_notify(3) from a small thread of its own (the signal
  * handler only sets a flag).
  *
- * Every rank starts here. MPI is initialised with MPI_THREAD_FUNNELED: only
- * the main thread of each rank calls MPI (on rank 0 that is the scheduler;
- * the HTTP threads never do). All ranks gather the device list, then rank
- * 0 opens the job store (re-queueing what a crash interrupted), starts the
- * HTTP server and runs the scheduler, while the other ranks wait for jobs
+ * Every rank starts here. MPI is initialised with MPI_THREAD_MULTIPLE: on
+ * rank 0 the scheduler's thread and its lanes (small jobs solved at once on
+ * MPI_COMM_SELF, net/scheduler.h) call MPI; the HTTP threads never do. Rank 0
+ * opens the job store (re-queueing what a crash interrupted) and starts the
+ * HTTP server first, so /healthz answers while the devices start (and
+ * /readyz says "starting"); then all ranks gather the device list, rank 0
+ * hands it to the server, writes the port and pid files (the sign that it is
+ * ready) and runs the scheduler, while the other ranks wait for jobs
  * (net/job_proto.h: sleeping, not spinning).
  *
  * SIGTERM or SIGINT on rank 0 drains: new jobs get 503, the running job
@@ -31,12 +38,16 @@
  * short and re-queued at the next start instead of finishing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <mpi.h>
@@ -48,8 +59,11 @@
 #include "common/mpi_env.h"
 #include "common/version.h"
 #include "kernels/ocl.h"
+#include "solver/devfig.h"
 #include "solver/dvec.h"
+#include "solver/pc.h"
 #include "kernels/tunedb.h"
+#include "net/admission.h"
 #include "net/cluster.h"
 #include "net/fileio.h"
 #include "net/http_server.h"
@@ -75,7 +89,14 @@ typedef struct clsolved_opts {
     int max_queued;
     int64_t keep_count;
     double keep_seconds;
-    unsigned max_connections, timeout_s;
+    unsigned max_connections, timeout_s, per_address, health_reserve;
+    double header_timeout_s, drain_timeout_s;
+    int64_t max_nnz;                   /* 0: from the machine */
+    uint64_t max_matrix_bytes;         /* 0: from the machine */
+    uint64_t keep_bytes, disk_reserve; /* bytes, or (with the _pct flag) percent of the disk */
+    int keep_bytes_pct, disk_reserve_pct;
+    int lanes;
+    int64_t shared_max_entries;
 } clsolved_opts;
 
 static int parse_u64(const char *s, uint64_t *out, int suffixes)
@@ -100,6 +121,10 @@ static int parse_u64(const char *s, uint64_t *out, int suffixes)
         case 'G':
             mul = 1024ull * 1024 * 1024;
             break;
+        case 't':
+        case 'T':
+            mul = 1024ull * 1024 * 1024 * 1024;
+            break;
         default:
             return -1;
         }
@@ -119,6 +144,11 @@ static int parse_keep(const char *s, clsolved_opts *o)
     size_t n = strlen(s);
     if (n == 0)
         return -1;
+    /* given: replaces the default age (a count alone is then the rule) */
+    o->keep_count = -1;
+    o->keep_seconds = -1;
+    if (!strcmp(s, "all"))
+        return 0;
     char unit = s[n - 1];
     if (unit >= '0' && unit <= '9') {
         if (parse_u64(s, &v, 0) || v > INT64_MAX)
@@ -142,9 +172,27 @@ static int parse_keep(const char *s, clsolved_opts *o)
 
 /* Every option takes a value; each is also a key of --config FILE. */
 static const char *const clsolved_options[] = {
-    "--listen",    "--data-dir",        "--token-file", "--device",
-    "--port-file", "--pid-file",        "--max-upload", "--max-queued",
-    "--keep",      "--max-connections", "--timeout",
+    "--listen",
+    "--data-dir",
+    "--token-file",
+    "--device",
+    "--port-file",
+    "--pid-file",
+    "--max-upload",
+    "--max-queued",
+    "--keep",
+    "--max-connections",
+    "--timeout",
+    "--header-timeout",
+    "--connections-per-address",
+    "--health-reserve",
+    "--drain-timeout",
+    "--max-nnz",
+    "--max-matrix-bytes",
+    "--keep-bytes",
+    "--disk-reserve",
+    "--lanes",
+    "--shared-max-entries",
 };
 
 static int clsolved_option_known(const char *name)
@@ -163,9 +211,19 @@ static void opts_default(clsolved_opts *o)
     o->max_upload = 1024ull * 1024 * 1024;
     o->max_queued = 1000;
     o->keep_count = -1;
-    o->keep_seconds = -1;
-    o->max_connections = 64;
-    o->timeout_s = 60;
+    o->keep_seconds = 30 * 86400.0;
+    o->keep_bytes = 25;
+    o->keep_bytes_pct = 1;
+    o->disk_reserve = 5;
+    o->disk_reserve_pct = 1;
+    o->max_connections = 256;
+    o->timeout_s = 30;
+    o->per_address = 128;
+    o->health_reserve = 8;
+    o->header_timeout_s = 10;
+    o->drain_timeout_s = 600;
+    o->lanes = 4;
+    o->shared_max_entries = 4194304;
 }
 
 /* One known option and its value (kept by pointer: argv or the config
@@ -200,10 +258,55 @@ static int apply_option(const char *name, const char *v, clsolved_opts *o)
         if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
             return -1;
         o->max_connections = (unsigned)u;
+    } else if (!strcmp(name, "--lanes")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 32)
+            return -1;
+        o->lanes = (int)u;
+    } else if (!strcmp(name, "--shared-max-entries")) {
+        if (parse_u64(v, &u, 1) || u > INT64_MAX)
+            return -1;
+        o->shared_max_entries = (int64_t)u;
     } else if (!strcmp(name, "--timeout")) {
         if (parse_u64(v, &u, 0) || u == 0 || u > 86400)
             return -1;
         o->timeout_s = (unsigned)u;
+    } else if (!strcmp(name, "--header-timeout")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 3600)
+            return -1;
+        o->header_timeout_s = (double)u;
+    } else if (!strcmp(name, "--connections-per-address")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
+            return -1;
+        o->per_address = (unsigned)u;
+    } else if (!strcmp(name, "--health-reserve")) {
+        if (parse_u64(v, &u, 0) || u > 1000)
+            return -1;
+        o->health_reserve = (unsigned)u;
+    } else if (!strcmp(name, "--keep-bytes") || !strcmp(name, "--disk-reserve")) {
+        int pct = strlen(v) > 1 && v[strlen(v) - 1] == '%';
+        char num[64];
+        snprintf(num, sizeof num, "%.*s", (int)strlen(v) - pct, v);
+        if (parse_u64(num, &u, !pct) || (pct && u > 100))
+            return -1;
+        if (!strcmp(name, "--keep-bytes")) {
+            o->keep_bytes = u;
+            o->keep_bytes_pct = pct;
+        } else {
+            o->disk_reserve = u;
+            o->disk_reserve_pct = pct;
+        }
+    } else if (!strcmp(name, "--max-nnz")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > INT64_MAX)
+            return -1;
+        o->max_nnz = (int64_t)u;
+    } else if (!strcmp(name, "--max-matrix-bytes")) {
+        if (parse_u64(v, &u, 1) || u == 0)
+            return -1;
+        o->max_matrix_bytes = u;
+    } else if (!strcmp(name, "--drain-timeout")) {
+        if (parse_u64(v, &u, 0) || u > 7 * 86400)
+            return -1;
+        o->drain_timeout_s = (double)u;
     } else {
         return -1;
     }
@@ -366,6 +469,127 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     return 0;
 }
 
+
+/* ------------------------------------------------------- device figures
+ *
+ * --device auto sends a one-part job to the device that finishes it first,
+ * judged by each device's measured figures (solver/devfig.h). Where this
+ * host has devices of two kinds and one lacks figures, they are measured
+ * in the background at start, each by a child `clsolve tune --figures`
+ * writing to this daemon's tuning directory: a driver that crashes while
+ * building the kernels (one PoCL release aborts) takes the child down, not
+ * the daemon, and that device then simply has no figures and is never
+ * chosen. Jobs before the figures are in use discovery order. */
+extern char **environ;
+
+typedef struct figures_job {
+    char clsolve[PATH_MAX];
+} figures_job;
+
+static void *figures_run(void *arg)
+{
+    figures_job *j = arg;
+    ocl_device *devs = NULL;
+    int n = 0;
+    cls_error err;
+    if (ocl_list_devices(&devs, &n, &err) == CLS_OK) {
+        char dir[4096];
+        int have_dir = tunedb_dir(dir, sizeof dir);
+        for (int i = 0; i < n && have_dir; i++) {
+            const tunedb *db = tunedb_for_device(&devs[i]);
+            double ms;
+            if (db && devfig_predict(db->fig, db->nfig, LA_DOUBLE, 1, &ms) == 0)
+                continue; /* measured before */
+            char idx[16], env_dir[4200];
+            snprintf(idx, sizeof idx, "%d", i);
+            snprintf(env_dir, sizeof env_dir, "CLSOLVE_TUNE_DIR=%s", dir);
+            char *argv[] = {j->clsolve, "tune", "--figures", "--device", idx, NULL};
+            /* the child's environment: ours, with the tuning directory set */
+            size_t ne = 0;
+            while (environ[ne])
+                ne++;
+            char **envp = calloc(ne + 2, sizeof *envp);
+            if (!envp)
+                break;
+            size_t k = 0;
+            for (size_t e = 0; e < ne; e++)
+                if (strncmp(environ[e], "CLSOLVE_TUNE_DIR=", 17))
+                    envp[k++] = environ[e];
+            envp[k++] = env_dir;
+            posix_spawn_file_actions_t fa;
+            posix_spawn_file_actions_init(&fa);
+            posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+            pid_t pid;
+            int st = 0, src = posix_spawn(&pid, j->clsolve, &fa, NULL, argv, envp);
+            posix_spawn_file_actions_destroy(&fa);
+            free(envp);
+            if (src == 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+                tunedb_refresh(&devs[i]);
+                fprintf(stderr, "clsolved: measured device %d (%s) for --device auto\n", i,
+                        devs[i].name);
+            } else {
+                fprintf(stderr,
+                        "clsolved: measuring device %d (%s) failed (%s %d): --device auto "
+                        "will not choose it\n",
+                        i, devs[i].name,
+                        src               ? "spawn error"
+                        : WIFSIGNALED(st) ? "signal"
+                                          : "exit code",
+                        src               ? src
+                        : WIFSIGNALED(st) ? WTERMSIG(st)
+                                          : WEXITSTATUS(st));
+            }
+        }
+        free(devs);
+    }
+    free(j);
+    return NULL;
+}
+
+/* Starts figures_run when this host has devices of more than one kind. */
+static void figures_start(void)
+{
+    ocl_device *devs = NULL;
+    int n = 0, kinds = 0;
+    cls_error err;
+    if (ocl_list_devices(&devs, &n, &err) != CLS_OK)
+        return;
+    cl_device_type seen = 0;
+    for (int i = 0; i < n; i++) {
+        cl_device_type t =
+            devs[i].type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_ACCELERATOR);
+        if (t && !(seen & t))
+            kinds++;
+        seen |= t;
+    }
+    free(devs);
+    if (kinds < 2)
+        return; /* nothing to choose between */
+    figures_job *j = calloc(1, sizeof *j);
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (!j || len <= 0) {
+        free(j);
+        return;
+    }
+    self[len] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash ||
+        snprintf(j->clsolve, sizeof j->clsolve, "%.*s/clsolve", (int)(slash - self), self) >=
+            (int)sizeof j->clsolve ||
+        access(j->clsolve, X_OK)) {
+        free(j);
+        return;
+    }
+    pthread_t tid;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&tid, &at, figures_run, j))
+        free(j);
+    pthread_attr_destroy(&at);
+}
+
 /* sd_notify(3), when built with libsystemd: a no-op without $NOTIFY_SOCKET
  * (not started by systemd) and in a build without it. */
 static void clsolved_notify(const char *state)
@@ -418,39 +642,91 @@ static int read_token(const char *path, char **token, cls_error *err)
     return *token ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory");
 }
 
-static int run_root(const clsolved_opts *o, int size, json_t *cluster)
+/* Rank 0's parts: the token, the job store and the HTTP server. */
+typedef struct clsolved_root {
+    char *token;
+    job_store *store;
+    http_server *srv;
+} clsolved_root;
+
+static void root_close(clsolved_root *r)
+{
+    http_server_stop(r->srv);
+    job_store_close(r->store);
+    free(r->token);
+    memset(r, 0, sizeof *r);
+}
+
+/* The upload limits (admission.h): from the machine, or the options. The
+ * devices count once they are known (cluster). */
+static void root_limits(const clsolved_opts *o, json_t *cluster)
+{
+    uint64_t host = adm_meminfo("MemTotal"), dev = cluster ? adm_cluster_device_total(cluster) : 0;
+    adm_limits l;
+    adm_default_limits(host, dev, &l);
+    if (o->max_nnz)
+        l.max_nnz = o->max_nnz;
+    if (o->max_matrix_bytes)
+        l.max_matrix_bytes = o->max_matrix_bytes;
+    else if (o->max_nnz)
+        l.max_matrix_bytes = (uint64_t)l.max_nnz * 64u;
+    adm_limits_set(&l);
+    if (cluster)
+        fprintf(stderr,
+                "clsolved: limits: --max-nnz %lld, --max-matrix-bytes %llu (%s; %llu MB of memory "
+                "on rank 0, %llu MB on the devices)\n",
+                (long long)l.max_nnz, (unsigned long long)l.max_matrix_bytes,
+                o->max_nnz || o->max_matrix_bytes ? "as given" : "from the machine",
+                (unsigned long long)(host >> 20), (unsigned long long)(dev >> 20));
+}
+
+/* Opens the store and starts serving before the devices are up (see the
+ * top). Returns 0, or the exit code after printing why. */
+static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
 {
     cls_error err;
     cls_error_clear(&err);
-    char *token = NULL;
-    job_store *store = NULL;
-    http_server *srv = NULL;
-    int rc = 0;
-    if (o->token_file && read_token(o->token_file, &token, &err)) {
+    memset(r, 0, sizeof *r);
+    if (o->token_file && read_token(o->token_file, &r->token, &err)) {
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = 2;
-        goto out;
+        return 2;
     }
+    /* the disk's size decides the percentages (the directory first) */
+    uint64_t disk = 0;
+    struct statvfs fs;
+    if (fileio_mkdir(o->data_dir, &err) == CLS_OK && statvfs(o->data_dir, &fs) == 0)
+        disk = (uint64_t)fs.f_blocks * (uint64_t)fs.f_frsize;
+    uint64_t keep_bytes = o->keep_bytes_pct ? disk / 100 * o->keep_bytes : o->keep_bytes;
+    uint64_t reserve = o->disk_reserve_pct ? disk / 100 * o->disk_reserve : o->disk_reserve;
+    if (o->disk_reserve_pct && reserve > ((uint64_t)1 << 30))
+        reserve = (uint64_t)1 << 30;
     job_store_config sc = {.data_dir = o->data_dir,
                            .keep_count = o->keep_count,
                            .keep_seconds = o->keep_seconds,
+                           .keep_bytes = keep_bytes,
+                           .disk_reserve = reserve,
                            .max_queued = o->max_queued};
-    int src = job_store_open(&store, &sc, &err);
+    int src = job_store_open(&r->store, &sc, &err);
     if (src) {
         /* a --data-dir too long for the store's paths is a usage error */
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = src == CLS_EUSAGE ? 2 : 1;
-        goto out;
+        root_close(r);
+        return src == CLS_EUSAGE ? 2 : 1;
     }
     metrics_init(size);
+    metrics_add_source(job_store_metrics, r->store);
+    root_limits(o, NULL);
     http_server_config hc = {.listen = o->listen,
                              .max_upload = o->max_upload,
                              .max_connections = o->max_connections,
+                             .health_reserve = o->health_reserve,
+                             .per_address = o->per_address,
+                             .header_timeout_s = o->header_timeout_s,
                              .timeout_s = o->timeout_s,
                              .threads = 4,
-                             .token = token,
-                             .store = store,
-                             .cluster = cluster,
+                             .token = r->token,
+                             .store = r->store,
+                             .cluster = NULL,
                              .draining = &clsolved_stop};
     /* the HTTP threads inherit a mask without SIGTERM/SIGINT, so the
      * signals reach the main thread */
@@ -459,16 +735,27 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, &old);
-    int hrc = http_server_start(&srv, &hc, &err);
+    int hrc = http_server_start(&r->srv, &hc, &err);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (hrc) {
         fprintf(stderr, "clsolved: %s\n", err.msg);
-        rc = hrc == CLS_EUSAGE ? 2 : 1;
-        goto out;
+        root_close(r);
+        return hrc == CLS_EUSAGE ? 2 : 1;
     }
+    return 0;
+}
+
+/* The devices are up: ready. Runs the scheduler until a drain. */
+static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *cluster,
+                    int lanes)
+{
+    cls_error err;
+    cls_error_clear(&err);
+    http_server_set_cluster(r->srv, cluster);
+    root_limits(o, cluster);
     fprintf(stderr, "clsolved: listening on %s (port %u), %d rank%s, data in %s%s\n", o->listen,
-            http_server_port(srv), size, size == 1 ? "" : "s", o->data_dir,
-            token ? ", bearer token required" : "");
+            http_server_port(r->srv), size, size == 1 ? "" : "s", o->data_dir,
+            r->token ? ", bearer token required" : "");
     if (o->pid_file) {
         char buf[24];
         int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
@@ -477,7 +764,7 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
     }
     if (o->port_file) {
         char buf[16];
-        int n = snprintf(buf, sizeof buf, "%u\n", http_server_port(srv));
+        int n = snprintf(buf, sizeof buf, "%u\n", http_server_port(r->srv));
         if (fileio_write_durable(o->port_file, buf, (size_t)n, &err))
             fprintf(stderr, "clsolved: %s\n", err.msg);
     }
@@ -485,36 +772,35 @@ static int run_root(const clsolved_opts *o, int size, json_t *cluster)
     {
         char st[600];
         snprintf(st, sizeof st, "READY=1\nSTATUS=listening on %s (port %u), %d rank%s", o->listen,
-                 http_server_port(srv), size, size == 1 ? "" : "s");
+                 http_server_port(r->srv), size, size == 1 ? "" : "s");
         clsolved_notify(st);
     }
+    /* the watch thread must not take SIGTERM/SIGINT from the main thread */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
     pthread_t watch;
     pthread_sigmask(SIG_BLOCK, &set, &old);
     int have_watch = pthread_create(&watch, NULL, clsolved_drain_watch, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    scheduler_config sched = {
-        .store = store, .device = o->device, .stop = &clsolved_stop, .retention_every_s = 60};
+    scheduler_config sched = {.store = r->store,
+                              .device = o->device,
+                              .stop = &clsolved_stop,
+                              .retention_every_s = 60,
+                              .drain_timeout_s = o->drain_timeout_s,
+                              .cluster = cluster,
+                              .nranks = size,
+                              .lanes = lanes,
+                              .shared_max_entries = o->shared_max_entries};
+    figures_start(); /* in the background: jobs do not wait for it */
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     clsolved_watch_done = 1;
     if (have_watch)
         pthread_join(watch, NULL);
     fprintf(stderr, "clsolved: drained, exiting\n");
-    http_server_stop(srv);
-    srv = NULL;
-    job_store_close(store);
-    free(token);
+    root_close(r);
     return 0;
-out : {
-    /* the workers are waiting for a job: tell them to exit */
-    job_proto_msg m;
-    memset(&m, 0, sizeof m);
-    m.cmd = JOB_PROTO_EXIT;
-    job_proto_send(MPI_COMM_WORLD, &m);
-}
-    http_server_stop(srv);
-    job_store_close(store);
-    free(token);
-    return rc;
 }
 
 int main(int argc, char **argv)
@@ -522,7 +808,7 @@ int main(int argc, char **argv)
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
     cls_mpi_singleton_env();     /* before MPI_Init: no mpirun, no cluster start-up */
     int provided = 0, rank = 0, size = 1;
-    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "clsolved: MPI_Init_thread failed\n");
         return 1;
     }
@@ -545,18 +831,37 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
+    clsolved_root root;
+    int rc = rank == 0 ? root_open(&o, size, &root) : 0;
     json_t *cluster = NULL;
     cls_error err;
     cls_error_clear(&err);
     if (cluster_gather(MPI_COMM_WORLD, o.device, &cluster, &err) && rank == 0)
         fprintf(stderr, "clsolved: %s\n", err.msg);
-    int rc;
-    if (rank == 0)
-        rc = run_root(&o, size, cluster);
-    else
+    /* the lanes call MPI (on MPI_COMM_SELF) beside the scheduler's thread */
+    int lanes = o.lanes;
+    if (lanes > 1 && provided < MPI_THREAD_MULTIPLE) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "clsolved: MPI gives thread level %d, not MPI_THREAD_MULTIPLE: one job at a "
+                    "time (--lanes 1)\n",
+                    provided);
+        lanes = 1;
+    }
+    if (rank == 0 && rc) {
+        /* the workers are waiting for a job: tell them to exit */
+        job_proto_msg m;
+        memset(&m, 0, sizeof m);
+        m.cmd = JOB_PROTO_EXIT;
+        job_proto_send(MPI_COMM_WORLD, &m);
+    } else if (rank == 0) {
+        rc = root_run(&o, size, &root, cluster, lanes);
+    } else {
         rc = scheduler_run_worker(MPI_COMM_WORLD, o.device);
+    }
     json_decref(cluster);
     dsys_warm_release_all(); /* the devices kept warm between jobs */
+    pc_cache_clear();        /* the preconditioner set-ups kept for reuse */
     MPI_Finalize();
     return rc;
 }

@@ -2,7 +2,8 @@
  * cmd_client.c: the commands that talk to a clsolved daemon:
  *
  *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--atol A] [--maxiter N]
- *                  [--precond P] [--method cg|pipecg] [--precision double|float|mixed]
+ *                  [--precond NAME] [--precond-degree N ...] [--method cg|pipecg]
+ *                  [--precision double|float|mixed]
  *                  [--wait] [--monitor] [-o x.mtx] [--json]
  *   clsolve status ID [--json]
  *   clsolve wait ID [-o x.mtx] [--json] [--timeout S] [--monitor]
@@ -39,6 +40,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "solver/pc_options.h"
 #include "common/error.h"
 #include "common/timer.h"
 #include "net/fileio.h"
@@ -447,6 +449,9 @@ int cmd_submit(int argc, char **argv)
     int wait = 0, json = 0, monitor = 0;
     char q[512] = "";
     double timeout_s = 0;
+    pc_options pco;
+    const char *pckey;
+    pc_options_default(&pco);
     while (a.i < argc) {
         if (client_opt(&a, &ca))
             continue;
@@ -474,13 +479,11 @@ int cmd_submit(int argc, char **argv)
             char v[32];
             snprintf(v, sizeof v, "%lld", (long long)cli_int(&a, "--maxiter", a.value, 1));
             append_q(q, sizeof q, "maxiter", v);
-        } else if (cli_opt(&a, "--precond", NULL, 1)) {
-            /* the solver's own names (solver/names.h), as clsolve solve */
-            solver_precond pc;
-            if (solver_precond_parse(a.value, &pc))
-                cli_usage_error("submit", "--precond: '%s' is not %s", a.value,
-                                solver_precond_choices());
-            append_q(q, sizeof q, "precond", a.value);
+        } else if (cli_precond(&a, &pco, &pckey)) {
+            /* --precond NAME, --precond-degree N, ...: checked by the
+             * function the daemon reads them with (pc_options.h), as
+             * clsolve solve does */
+            append_q(q, sizeof q, pckey, a.value);
         } else if (cli_opt(&a, "--method", NULL, 1)) {
             solver_method me;
             if (solver_method_parse(a.value, &me))

@@ -31,6 +31,25 @@
 #include "matrices/mm.h"
 #include "solver/dsolve.h"
 #include "solver/names.h"
+
+/* The memory the host has free (/proc/meminfo's MemAvailable) less 256 MB
+ * for the rest of the solve's set-up; 0 (no limit) when unknown. */
+static uint64_t solve_memory_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    uint64_t kb = 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "MemAvailable:", 13)) {
+            kb = strtoull(line + 13, NULL, 10);
+            break;
+        }
+    fclose(f);
+    uint64_t b = kb * 1024u, slack = (uint64_t)256 << 20;
+    return b > 2 * slack ? b - slack : b / 2;
+}
 #include "solver/dvec.h"
 
 typedef struct progress {
@@ -89,16 +108,29 @@ int cmd_solve(int argc, char **argv)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "solve"};
     const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
+    const char *bpaths[DSOLVE_MAX_RHS]; /* -b, given once per file */
+    int nb = 0;
     const double t_entry = cls_now(); /* before MPI starts: its start-up is reported too */
     int json = 0, engine_note = 0, monitor = 0;
+    const char *pckey;
     dsolve_options dopt;
     dsolve_options_default(&dopt);
+    dopt.prewarm = 1; /* the device's OpenCL start overlaps reading the matrix */
     solve_options *opt = &dopt.solve;
 
     while (a.i < argc) {
-        if (cli_opt(&a, "-b", "--rhs", 1))
-            bpath = a.value;
-        else if (cli_opt(&a, "--x0", NULL, 1))
+        if (cli_opt(&a, "-b", "--rhs", 1)) {
+            if (nb == DSOLVE_MAX_RHS)
+                cli_usage_error("solve", "more than %d right-hand side files", DSOLVE_MAX_RHS);
+            bpaths[nb++] = bpath = a.value;
+        } else if (cli_opt(&a, "--rhs-mode", NULL, 1)) {
+            if (!strcmp(a.value, "together"))
+                dopt.rhs_mode = DSOLVE_RHS_TOGETHER;
+            else if (!strcmp(a.value, "sequential"))
+                dopt.rhs_mode = DSOLVE_RHS_SEQUENTIAL;
+            else
+                cli_usage_error("solve", "--rhs-mode: '%s' is not together or sequential", a.value);
+        } else if (cli_opt(&a, "--x0", NULL, 1))
             x0path = a.value;
         else if (cli_opt(&a, "-o", "--output", 1))
             out = a.value;
@@ -112,10 +144,10 @@ int cmd_solve(int argc, char **argv)
                 cli_usage_error("solve", "--atol must be a finite number >= 0, got %s", a.value);
         } else if (cli_opt(&a, "--maxiter", NULL, 1))
             opt->maxiter = cli_int(&a, "--maxiter", a.value, 1);
-        else if (cli_opt(&a, "--precond", NULL, 1)) {
-            if (solver_precond_parse(a.value, &opt->precond))
-                cli_usage_error("solve", "--precond: '%s' is not %s", a.value,
-                                solver_precond_choices());
+        else if (cli_precond(&a, &dopt.pc, &pckey)) {
+            /* --precond NAME, --precond-degree N, ...: read by pc_options_set
+             * (the names are solver_precond_parse's too), as the HTTP query
+             * and the options JSON are */
         } else if (cli_opt(&a, "--method", NULL, 1)) {
             if (solver_method_parse(a.value, &opt->method))
                 cli_usage_error("solve", "--method: '%s' is not %s", a.value,
@@ -161,6 +193,7 @@ int cmd_solve(int argc, char **argv)
     if (!path)
         cli_usage_error("solve", "no matrix file given");
     opt->name = path;
+    opt->precond = dopt.pc.type;
 
     /* MPI: a singleton without mpirun; the daemon or a test may have
      * started it already */
@@ -191,7 +224,11 @@ int cmd_solve(int argc, char **argv)
     opt->monitor_ctx = &pr;
     dopt.phase = progress_phase;
     dopt.phase_ctx = &pr;
-    int rc = dsolve_file(MPI_COMM_WORLD, path, bpath, x0path, &dopt, &rep, &x, &err);
+    /* never the OOM killer: the reader stops, with the figures, before it
+     * outgrows the memory the host has free (mm_read_options.max_memory) */
+    dopt.read_max_memory = solve_memory_available();
+    int rc = dsolve_file_rhs(MPI_COMM_WORLD, path, bpaths, nb, x0path, &dopt, &rep, &x, &err);
+    const int k = rep.nrhs > 0 ? rep.nrhs : 1;
     const int rhs_is_A1 = bpath == NULL;
     double write_s = 0.0;
     if (rank != 0)
@@ -203,7 +240,8 @@ int cmd_solve(int argc, char **argv)
                  rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
         cls_error werr;
         const double tw = cls_now();
-        int wrc = mm_write_vector(out, x, rep.rows, comment, &werr);
+        int wrc = k > 1 ? mm_write_block(out, x, rep.rows, k, comment, &werr)
+                        : mm_write_vector(out, x, rep.rows, comment, &werr);
         write_s = cls_now() - tw;
         if (wrc) {
             /* the one error to report (printed once, below) */
@@ -249,11 +287,46 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(o, "rows", json_integer(rep.rows));
         json_object_set_new(o, "nnz", json_integer(rep.nnz));
         json_object_set_new(o, "duplicates", json_integer(rep.duplicates));
-        json_object_set_new(o, "rhs", json_string(bpath ? bpath : "A*ones"));
+        if (nb > 1) {
+            json_t *rl = json_array();
+            for (int f = 0; f < nb; f++)
+                json_array_append_new(rl, json_string(bpaths[f]));
+            json_object_set_new(o, "rhs", rl);
+        } else {
+            json_object_set_new(o, "rhs", json_string(bpath ? bpath : "A*ones"));
+        }
+        /* several right-hand sides: one entry per column, in order */
+        json_object_set_new(o, "rhs_columns", json_integer(k));
+        if (k > 1 && rep.cols) {
+            json_object_set_new(o, "rhs_mode",
+                                json_string(rep.together ? "together" : "sequential"));
+            json_t *cols = json_array();
+            for (int c = 0; c < k; c++) {
+                const cg_result *r = &rep.cols[c];
+                json_t *co = json_object();
+                json_object_set_new(co, "converged", json_boolean(r->converged));
+                json_object_set_new(co, "reason", json_string(cg_reason_name(r->reason)));
+                json_object_set_new(co, "iterations", json_integer(r->iterations));
+                json_object_set_new(co, "relative_residual",
+                                    isfinite(r->rel_residual) ? json_real(r->rel_residual)
+                                                              : json_null());
+                json_object_set_new(co, "true_relative_residual",
+                                    isfinite(rep.true_rel_cols[c]) ? json_real(rep.true_rel_cols[c])
+                                                                   : json_null());
+                json_array_append_new(cols, co);
+            }
+            json_object_set_new(o, "columns", cols);
+        }
         json_object_set_new(o, "tol", json_real(opt->tol));
         json_object_set_new(o, "atol", json_real(opt->atol));
         json_object_set_new(o, "method", json_string(solver_method_name(opt->method)));
-        json_object_set_new(o, "precond", json_string(solver_precond_name(opt->precond)));
+        /* the preconditioner as run (auto resolved), and its set-up */
+        json_object_set_new(
+            o, "precond",
+            json_string(pc_name(rep.pc.type != PRECOND_NONE || opt->precond == PRECOND_NONE
+                                    ? rep.pc.type
+                                    : opt->precond)));
+        json_object_set_new(o, "preconditioner", pc_info_json(&rep.pc));
         json_object_set_new(o, "precision", json_string(la_precision_name(opt->precision)));
         /* one engine (solver/dcg.c, pipecg.c): la's tuned format blocks,
          * fused updates; kept as a key for scripts that read it */
@@ -289,10 +362,12 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(o, "warm_devices", json_integer(rep.warm_parts));
         /* the residual history: ||r_k||/||b|| for k = 0 (the initial) on */
         json_t *hist = json_array();
-        for (int64_t k = 0; k < rep.cg.nhistory; k++)
-            json_array_append_new(hist, isfinite(rep.cg.history[k]) ? json_real(rep.cg.history[k])
+        for (int64_t h = 0; h < rep.cg.nhistory; h++)
+            json_array_append_new(hist, isfinite(rep.cg.history[h]) ? json_real(rep.cg.history[h])
                                                                     : json_null());
         json_object_set_new(o, "residuals", hist);
+        if (rep.device_choice[0]) /* --device auto on one part: what was compared */
+            json_object_set_new(o, "device_choice", json_string(rep.device_choice));
         json_object_set_new(o, "times", times);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
         if (s)
@@ -302,6 +377,8 @@ int cmd_solve(int argc, char **argv)
     }
     if (rc != CLS_OK)
         fprintf(stderr, "clsolve solve: %s\n", err.msg);
+    if (rep.pc.note[0])
+        fprintf(stderr, "clsolve solve: note: %s\n", rep.pc.note);
     if (!json && solved) {
         printf("%s: %lld rows, %lld nonzeros\n", path, (long long)rep.rows, (long long)rep.nnz);
         if (rep.nparts > 1)
@@ -318,13 +395,25 @@ int cmd_solve(int argc, char **argv)
                    ocl_type_name(p->device.type));
         }
         printf("method: %s, precond %s, precision %s, spmv %s\n", solver_method_name(opt->method),
-               solver_precond_name(opt->precond), la_precision_name(opt->precision),
+               pc_name(rep.pc.type), la_precision_name(opt->precision),
                la_spmv_variant_name(rep.nparts ? rep.parts[0].spmv : LA_SPMV_SCALAR));
         printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
                rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations,
                rep.cg.rel_residual, rep.true_rel_residual);
+        for (int c = 0; k > 1 && rep.cols && c < k; c++)
+            printf("  right-hand side %d: %s after %lld iterations, true residual %.3e\n", c + 1,
+                   rep.cols[c].converged ? "converged" : "not converged",
+                   (long long)rep.cols[c].iterations, rep.true_rel_cols[c]);
+        if (k > 1)
+            printf("%d right-hand sides solved %s\n", k,
+                   rep.together ? "together (the matrix read once per iteration)"
+                                : "one after the other");
         if (rhs_is_A1 && isfinite(err_ones))
             printf("b = A*1: max |x_i - 1| = %.3e\n", err_ones);
+        if (rep.pc.type != PRECOND_NONE && rep.pc.type != PRECOND_JACOBI)
+            printf("preconditioner: %s, set-up %.3f s (%s)\n", pc_name(rep.pc.type), rep.pc.setup_s,
+                   rep.pc.parts_reused ? "reused" : "built");
+
         printf(
             "times: parse %.3f s, setup %.3f s, solve %.3f s (%.4f ms/iteration), total %.3f s\n",
             rep.parse_s, rep.setup_s, rep.solve_s,
@@ -346,6 +435,7 @@ out:
     dsolve_report_free(&rep);
     free(x);
     dsys_warm_release_all();
+    pc_cache_clear();
     if (own_mpi)
         MPI_Finalize();
     return rc;

@@ -16,9 +16,14 @@
 # The policy is systemd's Restart=on-failure: the command is started again
 # when it exits with a non-zero status or is killed by a signal, unless a
 # stop was requested; a clean exit (0) ends the supervisor with 0. Each
-# start runs the command in its own process group, so a stop that times out
-# kills mpirun and every rank it started. Every event is a line on stderr
-# ("supervise: ..."), which the tests read.
+# start runs the command in a session of its own (setsid), and what the
+# supervisor kills is that session: every process in it, found by its
+# session id. A process group would not do: Open MPI puts each rank in a
+# process group of its own, so `kill -- -PGID` reached mpirun but never the
+# ranks. A stop that times out, and the end of every run (a crash, a
+# restart, a stop), kill whatever is left of the session, so no rank
+# outlives the run it belonged to (the supervisor's KillMode=mixed). Every
+# event is a line on stderr ("supervise: ..."), which the tests read.
 set -u
 drain_pid_file="" restart_sec=1 stop_timeout=1800 max_restarts=0 child_pid_file=""
 while [ $# -gt 0 ]; do
@@ -36,6 +41,20 @@ done
 
 say() { echo "supervise: $(date -u +%H:%M:%S) $*" >&2; }
 stopping=0 child=0
+
+# session_pids SID: the processes of a session (the command's: its pid is
+# the session id, setsid made it the leader)
+# (zombies, which only their parent can reap, are not counted)
+session_pids() { ps -e -o pid=,sid=,stat= | awk -v s="$1" '$2 == s && $3 !~ /^Z/ {print $1}'; }
+# kill_session SIGNAL SID: signals every process of the session and says so
+kill_session() {
+    local pids
+    pids=$(session_pids "$2" | tr '\n' ' ')
+    [ -n "${pids// /}" ] || return 0
+    # shellcheck disable=SC2086
+    kill -"$1" $pids 2>/dev/null
+    say "SIG$1 to what was left of session $2: $pids"
+}
 
 # A stop request: drain through rank 0 when we know it, else SIGTERM the
 # command (mpirun forwards it and kills the ranks after a second).
@@ -56,8 +75,8 @@ on_stop() {
     fi
     (
         sleep "$stop_timeout"
-        say "stop timed out after ${stop_timeout}s: SIGKILL to process group $child"
-        kill -KILL -- "-$child" 2>/dev/null
+        say "stop timed out after ${stop_timeout}s"
+        kill_session KILL "$child"
     ) &
     killer=$!
 }
@@ -76,6 +95,8 @@ while :; do
         st=$?
         kill -0 "$child" 2>/dev/null || break
     done
+    # ranks that outlived mpirun (killed, or crashed) go with their run
+    kill_session KILL "$child"
     if [ "$stopping" = 1 ]; then
         kill "${killer:-0}" 2>/dev/null
         say "stopped: pid $child exited with status $st"
@@ -91,9 +112,6 @@ while :; do
         exit "$st"
     fi
     say "pid $child exited with status $st; restart $restarts in ${restart_sec}s"
-    # what an abnormal end left of the process group (ranks mpirun could
-    # not reap) goes before the next start
-    kill -KILL -- "-$child" 2>/dev/null
     sleep "$restart_sec" &
     wait $! || true
     [ "$stopping" = 1 ] && { say "stopped while waiting to restart"; exit "$st"; }

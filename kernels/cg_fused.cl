@@ -89,7 +89,7 @@ __kernel void cgf_init(const int n, __global const real *restrict b,
                        __global acc_t *restrict partial, __local acc_t *scratch)
 {
     acc_t rz = 0, rzl = 0, rr = 0, rrl = 0;
-    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+    CLS_EACH(i, n, 1) {
         const real ri = b[i] - q[i];
         const real zi = d ? d[i] * ri : ri;
         r[i] = ri;
@@ -236,7 +236,7 @@ __kernel void cgf_update(const int n, __global const acc_t *restrict sc,
     const real alpha = (real)sc[0], beta = (real)sc[1];
     acc_t rz = 0, rzl = 0, rr = 0, rrl = 0;
     if (d) {
-        for (int i = (int)get_global_id(0); run && i < n; i += (int)get_global_size(0)) {
+        CLS_EACH(i, n, run) {
             const real pi = p[i];
             x[i] += alpha * pi;
             const real ri = r[i] - alpha * q[i];
@@ -247,7 +247,7 @@ __kernel void cgf_update(const int n, __global const acc_t *restrict sc,
             cls_acc2_dot(&rr, &rrl, (acc_t)ri, (acc_t)ri);
         }
     } else {
-        for (int i = (int)get_global_id(0); run && i < n; i += (int)get_global_size(0)) {
+        CLS_EACH(i, n, run) {
             const real pi = p[i];
             x[i] += alpha * pi;
             const real ri = r[i] - alpha * q[i];

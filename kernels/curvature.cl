@@ -8,8 +8,12 @@
  * result is deterministic and needs no float atomics (the blending of
  * Griffin et al. and the scatter of trimesh2 both sum in an arbitrary
  * order). Two launches per estimate:
- *   curv_normals  n_i = normalize(sum over incident faces of
- *                 (p1 - p0) x (p2 - p0)), the area-weighted normal;
+ *   curv_normals  n_i = normalize(sum over incident faces of (a x b) /
+ *                 (|a|^2 |b|^2)), a and b the face's edges from i: Max's
+ *                 weights (Max 1999), what Rusinkiewicz's own trimesh2
+ *                 uses; exact for vertices on a sphere, so the estimate
+ *                 there is exact however irregular the triangles (a
+ *                 folded face is left out of the sum);
  *   curv_face     for each incident face: the face tensor by least squares
  *                 over its three edges, the corner's mixed Voronoi area,
  *                 the tensor rotated into the vertex frame; area-weighted
@@ -142,13 +146,43 @@ __kernel void curv_normals(const int nverts, __global const float4 *pos,
     const int i = (int)get_global_id(0);
     if (i >= nverts)
         return;
-    float3 s = (float3)(0.0f);
-    const int end = vf_ptr[i + 1];
-    for (int k = vf_ptr[i]; k < end; k++) {
-        const int f = vf_idx[k];
-        const int a = tri[3 * f], b = tri[3 * f + 1], c = tri[3 * f + 2];
-        s += cross(curv_edge(pos, plo, a, b), curv_edge(pos, plo, a, c));
-    }
+    /* Max's weights: n = sum over faces of (a x b) / (|a|^2 |b|^2), a and b
+     * the face's two edges from i (in winding order). Every term scales as
+     * length^-2, so the edges are first divided by one length of the
+     * vertex, L (the sum's direction is unchanged), keeping the terms near
+     * 1 in float whatever the mesh's units. A folded face (its normal more
+     * than 120 degrees from the area-weighted one, sum of a x b) is left
+     * out: its weight is the largest where its edges are shortest, and it
+     * would turn the normal over (a sliver standing on edge, near 90
+     * degrees, is kept: on a sphere it is part of the exact sum); with
+     * every face folded or degenerate the area-weighted normal stands. */
+    float3 s = (float3)(0.0f), sa = (float3)(0.0f);
+    float L = 0.0f;
+    const int beg = vf_ptr[i], end = vf_ptr[i + 1];
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = beg; k < end; k++) {
+            const int f = vf_idx[k];
+            const int c0 = tri[3 * f], c1 = tri[3 * f + 1], c2 = tri[3 * f + 2];
+            const int a = c0 == i ? c1 : c1 == i ? c2 : c0;
+            const int b = c0 == i ? c2 : c1 == i ? c0 : c1;
+            float3 ea = curv_edge(pos, plo, i, a), eb = curv_edge(pos, plo, i, b);
+            if (L == 0.0f)
+                L = sqrt(dot(ea, ea));
+            if (!(L > 0.0f))
+                continue;
+            ea /= L;
+            eb /= L;
+            const float3 c = cross(ea, eb);
+            if (pass == 0) {
+                sa += c;
+                continue;
+            }
+            const float la = dot(ea, ea), lb = dot(eb, eb);
+            if (la > 0.0f && lb > 0.0f && dot(c, sa) > -0.5f * sqrt(dot(c, c) * dot(sa, sa)))
+                s += c / (la * lb);
+        }
+    if (!(dot(s, s) > 0.0f))
+        s = sa;
     const float l = sqrt(dot(s, s));
     normal[i] = l > 0.0f ? (float4)(s / l, 0.0f) : (float4)(0.0f);
 }

@@ -449,6 +449,18 @@ int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *
         return cls_fail(err, CLS_EOTHER,
                         "device %s has no double precision (fp64); use --precision float",
                         dev->name);
+    /* PoCL 5.0 (Ubuntu 24.04's build, with assertions) aborts the process
+     * while compiling these kernels: its parallel-region formation fails on
+     * a barrier followed by a branch around a loop (pocl PR 2281; PoCL 3.1
+     * and 6.0 compile them). An abort would take the solve, or the daemon,
+     * down with it: refuse the device with the reason instead. */
+    if (strstr(dev->platform_name, "Portable Computing Language") &&
+        !strncmp(dev->driver, "5.0", 3) && !getenv("CLSOLVE_ALLOW_POCL5"))
+        return cls_fail(err, CLS_EOTHER,
+                        "device %s: PoCL %s aborts while compiling clsolve's kernels (a PoCL "
+                        "5.0 bug, fixed in later releases); use PoCL 6 or 3.1, or another "
+                        "device (CLSOLVE_ALLOW_POCL5=1 tries anyway)",
+                        dev->name, dev->driver);
     if (cfg) {
         la->cfg = *cfg;
         la->user_cfg = 1;
@@ -475,11 +487,16 @@ int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *
                         : dev->fp64        ? "-DCLS_ACC_DOUBLE"
                                            : "";
     la->serial_group_sum = (dev->type & CL_DEVICE_TYPE_CPU) != 0;
+    /* CLSOLVE_SERIAL_GROUP_SUM=0|1 overrides the choice (diagnosing a CPU
+     * OpenCL compiler that rejects one of the two forms) */
+    const char *sgs = getenv("CLSOLVE_SERIAL_GROUP_SUM");
+    if (sgs && (!strcmp(sgs, "0") || !strcmp(sgs, "1")))
+        la->serial_group_sum = sgs[0] == '1';
     /* compensated sums cost a GPU nothing (memory-bound) and a CPU device
      * about 30% of a fused CG iteration; on one CPU part they buy nothing */
     la->plain_sums = (flags & LA_FLAG_ONE_PART) && (dev->type & CL_DEVICE_TYPE_CPU);
-    char opts[128];
-    snprintf(opts, sizeof opts, "%s%s%s", popts,
+    char *opts = la->build_opts;
+    snprintf(opts, sizeof la->build_opts, "%s%s%s", popts,
              la->serial_group_sum ? " -DCLS_SERIAL_GROUP_SUM" : "",
              la->plain_sums ? " -DCLS_PLAIN_SUMS" : "");
     int rc = ocl_build_program(ocl, la_sources, (int)(sizeof la_sources / sizeof *la_sources), opts,
@@ -569,9 +586,27 @@ void la_release(la_ctx *la)
         clReleaseMemObject(la->result);
     if (la->prog)
         clReleaseProgram(la->prog);
+    if (la->aux_prog)
+        clReleaseProgram(la->aux_prog);
+    la->aux_prog = NULL;
     la->partial = la->result = NULL;
     la->partial_cap = 0;
     la->prog = NULL;
+}
+
+static const char *const la_aux_sources[] = {"real.cl", "pcg_fused.cl", "pc.cl", "spmm.cl"};
+
+int la_aux_program(la_ctx *la, cl_program *out, cls_error *err)
+{
+    if (!la->aux_prog) {
+        int rc = ocl_build_program(la->ocl, la_aux_sources,
+                                   (int)(sizeof la_aux_sources / sizeof *la_aux_sources),
+                                   la->build_opts, &la->aux_prog, err);
+        if (rc)
+            return rc;
+    }
+    *out = la->aux_prog;
+    return CLS_OK;
 }
 
 /* ------------------------------------------------------------- profiler */

@@ -91,6 +91,8 @@ typedef struct la_ctx {
     int plain_sums;       /* -DCLS_PLAIN_SUMS: uncompensated dot products (a
                            * one-part solve on a CPU device, la_init_flags) */
     cl_program prog;
+    char build_opts[128]; /* the options prog was built with (la_aux_program) */
+    cl_program aux_prog;  /* the preconditioners' kernels, built on first use */
     cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce, k_axpy, k_xpay,
         k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
     cl_kernel k_spmv_adaptive, k_spmv_sell, k_spmv_bcsr, k_spmv_hi, k_residual;
@@ -309,6 +311,12 @@ int la_spmv_kernel_create(la_ctx *la, const la_csr *A, cl_kernel *k, cls_error *
 int la_launch(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t ls, cls_error *err);
 size_t la_acc_size(const la_ctx *la);
 size_t la_cgf_grid_cap(const la_ctx *la);
+
+/* The program of the preconditioned CG's and the preconditioners' kernels
+ * and of the block SpMM (real.cl, pcg_fused.cl, pc.cl, spmm.cl), built with la's options on first use and
+ * kept with la (so a warm device keeps it too): a solve without a general
+ * preconditioner never compiles it. */
+int la_aux_program(la_ctx *la, cl_program *out, cls_error *err);
 
 /* Waits for every queued command (for timing). */
 int la_finish(la_ctx *la, cls_error *err);

@@ -110,6 +110,8 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
      * want many small groups and fold cheaply: no cap. */
     const size_t cgf_cap = la_cgf_grid_cap(la);
     w->gu = lai_min_sz(w->gu, cgf_cap);
+    if (la->serial_group_sum) /* CLS_EACH (real.cl): one element per work-item */
+        w->gu = need ? need : 1;
     w->nu = w->gu;
     w->ls_scal = lai_pow2_floor(lai_kernel_max(la, w->k_scal, la->cfg.local_size));
     w->ls_scal = lai_pow2_floor(lai_kernel_max(la, w->k_fold, w->ls_scal));
@@ -328,6 +330,12 @@ int la_cgf_set_update_geometry(la_cgf *w, size_t local_size, size_t groups, cls_
         return rc;
     if (!local_size || !groups)
         return cls_fail(err, CLS_EUSAGE, "bad geometry: local %zu, groups %zu", local_size, groups);
+    if (la->serial_group_sum) { /* CLS_EACH (real.cl): the launch covers every row */
+        int64_t n = w->A->nrows;
+        groups = (size_t)((n + (int64_t)local_size - 1) / (int64_t)local_size);
+        if (!groups)
+            groups = 1;
+    }
     cl_mem pu;
     size_t nu = groups;
     if ((rc = lai_cgf_buffer(la, 4 * nu * as, &pu, err)))

@@ -77,6 +77,8 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
     size_t cus = (size_t)la->ocl->dev.compute_units * la->cfg.cg_groups_per_cu;
     w->gu = lai_min_sz(need ? need : 1, cus ? cus : 1);
     w->gu = lai_min_sz(w->gu, la_cgf_grid_cap(la));
+    if (la->serial_group_sum) /* CLS_EACH (real.cl): one element per work-item */
+        w->gu = need ? need : 1;
     w->ls_fold = lai_pow2_floor(lai_kernel_max(la, w->k_fold, la->cfg.local_size));
     if ((rc = lai_cgf_buffer(la, 4 * w->gu * as, &w->pu, err)))
         goto fail;

@@ -90,6 +90,8 @@ int lai_spmv_setup(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem y,
     if (rc)
         return rc;
     size_t g = lai_min_sz(need, A->max_groups ? A->max_groups : la->ngroups);
+    if (la->serial_group_sum && (A->variant == LA_SPMV_SCALAR || A->variant == LA_SPMV_AUTO))
+        g = need; /* CLS_EACH (real.cl): one row per work-item, every row covered */
     *groups = g ? g : 1;
     *lsz = ls;
     return CLS_OK;

@@ -45,6 +45,7 @@ typedef struct ocl_ctx {
     ocl_device dev;
     cl_context context;
     cl_command_queue queue; /* in order, profiling enabled */
+    int shared;             /* the context is the process's one for dev (ocl_ctx_create_shared) */
 } ocl_ctx;
 
 /* Readable name of an OpenCL error code ("CL_INVALID_VALUE"). */
@@ -73,6 +74,16 @@ int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err);
 void ocl_describe_devices(const ocl_device *d, int n, char *buf, size_t cap);
 
 int ocl_ctx_create(const ocl_device *dev, ocl_ctx *ctx, cls_error *err);
+/* As ocl_ctx_create, but the context is the process's one for dev, made at
+ * the first call and kept: several solves at once on one device (the
+ * daemon's lanes) then share one context, each with its own queue, so the
+ * GPU runs them side by side instead of switching between contexts (which
+ * NVIDIA's driver time-slices), and programs built for it are kept in
+ * memory (ocl_build_program's second call for the same source and options
+ * costs a reference). ocl_ctx_release gives the caller's reference back. */
+int ocl_ctx_create_shared(const ocl_device *dev, ocl_ctx *ctx, cls_error *err);
+/* Releases the shared contexts and their programs (at exit). */
+void ocl_shared_release_all(void);
 void ocl_ctx_release(ocl_ctx *ctx);
 
 /* Embedded source by file name, NULL if unknown. */

@@ -166,6 +166,24 @@ inline void cls_group_reduce_pairs2_any(__local acc_t *s)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/*
+ * CLS_EACH(i, n, cond) { body }: body for every i < n (while cond holds).
+ * GPUs: a grid-stride loop over a grid capped to fill the device. CPU
+ * devices (PoCL): one element per work-item, and the launch covers all n
+ * (la_cgf.c, la_format.c): PoCL runs a work-group as a loop over its
+ * work-items and vectorises that loop only when a work-item's own code has
+ * no loop, so a grid-stride loop (trip count 1 or 0, but a loop) left the
+ * fused CG update at 2.5x the instructions (callgrind, 64^3 Poisson).
+ */
+#ifdef CLS_SERIAL_GROUP_SUM
+#define CLS_EACH(i, n, cond)                                                           \
+    const int i = (int)get_global_id(0);                                               \
+    if ((cond) && i < (n))
+#else
+#define CLS_EACH(i, n, cond)                                                           \
+    for (int i = (int)get_global_id(0); (cond) && i < (n); i += (int)get_global_size(0))
+#endif
+
 #ifdef CLS_SERIAL_GROUP_SUM
 /*
  * CPU devices (PoCL): one barrier, then work-item 0 adds the group's values
@@ -187,12 +205,19 @@ inline void cls_write_pairs2(__global acc_t *partial, __local acc_t *red, acc_t 
     red[4 * lid + 2] = h1;
     red[4 * lid + 3] = l1;
     barrier(CLK_LOCAL_MEM_FENCE);
+    /* Work-item 0 adds the group's values; the others run the loop once and
+     * drop the result. A branch that skips a variable-trip loop right after
+     * a barrier ("if (lid == 0) for (...)") aborts PoCL 5.0's parallel
+     * region formation (Kernel.cc: region_entry_barrier != NULL; pocl PR
+     * 2281): a do-while every work-item enters has no such branch. */
+    const int cnt = lid == 0 ? (int)get_local_size(0) : 1;
+    acc_t a = 0, al = 0, b = 0, bl = 0;
+    int i = 0;
+    do {
+        cls_acc2_pair(&a, &al, red[4 * i], red[4 * i + 1]);
+        cls_acc2_pair(&b, &bl, red[4 * i + 2], red[4 * i + 3]);
+    } while (++i < cnt);
     if (lid == 0) {
-        acc_t a = 0, al = 0, b = 0, bl = 0;
-        for (int i = 0; i < (int)get_local_size(0); i++) {
-            cls_acc2_pair(&a, &al, red[4 * i], red[4 * i + 1]);
-            cls_acc2_pair(&b, &bl, red[4 * i + 2], red[4 * i + 3]);
-        }
         const int g = (int)get_group_id(0), ng = (int)get_num_groups(0);
         partial[g] = a;
         partial[ng + g] = al;

@@ -50,17 +50,16 @@ __kernel void spmv_csr_scalar(const int nrows, __global const int *restrict rowp
                               __global const int *ctl, __local acc_t *red, const int yoff)
 {
     const int run = !(ctl && ctl[0]); /* no early return: see real.cl */
-    const int gs = (int)get_global_size(0);
     const int n = run ? nrows : 0;
     CLS_DOTS_DECL;
     if (!partial) {
-        for (int row = (int)get_global_id(0); row < n; row += gs) {
+        CLS_EACH(row, n, 1) {
             real sum;
             CLS_CSR_ROW(sum, row);
             y[yoff + row] = sum;
         }
     } else if (!w) {
-        for (int row = (int)get_global_id(0); row < n; row += gs) {
+        CLS_EACH(row, n, 1) {
             real sum;
             CLS_CSR_ROW(sum, row);
             y[yoff + row] = sum;
@@ -69,7 +68,7 @@ __kernel void spmv_csr_scalar(const int nrows, __global const int *restrict rowp
             cls_acc2_dot(&s1, &s1l, ys, ys);
         }
     } else {
-        for (int row = (int)get_global_id(0); row < n; row += gs) {
+        CLS_EACH(row, n, 1) {
             real sum;
             CLS_CSR_ROW(sum, row);
             y[yoff + row] = sum;

@@ -13,6 +13,7 @@
 #include "tunedb.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>
@@ -113,7 +114,21 @@ void tunedb_free(tunedb *db)
         free(db->e);
         db->e = NULL;
         db->n = db->cap = 0;
+        db->nfig = 0;
     }
+}
+
+int tunedb_put_figure(tunedb *db, const tunedb_figure *f)
+{
+    for (int i = 0; i < db->nfig; i++)
+        if (!strcmp(db->fig[i].precision, f->precision) && db->fig[i].rows == f->rows) {
+            db->fig[i] = *f;
+            return 0;
+        }
+    if (db->nfig == TUNEDB_MAX_FIGURES)
+        return -1;
+    db->fig[db->nfig++] = *f;
+    return 0;
 }
 
 static int same_key(const tunedb_entry *a, const tunedb_entry *b)
@@ -327,6 +342,35 @@ int tunedb_load(const char *path, const ocl_device *dev, tunedb *db, char *warn,
             goto out;
         }
     }
+    /* figures: optional; each must be a plausible measurement */
+    json_t *figs = json_object_get(root, "figures");
+    if (figs && !json_is_array(figs)) {
+        rc = warnf(warn, wcap, "%s: figures is not an array%s", path, "");
+        goto out;
+    }
+    json_array_foreach(figs, i, ej)
+    {
+        tunedb_figure f;
+        memset(&f, 0, sizeof f);
+        const char *p = json_is_object(ej) ? jstr(ej, "precision") : NULL;
+        json_t *jr = json_object_get(ej, "rows"), *jn = json_object_get(ej, "nnz");
+        json_t *jm = json_object_get(ej, "ms_per_iteration");
+        if (!p || (strcmp(p, "double") && strcmp(p, "float") && strcmp(p, "mixed")) ||
+            !json_is_integer(jr) || !json_is_integer(jn) || !json_is_number(jm) ||
+            json_integer_value(jr) < 1 || json_integer_value(jn) < 1 ||
+            !(json_number_value(jm) > 0.0 && json_number_value(jm) < 1e6) ||
+            tunedb_put_figure(db, &f)) {
+            char idx[32];
+            snprintf(idx, sizeof idx, "%zu", i);
+            rc = warnf(warn, wcap, "%s: figure %s is malformed", path, idx);
+            goto out;
+        }
+        tunedb_figure *d = &db->fig[db->nfig - 1];
+        snprintf(d->precision, sizeof d->precision, "%s", p);
+        d->rows = json_integer_value(jr);
+        d->nnz = json_integer_value(jn);
+        d->ms = json_number_value(jm);
+    }
 out:
     json_decref(root);
     if (rc)
@@ -391,6 +435,16 @@ int tunedb_save(const char *path, const tunedb *db, cls_error *err)
     json_t *root = json_pack("{s:s, s:i, s:{s:s, s:s, s:s}, s:o}", "format", TUNEDB_FORMAT,
                              "version", TUNEDB_VERSION, "device", "name", db->device, "driver",
                              db->driver, "platform", db->platform, "entries", arr);
+    if (db->nfig > 0) {
+        json_t *figs = json_array();
+        for (int i = 0; i < db->nfig; i++)
+            json_array_append_new(figs, json_pack("{s:s, s:I, s:I, s:f}", "precision",
+                                                  db->fig[i].precision, "rows",
+                                                  (json_int_t)db->fig[i].rows, "nnz",
+                                                  (json_int_t)db->fig[i].nnz, "ms_per_iteration",
+                                                  db->fig[i].ms));
+        json_object_set_new(root, "figures", figs);
+    }
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "w");
@@ -413,39 +467,72 @@ int tunedb_save(const char *path, const tunedb *db, cls_error *err)
     return CLS_OK;
 }
 
-/* process-wide cache: one device's database, loaded on first use */
-static struct {
-    int loaded;
+/* Process-wide cache: each device's database, loaded on first use and
+ * kept until tunedb_forget. Several threads solve at once in the daemon
+ * (scheduler lanes), on the same device or on different ones, so the cache
+ * is locked and an entry is never freed while the process may hold its
+ * pointer: a one-entry cache reloaded on every change of device would free
+ * the database another lane is reading. */
+#define TUNEDB_CACHE_MAX 32
+static struct tunedb_cached {
     char key[600];
     tunedb db;
     int ok;
-} tunedb_cache;
+} tunedb_cache[TUNEDB_CACHE_MAX];
+static int tunedb_ncached;
+static pthread_mutex_t tunedb_mu = PTHREAD_MUTEX_INITIALIZER;
 
 const tunedb *tunedb_for_device(const ocl_device *dev)
 {
     char key[600];
     snprintf(key, sizeof key, "%s|%s|%s", dev->name, dev->driver, dev->platform_name);
-    if (tunedb_cache.loaded && !strcmp(key, tunedb_cache.key))
-        return tunedb_cache.ok ? &tunedb_cache.db : NULL;
-    if (tunedb_cache.loaded)
-        tunedb_free(&tunedb_cache.db);
-    memset(&tunedb_cache, 0, sizeof tunedb_cache);
-    tunedb_cache.loaded = 1;
-    snprintf(tunedb_cache.key, sizeof tunedb_cache.key, "%s", key);
-    char path[4400], warn[1200];
-    if (!tunedb_path(dev, path, sizeof path))
-        return NULL;
-    int rc = tunedb_load(path, dev, &tunedb_cache.db, warn, sizeof warn);
-    if (rc == 2)
-        fprintf(stderr, "clsolve: warning: tuning database ignored: %s; using the defaults\n",
-                warn);
-    tunedb_cache.ok = rc == 0;
-    return tunedb_cache.ok ? &tunedb_cache.db : NULL;
+    const tunedb *out = NULL;
+    pthread_mutex_lock(&tunedb_mu);
+    int i;
+    for (i = 0; i < tunedb_ncached; i++)
+        if (!strcmp(key, tunedb_cache[i].key))
+            break;
+    if (i == tunedb_ncached) {
+        if (tunedb_ncached == TUNEDB_CACHE_MAX) { /* more devices than any host has */
+            pthread_mutex_unlock(&tunedb_mu);
+            return NULL;
+        }
+        struct tunedb_cached *c = &tunedb_cache[tunedb_ncached++];
+        memset(c, 0, sizeof *c);
+        snprintf(c->key, sizeof c->key, "%s", key);
+        char path[4400], warn[1200];
+        if (tunedb_path(dev, path, sizeof path)) {
+            int rc = tunedb_load(path, dev, &c->db, warn, sizeof warn);
+            if (rc == 2)
+                fprintf(stderr,
+                        "clsolve: warning: tuning database ignored: %s; using the defaults\n",
+                        warn);
+            c->ok = rc == 0;
+        }
+    }
+    if (tunedb_cache[i].ok)
+        out = &tunedb_cache[i].db;
+    pthread_mutex_unlock(&tunedb_mu);
+    return out;
+}
+
+void tunedb_refresh(const ocl_device *dev)
+{
+    char key[600];
+    snprintf(key, sizeof key, "%s|%s|%s", dev->name, dev->driver, dev->platform_name);
+    pthread_mutex_lock(&tunedb_mu);
+    for (int i = 0; i < tunedb_ncached; i++)
+        if (!strcmp(key, tunedb_cache[i].key))
+            tunedb_cache[i].key[0] = '\0'; /* stale: kept, a solve may hold it */
+    pthread_mutex_unlock(&tunedb_mu);
 }
 
 void tunedb_forget(void)
 {
-    if (tunedb_cache.loaded)
-        tunedb_free(&tunedb_cache.db);
-    memset(&tunedb_cache, 0, sizeof tunedb_cache);
+    pthread_mutex_lock(&tunedb_mu);
+    for (int i = 0; i < tunedb_ncached; i++)
+        tunedb_free(&tunedb_cache[i].db);
+    memset(tunedb_cache, 0, sizeof tunedb_cache);
+    tunedb_ncached = 0;
+    pthread_mutex_unlock(&tunedb_mu);
 }

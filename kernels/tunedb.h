@@ -18,7 +18,9 @@
  * around it: the untuned default's time (Bueno's start: one group per
  * compute unit at the largest local size), the exhaustive best, and the
  * early-stopped choice. Entries of kernel "format" record which SpMV format
- * won for a shape and size class.
+ * won for a shape and size class. An optional "figures" array holds the
+ * whole iteration's measured time at a few sizes (tunedb_figure); files
+ * without it load as before.
  */
 #ifndef CLS_KERNELS_TUNEDB_H
 #define CLS_KERNELS_TUNEDB_H
@@ -52,10 +54,23 @@ typedef struct tunedb_entry {
     int exhaustive;        /* 1: ms is the exhaustive best */
 } tunedb_entry;
 
+/* A measured figure of the whole fused CG iteration (solver/devfig.h): the
+ * wall time per iteration of poisson3d N on this device, so that a solve
+ * can predict its time here from its size and go to the device that
+ * finishes it first. */
+#define TUNEDB_MAX_FIGURES 8
+typedef struct tunedb_figure {
+    char precision[8];
+    long long rows, nnz;
+    double ms; /* wall ms per fused CG iteration, best of the runs */
+} tunedb_figure;
+
 typedef struct tunedb {
     char device[256], driver[128], platform[128];
     int n, cap;
     tunedb_entry *e;
+    int nfig;
+    tunedb_figure fig[TUNEDB_MAX_FIGURES];
 } tunedb;
 
 /* Size class of a vector / matrix of n rows. */
@@ -81,6 +96,10 @@ int tunedb_save(const char *path, const tunedb *db, cls_error *err);
 /* Inserts or replaces the entry with the same key (kernel, precision,
  * size class, shape). */
 int tunedb_put(tunedb *db, const tunedb_entry *e);
+/* Inserts or replaces the figure of the same precision and rows; 0, or -1
+ * when the table is full. */
+int tunedb_put_figure(tunedb *db, const tunedb_figure *f);
+
 /* The entry for the key; if the size class is missing, the nearest tuned
  * class (*exact = 0). NULL when the kernel was never tuned. */
 const tunedb_entry *tunedb_find(const tunedb *db, const char *kernel, const char *precision,
@@ -91,5 +110,9 @@ const tunedb_entry *tunedb_find(const tunedb *db, const char *kernel, const char
  * the next call reloads (after `clsolve tune` wrote it, or in tests). */
 const tunedb *tunedb_for_device(const ocl_device *dev);
 void tunedb_forget(void);
+/* The next tunedb_for_device(dev) reads the file again (another process
+ * wrote it); the database held until now stays valid for whoever holds it
+ * (unlike tunedb_forget, safe while other threads solve). */
+void tunedb_refresh(const ocl_device *dev);
 
 #endif

@@ -231,6 +231,7 @@ typedef struct asm_ctx {
     int nt;
     int mirror; /* 0, or +-1: add (j, i, mirror * v) for each i != j */
     int64_t n, nrows, nnz_out;
+    int64_t ntouch; /* entries of acol/aval that ph_touch maps in */
     const int32_t *row, *col;
     const double *val;
     _Atomic int64_t *cur; /* row counts, then scatter cursors, then merged lengths */
@@ -343,6 +344,20 @@ static int64_t psum(asm_ctx *c, asm_fn fill)
         c->part[t + 1] += c->part[t];
     run_par(c, fill);
     return c->part[c->nt];
+}
+
+/* The scatter writes acol/aval at each row's cursor: for every thread, all
+ * over the arrays. The first touch of a fresh page there faults, and the
+ * kernel zeroes a huge page inside the hot loop, threads queuing on the
+ * page table. Touching the pages first, in order and in parallel, moves
+ * that work into a pass at memory speed on every core. */
+static void ph_touch(asm_ctx *c, int t)
+{
+    int64_t k = blk(c->ntouch, t, c->nt), e = blk(c->ntouch, t + 1, c->nt);
+    if (e > k) {
+        memset(c->acol + k, 0, (size_t)(e - k) * sizeof *c->acol);
+        memset(c->aval + k, 0, (size_t)(e - k) * sizeof *c->aval);
+    }
 }
 
 static void ph_scatter(asm_ctx *c, int t)
@@ -603,6 +618,10 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int threads
         c->aval = A->val;
         psum(c, ph_psum_b);
         A->rowptr[nrows] = total;
+        if (c->nt > 1) {
+            c->ntouch = total;
+            run_par(c, ph_touch);
+        }
         t1 = now_s();
         run_par(c, ph_scatter);
         t2 = now_s();

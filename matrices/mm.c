@@ -4,9 +4,10 @@
  * Reading happens in three stages:
  *
  *  1. The header (optional UTF-8 BOM, banner, comments, blank lines, size
- *     line) is parsed from an in-memory prefix by parse_header(), which says
- *     "need more" until the size line is complete. mm_parse_header_buf and
- *     mm_read_header are thin wrappers.
+ *     line) is scanned as it is read by mm_header.c's resumable scanner,
+ *     which says "need more" until the size line is complete, looks at
+ *     each byte once, lets complete comment lines go, and refuses a header
+ *     that has not ended within MM_MAX_HEADER (16 MiB) bytes.
  *
  *  2. A plain regular file is mapped (mmap) and its entry section parsed in
  *     place as one block: no read() copy, no reader thread, and the newline
@@ -79,6 +80,7 @@
 #include <zlib.h>
 
 #include "../common/timer.h"
+#include "mm_priv.h"
 
 #define MM_DEFAULT_BLOCK ((size_t)64 << 20)
 #define MM_MAX_LINE ((size_t)16 << 20) /* longest line accepted in the entry section */
@@ -118,40 +120,6 @@ const char *mm_symmetry_name(mm_symmetry s)
     case MM_HERMITIAN: return "hermitian";
     }
     return "?";
-}
-
-/* ------------------------------------------------------------------------ */
-/* small helpers                                                             */
-
-static inline int is_ws(char c) /* field separator inside a line */
-{
-    return c == ' ' || c == '\t' || c == '\r';
-}
-
-static inline int is_end(char c) /* ends a token */
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/* Copies the token starting at s (at most n bytes, up to white space) into
- * out for a message: at most 40 characters, non-printables as '?'. */
-static const char *tok_str(const char *s, size_t n, char out[48])
-{
-    size_t k = 0;
-    while (k < n && k < 40 && !is_end(s[k])) {
-        unsigned char c = (unsigned char)s[k];
-        out[k] = (c >= 32 && c < 127) ? (char)c : '?';
-        k++;
-    }
-    out[k] = '\0';
-    if (k == 40 && k < n && !is_end(s[k]))
-        strcpy(out + k, "...");
-    return out;
-}
-
-static int span_ieq(const char *s, size_t n, const char *lit)
-{
-    return strlen(lit) == n && strncasecmp(s, lit, n) == 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -265,288 +233,24 @@ static int64_t src_read(mm_src *s, char *buf, size_t n, const char *path, int64_
     return (int64_t)done;
 }
 
-/* ------------------------------------------------------------------------ */
-/* header                                                                    */
-
-static int hdr_fail(cls_error *err, const char *name, int64_t line, const char *what)
-{
-    return cls_fail_line(err, CLS_EINPUT, line, "%s:%lld: %s", name, (long long)line, what);
-}
-
-/* Parses a size-line field: 0 ok, 1 not a number, 2 negative, 3 too large. */
-static int parse_size_field(const char *s, size_t n, int64_t *out)
-{
-    size_t k = 0;
-    int neg = 0;
-    if (k < n && (s[k] == '+' || s[k] == '-'))
-        neg = s[k++] == '-';
-    if (k == n)
-        return 1;
-    uint64_t x = 0;
-    int big = 0;
-    for (; k < n; k++) {
-        unsigned d = (unsigned)(unsigned char)s[k] - '0';
-        if (d > 9)
-            return 1;
-        if (x > ((uint64_t)INT64_MAX - d) / 10)
-            big = 1;
-        else
-            x = x * 10 + d;
-    }
-    if (neg && (x || big))
-        return 2;
-    if (big)
-        return 3;
-    *out = (int64_t)x;
-    return 0;
-}
-
-static const char *const word_kind[4] = {"object", "format", "field", "symmetry"};
-static const char *const word_allowed[4] = {"matrix", "coordinate, array",
-                                            "real, integer, pattern, complex",
-                                            "general, symmetric, skew-symmetric, hermitian"};
-
-/* The parser behind mm_parse_header_buf: at_eof says buf holds the whole
- * input (a last line without '\n' is then complete). On success *hdr_end is
- * the offset just past the size line. */
-static int parse_header(const char *buf, size_t len, int at_eof, const char *name,
-                        mm_header *h, size_t *hdr_end, cls_error *err)
-{
-    char msg[512], t[48];
-    size_t pos = 0;
-    static const unsigned char bom[3] = {0xEF, 0xBB, 0xBF};
-    if (len > 0 && (unsigned char)buf[0] == 0xEF) {
-        size_t m = len < 3 ? len : 3;
-        if (memcmp(buf, bom, m) == 0) {
-            if (m < 3)
-                return at_eof ? hdr_fail(err, name, 1, "file ends inside the banner") : -1;
-            pos = 3;
-        }
-    }
-    static const char banner[] = "%%MatrixMarket";
-    size_t avail = len - pos;
-    if (avail == 0) {
-        if (at_eof)
-            return hdr_fail(err, name, 1,
-                            "file is empty: expected the banner %%MatrixMarket matrix ...");
-        return -1;
-    }
-    size_t m = avail < 14 ? avail : 14;
-    if (strncasecmp(buf + pos, banner, m) != 0) {
-        snprintf(msg, sizeof msg,
-                 "missing banner: the first line must start with %%%%MatrixMarket, found '%s'",
-                 tok_str(buf + pos, avail, t));
-        return hdr_fail(err, name, 1, msg);
-    }
-    const char *eol = memchr(buf + pos, '\n', len - pos);
-    if (!eol && !at_eof)
-        return -1;
-    size_t e = eol ? (size_t)(eol - buf) : len;
-
-    /* banner words */
-    const char *w[6];
-    size_t wn[6];
-    int nw = 0;
-    for (size_t q = pos; q < e;) {
-        while (q < e && is_ws(buf[q]))
-            q++;
-        if (q >= e)
-            break;
-        size_t s = q;
-        while (q < e && !is_ws(buf[q]))
-            q++;
-        if (nw < 6) {
-            w[nw] = buf + s;
-            wn[nw] = q - s;
-        }
-        nw++;
-    }
-    if (!span_ieq(w[0], wn[0], "%%MatrixMarket")) {
-        snprintf(msg, sizeof msg,
-                 "malformed banner: expected '%%%%MatrixMarket' followed by a space, found '%s'",
-                 tok_str(w[0], wn[0], t));
-        return hdr_fail(err, name, 1, msg);
-    }
-    int code[4] = {0, 0, 0, 0};
-    for (int k = 0; k < 4; k++) {
-        if (nw <= k + 1) {
-            snprintf(msg, sizeof msg, "banner is missing the %s word (one of: %s)",
-                     word_kind[k], word_allowed[k]);
-            return hdr_fail(err, name, 1, msg);
-        }
-        const char *s = w[k + 1];
-        size_t n = wn[k + 1];
-        int c = -1;
-        switch (k) {
-        case 0:
-            c = span_ieq(s, n, "matrix") ? 0 : -1;
-            break;
-        case 1:
-            c = span_ieq(s, n, "coordinate") ? MM_COORDINATE
-                : span_ieq(s, n, "array")    ? MM_ARRAY
-                                             : -1;
-            break;
-        case 2:
-            c = span_ieq(s, n, "real")      ? MM_REAL
-                : span_ieq(s, n, "integer") ? MM_INTEGER
-                : span_ieq(s, n, "pattern") ? MM_PATTERN
-                : span_ieq(s, n, "complex") ? MM_COMPLEX
-                                            : -1;
-            break;
-        case 3:
-            c = span_ieq(s, n, "general")          ? MM_GENERAL
-                : span_ieq(s, n, "symmetric")      ? MM_SYMMETRIC
-                : span_ieq(s, n, "skew-symmetric") ? MM_SKEW_SYMMETRIC
-                : span_ieq(s, n, "hermitian")      ? MM_HERMITIAN
-                                                   : -1;
-            break;
-        }
-        if (c < 0) {
-            snprintf(msg, sizeof msg, "unknown %s '%s' in the banner (allowed: %s)",
-                     word_kind[k], tok_str(s, n, t), word_allowed[k]);
-            return hdr_fail(err, name, 1, msg);
-        }
-        code[k] = c;
-    }
-    if (nw > 5) {
-        snprintf(msg, sizeof msg, "unexpected word '%s' after the symmetry in the banner",
-                 tok_str(w[5], wn[5], t));
-        return hdr_fail(err, name, 1, msg);
-    }
-    mm_header hd;
-    memset(&hd, 0, sizeof hd);
-    hd.layout = (mm_layout)code[1];
-    hd.field = (mm_field)code[2];
-    hd.symmetry = (mm_symmetry)code[3];
-    if (hd.layout == MM_ARRAY && hd.field == MM_PATTERN)
-        return hdr_fail(err, name, 1,
-                        "inconsistent banner: 'array pattern' is not allowed (an array stores "
-                        "every value; use coordinate pattern)");
-    if (hd.symmetry == MM_HERMITIAN && hd.field != MM_COMPLEX) {
-        snprintf(msg, sizeof msg,
-                 "inconsistent banner: '%s hermitian' is not allowed (hermitian needs complex)",
-                 mm_field_name(hd.field));
-        return hdr_fail(err, name, 1, msg);
-    }
-    if (hd.symmetry == MM_SKEW_SYMMETRIC && hd.field == MM_PATTERN)
-        return hdr_fail(err, name, 1,
-                        "inconsistent banner: 'pattern skew-symmetric' is not allowed (a "
-                        "pattern has no values to negate)");
-
-    /* comments, blank lines, then the size line */
-    int64_t line = 1;
-    size_t p = eol ? e + 1 : len + 1;
-    for (;;) {
-        if (p >= len) {
-            if (at_eof)
-                return hdr_fail(err, name, line, "file ends before the size line");
-            return -1;
-        }
-        line++;
-        eol = memchr(buf + p, '\n', len - p);
-        if (!eol && !at_eof)
-            return -1;
-        size_t le = eol ? (size_t)(eol - buf) : len;
-        size_t q = p;
-        while (q < le && is_ws(buf[q]))
-            q++;
-        if (q == le || buf[q] == '%') {
-            p = le + 1;
-            continue;
-        }
-        /* the size line */
-        const char *f[3];
-        size_t fn[3];
-        int nf = 0;
-        while (q < le) {
-            size_t s = q;
-            while (q < le && !is_ws(buf[q]))
-                q++;
-            if (nf < 3) {
-                f[nf] = buf + s;
-                fn[nf] = q - s;
-            }
-            nf++;
-            while (q < le && is_ws(buf[q]))
-                q++;
-        }
-        int need = hd.layout == MM_COORDINATE ? 3 : 2;
-        if (nf != need) {
-            snprintf(msg, sizeof msg, "size line has %d field%s, but %s matrix needs %d (%s)",
-                     nf, nf == 1 ? "" : "s",
-                     hd.layout == MM_COORDINATE ? "a coordinate" : "an array", need,
-                     hd.layout == MM_COORDINATE ? "rows columns entries" : "rows columns");
-            return hdr_fail(err, name, line, msg);
-        }
-        static const char *const fname[3] = {"rows", "columns", "entries"};
-        int64_t v[3] = {0, 0, 0};
-        for (int k = 0; k < need; k++) {
-            int rc = parse_size_field(f[k], fn[k], &v[k]);
-            if (rc == 1)
-                snprintf(msg, sizeof msg, "number of %s is not a number: '%s'", fname[k],
-                         tok_str(f[k], fn[k], t));
-            else if (rc == 2)
-                snprintf(msg, sizeof msg, "negative number of %s: %s", fname[k],
-                         tok_str(f[k], fn[k], t));
-            else if (rc == 3)
-                snprintf(msg, sizeof msg, "number of %s is too large: %s", fname[k],
-                         tok_str(f[k], fn[k], t));
-            if (rc)
-                return hdr_fail(err, name, line, msg);
-        }
-        hd.rows = v[0];
-        hd.cols = v[1];
-        if (hd.cols > INT32_MAX) {
-            snprintf(msg, sizeof msg,
-                     "columns beyond 2147483647 are not supported (%lld declared)",
-                     (long long)hd.cols);
-            return hdr_fail(err, name, line, msg);
-        }
-        if (hd.rows > INT32_MAX) {
-            snprintf(msg, sizeof msg, "rows beyond 2147483647 are not supported (%lld declared)",
-                     (long long)hd.rows);
-            return hdr_fail(err, name, line, msg);
-        }
-        if (hd.symmetry != MM_GENERAL && hd.rows != hd.cols) {
-            snprintf(msg, sizeof msg,
-                     "a %s matrix must be square, but the size line declares %lld x %lld",
-                     mm_symmetry_name(hd.symmetry), (long long)hd.rows, (long long)hd.cols);
-            return hdr_fail(err, name, line, msg);
-        }
-        if (hd.layout == MM_COORDINATE) {
-            hd.entries = v[2];
-        } else {
-            int64_t n = hd.rows;
-            if (hd.symmetry == MM_GENERAL)
-                hd.entries = hd.rows * hd.cols;
-            else if (hd.symmetry == MM_SKEW_SYMMETRIC)
-                hd.entries = n > 0 ? n * (n - 1) / 2 : 0;
-            else
-                hd.entries = n * (n + 1) / 2;
-        }
-        hd.size_line = line;
-        *h = hd;
-        *hdr_end = eol ? le + 1 : len;
-        return CLS_OK;
-    }
-}
-
-int mm_parse_header_buf(const char *buf, size_t len, const char *name, mm_header *h,
-                        cls_error *err)
-{
-    size_t end;
-    return parse_header(buf, len, 0, name, h, &end, err);
-}
-
-/* Reads from s until the header is complete. On success *bufp holds *lenp
- * bytes (capacity *capp) and the header ends at *hdr_end. */
+/* Reads from s until the header is complete (mm_header.c scans each byte
+ * once and lets complete comment lines go, so the buffer holds at most the
+ * banner or size line plus a chunk). On success *bufp holds *lenp bytes
+ * (capacity *capp) and the entry section starts at *hdr_end. */
 static int read_header_stream(mm_src *s, const char *path, mm_header *h, char **bufp,
                               size_t *lenp, size_t *capp, size_t *hdr_end, cls_error *err)
 {
     size_t chunk = mm_block_size < 65536 ? mm_block_size : 65536;
-    size_t len = 0, cap = 0;
+    size_t start = 0, len = 0, cap = 0; /* unscanned bytes: buf[start..len) */
     char *buf = NULL;
+    mm_header_scan sc;
+    mm_header_scan_init(&sc);
     for (;;) {
+        if (start > 0 && cap - len < chunk) { /* drop what the scan let go */
+            memmove(buf, buf + start, len - start);
+            len -= start;
+            start = 0;
+        }
         if (cap - len < chunk) {
             size_t ncap = cap ? cap * 2 : chunk + 1;
             while (ncap - len < chunk)
@@ -565,16 +269,20 @@ static int read_header_stream(mm_src *s, const char *path, mm_header *h, char **
             return err ? err->code : CLS_EOTHER;
         }
         len += (size_t)got;
-        int rc = parse_header(buf, len, s->eof, path, h, hdr_end, err);
-        if (rc == -1 && !s->eof)
+        size_t used = 0;
+        int rc = mm_header_scan_feed(&sc, buf + start, len - start, s->eof, path, h, &used, err);
+        if (rc == -1 && !s->eof) {
+            start += used;
             continue;
+        }
         if (rc) {
             free(buf);
-            return rc == -1 ? hdr_fail(err, path, 1, "file ends before the size line") : rc;
+            return rc == -1 ? mm_fail_line(err, path, 1, "file ends before the size line") : rc;
         }
         *bufp = buf;
         *lenp = len;
         *capp = cap;
+        *hdr_end = start + used;
         return CLS_OK;
     }
 }
@@ -621,7 +329,7 @@ static inline int scan_index(const char **pp, uint64_t *out)
         x = x * 10 + d; /* wraps past 19 digits; flagged as IDX_BIG below */
         p++;
     }
-    if (p == d0 || !is_end(*p))
+    if (p == d0 || !mm_is_end(*p))
         return IDX_NAN;
     *pp = p;
     if (p - d1 > 19) /* past 19 digits x has wrapped */
@@ -642,11 +350,11 @@ static const double pow10_exact[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6, 
 static int is_nonfinite_word(const char *s)
 {
     size_t n = 0;
-    while (!is_end(s[n]) && n < 9)
+    while (!mm_is_end(s[n]) && n < 9)
         n++;
-    if (!is_end(s[n]))
+    if (!mm_is_end(s[n]))
         return 0;
-    return span_ieq(s, n, "nan") || span_ieq(s, n, "inf") || span_ieq(s, n, "infinity");
+    return mm_span_ieq(s, n, "nan") || mm_span_ieq(s, n, "inf") || mm_span_ieq(s, n, "infinity");
 }
 
 /* Real value: [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?
@@ -722,7 +430,7 @@ static inline int scan_real(const char **pp, double *out)
         }
         dexp += eneg ? -ev : ev;
     }
-    if (!is_end(*p))
+    if (!mm_is_end(*p))
         return VAL_NAN;
     *pp = p;
     if (m == 0) {
@@ -772,7 +480,7 @@ static inline int scan_int_value(const char **pp, double *out)
         x = x * 10 + d;
         p++;
     }
-    if (!is_end(*p)) {
+    if (!mm_is_end(*p)) {
         if (p > d0 && (*p == '.' || *p == 'e' || *p == 'E'))
             return VAL_NOTINT;
         if (p == d0 && is_nonfinite_word(d0))
@@ -834,7 +542,7 @@ static inline __attribute__((always_inline)) int scan_index_fast(const char **pp
     uint64_t v;
     int len;
     if (MM_SWAR && lim - p >= 8 && (len = digit_run(p, &v)) < 8 && len > 0 &&
-        is_end(p[len])) {
+        mm_is_end(p[len])) {
         *pp = p + len;
         *out = v;
         return IDX_OK;
@@ -865,7 +573,7 @@ static void idx_error(tjob *J, const char *what, const char *tok, int rc, uint64
                       int64_t hi)
 {
     char t[48];
-    tok_str(tok, 64, t);
+    mm_tok_str(tok, 64, t);
     J->err = 1;
     if (rc == IDX_NAN)
         snprintf(J->msg, sizeof J->msg, "%s index is not a number: '%s'", what, t);
@@ -880,7 +588,7 @@ static void idx_error(tjob *J, const char *what, const char *tok, int rc, uint64
 static void val_error(tjob *J, const char *tok, int rc)
 {
     char t[48];
-    tok_str(tok, 64, t);
+    mm_tok_str(tok, 64, t);
     J->err = 1;
     switch (rc) {
     case VAL_INF:
@@ -919,7 +627,7 @@ static inline __attribute__((always_inline)) void parse_range(tjob *J, const int
     double *V = J->v;
     const int skew = J->skew;
     while (p < end) {
-        while (is_ws(*p))
+        while (mm_is_ws(*p))
             p++;
         if (*p == '\n') {
             p++;
@@ -946,7 +654,7 @@ static inline __attribute__((always_inline)) void parse_range(tjob *J, const int
                 idx_error(J, "row", tok, rc, i, (int64_t)nr);
                 goto fail;
             }
-            while (is_ws(*p))
+            while (mm_is_ws(*p))
                 p++;
             if (*p == '\n') {
                 simple_error(J, vk == VK_NONE
@@ -961,7 +669,7 @@ static inline __attribute__((always_inline)) void parse_range(tjob *J, const int
                 goto fail;
             }
             if (vk != VK_NONE) {
-                while (is_ws(*p))
+                while (mm_is_ws(*p))
                     p++;
                 if (*p == '\n') {
                     simple_error(J, vk == VK_REAL
@@ -979,11 +687,11 @@ static inline __attribute__((always_inline)) void parse_range(tjob *J, const int
                 goto fail;
             }
         }
-        while (is_ws(*p))
+        while (mm_is_ws(*p))
             p++;
         if (*p != '\n') {
             char t[48], m[160];
-            snprintf(m, sizeof m, "unexpected extra field '%s' after the %s", tok_str(p, 64, t),
+            snprintf(m, sizeof m, "unexpected extra field '%s' after the %s", mm_tok_str(p, 64, t),
                      vk == VK_NONE ? "column index" : "value");
             simple_error(J, m);
             goto fail;
@@ -1025,7 +733,7 @@ static int64_t nl_before_entry(const char *p, const char *end, int64_t k)
 {
     int64_t nl = 0, n = 0;
     while (p < end) {
-        while (is_ws(*p))
+        while (mm_is_ws(*p))
             p++;
         if (*p != '\n' && *p != '%') {
             if (n == k)
@@ -1054,6 +762,12 @@ typedef struct mm_ctx {
     size_t len, cap, cap2; /* bytes in buf not yet parsed; capacities */
     int64_t line;    /* line number of buf[0] */
     int64_t count;   /* entries (values) accepted */
+    int64_t stored;  /* of which in the output arrays (below the dense sums) */
+    /* dense summation (mm.h): sums and the cells seen, row-major */
+    int dense;
+    double *dsum;
+    uint64_t *dseen;
+    int64_t dense_dups;
     tjob *jobs;
     /* output: coordinate entries (0-based) or array values */
     coo_matrix coo;
@@ -1065,11 +779,20 @@ typedef struct mm_ctx {
     size_t map_len, map_off;
     /* phase times (CLSOLVE_MM_PROFILE) */
     double t_count, t_reserve, t_parse, t_gaps;
+    const mm_read_options *opt; /* progress callback (may be NULL) */
 } mm_ctx;
+
+/* The caller's progress callback, between blocks: may stop the read. */
+static int ctx_progress(mm_ctx *x, int64_t bytes, cls_error *err)
+{
+    if (x->opt && x->opt->progress && x->opt->progress(x->opt->progress_ctx, bytes))
+        return cls_fail(err, CLS_EOTHER, "%s: reading stopped", x->path);
+    return CLS_OK;
+}
 
 static int ctx_fail(mm_ctx *x, cls_error *err, int64_t line, const char *what)
 {
-    return hdr_fail(err, x->path, line, what);
+    return mm_fail_line(err, x->path, line, what);
 }
 
 static int oom(mm_ctx *x, cls_error *err)
@@ -1095,8 +818,38 @@ static void hint_huge(void *p, size_t bytes)
 #endif
 }
 
+/* Bytes the read holds with room for ncap entries: the output arrays, the
+ * CSR they become, the row pointers, the dense sums. */
+static uint64_t ctx_memory(const mm_ctx *x, int64_t ncap)
+{
+    int sym = x->h.symmetry != MM_GENERAL;
+    uint64_t cells = (uint64_t)x->h.rows * (uint64_t)x->h.cols;
+    uint64_t out = (uint64_t)ncap * (x->array ? 8u : 16u);
+    int dense_on = x->dsum != NULL || (x->dense && (uint64_t)ncap > cells);
+    uint64_t kept = dense_on && cells < (uint64_t)ncap ? cells : (uint64_t)ncap; /* CSR entries */
+    uint64_t csr = kept * (sym ? 24u : 12u) + 8u * ((uint64_t)x->h.rows + 1);
+    uint64_t dense = dense_on ? cells * 8u + cells / 8u : 0;
+    return out + csr + dense;
+}
+
+uint64_t mm_read_memory_estimate(const mm_header *h, int64_t entries)
+{
+    mm_ctx x;
+    memset(&x, 0, sizeof x);
+    x.h = *h;
+    x.array = h->layout == MM_ARRAY;
+    int64_t cells = h->rows * h->cols;
+    x.dense = !x.array && h->rows > 0 && h->cols > 0 && h->cols <= MM_DENSE_MAX_CELLS / h->rows &&
+              h->entries > cells && h->entries > MM_DENSE_MIN_ENTRIES;
+    int64_t n = entries < h->entries ? entries : h->entries;
+    if (x.dense && n > (int64_t)(MM_DEFAULT_BLOCK / 4))
+        n = (int64_t)(MM_DEFAULT_BLOCK / 4); /* one block's entries at a time */
+    return ctx_memory(&x, n) + 2 * MM_DEFAULT_BLOCK;
+}
+
 /* Makes room for `need` entries in the output, never beyond what the
- * declaration allows (the caller checks that first). */
+ * declaration allows (the caller checks that first), nor beyond the
+ * caller's memory limit. */
 static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
 {
     int64_t cap = x->array ? x->vcap : x->coo.cap;
@@ -1111,6 +864,20 @@ static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
         ncap = x->h.entries;
     if (ncap < need)
         ncap = need;
+    uint64_t limit = x->opt ? x->opt->max_memory : 0;
+    if (limit && ctx_memory(x, ncap) > limit && ctx_memory(x, need) <= limit)
+        ncap = need; /* no slack, then */
+    if (limit && ctx_memory(x, ncap) > limit) {
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "reading this matrix needs at least %llu MB of memory (%lld entries so far, %lld "
+                 "declared on line %lld); %llu MB are available",
+                 (unsigned long long)(ctx_memory(x, need) >> 20), (long long)(x->count),
+                 (long long)x->h.entries, (long long)x->h.size_line,
+                 (unsigned long long)(limit >> 20));
+        return cls_fail_line(err, CLS_EOTHER, x->line, "%s:%lld: %s", x->path, (long long)x->line,
+                             msg);
+    }
     if (x->array) {
         double *nv = realloc(x->vals, (size_t)ncap * sizeof *nv);
         if (!nv)
@@ -1241,6 +1008,82 @@ static void run_jobs(tjob *jobs, int n, int nt, void *(*fn)(void *))
  * newlines, which bounds its entries; pass 2 parses each range straight
  * into the output at offset count + newlines of the ranges before it. Blank
  * and comment lines leave gaps, closed after. */
+/* Adds the block's entries to the dense sums, in file order (a cell's
+ * first entry is its value as written: +0 + -0 would lose the sign). */
+static void dense_fold(mm_ctx *x)
+{
+    const int64_t nc = x->h.cols;
+    for (int64_t k = 0; k < x->stored; k++) {
+        int64_t cell = (int64_t)x->coo.row[k] * nc + x->coo.col[k];
+        uint64_t bit = (uint64_t)1 << (cell & 63);
+        if (x->dseen[cell >> 6] & bit) {
+            x->dsum[cell] += x->coo.val[k];
+            x->dense_dups++;
+        } else {
+            x->dseen[cell >> 6] |= bit;
+            x->dsum[cell] = x->coo.val[k];
+        }
+    }
+    x->stored = 0;
+}
+
+/* Starts the dense sums once the entries that arrived outnumber the cells
+ * (so the sums take less than the triplets already held), folding in
+ * those entries first: the sums are in file order wherever the switch
+ * falls. Idempotent. */
+static int dense_start(mm_ctx *x, cls_error *err)
+{
+    if (x->dsum)
+        return CLS_OK;
+    int64_t cells = x->h.rows * x->h.cols;
+    uint64_t limit = x->opt ? x->opt->max_memory : 0;
+    if (limit && ctx_memory(x, x->stored + 1) > limit) {
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "reading this matrix needs at least %llu MB of memory (%lld entries so far, %lld "
+                 "declared on line %lld); %llu MB are available",
+                 (unsigned long long)(ctx_memory(x, x->stored + 1) >> 20), (long long)x->count,
+                 (long long)x->h.entries, (long long)x->h.size_line,
+                 (unsigned long long)(limit >> 20));
+        return cls_fail_line(err, CLS_EOTHER, x->line, "%s:%lld: %s", x->path, (long long)x->line,
+                             msg);
+    }
+    x->dsum = malloc((size_t)cells * sizeof *x->dsum);
+    x->dseen = calloc((size_t)(cells + 63) / 64, sizeof *x->dseen);
+    if (!x->dsum || !x->dseen)
+        return oom(x, err);
+    dense_fold(x);
+    return CLS_OK;
+}
+
+/* The dense sums as triplets, row by row (replacing the output arrays). */
+static int dense_to_coo(mm_ctx *x, cls_error *err)
+{
+    int64_t cells = x->h.rows * x->h.cols, n = 0;
+    for (int64_t w = 0; w < (cells + 63) / 64; w++)
+        n += __builtin_popcountll(x->dseen[w]);
+    coo_free(&x->coo);
+    coo_init(&x->coo);
+    x->coo.nrows = x->h.rows;
+    x->coo.ncols = x->h.cols;
+    if (out_reserve(x, n > 0 ? n : 1, err))
+        return err->code;
+    int64_t k = 0;
+    for (int64_t cell = 0; cell < cells; cell++)
+        if (x->dseen[cell >> 6] & ((uint64_t)1 << (cell & 63))) {
+            x->coo.row[k] = (int32_t)(cell / x->h.cols);
+            x->coo.col[k] = (int32_t)(cell % x->h.cols);
+            x->coo.val[k] = x->dsum[cell];
+            k++;
+        }
+    x->stored = k;
+    free(x->dsum);
+    free(x->dseen);
+    x->dsum = NULL;
+    x->dseen = NULL;
+    return CLS_OK;
+}
+
 static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
 {
     double t0 = cls_now();
@@ -1285,10 +1128,10 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
     int64_t bound = 0;
     for (int t = 0; t < nt; t++)
         bound += jobs[t].cap;
-    int rc = out_reserve(x, x->count + bound, err);
+    int rc = out_reserve(x, x->stored + bound, err);
     if (rc)
         return rc;
-    int64_t off = x->count;
+    int64_t off = x->stored;
     for (int t = 0; t < nt; t++) {
         tjob *J = &jobs[t];
         if (x->array) {
@@ -1327,7 +1170,7 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
         base += J->nl;
     }
     /* close the gaps left by blank and comment lines */
-    int64_t dst = x->count;
+    int64_t dst = x->stored;
     for (int t = 0; t < nt; t++) {
         tjob *J = &jobs[t];
         size_t k = (size_t)J->n;
@@ -1342,9 +1185,14 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
         }
         dst += J->n;
     }
-    x->count = dst;
+    x->count += dst - x->stored;
+    x->stored = dst;
     x->line = base;
     x->t_gaps += cls_now() - t3;
+    if (x->dense && !x->dsum && x->stored > x->h.rows * x->h.cols)
+        return dense_start(x, err); /* more entries than cells: backed */
+    if (x->dsum)
+        dense_fold(x);
     return CLS_OK;
 }
 
@@ -1358,6 +1206,8 @@ static void ctx_free(mm_ctx *x)
     free(x->jobs);
     coo_free(&x->coo);
     free(x->vals);
+    free(x->dsum);
+    free(x->dseen);
     memset(x, 0, sizeof *x);
     x->src.fd = -1;
 }
@@ -1466,7 +1316,9 @@ static int read_mapped(mm_ctx *x, cls_error *err)
 {
     const char *base = x->map + x->map_off;
     size_t total = x->map_len - x->map_off, pos = 0;
-    size_t block = mm_block_size == MM_DEFAULT_BLOCK ? total : mm_block_size;
+    size_t block = mm_block_size != MM_DEFAULT_BLOCK ? mm_block_size
+                   : x->opt && x->opt->progress      ? MM_DEFAULT_BLOCK
+                                                     : total;
     while (pos < total) {
         const char *s = base + pos;
         size_t rem = total - pos, win = rem < block ? rem : block, k = win;
@@ -1482,6 +1334,8 @@ static int read_mapped(mm_ctx *x, cls_error *err)
         if (k == 0)
             break; /* the last line, without '\n' */
         int rc = parse_block(x, s, k, err);
+        if (!rc)
+            rc = ctx_progress(x, (int64_t)(x->map_off + pos + k), err);
         if (rc)
             return rc;
         pos += k;
@@ -1515,8 +1369,13 @@ static int read_entries(mm_ctx *x, cls_error *err)
         return oom(x, err);
     x->coo.nrows = x->h.rows;
     x->coo.ncols = x->h.cols;
+    int64_t cells = x->h.rows * x->h.cols; /* both < 2^31 */
+    x->dense = !x->array && x->h.rows > 0 && x->h.cols > 0 && cells <= MM_DENSE_MAX_CELLS &&
+               x->h.entries > cells && x->h.entries > MM_DENSE_MIN_ENTRIES;
     int rc = map_entries(x) ? read_mapped(x, err) : read_blocks(x, err);
     if (rc)
+        return rc;
+    if (x->dsum && x->count == x->h.entries && (rc = dense_to_coo(x, err)))
         return rc;
     if (x->count < x->h.entries) {
         char msg[256];
@@ -1525,7 +1384,7 @@ static int read_entries(mm_ctx *x, cls_error *err)
                  (long long)x->h.size_line);
         return ctx_fail(x, err, x->line - 1, msg);
     }
-    x->coo.nnz = x->count;
+    x->coo.nnz = x->stored;
     return CLS_OK;
 }
 
@@ -1537,6 +1396,8 @@ static int read_blocks(mm_ctx *x, cls_error *err)
     int64_t cap0 = rem >= 0 ? (rem + (int64_t)x->len) / (int64_t)x->min_entry_bytes + 1 : 4096;
     if (cap0 > x->h.entries)
         cap0 = x->h.entries;
+    if (x->dense && cap0 > (int64_t)(mm_block_size / x->min_entry_bytes) + 1)
+        cap0 = (int64_t)(mm_block_size / x->min_entry_bytes) + 1; /* a block at a time */
     if (cap0 > 0) {
         int rc = out_reserve(x, cap0, err);
         if (rc)
@@ -1601,6 +1462,8 @@ static int read_blocks(mm_ctx *x, cls_error *err)
         int rc = proc ? parse_block(x, x->buf, proc, err) : CLS_OK;
         if (started)
             pthread_join(pf.tid, NULL);
+        if (!rc)
+            rc = ctx_progress(x, x->src.consumed, err);
         if (rc)
             return rc;
         if (eof) {
@@ -1709,6 +1572,7 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
     mm_ctx x;
     csr_init(A);
     int rc = ctx_open(&x, path, resolve_threads(opt), err);
+    x.opt = opt;
     double t1 = cls_now();
     if (!rc)
         rc = read_entries(&x, err);
@@ -1747,7 +1611,7 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
         if (st) {
             st->stored_entries = stored;
             st->expanded_nnz = expanded;
-            st->duplicates = dups;
+            st->duplicates = dups + x.dense_dups;
             st->bytes = x.bytes;
             st->threads = x.nthreads;
             st->seconds = cls_now() - t0;
@@ -1787,12 +1651,57 @@ int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err)
             if (x.count)
                 memcpy(out, x.vals, (size_t)x.count * sizeof *out);
         } else {
-            for (int64_t k = 0; k < x.count; k++)
+            for (int64_t k = 0; k < x.coo.nnz; k++)
                 out[x.h.cols == 1 ? x.coo.row[k] : x.coo.col[k]] += x.coo.val[k];
         }
         if (!rc) {
             *v = out;
             *n = len;
+        }
+    }
+    ctx_free(&x);
+    return rc;
+}
+
+int mm_read_block(const char *path, int64_t max_cols, double **v, int64_t *rows, int64_t *cols,
+                  cls_error *err)
+{
+    mm_ctx x;
+    *v = NULL;
+    *rows = *cols = 0;
+    int rc = ctx_open(&x, path, resolve_threads(NULL), err);
+    if (!rc && x.h.field == MM_PATTERN)
+        rc = ctx_fail(&x, err, 1, "a vector must be real or integer, not pattern");
+    if (!rc && x.h.symmetry != MM_GENERAL && x.h.rows != 1 && x.h.cols != 1)
+        rc = ctx_fail(&x, err, 1, "right-hand sides must be a general matrix, not symmetric");
+    if (!rc && x.h.cols > max_cols && x.h.rows != 1) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%lld right-hand sides (columns) declared: at most %lld",
+                 (long long)x.h.cols, (long long)max_cols);
+        rc = ctx_fail(&x, err, x.h.size_line, msg);
+    }
+    if (!rc)
+        rc = read_entries(&x, err);
+    /* a 1 x n file is one vector, as mm_read_vector reads it */
+    const int64_t r = x.h.rows == 1 ? x.h.cols : x.h.rows, c = x.h.rows == 1 ? 1 : x.h.cols;
+    if (!rc && !x.array)
+        rc = check_rows_backed(&x, r * c, x.count, err);
+    if (!rc) {
+        double *out = calloc((size_t)(r * c > 0 ? r * c : 1), sizeof *out);
+        if (!out) {
+            rc = oom(&x, err);
+        } else if (x.array) {
+            if (x.count) /* column-major, as the file */
+                memcpy(out, x.vals, (size_t)x.count * sizeof *out);
+        } else {
+            for (int64_t k = 0; k < x.count; k++)
+                out[x.h.rows == 1 ? x.coo.col[k] : (int64_t)x.coo.col[k] * r + x.coo.row[k]] +=
+                    x.coo.val[k];
+        }
+        if (!rc) {
+            *v = out;
+            *rows = r;
+            *cols = c;
         }
     }
     ctx_free(&x);
@@ -2068,6 +1977,22 @@ int mm_write_vector(const char *path, const double *x, int64_t n, const char *co
     if (!hdr)
         return cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
     int rc = write_file(path, hdr, NULL, x, n, 0, err);
+    free(hdr);
+    return rc;
+}
+
+int mm_write_block(const char *path, const double *x, int64_t n, int64_t k, const char *comment,
+                   cls_error *err)
+{
+    if (n < 0 || k < 1)
+        return cls_fail(err, CLS_EUSAGE, "%s: bad block size %lld x %lld", path, (long long)n,
+                        (long long)k);
+    char size[64];
+    snprintf(size, sizeof size, "%lld %lld", (long long)n, (long long)k);
+    char *hdr = make_header("%%MatrixMarket matrix array real general", comment, size);
+    if (!hdr)
+        return cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
+    int rc = write_file(path, hdr, NULL, x, n * k, 0, err);
     free(hdr);
     return rc;
 }

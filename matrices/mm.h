@@ -52,11 +52,69 @@ typedef struct mm_read_stats {
 
 typedef struct mm_read_options {
     int threads; /* 0: one per online CPU */
+    /* Called between blocks of the entry section (a mapped file is then
+     * parsed in 64 MiB windows) with the bytes read so far; a non-zero
+     * return stops the read: CLS_EOTHER, "NAME: reading stopped". NULL:
+     * never called. (The daemon's DELETE and drain stop a long read so.) */
+    int (*progress)(void *ctx, int64_t bytes);
+    void *progress_ctx;
+    /* Memory the read may hold (the triplets, the CSR it becomes, the
+     * dense sums below), in bytes; 0: no limit. Checked before each growth
+     * of the output from what has arrived (never from the declaration
+     * alone): over it the read fails, CLS_EOTHER "NAME:LINE: reading this
+     * matrix needs at least N MB ...; M MB are available". */
+    uint64_t max_memory;
 } mm_read_options;
+
+/* A coordinate matrix that declares more entries than it has cells (rows x
+ * cols) and more than MM_DENSE_MIN_ENTRIES, with at most MM_DENSE_MAX_CELLS
+ * cells, is summed as it streams: once the entries that arrived outnumber
+ * the cells (duplicates are then certain, and the sums take less memory
+ * than the triplets already held), they and every later block are added to
+ * a dense array of sums in file order, so memory follows the cells, not the
+ * entry count. Other matrices sum duplicates at assembly (csr.c, in
+ * ascending value order). Whether a file is summed so depends on its header
+ * only, and the sums are in file order wherever the switch falls, so every
+ * read of a file gives the same bits. */
+#define MM_DENSE_MAX_CELLS ((int64_t)1 << 24)
+#define MM_DENSE_MIN_ENTRIES ((int64_t)1 << 20)
+
+/* Bytes a read of this header holds at its peak, at most: `entries` stored
+ * entries (what the data can back: min(declared, text bytes / 4)) in
+ * triplets, their CSR (symmetric storage expanded), the row pointers, the
+ * dense sums when they apply, and the read buffers. For admission. */
+uint64_t mm_read_memory_estimate(const mm_header *h, int64_t entries);
 
 const char *mm_layout_name(mm_layout l);
 const char *mm_field_name(mm_field f);
 const char *mm_symmetry_name(mm_symmetry s);
+
+/* The longest header accepted: banner, comments and size line together must
+ * end within the first 16 MiB (the entry section's line limit). */
+#define MM_MAX_HEADER ((uint64_t)16 << 20)
+
+/* A resumable header parse (mm_header.c): feed the header as it arrives;
+ * each byte is scanned once and comment lines are never kept. */
+typedef struct mm_header_scan {
+    int stage;        /* 0 in the banner line, 1 after it, 2 done */
+    int in_comment;   /* inside a comment line whose '\n' has not come */
+    int line_started; /* bytes of the current line were consumed */
+    int64_t line;     /* the line being scanned (1-based) */
+    uint64_t offset;  /* bytes consumed before the caller's buf[0] */
+    size_t searched;  /* bytes of buf already searched for the pending '\n' */
+    mm_header h;      /* the banner's words (stage >= 1) */
+} mm_header_scan;
+
+void mm_header_scan_init(mm_header_scan *sc);
+/* buf[0..len) are the bytes after those consumed so far (the caller drops
+ * *used bytes from the front after each call and appends what comes next).
+ * Returns CLS_OK with *h filled and *used the header's length in buf (the
+ * entry section starts at buf + *used); -1 when more is needed (*used: the
+ * bytes that may be dropped: complete comment and blank lines, comment text,
+ * white space); or CLS_EINPUT with "NAME:LINE: ..." (a header longer than
+ * MM_MAX_HEADER included). at_eof: buf ends the input. */
+int mm_header_scan_feed(mm_header_scan *sc, const char *buf, size_t len, int at_eof,
+                        const char *name, mm_header *h, size_t *used, cls_error *err);
 
 /* Parses the banner, comments and size line at the start of buf (len bytes;
  * need not be NUL-terminated). Returns CLS_OK and fills h, or CLS_EINPUT
@@ -78,6 +136,18 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
  * A coordinate n x 1 file is accepted too (missing entries are 0). *v is
  * malloc'ed. */
 int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err);
+
+/* Reads right-hand sides: an array file n x k (column-major, as Matrix
+ * Market stores arrays; a 1 x n file is one vector), real or integer,
+ * general; a coordinate n x k file too (missing entries are 0). More than
+ * max_cols columns are refused before any value is read. *v (n k values,
+ * column c at v + c n) is malloc'ed. */
+int mm_read_block(const char *path, int64_t max_cols, double **v, int64_t *rows, int64_t *cols,
+                  cls_error *err);
+
+/* Writes the n x k column-major block x as an array file, as mm_write_vector. */
+int mm_write_block(const char *path, const double *x, int64_t n, int64_t k, const char *comment,
+                   cls_error *err);
 
 /* Writes x as "%%MatrixMarket matrix array real general", n x 1, %.17g, so
  * doubles round-trip exactly. comment may be NULL. Written to a temporary

@@ -27,6 +27,8 @@ json_t *cluster_device_json(const struct ocl_device *d)
                           (json_int_t)cfg.groups_per_cu, "spmv_local_size",
                           (json_int_t)cfg.spmv_local_size, "vector_width",
                           (json_int_t)cfg.vector_width, "source", "default");
+    /* admission (admission.c) checks a part's largest buffer against it */
+    json_object_set_new(o, "max_alloc_bytes", json_integer((json_int_t)d->max_alloc));
     /* the tuning database (`clsolve tune`), which every solve on this device
      * applies: one entry per kernel, precision and size class */
     const tunedb *db = tunedb_for_device(d);

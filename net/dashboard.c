@@ -1,11 +1,11 @@
 /*
  * dashboard.c: the static dashboard (net/dashboard/index.html, app.js,
- * style.css), embedded in the binary at build time by
- * cmake/embed_files.cmake, so the daemon needs no install path and the
- * page loads nothing from outside the daemon. The files hold no data (the
- * page fetches everything from the API with the token the user types), so
- * they are served without authentication; browsers cannot send a bearer
- * token when navigating to a page.
+ * style.css, and the physics viewer viewer.js, viewer.css), embedded in
+ * the binary at build time by cmake/embed_files.cmake, so the daemon needs
+ * no install path and the page loads nothing from outside the daemon. The
+ * files hold no data (the page fetches everything from the API with the
+ * token the user types), so they are served without authentication;
+ * browsers cannot send a bearer token when navigating to a page.
  */
 #include <string.h>
 

@@ -135,8 +135,12 @@ int fileio_read_small(const char *path, size_t max, char **data, size_t *len, cl
     if (len)
         *len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
+    if (fd < 0) {
+        int e = errno;
+        cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(e));
+        errno = e; /* the caller may tell a missing file from a passing failure */
+        return CLS_EOTHER;
+    }
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
@@ -167,7 +171,9 @@ int fileio_read_small(const char *path, size_t max, char **data, size_t *len, cl
             int e = errno;
             free(buf);
             close(fd);
-            return cls_fail(err, CLS_EOTHER, "%s: read failed: %s", path, strerror(e));
+            cls_fail(err, CLS_EOTHER, "%s: read failed: %s", path, strerror(e));
+            errno = e;
+            return CLS_EOTHER;
         }
         if (r == 0)
             break;

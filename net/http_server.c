@@ -23,9 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include "../common/timer.h"
+#include "http_guard.h"
 #include "ids.h"
 #include "log.h"
 #include "metrics.h"
@@ -33,16 +35,26 @@
 #include "record.h"
 #include "routes.h"
 
+#define HTTP_LINGER_BYTES ((uint64_t)4 << 20) /* read after an early answer */
+#define HTTP_LINGER_S 2.0
+
 struct http_server {
     http_server_config cfg;
     struct MHD_Daemon *mhd;
+    http_guard *guard;
     unsigned port;
 };
 
 typedef struct http_req {
     routes_post *post; /* non-NULL while a job upload is being received */
+    int started;       /* the first call has been made */
     int answered;
-    int deferred; /* not a POST: answered at the next call (see the top) */
+    int deferred;      /* not a POST: answered at the next call (see the top) */
+    int query_refused; /* the URI log callback cut the query: 414 */
+    size_t nparams, query_len;
+    int early; /* answered on the socket while the body came: drop, then close */
+    uint64_t linger_bytes;
+    double linger_until;
     /* for the request's log line and metrics (log.h), written at completion */
     double t0;
     unsigned status;
@@ -71,6 +83,17 @@ const char *http_current_route(void)
 const char *http_current_path(void)
 {
     return http_cur ? http_cur->path : "?";
+}
+
+json_t *http_cluster(const http_server_config *cfg)
+{
+    return __atomic_load_n(&cfg->cluster, __ATOMIC_ACQUIRE);
+}
+
+void http_server_set_cluster(http_server *s, json_t *cluster)
+{
+    if (s)
+        __atomic_store_n(&s->cfg.cluster, cluster, __ATOMIC_RELEASE);
 }
 
 enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
@@ -179,6 +202,7 @@ enum route {
     R_NONE,
     R_DASH,
     R_HEALTHZ,
+    R_READYZ,
     R_METRICS,
     R_DEVICES,
     R_JOBS,
@@ -188,6 +212,7 @@ enum route {
     R_CANCEL,
     R_FILES,
     R_FILE,
+    R_PIN,
     R_NOJOB /* /v1/jobs/<not a job id>... */
 };
 
@@ -200,6 +225,8 @@ static enum route match(const char *url, char id[IDS_LEN + 1], const char **name
         return R_DASH;
     if (!strcmp(url, "/healthz"))
         return R_HEALTHZ;
+    if (!strcmp(url, "/readyz"))
+        return R_READYZ;
     if (!strcmp(url, "/metrics"))
         return R_METRICS;
     if (!strcmp(url, "/v1/devices"))
@@ -225,6 +252,8 @@ static enum route match(const char *url, char id[IDS_LEN + 1], const char **name
         return R_RESIDUALS;
     if (!strcmp(slash, "/cancel"))
         return R_CANCEL;
+    if (!strcmp(slash, "/pin"))
+        return R_PIN;
     if (!strcmp(slash, "/files") || !strcmp(slash, "/files/"))
         return R_FILES;
     if (!strncmp(slash, "/files/", 7) && slash[7] && !strchr(slash + 7, '/')) {
@@ -242,6 +271,8 @@ static const char *route_name(enum route r)
         return "/{dashboard}";
     case R_HEALTHZ:
         return "/healthz";
+    case R_READYZ:
+        return "/readyz";
     case R_METRICS:
         return "/metrics";
     case R_DEVICES:
@@ -256,6 +287,8 @@ static const char *route_name(enum route r)
         return "/v1/jobs/{id}/residuals";
     case R_CANCEL:
         return "/v1/jobs/{id}/cancel";
+    case R_PIN:
+        return "/v1/jobs/{id}/pin";
     case R_FILES:
         return "/v1/jobs/{id}/files";
     case R_FILE:
@@ -271,6 +304,8 @@ static const char *allowed_methods(enum route r)
     case R_JOBS: return "GET, HEAD, POST";
     case R_JOB: return "GET, HEAD, DELETE";
     case R_CANCEL: return "POST";
+    case R_PIN:
+        return "POST, DELETE";
     default: return "GET, HEAD";
     }
 }
@@ -282,8 +317,9 @@ static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum r
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     int post = !strcmp(method, "POST");
     int del = !strcmp(method, "DELETE");
-    int ok = (get && r != R_CANCEL) || (r == R_JOBS && post) || (r == R_JOB && del) ||
-             (r == R_CANCEL && post);
+    int ok = r == R_PIN      ? post || del
+             : r == R_CANCEL ? post
+                             : get || (r == R_JOBS && post) || (r == R_JOB && del);
     if (r == R_NONE)
         return http_reply_problem(c, 404, "not-found", "no such resource", 0);
     if (r == R_NOJOB)
@@ -299,6 +335,8 @@ static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum r
     switch (r) {
     case R_DASH: return dashboard_serve(c, url);
     case R_HEALTHZ: return routes_healthz(c, &s->cfg);
+    case R_READYZ:
+        return routes_readyz(c, &s->cfg);
     case R_METRICS: return routes_metrics(c, &s->cfg);
     case R_DEVICES: return routes_devices(c, &s->cfg);
     case R_JOBS:
@@ -314,8 +352,144 @@ static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum r
     case R_CANCEL: return routes_jobs_cancel(c, &s->cfg, id);
     case R_FILES: return routes_jobs_files(c, &s->cfg, id, NULL);
     case R_FILE: return routes_jobs_files(c, &s->cfg, id, name);
+    case R_PIN:
+        return routes_jobs_pin(c, &s->cfg, id, post);
     default: return http_reply_problem(c, 404, "not-found", "no such resource", 0);
     }
+}
+
+/* Writes a problem answer straight to the socket while the request's body
+ * is still coming (see the top), then shuts the sending side down. */
+static void http_reply_raw(struct MHD_Connection *c, unsigned status, const char *slug,
+                           const char *detail, long long line)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    char *body = problem_json(status, slug, detail, line);
+    if (!ci || !body) {
+        free(body);
+        return;
+    }
+    const char *reason = MHD_get_reason_phrase_for(status);
+    size_t cap = strlen(body) + 512;
+    char *msg = malloc(cap);
+    int n = msg ? snprintf(msg, cap,
+                           "HTTP/1.1 %u %s\r\nContent-Type: application/problem+json\r\n"
+                           "Content-Length: %zu\r\nConnection: close\r\n"
+                           "Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\r\n%s",
+                           status, reason && *reason ? reason : "Error", strlen(body), body)
+                : -1;
+    free(body);
+    if (n < 0 || (size_t)n >= cap) {
+        free(msg);
+        return;
+    }
+    int fd = ci->connect_fd;
+    size_t off = 0;
+    double until = cls_now() + 0.5;
+    while (off < (size_t)n && cls_now() < until) {
+        ssize_t w = send(fd, msg + off, (size_t)n - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w > 0) {
+            off += (size_t)w;
+        } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+            struct pollfd pf = {.fd = fd, .events = POLLOUT};
+            poll(&pf, 1, 50);
+        } else {
+            break;
+        }
+    }
+    free(msg);
+    shutdown(fd, SHUT_WR);
+    metrics_http_response(status);
+}
+
+/* Runs before libmicrohttpd parses the query (see the top): counts the
+ * parameters and, when there are too many or the query is too long, ends
+ * the query string at its '?' so that nothing of it is parsed. */
+static void *http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    http_req *rq = calloc(1, sizeof *rq);
+    if (!rq || !uri)
+        return rq;
+    char *q = strchr(uri, '?');
+    if (!q)
+        return rq;
+    rq->nparams = 1;
+    for (const char *p = q + 1; *p; p++)
+        rq->nparams += *p == '&';
+    rq->query_len = strlen(q + 1);
+    if (rq->nparams > HTTP_MAX_PARAMS || rq->query_len > HTTP_MAX_QUERY) {
+        rq->query_refused = 1;
+        /* the buffer is libmicrohttpd's own writable copy of the request
+         * line; it looks for the arguments after the '?' next */
+        q[1] = '\0';
+    }
+    return rq;
+}
+
+/* The first call's protocol checks: answered at once (the body, if any, is
+ * never read). Returns 1 with *q set when it answered. */
+static int http_protocol_checks(http_server *s, struct MHD_Connection *c, http_req *rq,
+                                enum route r, enum MHD_Result *q)
+{
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    if (te && strcasecmp(te, "chunked") != 0) {
+        char d[256];
+        snprintf(d, sizeof d,
+                 "Transfer-Encoding '%.40s' is not supported: send the body as it is, or "
+                 "chunked (compress with Content-Encoding: gzip or a .gz file)",
+                 te);
+        *q = http_reply_problem(c, 501, "not-implemented", d, 0);
+        return 1;
+    }
+    if (rq->query_refused) {
+        char d[256];
+        snprintf(d, sizeof d,
+                 "the query has %zu parameters and %zu bytes; at most %d parameters and %d bytes "
+                 "are accepted",
+                 rq->nparams, rq->query_len, HTTP_MAX_PARAMS, HTTP_MAX_QUERY);
+        *q = http_reply_problem(c, 414, "query-too-long", d, 0);
+        return 1;
+    }
+    if (http_guard_request(s->guard, c) && r != R_HEALTHZ && r != R_READYZ) {
+        *q = http_reply_problem_hdr(c, 503, "server-busy",
+                                    "every connection is busy; this one may ask for /healthz "
+                                    "or /readyz only; retry later",
+                                    0, "Retry-After", "1");
+        return 1;
+    }
+    return 0;
+}
+
+/* 1 when the request announces a body. */
+static int http_has_body(struct MHD_Connection *c)
+{
+    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding"))
+        return 1;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    return cl && strspn(cl, "0") != strlen(cl);
+}
+
+/* An upload refused while its body arrives (see the top). */
+static enum MHD_Result http_upload_refused(struct MHD_Connection *c, http_req *rq)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    unsigned long long total = cl ? strtoull(cl, NULL, 10) : 0;
+    uint64_t got = routes_jobs_post_bytes(rq->post);
+    if (cl && total >= got && total - got <= HTTP_LINGER_BYTES)
+        return MHD_YES; /* the rest is small: dropped, answered at the end */
+    unsigned status;
+    const char *slug, *detail;
+    long long line;
+    routes_jobs_post_refusal(rq->post, &status, &slug, &detail, &line);
+    http_reply_raw(c, status, slug, detail, line);
+    rq->status = status;
+    routes_jobs_post_abort(rq->post);
+    rq->post = NULL;
+    rq->early = 1;
+    rq->answered = 1;
+    rq->linger_until = cls_now() + HTTP_LINGER_S;
+    return MHD_YES;
 }
 
 static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
@@ -325,27 +499,50 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 {
     http_server *s = cls;
     http_req *rq = *con_cls;
-    if (!rq) {
+    if (!rq) { /* the URI log callback could not allocate */
         rq = calloc(1, sizeof *rq);
         if (!rq)
             return MHD_NO;
         *con_cls = rq;
+    }
+    rq->bytes_in += *upload_data_size;
+    if (rq->early) { /* answered already: drop a little, then close */
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        rq->linger_bytes += n;
+        if (n == 0 || rq->linger_bytes > HTTP_LINGER_BYTES || cls_now() > rq->linger_until)
+            return MHD_NO; /* the body has ended, or enough of it came */
+        return MHD_YES;
+    }
+    if (!rq->started) {
+        rq->started = 1;
         rq->t0 = cls_now();
         snprintf(rq->method, sizeof rq->method, "%s", method);
         snprintf(rq->path, sizeof rq->path, "%s", url);
         problem_ascii(rq->path); /* the client's text, for a JSON log line */
         problem_ascii(rq->method);
-        rq->route = "other";
-        char id0[IDS_LEN + 1];
-        const char *name0;
-        /* only an upload is decided at the first call; a POST without
-         * one (.../cancel) is answered like a GET */
-        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0 || match(url, id0, &name0) != R_JOBS) {
+        char id[IDS_LEN + 1] = "";
+        const char *name = NULL;
+        enum route r = match(url, id, &name);
+        rq->route = route_name(r);
+        snprintf(rq->job, sizeof rq->job, "%s", id);
+        enum MHD_Result q;
+        http_last_status = 0;
+        http_cur = rq;
+        int refused = http_protocol_checks(s, c, rq, r, &q);
+        http_cur = NULL;
+        if (refused) {
+            rq->status = http_last_status;
+            rq->answered = 1;
+            return q;
+        }
+        /* only an upload is decided at the first call; a POST without a
+         * body that is not one (.../cancel, .../pin) is answered like a GET */
+        if ((strcmp(method, MHD_HTTP_METHOD_POST) != 0 || r != R_JOBS) && !http_has_body(c)) {
             rq->deferred = 1;
             return MHD_YES;
         }
     }
-    rq->bytes_in += *upload_data_size;
     if (rq->deferred && *upload_data_size > 0) {
         /* a body on a request that takes none is dropped */
         *upload_data_size = 0;
@@ -357,11 +554,10 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         const char *name = NULL;
         enum route r = match(url, id, &name);
         rq->answered = 1;
-        rq->route = route_name(r);
-        snprintf(rq->job, sizeof rq->job, "%s", id);
         http_last_status = 0;
         http_cur = rq; /* the 401 below is recorded with its request too */
-        if (s->cfg.token && r != R_HEALTHZ && r != R_DASH && !authorized(c, s->cfg.token)) {
+        if (s->cfg.token && r != R_HEALTHZ && r != R_READYZ && r != R_DASH &&
+            !authorized(c, s->cfg.token)) {
             enum MHD_Result q401 = http_reply_problem_hdr(
                 c, 401, "unauthorized",
                 "a valid bearer token is required (Authorization: Bearer TOKEN)", 0,
@@ -370,7 +566,6 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
             http_cur = NULL;
             return q401;
         }
-        http_cur = rq;
         enum MHD_Result q = dispatch(s, c, r, method, url, id, name, rq);
         http_cur = NULL;
         rq->status = http_last_status;
@@ -382,7 +577,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         if (*upload_data_size > 0) {
             enum MHD_Result q = routes_jobs_post_data(rq->post, upload_data, *upload_data_size);
             *upload_data_size = 0;
-            return q;
+            return q == MHD_YES ? MHD_YES : http_upload_refused(c, rq);
         }
         routes_post *p = rq->post;
         rq->post = NULL;
@@ -402,31 +597,38 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
 static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                            enum MHD_RequestTerminationCode toe)
 {
+    http_server *s = cls;
     http_req *rq = *con_cls;
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        http_guard_idle(s->guard, c);
     if (!rq)
         return;
     if (rq->post)
         routes_jobs_post_abort(rq->post);
-    double dt = cls_now() - rq->t0;
-    metrics_http_request(rq->route, rq->method, rq->status, dt);
-    if (log_enabled()) {
-        char remote[INET6_ADDRSTRLEN] = "";
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-        if (sa && sa->sa_family == AF_INET)
-            inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, remote, sizeof remote);
-        else if (sa && sa->sa_family == AF_INET6)
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, remote,
-                      sizeof remote);
-        json_t *f = json_pack("{s:s, s:s, s:s, s:i, s:f, s:I, s:s}", "method", rq->method, "route",
-                              rq->route, "path", rq->path, "status", (int)rq->status, "duration_ms",
-                              1e3 * dt, "bytes_in", (json_int_t)rq->bytes_in, "remote", remote);
-        if (f && rq->job[0])
-            json_object_set_new(f, "job", json_string(rq->job));
-        if (f && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
-            json_object_set_new(f, "aborted", json_true());
-        log_event("request", f);
+    if (rq->started) { /* a request that reached the handler: its metrics and log line */
+        double dt = cls_now() - rq->t0;
+        metrics_http_request(rq->route ? rq->route : "other", rq->method, rq->status, dt);
+        if (log_enabled()) {
+            char remote[INET6_ADDRSTRLEN] = "";
+            const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+            const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+            if (sa && sa->sa_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, remote,
+                          sizeof remote);
+            else if (sa && sa->sa_family == AF_INET6)
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, remote,
+                          sizeof remote);
+            json_t *f = json_pack("{s:s, s:s, s:s, s:i, s:f, s:I, s:s}", "method", rq->method,
+                                  "route", rq->route ? rq->route : "other", "path", rq->path,
+                                  "status", (int)rq->status, "duration_ms", 1e3 * dt, "bytes_in",
+                                  (json_int_t)rq->bytes_in, "remote", remote);
+            if (f && rq->job[0])
+                json_object_set_new(f, "job", json_string(rq->job));
+            if (f && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                json_object_set_new(f, "aborted", json_true());
+            log_event("request", f);
+        }
     }
     free(rq);
     *con_cls = NULL;
@@ -493,23 +695,37 @@ int http_server_start(http_server **out, const http_server_config *cfg, cls_erro
     if (!s)
         return cls_fail(err, CLS_EOTHER, "out of memory");
     s->cfg = *cfg;
+    http_guard_config gcfg = {
+        .max_connections = cfg->max_connections,
+        .reserve = cfg->health_reserve,
+        .per_address = cfg->per_address ? cfg->per_address : cfg->max_connections,
+        .header_timeout_s = cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 10};
+    if (http_guard_start(&s->guard, &gcfg, err)) {
+        free(s);
+        return CLS_EOTHER;
+    }
+    /* libmicrohttpd's own limit leaves room for the reserve and for dropped
+     * connections it has not closed yet: the guard enforces the real one */
+    unsigned mhd_limit = cfg->max_connections + cfg->health_reserve + 32;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, http_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : 4),
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout_s,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-        MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
+        http_guard_notify, s->guard, MHD_OPTION_URI_LOG_CALLBACK, http_uri_log, s, MHD_OPTION_END);
     if (!s->mhd) {
+        http_guard_stop(s->guard);
         free(s);
         return cls_fail(err, CLS_EOTHER, "cannot listen on %s (address in use or not local?)",
                         cfg->listen);
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : 0;
+    metrics_add_source(http_guard_metrics, s->guard);
     *out = s;
     return CLS_OK;
 }
@@ -521,5 +737,6 @@ void http_server_stop(http_server *s)
     if (!s)
         return;
     MHD_stop_daemon(s->mhd);
+    http_guard_stop(s->guard);
     free(s);
 }

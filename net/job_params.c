@@ -20,6 +20,7 @@ void job_params_init(job_params *p)
     strcpy(p->kind, "cg");
     p->tol = 1e-8;
     strcpy(p->precond, "none");
+    pc_options_default(&p->pc);
     strcpy(p->method, "cg");
     strcpy(p->precision, "double");
 }
@@ -128,7 +129,6 @@ static json_t *value_json(const char *v)
 
 int job_params_set(job_params *p, const char *key, const char *value, cls_error *err)
 {
-    solver_precond pc;
     solver_method me;
     la_precision pr;
     if (!value)
@@ -143,7 +143,7 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         return CLS_OK;
     }
     if (!strcmp(key, "tol") || !strcmp(key, "atol") || !strcmp(key, "maxiter") ||
-        !strcmp(key, "precond") || !strcmp(key, "method") || !strcmp(key, "precision")) {
+        pc_options_key(key) || !strcmp(key, "method") || !strcmp(key, "precision")) {
         /* remembered for job_params_finish: the kind may come later */
         if (!p->cg_given[0])
             snprintf(p->cg_given, sizeof p->cg_given, "%s", key);
@@ -154,9 +154,11 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         return set_atol(p, value, err);
     if (!strcmp(key, "maxiter"))
         return set_maxiter(p, value, err);
-    if (!strcmp(key, "precond"))
-        return set_choice(p->precond, sizeof p->precond, key, value,
-                          solver_precond_parse(value, &pc) == 0, solver_precond_choices(), err);
+    if (pc_options_key(key)) { /* precond, precond_degree, ...: solver/pc_options.h */
+        int rc = pc_options_set(&p->pc, key, value, err);
+        snprintf(p->precond, sizeof p->precond, "%s", pc_name(p->pc.type));
+        return rc;
+    }
     if (!strcmp(key, "method"))
         return set_choice(p->method, sizeof p->method, key, value,
                           solver_method_parse(value, &me) == 0, solver_method_choices(), err);
@@ -208,7 +210,7 @@ int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error
             s = buf;
         }
         int cg_key = !strcmp(k, "kind") || !strcmp(k, "tol") || !strcmp(k, "atol") ||
-                     !strcmp(k, "maxiter") || !strcmp(k, "precond") || !strcmp(k, "method") ||
+                     !strcmp(k, "maxiter") || pc_options_key(k) || !strcmp(k, "method") ||
                      !strcmp(k, "precision");
         if (cg_key) {
             if (!s) {
@@ -237,7 +239,8 @@ int job_params_finish(job_params *p, cls_error *err)
             const char *k = json_object_iter_key(json_object_iter(p->options));
             return cls_fail(err, CLS_EINPUT,
                             "unknown parameter '%.64s' for kind=cg (known: kind, tol, atol, "
-                            "maxiter, precond, method, precision)",
+                            "maxiter, precond, precond_degree, precond_lanczos, precond_sweeps, "
+                            "precond_shift, precond_reuse, method, precision)",
                             k);
         }
         return CLS_OK;
@@ -265,6 +268,19 @@ json_t *job_params_to_json(const job_params *p)
         json_object_set_new(o, "atol", json_real(p->atol));
         json_object_set_new(o, "maxiter", p->maxiter ? json_integer(p->maxiter) : json_null());
         json_object_set_new(o, "precond", json_string(p->precond));
+        /* the preconditioner's parameters where they differ from the defaults */
+        pc_options d;
+        pc_options_default(&d);
+        if (p->pc.degree != d.degree)
+            json_object_set_new(o, "precond_degree", json_integer(p->pc.degree));
+        if (p->pc.lanczos != d.lanczos)
+            json_object_set_new(o, "precond_lanczos", json_integer(p->pc.lanczos));
+        if (p->pc.sweeps != d.sweeps)
+            json_object_set_new(o, "precond_sweeps", json_integer(p->pc.sweeps));
+        if (p->pc.shift != d.shift)
+            json_object_set_new(o, "precond_shift", json_real(p->pc.shift));
+        if (p->pc.reuse != d.reuse)
+            json_object_set_new(o, "precond_reuse", json_integer(p->pc.reuse));
         json_object_set_new(o, "method", json_string(p->method));
         json_object_set_new(o, "precision", json_string(p->precision));
         return o;
@@ -272,16 +288,12 @@ json_t *job_params_to_json(const job_params *p)
     return p->options ? json_deep_copy(p->options) : json_object();
 }
 
-/* A choice from a stored record. One that does not fit is none of the
- * values (none, jacobi, cg, double, ...), and cut to fit it could end
- * inside a UTF-8 sequence, which job_params_to_json could not write back
- * (jansson refuses the string and the key would vanish from the record):
- * the default stays. */
-static void stored_choice(char *dst, size_t cap, json_t *params, const char *key)
+/* "stored parameters: " before the message err holds. */
+static int stored_fail(cls_error *err)
 {
-    const char *s = json_string_value(json_object_get(params, key));
-    if (s && strlen(s) < cap)
-        memcpy(dst, s, strlen(s) + 1);
+    char m[sizeof err->msg];
+    snprintf(m, sizeof m, "%s", err->msg);
+    return cls_fail(err, CLS_EINPUT, "stored parameters: %s", m);
 }
 
 int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_error *err)
@@ -289,24 +301,40 @@ int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_er
     job_params_init(p);
     if (!kind || strlen(kind) >= sizeof p->kind)
         return cls_fail(err, CLS_EINPUT, "stored job has no kind");
-    snprintf(p->kind, sizeof p->kind, "%s", kind);
     if (!json_is_object(params))
         return cls_fail(err, CLS_EINPUT, "stored job has no parameters");
+    /* a stored record is checked as the request was: through the setters
+     * (a record an older daemon or a hand wrote is refused, never run) */
+    int rc = job_params_set(p, "kind", kind, err);
+    if (rc)
+        return stored_fail(err);
     if (!job_params_is_cg(p)) {
         p->options = json_deep_copy(params);
-        return CLS_OK;
+        return p->options ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory");
     }
-    json_t *t = json_object_get(params, "tol");
-    if (json_is_number(t))
-        p->tol = json_number_value(t);
-    json_t *at = json_object_get(params, "atol");
-    if (json_is_number(at))
-        p->atol = json_number_value(at);
-    json_t *m = json_object_get(params, "maxiter");
-    if (json_is_integer(m))
-        p->maxiter = json_integer_value(m);
-    stored_choice(p->precond, sizeof p->precond, params, "precond");
-    stored_choice(p->method, sizeof p->method, params, "method");
-    stored_choice(p->precision, sizeof p->precision, params, "precision");
+    const char *key;
+    json_t *v;
+    json_object_foreach(params, key, v)
+    {
+        char buf[64];
+        const char *text = NULL;
+        if (json_is_string(v))
+            text = json_string_value(v);
+        else if (json_is_integer(v))
+            snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v)), text = buf;
+        else if (json_is_real(v))
+            snprintf(buf, sizeof buf, "%.17g", json_real_value(v)), text = buf;
+        else if (json_is_null(v) && !strcmp(key, "maxiter"))
+            continue; /* the solver's default */
+        if (!text || !strcmp(key, "kind"))
+            rc = cls_fail(err, CLS_EINPUT, "'%.64s' is not a stored parameter value", key);
+        else
+            rc = job_params_set(p, key, text, err);
+        if (rc)
+            return stored_fail(err);
+    }
+    p->cg_given[0] = '\0';
+    if ((rc = job_params_finish(p, err)))
+        return stored_fail(err);
     return CLS_OK;
 }

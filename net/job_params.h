@@ -5,9 +5,11 @@
  * the fuzz targets can drive them, and every rejection is CLS_EINPUT with a
  * message naming the parameter, which the server answers as 400.
  *
- * cg jobs take tol, atol, maxiter, precond, method and precision (the
- * choices parsed by solver/names.h, the solver's own table, so every name
- * `clsolve solve` accepts is accepted here); physics jobs
+ * cg jobs take tol, atol, maxiter, precond (and the precond_* parameters,
+ * read by solver/pc_options.h's pc_options_set, as the command line's
+ * --precond options are), method and precision (the method's and the
+ * precision's names parsed by solver/names.h, the solver's own table, so
+ * every name `clsolve solve` accepts is accepted here); physics jobs
  * (springs, deform, curvature, nbody) take any options, passed to the
  * physics driver as one JSON object (query values that read as numbers or
  * booleans become JSON numbers or booleans).
@@ -19,6 +21,7 @@
 #include <stdint.h>
 
 #include "../common/error.h"
+#include "../solver/pc_options.h"
 
 typedef struct job_params {
     char kind[16];       /* "cg" or a physics kind */
@@ -26,7 +29,8 @@ typedef struct job_params {
     double tol;          /* (0, 1) */
     double atol;         /* >= 0: stop when ||r|| <= max(tol ||b||, atol) */
     int64_t maxiter;     /* 0: the solver's default */
-    char precond[24];    /* a name solver_precond_parse takes */
+    char precond[16];    /* the preconditioner's canonical name (pc_name) */
+    pc_options pc;       /* its type and parameters, read by pc_options_set */
     char method[16];     /* cg | pipecg */
     char precision[16];  /* double | float | mixed */
     json_t *options;     /* physics options (an object), owned */

@@ -21,6 +21,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "../solver/pc_options.h"
 #include "ids.h"
 
 #define JOB_PROTO_PATH 1024
@@ -30,8 +31,10 @@ enum { JOB_PROTO_CG = 1, JOB_PROTO_EXIT = 2 };
 typedef struct job_proto_msg {
     int32_t cmd;
     int32_t precond;   /* solver_precond */
+    pc_options pc;     /* its parameters (pc.h) */
     int32_t precision; /* la_precision */
     int32_t method;    /* solver_method */
+    int32_t devices_per_rank; /* admission.c: > 1 when one device per rank is too small */
     double tol;
     double atol;
     int64_t maxiter;

@@ -13,11 +13,18 @@
  *
  * In memory, a table of records ordered by submission (seq) under one
  * mutex, with a condition variable the scheduler waits on. Every state
- * change rewrites job.json durably before it is visible through the API.
- * On start, queued and running jobs are queued again (in submission
- * order); finished ones keep their results. Retention (--keep) removes the
- * oldest finished jobs beyond a count, or those finished longer ago than a
- * duration.
+ * change rewrites job.json durably before it is visible through the API,
+ * and only if the write succeeded: memory and disk agree after every
+ * transition. A write that fails leaves the job where the disk says it is,
+ * with `store_error` in its JSON, makes the store unhealthy (/readyz) and
+ * is retried (job_store_run.c). On start, queued and running jobs are
+ * queued again (in submission order); finished ones keep their results; a
+ * record that fails to load is moved to DATA/quarantine/, never deleted
+ * (job_store_load.c). Retention (--keep, --keep-bytes) removes the oldest
+ * finished jobs beyond a count, those finished longer ago than a duration,
+ * and the oldest while the finished jobs' files take more than a size;
+ * pinned jobs are exempt. Uploads must leave disk_reserve bytes free on the
+ * data directory's file system (job_store_disk_admit: the server's 507).
  *
  * Live progress (iteration, residual, residual history) of the running job
  * is kept in memory only; it is rebuilt when a re-queued job runs again.
@@ -46,6 +53,8 @@ typedef struct job_store_config {
     const char *data_dir;
     int64_t keep_count;  /* finished jobs kept; < 0: no limit */
     double keep_seconds; /* finished jobs kept this long; < 0: no limit */
+    uint64_t keep_bytes; /* finished jobs' files kept at most (bytes); 0: no limit */
+    uint64_t disk_reserve; /* free space an upload must leave on the data dir's disk */
     int max_queued;      /* queued jobs accepted at most */
 } job_store_config;
 
@@ -55,6 +64,7 @@ typedef struct job_inputs {
     int has_matrix, has_rhs, has_x0, has_input;
     char matrix_name[256], rhs_name[256], x0_name[256], input_name[256];
     char input_file[64]; /* stored name of a physics input (input.obj, ...) */
+    int64_t matrix_text_bytes; /* the matrix's text, decompressed; 0: not measured */
 } job_inputs;
 
 int job_store_open(job_store **out, const job_store_config *cfg, cls_error *err);
@@ -89,14 +99,19 @@ int job_store_job_dir(job_store *s, const char *id, char *dir, size_t cap, job_s
 /* POST /v1/jobs/ID/cancel: a queued job is cancelled at once
  * (JOB_CANCEL_DONE), a running one asked to stop at its next iteration
  * (JOB_CANCEL_REQUESTED); a finished one is left as it is
- * (JOB_CANCEL_FINISHED, *st its state). *json: the job after the call. */
+ * (JOB_CANCEL_FINISHED, *st its state). *json: the job after the call.
+ * Returns 0, -1 for an unknown id, or CLS_EOTHER with err: the
+ * cancellation could not be written (the job is still queued). */
 typedef enum { JOB_CANCEL_DONE, JOB_CANCEL_REQUESTED, JOB_CANCEL_FINISHED } job_cancel_outcome;
 int job_store_cancel(job_store *s, const char *id, job_cancel_outcome *out, job_status *st,
                      char **json, cls_error *err);
 /* DELETE /v1/jobs/ID: removes a finished job and its files (returns 0);
- * a queued or running job is left alone and 1 is returned with *st its
- * state. -1: no such job. */
-int job_store_remove(job_store *s, const char *id, job_status *st);
+ * a queued or running job is left alone (JOB_REMOVE_ACTIVE, *st its
+ * state); -1: no such job; JOB_REMOVE_FAILED with err: the record could
+ * not be removed (the job is kept), or the record went but some files
+ * stayed (removed at the next start). */
+enum { JOB_REMOVE_ACTIVE = 1, JOB_REMOVE_FAILED = 2 };
+int job_store_remove(job_store *s, const char *id, job_status *st, cls_error *err);
 
 /* --- the scheduler (rank 0's main thread) --- */
 
@@ -109,21 +124,56 @@ typedef struct job_claim {
 } job_claim;
 
 /* Waits up to timeout_s for a queued job; marks the oldest one running
- * (durably) and returns 1, or 0 when none came. */
+ * (durably) and returns 1, or 0 when none came, -1 when its record could
+ * not be written (it stays queued). */
 int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error *err);
+/* The same in two steps, for admission: the oldest queued job (a copy:
+ * job_params_free its params), without taking it... */
+int job_store_peek_queued(job_store *s, double timeout_s, job_claim *c);
+/* ...then that job taken, if still queued: 1, 0 (not queued any more), -1. */
+int job_store_claim(job_store *s, const char *id, job_claim *c, cls_error *err);
+/* Why a queued job waits (progress.note while queued; memory only). */
+void job_store_set_note(job_store *s, const char *id, const char *note);
 /* Wakes a waiting claim (shutdown). */
 void job_store_wake(job_store *s);
 /* Progress of the running job; returns non-zero when it is to stop. */
 int job_store_progress(job_store *s, const char *id, int64_t iteration, double residual);
 void job_store_set_phase(job_store *s, const char *id, const char *phase);
+/* Where the scheduler runs the job (scheduler.c), shown in the job's JSON
+ * from then on and kept with the final record; placement is stolen. */
+void job_store_set_placement(job_store *s, const char *id, json_t *placement);
 /* Copies the running job's residual history (malloc'ed) for residuals.json. */
 int job_store_history(job_store *s, const char *id, double **h, int64_t *n);
 /* Final state; the json objects are stolen (may be NULL). */
 int job_store_complete(job_store *s, const char *id, job_status st, json_t *result,
                        json_t *error, json_t *timings, json_t *devices, cls_error *err);
+/* Non-zero when the running job has been asked to stop (DELETE), or is gone. */
+int job_store_cancel_requested(job_store *s, const char *id);
+/* Writes the final states whose records could not be written before;
+ * returns how many still wait. */
+int job_store_retry_pending(job_store *s, cls_error *err);
+/* A running job stopped by a drain: queued again (an interrupted run
+ * counted), to run at the next start. */
+int job_store_requeue(job_store *s, const char *id, cls_error *err);
 /* Removes finished jobs beyond the retention policy. */
 void job_store_retention(job_store *s);
 /* Jobs per state. */
 void job_store_counts(job_store *s, int64_t counts[JOB_NSTATES]);
+
+/* --- health and pinning --- */
+
+/* 1 when the store's last write succeeded and no final state waits to be
+ * written; else 0 and why (may be NULL). */
+int job_store_healthy(job_store *s, char *why, size_t cap);
+/* The store's figures for /metrics (metrics_source_fn; malloc'ed text). */
+char *job_store_metrics(void *store);
+const char *job_store_data_dir(const job_store *s);
+/* Free-space admission: CLS_OK when `need` more bytes (0: unknown) leave
+ * at least disk_reserve free on the data directory's file system; else
+ * CLS_EOTHER with the figures in err. */
+int job_store_disk_admit(job_store *s, uint64_t need, cls_error *err);
+/* Pins (exempts from retention) or unpins a job; 0, -1 unknown id, or
+ * CLS_EOTHER when its record could not be written (nothing changed). */
+int job_store_pin(job_store *s, const char *id, int pinned, char **json, cls_error *err);
 
 #endif

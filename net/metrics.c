@@ -59,6 +59,11 @@ static struct {
     int nreq;
     hist req_time[METRICS_MAX_HIST], phase[METRICS_MAX_HIST], queue_wait;
     int nreq_time, nphase;
+    struct {
+        metrics_source_fn fn;
+        void *ctx;
+    } src[8];
+    int nsrc;
 } m = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
 static void hist_add(hist *h, double v)
@@ -120,6 +125,17 @@ void metrics_job_phase(const char *phase, double seconds)
     hist *h = hist_find(m.phase, &m.nphase, phase);
     if (h)
         hist_add(h, seconds > 0 ? seconds : 0);
+    pthread_mutex_unlock(&m.mu);
+}
+
+void metrics_add_source(metrics_source_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&m.mu);
+    if (m.nsrc < 8) {
+        m.src[m.nsrc].fn = fn;
+        m.src[m.nsrc].ctx = ctx;
+        m.nsrc++;
+    }
     pthread_mutex_unlock(&m.mu);
 }
 
@@ -414,6 +430,7 @@ char *metrics_render(job_store *store)
                        "Seconds of each phase of a job's run (parse, partition, init, upload, "
                        "solve, gather, total).",
                        "phase", m.phase, m.nphase);
+    int nsrc = m.nsrc;
     pthread_mutex_unlock(&m.mu);
     render_process(&b);
     sb_printf(
@@ -421,6 +438,12 @@ char *metrics_render(job_store *store)
         "# HELP clsolve_build_info The version and commit of this daemon.\n"
         "# TYPE clsolve_build_info gauge\nclsolve_build_info{version=\"%s\",commit=\"%s\"} 1\n",
         cls_version(), cls_commit());
+    for (int i = 0; i < nsrc; i++) {
+        char *t = m.src[i].fn(m.src[i].ctx);
+        if (t)
+            sb_printf(&b, "%s", t);
+        free(t);
+    }
     if (b.oom) {
         free(b.p);
         return NULL;

@@ -34,6 +34,11 @@ void metrics_http_request(const char *route, const char *method, unsigned status
  * "total"), each into a histogram. */
 void metrics_queue_wait(double seconds);
 void metrics_job_phase(const char *phase, double seconds);
+/* More figures from other modules (the connection guard, the job store's
+ * health, the disk): fn returns Prometheus text (malloc'ed, or NULL), which
+ * the page ends with. At most 8; registered before the server starts. */
+typedef char *(*metrics_source_fn)(void *ctx);
+void metrics_add_source(metrics_source_fn fn, void *ctx);
 /* The page (malloc'ed). */
 char *metrics_render(job_store *store);
 

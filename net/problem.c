@@ -16,8 +16,12 @@ const char *problem_status_title(unsigned status)
     case 409: return "Conflict";
     case 411: return "Length Required";
     case 413: return "Content Too Large";
+    case 414:
+        return "URI Too Long";
     case 415: return "Unsupported Media Type";
     case 500: return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
     case 503: return "Service Unavailable";
     case 507: return "Insufficient Storage";
     default: return status >= 500 ? "Server Error" : "Client Error";

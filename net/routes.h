@@ -4,10 +4,11 @@
  * so a job's directory is the only path ever built from a request.
  *
  *   routes_jobs.c    POST /v1/jobs (streaming upload), GET /v1/jobs,
- *                    GET|DELETE /v1/jobs/ID, POST .../cancel, .../residuals,
+ *                    GET|DELETE /v1/jobs/ID, POST .../cancel,
+ *                    POST|DELETE .../pin, .../residuals,
  *                    .../files[/NAME]
  *   routes_solution.c  GET /v1/jobs/ID/solution (ETag, gzip)
- *   routes_misc.c    GET /v1/devices, /healthz, /metrics
+ *   routes_misc.c    GET /v1/devices, /healthz, /readyz, /metrics
  *   dashboard.c      GET /, /app.js, /style.css
  */
 #ifndef CLS_NET_ROUTES_H
@@ -15,6 +16,7 @@
 
 #include <microhttpd.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "http_server.h"
 
@@ -25,9 +27,15 @@ typedef struct routes_post routes_post;
  * NULL after queueing an error response (*replied set to the result). */
 routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_config *cfg,
                                     enum MHD_Result *replied);
-/* A chunk of the body. Returns MHD_NO to drop a connection that keeps
- * sending far beyond the limit after an error. */
+/* A chunk of the body. Returns MHD_YES, or MHD_NO once the upload is
+ * refused (nothing more is stored; routes_jobs_post_refusal says why and
+ * the server answers: see http_server.c). */
 enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t len);
+/* Body bytes received so far. */
+uint64_t routes_jobs_post_bytes(const routes_post *p);
+/* The refusal of an upload (status, problem type slug, detail, line). */
+void routes_jobs_post_refusal(const routes_post *p, unsigned *status, const char **slug,
+                              const char **detail, long long *line);
 /* The body is complete: answer 202 or the error. Frees p. */
 enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p);
 /* The client went away mid-upload: discard everything. Frees p. */
@@ -42,6 +50,9 @@ enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_c
                                    const char *id);
 enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_config *cfg,
                                    const char *id);
+/* POST /v1/jobs/ID/pin (pin = 1), DELETE (pin = 0): exempt from retention. */
+enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_config *cfg,
+                                const char *id, int pin);
 enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
                                      const char *id);
 enum MHD_Result routes_jobs_residuals(struct MHD_Connection *c, const http_server_config *cfg,
@@ -52,6 +63,9 @@ enum MHD_Result routes_jobs_files(struct MHD_Connection *c, const http_server_co
 
 enum MHD_Result routes_devices(struct MHD_Connection *c, const http_server_config *cfg);
 enum MHD_Result routes_healthz(struct MHD_Connection *c, const http_server_config *cfg);
+/* 200 when jobs can be taken and run: not draining, the devices up, the job
+ * store writable; else 503 with the reasons. */
+enum MHD_Result routes_readyz(struct MHD_Connection *c, const http_server_config *cfg);
 enum MHD_Result routes_metrics(struct MHD_Connection *c, const http_server_config *cfg);
 
 /* 1 when name is a dashboard file; answers it. */

@@ -6,10 +6,9 @@
  * has parts matrix, rhs, x0 (files), options (JSON, at most 64 KiB) and
  * input/mesh (physics). Matrix Market files have their banner and size
  * line checked while they arrive (upload.c). After an error nothing more
- * is stored: the rest of the body is counted and dropped and the error is
- * the answer (libmicrohttpd cannot answer before the request body has
- * been read; a client that keeps sending past twice the upload limit is
- * disconnected). Only a complete, valid upload becomes a job
+ * is stored and the server answers with it (http_server.c: at once, or,
+ * when little of the body is left, once it has been dropped). Only a
+ * complete, valid upload becomes a job
  * (job_store_accept) and is answered 202. A job reads only what it
  * uploaded: options naming a file on this host are refused (job_files.h).
  * The solution's route is in routes_solution.c.
@@ -26,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "admission.h"
 #include "job_files.h"
 #include "job_params.h"
 #include "log.h"
@@ -49,6 +49,7 @@ struct routes_post {
     multipart_parser *mp;
     upload_file file;
     int file_open;
+    enum part file_part; /* the part the open file holds */
     enum part part;
     char *opts;
     size_t opts_len;
@@ -73,9 +74,12 @@ static int routes_fail(routes_post *p, unsigned status, const char *slug, const 
     return CLS_EINPUT;
 }
 
-/* A failure of upload_file_*: 400 for bad content, 507 for a full disk. */
+/* A failure of upload_file_*: 400 for bad content, 413 over a limit on
+ * what the matrix becomes (admission.h), 507 for a full disk. */
 static int routes_file_fail(routes_post *p, int rc, const cls_error *e)
 {
+    if (rc == CLS_EINPUT && p->file.over_limit)
+        return routes_fail(p, 413, "matrix-too-large", e);
     if (rc == CLS_EINPUT)
         return routes_fail(p, 400, "bad-matrix-header", e);
     int we = p->file.write_errno;
@@ -158,7 +162,13 @@ static int open_part_file(routes_post *p, enum part part, const char *filename, 
     int rc = upload_file_open(&p->file, path, disp, check, err);
     if (rc)
         return rc;
+    if (check) {
+        adm_limits lim = adm_limits_get();
+        p->file.max_entries = lim.max_nnz;
+        p->file.max_text = lim.max_matrix_bytes;
+    }
     p->file_open = 1;
+    p->file_part = part;
     return CLS_OK;
 }
 
@@ -238,6 +248,8 @@ static int mp_end(void *ctx, cls_error *err)
         upload_file_abort(&p->file);
         return routes_file_fail(p, rc, err);
     }
+    if (p->file_part == PART_MATRIX)
+        p->in.matrix_text_bytes = (int64_t)p->file.text_bytes;
     return CLS_OK;
 }
 
@@ -333,6 +345,17 @@ routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_
             return NULL;
         }
     }
+    {
+        /* free-space admission: before any byte is stored (the reserve) */
+        char *endp;
+        unsigned long long need = cl ? strtoull(cl, &endp, 10) : 0;
+        cls_error derr;
+        if (job_store_disk_admit(cfg->store, need, &derr)) {
+            metrics_upload_rejected();
+            *replied = http_reply_problem(c, 507, "insufficient-storage", derr.msg, 0);
+            return NULL;
+        }
+    }
     const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Encoding");
     if (ce && strcasecmp(ce, "gzip") != 0 && strcasecmp(ce, "identity") != 0) {
         *replied = http_reply_problem(c, 415, "unsupported-encoding",
@@ -395,32 +418,50 @@ routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_
     return p;
 }
 
+uint64_t routes_jobs_post_bytes(const routes_post *p)
+{
+    return p->bytes;
+}
+
+void routes_jobs_post_refusal(const routes_post *p, unsigned *status, const char **slug,
+                              const char **detail, long long *line)
+{
+    *status = p->err_status ? p->err_status : 500;
+    *slug = p->err_status ? p->err_slug : "internal";
+    *detail = p->err.msg;
+    *line = p->err_status == 400 || p->err_status == 413 ? p->err.line : 0;
+    metrics_upload_rejected();
+}
+
 enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t len)
 {
     p->bytes += len;
     metrics_bytes_received(len);
-    if (p->err_status) {
-        /* dropping the rest; a sender that does not stop is cut off */
-        return p->bytes > 2 * p->cfg->max_upload + (1u << 20) ? MHD_NO : MHD_YES;
-    }
+    if (p->err_status)
+        return MHD_NO; /* refused: the rest is dropped (http_server.c) */
     cls_error err;
     cls_error_clear(&err);
     if (p->bytes > p->cfg->max_upload) {
         cls_fail(&err, CLS_EINPUT, "the upload exceeds this daemon's limit of %llu bytes",
                  (unsigned long long)p->cfg->max_upload);
         routes_fail(p, 413, "upload-too-large", &err);
-        return MHD_YES;
+        return MHD_NO;
+    }
+    if ((p->bytes >> 20) != ((p->bytes - len) >> 20) && /* every MiB */
+        job_store_disk_admit(p->cfg->store, 0, &err)) {
+        routes_fail(p, 507, "insufficient-storage", &err);
+        return MHD_NO;
     }
     if (p->multipart) {
         int rc = multipart_feed(p->mp, data, len, &err);
         if (rc && !p->err_status)
             routes_fail(p, 400, "bad-multipart", &err);
-        return MHD_YES;
+        return p->err_status ? MHD_NO : MHD_YES;
     }
     int rc = upload_file_write(&p->file, data, len, &err);
     if (rc)
         routes_file_fail(p, rc, &err);
-    return MHD_YES;
+    return p->err_status ? MHD_NO : MHD_YES;
 }
 
 void routes_jobs_post_abort(routes_post *p)
@@ -449,6 +490,8 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
             if (rc) {
                 upload_file_abort(&p->file);
                 routes_file_fail(p, rc, &err);
+            } else if (p->file_part == PART_MATRIX) {
+                p->in.matrix_text_bytes = (int64_t)p->file.text_bytes;
             }
         }
     }
@@ -478,8 +521,9 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
     if (p->err_status) {
         metrics_upload_rejected();
         job_store_incoming_discard(cfg->store, p->id);
-        enum MHD_Result q = http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
-                                               p->err_status == 400 ? p->err.line : 0);
+        enum MHD_Result q =
+            http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
+                               p->err_status == 400 || p->err_status == 413 ? p->err.line : 0);
         post_free(p);
         return q;
     }
@@ -668,9 +712,13 @@ enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_c
     if (!routes_only_params(c, names, &q))
         return q;
     job_status st;
-    int rc = job_store_remove(cfg->store, id, &st);
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = job_store_remove(cfg->store, id, &st, &err);
     if (rc < 0)
         return routes_unknown_job(c, id);
+    if (rc == JOB_REMOVE_FAILED) /* the store could not remove it (or all of its files) */
+        return http_reply_problem(c, 500, "internal", err.msg, 0);
     if (rc > 0) {
         char d[200];
         snprintf(d, sizeof d,
@@ -681,6 +729,27 @@ enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_c
     }
     log_event("job_deleted", json_pack("{s:s, s:s}", "job", id, "was", job_status_name(st)));
     return http_reply(c, 204, NULL, NULL, 0);
+}
+
+enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_config *cfg,
+                                const char *id, int pin)
+{
+    static const char *const names[] = {NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    char *json = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = job_store_pin(cfg->store, id, pin, &json, &err);
+    if (rc < 0)
+        return routes_unknown_job(c, id);
+    if (rc > 0) {
+        free(json);
+        return http_reply_problem(c, 500, "internal", err.msg, 0);
+    }
+    log_event(pin ? "job_pinned" : "job_unpinned", json_pack("{s:s}", "job", id));
+    return http_reply_json(c, 200, json);
 }
 
 enum MHD_Result routes_jobs_residuals(struct MHD_Connection *c, const http_server_config *cfg,

@@ -1,5 +1,10 @@
 /*
- * routes_misc.c: /v1/devices, /healthz and /metrics (see routes.h).
+ * routes_misc.c: /v1/devices, /healthz, /readyz and /metrics (see
+ * routes.h). /healthz says the process answers (liveness: always 200 while
+ * it runs); /readyz says whether a job sent now would be taken and run:
+ * 503 while draining, while the ranks' devices are still being set up
+ * (the HTTP server starts before them), or while the job store cannot
+ * write its records (job_store_healthy).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +18,8 @@ enum MHD_Result routes_devices(struct MHD_Connection *c, const http_server_confi
     enum MHD_Result q = MHD_NO;
     if (!routes_only_params(c, names, &q))
         return q;
-    char *s = cfg->cluster ? json_dumps(cfg->cluster, JSON_COMPACT) : strdup("{}");
+    json_t *cluster = http_cluster(cfg);
+    char *s = cluster ? json_dumps(cluster, JSON_COMPACT) : strdup("{}");
     return http_reply_json(c, 200, s);
 }
 
@@ -25,6 +31,54 @@ enum MHD_Result routes_healthz(struct MHD_Connection *c, const http_server_confi
     char *s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return http_reply_json(c, 200, s);
+}
+
+/* The devices the ranks reported (cluster.c: {"per_rank": [{"devices": [...]}]}). */
+static size_t cluster_devices(json_t *cluster)
+{
+    size_t n = 0, i;
+    json_t *rank;
+    json_array_foreach(json_object_get(cluster, "per_rank"), i, rank) n +=
+        json_array_size(json_object_get(rank, "devices"));
+    return n;
+}
+
+enum MHD_Result routes_readyz(struct MHD_Connection *c, const http_server_config *cfg)
+{
+    static const char *const names[] = {NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    json_t *checks = json_object(), *cluster = http_cluster(cfg);
+    char why[320] = "";
+    int draining = cfg->draining && *cfg->draining;
+    size_t ndev = cluster ? cluster_devices(cluster) : 0;
+    int store_ok = job_store_healthy(cfg->store, why, sizeof why);
+    json_object_set_new(checks, "draining", json_boolean(draining));
+    json_object_set_new(checks, "devices", json_integer((json_int_t)ndev));
+    json_object_set_new(checks, "devices_up", json_boolean(cluster != NULL && ndev > 0));
+    json_object_set_new(checks, "store", json_string(store_ok ? "ok" : why));
+    int ready = !draining && cluster && ndev > 0 && store_ok;
+    const char *status = ready       ? "ready"
+                         : draining  ? "draining"
+                         : !cluster  ? "starting"
+                         : ndev == 0 ? "no-devices"
+                                     : "store-unhealthy";
+    json_t *o = json_pack("{s:s, s:b, s:o}", "status", status, "ready", ready, "checks", checks);
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    if (!text)
+        return http_reply_problem(c, 500, "internal", "out of memory", 0);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+    if (!r) {
+        free(text);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", "application/json");
+    if (!ready)
+        MHD_add_response_header(r, "Retry-After", draining ? "30" : "5");
+    return http_queue_body(c, ready ? 200 : 503, r, text, strlen(text));
 }
 
 enum MHD_Result routes_metrics(struct MHD_Connection *c, const http_server_config *cfg)

@@ -13,16 +13,19 @@
 #include "scheduler.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../common/timer.h"
 #include "../matrices/mm.h"
 #include "../solver/dsolve.h"
 #include "../solver/names.h"
+#include "admission.h"
 #include "cluster.h"
 #include "fileio.h"
 #include "job_files.h"
@@ -37,8 +40,28 @@
 typedef struct sched_monitor_ctx {
     job_store *store;
     const char *id;
-    int cancelled;
+    const scheduler_config *cfg;
+    int cancelled; /* DELETE */
+    int drained;   /* stopped by a drain that ran out of time: queued again */
 } sched_monitor_ctx;
+
+/* When the drain began (0: not draining); the lanes' monitors read it
+ * too, hence the lock. */
+static double sched_drain_since;
+static pthread_mutex_t sched_drain_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* 1 once a drain has given the running jobs their time. */
+static int sched_drain_over(const scheduler_config *cfg)
+{
+    if (!*cfg->stop)
+        return 0;
+    pthread_mutex_lock(&sched_drain_mu);
+    if (sched_drain_since == 0)
+        sched_drain_since = cls_now();
+    double since = sched_drain_since;
+    pthread_mutex_unlock(&sched_drain_mu);
+    return cls_now() - since > cfg->drain_timeout_s;
+}
 
 /* dsolve's phases (parsing, setting_up, solving, gathering) become the
  * job's progress.phase, each with the time it began */
@@ -53,7 +76,22 @@ static int sched_monitor(void *ctx, int64_t it, double res)
     sched_monitor_ctx *c = ctx;
     if (job_store_progress(c->store, c->id, it, res))
         c->cancelled = 1;
-    return c->cancelled;
+    if (!c->cancelled && sched_drain_over(c->cfg))
+        c->drained = 1;
+    return c->cancelled || c->drained;
+}
+
+/* The reader's callback (mm_read_options): DELETE and the drain stop a
+ * long read, as they stop iterations. */
+static int sched_read_progress(void *ctx, int64_t bytes)
+{
+    sched_monitor_ctx *c = ctx;
+    (void)bytes;
+    if (job_store_cancel_requested(c->store, c->id))
+        c->cancelled = 1;
+    else if (sched_drain_over(c->cfg))
+        c->drained = 1;
+    return c->cancelled || c->drained;
 }
 
 /* Replaces every occurrence of `from` in s (cap bytes) by `to`. */
@@ -110,16 +148,22 @@ static void user_message(char *msg, size_t cap, const job_claim *c, const char *
     char dir[PATH_MAX + 2];
     snprintf(dir, sizeof dir, "%s/", c->dir);
     str_replace_all(msg, cap, dir, "");
+    str_replace_all(msg, cap, c->dir, "the job directory");
 }
 
 static const char *error_code_name(int rc)
 {
     switch (rc) {
-    case CLS_EINPUT: return "bad_input";
-    case CLS_ENOTCONV: return "not_converged";
-    case CLS_EBREAKDOWN: return "breakdown";
-    case CLS_EUSAGE: return "bad_request";
-    default: return "internal";
+    case CLS_EINPUT:
+        return "bad_input";
+    case CLS_ENOTCONV:
+        return "not_converged";
+    case CLS_EBREAKDOWN:
+        return "breakdown";
+    case CLS_EUSAGE:
+        return "bad_request";
+    default:
+        return "internal";
     }
 }
 
@@ -134,15 +178,18 @@ static json_t *error_json(const char *code, int exit_code, const char *msg, long
     return e;
 }
 
-/* Writes x as solution.mtx and solution.bin (little-endian float64). */
-static int write_solution(const char *dir, const double *x, int64_t n, const char *comment,
-                          cls_error *err)
+/* Writes x as solution.mtx and solution.bin (little-endian float64); k
+ * right-hand sides: an n x k array, the columns one after the other. */
+static int write_solution(const char *dir, const double *x, int64_t rows, int k,
+                          const char *comment, cls_error *err)
 {
     char path[PATH_MAX];
+    const int64_t n = rows * (k > 1 ? k : 1);
     if (snprintf(path, sizeof path, "%s/solution.mtx", dir) >= (int)sizeof path)
         return cls_fail(err, CLS_EOTHER, "job directory path too long");
-    if (mm_write_vector(path, x, n, comment, err) || fileio_sync_path(path, err) ||
-        fileio_sync_parent(path, err))
+    if ((k > 1 ? mm_write_block(path, x, rows, k, comment, err)
+               : mm_write_vector(path, x, n, comment, err)) ||
+        fileio_sync_path(path, err) || fileio_sync_parent(path, err))
         return CLS_EOTHER;
     unsigned char *bin = malloc((size_t)(n ? n : 1) * 8);
     if (!bin)
@@ -194,18 +241,19 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
     m->tol = c->params.tol;
     m->atol = c->params.atol;
     m->maxiter = c->params.maxiter;
-    /* the names were checked at submission by the same parse functions */
-    solver_precond pc = PRECOND_NONE;
+    /* the names were checked at submission by the same parse functions
+     * (the preconditioner's by pc_options_set, into params.pc) */
     solver_method me = SOLVER_CG;
     la_precision pr = LA_DOUBLE;
-    if (solver_precond_parse(c->params.precond, &pc) ||
-        solver_method_parse(c->params.method, &me) ||
+    if (solver_method_parse(c->params.method, &me) ||
         solver_precision_parse(c->params.precision, &pr))
-        return cls_fail(err, CLS_EUSAGE, "precond '%s', method '%s' or precision '%s' is unknown",
-                        c->params.precond, c->params.method, c->params.precision);
-    m->precond = (int32_t)pc;
+        return cls_fail(err, CLS_EUSAGE, "method '%s' or precision '%s' is unknown",
+                        c->params.method, c->params.precision);
+    m->precond = (int32_t)c->params.pc.type;
+    m->pc = c->params.pc;
     m->method = (int32_t)me;
     m->precision = (int32_t)pr;
+    m->devices_per_rank = 1;
     return CLS_OK;
 }
 
@@ -217,10 +265,11 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->solve.atol = m->atol;
     o->solve.maxiter = m->maxiter;
     o->solve.precond = (solver_precond)m->precond;
+    o->pc = m->pc;
     o->solve.precision = (la_precision)m->precision;
     o->solve.method = (solver_method)m->method;
     o->solve.device = device;
-    o->devices_per_rank = 1;
+    o->devices_per_rank = m->devices_per_rank > 1 ? m->devices_per_rank : 1;
 }
 
 /* The job's events in the structured log (log.h). */
@@ -252,13 +301,20 @@ static void sched_log_finished(const job_claim *c, job_status st, json_t *error,
     log_event("job_finished", f);
 }
 
-static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *c)
+/* Runs a cg job. collective: every rank of comm is told (job_proto) and
+ * solves it with rank 0; otherwise comm is MPI_COMM_SELF and the job runs
+ * on this rank alone, in a lane. est and read_budget: the admission's
+ * estimate and the reader's memory budget (admission.h). */
+static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, const job_claim *c,
+                   const adm_estimate *est, uint64_t read_budget)
 {
     job_store *s = cfg->store;
     job_proto_msg m;
     cls_error err;
     cls_error_clear(&err);
-    if (fill_msg(&m, c, &err)) {
+    int bad = fill_msg(&m, c, &err);
+    m.devices_per_rank = est && est->devices_per_rank > 1 ? est->devices_per_rank : 1;
+    if (bad) {
         if (job_store_complete(s, c->id, JOB_FAILED, NULL,
                                error_json("internal", CLS_EOTHER, err.msg, 0), NULL, NULL, &err))
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
@@ -266,15 +322,19 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     }
     sched_log_started(c);
     double t0 = cls_now();
-    job_proto_send(comm, &m);
+    if (collective)
+        job_proto_send(comm, &m);
 
     dsolve_options o;
     msg_options(&m, cfg->device, &o);
-    sched_monitor_ctx mc = {.store = s, .id = c->id};
+    sched_monitor_ctx mc = {.store = s, .id = c->id, .cfg = cfg};
     o.solve.monitor = sched_monitor;
     o.solve.monitor_ctx = &mc;
     o.phase = sched_phase;
     o.phase_ctx = &mc;
+    o.read_progress = sched_read_progress;
+    o.read_ctx = &mc;
+    o.read_max_memory = read_budget;
     dsolve_report rep;
     double *x = NULL;
     int rc = dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL,
@@ -282,6 +342,16 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     double total = cls_now() - t0;
     user_message(err.msg, sizeof err.msg, c, m.a_path, m.b_path, m.x0_path);
 
+    if (mc.drained) {
+        /* the drain ran out of time: the job runs again at the next start */
+        free(x);
+        dsolve_report_free(&rep);
+        if (job_store_requeue(s, c->id, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        fprintf(stderr, "clsolved: job %s stopped by the drain after %.0f s; queued again\n", c->id,
+                cfg->drain_timeout_s);
+        return;
+    }
     job_store_set_phase(s, c->id, "writing");
     job_status st = rc == CLS_OK ? JOB_SUCCEEDED : JOB_FAILED;
     if (mc.cancelled)
@@ -292,11 +362,11 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     if (x) {
         char comment[320];
         snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
-                 rep.cg.converged ? "converged" : "not converged",
-                 (long long)rep.cg.iterations);
-        if (write_solution(c->dir, x, rep.rows, comment, &werr)) {
+                 rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
+        if (write_solution(c->dir, x, rep.rows, rep.nrhs, comment, &werr)) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
+            user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
             error = error_json("internal", CLS_EOTHER, werr.msg, 0);
         }
     }
@@ -304,10 +374,15 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         write_residuals(c->dir, c->id, rep.cg.history, rep.cg.nhistory, 0, &werr) && !error) {
         st = JOB_FAILED;
         rc = CLS_EOTHER;
+        user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
         error = error_json("internal", CLS_EOTHER, werr.msg, 0);
     }
     if (!error && st == JOB_CANCELLED)
-        error = error_json("cancelled", CLS_EOTHER, err.msg[0] ? err.msg : "cancelled", 0);
+        error = error_json("cancelled", CLS_EOTHER,
+                           strstr(err.msg, "reading stopped") ? "cancelled while reading the matrix"
+                           : err.msg[0]                       ? err.msg
+                                                              : "cancelled",
+                           0);
     else if (!error && rc != CLS_OK)
         error = error_json(error_code_name(rc), rc, err.msg, err.line);
 
@@ -333,20 +408,43 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
         json_object_set_new(result, "tol", json_real(c->params.tol));
         json_object_set_new(result, "atol", json_real(c->params.atol));
         json_object_set_new(result, "method", json_string(c->params.method));
-        json_object_set_new(result, "precond", json_string(c->params.precond));
+        /* the preconditioner as run (auto resolved) and whether its set-up
+         * was built for this job or reused from an earlier one (pc.h) */
+        json_object_set_new(result, "precond",
+                            json_string(rep.pc.type != PRECOND_NONE ? pc_name(rep.pc.type)
+                                                                    : c->params.precond));
+        json_object_set_new(result, "preconditioner", pc_info_json(&rep.pc));
+        /* several right-hand sides (an n x k rhs): one entry per column */
+        json_object_set_new(result, "rhs_columns", json_integer(rep.nrhs > 0 ? rep.nrhs : 1));
+        if (rep.nrhs > 1 && rep.cols) {
+            json_t *cols = json_array();
+            for (int k = 0; k < rep.nrhs; k++)
+                json_array_append_new(
+                    cols, json_pack("{s:b, s:s, s:I, s:o}", "converged", rep.cols[k].converged,
+                                    "reason", cg_reason_name(rep.cols[k].reason), "iterations",
+                                    (json_int_t)rep.cols[k].iterations, "true_relative_residual",
+                                    isfinite(rep.true_rel_cols[k])
+                                        ? json_real(rep.true_rel_cols[k])
+                                        : json_null()));
+            json_object_set_new(result, "columns", cols);
+            json_object_set_new(result, "rhs_mode",
+                                json_string(rep.together ? "together" : "sequential"));
+        }
         json_object_set_new(result, "precision", json_string(c->params.precision));
         json_object_set_new(result, "parts",
                             json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
                                       rep.devices_per_rank, "total", rep.nparts));
         json_object_set_new(result, "solution_available", json_boolean(x != NULL && !werr.msg[0]));
+        if (rep.device_choice[0])
+            json_object_set_new(result, "device_choice", json_string(rep.device_choice));
     }
     json_t *devices = json_array();
     for (int i = 0; i < rep.nparts && i < DSOLVE_MAX_PARTS; i++) {
         const dsolve_part_info *p = &rep.parts[i];
         json_t *d = cluster_device_json(&p->device);
         json_object_set_new(d, "rank", json_integer(p->rank));
-        json_object_set_new(d, "rows", json_pack("[I, I]", (json_int_t)p->row_begin,
-                                                 (json_int_t)p->row_end));
+        json_object_set_new(d, "rows",
+                            json_pack("[I, I]", (json_int_t)p->row_begin, (json_int_t)p->row_end));
         json_object_set_new(d, "nnz", json_integer(p->nnz));
         /* the configuration this part ran with, not the device default */
         json_object_set_new(d, "work_group",
@@ -367,6 +465,7 @@ static void run_cg(MPI_Comm comm, const scheduler_config *cfg, const job_claim *
     json_object_set_new(timings, "upload_s", json_real(rep.upload_s));
     json_object_set_new(timings, "gather_s", json_real(rep.gather_s));
     json_object_set_new(timings, "warm_devices", json_integer(rep.warm_parts));
+    json_object_set_new(timings, "precond_setup_s", json_real(rep.pc.setup_s));
     if (rep.cg.iterations > 0)
         json_object_set_new(timings, "ms_per_iteration",
                             json_real(1e3 * rep.solve_s / (double)rep.cg.iterations));
@@ -418,9 +517,10 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     cls_error_clear(&err);
     if (snprintf(out, sizeof out, "%s/out", c->dir) >= (int)sizeof out ||
         snprintf(input, sizeof input, "%s/%s", c->dir, c->in.input_file) >= (int)sizeof input) {
-        if (job_store_complete(s, c->id, JOB_FAILED, NULL,
-                               error_json("internal", CLS_EOTHER, "data directory path too long", 0),
-                               NULL, NULL, &err))
+        if (job_store_complete(
+                s, c->id, JOB_FAILED, NULL,
+                error_json("internal", CLS_EOTHER, "data directory path too long", 0), NULL, NULL,
+                &err))
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
         return;
     }
@@ -437,8 +537,8 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     if (!rc)
         rc = job_files_check(c->params.kind, c->params.options, &err);
     if (!rc)
-        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out,
-                             cfg->device, &result_text, &err);
+        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out, cfg->device,
+                             &result_text, &err);
     if (!rc)
         rc = sync_dir_files(out, &err);
     double total = cls_now() - t0;
@@ -480,43 +580,296 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     json_decref(tm);
     metrics_device_busy(0, -1, cfg->device, total);
     cls_error werr;
-    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total),
-                           NULL, &werr))
+    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total), NULL,
+                           &werr))
         fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
 }
 #endif
 
+/* The measured text of a job's matrix: recorded at upload (gzip inflated
+ * whole there), else the size of a plain file; -1 when unknown. */
+static int64_t sched_text_bytes(const job_claim *c, const char *path)
+{
+    if (c->in.matrix_text_bytes > 0)
+        return c->in.matrix_text_bytes;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    unsigned char magic[2] = {0, 0};
+    size_t n = fread(magic, 1, 2, f);
+    int gz = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    fclose(f);
+    return gz ? -1 : (int64_t)size;
+}
+
+/* Admission of the oldest queued cg job (admission.h). WAIT leaves it
+ * queued with a note; NEVER fails it at once; RUN gives the estimate and
+ * the reader's memory budget. */
+static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_estimate *est,
+                       uint64_t *budget)
+{
+    char path[PATH_MAX + 16], why[512];
+    memset(est, 0, sizeof *est);
+    est->devices_per_rank = 1;
+    *budget = 0;
+    if (snprintf(path, sizeof path, "%s/matrix.mtx", c->dir) >= (int)sizeof path)
+        return ADM_RUN;
+    mm_header h;
+    cls_error err;
+    if (mm_read_header(path, &h, &err))
+        return ADM_RUN; /* the run fails with the reader's own message */
+    adm_machine mach = {.host_total = adm_meminfo("MemTotal"),
+                        .host_available = adm_meminfo("MemAvailable"),
+                        .nranks = cfg->nranks,
+                        .cluster = cfg->cluster};
+    int v = adm_decide(&h, sched_text_bytes(c, path), &mach, est, why, sizeof why);
+    if (v == ADM_WAIT) {
+        job_store_set_note(cfg->store, c->id, why);
+        return v;
+    }
+    if (v == ADM_NEVER) {
+        char msg[800];
+        snprintf(msg, sizeof msg, "%.200s: this job %.511s", c->in.matrix_name, why);
+        fprintf(stderr, "clsolved: job %s refused: %s\n", c->id, msg);
+        if (job_store_complete(cfg->store, c->id, JOB_FAILED, NULL,
+                               error_json("resources", CLS_EOTHER, msg, 0), NULL, NULL, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        metrics_job_finished(JOB_FAILED, 0, 0);
+        return v;
+    }
+    job_store_set_note(cfg->store, c->id, NULL);
+    if (mach.host_available > ((uint64_t)256 << 20))
+        *budget = mach.host_available - ((uint64_t)256 << 20);
+    return ADM_RUN;
+}
+
+/* Sleeps up to `seconds`, waking early when a drain begins. */
+static void sched_pause(const scheduler_config *cfg, double seconds)
+{
+    for (double t = 0; t < seconds && !*cfg->stop; t += 0.05)
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+}
+
+/* ------------------------------------------------------------------ lanes
+ *
+ * A system too small to fill a device leaves most of it idle, and a GPU's
+ * per-iteration latency (launches, the scalar kernel) bounds such a job
+ * whatever the GPU's bandwidth: 1138_bus does 937 iterations of ~0.05 ms on
+ * an H100. So small cg jobs run on rank 0 alone, several at once, each in a
+ * lane: a thread with its own device state (a context, queues, buffers;
+ * solver/dvec.h keeps one warm state per lane and device) solving on
+ * MPI_COMM_SELF. A job is small when its matrix declares at most
+ * shared_max_entries stored entries (the header, read before the job runs;
+ * the reader never trusts it beyond the data). Any other job (a large
+ * system, a physics job) waits until every lane is idle and then has every
+ * rank and device to itself, as before. Jobs are taken in order: a large
+ * job at the head of the queue holds back the small ones behind it rather
+ * than wait forever for a gap. The choice is in the job record
+ * ("placement"). Lanes need MPI_THREAD_MULTIPLE (clsolved asks for it; with
+ * less, lanes = 1 and every job is exclusive).
+ */
+typedef struct sched_lanes {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int max, busy;
+    unsigned used; /* bit k: lane k busy */
+} sched_lanes;
+
+typedef struct lane_job {
+    const scheduler_config *cfg;
+    sched_lanes *L;
+    job_claim claim;
+    int lane;
+    adm_estimate est;
+    uint64_t budget;
+} lane_job;
+
+static void *lane_run(void *arg)
+{
+    lane_job *j = arg;
+    run_cg(MPI_COMM_SELF, 0, j->cfg, &j->claim, &j->est, j->budget);
+    job_params_free(&j->claim.params);
+    /* --keep and --keep-bytes count this job at once, as after an exclusive
+     * job (the scheduler's thread may be waiting for the queue) */
+    job_store_retention(j->cfg->store);
+    pthread_mutex_lock(&j->L->mu);
+    j->L->busy--;
+    j->L->used &= ~(1u << j->lane);
+    pthread_cond_broadcast(&j->L->cv);
+    pthread_mutex_unlock(&j->L->mu);
+    free(j);
+    return NULL;
+}
+
+/* Waits until at most `most` lanes are busy (or stop). */
+static void lanes_wait(sched_lanes *L, int most, volatile sig_atomic_t *stop, int even_if_stop)
+{
+    pthread_mutex_lock(&L->mu);
+    while (L->busy > most && (even_if_stop || !*stop)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 250000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&L->cv, &L->mu, &ts);
+    }
+    pthread_mutex_unlock(&L->mu);
+}
+
+/* 1 if c's matrix declares at most max_entries stored entries */
+static int job_is_small(const job_claim *c, int64_t max_entries)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/matrix.mtx", c->dir) >= (int)sizeof path)
+        return 0;
+    mm_header h;
+    cls_error e;
+    if (mm_read_header(path, &h, &e) != CLS_OK)
+        return 1; /* a bad header fails at once: no need for the whole world */
+    return h.entries <= max_entries && h.rows <= max_entries;
+}
+
+static json_t *placement_json(const char *mode, int lane, int lanes, int running, int ranks)
+{
+    json_t *o = json_pack("{s:s, s:i, s:i}", "mode", mode, "ranks", ranks, "running", running);
+    if (lane >= 0) {
+        json_object_set_new(o, "lane", json_integer(lane));
+        json_object_set_new(o, "lanes", json_integer(lanes));
+    }
+    return o;
+}
+
 int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
 {
-    double last_retention = cls_now();
+    double last_retention = cls_now(), last_retry = 0;
+    pthread_mutex_lock(&sched_drain_mu);
+    sched_drain_since = 0;
+    pthread_mutex_unlock(&sched_drain_mu);
+    int size = 1;
+    MPI_Comm_size(comm, &size);
+    sched_lanes L = {.max = cfg->lanes > 1 ? cfg->lanes : 1};
+    if (L.max > 32)
+        L.max = 32;
+    pthread_mutex_init(&L.mu, NULL);
+    pthread_cond_init(&L.cv, NULL);
+    const int64_t small_max = cfg->shared_max_entries > 0 ? cfg->shared_max_entries : 4194304;
     while (!*cfg->stop) {
+        /* take a job only when a lane could run it */
+        lanes_wait(&L, L.max - 1, cfg->stop, 0);
+        if (*cfg->stop)
+            break;
         job_claim c;
         cls_error err;
-        int got = job_store_claim_next(cfg->store, 0.25, &c, &err);
+        cls_error_clear(&err);
+        if (cls_now() - last_retry > 1.0) {
+            /* final states whose records could not be written */
+            last_retry = cls_now();
+            if (job_store_retry_pending(cfg->store, &err))
+                fprintf(stderr, "clsolved: job store: %s (retrying)\n", err.msg);
+        }
+        job_claim peek;
+        if (!job_store_peek_queued(cfg->store, 0.25, &peek)) {
+            if (cls_now() - last_retention > cfg->retention_every_s) {
+                job_store_retention(cfg->store);
+                last_retention = cls_now();
+            }
+            continue;
+        }
+        adm_estimate est = {0};
+        uint64_t budget = 0;
+        int verdict = ADM_RUN;
+        if (job_params_is_cg(&peek.params))
+            verdict = sched_admit(cfg, &peek, &est, &budget);
+        job_params_free(&peek.params);
+        if (verdict == ADM_WAIT) {
+            sched_pause(cfg, 1.0);
+            continue;
+        }
+        if (verdict == ADM_NEVER)
+            continue; /* failed at once */
+        int got = job_store_claim(cfg->store, peek.id, &c, &err);
         if (got < 0) {
-            fprintf(stderr, "clsolved: %s\n", err.msg);
+            /* the job stays queued (the disk says so); try again shortly */
+            fprintf(stderr, "clsolved: job store: %s (retrying)\n", err.msg);
+            sched_pause(cfg, 1.0);
             continue;
         }
         if (got == 1) {
-            if (job_params_is_cg(&c.params))
-                run_cg(comm, cfg, &c);
+            int cg = job_params_is_cg(&c.params);
+            if (cg && L.max > 1 && job_is_small(&c, small_max)) {
+                lane_job *j = malloc(sizeof *j);
+                pthread_t tid;
+                pthread_attr_t at;
+                pthread_attr_init(&at);
+                pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+                pthread_mutex_lock(&L.mu);
+                int lane = 0;
+                while (L.used & (1u << lane))
+                    lane++;
+                L.used |= 1u << lane;
+                L.busy++;
+                int running = L.busy;
+                pthread_mutex_unlock(&L.mu);
+                job_store_set_placement(cfg->store, c.id,
+                                        placement_json("shared", lane, L.max, running, 1));
+                int started = 0;
+                if (j) {
+                    est.devices_per_rank = 1; /* a lane has one device */
+                    *j = (lane_job){cfg, &L, c, lane, est, budget};
+                    started = pthread_create(&tid, &at, lane_run, j) == 0;
+                }
+                pthread_attr_destroy(&at);
+                if (!started) { /* no thread: run it here, as a lane would */
+                    free(j);
+                    run_cg(MPI_COMM_SELF, 0, cfg, &c, &est, budget);
+                    job_params_free(&c.params);
+                    pthread_mutex_lock(&L.mu);
+                    L.busy--;
+                    L.used &= ~(1u << lane);
+                    pthread_mutex_unlock(&L.mu);
+                }
+            } else {
+                /* the whole world: once every lane is idle */
+                if (L.busy > 0) {
+                    job_store_set_phase(cfg->store, c.id, "waiting");
+                    lanes_wait(&L, 0, cfg->stop, 1);
+                }
+                job_store_set_placement(cfg->store, c.id,
+                                        placement_json("exclusive", -1, L.max, 1, cg ? size : 1));
+                if (cg)
+                    run_cg(comm, 1, cfg, &c, &est, budget);
 #ifdef CLS_NET_HAVE_PHYSICS
-            else
-                run_physics(cfg, &c);
+                else
+                    run_physics(cfg, &c);
 #else
-            else
-                job_store_complete(cfg->store, c.id, JOB_FAILED, NULL,
-                                   error_json("bad_request", CLS_EUSAGE,
-                                              "this daemon was built without the physics jobs", 0),
-                                   NULL, NULL, &err);
+                else
+                    job_store_complete(cfg->store, c.id, JOB_FAILED, NULL,
+                                       error_json("bad_request", CLS_EUSAGE,
+                                                  "this daemon was built without the physics jobs",
+                                                  0),
+                                       NULL, NULL, &err);
 #endif
-            job_params_free(&c.params);
+                job_params_free(&c.params);
+            }
         }
         if (got == 1 || cls_now() - last_retention > cfg->retention_every_s) {
             job_store_retention(cfg->store);
             last_retention = cls_now();
         }
     }
+    /* drain: the lanes' jobs finish before the workers are told to exit */
+    lanes_wait(&L, 0, cfg->stop, 1);
+    pthread_mutex_destroy(&L.mu);
+    pthread_cond_destroy(&L.cv);
+    /* a last try for final states still unwritten (else the jobs run again
+     * at the next start: the disk says running) */
+    cls_error err;
+    if (job_store_retry_pending(cfg->store, &err))
+        fprintf(stderr, "clsolved: job store: %s; those jobs run again at the next start\n",
+                err.msg);
     job_proto_msg m;
     memset(&m, 0, sizeof m);
     m.cmd = JOB_PROTO_EXIT;

@@ -22,45 +22,91 @@ int upload_file_open(upload_file *f, const char *path, const char *display, int 
     snprintf(f->display, sizeof f->display, "%s", display);
     f->check_mm = check_mm;
     f->header_state = check_mm ? 0 : 2;
+    f->measure = check_mm;
+    mm_header_scan_init(&f->scan);
     f->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (f->fd < 0)
         return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", path, strerror(errno));
     return CLS_OK;
 }
 
-/* Appends decompressed (or plain) bytes to the prefix and runs the check. */
+/* The declared size against the limits (max_entries). */
+static int upload_check_limits(upload_file *f, cls_error *err)
+{
+    const mm_header *h = &f->header;
+    int64_t m = f->max_entries;
+    if (!m || (h->entries <= m && h->rows <= m && h->cols <= m))
+        return CLS_OK;
+    f->over_limit = 1;
+    if (h->entries > m)
+        return cls_fail_line(err, CLS_EINPUT, h->size_line,
+                             "%s:%lld: the size line declares %lld entries; this daemon takes at "
+                             "most %lld (--max-nnz)",
+                             f->display, (long long)h->size_line, (long long)h->entries,
+                             (long long)m);
+    return cls_fail_line(err, CLS_EINPUT, h->size_line,
+                         "%s:%lld: the size line declares %lld x %lld; this daemon takes at most "
+                         "%lld rows and columns (--max-nnz)",
+                         f->display, (long long)h->size_line, (long long)h->rows,
+                         (long long)h->cols, (long long)m);
+}
+
+/* The text beyond max_text. */
+static int upload_text_over(upload_file *f, cls_error *err)
+{
+    f->over_limit = 1;
+    return cls_fail(err, CLS_EINPUT,
+                    "%s: the matrix is larger than %llu bytes of text (decompressed); this daemon "
+                    "takes at most %llu (--max-matrix-bytes)",
+                    f->display, (unsigned long long)f->max_text, (unsigned long long)f->max_text);
+}
+
+/* Feeds decompressed (or plain) bytes to the header scan; the prefix holds
+ * only what the scan has not consumed yet. */
 static int upload_check_plain(upload_file *f, const char *data, size_t len, cls_error *err)
 {
-    if (f->header_state != 0 || len == 0)
-        return CLS_OK;
-    if (!f->prefix) {
-        f->prefix = malloc(UPLOAD_PREFIX_MAX + 1);
-        if (!f->prefix)
-            return cls_fail(err, CLS_EOTHER, "out of memory for the upload header");
+    while (f->header_state == 0 && len > 0) {
+        if (!f->prefix) {
+            f->prefix = malloc(UPLOAD_PREFIX_MAX);
+            if (!f->prefix)
+                return cls_fail(err, CLS_EOTHER, "out of memory for the upload header");
+        }
+        size_t room = UPLOAD_PREFIX_MAX - f->prefix_len;
+        if (room == 0) {
+            f->header_state = 2; /* a padded banner or size line: the reader checks it */
+            break;
+        }
+        size_t n = len < room ? len : room;
+        memcpy(f->prefix + f->prefix_len, data, n);
+        f->prefix_len += n;
+        data += n;
+        len -= n;
+        size_t used = 0;
+        int rc = mm_header_scan_feed(&f->scan, f->prefix, f->prefix_len, 0, f->display,
+                                     &f->header, &used, err);
+        if (rc == CLS_OK) {
+            f->header_state = 1;
+            if ((rc = upload_check_limits(f, err)))
+                return rc;
+        } else if (rc != -1) {
+            return rc;
+        }
+        memmove(f->prefix, f->prefix + used, f->prefix_len - used);
+        f->prefix_len -= used;
     }
-    size_t room = UPLOAD_PREFIX_MAX - f->prefix_len;
-    size_t n = len < room ? len : room;
-    memcpy(f->prefix + f->prefix_len, data, n);
-    f->prefix_len += n;
-    int rc = mm_parse_header_buf(f->prefix, f->prefix_len, f->display, &f->header, err);
-    if (rc == CLS_OK) {
-        f->header_state = 1;
-    } else if (rc == -1) {
-        if (f->prefix_len >= UPLOAD_PREFIX_MAX)
-            f->header_state = 2; /* a long comment block: the reader checks it */
-        return CLS_OK;
-    } else {
-        return rc;
+    if (f->header_state != 0) {
+        free(f->prefix);
+        f->prefix = NULL;
+        f->prefix_len = 0;
     }
-    free(f->prefix);
-    f->prefix = NULL;
     return CLS_OK;
 }
 
-/* Inflates compressed bytes into the prefix (only as much as the check needs). */
+/* Inflates compressed bytes: into the header check until the header is
+ * complete, then only to measure the text (and hold it to max_text). */
 static int upload_check_gz(upload_file *f, const unsigned char *data, size_t len, cls_error *err)
 {
-    if (f->header_state != 0)
+    if (f->header_state != 0 && !f->measure)
         return CLS_OK;
     if (!f->zs_live) {
         memset(&f->zs, 0, sizeof f->zs);
@@ -71,25 +117,38 @@ static int upload_check_gz(upload_file *f, const unsigned char *data, size_t len
     unsigned char out[16384];
     f->zs.next_in = (unsigned char *)data;
     f->zs.avail_in = (uInt)len;
-    while (f->header_state == 0 && f->zs.avail_in > 0) {
+    while ((f->header_state == 0 || f->measure) && f->zs.avail_in > 0) {
         f->zs.next_out = out;
         f->zs.avail_out = sizeof out;
         int zr = inflate(&f->zs, Z_NO_FLUSH);
         size_t got = sizeof out - f->zs.avail_out;
-        if (got) {
+        f->text_bytes += got;
+        if (f->max_text && f->text_bytes > f->max_text)
+            return upload_text_over(f, err);
+        if (got && f->header_state == 0) {
             int rc = upload_check_plain(f, (const char *)out, got, err);
             if (rc)
                 return rc;
         }
-        if (zr == Z_STREAM_END)
+        if (zr == Z_STREAM_END) {
+            f->zs_end = 1;
+            if (f->zs.avail_in == 0 || inflateReset(&f->zs) != Z_OK)
+                break;
+            f->zs_end = 0; /* another gzip member follows (the reader reads them all) */
+            continue;
+        }
+        if (zr != Z_OK && zr != Z_BUF_ERROR) {
+            if (f->header_state == 0)
+                return cls_fail_line(err, CLS_EINPUT, 1, "%s:1: gzip data is corrupt (%s)",
+                                     f->display, f->zs.msg ? f->zs.msg : "inflate failed");
+            f->measure = 0; /* the reader meets the damage and names its line */
+            f->text_bytes = 0;
             break;
-        if (zr != Z_OK && zr != Z_BUF_ERROR)
-            return cls_fail_line(err, CLS_EINPUT, 1, "%s:1: gzip data is corrupt (%s)",
-                                 f->display, f->zs.msg ? f->zs.msg : "inflate failed");
+        }
         if (zr == Z_BUF_ERROR && got == 0)
             break;
     }
-    if (f->header_state != 0 && f->zs_live) {
+    if (f->header_state != 0 && !f->measure && f->zs_live) {
         inflateEnd(&f->zs);
         f->zs_live = 0;
     }
@@ -119,7 +178,12 @@ int upload_file_write(upload_file *f, const void *data, size_t len, cls_error *e
         left -= (size_t)n;
     }
     f->bytes += len;
-    if (f->header_state != 0)
+    if (f->gz == 0 && f->measure) {
+        f->text_bytes = f->bytes;
+        if (f->max_text && f->text_bytes > f->max_text)
+            return upload_text_over(f, err);
+    }
+    if (f->header_state != 0 && !(f->gz == 1 && f->measure))
         return CLS_OK;
     p = data;
     if (f->gz < 0) {
@@ -146,26 +210,25 @@ int upload_file_close(upload_file *f, cls_error *err)
             f->gz = 0;
             rc = upload_check(f, f->magic, (size_t)f->nmagic, err);
         }
+        if (!rc && f->header_state == 0 && f->gz == 1 && !f->zs_end)
+            /* the reader meets the same cut first (mm.c: src_read) */
+            rc = cls_fail_line(err, CLS_EINPUT, 1,
+                               "%s:1: gzip data is corrupt or truncated (unexpected end of file)",
+                               f->display);
         if (!rc && f->header_state == 0) {
-            /* the whole file is shorter than a complete header: a final
-             * line without '\n' is complete now */
-            if (f->bytes == 0) {
-                rc = cls_fail_line(err, CLS_EINPUT, 1,
-                                   "%s:1: file is empty: expected the banner %%%%MatrixMarket matrix ...",
-                                   f->display);
-            } else {
-                rc = upload_check_plain(f, "\n", 1, err);
-                if (!rc && f->header_state == 0) {
-                    long long lines = 1;
-                    for (size_t i = 0; i + 1 < f->prefix_len; i++)
-                        lines += f->prefix[i] == '\n';
-                    rc = cls_fail_line(err, CLS_EINPUT, lines,
-                                       "%s:%lld: file ends before the size line", f->display,
-                                       lines);
-                }
-            }
+            /* the whole file is shorter than a complete header: the scan
+             * decides at its end (a last line without '\n' is complete) */
+            size_t used = 0;
+            rc = mm_header_scan_feed(&f->scan, f->prefix ? f->prefix : "", f->prefix_len, 1,
+                                     f->display, &f->header, &used, err);
+            if (rc == CLS_OK)
+                f->header_state = 1;
         }
     }
+    if (f->gz == 0 && f->measure)
+        f->text_bytes = f->bytes;
+    if (f->gz == 1 && !f->zs_end)
+        f->text_bytes = 0; /* cut short: not measured (the reader says where) */
     if (f->zs_live) {
         inflateEnd(&f->zs);
         f->zs_live = 0;

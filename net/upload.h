@@ -6,11 +6,22 @@
  * is kept in memory). A gzip stream is recognised by its magic bytes and
  * stored as it came (the reader, mm_read_csr, decompresses gzip files by
  * their magic); only its first bytes are inflated here, for the check.
- * Until the banner and size line are complete the prefix (decompressed) is
- * kept and handed to mm_parse_header_buf after every chunk: a bad banner
- * or size line fails the write at once with "NAME:LINE: ..." (err->line
- * set), so the server stops storing the upload. A header longer than
- * UPLOAD_PREFIX_MAX (a long comment block) is left to the reader.
+ * Until the size line is complete the (decompressed) bytes go through
+ * mm_header.c's resumable scan: a bad banner or size line, or a header
+ * that has not ended within MM_MAX_HEADER (16 MiB, comments included),
+ * fails the write at once with "NAME:LINE: ..." (err->line set), so the
+ * server stops storing the upload. Comment lines are consumed as they pass
+ * and never kept: only a pending banner or size line is held, at most
+ * UPLOAD_PREFIX_MAX bytes; one longer than that (white space padding) is
+ * left to the reader, which applies the same 16 MiB limit.
+ *
+ * Limits (issue 17; the caller sets max_entries and max_text after
+ * upload_file_open): a header declaring more entries, rows or columns than
+ * max_entries, or text (decompressed) beyond max_text, fails the write at
+ * once with over_limit set (the server answers 413). A Matrix Market gzip
+ * upload is inflated whole as it arrives to measure its text (text_bytes,
+ * which admission uses instead of the declared counts); a stream that turns
+ * out corrupt after the header is left to the reader, which names the line.
  */
 #ifndef CLS_NET_UPLOAD_H
 #define CLS_NET_UPLOAD_H
@@ -33,11 +44,18 @@ typedef struct upload_file {
     int gz;              /* -1 undecided, 0 plain, 1 gzip */
     unsigned char magic[2];
     int nmagic;
-    char *prefix;        /* decompressed head of the file, for the check */
+    char *prefix;        /* the pending banner or size line (decompressed) */
     size_t prefix_len;
+    mm_header_scan scan; /* where the header check stopped */
     z_stream zs;
     int zs_live;
+    int zs_end;          /* the gzip stream's end was inflated */
     uint64_t bytes;      /* bytes stored (as sent) */
+    uint64_t text_bytes; /* of Matrix Market text, decompressed (0: not measured) */
+    int measure;         /* keep inflating after the header, to measure */
+    int64_t max_entries; /* 0: no limit */
+    uint64_t max_text;   /* 0: no limit */
+    int over_limit;      /* the failure was a limit (413), not bad content */
     int write_errno;     /* errno of a failed write (ENOSPC: disk full) */
     mm_header header;
 } upload_file;

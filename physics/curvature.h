@@ -3,7 +3,7 @@
  * 1-ring (Rusinkiewicz 2004, "Estimating curvatures and their derivatives
  * on triangle meshes"; the GPU setting of Camillo 2018), two estimators:
  *
- *   CURV_FACE   per face: vertex normals (area-weighted face normals), the
+ *   CURV_FACE   per face: vertex normals (face normals with Max's weights), the
  *               face's second fundamental form by least squares over its
  *               three edges (dn_e = II e), rotated into each corner's vertex
  *               frame and averaged with the Voronoi / mixed corner areas of
@@ -103,38 +103,105 @@ void curv_gpu_release(curv_gpu *g);
  * and K (2-norms over all vertices). */
 double curv_rel_diff(const curv_result *a, const curv_result *b);
 
-/* Writers: CSV with a header line (vertex, x, y, z, k1, k2, H, K,
- * d1x..d1z, d2x..d2z, nx..nz) or binary-free ASCII PLY with the mesh
- * (vertex properties x y z nx ny nz k1 k2 mean_curvature
- * gaussian_curvature d1x d1y d1z d2x d2y d2z, and the faces). Both
- * written to a temporary file and renamed. */
-int curv_write_csv(const char *path, const mesh *m, const curv_result *res, cls_error *err);
-int curv_write_ply(const char *path, const mesh *m, const curv_result *res, cls_error *err);
+/* Mixed Voronoi areas a[3] of a triangle's corners (Meyer et al. 2002, the
+ * form of Camillo's Pseudocode 3.2): e_j is the edge opposite corner j,
+ * tarea the triangle's area. */
+void curv_corner_areas(const double e0[3], const double e1[3], const double e2[3], double tarea,
+                       double a[3]);
 
-/* Test and benchmark meshes. saddle: k x k vertices on [-a, a]^2 lifted to
- * z = x^2 - y^2, 2 (k-1)^2 triangles wound counter-clockwise seen from +z
- * (normals point up), each grid square split along the same diagonal.
- * icosphere: the icosahedron subdivided `level` times (20 * 4^level
- * faces), every vertex on the sphere of radius R, outward winding. */
+/* ---- what the geometry says (curvature_check.c) ----------------------------- */
+
+enum {
+    CURV_FLAG_USED = 1,       /* some face uses the vertex */
+    CURV_FLAG_BOUNDARY = 2,   /* on an edge with one face: one-sided 1-ring */
+    CURV_FLAG_NONMANIFOLD = 4 /* on an edge with three or more faces */
+};
+
+typedef struct curv_topology {
+    int64_t vertices, edges, faces; /* those faces use; faces without repeated corners */
+    int64_t euler;                  /* chi = V - E + F */
+    int64_t surface_vertices;       /* fans: a vertex where k sheets touch counts k times */
+    int64_t surface_euler;          /* chi of that surface, what Gauss-Bonnet meets */
+    int64_t boundary_edges, boundary_vertices, nonmanifold_edges, nonmanifold_vertices;
+    int closed; /* no boundary, manifold edges, some faces */
+} curv_topology;
+
+/* Counts the topology and sets flag[i] (nverts bytes, BOUNDARY and
+ * NONMANIFOLD; call curv_flag_used for USED) and base[i] = 2 pi per closed
+ * fan + pi per open fan (0 for an unused vertex). */
+int curv_topology_build(const mesh *m, const curv_adjacency *adj, unsigned char *flag, double *base,
+                        curv_topology *t, cls_error *err);
+void curv_flag_used(const curv_adjacency *adj, unsigned char *flag);
+/* Angle defect d_i = base_i - the corner angles at i, and the mixed
+ * Voronoi area A_i, per vertex. */
+void curv_angle_defect(const mesh *m, const unsigned char *flag, const double *base, double *defect,
+                       double *area);
+/* The discrete Gauss-Bonnet check: {"euler_characteristic",
+ * "expected_over_2pi", "angle_defect_over_2pi", "angle_defect_rel_error",
+ * "holds", "area", "estimator_over_2pi", "estimator_rel_error"} (the
+ * estimator's sum K_i A_i on a closed mesh, else null). Relative errors
+ * are over 2 pi max(|chi|, 1); *holds: manifold and the angle-defect error
+ * within 1e-6. res may be NULL. */
+struct json_t;
+struct json_t *curv_gauss_bonnet(const mesh *m, const curv_topology *t, const unsigned char *flag,
+                                 const double *defect, const double *area, const curv_result *res,
+                                 int *holds);
+struct json_t *curv_topology_json(const curv_topology *t);
+
+/* ---- test meshes (curvature_mesh.c) ------------------------------------------- */
+
+/* saddle: k x k vertices on [-a, a]^2 lifted to z = x^2 - y^2, 2 (k-1)^2
+ * triangles wound counter-clockwise seen from +z (normals point up), each
+ * grid square split along the same diagonal. icosphere: the icosahedron
+ * subdivided `level` times (20 * 4^level faces), every vertex on the
+ * sphere of radius R, outward winding. torus: nu x nv vertices, tube radius
+ * r around a circle of radius R in the x-y plane, outward. irregular
+ * sphere: the icosphere with every vertex slid by up to jitter times the
+ * mean edge length in each coordinate and put back on the sphere (the
+ * uneven triangles of a scan, exact positions). */
 int curv_mesh_saddle(int k, double a, mesh *m, cls_error *err);
 int curv_mesh_icosphere(int level, double R, mesh *m, cls_error *err);
+int curv_mesh_torus(int nu, int nv, double R, double r, mesh *m, cls_error *err);
+int curv_mesh_sphere_irregular(int level, double R, double jitter, uint64_t seed, mesh *m,
+                               cls_error *err);
 
 /* Analytic values for the saddle z = x^2 - y^2 with the upward normal,
  * in the convention above: H = 4 (x^2 - y^2) / W^3, K = -4 / W^4,
  * W = sqrt(1 + 4 x^2 + 4 y^2). */
 void curv_saddle_exact(double x, double y, double *H, double *K);
+/* The torus's, outward normals, at a point p on it (tube angle v from p):
+ * K = cos v / (r (R + r cos v)), H = (R + 2 r cos v) / (2 r (R + r cos v)). */
+void curv_torus_exact(double R, double r, const double p[3], double *H, double *K);
+
+/* ---- writers and the run (curvature_run.c) ------------------------------------- */
+
+/* Writers: CSV (vertex, x, y, z, k1, k2, H, K, d1x..d1z, d2x..d2z,
+ * nx..nz), and the mesh formats (PLY, VTK) with the values as vertex
+ * properties / point data. Both via a temporary file and rename. */
+int curv_write_csv(const char *path, const mesh *m, const curv_result *res, cls_error *err);
+int curv_write_ply(const char *path, const mesh *m, const curv_result *res, cls_error *err);
+
+typedef struct curv_run_opts {
+    const char *mesh_path; /* NULL: the saddle */
+    int saddle_k;
+    curv_estimator est;
+    const char *device;
+    int check;            /* also the CPU double reference */
+    const char *out_path; /* NULL: none; the format from its extension (.csv, .ply, .vtk) */
+    const char *color_by; /* the coloured value: "H" (NULL), "K", "k1", "k2", "K_defect" */
+    double color_range;   /* colours span [-range, range]; NAN: the 90th percentile of
+                             |value| over the interior vertices */
+} curv_run_opts;
+
+/* Returns 0 and sets *which (0..4) for a colour-by name, -1 otherwise. */
+int curv_color_by_parse(const char *s, int *which);
 
 /* The whole run on one mesh, shared by the `curvature` job and `clsolve
- * curvature`: read mesh_path (or, when NULL, generate the saddle with
- * saddle_k x saddle_k vertices on [-1, 1]^2), build the adjacency, estimate
- * on `device` (a warm-up run, then a timed one), with check != 0 also run
- * the CPU double reference and report the relative difference, write
- * out_path (out_format "csv" or "ply") when not NULL. *summary always gets
- * a JSON object (also on failure: "error", "exit_code"), the caller's to
- * json_decref. */
-struct json_t;
-int curv_run_local(const char *mesh_path, int saddle_k, curv_estimator est, const char *device,
-                   int check, const char *out_path, const char *out_format, struct json_t **summary,
-                   cls_error *err);
+ * curvature`: read (or generate the saddle), adjacency and topology,
+ * estimate on the device (a warm-up run, then a timed one), the angle
+ * defect and Gauss-Bonnet check, with check != 0 the CPU double reference,
+ * write out_path. *summary always gets a JSON object (also on failure:
+ * "error", "exit_code"), the caller's to json_decref. */
+int curv_run_local(const curv_run_opts *o, struct json_t **summary, cls_error *err);
 
 #endif

@@ -179,15 +179,20 @@ int deform_write_u(const char *path, const double *u, int64_t rows, int64_t fram
  * and q from files or (q_inline != NULL) from memory, optional mesh and
  * domains; each frame computed on `device`; u written to out_u, the
  * unfolded vertices (CSV: frame, corner, vertex, domain, x, y, z, nx, ny,
- * nz, tx, ty, tz) to out_unfolded when given; check != 0 compares every
- * frame with the CPU double reference. *summary: the JSON record (always
- * set, also on failure), the caller's to json_decref. */
+ * nz, tx, ty, tz) to out_unfolded when given, and with a mesh the deformed
+ * mesh of every frame to out_mesh (.obj, .ply, .vtk or .pvd by its
+ * extension; several frames make a sequence OUT_000000.EXT ..., one frame
+ * the file itself; .pvd always a sequence of VTK files and the
+ * collection): positions x_v = R_d (x0_v + u_v) + p_d, the mesh's UVs, and
+ * normals recomputed from the deformed positions. check != 0 compares
+ * every frame with the CPU double reference. *summary: the JSON record
+ * (always set, also on failure), the caller's to json_decref. */
 typedef struct deform_run_opts {
     const char *basis, *q, *mesh, *domains, *device;
     const double *q_inline; /* instead of q: q_frames frames of q_inline_r values */
     int64_t q_frames, q_inline_r;
     int64_t rank; /* raw basis without domains */
-    const char *out_u, *out_unfolded;
+    const char *out_u, *out_unfolded, *out_mesh;
     int check;
 } deform_run_opts;
 

@@ -1,5 +1,7 @@
 /*
- * mesh.c: OBJ, OFF and ASCII PLY readers and the OBJ writer (see mesh.h).
+ * mesh.c: the OBJ and OFF readers, the line parser all readers share and
+ * the entry points (see mesh.h; PLY is physics/mesh_ply.c, the writers
+ * physics/mesh_write.c).
  *
  * The file is read whole into memory and parsed line by line; every line is
  * copied into a NUL-terminated scratch buffer (so a stray NUL byte or a
@@ -18,10 +20,15 @@
  *    the others are white (1, 1, 1), which the springs job reads as k = 1.
  *    Faces "f" take a, a/b, a//c and a/b/c; negative indices count back from
  *    the last vertex read; a face may only name vertices defined before it.
- *    Polygons are fan-triangulated (v0, vi, vi+1). Other statements (vt, vn,
- *    g, o, s, usemtl, mtllib, l, ...) are ignored.
+ *    Polygons are fan-triangulated (v0, vi, vi+1). "vt u v [w]" and
+ *    "vn x y z" are kept with the corners' texture and normal indices
+ *    (negative ones count back as for vertices); a corner index naming a
+ *    texture coordinate or normal the file has not defined yet drops that
+ *    attribute for the whole mesh (the geometry is still read). Other
+ *    statements (vp, g, o, s, usemtl, mtllib, l, ...) are ignored.
  *  - OFF: header "OFF" / "COFF" / "NOFF" / "CNOFF", counts on the same or the
- *    next line; vertex lines x y z [nx ny nz] [r g b [a]]; colours either all
+ *    next line; vertex lines x y z [nx ny nz] [r g b [a]] (NOFF normals
+ *    kept per vertex); colours either all
  *    in [0, 1] or integers 0..255 (scaled by 1/255); faces "k i1 .. ik"
  *    0-based, extra tokens after the indices (face colours) ignored.
  *  - PLY: "format ascii 1.0" only (binary formats are refused by name);
@@ -33,6 +40,7 @@
  *  - Every number must be finite; positions are stored as doubles.
  */
 #include "mesh.h"
+#include "mesh_priv.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -53,13 +61,17 @@ void mesh_free(mesh *m)
     free(m->v);
     free(m->color);
     free(m->tri);
+    free(m->uv);
+    free(m->nrm);
+    free(m->tri_uv);
+    free(m->tri_n);
     mesh_init(m);
 }
 
 /* ---- growable arrays --------------------------------------------------- */
 
 /* Ensures room for `need` elements of `size` bytes in *p (capacity *cap). */
-static int mesh_grow(void **p, int64_t *cap, int64_t need, size_t size)
+int mesh_grow(void **p, int64_t *cap, int64_t need, size_t size)
 {
     if (need <= *cap)
         return 0;
@@ -79,33 +91,12 @@ static int mesh_grow(void **p, int64_t *cap, int64_t need, size_t size)
     return 0;
 }
 
-/* Parser state shared by the three formats. */
-typedef struct mesh_parser {
-    const char *name;
-    const char *buf;
-    size_t len, pos;
-    long long lineno;
-    char *line; /* NUL-terminated copy of the current line */
-    size_t line_cap;
-    /* token split of the current line */
-    char **tok;
-    int ntok, tok_cap;
-    mesh *m;
-    int64_t vcap, ccap, tcap;
-    cls_error *err;
-} mesh_parser;
-
-static int mesh_oom(mesh_parser *p)
+int mesh_oom(mesh_parser *p)
 {
     return cls_fail(p->err, CLS_EOTHER, "%s: out of memory", p->name);
 }
 
-#define MESH_FAIL(p, ...) mesh_fail_at((p), (p)->lineno, __VA_ARGS__)
-
-static int mesh_fail_at(mesh_parser *p, long long line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int mesh_fail_at(mesh_parser *p, long long line, const char *fmt, ...)
+int mesh_fail_at(mesh_parser *p, long long line, const char *fmt, ...)
 {
     char what[768];
     va_list ap;
@@ -115,9 +106,8 @@ static int mesh_fail_at(mesh_parser *p, long long line, const char *fmt, ...)
     return cls_fail_line(p->err, CLS_EINPUT, line, "%s:%lld: %s", p->name, line, what);
 }
 
-/* Next line into p->line (without the line end). Returns 1 on a line, 0 at
- * the end of the buffer, negative on an error already reported. */
-static int mesh_next_line(mesh_parser *p)
+/* Next line into p->line (without the line end). */
+int mesh_next_line(mesh_parser *p)
 {
     if (p->pos >= p->len)
         return 0;
@@ -147,7 +137,7 @@ static int mesh_next_line(mesh_parser *p)
 
 /* Splits p->line in place at white space; '#' starts a comment when
  * hash_comments. */
-static int mesh_tokenize(mesh_parser *p, int hash_comments)
+int mesh_tokenize(mesh_parser *p, int hash_comments)
 {
     p->ntok = 0;
     char *s = p->line;
@@ -179,7 +169,7 @@ static int mesh_tokenize(mesh_parser *p, int hash_comments)
 }
 
 /* Next line with at least one token; 1 found, 0 end, <0 error. */
-static int mesh_next_tokens(mesh_parser *p, int hash_comments)
+int mesh_next_tokens(mesh_parser *p, int hash_comments)
 {
     for (;;) {
         int r = mesh_next_line(p);
@@ -192,7 +182,7 @@ static int mesh_next_tokens(mesh_parser *p, int hash_comments)
     }
 }
 
-static int mesh_parse_double(mesh_parser *p, const char *s, const char *what, double *out)
+int mesh_parse_double(mesh_parser *p, const char *s, const char *what, double *out)
 {
     char *end;
     errno = 0;
@@ -205,7 +195,7 @@ static int mesh_parse_double(mesh_parser *p, const char *s, const char *what, do
     return 0;
 }
 
-static int mesh_parse_int(mesh_parser *p, const char *s, const char *what, long long *out)
+int mesh_parse_int(mesh_parser *p, const char *s, const char *what, long long *out)
 {
     char *end;
     errno = 0;
@@ -218,7 +208,7 @@ static int mesh_parse_int(mesh_parser *p, const char *s, const char *what, long 
     return 0;
 }
 
-static int mesh_add_vertex(mesh_parser *p, const double *xyz)
+int mesh_add_vertex(mesh_parser *p, const double *xyz)
 {
     mesh *m = p->m;
     if (m->nverts >= INT32_MAX)
@@ -237,7 +227,7 @@ static int mesh_add_vertex(mesh_parser *p, const double *xyz)
 
 /* Sets the colour of the last vertex added, creating the colour array
  * (earlier vertices white) on first use. */
-static int mesh_set_color(mesh_parser *p, const double *rgb)
+int mesh_set_color(mesh_parser *p, const double *rgb)
 {
     mesh *m = p->m;
     if (!m->color) {
@@ -253,36 +243,102 @@ static int mesh_set_color(mesh_parser *p, const double *rgb)
     return 0;
 }
 
-static int mesh_add_tri(mesh_parser *p, int32_t a, int32_t b, int32_t c)
+int mesh_add_uv(mesh_parser *p, double u, double v)
 {
     mesh *m = p->m;
-    if (mesh_grow((void **)&m->tri, &p->tcap, 3 * (m->nfaces + 1), sizeof *m->tri))
+    if (m->nuv >= INT32_MAX)
+        return MESH_FAIL(p, "more than %d texture coordinates", INT32_MAX);
+    if (mesh_grow((void **)&m->uv, &p->uvcap, 2 * (m->nuv + 1), sizeof *m->uv))
         return mesh_oom(p);
-    int32_t *t = m->tri + 3 * m->nfaces;
-    t[0] = a;
-    t[1] = b;
-    t[2] = c;
+    m->uv[2 * m->nuv] = (float)u;
+    m->uv[2 * m->nuv + 1] = (float)v;
+    m->nuv++;
+    return 0;
+}
+
+int mesh_add_normal(mesh_parser *p, const double *n)
+{
+    mesh *m = p->m;
+    if (m->nnrm >= INT32_MAX)
+        return MESH_FAIL(p, "more than %d normals", INT32_MAX);
+    if (mesh_grow((void **)&m->nrm, &p->ncap, 3 * (m->nnrm + 1), sizeof *m->nrm))
+        return mesh_oom(p);
+    for (int c = 0; c < 3; c++)
+        m->nrm[3 * m->nnrm + c] = (float)n[c];
+    m->nnrm++;
+    return 0;
+}
+
+/* Appends corner attribute indices a[0..2] to the per-corner array *arr
+ * (capacity *cap), creating it on first use with -1 for the triangles
+ * before. */
+static int mesh_corner_attr(mesh_parser *p, int32_t **arr, int64_t *cap, const int32_t *a)
+{
+    mesh *m = p->m;
+    if (!*arr && a[0] < 0 && a[1] < 0 && a[2] < 0)
+        return 0;
+    int fresh = !*arr;
+    if (mesh_grow((void **)arr, cap, 3 * (m->nfaces + 1), sizeof **arr))
+        return mesh_oom(p);
+    if (fresh)
+        for (int64_t k = 0; k < 3 * m->nfaces; k++)
+            (*arr)[k] = -1;
+    memcpy(*arr + 3 * m->nfaces, a, 3 * sizeof *a);
+    return 0;
+}
+
+static int mesh_add_tri(mesh_parser *p, const int32_t *v, const int32_t *t, const int32_t *n)
+{
+    mesh *m = p->m;
+    static const int32_t none[3] = {-1, -1, -1};
+    if (mesh_grow((void **)&m->tri, &p->tcap, 3 * (m->nfaces + 1), sizeof *m->tri) ||
+        mesh_corner_attr(p, &m->tri_uv, &p->tuvcap, t ? t : none) ||
+        mesh_corner_attr(p, &m->tri_n, &p->tncap, n ? n : none))
+        return mesh_oom(p);
+    memcpy(m->tri + 3 * m->nfaces, v, 3 * sizeof *v);
     m->nfaces++;
     return 0;
 }
 
-/* Fan-triangulates a polygon of k >= 3 vertex indices (already checked). */
-static int mesh_add_polygon(mesh_parser *p, const int32_t *idx, int k)
+int mesh_add_polygon(mesh_parser *p, const int32_t *idx, const int32_t *tidx, const int32_t *nidx,
+                     int k)
 {
-    for (int i = 1; i + 1 < k; i++)
-        if (mesh_add_tri(p, idx[0], idx[i], idx[i + 1]))
+    for (int i = 1; i + 1 < k; i++) {
+        int32_t v[3] = {idx[0], idx[i], idx[i + 1]};
+        int32_t t[3], n[3];
+        for (int c = 0; c < 3; c++) {
+            int j = c == 0 ? 0 : i + c - 1;
+            t[c] = tidx ? tidx[j] : -1;
+            n[c] = nidx ? nidx[j] : -1;
+        }
+        if (mesh_add_tri(p, v, tidx ? t : NULL, nidx ? n : NULL))
             return -1;
+    }
     return 0;
 }
 
 /* ---- OBJ --------------------------------------------------------------- */
 
-/* One "f" corner: "a", "a/b", "a//c", "a/b/c"; returns the 0-based vertex. */
-static int obj_corner(mesh_parser *p, const char *s, int32_t *out)
+/* Resolves a 1-based (or negative, relative) OBJ index against the count
+ * defined so far: 0-based index, or -1 when it names nothing yet. */
+static int32_t obj_resolve(long long i, int64_t count)
+{
+    if (i > 0 && i <= count)
+        return (int32_t)(i - 1);
+    if (i < 0 && i >= -count)
+        return (int32_t)(count + i);
+    return -1;
+}
+
+/* One "f" corner: "a", "a/b", "a//c", "a/b/c": the 0-based vertex into
+ * *out, the texture and normal indices into *tex, *nrm (-1: none; -2: an
+ * index naming nothing defined yet, which drops that attribute). */
+static int obj_corner(mesh_parser *p, const char *s, int32_t *out, int32_t *tex, int32_t *nrm)
 {
     char head[32];
     const char *slash = strchr(s, '/');
     size_t n = slash ? (size_t)(slash - s) : strlen(s);
+    *tex = *nrm = -1;
     if (n == 0 || n >= sizeof head)
         return MESH_FAIL(p, "face corner '%s' has no vertex index", s);
     memcpy(head, s, n);
@@ -290,12 +346,14 @@ static int obj_corner(mesh_parser *p, const char *s, int32_t *out)
     long long v = 0;
     if (mesh_parse_int(p, head, "face vertex index", &v))
         return -1;
-    if (slash) { /* texture and normal indices: syntax only */
+    if (slash) {
         const char *t = slash + 1;
         const char *slash2 = strchr(t, '/');
         size_t tn = slash2 ? (size_t)(slash2 - t) : strlen(t);
         const char *parts[2] = {t, slash2 ? slash2 + 1 : NULL};
         size_t lens[2] = {tn, slash2 ? strlen(slash2 + 1) : 0};
+        int64_t counts[2] = {p->m->nuv, p->m->nnrm};
+        int32_t *dst[2] = {tex, nrm};
         if (slash2 && strchr(slash2 + 1, '/'))
             return MESH_FAIL(p, "face corner '%s' has too many '/'", s);
         for (int i = 0; i < 2; i++) {
@@ -305,9 +363,11 @@ static int obj_corner(mesh_parser *p, const char *s, int32_t *out)
                 return MESH_FAIL(p, "face corner '%s': index too long", s);
             memcpy(head, parts[i], lens[i]);
             head[lens[i]] = '\0';
-            long long dummy;
-            if (mesh_parse_int(p, head, "face texture/normal index", &dummy))
+            long long x;
+            if (mesh_parse_int(p, head, "face texture/normal index", &x))
                 return -1;
+            int32_t r = obj_resolve(x, counts[i]);
+            *dst[i] = r >= 0 ? r : -2;
         }
         if (!slash2 && tn == 0)
             return MESH_FAIL(p, "face corner '%s' has an empty texture index", s);
@@ -322,31 +382,66 @@ static int obj_corner(mesh_parser *p, const char *s, int32_t *out)
         *out = (int32_t)(v - 1);
     } else {
         if (v < -nv) /* not -v > nv: -v overflows for v = LLONG_MIN */
-            return MESH_FAIL(p, "relative face vertex %lld reaches before the first vertex "
-                             "(%lld vertices so far)", v, (long long)nv);
+            return MESH_FAIL(p,
+                             "relative face vertex %lld reaches before the first vertex "
+                             "(%lld vertices so far)",
+                             v, (long long)nv);
         *out = (int32_t)(nv + v);
     }
     return 0;
+}
+
+/* "vt u [v [w]]" or "vn x y z"; a malformed one is an error like a bad
+ * vertex (the file is not what it claims). */
+static int obj_attr(mesh_parser *p, int is_normal)
+{
+    int n = p->ntok - 1;
+    if (is_normal ? n != 3 : (n < 1 || n > 3))
+        return MESH_FAIL(p,
+                         is_normal ? "normal needs 3 numbers, got %d"
+                                   : "texture coordinate needs 1 to 3 numbers, got %d",
+                         n);
+    double val[3] = {0, 0, 0};
+    for (int i = 0; i < n; i++)
+        if (mesh_parse_double(p, p->tok[1 + i], is_normal ? "normal" : "texture coordinate",
+                              &val[i]))
+            return -1;
+    return is_normal ? mesh_add_normal(p, val) : mesh_add_uv(p, val[0], val[1]);
+}
+
+/* Drops a corner attribute (array, its corner indices) the faces do not
+ * use consistently: no face names it, or one named an undefined entry. */
+static void obj_drop_attr(float **arr, int64_t *count, int32_t **corner, int bad)
+{
+    if (*corner && !bad)
+        return;
+    free(*arr);
+    free(*corner);
+    *arr = NULL;
+    *corner = NULL;
+    *count = 0;
 }
 
 static int mesh_parse_obj(mesh_parser *p)
 {
     int32_t *idx = NULL;
     int idx_cap = 0;
-    int r;
+    int r, bad_uv = 0, bad_n = 0;
     while ((r = mesh_next_tokens(p, 1)) > 0) {
         const char *kw = p->tok[0];
         if (!strcmp(kw, "v")) {
             int n = p->ntok - 1;
             if (n != 3 && n != 4 && n != 6) {
                 free(idx);
-                return MESH_FAIL(p, "vertex needs 3 coordinates (or x y z w, or x y z r g b), "
-                                 "got %d numbers", n);
+                return MESH_FAIL(p,
+                                 "vertex needs 3 coordinates (or x y z w, or x y z r g b), "
+                                 "got %d numbers",
+                                 n);
             }
             double val[6];
             for (int i = 0; i < n; i++)
-                if (mesh_parse_double(p, p->tok[1 + i], i < 3 ? "vertex coordinate"
-                                                               : "vertex value", &val[i])) {
+                if (mesh_parse_double(p, p->tok[1 + i],
+                                      i < 3 ? "vertex coordinate" : "vertex value", &val[i])) {
                     free(idx);
                     return -1;
                 }
@@ -365,6 +460,11 @@ static int mesh_parse_obj(mesh_parser *p)
                     return -1;
                 }
             }
+        } else if (!strcmp(kw, "vt") || !strcmp(kw, "vn")) {
+            if (obj_attr(p, kw[1] == 'n')) {
+                free(idx);
+                return -1;
+            }
         } else if (!strcmp(kw, "f")) {
             int k = p->ntok - 1;
             if (k < 3) {
@@ -372,7 +472,7 @@ static int mesh_parse_obj(mesh_parser *p)
                 return MESH_FAIL(p, "face needs at least 3 vertices, got %d", k);
             }
             if (k > idx_cap) {
-                int32_t *q = realloc(idx, (size_t)k * sizeof *q);
+                int32_t *q = realloc(idx, 3 * (size_t)k * sizeof *q);
                 if (!q) {
                     free(idx);
                     return mesh_oom(p);
@@ -380,20 +480,33 @@ static int mesh_parse_obj(mesh_parser *p)
                 idx = q;
                 idx_cap = k;
             }
-            for (int i = 0; i < k; i++)
-                if (obj_corner(p, p->tok[1 + i], &idx[i])) {
+            int32_t *tidx = idx + k, *nidx = idx + 2 * k;
+            int has_t = 0, has_n = 0;
+            for (int i = 0; i < k; i++) {
+                if (obj_corner(p, p->tok[1 + i], &idx[i], &tidx[i], &nidx[i])) {
                     free(idx);
                     return -1;
                 }
-            if (mesh_add_polygon(p, idx, k)) {
+                bad_uv |= tidx[i] == -2;
+                bad_n |= nidx[i] == -2;
+                has_t |= tidx[i] >= 0;
+                has_n |= nidx[i] >= 0;
+            }
+            for (int i = 0; i < k; i++) {
+                tidx[i] = tidx[i] < 0 ? -1 : tidx[i];
+                nidx[i] = nidx[i] < 0 ? -1 : nidx[i];
+            }
+            if (mesh_add_polygon(p, idx, has_t ? tidx : NULL, has_n ? nidx : NULL, k)) {
                 free(idx);
                 return -1;
             }
         }
-        /* everything else (vt, vn, vp, g, o, s, usemtl, mtllib, l, p, ...) is
-         * not geometry the physics jobs use */
+        /* everything else (vp, g, o, s, usemtl, mtllib, l, p, ...) is not
+         * geometry the physics jobs use */
     }
     free(idx);
+    obj_drop_attr(&p->m->uv, &p->m->nuv, &p->m->tri_uv, bad_uv);
+    obj_drop_attr(&p->m->nrm, &p->m->nnrm, &p->m->tri_n, bad_n);
     return r < 0 ? -1 : 0;
 }
 
@@ -429,8 +542,7 @@ static int mesh_parse_off(mesh_parser *p)
         first = 0;
     }
     if (p->ntok - first != 3 && p->ntok - first != 2)
-        return MESH_FAIL(p, "expected 'nvertices nfaces nedges', got %d numbers",
-                         p->ntok - first);
+        return MESH_FAIL(p, "expected 'nvertices nfaces nedges', got %d numbers", p->ntok - first);
     long long nv = 0, nf = 0, ne = 0;
     if (mesh_parse_int(p, p->tok[first], "vertex count", &nv) ||
         mesh_parse_int(p, p->tok[first + 1], "face count", &nf) ||
@@ -439,8 +551,7 @@ static int mesh_parse_off(mesh_parser *p)
     if (nv < 0 || nf < 0 || ne < 0)
         return MESH_FAIL(p, "negative count");
     if (nv > INT32_MAX)
-        return MESH_FAIL(p, "%lld vertices is more than this reader supports (%d)", nv,
-                         INT32_MAX);
+        return MESH_FAIL(p, "%lld vertices is more than this reader supports (%d)", nv, INT32_MAX);
     long long count_line = p->lineno;
     int ncoord = 3 + (has_n ? 3 : 0);
     double colmax = 0.0;
@@ -451,8 +562,10 @@ static int mesh_parse_off(mesh_parser *p)
         if (r < 0)
             return -1;
         if (r == 0)
-            return mesh_fail_at(p, p->lineno, "file ends after %lld of the %lld vertices "
-                                "declared on line %lld", i, nv, count_line);
+            return mesh_fail_at(p, p->lineno,
+                                "file ends after %lld of the %lld vertices "
+                                "declared on line %lld",
+                                i, nv, count_line);
         int n = p->ntok;
         int ok = n == ncoord || (has_c && (n == ncoord + 3 || n == ncoord + 4)) ||
                  (!has_c && (n == ncoord + 3 || n == ncoord + 4));
@@ -466,7 +579,7 @@ static int mesh_parse_off(mesh_parser *p)
             if (mesh_parse_double(p, p->tok[t], t < 3 ? "vertex coordinate" : "vertex value",
                                   &val[t]))
                 return -1;
-        if (mesh_add_vertex(p, val))
+        if (mesh_add_vertex(p, val) || (has_n && mesh_add_normal(p, val + 3)))
             return -1;
         if (n >= ncoord + 3) {
             double *c = val + ncoord;
@@ -549,7 +662,7 @@ static int mesh_parse_off(mesh_parser *p)
                 return -1;
             }
         }
-        if (mesh_add_polygon(p, idx, (int)k)) {
+        if (mesh_add_polygon(p, idx, NULL, NULL, (int)k)) {
             free(idx);
             return -1;
         }
@@ -562,394 +675,6 @@ static int mesh_parse_off(mesh_parser *p)
         return MESH_FAIL(p, "unexpected content after the %lld faces declared on line %lld", nf,
                          count_line);
     return 0;
-}
-
-/* ---- PLY --------------------------------------------------------------- */
-
-typedef enum { PLY_INT, PLY_UINT8, PLY_FLOAT } ply_kind;
-
-typedef struct ply_prop {
-    char name[64];
-    int is_list;
-    ply_kind count_kind, kind;
-} ply_prop;
-
-typedef struct ply_elem {
-    char name[64];
-    long long count;
-    long long line;
-    ply_prop *props;
-    int nprops, cap;
-} ply_elem;
-
-static int ply_type(const char *s, ply_kind *k)
-{
-    static const struct {
-        const char *name;
-        ply_kind kind;
-    } types[] = {{"char", PLY_INT},    {"int8", PLY_INT},     {"uchar", PLY_UINT8},
-                 {"uint8", PLY_UINT8}, {"short", PLY_INT},    {"int16", PLY_INT},
-                 {"ushort", PLY_INT},  {"uint16", PLY_INT},   {"int", PLY_INT},
-                 {"int32", PLY_INT},   {"uint", PLY_INT},     {"uint32", PLY_INT},
-                 {"float", PLY_FLOAT}, {"float32", PLY_FLOAT}, {"double", PLY_FLOAT},
-                 {"float64", PLY_FLOAT}};
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (!strcmp(s, types[i].name)) {
-            *k = types[i].kind;
-            return 0;
-        }
-    return -1;
-}
-
-static void ply_free_elems(ply_elem *e, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(e[i].props);
-    free(e);
-}
-
-/* Parses one value of the given kind. */
-static int ply_value(mesh_parser *p, const char *s, ply_kind k, const char *what, double *out)
-{
-    if (k == PLY_FLOAT)
-        return mesh_parse_double(p, s, what, out);
-    long long v = 0;
-    if (mesh_parse_int(p, s, what, &v))
-        return -1;
-    if (k == PLY_UINT8 && (v < 0 || v > 255))
-        return MESH_FAIL(p, "%s: %lld is outside the uchar range 0..255", what, v);
-    *out = (double)v;
-    return 0;
-}
-
-static int mesh_parse_ply_body(mesh_parser *p, ply_elem *el, int nel)
-{
-    mesh *m = p->m;
-    int32_t *idx = NULL;
-    int idx_cap = 0;
-    int rc = 0;
-    for (int e = 0; e < nel && !rc; e++) {
-        ply_elem *E = &el[e];
-        int is_vertex = !strcmp(E->name, "vertex");
-        int is_face = !strcmp(E->name, "face");
-        int px = -1, py = -1, pz = -1, pc[3] = {-1, -1, -1}, pf = -1;
-        for (int i = 0; i < E->nprops; i++) {
-            const char *nm = E->props[i].name;
-            if (is_vertex && !E->props[i].is_list) {
-                if (!strcmp(nm, "x"))
-                    px = i;
-                else if (!strcmp(nm, "y"))
-                    py = i;
-                else if (!strcmp(nm, "z"))
-                    pz = i;
-                else if (!strcmp(nm, "red") || !strcmp(nm, "r"))
-                    pc[0] = i;
-                else if (!strcmp(nm, "green") || !strcmp(nm, "g"))
-                    pc[1] = i;
-                else if (!strcmp(nm, "blue") || !strcmp(nm, "b"))
-                    pc[2] = i;
-            }
-            if (is_face && E->props[i].is_list &&
-                (!strcmp(nm, "vertex_indices") || !strcmp(nm, "vertex_index")))
-                pf = i;
-        }
-        if (is_vertex && (px < 0 || py < 0 || pz < 0)) {
-            rc = mesh_fail_at(p, E->line, "element vertex lacks an x, y or z property");
-            break;
-        }
-        if (is_face && pf < 0) {
-            rc = mesh_fail_at(p, E->line, "element face lacks a vertex_indices list");
-            break;
-        }
-        int has_color = is_vertex && pc[0] >= 0 && pc[1] >= 0 && pc[2] >= 0;
-        for (long long n = 0; n < E->count && !rc; n++) {
-            int r = mesh_next_tokens(p, 0);
-            if (r < 0) {
-                rc = -1;
-                break;
-            }
-            if (r == 0) {
-                rc = MESH_FAIL(p, "file ends after %lld of the %lld '%s' elements declared on "
-                               "line %lld", n, E->count, E->name, E->line);
-                break;
-            }
-            int t = 0;
-            double xyz[3] = {0, 0, 0}, rgb[3] = {1, 1, 1};
-            int nidx = 0;
-            for (int i = 0; i < E->nprops && !rc; i++) {
-                ply_prop *P = &E->props[i];
-                if (t >= p->ntok) {
-                    rc = MESH_FAIL(p, "'%s' element has too few values (property '%s' missing)",
-                                   E->name, P->name);
-                    break;
-                }
-                if (!P->is_list) {
-                    double v = 0.0;
-                    if (ply_value(p, p->tok[t++], P->kind, P->name, &v)) {
-                        rc = -1;
-                        break;
-                    }
-                    if (i == px)
-                        xyz[0] = v;
-                    else if (i == py)
-                        xyz[1] = v;
-                    else if (i == pz)
-                        xyz[2] = v;
-                    for (int c = 0; c < 3; c++)
-                        if (i == pc[c]) {
-                            if (P->kind == PLY_FLOAT) {
-                                if (v < 0.0 || v > 1.0) {
-                                    rc = MESH_FAIL(p, "float colour %g is outside [0, 1]", v);
-                                    break;
-                                }
-                                rgb[c] = v;
-                            } else {
-                                if (v < 0.0 || v > 255.0) {
-                                    rc = MESH_FAIL(p, "colour %g is outside 0..255", v);
-                                    break;
-                                }
-                                rgb[c] = v / 255.0;
-                            }
-                        }
-                    continue;
-                }
-                double cnt = 0.0;
-                if (ply_value(p, p->tok[t++], P->count_kind, "list count", &cnt)) {
-                    rc = -1;
-                    break;
-                }
-                if (cnt < 0 || cnt > (double)(p->ntok - t)) {
-                    rc = MESH_FAIL(p, "list '%s' declares %.0f values but the line has %d more",
-                                   P->name, cnt, p->ntok - t);
-                    break;
-                }
-                int k = (int)cnt;
-                if (i == pf) {
-                    if (k < 3) {
-                        rc = MESH_FAIL(p, "face needs at least 3 vertices, got %d", k);
-                        break;
-                    }
-                    if (k > idx_cap) {
-                        int32_t *q = realloc(idx, (size_t)k * sizeof *q);
-                        if (!q) {
-                            rc = mesh_oom(p);
-                            break;
-                        }
-                        idx = q;
-                        idx_cap = k;
-                    }
-                    nidx = k;
-                }
-                for (int j = 0; j < k; j++) {
-                    double v = 0.0;
-                    if (ply_value(p, p->tok[t++], P->kind, P->name, &v)) {
-                        rc = -1;
-                        break;
-                    }
-                    if (i == pf) {
-                        if (P->kind == PLY_FLOAT && v != floor(v)) {
-                            rc = MESH_FAIL(p, "face vertex index %g is not an integer", v);
-                            break;
-                        }
-                        idx[j] = (int32_t)-1;
-                        if (v >= 0 && v < (double)m->nverts)
-                            idx[j] = (int32_t)v;
-                        else {
-                            rc = MESH_FAIL(p, "face vertex %.0f is out of range [0, %lld)", v,
-                                           (long long)m->nverts);
-                            break;
-                        }
-                    }
-                }
-            }
-            if (rc)
-                break;
-            if (t != p->ntok) {
-                rc = MESH_FAIL(p, "'%s' element has %d values, its properties take %d", E->name,
-                               p->ntok, t);
-                break;
-            }
-            if (is_vertex) {
-                if (mesh_add_vertex(p, xyz) || (has_color && mesh_set_color(p, rgb)))
-                    rc = -1;
-            } else if (is_face) {
-                if (mesh_add_polygon(p, idx, nidx))
-                    rc = -1;
-            }
-        }
-    }
-    free(idx);
-    if (rc)
-        return rc;
-    int r = mesh_next_tokens(p, 0);
-    if (r < 0)
-        return -1;
-    if (r > 0)
-        return MESH_FAIL(p, "unexpected content after the last element");
-    return 0;
-}
-
-static int mesh_parse_ply(mesh_parser *p)
-{
-    int r = mesh_next_line(p);
-    if (r <= 0)
-        return r < 0 ? -1 : mesh_fail_at(p, p->lineno > 0 ? p->lineno : 1, "empty PLY file");
-    if (mesh_tokenize(p, 0))
-        return -1;
-    if (p->ntok != 1 || strcmp(p->tok[0], "ply"))
-        return MESH_FAIL(p, "expected 'ply' on the first line");
-    ply_elem *el = NULL;
-    int nel = 0, elcap = 0, have_format = 0, vertex_seen = 0;
-    for (;;) {
-        r = mesh_next_line(p);
-        if (r < 0)
-            goto fail;
-        if (r == 0) {
-            r = MESH_FAIL(p, "file ends inside the PLY header (no end_header)");
-            goto fail;
-        }
-        if (mesh_tokenize(p, 0))
-            goto fail;
-        if (p->ntok == 0)
-            continue;
-        const char *kw = p->tok[0];
-        if (!strcmp(kw, "comment") || !strcmp(kw, "obj_info"))
-            continue;
-        if (!strcmp(kw, "end_header")) {
-            if (!have_format) {
-                r = MESH_FAIL(p, "PLY header has no format line");
-                goto fail;
-            }
-            break;
-        }
-        if (!strcmp(kw, "format")) {
-            if (p->ntok != 3) {
-                r = MESH_FAIL(p, "expected 'format ascii 1.0'");
-                goto fail;
-            }
-            if (strcmp(p->tok[1], "ascii")) {
-                r = MESH_FAIL(p, "PLY format '%s' is not supported (only ascii)", p->tok[1]);
-                goto fail;
-            }
-            if (strcmp(p->tok[2], "1.0")) {
-                r = MESH_FAIL(p, "PLY version '%s' is not supported (only 1.0)", p->tok[2]);
-                goto fail;
-            }
-            have_format = 1;
-            continue;
-        }
-        if (!strcmp(kw, "element")) {
-            if (p->ntok != 3) {
-                r = MESH_FAIL(p, "expected 'element NAME COUNT'");
-                goto fail;
-            }
-            long long cnt = 0;
-            if (mesh_parse_int(p, p->tok[2], "element count", &cnt))
-                goto fail;
-            if (cnt < 0) {
-                r = MESH_FAIL(p, "negative element count %lld", cnt);
-                goto fail;
-            }
-            if (strlen(p->tok[1]) >= sizeof el[0].name) {
-                r = MESH_FAIL(p, "element name too long");
-                goto fail;
-            }
-            if (!strcmp(p->tok[1], "vertex")) {
-                if (vertex_seen++) {
-                    r = MESH_FAIL(p, "second 'element vertex'");
-                    goto fail;
-                }
-                if (cnt > INT32_MAX) {
-                    r = MESH_FAIL(p, "%lld vertices is more than this reader supports", cnt);
-                    goto fail;
-                }
-            } else if (!strcmp(p->tok[1], "face") && !vertex_seen) {
-                r = MESH_FAIL(p, "element face comes before element vertex");
-                goto fail;
-            }
-            if (nel == elcap) {
-                int nc = elcap ? 2 * elcap : 4;
-                ply_elem *q = realloc(el, (size_t)nc * sizeof *q);
-                if (!q) {
-                    r = mesh_oom(p);
-                    goto fail;
-                }
-                el = q;
-                elcap = nc;
-            }
-            memset(&el[nel], 0, sizeof el[nel]);
-            strcpy(el[nel].name, p->tok[1]);
-            el[nel].count = cnt;
-            el[nel].line = p->lineno;
-            nel++;
-            continue;
-        }
-        if (!strcmp(kw, "property")) {
-            if (nel == 0) {
-                r = MESH_FAIL(p, "property before any element");
-                goto fail;
-            }
-            ply_elem *E = &el[nel - 1];
-            ply_prop P;
-            memset(&P, 0, sizeof P);
-            const char *name;
-            if (p->ntok >= 2 && !strcmp(p->tok[1], "list")) {
-                if (p->ntok != 5) {
-                    r = MESH_FAIL(p, "expected 'property list COUNT_TYPE TYPE NAME'");
-                    goto fail;
-                }
-                P.is_list = 1;
-                if (ply_type(p->tok[2], &P.count_kind) || P.count_kind == PLY_FLOAT) {
-                    r = MESH_FAIL(p, "'%s' is not an integer PLY type", p->tok[2]);
-                    goto fail;
-                }
-                if (ply_type(p->tok[3], &P.kind)) {
-                    r = MESH_FAIL(p, "'%s' is not a PLY type", p->tok[3]);
-                    goto fail;
-                }
-                name = p->tok[4];
-            } else {
-                if (p->ntok != 3) {
-                    r = MESH_FAIL(p, "expected 'property TYPE NAME'");
-                    goto fail;
-                }
-                if (ply_type(p->tok[1], &P.kind)) {
-                    r = MESH_FAIL(p, "'%s' is not a PLY type", p->tok[1]);
-                    goto fail;
-                }
-                name = p->tok[2];
-            }
-            if (strlen(name) >= sizeof P.name) {
-                r = MESH_FAIL(p, "property name too long");
-                goto fail;
-            }
-            strcpy(P.name, name);
-            if (E->nprops == E->cap) {
-                int nc = E->cap ? 2 * E->cap : 8;
-                if (nc > 4096) {
-                    r = MESH_FAIL(p, "too many properties");
-                    goto fail;
-                }
-                ply_prop *q = realloc(E->props, (size_t)nc * sizeof *q);
-                if (!q) {
-                    r = mesh_oom(p);
-                    goto fail;
-                }
-                E->props = q;
-                E->cap = nc;
-            }
-            E->props[E->nprops++] = P;
-            continue;
-        }
-        r = MESH_FAIL(p, "unknown PLY header line '%s'", kw);
-        goto fail;
-    }
-    r = mesh_parse_ply_body(p, el, nel);
-    ply_free_elems(el, nel);
-    return r ? -1 : 0;
-fail:
-    ply_free_elems(el, nel);
-    return -1;
 }
 
 /* ---- entry points -------------------------------------------------------- */
@@ -989,6 +714,32 @@ static mesh_format mesh_detect(const char *buf, size_t len, const char *name)
     return MESH_OBJ;
 }
 
+/* PLY and NOFF hold texture coordinates and normals per vertex: the
+ * corners then index them by their vertex. An attribute given for only
+ * some vertices is dropped. */
+static int mesh_link_vertex_attrs(mesh_parser *p)
+{
+    mesh *m = p->m;
+    float **arr[2] = {&m->uv, &m->nrm};
+    int64_t *cnt[2] = {&m->nuv, &m->nnrm};
+    int32_t **corner[2] = {&m->tri_uv, &m->tri_n};
+    for (int a = 0; a < 2; a++) {
+        if (!*arr[a] || *corner[a])
+            continue;
+        if (*cnt[a] != m->nverts) {
+            free(*arr[a]);
+            *arr[a] = NULL;
+            *cnt[a] = 0;
+            continue;
+        }
+        *corner[a] = malloc((size_t)(m->nfaces ? 3 * m->nfaces : 1) * sizeof **corner[a]);
+        if (!*corner[a])
+            return mesh_oom(p);
+        memcpy(*corner[a], m->tri, (size_t)(3 * m->nfaces) * sizeof **corner[a]);
+    }
+    return 0;
+}
+
 int mesh_read_buf(const char *buf, size_t len, const char *name, mesh *m, cls_error *err)
 {
     mesh_init(m);
@@ -1011,6 +762,8 @@ int mesh_read_buf(const char *buf, size_t len, const char *name, mesh *m, cls_er
         rc = mesh_parse_obj(&p);
     free(p.line);
     free(p.tok);
+    if (!rc)
+        rc = mesh_link_vertex_attrs(&p);
     if (!rc && m->nverts == 0)
         rc = mesh_fail_at(&p, p.lineno > 0 ? p.lineno : 1, "no vertices in the file");
     if (rc) {
@@ -1054,27 +807,4 @@ int mesh_read(const char *path, mesh *m, cls_error *err)
     int rc = mesh_read_buf(buf, len, path, m, err);
     free(buf);
     return rc;
-}
-
-int mesh_write_obj(const char *path, const mesh *m, cls_error *err)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", path, strerror(errno));
-    fprintf(f, "# written by clsolve: %lld vertices, %lld triangles\n", (long long)m->nverts,
-            (long long)m->nfaces);
-    for (int64_t i = 0; i < m->nverts; i++) {
-        const double *x = m->v + 3 * i;
-        if (m->color)
-            fprintf(f, "v %.9g %.9g %.9g %.6g %.6g %.6g\n", x[0], x[1], x[2], m->color[3 * i],
-                    m->color[3 * i + 1], m->color[3 * i + 2]);
-        else
-            fprintf(f, "v %.9g %.9g %.9g\n", x[0], x[1], x[2]);
-    }
-    for (int64_t t = 0; t < m->nfaces; t++)
-        fprintf(f, "f %d %d %d\n", m->tri[3 * t] + 1, m->tri[3 * t + 1] + 1, m->tri[3 * t + 2] + 1);
-    int bad = ferror(f);
-    if (fclose(f) || bad)
-        return cls_fail(err, CLS_EOTHER, "%s: write error", path);
-    return CLS_OK;
 }

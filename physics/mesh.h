@@ -1,9 +1,14 @@
 /*
  * mesh.h: triangle meshes for the physics jobs, read from Wavefront OBJ,
- * OFF and ASCII PLY (chosen by content, then by extension).
+ * OFF and ASCII PLY (chosen by content, then by extension), written as OBJ,
+ * ASCII PLY and legacy VTK (physics/mesh_write.c).
  *
  * Polygons are fan-triangulated on read. Vertex colours (OBJ "v x y z r g b",
  * PLY red/green/blue, OFF COFF) are kept when present, as floats in [0, 1].
+ * Texture coordinates and normals are kept the way OBJ holds them: arrays of
+ * their own, indexed per triangle corner (so a UV seam, where one vertex has
+ * two texture coordinates, survives); PLY and NOFF per-vertex attributes are
+ * the case where corner index = vertex index.
  * Like the Matrix Market reader, the mesh readers never allocate from a
  * declared count the file does not back, and every error is CLS_EINPUT with
  * "FILE:LINE: what is wrong".
@@ -17,9 +22,14 @@
 
 typedef struct mesh {
     int64_t nverts, nfaces;
-    double *v;     /* 3 * nverts positions */
-    float *color;  /* 3 * nverts in [0, 1], or NULL */
-    int32_t *tri;  /* 3 * nfaces vertex indices, 0-based */
+    double *v;    /* 3 * nverts positions */
+    float *color; /* 3 * nverts in [0, 1], or NULL */
+    int32_t *tri; /* 3 * nfaces vertex indices, 0-based */
+    int64_t nuv, nnrm;
+    float *uv;       /* 2 * nuv texture coordinates (u, v), or NULL */
+    float *nrm;      /* 3 * nnrm normals, or NULL */
+    int32_t *tri_uv; /* 3 * nfaces indices into uv (-1: none), NULL without uv */
+    int32_t *tri_n;  /* 3 * nfaces indices into nrm (-1: none), NULL without normals */
 } mesh;
 
 void mesh_init(mesh *m);
@@ -32,7 +42,14 @@ int mesh_read(const char *path, mesh *m, cls_error *err);
  * messages and, when the content is ambiguous, its extension decides. */
 int mesh_read_buf(const char *buf, size_t len, const char *name, mesh *m, cls_error *err);
 
-/* Writes OBJ (positions and triangles; colours when present). */
+/* Deep copy of a (read or generated) mesh. */
+int mesh_copy(const mesh *a, mesh *b, cls_error *err);
+
+/* Replaces the normals by area-weighted vertex normals of the current
+ * positions (nnrm = nverts, tri_n = tri): what a moved mesh's normals are. */
+int mesh_normals_recompute(mesh *m, cls_error *err);
+
+/* Writes OBJ (positions, colours, texture coordinates, normals, triangles). */
 int mesh_write_obj(const char *path, const mesh *m, cls_error *err);
 
 #endif

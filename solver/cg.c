@@ -30,7 +30,12 @@
  * cg_classic (cg_options.classic = 1) is the textbook loop: one SpMV, one
  * dot (p'Ap), one fused update that also returns the new r'z and r'r, and
  * one xpay: two host synchronisations per iteration. It stays as the
- * reference the fused loop is tested against.
+ * reference the fused loops are tested against, with any preconditioner
+ * (cg_options.apply: z = M^-1 r and a separate r'z).
+ *
+ * A general preconditioner (Chebyshev, incomplete Cholesky, AMG: no
+ * diagonal identity for r'z) runs pcg.c's preconditioned single-reduction
+ * loop, the same device-side scheme with a different recurrence.
  *
  * Both declare convergence on the true residual ||b - Ax||/||b||, not only
  * the recurrence's: when the recurrence reaches tol, the true residual is
@@ -100,7 +105,8 @@ int cg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err)
 static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
                       const cg_options *opt, cg_result *res, cls_error *err)
 {
-    const int jacobi = opt->precond == PRECOND_JACOBI;
+    const int general = opt->apply != NULL; /* z = M^-1 r by the caller's preconditioner */
+    const int jacobi = opt->precond == PRECOND_JACOBI || general;
     const int64_t n = A->nrows;
     la_vec r = {0}, z = {0}, p = {0}, q = {0};
     int64_t cap = 0;
@@ -133,7 +139,9 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, c
     }
 
     CLS_TRY(la_residual(la, A, b, x, &q, &r, &rr, err)); /* r = b - A x0; rr = r'r */
-    if (jacobi)
+    if (general)
+        CLS_TRY(opt->apply(opt->apply_ctx, &r, &z, err)); /* z = M^-1 r */
+    else if (jacobi)
         CLS_TRY(la_pointwise(la, dinv, &r, &z, err)); /* z = D^{-1} r */
     if (jacobi)
         CLS_TRY(la_dot(la, &r, &z, &rz, err)); /* rz = r'z */
@@ -183,7 +191,9 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, c
             }
             replacements++;
             last_true = true_rel;
-            if (jacobi)
+            if (general)
+                CLS_TRY(opt->apply(opt->apply_ctx, &r, &z, err)); /* z = M^-1 r */
+            else if (jacobi)
                 CLS_TRY(la_pointwise(la, dinv, &r, &z, err)); /* z = D^{-1} r */
             rr = true_rr;
             if (jacobi)
@@ -218,7 +228,11 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, c
         }
         alpha = rz / pq; /* alpha = r'z / p'Ap */
         rz_old = rz;
-        if (jacobi)                                     /* x += alpha p; r -= alpha q; */
+        if (general) { /* x += alpha p; r -= alpha q; rr = r'r; z = M^-1 r; rz = r'z */
+            CLS_TRY(la_cg_update(la, alpha, &p, &q, x, &r, &rr, err));
+            CLS_TRY(opt->apply(opt->apply_ctx, &r, &z, err));
+            CLS_TRY(la_dot(la, &r, &z, &rz, err));
+        } else if (jacobi)                              /* x += alpha p; r -= alpha q; */
             CLS_TRY(la_pcg_update(la, alpha, &p, &q, x, /* z = D^{-1} r; rz = r'z; rr = r'r */
                                   &r, dinv, &z, &rz, &rr, err));
         else {
@@ -447,9 +461,13 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
              const cg_options *opt, cg_result *res, cls_error *err)
 {
     memset(res, 0, sizeof *res);
-    if (opt->precond == PRECOND_JACOBI && !dinv)
+    if (opt->precond == PRECOND_JACOBI && !dinv && !opt->apply)
         return cls_fail(err, CLS_EOTHER, "cg_solve: Jacobi asked for without a diagonal");
+    if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI && !opt->apply)
+        return cls_fail(err, CLS_EOTHER, "cg_solve: a preconditioner asked for without its apply");
     if (opt->classic || A->nrows != A->ncols)
         return cg_classic(la, A, b, x, dinv, opt, res, err);
+    if (opt->apply)
+        return pcg_fused(la, A, b, x, opt, res, err);
     return cg_fused(la, A, b, x, dinv, opt, res, err);
 }

@@ -12,9 +12,10 @@
 #include <stdint.h>
 
 #include "../kernels/la.h"
+#include "pc_options.h"
 
 typedef enum { SOLVER_CG, SOLVER_PIPECG } solver_method;
-typedef enum { PRECOND_NONE, PRECOND_JACOBI } solver_precond;
+/* solver_precond: the preconditioners' types (pc_options.h) */
 
 typedef enum {
     CG_CONVERGED_RTOL = 1, /* ||r||/||b|| <= tol */
@@ -33,17 +34,27 @@ typedef enum {
  * every update applied to x). */
 typedef int (*cg_monitor_fn)(void *ctx, int64_t iteration, double rel_residual);
 
+/* z = M^-1 r for a general preconditioner (symmetric positive definite),
+ * enqueued on la's queue without blocking where it can: the fused loop
+ * calls it once per iteration while later iterations are queued. */
+typedef int (*cg_apply_fn)(void *ctx, const la_vec *r, la_vec *z, cls_error *err);
+
 typedef struct cg_options {
     double tol;
     int64_t maxiter;
     solver_precond precond;
     cg_monitor_fn monitor;
     void *monitor_ctx;
-    int classic; /* 1: the two-synchronisation Hestenes-Stiefel loop (reference);
-                  * 0: the fused single-synchronisation loop (default) */
-    int lag;     /* fused: iterations the host may run ahead of the records it
-                  * has read (0: 2); convergence stops the device itself, so a
-                  * larger lag costs only no-op launches */
+    int classic;       /* 1: the two-synchronisation Hestenes-Stiefel loop (reference);
+                        * 0: the fused single-synchronisation loop (default) */
+    int lag;           /* fused: iterations the host may run ahead of the records it
+                        * has read (0: 2); convergence stops the device itself, so a
+                        * larger lag costs only no-op launches */
+    cg_apply_fn apply; /* a general preconditioner (precond is then neither NONE
+                        * nor JACOBI): the preconditioned loop of pcg.c */
+    void *apply_ctx;
+    const double *tols; /* several right-hand sides together (dbcg_solve): column c's
+                         * tolerance (an absolute one makes it differ); NULL: tol */
 } cg_options;
 
 typedef struct cg_result {
@@ -59,13 +70,19 @@ typedef struct cg_result {
 
 /* Solves A x = b with x holding the initial guess on entry. dinv is the
  * inverted diagonal (used when precond == PRECOND_JACOBI, may be NULL
- * otherwise). Returns CLS_OK when converged, CLS_ENOTCONV at maxiter,
- * CLS_EBREAKDOWN with a message on breakdown, CLS_EOTHER on a device error.
- * res is filled in every case. */
+ * otherwise); opt->apply a general preconditioner (pcg_fused, pcg.c). Returns CLS_OK when
+ * converged, CLS_ENOTCONV at maxiter, CLS_EBREAKDOWN with a message on breakdown, CLS_EOTHER on a
+ * device error. res is filled in every case. */
 int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
              const cg_options *opt, cg_result *res, cls_error *err);
 
 void cg_result_free(cg_result *res);
+
+/* The preconditioned single-reduction CG on one device with a general
+ * preconditioner opt->apply (pcg.c; the Jacobi and unpreconditioned loops
+ * stay cg_fused's): cg_solve calls it. */
+int pcg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const cg_options *opt,
+              cg_result *res, cls_error *err);
 
 /* Appends v to res->history, growing it geometrically (*cap is the
  * capacity the caller tracks, 0 at first); shared by every Krylov method. */

@@ -80,8 +80,8 @@ int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, 
 
 /* The one-part case: the fused single-device loop on rank 0's part; the
  * other ranks (no part) learn its outcome. */
-static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
-                        cg_result *res, cls_error *err)
+static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, pc *pc,
+                        const cg_options *opt, cg_result *res, cls_error *err)
 {
     int rc = CLS_OK;
     if (s->nmine == 1) {
@@ -92,7 +92,12 @@ static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const
             vd = dinv->v[0];
             vd.n = p->halo.nlocal;
         }
-        rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, opt, res, err);
+        cg_options o = *opt;
+        if (pc && pc->type != PRECOND_NONE && pc->type != PRECOND_JACOBI) {
+            o.apply = pc_apply_one; /* the preconditioned loop, pcg.c */
+            o.apply_ctx = pc;
+        }
+        rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, &o, res, err);
         if (rc == CLS_EOTHER) /* a device error, or a cancel: not kept warm */
             dsys_fail(s, err);
     }
@@ -157,10 +162,12 @@ static int dcg_round(dsys *s, dcg_ctx *c, la_vec *const *vecs, double v[4], int 
     return dsys_allreduce(s, &ls, v, cancel_in, cancel_out, err);
 }
 
-int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
-              cg_result *res, cls_error *err)
+int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+              cls_error *err)
 {
-    const int jacobi = opt->precond == PRECOND_JACOBI;
+    const int jacobi = pc && pc->type == PRECOND_JACOBI;
+    const int general = pc && !jacobi && pc->type != PRECOND_NONE;
+    const dvec *dinv = jacobi ? &pc->dinv : NULL;
     la_cgp *w = NULL;
     la_vec **xs = NULL, **ps = NULL;
     int64_t cap = 0;
@@ -172,10 +179,10 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_option
 
     const double t0 = cls_now();
     memset(res, 0, sizeof *res);
-    if (jacobi && !dinv)
-        return cls_fail(err, CLS_EOTHER, "dcg_solve: Jacobi asked for without a diagonal");
     if (s->L->nparts == 1)
-        return dcg_one_part(s, b, x, jacobi ? dinv : NULL, opt, res, err);
+        return dcg_one_part(s, b, x, dinv, pc, opt, res, err);
+    if (general)
+        return dpcg_solve(s, b, x, pc, opt, res, err);
 
     int zero_rhs;
     CLS_TRY(dcg_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */

@@ -8,14 +8,17 @@
  * breakdown on p'Ap <= 0 or NaN/Inf; the monitor (rank 0 only) may cancel.
  * Collective: every rank of the dsys calls with the same options, and all
  * return the same exit class at the same iteration. b and x are local
- * (x ghosted: it is the x of the true-residual SpMV); dinv is the inverted
- * diagonal, needed for PRECOND_JACOBI.
+ * (x ghosted: it is the x of the true-residual SpMV); pc is the
+ * preconditioner (pc.h; NULL: none): Jacobi takes the fused diagonal path,
+ * any other runs the preconditioned single-reduction loop (dpcg.c; one part:
+ * pcg.c).
  */
 #ifndef CLS_SOLVER_DCG_H
 #define CLS_SOLVER_DCG_H
 
 #include "cg.h"
 #include "dvec.h"
+#include "pc.h"
 
 /* ||b|| across ranks, and the two ends every distributed method meets
  * before its first iteration: a non-finite b is CLS_EBREAKDOWN; b = 0 sets
@@ -24,10 +27,23 @@
 int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
                  int *zero_rhs, cls_error *err);
 
-int dcg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
-              cg_result *res, cls_error *err);
+int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+              cls_error *err);
 
-int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
-                 cg_result *res, cls_error *err);
+/* The general-preconditioner loop over several parts (dcg_solve calls it). */
+int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+               cls_error *err);
+
+int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+                 cls_error *err);
+
+/* k right-hand sides solved together (dbcg.c): b[c], x[c] (x ghosted) for
+ * c < k <= DSOLVE_MAX_RHS_BLOCK, res[c] per column (filled in every case).
+ * The matrix is read once per iteration for all active columns; each column
+ * converges (and restarts) on its own. Returns the first failing column's
+ * class with "right-hand side C: ..." in err, CLS_OK when all converged. */
+#define DSOLVE_MAX_RHS_BLOCK 64
+int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *opt,
+               cg_result *res, cls_error *err);
 
 #endif

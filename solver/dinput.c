@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/parallel.h"
+#include "../common/trace.h"
 #include "../matrices/gen_rows.h"
 #include "../matrices/mm.h"
 
@@ -129,28 +131,100 @@ static void csr_keep_prefix(csr_matrix *A, int64_t r1)
 }
 
 /* b = A * 1 over a block: row sums, in the order csr_spmv_ref adds them */
-static void row_sums(const csr_matrix *B, double *b)
+typedef struct rowsum_ctx {
+    const csr_matrix *B;
+    double *b;
+} rowsum_ctx;
+
+static void row_sums_range(void *arg, int range, int64_t i0, int64_t i1)
 {
-    for (int64_t i = 0; i < B->nrows; i++) {
+    (void)range;
+    const rowsum_ctx *c = arg;
+    const csr_matrix *B = c->B;
+    for (int64_t i = i0; i < i1; i++) {
         double s = 0.0;
         for (int64_t k = B->rowptr[i]; k < B->rowptr[i + 1]; k++)
             s += B->val[k] * 1.0;
-        b[i] = s;
+        c->b[i] = s;
     }
 }
 
-static int read_vectors(const char *a_path, const char *b_path, const char *x0_path, int64_t nrows,
-                        double **b, double **x0, cls_error *err)
+/* b = A 1, rows in parallel (each row's sum in entry order: the same bits
+ * on any thread count) */
+static void row_sums(const csr_matrix *B, double *b)
+{
+    rowsum_ctx c = {B, b};
+    cls_parallel_for(B->nrows, 65536, row_sums_range, &c);
+}
+
+/* "gen:random:K": K pseudo-random right-hand sides (benchmarks without
+ * files of N^3 rows): entry (i, c) is a splitmix64 hash of the global row
+ * and the column, uniform in [-1, 1), so every layout sees the same b.
+ * Returns 1 for a gen: spec (*k set, or CLS_EINPUT in *rc), 0 otherwise. */
+static int rhs_gen_spec(const char *p, int *k, int *rc, cls_error *err)
+{
+    if (strncmp(p, "gen:", 4))
+        return 0;
+    char *end;
+    long v = strncmp(p, "gen:random:", 11) ? 0 : strtol(p + 11, &end, 10);
+    *rc = CLS_OK;
+    if (v < 1 || v > DSOLVE_MAX_RHS || *end)
+        *rc = cls_fail(err, CLS_EINPUT,
+                       "right-hand side generator '%.64s': give gen:random:K with K in 1..%d", p,
+                       DSOLVE_MAX_RHS);
+    else
+        *k = (int)v;
+    return 1;
+}
+
+static double rhs_gen_value(int64_t row, int c)
+{
+    uint64_t z = (uint64_t)row * 64u + (uint64_t)c + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* b (the columns of every file, in order: *k of them, column-major n x k)
+ * and x0 */
+static int read_vectors(const char *a_path, const char *const *b_paths, int nb_paths,
+                        const char *x0_path, int64_t nrows, double **b, int *k, double **x0,
+                        cls_error *err)
 {
     int64_t n = 0;
     int rc;
-    if (b_path) {
-        if ((rc = mm_read_vector(b_path, b, &n, err)))
+    *k = 0;
+    for (int f = 0; f < nb_paths; f++) {
+        double *v = NULL;
+        int64_t rows = 0, cols = 0;
+        if ((rc = mm_read_block(b_paths[f], DSOLVE_MAX_RHS - *k, &v, &rows, &cols, err)))
             return rc;
-        if (n != nrows)
+        if (rows != nrows) {
+            free(v);
+            if (cols == 1)
+                return cls_fail(err, CLS_EINPUT,
+                                "%s: right-hand side has %lld entries but %s has %lld rows",
+                                b_paths[f], (long long)rows, a_path, (long long)nrows);
             return cls_fail(err, CLS_EINPUT,
-                            "%s: right-hand side has %lld entries but %s has %lld rows", b_path,
-                            (long long)n, a_path, (long long)nrows);
+                            "%s: right-hand sides are %lld x %lld but %s has %lld rows", b_paths[f],
+                            (long long)rows, (long long)cols, a_path, (long long)nrows);
+        }
+        if (*k + cols > DSOLVE_MAX_RHS) {
+            free(v);
+            return cls_fail(err, CLS_EINPUT, "%s: more than %d right-hand sides in all", b_paths[f],
+                            DSOLVE_MAX_RHS);
+        }
+        double *nb =
+            realloc(*b, (size_t)(nrows * (*k + cols) > 0 ? nrows * (*k + cols) : 1) * sizeof *nb);
+        if (!nb) {
+            free(v);
+            return cls_fail(err, CLS_EOTHER, "out of memory for the right-hand sides");
+        }
+        *b = nb;
+        memcpy(nb + nrows * *k, v, (size_t)(nrows * cols) * sizeof *nb);
+        free(v);
+        *k += (int)cols;
     }
     if (x0_path) {
         if ((rc = mm_read_vector(x0_path, x0, &n, err)))
@@ -196,8 +270,9 @@ static int64_t rank_nnz(const part_layout *L, int r)
     return s;
 }
 
-int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const char *x0_path,
-                 const dsolve_options *opt, int G, ds_input *in, cls_error *err)
+int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, int nb_paths,
+                 const char *x0_path, const dsolve_options *opt, int G, ds_input *in,
+                 cls_error *err)
 {
     int me, size, rc = CLS_OK;
     MPI_Comm_rank(comm, &me);
@@ -209,11 +284,18 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const ch
     gen_grid grid;
     csr_init(&A);
     csr_init(&in->blk);
+    int genk = 0, grc = CLS_OK; /* -b gen:random:K */
+    if (nb_paths == 1 && rhs_gen_spec(b_paths[0], &genk, &grc, err)) {
+        if (grc)
+            return dsolve_agree(comm, grc, err);
+        nb_paths = 0; /* nothing to read: each rank makes its rows */
+    }
 
     struct {
         int64_t nrows, ncols, nnz, duplicates;
-        int nparts, has_b, has_x0;
+        int nparts, has_b, has_x0, nrhs;
     } hdr;
+    int nrhs = 0;
     memset(&hdr, 0, sizeof hdr);
 
     /* 1a. who reads what */
@@ -224,35 +306,47 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const ch
             hdr.nnz = gen_grid_nnz(&grid);
         }
         if (!rc && me == 0)
-            rc = read_vectors(a_path, b_path, x0_path, hdr.nrows, &bf, &x0f, err);
+            rc = read_vectors(a_path, b_paths, nb_paths, x0_path, hdr.nrows, &bf, &nrhs, &x0f, err);
     } else if (everywhere || me == 0) {
         mm_header h;
         mm_read_stats st;
         memset(&st, 0, sizeof st);
-        rc = mm_read_csr(a_path, NULL, &A, &h, &st, err);
+        mm_read_options ro = {.progress = opt->read_progress,
+                              .progress_ctx = opt->read_ctx,
+                              .max_memory = opt->read_max_memory};
+        rc = mm_read_csr(a_path, &ro, &A, &h, &st, err);
         if (!rc) {
             hdr.nrows = A.nrows;
             hdr.ncols = A.ncols;
             hdr.nnz = A.nnz;
             hdr.duplicates = st.duplicates;
-            rc = read_vectors(a_path, b_path, x0_path, A.nrows, &bf, &x0f, err);
+            rc = read_vectors(a_path, b_paths, nb_paths, x0_path, A.nrows, &bf, &nrhs, &x0f, err);
         }
         /* the checks need the whole matrix: rank 0 makes them */
         if (!rc && me == 0)
             rc = solve_check_input(&A, bf, bf ? A.nrows : 0, a_path, err);
+        for (int c = 1; !rc && me == 0 && c < nrhs; c++) /* and every further column */
+            rc = solve_check_vector(bf + c * A.nrows, A.nrows, "right-hand side", err);
     }
     /* an initial guess is input as b is: a non-finite entry (duplicates
      * summed to infinity) is bad input, found here rather than as a
      * breakdown of the first residual */
-    if (!rc && me == 0 && gen && bf)
-        rc = solve_check_vector(bf, hdr.nrows, "right-hand side", err);
+    for (int c = 0; !rc && me == 0 && gen && bf && c < nrhs; c++)
+        rc = solve_check_vector(bf + c * hdr.nrows, hdr.nrows, "right-hand side", err);
     if (!rc && me == 0 && x0f)
         rc = solve_check_vector(x0f, hdr.nrows, "initial guess", err);
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;
 
-    /* 1b. the layout, where the row lengths are known */
-    hdr.has_b = b_path != NULL;
+    cls_trace("input: read (or header of the generator)");
+    /* 1b. the layout, where the row lengths are known; the number of
+     * right-hand sides is rank 0's count (it read the files) */
+    if (MPI_Bcast(&nrhs, 1, MPI_INT, 0, comm) != MPI_SUCCESS) {
+        rc = cls_fail(err, CLS_EOTHER, "MPI_Bcast(right-hand sides) failed");
+        goto done;
+    }
+    hdr.has_b = nb_paths > 0 || genk > 0;
+    hdr.nrhs = genk > 0 ? genk : nb_paths > 0 ? nrhs : 1;
     hdr.has_x0 = x0_path != NULL;
     const int64_t min_rows = opt->min_rows_per_part;
     if (gen || everywhere) {
@@ -296,9 +390,11 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const ch
     in->duplicates = hdr.duplicates;
     in->has_b = hdr.has_b;
     in->has_x0 = hdr.has_x0;
+    in->nrhs = hdr.nrhs;
     const part_layout *L = &in->L;
     in->rb = L->begin[L->first[me]];
     in->re = L->begin[L->first[me + 1]];
+    cls_trace("input: layout");
 
     /* 1c. this rank's rows */
     if (gen) {
@@ -348,23 +444,36 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const ch
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;
 
-    /* 1d. b and x0 follow the layout */
+    cls_trace("input: this rank's rows");
+    /* 1d. b and x0 follow the layout, column by column; x0 serves every
+     * right-hand side (one copy per column: each is scaled with its b) */
     int64_t nb = in->re - in->rb;
-    in->b = malloc((size_t)(nb ? nb : 1) * sizeof *in->b);
+    const int k = in->nrhs;
+    in->b = malloc((size_t)(nb * k > 0 ? nb * k : 1) * sizeof *in->b);
     if (hdr.has_x0)
-        in->x0 = malloc((size_t)(nb ? nb : 1) * sizeof *in->x0);
+        in->x0 = malloc((size_t)(nb * k > 0 ? nb * k : 1) * sizeof *in->x0);
     rc = (!in->b || (hdr.has_x0 && !in->x0))
              ? cls_fail(err, CLS_EOTHER, "out of memory for the vectors")
              : CLS_OK;
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;
-    if (hdr.has_b)
-        rc = scatter_vector(comm, L, bf, everywhere, in->b, err);
+    if (genk > 0)
+        for (int c = 0; c < k; c++)
+            for (int64_t i = 0; i < nb; i++)
+                in->b[c * nb + i] = rhs_gen_value(in->rb + i, c);
+    else if (hdr.has_b)
+        for (int c = 0; c < k && !rc; c++)
+            rc = scatter_vector(comm, L, bf ? bf + c * hdr.nrows : NULL, everywhere, in->b + c * nb,
+                                err);
     else
         row_sums(&in->blk, in->b); /* b = A * 1 */
-    if (!rc && hdr.has_x0)
+    if (!rc && hdr.has_x0) {
         rc = scatter_vector(comm, L, x0f, everywhere, in->x0, err);
+        for (int c = 1; c < k; c++)
+            memcpy(in->x0 + c * nb, in->x0, (size_t)nb * sizeof *in->x0);
+    }
     rc = dsolve_agree(comm, rc, err);
+    cls_trace("input: b and x0");
 
 done:
     csr_free(&A);
@@ -373,7 +482,8 @@ done:
     return rc;
 }
 
-/* 1e. Scaling. CG on the device forms b'b, r'r and p'Ap as plain sums of
+/* 1e. Scaling (per right-hand side: each column has its own eb and x_exp).
+ * CG on the device forms b'b, r'r and p'Ap as plain sums of
  * squares: with entries near 1e-170 they underflow to 0 (and b = A*1
  * passes for b = 0, "solved" by x = 0), near 1e200 they overflow. So the
  * system is scaled by powers of two, A' = 2^ea A and b' = 2^eb b, bringing
@@ -383,41 +493,81 @@ done:
  * change no digit: the iterates, residuals (relative, so invariant) and
  * iteration counts are those of the unscaled system, which runs unchanged
  * inside the window. *x_exp receives ea - eb. */
+typedef struct absmax_ctx {
+    const double *v;
+    double *m; /* per range */
+} absmax_ctx;
+
+static void absmax_range(void *arg, int range, int64_t a, int64_t e)
+{
+    const absmax_ctx *c = arg;
+    double m = 0.0;
+    for (int64_t k = a; k < e; k++)
+        if (fabs(c->v[k]) > m)
+            m = fabs(c->v[k]);
+    c->m[range] = m;
+}
+
+/* max |v_k| over the host's cores (a maximum does not depend on the order) */
+static int absmax(const double *v, int64_t n, double *out)
+{
+    int t = cls_parallel_ranges(n, 1 << 20);
+    double *m = calloc((size_t)t, sizeof *m);
+    if (!m)
+        return -1;
+    absmax_ctx c = {v, m};
+    cls_parallel_for(n, 1 << 20, absmax_range, &c);
+    *out = 0.0;
+    for (int q = 0; q < t; q++)
+        if (m[q] > *out)
+            *out = m[q];
+    free(m);
+    return 0;
+}
+
 int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err)
 {
     const int64_t nb = in->re - in->rb;
-    double m[2] = {0.0, 0.0}; /* max |a_ij|, max |b_i| */
-    for (int64_t k = 0; k < in->blk.nnz; k++)
-        if (fabs(in->blk.val[k]) > m[0])
-            m[0] = fabs(in->blk.val[k]);
-    for (int64_t i = 0; i < nb; i++)
-        if (fabs(in->b[i]) > m[1])
-            m[1] = fabs(in->b[i]);
-    *x_exp = 0;
-    if (MPI_Allreduce(MPI_IN_PLACE, m, 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
+    const int k = in->nrhs;
+    double m[1 + DSOLVE_MAX_RHS]; /* max |a_ij|, max |b_i| of every column */
+    double ssq[DSOLVE_MAX_RHS];
+    memset(m, 0, sizeof m);
+    memset(ssq, 0, sizeof ssq);
+    if (absmax(in->blk.val, in->blk.nnz, &m[0]))
+        return cls_fail(err, CLS_EOTHER, "out of memory for the scaling");
+    for (int c = 0; c < k; c++)
+        for (int64_t i = 0; i < nb; i++)
+            if (fabs(in->b[c * nb + i]) > m[1 + c])
+                m[1 + c] = fabs(in->b[c * nb + i]);
+    for (int c = 0; c < k; c++)
+        x_exp[c] = 0;
+    if (MPI_Allreduce(MPI_IN_PLACE, m, 1 + k, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Allreduce(scaling) failed");
     /* ||b|| = bmax sqrt(sum (b_i / bmax)^2): no square leaves the range */
-    double ssq = 0.0;
-    for (int64_t i = 0; m[1] > 0.0 && i < nb; i++) {
-        double r = in->b[i] / m[1];
-        ssq += r * r;
-    }
-    if (MPI_Allreduce(MPI_IN_PLACE, &ssq, 1, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
+    for (int c = 0; c < k; c++)
+        for (int64_t i = 0; m[1 + c] > 0.0 && i < nb; i++) {
+            double r = in->b[c * nb + i] / m[1 + c];
+            ssq[c] += r * r;
+        }
+    if (MPI_Allreduce(MPI_IN_PLACE, ssq, k, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Allreduce(scaling) failed");
-    const double bnorm = m[1] * sqrt(ssq);
-    in->bnorm = bnorm; /* for an absolute tolerance (solve_effective_tol) */
     const int ea = solve_scale_exponent(m[0]);
-    const int eb = solve_scale_exponent(bnorm); /* 0 for b = 0: x = 0, as always */
     if (ea)
-        for (int64_t k = 0; k < in->blk.nnz; k++)
-            in->blk.val[k] = ldexp(in->blk.val[k], ea);
-    if (eb)
-        for (int64_t i = 0; i < nb; i++)
-            in->b[i] = ldexp(in->b[i], eb);
-    if (eb != ea && in->x0)
-        for (int64_t i = 0; i < nb; i++)
-            in->x0[i] = ldexp(in->x0[i], eb - ea);
-    *x_exp = ea - eb;
+        for (int64_t j = 0; j < in->blk.nnz; j++)
+            in->blk.val[j] = ldexp(in->blk.val[j], ea);
+    for (int c = 0; c < k; c++) {
+        const double bnorm = m[1 + c] * sqrt(ssq[c]);
+        in->bnorm[c] = bnorm; /* for an absolute tolerance (solve_effective_tol) */
+        const int eb = solve_scale_exponent(bnorm); /* 0 for b = 0: x = 0, as always */
+        double *b = in->b + c * nb, *x0 = in->x0 ? in->x0 + c * nb : NULL;
+        if (eb)
+            for (int64_t i = 0; i < nb; i++)
+                b[i] = ldexp(b[i], eb);
+        if (eb != ea && x0)
+            for (int64_t i = 0; i < nb; i++)
+                x0[i] = ldexp(x0[i], eb - ea);
+        x_exp[c] = ea - eb;
+    }
     return CLS_OK;
 }
 

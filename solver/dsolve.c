@@ -13,7 +13,8 @@
  *   2. halo plans: each part renumbers its columns in place inside the
  *      rank's block (halo_plan_local) and the send lists are exchanged
  *   3. devices: dsys_open (contexts, kernels, matrix upload, staging)
- *   4. vectors: b, x0, the Jacobi diagonal
+ *   4. vectors: b, x0; the preconditioner (pc_setup: the Jacobi diagonal,
+ *      the Chebyshev bounds, the IC(0) factors, the AMG hierarchies)
  *   5. the Krylov method: dcg_solve or pipecg_solve
  *   6. x downloaded; the true residual ||b - Ax|| / ||b|| recomputed in
  *      double on the host (host halo exchange, halo.h; scaled sums of
@@ -46,6 +47,7 @@ void dsolve_options_default(dsolve_options *o)
 {
     memset(o, 0, sizeof *o);
     solve_options_default(&o->solve);
+    pc_options_default(&o->pc);
 }
 
 const char *dsolve_engine_name(dsolve_engine e)
@@ -67,8 +69,42 @@ int dsolve_engine_parse(const char *name, dsolve_engine *e)
 
 void dsolve_report_free(dsolve_report *rep)
 {
-    if (rep)
-        cg_result_free(&rep->cg);
+    if (!rep)
+        return;
+    cg_result_free(&rep->cg);
+    for (int c = 0; rep->cols && c < rep->nrhs; c++)
+        cg_result_free(&rep->cols[c]);
+    free(rep->cols);
+    free(rep->true_rel_cols);
+    rep->cols = NULL;
+    rep->true_rel_cols = NULL;
+}
+
+/* rep->cg from the columns: converged when all are, the first failing
+ * column's reason, the most iterations and the largest residual; column
+ * 0's history moves there (the one the daemon's residuals.json shows) */
+static void dsolve_summary(dsolve_report *rep)
+{
+    cg_result *s = &rep->cg;
+    memset(s, 0, sizeof *s);
+    if (!rep->cols || rep->nrhs < 1)
+        return;
+    *s = rep->cols[0];
+    rep->cols[0].history = NULL;
+    rep->cols[0].nhistory = 0;
+    for (int c = 1; c < rep->nrhs; c++) {
+        const cg_result *r = &rep->cols[c];
+        if (!r->converged && s->converged) {
+            s->converged = 0;
+            s->reason = r->reason;
+        }
+        if (r->iterations > s->iterations)
+            s->iterations = r->iterations;
+        if (!(r->rel_residual <= s->rel_residual))
+            s->rel_residual = r->rel_residual;
+        s->start_s += rep->together ? 0.0 : r->start_s;
+        s->confirm_s += r->confirm_s;
+    }
 }
 
 #define AGREE(expr)                                                                                \
@@ -79,27 +115,6 @@ void dsolve_report_free(dsolve_report *rep)
     } while (0)
 
 /* ------------------------------------------------------------- the solve */
-
-typedef struct diag_ctx {
-    const csr_matrix *A;
-    double *dinv;
-} diag_ctx;
-
-/* dinv[i] = 1 / a_ii for rows [i0, i1) of a renumbered part */
-static void diag_rows(void *arg, int range, int64_t i0, int64_t i1)
-{
-    (void)range;
-    const diag_ctx *c = arg;
-    const csr_matrix *A = c->A;
-    const int64_t base = A->rowptr[0];
-    for (int64_t i = i0; i < i1; i++) {
-        double d = 0.0;
-        for (int64_t j = A->rowptr[i] - base; j < A->rowptr[i + 1] - base; j++)
-            if (A->col[j] == i)
-                d = A->val[j];
-        c->dinv[i] = 1.0 / d; /* a_ii > 0: checked on input */
-    }
-}
 
 static int count_list(const char *spec)
 {
@@ -228,21 +243,76 @@ static int finish_all(dpart *parts, int nmine, cls_error *err)
             opt->phase(opt->phase_ctx, name);                                                      \
     } while (0)
 
-int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const char *x0_path,
+/* Column c's x: downloaded, its true residual ||b - Ax|| / ||b|| in double
+ * on the host, and (xfull not NULL on rank 0) gathered into xfull.
+ * Collective; the outcome is agreed. */
+static int gather_column(MPI_Comm comm, dsys *s, const dvec *vx, double **xs, double **bs,
+                         const ds_input *in, double *xfull, double *true_rel, cls_error *err)
+{
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    const part_layout *L = &in->L;
+    dpart *parts = s->parts;
+    const int nmine = s->nmine;
+    const int64_t nblk = in->re - in->rb;
+    int want = 0;
+    if (me == 0)
+        want = xfull != NULL;
+    MPI_Bcast(&want, 1, MPI_INT, 0, comm);
+    int rc = dsolve_agree(comm, dvec_download(s, vx, xs, err), err);
+    if (!rc)
+        rc = dsolve_agree(comm, true_residual(comm, L, parts, nmine, xs, bs, true_rel, err), err);
+    if (rc || !want)
+        return rc;
+    if (me == 0) {
+        for (int k = 0; k < nmine; k++)
+            memcpy(xfull + L->begin[parts[k].part], xs[k],
+                   (size_t)parts[k].halo.nlocal * sizeof *xfull);
+        for (int r = 1; r < size && !rc; r++) {
+            int64_t a = L->begin[L->first[r]], e = L->begin[L->first[r + 1]];
+            rc = dsolve_recv_big(xfull + a, e - a, MPI_DOUBLE, sizeof(double), r, comm, err);
+        }
+    } else if (nblk > 0) {
+        /* the rank's parts are consecutive: one block, as rank 0 expects */
+        double *blk = malloc((size_t)nblk * sizeof *blk);
+        if (!blk)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory gathering x");
+        for (int k = 0; k < nmine && blk; k++)
+            memcpy(blk + (L->begin[parts[k].part] - in->rb), xs[k],
+                   (size_t)parts[k].halo.nlocal * sizeof *blk);
+        if (!rc)
+            rc = dsolve_send_big(blk, nblk, MPI_DOUBLE, sizeof(double), 0, comm, err);
+        free(blk);
+    }
+    return dsolve_agree(comm, rc, err);
+}
+
+int dsolve_file(MPI_Comm comm, const char *a_path, const char *b_path, const char *x0_path,
                 const dsolve_options *opt, dsolve_report *rep, double **x, cls_error *err)
+{
+    return dsolve_file_rhs(comm, a_path, b_path ? &b_path : NULL, b_path ? 1 : 0, x0_path, opt, rep,
+                           x, err);
+}
+
+int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_paths, int nb_paths,
+                    const char *x0_path, const dsolve_options *opt, dsolve_report *rep, double **x,
+                    cls_error *err)
 {
     int me, size, rc = CLS_OK;
     MPI_Comm comm = MPI_COMM_NULL;
     ds_input in;
     dsys sys;
     dpart *parts = NULL;
-    dvec vb = {0}, vx = {0}, vd = {0};
-    double **xs = NULL, **bs = NULL, *dinv = NULL, *xfull = NULL;
-    int have_sys = 0, nmine = 0, x_exp = 0;
+    dvec *vb = NULL, *vx = NULL; /* per right-hand side */
+    pc pc;
+    double **xs = NULL, **bs = NULL, *xfull = NULL; /* [c * nmine + part] */
+    int have_sys = 0, have_pc = 0, nmine = 0, nrhs = 0, x_exp[DSOLVE_MAX_RHS];
     double t0 = cls_now(), t1 = t0, t2 = t0, tg = t0;
 
     memset(&in, 0, sizeof in);
     memset(&sys, 0, sizeof sys);
+    memset(&pc, 0, sizeof pc);
     memset(rep, 0, sizeof *rep);
     rep->true_rel_residual = NAN;
     if (x)
@@ -258,12 +328,31 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     rep->ranks = size;
     rep->devices_per_rank = G;
 
-    /* 1. input and layout, then the scaling */
+    /* 1. input and layout, then the scaling; the device starts meanwhile */
     DS_PHASE("parsing");
-    if ((rc = dsolve_input(comm, a_path, b_path, x0_path, opt, G, &in, err)))
+    if (opt->prewarm && size == 1 && G == 1)
+        dsys_prewarm_start(opt->solve.device, opt->solve.precision);
+    rc = dsolve_input(comm, a_path, b_paths, nb_paths, x0_path, opt, G, &in, err);
+    const double tw = cls_now();
+    dsys_prewarm_join(); /* what it still takes after the input counts as init */
+    const double prewarm_wait = cls_now() - tw;
+    if (rc)
         goto done;
-    if ((rc = dsolve_agree(comm, dsolve_scale(comm, &in, &x_exp, err), err)))
+    if ((rc = dsolve_agree(comm, dsolve_scale(comm, &in, x_exp, err), err)))
         goto done;
+    cls_trace("dsolve: scaled");
+    nrhs = in.nrhs;
+    rep->nrhs = nrhs;
+    rep->cols = calloc((size_t)nrhs, sizeof *rep->cols);
+    rep->true_rel_cols = malloc((size_t)nrhs * sizeof *rep->true_rel_cols);
+    if ((rc = dsolve_agree(comm,
+                           rep->cols && rep->true_rel_cols
+                               ? CLS_OK
+                               : cls_fail(err, CLS_EOTHER, "out of memory for the report"),
+                           err)))
+        goto done;
+    for (int c = 0; c < nrhs; c++)
+        rep->true_rel_cols[c] = NAN;
     const part_layout *L = &in.L;
     rep->rows = in.nrows;
     rep->nnz = in.nnz;
@@ -272,7 +361,7 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     if (me == 0 && opt->verbose)
         part_print(L, stderr);
     t1 = cls_now();
-    rep->parse_s = t1 - t0;
+    rep->parse_s = t1 - t0 - prewarm_wait;
 
     /* one engine for every layout (dcg.c): --engine is accepted and ignored */
     rep->engine = DSOLVE_ENGINE_AUTO;
@@ -323,91 +412,121 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     have_sys = 1;
     AGREE(rc);
 
-    /* 4. vectors: host arrays per part (x with room for its halo) */
-    xs = calloc((size_t)(nmine ? nmine : 1), sizeof *xs);
-    bs = calloc((size_t)(nmine ? nmine : 1), sizeof *bs);
+    /* 4. vectors: host arrays per column and part (x with room for its halo) */
+    const int nm = nmine ? nmine : 1;
+    xs = calloc((size_t)(nrhs * nm), sizeof *xs);
+    bs = calloc((size_t)(nrhs * nm), sizeof *bs);
+    vb = calloc((size_t)nrhs, sizeof *vb);
+    vx = calloc((size_t)nrhs, sizeof *vx);
     int64_t nblk = in.re - in.rb;
-    dinv = malloc((size_t)(nblk ? nblk : 1) * sizeof *dinv);
-    rc = xs && bs && dinv ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the vectors");
-    for (int k = 0; k < nmine && !rc; k++) {
-        const halo_plan *h = &parts[k].halo;
-        int64_t off = L->begin[parts[k].part] - in.rb;
-        xs[k] = malloc((size_t)(h->nlocal + h->nghost) * sizeof **xs);
-        if (!xs[k]) {
-            rc = cls_fail(err, CLS_EOTHER, "out of memory for the vectors");
-            break;
+    rc = xs && bs && vb && vx ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the vectors");
+    for (int c = 0; c < nrhs && !rc; c++)
+        for (int k = 0; k < nmine && !rc; k++) {
+            const halo_plan *h = &parts[k].halo;
+            int64_t off = L->begin[parts[k].part] - in.rb;
+            double *xk = malloc((size_t)(h->nlocal + h->nghost) * sizeof *xk);
+            if (!xk) {
+                rc = cls_fail(err, CLS_EOTHER, "out of memory for the vectors");
+                break;
+            }
+            xs[c * nm + k] = xk;
+            bs[c * nm + k] = in.b + c * nblk + off;
+            for (int64_t i = 0; i < h->nlocal; i++)
+                xk[i] = in.x0 ? in.x0[c * nblk + off + i] : 0.0;
         }
-        bs[k] = in.b + off;
-        for (int64_t i = 0; i < h->nlocal; i++)
-            xs[k][i] = in.x0 ? in.x0[off + i] : 0.0;
-        /* the diagonal is the local column i of row i after renumbering */
-        if (opt->solve.precond == PRECOND_JACOBI) {
-            diag_ctx dc = {&parts[k].A, dinv + off};
-            cls_parallel_for(h->nlocal, 65536, diag_rows, &dc);
-        }
-    }
     AGREE(rc);
-    cls_trace("dsolve: host vectors and diagonal");
+    cls_trace("dsolve: host vectors");
+    const solver_precond ptype = pc_resolve(opt->solve.precond, in.nrows, in.nnz, L->nparts);
+    const int general = ptype != PRECOND_NONE && ptype != PRECOND_JACOBI;
     {
-        double **ds = calloc((size_t)(nmine ? nmine : 1), sizeof *ds);
-        rc = ds ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the vectors");
-        for (int k = 0; k < nmine && ds; k++)
-            ds[k] = dinv + (L->begin[parts[k].part] - in.rb);
-        const int jacobi = opt->solve.precond == PRECOND_JACOBI;
-        if (!rc)
-            rc = dvec_create(&sys, 0, &vb, err);
-        if (!rc)
-            rc = dvec_create(&sys, 1, &vx, err);
-        if (!rc && jacobi)
-            rc = dvec_create(&sys, 0, &vd, err);
-        if (!rc)
-            rc = dvec_upload(&sys, &vb, bs, err);
-        if (!rc)
-            rc = dvec_upload(&sys, &vx, xs, err);
-        if (!rc && jacobi)
-            rc = dvec_upload(&sys, &vd, ds, err);
+        for (int c = 0; c < nrhs && !rc; c++) {
+            if (!rc)
+                rc = dvec_create(&sys, 0, &vb[c], err);
+            if (!rc)
+                rc = dvec_create(&sys, 1, &vx[c], err);
+            if (!rc)
+                rc = dvec_upload(&sys, &vb[c], bs + c * nm, err);
+            if (!rc)
+                rc = dvec_upload(&sys, &vx[c], xs + c * nm, err);
+        }
         cls_trace("dsolve: vectors up");
         /* the method's workspace, allocated and touched now, not in the
-         * solve (la_pool_reserve): CG r, q (n) and p (n + ghosts); pipelined
-         * CG its nine (six without Jacobi) vectors */
+         * solve (la_pool_reserve): CG r, q (n) and p (n + ghosts), with a
+         * general preconditioner r, w, p, s (n) and u (n + ghosts);
+         * pipelined CG its nine (six without a preconditioner) vectors */
         for (int k = 0; k < nmine && !rc; k++) {
             la_ctx *la = &parts[k].la;
             int64_t n = parts[k].halo.nlocal, ng = n + parts[k].halo.nghost;
+            const int pre = ptype != PRECOND_NONE;
             if (opt->solve.method == SOLVER_CG) {
-                if (!(rc = la_pool_reserve(la, n, 2, err)))
+                if (!(rc = la_pool_reserve(la, n, general ? 4 : 2, err)))
                     rc = la_pool_reserve(la, ng, 1, err);
             } else {
-                if (!(rc = la_pool_reserve(la, n, jacobi ? 3 : 2, err)))
-                    rc = la_pool_reserve(la, ng, jacobi ? 6 : 4, err);
+                if (!(rc = la_pool_reserve(la, n, pre ? 3 : 2, err)))
+                    rc = la_pool_reserve(la, ng, pre ? 6 : 4, err);
             }
         }
         if (!rc)
             rc = finish_all(parts, nmine, err);
-        free(ds);
+    }
+    AGREE(rc);
+    /* the preconditioner (collective: pc_setup agrees on its outcome) */
+    {
+        pc_options po = opt->pc;
+        po.type = ptype;
+        rc = pc_setup(&sys, &po, &pc, err);
+        have_pc = 1;
+        rep->pc = pc.info;
     }
     AGREE(rc);
     t2 = cls_now();
     cls_trace("dsolve: workspace reserved");
-    rep->setup_s = t2 - t1;
     rep->init_s = open_s - sys.upload_s; /* discovery, contexts, programs */
+    rep->upload_s = (t2 - t1) - rep->partition_s - rep->init_s; /* matrix, vectors, workspace */
+    /* the prewarm's wait after the input belongs to init, not to parse */
+    rep->init_s += prewarm_wait;
+    rep->setup_s = rep->partition_s + rep->init_s + rep->upload_s;
     rep->warm_parts = sys.warm_parts;
-    rep->upload_s = rep->setup_s - rep->partition_s - rep->init_s; /* matrix, vectors, workspace */
+    snprintf(rep->device_choice, sizeof rep->device_choice, "%s", sys.device_choice);
 
     /* 5. the method */
     DS_PHASE("solving");
     cg_options co = {
-        .tol = solve_effective_tol(opt->solve.tol, opt->solve.atol, in.bnorm),
+        .tol = solve_effective_tol(opt->solve.tol, opt->solve.atol, in.bnorm[0]),
         .maxiter = opt->solve.maxiter > 0 ? opt->solve.maxiter
                                           : (in.nrows * 10 > 1000 ? in.nrows * 10 : 1000),
-        .precond = opt->solve.precond,
+        .precond = ptype,
         .monitor = me == 0 ? opt->solve.monitor : NULL,
         .monitor_ctx = opt->solve.monitor_ctx,
     };
-    const dvec *pd = opt->solve.precond == PRECOND_JACOBI ? &vd : NULL;
-    if (opt->solve.method == SOLVER_PIPECG)
-        rc = pipecg_solve(&sys, &vb, &vx, pd, &co, &rep->cg, err);
-    else
-        rc = dcg_solve(&sys, &vb, &vx, pd, &co, &rep->cg, err);
+    double col_tol[DSOLVE_MAX_RHS]; /* an absolute tolerance is per column (its own ||b||) */
+    for (int c = 0; c < nrhs; c++)
+        col_tol[c] = solve_effective_tol(opt->solve.tol, opt->solve.atol, in.bnorm[c]);
+    co.tols = nrhs > 1 ? col_tol : NULL;
+    rep->together =
+        nrhs > 1 && opt->solve.method == SOLVER_CG && opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL;
+    if (rep->together) { /* the columns in lockstep, the matrix read once (dbcg.c) */
+        rc = dbcg_solve(&sys, vb, vx, nrhs, &pc, &co, rep->cols, err);
+    } else { /* one after the other on the same set-up */
+        for (int c = 0; c < nrhs && !sys.failed; c++) {
+            cls_error cerr;
+            cls_error_clear(&cerr);
+            co.tol = col_tol[c];
+            int crc = opt->solve.method == SOLVER_PIPECG
+                          ? pipecg_solve(&sys, &vb[c], &vx[c], &pc, &co, &rep->cols[c], &cerr)
+                          : dcg_solve(&sys, &vb[c], &vx[c], &pc, &co, &rep->cols[c], &cerr);
+            if (crc && (!rc || crc == CLS_EOTHER)) { /* the first failure, a device's first */
+                rc = crc;
+                if (nrhs > 1)
+                    cls_fail(err, crc, "right-hand side %d: %s", c + 1, cerr.msg);
+                else if (err)
+                    *err = cerr;
+            }
+            if (crc == CLS_EOTHER) /* a device failure or a cancel: stop */
+                break;
+        }
+    }
+    dsolve_summary(rep);
     {
         cls_error ferr;
         cls_error_clear(&ferr);
@@ -432,57 +551,34 @@ int dsolve_file(MPI_Comm comm_in, const char *a_path, const char *b_path, const 
     DS_PHASE("gathering");
     tg = cls_now();
     cls_trace("dsolve: solved");
-    if (rc == CLS_OK || rc == CLS_ENOTCONV || rep->cg.reason == CG_DIVERGED_INDEFINITE) {
+    int want_x = x != NULL; /* collective: every rank follows rank 0's wish for x */
+    MPI_Bcast(&want_x, 1, MPI_INT, 0, comm);
+    if (rc == CLS_OK || rc == CLS_ENOTCONV || rep->cg.reason == CG_DIVERGED_INDEFINITE ||
+        nrhs > 1) {
         cls_error derr;
         cls_error_clear(&derr);
-        int drc = dvec_download(&sys, &vx, xs, &derr);
-        drc = dsolve_agree(comm, drc, &derr);
-        if (!drc)
-            drc = dsolve_agree(
-                comm, true_residual(comm, L, parts, nmine, xs, bs, &rep->true_rel_residual, &derr),
-                &derr);
-        /* the gather is collective: every rank follows rank 0's wish for x,
-         * whatever it passed itself (workers may pass NULL) */
-        int want_x = x != NULL;
-        MPI_Bcast(&want_x, 1, MPI_INT, 0, comm);
-        if (!drc && want_x) {
-            if (me == 0) {
-                xfull = malloc((size_t)(in.nrows ? in.nrows : 1) * sizeof *xfull);
-                drc = xfull ? CLS_OK : cls_fail(&derr, CLS_EOTHER, "out of memory for x");
-            }
-            drc = dsolve_agree(comm, drc, &derr);
-            if (!drc && me == 0) {
-                for (int k = 0; k < nmine; k++)
-                    memcpy(xfull + L->begin[parts[k].part], xs[k],
-                           (size_t)parts[k].halo.nlocal * sizeof *xfull);
-                for (int r = 1; r < size && !drc; r++) {
-                    int64_t a = L->begin[L->first[r]], e = L->begin[L->first[r + 1]];
-                    drc = dsolve_recv_big(xfull + a, e - a, MPI_DOUBLE, sizeof(double), r, comm,
-                                          &derr);
-                }
-            } else if (!drc && nblk > 0) {
-                /* the rank's parts are consecutive: one block, as rank 0 expects */
-                double *blk = malloc((size_t)nblk * sizeof *blk);
-                if (!blk)
-                    drc = cls_fail(&derr, CLS_EOTHER, "out of memory gathering x");
-                for (int k = 0; k < nmine && blk; k++)
-                    memcpy(blk + (L->begin[parts[k].part] - in.rb), xs[k],
-                           (size_t)parts[k].halo.nlocal * sizeof *blk);
-                if (!drc)
-                    drc = dsolve_send_big(blk, nblk, MPI_DOUBLE, sizeof(double), 0, comm, &derr);
-                free(blk);
-            }
-            drc = dsolve_agree(comm, drc, &derr);
+        int drc = CLS_OK;
+        if (want_x && me == 0) {
+            xfull = malloc((size_t)(in.nrows * nrhs > 0 ? in.nrows * nrhs : 1) * sizeof *xfull);
+            drc = xfull ? CLS_OK : cls_fail(&derr, CLS_EOTHER, "out of memory for x");
         }
+        drc = dsolve_agree(comm, drc, &derr);
+        for (int c = 0; c < nrhs && !drc; c++)
+            drc = gather_column(comm, &sys, &vx[c], xs + c * nm, bs + c * nm, &in,
+                                xfull ? xfull + c * in.nrows : NULL, &rep->true_rel_cols[c], &derr);
         if (drc) {
-            rep->true_rel_residual = NAN;
-            if (rc == CLS_OK) {
+            for (int c = 0; c < nrhs; c++)
+                rep->true_rel_cols[c] = NAN;
+            if (rc == CLS_OK)
                 rc = cls_fail(err, CLS_EOTHER, "reading the solution back failed: %s", derr.msg);
-            }
         } else if (me == 0 && x && xfull) {
             *x = xfull;
             xfull = NULL;
         }
+        rep->true_rel_residual = rep->true_rel_cols[0];
+        for (int c = 1; c < nrhs; c++) /* the worst column's */
+            if (!(rep->true_rel_cols[c] <= rep->true_rel_residual))
+                rep->true_rel_residual = rep->true_rel_cols[c];
     }
 
 report:
@@ -533,32 +629,36 @@ report:
         free(displs);
     }
 
-    /* x of the scaled system back to the caller's (rank 0, either engine) */
-    if (me == 0 && x && *x) {
-        int urc = dsolve_unscale_x(*x, in.nrows, x_exp, err);
+    /* x of the scaled system back to the caller's (rank 0), column by column */
+    for (int c = 0; me == 0 && x && *x && c < nrhs; c++) {
+        int urc = dsolve_unscale_x(*x + c * in.nrows, in.nrows, x_exp[c], err);
         if (urc) {
             free(*x);
             *x = NULL;
             rc = urc;
-            rep->cg.converged = 0;
-            rep->cg.reason = CG_DIVERGED_NANORINF;
+            rep->cg.converged = rep->cols[c].converged = 0;
+            rep->cg.reason = rep->cols[c].reason = CG_DIVERGED_NANORINF;
         }
     }
 
 done:
-    dvec_release(&vb);
-    dvec_release(&vx);
-    dvec_release(&vd);
+    for (int c = 0; c < nrhs && vb && vx; c++) {
+        dvec_release(&vb[c]);
+        dvec_release(&vx[c]);
+    }
+    free(vb);
+    free(vx);
+    if (have_pc)
+        pc_release(&pc);
     if (have_sys)
         dsys_close(&sys);
     for (int k = 0; parts && k < nmine; k++)
         halo_plan_free(&parts[k].halo);
     free(parts);
-    for (int k = 0; xs && k < nmine; k++)
+    for (int k = 0; xs && k < nrhs * (nmine ? nmine : 1); k++)
         free(xs[k]);
     free(xs);
     free(bs);
-    free(dinv);
     free(xfull);
     dsolve_input_free(&in);
     if (comm != MPI_COMM_NULL)

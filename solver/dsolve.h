@@ -30,9 +30,19 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "dcg.h"
+#include "pc.h"
 #include "solve.h"
 
 #define DSOLVE_MAX_PARTS 64
+#define DSOLVE_MAX_RHS DSOLVE_MAX_RHS_BLOCK /* right-hand sides of one solve */
+
+/* Several right-hand sides: TOGETHER iterates them in lockstep reading the
+ * matrix once per iteration (dbcg.c); SEQUENTIAL solves one after the other
+ * on the same devices, matrix and preconditioner (the preconditioner's
+ * set-up is paid once either way); AUTO is TOGETHER for CG and SEQUENTIAL
+ * for pipelined CG. */
+typedef enum { DSOLVE_RHS_AUTO, DSOLVE_RHS_TOGETHER, DSOLVE_RHS_SEQUENTIAL } dsolve_rhs_mode;
 
 /* Which engine solves: AUTO (0) takes the single-device fused CG of cg.c
  * (solve_run_device: la's formats and tuning, one synchronisation-free
@@ -71,6 +81,16 @@ typedef struct dsolve_report {
      * back, the true residual recomputed and x gathered on rank 0 */
     double partition_s, init_s, upload_s, gather_s;
     int warm_parts; /* parts (rank 0's view) whose device state was kept warm */
+    char device_choice[512]; /* one part, --device auto: the device compared figures (devfig.h) */
+    pc_info pc;     /* the preconditioner: type as run, set-up time, built or reused */
+    /* right-hand sides: nrhs columns; cols[c] and true_rel_cols[c] per
+     * column (malloc'ed, rank 0); cg above sums them up: converged when
+     * every column is, the most iterations, the largest residual, column
+     * 0's history */
+    int nrhs;
+    int together; /* 1: the columns iterated together (dbcg.c) */
+    cg_result *cols;
+    double *true_rel_cols;
 } dsolve_report;
 
 typedef struct dsolve_options {
@@ -80,8 +100,19 @@ typedef struct dsolve_options {
     int devices_per_rank;      /* 0: the length of a device list, else one */
     int64_t min_rows_per_part; /* 0: PART_MIN_ROWS_DEFAULT (partition.h) */
     int read_everywhere;       /* every rank reads the file itself */
+    int (*read_progress)(void *ctx,
+                         int64_t bytes); /* the reader's progress callback
+                                          * (rank 0; mm_read_options): non-zero stops the read */
+    void *read_ctx;
+    uint64_t read_max_memory; /* the reader's memory limit (mm_read_options), 0: none */
     int verbose;               /* rank 0 prints the layout to stderr */
     dsolve_engine engine;      /* AUTO: local for one part (CG), else distributed */
+    int prewarm;               /* one rank, one device: start the device's OpenCL
+                                * state while the input is read (dsys_prewarm_*;
+                                * a one-shot process: the daemon keeps it warm) */
+    pc_options pc;             /* the preconditioner's parameters (degree, sweeps, reuse);
+                                * its type is solve.precond */
+    dsolve_rhs_mode rhs_mode;  /* several right-hand sides: together or one by one */
     /* rank 0, when set: told as each phase begins ("parsing", "setting_up",
      * "solving", "gathering"), for progress that says what is going on */
     void (*phase)(void *ctx, const char *phase);
@@ -95,6 +126,13 @@ void dsolve_options_default(dsolve_options *o);
  * or not). b_path NULL: b = A*1. x0_path NULL: zero initial guess. */
 int dsolve_file(MPI_Comm comm, const char *a_path, const char *b_path, const char *x0_path,
                 const dsolve_options *opt, dsolve_report *rep, double **x, cls_error *err);
+
+/* The same with nb_paths right-hand side files (0: b = A*1), each a vector
+ * or an n x k array (mm_read_block): DSOLVE_MAX_RHS columns in all. x
+ * receives the n x nrhs solutions, column-major. */
+int dsolve_file_rhs(MPI_Comm comm, const char *a_path, const char *const *b_paths, int nb_paths,
+                    const char *x0_path, const dsolve_options *opt, dsolve_report *rep, double **x,
+                    cls_error *err);
 
 void dsolve_report_free(dsolve_report *rep);
 

@@ -21,11 +21,13 @@
 typedef struct ds_input {
     int64_t nrows, nnz, duplicates;
     int has_b, has_x0;
+    int nrhs; /* right-hand sides: b and x0 hold nrhs columns of re - rb */
     part_layout L;
     int64_t rb, re; /* this rank's rows */
     csr_matrix blk; /* those rows, rowptr from 0, global columns */
-    double *b, *x0; /* this rank's entries (x0 NULL: zero) */
-    double bnorm;   /* ||b|| of the system as given (before dsolve_scale), every rank */
+    double *b, *x0; /* this rank's entries, column c at c (re - rb) (x0 NULL: zero) */
+    double bnorm[DSOLVE_MAX_RHS]; /* ||b|| of each column as given (before dsolve_scale),
+                                   * every rank: for an absolute tolerance */
 } ds_input;
 
 int dsolve_agree(MPI_Comm comm, int rc, cls_error *err);
@@ -33,8 +35,10 @@ int dsolve_send_big(const void *buf, int64_t count, MPI_Datatype t, size_t tsize
                     MPI_Comm comm, cls_error *err);
 int dsolve_recv_big(void *buf, int64_t count, MPI_Datatype t, size_t tsize, int src, MPI_Comm comm,
                     cls_error *err);
-int dsolve_input(MPI_Comm comm, const char *a_path, const char *b_path, const char *x0_path,
-                 const dsolve_options *opt, int G, ds_input *in, cls_error *err);
+int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, int nb_paths,
+                 const char *x0_path, const dsolve_options *opt, int G, ds_input *in,
+                 cls_error *err);
+/* x_exp[c] per right-hand side */
 int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err);
 int dsolve_unscale_x(double *x, int64_t n, int x_exp, cls_error *err);
 void dsolve_input_free(ds_input *in);

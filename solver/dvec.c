@@ -15,7 +15,9 @@
  * blocks only on the packed halos (step 3) and in the reductions.
  */
 #include "../common/trace.h"
+#include "devfig.h"
 #include "dvec.h"
+#include "dwarm.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -55,94 +57,6 @@ void dsys_fail(dsys *s, const cls_error *e)
     } while (0)
 #define DS_ERR (&ds_e_)
 
-/* ----------------------------------------------------------- warm devices */
-
-#define DSYS_WARM_MAX 8
-
-typedef struct warm_dev {
-    int used;
-    cl_device_id id;
-    la_precision prec;
-    int flags;
-    ocl_ctx ocl;
-    la_ctx la;
-    ld_ctx ld;
-    la_config cfg0;
-    size_t ngroups0;
-} warm_dev;
-
-static warm_dev warm_set[DSYS_WARM_MAX];
-static pthread_mutex_t warm_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* CLSOLVE_WARM=0 turns the warm set off (for measuring what it saves) */
-static int warm_enabled(void)
-{
-    const char *v = getenv("CLSOLVE_WARM");
-    return !(v && !strcmp(v, "0"));
-}
-
-/* a warm state for p's device into p (its pointers fixed); 1 if found */
-static int warm_take(dpart *p, la_precision prec, int flags)
-{
-    int found = 0;
-    if (!warm_enabled())
-        return 0;
-    pthread_mutex_lock(&warm_mu);
-    for (int i = 0; i < DSYS_WARM_MAX && !found; i++) {
-        warm_dev *w = &warm_set[i];
-        if (!w->used || w->id != p->dev.id || w->prec != prec || w->flags != flags)
-            continue;
-        p->ocl = w->ocl;
-        p->la = w->la;
-        p->ld = w->ld;
-        p->la.ocl = &p->ocl; /* the structs moved: their links follow */
-        p->ld.la = &p->la;
-        p->la.cfg = w->cfg0;
-        p->la.ngroups = w->ngroups0;
-        p->cfg0 = w->cfg0;
-        p->ngroups0 = w->ngroups0;
-        w->used = 0;
-        found = 1;
-    }
-    pthread_mutex_unlock(&warm_mu);
-    return found;
-}
-
-/* p's device state into the warm set; 0 (the caller releases it) if full */
-static int warm_put(dpart *p, la_precision prec, int flags)
-{
-    int put = 0;
-    if (!warm_enabled())
-        return 0;
-    pthread_mutex_lock(&warm_mu);
-    for (int i = 0; i < DSYS_WARM_MAX && !put; i++) {
-        warm_dev *w = &warm_set[i];
-        if (w->used)
-            continue;
-        *w = (warm_dev){1, p->dev.id, prec, flags, p->ocl, p->la, p->ld, p->cfg0, p->ngroups0};
-        put = 1;
-    }
-    pthread_mutex_unlock(&warm_mu);
-    return put;
-}
-
-void dsys_warm_release_all(void)
-{
-    pthread_mutex_lock(&warm_mu);
-    for (int i = 0; i < DSYS_WARM_MAX; i++) {
-        warm_dev *w = &warm_set[i];
-        if (!w->used)
-            continue;
-        w->la.ocl = &w->ocl;
-        w->ld.la = &w->la;
-        ld_release(&w->ld);
-        la_release(&w->la);
-        ocl_ctx_release(&w->ocl);
-        w->used = 0;
-    }
-    pthread_mutex_unlock(&warm_mu);
-}
-
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
               const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
               int fused, cls_error *err)
@@ -160,6 +74,23 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
     if (!devs)
         return cls_fail(err, CLS_EOTHER, "out of memory choosing devices");
     int rc = dsys_pick_devices(comm, device, devices_per_rank, nmine, devs, err);
+    /* one part and --device auto: the device that finishes it first, from
+     * the devices' measured figures (devfig.h) */
+    if (!rc && nmine == 1 && L->nparts == 1 && (!device || !strcasecmp(device, "auto"))) {
+        ocl_device *all = NULL;
+        int na = 0;
+        cls_error le;
+        if (ocl_list_devices(&all, &na, &le) == CLS_OK) {
+            int fb = 0;
+            for (int i = 0; i < na; i++)
+                if (all[i].id == devs[0].id)
+                    fb = i;
+            int c = devfig_choose(all, na, fb, prec, parts[0].A.nnz, s->device_choice,
+                                  sizeof s->device_choice);
+            devs[0] = all[c];
+            free(all);
+        }
+    }
     if (!rc)
         rc = dsys_mpi_types(s, err);
     /* the whole matrix's mean row length: the SpMV variant and width follow
@@ -177,13 +108,17 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
         double tk = cls_now();
         p->dev = devs[k];
         const int flags = L->nparts == 1 ? LA_FLAG_ONE_PART : 0;
-        if (warm_take(p, prec, flags)) {
+        if (dwarm_take(p, prec, flags)) {
             p->warm = 1;
             p->have_ocl = p->have_la = p->have_ld = 1;
             s->warm_parts++;
             cls_trace("dsys_open: warm device");
         } else {
-            if ((rc = ocl_ctx_create(&p->dev, &p->ocl, err)))
+            /* warm devices share one context per device (its programs
+             * kept in memory), each solve with its own queues: solves at
+             * once on one device run side by side, not time-sliced */
+            if ((rc = dwarm_enabled() ? ocl_ctx_create_shared(&p->dev, &p->ocl, err)
+                                      : ocl_ctx_create(&p->dev, &p->ocl, err)))
                 break;
             cls_trace("dsys_open: context");
             p->have_ocl = 1;
@@ -296,7 +231,7 @@ void dsys_close(dsys *s)
             la_pool_clear(&p->la); /* no device memory of this job stays */
         /* a healthy part's device state stays warm for the next solve */
         if (!s->failed && p->have_ocl && p->have_la && p->have_ld && !p->ld.ev &&
-            warm_put(p, s->prec, s->L && s->L->nparts == 1 ? LA_FLAG_ONE_PART : 0)) {
+            dwarm_put(p, s->prec, s->L && s->L->nparts == 1 ? LA_FLAG_ONE_PART : 0)) {
             p->have_ld = p->have_la = p->have_ocl = 0;
             continue;
         }
@@ -667,6 +602,43 @@ int dsys_allreduce(dsys *s, const dsum *in, double *v, int cancel_in, int *cance
         return CLS_EOTHER;
     }
     return reduced(s, v, cancel_out, err);
+}
+
+int dsys_allreduce_n(dsys *s, int n, const double *in_hi, const double *in_lo, double *v,
+                     int cancel_in, int *cancel_out, cls_error *err)
+{
+    double b[2 * (DSYS_MAX_SUMS + 2)];
+    if (n < 1 || n > DSYS_MAX_SUMS) /* n is the same on every rank: all return here */
+        return cls_fail(err, CLS_EOTHER, "dsys reduction of %d values (1..%d)", n, DSYS_MAX_SUMS);
+    memset(b, 0, sizeof b);
+    for (int c = 0; c < n && !s->failed; c++) {
+        b[2 * c] = in_hi[c];
+        b[2 * c + 1] = in_lo[c];
+    }
+    b[2 * n] = s->failed ? 1.0 : 0.0;
+    b[2 * (n + 1)] = (s->rank == 0 && cancel_in) ? 1.0 : 0.0;
+    int r = MPI_Allreduce(MPI_IN_PLACE, b, n + 2, s->pair, s->pair_sum, s->comm);
+    if (r != MPI_SUCCESS) {
+        cls_error e;
+        cls_fail(&e, CLS_EOTHER, "MPI_Allreduce failed (code %d)", r);
+        dsys_fail(s, &e);
+        if (err)
+            *err = s->ferr;
+        return CLS_EOTHER;
+    }
+    for (int c = 0; c < n; c++)
+        v[c] = b[2 * c] + b[2 * c + 1]; /* rounded once */
+    if (cancel_out)
+        *cancel_out = b[2 * (n + 1)] > 0.0;
+    if (b[2 * n] > 0.0) {
+        if (s->failed) {
+            if (err)
+                *err = s->ferr;
+            return s->ferr.code ? s->ferr.code : CLS_EOTHER;
+        }
+        return cls_fail(err, CLS_EOTHER, "another rank failed");
+    }
+    return CLS_OK;
 }
 
 int dsys_iallreduce_begin(dsys *s, const dsum *in, int cancel_in, cls_error *err)

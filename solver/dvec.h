@@ -81,6 +81,7 @@ typedef struct dsys {
     la_precision prec;
     double init_s, upload_s; /* dsys_open: contexts and programs; matrices and halo buffers */
     int warm_parts;          /* parts whose device state was warm (dsys_warm_*) */
+    char device_choice[512]; /* --device auto on one part: why this device (devfig.h) */
     /* sticky local failure */
     int failed;
     cls_error ferr;
@@ -137,6 +138,16 @@ void dsys_close(dsys *s);
  */
 void dsys_warm_release_all(void);
 
+/* Prewarm: makes the warm state of the device a one-part solve with this
+ * --device spec and precision will most likely use (the first device of
+ * the spec, as dsys_pick_devices orders them) on a thread of its own, so
+ * that the OpenCL start (contexts, programs: 0.13 s on an H200) overlaps
+ * the input phase instead of following it. dsys_prewarm_join waits for it;
+ * dsys_open then finds the state in the warm set. A failure is silent: the
+ * solve makes its device state itself and reports what goes wrong. */
+void dsys_prewarm_start(const char *device, la_precision prec);
+void dsys_prewarm_join(void);
+
 /* The devices this rank's slots use: candidates from spec (a list of
  * indices; one index; or every device of a type: auto = the type of the
  * first device in discovery order, GPUs first), and slot s of the rank with
@@ -188,6 +199,11 @@ void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv
  * any rank has failed (this rank's message if it is one of them). */
 int dsys_allreduce(dsys *s, const dsum *in, double *v, int cancel_in, int *cancel_out,
                    cls_error *err);
+/* The same for n <= DSYS_MAX_SUMS sums (several right-hand sides: 4 per
+ * column): in_hi[c] + in_lo[c] per sum, v[0..n). */
+#define DSYS_MAX_SUMS 256
+int dsys_allreduce_n(dsys *s, int n, const double *in_hi, const double *in_lo, double *v,
+                     int cancel_in, int *cancel_out, cls_error *err);
 /* The same, non-blocking (MPI_Iallreduce): begin, overlap work, end. */
 int dsys_iallreduce_begin(dsys *s, const dsum *in, int cancel_in, cls_error *err);
 int dsys_iallreduce_end(dsys *s, double *v, int *cancel_out, cls_error *err);

@@ -9,13 +9,17 @@
 #define CLS_SOLVER_NAMES_H
 
 #include "cg.h"
+#include "pc_options.h"
 
-/* 0 and *p set, or -1 for a name that is not one of the choices. */
+/* 0 and *p set, or -1 for a name that is not one of the choices. The
+ * preconditioner's name is pc_parse_name's (pc_options.h, the one table of
+ * the names and PETSc's aliases); its parameters (precond_degree, ...) are
+ * pc_options_set's. */
 int solver_precond_parse(const char *name, solver_precond *p);
 int solver_method_parse(const char *name, solver_method *m);
 int solver_precision_parse(const char *name, la_precision *p);
 
-/* The choices for messages: "none or jacobi", "cg or pipecg",
+/* The choices for messages: pc_names_help()'s list, "cg or pipecg",
  * "double, float or mixed". */
 const char *solver_precond_choices(void);
 const char *solver_method_choices(void);

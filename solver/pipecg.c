@@ -13,7 +13,9 @@
  * the convergence of true residuals", SIAM J. Sci. Comput. 22 (2000).
  *
  * The recurrences carry, besides x, r and p, the auxiliary vectors
- * u = M r, w = A u, s = A p, q = M s, z = A q, so the two dots of an
+ * u = M r, w = A u, s = A p, q = M s, z = A q (M standing for the
+ * preconditioner's inverse: the diagonal's, or any of pc.h's, whose
+ * application pipecg_precond makes), so the two dots of an
  * iteration (gamma = r'u, delta = w'u) need only vectors already at hand:
  * they are computed in the fused update of iteration i - 1 and reduced with
  * one MPI_Iallreduce while iteration i computes m = M w and n = A m (halo
@@ -48,15 +50,33 @@
  * 50: 2234, 25: 1895 (CG 1500); 1138_bus 5095 / 3905 / 3149 (CG 2804);
  * LFAT5 114 / 84 / 487 (CG 27); poisson3d 40 116 at every period (CG
  * 116). 25 helps the bus matrices more but replaces LFAT5 at unlucky
- * points; 50 is better than none everywhere measured. */
+ * points; 50 is better than none everywhere measured. Re-measured
+ * 2026-11-24 at tol 1e-8 / 1e-10 (494_bus, 1138_bus, LFAT5): none 1396 /
+ * 3167, 2560 / 5095, 34 / 114; 50: 1469 / 2234, 2497 / 3905, 34 / 84; 10:
+ * 1429 / 1872, 2431 / 3078, 41 / 107; 5: 1387 / 1851, 2404 / 3106, 48 /
+ * 110; CG 1201 / 1501, 2276 / 2815, 25 / 27. A replacement at every fall of
+ * the residual by a factor f (f = 0.5 .. 0.03, instead of a period) was
+ * worse on every matrix: the bus matrices' residuals are far from
+ * monotone. Parity with CG on these needs more than replacement. */
 #define PIPECG_RR_PERIOD 50
 /* Restarts after the recurrence's p'Ap lost its sign (see below). */
 #define PIPECG_MAX_RESTARTS 50
 
-int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_options *opt,
-                 cg_result *res, cls_error *err)
+/* z = M^-1 x: the diagonal, or the general preconditioner (pc.h) */
+static void pipecg_precond(dsys *s, pc *pc, const dvec *x, dvec *z)
 {
-    const int jacobi = opt->precond == PRECOND_JACOBI;
+    if (pc->type == PRECOND_JACOBI)
+        dvec_pointwise(s, &pc->dinv, x, z);
+    else
+        pc_apply(pc, x, z);
+}
+
+int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+                 cls_error *err)
+{
+    /* with any preconditioner the recurrences carry u = M r, m = M w and
+     * q = M s (PIPECG's Algorithm 4 as written); without one they drop */
+    const int jacobi = pc && pc->type != PRECOND_NONE;
     dvec r = {0}, u = {0}, w = {0}, m = {0}, nv = {0}, z = {0}, q = {0}, sv = {0}, p = {0};
     int64_t cap = 0, k = 0;
     int rc = CLS_EOTHER, cancel = 0, want_cancel = 0, restart = 1, replacements = 0;
@@ -67,8 +87,6 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
     const int64_t period = PIPECG_RR_PERIOD;
 
     memset(res, 0, sizeof *res);
-    if (jacobi && !dinv)
-        return cls_fail(err, CLS_EOTHER, "pipecg_solve: Jacobi asked for without a diagonal");
     /* ghosted: the vectors that are the x of an SpMV */
     CLS_TRY(dvec_create(s, 1, &r, err)); /* w = A r without a preconditioner */
     CLS_TRY(dvec_create(s, 1, &w, err)); /* n = A w without a preconditioner */
@@ -104,8 +122,8 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
         dvec_copy(s, b, &r);         /* r = b */
         dvec_axpy(s, -1.0, &nv, &r); /* r = b - A x */
         if (jacobi)
-            dvec_pointwise(s, dinv, &r, &u); /* u = M r */
-        dvec_spmv(s, uu, &w);                /* w = A u */
+            pipecg_precond(s, pc, &r, &u); /* u = M r */
+        dvec_spmv(s, uu, &w);              /* w = A u */
         {
             const dvec *xs[3] = {&r, &w, &r}, *ys[3] = {uu, uu, &r};
             dvec_dots_local(s, 3, xs, ys, &ls); /* gamma = r'u, delta = w'u, rr */
@@ -115,8 +133,8 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
 
         for (;;) {
             if (jacobi)
-                dvec_pointwise(s, dinv, &w, &m); /* m = M w */
-            dvec_spmv(s, mm, &nv);               /* n = A m, while the sums fly */
+                pipecg_precond(s, pc, &w, &m); /* m = M w */
+            dvec_spmv(s, mm, &nv);             /* n = A m, while the sums fly */
             CLS_TRY(dsys_iallreduce_end(s, v, &cancel, err));
             gamma = v[0]; /* gamma = r'u */
             delta = v[1]; /* delta = w'u */
@@ -192,12 +210,12 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, const dvec *dinv, const cg_opt
                 dvec_copy(s, b, &r);
                 dvec_axpy(s, -1.0, &nv, &r);
                 if (jacobi)
-                    dvec_pointwise(s, dinv, &r, &u); /* u = M r */
-                dvec_spmv(s, uu, &w);                /* w = A u */
-                dvec_spmv(s, &p, &sv);               /* s = A p */
+                    pipecg_precond(s, pc, &r, &u); /* u = M r */
+                dvec_spmv(s, uu, &w);              /* w = A u */
+                dvec_spmv(s, &p, &sv);             /* s = A p */
                 if (jacobi)
-                    dvec_pointwise(s, dinv, &sv, &q); /* q = M s */
-                dvec_spmv(s, jacobi ? &q : &sv, &z);  /* z = A q */
+                    pipecg_precond(s, pc, &sv, &q);  /* q = M s */
+                dvec_spmv(s, jacobi ? &q : &sv, &z); /* z = A q */
                 const dvec *xs[3] = {&r, &w, &r}, *ys[3] = {uu, uu, &r};
                 dvec_dots_local(s, 3, xs, ys, &ls); /* gamma, delta, rr afresh */
             }

@@ -9,11 +9,13 @@
  * breakdown test, the only affordable check.
  */
 #include "solve.h"
+#include "pc_options.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/parallel.h"
 #include "../common/timer.h"
 
 void solve_options_default(solve_options *o)
@@ -44,7 +46,7 @@ const char *solver_method_name(solver_method m)
 
 const char *solver_precond_name(solver_precond p)
 {
-    return p == PRECOND_JACOBI ? "jacobi" : "none";
+    return pc_name(p);
 }
 
 const char *la_precision_name(la_precision p)
@@ -68,6 +70,67 @@ static int64_t find_entry(const csr_matrix *A, int64_t i, int64_t j)
     return -1;
 }
 
+/* The checks over row ranges in parallel: each range finds its first
+ * non-finite value, its largest |a_ij|, and then its first row whose
+ * diagonal is not positive or whose upper entries have no mirror within
+ * 1e-12 max|a_ij|. The smallest failing index over the ranges is the one a
+ * sequential scan finds first, so the message does not depend on the
+ * thread count. */
+typedef struct chk_range {
+    int64_t bad_val;   /* first entry that is NaN or Inf, or -1 */
+    double maxabs;     /* max |a_ij| of the range */
+    int64_t bad_row;   /* first failing row, or -1 */
+    int64_t bad_entry; /* the entry at fault in that row (-1: the diagonal) */
+} chk_range;
+
+typedef struct chk_ctx {
+    const csr_matrix *A;
+    chk_range *r;
+    double maxabs; /* pass 2: over the whole matrix */
+    int pass;
+} chk_ctx;
+
+static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
+{
+    const chk_ctx *c = arg;
+    const csr_matrix *A = c->A;
+    chk_range *r = &c->r[range];
+    if (c->pass == 1) {
+        r->bad_val = -1;
+        r->maxabs = 0.0;
+        for (int64_t k = A->rowptr[i0]; k < A->rowptr[i1]; k++) {
+            if (!isfinite(A->val[k])) {
+                r->bad_val = k;
+                return;
+            }
+            if (fabs(A->val[k]) > r->maxabs)
+                r->maxabs = fabs(A->val[k]);
+        }
+        return;
+    }
+    r->bad_row = -1;
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t d = find_entry(A, i, i);
+        if (!(d >= 0 && A->val[d] > 0.0)) {
+            r->bad_row = i;
+            r->bad_entry = -1;
+            return;
+        }
+        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            int64_t j = A->col[k];
+            if (j <= i)
+                continue;
+            int64_t t = find_entry(A, j, i);
+            double aji = t < 0 ? 0.0 : A->val[t];
+            if (fabs(A->val[k] - aji) > 1e-12 * c->maxabs) {
+                r->bad_row = i;
+                r->bad_entry = k;
+                return;
+            }
+        }
+    }
+}
+
 int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const char *name,
                       cls_error *err)
 {
@@ -79,52 +142,62 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
         return cls_fail(err, CLS_EINPUT,
                         "right-hand side has %lld entries but the matrix has %lld rows",
                         (long long)nb, (long long)A->nrows);
-    double maxabs = 0.0;
-    for (int64_t k = 0; k < A->nnz; k++) {
-        if (!isfinite(A->val[k]))
+    const int64_t grain = 16384;
+    int t = cls_parallel_ranges(A->nrows, grain);
+    chk_ctx c = {A, calloc((size_t)t, sizeof(chk_range)), 0.0, 1};
+    if (!c.r)
+        return cls_fail(err, CLS_EOTHER, "out of memory checking the matrix");
+    cls_parallel_for(A->nrows, grain, chk_rows, &c);
+    for (int q = 0; q < t; q++) {
+        if (c.r[q].bad_val >= 0) {
+            free(c.r);
             return cls_fail(err, CLS_EINPUT, "%s: matrix holds a NaN or Inf value", name);
-        if (fabs(A->val[k]) > maxabs)
-            maxabs = fabs(A->val[k]);
+        }
+        if (c.r[q].maxabs > c.maxabs)
+            c.maxabs = c.r[q].maxabs;
     }
     if (b) {
         int rc = solve_check_vector(b, nb, "right-hand side", err);
-        if (rc)
+        if (rc) {
+            free(c.r);
             return rc;
-    }
-    for (int64_t i = 0; i < A->nrows; i++) {
-        int64_t d = find_entry(A, i, i);
-        double aii = d < 0 ? 0.0 : A->val[d];
-        if (!(aii > 0.0))
-            return cls_fail(err, CLS_EBREAKDOWN,
-                            "%s: matrix is not positive definite: diagonal entry (%lld,%lld) "
-                            "is %s%.6g; conjugate gradients needs a symmetric "
-                            "positive-definite matrix",
-                            name, (long long)i + 1, (long long)i + 1,
-                            d < 0 ? "missing, i.e. " : "", aii);
-        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            int64_t j = A->col[k];
-            if (j <= i)
-                continue;
-            int64_t t = find_entry(A, j, i);
-            double aji = t < 0 ? 0.0 : A->val[t];
-            if (fabs(A->val[k] - aji) > 1e-12 * maxabs)
-                return cls_fail(err, CLS_EBREAKDOWN,
-                                "%s: matrix is not symmetric: a(%lld,%lld) = %.17g but "
-                                "a(%lld,%lld) = %.17g; conjugate gradients needs a "
-                                "symmetric positive-definite matrix",
-                                name, (long long)i + 1, (long long)j + 1, A->val[k],
-                                (long long)j + 1, (long long)i + 1, aji);
         }
     }
-    return CLS_OK;
+    c.pass = 2;
+    cls_parallel_for(A->nrows, grain, chk_rows, &c);
+    chk_range bad = {-1, 0.0, -1, -1};
+    for (int q = 0; q < t && bad.bad_row < 0; q++) /* ranges in row order */
+        if (c.r[q].bad_row >= 0)
+            bad = c.r[q];
+    free(c.r);
+    if (bad.bad_row < 0)
+        return CLS_OK;
+    const int64_t i = bad.bad_row;
+    if (bad.bad_entry < 0) {
+        int64_t d = find_entry(A, i, i);
+        double aii = d < 0 ? 0.0 : A->val[d];
+        return cls_fail(err, CLS_EBREAKDOWN,
+                        "%s: matrix is not positive definite: diagonal entry (%lld,%lld) "
+                        "is %s%.6g; conjugate gradients needs a symmetric "
+                        "positive-definite matrix",
+                        name, (long long)i + 1, (long long)i + 1, d < 0 ? "missing, i.e. " : "",
+                        aii);
+    }
+    const int64_t k = bad.bad_entry, j = A->col[k];
+    int64_t tk = find_entry(A, j, i);
+    return cls_fail(err, CLS_EBREAKDOWN,
+                    "%s: matrix is not symmetric: a(%lld,%lld) = %.17g but "
+                    "a(%lld,%lld) = %.17g; conjugate gradients needs a "
+                    "symmetric positive-definite matrix",
+                    name, (long long)i + 1, (long long)j + 1, A->val[k], (long long)j + 1,
+                    (long long)i + 1, tk < 0 ? 0.0 : A->val[tk]);
 }
 
 int solve_check_vector(const double *v, int64_t n, const char *what, cls_error *err)
 {
     for (int64_t i = 0; i < n; i++)
         if (!isfinite(v[i]))
-            return cls_fail(err, CLS_EINPUT, "%s entry %lld is NaN or Inf", what,
-                            (long long)i + 1);
+            return cls_fail(err, CLS_EINPUT, "%s entry %lld is NaN or Inf", what, (long long)i + 1);
     return CLS_OK;
 }
 
@@ -206,6 +279,10 @@ int solve_run_device(const csr_matrix *A, const double *b, const double *x0, dou
 
     memset(rep, 0, sizeof *rep);
     rep->true_rel_residual = NAN;
+    if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI)
+        return cls_fail(err, CLS_EUSAGE,
+                        "solve_run: --precond %s needs the engine's set-up (dsolve_file)",
+                        pc_name(opt->precond));
     if (!checked) {
         rc = solve_check_input(A, b, A->nrows, opt->name, err);
         if (rc)
@@ -277,8 +354,8 @@ int solve_run_device(const csr_matrix *A, const double *b, const double *x0, dou
         .monitor_ctx = opt->monitor_ctx,
     };
     double t1 = cls_now();
-    rc = cg_solve(&la, &dA, &db, &dx, opt->precond == PRECOND_JACOBI ? &dd : NULL, &co,
-                  &rep->cg, err);
+    rc = cg_solve(&la, &dA, &db, &dx, opt->precond == PRECOND_JACOBI ? &dd : NULL, &co, &rep->cg,
+                  err);
     int drc = la_finish(&la, NULL);
     rep->solve_s = cls_now() - t1;
     /* the iterate is worth returning even when the solve did not converge */

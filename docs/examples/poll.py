@@ -3,7 +3,12 @@
 the end and download the solution, with Python's standard library only.
 
   python3 poll.py A.mtx x.mtx [--server http://127.0.0.1:8080] [--tol 1e-10]
-                  [--precond jacobi] [--token-file F]
+                  [--precond none|jacobi|chebyshev|ic0|amg|auto] [--precond-degree N]
+                  [--precond-sweeps N] [--token-file F]
+
+The preconditioner's names are the daemon's (PETSc's aliases too: icc,
+gamg, cheby, ...); the job's record says whether its set-up was built for
+it or reused from an earlier job on the same matrix.
 
 The token may also come from $CLSOLVE_TOKEN, the server from
 $CLSOLVE_SERVER. Exit status: 0 converged, 3 bad input, 4 not converged,
@@ -39,6 +44,8 @@ def main():
     ap.add_argument("--server", default=os.environ.get("CLSOLVE_SERVER", "http://127.0.0.1:8080"))
     ap.add_argument("--tol", default="1e-8")
     ap.add_argument("--precond", default="none")
+    ap.add_argument("--precond-degree", help="chebyshev: polynomial degree")
+    ap.add_argument("--precond-sweeps", help="ic0: Jacobi sweeps per triangular solve (0: exact)")
     ap.add_argument("--token-file")
     a = ap.parse_args()
     token = os.environ.get("CLSOLVE_TOKEN")
@@ -46,7 +53,12 @@ def main():
         token = open(a.token_file).read().strip()
 
     # 1. submit: the file is the request body (a .mtx.gz works as it is)
-    query = urllib.parse.urlencode({"tol": a.tol, "precond": a.precond})
+    params = {"tol": a.tol, "precond": a.precond}
+    if a.precond_degree:
+        params["precond_degree"] = a.precond_degree
+    if a.precond_sweeps:
+        params["precond_sweeps"] = a.precond_sweeps
+    query = urllib.parse.urlencode(params)
     with open(a.matrix, "rb") as f:
         status, body = call(a.server, token, "POST", "/v1/jobs?" + query, f.read(),
                             {"Content-Type": "text/plain"})
@@ -80,6 +92,10 @@ def main():
         r = job["result"]
         print("converged after %d iterations, relative residual %.3e"
               % (r["iterations"], r["relative_residual"]))
+        pc = r.get("preconditioner") or {}
+        if pc.get("type") not in (None, "none", "jacobi"):
+            print("preconditioner %s: set-up %.3f s, %s" % (
+                pc["type"], pc["setup_s"], "reused" if pc.get("reused") else "built"))
         code = 0
     if job["result"] and job["result"].get("solution_available"):
         status, body = call(a.server, token, "GET", "/v1/jobs/%s/solution" % job["id"])

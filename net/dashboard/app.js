@@ -190,8 +190,11 @@ function renderPhases(j) {
   const steps = j.kind === "cg" ? PHASES_CG : PHASES_OTHER;
   let phase = j.status === "queued" ? "queued" : j.progress.phase;
   if (phase === "starting") phase = j.kind === "cg" ? "parsing" : "running";
+  // waiting (for the lanes' small jobs) sits on the queued step, saving (a
+  // final record the store retries) on the last one before done
+  const step = phase === "waiting" ? "queued" : phase === "saving" ? steps[steps.length - 2] : phase;
   const finished = !(j.status === "queued" || j.status === "running");
-  let cur = finished ? steps.length - 1 : steps.indexOf(phase);
+  let cur = finished ? steps.length - 1 : steps.indexOf(step);
   ol.replaceChildren();
   steps.forEach((s, i) => {
     const li = el("li", i === steps.length - 1 && finished ? j.status : phaseName(s));
@@ -215,6 +218,8 @@ function renderPhases(j) {
                  Math.round(100 * solvedFraction(j)) + "% of the way to tol");
       if (typeof j.progress.eta_s === "number") parts.push("about " + fmtDur(j.progress.eta_s) + " left");
     }
+    if (j.progress.note) parts.push(j.progress.note); // why a queued job waits (admission)
+    if (j.store_error) parts.push(j.store_error);
     if (j.cancel_requested) parts.push("cancel requested");
   } else if (j.started_at && j.finished_at) {
     parts.push(j.status + " after " + fmtDur((Date.parse(j.finished_at) - Date.parse(j.started_at)) / 1000) +
@@ -254,6 +259,10 @@ function renderDetail(j) {
   }
   if (j.timings) add("timings", Object.entries(j.timings).map(e => e[0] + " " +
       (Number.isInteger(e[1]) ? e[1] : Number(e[1]).toFixed(3))).join(", "));
+  if (j.placement)
+    add("placement", j.placement.mode + (j.placement.lane !== undefined ? " (lane " + j.placement.lane + " of " +
+        j.placement.lanes + ")" : "") + ", " + j.placement.ranks + " rank(s), " + j.placement.running + " running");
+  if (j.pinned) add("pinned", "yes (exempt from retention)");
   if (j.devices && j.devices.length)
     add("devices", j.devices.map(d => "rank " + d.rank + ": " + d.name + " rows " + d.rows.join("–")).join("; "));
   if (j.error) add("error", j.error.message);

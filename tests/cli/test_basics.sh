@@ -77,9 +77,10 @@ complete_words() { # complete_words FILE WORD... : what TAB offers after the las
     bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); f=$(complete -p "$1" | sed "s/.*-F \([^ ]*\) .*/\1/"); "$f"; echo "${COMPREPLY[*]}"' _ "$@"
 }
 [ "$(complete_words "$B/completion/clsolve" clsolve so)" = solve ] && ok || bad "complete 'clsolve so'"
-[ "$(complete_words "$B/completion/clsolve" clsolve solve --prec)" = "--precond --precision" ] && ok \
+# the preconditioner's parameters (--precond-degree, ...) complete too
+[ "$(complete_words "$B/completion/clsolve" clsolve solve --prec)" = "--precond --precond-degree --precond-lanczos --precond-sweeps --precond-shift --precond-reuse --precision" ] && ok \
     || bad "complete 'clsolve solve --prec': $(complete_words "$B/completion/clsolve" clsolve solve --prec)"
-[ "$(complete_words "$B/completion/clsolve" clsolve solve --precond "")" = "none jacobi" ] && ok \
+[ "$(complete_words "$B/completion/clsolve" clsolve solve --precond "")" = "none jacobi chebyshev ic0 amg auto" ] && ok \
     || bad "complete --precond values: $(complete_words "$B/completion/clsolve" clsolve solve --precond "")"
 [ "$(complete_words "$B/completion/clsolved" clsolved --max-q)" = "--max-queued" ] && ok || bad "complete clsolved --max-q"
 

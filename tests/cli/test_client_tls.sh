@@ -43,7 +43,7 @@ trap cleanup_extra EXIT
 
 TOKEN=tls-test-token-$$
 echo "$TOKEN" >"$t/token"
-daemon_start 1 "$D" --token-file "$t/token" --max-queued 1 || { bad "daemon start"; finish; }
+daemon_start 1 "$D" --lanes 1 --token-file "$t/token" --max-queued 1 || { bad "daemon start"; finish; }
 DP=$(cat "$D.port")
 
 # --- stunnel: TLS on a free port, plain HTTP to the daemon ---

@@ -19,7 +19,7 @@ rm -rf "$D" "$D".*
 TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 echo "$TOKEN" >"$TEST_TMP/token"
 echo "wrong-$TOKEN" >"$TEST_TMP/wrong"
-daemon_start 1 "$D" --token-file "$TEST_TMP/token" --max-queued 2 || { bad "daemon start"; finish; }
+daemon_start 1 "$D" --lanes 1 --token-file "$TEST_TMP/token" --max-queued 2 || { bad "daemon start"; finish; }
 U=$DURL
 
 # --- authentication ---

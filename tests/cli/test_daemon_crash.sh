@@ -25,7 +25,9 @@ status_of() { $DCLIENT request "$1" GET "/v1/jobs/$2" | tail -n +2 | jget "j['st
 # wait_running URL ID MIN_ITERATION: until the job has run that far
 wait_running() { $DCLIENT running "$1" "$2" --iteration "$3" --timeout 300 >/dev/null; }
 
-daemon_start 2 "$D" || { bad "daemon start"; finish; }
+# --lanes 1 throughout: one job at a time, so a job submitted behind a
+# running one stays queued (the queued-job cases below need that)
+daemon_start 2 "$D" --lanes 1 || { bad "daemon start"; finish; }
 # a job of several seconds, killed as soon as it is seen running (no other
 # client call in between: on a loaded machine one can take seconds)
 id=$($DCLIENT submit "$DURL" "$BIG" --param tol=1e-10) || bad "submit"
@@ -38,7 +40,7 @@ mkdir -p "$D/incoming/0123456789abcdef0123456789abcdef" "$D/jobs/fedcba987654321
 echo partial >"$D/incoming/0123456789abcdef0123456789abcdef/matrix.mtx"
 echo partial >"$D/jobs/fedcba9876543210fedcba9876543210/matrix.mtx"
 
-daemon_start 2 "$D" || { bad "restart"; finish; }
+daemon_start 2 "$D" --lanes 1 || { bad "restart"; finish; }
 j=$($DCLIENT wait "$DURL" "$id" --timeout 300)
 [ "$(jget "j['status']" <<<"$j")" = succeeded ] && ok || bad "after restart: $j"
 $DCLIENT fetch "$DURL" "$id" "$TEST_TMP/x.mtx" && ok || bad "fetch after restart"
@@ -88,7 +90,7 @@ rc=$?
 [ $rc = 0 ] && ok || bad "mpirun exit $rc after the drain"
 grep -q '"status":"succeeded"' "$D/jobs/$long/job.json" && ok || bad "running job did not finish in the drain"
 grep -q '"status":"queued"' "$D/jobs/$next/job.json" && ok || bad "queued job not left queued"
-daemon_start 1 "$D" || { bad "restart after drain"; finish; }
+daemon_start 1 "$D" --lanes 1 || { bad "restart after drain"; finish; }
 j=$($DCLIENT wait "$DURL" "$next" --timeout 300)
 [ "$(jget "j['status']" <<<"$j")" != queued ] && ok || bad "queued job did not run after restart"
 daemon_stop 120 && ok || bad "final stop"

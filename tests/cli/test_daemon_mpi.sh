@@ -11,7 +11,9 @@ need_data matrices
 M=$CLSOLVE_DATA/matrices
 D=$TEST_TMP/data
 rm -rf "$D" "$D".*
-daemon_start 2 "$D" || { bad "daemon start"; finish; }
+# --lanes 1: every job is the collective solve over both ranks, which this
+# test is about (small jobs beside each other: test_daemon_lanes.sh)
+daemon_start 2 "$D" --lanes 1 || { bad "daemon start"; finish; }
 U=$DURL
 [ "$($DCLIENT request "$U" GET /v1/devices | tail -n +2 | jget "j['ranks']")" = 2 ] && ok || bad "/v1/devices ranks != 2"
 

@@ -18,7 +18,9 @@ mkdir -p "$TEST_TMP/cases"
 printf 'errors-catalogue-token-%s\n' "$$" >"$TEST_TMP/token"
 MAX_UPLOAD=$((20 * 1024 * 1024))
 MAX_QUEUED=40
-daemon_start 1 "$D" --token-file "$TEST_TMP/token" --max-upload $MAX_UPLOAD \
+# --lanes 1: one job at a time, so the last phase's queue fills behind a
+# long job
+daemon_start 1 "$D" --lanes 1 --token-file "$TEST_TMP/token" --max-upload $MAX_UPLOAD \
     --max-queued $MAX_QUEUED || { bad "daemon start"; finish; }
 
 $PY "$here/errors_catalogue.py" --doc "$here/../../docs/errors.md" --tests-dir "$here" \

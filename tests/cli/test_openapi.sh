@@ -60,7 +60,8 @@ j=$(wait_job "$U" "$id")
 [ "$(jget "j['status']" <<<"$j")" = succeeded ] && ok || bad "job: $j"
 for p in /v1/jobs "/v1/jobs?limit=1" "/v1/jobs/$id" "/v1/jobs/$id/solution" "/v1/jobs/$id/solution?format=json" \
          "/v1/jobs/$id/solution?format=binary" "/v1/jobs/$id/residuals" "/v1/jobs/$id/residuals?since=3" \
-         /v1/devices /metrics /healthz / /app.js /style.css /nope "/v1/jobs/$id/files" "/v1/jobs/$id/bogus"; do
+         /v1/devices /metrics /healthz /readyz / /app.js /style.css /viewer.js /nope "/v1/jobs/$id/files" \
+         "/v1/jobs/$id/bogus"; do
     cr "${A[@]}" "$U$p" >/dev/null
 done
 etag=$(curl -s -D - -o /dev/null "${A[@]}" "$U/v1/jobs/$id/solution" | sed -n 's/^ETag: *\(.*\)\r$/\1/Ip')
@@ -69,6 +70,8 @@ cr "${A[@]}" -I "$U/v1/jobs/$id" >/dev/null                       # HEAD
 cr "${A[@]}" -X PUT "$U/v1/jobs" >/dev/null                      # 405
 cr "${A[@]}" "$U/v1/jobs?limit=0" >/dev/null                     # 400
 cr "${A[@]}" -X POST "$U/v1/jobs/$id/cancel" >/dev/null          # 409
+[ "$(cr "${A[@]}" -X POST "$U/v1/jobs/$id/pin")" = 200 ] && ok || bad "pin"
+[ "$(cr "${A[@]}" -X DELETE "$U/v1/jobs/$id/pin")" = 200 ] && ok || bad "unpin"
 q=$(curl -s "${A[@]}" --data-binary @"$M/1138_bus.mtx" "$U/v1/jobs?tol=1e-12&method=pipecg&precision=mixed&atol=1e-9" | jget "j['id']")
 cr "${A[@]}" -X DELETE "$U/v1/jobs/$q" >/dev/null               # 409 while queued or running, or 204
 wait_job "$U" "$q" >/dev/null

@@ -186,7 +186,8 @@ static int fp_in(const char *s, size_t cap, const char *const *set)
 
 static void fp_check_accepted(const job_params *p)
 {
-    static const char *const preconds[] = {"none", "jacobi", NULL};
+    static const char *const preconds[] = {"none", "jacobi", "chebyshev", "ic0",
+                                           "amg",  "auto",   NULL};
     static const char *const methods[] = {"cg", NULL};
     static const char *const precisions[] = {"double", "float", NULL};
     if (!memchr(p->kind, '\0', sizeof p->kind))
@@ -202,6 +203,11 @@ static void fp_check_accepted(const job_params *p)
             fp_die("an accepted cg job has a choice outside its set", p->precond, NULL);
         if (p->options && json_object_size(p->options) > 0)
             fp_die("an accepted cg job has physics options", NULL, NULL);
+        if (strcmp(p->precond, pc_name(p->pc.type)) || p->pc.degree < 1 || p->pc.degree > 32 ||
+            p->pc.lanczos < 2 || p->pc.lanczos > 100 || p->pc.sweeps < 0 || p->pc.sweeps > 32 ||
+            !(p->pc.shift >= 0.0 && p->pc.shift <= 10.0) || (p->pc.reuse != 0 && p->pc.reuse != 1))
+            fp_die("an accepted cg job has preconditioner options outside their ranges",
+                   p->precond, NULL);
     } else {
         static const char *const kinds[] = {"springs", "deform", "curvature", "nbody", NULL};
         if (!fp_in(p->kind, sizeof p->kind, kinds))
@@ -234,8 +240,24 @@ static void fp_check_precedence(const job_params *p, const char *text, size_t le
                                                      : (long long)json_real_value(v));
         else if (!strcmp(k, "kind"))
             ok = s && !strcmp(p->kind, s);
-        else if (!strcmp(k, "precond"))
-            ok = s && !strcmp(p->precond, s);
+        else if (pc_options_key(k)) {
+            /* the preconditioner's keys (aliases allowed): setting the
+             * value again changes nothing */
+            char buf[64];
+            const char *t = s;
+            if (!t && json_is_integer(v)) {
+                snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
+                t = buf;
+            } else if (!t && json_is_real(v)) {
+                snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
+                t = buf;
+            }
+            pc_options q = p->pc;
+            cls_error e;
+            ok = t && pc_options_set(&q, k, t, &e) == CLS_OK && q.type == p->pc.type &&
+                 q.degree == p->pc.degree && q.lanczos == p->pc.lanczos &&
+                 q.sweeps == p->pc.sweeps && q.shift == p->pc.shift && q.reuse == p->pc.reuse;
+        }
         else if (!strcmp(k, "method"))
             ok = s && !strcmp(p->method, s);
         else if (!strcmp(k, "precision"))
@@ -266,7 +288,10 @@ static void fp_same_fields(const job_params *a, const job_params *b, const char 
     if (job_params_is_cg(a)) {
         if (memcmp(&a->tol, &b->tol, sizeof a->tol) != 0 || a->maxiter != b->maxiter ||
             strcmp(a->precond, b->precond) || strcmp(a->method, b->method) ||
-            strcmp(a->precision, b->precision))
+            strcmp(a->precision, b->precision) || a->pc.type != b->pc.type ||
+            a->pc.degree != b->pc.degree || a->pc.lanczos != b->pc.lanczos ||
+            a->pc.sweeps != b->pc.sweeps || a->pc.shift != b->pc.shift ||
+            a->pc.reuse != b->pc.reuse)
             fp_die("cg fields changed", what, NULL);
         if (!fp_options_equal(a->options, b->options))
             fp_die("cg options changed", what, NULL);

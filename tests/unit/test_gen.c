@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "matrices/gen.h"
+#include "matrices/gen_rows.h"
 
 /* Row i of the naive matrix into (col, val), sorted; returns its length. */
 static int naive_row(gen_kind k, int64_t n, int64_t i, int64_t *col, double *val)
@@ -104,6 +105,50 @@ static void check_against_naive(gen_kind k, int64_t n)
     csr_free(&A);
 }
 
+/* Rows [r0, r1) of a poisson3d or poisson3d27 block on an anisotropic
+ * grid against the naive definition, split over `threads` ranges. */
+static void check_block(gen_kind k, int64_t nx, int64_t ny, int64_t nz, int64_t r0, int64_t r1,
+                        const char *threads)
+{
+    setenv("CLS_THREADS", threads, 1);
+    gen_grid g = {k, nx, ny, nz};
+    csr_matrix B;
+    cls_error e;
+    int rc = gen_grid_rows_csr(&g, r0, r1, &B, &e);
+    unsetenv("CLS_THREADS");
+    CHECK_MSG(rc == CLS_OK, "block: %s", e.msg);
+    if (rc)
+        return;
+    CHECK(B.nrows == r1 - r0 && B.ncols == nx * ny * nz && B.rowptr[0] == 0);
+    int bad = 0;
+    double diag = k == GEN_POISSON3D ? 6 : 26;
+    for (int64_t i = r0; i < r1 && bad < 3; i++) {
+        int64_t x = i % nx, y = (i / nx) % ny, z = i / (nx * ny), o = B.rowptr[i - r0];
+        int ok = 1, len = 0;
+        for (int dz = -1; dz <= 1; dz++) /* (dz, dy, dx) ascending: ascending columns */
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dx = -1; dx <= 1; dx++) {
+                    int moved = (dx != 0) + (dy != 0) + (dz != 0);
+                    if ((k == GEN_POISSON3D && moved > 1) || x + dx < 0 || x + dx >= nx ||
+                        y + dy < 0 || y + dy >= ny || z + dz < 0 || z + dz >= nz)
+                        continue;
+                    int64_t j = ((z + dz) * ny + (y + dy)) * nx + (x + dx);
+                    ok &= o + len < B.rowptr[i - r0 + 1] && B.col[o + len] == j &&
+                          B.val[o + len] == (moved ? -1.0 : diag);
+                    len++;
+                }
+        ok &= B.rowptr[i - r0 + 1] - o == len;
+        if (!ok) {
+            bad++;
+            CHECK_MSG(0, "%lldx%lldx%lld block [%lld, %lld), %s threads: row %lld differs",
+                      (long long)nx, (long long)ny, (long long)nz, (long long)r0, (long long)r1,
+                      threads, (long long)i);
+        }
+    }
+    CHECK(B.nnz == B.rowptr[B.nrows]);
+    csr_free(&B);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -118,6 +163,12 @@ int main(int argc, char **argv)
                                               : 45 + (int64_t)(check_rand() % 20);
         check_against_naive(kinds[t], n);
     }
+
+    /* row blocks of anisotropic grids, one and several ranges */
+    check_block(GEN_POISSON3D, 90, 80, 70, 12345, 500000, "7");
+    check_block(GEN_POISSON3D, 90, 80, 70, 12345, 500000, "1");
+    check_block(GEN_POISSON3D27, 31, 77, 203, 0, 31 * 77 * 203, "5");
+    check_block(GEN_POISSON3D27, 31, 77, 203, 4000, 4001, "5");
 
     gen_kind k;
     CHECK(gen_kind_parse("poisson2d", &k) == 0 && k == GEN_POISSON2D);

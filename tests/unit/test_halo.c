@@ -90,8 +90,92 @@ static int64_t csr_nnz_fn(const void *ctx, int64_t i)
     return A->rowptr[i + 1] - A->rowptr[i];
 }
 
+/* a synthetic row length: irregular, cheap, no matrix behind it */
+static int64_t synth_nnz_fn(const void *ctx, int64_t i)
+{
+    (void)ctx;
+    return 1 + (i * 7919 + i / 1000) % 29;
+}
+
+/* The sequential definition of a cut (partition.h): boundary j at the
+ * first row whose running cost reaches total * (shares before j) / nshare,
+ * on the nearer side; pieces of at least one row. */
+static void ref_split(int64_t lo, int64_t hi, int k, const int *share, int64_t *bounds)
+{
+    int64_t total = 0, nshare = 0, acc = 0, cum = share[0];
+    for (int64_t i = lo; i < hi; i++)
+        total += synth_nnz_fn(NULL, i) + PART_ROW_COST;
+    for (int j = 0; j < k; j++)
+        nshare += share[j];
+    bounds[0] = lo;
+    bounds[k] = hi;
+    int j = 1;
+    for (int64_t i = lo; i < hi && j < k; i++) {
+        int64_t w = synth_nnz_fn(NULL, i) + PART_ROW_COST;
+        while (j < k && (__int128)(acc + w) * nshare >= (__int128)total * cum) {
+            __int128 t = (__int128)total * cum;
+            bounds[j] = t - (__int128)acc * nshare <= (__int128)(acc + w) * nshare - t ? i : i + 1;
+            cum += share[j++];
+        }
+        acc += w;
+    }
+    for (; j < k; j++)
+        bounds[j] = hi;
+    for (j = 1; j < k; j++)
+        if (bounds[j] < bounds[j - 1] + 1)
+            bounds[j] = bounds[j - 1] + 1;
+    for (j = k - 1; j >= 1; j--)
+        if (bounds[j] > bounds[j + 1] - 1)
+            bounds[j] = bounds[j + 1] - 1;
+}
+
+/* part_plan scans in parallel chunks and scans rows only inside the chunk
+ * that holds a boundary: the boundaries and nonzeros must be those of one
+ * sequential scan (CLS_THREADS=1), whatever the chunking */
+static void test_partition_chunks(void)
+{
+    const int64_t n = 700001;
+    for (int shape = 0; shape < 3; shape++) {
+        int ranks = shape == 0 ? 3 : shape == 1 ? 4 : 1, g = shape == 2 ? 5 : 2;
+        part_layout L1, L7;
+        setenv("CLS_THREADS", "1", 1);
+        OK(part_plan(n, synth_nnz_fn, NULL, ranks, g, 1000, 0, &L1, &err));
+        setenv("CLS_THREADS", "7", 1);
+        OK(part_plan(n, synth_nnz_fn, NULL, ranks, g, 1000, 0, &L7, &err));
+        unsetenv("CLS_THREADS");
+        CHECK(L1.nparts == ranks * g && L7.nparts == L1.nparts);
+        int same = 1;
+        for (int k = 0; k <= L1.nparts; k++)
+            same &= L1.begin[k] == L7.begin[k];
+        for (int k = 0; k < L1.nparts; k++) {
+            int64_t s = 0;
+            for (int64_t i = L1.begin[k]; i < L1.begin[k + 1]; i++)
+                s += synth_nnz_fn(NULL, i);
+            same &= L1.nnz[k] == s && L7.nnz[k] == s;
+        }
+        /* and both are the sequential definition: ranks, then each rank's devices */
+        int64_t rb[8], pb[8];
+        int shares[8];
+        for (int r = 0; r < ranks; r++)
+            shares[r] = g;
+        ref_split(0, n, ranks, shares, rb);
+        for (int d = 0; d < g; d++)
+            shares[d] = 1;
+        for (int r = 0; r < ranks; r++) {
+            ref_split(rb[r], rb[r + 1], g, shares, pb);
+            for (int d = 0; d < g; d++)
+                same &= L1.begin[r * g + d] == pb[d];
+        }
+        CHECK_MSG(same, "part_plan: %d ranks x %d: chunked scan differs from the sequential one",
+                  ranks, g);
+        part_free(&L1);
+        part_free(&L7);
+    }
+}
+
 static void test_partition(void)
 {
+    test_partition_chunks();
     /* 500 rows over 8 GPUs with the default floor: one part */
     csr_matrix A;
     random_matrix(500, 1, &A);
@@ -324,7 +408,7 @@ static int device_spmv(const csr_matrix *A, const part_layout *L, const double *
         }
         OK(dvec_upload(&s, &x, xs, &err));
         for (int rep = 0; rep < 2; rep++) { /* twice: staging buffers reused */
-            dvec_fill(&s, NAN, &y);          /* poisoned: a row not written stays NaN */
+            dvec_fill(&s, NAN, &y);         /* poisoned: a row not written stays NaN */
             dvec_spmv(&s, &x, &y);
         }
         CHECK_MSG(!s.failed, "dvec_spmv: %s", s.ferr.msg);

@@ -88,7 +88,7 @@ static void expect_fail_path(const char *what, const char *path, int threads, lo
     csr_matrix A;
     cls_error e;
     cls_error_clear(&e);
-    mm_read_options o = {threads};
+    mm_read_options o = {.threads = threads};
     int rc = mm_read_csr(path, &o, &A, NULL, NULL, &e);
     CHECK_MSG(rc == CLS_EINPUT, "%s: rc %d, msg '%s'", what, rc, e.msg);
     char prefix[600];
@@ -110,7 +110,7 @@ static int read_ok(const char *path, int threads, csr_matrix *A, mm_header *h, m
 {
     cls_error e;
     cls_error_clear(&e);
-    mm_read_options o = {threads};
+    mm_read_options o = {.threads = threads};
     int rc = mm_read_csr(path, &o, A, h, st, &e);
     CHECK_MSG(rc == CLS_OK, "%s: rc %d: %s", path, rc, e.msg);
     return rc;
@@ -765,6 +765,46 @@ static void test_vectors(void)
     p = write_text("v8.mtx", "%%MatrixMarket matrix coordinate real general\n"
                              "2000000000 1 1\n1 1 1\n");
     CHECK(mm_read_vector(p, &v, &n, &e) == CLS_EINPUT && strstr(e.msg, "refusing to allocate"));
+
+    /* blocks of right-hand sides: n x k column-major, coordinate, 1 x n */
+    int64_t r, k;
+    p = write_text("b1.mtx", "%%MatrixMarket matrix array real general\n3 2\n1\n2\n3\n4\n5\n6\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_OK);
+    if (v) {
+        CHECK(r == 3 && k == 2 && v[0] == 1 && v[2] == 3 && v[3] == 4 && v[5] == 6);
+        free(v);
+    }
+    p = write_text("b2.mtx", "%%MatrixMarket matrix coordinate real general\n3 2 3\n"
+                             "3 2 1.5\n1 1 2\n3 2 1\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_OK);
+    if (v) {
+        CHECK(r == 3 && k == 2 && v[0] == 2 && v[1] == 0 && v[5] == 2.5 && v[3] == 0);
+        free(v);
+    }
+    p = write_text("b3.mtx", "%%MatrixMarket matrix array integer general\n1 3\n7\n8\n9\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_OK);
+    if (v) {
+        CHECK(r == 3 && k == 1 && v[0] == 7 && v[2] == 9);
+        free(v);
+    }
+    p = write_text("b4.mtx", "%%MatrixMarket matrix array real general\n2 3\n1\n2\n3\n4\n5\n6\n");
+    CHECK(mm_read_block(p, 2, &v, &r, &k, &e) == CLS_EINPUT && e.line == 2 &&
+          strstr(e.msg, "3 right-hand sides (columns) declared: at most 2"));
+    p = write_text("b5.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_EINPUT &&
+          strstr(e.msg, "file ends after 3 of 4 values"));
+    p = write_text("b6.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n");
+    CHECK(mm_read_block(p, 64, &v, &r, &k, &e) == CLS_EINPUT && strstr(e.msg, "not symmetric"));
+    /* the writer's n x k block reads back bit for bit */
+    const double blk[6] = {1.0 / 3, -2e-300, 0.0, 7, 1e300, -0.5};
+    char wp[600];
+    snprintf(wp, sizeof wp, "%s/bw.mtx", tmpdir);
+    CHECK(mm_write_block(wp, blk, 3, 2, "a block", &e) == CLS_OK);
+    CHECK(mm_read_block(wp, 64, &v, &r, &k, &e) == CLS_OK);
+    if (v) {
+        CHECK(r == 3 && k == 2 && !memcmp(v, blk, sizeof blk));
+        free(v);
+    }
 }
 
 /* Random decimal strings in many shapes parse to exactly what strtod says. */
@@ -1045,7 +1085,7 @@ static void test_mapped(void)
             const char *pb = write_bytes(name, t2, m);
             cls_error e0;
             csr_matrix A;
-            mm_read_options o1 = {1};
+            mm_read_options o1 = {.threads = 1};
             set_nomap(1);
             CHECK(mm_read_csr(pb, &o1, &A, NULL, NULL, &e0) == CLS_EINPUT);
             set_nomap(0);
@@ -1055,7 +1095,7 @@ static void test_mapped(void)
                 for (int blk = 0; blk < 2; blk++) {
                     mm_set_block_size(blk ? 4096 : 0);
                     cls_error e;
-                    mm_read_options o = {tc[q]};
+                    mm_read_options o = {.threads = tc[q]};
                     CHECK(mm_read_csr(pb, &o, &A, NULL, NULL, &e) == CLS_EINPUT);
                     CHECK_MSG(e.line == e0.line && strcmp(e.msg, e0.msg) == 0,
                               "variant %d bad %d threads %d: '%s' vs read path '%s'", variant,

@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# bench/precond.sh: the preconditioners on one GPU (issue 14's targets) in
+# one command, beside PETSc GAMG / hypre BoomerAMG on the host's CPUs and
+# CuPy's Jacobi CG on the same GPU. Builds nothing: it runs the binaries and
+# scripts named by these variables, prints a table, keeps the raw JSON.
+#
+#   CLSOLVE       the built clsolve (required), e.g. build/clsolve (Release)
+#   SIZES         poisson3d sizes                      (default "128 256 320")
+#   PCS           clsolve preconditioners              (default "jacobi chebyshev ic0 amg")
+#   REUSE_SIZES   sizes of the ten-right-hand-side runs (default "256 320")
+#   MULTI_SIZE    size of the eight-together run        (default 256)
+#   MULTI_PCS     preconditioners of that run           (default "jacobi amg")
+#   DEVICE        clsolve's --device                    (default gpu)
+#   REPS          runs of each clsolve case             (default 3; medians)
+#   PETSC         1: PETSc GAMG and BoomerAMG on the host CPUs (default 1; needs
+#                 /usr/bin/python3 with petsc4py: deploy/install-deps.sh --bench)
+#   PETSC_NP      ranks for PETSc                       (default: the cores, at most 16)
+#   PETSC_SIZES   sizes for PETSc                       (default: SIZES)
+#   CUPY          1: CuPy's Jacobi CG (needs cupy)       (default 1)
+#   PY            python3 for the peers                  (default /usr/bin/python3)
+#   OUT           folder for the raw output              (default: a temporary one)
+#
+#   CLSOLVE=build/clsolve bash bench/precond.sh
+#
+# Measured, all at tolerance 1e-8 with b = A*1 unless said:
+#  - iterations, set-up (of which the preconditioner's), solve, and time to
+#    solution tts = setup_s + solve_s: everything after the matrix is in
+#    host memory (halo plans, device contexts and the cached programs, the
+#    matrix, vectors and preconditioner to the device, the host set-up of
+#    IC(0) or AMG, the iterations);
+#  - reuse: `-b gen:random:10 --rhs-mode sequential`: ten right-hand sides
+#    solved one after the other on one set-up (the preconditioner built
+#    once) -- tts of the ten, per preconditioner;
+#  - eight together: `-b gen:random:8` (the matrix read once per iteration
+#    for the eight, solver/dbcg.c) against `-b gen:random:1`;
+#  - PETSc: KSPSetUp + KSPSolve per run (bench/peers/petsc_pc.py, its own
+#    vectorized assembly left out); CuPy: the matrix to the GPU + cg
+#    (bench/peers/cupy_pcg.py, the scipy assembly left out).
+# The targets checked at the end: amg tts <= 1/3 of jacobi's at 256 and
+# 320; with reuse over ten right-hand sides <= 1/8; eight together <= 3x
+# one.
+set -uo pipefail
+: "${CLSOLVE:?set CLSOLVE to the built clsolve}"
+SIZES=${SIZES:-128 256 320}
+PCS=${PCS:-jacobi chebyshev ic0 amg}
+REUSE_SIZES=${REUSE_SIZES:-256 320}
+MULTI_SIZE=${MULTI_SIZE:-256}
+MULTI_PCS=${MULTI_PCS:-jacobi amg}
+DEVICE=${DEVICE:-gpu}
+REPS=${REPS:-3}
+PETSC=${PETSC:-1}
+cores=$(nproc)
+PETSC_NP=${PETSC_NP:-$((cores < 16 ? cores : 16))}
+PETSC_SIZES=${PETSC_SIZES:-$SIZES}
+CUPY=${CUPY:-1}
+PY=${PY:-/usr/bin/python3}
+OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
+HERE=$(cd "$(dirname "$0")" && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+{
+    echo "host: $(hostname), $cores cores,$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+    echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    "$CLSOLVE" devices 2>/dev/null | head -5
+    command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+} | tee "$OUT/machine.txt"
+
+# c NAME ARGS...: one clsolve run, JSON kept as $OUT/NAME.json
+c() {
+    local name=$1
+    shift
+    "$CLSOLVE" solve "$@" --device "$DEVICE" --tol 1e-8 --json >"$OUT/$name.json" 2>"$OUT/$name.err"
+}
+"$CLSOLVE" solve gen:poisson3d:16 --device "$DEVICE" --precond chebyshev >/dev/null 2>&1 # warm caches
+"$CLSOLVE" solve gen:poisson3d:16 --device "$DEVICE" --precond amg >/dev/null 2>&1
+for n in $SIZES; do
+    for p in $PCS; do
+        for r in $(seq 1 "$REPS"); do
+            echo "poisson3d $n $p run $r" >&2
+            c "p$n-$p-$r" gen:poisson3d:"$n" --precond "$p"
+        done
+    done
+done
+for n in $REUSE_SIZES; do
+    for p in $PCS; do
+        echo "poisson3d $n $p ten right-hand sides" >&2
+        c "reuse$n-$p" gen:poisson3d:"$n" --precond "$p" -b gen:random:10 --rhs-mode sequential
+    done
+done
+for p in $MULTI_PCS; do
+    for k in 1 8; do
+        for r in $(seq 1 "$REPS"); do
+            echo "poisson3d $MULTI_SIZE $p $k right-hand sides together, run $r" >&2
+            c "multi$k-$p-$r" gen:poisson3d:"$MULTI_SIZE" --precond "$p" -b gen:random:$k
+        done
+    done
+done
+if [ "$PETSC" = 1 ]; then
+    for n in $PETSC_SIZES; do
+        echo "PETSc $n on $PETSC_NP ranks" >&2
+        timeout 3600 mpirun --oversubscribe --bind-to core -np "$PETSC_NP" "$PY" "$HERE/peers/petsc_pc.py" \
+            --poisson "$n" --pc gamg,hypre --repeat 2 >"$OUT/petsc$n.jsonl" 2>"$OUT/petsc$n.err"
+    done
+fi
+if [ "$CUPY" = 1 ]; then
+    for n in $SIZES; do
+        echo "CuPy $n" >&2
+        timeout 3600 "$PY" "$HERE/peers/cupy_pcg.py" --n "$n" --tol 1e-8 --repeat 2 \
+            >"$OUT/cupy$n.json" 2>"$OUT/cupy$n.err"
+    done
+fi
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"
+
+python3 - "$OUT" "$REPS" "$SIZES" "$PCS" "$REUSE_SIZES" "$MULTI_SIZE" "$MULTI_PCS" "$PETSC_NP" <<'PY' | tee "$OUT/table.md"
+import json, statistics, sys
+out, reps = sys.argv[1], int(sys.argv[2])
+sizes, pcs, reuse, msize, mpcs, pnp = (sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].split(),
+                                       sys.argv[6], sys.argv[7].split(), sys.argv[8])
+
+def load(path):
+    try:
+        return json.load(open(path))
+    except Exception:
+        return None
+
+def runs(prefix):
+    return [j for j in (load(f"{out}/{prefix}-{r}.json") for r in range(1, reps + 1)) if j]
+
+def med(js, f):
+    v = [f(j) for j in js]
+    return statistics.median(v) if v else float("nan")
+
+tts = lambda j: j["times"]["setup_s"] + j["times"]["solve_s"]
+best = {}
+print("| poisson3d | solver | iterations | set-up s (preconditioner) | solve s | time to solution s |")
+print("|---|---|---|---|---|---|")
+for n in sizes:
+    for p in pcs:
+        js = runs(f"p{n}-{p}")
+        ok = [j for j in js if j.get("converged")]
+        if not ok:
+            e = (js[0].get("error") if js else None) or open(f"{out}/p{n}-{p}-1.err").read()[-120:]
+            print(f"| {n} | clsolve {p} | — | — | — | failed: {e.strip()[:100]} |")
+            continue
+        t = med(ok, tts)
+        best[(n, p)] = t
+        print(f"| {n} | clsolve {p} | {ok[0]['iterations']} | {med(ok, lambda j: j['times']['setup_s']):.3f} "
+              f"({med(ok, lambda j: j['preconditioner']['setup_s']):.3f}) | "
+              f"{med(ok, lambda j: j['times']['solve_s']):.3f} | {t:.3f} |")
+    try:
+        for line in open(f"{out}/petsc{n}.jsonl"):
+            j = json.loads(line)
+            if "error" in j:
+                print(f"| {n} | PETSc {j['pc']} | — | — | — | {j['error'][:80]} |")
+            else:
+                print(f"| {n} | PETSc {j['pc']} ({pnp} CPU ranks) | {j['iterations']} | {j['setup_s']:.3f} | "
+                      f"{j['solve_s']:.3f} | {j['total_s']:.3f} |")
+    except FileNotFoundError:
+        pass
+    j = load(f"{out}/cupy{n}.json")
+    if j:
+        print(f"| {n} | CuPy Jacobi CG | {j['iterations']} | {j['setup_s']:.3f} | {j['solve_s']:.3f} | {j['total_s']:.3f} |")
+print()
+print("Ten right-hand sides one after the other (one set-up): time to solution of the ten")
+print("| poisson3d | solver | iterations (max) | set-up s | solve s (ten) | tts s |")
+print("|---|---|---|---|---|---|")
+r10 = {}
+for n in reuse:
+    for p in pcs:
+        j = load(f"{out}/reuse{n}-{p}.json")
+        if not j or not j.get("converged"):
+            print(f"| {n} | clsolve {p} | — | — | — | failed: {(j or {}).get('error', 'no output')[:80]} |")
+            continue
+        r10[(n, p)] = tts(j)
+        print(f"| {n} | clsolve {p} | {j['iterations']} | {j['times']['setup_s']:.3f} | {j['times']['solve_s']:.3f} | {tts(j):.3f} |")
+print()
+print(f"Eight right-hand sides together against one, poisson3d {msize}")
+print("| solver | solve s, 1 | solve s, 8 together | ratio | tts, 1 | tts, 8 | ratio |")
+print("|---|---|---|---|---|---|---|")
+m8 = {}
+for p in mpcs:
+    one, eight = runs(f"multi1-{p}"), runs(f"multi8-{p}")
+    one = [j for j in one if j.get("converged")]
+    eight = [j for j in eight if j.get("converged")]
+    if not one or not eight:
+        print(f"| {p} | — | — | — | — | — | failed |")
+        continue
+    s1, s8 = med(one, lambda j: j["times"]["solve_s"]), med(eight, lambda j: j["times"]["solve_s"])
+    t1, t8 = med(one, tts), med(eight, tts)
+    m8[p] = t8 / t1
+    print(f"| {p} | {s1:.3f} | {s8:.3f} | {s8 / s1:.2f}x | {t1:.3f} | {t8:.3f} | {t8 / t1:.2f}x |")
+print()
+print("Targets")
+for n in sizes:
+    if (n, "amg") in best and (n, "jacobi") in best:
+        r = best[(n, "amg")] / best[(n, "jacobi")]
+        print(f"- poisson3d {n}: amg / jacobi time to solution = {r:.3f} (target <= 0.333 at 256, 320): "
+              f"{'met' if r <= 1 / 3 else 'missed'}")
+for n in reuse:
+    if (n, "amg") in r10 and (n, "jacobi") in r10:
+        r = r10[(n, "amg")] / r10[(n, "jacobi")]
+        print(f"- poisson3d {n}, ten right-hand sides: amg / jacobi = {r:.3f} (target <= 0.125): "
+              f"{'met' if r <= 1 / 8 else 'missed'}")
+for p, r in m8.items():
+    print(f"- eight together / one ({p}), time to solution: {r:.2f}x (target <= 3): {'met' if r <= 3 else 'missed'}")
+PY
+echo "raw output: $OUT"

@@ -1,0 +1,75 @@
+/*
+ * amg.cl: the V-cycle's own kernels (the SpMVs and axpys are la.h's): the
+ * smoothers' fused updates and the coarsest level's dense solve. Built with
+ * real.cl in front, at the la context's precision (kernels/la_amg.c).
+ *
+ * Chebyshev smoothing in D^-1 A (Saad, Iterative Methods for Sparse Linear
+ * Systems, 2nd ed., Algorithm 12.1), one launch per polynomial step, each
+ * reading and writing every vector once:
+ *   amg_cheb_first  r = b - q ; d = c0 D^-1 r ; x += d     (q = A x)
+ *                   zero: x = 0 and q = 0 on entry (q is not read)
+ *   amg_cheb_next   r -= q ; d = c1 d + c2 D^-1 r ; x += d (q = A d)
+ * l1-Jacobi (Baker, Falgout, Kolev, Yang 2011):
+ *   amg_jacobi      x += D_l1^-1 (b - q)                   (q = A x)
+ *                   zero: x = D_l1^-1 b
+ *   amg_residual    r = b - q
+ * Coarsest level: amg_dense, x = M b with M the dense (symmetric) inverse,
+ * one work-group per row and a tree sum over the group.
+ * Grid-stride loops as in blas1.cl; no kernel returns before a barrier.
+ */
+
+__kernel void amg_cheb_first(const int n, const int zero, __global const real *b,
+                             __global const real *q, __global const real *dinv, const real c0,
+                             __global real *r, __global real *d, __global real *x)
+{
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        real ri = zero ? b[i] : b[i] - q[i];
+        real di = c0 * dinv[i] * ri;
+        r[i] = ri;
+        d[i] = di;
+        x[i] = zero ? di : x[i] + di;
+    }
+}
+
+__kernel void amg_cheb_next(const int n, __global const real *q, __global const real *dinv,
+                            const real c1, const real c2, __global real *r, __global real *d,
+                            __global real *x)
+{
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        real ri = r[i] - q[i];
+        real di = c1 * d[i] + c2 * dinv[i] * ri;
+        r[i] = ri;
+        d[i] = di;
+        x[i] += di;
+    }
+}
+
+__kernel void amg_jacobi(const int n, const int zero, __global const real *b,
+                         __global const real *q, __global const real *dinv, __global real *x)
+{
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0))
+        x[i] = zero ? dinv[i] * b[i] : x[i] + dinv[i] * (b[i] - q[i]);
+}
+
+__kernel void amg_residual(const int n, __global const real *b, __global const real *q,
+                           __global real *r)
+{
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0))
+        r[i] = b[i] - q[i];
+}
+
+__kernel void amg_dense(const int n, __global const mat_t *M, __global const real *b,
+                        __global real *x, __local acc_t *s)
+{
+    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
+    for (int row = (int)get_group_id(0); row < n; row += (int)get_num_groups(0)) {
+        acc_t t = 0;
+        for (int j = lid; j < n; j += ls)
+            t += (acc_t)M[(long)row * n + j] * (acc_t)b[j];
+        s[lid] = t;
+        cls_group_reduce(s);
+        if (lid == 0)
+            x[row] = (real)s[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}

@@ -1,0 +1,159 @@
+/*
+ * la_amg.c: host side of amg.cl (contract in la_amg.h): the program is
+ * built from real.cl + amg.cl with the same precision options la.c gives
+ * its own program, so vectors, matrix values and accumulators have the
+ * layout of la's vectors; launches go through lai_launch (profiling capture
+ * included) with the grid of la's BLAS-1 operations.
+ */
+#include "la_amg.h"
+#include "la_priv.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const amg_sources[] = {"real.cl", "amg.cl"};
+
+int la_amg_init(la_ctx *la, la_amg *k, cls_error *err)
+{
+    memset(k, 0, sizeof *k);
+    const ocl_device *dev = &la->ocl->dev;
+    /* the options of la_init_flags (la.c): storage and accumulator types */
+    const char *opts = la->prec == LA_DOUBLE  ? "-DCLS_REAL_DOUBLE"
+                       : la->prec == LA_MIXED ? "-DCLS_REAL_DOUBLE -DCLS_MAT_FLOAT"
+                       : dev->fp64            ? "-DCLS_ACC_DOUBLE"
+                                              : "";
+    int rc = ocl_build_program(la->ocl, amg_sources, 2, opts, &k->prog, err);
+    if (rc)
+        return rc;
+    struct {
+        cl_kernel *k;
+        const char *name;
+    } ks[] = {{&k->k_cheb_first, "amg_cheb_first"},
+              {&k->k_cheb_next, "amg_cheb_next"},
+              {&k->k_jacobi, "amg_jacobi"},
+              {&k->k_residual, "amg_residual"},
+              {&k->k_dense, "amg_dense"}};
+    for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
+        if ((rc = ocl_create_kernel(k->prog, ks[i].name, ks[i].k, err))) {
+            la_amg_release(k);
+            return rc;
+        }
+    k->dense_ls = lai_pow2_floor(lai_kernel_max(la, k->k_dense, 64));
+    while (k->dense_ls > 1 && k->dense_ls * lai_acc_size(la) > dev->local_mem / 2)
+        k->dense_ls /= 2;
+    return CLS_OK;
+}
+
+void la_amg_release(la_amg *k)
+{
+    cl_kernel *ks[] = {&k->k_cheb_first, &k->k_cheb_next, &k->k_jacobi, &k->k_residual,
+                       &k->k_dense};
+    lai_release_objects(ks, 5, NULL, 0);
+    if (k->prog)
+        clReleaseProgram(k->prog);
+    k->prog = NULL;
+}
+
+/* the grid of an element-wise kernel k over n entries */
+static int launch_vec(la_ctx *la, cl_kernel k, const char *name, int64_t n, cls_error *err)
+{
+    size_t ls = lai_kernel_max(la, k, la->cfg.local_size);
+    size_t need = (size_t)((n + (int64_t)ls - 1) / (int64_t)ls);
+    size_t g = lai_min_sz(need, la->ngroups);
+    return lai_launch(la, k, name, g ? g : 1, ls, err);
+}
+
+int la_amg_cheb_first(la_ctx *la, la_amg *k, int zero, const la_vec *b, const la_vec *q,
+                      const la_vec *dinv, double c0, la_vec *r, la_vec *d, la_vec *x,
+                      cls_error *err)
+{
+    int rc;
+    if ((rc = lai_check_len("la_amg_cheb_first", b->n, q->n, err)) ||
+        (rc = lai_check_len("la_amg_cheb_first", b->n, dinv->n, err)) ||
+        (rc = lai_check_len("la_amg_cheb_first", b->n, r->n, err)) ||
+        (rc = lai_check_len("la_amg_cheb_first", b->n, d->n, err)) ||
+        (rc = lai_check_len("la_amg_cheb_first", b->n, x->n, err)) || b->n == 0)
+        return rc;
+    cl_int n = (cl_int)b->n, z = zero ? 1 : 0;
+    real_arg a0 = lai_mk_real(la, c0);
+    if ((rc = lai_set_args(k->k_cheb_first, "amg_cheb_first", err, 9, A_INT(n), A_INT(z),
+                           A_MEM(b->buf), A_MEM(q->buf), A_MEM(dinv->buf), A_REAL(a0),
+                           A_MEM(r->buf), A_MEM(d->buf), A_MEM(x->buf))))
+        return rc;
+    return launch_vec(la, k->k_cheb_first, "amg_cheb_first", b->n, err);
+}
+
+int la_amg_cheb_next(la_ctx *la, la_amg *k, const la_vec *q, const la_vec *dinv, double c1,
+                     double c2, la_vec *r, la_vec *d, la_vec *x, cls_error *err)
+{
+    int rc;
+    if ((rc = lai_check_len("la_amg_cheb_next", q->n, dinv->n, err)) ||
+        (rc = lai_check_len("la_amg_cheb_next", q->n, r->n, err)) ||
+        (rc = lai_check_len("la_amg_cheb_next", q->n, d->n, err)) ||
+        (rc = lai_check_len("la_amg_cheb_next", q->n, x->n, err)) || q->n == 0)
+        return rc;
+    cl_int n = (cl_int)q->n;
+    real_arg a1 = lai_mk_real(la, c1), a2 = lai_mk_real(la, c2);
+    if ((rc = lai_set_args(k->k_cheb_next, "amg_cheb_next", err, 8, A_INT(n), A_MEM(q->buf),
+                           A_MEM(dinv->buf), A_REAL(a1), A_REAL(a2), A_MEM(r->buf), A_MEM(d->buf),
+                           A_MEM(x->buf))))
+        return rc;
+    return launch_vec(la, k->k_cheb_next, "amg_cheb_next", q->n, err);
+}
+
+int la_amg_jacobi(la_ctx *la, la_amg *k, int zero, const la_vec *b, const la_vec *q,
+                  const la_vec *dinv, la_vec *x, cls_error *err)
+{
+    int rc;
+    if ((rc = lai_check_len("la_amg_jacobi", b->n, q->n, err)) ||
+        (rc = lai_check_len("la_amg_jacobi", b->n, dinv->n, err)) ||
+        (rc = lai_check_len("la_amg_jacobi", b->n, x->n, err)) || b->n == 0)
+        return rc;
+    cl_int n = (cl_int)b->n, z = zero ? 1 : 0;
+    if ((rc = lai_set_args(k->k_jacobi, "amg_jacobi", err, 6, A_INT(n), A_INT(z), A_MEM(b->buf),
+                           A_MEM(q->buf), A_MEM(dinv->buf), A_MEM(x->buf))))
+        return rc;
+    return launch_vec(la, k->k_jacobi, "amg_jacobi", b->n, err);
+}
+
+int la_amg_residual(la_ctx *la, la_amg *k, const la_vec *b, const la_vec *q, la_vec *r,
+                    cls_error *err)
+{
+    int rc;
+    if ((rc = lai_check_len("la_amg_residual", b->n, q->n, err)) ||
+        (rc = lai_check_len("la_amg_residual", b->n, r->n, err)) || b->n == 0)
+        return rc;
+    cl_int n = (cl_int)b->n;
+    if ((rc = lai_set_args(k->k_residual, "amg_residual", err, 4, A_INT(n), A_MEM(b->buf),
+                           A_MEM(q->buf), A_MEM(r->buf))))
+        return rc;
+    return launch_vec(la, k->k_residual, "amg_residual", b->n, err);
+}
+
+int la_amg_dense_upload(la_ctx *la, const double *M, int64_t n, cl_mem *out, cls_error *err)
+{
+    size_t cnt = (size_t)(n * n);
+    void *f = lai_convert_vals(M, (int64_t)cnt, la->melem);
+    if (!f && la->melem != sizeof(double))
+        return cls_fail(err, CLS_EOTHER, "out of memory converting the coarsest inverse");
+    int rc = lai_upload_buf(la, "AMG coarsest inverse", cnt * la->melem, f ? f : (const void *)M,
+                            out, err);
+    free(f);
+    return rc;
+}
+
+int la_amg_dense(la_ctx *la, la_amg *k, cl_mem M, int64_t n, const la_vec *b, la_vec *x,
+                 cls_error *err)
+{
+    int rc;
+    if ((rc = lai_check_len("la_amg_dense (b)", b->n, n, err)) ||
+        (rc = lai_check_len("la_amg_dense (x)", x->n, n, err)) || n == 0)
+        return rc;
+    cl_int cn = (cl_int)n;
+    if ((rc = lai_set_args(k->k_dense, "amg_dense", err, 5, A_INT(cn), A_MEM(M), A_MEM(b->buf),
+                           A_MEM(x->buf), A_LOCAL(k->dense_ls * lai_acc_size(la)))))
+        return rc;
+    size_t g = lai_min_sz((size_t)n, lai_max_sz(la->ngroups, 1) * 4);
+    return lai_launch(la, k->k_dense, "amg_dense", g, k->dense_ls, err);
+}

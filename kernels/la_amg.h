@@ -1,0 +1,44 @@
+/*
+ * la_amg.h: the device operations of the AMG V-cycle that la.h does not
+ * have (solver/amg_device.c strings them together with la_spmv and
+ * la_axpy): the smoothers' fused updates and the coarsest level's dense
+ * solve. Kernels in amg.cl, built at the la context's precision; formulas
+ * beside each call below. The plain host twin of all of them is the
+ * reference V-cycle (solver/amg_ref.c).
+ */
+#ifndef CLS_KERNELS_LA_AMG_H
+#define CLS_KERNELS_LA_AMG_H
+
+#include "la.h"
+
+typedef struct la_amg {
+    cl_program prog;
+    cl_kernel k_cheb_first, k_cheb_next, k_jacobi, k_residual, k_dense;
+    size_t dense_ls; /* work-group size of amg_dense */
+} la_amg;
+
+/* Builds amg.cl for la's device and precision. */
+int la_amg_init(la_ctx *la, la_amg *k, cls_error *err);
+void la_amg_release(la_amg *k);
+
+/* r = b - q ; d = c0 dinv.*r ; x += d.  zero: x and q taken as 0 (q may be
+ * any vector of the length; it is not read). */
+int la_amg_cheb_first(la_ctx *la, la_amg *k, int zero, const la_vec *b, const la_vec *q,
+                      const la_vec *dinv, double c0, la_vec *r, la_vec *d, la_vec *x,
+                      cls_error *err);
+/* r -= q ; d = c1 d + c2 dinv.*r ; x += d */
+int la_amg_cheb_next(la_ctx *la, la_amg *k, const la_vec *q, const la_vec *dinv, double c1,
+                     double c2, la_vec *r, la_vec *d, la_vec *x, cls_error *err);
+/* x += dinv.*(b - q); zero: x = dinv.*b */
+int la_amg_jacobi(la_ctx *la, la_amg *k, int zero, const la_vec *b, const la_vec *q,
+                  const la_vec *dinv, la_vec *x, cls_error *err);
+/* r = b - q */
+int la_amg_residual(la_ctx *la, la_amg *k, const la_vec *b, const la_vec *q, la_vec *r,
+                    cls_error *err);
+/* Uploads the n x n row-major matrix M (matrix-value precision). */
+int la_amg_dense_upload(la_ctx *la, const double *M, int64_t n, cl_mem *out, cls_error *err);
+/* x = M b with the uploaded n x n M */
+int la_amg_dense(la_ctx *la, la_amg *k, cl_mem M, int64_t n, const la_vec *b, la_vec *x,
+                 cls_error *err);
+
+#endif

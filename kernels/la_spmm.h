@@ -1,0 +1,33 @@
+/*
+ * la_spmm.h: Y = A X for several vectors at once on one device (spmm.cl),
+ * for right-hand sides that iterate together (solver/dbcg.c): the matrix
+ * is read once for up to 8 columns. CSR-family formats (scalar, vector,
+ * adaptive: the CSR arrays are on the device) and SELL have a block kernel;
+ * BCSR falls back to one SpMV per column (the matrix is then read k times,
+ * as the docs say).
+ */
+#ifndef CLS_KERNELS_LA_SPMM_H
+#define CLS_KERNELS_LA_SPMM_H
+
+#include "la.h"
+
+#define LA_SPMM_MAXK 8 /* columns per launch */
+
+typedef struct la_spmmk {
+    la_ctx *la;
+    cl_kernel csr, sell, wdots;
+} la_spmmk;
+
+int la_spmm_create(la_ctx *la, la_spmmk *s, cls_error *err);
+void la_spmm_release(la_spmmk *s);
+
+/* y[c] = A x[c], c < k (any k: chunks of LA_SPMM_MAXK); A may be a part's
+ * block at row_offset (y indexed from it). x[c] holds A->ncols entries. */
+int la_spmm(la_spmmk *s, const la_csr *A, int k, const la_vec *const *x, la_vec *const *y,
+            cls_error *err);
+/* the pairs u'w, w'w of u and w (n entries) into partial, laid out as an
+ * SpMV epilogue's over `groups` groups of ls (cgf_fold reads them) */
+int la_spmm_wdots(la_spmmk *s, const la_vec *u, const la_vec *w, cl_mem partial, size_t groups,
+                  size_t ls, cls_error *err);
+
+#endif

@@ -1,0 +1,408 @@
+/*
+ * http_guard.c: connection tracking, deadlines, per-address limits and the
+ * health reserve (see http_guard.h for the policy and why).
+ *
+ * State: one list of every connection libmicrohttpd has opened, in arrival
+ * order, under one mutex. A connection is WAITING (for a request's headers,
+ * `since` = when the wait began; `served` tells an idle keep-alive one from
+ * one that never completed a request) or BUSY (headers complete, until its
+ * answer has been sent). `dropped` marks one whose socket has been shut
+ * down and that libmicrohttpd has not closed yet: it no longer counts.
+ * The lists are short (max_connections + reserve), so every decision is a
+ * linear scan.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "http_guard.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "../common/timer.h"
+
+#define GUARD_RESERVE_HEADER_S 2.0 /* header deadline in the reserve */
+#define GUARD_GRACE_S 0.25         /* a new connection's time to send its request */
+
+enum { GC_WAITING, GC_BUSY };
+enum { DROP_HEADER_TIMEOUT, DROP_PER_ADDRESS, DROP_CAPACITY, DROP_RESERVE_FULL, DROP_NREASONS };
+static const char *const drop_names[DROP_NREASONS] = {"header_timeout", "per_address", "capacity",
+                                                      "reserve_full"};
+
+typedef struct guard_conn {
+    struct guard_conn *prev, *next;
+    int fd;
+    char addr[INET6_ADDRSTRLEN];
+    int state;
+    int served;  /* has completed a request (an idle keep-alive connection) */
+    int reserve; /* admitted into the health reserve */
+    int dropped;
+    double opened; /* when libmicrohttpd accepted it */
+    double since;
+} guard_conn;
+
+struct http_guard {
+    http_guard_config cfg;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t timer;
+    int timer_live, stop;
+    guard_conn *head, *tail;
+    unsigned live;         /* connections not dropped */
+    unsigned reserve_live; /* of which in the reserve */
+    uint64_t opened;
+    uint64_t dropped[DROP_NREASONS];
+    uint64_t reserve_admitted;
+};
+
+static void guard_unlink(http_guard *g, guard_conn *gc)
+{
+    if (gc->prev)
+        gc->prev->next = gc->next;
+    else
+        g->head = gc->next;
+    if (gc->next)
+        gc->next->prev = gc->prev;
+    else
+        g->tail = gc->prev;
+}
+
+/* Shuts the connection's socket down: libmicrohttpd reads the end of the
+ * stream at its next poll and closes it (a connection waiting for headers
+ * gets no answer: it has asked nothing). Called with mu held. */
+static void guard_drop(http_guard *g, guard_conn *gc, int reason)
+{
+    if (gc->dropped)
+        return;
+    gc->dropped = 1;
+    g->live--;
+    if (gc->reserve)
+        g->reserve_live--;
+    g->dropped[reason]++;
+    if (gc->fd >= 0)
+        shutdown(gc->fd, SHUT_RDWR);
+}
+
+/* 1 when a complete request head (up to its blank line) waits in the
+ * socket for libmicrohttpd to read it: that connection has a complete
+ * request, it is only not parsed yet (a health probe sends its request in
+ * one piece, a slow client never completes one). */
+static int guard_head_pending(int fd)
+{
+    char buf[4096];
+    if (fd < 0)
+        return 0;
+    ssize_t n = recv(fd, buf, sizeof buf, MSG_PEEK | MSG_DONTWAIT);
+    return n > 0 && (memmem(buf, (size_t)n, "\r\n\r\n", 4) || memmem(buf, (size_t)n, "\n\n", 2));
+}
+
+/* The connection to drop first among those waiting for headers (from
+ * `addr` only, when not NULL): one that never completed a request before
+ * an idle keep-alive one, oldest first; never one younger than
+ * GUARD_GRACE_S (it may not have sent its request yet) nor one whose
+ * complete request head is already in its socket. Called with mu held. */
+static guard_conn *guard_victim(http_guard *g, const char *addr, double now)
+{
+    guard_conn *idle = NULL;
+    for (guard_conn *c = g->head; c; c = c->next) {
+        if (c->dropped || c->state != GC_WAITING || (addr && strcmp(c->addr, addr) != 0) ||
+            now - c->opened < GUARD_GRACE_S || guard_head_pending(c->fd))
+            continue;
+        if (!c->served)
+            return c;
+        if (!idle || c->since < idle->since)
+            idle = c;
+    }
+    return idle;
+}
+
+static void guard_addr(struct MHD_Connection *c, char *out, size_t cap)
+{
+    snprintf(out, cap, "?");
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    if (!sa)
+        return;
+    if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)cap);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out, (socklen_t)cap);
+}
+
+static unsigned guard_count_addr(http_guard *g, const char *addr)
+{
+    unsigned n = 0;
+    for (guard_conn *c = g->head; c; c = c->next)
+        n += !c->dropped && !strcmp(c->addr, addr);
+    return n;
+}
+
+/* An address above its limit: its oldest droppable connections go. A
+ * newcomer that finds none (the others are busy, new, or have a request
+ * waiting) stays for now: the timer trims the address once its grace is
+ * over. Called with mu held. */
+static void guard_trim_addr(http_guard *g, const char *addr, double now)
+{
+    unsigned n = guard_count_addr(g, addr);
+    while (n > g->cfg.per_address) {
+        guard_conn *v = guard_victim(g, addr, now);
+        if (!v)
+            return;
+        guard_drop(g, v, DROP_PER_ADDRESS);
+        n--;
+    }
+}
+
+/* At capacity with nothing droppable by age: the address holding the most
+ * connections gives one up (its oldest waiting without a request in its
+ * socket, however new) when the newcomer's address holds fewer, so that
+ * one client churning its connections cannot crowd the others out (its
+ * grace protects it against its own newcomers only). Called with mu held. */
+static guard_conn *guard_victim_heaviest(http_guard *g, const guard_conn *gc)
+{
+    const char *heavy = NULL;
+    unsigned most = 0;
+    for (guard_conn *c = g->head; c; c = c->next) {
+        if (c->dropped || (heavy && !strcmp(c->addr, heavy)))
+            continue;
+        unsigned n = guard_count_addr(g, c->addr);
+        if (n > most) {
+            most = n;
+            heavy = c->addr;
+        }
+    }
+    if (!heavy || most <= guard_count_addr(g, gc->addr))
+        return NULL;
+    for (guard_conn *c = g->head; c; c = c->next)
+        if (!c->dropped && !c->reserve && c != gc && c->state == GC_WAITING &&
+            !strcmp(c->addr, heavy) && !guard_head_pending(c->fd))
+            return c;
+    return NULL;
+}
+
+/* A new connection: the per-address limit, then capacity (see the top). */
+static void guard_admit(http_guard *g, guard_conn *gc, double now)
+{
+    guard_trim_addr(g, gc->addr, now);
+    if (g->live - g->reserve_live <= g->cfg.max_connections)
+        return;
+    guard_conn *v = guard_victim(g, NULL, now);
+    if (!v || v->reserve)
+        v = guard_victim_heaviest(g, gc);
+    if (v && !v->reserve) {
+        guard_drop(g, v, DROP_CAPACITY);
+        return;
+    }
+    if (g->reserve_live >= g->cfg.reserve) {
+        /* the reserve is full: its oldest droppable connection goes */
+        guard_conn *r = NULL;
+        for (guard_conn *c = g->head; c && !r; c = c->next)
+            if (c->reserve && !c->dropped && c->state == GC_WAITING &&
+                now - c->opened >= GUARD_GRACE_S && !guard_head_pending(c->fd))
+                r = c;
+        if (!r) {
+            guard_drop(g, gc, DROP_RESERVE_FULL);
+            return;
+        }
+        guard_drop(g, r, DROP_RESERVE_FULL);
+    }
+    gc->reserve = 1;
+    g->reserve_live++;
+    g->reserve_admitted++;
+}
+
+void http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+                       enum MHD_ConnectionNotificationCode code)
+{
+    http_guard *g = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        guard_conn *gc = calloc(1, sizeof *gc);
+        *socket_context = gc;
+        if (!gc)
+            return; /* untracked: it lives by libmicrohttpd's own limits */
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        gc->fd = ci ? ci->connect_fd : -1;
+        guard_addr(c, gc->addr, sizeof gc->addr);
+        gc->state = GC_WAITING;
+        gc->opened = gc->since = cls_now();
+        pthread_mutex_lock(&g->mu);
+        gc->prev = g->tail;
+        if (g->tail)
+            g->tail->next = gc;
+        else
+            g->head = gc;
+        g->tail = gc;
+        g->live++;
+        g->opened++;
+        guard_admit(g, gc, gc->opened);
+        pthread_mutex_unlock(&g->mu);
+        return;
+    }
+    guard_conn *gc = *socket_context;
+    if (!gc)
+        return;
+    pthread_mutex_lock(&g->mu);
+    if (!gc->dropped) {
+        g->live--;
+        if (gc->reserve)
+            g->reserve_live--;
+    }
+    guard_unlink(g, gc);
+    pthread_mutex_unlock(&g->mu);
+    free(gc);
+    *socket_context = NULL;
+}
+
+static guard_conn *guard_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+int http_guard_request(http_guard *g, struct MHD_Connection *c)
+{
+    guard_conn *gc = g ? guard_of(c) : NULL;
+    if (!gc)
+        return 0;
+    pthread_mutex_lock(&g->mu);
+    gc->state = GC_BUSY;
+    int reserve = gc->reserve;
+    pthread_mutex_unlock(&g->mu);
+    return reserve;
+}
+
+void http_guard_idle(http_guard *g, struct MHD_Connection *c)
+{
+    guard_conn *gc = g ? guard_of(c) : NULL;
+    if (!gc)
+        return;
+    pthread_mutex_lock(&g->mu);
+    gc->state = GC_WAITING;
+    gc->served = 1;
+    gc->since = cls_now();
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void *guard_timer(void *arg)
+{
+    http_guard *g = arg;
+    pthread_mutex_lock(&g->mu);
+    while (!g->stop) {
+        double now = cls_now();
+        for (guard_conn *c = g->head; c; c = c->next) {
+            double limit = g->cfg.header_timeout_s;
+            if (c->reserve && limit > GUARD_RESERVE_HEADER_S)
+                limit = GUARD_RESERVE_HEADER_S;
+            if (!c->dropped && c->state == GC_WAITING && now - c->since > limit)
+                guard_drop(g, c, DROP_HEADER_TIMEOUT);
+        }
+        /* the addresses and the capacity that admission left above their
+         * limits (newcomers within their grace) */
+        for (guard_conn *c = g->head; c; c = c->next)
+            if (!c->dropped)
+                guard_trim_addr(g, c->addr, now);
+        while (g->live - g->reserve_live > g->cfg.max_connections) {
+            guard_conn *v = guard_victim(g, NULL, now);
+            if (!v || v->reserve)
+                break;
+            guard_drop(g, v, DROP_CAPACITY);
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 100 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
+    }
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+int http_guard_start(http_guard **out, const http_guard_config *cfg, cls_error *err)
+{
+    *out = NULL;
+    http_guard *g = calloc(1, sizeof *g);
+    if (!g)
+        return cls_fail(err, CLS_EOTHER, "out of memory");
+    g->cfg = *cfg;
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    int e = pthread_create(&g->timer, NULL, guard_timer, g);
+    if (e) {
+        pthread_cond_destroy(&g->cv);
+        pthread_mutex_destroy(&g->mu);
+        free(g);
+        return cls_fail(err, CLS_EOTHER, "cannot start the connection timer: %s", strerror(e));
+    }
+    g->timer_live = 1;
+    *out = g;
+    return CLS_OK;
+}
+
+void http_guard_stop(http_guard *g)
+{
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->mu);
+    g->stop = 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    if (g->timer_live)
+        pthread_join(g->timer, NULL);
+    /* libmicrohttpd has closed every connection (and notified) by now */
+    while (g->head) {
+        guard_conn *c = g->head;
+        guard_unlink(g, c);
+        free(c);
+    }
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    free(g);
+}
+
+char *http_guard_metrics(void *arg)
+{
+    http_guard *g = arg;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    pthread_mutex_lock(&g->mu);
+    fprintf(f,
+            "# HELP clsolve_http_connections Open HTTP connections (not yet dropped).\n"
+            "# TYPE clsolve_http_connections gauge\nclsolve_http_connections %u\n"
+            "# HELP clsolve_http_connections_reserve Connections in the health reserve.\n"
+            "# TYPE clsolve_http_connections_reserve gauge\n"
+            "clsolve_http_connections_reserve %u\n"
+            "# HELP clsolve_http_connections_opened_total HTTP connections accepted.\n"
+            "# TYPE clsolve_http_connections_opened_total counter\n"
+            "clsolve_http_connections_opened_total %llu\n"
+            "# HELP clsolve_http_connections_dropped_total Connections dropped by the guard, by "
+            "reason.\n# TYPE clsolve_http_connections_dropped_total counter\n",
+            g->live, g->reserve_live, (unsigned long long)g->opened);
+    for (int r = 0; r < DROP_NREASONS; r++)
+        fprintf(f, "clsolve_http_connections_dropped_total{reason=\"%s\"} %llu\n", drop_names[r],
+                (unsigned long long)g->dropped[r]);
+    pthread_mutex_unlock(&g->mu);
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}

@@ -1,0 +1,94 @@
+/*
+ * job_store_priv.h: what the job store's files share (job_store.c: the
+ * table, submission, reading and the scheduler's transitions;
+ * job_store_load.c: start-up recovery and the quarantine). Not part of the
+ * contract (job_store.h).
+ */
+#ifndef CLS_NET_JOB_STORE_PRIV_H
+#define CLS_NET_JOB_STORE_PRIV_H
+
+#include <pthread.h>
+
+#include "../common/eta.h"
+#include "job_store.h"
+
+/* A final state computed by the scheduler whose record could not be
+ * written yet: the job stays `running` (what the disk says) until a retry
+ * writes it (job_store_retry_pending). */
+typedef struct job_pending {
+    job_status status;
+    double finished;
+    json_t *result, *error, *timings, *devices;
+} job_pending;
+
+typedef struct job_rec {
+    char id[IDS_LEN + 1];
+    int64_t seq;
+    job_status status;
+    double created, started, finished; /* Unix time; 0: not yet */
+    job_params params;
+    job_inputs in;
+    uint64_t bytes;
+    int64_t interrupted; /* runs cut short by a crash or kill (re-queued at start) */
+    json_t *result, *error, *timings, *devices;
+    json_t *placement; /* the scheduler's choice: lane or whole world, device (scheduler.c) */
+    int pinned;    /* exempt from retention */
+    uint64_t disk; /* bytes of its files (for --keep-bytes) */
+    /* live */
+    int64_t iteration;
+    double residual, updated;
+    char phase[16];
+    double *hist;
+    int64_t nhist, hcap;
+    int64_t hfirst;       /* the iteration of hist[0]: 0 when the solver reported it */
+    double phase_started; /* Unix time the phase began */
+    cls_eta eta;          /* time left from the residual's rate (solving) */
+    double eta_s;         /* < 0: unknown */
+    int cancel;
+    char store_error[200]; /* the last failed write of this job's record ("" none) */
+    char note[256];        /* why a queued job waits (admission), in memory only */
+    job_pending *pending;
+} job_rec;
+
+struct job_store {
+    char data[PATH_MAX - 64];
+    job_store_config cfg;
+    pthread_mutex_t mu, io;
+    pthread_cond_t cv;
+    job_rec **recs; /* ascending seq */
+    size_t n, cap;
+    int64_t next_seq;
+    int pending; /* accepts between the queue check and the insert */
+    int wake;
+    /* health: a failed write makes the store unhealthy until one succeeds
+     * and no final state waits to be written */
+    int write_failed;
+    char health[256];
+    uint64_t write_errors, quarantined, removal_errors;
+    uint64_t retention_removed;
+    double last_retry;
+};
+
+double job_store_wall_now(void);
+int job_store_status_from_name(const char *n);
+void job_store_rec_free(job_rec *r);
+/* The record's JSON; internal adds what recovery needs. Called with mu held. */
+json_t *job_store_rec_json(const job_rec *r, int internal);
+/* json_dumps (compact, 17 digits) and json_decref. */
+char *job_store_dump(json_t *o);
+void job_store_dir_of(const job_store *s, const char *id, char *out, size_t cap);
+int job_store_insert_sorted(job_store *s, job_rec *r);
+job_rec *job_store_find(job_store *s, const char *id); /* mu held */
+size_t job_store_find_index(job_store *s, const job_rec *r);
+void job_store_remove_at(job_store *s, size_t i);
+/* Start-up: job_store_load.c. */
+int job_store_recover(job_store *s, cls_error *err);
+/* Removes a job's directory, job.json first (io not held); err may be NULL. */
+int job_store_remove_dir(job_store *s, const char *id, cls_error *err);
+/* Bytes of the regular files in a job directory and its out/. */
+uint64_t job_store_dir_bytes(const char *dir);
+/* Writes text as DATA/jobs/ID/job.json durably (io held) and records the
+ * outcome for the store's health. */
+int job_store_write_record(job_store *s, const char *id, const char *text, cls_error *err);
+
+#endif

@@ -1,0 +1,240 @@
+/*
+ * curvature_check.c: what the geometry itself says about curvature, to
+ * check the estimators against (see curvature.h):
+ *
+ *   - topology: edges counted from the 1-ring (an edge {i, j} once), the
+ *     faces of each edge, boundary edges (one face), non-manifold edges
+ *     (three or more), the fans of each vertex (its faces joined across
+ *     interior edges: one for a manifold vertex, more where sheets touch
+ *     at a point), the Euler characteristic chi = V - E + F over the
+ *     vertices faces use and the surface's, with each fan a vertex;
+ *   - boundary vertices: on a boundary edge. The estimators' 1-ring there
+ *     is one-sided (only the faces that exist), so the value is flagged;
+ *   - the angle defect (discrete Gauss curvature, Descartes / Meyer et al.
+ *     2002): d_i = 2 pi per closed fan + pi per open fan (a boundary's
+ *     half disk) - the sum of the corner angles at i. On a mesh with
+ *     manifold edges sum_i d_i = 2 pi chi_surface exactly (discrete
+ *     Gauss-Bonnet: each face's angles sum to pi, 2E = 3F + E_b, and an
+ *     open fan has two boundary edges), so it checks the topology the
+ *     estimators were given; d_i / A_i (A_i the mixed Voronoi area) is a
+ *     per-vertex K whose integral is exact by construction;
+ *   - the estimator's integral sum_i K_i A_i on a closed mesh, against the
+ *     same 2 pi chi: how far the least-squares K is from Gauss-Bonnet.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "curvature.h"
+
+/* Union-find root over the incident faces of one vertex (path halving). */
+static int32_t curv_root(int32_t *up, int32_t x)
+{
+    while (up[x] != x)
+        x = up[x] = up[up[x]];
+    return x;
+}
+
+int curv_topology_build(const mesh *m, const curv_adjacency *adj, unsigned char *flag, double *base,
+                        curv_topology *t, cls_error *err)
+{
+    memset(t, 0, sizeof *t);
+    int64_t nv = m->nverts;
+    memset(flag, 0, (size_t)nv);
+    /* cnt[j]: faces on edge {i, j}, counted over i's incident faces (reset
+     * per vertex); first[j]: the first of them, to join the two faces of an
+     * interior edge into one fan */
+    int32_t maxdeg = 0;
+    for (int64_t i = 0; i < nv; i++)
+        if (adj->vf_ptr[i + 1] - adj->vf_ptr[i] > maxdeg)
+            maxdeg = adj->vf_ptr[i + 1] - adj->vf_ptr[i];
+    int32_t *cnt = calloc((size_t)(nv ? nv : 1), sizeof *cnt);
+    int32_t *first = malloc((size_t)(nv ? nv : 1) * sizeof *first);
+    int32_t *up = malloc((size_t)(maxdeg ? maxdeg : 1) * sizeof *up);
+    if (!cnt || !first || !up) {
+        free(cnt);
+        free(first);
+        free(up);
+        return cls_fail(err, CLS_EOTHER, "out of memory for the mesh topology");
+    }
+    for (int64_t i = 0; i < nv; i++) {
+        int32_t f0 = adj->vf_ptr[i], f1 = adj->vf_ptr[i + 1];
+        base[i] = 0.0;
+        int32_t nfaces = 0;
+        for (int32_t k = f0; k < f1; k++) {
+            const int32_t *tri = m->tri + 3 * (int64_t)adj->vf_idx[k];
+            up[k - f0] = k - f0;
+            if (tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2])
+                continue; /* a repeated corner: no triangle of the surface */
+            nfaces++;
+            for (int c = 0; c < 3; c++)
+                if (tri[c] != i) {
+                    if (cnt[tri[c]]++ == 0)
+                        first[tri[c]] = k - f0;
+                    else if (cnt[tri[c]] == 2) /* join the two faces of the edge */
+                        up[curv_root(up, k - f0)] = curv_root(up, first[tri[c]]);
+                }
+        }
+        if (nfaces == 0)
+            continue;
+        t->vertices++;
+        int32_t bedges = 0;
+        for (int32_t k = adj->vv_ptr[i]; k < adj->vv_ptr[i + 1]; k++) {
+            int32_t j = adj->vv_idx[k];
+            int32_t c = cnt[j];
+            cnt[j] = 0;
+            if (c == 1)
+                bedges++;
+            if (c == 1 || c > 2)
+                flag[i] |= c == 1 ? CURV_FLAG_BOUNDARY : CURV_FLAG_NONMANIFOLD;
+            if (j < i || c == 0)
+                continue; /* counted at j, or joined by degenerate faces only */
+            t->edges++;
+            if (c == 1)
+                t->boundary_edges++;
+            else if (c > 2)
+                t->nonmanifold_edges++;
+        }
+        /* fans: the incident faces joined across interior edges; an open
+         * fan (a half disk) has two boundary edges, a closed one none */
+        int32_t fans = 0;
+        for (int32_t k = f0; k < f1; k++) {
+            const int32_t *tri = m->tri + 3 * (int64_t)adj->vf_idx[k];
+            if (!(tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2]) &&
+                curv_root(up, k - f0) == k - f0)
+                fans++;
+        }
+        int32_t open = bedges / 2, closed = fans - open > 0 ? fans - open : 0;
+        base[i] = 2.0 * M_PI * closed + M_PI * open;
+        t->surface_vertices += fans;
+        if (fans > 1)
+            t->nonmanifold_vertices++;
+    }
+    free(cnt);
+    free(first);
+    free(up);
+    for (int64_t i = 0; i < nv; i++)
+        if (flag[i] & CURV_FLAG_BOUNDARY)
+            t->boundary_vertices++;
+    for (int64_t f = 0; f < m->nfaces; f++) {
+        const int32_t *tri = m->tri + 3 * f;
+        if (tri[0] != tri[1] && tri[1] != tri[2] && tri[0] != tri[2])
+            t->faces++;
+    }
+    t->euler = t->vertices - t->edges + t->faces;
+    t->surface_euler = t->surface_vertices - t->edges + t->faces;
+    t->closed = t->boundary_edges == 0 && t->nonmanifold_edges == 0 && t->faces > 0;
+    return CLS_OK;
+}
+
+/* Angle at p between p->a and p->b, in [0, pi]: atan2(|u x v|, u . v), the
+ * form that stays accurate for angles near 0 and pi. */
+static double curv_angle(const double *p, const double *a, const double *b)
+{
+    double u[3] = {a[0] - p[0], a[1] - p[1], a[2] - p[2]};
+    double v[3] = {b[0] - p[0], b[1] - p[1], b[2] - p[2]};
+    double c[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+    return atan2(sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]),
+                 u[0] * v[0] + u[1] * v[1] + u[2] * v[2]);
+}
+
+void curv_angle_defect(const mesh *m, const unsigned char *flag, const double *base, double *defect,
+                       double *area)
+{
+    int64_t nv = m->nverts;
+    for (int64_t i = 0; i < nv; i++) {
+        defect[i] = base[i];
+        area[i] = 0.0;
+    }
+    for (int64_t f = 0; f < m->nfaces; f++) {
+        const int32_t *t = m->tri + 3 * f;
+        if (t[0] == t[1] || t[1] == t[2] || t[0] == t[2])
+            continue;
+        const double *p[3] = {m->v + 3 * (int64_t)t[0], m->v + 3 * (int64_t)t[1],
+                              m->v + 3 * (int64_t)t[2]};
+        /* two angles measured, the third pi minus them: each face's angles
+         * then sum to pi in every case, a sliver or a repeated point
+         * included, which is what makes the total exact */
+        double a0 = curv_angle(p[0], p[1], p[2]), a1 = curv_angle(p[1], p[2], p[0]);
+        double a2 = M_PI - a0 - a1;
+        defect[t[0]] -= a0;
+        defect[t[1]] -= a1;
+        defect[t[2]] -= a2;
+        double e[3][3], cr[3];
+        for (int j = 0; j < 3; j++)
+            for (int c = 0; c < 3; c++)
+                e[j][c] = p[(j + 2) % 3][c] - p[(j + 1) % 3][c];
+        cr[0] = e[0][1] * e[1][2] - e[0][2] * e[1][1];
+        cr[1] = e[0][2] * e[1][0] - e[0][0] * e[1][2];
+        cr[2] = e[0][0] * e[1][1] - e[0][1] * e[1][0];
+        double tarea = 0.5 * sqrt(cr[0] * cr[0] + cr[1] * cr[1] + cr[2] * cr[2]);
+        if (!(tarea > 0.0))
+            continue;
+        double a[3];
+        curv_corner_areas(e[0], e[1], e[2], tarea, a);
+        for (int j = 0; j < 3; j++)
+            area[t[j]] += a[j];
+    }
+    (void)flag;
+}
+
+void curv_flag_used(const curv_adjacency *adj, unsigned char *flag)
+{
+    for (int64_t i = 0; i < adj->nverts; i++)
+        if (adj->vf_ptr[i + 1] > adj->vf_ptr[i])
+            flag[i] |= CURV_FLAG_USED;
+}
+
+json_t *curv_gauss_bonnet(const mesh *m, const curv_topology *t, const unsigned char *flag,
+                          const double *defect, const double *area, const curv_result *res,
+                          int *holds)
+{
+    double sd = 0.0, sk = 0.0, sa = 0.0;
+    for (int64_t i = 0; i < m->nverts; i++) {
+        if (!(flag[i] & CURV_FLAG_USED))
+            continue;
+        sd += defect[i];
+        sa += area[i];
+        if (res)
+            sk += res->K[i] * area[i];
+    }
+    /* chi of the surface: a vertex where separate fans meet (a pinch)
+     * counts once per fan */
+    double chi = (double)t->surface_euler;
+    double expect = 2.0 * M_PI * chi;
+    /* relative to 2 pi max(|chi|, 1): a torus (chi = 0) gets the scale of
+     * one sphere's total */
+    double scale = 2.0 * M_PI * (chi != 0.0 ? fabs(chi) : 1.0);
+    double rel_d = fabs(sd - expect) / scale;
+    *holds = t->nonmanifold_edges == 0 && rel_d <= 1e-6;
+    json_t *o =
+        json_pack("{s:I, s:f, s:f, s:f, s:b, s:f}", "euler_characteristic",
+                  (json_int_t)t->surface_euler, "expected_over_2pi", chi, "angle_defect_over_2pi",
+                  sd / (2.0 * M_PI), "angle_defect_rel_error", rel_d, "holds", *holds, "area", sa);
+    if (res && t->closed) {
+        json_object_set_new(o, "estimator_over_2pi", json_real(sk / (2.0 * M_PI)));
+        json_object_set_new(o, "estimator_rel_error", json_real(fabs(sk - expect) / scale));
+    } else {
+        /* with a boundary the estimator's integral lacks the boundary's
+         * turning term, so it has no exact value to meet */
+        json_object_set_new(o, "estimator_over_2pi", json_null());
+        json_object_set_new(o, "estimator_rel_error", json_null());
+    }
+    return o;
+}
+
+json_t *curv_topology_json(const curv_topology *t)
+{
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I}", "vertices", (json_int_t)t->vertices, "edges",
+                          (json_int_t)t->edges, "faces", (json_int_t)t->faces,
+                          "euler_characteristic", (json_int_t)t->euler,
+                          "surface_euler_characteristic", (json_int_t)t->surface_euler);
+    json_object_set_new(o, "boundary_edges", json_integer((json_int_t)t->boundary_edges));
+    json_object_set_new(o, "boundary_vertices", json_integer((json_int_t)t->boundary_vertices));
+    json_object_set_new(o, "nonmanifold_edges", json_integer((json_int_t)t->nonmanifold_edges));
+    json_object_set_new(o, "nonmanifold_vertices",
+                        json_integer((json_int_t)t->nonmanifold_vertices));
+    json_object_set_new(o, "closed", json_boolean(t->closed));
+    return o;
+}

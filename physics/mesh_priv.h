@@ -1,0 +1,58 @@
+/*
+ * mesh_priv.h: the line parser the mesh readers share (physics/mesh.c:
+ * OBJ, OFF and the entry points; physics/mesh_ply.c: PLY). Not part of
+ * the mesh API.
+ */
+#ifndef CLS_PHYSICS_MESH_PRIV_H
+#define CLS_PHYSICS_MESH_PRIV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mesh.h"
+
+/* Parser state shared by the three formats. */
+typedef struct mesh_parser {
+    const char *name;
+    const char *buf;
+    size_t len, pos;
+    long long lineno;
+    char *line; /* NUL-terminated copy of the current line */
+    size_t line_cap;
+    /* token split of the current line */
+    char **tok;
+    int ntok, tok_cap;
+    mesh *m;
+    int64_t vcap, ccap, tcap, uvcap, ncap, tuvcap, tncap;
+    cls_error *err;
+} mesh_parser;
+
+#define MESH_FAIL(p, ...) mesh_fail_at((p), (p)->lineno, __VA_ARGS__)
+
+/* Ensures room for `need` elements of `size` bytes in *p (capacity *cap);
+ * -1 when out of memory. */
+int mesh_grow(void **p, int64_t *cap, int64_t need, size_t size);
+int mesh_oom(mesh_parser *p);
+int mesh_fail_at(mesh_parser *p, long long line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Next line into p->line: 1 on a line, 0 at the end, <0 on an error. */
+int mesh_next_line(mesh_parser *p);
+/* Splits p->line in place at white space ('#' comments when asked). */
+int mesh_tokenize(mesh_parser *p, int hash_comments);
+/* Next line with at least one token; 1 found, 0 end, <0 error. */
+int mesh_next_tokens(mesh_parser *p, int hash_comments);
+int mesh_parse_double(mesh_parser *p, const char *s, const char *what, double *out);
+int mesh_parse_int(mesh_parser *p, const char *s, const char *what, long long *out);
+int mesh_add_vertex(mesh_parser *p, const double *xyz);
+int mesh_set_color(mesh_parser *p, const double *rgb);
+int mesh_add_uv(mesh_parser *p, double u, double v);
+int mesh_add_normal(mesh_parser *p, const double *n);
+/* Fan-triangulates a polygon of k >= 3 vertex indices (already checked);
+ * tidx / nidx: its corners' texture and normal indices (-1: none), or
+ * NULL. */
+int mesh_add_polygon(mesh_parser *p, const int32_t *idx, const int32_t *tidx, const int32_t *nidx,
+                     int k);
+
+int mesh_parse_ply(mesh_parser *p);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * amg.h: smoothed-aggregation algebraic multigrid (SA-AMG) as a
+ * preconditioner of CG: one symmetric V-cycle per application, z = M^-1 r.
+ *
+ * Set-up runs on the host (multithreaded through common/parallel.h, every
+ * result independent of the thread count), on one part's local block:
+ *   strength of connection -> MIS(2) aggregation -> tentative prolongator
+ *   from the constant near-nullspace -> smoothed prolongator
+ *   P = (I - w D^-1 A) T -> Galerkin coarse operator R A P (R = P') ->
+ *   recursion until the level is small -> dense Cholesky inverse there.
+ * amg_upload copies the levels to one device; amg_apply runs the V-cycle
+ * there on kernels/la.h (la_spmv, BLAS-1) and kernels/la_amg.h (the
+ * smoother's fused updates, the dense coarsest solve). amg_apply_ref is the
+ * plain double V-cycle on the host that the tests hold the device one to.
+ * Algorithm, parameters and measured figures: docs/amg.md.
+ *
+ * Across parts, AMG is applied per part (block Jacobi across parts): the
+ * caller builds one hierarchy from each part's diagonal block; aggregates
+ * never cross a part.
+ *
+ * Lifetimes: amg_build borrows A (level 0's operator is A itself, not a
+ * copy): A must stay alive and unchanged until amg_free. amg_upload copies
+ * every level (level 0 included, unless amg_upload_fine lends the caller's
+ * own device copy of A); the device hierarchy does not need h afterwards.
+ */
+#ifndef CLS_SOLVER_AMG_H
+#define CLS_SOLVER_AMG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "../kernels/la.h"
+#include "../matrices/csr.h"
+
+#define AMG_MAX_LEVELS 25
+
+typedef enum {
+    AMG_SMOOTHER_CHEBYSHEV, /* Chebyshev polynomial in D^-1 A (PETSc GAMG's default) */
+    AMG_SMOOTHER_L1_JACOBI  /* x += D_l1^-1 (b - A x), D_l1 = diag(sum_j |a_ij|) */
+} amg_smoother;
+
+typedef struct amg_options {
+    /* keep the edge i-j when |a_ij| > threshold * sqrt(|a_ii a_jj|): 0 keeps
+     * every nonzero (PETSc's -pc_gamg_threshold; default 0) */
+    double threshold;
+    amg_smoother smoother;
+    /* Chebyshev: polynomial degree (SpMVs per smoothing); l1-Jacobi: sweeps
+     * (default 2 for both, PETSc GAMG's -mg_levels_ksp_max_it) */
+    int degree;
+    /* Chebyshev interval [lower, upper] * lambda_max(D^-1 A) (PETSc's
+     * eigenvalue targets 0.1 and 1.1; the estimate is a Lanczos one) */
+    double cheb_lower, cheb_upper;
+    /* prolongator smoothing P = (I - w D^-1 A) T, w = omega_scale / lambda_max
+     * (Vanek-Mandel-Brezina: 4/3; PETSc GAMG: 1.4); 0 gives plain aggregation */
+    double omega_scale;
+    int lanczos_steps;   /* steps of the lambda_max estimate (default 10) */
+    int64_t coarse_size; /* stop coarsening at this many rows or fewer (default 128) */
+    int max_levels;      /* levels at most, the finest included (default 10) */
+} amg_options;
+
+typedef struct amg_hierarchy amg_hierarchy;
+typedef struct amg_device amg_device;
+
+/* What a hierarchy is (amg_info) and what its set-up cost, per phase. */
+typedef struct amg_info {
+    int levels;
+    int64_t rows[AMG_MAX_LEVELS], nnz[AMG_MAX_LEVELS];
+    double lambda_max[AMG_MAX_LEVELS]; /* estimated lambda_max(D^-1 A) per level */
+    double operator_complexity;        /* sum nnz / nnz(A) */
+    double grid_complexity;            /* sum rows / rows(A) */
+    int coarse_direct;                 /* 1: coarsest solved by its dense inverse */
+    /* seconds of amg_build by phase, summed over levels */
+    double strength_s, aggregate_s, prolong_s, rap_s, coarse_s, build_s;
+    int threads; /* host threads the set-up ran on */
+} amg_info;
+
+void amg_options_default(amg_options *opt);
+
+/* Builds the hierarchy of A (square, symmetric positive definite; one
+ * part's local block). opt NULL: the defaults. */
+int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, cls_error *err);
+void amg_free(amg_hierarchy *h);
+
+/* Copies the hierarchy to la's device. la's configuration (la->cfg) is
+ * left as it was: the levels keep their own SpMV formats. The V-cycle's
+ * vectors come from la_vec_create, so a workspace the solve set aside with
+ * la_pool_reserve should be reserved after amg_upload (or with 4 more
+ * vectors of rows(A)): level 0 takes the smoother's diagonal and 3 work
+ * vectors of that size. */
+int amg_upload(amg_hierarchy *h, la_ctx *la, amg_device **out, cls_error *err);
+/* As amg_upload, but level 0 uses dA0 (the caller's device copy of A, which
+ * must outlive the device hierarchy) instead of a second copy. */
+int amg_upload_fine(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, amg_device **out,
+                    cls_error *err);
+/* As amg_upload_fine, with every uploaded matrix (A, P, R of each level) in
+ * the given SpMV format instead of the one la_csr_upload picks for each
+ * (LA_SPMV_AUTO); a format that cannot hold a matrix falls back as in
+ * la_csr_upload. For tests and benchmarks. */
+int amg_upload_with(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, la_spmv_variant format,
+                    amg_device **out, cls_error *err);
+/* z = M^-1 r: one V-cycle from z = 0 (r and z: rows(A) entries, distinct).
+ * Enqueues only; nothing is read back. */
+int amg_apply(amg_device *d, la_ctx *la, const la_vec *r, la_vec *z, cls_error *err);
+void amg_device_release(amg_device *d);
+/* Seconds amg_upload took (host conversions, transfers, kernel build). */
+double amg_device_upload_seconds(const amg_device *d);
+
+/* The plain double V-cycle on the host (the reference the device one is
+ * tested against, HPCG style): z = M^-1 r. */
+int amg_apply_ref(const amg_hierarchy *h, const double *r, double *z, cls_error *err);
+
+/* A plain preconditioned CG on la.h (solver/amg_pcg.c): the driver of the
+ * AMG tests and bench/amg_bench.c until the engine's preconditioner hook
+ * lands. M: the AMG V-cycle, or NULL with dinv for Jacobi, or neither.
+ * Stops on ||b - A x|| / ||b|| <= tol (recurrence residual) or maxiter;
+ * breakdown: p'Ap or r'z not positive or not finite (M or A not SPD). */
+typedef struct amg_pcg_result {
+    int64_t iterations;
+    int converged, breakdown;
+    double rel_residual; /* of the recurrence */
+    double seconds;
+} amg_pcg_result;
+int amg_pcg(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, amg_device *M,
+            const la_vec *dinv, double tol, int64_t maxiter, amg_pcg_result *res, cls_error *err);
+
+void amg_get_info(const amg_hierarchy *h, amg_info *info);
+/* One line per level and the totals into buf (truncated to len); returns
+ * the length the whole text needs, as snprintf does. */
+int amg_describe(const amg_hierarchy *h, char *buf, size_t len);
+
+/* "chebyshev" | "l1-jacobi" (also "l1jacobi", "jacobi"); -1 if unknown. */
+int amg_smoother_parse(const char *name, amg_smoother *s);
+const char *amg_smoother_name(amg_smoother s);
+
+#endif

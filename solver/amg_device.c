@@ -1,0 +1,220 @@
+/*
+ * amg_device.c: the hierarchy on one device and the V-cycle there.
+ *
+ * amg_upload copies every level's A, P and R = P' as la_csr (each in the
+ * SpMV format la_csr_upload picks for it: long coarse rows get CSR-vector
+ * or CSR-Adaptive, the fine level what the solve itself would use), the
+ * smoother's inverse diagonal, and the coarsest level's dense inverse, and
+ * reserves the V-cycle's vectors (x, b on coarse levels; r, d, q on every
+ * level), so that amg_apply allocates nothing. la's own configuration is
+ * saved and restored around the uploads (la_csr_upload tunes la->cfg for
+ * the last matrix it saw, and the solve's matrix is not ours).
+ *
+ * amg_apply is the V-cycle of amg_ref.c (its comment has the algorithm),
+ * kernel by kernel; per level with Chebyshev of degree m: 2m SpMVs of A_l
+ * (pre-smoothing's m - 1 and its residual, post-smoothing's residual and
+ * m - 1), one SpMV with R and one with P, 2m + 1 fused vector updates.
+ * Nothing is read back: the caller's next reduction orders it.
+ */
+#include "amg.h"
+#include "amg_priv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/timer.h"
+#include "../kernels/la_amg.h"
+
+typedef struct dev_level {
+    la_csr A, P, R;
+    const la_csr *Ause; /* &A, or the caller's fine matrix */
+    la_vec dinv, x, b, r, d, q;
+    amg_cheb cheb;
+    int64_t n;
+} dev_level;
+
+struct amg_device {
+    la_amg k;
+    int nlevels;
+    amg_smoother smoother;
+    int degree;
+    dev_level lev[AMG_MAX_LEVELS];
+    cl_mem coarse_inv;
+    int coarse_direct;
+    double upload_s;
+};
+
+void amg_device_release(amg_device *d)
+{
+    if (!d)
+        return;
+    for (int l = 0; l < AMG_MAX_LEVELS; l++) {
+        dev_level *L = &d->lev[l];
+        la_csr_release(&L->A);
+        la_csr_release(&L->P);
+        la_csr_release(&L->R);
+        la_vec *vs[] = {&L->dinv, &L->x, &L->b, &L->r, &L->d, &L->q};
+        for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
+            if (vs[i]->buf)
+                la_vec_release(vs[i]);
+    }
+    if (d->coarse_inv)
+        clReleaseMemObject(d->coarse_inv);
+    la_amg_release(&d->k);
+    free(d);
+}
+
+double amg_device_upload_seconds(const amg_device *d)
+{
+    return d ? d->upload_s : 0.0;
+}
+
+static int upload_level(amg_device *d, const amg_hierarchy *h, int l, la_ctx *la, const la_csr *dA0,
+                        la_spmv_variant fmt, cls_error *err)
+{
+    const amg_level *H = &h->lev[l];
+    dev_level *L = &d->lev[l];
+    int last = l == h->nlevels - 1, smooth = !last || !h->coarse_direct;
+    int rc = CLS_OK;
+    L->n = H->A.nrows;
+    if (l == 0 && dA0) {
+        L->Ause = dA0;
+    } else if (smooth) { /* a directly solved coarsest level needs no A */
+        if ((rc = la_csr_upload(la, &H->A, fmt, &L->A, err)))
+            return rc;
+        L->Ause = &L->A;
+    }
+    if (!last && ((rc = la_csr_upload(la, &H->P, fmt, &L->P, err)) ||
+                  (rc = la_csr_upload(la, &H->R, fmt, &L->R, err))))
+        return rc;
+    if (l > 0 &&
+        ((rc = la_vec_create(la, L->n, &L->x, err)) || (rc = la_vec_create(la, L->n, &L->b, err))))
+        return rc;
+    if (smooth) {
+        if ((rc = la_vec_create(la, L->n, &L->dinv, err)) ||
+            (rc = la_vec_upload(la, &L->dinv, H->dinv, err)) ||
+            (rc = la_vec_create(la, L->n, &L->r, err)) ||
+            (rc = la_vec_create(la, L->n, &L->d, err)) ||
+            (rc = la_vec_create(la, L->n, &L->q, err)))
+            return rc;
+        amg_cheb_coeffs(&h->opt, H->lmax, &L->cheb);
+    }
+    if (last && h->coarse_direct)
+        rc = la_amg_dense_upload(la, h->coarse_inv, L->n, &d->coarse_inv, err);
+    return rc;
+}
+
+int amg_upload_with(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, la_spmv_variant format,
+                    amg_device **out, cls_error *err)
+{
+    *out = NULL;
+    double t0 = cls_now();
+    if (dA0 && (dA0->nrows != h->lev[0].A.nrows || dA0->ncols != h->lev[0].A.ncols ||
+                dA0->row_offset != 0))
+        return cls_fail(err, CLS_EOTHER,
+                        "amg_upload: the device matrix (%lld x %lld, row offset %lld) is not the "
+                        "hierarchy's level 0 (%lld x %lld)",
+                        (long long)dA0->nrows, (long long)dA0->ncols, (long long)dA0->row_offset,
+                        (long long)h->lev[0].A.nrows, (long long)h->lev[0].A.ncols);
+    amg_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return cls_fail(err, CLS_EOTHER, "amg_upload: out of memory");
+    d->nlevels = h->nlevels;
+    d->smoother = h->opt.smoother;
+    d->degree = h->opt.degree;
+    d->coarse_direct = h->coarse_direct;
+    la_config saved = la->cfg;
+    size_t saved_groups = la->ngroups;
+    int rc = la_amg_init(la, &d->k, err);
+    for (int l = 0; !rc && l < h->nlevels; l++)
+        rc = upload_level(d, h, l, la, dA0, format, err);
+    la->cfg = saved;
+    la->ngroups = saved_groups;
+    if (!rc)
+        rc = la_finish(la, err);
+    if (rc) {
+        amg_device_release(d);
+        return rc;
+    }
+    d->upload_s = cls_now() - t0;
+    *out = d;
+    return CLS_OK;
+}
+
+int amg_upload_fine(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, amg_device **out,
+                    cls_error *err)
+{
+    return amg_upload_with(h, la, dA0, LA_SPMV_AUTO, out, err);
+}
+
+int amg_upload(amg_hierarchy *h, la_ctx *la, amg_device **out, cls_error *err)
+{
+    return amg_upload_with(h, la, NULL, LA_SPMV_AUTO, out, err);
+}
+
+/* x = S(b, x) on level l (zero: from x = 0); want_r: L->r = b - A x after */
+static int dev_smooth(amg_device *dv, la_ctx *la, int l, const la_vec *b, la_vec *x, int zero,
+                      int want_r, cls_error *err)
+{
+    dev_level *L = &dv->lev[l];
+    const la_csr *A = L->Ause;
+    int rc;
+    if (dv->smoother == AMG_SMOOTHER_CHEBYSHEV) {
+        const amg_cheb *c = &L->cheb;
+        if ((!zero && (rc = la_spmv(la, A, x, &L->q, err))) ||
+            (rc = la_amg_cheb_first(la, &dv->k, zero, b, &L->q, &L->dinv, c->c0, &L->r, &L->d, x,
+                                    err)))
+            return rc;
+        for (int k = 1; k < c->degree; k++)
+            if ((rc = la_spmv(la, A, &L->d, &L->q, err)) ||
+                (rc = la_amg_cheb_next(la, &dv->k, &L->q, &L->dinv, c->c1[k], c->c2[k], &L->r,
+                                       &L->d, x, err)))
+                return rc;
+        if (want_r && ((rc = la_spmv(la, A, &L->d, &L->q, err)) || /* r -= A d */
+                       (rc = la_axpy(la, -1.0, &L->q, &L->r, err))))
+            return rc;
+        return CLS_OK;
+    }
+    for (int s = 0; s < dv->degree; s++) { /* l1-Jacobi */
+        if (!(zero && s == 0) && (rc = la_spmv(la, A, x, &L->q, err)))
+            return rc;
+        if ((rc = la_amg_jacobi(la, &dv->k, zero && s == 0, b, &L->q, &L->dinv, x, err)))
+            return rc;
+    }
+    if (want_r && ((rc = la_spmv(la, A, x, &L->q, err)) ||
+                   (rc = la_amg_residual(la, &dv->k, b, &L->q, &L->r, err))))
+        return rc;
+    return CLS_OK;
+}
+
+static int dev_vcycle(amg_device *dv, la_ctx *la, int l, const la_vec *b, la_vec *x, cls_error *err)
+{
+    dev_level *L = &dv->lev[l];
+    int rc;
+    if (l == dv->nlevels - 1) {
+        if (dv->coarse_direct)
+            return la_amg_dense(la, &dv->k, dv->coarse_inv, L->n, b, x, err);
+        return dev_smooth(dv, la, l, b, x, 1, 0, err);
+    }
+    dev_level *N = &dv->lev[l + 1];
+    if ((rc = dev_smooth(dv, la, l, b, x, 1, 1, err)) ||
+        (rc = la_spmv(la, &L->R, &L->r, &N->b, err)) || /* b_c = R r */
+        (rc = dev_vcycle(dv, la, l + 1, &N->b, &N->x, err)) ||
+        (rc = la_spmv(la, &L->P, &N->x, &L->q, err)) || /* x += P x_c */
+        (rc = la_axpy(la, 1.0, &L->q, x, err)))
+        return rc;
+    return dev_smooth(dv, la, l, b, x, 0, 0, err);
+}
+
+int amg_apply(amg_device *d, la_ctx *la, const la_vec *r, la_vec *z, cls_error *err)
+{
+    int64_t n = d->lev[0].n;
+    if (r->n != n || z->n != n)
+        return cls_fail(err, CLS_EOTHER, "amg_apply: vectors of %lld and %lld entries, matrix %lld",
+                        (long long)r->n, (long long)z->n, (long long)n);
+    if (r->buf == z->buf)
+        return cls_fail(err, CLS_EOTHER, "amg_apply: r and z must be different vectors");
+    if (n == 0)
+        return CLS_OK;
+    return dev_vcycle(d, la, 0, r, z, err);
+}

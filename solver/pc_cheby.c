@@ -1,0 +1,358 @@
+/*
+ * pc_cheby.c: the Chebyshev polynomial preconditioner.
+ *
+ * M^-1 = p(D^-1 A) D^-1, where p of degree m-1 makes 1 - t p(t) the
+ * scaled Chebyshev polynomial T_m((theta - t)/delta) / T_m(theta/delta) on
+ * [lo, hi], theta = (hi + lo)/2, delta = (hi - lo)/2: the residual
+ * polynomial of m steps of the Chebyshev iteration for A z = r from z = 0
+ * with Jacobi (Saad, "Iterative Methods for Sparse Linear Systems", 2nd ed.,
+ * Algorithm 12.1; PETSc's KSPChebyshev used as a preconditioner, with
+ * PCJACOBI inside):
+ *
+ *   d_0 = (1/theta) D^-1 r;  z = d_0;  res_0 = r;  rho_0 = delta/theta
+ *   k = 1..m-1:  res_k = res_{k-1} - A d_{k-1}
+ *                rho_k = 1 / (2 theta/delta - rho_{k-1})
+ *                d_k = rho_k rho_{k-1} d_{k-1} + (2 rho_k / delta) D^-1 res_k
+ *                z += d_k
+ *
+ * M^-1 = D^-1/2 p(D^-1/2 A D^-1/2) D^-1/2 is symmetric, and positive
+ * definite when p > 0 on the spectrum of D^-1 A: on (0, lo] the residual
+ * polynomial lies in (0, 1) (T_m is increasing beyond 1), on [lo, hi] its
+ * modulus is below 1, so p(t) = (1 - q(t))/t > 0 on (0, hi]. Hence hi must
+ * bound lambda_max from above: the Lanczos estimate (which approaches
+ * lambda_max from below) times 1.1, PETSc's safety factor. lo is the
+ * Lanczos estimate of lambda_min; measured against fixed ratios hi/10 ..
+ * hi/1000 it gave the fewest iterations on every test matrix
+ * (docs/preconditioners.md).
+ *
+ * The bounds come from `lanczos` steps of Jacobi-PCG on a pseudo-random
+ * right-hand side (a hash of the global row, so every layout sees the same
+ * vector), whose coefficients give the Lanczos tridiagonal matrix (Saad,
+ * Sec. 6.7.3; Golub and Van Loan, Sec. 11.3.4; what PETSc's
+ * KSPChebyshevEstEig does with KSPCG):
+ *   T_jj = 1/alpha_j + beta_{j-1}/alpha_{j-1},  T_j,j+1 = sqrt(beta_j)/alpha_j
+ * and bisection on Sturm counts gives T's extreme eigenvalues.
+ *
+ * Only SpMVs and vector updates: m - 1 SpMVs per application, each with
+ * the engine's halo exchange, so the polynomial is global (not block
+ * Jacobi) and adds no reduction to the iteration.
+ */
+#include "pc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/timer.h"
+
+#define CHEB_SAFETY 1.1 /* hi = 1.1 lambda_max estimate (PETSc's) */
+
+void pc_cheby_coeffs(int degree, double lo, double hi, double *c0, double *c1, double *c2)
+{
+    const double theta = 0.5 * (hi + lo), delta = 0.5 * (hi - lo);
+    const double sigma = theta / delta;
+    double rho = 1.0 / sigma;
+    *c0 = 1.0 / theta;
+    for (int k = 1; k < degree; k++) {
+        const double rn = 1.0 / (2.0 * sigma - rho);
+        c1[k] = rn * rho;
+        c2[k] = 2.0 * rn / delta;
+        rho = rn;
+    }
+}
+
+/* eigenvalues of T below x (Sturm sequence of the LDL' pivots) */
+static int sturm_count(int m, const double *a, const double *b, double x)
+{
+    int count = 0;
+    double d = 1.0;
+    for (int i = 0; i < m; i++) {
+        double off = i > 0 ? b[i - 1] * b[i - 1] : 0.0;
+        d = a[i] - x - (i > 0 ? off / d : 0.0);
+        if (d == 0.0)
+            d = -1e-300; /* a pivot of exactly zero counts as negative */
+        if (d < 0.0)
+            count++;
+    }
+    return count;
+}
+
+void pc_tridiag_extremes(int m, const double *a, const double *b, double *lmin, double *lmax)
+{
+    /* Gershgorin interval, then bisection to ~1e-12 relative */
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < m; i++) {
+        double r = (i > 0 ? fabs(b[i - 1]) : 0.0) + (i + 1 < m ? fabs(b[i]) : 0.0);
+        lo = fmin(lo, a[i] - r);
+        hi = fmax(hi, a[i] + r);
+    }
+    for (int which = 0; which < 2; which++) {
+        double l = lo, h = hi;
+        int want = which == 0 ? 1 : m; /* count(x) >= want: x above the eigenvalue */
+        for (int it = 0; it < 200 && h - l > 1e-13 * fmax(fabs(l), fabs(h)); it++) {
+            double mid = 0.5 * (l + h);
+            if (sturm_count(m, a, b, mid) >= want)
+                h = mid;
+            else
+                l = mid;
+        }
+        if (which == 0)
+            *lmin = 0.5 * (l + h);
+        else
+            *lmax = 0.5 * (l + h);
+    }
+}
+
+/* a value in [-1, 1) from a row's global index (splitmix64) */
+static double cheb_random(int64_t row)
+{
+    uint64_t z = (uint64_t)row + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
+/* one global reduction of ndots dots */
+static int cheb_dots(dsys *s, int ndots, const dvec *const *x, const dvec *const *y, double *v,
+                     cls_error *err)
+{
+    dsum ls;
+    dvec_dots_local(s, ndots, x, y, &ls);
+    return dsys_allreduce(s, &ls, v, 0, NULL, err);
+}
+
+/* Lanczos bounds of D^-1 A: `steps` of Jacobi-PCG from a random b */
+static int cheb_lanczos(pc *pc, double *lmin, double *lmax, int *used, cls_error *err)
+{
+    dsys *s = pc->s;
+    const int m = pc->opt.lanczos;
+    dvec r = {0}, z = {0}, p = {0}, q = {0};
+    double *al = calloc((size_t)m, sizeof *al), *be = calloc((size_t)m, sizeof *be);
+    double **host = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *host);
+    cls_error e;
+    cls_error_clear(&e);
+    /* a local failure is recorded (dsys_fail) and the rank goes on with the
+     * collective steps: the next reduction tells every rank */
+    if (!al || !be || !host) {
+        cls_fail(&e, CLS_EOTHER, "out of memory for Lanczos");
+        dsys_fail(s, &e);
+    }
+    if (dvec_create(s, 0, &r, &e) || dvec_create(s, 0, &z, &e) || dvec_create(s, 1, &p, &e) ||
+        dvec_create(s, 0, &q, &e))
+        dsys_fail(s, &e);
+    for (int k = 0; host && !s->failed && k < s->nmine; k++) {
+        const dpart *pt = &s->parts[k];
+        host[k] = malloc((size_t)(pt->halo.nlocal ? pt->halo.nlocal : 1) * sizeof **host);
+        if (!host[k]) {
+            cls_fail(&e, CLS_EOTHER, "out of memory for Lanczos");
+            dsys_fail(s, &e);
+            break;
+        }
+        for (int64_t i = 0; i < pt->halo.nlocal; i++) /* part row order: dvec_upload permutes */
+            host[k][i] = cheb_random(s->L->begin[pt->part] + i);
+    }
+    if (!s->failed && dvec_upload(s, &r, host, &e))
+        dsys_fail(s, &e);
+    /* r = b; z = D^-1 r; p = z; rz = r'z */
+    dvec_pointwise(s, &pc->dinv, &r, &z);
+    dvec_copy(s, &z, &p);
+    double rz, v[2];
+    const dvec *x1[1] = {&r}, *y1[1] = {&z};
+    int steps = 0;
+    int rc = cheb_dots(s, 1, x1, y1, v, err);
+    rz = v[0];
+    for (int j = 0; !rc && j < m && rz > 0.0 && isfinite(rz); j++) {
+        dvec_spmv(s, &p, &q); /* q = A p */
+        const dvec *xp[1] = {&p}, *yq[1] = {&q};
+        if ((rc = cheb_dots(s, 1, xp, yq, v, err))) /* p'q */
+            break;
+        if (!isfinite(v[0])) {
+            rc = cls_fail(err, CLS_EBREAKDOWN,
+                          "chebyshev: p'Ap is %g in the Lanczos estimate of the spectrum: NaN "
+                          "or Inf in the matrix",
+                          v[0]);
+            break;
+        }
+        if (!(v[0] > 0.0)) { /* D^-1 A is not positive definite: neither is A */
+            rc = cls_fail(err, CLS_EBREAKDOWN,
+                          "matrix is not positive definite (p'Ap = %.6g in step %d of the "
+                          "Lanczos estimate of the Chebyshev bounds)",
+                          v[0], j + 1);
+            break;
+        }
+        const double alpha = rz / v[0];
+        dvec_axpy(s, -alpha, &q, &r);         /* r -= alpha q */
+        dvec_pointwise(s, &pc->dinv, &r, &z); /* z = D^-1 r */
+        if ((rc = cheb_dots(s, 1, x1, y1, v, err)))
+            break;
+        const double beta = v[0] / rz;
+        al[j] = alpha;
+        be[j] = beta;
+        steps = j + 1;
+        rz = v[0];
+        dvec_xpay(s, &z, beta, &p); /* p = z + beta p */
+        if (!(beta > 0.0) || !isfinite(beta))
+            break;
+    }
+    if (!rc && steps == 0)
+        rc = cls_fail(err, CLS_EBREAKDOWN,
+                      "chebyshev: the Lanczos estimate of the spectrum took no step (r'D^-1 r = "
+                      "%g)",
+                      rz);
+    if (!rc) {
+        double *a = calloc((size_t)steps, sizeof *a), *b = calloc((size_t)steps, sizeof *b);
+        if (!a || !b)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory for Lanczos");
+        for (int j = 0; !rc && j < steps; j++) {
+            a[j] = 1.0 / al[j] + (j > 0 ? be[j - 1] / al[j - 1] : 0.0);
+            if (j + 1 < steps)
+                b[j] = sqrt(be[j]) / al[j];
+        }
+        if (!rc)
+            pc_tridiag_extremes(steps, a, b, lmin, lmax);
+        free(a);
+        free(b);
+        *used = steps;
+    }
+    for (int k = 0; host && k < s->nmine; k++)
+        free(host[k]);
+    free(host);
+    free(al);
+    free(be);
+    dvec_release(&r);
+    dvec_release(&z);
+    dvec_release(&p);
+    dvec_release(&q);
+    return rc;
+}
+
+int pc_cheby_setup(pc *pc, cls_error *err)
+{
+    dsys *s = pc->s;
+    int rc, used = 0;
+    double lmin = 0.0, lmax = 0.0;
+    if (pc->info.lmax > 0.0) { /* bounds from the cache (pc.c) */
+        lmin = pc->info.lmin;
+        lmax = pc->info.lmax;
+        used = pc->info.lanczos;
+    } else if (pc->opt.degree > 1) {
+        if ((rc = cheb_lanczos(pc, &lmin, &lmax, &used, err)))
+            return rc;
+    } else {
+        lmin = lmax = 1.0; /* degree 1 is Jacobi up to a scale: no bounds needed */
+    }
+    double hi = CHEB_SAFETY * lmax, lo = lmin;
+    if (!(lo > 0.0) || !(lo < hi)) /* a rounded-away or degenerate lower bound */
+        lo = hi * 1e-3;
+    pc->info.lmin = lmin;
+    pc->info.lmax = lmax;
+    pc->info.lo = lo;
+    pc->info.hi = hi;
+    pc->info.degree = pc->opt.degree;
+    pc->info.lanczos = used;
+    pc_cheby_coeffs(pc->opt.degree, lo, hi, &pc->cheb_c0, pc->cheb_c1, pc->cheb_c2);
+    if (!isfinite(pc->cheb_c0) || !(lmax > 0.0) || !isfinite(lmax))
+        return cls_fail(err, CLS_EBREAKDOWN,
+                        "chebyshev: no usable eigenvalue bounds (lambda_max estimate %g)", lmax);
+    if (pc->opt.degree > 1 &&
+        ((rc = dvec_create(s, 0, &pc->cres, err)) || (rc = dvec_create(s, 1, &pc->cd, err)) ||
+         (rc = dvec_create(s, 0, &pc->cq, err))))
+        return rc;
+    if (pc->opt.degree == 1 && (rc = dvec_create(s, 0, &pc->cd, err)))
+        return rc;
+    return CLS_OK;
+}
+
+static la_vec cheb_loc(const dsys *s, const dvec *x, int k)
+{
+    la_vec v = x->v[k];
+    v.n = s->parts[k].halo.nlocal;
+    return v;
+}
+
+#define PC_DO(s, call)                                                                             \
+    do {                                                                                           \
+        if (!(s)->failed) {                                                                        \
+            cls_error pc_e_;                                                                       \
+            cls_error_clear(&pc_e_);                                                               \
+            if ((call) != CLS_OK)                                                                  \
+                dsys_fail((s), &pc_e_);                                                            \
+        }                                                                                          \
+    } while (0)
+#define PC_ERR (&pc_e_)
+
+void pc_cheby_apply(pc *pc, const dvec *r, dvec *z)
+{
+    dsys *s = pc->s;
+    for (int k = 0; k < s->nmine; k++) { /* d = c0 D^-1 r; z = d */
+        la_vec vd = cheb_loc(s, &pc->dinv, k), vr = cheb_loc(s, r, k), vz = cheb_loc(s, z, k),
+               dd = cheb_loc(s, &pc->cd, k);
+        PC_DO(s, la_cheb_first(&pc->part[k].k, pc->cheb_c0, &vd, &vr, &dd, &vz, PC_ERR));
+    }
+    for (int j = 1; j < pc->opt.degree; j++) {
+        dvec_spmv(s, &pc->cd, &pc->cq); /* q = A d (halo exchange) */
+        for (int k = 0; k < s->nmine; k++) {
+            la_vec vd = cheb_loc(s, &pc->dinv, k), vq = cheb_loc(s, &pc->cq, k),
+                   vr = cheb_loc(s, j == 1 ? r : &pc->cres, k), vs = cheb_loc(s, &pc->cres, k),
+                   dd = cheb_loc(s, &pc->cd, k), vz = cheb_loc(s, z, k);
+            PC_DO(s, la_cheb_step(&pc->part[k].k, pc->cheb_c1[j], pc->cheb_c2[j], &vd, &vq, &vr,
+                                  &vs, &dd, &vz, PC_ERR));
+        }
+    }
+}
+
+int pc_cheby_apply_one(pc *pc, const la_vec *r, la_vec *z, cls_error *err)
+{
+    dsys *s = pc->s;
+    dpart *p = &s->parts[0];
+    la_pck *k = &pc->part[0].k;
+    la_vec vd = cheb_loc(s, &pc->dinv, 0), dd = cheb_loc(s, &pc->cd, 0);
+    int rc = la_cheb_first(k, pc->cheb_c0, &vd, r, &dd, z, err);
+    for (int j = 1; !rc && j < pc->opt.degree; j++) {
+        la_vec vq = cheb_loc(s, &pc->cq, 0), vs = cheb_loc(s, &pc->cres, 0);
+        if ((rc = la_spmv(&p->la, &p->Ai, &dd, &vq, err)))
+            break;
+        rc = la_cheb_step(k, pc->cheb_c1[j], pc->cheb_c2[j], &vd, &vq, j == 1 ? r : &vs, &vs, &dd,
+                          z, err);
+    }
+    return rc;
+}
+
+void pc_cheby_ref(const csr_matrix *A, const double *dinv, int degree, double lo, double hi,
+                  const double *r, double *z)
+{
+    const int64_t n = A->nrows;
+    double c0, c1[32], c2[32];
+    pc_cheby_coeffs(degree, lo, hi, &c0, c1, c2);
+    double *d = malloc((size_t)(n ? n : 1) * sizeof *d), *res = malloc((size_t)(n ? n : 1) * 8);
+    if (!d || !res) {
+        free(d);
+        free(res);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        d[i] = c0 * dinv[i] * r[i];
+        z[i] = d[i];
+        res[i] = r[i];
+    }
+    for (int j = 1; j < degree; j++) {
+        double *q = malloc((size_t)(n ? n : 1) * sizeof *q);
+        if (!q)
+            break;
+        for (int64_t i = 0; i < n; i++) {
+            double t = 0.0;
+            for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
+                t += A->val[e] * d[A->col[e]];
+            q[i] = t;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            res[i] -= q[i];
+            d[i] = c1[j] * d[i] + c2[j] * dinv[i] * res[i];
+            z[i] += d[i];
+        }
+        free(q);
+    }
+    free(d);
+    free(res);
+}

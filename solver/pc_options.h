@@ -1,0 +1,61 @@
+/*
+ * pc_options.h: the preconditioners' names and parameters, and THE one
+ * function that reads them (pc_options_set): the command line (--precond
+ * NAME, --precond-degree N, ...), the HTTP query (precond=NAME,
+ * precond_degree=N, ...) and the options JSON of a job all go through it,
+ * so every front end accepts the same names, PETSc's aliases included.
+ * Pure C over strings (no OpenCL, no MPI), so the request parsers' fuzz
+ * targets link it as they are; the preconditioners themselves are pc.h's.
+ */
+#ifndef CLS_SOLVER_PC_OPTIONS_H
+#define CLS_SOLVER_PC_OPTIONS_H
+
+#include <stdint.h>
+
+#include "../common/error.h"
+
+/* AUTO is resolved to one of the others before a solve starts (pc_resolve). */
+typedef enum {
+    PRECOND_NONE,
+    PRECOND_JACOBI,
+    PRECOND_CHEBYSHEV,
+    PRECOND_IC0,
+    PRECOND_AMG,
+    PRECOND_AUTO
+} solver_precond;
+
+typedef struct pc_options {
+    solver_precond type; /* PRECOND_*; AUTO until pc_resolve */
+    int degree;          /* chebyshev: polynomial degree, 1..32 (default 4) */
+    int lanczos;         /* chebyshev: Lanczos steps for the bounds, 2..100 (default 10) */
+    int sweeps;          /* ic0: Jacobi sweeps per triangular solve, 0..32 (default 3);
+                          * 0: exact level-scheduled solves */
+    double shift;        /* ic0: initial diagonal shift, a fraction of a_ii in [0, 10] (0) */
+    int reuse;           /* 1 (default): reuse a cached set-up of the same matrix */
+} pc_options;
+
+void pc_options_default(pc_options *o);
+
+/* Sets one option by key: "precond" (a name or alias below), "precond_degree",
+ * "precond_lanczos", "precond_sweeps", "precond_shift", "precond_reuse" (0 or 1).
+ * A bad value is CLS_EINPUT with a message naming the key; a key that is not
+ * one of these is CLS_EUSAGE (callers ask pc_options_key first). */
+int pc_options_set(pc_options *o, const char *key, const char *value, cls_error *err);
+/* 1 when key is one of pc_options_set's */
+int pc_options_key(const char *key);
+
+/* name -> type, exactly (lower case, as PETSc's -pc_type): none|jacobi|chebyshev|ic0|amg|auto and
+ * PETSc's names (none: "identity"; jacobi: "pbjacobi", "diagonal";
+ * chebyshev: "cheby", "cheb"; ic0: "icc", "ic", "bjacobi" (block Jacobi with
+ * ICC per block, PETSc's default parallel ICC); amg: "gamg", "sa", "ml").
+ * 0, or -1 for an unknown name. */
+int pc_parse_name(const char *name, solver_precond *t);
+const char *pc_name(solver_precond t);
+/* the names and aliases, for messages */
+const char *pc_names_help(void);
+
+/* auto -> a preconditioner for this system (the rule and the measurements
+ * behind it: docs/preconditioners.md); any other type is returned as is */
+solver_precond pc_resolve(solver_precond t, int64_t nrows, int64_t nnz, int nparts);
+
+#endif

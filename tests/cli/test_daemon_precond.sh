@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Preconditioners through the daemon (docs/api.md, docs/preconditioners.md):
+#  - precond=ic0 / chebyshev / jacobi jobs succeed with the right answer
+#    (the fetched solution's residual recomputed here, tests/cli/mmref.py);
+#  - reuse: the daemon's ranks keep a preconditioner's host set-up by the
+#    matrix's content hash, so a second job on the same matrix records
+#    preconditioner.reused (and the same iterations), an alias (icc) is the
+#    same preconditioner, a different matrix or precond_reuse=0 builds;
+#  - the precond_* parameters in the query and in the options JSON, and the
+#    names refused with 400;
+#  - several right-hand sides: an n x 3 rhs is three systems, one result
+#    entry per column, an n x 3 solution whose every column is right;
+#  - amg: runs when the build has it, else the job fails saying so.
+. "$(dirname "$0")/lib.sh"
+. "$here/daemon_lib.sh"
+need_data matrices
+M=$CLSOLVE_DATA/matrices
+D=$TEST_TMP/data
+rm -rf "$D" "$D".*
+daemon_start 2 "$D" || { bad "daemon start"; finish; }
+
+# job MATRIX QUERY [rhs]: submits, waits, leaves the job JSON in $t/job.json
+t=$TEST_TMP
+job() {
+    local args=(submit "$DURL" "$1")
+    [ -n "${3:-}" ] && args+=(--rhs "$3")
+    for p in ${2//&/ }; do args+=(--param "$p"); done
+    id=$($DCLIENT "${args[@]}") || { bad "submit $1 $2"; return 1; }
+    wait_job "$DURL" "$id" 300 >"$t/job.json"
+    echo "$id" >"$t/job.id"
+}
+jf() { json_get "$t/job.json" "$1"; }
+succeeded_right() { # MATRIX LABEL: succeeded, and the fetched x solves A x = A 1
+    if [ "$(jf "j['status']")" != succeeded ]; then
+        bad "$2: $(jf "j['status'], j.get('error')")"
+        return 1
+    fi
+    $DCLIENT fetch "$DURL" "$(cat $t/job.id)" "$t/x.mtx" >/dev/null || { bad "$2: fetch"; return 1; }
+    local r
+    r=$($PY "$here/mmref.py" residual "$1" "$t/x.mtx")
+    if lt "$r" 1e-8; then ok; else bad "$2: residual $r"; fi
+}
+
+job $M/1138_bus.mtx "precond=ic0"
+succeeded_right $M/1138_bus.mtx "ic0 first job"
+[ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused'], j['result']['precond']")" = "1 0 ic0" ] && ok || bad "first ic0 job: $(jf "j['result']['preconditioner']")"
+its1=$(jf "j['result']['iterations']")
+job $M/1138_bus.mtx "precond=ic0"
+succeeded_right $M/1138_bus.mtx "ic0 second job"
+[ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused']")" = "0 1" ] && ok || bad "second ic0 job not reused: $(jf "j['result']['preconditioner']")"
+[ "$(jf "j['result']['iterations']")" = "$its1" ] && ok || bad "reused ic0: $(jf "j['result']['iterations']") iterations, $its1 first"
+[ "$(jf "'precond_setup_s' in j['timings']")" = True ] && ok || bad "timings.precond_setup_s missing"
+job $M/1138_bus.mtx "precond=icc"
+[ "$(jf "j['result']['precond'], j['result']['preconditioner']['reused'], j['parameters']['precond']")" = "ic0 1 ic0" ] && ok || bad "icc alias: $(jf "j['result']['precond'], j['result']['preconditioner'], j['parameters']")"
+job $M/1138_bus.mtx "precond=ic0&precond_reuse=0"
+[ "$(jf "j['result']['preconditioner']['built'], j['parameters'].get('precond_reuse')")" = "1 0" ] && ok || bad "precond_reuse=0: $(jf "j['result']['preconditioner'], j['parameters']")"
+job $M/494_bus.mtx "precond=ic0"
+succeeded_right $M/494_bus.mtx "ic0 494_bus"
+[ "$(jf "j['result']['preconditioner']['built']")" = 1 ] && ok || bad "another matrix reused a set-up: $(jf "j['result']['preconditioner']")"
+
+job $M/1138_bus.mtx "precond=chebyshev&precond_degree=6"
+succeeded_right $M/1138_bus.mtx "chebyshev degree 6"
+[ "$(jf "j['result']['preconditioner']['degree'], j['parameters']['precond_degree']")" = "6 6" ] && ok || bad "degree: $(jf "j['result']['preconditioner'], j['parameters']")"
+job $M/1138_bus.mtx "precond=cheby"
+[ "$(jf "j['result']['preconditioner']['reused'], j['result']['preconditioner']['degree']")" = "1 4" ] && ok || bad "chebyshev bounds not reused: $(jf "j['result']['preconditioner']")"
+job $M/1138_bus.mtx "precond=jacobi"
+succeeded_right $M/1138_bus.mtx "jacobi"
+
+# the query and the options JSON go through the same parse function
+$DCLIENT request "$DURL" POST "/v1/jobs?precond=ilu" --body $M/ani1.mtx >$t/req.out
+code=$(head -1 $t/req.out)
+[ "$code" = 400 ] && ok || bad "precond=ilu: $code"
+$DCLIENT request "$DURL" POST "/v1/jobs?precond=ic0&precond_sweeps=99" --body $M/ani1.mtx >$t/req.out
+code=$(head -1 $t/req.out)
+[ "$code" = 400 ] && ok || bad "precond_sweeps=99: $code"
+$PY - "$DURL" "$M/ani1.mtx" "$t/opt.json" <<'PY' || bad "options JSON precond"
+import json, sys, uuid, urllib.request, os
+url, mtx, out = sys.argv[1:]
+b = "----%s" % uuid.uuid4().hex
+body = b""
+for name, fn, data in (("matrix", "A.mtx", open(mtx, "rb").read()),
+                       ("options", None, json.dumps({"precond": "cheby", "precond_degree": 3}).encode())):
+    body += ("--%s\r\nContent-Disposition: form-data; name=\"%s\"%s\r\n\r\n" % (
+        b, name, '; filename="%s"' % fn if fn else "")).encode() + data + b"\r\n"
+body += ("--%s--\r\n" % b).encode()
+req = urllib.request.Request(url + "/v1/jobs", data=body, method="POST",
+                             headers={"Content-Type": "multipart/form-data; boundary=" + b})
+tok = os.environ.get("CLSOLVE_TOKEN")
+if tok:
+    req.add_header("Authorization", "Bearer " + tok)
+j = json.load(urllib.request.urlopen(req))
+p = j["parameters"]
+sys.exit(0 if (p["precond"], p.get("precond_degree")) == ("chebyshev", 3) else 1)
+PY
+
+# several right-hand sides: an n x 3 array
+$PY - "$M/1138_bus.mtx" "$t/B.mtx" <<'PY'
+import sys, random
+random.seed(7)
+n = int([l for l in open(sys.argv[1]) if not l.startswith('%')][0].split()[0])
+with open(sys.argv[2], "w") as f:
+    f.write("%%%%MatrixMarket matrix array real general\n%d 3\n" % n)
+    for c in range(3):
+        for i in range(n):
+            f.write("%.17g\n" % random.uniform(-1, 1))
+PY
+job $M/1138_bus.mtx "precond=ic0" "$t/B.mtx"
+if [ "$(jf "j['status'], j['result']['rhs_columns'], len(j['result']['columns']), all(c['converged'] for c in j['result']['columns'])")" = "succeeded 3 3 True" ]; then ok; else bad "n x 3 rhs: $(jf "j['status'], j.get('result'), j.get('error')")"; fi
+$DCLIENT fetch "$DURL" "$(cat $t/job.id)" "$t/X.mtx" >/dev/null && ok || bad "fetch n x 3"
+$PY - "$here" "$M/1138_bus.mtx" "$t/B.mtx" "$t/X.mtx" <<'PY' && ok || bad "n x 3 solution wrong"
+import sys
+sys.path.insert(0, sys.argv[1])
+import mmref
+A = mmref.read_matrix(sys.argv[2])
+def cols(p):
+    k, m, n, v = mmref.read_matrix(p)
+    assert k == "array" and n == 3, (k, m, n)
+    return [v[c * m:(c + 1) * m] for c in range(n)]
+B, X = cols(sys.argv[3]), cols(sys.argv[4])
+worst = 0.0
+for b, x in zip(B, X):
+    r = [bi - ai for bi, ai in zip(b, mmref.matvec(A, x))]
+    worst = max(worst, (sum(v * v for v in r) / sum(v * v for v in b)) ** 0.5)
+print("n x 3: worst column residual %.3e" % worst)
+sys.exit(0 if worst <= 1e-8 else 1)
+PY
+
+job $M/1138_bus.mtx "precond=amg"
+if [ "$(jf "j['status']")" = succeeded ]; then
+    succeeded_right $M/1138_bus.mtx "amg"
+else
+    [ "$(jf "j['status'], 'not built' in j['error']['message']")" = "failed True" ] && ok || bad "amg job: $(jf "j['status'], j.get('error')")"
+    echo "note: this build has no AMG: the amg job was checked to fail saying so" >&2
+fi
+
+daemon_stop 60
+rc=$?
+[ $rc -eq 0 ] && ok || bad "daemon exit $rc"
+finish

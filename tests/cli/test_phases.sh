@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The phases a solve reports add up (issue 13): `clsolve solve --json`'s
+# times name every phase, parse + setup (= partition + init + upload) +
+# solve + gather + write equal total_s, and startup_s + total_s is the wall
+# time around the command within a few percent (process exit and MPI's
+# finalisation are outside both; one rank); a daemon job's timings add up
+# the same way to its total_s. One rank and two (phases only).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon_lib.sh"
+"$CLSOLVE" gen poisson3d 40 -o "$TEST_TMP/p40.mtx" >/dev/null 2>&1 && ok || bad "gen"
+
+check_times() { # check_times LABEL JSON_FILE WALL_SECONDS
+    $PY - "$@" <<'EOF'
+import json, sys
+label, path, wall = sys.argv[1], sys.argv[2], float(sys.argv[3])  # wall < 0: not measured
+t = json.load(open(path))["times"]
+fails = []
+parts = t["parse_s"] + t["setup_s"] + t["solve_s"] + t["gather_s"] + t.get("write_s", 0.0)
+if abs(parts - t["total_s"]) > 0.02 * t["total_s"] + 0.002:
+    fails.append("phases add to %.4f s, total_s %.4f" % (parts, t["total_s"]))
+setup = t["partition_s"] + t["init_s"] + t["upload_s"]
+if abs(setup - t["setup_s"]) > 0.002:
+    fails.append("partition+init+upload %.4f != setup_s %.4f" % (setup, t["setup_s"]))
+inner = t["startup_s"] + t["total_s"]
+# what the command does outside its phases: argument parsing, exit,
+# MPI_Finalize (tens of ms on a loaded 2-core machine)
+if wall >= 0 and not (inner <= wall and wall - inner <= 0.08 * wall + 0.25):
+    fails.append("startup+total %.4f s against a wall time of %.4f s" % (inner, wall))
+for f in fails:
+    print("FAIL: %s: %s" % (label, f), file=sys.stderr)
+print("%s: startup %.3f + total %.3f s, wall %.3f s" % (label, t["startup_s"], t["total_s"], wall))
+sys.exit(1 if fails else 0)
+EOF
+}
+
+for src in "$TEST_TMP/p40.mtx" gen:poisson3d:56; do
+    for np in 1 2; do
+        s=$(date +%s.%N)
+        if [ $np = 1 ]; then
+            "$CLSOLVE" solve "$src" --maxiter 200 --tol 1e-300 -o "$TEST_TMP/x.mtx" --json >"$TEST_TMP/t.json" 2>/dev/null
+        else
+            mpirun --oversubscribe -np 2 "$CLSOLVE" solve "$src" --maxiter 200 --tol 1e-300 \
+                --min-rows-per-part 1000 --json >"$TEST_TMP/t.json" 2>/dev/null
+        fi
+        e=$(date +%s.%N)
+        wall=$($PY -c "print($e - $s)")
+        # under mpirun, mpirun's own start and exit are outside the ranks:
+        # only the phases' sum is checked there
+        [ $np = 2 ] && wall=-1
+        check_times "$(basename "$src") np $np" "$TEST_TMP/t.json" "$wall" && ok || bad "$src np $np"
+    done
+done
+
+# a daemon job's timings
+D=$TEST_TMP/data
+rm -rf "$D" "$D".*
+daemon_start 1 "$D" || { bad "daemon start"; finish; }
+id=$($DCLIENT submit "$DURL" "$TEST_TMP/p40.mtx" --param tol=1e-10) || bad "submit"
+$DCLIENT wait "$DURL" "$id" --timeout 300 >"$TEST_TMP/job.json" && ok || bad "wait"
+$PY - "$TEST_TMP/job.json" <<'EOF' && ok || bad "daemon job timings"
+import json, sys
+j = json.load(open(sys.argv[1]))
+t = j["timings"]
+parts = t["parse_s"] + t["setup_s"] + t["solve_s"] + t["gather_s"]
+ok = j["status"] == "succeeded" and parts <= t["total_s"] and t["total_s"] - parts <= 0.05 * t["total_s"] + 0.05
+print("job: parse+setup+solve+gather %.4f s, total %.4f s" % (parts, t["total_s"]))
+sys.exit(0 if ok else 1)
+EOF
+daemon_stop 60 && ok || bad "daemon stop"
+finish

@@ -1,0 +1,411 @@
+/*
+ * test_amg.c: smoothed-aggregation AMG (solver/amg.h).
+ *
+ * 1. Set-up pieces against plain dense references on fresh random SPD
+ *    matrices: strength graph, aggregation invariants, smoothed prolongator
+ *    (I - w D^-1 A) T, transpose, Galerkin product R A P, coarsest inverse.
+ * 2. The hierarchy is the same bits on 1, 2 and 3 threads.
+ * 3. The device V-cycle against the host reference V-cycle (amg_apply_ref)
+ *    with NaN-poisoned outputs, both smoothers, double and float, several
+ *    levels; the device operator through amg_upload_fine agrees.
+ * 4. The V-cycle is SPD: y'Mx = x'My within rounding and x'Mx > 0 on
+ *    random vectors (host reference and device).
+ * 5. PCG end to end (amg_pcg on PoCL): poisson3d 64 and 128 within 15
+ *    iterations at 1e-8, poisson2d, 1138_bus and 494_bus in fewer than half
+ *    of Jacobi-PCG's iterations, every SPD matrix of the shared data, and
+ *    the ones that are not SPD refused or never reported converged wrongly.
+ * 6. Bad options and shapes are refused with the right class.
+ * Inputs are fresh each run (seed printed; CLSOLVE_TEST_SEED replays).
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "test_amg_gen.h"
+#include "matrices/gen.h"
+#include "matrices/mm.h"
+#include "solver/amg.h"
+#include "solver/amg_priv.h"
+
+static cls_error err;
+
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        cls_error_clear(&err);                                                                     \
+        int rc_ = (call);                                                                          \
+        CHECK_MSG(rc_ == CLS_OK, "%s -> %d: %s", #call, rc_, err.msg);                             \
+    } while (0)
+
+static double uni(void) /* [-1, 1) */
+{
+    return 2.0 * check_uniform() - 1.0;
+}
+
+static double *to_dense(const csr_matrix *A)
+{
+    double *D = calloc((size_t)(A->nrows * A->ncols + 1), sizeof *D);
+    for (int64_t i = 0; i < A->nrows; i++)
+        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+            D[i * A->ncols + A->col[k]] += A->val[k];
+    return D;
+}
+
+static int csr_sorted(const csr_matrix *A)
+{
+    for (int64_t i = 0; i < A->nrows; i++)
+        for (int64_t k = A->rowptr[i] + 1; k < A->rowptr[i + 1]; k++)
+            if (A->col[k] <= A->col[k - 1])
+                return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------ 1. set-up pieces */
+
+static void test_pieces(int kind)
+{
+    csr_matrix A;
+    random_spd(kind, 400 + (int64_t)(check_rand() % 1200), &A);
+    int64_t n = A.nrows;
+    double *diag = malloc((size_t)n * sizeof *diag);
+    amg_par_diag(&A, diag);
+    double theta = kind == 2 ? 0.0 : 0.05 * check_uniform();
+
+    /* strength: the plain test on every stored entry */
+    amg_graph S;
+    OK(amg_strength(&A, diag, theta, &S, &err));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p = S.ptr[i];
+        for (int64_t k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) {
+            int32_t j = A.col[k];
+            int strong =
+                j != i && fabs(A.val[k]) > theta * sqrt(diag[i] * diag[j]) && A.val[k] != 0.0;
+            if (strong)
+                bad += p >= S.ptr[i + 1] || S.adj[p++] != j;
+        }
+        bad += p != S.ptr[i + 1];
+    }
+    CHECK_MSG(bad == 0, "kind %d: %lld strength rows differ from the plain test", kind,
+              (long long)bad);
+
+    /* aggregation invariants */
+    int32_t *agg = malloc((size_t)n * sizeof *agg);
+    int64_t na = 0;
+    OK(amg_aggregate(&S, agg, &na, &err));
+    CHECK(na > 0 && na < n);
+    int64_t *size = calloc((size_t)na + 1, sizeof *size);
+    int64_t bad_id = 0, missed = 0, unconnected = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (agg[i] < -1 || agg[i] >= na)
+            bad_id++;
+        else if (agg[i] >= 0)
+            size[agg[i]]++;
+        if (agg[i] < 0 && S.ptr[i + 1] > S.ptr[i])
+            missed++;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (agg[i] < 0 || size[agg[i]] == 1)
+            continue;
+        int found = 0; /* a member of a larger aggregate has a strong neighbour in it */
+        for (int64_t k = S.ptr[i]; k < S.ptr[i + 1]; k++)
+            found |= agg[S.adj[k]] == agg[i];
+        unconnected += !found;
+    }
+    int64_t empty = 0;
+    for (int64_t a = 0; a < na; a++)
+        empty += size[a] == 0;
+    CHECK_MSG(bad_id == 0 && missed == 0 && empty == 0 && unconnected == 0,
+              "kind %d: aggregation: %lld bad ids, %lld connected rows left out, %lld empty, "
+              "%lld members without a neighbour in their aggregate",
+              kind, (long long)bad_id, (long long)missed, (long long)empty, (long long)unconnected);
+
+    /* prolongator against (I - w D^-1 A) T, densely */
+    double lmax = 0.0;
+    OK(amg_lambda_max(&A, diag, 10, &lmax, &err));
+    CHECK_MSG(lmax > 0.0 && lmax <= 2.0 + 1e-12, "kind %d: lambda_max(D^-1 A) %g", kind, lmax);
+    double omega = (4.0 / 3.0) / lmax;
+    csr_matrix P, R, Ac;
+    OK(amg_prolongator(&A, diag, agg, na, omega, &P, &err));
+    CHECK(P.nrows == n && P.ncols == na && csr_sorted(&P));
+    double *Ad = to_dense(&A), *Pd = to_dense(&P);
+    double *Pr = calloc((size_t)(n * na), sizeof *Pr);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < n; j++) {
+            if (agg[j] < 0)
+                continue;
+            double sij = (i == j ? 1.0 : 0.0) - omega * Ad[i * n + j] / diag[i];
+            Pr[i * na + agg[j]] += sij / sqrt((double)size[agg[j]]);
+        }
+    double dp = 0.0, mp = 0.0;
+    for (int64_t k = 0; k < n * na; k++) {
+        dp = fmax(dp, fabs(Pd[k] - Pr[k]));
+        mp = fmax(mp, fabs(Pr[k]));
+    }
+    CHECK_MSG(dp <= 1e-13 * mp, "kind %d: prolongator differs by %g (max %g)", kind, dp, mp);
+
+    /* transpose: exact */
+    OK(amg_transpose(&P, &R, &err));
+    CHECK(R.nrows == na && R.ncols == n && csr_sorted(&R) && R.nnz == P.nnz);
+    double *Rd = to_dense(&R);
+    int64_t tdiff = 0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t a = 0; a < na; a++)
+            tdiff += Rd[a * n + i] != Pd[i * na + a];
+    CHECK_MSG(tdiff == 0, "kind %d: transpose differs in %lld entries", kind, (long long)tdiff);
+
+    /* RAP against the dense triple product */
+    OK(amg_rap(&A, &P, &R, &Ac, &err));
+    CHECK(Ac.nrows == na && Ac.ncols == na && csr_sorted(&Ac));
+    double *Acd = to_dense(&Ac), *AP = calloc((size_t)(n * na), sizeof *AP);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < n; k++)
+            if (Ad[i * n + k] != 0.0)
+                for (int64_t a = 0; a < na; a++)
+                    AP[i * na + a] += Ad[i * n + k] * Pd[k * na + a];
+    double dr = 0.0, mr = 0.0, asym = 0.0;
+    for (int64_t a = 0; a < na; a++)
+        for (int64_t b = 0; b < na; b++) {
+            double s = 0.0;
+            for (int64_t i = 0; i < n; i++)
+                s += Pd[i * na + a] * AP[i * na + b];
+            dr = fmax(dr, fabs(s - Acd[a * na + b]));
+            mr = fmax(mr, fabs(s));
+            asym = fmax(asym, fabs(Acd[a * na + b] - Acd[b * na + a]));
+        }
+    CHECK_MSG(dr <= 1e-12 * mr, "kind %d: RAP differs by %g (max %g)", kind, dr, mr);
+    CHECK_MSG(asym <= 1e-12 * mr, "kind %d: RAP is not symmetric (%g)", kind, asym);
+
+    /* coarsest inverse: A X = I */
+    double *X = NULL;
+    OK(amg_dense_inverse(&Ac, &X, &err));
+    if (X) {
+        double e = 0.0;
+        for (int64_t a = 0; a < na; a++)
+            for (int64_t b = 0; b < na; b++) {
+                double s = 0.0;
+                for (int64_t c = 0; c < na; c++)
+                    s += Acd[a * na + c] * X[c * na + b];
+                e = fmax(e, fabs(s - (a == b ? 1.0 : 0.0)));
+            }
+        CHECK_MSG(e < 1e-8, "kind %d: coarse A X - I = %g", kind, e);
+        int sym = 1;
+        for (int64_t a = 0; a < na; a++)
+            for (int64_t b = 0; b < na; b++)
+                sym &= X[a * na + b] == X[b * na + a];
+        CHECK(sym);
+    }
+    /* a matrix that is not positive definite is refused */
+    csr_matrix N;
+    OK(csr_alloc(&N, 2, 2, 4, &err));
+    int64_t rp[3] = {0, 2, 4};
+    memcpy(N.rowptr, rp, sizeof rp);
+    N.col[0] = 0, N.col[1] = 1, N.col[2] = 0, N.col[3] = 1;
+    N.val[0] = 1, N.val[1] = 2, N.val[2] = 2, N.val[3] = 1;
+    double *Xn = NULL;
+    CHECK(amg_dense_inverse(&N, &Xn, &err) == CLS_EBREAKDOWN && !Xn);
+    csr_free(&N);
+
+    free(X);
+    free(Acd);
+    free(AP);
+    free(Rd);
+    free(Pr);
+    free(Pd);
+    free(Ad);
+    free(size);
+    free(agg);
+    free(diag);
+    amg_graph_free(&S);
+    csr_free(&P);
+    csr_free(&R);
+    csr_free(&Ac);
+    csr_free(&A);
+}
+
+/* ---------------------------------------------- 2. thread independence */
+
+static int csr_same(const csr_matrix *a, const csr_matrix *b)
+{
+    return a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz &&
+           !memcmp(a->rowptr, b->rowptr, (size_t)(a->nrows + 1) * sizeof *a->rowptr) &&
+           !memcmp(a->col, b->col, (size_t)a->nnz * sizeof *a->col) &&
+           !memcmp(a->val, b->val, (size_t)a->nnz * sizeof *a->val);
+}
+
+static void test_threads(void)
+{
+    csr_matrix A;
+    random_spd((int)(check_rand() % 3), 40000 + (int64_t)(check_rand() % 20000), &A);
+    amg_options o;
+    amg_options_default(&o);
+    o.coarse_size = 30;
+    amg_hierarchy *h[3] = {NULL, NULL, NULL};
+    const char *th[3] = {"1", "2", "3"};
+    for (int t = 0; t < 3; t++) {
+        setenv("CLS_THREADS", th[t], 1);
+        OK(amg_build(&A, &o, &h[t], &err));
+    }
+    unsetenv("CLS_THREADS");
+    if (h[0] && h[1] && h[2]) {
+        CHECK(h[0]->nlevels > 2);
+        for (int t = 1; t < 3; t++) {
+            CHECK(h[t]->nlevels == h[0]->nlevels);
+            for (int l = 0; l < h[0]->nlevels && l < h[t]->nlevels; l++) {
+                CHECK_MSG(csr_same(&h[0]->lev[l].A, &h[t]->lev[l].A),
+                          "level %d operator differs on %s threads", l, th[t]);
+                CHECK_MSG(h[0]->lev[l].lmax == h[t]->lev[l].lmax,
+                          "level %d lambda_max differs on %s threads", l, th[t]);
+                if (l + 1 < h[0]->nlevels)
+                    CHECK_MSG(csr_same(&h[0]->lev[l].P, &h[t]->lev[l].P),
+                              "level %d prolongator differs on %s threads", l, th[t]);
+            }
+        }
+    }
+    for (int t = 0; t < 3; t++)
+        amg_free(h[t]);
+    csr_free(&A);
+}
+
+/* ------------------------------------------ 4. the V-cycle is SPD (host) */
+
+static double dot(const double *x, const double *y, int64_t n)
+{
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        s += x[i] * y[i];
+    return s;
+}
+
+static void test_ref_spd(int kind, amg_smoother sm)
+{
+    csr_matrix A;
+    random_spd(kind, 2000 + (int64_t)(check_rand() % 3000), &A);
+    amg_options o;
+    amg_options_default(&o);
+    o.smoother = sm;
+    o.degree = 1 + (int)(check_rand() % 3);
+    o.coarse_size = 10 + (int64_t)(check_rand() % 40);
+    amg_hierarchy *h = NULL;
+    OK(amg_build(&A, &o, &h, &err));
+    if (!h) {
+        csr_free(&A);
+        return;
+    }
+    CHECK_MSG(h->nlevels >= 3, "kind %d: %d levels", kind, h->nlevels);
+    int64_t n = A.nrows;
+    double *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    double *Mx = malloc((size_t)n * sizeof *Mx), *My = malloc((size_t)n * sizeof *My);
+    for (int t = 0; t < 4; t++) {
+        for (int64_t i = 0; i < n; i++) {
+            x[i] = uni();
+            y[i] = uni();
+        }
+        OK(amg_apply_ref(h, x, Mx, &err));
+        OK(amg_apply_ref(h, y, My, &err));
+        double yMx = dot(y, Mx, n), xMy = dot(x, My, n), xMx = dot(x, Mx, n);
+        double scale = sqrt(dot(y, y, n) * dot(Mx, Mx, n)) + sqrt(dot(x, x, n) * dot(My, My, n));
+        CHECK_MSG(fabs(yMx - xMy) <= 1e-12 * scale, "kind %d %s degree %d: y'Mx %.17g x'My %.17g",
+                  kind, amg_smoother_name(sm), o.degree, yMx, xMy);
+        CHECK_MSG(xMx > 0.0, "kind %d %s: x'Mx = %g", kind, amg_smoother_name(sm), xMx);
+    }
+    free(x);
+    free(y);
+    free(Mx);
+    free(My);
+    amg_free(h);
+    csr_free(&A);
+}
+
+/* ------------------------------------------------------------ 6. refusals */
+
+static void test_refusals(void)
+{
+    csr_matrix A;
+    random_spd(0, 400, &A);
+    amg_hierarchy *h = NULL;
+    amg_options o;
+    amg_options_default(&o);
+    o.threshold = -0.5;
+    CHECK(amg_build(&A, &o, &h, &err) == CLS_EUSAGE && !h);
+    amg_options_default(&o);
+    o.degree = 0;
+    CHECK(amg_build(&A, &o, &h, &err) == CLS_EUSAGE && !h);
+    amg_options_default(&o);
+    o.cheb_lower = 2.0;
+    CHECK(amg_build(&A, &o, &h, &err) == CLS_EUSAGE && !h);
+    amg_options_default(&o);
+    o.omega_scale = 2.5;
+    CHECK(amg_build(&A, &o, &h, &err) == CLS_EUSAGE && !h);
+    amg_options_default(&o);
+    o.max_levels = AMG_MAX_LEVELS + 1;
+    CHECK(amg_build(&A, &o, &h, &err) == CLS_EUSAGE && !h);
+    amg_options_default(&o);
+    o.coarse_size = 0;
+    CHECK(amg_build(&A, &o, &h, &err) == CLS_EUSAGE && !h);
+    /* not square */
+    csr_matrix R = A;
+    R.ncols = A.ncols + 1;
+    CHECK(amg_build(&R, NULL, &h, &err) == CLS_EINPUT && !h);
+    /* a non-positive diagonal entry: not SPD */
+    double keep = 0.0;
+    for (int64_t k = A.rowptr[7]; k < A.rowptr[8]; k++)
+        if (A.col[k] == 7) {
+            keep = A.val[k];
+            A.val[k] = -1.0;
+        }
+    cls_error_clear(&err);
+    CHECK(amg_build(&A, NULL, &h, &err) == CLS_EBREAKDOWN && !h && strstr(err.msg, "row 7"));
+    for (int64_t k = A.rowptr[7]; k < A.rowptr[8]; k++)
+        if (A.col[k] == 7)
+            A.val[k] = keep;
+    /* names */
+    amg_smoother s;
+    CHECK(amg_smoother_parse("chebyshev", &s) == 0 && s == AMG_SMOOTHER_CHEBYSHEV);
+    CHECK(amg_smoother_parse("l1-jacobi", &s) == 0 && s == AMG_SMOOTHER_L1_JACOBI);
+    CHECK(amg_smoother_parse("gauss-seidel", &s) == -1);
+    /* an empty matrix is one level with nothing to do */
+    csr_matrix E;
+    OK(csr_alloc(&E, 0, 0, 0, &err));
+    OK(amg_build(&E, NULL, &h, &err));
+    if (h) {
+        double z = 0.0;
+        OK(amg_apply_ref(h, &z, &z, &err));
+        CHECK(h->nlevels == 1);
+        amg_free(h);
+    }
+    csr_free(&E);
+    /* describe: every level and the totals; the length is what snprintf says */
+    OK(amg_build(&A, NULL, &h, &err));
+    if (h) {
+        char buf[4096], small[16];
+        int len = amg_describe(h, buf, sizeof buf);
+        CHECK(len > 0 && (size_t)len == strlen(buf) && strstr(buf, "level 0") &&
+              strstr(buf, "operator complexity"));
+        CHECK(amg_describe(h, small, sizeof small) == len && strlen(small) == sizeof small - 1);
+        amg_info in;
+        amg_get_info(h, &in);
+        CHECK(in.levels == h->nlevels && in.rows[0] == A.nrows && in.nnz[0] == A.nnz &&
+              in.operator_complexity >= 1.0 && in.build_s > 0.0);
+        amg_free(h);
+    }
+    csr_free(&A);
+}
+
+int main(int argc, char **argv)
+{
+    check_seed("test_amg");
+    for (int rep = 0; rep < 2; rep++)
+        for (int kind = 0; kind < 3; kind++)
+            test_pieces(kind);
+    test_threads();
+    for (int kind = 0; kind < 3; kind++) {
+        test_ref_spd(kind, AMG_SMOOTHER_CHEBYSHEV);
+        test_ref_spd(kind, AMG_SMOOTHER_L1_JACOBI);
+    }
+    test_refusals();
+    return check_done("test_amg");
+}

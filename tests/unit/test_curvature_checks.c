@@ -1,0 +1,468 @@
+/*
+ * test_curvature_checks.c: curvature checked from the geometry itself
+ * (physics/curvature_check.c) and the estimators' accuracy where the
+ * triangles are irregular, the kind of input a scan gives.
+ *
+ *  - topology: Euler characteristic of an icosphere (2), a torus (0), a
+ *    saddle (1, its 4 (k - 1) boundary vertices flagged); two tetrahedra
+ *    sharing a vertex (a pinch: one non-manifold vertex, chi 3 as a mesh,
+ *    4 as a surface); an edge with three triangles (non-manifold);
+ *  - discrete Gauss-Bonnet through the angle defect: sum d_i = 2 pi chi to
+ *    1e-6 relative on every closed mesh (icosphere, torus, irregular
+ *    sphere, the shared spot, fandisk, and the pinched cow) and on the
+ *    meshes with a boundary (saddle, bunny, teapot); not claimed with a
+ *    non-manifold edge; the run's JSON reports it;
+ *  - accuracy against analytic values, stated bounds (docs/physics-
+ *    curvature-deform.md):
+ *      regular torus: rms error of H and K falls as h^2 (ratio above 3.5
+ *        per halving of h);
+ *      irregular sphere (vertices slid by up to 0.3 of an edge): exact to
+ *        rounding (Max's normal weights are exact on a sphere) more than
+ *        two rings from a triangle the slide folded over, within 5% (H)
+ *        and 10% (K) rms over all vertices;
+ *      irregular torus (the same slide): rms relative error of H below 8%
+ *        and of K below 16%; irregular saddle: H below 25% (H is small
+ *        there: the rms of H is 0.2) and K below 12%; neither shrinks
+ *        with refinement (a 1-ring estimator's limit on irregular
+ *        sampling);
+ *      the saddle's boundary vertices (one-sided 1-ring): flagged, their
+ *        error an order of magnitude above the interior's;
+ *  - the device against the CPU double reference on the irregular meshes
+ *    (away from folded triangles, where both estimates are meaningless and
+ *    ill-conditioned).
+ */
+#include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "check.h"
+#include "physics/curvature.h"
+
+static const char *data_dir = "../shared/data";
+
+typedef struct geo {
+    curv_adjacency adj;
+    curv_topology t;
+    unsigned char *flag;
+    double *base, *defect, *area;
+} geo;
+
+static int geo_build(const mesh *m, geo *g)
+{
+    cls_error err;
+    memset(g, 0, sizeof *g);
+    size_t n = (size_t)(m->nverts ? m->nverts : 1);
+    g->flag = malloc(n);
+    g->base = malloc(n * sizeof(double));
+    g->defect = malloc(n * sizeof(double));
+    g->area = malloc(n * sizeof(double));
+    int rc = curv_adjacency_build(m, &g->adj, &err);
+    if (!rc)
+        rc = curv_topology_build(m, &g->adj, g->flag, g->base, &g->t, &err);
+    if (!rc) {
+        curv_flag_used(&g->adj, g->flag);
+        curv_angle_defect(m, g->flag, g->base, g->defect, g->area);
+    }
+    CHECK_MSG(rc == CLS_OK, "%s", err.msg);
+    return rc;
+}
+
+static void geo_free(geo *g)
+{
+    curv_adjacency_free(&g->adj);
+    free(g->flag);
+    free(g->base);
+    free(g->defect);
+    free(g->area);
+}
+
+/* The Gauss-Bonnet check of m; returns its relative error. */
+static double gauss_bonnet(const mesh *m, const char *name, int64_t want_chi, int want_holds)
+{
+    geo g;
+    if (geo_build(m, &g))
+        return INFINITY;
+    int holds = 0;
+    json_t *o = curv_gauss_bonnet(m, &g.t, g.flag, g.defect, g.area, NULL, &holds);
+    double rel = json_real_value(json_object_get(o, "angle_defect_rel_error"));
+    printf("%-24s V %lld E %lld F %lld chi %lld (surface %lld), boundary %lld, non-manifold edges "
+           "%lld vertices %lld: angle defect / 2 pi = %.15g, relative error %.2e\n",
+           name, (long long)g.t.vertices, (long long)g.t.edges, (long long)g.t.faces,
+           (long long)g.t.euler, (long long)g.t.surface_euler, (long long)g.t.boundary_vertices,
+           (long long)g.t.nonmanifold_edges, (long long)g.t.nonmanifold_vertices,
+           json_real_value(json_object_get(o, "angle_defect_over_2pi")), rel);
+    if (want_chi != INT64_MIN)
+        CHECK_MSG(g.t.surface_euler == want_chi, "%s: chi %lld, expected %lld", name,
+                  (long long)g.t.surface_euler, (long long)want_chi);
+    CHECK_MSG(holds == want_holds, "%s: holds %d", name, holds);
+    if (want_holds)
+        CHECK_MSG(rel < 1e-6, "%s: %g", name, rel);
+    json_decref(o);
+    geo_free(&g);
+    return rel;
+}
+
+static mesh mesh_of(int nv, const double *v, int nf, const int32_t *t)
+{
+    mesh m;
+    mesh_init(&m);
+    m.nverts = nv;
+    m.nfaces = nf;
+    m.v = malloc((size_t)nv * 3 * sizeof(double));
+    m.tri = malloc((size_t)nf * 3 * sizeof(int32_t));
+    memcpy(m.v, v, (size_t)nv * 3 * sizeof(double));
+    memcpy(m.tri, t, (size_t)nf * 3 * sizeof(int32_t));
+    return m;
+}
+
+/* The torus with every vertex slid in its parameters by up to j of the
+ * spacing (still exactly on the torus). */
+static void torus_slide(mesh *m, int nu, int nv, double R, double r, double j)
+{
+    for (int i = 0; i < nu; i++)
+        for (int k = 0; k < nv; k++) {
+            double a = ((double)(check_rand() >> 11) / 9007199254740992.0 - 0.5) * 2 * j;
+            double b = ((double)(check_rand() >> 11) / 9007199254740992.0 - 0.5) * 2 * j;
+            double u = 2 * M_PI * (i + a) / nu, v = 2 * M_PI * (k + b) / nv;
+            double *p = m->v + 3 * ((int64_t)i * nv + k);
+            p[0] = (R + r * cos(v)) * cos(u);
+            p[1] = (R + r * cos(v)) * sin(u);
+            p[2] = r * sin(v);
+        }
+}
+
+static void test_topology_and_gauss_bonnet(void)
+{
+    cls_error err;
+    mesh m;
+    CHECK(curv_mesh_icosphere(4, 1.0, &m, &err) == CLS_OK);
+    gauss_bonnet(&m, "icosphere level 4", 2, 1);
+    mesh_free(&m);
+    CHECK(curv_mesh_torus(48, 24, 2.0, 0.5, &m, &err) == CLS_OK);
+    gauss_bonnet(&m, "torus 48 x 24", 0, 1);
+    torus_slide(&m, 48, 24, 2.0, 0.5, 0.3);
+    gauss_bonnet(&m, "irregular torus", 0, 1);
+    mesh_free(&m);
+    CHECK(curv_mesh_sphere_irregular(4, 3.0, 0.3, check_rand(), &m, &err) == CLS_OK);
+    gauss_bonnet(&m, "irregular sphere", 2, 1);
+    mesh_free(&m);
+    CHECK(curv_mesh_saddle(17, 1.0, &m, &err) == CLS_OK);
+    {
+        geo g;
+        if (!geo_build(&m, &g)) {
+            CHECK(g.t.boundary_vertices == 4 * 16 && g.t.boundary_edges == 4 * 16);
+            int64_t k = 17, ok = 1;
+            for (int64_t i = 0; i < m.nverts; i++) {
+                int on = i % k == 0 || i % k == k - 1 || i / k == 0 || i / k == k - 1;
+                ok &= !!(g.flag[i] & CURV_FLAG_BOUNDARY) == on;
+            }
+            CHECK_MSG(ok, "saddle: the boundary flags are not the grid's edge");
+            geo_free(&g);
+        }
+    }
+    gauss_bonnet(&m, "saddle 17 x 17", 1, 1);
+    mesh_free(&m);
+
+    /* two tetrahedra sharing vertex 0: a pinch */
+    static const double v2[21] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, -1, 0, 0, 0, -1, 0, 0, 0, -1};
+    static const int32_t t2[24] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3,
+                                   0, 4, 5, 0, 5, 6, 0, 6, 4, 4, 6, 5};
+    m = mesh_of(7, v2, 8, t2);
+    gauss_bonnet(&m, "two tetrahedra, a pinch", 4, 1);
+    {
+        geo g;
+        if (!geo_build(&m, &g)) {
+            CHECK(g.t.euler == 3 && g.t.nonmanifold_vertices == 1 && g.t.closed);
+            geo_free(&g);
+        }
+    }
+    mesh_free(&m);
+    /* three triangles on the edge 0-1: non-manifold, no claim */
+    static const double v3[15] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, -1, 0, 0, 0, 1};
+    static const int32_t t3[9] = {0, 1, 2, 1, 0, 3, 0, 1, 4};
+    m = mesh_of(5, v3, 3, t3);
+    gauss_bonnet(&m, "three faces on an edge", INT64_MIN, 0);
+    mesh_free(&m);
+
+    /* the shared meshes: scanned (bunny), modelled (spot, cow, teapot), CAD
+     * (fandisk); the cow has a pinched vertex, the teapot open seams */
+    const char *names[5] = {"spot.obj", "fandisk.obj", "cow.obj", "stanford-bunny.obj",
+                            "teapot.obj"};
+    const int64_t chi[5] = {2, 2, 2, -3, 13};
+    for (int q = 0; q < 5; q++) {
+        char path[4096];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/meshes/%s", data_dir, names[q]);
+        if (stat(path, &st) != 0) {
+            printf("(no %s)\n", path);
+            continue;
+        }
+        CHECK(mesh_read(path, &m, &err) == CLS_OK);
+        gauss_bonnet(&m, names[q], chi[q], 1);
+        mesh_free(&m);
+    }
+}
+
+/* rms relative errors of H and K against exact values, over the vertices
+ * `use` admits (NULL: all); est's CPU reference. */
+typedef void (*exact_fn)(const double *p, double *H, double *K);
+
+static double torus_R = 2.0, torus_r = 0.5;
+static void exact_torus(const double *p, double *H, double *K)
+{
+    curv_torus_exact(torus_R, torus_r, p, H, K);
+}
+static void exact_saddle(const double *p, double *H, double *K)
+{
+    curv_saddle_exact(p[0], p[1], H, K);
+}
+static void exact_sphere3(const double *p, double *H, double *K)
+{
+    (void)p;
+    *H = 1.0 / 3.0;
+    *K = 1.0 / 9.0;
+}
+
+static void rms_error(const mesh *m, curv_estimator est, exact_fn f, const unsigned char *use,
+                      double *eH, double *eK)
+{
+    curv_adjacency adj;
+    curv_result res;
+    cls_error err;
+    CHECK(curv_adjacency_build(m, &adj, &err) == CLS_OK);
+    CHECK(curv_result_alloc(&res, m->nverts, &err) == CLS_OK);
+    curv_reference(m, &adj, est, &res);
+    double sh = 0, sk = 0, nh = 0, nk = 0;
+    for (int64_t i = 0; i < m->nverts; i++) {
+        if (use && !use[i])
+            continue;
+        double H, K;
+        f(m->v + 3 * i, &H, &K);
+        sh += (res.H[i] - H) * (res.H[i] - H);
+        sk += (res.K[i] - K) * (res.K[i] - K);
+        nh += H * H;
+        nk += K * K;
+    }
+    *eH = sqrt(sh / nh);
+    *eK = sqrt(sk / nk);
+    curv_result_free(&res);
+    curv_adjacency_free(&adj);
+}
+
+/* 1 for the vertices more than two rings away from a folded triangle (its
+ * normal pointing into the sphere, centred at the origin). */
+static unsigned char *far_from_folds(const mesh *m)
+{
+    unsigned char *bad = calloc((size_t)m->nverts, 1), *use = malloc((size_t)m->nverts);
+    for (int64_t f = 0; f < m->nfaces; f++) {
+        const int32_t *t = m->tri + 3 * f;
+        const double *a = m->v + 3 * (int64_t)t[0], *b = m->v + 3 * (int64_t)t[1],
+                     *c = m->v + 3 * (int64_t)t[2];
+        double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        double e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                       e1[0] * e2[1] - e1[1] * e2[0]};
+        if (n[0] * a[0] + n[1] * a[1] + n[2] * a[2] <= 0)
+            bad[t[0]] = bad[t[1]] = bad[t[2]] = 1;
+    }
+    for (int ring = 0; ring < 2; ring++) { /* grow by one ring */
+        unsigned char *next = malloc((size_t)m->nverts);
+        memcpy(next, bad, (size_t)m->nverts);
+        for (int64_t f = 0; f < m->nfaces; f++) {
+            const int32_t *t = m->tri + 3 * f;
+            if (bad[t[0]] || bad[t[1]] || bad[t[2]])
+                next[t[0]] = next[t[1]] = next[t[2]] = 1;
+        }
+        free(bad);
+        bad = next;
+    }
+    for (int64_t i = 0; i < m->nverts; i++)
+        use[i] = !bad[i];
+    free(bad);
+    return use;
+}
+
+static void test_accuracy(void)
+{
+    cls_error err;
+    mesh m;
+    for (int e = 0; e < 2; e++) {
+        curv_estimator est = e ? CURV_VERTEX : CURV_FACE;
+        const char *en = curv_estimator_name(est);
+        double h[3], k[3];
+        for (int q = 0; q < 3; q++) {
+            int nu = 32 << q, nv = 16 << q;
+            CHECK(curv_mesh_torus(nu, nv, 2.0, 0.5, &m, &err) == CLS_OK);
+            rms_error(&m, est, exact_torus, NULL, &h[q], &k[q]);
+            printf("torus %3d x %2d  %-6s rms relative error H %.3e K %.3e\n", nu, nv, en, h[q],
+                   k[q]);
+            mesh_free(&m);
+        }
+        for (int q = 1; q < 3; q++)
+            CHECK_MSG(h[q - 1] / h[q] > 3.5 && k[q - 1] / k[q] > 3.5,
+                      "%s torus: not second order (%g %g -> %g %g)", en, h[q - 1], k[q - 1], h[q],
+                      k[q]);
+
+        CHECK(curv_mesh_sphere_irregular(4, 3.0, 0.3, check_rand(), &m, &err) == CLS_OK);
+        double sh, sk;
+        /* exact away from folded triangles (the slide folds a few thin
+         * ones: their normals point in): every vertex more than two rings
+         * from a fold; all vertices within 5% */
+        unsigned char *use = far_from_folds(&m);
+        int64_t near = 0;
+        for (int64_t i = 0; i < m.nverts; i++)
+            near += !use[i];
+        rms_error(&m, est, exact_sphere3, use, &sh, &sk);
+        printf("irregular sphere %-6s rms relative error H %.3e K %.3e (%lld of %lld vertices "
+               "near a folded triangle left out)",
+               en, sh, sk, (long long)near, (long long)m.nverts);
+        CHECK(sh < 1e-10 && sk < 1e-10);
+        rms_error(&m, est, exact_sphere3, NULL, &sh, &sk);
+        printf("; all: H %.3e K %.3e\n", sh, sk);
+        CHECK(sh < 0.05 && sk < 0.1);
+        free(use);
+        mesh_free(&m);
+
+        for (int q = 0; q < 2; q++) {
+            int nu = 64 << q, nv = 32 << q;
+            CHECK(curv_mesh_torus(nu, nv, 2.0, 0.5, &m, &err) == CLS_OK);
+            torus_slide(&m, nu, nv, 2.0, 0.5, 0.3);
+            rms_error(&m, est, exact_torus, NULL, &sh, &sk);
+            printf("irregular torus %3d x %2d %-6s rms relative error H %.3e K %.3e\n", nu, nv, en,
+                   sh, sk);
+            CHECK_MSG(sh < 0.1 && sk < 0.16, "%s irregular torus: %g %g", en, sh, sk);
+            mesh_free(&m);
+        }
+
+        /* the saddle, vertices slid in x and y by up to 0.3 of the spacing
+         * (the boundary stays), z on the surface; then its boundary */
+        int ks = 64;
+        CHECK(curv_mesh_saddle(ks, 1.0, &m, &err) == CLS_OK);
+        double hs = 2.0 / (ks - 1);
+        unsigned char *inner = calloc((size_t)m.nverts, 1), *edge = calloc((size_t)m.nverts, 1);
+        for (int64_t i = 0; i < m.nverts; i++) {
+            int ix = (int)(i % ks), iy = (int)(i / ks);
+            inner[i] = ix >= 2 && iy >= 2 && ix < ks - 2 && iy < ks - 2;
+            edge[i] = ix == 0 || iy == 0 || ix == ks - 1 || iy == ks - 1;
+        }
+        double rh, rk, bh, bk;
+        rms_error(&m, est, exact_saddle, inner, &rh, &rk);
+        rms_error(&m, est, exact_saddle, edge, &bh, &bk);
+        printf("saddle %-6s interior rms relative error H %.3e K %.3e; boundary (one-sided) H "
+               "%.3e K %.3e\n",
+               en, rh, rk, bh, bk);
+        CHECK(bk > 10 * rk);
+        for (int64_t i = 0; i < m.nverts; i++) {
+            if (edge[i])
+                continue;
+            double *p = m.v + 3 * i;
+            p[0] += ((double)(check_rand() >> 11) / 9007199254740992.0 - 0.5) * 0.6 * hs;
+            p[1] += ((double)(check_rand() >> 11) / 9007199254740992.0 - 0.5) * 0.6 * hs;
+            p[2] = p[0] * p[0] - p[1] * p[1];
+        }
+        rms_error(&m, est, exact_saddle, inner, &rh, &rk);
+        printf("irregular saddle %-6s interior rms relative error H %.3e K %.3e\n", en, rh, rk);
+        CHECK_MSG(rh < 0.25 && rk < 0.12, "%s irregular saddle: %g %g", en, rh, rk);
+        free(inner);
+        free(edge);
+        mesh_free(&m);
+    }
+}
+
+static void test_device(void)
+{
+    cls_error err;
+    ocl_device dev;
+    ocl_ctx ctx;
+    if (ocl_pick_device("auto", &dev, &err) || ocl_ctx_create(&dev, &ctx, &err)) {
+        CHECK_MSG(0, "no OpenCL device: %s", err.msg);
+        return;
+    }
+    mesh ms[2];
+    CHECK(curv_mesh_sphere_irregular(4, 3.0, 0.3, check_rand(), &ms[0], &err) == CLS_OK);
+    CHECK(curv_mesh_torus(96, 48, 2.0, 0.5, &ms[1], &err) == CLS_OK);
+    torus_slide(&ms[1], 96, 48, 2.0, 0.5, 0.3);
+    const char *names[2] = {"irregular sphere", "irregular torus"};
+    for (int q = 0; q < 2; q++)
+        for (int e = 0; e < 2; e++) {
+            curv_estimator est = e ? CURV_VERTEX : CURV_FACE;
+            curv_adjacency adj;
+            curv_gpu g;
+            curv_result res, ref;
+            CHECK(curv_adjacency_build(&ms[q], &adj, &err) == CLS_OK);
+            CHECK(curv_result_alloc(&res, ms[q].nverts, &err) == CLS_OK);
+            CHECK(curv_result_alloc(&ref, ms[q].nverts, &err) == CLS_OK);
+            int rc = curv_gpu_setup(&g, &ctx, &ms[q], &adj, &err);
+            if (!rc)
+                rc = curv_gpu_run(&g, est, NULL, &err);
+            if (!rc)
+                rc = curv_gpu_read(&g, &res, &err);
+            CHECK_MSG(rc == CLS_OK, "%s", err.msg);
+            curv_reference(&ms[q], &adj, est, &ref);
+            /* norm-wise over the vertices away from folded triangles (on
+             * the sphere; the torus's slide in its parameters folds none
+             * here): next to a fold the estimate is meaningless in double
+             * as in float, and ill-conditioned, so the two part there */
+            unsigned char *use = q == 0 ? far_from_folds(&ms[q]) : NULL;
+            double num[4] = {0}, den[4] = {0}, d = 0, dall = curv_rel_diff(&res, &ref);
+            for (int64_t i = 0; i < ms[q].nverts; i++) {
+                if (use && !use[i])
+                    continue;
+                const double a[4] = {res.k1[i], res.k2[i], res.H[i], res.K[i]};
+                const double b[4] = {ref.k1[i], ref.k2[i], ref.H[i], ref.K[i]};
+                for (int c = 0; c < 4; c++) {
+                    num[c] += (a[c] - b[c]) * (a[c] - b[c]);
+                    den[c] += b[c] * b[c];
+                }
+            }
+            for (int c = 0; c < 4; c++)
+                d = fmax(d, sqrt(num[c] / den[c]));
+            printf("device %-6s %s: relative difference vs CPU double %.2e (all vertices "
+                   "%.2e)\n",
+                   curv_estimator_name(est), names[q], d, dall);
+            CHECK(d < 1e-4);
+            free(use);
+            curv_gpu_release(&g);
+            curv_result_free(&res);
+            curv_result_free(&ref);
+            curv_adjacency_free(&adj);
+        }
+    mesh_free(&ms[0]);
+    mesh_free(&ms[1]);
+    ocl_ctx_release(&ctx);
+}
+
+static void test_run_json(void)
+{
+    /* the run's JSON: topology and the Gauss-Bonnet check, the estimator's
+     * integral on a closed mesh */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/meshes/spot.obj", data_dir);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return;
+    curv_run_opts o = {.mesh_path = path, .est = CURV_FACE, .device = "auto", .color_range = NAN};
+    json_t *js = NULL;
+    cls_error err;
+    int rc = curv_run_local(&o, &js, &err);
+    CHECK_MSG(rc == CLS_OK, "%s", err.msg);
+    json_t *gb = json_object_get(js, "gauss_bonnet"), *t = json_object_get(js, "topology");
+    CHECK(gb && t && json_is_true(json_object_get(gb, "holds")));
+    CHECK(json_integer_value(json_object_get(t, "euler_characteristic")) == 2);
+    double est = json_real_value(json_object_get(gb, "estimator_over_2pi"));
+    printf("spot: the estimator's integral of K / 2 pi = %.4f (Gauss-Bonnet: 2)\n", est);
+    CHECK(isfinite(est) && est > 0);
+    json_decref(js);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        data_dir = argv[1];
+    check_seed("test_curvature_checks");
+    test_topology_and_gauss_bonnet();
+    test_accuracy();
+    test_device();
+    test_run_json();
+    return check_done("test_curvature_checks");
+}

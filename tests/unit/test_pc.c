@@ -1,0 +1,487 @@
+/*
+ * test_pc.c: the preconditioners (solver/pc.h) against plain double
+ * references on the host, on fresh random SPD matrices (seeded from the
+ * clock, CLSOLVE_TEST_SEED replays):
+ *   1. names: every name and PETSc alias through pc_options_set, the
+ *      parameters' ranges, refusals naming the key;
+ *   2. the Lanczos extremes of a tridiagonal matrix with known eigenvalues;
+ *   3. IC(0) on the host: (L L')_ij = a_ij on A's pattern (the defining
+ *      property), the exact solve against dense substitution, Jacobi sweeps
+ *      converging to it; Kershaw's 4 x 4 SPD matrix, where IC(0) meets a
+ *      negative pivot, gets a shift and a positive factor;
+ *   4. on the device (PoCL), over one part and over 2-3 parts of random
+ *      layouts: z = M^-1 r of chebyshev (degrees 1..5), ic0 (exact and
+ *      1..3 sweeps), jacobi and (in a build with solver/amg.h) amg, through
+ *      pc.c's set-up and dispatch, against the host reference with the
+ *      interval and factors the set-up chose, outputs poisoned with NaN
+ *      first; the one-part form (pc_apply_one) against the same; and
+ *      y'M^-1 x = x'M^-1 y, x'M^-1 x > 0 on random vectors (so PCG's theory
+ *      holds). Skips (77) without an OpenCL device.
+ */
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "kernels/ocl.h"
+#include "solver/dvec.h"
+#include "solver/halo.h"
+#include "solver/partition.h"
+#include "solver/pc.h"
+#ifdef CLS_HAVE_AMG
+#include "solver/amg.h"
+#endif
+
+static cls_error err;
+
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        cls_error_clear(&err);                                                                     \
+        int rc_ = (call);                                                                          \
+        CHECK_MSG(rc_ == CLS_OK, "%s: %s", #call, err.msg);                                        \
+    } while (0)
+
+static int64_t rnd(int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(check_rand() % (uint64_t)(hi - lo + 1));
+}
+
+/* A random sparse SPD matrix: symmetric off-diagonal entries in [-1, 1]
+ * (about `per_row` per row, some long-range), diagonal = the row's
+ * absolute sum times (1 + u), u in (0.05, 1): diagonally dominant, hence
+ * SPD, but not an M-matrix (positive off-diagonals occur). */
+static void random_spd(int64_t n, int per_row, csr_matrix *A)
+{
+    int64_t cap = n * (2 * per_row + 1) + 1;
+    coo_matrix C;
+    coo_init(&C);
+    C.row = malloc((size_t)cap * sizeof *C.row);
+    C.col = malloc((size_t)cap * sizeof *C.col);
+    C.val = malloc((size_t)cap * sizeof *C.val);
+    C.nrows = C.ncols = n;
+    C.cap = cap;
+    double *d = calloc((size_t)n, sizeof *d);
+    for (int64_t i = 0; i < n; i++)
+        for (int e = 0; e < per_row; e++) {
+            int64_t j = e == 0 && i > 0 ? i - 1 : rnd(0, n - 1);
+            if (j == i)
+                continue;
+            double v = 2.0 * check_uniform() - 1.0;
+            C.row[C.nnz] = (int32_t)i, C.col[C.nnz] = (int32_t)j, C.val[C.nnz++] = v;
+            C.row[C.nnz] = (int32_t)j, C.col[C.nnz] = (int32_t)i, C.val[C.nnz++] = v;
+            d[i] += fabs(v);
+            d[j] += fabs(v);
+        }
+    for (int64_t i = 0; i < n; i++) {
+        C.row[C.nnz] = (int32_t)i, C.col[C.nnz] = (int32_t)i;
+        C.val[C.nnz++] = (d[i] + 0.1) * (1.05 + 0.95 * check_uniform());
+    }
+    int64_t dup;
+    OK(csr_from_coo(&C, A, &dup, &err));
+    coo_free(&C);
+    free(d);
+}
+
+/* ------------------------------------------------------------ host parts */
+
+static void test_names(void)
+{
+    pc_options o;
+    pc_options_default(&o);
+    const char *names[][2] = {{"none", "none"},
+                              {"identity", "none"},
+                              {"jacobi", "jacobi"},
+                              {"pbjacobi", "jacobi"},
+                              {"chebyshev", "chebyshev"},
+                              {"cheby", "chebyshev"},
+                              {"ic0", "ic0"},
+                              {"icc", "ic0"},
+                              {"bjacobi", "ic0"},
+                              {"amg", "amg"},
+                              {"gamg", "amg"},
+                              {"auto", "auto"}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        OK(pc_options_set(&o, "precond", names[i][0], &err));
+        CHECK_MSG(!strcmp(pc_name(o.type), names[i][1]), "%s -> %s", names[i][0], pc_name(o.type));
+    }
+    CHECK(pc_options_set(&o, "precond", "ilu", &err) == CLS_EINPUT && strstr(err.msg, "precond"));
+    CHECK(pc_options_set(&o, "precond", "", &err) == CLS_EINPUT);
+    CHECK(pc_options_set(&o, "precond", "Jacobi", &err) == CLS_EINPUT); /* names are exact */
+    OK(pc_options_set(&o, "precond_degree", "7", &err));
+    CHECK(o.degree == 7);
+    CHECK(pc_options_set(&o, "precond_degree", "33", &err) == CLS_EINPUT &&
+          strstr(err.msg, "precond_degree"));
+    CHECK(pc_options_set(&o, "precond_degree", "4x", &err) == CLS_EINPUT);
+    CHECK(pc_options_set(&o, "precond_sweeps", "-1", &err) == CLS_EINPUT);
+    OK(pc_options_set(&o, "precond_sweeps", "0", &err));
+    CHECK(o.sweeps == 0);
+    CHECK(pc_options_set(&o, "precond_shift", "nan", &err) == CLS_EINPUT);
+    OK(pc_options_set(&o, "precond_shift", "0.01", &err));
+    CHECK(o.shift == 0.01);
+    CHECK(pc_options_key("precond_lanczos") && !pc_options_key("precond_x") &&
+          !pc_options_key("tol"));
+    CHECK(pc_options_set(&o, "precondx", "1", &err) == CLS_EUSAGE);
+    CHECK(pc_resolve(PRECOND_IC0, 10, 10, 1) == PRECOND_IC0);
+    CHECK(pc_resolve(PRECOND_AUTO, 10, 10, 1) != PRECOND_AUTO);
+}
+
+static void test_tridiag(void)
+{
+    for (int m = 1; m <= 40; m += 13) {
+        double a[64], b[64], lmin, lmax;
+        for (int i = 0; i < m; i++)
+            a[i] = 2.0, b[i] = -1.0;
+        pc_tridiag_extremes(m, a, b, &lmin, &lmax);
+        double emin = 2.0 - 2.0 * cos(M_PI / (m + 1)), emax = 2.0 - 2.0 * cos(m * M_PI / (m + 1));
+        if (m == 1)
+            emin = emax = 2.0;
+        CHECK_MSG(fabs(lmin - emin) < 1e-10 && fabs(lmax - emax) < 1e-10,
+                  "m %d: [%.15g, %.15g] vs [%.15g, %.15g]", m, lmin, lmax, emin, emax);
+    }
+}
+
+/* dense L from the factor; checks (L L')_ij = a_ij on A's lower pattern */
+static void check_ic0_property(const csr_matrix *A, const pc_ic0_factor *f, double tol)
+{
+    const int64_t n = A->nrows;
+    double *L = calloc((size_t)(n * n), sizeof *L);
+    for (int64_t i = 0; i < n; i++) {
+        L[i * n + i] = 1.0 / f->dl[i];
+        for (int32_t e = f->lrow[i]; e < f->lrow[i + 1]; e++)
+            L[i * n + f->lcol[e]] = f->lval[e];
+    }
+    double worst = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++) {
+            int64_t j = A->col[e];
+            if (j > i)
+                continue;
+            double s = 0.0;
+            for (int64_t k = 0; k <= j; k++)
+                s += L[i * n + k] * L[j * n + k];
+            double want = A->val[e] * (i == j ? 1.0 + f->shift : 1.0);
+            worst = fmax(worst, fabs(s - want) / fabs(A->val[e]));
+        }
+    CHECK_MSG(worst < tol, "(LL')_ij vs a_ij: relative %.3g", worst);
+    /* U is L' */
+    for (int64_t i = 0; i < n; i++)
+        for (int32_t e = f->urow[i]; e < f->urow[i + 1]; e++)
+            CHECK(f->ucol[e] > i && f->uval[e] == L[f->ucol[e] * n + i]);
+    free(L);
+}
+
+static void test_ic0_host(void)
+{
+    for (int trial = 0; trial < 6; trial++) {
+        csr_matrix A;
+        int64_t n = rnd(5, 120);
+        random_spd(n, (int)rnd(1, 4), &A);
+        pc_ic0_factor f;
+        OK(pc_ic0_factor_build(&A, 0.0, &f, &err));
+        if (err.code)
+            continue;
+        check_ic0_property(&A, &f, 1e-12);
+        /* the exact solve: L (L' z) = r by dense substitution */
+        double *r = malloc((size_t)n * 8), *z = malloc((size_t)n * 8), *zs = malloc((size_t)n * 8);
+        double *t = malloc((size_t)n * 8);
+        for (int64_t i = 0; i < n; i++)
+            r[i] = 2.0 * check_uniform() - 1.0;
+        pc_ic0_ref(&f, 0, r, z);
+        /* L t = r, L' z2 = t */
+        for (int64_t i = 0; i < n; i++) {
+            double s = r[i];
+            for (int32_t e = f.lrow[i]; e < f.lrow[i + 1]; e++)
+                s -= f.lval[e] * t[f.lcol[e]];
+            t[i] = s * f.dl[i];
+        }
+        double worst = 0.0;
+        for (int64_t i = n - 1; i >= 0; i--) {
+            double s = t[i];
+            for (int32_t e = f.urow[i]; e < f.urow[i + 1]; e++)
+                s -= f.uval[e] * zs[f.ucol[e]];
+            zs[i] = s * f.dl[i];
+        }
+        for (int64_t i = 0; i < n; i++)
+            worst = fmax(worst, fabs(z[i] - zs[i]));
+        CHECK_MSG(worst < 1e-12, "exact IC(0) solve off by %.3g", worst);
+        /* enough sweeps reach the exact solve (L's strict part is nilpotent) */
+        pc_ic0_ref(&f, (int)n, r, zs);
+        worst = 0.0;
+        for (int64_t i = 0; i < n; i++)
+            worst = fmax(worst, fabs(z[i] - zs[i]) / (1.0 + fabs(z[i])));
+        CHECK_MSG(worst < 1e-10, "n sweeps vs exact: %.3g", worst);
+        free(r), free(z), free(zs), free(t);
+        pc_ic0_factor_free(&f);
+        csr_free(&A);
+    }
+    /* Kershaw's matrix (SPD, eigenvalues 3 -+ 2 sqrt 2): IC(0)'s last pivot
+     * is -5 without a shift */
+    csr_matrix K;
+    csr_init(&K);
+    OK(csr_alloc(&K, 4, 4, 12, &err));
+    const int32_t kc[12] = {0, 1, 3, 0, 1, 2, 1, 2, 3, 0, 2, 3};
+    const double kv[12] = {3, -2, 2, -2, 3, -2, -2, 3, -2, 2, -2, 3};
+    const int64_t kr[5] = {0, 3, 6, 9, 12};
+    memcpy(K.rowptr, kr, sizeof kr);
+    memcpy(K.col, kc, sizeof kc);
+    memcpy(K.val, kv, sizeof kv);
+    pc_ic0_factor f;
+    OK(pc_ic0_factor_build(&K, 0.0, &f, &err));
+    CHECK_MSG(f.shift > 0.0 && f.restarts > 0, "Kershaw: shift %g after %d restarts", f.shift,
+              f.restarts);
+    for (int i = 0; i < 4; i++)
+        CHECK(f.dl[i] > 0.0 && isfinite(f.dl[i]));
+    check_ic0_property(&K, &f, 1e-12);
+    pc_ic0_factor_free(&f);
+    csr_free(&K);
+}
+
+/* ---------------------------------------------------------- on a device */
+
+typedef struct sys {
+    csr_matrix blk;
+    dpart parts[8];
+    int nmine;
+    part_layout L;
+    dsys s;
+    int open;
+} sys;
+
+static int64_t csr_nnz_fn(const void *ctx, int64_t i)
+{
+    const csr_matrix *A = ctx;
+    return A->rowptr[i + 1] - A->rowptr[i];
+}
+
+/* A over nparts parts of this (single) rank, opened on the default device */
+static int sys_open(const csr_matrix *A, int nparts, sys *S)
+{
+    memset(S, 0, sizeof *S);
+    if (part_plan(A->nrows, csr_nnz_fn, A, 1, nparts, 1, 0, &S->L, &err))
+        return -1;
+    S->nmine = S->L.first[1] - S->L.first[0];
+    OK(csr_alloc(&S->blk, A->nrows, A->ncols, A->nnz, &err));
+    memcpy(S->blk.rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof(int64_t));
+    memcpy(S->blk.col, A->col, (size_t)A->nnz * sizeof(int32_t));
+    memcpy(S->blk.val, A->val, (size_t)A->nnz * sizeof(double));
+    halo_plan plans[8];
+    for (int k = 0; k < S->nmine; k++) {
+        int64_t off = S->L.begin[k], nr = S->L.begin[k + 1] - off;
+        csr_matrix *V = &S->parts[k].A;
+        V->rowptr = S->blk.rowptr + off;
+        V->col = S->blk.col + S->blk.rowptr[off];
+        V->val = S->blk.val + S->blk.rowptr[off];
+        V->nrows = nr;
+        V->ncols = A->ncols;
+        V->nnz = S->blk.rowptr[off + nr] - S->blk.rowptr[off];
+        S->parts[k].part = k;
+        S->parts[k].slot = k;
+        OK(halo_plan_local(&plans[k], V, &S->L, k, &err));
+    }
+    OK(halo_plan_exchange(MPI_COMM_WORLD, &S->L, plans, S->nmine, &err));
+    for (int k = 0; k < S->nmine; k++)
+        S->parts[k].halo = plans[k];
+    int rc = dsys_open(&S->s, MPI_COMM_WORLD, &S->L, S->parts, S->nmine, "auto", S->nmine,
+                       LA_DOUBLE, LA_SPMV_AUTO, 1, &err);
+    S->open = rc == CLS_OK;
+    return rc;
+}
+
+static void sys_close(sys *S)
+{
+    if (S->open)
+        dsys_close(&S->s);
+    for (int k = 0; k < S->nmine; k++)
+        halo_plan_free(&S->parts[k].halo);
+    csr_free(&S->blk);
+    part_free(&S->L);
+}
+
+/* z = M^-1 r through the device (global vectors in, global out) */
+static void dev_apply(sys *S, pc *pc, const double *r, double *z, int one)
+{
+    dsys *s = &S->s;
+    dvec vr, vz;
+    OK(dvec_create(s, 0, &vr, &err));
+    OK(dvec_create(s, 0, &vz, &err));
+    double *rs[8], *zs[8];
+    for (int k = 0; k < S->nmine; k++) {
+        rs[k] = (double *)r + S->L.begin[k];
+        zs[k] = z + S->L.begin[k];
+    }
+    OK(dvec_upload(s, &vr, rs, &err));
+    dvec_fill(s, NAN, &vz); /* poisoned: a row not written stays NaN */
+    if (one)
+        OK(pc_apply_one(pc, &vr.v[0], &vz.v[0], &err));
+    else
+        pc_apply(pc, &vr, &vz);
+    CHECK_MSG(!s->failed, "pc_apply: %s", s->ferr.msg);
+    OK(dvec_download(s, &vz, zs, &err));
+    dvec_release(&vr);
+    dvec_release(&vz);
+}
+
+/* the host reference of M^-1 r for the set-up pc chose */
+static void ref_apply(sys *S, const csr_matrix *A, pc *pc, const double *r, double *z)
+{
+    const int64_t n = A->nrows;
+    if (pc->type == PRECOND_CHEBYSHEV || pc->type == PRECOND_JACOBI) {
+        double *dinv = malloc((size_t)n * sizeof *dinv);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
+                if (A->col[e] == i)
+                    dinv[i] = 1.0 / A->val[e];
+        if (pc->type == PRECOND_JACOBI)
+            for (int64_t i = 0; i < n; i++)
+                z[i] = dinv[i] * r[i];
+        else
+            pc_cheby_ref(A, dinv, pc->opt.degree, pc->info.lo, pc->info.hi, r, z);
+        free(dinv);
+        return;
+    }
+    /* ic0 and amg: per part, on its block in device order */
+    for (int k = 0; k < S->nmine; k++) {
+        const dpart *p = &S->s.parts[k];
+        int64_t nl = p->halo.nlocal, off = S->L.begin[k];
+        csr_matrix B;
+        OK(pc_local_block(p, &B, &err));
+        double *rd = malloc((size_t)(nl + 1) * 8), *zd = malloc((size_t)(nl + 1) * 8);
+        for (int64_t i = 0; i < nl; i++)
+            rd[i] = r[off + (p->perm ? p->perm[i] : i)];
+        if (pc->type == PRECOND_IC0) {
+            pc_ic0_factor f;
+            OK(pc_ic0_factor_build(&B, pc->opt.shift, &f, &err));
+            pc_ic0_ref(&f, pc->opt.sweeps, rd, zd);
+            pc_ic0_factor_free(&f);
+        }
+#ifdef CLS_HAVE_AMG
+        if (pc->type == PRECOND_AMG) { /* the AMG engineer's host V-cycle */
+            amg_options ao;
+            amg_options_default(&ao);
+            amg_hierarchy *h = NULL;
+            OK(amg_build(&B, &ao, &h, &err));
+            if (h)
+                OK(amg_apply_ref(h, rd, zd, &err));
+            amg_free(h);
+        }
+#endif
+        for (int64_t i = 0; i < nl; i++)
+            z[off + (p->perm ? p->perm[i] : i)] = zd[i];
+        free(rd), free(zd);
+        csr_free(&B);
+    }
+}
+
+static double dot(const double *a, const double *b, int64_t n)
+{
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+static void check_pc(sys *S, const csr_matrix *A, pc_options *o, const char *what)
+{
+    const int64_t n = A->nrows;
+    pc pc;
+    cls_error_clear(&err);
+    int rc = pc_setup(&S->s, o, &pc, &err);
+    CHECK_MSG(rc == CLS_OK, "%s: pc_setup: %s", what, err.msg);
+    if (rc) {
+        pc_release(&pc);
+        return;
+    }
+    double *r = malloc((size_t)n * 8), *y = malloc((size_t)n * 8), *z = malloc((size_t)n * 8),
+           *zr = malloc((size_t)n * 8), *zy = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++) {
+        r[i] = 2.0 * check_uniform() - 1.0;
+        y[i] = 2.0 * check_uniform() - 1.0;
+    }
+    for (int one = 0; one <= (S->nmine == 1); one++) {
+        dev_apply(S, &pc, r, z, one);
+        ref_apply(S, A, &pc, r, zr);
+        double worst = 0.0, scale = 0.0;
+        for (int64_t i = 0; i < n; i++)
+            scale = fmax(scale, fabs(zr[i]));
+        for (int64_t i = 0; i < n; i++)
+            worst = fmax(worst, isfinite(z[i]) ? fabs(z[i] - zr[i]) : INFINITY);
+        /* the V-cycle's coarsest solve is a dense inverse: 1e-9 as its own tests */
+        const double tol = pc.type == PRECOND_AMG ? 1e-9 : 1e-11;
+        CHECK_MSG(worst <= tol * scale, "%s (%d parts%s): z off the reference by %.3g (of %.3g)",
+                  what, S->nmine, one ? ", one-part form" : "", worst, scale);
+    }
+    /* y'M^-1 r = r'M^-1 y, r'M^-1 r > 0 */
+    dev_apply(S, &pc, y, zy, 0);
+    double a = dot(y, z, n), b = dot(r, zy, n), c = dot(r, z, n);
+    CHECK_MSG(fabs(a - b) <= 1e-10 * (fabs(a) + fabs(b)) + 1e-300, "%s: y'Mr %.17g vs r'My %.17g",
+              what, a, b);
+    CHECK_MSG(c > 0.0, "%s: r'Mr = %g", what, c);
+    free(r), free(y), free(z), free(zr), free(zy);
+    pc_release(&pc);
+}
+
+static void test_device(void)
+{
+    for (int trial = 0; trial < 4; trial++) {
+        csr_matrix A;
+        int64_t n = rnd(200, 1500);
+        random_spd(n, (int)rnd(2, 5), &A);
+        for (int nparts = 1; nparts <= 3; nparts += trial % 2 ? 2 : 1) {
+            sys S;
+            if (sys_open(&A, nparts, &S) != CLS_OK) {
+                CHECK_MSG(0, "dsys_open: %s", err.msg);
+                sys_close(&S);
+                continue;
+            }
+            pc_options o;
+            pc_options_default(&o);
+            o.reuse = trial % 2; /* with and without the cache */
+            o.type = PRECOND_JACOBI;
+            check_pc(&S, &A, &o, "jacobi");
+            o.type = PRECOND_CHEBYSHEV;
+            for (o.degree = 1; o.degree <= 5; o.degree += 1 + (trial % 2)) {
+                char w[64];
+                snprintf(w, sizeof w, "chebyshev degree %d", o.degree);
+                check_pc(&S, &A, &o, w);
+            }
+            o.type = PRECOND_IC0;
+            for (o.sweeps = 0; o.sweeps <= 3; o.sweeps++) {
+                char w[64];
+                snprintf(w, sizeof w, "ic0 sweeps %d", o.sweeps);
+                check_pc(&S, &A, &o, w);
+            }
+#ifdef CLS_HAVE_AMG
+            o.type = PRECOND_AMG; /* through pc.c's glue: block, upload, apply */
+            check_pc(&S, &A, &o, "amg");
+#endif
+            sys_close(&S);
+        }
+        csr_free(&A);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    MPI_Init(NULL, NULL);
+    check_seed("test_pc");
+    test_names();
+    test_tridiag();
+    test_ic0_host();
+    ocl_device d;
+    cls_error e;
+    if (ocl_pick_device("auto", &d, &e) != CLS_OK) {
+        MPI_Finalize();
+        CHECK_SKIP("no OpenCL device: %s", e.msg);
+    }
+    test_device();
+    dsys_warm_release_all();
+    pc_cache_clear();
+    int rc = check_done("test_pc");
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,93 @@
+/*
+ * test_solve_check.c: solve_check_input (solver/solve.c) runs its checks
+ * over row ranges in parallel; the entry it names must be the one a
+ * sequential scan finds first, whatever the thread count. Faults are
+ * planted at random rows of a generated 7-point system large enough for
+ * several ranges, two at a time, and the message must name the earlier.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "matrices/gen.h"
+#include "solver/solve.h"
+
+static int64_t find(const csr_matrix *A, int64_t i, int64_t j)
+{
+    for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+        if (A->col[k] == j)
+            return k;
+    return -1;
+}
+
+/* runs the check with each thread count; all must give rc and a message
+ * containing want */
+static void expect(const csr_matrix *A, int rc_want, const char *want, const char *what)
+{
+    static const char *threads[] = {"1", "2", "5", "16"};
+    for (int t = 0; t < 4; t++) {
+        setenv("CLS_THREADS", threads[t], 1);
+        cls_error e;
+        cls_error_clear(&e);
+        int rc = solve_check_input(A, NULL, 0, "m.mtx", &e);
+        CHECK_MSG(rc == rc_want, "%s, %s threads: rc %d, want %d (%s)", what, threads[t], rc,
+                  rc_want, e.msg);
+        if (want)
+            CHECK_MSG(strstr(e.msg, want) != NULL, "%s, %s threads: '%s' lacks '%s'", what,
+                      threads[t], e.msg, want);
+    }
+    unsetenv("CLS_THREADS");
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    check_seed("test_solve_check");
+    csr_matrix A;
+    cls_error e;
+    CHECK(gen_matrix(GEN_POISSON3D, 48, &A, &e) == CLS_OK); /* 110,592 rows */
+    const int64_t n = A.nrows;
+    expect(&A, CLS_OK, NULL, "clean");
+
+    char want[64];
+    for (int trial = 0; trial < 6; trial++) {
+        int64_t r1 = 1 + (int64_t)(check_rand() % (uint64_t)(n - 2));
+        int64_t r2 = 1 + (int64_t)(check_rand() % (uint64_t)(n - 2));
+        if (r1 == r2)
+            continue;
+        int64_t first = r1 < r2 ? r1 : r2;
+        /* an asymmetric upper entry in each row: a(i, i+1) changed */
+        int64_t k1 = find(&A, r1, r1 + 1), k2 = find(&A, r2, r2 + 1);
+        if (k1 < 0 || k2 < 0)
+            continue;
+        double v1 = A.val[k1], v2 = A.val[k2];
+        A.val[k1] = v1 * 1.5;
+        A.val[k2] = v2 * 0.5;
+        snprintf(want, sizeof want, "a(%lld,%lld)", (long long)first + 1, (long long)first + 2);
+        expect(&A, CLS_EBREAKDOWN, want, "two asymmetries");
+        A.val[k1] = v1;
+        A.val[k2] = v2;
+
+        /* a zero diagonal in one row and an asymmetry in the other */
+        int64_t d1 = find(&A, r1, r1);
+        double dv = A.val[d1];
+        A.val[d1] = 0.0;
+        A.val[k2] = v2 * 3.0;
+        if (r1 < r2)
+            snprintf(want, sizeof want, "diagonal entry (%lld,%lld)", (long long)r1 + 1,
+                     (long long)r1 + 1);
+        else
+            snprintf(want, sizeof want, "a(%lld,%lld)", (long long)r2 + 1, (long long)r2 + 2);
+        expect(&A, CLS_EBREAKDOWN, want, "diagonal and asymmetry");
+        A.val[d1] = dv;
+        A.val[k2] = v2;
+    }
+    /* a NaN anywhere outranks a bad row before it */
+    A.val[find(&A, 5, 5)] = -1.0;
+    A.val[A.nnz - 3] = 0.0 / 0.0;
+    expect(&A, CLS_EINPUT, "NaN or Inf", "NaN");
+    csr_free(&A);
+    return check_done("test_solve_check");
+}
