@@ -43,6 +43,12 @@ int cli_precond(cli_args *a, struct pc_options *o, const char **key);
 /* Prints "clsolve CMD: message" and the usage hint, exits 2. */
 void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
+/* Generated from cli/usage/clsolve.txt (cmake/gen_cli_docs.py): the text
+ * `clsolve CMD --help` prints (cmd NULL: `clsolve --help`), NULL for an
+ * unknown command; and the commands, NULL-terminated. */
+const char *clsolve_help(const char *cmd);
+extern const char *const clsolve_help_commands[];
+
 int cmd_solve(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
@@ -58,5 +64,6 @@ int cmd_status(int argc, char **argv);
 int cmd_wait(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
 
 #endif

@@ -2,6 +2,12 @@
  * clsolve.c: the command-line program's entry point. Each subcommand lives
  * in its own cmd_*.c and returns the process exit code (DESIGN.md: 0
  * converged, 2 usage, 3 bad input, 4 not converged, 5 breakdown, 1 other).
+ *
+ * Help is answered here for every subcommand, before it parses anything:
+ * `clsolve CMD --help` (or -h anywhere before a lone "--") prints CMD's
+ * text and exits 0. The texts come from cli/usage/clsolve.txt, the one
+ * source of --help, the man page and the bash completion (generated at
+ * build time by cmake/gen_cli_docs.py).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -13,51 +19,9 @@
 #include "cli.h"
 #include "common/error.h"
 #include "common/mpi_env.h"
+#include "common/version.h"
 #include "kernels/ocl.h"
 #include "solver/pc_options.h"
-
-static const char usage[] =
-    "usage: clsolve COMMAND [options]\n"
-    "\n"
-    "  solve A.mtx [-b b.mtx ...] [--x0 x0.mtx] [-o x.mtx] [--tol 1e-8] [--maxiter N]\n"
-    "              [--rhs-mode together|sequential]\n"
-    "              [--precond none|jacobi|chebyshev|ic0|amg|auto] [--method cg|pipecg]\n"
-    "              [--precond-degree N] [--precond-sweeps N] [--precond-shift S]\n"
-    "              [--precond-lanczos N] [--precond-reuse 0|1]\n"
-    "              [--precision double|float|mixed]\n"
-    "              [--format auto|csr|csr-vector|csr-adaptive|sell|bcsr]\n"
-    "              [--device auto|cpu|gpu|INDEX[,INDEX...]] [--devices-per-rank N]\n"
-    "              [--min-rows-per-part R] [--read-everywhere] [--json] [-v]\n"
-    "      solve A x = b with conjugate gradients; without -b, b = A*1; several -b\n"
-    "      files (or one n x k array) are k systems solved together; under\n"
-    "      mpirun -np K the system is split across ranks and their devices\n"
-    "  check A.mtx [--json]        parse and describe: size, entries, symmetry, diagonal\n"
-    "  gen poisson2d|poisson3d|poisson3d27 N -o A.mtx\n"
-    "                              write a standard stencil matrix\n"
-    "  devices [--json]            list OpenCL devices in the order --device counts them\n"
-    "  bench [--sizes 64,128] [--stencil poisson3d|poisson3d27] [--iters N] [--json]\n"
-    "                              ms per CG iteration and per kernel against the\n"
-    "                              bandwidth floor\n"
-    "  curvature MESH|--saddle K [--estimator face|vertex] -o out.csv|out.ply [--check]\n"
-    "            [--device auto|cpu|gpu|INDEX] [--json]\n"
-    "                              per-vertex curvature: k1, k2, directions, H, K\n"
-    "  deform --basis U.mtx --q q.mtx [--mesh M --domains D] -o u.mtx [--unfolded x.csv]\n"
-    "         [--rank R] [--check] [--device auto|cpu|gpu|INDEX] [--json]\n"
-    "                              u = U q per frame and the rigid vertex update\n"
-    "  springs MESH|--grid N [--S --d --dt --gravity --iterations --steps --min-dist\n"
-    "          --max-dist --floor --edges] [-o out.obj] [--json]\n"
-    "                              position-based mass-spring body (see --help)\n"
-    "  nbody [--bodies in.csv | --random N] --steps S --dt --softening -o out.csv [--json]\n"
-    "                              all-pairs gravity (see --help)\n"
-    "  submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--maxiter N] [--precond NAME]\n"
-    "         [--wait] [-o x.mtx] [--json] [--server URL] [--token-file F]\n"
-    "                              send a system to a clsolved daemon ($CLSOLVE_SERVER, "
-    "$CLSOLVE_TOKEN)\n"
-    "  status ID [--json] | wait ID [-o x.mtx] [--timeout S] | fetch ID -o x.mtx [--format "
-    "mtx|json|binary]\n"
-    "  cancel ID                   follow, download or cancel a daemon job\n"
-    "\n"
-    "exit codes: 0 ok, 1 other error, 2 usage, 3 bad input, 4 not converged, 5 breakdown\n";
 
 void cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -66,7 +30,7 @@ void cli_usage_error(const char *cmd, const char *fmt, ...)
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n(run 'clsolve help' for usage)\n");
+    fprintf(stderr, "\n(run 'clsolve %s --help' for usage)\n", cmd);
     exit(CLS_EUSAGE);
 }
 
@@ -180,18 +144,36 @@ int main(int argc, char **argv)
         {"curvature", cmd_curvature}, {"deform", cmd_deform}, {"springs", cmd_springs},
         {"nbody", cmd_nbody},         {"submit", cmd_submit}, {"status", cmd_status},
         {"wait", cmd_wait},           {"fetch", cmd_fetch},   {"cancel", cmd_cancel},
+        {"rm", cmd_rm},
     };
     if (argc < 2) {
-        fputs(usage, stderr);
+        fputs(clsolve_help(NULL), stderr);
         return CLS_EUSAGE;
     }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("clsolve %s (commit %s)\n", cls_version(), cls_commit());
+        return 0;
+    }
     if (!strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(usage, stdout);
+        const char *text = argc > 2 ? clsolve_help(argv[2]) : clsolve_help(NULL);
+        if (!text) {
+            fprintf(stderr, "clsolve help: unknown command '%s'\n\n%s", argv[2],
+                    clsolve_help(NULL));
+            return CLS_EUSAGE;
+        }
+        fputs(text, stdout);
         return 0;
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(argv[1], cmds[i].name))
+        if (!strcmp(argv[1], cmds[i].name)) {
+            for (int k = 2; k < argc && strcmp(argv[k], "--") != 0; k++)
+                if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+                    const char *text = clsolve_help(cmds[i].name);
+                    fputs(text ? text : clsolve_help(NULL), stdout);
+                    return 0;
+                }
             return cmds[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "clsolve: unknown command '%s'\n\n%s", argv[1], usage);
+        }
+    fprintf(stderr, "clsolve: unknown command '%s'\n\n%s", argv[1], clsolve_help(NULL));
     return CLS_EUSAGE;
 }

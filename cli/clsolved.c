@@ -6,7 +6,17 @@
  *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
  *          [--header-timeout S] [--connections-per-address N] [--health-reserve N]
  *          [--drain-timeout S] [--max-nnz N] [--max-matrix-bytes BYTES]
- *          [--port-file F] [--pid-file F]
+ *          [--keep-bytes SIZE|P%] [--disk-reserve SIZE|P%] [--lanes N]
+ *          [--shared-max-entries N] [--port-file F] [--pid-file F] [--config FILE]
+ *          [--version]
+ *
+ * The options (cli/usage/clsolved.txt, the source of --help and of the man
+ * page clsolved(8)) may also come from --config FILE, one "key = value" per
+ * line with the options' names as keys; the command line wins over the
+ * file. Under systemd (Type=notify) rank 0 tells the service manager when
+ * it is ready (listening, port and pid files written) and when it starts
+ * draining, through sd_notify(3) from a small thread of its own (the signal
+ * handler only sets a flag).
  *
  * Every rank starts here. MPI is initialised with MPI_THREAD_MULTIPLE: on
  * rank 0 the scheduler's thread and its lanes (small jobs solved at once on
@@ -41,8 +51,13 @@
 #include <unistd.h>
 
 #include <mpi.h>
+#ifdef CLS_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+#include <time.h>
 
 #include "common/mpi_env.h"
+#include "common/version.h"
 #include "kernels/ocl.h"
 #include "solver/devfig.h"
 #include "solver/dvec.h"
@@ -65,43 +80,8 @@ static void clsolved_on_signal(int sig)
     clsolved_stop = 1;
 }
 
-static const char usage[] =
-    "usage: mpirun -np K clsolved --data-dir DIR [options]\n"
-    "  --listen ADDR:PORT     address to serve HTTP on (default 127.0.0.1:8080;\n"
-    "                         port 0 picks a free one, see --port-file)\n"
-    "  --data-dir DIR         the durable job store (created if missing)\n"
-    "  --token-file F         require 'Authorization: Bearer <contents of F>'\n"
-    "  --max-upload BYTES     largest accepted upload (K, M, G suffixes; default 1G)\n"
-    "  --max-queued N         queued jobs accepted at most (default 1000)\n"
-    "  --keep N|DURATION|all  keep N finished jobs, or those finished within\n"
-    "                         DURATION (30s, 15m, 12h, 7d), or all (default 30d)\n"
-    "  --keep-bytes SIZE|P%   keep finished jobs' files under SIZE (K, M, G, T) or P%\n"
-    "                         of the data directory's disk, oldest removed first\n"
-    "                         (default 25%; 0: no limit); pinned jobs are exempt\n"
-    "  --disk-reserve SIZE|P% free space an upload must leave on that disk (507\n"
-    "                         below it; default 5%, at most 1G)\n"
-    "  --device SPEC          auto, cpu, gpu or an OpenCL device index (default auto)\n"
-    "  --max-connections N    concurrent HTTP connections (default 256; beyond it the\n"
-    "                         oldest connection still waiting for headers is dropped)\n"
-    "  --connections-per-address N  connections from one client address (default 128)\n"
-    "  --health-reserve N     more connections for /healthz and /readyz only (default 8)\n"
-    "  --header-timeout S     seconds a request's headers may take, and an idle\n"
-    "                         keep-alive connection may wait (default 10)\n"
-    "  --timeout S            idle seconds before a connection is closed: the deadline\n"
-    "                         for each chunk of a body (default 30)\n"
-    "  --drain-timeout S      after SIGTERM, seconds the running job may take before it\n"
-    "                         is stopped and queued for the next start (default 600)\n"
-    "  --max-nnz N            entries, rows and columns a matrix may declare (413 above;\n"
-    "                         default: what half of rank 0's memory can read and the\n"
-    "                         devices together can hold)\n"
-    "  --max-matrix-bytes B   a matrix's text once decompressed (413 above; K, M, G, T;\n"
-    "                         default: 64 bytes per --max-nnz entry)\n"
-    "  --port-file F          write the port listened on to F once ready\n"
-    "  --pid-file F           write rank 0's pid to F (send it SIGTERM to drain)\n"
-    "  --lanes N              small jobs run at once on rank 0 (default 4; 1: one\n"
-    "                         job at a time)\n"
-    "  --shared-max-entries N a job whose matrix declares at most N entries is\n"
-    "                         small (default 4M); larger ones get every rank alone\n";
+/* generated from cli/usage/clsolved.txt (cmake/gen_cli_docs.py) */
+const char *clsolved_help(const char *cmd);
 
 typedef struct clsolved_opts {
     const char *listen, *data_dir, *token_file, *device, *port_file, *pid_file;
@@ -190,7 +170,7 @@ static int parse_keep(const char *s, clsolved_opts *o)
     return 0;
 }
 
-/* Every option takes a value. */
+/* Every option takes a value; each is also a key of --config FILE. */
 static const char *const clsolved_options[] = {
     "--listen",
     "--data-dir",
@@ -223,8 +203,7 @@ static int clsolved_option_known(const char *name)
     return 0;
 }
 
-/* Returns 0, or 2 after printing a usage error (rank 0 only prints). */
-static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
+static void opts_default(clsolved_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->listen = "127.0.0.1:8080";
@@ -245,16 +224,204 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     o->drain_timeout_s = 600;
     o->lanes = 4;
     o->shared_max_entries = 4194304;
+}
+
+/* One known option and its value (kept by pointer: argv or the config
+ * text, both live as long as the process). 0, or -1 for a bad value. */
+static int apply_option(const char *name, const char *v, clsolved_opts *o)
+{
+    uint64_t u;
+    if (!strcmp(name, "--listen"))
+        o->listen = v;
+    else if (!strcmp(name, "--data-dir"))
+        o->data_dir = v;
+    else if (!strcmp(name, "--token-file"))
+        o->token_file = v;
+    else if (!strcmp(name, "--device"))
+        o->device = v;
+    else if (!strcmp(name, "--port-file"))
+        o->port_file = v;
+    else if (!strcmp(name, "--pid-file"))
+        o->pid_file = v;
+    else if (!strcmp(name, "--max-upload")) {
+        if (parse_u64(v, &u, 1) || u == 0)
+            return -1;
+        o->max_upload = u;
+    } else if (!strcmp(name, "--max-queued")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 10000000)
+            return -1;
+        o->max_queued = (int)u;
+    } else if (!strcmp(name, "--keep")) {
+        if (parse_keep(v, o))
+            return -1;
+    } else if (!strcmp(name, "--max-connections")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
+            return -1;
+        o->max_connections = (unsigned)u;
+    } else if (!strcmp(name, "--lanes")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 32)
+            return -1;
+        o->lanes = (int)u;
+    } else if (!strcmp(name, "--shared-max-entries")) {
+        if (parse_u64(v, &u, 1) || u > INT64_MAX)
+            return -1;
+        o->shared_max_entries = (int64_t)u;
+    } else if (!strcmp(name, "--timeout")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 86400)
+            return -1;
+        o->timeout_s = (unsigned)u;
+    } else if (!strcmp(name, "--header-timeout")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 3600)
+            return -1;
+        o->header_timeout_s = (double)u;
+    } else if (!strcmp(name, "--connections-per-address")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
+            return -1;
+        o->per_address = (unsigned)u;
+    } else if (!strcmp(name, "--health-reserve")) {
+        if (parse_u64(v, &u, 0) || u > 1000)
+            return -1;
+        o->health_reserve = (unsigned)u;
+    } else if (!strcmp(name, "--keep-bytes") || !strcmp(name, "--disk-reserve")) {
+        int pct = strlen(v) > 1 && v[strlen(v) - 1] == '%';
+        char num[64];
+        snprintf(num, sizeof num, "%.*s", (int)strlen(v) - pct, v);
+        if (parse_u64(num, &u, !pct) || (pct && u > 100))
+            return -1;
+        if (!strcmp(name, "--keep-bytes")) {
+            o->keep_bytes = u;
+            o->keep_bytes_pct = pct;
+        } else {
+            o->disk_reserve = u;
+            o->disk_reserve_pct = pct;
+        }
+    } else if (!strcmp(name, "--max-nnz")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > INT64_MAX)
+            return -1;
+        o->max_nnz = (int64_t)u;
+    } else if (!strcmp(name, "--max-matrix-bytes")) {
+        if (parse_u64(v, &u, 1) || u == 0)
+            return -1;
+        o->max_matrix_bytes = u;
+    } else if (!strcmp(name, "--drain-timeout")) {
+        if (parse_u64(v, &u, 0) || u > 7 * 86400)
+            return -1;
+        o->drain_timeout_s = (double)u;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* --config FILE: "key = value" lines (keys: the options without "--"),
+ * '#' comments, blank lines. The text is kept for the process's life: the
+ * options point into it. Returns 0, or 2 after printing FILE:LINE: what. */
+static int apply_config(const char *path, clsolved_opts *o, int rank)
+{
+    static char *text; /* one config per process */
+    cls_error err;
+    if (fileio_read_small(path, 64 * 1024, &text, NULL, &err)) {
+        if (rank == 0)
+            fprintf(stderr, "clsolved: --config: %s\n", err.msg);
+        return 2;
+    }
+    int line = 0;
+    for (char *p = text; p && *p;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        line++;
+        char *s = p;
+        p = nl ? nl + 1 : NULL;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        size_t n = strlen(s);
+        while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+            s[--n] = '\0';
+        if (!*s || *s == '#')
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            if (rank == 0)
+                fprintf(stderr, "clsolved: %s:%d: expected 'key = value', got '%.80s'\n", path,
+                        line, s);
+            return 2;
+        }
+        char *k = s, *v = eq + 1;
+        char *ke = eq;
+        while (ke > k && (ke[-1] == ' ' || ke[-1] == '\t'))
+            ke--;
+        *ke = '\0';
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t vn = strlen(v);
+        if (vn >= 2 && v[0] == '"' && v[vn - 1] == '"') {
+            v[vn - 1] = '\0';
+            v++;
+        }
+        char name[80];
+        snprintf(name, sizeof name, "--%.70s", k);
+        if (!clsolved_option_known(name)) {
+            if (rank == 0)
+                fprintf(stderr,
+                        "clsolved: %s:%d: unknown key '%.64s' (keys: the options of "
+                        "'clsolved --help' without the leading --)\n",
+                        path, line, k);
+            return 2;
+        }
+        if (apply_option(name, v, o)) {
+            if (rank == 0)
+                fprintf(stderr, "clsolved: %s:%d: %s: '%s' is not a valid value\n", path, line, k,
+                        v);
+            return 2;
+        }
+    }
+    return 0;
+}
+
+/* Returns 0, 1 after --help or --version (exit 0), or 2 after printing a
+ * usage error (rank 0 only prints). */
+static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
+{
+    opts_default(o);
+    /* --help, --version and --config first: the file's values come before
+     * the command line's, which win */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            if (rank == 0)
+                fputs(clsolved_help(NULL), stdout);
+            return 1;
+        }
+        if (!strcmp(a, "--version")) {
+            if (rank == 0)
+                printf("clsolved %s (commit %s)\n", cls_version(), cls_commit());
+            return 1;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *path = NULL;
+        if (!strncmp(a, "--config=", 9))
+            path = a + 9;
+        else if (!strcmp(a, "--config")) {
+            if (i + 1 >= argc) {
+                if (rank == 0)
+                    fprintf(stderr, "clsolved: --config needs a value\n");
+                return 2;
+            }
+            path = argv[i + 1];
+        }
+        if (path) {
+            int rc = apply_config(path, o, rank);
+            if (rc)
+                return rc;
+        }
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = NULL;
         const char *eq = strchr(a, '=');
         char name[64];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            if (rank == 0)
-                fputs(usage, stdout);
-            return 1;
-        }
         if (strncmp(a, "--", 2) != 0)
             goto bad_arg;
         if (eq) {
@@ -262,6 +429,11 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             v = eq + 1;
         } else {
             snprintf(name, sizeof name, "%s", a);
+        }
+        if (!strcmp(name, "--config")) {
+            if (!eq)
+                i++; /* applied above */
+            continue;
         }
         /* the name is checked before a value is taken: `--bogus` as the last
          * argument is an unknown argument, not one that needs a value */
@@ -275,99 +447,20 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
             }
             v = argv[++i];
         }
-        uint64_t u;
-        if (!strcmp(name, "--listen"))
-            o->listen = v;
-        else if (!strcmp(name, "--data-dir"))
-            o->data_dir = v;
-        else if (!strcmp(name, "--token-file"))
-            o->token_file = v;
-        else if (!strcmp(name, "--device"))
-            o->device = v;
-        else if (!strcmp(name, "--port-file"))
-            o->port_file = v;
-        else if (!strcmp(name, "--pid-file"))
-            o->pid_file = v;
-        else if (!strcmp(name, "--max-upload")) {
-            if (parse_u64(v, &u, 1) || u == 0)
-                goto bad_value;
-            o->max_upload = u;
-        } else if (!strcmp(name, "--max-queued")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > 10000000)
-                goto bad_value;
-            o->max_queued = (int)u;
-        } else if (!strcmp(name, "--keep")) {
-            if (parse_keep(v, o))
-                goto bad_value;
-        } else if (!strcmp(name, "--max-connections")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
-                goto bad_value;
-            o->max_connections = (unsigned)u;
-        } else if (!strcmp(name, "--lanes")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > 32)
-                goto bad_value;
-            o->lanes = (int)u;
-        } else if (!strcmp(name, "--shared-max-entries")) {
-            if (parse_u64(v, &u, 1) || u > INT64_MAX)
-                goto bad_value;
-            o->shared_max_entries = (int64_t)u;
-        } else if (!strcmp(name, "--timeout")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > 86400)
-                goto bad_value;
-            o->timeout_s = (unsigned)u;
-        } else if (!strcmp(name, "--header-timeout")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > 3600)
-                goto bad_value;
-            o->header_timeout_s = (double)u;
-        } else if (!strcmp(name, "--connections-per-address")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
-                goto bad_value;
-            o->per_address = (unsigned)u;
-        } else if (!strcmp(name, "--health-reserve")) {
-            if (parse_u64(v, &u, 0) || u > 1000)
-                goto bad_value;
-            o->health_reserve = (unsigned)u;
-        } else if (!strcmp(name, "--keep-bytes") || !strcmp(name, "--disk-reserve")) {
-            int pct = strlen(v) > 1 && v[strlen(v) - 1] == '%';
-            char num[64];
-            snprintf(num, sizeof num, "%.*s", (int)strlen(v) - pct, v);
-            if (parse_u64(num, &u, !pct) || (pct && u > 100))
-                goto bad_value;
-            if (!strcmp(name, "--keep-bytes")) {
-                o->keep_bytes = u;
-                o->keep_bytes_pct = pct;
-            } else {
-                o->disk_reserve = u;
-                o->disk_reserve_pct = pct;
-            }
-        } else if (!strcmp(name, "--max-nnz")) {
-            if (parse_u64(v, &u, 0) || u == 0 || u > INT64_MAX)
-                goto bad_value;
-            o->max_nnz = (int64_t)u;
-        } else if (!strcmp(name, "--max-matrix-bytes")) {
-            if (parse_u64(v, &u, 1) || u == 0)
-                goto bad_value;
-            o->max_matrix_bytes = u;
-        } else if (!strcmp(name, "--drain-timeout")) {
-            if (parse_u64(v, &u, 0) || u > 7 * 86400)
-                goto bad_value;
-            o->drain_timeout_s = (double)u;
-        } else {
-            goto bad_arg;
+        if (apply_option(name, v, o)) {
+            if (rank == 0)
+                fprintf(stderr, "clsolved: %s: '%s' is not a valid value\n", name, v);
+            return 2;
         }
         continue;
-    bad_value:
-        if (rank == 0)
-            fprintf(stderr, "clsolved: %s: '%s' is not a valid value\n", name, v);
-        return 2;
     bad_arg:
         if (rank == 0)
-            fprintf(stderr, "clsolved: unknown argument '%s'\n%s", a, usage);
+            fprintf(stderr, "clsolved: unknown argument '%s'\n%s", a, clsolved_help(NULL));
         return 2;
     }
     if (!o->data_dir) {
         if (rank == 0)
-            fprintf(stderr, "clsolved: --data-dir is required\n%s", usage);
+            fprintf(stderr, "clsolved: --data-dir is required\n%s", clsolved_help(NULL));
         return 2;
     }
     /* every rank looks its devices' tuned configurations up in DATA/tuning
@@ -375,6 +468,7 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     tunedb_set_data_dir(o->data_dir);
     return 0;
 }
+
 
 /* ------------------------------------------------------- device figures
  *
@@ -494,6 +588,35 @@ static void figures_start(void)
     if (pthread_create(&tid, &at, figures_run, j))
         free(j);
     pthread_attr_destroy(&at);
+}
+
+/* sd_notify(3), when built with libsystemd: a no-op without $NOTIFY_SOCKET
+ * (not started by systemd) and in a build without it. */
+static void clsolved_notify(const char *state)
+{
+#ifdef CLS_HAVE_SYSTEMD
+    int rc = sd_notify(0, state);
+    if (rc < 0)
+        fprintf(stderr, "clsolved: sd_notify: %s\n", strerror(-rc));
+#else
+    (void)state;
+#endif
+}
+
+static _Atomic int clsolved_watch_done;
+
+/* Tells systemd STOPPING=1 as soon as a drain begins (the signal handler
+ * only sets clsolved_stop; sd_notify is not async-signal-safe). */
+static void *clsolved_drain_watch(void *arg)
+{
+    (void)arg;
+    while (!clsolved_stop && !clsolved_watch_done) {
+        struct timespec ts = {0, 50000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (clsolved_stop)
+        clsolved_notify("STOPPING=1\nSTATUS=draining: the running job finishes, new jobs get 503");
+    return NULL;
 }
 
 /* The token: the file's first line, surrounding white space removed. */
@@ -645,6 +768,22 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
         if (fileio_write_durable(o->port_file, buf, (size_t)n, &err))
             fprintf(stderr, "clsolved: %s\n", err.msg);
     }
+    /* ready: listening, port and pid files written */
+    {
+        char st[600];
+        snprintf(st, sizeof st, "READY=1\nSTATUS=listening on %s (port %u), %d rank%s", o->listen,
+                 http_server_port(r->srv), size, size == 1 ? "" : "s");
+        clsolved_notify(st);
+    }
+    /* the watch thread must not take SIGTERM/SIGINT from the main thread */
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_t watch;
+    pthread_sigmask(SIG_BLOCK, &set, &old);
+    int have_watch = pthread_create(&watch, NULL, clsolved_drain_watch, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     scheduler_config sched = {.store = r->store,
                               .device = o->device,
                               .stop = &clsolved_stop,
@@ -656,6 +795,9 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
                               .shared_max_entries = o->shared_max_entries};
     figures_start(); /* in the background: jobs do not wait for it */
     scheduler_run_root(MPI_COMM_WORLD, &sched);
+    clsolved_watch_done = 1;
+    if (have_watch)
+        pthread_join(watch, NULL);
     fprintf(stderr, "clsolved: drained, exiting\n");
     root_close(r);
     return 0;

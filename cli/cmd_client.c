@@ -1,17 +1,20 @@
 /*
  * cmd_client.c: the commands that talk to a clsolved daemon:
  *
- *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--maxiter N]
- *                  [--precond NAME] [--precond-degree N ...] [--method cg]
- *                  [--precision double|float]
- *                  [--wait] [-o x.mtx] [--json]
+ *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--atol A] [--maxiter N]
+ *                  [--precond NAME] [--precond-degree N ...] [--method cg|pipecg]
+ *                  [--precision double|float|mixed]
+ *                  [--wait] [--monitor] [-o x.mtx] [--json]
  *   clsolve status ID [--json]
- *   clsolve wait ID [-o x.mtx] [--json] [--timeout S]
+ *   clsolve wait ID [-o x.mtx] [--json] [--timeout S] [--monitor]
  *   clsolve fetch ID -o x.mtx [--format mtx|json|binary]
  *   clsolve cancel ID
  *
  * Every command takes --server URL (else $CLSOLVE_SERVER, else
- * http://127.0.0.1:8080) and --token-file F (else $CLSOLVE_TOKEN). submit
+ * http://127.0.0.1:8080; http or https), --token-file F (else
+ * $CLSOLVE_TOKEN), --cacert F (else $CLSOLVE_CACERT, else the system's CA
+ * store), --connect-timeout S, --request-timeout S and --retries N (of a
+ * 503, after its Retry-After): http_client.h, on libcurl. submit
  * sends the matrix as the raw body, or as multipart/form-data when a
  * right-hand side or an initial guess goes with it, streaming the files
  * from disk. wait polls (0.1 s, backing off to 1 s) and draws a progress
@@ -41,39 +44,74 @@
 #include "common/error.h"
 #include "common/timer.h"
 #include "net/fileio.h"
-#include "net/http_client.h"
+#include "http_client.h"
+#include "progress.h"
+#include "solver/names.h"
 
 typedef struct client {
     const char *cmd;
     http_url url;
     char *token;
+    http_client_opts opts;
 } client;
 
-/* Consumes --server and --token-file; returns 1 when argv[a->i] was one. */
-static int client_opt(cli_args *a, const char **server, const char **token_file)
+/* The connection options every client command takes. */
+typedef struct conn_args {
+    const char *server, *token_file, *cacert;
+    double connect_timeout, request_timeout;
+    int64_t retries; /* -1: the default */
+} conn_args;
+
+/* Consumes --server, --token-file, --cacert, --connect-timeout,
+ * --request-timeout and --retries; returns 1 when argv[a->i] was one. */
+static int client_opt(cli_args *a, conn_args *ca)
 {
-    if (cli_opt(a, "--server", NULL, 1)) {
-        *server = a->value;
-        return 1;
-    }
-    if (cli_opt(a, "--token-file", NULL, 1)) {
-        *token_file = a->value;
-        return 1;
-    }
-    return 0;
+    if (cli_opt(a, "--server", NULL, 1))
+        ca->server = a->value;
+    else if (cli_opt(a, "--token-file", NULL, 1))
+        ca->token_file = a->value;
+    else if (cli_opt(a, "--cacert", NULL, 1))
+        ca->cacert = a->value;
+    else if (cli_opt(a, "--connect-timeout", NULL, 1)) {
+        ca->connect_timeout = cli_double(a, "--connect-timeout", a->value);
+        if (!(ca->connect_timeout > 0))
+            cli_usage_error(a->cmd, "--connect-timeout must be > 0, got %s", a->value);
+    } else if (cli_opt(a, "--request-timeout", NULL, 1)) {
+        ca->request_timeout = cli_double(a, "--request-timeout", a->value);
+        if (!(ca->request_timeout >= 1))
+            cli_usage_error(a->cmd, "--request-timeout must be >= 1, got %s", a->value);
+    } else if (cli_opt(a, "--retries", NULL, 1))
+        ca->retries = cli_int(a, "--retries", a->value, 0);
+    else
+        return 0;
+    return 1;
 }
 
-static void client_init(client *c, const char *cmd, const char *server, const char *token_file)
+static void client_init(client *c, const char *cmd, const conn_args *ca)
 {
     cls_error err;
     memset(c, 0, sizeof *c);
     c->cmd = cmd;
+    const char *server = ca->server, *token_file = ca->token_file;
     if (!server)
         server = getenv("CLSOLVE_SERVER");
     if (!server || !*server)
         server = "http://127.0.0.1:8080";
     if (http_url_parse(server, &c->url, &err))
         cli_usage_error(cmd, "%s", err.msg);
+    http_client_opts_default(&c->opts);
+    c->opts.cmd = cmd;
+    c->opts.cacert = ca->cacert;
+    if (!c->opts.cacert && getenv("CLSOLVE_CACERT") && *getenv("CLSOLVE_CACERT"))
+        c->opts.cacert = getenv("CLSOLVE_CACERT");
+    if (c->opts.cacert && access(c->opts.cacert, R_OK) != 0)
+        cli_usage_error(cmd, "--cacert: %s: cannot open: %s", c->opts.cacert, strerror(errno));
+    if (ca->connect_timeout > 0)
+        c->opts.connect_timeout_s = ca->connect_timeout;
+    if (ca->request_timeout > 0)
+        c->opts.stall_timeout_s = ca->request_timeout;
+    if (ca->retries >= 0)
+        c->opts.retries = (int)ca->retries;
     const char *source = NULL;
     char srcbuf[4200];
     if (token_file) {
@@ -104,6 +142,15 @@ static void client_init(client *c, const char *cmd, const char *server, const ch
         cli_usage_error(cmd, "%s", err.msg);
 }
 
+/* One request of this client (see http_client.h). */
+static int client_request(const client *c, const char *method, const char *target,
+                          const char *ctype, const char *header, const http_part *parts, int nparts,
+                          int out_fd, http_response *r, cls_error *err)
+{
+    return http_request(&c->url, &c->opts, method, target, c->token, ctype, header, parts, nparts,
+                        out_fd, r, err);
+}
+
 static void client_free(client *c) { free(c->token); }
 
 static int valid_id(const char *s)
@@ -122,8 +169,10 @@ static int client_http_error(const client *c, const http_response *r)
     if (r->status == 401)
         fprintf(stderr, "clsolve %s: give the token with --token-file or $CLSOLVE_TOKEN\n", c->cmd);
     if (r->status == 503 && r->retry_after[0])
-        fprintf(stderr, "clsolve %s: the server asks to retry after %s s\n", c->cmd,
-                r->retry_after);
+        fprintf(stderr,
+                "clsolve %s: the server asks to retry after %s s (retried %d time%s; "
+                "--retries N)\n",
+                c->cmd, r->retry_after, r->retried, r->retried == 1 ? "" : "s");
     return r->status == 400 ? CLS_EINPUT : CLS_EOTHER;
 }
 
@@ -134,7 +183,7 @@ static int client_get_job(const client *c, const char *id, json_t **job)
     http_response r;
     cls_error err;
     *job = NULL;
-    if (http_request(&c->url, "GET", target, c->token, NULL, NULL, 0, -1, &r, &err)) {
+    if (client_request(c, "GET", target, NULL, NULL, NULL, 0, -1, &r, &err)) {
         fprintf(stderr, "clsolve %s: %s\n", c->cmd, err.msg);
         return CLS_EOTHER;
     }
@@ -171,7 +220,9 @@ static double jnum(json_t *o, const char *k)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void print_job(json_t *job, int json)
+/* The job for people (or as JSON). with_error: also its error message (a
+ * status report); a wait prints that once, on stderr, instead. */
+static void print_job(json_t *job, int json, int with_error)
 {
     if (json) {
         char *s = json_dumps(job, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
@@ -181,45 +232,48 @@ static void print_job(json_t *job, int json)
         return;
     }
     const char *st = json_string_value(json_object_get(job, "status"));
-    printf("job %s: %s %s\n", json_string_value(json_object_get(job, "id")),
-           json_string_value(json_object_get(job, "kind")), st ? st : "?");
+    json_t *in = json_object_get(job, "inputs");
+    const char *name = json_string_value(json_object_get(in, "matrix"));
+    if (!name)
+        name = json_string_value(json_object_get(in, "input"));
+    printf("job %s: %s %s%s%s\n", json_string_value(json_object_get(job, "id")),
+           json_string_value(json_object_get(job, "kind")), st ? st : "?", name ? ", " : "",
+           name ? name : "");
     json_t *pr = json_object_get(job, "progress");
     json_t *res = json_object_get(job, "result");
     json_t *e = json_object_get(job, "error");
-    if (st && (!strcmp(st, "queued") || !strcmp(st, "running")))
-        printf("progress: %s, iteration %lld, residual %.3e\n",
-               json_string_value(json_object_get(pr, "phase")),
-               (long long)json_integer_value(json_object_get(pr, "iteration")),
-               jnum(pr, "residual"));
+    if (st && (!strcmp(st, "queued") || !strcmp(st, "running"))) {
+        const char *ph = json_string_value(json_object_get(pr, "phase"));
+        printf("progress: %s", ph ? ph : "?");
+        if (ph && !strcmp(ph, "solving"))
+            printf(", iteration %lld, residual %.3e",
+                   (long long)json_integer_value(json_object_get(pr, "iteration")),
+                   jnum(pr, "residual"));
+        if (json_is_number(json_object_get(pr, "eta_s")))
+            printf(", about %.0f s left", jnum(pr, "eta_s"));
+        putchar('\n');
+    }
     if (json_is_object(res) && json_object_get(res, "iterations"))
         printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
                json_is_true(json_object_get(res, "converged")) ? "converged" : "not converged",
                (long long)json_integer_value(json_object_get(res, "iterations")),
                jnum(res, "relative_residual"), jnum(res, "true_relative_residual"));
-    if (json_is_object(e))
+    if (with_error && json_is_object(e))
         printf("error: %s\n", json_string_value(json_object_get(e, "message")));
 }
 
-static void progress_bar(json_t *job, double tol)
+/* The progress line while waiting (cli/progress.h), from the job's progress. */
+static void wait_progress(cli_progress *p, json_t *job, int force)
 {
     json_t *pr = json_object_get(job, "progress");
-    double res = jnum(pr, "residual");
-    long long it = (long long)json_integer_value(json_object_get(pr, "iteration"));
-    double f = 0;
-    if (isfinite(res) && res > 0 && tol > 0 && tol < 1)
-        f = log(res) / log(tol);
-    if (f < 0)
-        f = 0;
-    if (f > 1)
-        f = 1;
-    char bar[31];
-    int n = (int)(f * 30);
-    for (int i = 0; i < 30; i++)
-        bar[i] = i < n ? '#' : '.';
-    bar[30] = '\0';
-    fprintf(stderr, "\r  [%s] %-8s iteration %-8lld residual %.3e ",
-            bar, json_string_value(json_object_get(job, "status")), it, res);
-    fflush(stderr);
+    const char *st = json_string_value(json_object_get(job, "status"));
+    const char *ph = json_string_value(json_object_get(pr, "phase"));
+    cli_progress_phase(p, st && !strcmp(st, "queued") ? "queued" : ph ? ph : "?");
+    json_t *it = json_object_get(pr, "iteration");
+    double eta = jnum(pr, "eta_s");
+    cli_progress_draw(p, json_is_integer(it) ? json_integer_value(it) : -1, jnum(pr, "residual"),
+                      jnum(json_object_get(job, "parameters"), "tol"), isfinite(eta) ? eta : -1,
+                      force);
 }
 
 /* Downloads the solution into path (temporary file, then rename). */
@@ -235,7 +289,7 @@ static int client_fetch(const client *c, const char *id, const char *path, const
     }
     http_response r;
     cls_error err;
-    int rc = http_request(&c->url, "GET", target, c->token, NULL, NULL, 0, fd, &r, &err);
+    int rc = client_request(c, "GET", target, NULL, NULL, NULL, 0, fd, &r, &err);
     if (close(fd) != 0 && !rc)
         rc = cls_fail(&err, CLS_EOTHER, "%s: close failed: %s", tmp, strerror(errno));
     if (rc) {
@@ -258,31 +312,75 @@ static int client_fetch(const client *c, const char *id, const char *path, const
     return CLS_OK;
 }
 
-/* Polls until the job ends; prints it; fetches x when asked and there. */
-static int client_wait(const client *c, const char *id, const char *out, int json,
-                       double timeout_s)
+/* GET /v1/jobs/ID/residuals?since=K as JSON (NULL on any failure: the
+ * monitor and the history are extras, never a reason to fail a wait). */
+static json_t *client_residuals(const client *c, const char *id, int64_t since)
 {
+    char target[128];
+    snprintf(target, sizeof target, "/v1/jobs/%s/residuals?since=%lld", id, (long long)since);
+    http_response r;
+    cls_error err;
+    if (client_request(c, "GET", target, NULL, NULL, NULL, 0, -1, &r, &err))
+        return NULL;
+    json_t *o = r.status == 200 ? json_loads(r.body, 0, NULL) : NULL;
+    http_response_free(&r);
+    return o;
+}
+
+/* --monitor: prints the iterations from *next on as `clsolve solve
+ * --monitor` does ("K KSP relative residual norm R"). Entry j of an answer
+ * is iteration first_iteration + start + j; the live history and the final
+ * one may start at different iterations, so lines are chosen by iteration
+ * number, never printed twice. */
+static void client_monitor(const client *c, const char *id, int64_t *next, int64_t *first, FILE *to)
+{
+    json_t *o = client_residuals(c, id, *next - *first > 0 ? *next - *first : 0);
+    if (!o)
+        return;
+    int64_t f = json_integer_value(json_object_get(o, "first_iteration"));
+    int64_t st = json_integer_value(json_object_get(o, "start"));
+    json_t *a = json_object_get(o, "residuals");
+    for (size_t j = 0; j < json_array_size(a); j++) {
+        int64_t it = f + st + (int64_t)j;
+        json_t *v = json_array_get(a, j);
+        if (it < *next || !json_is_number(v))
+            continue;
+        fprintf(to, "%5lld KSP relative residual norm %.12e\n", (long long)it,
+                json_number_value(v));
+        *next = it + 1;
+    }
+    *first = f;
+    fflush(to);
+    json_decref(o);
+}
+
+/* Polls until the job ends; prints it; fetches x when asked and there.
+ * monitor: print the residuals as they come (to stdout, or stderr with
+ * --json). With --json the printed job carries its residual history. */
+static int client_wait(const client *c, const char *id, const char *out, int json, double timeout_s,
+                       int monitor)
+{
+    int64_t mon_next = 0, mon_first = 0;
+    FILE *mon_to = json ? stderr : stdout;
     double start = cls_now(), delay = 0.1;
-    int tty = isatty(2), shown = 0;
+    cli_progress prog;
+    cli_progress_init(&prog, isatty(2) && !monitor);
     json_t *job = NULL;
     for (;;) {
         json_decref(job);
         int rc = client_get_job(c, id, &job);
         if (rc) {
-            if (shown)
-                fputc('\n', stderr);
+            cli_progress_end(&prog);
             return rc;
         }
         const char *st = json_string_value(json_object_get(job, "status"));
+        if (monitor && st && strcmp(st, "queued") != 0)
+            client_monitor(c, id, &mon_next, &mon_first, mon_to);
         if (st && strcmp(st, "queued") != 0 && strcmp(st, "running") != 0)
             break;
-        if (tty) {
-            progress_bar(job, jnum(json_object_get(job, "parameters"), "tol"));
-            shown = 1;
-        }
+        wait_progress(&prog, job, 0);
         if (timeout_s > 0 && cls_now() - start > timeout_s) {
-            if (shown)
-                fputc('\n', stderr);
+            cli_progress_end(&prog);
             fprintf(stderr, "clsolve %s: job %s still %s after %.0f s\n", c->cmd, id, st,
                     timeout_s);
             json_decref(job);
@@ -292,11 +390,18 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
         nanosleep(&ts, NULL);
         delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
     }
-    if (shown) {
-        progress_bar(job, jnum(json_object_get(job, "parameters"), "tol"));
-        fputc('\n', stderr);
+    if (prog.shown)
+        wait_progress(&prog, job, 1);
+    cli_progress_end(&prog);
+    if (json && !strcmp(json_string_value(json_object_get(job, "kind")), "cg")) {
+        /* the residual history beside the job, as `clsolve solve --json` */
+        json_t *h = client_residuals(c, id, 0);
+        json_t *a = json_object_get(h, "residuals");
+        if (json_is_array(a))
+            json_object_set(job, "residuals", a);
+        json_decref(h);
     }
-    print_job(job, json);
+    print_job(job, json, 0);
     int rc = job_exit_code(job);
     json_t *res = json_object_get(job, "result");
     if (out && json_is_true(json_object_get(res, "solution_available"))) {
@@ -309,11 +414,25 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
         fprintf(stderr, "clsolve %s: job %s has no solution to write\n", c->cmd, id);
         rc = CLS_EOTHER;
     }
+    /* the error, once (not in the summary above too) */
     json_t *e = json_object_get(job, "error");
     if (json_is_object(e))
         fprintf(stderr, "clsolve %s: %s\n", c->cmd, json_string_value(json_object_get(e, "message")));
     json_decref(job);
     return rc;
+}
+
+typedef struct up_ctx {
+    cli_progress *p;
+    const char *name;
+} up_ctx;
+
+static void upload_progress(void *ctx, double sent, double total)
+{
+    up_ctx *u = ctx;
+    /* small uploads finish before a line is worth drawing */
+    if (total > 4e6 || cls_now() - u->p->start > 1.0)
+        cli_progress_upload(u->p, u->name, sent, total);
 }
 
 static void append_q(char *q, size_t cap, const char *k, const char *v)
@@ -325,16 +444,16 @@ static void append_q(char *q, size_t cap, const char *k, const char *v)
 int cmd_submit(int argc, char **argv)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "submit"};
-    const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL, *server = NULL,
-               *token_file = NULL;
-    int wait = 0, json = 0;
+    const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
+    conn_args ca = {.retries = -1};
+    int wait = 0, json = 0, monitor = 0;
     char q[512] = "";
     double timeout_s = 0;
     pc_options pco;
     const char *pckey;
     pc_options_default(&pco);
     while (a.i < argc) {
-        if (client_opt(&a, &server, &token_file))
+        if (client_opt(&a, &ca))
             continue;
         if (cli_opt(&a, "-b", "--rhs", 1))
             bpath = a.value;
@@ -349,22 +468,37 @@ int cmd_submit(int argc, char **argv)
             char v[40];
             snprintf(v, sizeof v, "%.17g", t);
             append_q(q, sizeof q, "tol", v);
+        } else if (cli_opt(&a, "--atol", NULL, 1)) {
+            double t = cli_double(&a, "--atol", a.value);
+            if (!(t >= 0.0) || !isfinite(t))
+                cli_usage_error("submit", "--atol must be a finite number >= 0, got %s", a.value);
+            char v[40];
+            snprintf(v, sizeof v, "%.17g", t);
+            append_q(q, sizeof q, "atol", v);
         } else if (cli_opt(&a, "--maxiter", NULL, 1)) {
             char v[32];
             snprintf(v, sizeof v, "%lld", (long long)cli_int(&a, "--maxiter", a.value, 1));
             append_q(q, sizeof q, "maxiter", v);
         } else if (cli_precond(&a, &pco, &pckey)) {
-            /* the daemon reads them with the same function (pc_options.h) */
+            /* --precond NAME, --precond-degree N, ...: checked by the
+             * function the daemon reads them with (pc_options.h), as
+             * clsolve solve does */
             append_q(q, sizeof q, pckey, a.value);
         } else if (cli_opt(&a, "--method", NULL, 1)) {
-            if (strcmp(a.value, "cg"))
-                cli_usage_error("submit", "--method: '%s' is not cg", a.value);
+            solver_method me;
+            if (solver_method_parse(a.value, &me))
+                cli_usage_error("submit", "--method: '%s' is not %s", a.value,
+                                solver_method_choices());
             append_q(q, sizeof q, "method", a.value);
         } else if (cli_opt(&a, "--precision", NULL, 1)) {
-            if (strcmp(a.value, "double") && strcmp(a.value, "float"))
-                cli_usage_error("submit", "--precision: '%s' is not double or float", a.value);
+            la_precision pr;
+            if (solver_precision_parse(a.value, &pr))
+                cli_usage_error("submit", "--precision: '%s' is not %s", a.value,
+                                solver_precision_choices());
             append_q(q, sizeof q, "precision", a.value);
-        } else if (cli_opt(&a, "--timeout", NULL, 1))
+        } else if (cli_opt(&a, "--monitor", NULL, 0))
+            monitor = 1;
+        else if (cli_opt(&a, "--timeout", NULL, 1))
             timeout_s = cli_double(&a, "--timeout", a.value);
         else if (cli_opt(&a, "--wait", NULL, 0))
             wait = 1;
@@ -381,8 +515,10 @@ int cmd_submit(int argc, char **argv)
         cli_usage_error("submit", "no matrix file given");
     if (out && !wait)
         cli_usage_error("submit", "-o needs --wait (or use 'clsolve fetch ID -o FILE' later)");
+    if (monitor && !wait)
+        cli_usage_error("submit", "--monitor needs --wait");
     client c;
-    client_init(&c, "submit", server, token_file);
+    client_init(&c, "submit", &ca);
 
     char target[600];
     snprintf(target, sizeof target, "/v1/jobs%s", q);
@@ -391,7 +527,19 @@ int cmd_submit(int argc, char **argv)
     char boundary[64], heads[3][600], tail[80];
     const char *ctype = "application/octet-stream";
     char ctype_buf[128];
+    char disp[400] = "";
     if (!bpath && !x0path) {
+        /* the daemon's messages and the job's inputs name the file as the
+         * user knows it, not matrix.mtx */
+        const char *base = strrchr(path, '/');
+        base = base ? base + 1 : path;
+        snprintf(disp, sizeof disp, "Content-Disposition: attachment; filename=\"");
+        for (size_t i = 0, n = strlen(disp); base[i] && n + 3 < sizeof disp; i++) {
+            unsigned char ch = (unsigned char)base[i];
+            disp[n++] = ch >= 0x20 && ch < 0x7f && ch != '"' && ch != '\\' ? (char)ch : '_';
+            disp[n] = '\0';
+        }
+        strcat(disp, "\"");
         parts[np++] = (http_part){.path = path};
     } else {
         unsigned char rnd[12];
@@ -421,7 +569,19 @@ int cmd_submit(int argc, char **argv)
     }
     http_response r;
     cls_error err;
-    int rc = http_request(&c.url, "POST", target, c.token, ctype, parts, np, -1, &r, &err);
+    /* on a terminal: the upload's progress (a big matrix takes a while) */
+    cli_progress up;
+    cli_progress_init(&up, isatty(2));
+    const char *base = strrchr(path, '/');
+    up_ctx uc = {&up, base ? base + 1 : path};
+    if (up.tty) {
+        c.opts.upload_progress = upload_progress;
+        c.opts.progress_ctx = &uc;
+    }
+    int rc =
+        client_request(&c, "POST", target, ctype, disp[0] ? disp : NULL, parts, np, -1, &r, &err);
+    cli_progress_end(&up);
+    c.opts.upload_progress = NULL;
     if (rc) {
         /* a file that cannot be read is exit 1, as for `clsolve solve`
          * (FILE-OPEN): bad input (3) is what the daemon finds in a file */
@@ -448,7 +608,7 @@ int cmd_submit(int argc, char **argv)
     snprintf(idbuf, sizeof idbuf, "%s", id);
     if (!wait) {
         if (json)
-            print_job(job, 1);
+            print_job(job, 1, 1);
         else
             printf("%s\n", idbuf);
         json_decref(job);
@@ -457,9 +617,9 @@ int cmd_submit(int argc, char **argv)
     }
     json_decref(job);
     if (!json)
-        printf("submitted job %s\n", idbuf);
+        printf("submitted job %s (%s)\n", idbuf, uc.name);
     fflush(stdout);
-    rc = client_wait(&c, idbuf, out, json, timeout_s);
+    rc = client_wait(&c, idbuf, out, json, timeout_s, monitor);
     client_free(&c);
     return rc;
 }
@@ -467,7 +627,7 @@ int cmd_submit(int argc, char **argv)
 /* The ID argument and the common options of status/wait/fetch/cancel. */
 typedef struct id_args {
     const char *id, *out, *format;
-    int json;
+    int json, monitor;
     double timeout_s;
 } id_args;
 
@@ -475,11 +635,11 @@ static void parse_id_cmd(int argc, char **argv, const char *cmd, client *c, id_a
                          int want_out, int want_format, int want_timeout)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = cmd};
-    const char *server = NULL, *token_file = NULL;
+    conn_args ca = {.retries = -1};
     memset(ia, 0, sizeof *ia);
     ia->format = "mtx";
     while (a.i < argc) {
-        if (client_opt(&a, &server, &token_file))
+        if (client_opt(&a, &ca))
             continue;
         if (want_out && cli_opt(&a, "-o", "--output", 1))
             ia->out = a.value;
@@ -489,6 +649,8 @@ static void parse_id_cmd(int argc, char **argv, const char *cmd, client *c, id_a
             ia->format = a.value;
         } else if (want_timeout && cli_opt(&a, "--timeout", NULL, 1))
             ia->timeout_s = cli_double(&a, "--timeout", a.value);
+        else if (want_timeout && cli_opt(&a, "--monitor", NULL, 0))
+            ia->monitor = 1;
         else if (cli_opt(&a, "--json", NULL, 0))
             ia->json = 1;
         else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
@@ -502,7 +664,7 @@ static void parse_id_cmd(int argc, char **argv, const char *cmd, client *c, id_a
         cli_usage_error(cmd, "no job id given");
     if (!valid_id(ia->id))
         cli_usage_error(cmd, "'%s' is not a job id (32 lowercase hexadecimal digits)", ia->id);
-    client_init(c, cmd, server, token_file);
+    client_init(c, cmd, &ca);
 }
 
 int cmd_status(int argc, char **argv)
@@ -513,7 +675,7 @@ int cmd_status(int argc, char **argv)
     json_t *job;
     int rc = client_get_job(&c, ia.id, &job);
     if (!rc) {
-        print_job(job, ia.json);
+        print_job(job, ia.json, 1);
         rc = job_exit_code(job);
         json_decref(job);
     }
@@ -526,7 +688,7 @@ int cmd_wait(int argc, char **argv)
     client c;
     id_args ia;
     parse_id_cmd(argc, argv, "wait", &c, &ia, 1, 0, 1);
-    int rc = client_wait(&c, ia.id, ia.out, ia.json, ia.timeout_s);
+    int rc = client_wait(&c, ia.id, ia.out, ia.json, ia.timeout_s, ia.monitor);
     client_free(&c);
     return rc;
 }
@@ -543,27 +705,73 @@ int cmd_fetch(int argc, char **argv)
     return rc;
 }
 
+/* The 409 of a cancel or a delete: the job's state decides the message. */
+static int client_conflict(const client *c, const http_response *r, const char *id)
+{
+    json_t *p = json_loads(r->body ? r->body : "", 0, NULL);
+    const char *st = json_string_value(json_object_get(p, "job_status"));
+    if (!st)
+        st = "in another state";
+    if (!strcmp(c->cmd, "cancel"))
+        fprintf(stderr, "clsolve cancel: job %s already %s: nothing to cancel (its results are kept)\n",
+                id, st);
+    else
+        fprintf(stderr, "clsolve rm: job %s is %s: cancel it first (clsolve cancel %s)\n", id, st,
+                id);
+    json_decref(p);
+    return CLS_EOTHER;
+}
+
 int cmd_cancel(int argc, char **argv)
 {
     client c;
     id_args ia;
     parse_id_cmd(argc, argv, "cancel", &c, &ia, 0, 0, 0);
-    char target[64];
-    snprintf(target, sizeof target, "/v1/jobs/%s", ia.id);
+    char target[80];
+    snprintf(target, sizeof target, "/v1/jobs/%s/cancel", ia.id);
     http_response r;
     cls_error err;
-    int rc = http_request(&c.url, "DELETE", target, c.token, NULL, NULL, 0, -1, &r, &err);
+    int rc = client_request(&c, "POST", target, NULL, NULL, NULL, 0, -1, &r, &err);
     if (rc) {
         fprintf(stderr, "clsolve cancel: %s\n", err.msg);
         client_free(&c);
         return CLS_EOTHER;
     }
-    if (r.status == 200)
+    json_t *job = r.status == 202 ? json_loads(r.body, 0, NULL) : NULL;
+    const char *st = json_string_value(json_object_get(job, "status"));
+    if (r.status == 202 && st && !strcmp(st, "cancelled"))
         printf("job %s cancelled\n", ia.id);
     else if (r.status == 202)
         printf("job %s: cancel requested; it stops at its next iteration\n", ia.id);
-    else if (r.status == 204)
+    else if (r.status == 409)
+        rc = client_conflict(&c, &r, ia.id);
+    else
+        rc = client_http_error(&c, &r);
+    json_decref(job);
+    http_response_free(&r);
+    client_free(&c);
+    return rc;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+    client c;
+    id_args ia;
+    parse_id_cmd(argc, argv, "rm", &c, &ia, 0, 0, 0);
+    char target[64];
+    snprintf(target, sizeof target, "/v1/jobs/%s", ia.id);
+    http_response r;
+    cls_error err;
+    int rc = client_request(&c, "DELETE", target, NULL, NULL, NULL, 0, -1, &r, &err);
+    if (rc) {
+        fprintf(stderr, "clsolve rm: %s\n", err.msg);
+        client_free(&c);
+        return CLS_EOTHER;
+    }
+    if (r.status == 204)
         printf("job %s removed with its files\n", ia.id);
+    else if (r.status == 409)
+        rc = client_conflict(&c, &r, ia.id);
     else
         rc = client_http_error(&c, &r);
     http_response_free(&r);

@@ -25,9 +25,12 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "common/eta.h"
 #include "common/timer.h"
+#include "progress.h"
 #include "matrices/mm.h"
 #include "solver/dsolve.h"
+#include "solver/names.h"
 
 /* The memory the host has free (/proc/meminfo's MemAvailable) less 256 MB
  * for the rest of the solve's set-up; 0 (no limit) when unknown. */
@@ -50,24 +53,38 @@ static uint64_t solve_memory_available(void)
 #include "solver/dvec.h"
 
 typedef struct progress {
-    double start, last;
-    int tty, shown;
+    cli_progress line; /* on a terminal: phase, elapsed, iteration, ETA (cli/progress.h) */
+    cls_eta eta;
+    double tol;
+    FILE *monitor; /* --monitor: one line per iteration here */
 } progress;
 
-/* Prints "iteration, residual, iterations per second" on a terminal, once a
- * solve has run for a second, at most four times a second. */
+/* --monitor prints every iteration as PETSc's -ksp_monitor does ("K KSP
+ * relative residual norm R", R = ||r_K||/||b||, K = 0 the initial one);
+ * otherwise, on a terminal, the progress line, once the solve has run for a
+ * second. */
 static int progress_monitor(void *ctx, int64_t it, double res)
 {
     progress *p = ctx;
-    double now = cls_now();
-    if (!p->tty || now - p->start < 1.0 || now - p->last < 0.25)
+    if (p->monitor) {
+        fprintf(p->monitor, "%5lld KSP relative residual norm %.12e\n", (long long)it, res);
         return 0;
-    p->last = now;
-    p->shown = 1;
-    fprintf(stderr, "\r  iteration %-9lld residual %.3e  %8.0f it/s ", (long long)it, res,
-            (double)it / (now - p->start));
-    fflush(stderr);
+    }
+    double eta = cls_eta_update(&p->eta, cls_now(), res, p->tol);
+    if (cls_now() - p->line.start >= 1.0)
+        cli_progress_draw(&p->line, it, res, p->tol, eta, 0);
     return 0;
+}
+
+/* dsolve's phases: parsing, setting_up, solving, gathering */
+static void progress_phase(void *ctx, const char *phase)
+{
+    progress *p = ctx;
+    cli_progress_phase(&p->line, phase);
+    if (!strcmp(phase, "solving"))
+        cls_eta_reset(&p->eta);
+    if (!p->monitor && cls_now() - p->line.start >= 1.0)
+        cli_progress_draw(&p->line, -1, NAN, p->tol, -1, 1);
 }
 
 static json_t *device_json(const dsolve_part_info *p)
@@ -94,7 +111,7 @@ int cmd_solve(int argc, char **argv)
     const char *bpaths[DSOLVE_MAX_RHS]; /* -b, given once per file */
     int nb = 0;
     const double t_entry = cls_now(); /* before MPI starts: its start-up is reported too */
-    int json = 0, engine_note = 0;
+    int json = 0, engine_note = 0, monitor = 0;
     const char *pckey;
     dsolve_options dopt;
     dsolve_options_default(&dopt);
@@ -121,29 +138,27 @@ int cmd_solve(int argc, char **argv)
             opt->tol = cli_double(&a, "--tol", a.value);
             if (!(opt->tol > 0.0 && opt->tol < 1.0))
                 cli_usage_error("solve", "--tol must be in (0, 1), got %s", a.value);
+        } else if (cli_opt(&a, "--atol", NULL, 1)) {
+            opt->atol = cli_double(&a, "--atol", a.value);
+            if (!(opt->atol >= 0.0) || !isfinite(opt->atol))
+                cli_usage_error("solve", "--atol must be a finite number >= 0, got %s", a.value);
         } else if (cli_opt(&a, "--maxiter", NULL, 1))
             opt->maxiter = cli_int(&a, "--maxiter", a.value, 1);
         else if (cli_precond(&a, &dopt.pc, &pckey)) {
-            /* --precond NAME, --precond-degree N, ...: read by pc_options_set,
-             * as the HTTP query and the options JSON are */
+            /* --precond NAME, --precond-degree N, ...: read by pc_options_set
+             * (the names are solver_precond_parse's too), as the HTTP query
+             * and the options JSON are */
         } else if (cli_opt(&a, "--method", NULL, 1)) {
-            if (!strcmp(a.value, "cg"))
-                opt->method = SOLVER_CG;
-            else if (!strcmp(a.value, "pipecg"))
-                opt->method = SOLVER_PIPECG;
-            else
-                cli_usage_error("solve", "--method: '%s' is not cg or pipecg", a.value);
+            if (solver_method_parse(a.value, &opt->method))
+                cli_usage_error("solve", "--method: '%s' is not %s", a.value,
+                                solver_method_choices());
         } else if (cli_opt(&a, "--precision", NULL, 1)) {
-            if (!strcmp(a.value, "double"))
-                opt->precision = LA_DOUBLE;
-            else if (!strcmp(a.value, "float"))
-                opt->precision = LA_FLOAT;
-            else if (!strcmp(a.value, "mixed"))
-                opt->precision = LA_MIXED;
-            else
-                cli_usage_error("solve", "--precision: '%s' is not double, float or mixed",
-                                a.value);
-        } else if (cli_opt(&a, "--device", NULL, 1))
+            if (solver_precision_parse(a.value, &opt->precision))
+                cli_usage_error("solve", "--precision: '%s' is not %s", a.value,
+                                solver_precision_choices());
+        } else if (cli_opt(&a, "--monitor", NULL, 0))
+            monitor = 1;
+        else if (cli_opt(&a, "--device", NULL, 1))
             opt->device = a.value;
         else if (cli_opt(&a, "--devices-per-rank", NULL, 1))
             dopt.devices_per_rank = (int)cli_int(&a, "--devices-per-rank", a.value, 1);
@@ -201,9 +216,14 @@ int cmd_solve(int argc, char **argv)
     cls_error_clear(&err);
     double *x = NULL;
     dsolve_report rep;
-    progress pr = {.start = cls_now(), .tty = rank == 0 && isatty(2)};
+    progress pr = {.tol = opt->tol};
+    cli_progress_init(&pr.line, rank == 0 && isatty(2) && !monitor);
+    if (monitor && rank == 0)
+        pr.monitor = json ? stderr : stdout; /* --json keeps stdout one object */
     opt->monitor = progress_monitor;
     opt->monitor_ctx = &pr;
+    dopt.phase = progress_phase;
+    dopt.phase_ctx = &pr;
     /* never the OOM killer: the reader stops, with the figures, before it
      * outgrows the memory the host has free (mm_read_options.max_memory) */
     dopt.read_max_memory = solve_memory_available();
@@ -213,8 +233,7 @@ int cmd_solve(int argc, char **argv)
     double write_s = 0.0;
     if (rank != 0)
         goto out;
-    if (pr.shown)
-        fputc('\n', stderr);
+    cli_progress_end(&pr.line);
     if (out && x && (rc == CLS_OK || rc == CLS_ENOTCONV)) {
         char comment[256];
         snprintf(comment, sizeof comment, "clsolve solution of %s: %s, %lld iterations", path,
@@ -225,9 +244,13 @@ int cmd_solve(int argc, char **argv)
                         : mm_write_vector(out, x, rep.rows, comment, &werr);
         write_s = cls_now() - tw;
         if (wrc) {
-            fprintf(stderr, "clsolve solve: %s\n", werr.msg);
-            if (rc == CLS_OK)
+            /* the one error to report (printed once, below) */
+            if (rc == CLS_OK) {
                 rc = CLS_EOTHER;
+                err = werr;
+            } else {
+                fprintf(stderr, "clsolve solve: %s\n", werr.msg);
+            }
         }
     }
 
@@ -295,6 +318,7 @@ int cmd_solve(int argc, char **argv)
             json_object_set_new(o, "columns", cols);
         }
         json_object_set_new(o, "tol", json_real(opt->tol));
+        json_object_set_new(o, "atol", json_real(opt->atol));
         json_object_set_new(o, "method", json_string(solver_method_name(opt->method)));
         /* the preconditioner as run (auto resolved), and its set-up */
         json_object_set_new(
@@ -336,6 +360,12 @@ int cmd_solve(int argc, char **argv)
         json_object_set_new(times, "gather_s", json_real(rep.gather_s));
         json_object_set_new(times, "write_s", json_real(write_s));
         json_object_set_new(o, "warm_devices", json_integer(rep.warm_parts));
+        /* the residual history: ||r_k||/||b|| for k = 0 (the initial) on */
+        json_t *hist = json_array();
+        for (int64_t h = 0; h < rep.cg.nhistory; h++)
+            json_array_append_new(hist, isfinite(rep.cg.history[h]) ? json_real(rep.cg.history[h])
+                                                                    : json_null());
+        json_object_set_new(o, "residuals", hist);
         if (rep.device_choice[0]) /* --device auto on one part: what was compared */
             json_object_set_new(o, "device_choice", json_string(rep.device_choice));
         json_object_set_new(o, "times", times);

@@ -6,7 +6,7 @@
 #   deploy/supervise.sh [options] -- mpirun -np K ... clsolved ... --pid-file F
 #     --drain-pid-file F   on SIGTERM/SIGINT, send SIGTERM to the pid in F
 #                          (rank 0: it drains) instead of to the command;
-#                          systemd's ExecStop in deploy/clsolved.service
+#                          systemd's ExecStop in deploy/clsolved.service.in
 #     --restart-sec S      wait S seconds before a restart (RestartSec=, 1)
 #     --stop-timeout S     after a stop request, SIGKILL what is left of the
 #                          command after S seconds (TimeoutStopSec=, 1800)

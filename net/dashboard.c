@@ -14,19 +14,23 @@
 /* generated: the embedded files by name */
 const unsigned char *net_embedded_file(const char *name, size_t *len);
 
+/* "/" is index.html; "/NAME" any embedded file whose name is lower-case
+ * letters, a dot and html, js or css (so a new file under net/dashboard/
+ * is served without a change here). */
 static const char *asset_name(const char *path)
 {
-    if (!strcmp(path, "/") || !strcmp(path, "/index.html"))
+    if (!strcmp(path, "/"))
         return "index.html";
-    if (!strcmp(path, "/app.js"))
-        return "app.js";
-    if (!strcmp(path, "/style.css"))
-        return "style.css";
-    if (!strcmp(path, "/viewer.js"))
-        return "viewer.js";
-    if (!strcmp(path, "/viewer.css"))
-        return "viewer.css";
-    return NULL;
+    const char *n = path + 1, *dot = strchr(n, '.');
+    if (path[0] != '/' || !dot || dot == n || strlen(n) > 40)
+        return NULL;
+    for (const char *c = n; c < dot; c++)
+        if (*c < 'a' || *c > 'z')
+            return NULL;
+    if (strcmp(dot, ".html") != 0 && strcmp(dot, ".js") != 0 && strcmp(dot, ".css") != 0)
+        return NULL;
+    size_t len;
+    return net_embedded_file(n, &len) ? n : NULL;
 }
 
 int dashboard_is_asset(const char *path) { return asset_name(path) != NULL; }
@@ -48,5 +52,5 @@ enum MHD_Result dashboard_serve(struct MHD_Connection *c, const char *path)
     MHD_add_response_header(r, "Content-Type", ct);
     MHD_add_response_header(r, "Content-Security-Policy",
                             "default-src 'self'; img-src 'self' data:; connect-src 'self'");
-    return http_queue(c, 200, r);
+    return http_queue_body(c, 200, r, (const char *)data, len);
 }

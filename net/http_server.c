@@ -29,8 +29,10 @@
 #include "../common/timer.h"
 #include "http_guard.h"
 #include "ids.h"
+#include "log.h"
 #include "metrics.h"
 #include "problem.h"
+#include "record.h"
 #include "routes.h"
 
 #define HTTP_LINGER_BYTES ((uint64_t)4 << 20) /* read after an early answer */
@@ -53,7 +55,35 @@ typedef struct http_req {
     int early; /* answered on the socket while the body came: drop, then close */
     uint64_t linger_bytes;
     double linger_until;
+    /* for the request's log line and metrics (log.h), written at completion */
+    double t0;
+    unsigned status;
+    uint64_t bytes_in;
+    char method[12], path[160], job[IDS_LEN + 1];
+    const char *route;
 } http_req;
+
+/* The status of the answer queued on this thread (libmicrohttpd runs a
+ * connection's calls on one thread), picked up by http_access. */
+static _Thread_local unsigned http_last_status;
+/* The request being answered on this thread and the body of the answer
+ * being queued, for the response recorder (record.h). */
+static _Thread_local http_req *http_cur;
+static _Thread_local const char *http_cur_body;
+static _Thread_local size_t http_cur_len;
+
+const char *http_current_method(void)
+{
+    return http_cur ? http_cur->method : "?";
+}
+const char *http_current_route(void)
+{
+    return http_cur ? http_cur->route : "other";
+}
+const char *http_current_path(void)
+{
+    return http_cur ? http_cur->path : "?";
+}
 
 json_t *http_cluster(const http_server_config *cfg)
 {
@@ -70,11 +100,27 @@ enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD
 {
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, "Cache-Control", "no-store");
+    if (!MHD_get_response_header(r, "Cache-Control")) /* finished solutions say immutable */
+        MHD_add_response_header(r, "Cache-Control", "no-store");
+    http_last_status = status;
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (record_enabled())
+        record_response(http_current_method(), http_current_route(), http_current_path(), status, r,
+                        http_cur_body, http_cur_len);
     enum MHD_Result q = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     metrics_http_response(status);
+    return q;
+}
+
+enum MHD_Result http_queue_body(struct MHD_Connection *c, unsigned status, struct MHD_Response *r,
+                                const char *body, size_t len)
+{
+    http_cur_body = body;
+    http_cur_len = len;
+    enum MHD_Result q = http_queue(c, status, r);
+    http_cur_body = NULL;
+    http_cur_len = 0;
     return q;
 }
 
@@ -90,7 +136,7 @@ enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char
     }
     if (ctype)
         MHD_add_response_header(r, "Content-Type", ctype);
-    return http_queue(c, status, r);
+    return http_queue_body(c, status, r, body, len);
 }
 
 enum MHD_Result http_reply_json(struct MHD_Connection *c, unsigned status, char *json)
@@ -116,7 +162,7 @@ enum MHD_Result http_reply_problem_hdr(struct MHD_Connection *c, unsigned status
     MHD_add_response_header(r, "Content-Type", "application/problem+json");
     if (hname)
         MHD_add_response_header(r, hname, hvalue);
-    return http_queue(c, status, r);
+    return http_queue_body(c, status, r, body, strlen(body));
 }
 
 enum MHD_Result http_reply_problem(struct MHD_Connection *c, unsigned status, const char *slug,
@@ -163,6 +209,7 @@ enum route {
     R_JOB,
     R_SOLUTION,
     R_RESIDUALS,
+    R_CANCEL,
     R_FILES,
     R_FILE,
     R_PIN,
@@ -203,6 +250,8 @@ static enum route match(const char *url, char id[IDS_LEN + 1], const char **name
         return R_SOLUTION;
     if (!strcmp(slash, "/residuals"))
         return R_RESIDUALS;
+    if (!strcmp(slash, "/cancel"))
+        return R_CANCEL;
     if (!strcmp(slash, "/pin"))
         return R_PIN;
     if (!strcmp(slash, "/files") || !strcmp(slash, "/files/"))
@@ -214,11 +263,47 @@ static enum route match(const char *url, char id[IDS_LEN + 1], const char **name
     return R_NONE;
 }
 
+/* The route as a template: the log's and the metrics' label (bounded). */
+static const char *route_name(enum route r)
+{
+    switch (r) {
+    case R_DASH:
+        return "/{dashboard}";
+    case R_HEALTHZ:
+        return "/healthz";
+    case R_READYZ:
+        return "/readyz";
+    case R_METRICS:
+        return "/metrics";
+    case R_DEVICES:
+        return "/v1/devices";
+    case R_JOBS:
+        return "/v1/jobs";
+    case R_JOB:
+        return "/v1/jobs/{id}";
+    case R_SOLUTION:
+        return "/v1/jobs/{id}/solution";
+    case R_RESIDUALS:
+        return "/v1/jobs/{id}/residuals";
+    case R_CANCEL:
+        return "/v1/jobs/{id}/cancel";
+    case R_PIN:
+        return "/v1/jobs/{id}/pin";
+    case R_FILES:
+        return "/v1/jobs/{id}/files";
+    case R_FILE:
+        return "/v1/jobs/{id}/files/{name}";
+    default:
+        return "other";
+    }
+}
+
 static const char *allowed_methods(enum route r)
 {
     switch (r) {
     case R_JOBS: return "GET, HEAD, POST";
     case R_JOB: return "GET, HEAD, DELETE";
+    case R_CANCEL: return "POST";
     case R_PIN:
         return "POST, DELETE";
     default: return "GET, HEAD";
@@ -232,7 +317,9 @@ static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum r
     int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
     int post = !strcmp(method, "POST");
     int del = !strcmp(method, "DELETE");
-    int ok = r == R_PIN ? post || del : get || (r == R_JOBS && post) || (r == R_JOB && del);
+    int ok = r == R_PIN      ? post || del
+             : r == R_CANCEL ? post
+                             : get || (r == R_JOBS && post) || (r == R_JOB && del);
     if (r == R_NONE)
         return http_reply_problem(c, 404, "not-found", "no such resource", 0);
     if (r == R_NOJOB)
@@ -262,6 +349,7 @@ static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum r
     case R_JOB: return del ? routes_jobs_delete(c, &s->cfg, id) : routes_jobs_get(c, &s->cfg, id);
     case R_SOLUTION: return routes_jobs_solution(c, &s->cfg, id);
     case R_RESIDUALS: return routes_jobs_residuals(c, &s->cfg, id);
+    case R_CANCEL: return routes_jobs_cancel(c, &s->cfg, id);
     case R_FILES: return routes_jobs_files(c, &s->cfg, id, NULL);
     case R_FILE: return routes_jobs_files(c, &s->cfg, id, name);
     case R_PIN:
@@ -395,6 +483,7 @@ static enum MHD_Result http_upload_refused(struct MHD_Connection *c, http_req *r
     long long line;
     routes_jobs_post_refusal(rq->post, &status, &slug, &detail, &line);
     http_reply_raw(c, status, slug, detail, line);
+    rq->status = status;
     routes_jobs_post_abort(rq->post);
     rq->post = NULL;
     rq->early = 1;
@@ -416,6 +505,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
             return MHD_NO;
         *con_cls = rq;
     }
+    rq->bytes_in += *upload_data_size;
     if (rq->early) { /* answered already: drop a little, then close */
         size_t n = *upload_data_size;
         *upload_data_size = 0;
@@ -426,15 +516,29 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
     }
     if (!rq->started) {
         rq->started = 1;
+        rq->t0 = cls_now();
+        snprintf(rq->method, sizeof rq->method, "%s", method);
+        snprintf(rq->path, sizeof rq->path, "%s", url);
+        problem_ascii(rq->path); /* the client's text, for a JSON log line */
+        problem_ascii(rq->method);
         char id[IDS_LEN + 1] = "";
         const char *name = NULL;
         enum route r = match(url, id, &name);
+        rq->route = route_name(r);
+        snprintf(rq->job, sizeof rq->job, "%s", id);
         enum MHD_Result q;
-        if (http_protocol_checks(s, c, rq, r, &q)) {
+        http_last_status = 0;
+        http_cur = rq;
+        int refused = http_protocol_checks(s, c, rq, r, &q);
+        http_cur = NULL;
+        if (refused) {
+            rq->status = http_last_status;
             rq->answered = 1;
             return q;
         }
-        if (strcmp(method, MHD_HTTP_METHOD_POST) != 0 && !http_has_body(c)) {
+        /* only an upload is decided at the first call; a POST without a
+         * body that is not one (.../cancel, .../pin) is answered like a GET */
+        if ((strcmp(method, MHD_HTTP_METHOD_POST) != 0 || r != R_JOBS) && !http_has_body(c)) {
             rq->deferred = 1;
             return MHD_YES;
         }
@@ -450,13 +554,21 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         const char *name = NULL;
         enum route r = match(url, id, &name);
         rq->answered = 1;
+        http_last_status = 0;
+        http_cur = rq; /* the 401 below is recorded with its request too */
         if (s->cfg.token && r != R_HEALTHZ && r != R_READYZ && r != R_DASH &&
-            !authorized(c, s->cfg.token))
-            return http_reply_problem_hdr(c, 401, "unauthorized",
-                                          "a valid bearer token is required "
-                                          "(Authorization: Bearer TOKEN)",
-                                          0, "WWW-Authenticate", "Bearer realm=\"clsolve\"");
+            !authorized(c, s->cfg.token)) {
+            enum MHD_Result q401 = http_reply_problem_hdr(
+                c, 401, "unauthorized",
+                "a valid bearer token is required (Authorization: Bearer TOKEN)", 0,
+                "WWW-Authenticate", "Bearer realm=\"clsolve\"");
+            rq->status = http_last_status;
+            http_cur = NULL;
+            return q401;
+        }
         enum MHD_Result q = dispatch(s, c, r, method, url, id, name, rq);
+        http_cur = NULL;
+        rq->status = http_last_status;
         if (rq->post)
             rq->answered = 0;
         return q;
@@ -470,7 +582,12 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         routes_post *p = rq->post;
         rq->post = NULL;
         rq->answered = 1;
-        return routes_jobs_post_end(c, p);
+        http_last_status = 0;
+        http_cur = rq;
+        enum MHD_Result q = routes_jobs_post_end(c, p);
+        http_cur = NULL;
+        rq->status = http_last_status;
+        return q;
     }
     /* a request answered from its headers: its body (if any) is dropped */
     *upload_data_size = 0;
@@ -488,6 +605,31 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         return;
     if (rq->post)
         routes_jobs_post_abort(rq->post);
+    if (rq->started) { /* a request that reached the handler: its metrics and log line */
+        double dt = cls_now() - rq->t0;
+        metrics_http_request(rq->route ? rq->route : "other", rq->method, rq->status, dt);
+        if (log_enabled()) {
+            char remote[INET6_ADDRSTRLEN] = "";
+            const union MHD_ConnectionInfo *ci =
+                MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+            const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+            if (sa && sa->sa_family == AF_INET)
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, remote,
+                          sizeof remote);
+            else if (sa && sa->sa_family == AF_INET6)
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, remote,
+                          sizeof remote);
+            json_t *f = json_pack("{s:s, s:s, s:s, s:i, s:f, s:I, s:s}", "method", rq->method,
+                                  "route", rq->route ? rq->route : "other", "path", rq->path,
+                                  "status", (int)rq->status, "duration_ms", 1e3 * dt, "bytes_in",
+                                  (json_int_t)rq->bytes_in, "remote", remote);
+            if (f && rq->job[0])
+                json_object_set_new(f, "job", json_string(rq->job));
+            if (f && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+                json_object_set_new(f, "aborted", json_true());
+            log_event("request", f);
+        }
+    }
     free(rq);
     *con_cls = NULL;
 }

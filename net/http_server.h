@@ -73,5 +73,13 @@ enum MHD_Result http_reply_problem_hdr(struct MHD_Connection *c, unsigned status
                                        const char *slug, const char *detail, long long line,
                                        const char *hname, const char *hvalue);
 enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r);
+/* http_queue of a response made from body (len bytes), so the response
+ * recorder (record.h) sees the body too. */
+enum MHD_Result http_queue_body(struct MHD_Connection *c, unsigned status, struct MHD_Response *r,
+                                const char *body, size_t len);
+/* The request being answered on the calling thread (for the recorder). */
+const char *http_current_method(void);
+const char *http_current_route(void);
+const char *http_current_path(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../solver/names.h"
 
 void job_params_init(job_params *p)
 {
@@ -61,15 +62,25 @@ static int set_maxiter(job_params *p, const char *v, cls_error *err)
     return CLS_OK;
 }
 
-static int set_choice(char *dst, size_t cap, const char *key, const char *v,
-                      const char *const *allowed, const char *list, cls_error *err)
+static int set_atol(job_params *p, const char *v, cls_error *err)
 {
-    for (int i = 0; allowed[i]; i++)
-        if (!strcmp(v, allowed[i])) {
-            snprintf(dst, cap, "%s", v);
-            return CLS_OK;
-        }
-    return cls_fail(err, CLS_EINPUT, "%s: '%.64s' is not one of %s", key, v, list);
+    char *end;
+    errno = 0;
+    double t = strtod(v, &end);
+    if (end == v || *end || errno || !(t >= 0.0) || !isfinite(t))
+        return cls_fail(err, CLS_EINPUT, "atol: '%.64s' is not a finite number >= 0", v);
+    p->atol = t;
+    return CLS_OK;
+}
+
+/* A choice the solver knows by name (solver/names.h): parse(v) is 0. */
+static int set_choice(char *dst, size_t cap, const char *key, const char *v, int known,
+                      const char *choices, cls_error *err)
+{
+    if (!known || strlen(v) >= cap)
+        return cls_fail(err, CLS_EINPUT, "%s: '%.64s' is not %s", key, v, choices);
+    snprintf(dst, cap, "%s", v);
+    return CLS_OK;
 }
 
 /* 1 when s is UTF-8 as jansson takes it (json_string, object keys): no
@@ -118,8 +129,8 @@ static json_t *value_json(const char *v)
 
 int job_params_set(job_params *p, const char *key, const char *value, cls_error *err)
 {
-    static const char *const methods[] = {"cg", NULL};
-    static const char *const precisions[] = {"double", "float", NULL};
+    solver_method me;
+    la_precision pr;
     if (!value)
         value = "";
     if (!strcmp(key, "kind")) {
@@ -131,14 +142,16 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         p->kind_set = 1;
         return CLS_OK;
     }
-    if (!strcmp(key, "tol") || !strcmp(key, "maxiter") || pc_options_key(key) ||
-        !strcmp(key, "method") || !strcmp(key, "precision")) {
+    if (!strcmp(key, "tol") || !strcmp(key, "atol") || !strcmp(key, "maxiter") ||
+        pc_options_key(key) || !strcmp(key, "method") || !strcmp(key, "precision")) {
         /* remembered for job_params_finish: the kind may come later */
         if (!p->cg_given[0])
             snprintf(p->cg_given, sizeof p->cg_given, "%s", key);
     }
     if (!strcmp(key, "tol"))
         return set_tol(p, value, err);
+    if (!strcmp(key, "atol"))
+        return set_atol(p, value, err);
     if (!strcmp(key, "maxiter"))
         return set_maxiter(p, value, err);
     if (pc_options_key(key)) { /* precond, precond_degree, ...: solver/pc_options.h */
@@ -147,10 +160,11 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         return rc;
     }
     if (!strcmp(key, "method"))
-        return set_choice(p->method, sizeof p->method, key, value, methods, "cg", err);
+        return set_choice(p->method, sizeof p->method, key, value,
+                          solver_method_parse(value, &me) == 0, solver_method_choices(), err);
     if (!strcmp(key, "precision"))
-        return set_choice(p->precision, sizeof p->precision, key, value, precisions,
-                          "double, float", err);
+        return set_choice(p->precision, sizeof p->precision, key, value,
+                          solver_precision_parse(value, &pr) == 0, solver_precision_choices(), err);
     /* anything else is a physics option; for cg it is an error, decided in
      * job_params_finish once the kind is known */
     if (strlen(key) > 64)
@@ -195,8 +209,9 @@ int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error
             snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
             s = buf;
         }
-        int cg_key = !strcmp(k, "kind") || !strcmp(k, "tol") || !strcmp(k, "maxiter") ||
-                     pc_options_key(k) || !strcmp(k, "method") || !strcmp(k, "precision");
+        int cg_key = !strcmp(k, "kind") || !strcmp(k, "tol") || !strcmp(k, "atol") ||
+                     !strcmp(k, "maxiter") || pc_options_key(k) || !strcmp(k, "method") ||
+                     !strcmp(k, "precision");
         if (cg_key) {
             if (!s) {
                 rc = cls_fail(err, CLS_EINPUT, "options: '%s' must be a string or a number", k);
@@ -223,8 +238,8 @@ int job_params_finish(job_params *p, cls_error *err)
         if (p->options && json_object_size(p->options) > 0) {
             const char *k = json_object_iter_key(json_object_iter(p->options));
             return cls_fail(err, CLS_EINPUT,
-                            "unknown parameter '%.64s' for kind=cg (known: kind, tol, maxiter, "
-                            "precond, precond_degree, precond_lanczos, precond_sweeps, "
+                            "unknown parameter '%.64s' for kind=cg (known: kind, tol, atol, "
+                            "maxiter, precond, precond_degree, precond_lanczos, precond_sweeps, "
                             "precond_shift, precond_reuse, method, precision)",
                             k);
         }
@@ -250,6 +265,7 @@ json_t *job_params_to_json(const job_params *p)
     if (job_params_is_cg(p)) {
         json_t *o = json_object();
         json_object_set_new(o, "tol", json_real(p->tol));
+        json_object_set_new(o, "atol", json_real(p->atol));
         json_object_set_new(o, "maxiter", p->maxiter ? json_integer(p->maxiter) : json_null());
         json_object_set_new(o, "precond", json_string(p->precond));
         /* the preconditioner's parameters where they differ from the defaults */

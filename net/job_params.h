@@ -5,9 +5,11 @@
  * the fuzz targets can drive them, and every rejection is CLS_EINPUT with a
  * message naming the parameter, which the server answers as 400.
  *
- * cg jobs take tol, maxiter, precond (and the precond_* parameters,
+ * cg jobs take tol, atol, maxiter, precond (and the precond_* parameters,
  * read by solver/pc_options.h's pc_options_set, as the command line's
- * --precond options are), method and precision; physics jobs
+ * --precond options are), method and precision (the method's and the
+ * precision's names parsed by solver/names.h, the solver's own table, so
+ * every name `clsolve solve` accepts is accepted here); physics jobs
  * (springs, deform, curvature, nbody) take any options, passed to the
  * physics driver as one JSON object (query values that read as numbers or
  * booleans become JSON numbers or booleans).
@@ -25,11 +27,12 @@ typedef struct job_params {
     char kind[16];       /* "cg" or a physics kind */
     int kind_set;
     double tol;          /* (0, 1) */
+    double atol;         /* >= 0: stop when ||r|| <= max(tol ||b||, atol) */
     int64_t maxiter;     /* 0: the solver's default */
     char precond[16];    /* the preconditioner's canonical name (pc_name) */
     pc_options pc;       /* its type and parameters, read by pc_options_set */
-    char method[8];      /* cg */
-    char precision[8];   /* double | float */
+    char method[16];     /* cg | pipecg */
+    char precision[16];  /* double | float | mixed */
     json_t *options;     /* physics options (an object), owned */
     char cg_given[12];   /* the first cg-only parameter the request gave ("" none):
                           * a physics job refuses it in job_params_finish */
@@ -48,8 +51,8 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
 int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error *err);
 
 /* Checks the kind once all parameters are in: cg or a known physics kind;
- * a physics job given a cg-only parameter (tol, maxiter, precond, method,
- * precision) is refused rather than run with the parameter ignored. */
+ * a physics job given a cg-only parameter (tol, atol, maxiter, precond,
+ * method, precision) is refused rather than run with the parameter ignored. */
 int job_params_finish(job_params *p, cls_error *err);
 
 int job_params_is_cg(const job_params *p);

@@ -36,6 +36,7 @@ typedef struct job_proto_msg {
     int32_t method;    /* solver_method */
     int32_t devices_per_rank; /* admission.c: > 1 when one device per rank is too small */
     double tol;
+    double atol;
     int64_t maxiter;
     char id[IDS_LEN + 1];
     char a_path[JOB_PROTO_PATH], b_path[JOB_PROTO_PATH], x0_path[JOB_PROTO_PATH]; /* "" = none */

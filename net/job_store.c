@@ -127,6 +127,10 @@ json_t *job_store_rec_json(const job_rec *r, int internal)
     json_object_set_new(pr, "iteration", json_integer(r->iteration));
     json_object_set_new(pr, "residual", isfinite(r->residual) ? json_real(r->residual) : json_null());
     json_object_set_new(pr, "updated_at", iso_time(r->updated > 0 ? r->updated : r->created));
+    json_object_set_new(pr, "phase_started_at",
+                        iso_time(r->phase_started > 0 ? r->phase_started : r->created));
+    json_object_set_new(
+        pr, "eta_s", r->status == JOB_RUNNING && r->eta_s >= 0 ? json_real(r->eta_s) : json_null());
     if (!internal)
         json_object_set_new(pr, "note", r->note[0] ? json_string(r->note) : json_null());
     json_object_set_new(o, "progress", pr);
@@ -672,7 +676,7 @@ int job_store_residuals_json(job_store *s, const char *id, int64_t since, char *
     int finished = is_finished(r->status);
     if (!finished) {
         int64_t n = r->status == JOB_RUNNING ? r->nhist : 0;
-        json_object_set_new(o, "first_iteration", json_integer(1));
+        json_object_set_new(o, "first_iteration", json_integer(n ? r->hfirst : 0));
         json_object_set_new(o, "count", json_integer(n));
         json_object_set_new(o, "residuals", residual_array(r->hist, since < n ? since : n, n));
         pthread_mutex_unlock(&s->mu);

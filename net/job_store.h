@@ -96,14 +96,22 @@ int job_store_residuals_json(job_store *s, const char *id, int64_t since, char *
 /* The job's directory and its status (for the solution routes). */
 int job_store_job_dir(job_store *s, const char *id, char *dir, size_t cap, job_status *st);
 
-/* DELETE: a queued job is cancelled, a running one asked to stop, a
- * finished one removed with its files. Returns 0, -1 for an unknown id, or
- * CLS_EOTHER with err: the cancellation could not be written (the job is
- * still queued), the record could not be removed (the job is kept), or the
- * record went but some files stayed (removed at the next start). */
-typedef enum { JOB_DEL_CANCELLED, JOB_DEL_CANCEL_REQUESTED, JOB_DEL_REMOVED } job_del_outcome;
-int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **json,
-                     cls_error *err);
+/* POST /v1/jobs/ID/cancel: a queued job is cancelled at once
+ * (JOB_CANCEL_DONE), a running one asked to stop at its next iteration
+ * (JOB_CANCEL_REQUESTED); a finished one is left as it is
+ * (JOB_CANCEL_FINISHED, *st its state). *json: the job after the call.
+ * Returns 0, -1 for an unknown id, or CLS_EOTHER with err: the
+ * cancellation could not be written (the job is still queued). */
+typedef enum { JOB_CANCEL_DONE, JOB_CANCEL_REQUESTED, JOB_CANCEL_FINISHED } job_cancel_outcome;
+int job_store_cancel(job_store *s, const char *id, job_cancel_outcome *out, job_status *st,
+                     char **json, cls_error *err);
+/* DELETE /v1/jobs/ID: removes a finished job and its files (returns 0);
+ * a queued or running job is left alone (JOB_REMOVE_ACTIVE, *st its
+ * state); -1: no such job; JOB_REMOVE_FAILED with err: the record could
+ * not be removed (the job is kept), or the record went but some files
+ * stayed (removed at the next start). */
+enum { JOB_REMOVE_ACTIVE = 1, JOB_REMOVE_FAILED = 2 };
+int job_store_remove(job_store *s, const char *id, job_status *st, cls_error *err);
 
 /* --- the scheduler (rank 0's main thread) --- */
 
@@ -112,6 +120,7 @@ typedef struct job_claim {
     char dir[PATH_MAX];
     job_params params; /* owned by the claim: job_params_free */
     job_inputs in;
+    double created, started; /* Unix time: submitted, claimed (the queue wait between) */
 } job_claim;
 
 /* Waits up to timeout_s for a queued job; marks the oldest one running

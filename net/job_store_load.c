@@ -130,6 +130,7 @@ static int load_one(job_store *s, const char *id, cls_error *err)
         json_t *res = json_object_get(pr, "residual");
         r->residual = json_is_number(res) ? json_number_value(res) : NAN;
         r->updated = r->finished;
+        r->phase_started = r->finished;
         snprintf(r->phase, sizeof r->phase, "done");
     } else {
         /* queued or interrupted while running: run (again); a run cut

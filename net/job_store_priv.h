@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 
+#include "../common/eta.h"
 #include "job_store.h"
 
 /* A final state computed by the scheduler whose record could not be
@@ -39,6 +40,10 @@ typedef struct job_rec {
     char phase[16];
     double *hist;
     int64_t nhist, hcap;
+    int64_t hfirst;       /* the iteration of hist[0]: 0 when the solver reported it */
+    double phase_started; /* Unix time the phase began */
+    cls_eta eta;          /* time left from the residual's rate (solving) */
+    double eta_s;         /* < 0: unknown */
     int cancel;
     char store_error[200]; /* the last failed write of this job's record ("" none) */
     char note[256];        /* why a queued job waits (admission), in memory only */

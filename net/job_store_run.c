@@ -1,7 +1,7 @@
 /*
  * job_store_run.c: the job store's transitions (see job_store.h and the
  * top of job_store.c): the scheduler taking a job, its final state, a job
- * put back by a drain, DELETE (cancel or remove), pinning, retention.
+ * put back by a drain, cancel, DELETE (remove), pinning, retention.
  *
  * Each transition holds `io` throughout: it copies the record, changes the
  * copy, writes the copy's JSON, and changes the record in memory only when
@@ -82,6 +82,7 @@ int job_store_peek_queued(job_store *s, double timeout_s, job_claim *c)
         c->params = r->params;
         c->params.options = r->params.options ? json_deep_copy(r->params.options) : NULL;
         c->in = r->in;
+        c->created = r->created;
     }
     pthread_mutex_unlock(&s->mu);
     return r != NULL;
@@ -131,12 +132,17 @@ int job_store_claim(job_store *s, const char *id, job_claim *c, cls_error *err)
     r->store_error[0] = '\0';
     r->note[0] = '\0';
     snprintf(r->phase, sizeof r->phase, "starting");
+    r->phase_started = r->started;
+    cls_eta_reset(&r->eta);
+    r->eta_s = -1;
     memset(c, 0, sizeof *c);
     memcpy(c->id, r->id, sizeof c->id);
     job_store_dir_of(s, r->id, c->dir, sizeof c->dir);
     c->params = r->params;
     c->params.options = r->params.options ? json_deep_copy(r->params.options) : NULL;
     c->in = r->in;
+    c->created = r->created;
+    c->started = r->started;
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_unlock(&s->io);
     return 1;
@@ -168,6 +174,7 @@ int job_store_progress(job_store *s, const char *id, int64_t iteration, double r
         r->iteration = iteration;
         r->residual = residual;
         r->updated = job_store_wall_now();
+        r->eta_s = cls_eta_update(&r->eta, r->updated, residual, r->params.tol);
         if (r->nhist == r->hcap) {
             int64_t nc = r->hcap ? 2 * r->hcap : 1024;
             double *nh = realloc(r->hist, (size_t)nc * sizeof *nh);
@@ -176,11 +183,14 @@ int job_store_progress(job_store *s, const char *id, int64_t iteration, double r
                 r->hcap = nc;
             }
         }
+        if (r->nhist == 0)
+            r->hfirst = iteration == 0 ? 0 : 1;
         if (r->nhist < r->hcap) {
-            /* the live history holds iterations 1, 2, ... at 0, 1, ...
-             * (the initial residual is known only to the solver); a gap,
-             * should the monitor skip iterations, repeats the value */
-            while (r->nhist < iteration && r->nhist < r->hcap)
+            /* the live history holds iterations hfirst, hfirst + 1, ... at
+             * 0, 1, ... (the solvers report iteration 0, the initial
+             * residual, first); a gap, should the monitor skip iterations,
+             * repeats the value */
+            while (r->nhist + r->hfirst <= iteration && r->nhist < r->hcap)
                 r->hist[r->nhist++] = residual;
         }
         cancel = r->cancel;
@@ -205,6 +215,7 @@ void job_store_set_phase(job_store *s, const char *id, const char *phase)
     if (r) {
         snprintf(r->phase, sizeof r->phase, "%s", phase);
         r->updated = job_store_wall_now();
+        r->phase_started = r->updated;
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -289,12 +300,16 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
             r->pending = p;
             result = error = timings = devices = NULL;
         }
-        snprintf(r->phase, sizeof r->phase, "saving");
+        if (strcmp(r->phase, "saving")) {
+            snprintf(r->phase, sizeof r->phase, "saving");
+            r->phase_started = job_store_wall_now();
+        }
         store_error_text(r->store_error, sizeof r->store_error, err);
     } else if (r) {
         r->status = st;
         r->finished = finished;
         r->updated = finished;
+        r->phase_started = finished;
         snprintf(r->phase, sizeof r->phase, "done");
         json_decref(r->result);
         json_decref(r->error);
@@ -387,13 +402,14 @@ int job_store_requeue(job_store *s, const char *id, cls_error *err)
         r->iteration = 0;
         r->residual = NAN;
         snprintf(r->phase, sizeof r->phase, "queued");
+        r->phase_started = job_store_wall_now();
     }
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_unlock(&s->io);
     return rc;
 }
 
-/* --- DELETE, pinning --- */
+/* --- cancel, DELETE, pinning --- */
 
 /* Removes a job directory, job.json first (an interrupted removal leaves a
  * directory without a record, which start-up finishes removing). io is not
@@ -422,8 +438,8 @@ int job_store_remove_dir(job_store *s, const char *id, cls_error *err)
     return rc;
 }
 
-int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **json,
-                     cls_error *err)
+int job_store_cancel(job_store *s, const char *id, job_cancel_outcome *out, job_status *st,
+                     char **json, cls_error *err)
 {
     *json = NULL;
     pthread_mutex_lock(&s->io);
@@ -436,32 +452,35 @@ int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **
     }
     char rid[IDS_LEN + 1];
     memcpy(rid, r->id, sizeof rid);
-    int rc = CLS_OK;
+    *st = r->status;
     if (r->status == JOB_QUEUED) {
         job_rec v = *r;
         v.status = JOB_CANCELLED;
         v.finished = job_store_wall_now();
         v.updated = v.finished;
+        v.phase_started = v.finished;
         v.cancel = 1;
         v.error = json_pack("{s:s, s:i, s:s}", "code", "cancelled", "exit_code", 1, "message",
                             "cancelled while queued");
         pthread_mutex_unlock(&s->mu);
-        rc = write_view(s, &v, err);
+        int rc = write_view(s, &v, err);
         pthread_mutex_lock(&s->mu);
         r = job_store_find(s, rid);
         if (r && !rc) {
             r->status = JOB_CANCELLED;
             r->finished = v.finished;
             r->updated = v.finished;
+            r->phase_started = v.finished;
             r->cancel = 1;
             snprintf(r->phase, sizeof r->phase, "done");
             json_decref(r->error);
             r->error = v.error;
             r->store_error[0] = '\0';
+            *st = JOB_CANCELLED;
         } else {
             json_decref(v.error);
         }
-        *out = JOB_DEL_CANCELLED;
+        *out = JOB_CANCEL_DONE;
         *json = r ? job_store_dump(job_store_rec_json(r, 0)) : NULL;
         pthread_mutex_unlock(&s->mu);
         pthread_mutex_unlock(&s->io);
@@ -473,15 +492,39 @@ int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **
         }
         return rc ? CLS_EOTHER : 0;
     }
+    /* a running job stops at its next iteration; a finished one is never
+     * touched: a cancel that arrives just after the end changes nothing */
     if (r->status == JOB_RUNNING) {
         r->cancel = 1;
-        *out = JOB_DEL_CANCEL_REQUESTED;
-        *json = job_store_dump(job_store_rec_json(r, 0));
+        *out = JOB_CANCEL_REQUESTED;
+    } else {
+        *out = JOB_CANCEL_FINISHED;
+    }
+    *json = job_store_dump(job_store_rec_json(r, 0));
+    pthread_mutex_unlock(&s->mu);
+    pthread_mutex_unlock(&s->io);
+    return 0;
+}
+
+int job_store_remove(job_store *s, const char *id, job_status *st, cls_error *err)
+{
+    pthread_mutex_lock(&s->io);
+    pthread_mutex_lock(&s->mu);
+    job_rec *r = job_store_find(s, id);
+    if (!r) {
         pthread_mutex_unlock(&s->mu);
         pthread_mutex_unlock(&s->io);
-        return 0;
+        return -1;
     }
-    /* finished: the record goes first; while it cannot, nothing changes */
+    *st = r->status;
+    if (!is_finished(r->status)) { /* queued or running: cancel it first */
+        pthread_mutex_unlock(&s->mu);
+        pthread_mutex_unlock(&s->io);
+        return JOB_REMOVE_ACTIVE;
+    }
+    char rid[IDS_LEN + 1];
+    memcpy(rid, r->id, sizeof rid);
+    /* the record goes first; while it cannot, nothing changes */
     pthread_mutex_unlock(&s->mu);
     char dir[PATH_MAX], path[PATH_MAX];
     job_store_dir_of(s, rid, dir, sizeof dir);
@@ -492,10 +535,10 @@ int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **
         pthread_mutex_lock(&s->mu);
         s->removal_errors++;
         pthread_mutex_unlock(&s->mu);
-        return cls_fail(err, CLS_EOTHER,
-                        "job %s could not be deleted: its record cannot be "
-                        "removed (%s); it is kept",
-                        rid, strerror(e));
+        cls_fail(err, CLS_EOTHER,
+                 "job %s could not be deleted: its record cannot be removed (%s); it is kept", rid,
+                 strerror(e));
+        return JOB_REMOVE_FAILED;
     }
     pthread_mutex_lock(&s->mu);
     r = job_store_find(s, rid);
@@ -505,18 +548,18 @@ int job_store_delete(job_store *s, const char *id, job_del_outcome *out, char **
     }
     pthread_mutex_unlock(&s->mu);
     cls_error e2;
-    rc = fileio_remove_tree(dir, &e2);
+    int rc = fileio_remove_tree(dir, &e2);
     pthread_mutex_unlock(&s->io);
-    *out = JOB_DEL_REMOVED;
     if (rc) {
         pthread_mutex_lock(&s->mu);
         s->removal_errors++;
         pthread_mutex_unlock(&s->mu);
         const char *c = strrchr(e2.msg, ':');
-        return cls_fail(err, CLS_EOTHER,
-                        "job %s is deleted, but some of its files could not be removed (%s); "
-                        "the daemon removes them at its next start",
-                        rid, c && c[1] ? c + 2 : e2.msg);
+        cls_fail(err, CLS_EOTHER,
+                 "job %s is deleted, but some of its files could not be removed (%s); the daemon "
+                 "removes them at its next start",
+                 rid, c && c[1] ? c + 2 : e2.msg);
+        return JOB_REMOVE_FAILED;
     }
     return 0;
 }

@@ -37,6 +37,12 @@ void problem_ascii(char *s)
 
 char *problem_json(unsigned status, const char *slug, const char *detail, long long line)
 {
+    return problem_json_ext(status, slug, detail, line, NULL);
+}
+
+char *problem_json_ext(unsigned status, const char *slug, const char *detail, long long line,
+                       json_t *extra)
+{
     char type[128], d[2048];
     snprintf(d, sizeof d, "%s", detail ? detail : "");
     problem_ascii(d);
@@ -45,10 +51,15 @@ char *problem_json(unsigned status, const char *slug, const char *detail, long l
     json_t *o = json_pack("{s:s, s:s, s:i, s:s}", "type", type, "title",
                           problem_status_title(status), "status", (int)status, "detail",
                           detail ? detail : "");
-    if (!o)
+    if (!o) {
+        json_decref(extra);
         return NULL;
+    }
     if (line > 0)
         json_object_set_new(o, "line", json_integer(line));
+    if (json_is_object(extra))
+        json_object_update_missing(o, extra);
+    json_decref(extra);
     char *s = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return s;

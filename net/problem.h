@@ -6,8 +6,14 @@
 #ifndef CLS_NET_PROBLEM_H
 #define CLS_NET_PROBLEM_H
 
+#include <jansson.h>
+
 /* The JSON text (malloc'ed). line <= 0: no line member. */
 char *problem_json(unsigned status, const char *slug, const char *detail, long long line);
+/* Same, with extra members (an object whose members are added to the
+ * problem, RFC 9457 extensions such as "job_status"; stolen, may be NULL). */
+char *problem_json_ext(unsigned status, const char *slug, const char *detail, long long line,
+                       json_t *extra);
 /* The reason phrase of a status code ("Not Found"). */
 const char *problem_status_title(unsigned status);
 

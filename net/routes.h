@@ -4,8 +4,10 @@
  * so a job's directory is the only path ever built from a request.
  *
  *   routes_jobs.c    POST /v1/jobs (streaming upload), GET /v1/jobs,
- *                    GET|DELETE /v1/jobs/ID, .../solution, .../residuals,
+ *                    GET|DELETE /v1/jobs/ID, POST .../cancel,
+ *                    POST|DELETE .../pin, .../residuals,
  *                    .../files[/NAME]
+ *   routes_solution.c  GET /v1/jobs/ID/solution (ETag, gzip)
  *   routes_misc.c    GET /v1/devices, /healthz, /readyz, /metrics
  *   dashboard.c      GET /, /app.js, /style.css
  */
@@ -42,7 +44,11 @@ void routes_jobs_post_abort(routes_post *p);
 enum MHD_Result routes_jobs_list(struct MHD_Connection *c, const http_server_config *cfg);
 enum MHD_Result routes_jobs_get(struct MHD_Connection *c, const http_server_config *cfg,
                                 const char *id);
+/* DELETE removes a finished job (409 for a queued or running one); POST
+ * .../cancel stops a queued or running one (409 for a finished one). */
 enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_config *cfg,
+                                   const char *id);
+enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_config *cfg,
                                    const char *id);
 /* POST /v1/jobs/ID/pin (pin = 1), DELETE (pin = 0): exempt from retention. */
 enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_config *cfg,
@@ -65,6 +71,9 @@ enum MHD_Result routes_metrics(struct MHD_Connection *c, const http_server_confi
 /* 1 when name is a dashboard file; answers it. */
 int dashboard_is_asset(const char *path);
 enum MHD_Result dashboard_serve(struct MHD_Connection *c, const char *path);
+
+/* 404 unknown-job for id. */
+enum MHD_Result routes_unknown_job(struct MHD_Connection *c, const char *id);
 
 /* Checks that every query parameter is one of the NULL-terminated names;
  * otherwise queues 400 and returns 0. */

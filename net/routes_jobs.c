@@ -11,6 +11,7 @@
  * complete, valid upload becomes a job
  * (job_store_accept) and is answered 202. A job reads only what it
  * uploaded: options naming a file on this host are refused (job_files.h).
+ * The solution's route is in routes_solution.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include "admission.h"
 #include "job_files.h"
 #include "job_params.h"
+#include "log.h"
 #include "metrics.h"
 #include "multipart.h"
 #include "problem.h"
@@ -253,6 +255,33 @@ static int mp_end(void *ctx, cls_error *err)
 
 /* --- POST /v1/jobs --- */
 
+/* The filename parameter of a Content-Disposition header (quoted or a
+ * token; "" when there is none). display_name() then keeps its last path
+ * component in printable ASCII. */
+static void raw_filename(const char *cd, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const char *f = NULL;
+    for (const char *q = cd; q && *q && !f; q++)
+        if (!strncasecmp(q, "filename=", 9))
+            f = q;
+    if (!f || cap < 2)
+        return;
+    f += 9;
+    size_t n = 0;
+    if (*f == '"') {
+        for (f++; *f && *f != '"' && n + 1 < cap; f++) {
+            if (*f == '\\' && f[1])
+                f++;
+            out[n++] = *f;
+        }
+    } else {
+        for (; *f && *f != ';' && *f != ' ' && *f != '\t' && n + 1 < cap; f++)
+            out[n++] = *f;
+    }
+    out[n] = '\0';
+}
+
 typedef struct query_ctx {
     job_params *p;
     cls_error err;
@@ -373,8 +402,13 @@ routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_
         return NULL;
     }
     if (!p->multipart) {
+        /* a raw body's name, for messages and the job's inputs, from
+         * Content-Disposition: attachment; filename="A.mtx" (RFC 6266) */
+        char fname[256] = "";
+        raw_filename(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Disposition"), fname,
+                     sizeof fname);
         enum part part = job_params_is_cg(&p->params) ? PART_MATRIX : PART_INPUT;
-        if (open_part_file(p, part, "", &err)) {
+        if (open_part_file(p, part, fname, &err)) {
             job_store_incoming_discard(cfg->store, p->id);
             *replied = http_reply_problem(c, 500, "internal", err.msg, 0);
             post_free(p);
@@ -506,6 +540,12 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
         return http_reply_problem(c, 500, "internal", err.msg, 0);
     }
     metrics_job_submitted();
+    log_event("job_submitted", json_pack("{s:s, s:s, s:I, s:s, s:o}", "job", p->id, "kind",
+                                         p->params.kind, "bytes", (json_int_t)p->bytes, "input",
+                                         p->in.has_matrix  ? p->in.matrix_name
+                                         : p->in.has_input ? p->in.input_name
+                                                           : "",
+                                         "parameters", job_params_to_json(&p->params)));
     char loc[64];
     snprintf(loc, sizeof loc, "/v1/jobs/%s", p->id);
     post_free(p);
@@ -517,7 +557,7 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
     }
     MHD_add_response_header(r, "Content-Type", "application/json");
     MHD_add_response_header(r, "Location", loc);
-    return http_queue(c, 202, r);
+    return http_queue_body(c, 202, r, json, strlen(json));
 }
 
 /* --- reading routes --- */
@@ -577,7 +617,7 @@ static int param_int(struct MHD_Connection *c, const char *name, long long lo, l
     return 1;
 }
 
-static enum MHD_Result unknown_job(struct MHD_Connection *c, const char *id)
+enum MHD_Result routes_unknown_job(struct MHD_Connection *c, const char *id)
 {
     char d[80];
     snprintf(d, sizeof d, "no job %s", id);
@@ -616,8 +656,52 @@ enum MHD_Result routes_jobs_get(struct MHD_Connection *c, const http_server_conf
         return q;
     char *json;
     if (job_store_get_json(cfg->store, id, &json))
-        return unknown_job(c, id);
+        return routes_unknown_job(c, id);
     return http_reply_json(c, 200, json);
+}
+
+/* 409 naming the job's state: a cancel of a finished job, a DELETE of an
+ * active one. The state is also a member (job_status) for programs. */
+static enum MHD_Result job_conflict(struct MHD_Connection *c, const char *slug, job_status st,
+                                    const char *detail)
+{
+    char *body = problem_json_ext(409, slug, detail, 0,
+                                  json_pack("{s:s}", "job_status", job_status_name(st)));
+    if (!body)
+        return MHD_NO;
+    return http_reply(c, 409, "application/problem+json", body, strlen(body));
+}
+
+enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_config *cfg,
+                                   const char *id)
+{
+    static const char *const names[] = {NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    job_cancel_outcome out;
+    job_status st;
+    char *json = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = job_store_cancel(cfg->store, id, &out, &st, &json, &err);
+    if (rc < 0)
+        return routes_unknown_job(c, id);
+    if (rc > 0) {
+        free(json);
+        return http_reply_problem(c, 500, "internal", err.msg, 0);
+    }
+    if (out == JOB_CANCEL_FINISHED) {
+        free(json);
+        char d[160];
+        snprintf(d, sizeof d, "job %s already %s: there is nothing to cancel (its results are kept)",
+                 id, job_status_name(st));
+        return job_conflict(c, "job-finished", st, d);
+    }
+    log_event(
+        out == JOB_CANCEL_DONE ? "job_cancelled" : "job_cancel_requested",
+        json_pack("{s:s, s:s}", "job", id, "was", out == JOB_CANCEL_DONE ? "queued" : "running"));
+    return http_reply_json(c, 202, json);
 }
 
 enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_config *cfg,
@@ -627,22 +711,24 @@ enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_c
     enum MHD_Result q = MHD_NO;
     if (!routes_only_params(c, names, &q))
         return q;
-    job_del_outcome out;
-    char *json = NULL;
+    job_status st;
     cls_error err;
     cls_error_clear(&err);
-    int rc = job_store_delete(cfg->store, id, &out, &json, &err);
+    int rc = job_store_remove(cfg->store, id, &st, &err);
     if (rc < 0)
-        return unknown_job(c, id);
-    if (rc > 0) {
-        free(json);
+        return routes_unknown_job(c, id);
+    if (rc == JOB_REMOVE_FAILED) /* the store could not remove it (or all of its files) */
         return http_reply_problem(c, 500, "internal", err.msg, 0);
+    if (rc > 0) {
+        char d[200];
+        snprintf(d, sizeof d,
+                 "job %s is %s: only a finished job can be deleted; cancel it first "
+                 "(POST /v1/jobs/%s/cancel)",
+                 id, job_status_name(st), id);
+        return job_conflict(c, "job-active", st, d);
     }
-    switch (out) {
-    case JOB_DEL_CANCELLED: return http_reply_json(c, 200, json);
-    case JOB_DEL_CANCEL_REQUESTED: return http_reply_json(c, 202, json);
-    default: free(json); return http_reply(c, 204, NULL, NULL, 0);
-    }
+    log_event("job_deleted", json_pack("{s:s, s:s}", "job", id, "was", job_status_name(st)));
+    return http_reply(c, 204, NULL, NULL, 0);
 }
 
 enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_config *cfg,
@@ -657,142 +743,13 @@ enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_conf
     cls_error_clear(&err);
     int rc = job_store_pin(cfg->store, id, pin, &json, &err);
     if (rc < 0)
-        return unknown_job(c, id);
+        return routes_unknown_job(c, id);
     if (rc > 0) {
         free(json);
         return http_reply_problem(c, 500, "internal", err.msg, 0);
     }
+    log_event(pin ? "job_pinned" : "job_unpinned", json_pack("{s:s}", "job", id));
     return http_reply_json(c, 200, json);
-}
-
-/* Streams solution.bin as {"id":..,"n":N,"x":[...]} without loading it. */
-typedef struct sol_stream {
-    int fd;
-    int64_t n, next;
-    int stage; /* 0 head, 1 values, 2 tail, 3 done */
-    char id[IDS_LEN + 1];
-} sol_stream;
-
-static ssize_t sol_json_reader(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    sol_stream *s = cls;
-    size_t w = 0;
-    if (s->stage == 0) {
-        int k = snprintf(buf, max, "{\"id\":\"%s\",\"n\":%lld,\"x\":[", s->id, (long long)s->n);
-        if (k < 0 || (size_t)k >= max)
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        w = (size_t)k;
-        s->stage = 1;
-    }
-    while (s->stage == 1 && max - w > 64) {
-        if (s->next >= s->n) {
-            s->stage = 2;
-            break;
-        }
-        unsigned char b[8 * 256];
-        int64_t cnt = s->n - s->next;
-        int64_t fit = (int64_t)((max - w) / 28);
-        if (cnt > 256)
-            cnt = 256;
-        if (cnt > fit)
-            cnt = fit;
-        if (cnt <= 0)
-            break;
-        ssize_t got = pread(s->fd, b, (size_t)cnt * 8, (off_t)(s->next * 8));
-        if (got != cnt * 8)
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        for (int64_t i = 0; i < cnt; i++) {
-            uint64_t u = 0;
-            for (int k = 0; k < 8; k++)
-                u |= (uint64_t)b[8 * i + k] << (8 * k);
-            double v;
-            memcpy(&v, &u, 8);
-            int k = isfinite(v) ? snprintf(buf + w, max - w, "%s%.17g", s->next ? "," : "", v)
-                                : snprintf(buf + w, max - w, "%snull", s->next ? "," : "");
-            w += (size_t)k;
-            s->next++;
-        }
-    }
-    if (s->stage == 2 && max - w >= 3) {
-        memcpy(buf + w, "]}\n", 3);
-        w += 3;
-        s->stage = 3;
-    }
-    if (w == 0 && s->stage == 3)
-        return MHD_CONTENT_READER_END_OF_STREAM;
-    return (ssize_t)w;
-}
-
-static void sol_json_free(void *cls)
-{
-    sol_stream *s = cls;
-    close(s->fd);
-    free(s);
-}
-
-enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
-                                     const char *id)
-{
-    static const char *const names[] = {"format", NULL};
-    enum MHD_Result q = MHD_NO;
-    if (!routes_only_params(c, names, &q))
-        return q;
-    const char *format = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
-    if (!format)
-        format = "mtx";
-    int fmt = !strcmp(format, "mtx") || !strcmp(format, "matrix-market") ? 0
-              : !strcmp(format, "json")                                  ? 1
-              : !strcmp(format, "binary")                                ? 2
-                                                                         : -1;
-    if (fmt < 0)
-        return http_reply_problem(c, 400, "bad-parameter",
-                                  "format: must be mtx, json or binary", 0);
-    char dir[PATH_MAX], path[PATH_MAX + 32];
-    job_status st;
-    if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
-        return unknown_job(c, id);
-    snprintf(path, sizeof path, "%s/%s", dir, fmt == 0 ? "solution.mtx" : "solution.bin");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    if (fd < 0 || fstat(fd, &sb) != 0 || st == JOB_QUEUED || st == JOB_RUNNING) {
-        if (fd >= 0)
-            close(fd);
-        char d[160];
-        snprintf(d, sizeof d, "job %s is %s and has no solution%s", id, job_status_name(st),
-                 st == JOB_QUEUED || st == JOB_RUNNING ? " yet" : "");
-        return http_reply_problem(c, 409, "no-solution", d, 0);
-    }
-    struct MHD_Response *r;
-    if (fmt == 1) {
-        sol_stream *s = calloc(1, sizeof *s);
-        if (!s) {
-            close(fd);
-            return MHD_NO;
-        }
-        s->fd = fd;
-        s->n = (int64_t)sb.st_size / 8;
-        memcpy(s->id, id, sizeof s->id);
-        r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, sol_json_reader, s,
-                                              sol_json_free);
-        if (!r) {
-            sol_json_free(s);
-            return MHD_NO;
-        }
-        MHD_add_response_header(r, "Content-Type", "application/json");
-    } else {
-        r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
-        if (!r) {
-            close(fd);
-            return MHD_NO;
-        }
-        MHD_add_response_header(r, "Content-Type",
-                                fmt == 0 ? "text/plain; charset=us-ascii"
-                                         : "application/octet-stream");
-        char cd[96];
-        snprintf(cd, sizeof cd, "attachment; filename=\"%s.%s\"", id, fmt == 0 ? "mtx" : "f64");
-        MHD_add_response_header(r, "Content-Disposition", cd);
-    }
-    return http_queue(c, 200, r);
 }
 
 enum MHD_Result routes_jobs_residuals(struct MHD_Connection *c, const http_server_config *cfg,
@@ -806,7 +763,7 @@ enum MHD_Result routes_jobs_residuals(struct MHD_Connection *c, const http_serve
         return q;
     char *json;
     if (job_store_residuals_json(cfg->store, id, since, &json))
-        return unknown_job(c, id);
+        return routes_unknown_job(c, id);
     return http_reply_json(c, 200, json);
 }
 
@@ -820,7 +777,7 @@ enum MHD_Result routes_jobs_files(struct MHD_Connection *c, const http_server_co
     char dir[PATH_MAX], out[PATH_MAX + 8];
     job_status st;
     if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
-        return unknown_job(c, id);
+        return routes_unknown_job(c, id);
     snprintf(out, sizeof out, "%s/out", dir);
     DIR *d = opendir(out);
     json_t *list = json_array();

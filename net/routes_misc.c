@@ -78,7 +78,7 @@ enum MHD_Result routes_readyz(struct MHD_Connection *c, const http_server_config
     MHD_add_response_header(r, "Content-Type", "application/json");
     if (!ready)
         MHD_add_response_header(r, "Retry-After", draining ? "30" : "5");
-    return http_queue(c, ready ? 200 : 503, r);
+    return http_queue_body(c, ready ? 200 : 503, r, text, strlen(text));
 }
 
 enum MHD_Result routes_metrics(struct MHD_Connection *c, const http_server_config *cfg)

@@ -24,11 +24,13 @@
 #include "../common/timer.h"
 #include "../matrices/mm.h"
 #include "../solver/dsolve.h"
+#include "../solver/names.h"
 #include "admission.h"
 #include "cluster.h"
 #include "fileio.h"
 #include "job_files.h"
 #include "job_proto.h"
+#include "log.h"
 #include "metrics.h"
 #include "problem.h"
 #ifdef CLS_NET_HAVE_PHYSICS
@@ -41,7 +43,6 @@ typedef struct sched_monitor_ctx {
     const scheduler_config *cfg;
     int cancelled; /* DELETE */
     int drained;   /* stopped by a drain that ran out of time: queued again */
-    int started;
 } sched_monitor_ctx;
 
 /* When the drain began (0: not draining); the lanes' monitors read it
@@ -62,13 +63,17 @@ static int sched_drain_over(const scheduler_config *cfg)
     return cls_now() - since > cfg->drain_timeout_s;
 }
 
+/* dsolve's phases (parsing, setting_up, solving, gathering) become the
+ * job's progress.phase, each with the time it began */
+static void sched_phase(void *ctx, const char *phase)
+{
+    sched_monitor_ctx *c = ctx;
+    job_store_set_phase(c->store, c->id, phase);
+}
+
 static int sched_monitor(void *ctx, int64_t it, double res)
 {
     sched_monitor_ctx *c = ctx;
-    if (!c->started) {
-        c->started = 1;
-        job_store_set_phase(c->store, c->id, "solving");
-    }
     if (job_store_progress(c->store, c->id, it, res))
         c->cancelled = 1;
     if (!c->cancelled && sched_drain_over(c->cfg))
@@ -234,11 +239,20 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
          snprintf(m->x0_path, sizeof m->x0_path, "%s/x0.mtx", c->dir) >= (int)sizeof m->x0_path))
         return cls_fail(err, CLS_EOTHER, "data directory path too long for the job protocol");
     m->tol = c->params.tol;
+    m->atol = c->params.atol;
     m->maxiter = c->params.maxiter;
+    /* the names were checked at submission by the same parse functions
+     * (the preconditioner's by pc_options_set, into params.pc) */
+    solver_method me = SOLVER_CG;
+    la_precision pr = LA_DOUBLE;
+    if (solver_method_parse(c->params.method, &me) ||
+        solver_precision_parse(c->params.precision, &pr))
+        return cls_fail(err, CLS_EUSAGE, "method '%s' or precision '%s' is unknown",
+                        c->params.method, c->params.precision);
     m->precond = (int32_t)c->params.pc.type;
     m->pc = c->params.pc;
-    m->precision = !strcmp(c->params.precision, "float") ? LA_FLOAT : LA_DOUBLE;
-    m->method = SOLVER_CG;
+    m->method = (int32_t)me;
+    m->precision = (int32_t)pr;
     m->devices_per_rank = 1;
     return CLS_OK;
 }
@@ -248,6 +262,7 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     memset(o, 0, sizeof *o);
     solve_options_default(&o->solve);
     o->solve.tol = m->tol;
+    o->solve.atol = m->atol;
     o->solve.maxiter = m->maxiter;
     o->solve.precond = (solver_precond)m->precond;
     o->pc = m->pc;
@@ -255,6 +270,35 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->solve.method = (solver_method)m->method;
     o->solve.device = device;
     o->devices_per_rank = m->devices_per_rank > 1 ? m->devices_per_rank : 1;
+}
+
+/* The job's events in the structured log (log.h). */
+static void sched_log_started(const job_claim *c)
+{
+    double wait = c->started > c->created ? c->started - c->created : 0;
+    metrics_queue_wait(wait);
+    log_event("job_started", json_pack("{s:s, s:s, s:f}", "job", c->id, "kind", c->params.kind,
+                                       "queue_wait_s", wait));
+}
+
+static void sched_log_finished(const job_claim *c, job_status st, json_t *error, json_t *timings,
+                               int64_t iterations, double rel)
+{
+    json_t *f = json_pack("{s:s, s:s, s:s}", "job", c->id, "kind", c->params.kind, "status",
+                          job_status_name(st));
+    if (!f)
+        return;
+    if (iterations > 0 || isfinite(rel)) {
+        json_object_set_new(f, "iterations", json_integer(iterations));
+        json_object_set_new(f, "relative_residual", isfinite(rel) ? json_real(rel) : json_null());
+    }
+    if (json_is_object(error)) {
+        json_object_set(f, "code", json_object_get(error, "code"));
+        json_object_set(f, "message", json_object_get(error, "message"));
+    }
+    if (json_is_object(timings))
+        json_object_set(f, "timings", timings);
+    log_event("job_finished", f);
 }
 
 /* Runs a cg job. collective: every rank of comm is told (job_proto) and
@@ -276,7 +320,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
         return;
     }
-    job_store_set_phase(s, c->id, "reading");
+    sched_log_started(c);
     double t0 = cls_now();
     if (collective)
         job_proto_send(comm, &m);
@@ -286,6 +330,8 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
     sched_monitor_ctx mc = {.store = s, .id = c->id, .cfg = cfg};
     o.solve.monitor = sched_monitor;
     o.solve.monitor_ctx = &mc;
+    o.phase = sched_phase;
+    o.phase_ctx = &mc;
     o.read_progress = sched_read_progress;
     o.read_ctx = &mc;
     o.read_max_memory = read_budget;
@@ -306,6 +352,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
                 cfg->drain_timeout_s);
         return;
     }
+    job_store_set_phase(s, c->id, "writing");
     job_status st = rc == CLS_OK ? JOB_SUCCEEDED : JOB_FAILED;
     if (mc.cancelled)
         st = JOB_CANCELLED;
@@ -359,6 +406,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         json_object_set_new(result, "duplicates", json_integer(rep.duplicates));
         json_object_set_new(result, "rhs", json_string(c->in.has_rhs ? c->in.rhs_name : "A*ones"));
         json_object_set_new(result, "tol", json_real(c->params.tol));
+        json_object_set_new(result, "atol", json_real(c->params.atol));
         json_object_set_new(result, "method", json_string(c->params.method));
         /* the preconditioner as run (auto resolved) and whether its set-up
          * was built for this job or reused from an earlier one (pc.h) */
@@ -422,6 +470,16 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         json_object_set_new(timings, "ms_per_iteration",
                             json_real(1e3 * rep.solve_s / (double)rep.cg.iterations));
     metrics_job_finished(st, rep.solve_s, rep.cg.iterations);
+    sched_log_finished(c, st, error, timings, rep.cg.iterations, rep.cg.rel_residual);
+    if (rep.rows > 0) { /* the phases it reached */
+        metrics_job_phase("parse", rep.parse_s);
+        metrics_job_phase("partition", rep.partition_s);
+        metrics_job_phase("init", rep.init_s);
+        metrics_job_phase("upload", rep.upload_s);
+        metrics_job_phase("solve", rep.solve_s);
+        metrics_job_phase("gather", rep.gather_s);
+    }
+    metrics_job_phase("total", total);
     if (job_store_complete(s, c->id, st, result, error, timings, devices, &werr))
         fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
     free(x);
@@ -467,6 +525,7 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
         return;
     }
     job_store_set_phase(s, c->id, "running");
+    sched_log_started(c);
     double t0 = cls_now();
     /* no options: the driver gets "{}" (a literal: a json_object() made
      * here for it would leak) */
@@ -515,6 +574,10 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
         error = error_json(error_code_name(rc), rc, err.msg, err.line);
     job_status st = rc ? JOB_FAILED : JOB_SUCCEEDED;
     metrics_job_finished(st, total, 0);
+    metrics_job_phase("total", total);
+    json_t *tm = json_pack("{s:f}", "total_s", total);
+    sched_log_finished(c, st, error, tm, 0, NAN);
+    json_decref(tm);
     metrics_device_busy(0, -1, cfg->device, total);
     cls_error werr;
     if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total), NULL,

@@ -152,6 +152,8 @@ static int cg_classic(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, c
     rnorm = sqrt(rr);
     res->rel_residual = rnorm / bnorm;
     CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    if (opt->monitor) /* iteration 0: the initial residual (no cancel here) */
+        (void)opt->monitor(opt->monitor_ctx, 0, res->rel_residual);
 
     for (int64_t k = 0;;) { /* k: iterations done */
         if (!isfinite(rnorm) || !isfinite(rz)) {
@@ -324,6 +326,8 @@ static int cg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, con
     }
     res->rel_residual = sqrt(rr) / bnorm;
     CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    if (opt->monitor) /* iteration 0: the initial residual (no cancel here) */
+        (void)opt->monitor(opt->monitor_ctx, 0, res->rel_residual);
     res->start_s = cls_now() - t0;
 
     for (;;) {

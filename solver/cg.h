@@ -26,8 +26,9 @@ typedef enum {
     CG_CANCELLED = -4
 } cg_reason;
 
-/* Called after every iteration with the relative residual, in order; a
- * non-zero return cancels the solve (the daemon's DELETE). In the fused loop
+/* Called once with iteration 0 and the initial residual (its return is
+ * ignored then), then after every iteration with the relative residual, in
+ * order; a non-zero return cancels the solve (the daemon's cancel). In the fused loop
  * the call for iteration k comes while iterations up to k + lag are queued,
  * so a cancel takes effect within lag iterations (res->iterations counts
  * every update applied to x). */
@@ -52,6 +53,8 @@ typedef struct cg_options {
     cg_apply_fn apply; /* a general preconditioner (precond is then neither NONE
                         * nor JACOBI): the preconditioned loop of pcg.c */
     void *apply_ctx;
+    const double *tols; /* several right-hand sides together (dbcg_solve): column c's
+                         * tolerance (an absolute one makes it differ); NULL: tol */
 } cg_options;
 
 typedef struct cg_result {

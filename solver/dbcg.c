@@ -55,7 +55,7 @@
 typedef struct bcol {
     int active, fresh, confirming, replacements, lost, restart, update, rc;
     int64_t it, cap;
-    double bnorm, stop2, gamma_old, alpha_old, last_true, alpha, beta;
+    double bnorm, tol, stop2, gamma_old, alpha_old, last_true, alpha, beta;
     cls_error err;
 } bcol;
 
@@ -205,7 +205,7 @@ static void dbcg_scalars(dbcg *B, int c, const double *v, const cg_options *opt,
                      "not converged: the true residual stays at %.3e > tol %.3e (iteration "
                      "%lld); the tolerance is below the accuracy this precision and condition "
                      "number allow",
-                     true_rel, opt->tol, (long long)b->it);
+                     true_rel, b->tol, (long long)b->it);
             return;
         }
         b->replacements++;
@@ -215,7 +215,7 @@ static void dbcg_scalars(dbcg *B, int c, const double *v, const cg_options *opt,
     if (b->it >= opt->maxiter) {
         COL_FAIL(b, CLS_ENOTCONV, CG_DIVERGED_MAXITER,
                  "not converged after %lld iterations: relative residual %.3e > tol %.3e",
-                 (long long)b->it, res[c].rel_residual, opt->tol);
+                 (long long)b->it, res[c].rel_residual, b->tol);
         return;
     }
     if (!isfinite(delta)) {
@@ -336,7 +336,8 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
     for (int c = 0; c < k; c++) {
         bcol *bc = &B.col[c];
         bc->bnorm = sqrt(v[c]);
-        bc->stop2 = opt->tol * opt->tol * v[c];
+        bc->tol = opt->tols ? opt->tols[c] : opt->tol;
+        bc->stop2 = bc->tol * bc->tol * v[c];
         bc->last_true = INFINITY;
         bc->active = 1;
         if (!isfinite(bc->bnorm)) {
@@ -396,10 +397,13 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
                 continue;
             bc->restart = bc->update = 0;
             dbcg_scalars(&B, c, v + 4 * c, opt, res);
-            if (bc->active && res[c].rel_residual > worst)
+            /* the columns this round read, those it just ended included */
+            if (res[c].rel_residual > worst)
                 worst = res[c].rel_residual;
         }
-        if (s->rank == 0 && opt->monitor && opt->monitor(opt->monitor_ctx, it + 1, worst))
+        /* round it reads iteration it's residuals: the monitor hears 0 (the
+         * initial ones) first, as from the one-column loops */
+        if (s->rank == 0 && opt->monitor && opt->monitor(opt->monitor_ctx, it, worst))
             want_cancel = 1; /* the next reduction tells every rank */
         for (int c = 0; c < k; c++) {
             bcol *bc = &B.col[c];

@@ -232,6 +232,8 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
     }
     res->rel_residual = sqrt(rr) / bnorm;
     CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    if (s->rank == 0 && opt->monitor) /* iteration 0: the initial residual (no cancel here) */
+        (void)opt->monitor(opt->monitor_ctx, 0, res->rel_residual);
     res->start_s = cls_now() - t0;
 
     int64_t k = 0, kstart = 0; /* k: updates applied; kstart: at the last (re)start */

@@ -557,6 +557,7 @@ int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err)
             in->blk.val[j] = ldexp(in->blk.val[j], ea);
     for (int c = 0; c < k; c++) {
         const double bnorm = m[1 + c] * sqrt(ssq[c]);
+        in->bnorm[c] = bnorm; /* for an absolute tolerance (solve_effective_tol) */
         const int eb = solve_scale_exponent(bnorm); /* 0 for b = 0: x = 0, as always */
         double *b = in->b + c * nb, *x0 = in->x0 ? in->x0 + c * nb : NULL;
         if (eb)

@@ -236,6 +236,13 @@ static int finish_all(dpart *parts, int nmine, cls_error *err)
     return CLS_OK;
 }
 
+/* rank 0 tells the caller which phase begins (dsolve_options.phase) */
+#define DS_PHASE(name)                                                                             \
+    do {                                                                                           \
+        if (me == 0 && opt->phase)                                                                 \
+            opt->phase(opt->phase_ctx, name);                                                      \
+    } while (0)
+
 /* Column c's x: downloaded, its true residual ||b - Ax|| / ||b|| in double
  * on the host, and (xfull not NULL on rank 0) gathered into xfull.
  * Collective; the outcome is agreed. */
@@ -322,6 +329,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     rep->devices_per_rank = G;
 
     /* 1. input and layout, then the scaling; the device starts meanwhile */
+    DS_PHASE("parsing");
     if (opt->prewarm && size == 1 && G == 1)
         dsys_prewarm_start(opt->solve.device, opt->solve.precision);
     rc = dsolve_input(comm, a_path, b_paths, nb_paths, x0_path, opt, G, &in, err);
@@ -359,6 +367,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     rep->engine = DSOLVE_ENGINE_AUTO;
 
     /* 2. halo plans: parts view the rank's block, renumbered in place */
+    DS_PHASE("setting_up");
     double tp = cls_now();
     cls_trace("dsolve: input read");
     nmine = L->first[me + 1] - L->first[me];
@@ -481,14 +490,19 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     snprintf(rep->device_choice, sizeof rep->device_choice, "%s", sys.device_choice);
 
     /* 5. the method */
+    DS_PHASE("solving");
     cg_options co = {
-        .tol = opt->solve.tol,
+        .tol = solve_effective_tol(opt->solve.tol, opt->solve.atol, in.bnorm[0]),
         .maxiter = opt->solve.maxiter > 0 ? opt->solve.maxiter
                                           : (in.nrows * 10 > 1000 ? in.nrows * 10 : 1000),
         .precond = ptype,
         .monitor = me == 0 ? opt->solve.monitor : NULL,
         .monitor_ctx = opt->solve.monitor_ctx,
     };
+    double col_tol[DSOLVE_MAX_RHS]; /* an absolute tolerance is per column (its own ||b||) */
+    for (int c = 0; c < nrhs; c++)
+        col_tol[c] = solve_effective_tol(opt->solve.tol, opt->solve.atol, in.bnorm[c]);
+    co.tols = nrhs > 1 ? col_tol : NULL;
     rep->together =
         nrhs > 1 && opt->solve.method == SOLVER_CG && opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL;
     if (rep->together) { /* the columns in lockstep, the matrix read once (dbcg.c) */
@@ -497,6 +511,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         for (int c = 0; c < nrhs && !sys.failed; c++) {
             cls_error cerr;
             cls_error_clear(&cerr);
+            co.tol = col_tol[c];
             int crc = opt->solve.method == SOLVER_PIPECG
                           ? pipecg_solve(&sys, &vb[c], &vx[c], &pc, &co, &rep->cols[c], &cerr)
                           : dcg_solve(&sys, &vb[c], &vx[c], &pc, &co, &rep->cols[c], &cerr);
@@ -533,6 +548,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     }
 
     /* 6. x, the true residual, the gather */
+    DS_PHASE("gathering");
     tg = cls_now();
     cls_trace("dsolve: solved");
     int want_x = x != NULL; /* collective: every rank follows rank 0's wish for x */

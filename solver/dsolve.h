@@ -113,6 +113,10 @@ typedef struct dsolve_options {
     pc_options pc;             /* the preconditioner's parameters (degree, sweeps, reuse);
                                 * its type is solve.precond */
     dsolve_rhs_mode rhs_mode;  /* several right-hand sides: together or one by one */
+    /* rank 0, when set: told as each phase begins ("parsing", "setting_up",
+     * "solving", "gathering"), for progress that says what is going on */
+    void (*phase)(void *ctx, const char *phase);
+    void *phase_ctx;
 } dsolve_options;
 
 void dsolve_options_default(dsolve_options *o);

@@ -26,6 +26,8 @@ typedef struct ds_input {
     int64_t rb, re; /* this rank's rows */
     csr_matrix blk; /* those rows, rowptr from 0, global columns */
     double *b, *x0; /* this rank's entries, column c at c (re - rb) (x0 NULL: zero) */
+    double bnorm[DSOLVE_MAX_RHS]; /* ||b|| of each column as given (before dsolve_scale),
+                                   * every rank: for an absolute tolerance */
 } ds_input;
 
 int dsolve_agree(MPI_Comm comm, int rc, cls_error *err);

@@ -124,6 +124,8 @@ int pcg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const cg_
     }
     res->rel_residual = sqrt(rr) / bnorm;
     CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    if (opt->monitor) /* iteration 0: the initial residual (no cancel here) */
+        (void)opt->monitor(opt->monitor_ctx, 0, res->rel_residual);
     res->start_s = cls_now() - t0;
 
     for (;;) {

@@ -31,6 +31,14 @@ void solve_options_default(solve_options *o)
     o->name = "matrix";
 }
 
+double solve_effective_tol(double tol, double atol, double bnorm)
+{
+    if (!(atol > 0.0) || !(bnorm > 0.0) || !isfinite(bnorm))
+        return tol;
+    double t = atol / bnorm; /* ||r|| <= atol  <=>  ||r||/||b|| <= atol/||b|| */
+    return t > tol ? t : tol;
+}
+
 const char *solver_method_name(solver_method m)
 {
     return m == SOLVER_PIPECG ? "pipecg" : "cg";
@@ -339,7 +347,7 @@ int solve_run_device(const csr_matrix *A, const double *b, const double *x0, dou
     rep->setup_s = cls_now() - t0;
 
     cg_options co = {
-        .tol = opt->tol,
+        .tol = solve_effective_tol(opt->tol, opt->atol, solve_nrm2(b, A->nrows)),
         .maxiter = opt->maxiter > 0 ? opt->maxiter : (A->nrows * 10 > 1000 ? A->nrows * 10 : 1000),
         .precond = opt->precond,
         .monitor = opt->monitor,

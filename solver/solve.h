@@ -18,6 +18,7 @@
 
 typedef struct solve_options {
     double tol;           /* relative residual, default 1e-8 */
+    double atol;          /* absolute: stop when ||r|| <= max(tol ||b||, atol); default 0 */
     int64_t maxiter;      /* <= 0: max(1000, 10 n) as scipy */
     solver_method method;
     solver_precond precond;
@@ -42,6 +43,11 @@ void solve_options_default(solve_options *o);
 const char *solver_method_name(solver_method m);
 const char *solver_precond_name(solver_precond p);
 const char *la_precision_name(la_precision p);
+
+/* The relative tolerance the solver runs with for a relative tol and an
+ * absolute atol, scipy's rule ||r|| <= max(tol ||b||, atol):
+ * max(tol, atol / ||b||); tol when atol is 0 or b = 0. */
+double solve_effective_tol(double tol, double atol, double bnorm);
 
 /* Checks that A can be solved by CG: square, finite values, symmetric, and a
  * positive diagonal (a symmetric matrix with a_ii <= 0 is not positive

@@ -1,30 +1,65 @@
-// app.js: the clsolve dashboard's logic. Polls the daemon's API once a
-// second: the job list (GET /v1/jobs), the selected job (GET /v1/jobs/ID)
-// and its residual history, fetched incrementally while it runs
-// (GET /v1/jobs/ID/residuals?since=N), drawn on a <canvas> as relative
-// residual against iteration on a log scale. The device table comes from
-// GET /v1/devices once. When the daemon asks for a bearer token (401), a
-// field for it appears; the token stays in this tab's sessionStorage.
-// After each drawing the canvas carries data-job, data-points and
-// data-drawn="1", so a headless browser test can check the plot.
+// app.js: the clsolve dashboard's logic. Once a second it polls the daemon's
+// API: the job list (GET /v1/jobs), the selected job (GET /v1/jobs/ID) and
+// its residual history, fetched incrementally (GET .../residuals?since=N),
+// drawn on a <canvas> as relative residual against iteration on a log
+// scale. The device table comes from GET /v1/devices once.
+//
+// Each job has an address, /#/jobs/ID (the table's links, the browser's
+// history). The selected job shows its phases as a bar (queued, parsing,
+// setting up, solving with its share of the way to tol, gathering,
+// writing, done) with the phase's elapsed time and, while solving, the ETA
+// the daemon estimates; its actions: cancel (queued or running), delete (a
+// finished job; a second click within 4 s confirms), and the solution as
+// .mtx, .json or .f64 (fetched with the token, saved under the input's
+// name).
+//
+// The plot stays fast for any history: it keeps, per horizontal pixel, the
+// lowest and the highest residual of the iterations that fall on it (at
+// most two points a pixel, so a few thousand in all, whatever the
+// iteration count), finds its ranges with loops (no Math.min(...array),
+// which overflows the stack past ~125k values), and draws at the screen's
+// pixel density (devicePixelRatio), redrawn on resize.
+//
+// When the daemon asks for a bearer token (401), a field for it appears;
+// the token stays in this tab's sessionStorage. Errors of actions show in
+// one message line. After each drawing the canvas carries data-job,
+// data-points (residuals held), data-drawn-points (after decimation),
+// data-dpr and data-drawn="1", so a headless browser test can check it.
+//
+// Other scripts extend it through window.clsolve: hooks.jobSelected
+// (functions called with the job document whenever the selected job is
+// rendered), api(path, options) and the state.
 "use strict";
 
-const state = { busy: false, selected: null, userSelected: false, hist: [], first: 0, histJob: null,
-                histDone: false, tol: null, jobs: [] };
+const state = { selected: null, userSelected: false, job: null, fetchedAt: 0, hist: [], first: 0,
+                histJob: null, histDone: false, jobs: [], frac: {}, busy: false, armed: null };
+const hooks = { jobSelected: [] };
 
 function token() { return sessionStorage.getItem("clsolve-token") || ""; }
 
-async function api(path) {
-  const headers = {};
-  if (token()) headers["Authorization"] = "Bearer " + token();
-  const r = await fetch(path, { headers, cache: "no-store" });
+// One API call: the parsed JSON (null for a 204), or an Error whose message
+// is the problem's detail.
+async function api(path, opts) {
+  const o = Object.assign({ cache: "no-store" }, opts || {});
+  o.headers = Object.assign({}, o.headers || {});
+  if (token()) o.headers["Authorization"] = "Bearer " + token();
+  const r = await fetch(path, o);
   if (r.status === 401) {
     document.getElementById("auth").hidden = false;
-    throw new Error("unauthorized");
+    throw new Error("a bearer token is needed");
   }
-  if (!r.ok) throw new Error(path + ": HTTP " + r.status);
-  return r.json();
+  if (!r.ok) {
+    let detail = "HTTP " + r.status;
+    try { const p = await r.json(); if (p && p.detail) detail = p.detail; } catch (e) { /* not JSON */ }
+    const err = new Error(detail);
+    err.status = r.status;
+    throw err;
+  }
+  if (r.status === 204) return null;
+  return o.blob ? r.blob() : r.json();
 }
+
+window.clsolve = { hooks, api, state };
 
 function el(tag, text, cls) {
   const e = document.createElement(tag);
@@ -33,8 +68,36 @@ function el(tag, text, cls) {
   return e;
 }
 
-function fmtRes(r) { return typeof r === "number" ? r.toExponential(3) : "–"; }
+function fmtRes(r) { return typeof r === "number" ? r.toExponential(2) : "–"; }
 function fmtTime(t) { return t ? t.replace("T", " ").replace(/\.\d+Z$/, "Z") : "–"; }
+// the table's short form: the time of day (UTC) today, else the date
+function fmtShort(t) {
+  if (!t) return "–";
+  const today = new Date().toISOString().slice(0, 10);
+  return t.slice(0, 10) === today ? t.slice(11, 19) : t.slice(0, 10);
+}
+function fmtDur(s) {
+  if (typeof s !== "number" || !isFinite(s) || s < 0) return "?";
+  s = Math.round(s);
+  const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, sec = s % 60;
+  return (h ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + String(sec).padStart(2, "0");
+}
+function inputName(j) {
+  const i = j.inputs || {};
+  return i.matrix || i.input || "";
+}
+function phaseName(p) { return (p || "").replace("_", " "); }
+
+let messageTimer = null;
+function showMessage(text) {
+  const m = document.getElementById("message");
+  m.textContent = text;
+  m.hidden = !text;
+  clearTimeout(messageTimer);
+  if (text) messageTimer = setTimeout(() => { m.hidden = true; }, 8000);
+}
+
+// --- the job list ---
 
 function renderJobs(list) {
   const tbody = document.querySelector("#jobs tbody");
@@ -44,12 +107,21 @@ function renderJobs(list) {
     tr.dataset.jobId = j.id;
     tr.dataset.status = j.status;
     if (j.id === state.selected) tr.className = "selected";
-    tr.append(el("td", j.id.slice(0, 12), "mono"), el("td", j.kind));
+    const idc = el("td", null, "mono");
+    const a = el("a", j.id.slice(0, 8));
+    a.href = "#/jobs/" + j.id;
+    idc.append(a);
+    const name = inputName(j);
     const st = el("td");
     st.append(el("span", j.status, "pill st-" + j.status));
-    tr.append(st, el("td", j.progress.iteration), el("td", fmtRes(j.progress.residual)),
-              el("td", fmtTime(j.created_at)));
-    tr.addEventListener("click", () => { select(j.id, true); });
+    const running = j.status === "running" || j.status === "queued";
+    tr.append(idc, el("td", name, "input"), el("td", j.kind), st,
+              el("td", running ? phaseName(j.progress.phase) : ""),
+              el("td", j.progress.iteration, "num"), el("td", fmtRes(j.progress.residual), "num"),
+              el("td", fmtShort(j.created_at)));
+    tr.lastChild.title = fmtTime(j.created_at);
+    tr.querySelector("td.input").title = name;
+    tr.addEventListener("click", ev => { if (ev.target.tagName !== "A") location.hash = "#/jobs/" + j.id; });
     tbody.append(tr);
   }
   document.getElementById("jobs-empty").hidden = list.jobs.length > 0;
@@ -60,31 +132,124 @@ function renderJobs(list) {
     list.total + " jobs" + Object.keys(counts).map(k => ", " + counts[k] + " " + k).join("");
 }
 
+// --- selection and the address ---
+
+function route() {
+  const m = location.hash.match(/^#\/jobs\/([0-9a-f]{32})$/);
+  if (m) select(m[1], true);
+  else if (location.hash === "" || location.hash === "#/") state.userSelected = false;
+}
+
 function select(id, byUser) {
   if (id !== state.selected) {
     state.selected = id;
+    state.job = null;
     state.hist = [];
     state.first = 0;
     state.histJob = id;
     state.histDone = false;
+    state.armed = null;
   }
   if (byUser) state.userSelected = true;
   for (const tr of document.querySelectorAll("#jobs tbody tr"))
     tr.className = tr.dataset.jobId === id ? "selected" : "";
-  document.getElementById("sel-id").textContent = id ? id : "";
+  const link = document.getElementById("sel-link");
+  link.textContent = id ? id : "";
+  link.href = id ? "#/jobs/" + id : "#/";
   refreshSelected();
 }
 
+// --- the selected job ---
+
+const PHASES_CG = ["queued", "parsing", "setting_up", "solving", "gathering", "writing", "done"];
+const PHASES_OTHER = ["queued", "running", "done"];
+
+// The bar's share of the way from the first residual to tol (log scale),
+// never going back for a job while this page shows it.
+function solvedFraction(j) {
+  const tol = j.parameters && typeof j.parameters.tol === "number" ? j.parameters.tol : null;
+  const r = j.progress.residual;
+  if (!tol || typeof r !== "number" || r <= 0) return state.frac[j.id] || 0;
+  const r0 = state.hist.length && state.hist[0] > 0 ? state.hist[0] : 1;
+  const l0 = Math.log10(Math.max(r0, tol * 10)), lt = Math.log10(tol), l = Math.log10(r);
+  const f = Math.min(1, Math.max(0, (l0 - l) / (l0 - lt)));
+  state.frac[j.id] = Math.max(state.frac[j.id] || 0, f);
+  return state.frac[j.id];
+}
+
+function phaseElapsed(j) {
+  const p = j.progress;
+  const a = Date.parse(p.phase_started_at), b = Date.parse(p.updated_at);
+  if (isNaN(a) || isNaN(b)) return null;
+  const live = j.status === "queued" || j.status === "running";
+  return (b - a) / 1000 + (live ? (Date.now() - state.fetchedAt) / 1000 : 0);
+}
+
+function renderPhases(j) {
+  const ol = document.getElementById("phases");
+  const steps = j.kind === "cg" ? PHASES_CG : PHASES_OTHER;
+  let phase = j.status === "queued" ? "queued" : j.progress.phase;
+  if (phase === "starting") phase = j.kind === "cg" ? "parsing" : "running";
+  // waiting (for the lanes' small jobs) sits on the queued step, saving (a
+  // final record the store retries) on the last one before done
+  const step = phase === "waiting" ? "queued" : phase === "saving" ? steps[steps.length - 2] : phase;
+  const finished = !(j.status === "queued" || j.status === "running");
+  let cur = finished ? steps.length - 1 : steps.indexOf(step);
+  ol.replaceChildren();
+  steps.forEach((s, i) => {
+    const li = el("li", i === steps.length - 1 && finished ? j.status : phaseName(s));
+    if (i < cur) li.className = "past";
+    if (i === cur) li.className = "current" + (finished ? " " + j.status : "");
+    if (i === cur && s === "solving") {
+      const fill = el("span", null, "fill");
+      fill.style.width = (100 * solvedFraction(j)).toFixed(1) + "%";
+      li.append(fill);
+    }
+    ol.append(li);
+  });
+  ol.dataset.phase = finished ? "done" : phase;
+  const line = document.getElementById("phase-line");
+  const e = phaseElapsed(j);
+  const parts = [];
+  if (!finished) {
+    parts.push(phaseName(phase) + (e !== null ? " for " + fmtDur(e) : ""));
+    if (phase === "solving") {
+      parts.push("iteration " + j.progress.iteration, "residual " + fmtRes(j.progress.residual),
+                 Math.round(100 * solvedFraction(j)) + "% of the way to tol");
+      if (typeof j.progress.eta_s === "number") parts.push("about " + fmtDur(j.progress.eta_s) + " left");
+    }
+    if (j.progress.note) parts.push(j.progress.note); // why a queued job waits (admission)
+    if (j.store_error) parts.push(j.store_error);
+    if (j.cancel_requested) parts.push("cancel requested");
+  } else if (j.started_at && j.finished_at) {
+    parts.push(j.status + " after " + fmtDur((Date.parse(j.finished_at) - Date.parse(j.started_at)) / 1000) +
+               " of running");
+  } else {
+    parts.push(j.status);
+  }
+  line.textContent = parts.join(" · ");
+}
+
+function renderActions(j) {
+  const live = j.status === "queued" || j.status === "running";
+  document.getElementById("act-cancel").hidden = !live;
+  const del = document.getElementById("act-delete");
+  del.hidden = live;
+  del.textContent = state.armed === j.id ? "Really delete?" : "Delete";
+  document.getElementById("downloads").hidden = !(j.result && j.result.solution_available);
+}
+
 function renderDetail(j) {
+  renderActions(j);
+  renderPhases(j);
   const dl = document.getElementById("detail");
   dl.replaceChildren();
   const add = (k, v) => { dl.append(el("dt", k), el("dd", v)); };
   add("status", j.status + (j.cancel_requested && j.status === "running" ? " (cancel requested)" : ""));
   add("kind", j.kind);
   add("inputs", Object.entries(j.inputs).filter(e => e[1]).map(e => e[0] + ": " + e[1]).join(", "));
-  add("parameters", JSON.stringify(j.parameters));
-  add("progress", j.progress.phase + ", iteration " + j.progress.iteration + ", residual " +
-      fmtRes(j.progress.residual) + " (" + fmtTime(j.progress.updated_at) + ")");
+  add("parameters", Object.entries(j.parameters || {}).map(e => e[0] + " " + (e[1] === null ? "default" : e[1])).join(", "));
+  add("submitted", fmtTime(j.created_at));
   if (j.result) {
     const r = j.result;
     if (r.iterations !== undefined)
@@ -92,10 +257,18 @@ function renderDetail(j) {
           " iterations, residual " + fmtRes(r.relative_residual) + " (true " + fmtRes(r.true_relative_residual) + ")");
     else add("result", JSON.stringify(r).slice(0, 400));
   }
-  if (j.timings) add("timings", Object.entries(j.timings).map(e => e[0] + " " + Number(e[1]).toFixed(3)).join(", "));
+  if (j.timings) add("timings", Object.entries(j.timings).map(e => e[0] + " " +
+      (Number.isInteger(e[1]) ? e[1] : Number(e[1]).toFixed(3))).join(", "));
+  if (j.placement)
+    add("placement", j.placement.mode + (j.placement.lane !== undefined ? " (lane " + j.placement.lane + " of " +
+        j.placement.lanes + ")" : "") + ", " + j.placement.ranks + " rank(s), " + j.placement.running + " running");
+  if (j.pinned) add("pinned", "yes (exempt from retention)");
   if (j.devices && j.devices.length)
     add("devices", j.devices.map(d => "rank " + d.rank + ": " + d.name + " rows " + d.rows.join("–")).join("; "));
   if (j.error) add("error", j.error.message);
+  for (const f of hooks.jobSelected) {
+    try { f(j); } catch (e) { console.error(e); }
+  }
 }
 
 async function refreshSelected() {
@@ -107,70 +280,124 @@ async function refreshSelected() {
 
 async function refreshSelectedOnce(id) {
   let j;
-  try { j = await api("/v1/jobs/" + id); } catch (e) { return; }
-  if (id !== state.selected) return;
-  renderDetail(j);
-  if (window.clsolveViewer) window.clsolveViewer.show(j); // physics results: viewer.js
-  state.tol = j.parameters && typeof j.parameters.tol === "number" ? j.parameters.tol : null;
-  if (j.kind !== "cg") { draw(); return; }
-  const finished = j.status !== "queued" && j.status !== "running";
-  if (state.histDone) { draw(); return; }
-  if (finished) {          // the final history (it starts at iteration 0)
-    state.hist = []; state.first = 0;
+  try { j = await api("/v1/jobs/" + id); } catch (e) {
+    if (e.status === 404 && id === state.selected) {
+      document.getElementById("phase-line").textContent = "no such job (it was deleted?)";
+      document.getElementById("phases").replaceChildren();
+      for (const b of ["act-cancel", "act-delete", "downloads"]) document.getElementById(b).hidden = true;
+      state.job = null;
+      draw();
+    }
+    return;
   }
-  try {
-    const r = await api("/v1/jobs/" + id + "/residuals?since=" + state.hist.length);
-    if (id !== state.selected || r.start !== state.hist.length) return;
-    state.first = r.first_iteration;
-    state.hist = state.hist.concat(r.residuals);
-    state.histDone = finished;
-  } catch (e) { /* keep what we have */ }
+  if (id !== state.selected) return;
+  state.job = j;
+  state.fetchedAt = Date.now();
+  if (j.kind === "cg" && !state.histDone && j.status !== "queued") {
+    const finished = j.status !== "running";
+    try {
+      const r = await api("/v1/jobs/" + id + "/residuals?since=" + state.hist.length);
+      if (id !== state.selected) return;
+      if (r.first_iteration !== state.first && state.hist.length) { state.hist = []; }
+      if (r.start === state.hist.length) {
+        state.first = r.first_iteration;
+        state.hist = state.hist.concat(r.residuals);
+        state.histDone = finished;
+      }
+    } catch (e) { /* keep what we have */ }
+  }
+  renderDetail(j);
   draw();
+}
+
+// --- the plot ---
+
+// At most two points per pixel column: the lowest and the highest log10
+// residual of the iterations on it, in iteration order.
+function decimate(hist, first, columns) {
+  const n = hist.length, out = [];
+  const per = Math.max(1, n / Math.max(1, columns));
+  for (let c = 0; c * per < n; c++) {
+    const a = Math.floor(c * per), b = Math.min(n, Math.floor((c + 1) * per));
+    let lo = null, hi = null, ilo = 0, ihi = 0;
+    for (let i = a; i < b; i++) {
+      const v = hist[i];
+      if (typeof v !== "number" || !(v > 0)) continue;
+      if (lo === null || v < lo) { lo = v; ilo = i; }
+      if (hi === null || v > hi) { hi = v; ihi = i; }
+    }
+    if (lo === null) continue;
+    if (ilo === ihi) out.push([ilo + first, Math.log10(lo)]);
+    else if (ilo < ihi) out.push([ilo + first, Math.log10(lo)], [ihi + first, Math.log10(hi)]);
+    else out.push([ihi + first, Math.log10(hi)], [ilo + first, Math.log10(lo)]);
+  }
+  return out;
 }
 
 function draw() {
   const c = document.getElementById("plot");
+  const dpr = window.devicePixelRatio || 1;
+  const W = c.clientWidth || 640, H = c.clientHeight || 320;
+  if (c.width !== Math.round(W * dpr) || c.height !== Math.round(H * dpr)) {
+    c.width = Math.round(W * dpr);
+    c.height = Math.round(H * dpr);
+  }
   const g = c.getContext("2d");
-  const W = c.width, H = c.height, L = 64, R = 16, T = 14, B = 40;
+  g.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const L = 56, R = 14, T = 12, B = 36;
   g.clearRect(0, 0, W, H);
   g.font = "12px system-ui, sans-serif";
-  const pts = [];
-  state.hist.forEach((v, i) => { if (typeof v === "number" && v > 0) pts.push([i + state.first, Math.log10(v)]); });
+  const j = state.job && state.job.id === state.selected ? state.job : null;
+  const tol = j && j.parameters && typeof j.parameters.tol === "number" ? j.parameters.tol : null;
+  let valid = 0;
+  for (const v of state.hist) if (typeof v === "number" && v > 0) valid++;
+  const pts = decimate(state.hist, state.first, Math.floor(W - L - R));
   c.dataset.job = state.selected || "";
-  c.dataset.points = String(pts.length);
+  c.dataset.points = String(valid);
+  c.dataset.drawnPoints = String(pts.length);
+  c.dataset.dpr = String(dpr);
   if (!pts.length) {
     g.fillStyle = "#7a8598";
-    g.fillText(state.selected ? "no residuals yet" : "select a job", L, H / 2);
+    g.fillText(!state.selected ? "select a job" : j && j.kind !== "cg" ? "no residuals for a " + j.kind + " job"
+               : "no residuals yet", L, H / 2);
     c.dataset.drawn = "0";
     return;
   }
-  let ymin = Math.min(...pts.map(p => p[1])), ymax = Math.max(...pts.map(p => p[1]));
-  if (state.tol) ymin = Math.min(ymin, Math.log10(state.tol));
+  let ymin = Infinity, ymax = -Infinity;
+  for (const p of pts) { if (p[1] < ymin) ymin = p[1]; if (p[1] > ymax) ymax = p[1]; }
+  if (tol) ymin = Math.min(ymin, Math.log10(tol));
   ymin = Math.floor(ymin); ymax = Math.ceil(ymax);
   if (ymax === ymin) ymax = ymin + 1;
-  const xmin = pts[0][0], xmax = Math.max(pts[pts.length - 1][0], xmin + 1);
+  const xmin = state.first, xmax = Math.max(state.first + state.hist.length - 1, xmin + 1);
   const X = x => L + (x - xmin) / (xmax - xmin) * (W - L - R);
   const Y = y => T + (ymax - y) / (ymax - ymin) * (H - T - B);
-  // grid and axes: one line per decade
+  // grid and axes: one line per decade (fewer when there are many)
   g.strokeStyle = "#eef1f5"; g.fillStyle = "#546075"; g.lineWidth = 1;
   const step = Math.max(1, Math.ceil((ymax - ymin) / 10));
   for (let d = ymin; d <= ymax; d += step) {
     g.beginPath(); g.moveTo(L, Y(d)); g.lineTo(W - R, Y(d)); g.stroke();
-    g.fillText("1e" + d, 8, Y(d) + 4);
+    g.fillText("1e" + d, 6, Y(d) + 4);
   }
-  for (let k = 0; k <= 5; k++) {
-    const x = xmin + (xmax - xmin) * k / 5;
-    g.fillText(String(Math.round(x)), X(x) - 8, H - B + 16);
+  // iteration ticks at 1, 2 or 5 times a power of ten, about 90 px apart
+  g.textAlign = "center";
+  const want = (xmax - xmin) / Math.max(2, Math.floor((W - L - R) / 90));
+  const p10 = Math.pow(10, Math.floor(Math.log10(Math.max(1, want))));
+  const xstep = [1, 2, 5, 10].map(m => m * p10).find(v => v >= want) || 10 * p10;
+  for (let x = Math.ceil(xmin / xstep) * xstep; x <= xmax; x += xstep) {
+    const label = x >= 1e6 ? (x / 1e6) + "M" : x >= 1e4 ? (x / 1e3) + "k" : String(x);
+    g.textAlign = X(x) > W - R - 20 ? "right" : "center";
+    g.fillText(label, X(x), H - B + 16);
   }
-  g.fillText("iteration", (W + L) / 2 - 24, H - 6);
+  g.fillText("iteration", (W + L) / 2, H - 4);
+  g.textAlign = "start";
   g.strokeStyle = "#8892a6";
   g.strokeRect(L, T, W - L - R, H - T - B);
-  if (state.tol) {           // the tolerance
+  if (tol) {           // the tolerance
     g.setLineDash([5, 4]); g.strokeStyle = "#23904a";
-    g.beginPath(); g.moveTo(L, Y(Math.log10(state.tol))); g.lineTo(W - R, Y(Math.log10(state.tol))); g.stroke();
+    g.beginPath(); g.moveTo(L, Y(Math.log10(tol))); g.lineTo(W - R, Y(Math.log10(tol))); g.stroke();
     g.setLineDash([]);
   }
-  g.strokeStyle = "#2f6fd6"; g.lineWidth = 1.5;
+  g.strokeStyle = "#2f6fd6"; g.lineWidth = 1.5; g.lineJoin = "round";
   g.beginPath();
   pts.forEach((p, i) => { if (i) g.lineTo(X(p[0]), Y(p[1])); else g.moveTo(X(p[0]), Y(p[1])); });
   g.stroke();
@@ -178,6 +405,58 @@ function draw() {
   c.dataset.ymin = String(ymin);
   c.dataset.ymax = String(ymax);
 }
+
+// --- actions ---
+
+async function act(what, fn) {
+  try { await fn(); showMessage(""); } catch (e) { showMessage(what + ": " + e.message); }
+  await tick();
+}
+
+document.getElementById("act-cancel").addEventListener("click", () => {
+  const id = state.selected;
+  act("cancel", () => api("/v1/jobs/" + id + "/cancel", { method: "POST" }));
+});
+
+document.getElementById("act-delete").addEventListener("click", () => {
+  const id = state.selected;
+  if (state.armed !== id) {      // the first click arms, a second within 4 s deletes
+    state.armed = id;
+    if (state.job) renderActions(state.job);
+    setTimeout(() => { if (state.armed === id) { state.armed = null; if (state.job) renderActions(state.job); } }, 4000);
+    return;
+  }
+  state.armed = null;
+  act("delete", async () => {
+    await api("/v1/jobs/" + id, { method: "DELETE" });
+    if (location.hash === "#/jobs/" + id) location.hash = "#/";
+    state.userSelected = false;
+    select(null, false);
+  });
+});
+
+for (const b of document.querySelectorAll("#downloads button")) {
+  b.addEventListener("click", () => {
+    const id = state.selected, fmt = b.dataset.format;
+    const stem = (inputName(state.job || {}) || id).replace(/\.(mtx|gz)$/g, "").replace(/\.mtx$/, "");
+    const ext = fmt === "mtx" ? ".mtx" : fmt === "json" ? ".json" : ".f64";
+    act("download", async () => {
+      const blob = await api("/v1/jobs/" + id + "/solution?format=" + fmt, { blob: true });
+      const url = URL.createObjectURL(blob);
+      const a = document.createElement("a");
+      a.href = url;
+      a.download = stem + ".x" + ext;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+      b.dataset.downloaded = String(blob.size);
+      b.dataset.filename = a.download;
+    });
+  });
+}
+
+// --- the rest of the page ---
 
 async function refreshJobs() {
   try {
@@ -189,7 +468,7 @@ async function refreshJobs() {
       const want = run ? run.id : list.jobs[0].id;
       if (want !== state.selected) select(want, false);
     }
-  } catch (e) { /* shown by the health pill */ }
+  } catch (e) { /* shown by the health pill or the token field */ }
 }
 
 async function refreshHealth() {
@@ -216,8 +495,8 @@ async function loadDevices() {
       const tr = el("tr");
       const wg = dev.work_group;
       tr.append(el("td", r.rank), el("td", r.host), el("td", dev.index),
-                el("td", dev.name), el("td", dev.type), el("td", dev.compute_units),
-                el("td", (dev.global_mem_bytes / 1073741824).toFixed(1) + " GiB"),
+                el("td", dev.name), el("td", dev.type), el("td", dev.compute_units, "num"),
+                el("td", (dev.global_mem_bytes / 1073741824).toFixed(1) + " GiB", "num"),
                 el("td", [wg.local_size, wg.groups_per_cu, wg.spmv_local_size, wg.vector_width].join(", ")));
       tbody.append(tr);
     }
@@ -237,6 +516,9 @@ async function tick() {
   await refreshSelected();
 }
 
+window.addEventListener("hashchange", route);
+window.addEventListener("resize", () => draw());
+route();
 loadDevices();
 tick();
 setInterval(tick, 1000);

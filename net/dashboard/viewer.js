@@ -1,7 +1,7 @@
 // viewer.js: the dashboard's 3-D viewer for physics jobs (issue 16). No
 // external assets: WebGL 1, its own parsers, its own matrices.
 //
-// When a physics job is shown (app.js calls clsolveViewer.show(job), or the
+// When a physics job is shown (app.js's hooks.jobSelected calls show(job), or the
 // page is opened at #view=JOBID), the viewer lists the job's output files
 // (GET /v1/jobs/ID/files) and draws what it finds:
 //   curvature  curvature.ply / .vtk: the mesh in its curvature colours;
@@ -488,6 +488,9 @@
   }
 
   window.clsolveViewer = { show };
+  // app.js calls every jobSelected hook with the selected job's document at
+  // each poll (window.clsolve: app.js loads first)
+  if (window.clsolve && window.clsolve.hooks) window.clsolve.hooks.jobSelected.push(show);
   window.addEventListener("hashchange", () => { V.key = ""; fromHash(); });
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fromHash);
   else fromHash();

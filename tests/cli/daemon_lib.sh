@@ -19,6 +19,7 @@ command -v "$MPIRUN" >/dev/null || { echo "SKIP: no mpirun" >&2; exit 77; }
 daemon_start() {
     local np=$1 data=$2
     shift 2
+    record_responses
     rm -f "$data.port" "$data.pid"
     # shellcheck disable=SC2086
     setsid "$MPIRUN" -np "$np" --oversubscribe --bind-to none ${DAEMON_WRAP:-} "$CLSOLVED" --listen 127.0.0.1:0 \
@@ -68,11 +69,17 @@ daemon_stop() {
 }
 
 daemon_cleanup() {
+    local rc=$?
     for p in $DPIDS; do
         if kill -0 "$p" 2>/dev/null; then
             kill -KILL $(pgrep -P "$p" 2>/dev/null) "$p" 2>/dev/null
         fi
     done
+    # the test fails when a response it received is not what
+    # docs/openapi.yaml says (a skipped test stays skipped)
+    if [ "$rc" != 77 ] && ! openapi_validate; then
+        exit 1
+    fi
 }
 trap daemon_cleanup EXIT
 

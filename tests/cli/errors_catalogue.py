@@ -964,7 +964,8 @@ cli_row("CLI-NOT-NUMBER", ["solve", "A", "--tol", "abc"], ["springs", "--grid", 
 cli_row("CLI-NOT-INTEGER", ["solve", "A", "--maxiter", "1.5"], ["gen", "poisson2d", "3x", "-o", "x.mtx"],
         ["check", "A", "--threads", "two"])
 cli_row("CLI-BELOW-MINIMUM", ["solve", "A", "--maxiter", "0"], ["springs", "--grid", "0"],
-        ["nbody", "--random", "0"], ["curvature", "--saddle", "1", "--json"], ["tune", "--sizes", "1"])
+        ["nbody", "--random", "0"], ["curvature", "--saddle", "1", "--json"], ["tune", "--sizes", "1"],
+        ["submit", "A", "--retries", "-1"])
 cli_row("CLI-TOL-RANGE", ["solve", "A", "--tol", "2"], ["submit", "A", "--tol", "0"])
 cli_row("CLI-PRECOND", ["solve", "A", "--precond", "ilu"], ["submit", "A", "--precond", "ilu"],
         ["solve", "A", "--precond", "Jacobi"])
@@ -973,8 +974,10 @@ cli_row("CLI-RHS-FILES", ["solve", "A"] + ["-b", "A"] * 65)
 cli_row("CLI-PRECOND-OPTION", ["solve", "A", "--precond-degree", "0"],
         ["solve", "A", "--precond-sweeps=33"], ["submit", "A", "--precond-shift", "-1"],
         ["solve", "A", "--precond-reuse", "2"])
-cli_row("CLI-METHOD", ["solve", "A", "--method", "gmres"])
-cli_row("CLI-PRECISION", ["solve", "A", "--precision", "half"], ["bench", "--precision", "half"],
+cli_row("CLI-METHOD", ["solve", "A", "--method", "gmres"], ["submit", "A", "--method", "gmres"])
+cli_row("CLI-ATOL", ["solve", "A", "--atol", "-1"], ["submit", "A", "--atol", "inf"])
+cli_row("CLI-PRECISION", ["solve", "A", "--precision", "half"], ["submit", "A", "--precision", "half"],
+        ["bench", "--precision", "half"],
         ["tune", "--precision", "half"])
 cli_row("CLI-FORMAT", ["solve", "A", "--format", "coo"], ["solve", "A", "--spmv", "coo"],
         ["bench", "--format", "coo"])
@@ -1012,8 +1015,7 @@ cli_row("CLI-CURVATURE-COLOR-BY", ["curvature", "--saddle", "3", "--json", "--co
 cli_row("CLI-CURVATURE-COLOR-RANGE", ["curvature", "--saddle", "3", "--json", "--color-range", "0"])
 cli_row("CLI-DEFORM-MESH-OUTPUT", ["deform", "--basis", "A", "-o", "d.obj"])
 cli_row("CLI-SUBMIT-OUTPUT", ["submit", "A", "-o", "x.mtx"])
-cli_row("CLI-SUBMIT-METHOD", ["submit", "A", "--method", "pipecg"])
-cli_row("CLI-SUBMIT-PRECISION", ["submit", "A", "--precision", "mixed"])
+cli_row("CLI-SUBMIT-MONITOR", ["submit", "A", "--monitor"])
 cli_row("CLI-JOB-ID-MISSING", ["status"], ["wait"], ["fetch", "-o", "x.mtx"], ["cancel"])
 cli_row("CLI-JOB-ID", ["status", "xyz"], ["cancel", ID0.upper()], ["wait", ID0 + "0"])
 cli_row("CLI-FETCH-OUTPUT", ["fetch", ID0])
@@ -1029,7 +1031,11 @@ def client_row(ident, *argvs, env=None):
     CASES[ident] = fn
 
 
-client_row("CLIENT-URL-SCHEME", ["status", ID0, "--server", "https://127.0.0.1:8080"])
+client_row("CLIENT-URL-SCHEME", ["status", ID0, "--server", "ftp://127.0.0.1:8080"])
+client_row("CLIENT-CACERT", ["status", ID0, "--server", "https://127.0.0.1:8080", "--cacert",
+                             "/no/such/ca.pem"])
+client_row("CLIENT-TIMEOUT-VALUE", ["status", ID0, "--connect-timeout", "0"],
+           ["wait", ID0, "--request-timeout", "0.5"])
 client_row("CLIENT-URL-BRACKET", ["status", ID0, "--server", "http://[::1:8080"])
 client_row("CLIENT-URL-HOST", ["status", ID0, "--server", "http://:8080"])
 client_row("CLIENT-URL-PORT", ["status", ID0, "--server", "http://127.0.0.1:http"])
@@ -1038,6 +1044,20 @@ client_row("CLIENT-URL-PATH", ["status", ID0, "--server", "http://127.0.0.1:1/" 
 client_row("CLIENT-CONNECT", ["status", ID0, "--server", "http://127.0.0.1:1"],
            ["submit", "A", "--server", "http://127.0.0.1:1"])
 client_row("CLIENT-RESOLVE", ["status", ID0, "--server", "http://no-such-host.invalid:8080"])
+
+
+@case("CLIENT-STALLED")
+def _(t):
+    """A server that accepts the connection and never answers."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    try:
+        port = srv.getsockname()[1]
+        return {"cli": t.cli("status", ID0, "--server", "http://127.0.0.1:%d" % port,
+                             "--request-timeout", "1")}
+    finally:
+        srv.close()
 
 
 @case("CLIENT-TOKEN-FILE")
@@ -1184,6 +1204,25 @@ daemon_row("DAEMON-DATA-DIR", ["--listen", "127.0.0.1:0", "--data-dir", "AFILE"]
 daemon_row("DAEMON-DATA-DIR-LONG", ["--listen", "127.0.0.1:0", "--data-dir", "d" * 5000])
 
 
+def config_row(ident, text):
+    """clsolved --config FILE with FILE holding text (DATA: a data dir)."""
+    def fn(t):
+        d = t.dir()
+        conf = t.file("clsolved.conf", text.replace("DATA", os.path.join(d, "data")))
+        return {"cli": t.daemon("--listen", "127.0.0.1:0", "--config", conf)}
+    CASES[ident] = fn
+
+
+config_row("DAEMON-CONFIG-KEY", "# a comment\n\ndata-dir = DATA\nlistne = 127.0.0.1:0\n")
+config_row("DAEMON-CONFIG-SYNTAX", "data-dir DATA\n")
+config_row("DAEMON-CONFIG-VALUE", "data-dir = DATA\nmax-queued = lots\n")
+
+
+@case("DAEMON-CONFIG-FILE")
+def _(t):
+    return {"cli": t.daemon("--config", os.path.join(t.dir(), "no-such.conf"))}
+
+
 class SideDaemon:
     """A second clsolved (an MPI singleton) with other options, for the few
     rows that need them; stopped with SIGTERM (killed after 30 s)."""
@@ -1298,6 +1337,7 @@ def _(t):
 @case("HTTP-404-JOB")
 def _(t):
     return {"http": [t.http("GET", "/v1/jobs/" + ID0), t.http("DELETE", "/v1/jobs/" + ID0),
+                     t.http("POST", "/v1/jobs/%s/cancel" % ID0),
                      t.http("GET", "/v1/jobs/%s/solution" % ID0),
                      t.http("GET", "/v1/jobs/%s/residuals" % ID0),
                      t.http("GET", "/v1/jobs/%s/files" % ID0)]}
@@ -1314,6 +1354,7 @@ def _(t):
     return {"http": [hdr_check(t.http("PUT", "/v1/jobs", b"x"), "Allow", "GET, HEAD, POST"),
                      hdr_check(t.http("POST", "/v1/jobs/" + ID0, b"x"), "Allow", "GET, HEAD, DELETE"),
                      hdr_check(t.http("DELETE", "/metrics"), "Allow", "GET, HEAD"),
+                     hdr_check(t.http("GET", "/v1/jobs/%s/cancel" % ID0), "Allow", "POST"),
                      t.http("PATCH", "/v1/jobs/%s/solution" % ID0)]}
 
 
@@ -1350,6 +1391,19 @@ def _(t):
 @case("HTTP-QUERY-FORMAT")
 def _(t):
     return {"http": t.http("GET", "/v1/jobs/%s/solution?format=xml" % a_finished_job(t))}
+
+
+@case("HTTP-409-CANCEL-FINISHED")
+def _(t):
+    o = t.http("POST", "/v1/jobs/%s/cancel" % a_finished_job(t))
+    if isinstance(o, Obs) and (o.extra.get("problem") or {}).get("job_status") != "failed":
+        raise CaseError("409 without job_status 'failed': %s" % o.extra.get("problem"))
+    return {"http": o}
+
+
+@case("CLIENT-CANCEL-FINISHED")
+def _(t):
+    return {"cli": t.cli("cancel", a_finished_job(t))}
 
 
 @case("HTTP-409-NO-SOLUTION")
@@ -1592,8 +1646,9 @@ param_row("PARAM-MAXITER", "maxiter=0", "maxiter=-1", "maxiter=1.5", "maxiter=20
 param_row("PARAM-PRECOND", "precond=ilu", options={"precond": "Jacobi"})
 param_row("PARAM-PRECOND-OPTION", "precond_degree=0", "precond_sweeps=abc", "precond_shift=nan",
           options={"precond_lanczos": 1})
-param_row("PARAM-METHOD", "method=gmres", "method=pipecg")
-param_row("PARAM-PRECISION", "precision=half", "precision=mixed")
+param_row("PARAM-METHOD", "method=gmres")
+param_row("PARAM-PRECISION", "precision=half")
+param_row("PARAM-ATOL", "atol=abc", "atol=-1", "atol=inf", options={"atol": -0.5})
 param_row("PARAM-UNKNOWN", "color=blue", "tol=1e-6&Tol=1e-6", options={"colour": "blue"})
 param_row("PARAM-CG-FOR-PHYSICS", "kind=springs&grid=3&tol=0.5", "tol=0.5&kind=nbody&random=4",
           options={"kind": "springs", "precond": "jacobi"})
@@ -1716,7 +1771,8 @@ def long_matrix(n=300000):
 
 
 LATE_IDS = ("HTTP-409-UNFINISHED", "CLIENT-WAIT-TIMEOUT", "HTTP-503-QUEUE", "CLIENT-HTTP-503",
-            "CLIENT-JOB-CANCELLED", "SOLVE-CANCELLED", "HTTP-503-DRAINING")
+            "CLIENT-JOB-CANCELLED", "SOLVE-CANCELLED", "HTTP-503-DRAINING",
+            "HTTP-409-DELETE-ACTIVE", "CLIENT-RM-ACTIVE")
 
 
 def late_phase(t, want):
@@ -1744,15 +1800,19 @@ def late_phase(t, want):
     res["HTTP-503-QUEUE"]["http"].append(hdr_check(full, "Retry-After", "5"))
     res["HTTP-409-UNFINISHED"]["http"].append(t.http("GET", "/v1/jobs/%s/solution" % queued[0]))
     a = t.file("A.mtx", I2)
-    res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a))
-    # cancel a queued job and the running one
-    st, _, _ = t.request("DELETE", "/v1/jobs/" + queued[0])
-    if st != 200:
-        raise CaseError("DELETE of a queued job: HTTP %d" % st)
-    res["CLIENT-JOB-CANCELLED"]["cli"].append(t.cli("wait", queued[0]))
-    st, _, _ = t.request("DELETE", "/v1/jobs/" + l1.id)
+    res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a, "--retries", "0"))
+    # DELETE refuses active jobs; cancel a queued job and the running one
+    res["HTTP-409-DELETE-ACTIVE"]["http"].append(t.http("DELETE", "/v1/jobs/" + queued[0]))
+    res["HTTP-409-DELETE-ACTIVE"]["http"].append(t.http("DELETE", "/v1/jobs/" + l1.id))
+    res["CLIENT-RM-ACTIVE"]["cli"].append(t.cli("rm", queued[0]))
+    res["CLIENT-RM-ACTIVE"]["cli"].append(t.cli("rm", l1.id))
+    st, _, _ = t.request("POST", "/v1/jobs/%s/cancel" % queued[0])
     if st != 202:
-        raise CaseError("DELETE of the running job: HTTP %d (did the long job end early? %s)"
+        raise CaseError("cancel of a queued job: HTTP %d" % st)
+    res["CLIENT-JOB-CANCELLED"]["cli"].append(t.cli("wait", queued[0]))
+    st, _, _ = t.request("POST", "/v1/jobs/%s/cancel" % l1.id)
+    if st != 202:
+        raise CaseError("cancel of the running job: HTTP %d (did the long job end early? %s)"
                         % (st, t.job(l1.id).get("error")))
     res["SOLVE-CANCELLED"]["http"].append(t.resolve(Pending(l1.id, what="running job cancelled")))
     res["CLIENT-JOB-CANCELLED"]["cli"].append(t.cli("wait", l1.id))
@@ -1773,8 +1833,8 @@ def late_phase(t, want):
         raise CaseError("/healthz never said draining after SIGTERM")
     o = t.post(I2.encode(), retry_full=False)
     res["HTTP-503-DRAINING"]["http"].append(hdr_check(o, "Retry-After", "30") if isinstance(o, Obs) else o)
-    res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a))
-    t.request("DELETE", "/v1/jobs/" + l2.id)  # the daemon exits once it stops
+    res["CLIENT-HTTP-503"]["cli"].append(t.cli("submit", a, "--retries", "0"))
+    t.request("POST", "/v1/jobs/%s/cancel" % l2.id)  # the daemon exits once it stops
     return {k: v for k, v in res.items() if k in want}
 
 

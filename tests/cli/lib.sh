@@ -6,6 +6,9 @@ checks=0
 mkdir -p "$TEST_TMP"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PY=${PYTHON:-python3}
+# the clients (libcurl, urllib) reach the daemons the tests start directly,
+# whatever proxy the machine is configured with
+export no_proxy=127.0.0.1,localhost,::1 NO_PROXY=127.0.0.1,localhost,::1
 
 ok() { checks=$((checks + 1)); }
 bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*" >&2; }
@@ -35,6 +38,26 @@ json_get() { $PY -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)"
 
 # lt A B: true when float A < float B
 lt() { $PY -c "import sys; sys.exit(0 if float(sys.argv[1]) < float(sys.argv[2]) else 1)" "$1" "$2"; }
+
+# Every response a daemon of this test sends is recorded (net/record.h)
+# and checked against docs/openapi.yaml when the test ends (openapi_check.py).
+RESPONSES=$TEST_TMP/responses.jsonl
+rm -f "$RESPONSES"
+record_responses() { export CLSOLVE_RECORD_RESPONSES=$RESPONSES; }
+# openapi_validate: 0 when nothing was recorded or everything satisfies the
+# document; else prints the violations and returns 1
+openapi_validate() {
+    [ -s "$RESPONSES" ] || return 0
+    local py=/usr/bin/python3
+    [ -x $py ] || py=$PY
+    if ! $py "$here/openapi_check.py" check "$here/../../docs/openapi.yaml" "$RESPONSES" >"$TEST_TMP/openapi.out" 2>&1; then
+        echo "FAIL: responses that docs/openapi.yaml does not describe ($RESPONSES):" >&2
+        sed 's/^/    /' "$TEST_TMP/openapi.out" >&2
+        return 1
+    fi
+    tail -1 "$TEST_TMP/openapi.out"
+    return 0
+}
 
 finish() {
     echo "$(basename "$0"): $checks checks, $fails failed"

@@ -6,6 +6,7 @@ verdict never rests on clsolve's own reader or arithmetic.
   mmref.py residual A.mtx x.mtx [b.mtx]   -> prints ||b - A x|| / ||b||
                                              (b = A*1 when not given)
   mmref.py maxdiff x.mtx y.mtx             -> prints max |x_i - y_i| / max |y_i|
+  mmref.py bnorm A.mtx [b.mtx]             -> prints ||b|| (b = A*1 when not given)
 """
 import math
 import sys
@@ -63,6 +64,10 @@ def main():
         rr = math.fsum((bi - ai) ** 2 for bi, ai in zip(b, Ax))
         bb = math.fsum(bi * bi for bi in b)
         print("%.6e" % math.sqrt(rr / bb))
+    elif cmd == "bnorm":
+        A = read_matrix(sys.argv[2])
+        b = read_vector(sys.argv[3]) if len(sys.argv) > 3 else matvec(A, [1.0] * A[2])
+        print("%.17g" % math.sqrt(math.fsum(bi * bi for bi in b)))
     elif cmd == "maxdiff":
         x, y = read_vector(sys.argv[2]), read_vector(sys.argv[3])
         assert len(x) == len(y), "lengths differ"

@@ -186,15 +186,15 @@ def cmd_paths(url, data, fdir, small, big):
     run = submit_running(cl, big, 1)
     q = cl.submit(small)["id"]
     set_rule(fdir, "write %s/%s/job.json EIO 1 0" % (jobs, q))
-    st, _, body = cl.request("DELETE", "/v1/jobs/" + q)
+    st, _, body = cl.request("POST", "/v1/jobs/" + q + "/cancel")
     check(st == 500 and b"still queued" in body, "cancel not written: %d %s" % (st, body[:200]))
     check(get(cl, q)["status"] == "queued", "... the job is still queued")
     agree(cl, data, q, "cancel not written")
     set_rule(fdir)
-    st, _, body = cl.request("DELETE", "/v1/jobs/" + q)
-    check(st == 200 and json.loads(body)["status"] == "cancelled", "cancel written: %d" % st)
+    st, _, body = cl.request("POST", "/v1/jobs/" + q + "/cancel")
+    check(st == 202 and json.loads(body)["status"] == "cancelled", "cancel written: %d" % st)
     agree(cl, data, q, "cancel written")
-    cl.request("DELETE", "/v1/jobs/" + run)  # stop the long job
+    cl.request("POST", "/v1/jobs/" + run + "/cancel")  # stop the long job
     wait_final(cl, run, 60)
 
     # 4. DELETE of a finished job: the record cannot be removed: 500, the job

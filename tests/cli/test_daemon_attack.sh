@@ -15,8 +15,8 @@
 #     extension;
 #  5. the health reserve: every connection busy (--max-connections 2), a
 #     third may still ask /healthz and /readyz, anything else gets 503;
-#  6. a parse that runs long (4 GB of comment lines in a 4 MB gzip): DELETE
-#     stops it in the reading phase; SIGTERM with --drain-timeout 1 stops it
+#  6. a parse that runs long (4 GB of comment lines in a 4 MB gzip): cancel
+#     (POST .../cancel) stops it in the parsing phase; SIGTERM with --drain-timeout 1 stops it
 #     and it is queued again for the next start.
 # Checked: every probe answered (a lockout is a failure; latencies are
 # printed, never judged), every POST accepted, each attack refused with the
@@ -145,7 +145,7 @@ DURL=$DURL1
 DRANK0=$DRANK01
 daemon_stop 60 || bad "drain"
 
-# 6. a long parse: DELETE, then the drain, stop it while it reads
+# 6. a long parse: cancel, then the drain, stop it while it reads
 LONG=$TEST_TMP/long-read.mtx.gz
 $PY - "$LONG" <<'EOF' || bad "long-read file"
 import sys, zlib, struct
@@ -175,18 +175,18 @@ wait_phase() { # URL ID PHASE: until the job's progress.phase is PHASE (60 s)
 }
 daemon_start 1 "$D" --drain-timeout 1 || { bad "restart"; finish; }
 id=$($DCLIENT submit "$DURL" "$LONG") || bad "submit the long read"
-wait_phase "$DURL" "$id" reading && ok || bad "the long read never reached its reading phase"
+wait_phase "$DURL" "$id" parsing && ok || bad "the long read never reached its parsing phase"
 sleep 0.5
 t0=$(date +%s.%N)
-code=$($DCLIENT request "$DURL" DELETE "/v1/jobs/$id" | sed -n 1p)
-[ "$code" = 202 ] && ok || bad "DELETE of a reading job: $code"
+code=$($DCLIENT request "$DURL" POST "/v1/jobs/$id/cancel" | sed -n 1p)
+[ "$code" = 202 ] && ok || bad "cancel of a reading job: $code"
 j=$($DCLIENT wait "$DURL" "$id" --timeout 60)
 t1=$(date +%s.%N)
 [ "$(jget "j['status']" <<<"$j")" = cancelled ] && [ "$(jget "j['error']['message']" <<<"$j")" = "cancelled while reading the matrix" ] &&
-    ok || bad "DELETE during the read: $j"
-echo "DELETE stopped the read in $($PY -c "print(round($t1 - $t0, 2))") s"
+    ok || bad "cancel during the read: $j"
+echo "the cancel stopped the read in $($PY -c "print(round($t1 - $t0, 2))") s"
 id=$($DCLIENT submit "$DURL" "$LONG") || bad "submit the long read again"
-wait_phase "$DURL" "$id" reading && ok || bad "the second long read never reached its reading phase"
+wait_phase "$DURL" "$id" parsing && ok || bad "the second long read never reached its parsing phase"
 t0=$(date +%s.%N)
 daemon_stop 60
 rc=$?
@@ -197,8 +197,8 @@ $PY -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(0 if j["status
     "$D/jobs/$id/job.json" && ok || bad "the drained job is not queued again on disk: $(head -c 300 "$D/jobs/$id/job.json")"
 grep -q "stopped by the drain" "$D.log" && ok || bad "no log line for the drained job"
 daemon_start 1 "$D" || { bad "restart after the drain"; finish; }
-code=$($DCLIENT request "$DURL" DELETE "/v1/jobs/$id" | sed -n 1p)
-[ "$code" = 202 ] || [ "$code" = 200 ] && ok || bad "DELETE of the re-queued job: $code"
+code=$($DCLIENT request "$DURL" POST "/v1/jobs/$id/cancel" | sed -n 1p)
+[ "$code" = 202 ] && ok || bad "cancel of the re-queued job: $code"
 $DCLIENT wait "$DURL" "$id" --timeout 60 >/dev/null || bad "the re-queued job did not end"
 daemon_stop 60 || bad "final drain"
 rm -f "$LONG"

@@ -9,7 +9,7 @@
 . "$here/daemon_lib.sh"
 need_data matrices
 need_data bad-mtx
-if "$CLSOLVE" status 2>&1 | grep -q "unknown command"; then
+if "$CLSOLVE" status 2>&1 | grep -q "unknown command\|built without libcurl"; then
     echo "SKIP: this clsolve has no client commands (submit, status, ...)" >&2
     exit 77
 fi
@@ -70,7 +70,7 @@ lt "$res" 1e-11 && ok || bad "submit -b: recomputed residual $res"
 
 # --- exit codes as clsolve solve ---
 expect_exit 3 "$CLSOLVE" submit "$CLSOLVE_DATA/bad-mtx/mangle1.mtx"
-grep -q "matrix.mtx:1:" "$TEST_TMP/err" && ok || bad "bad banner message: $(cat "$TEST_TMP/err")"
+grep -q "mangle1.mtx:1:" "$TEST_TMP/err" && ok || bad "bad banner message (the file keeps its name): $(cat "$TEST_TMP/err")"
 printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 x 1\n' >"$TEST_TMP/deep.mtx"
 expect_exit 3 "$CLSOLVE" submit "$TEST_TMP/deep.mtx" -b "$TEST_TMP/b.mtx" --wait
 grep -q "deep.mtx:4:" "$TEST_TMP/err" && ok || bad "deep error message: $(cat "$TEST_TMP/err")"
@@ -94,16 +94,28 @@ c=$(curl -s -o "$TEST_TMP/body" -D "$TEST_TMP/hdr" -w '%{http_code}' -H "Authori
     --data-binary @"$M/LFAT5.mtx" "$U/v1/jobs")
 [ "$c" = 503 ] && ok || bad "full queue: HTTP $c"
 grep -qi '^Retry-After: [0-9]' "$TEST_TMP/hdr" && ok || bad "503 without Retry-After"
-expect_exit 1 "$CLSOLVE" submit "$M/LFAT5.mtx"
+expect_exit 1 "$CLSOLVE" submit "$M/LFAT5.mtx" --retries 0  # a full queue: no retry
 expect_exit 0 "$CLSOLVE" cancel "$q2"
 expect_exit 0 "$CLSOLVE" cancel "$long"
 grep -q "cancel requested" "$TEST_TMP/out" && ok || bad "cancel running: $(cat "$TEST_TMP/out")"
 expect_exit 1 "$CLSOLVE" wait "$long"
 [ "$("$CLSOLVE" status "$long" --json | jget "j['status']")" = cancelled ] && ok || bad "long job not cancelled"
 expect_exit 0 "$CLSOLVE" wait "$q1"
-expect_exit 0 "$CLSOLVE" cancel "$q1"
-grep -q "removed" "$TEST_TMP/out" && ok || bad "cancel of a finished job: $(cat "$TEST_TMP/out")"
+# cancel never deletes: a finished job is left with its results (exit 1)
+expect_exit 1 "$CLSOLVE" cancel "$q1"
+grep -q "already succeeded" "$TEST_TMP/err" && ok || bad "cancel of a finished job: $(cat "$TEST_TMP/err")"
+expect_exit 0 "$CLSOLVE" status "$q1"
+# rm removes a finished job; a running one is refused
+expect_exit 0 "$CLSOLVE" rm "$q1"
+grep -q "removed" "$TEST_TMP/out" && ok || bad "rm of a finished job: $(cat "$TEST_TMP/out")"
 expect_exit 1 "$CLSOLVE" status "$q1"
+expect_exit 1 "$CLSOLVE" rm "$q1"
+long2=$("$CLSOLVE" submit "$TEST_TMP/p2d.mtx" --tol 1e-12)
+$DCLIENT running "$U" "$long2" --iteration 1 --timeout 120 >/dev/null || bad "second long job never ran"
+expect_exit 1 "$CLSOLVE" rm "$long2"
+grep -q "is running: cancel it first" "$TEST_TMP/err" && ok || bad "rm of a running job: $(cat "$TEST_TMP/err")"
+expect_exit 0 "$CLSOLVE" cancel "$long2"
+expect_exit 1 "$CLSOLVE" wait "$long2"
 
 daemon_stop 60 && ok || bad "daemon stop"
 finish

@@ -4,8 +4,9 @@
 #    the job runs again and its solution is correct; what an interrupted
 #    upload leaves (DATA/incoming/*, a job directory without job.json) is
 #    removed at start;
-#  - DELETE stops a running job within an iteration (status cancelled);
-#    DELETE of a queued job cancels it;
+#  - POST .../cancel stops a running job within an iteration (status
+#    cancelled) and cancels a queued one; DELETE of either is 409 and
+#    touches nothing; a cancel after the end is 409 and keeps the results;
 #  - SIGTERM to rank 0 drains: new jobs get 503, the running job finishes,
 #    a queued job stays queued and runs after the next start.
 . "$(dirname "$0")/lib.sh"
@@ -49,20 +50,28 @@ echo "re-run after kill -9: $(jget "j['result']['iterations']" <<<"$j") iteratio
 [ ! -e "$D/incoming/0123456789abcdef0123456789abcdef" ] && ok || bad "incoming leftover kept"
 [ ! -e "$D/jobs/fedcba9876543210fedcba9876543210" ] && ok || bad "job dir without job.json kept"
 
-# DELETE: a running job stops, a queued one is cancelled
+# cancel: a running job stops, a queued one is cancelled; DELETE refuses both
 run=$($DCLIENT submit "$DURL" "$HUGE" --param tol=1e-13)
 queued=$($DCLIENT submit "$DURL" "$A" --param tol=1e-12)
 wait_running "$DURL" "$run" 10 && ok || bad "cancel target never ran"
-[ "$($DCLIENT request "$DURL" DELETE "/v1/jobs/$queued" | sed -n 1p)" = 200 ] && ok || bad "DELETE queued"
+[ "$($DCLIENT request "$DURL" DELETE "/v1/jobs/$queued" | sed -n 1p)" = 409 ] && ok || bad "DELETE of a queued job is not 409"
+[ "$($DCLIENT request "$DURL" DELETE "/v1/jobs/$run" | sed -n 1p)" = 409 ] && ok || bad "DELETE of a running job is not 409"
+[ "$(status_of "$DURL" "$run" | cut -d" " -f1)" = running ] && ok || bad "DELETE touched the running job: $(status_of "$DURL" "$run")"
+[ "$($DCLIENT request "$DURL" POST "/v1/jobs/$queued/cancel" | sed -n 1p)" = 202 ] && ok || bad "cancel queued"
 [ "$(status_of "$DURL" "$queued")" = "cancelled 0" ] && ok || bad "queued job not cancelled: $(status_of "$DURL" "$queued")"
-at=$($DCLIENT request "$DURL" DELETE "/v1/jobs/$run" | tail -n +2 | jget "j['progress']['iteration']")
-[ -n "$at" ] && ok || bad "DELETE running did not answer the job"
+at=$($DCLIENT request "$DURL" POST "/v1/jobs/$run/cancel" | tail -n +2 | jget "j['progress']['iteration']")
+[ -n "$at" ] && ok || bad "cancel of the running job did not answer the job"
 j=$($DCLIENT wait "$DURL" "$run" --timeout 60)
 [ "$(jget "j['status']" <<<"$j")" = cancelled ] && ok || bad "running job not cancelled: $j"
 [ "$(jget "j['error']['code']" <<<"$j")" = cancelled ] && ok || bad "cancel error code"
 stopped=$(jget "j['progress']['iteration']" <<<"$j")
-echo "DELETE at iteration $at, stopped at $stopped"
+echo "cancel at iteration $at, stopped at $stopped"
 [ "$stopped" -lt $((at + 200)) ] && ok || bad "cancelled job ran on from $at to $stopped"
+# a cancel that arrives after the end: 409 naming the state; nothing is removed
+r=$($DCLIENT request "$DURL" POST "/v1/jobs/$id/cancel")
+[ "$(sed -n 1p <<<"$r")" = 409 ] && ok || bad "cancel of a finished job: $r"
+[ "$(tail -n +2 <<<"$r" | jget "j['job_status']")" = succeeded ] && ok || bad "409 without job_status: $r"
+[ -e "$D/jobs/$id/solution.mtx" ] && [ "$(status_of "$DURL" "$id" | cut -d' ' -f1)" = succeeded ] && ok || bad "a late cancel removed the results"
 
 # SIGTERM drains
 long=$($DCLIENT submit "$DURL" "$BIG" --param tol=1e-10)

@@ -34,14 +34,17 @@ status_of() { $DCLIENT request "$1" GET "/v1/jobs/$2" | tail -n +2 | jget "j['st
 # ---------------------------------------------------------------- supervised
 SUP=""
 sup_cleanup() {
+    local rc=$?
     [ -n "$SUP" ] && kill -KILL "$SUP" 2>/dev/null
     local m
     m=$(cat "$D.mpirun" 2>/dev/null) && [ -n "$m" ] && kill -KILL $(pgrep -P "$m") "$m" 2>/dev/null
-    daemon_cleanup
     [ -n "${MNT:-}" ] && umount "$MNT" 2>/dev/null
+    (exit $rc)
+    daemon_cleanup # (checks the recorded responses against docs/openapi.yaml)
     return 0
 }
 trap sup_cleanup EXIT
+record_responses # the supervised daemons too
 
 # sup_ready: waits for a (re)started daemon's port and pid files; sets DURL
 # and DRANK0. The caller removes both files before it causes a restart.

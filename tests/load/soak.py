@@ -11,7 +11,7 @@ have passed, each picking, per round:
   submit     one of the matrices, raw (70 %)
   malformed  a bad banner (400) or a bad entry found by the job (failed,
              bad_input) (8 %)
-  cancel     submit, then DELETE at once: the job ends cancelled (or had
+  cancel     submit, then POST .../cancel at once: the job ends cancelled (or had
              finished) (8 %)
   delete     DELETE of one of this client's finished jobs: 204, then 404 (6 %)
   disconnect a raw socket sends a third of an upload and closes: no job (4 %)
@@ -233,10 +233,11 @@ class Soak:
                     got = self.submit(mat.body, "cancel", mat, "?tol=1e-14&maxiter=1000000")
                     if got and isinstance(got[0], str):
                         self.count("cancel")
-                        st, _, _ = self.d.request("DELETE", "/v1/jobs/" + got[0])
-                        if st not in (200, 202, 204, 404):
-                            self.err("cancel: DELETE %d" % st)
-                        if st in (204, 404):  # 404: as for delete, below
+                        st, _, _ = self.d.request("POST", "/v1/jobs/" + got[0] + "/cancel")
+                        # 409: it finished first (nothing to cancel)
+                        if st not in (202, 404, 409):
+                            self.err("cancel: POST .../cancel %d" % st)
+                        if st == 404:  # as for delete, below
                             with self.lock:
                                 self.jobs[got[0]]["deleted"] = True
                         else:

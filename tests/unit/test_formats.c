@@ -577,7 +577,7 @@ static void test_solves(la_ctx *la, const csr_matrix *A, la_spmv_variant fmt, co
                              .precond = jac ? PRECOND_JACOBI : PRECOND_NONE,
                              .classic = classic, .monitor = monitor_record};
             cg_result res;
-            monitor_last = 0;
+            monitor_last = -1; /* iteration 0 (the initial residual) first, then 1, 2, ... */
             monitor_order_ok = 1;
             OK(la_fill(la, 0.0, &dx, &err));
             cls_error_clear(&err);

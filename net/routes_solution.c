@@ -1,0 +1,256 @@
+/*
+ * routes_solution.c: GET /v1/jobs/ID/solution (see routes.h): x as Matrix
+ * Market (solution.mtx), little-endian float64 (solution.bin) or JSON
+ * (streamed from solution.bin, never loaded whole). A finished job's
+ * solution never changes (a job runs once; a new solve is a new job), so
+ * its answers carry an ETag and Cache-Control: immutable, and
+ * If-None-Match is answered 304. A client that accepts gzip gets a large
+ * solution compressed as it is read (gzstream.h), under its own ETag.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gzstream.h"
+#include "record.h"
+#include "routes.h"
+
+/* Streams solution.bin as {"id":..,"n":N,"x":[...]} without loading it. */
+typedef struct sol_stream {
+    int fd;
+    int64_t n, next;
+    int stage; /* 0 head, 1 values, 2 tail, 3 done */
+    char id[IDS_LEN + 1];
+    /* the response recorder's copy of the text (record.h), at most 16 MiB */
+    char *rec, method[12], path[160];
+    size_t rec_len, rec_cap;
+} sol_stream;
+
+static void sol_json_tee(sol_stream *s, const char *buf, size_t n)
+{
+    if (!s->rec || s->rec_len + n > ((size_t)16 << 20))
+        return;
+    if (s->rec_len + n > s->rec_cap) {
+        size_t nc = (s->rec_len + n) * 2;
+        char *p = realloc(s->rec, nc);
+        if (!p)
+            return;
+        s->rec = p;
+        s->rec_cap = nc;
+    }
+    memcpy(s->rec + s->rec_len, buf, n);
+    s->rec_len += n;
+}
+
+static ssize_t sol_json_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    sol_stream *s = cls;
+    size_t w = 0;
+    if (s->stage == 0) {
+        int k = snprintf(buf, max, "{\"id\":\"%s\",\"n\":%lld,\"x\":[", s->id, (long long)s->n);
+        if (k < 0 || (size_t)k >= max)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        w = (size_t)k;
+        s->stage = 1;
+    }
+    while (s->stage == 1 && max - w > 64) {
+        if (s->next >= s->n) {
+            s->stage = 2;
+            break;
+        }
+        unsigned char b[8 * 256];
+        int64_t cnt = s->n - s->next;
+        int64_t fit = (int64_t)((max - w) / 28);
+        if (cnt > 256)
+            cnt = 256;
+        if (cnt > fit)
+            cnt = fit;
+        if (cnt <= 0)
+            break;
+        ssize_t got = pread(s->fd, b, (size_t)cnt * 8, (off_t)(s->next * 8));
+        if (got != cnt * 8)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+        for (int64_t i = 0; i < cnt; i++) {
+            uint64_t u = 0;
+            for (int k = 0; k < 8; k++)
+                u |= (uint64_t)b[8 * i + k] << (8 * k);
+            double v;
+            memcpy(&v, &u, 8);
+            int k = isfinite(v) ? snprintf(buf + w, max - w, "%s%.17g", s->next ? "," : "", v)
+                                : snprintf(buf + w, max - w, "%snull", s->next ? "," : "");
+            w += (size_t)k;
+            s->next++;
+        }
+    }
+    if (s->stage == 2 && max - w >= 3) {
+        memcpy(buf + w, "]}\n", 3);
+        w += 3;
+        s->stage = 3;
+    }
+    if (w == 0 && s->stage == 3)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    sol_json_tee(s, buf, w);
+    return (ssize_t)w;
+}
+
+static void sol_json_free(void *cls)
+{
+    sol_stream *s = cls;
+    if (s->rec && s->stage == 3)
+        record_stream_body(s->method, "/v1/jobs/{id}/solution", s->path, 200, "application/json",
+                           s->rec, s->rec_len);
+    free(s->rec);
+    close(s->fd);
+    free(s);
+}
+
+/* Solutions smaller than this go uncompressed even to a gzip client. */
+#define ROUTES_GZIP_MIN (32 * 1024)
+
+/* The JSON stream as a gzstream source. */
+static ssize_t sol_json_source(void *ctx, char *buf, size_t max)
+{
+    ssize_t n = sol_json_reader(ctx, 0, buf, max);
+    if (n == MHD_CONTENT_READER_END_OF_STREAM)
+        return 0;
+    return n == MHD_CONTENT_READER_END_WITH_ERROR ? -1 : n;
+}
+
+/* A file read from its start, for gzstream. */
+typedef struct fd_source {
+    int fd;
+} fd_source;
+
+static ssize_t fd_source_read(void *ctx, char *buf, size_t max)
+{
+    fd_source *f = ctx;
+    for (;;) {
+        ssize_t n = read(f->fd, buf, max);
+        if (n >= 0 || errno != EINTR)
+            return n < 0 ? -1 : n;
+    }
+}
+
+static void fd_source_free(void *ctx)
+{
+    fd_source *f = ctx;
+    close(f->fd);
+    free(f);
+}
+
+static void solution_cache_headers(struct MHD_Response *r, const char *etag)
+{
+    MHD_add_response_header(r, "ETag", etag);
+    MHD_add_response_header(r, "Cache-Control", "private, max-age=31536000, immutable");
+    MHD_add_response_header(r, "Vary", "Accept-Encoding, Authorization");
+}
+
+enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
+                                     const char *id)
+{
+    static const char *const names[] = {"format", NULL};
+    enum MHD_Result q = MHD_NO;
+    if (!routes_only_params(c, names, &q))
+        return q;
+    const char *format = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+    if (!format)
+        format = "mtx";
+    int fmt = !strcmp(format, "mtx") || !strcmp(format, "matrix-market") ? 0
+              : !strcmp(format, "json")                                  ? 1
+              : !strcmp(format, "binary")                                ? 2
+                                                                         : -1;
+    if (fmt < 0)
+        return http_reply_problem(c, 400, "bad-parameter", "format: must be mtx, json or binary",
+                                  0);
+    char dir[PATH_MAX], path[PATH_MAX + 32];
+    job_status st;
+    if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
+        return routes_unknown_job(c, id);
+    snprintf(path, sizeof path, "%s/%s", dir, fmt == 0 ? "solution.mtx" : "solution.bin");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || st == JOB_QUEUED || st == JOB_RUNNING) {
+        if (fd >= 0)
+            close(fd);
+        char d[160];
+        snprintf(d, sizeof d, "job %s is %s and has no solution%s", id, job_status_name(st),
+                 st == JOB_QUEUED || st == JOB_RUNNING ? " yet" : "");
+        return http_reply_problem(c, 409, "no-solution", d, 0);
+    }
+    /* a finished job's solution never changes (a job runs once; a new
+     * solve is a new job): cacheable for good, validated by its ETag */
+    int gzip = gzstream_accepted(c) &&
+               (fmt == 1 ? sb.st_size / 8 * 24 : (long long)sb.st_size) >= ROUTES_GZIP_MIN;
+    char etag[96];
+    snprintf(etag, sizeof etag, "\"%s-%s-%lld%s\"", id,
+             fmt == 0   ? "mtx"
+             : fmt == 1 ? "json"
+                        : "f64",
+             (long long)sb.st_size, gzip ? "-gz" : "");
+    const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    if (inm && (strstr(inm, etag) || !strcmp(inm, "*"))) {
+        close(fd);
+        struct MHD_Response *nm =
+            MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+        if (!nm)
+            return MHD_NO;
+        solution_cache_headers(nm, etag);
+        return http_queue(c, 304, nm);
+    }
+    struct MHD_Response *r;
+    if (fmt == 1) {
+        sol_stream *s = calloc(1, sizeof *s);
+        if (!s) {
+            close(fd);
+            return MHD_NO;
+        }
+        s->fd = fd;
+        s->n = (int64_t)sb.st_size / 8;
+        memcpy(s->id, id, sizeof s->id);
+        if (record_enabled()) {
+            s->rec = malloc(1);
+            snprintf(s->method, sizeof s->method, "%s", http_current_method());
+            snprintf(s->path, sizeof s->path, "%s", http_current_path());
+        }
+        r = gzip ? gzstream_response(sol_json_source, s, sol_json_free)
+                 : MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, sol_json_reader,
+                                                     s, sol_json_free);
+        if (!r) {
+            if (!gzip)
+                sol_json_free(s);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type", "application/json");
+    } else {
+        if (gzip) {
+            fd_source *fs = malloc(sizeof *fs);
+            if (!fs) {
+                close(fd);
+                return MHD_NO;
+            }
+            fs->fd = fd;
+            r = gzstream_response(fd_source_read, fs, fd_source_free);
+        } else {
+            r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
+            if (!r)
+                close(fd);
+        }
+        if (!r)
+            return MHD_NO;
+        MHD_add_response_header(r, "Content-Type",
+                                fmt == 0 ? "text/plain; charset=us-ascii"
+                                         : "application/octet-stream");
+        char cd[96];
+        snprintf(cd, sizeof cd, "attachment; filename=\"%s.%s\"", id, fmt == 0 ? "mtx" : "f64");
+        MHD_add_response_header(r, "Content-Disposition", cd);
+    }
+    if (gzip)
+        MHD_add_response_header(r, "Content-Encoding", "gzip");
+    solution_cache_headers(r, etag);
+    return http_queue(c, 200, r);
+}

@@ -1,0 +1,374 @@
+"""client.py: Client, Job and solve() over the daemon's HTTP API.
+
+One request at a time on urllib (so https, $https_proxy and friends, and
+a custom CA file all work as they do for any urllib program). POSTs are
+streamed from files or memory with a known Content-Length. A 503 (queue
+full, draining) is retried after its Retry-After, `retries` times; a
+refused connection for a GET as well. Job.wait polls with a backoff from
+0.1 s to 1 s.
+"""
+import array
+import json
+import os
+import socket
+import ssl
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+
+from . import errors
+from .mm import _is_scipy_sparse, _np, matrix_market, vector_market
+
+FINISHED = ("succeeded", "failed", "cancelled")
+_SOLVE_KEYS = ("tol", "atol", "maxiter", "precond", "method", "precision")
+
+
+class _Body:
+    """A request body from parts (bytes or open binary files), streamed with
+    a known length."""
+
+    def __init__(self, parts):
+        self.parts = parts
+        self.length = 0
+        for p in parts:
+            if isinstance(p, (bytes, bytearray)):
+                self.length += len(p)
+            else:
+                p.seek(0, os.SEEK_END)
+                self.length += p.tell()
+                p.seek(0)
+
+    def __iter__(self):
+        for p in self.parts:
+            if isinstance(p, (bytes, bytearray)):
+                yield bytes(p)
+            else:
+                p.seek(0)
+                while True:
+                    chunk = p.read(1 << 20)
+                    if not chunk:
+                        break
+                    yield chunk
+
+    def close(self):
+        for p in self.parts:
+            if hasattr(p, "close"):
+                p.close()
+
+
+def _upload(obj, vector=False):
+    """(file object, display name) for a matrix or vector argument: a path
+    is opened (sent as it is, gzip too), bytes are sent as given, anything
+    else is written as Matrix Market into a spooled temporary file."""
+    if isinstance(obj, (str, os.PathLike)):
+        path = os.fspath(obj)
+        return open(path, "rb"), os.path.basename(path)
+    if isinstance(obj, (bytes, bytearray)):
+        return _bytes_file(obj), None
+    if hasattr(obj, "read") and not _is_scipy_sparse(obj):
+        data = obj.read()
+        return _bytes_file(data if isinstance(data, bytes) else data.encode()), \
+            os.path.basename(getattr(obj, "name", "")) or None
+    f = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+    (vector_market if vector else matrix_market)(obj, f)
+    f.seek(0)
+    return f, None
+
+
+def _bytes_file(data):
+    f = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+    f.write(bytes(data))
+    f.seek(0)
+    return f
+
+
+class Client:
+    """A clsolved daemon.
+
+    url: "http://HOST:PORT" or "https://..." (default $CLSOLVE_SERVER, else
+    http://127.0.0.1:8080); token: the bearer token (default
+    $CLSOLVE_TOKEN), or token_file; cafile: a CA bundle for https (default:
+    the system's); timeout: seconds per request; retries: how many times a
+    503 (or a refused connection of a GET) is retried, after the daemon's
+    Retry-After (at most max_retry_wait seconds each)."""
+
+    def __init__(self, url=None, token=None, token_file=None, cafile=None, timeout=60.0,
+                 retries=3, max_retry_wait=30.0):
+        self.url = (url or os.environ.get("CLSOLVE_SERVER") or "http://127.0.0.1:8080").rstrip("/")
+        if token is None and token_file is not None:
+            with open(token_file, encoding="utf-8") as f:
+                token = f.readline().strip()
+        if token is None:
+            token = os.environ.get("CLSOLVE_TOKEN") or None
+        self.token = token
+        self.timeout = timeout
+        self.retries = retries
+        self.max_retry_wait = max_retry_wait
+        handlers = []
+        if cafile is not None:
+            handlers.append(urllib.request.HTTPSHandler(
+                context=ssl.create_default_context(cafile=cafile)))
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def __repr__(self):
+        return "clsolve.Client(%r)" % self.url
+
+    # ---- HTTP
+    def request(self, method, path, body=None, headers=None, ok=(200,), raw=False):
+        """One API call: the parsed JSON (raw=True: the bytes) of an answer
+        whose status is in ok; raises ApiError (with the problem document),
+        or TransportError when the daemon cannot be reached."""
+        attempt = 0
+        while True:
+            req = urllib.request.Request(self.url + path, method=method)
+            for k, v in (headers or {}).items():
+                req.add_header(k, v)
+            if self.token:
+                req.add_header("Authorization", "Bearer " + self.token)
+            if body is not None:
+                req.data = body if isinstance(body, (bytes, bytearray)) else iter(body)
+                req.add_header("Content-Length", str(len(body) if isinstance(body, (bytes, bytearray))
+                                                     else body.length))
+            try:
+                with self._opener.open(req, timeout=self.timeout) as r:
+                    status, data, hdrs = r.status, r.read(), r.headers
+            except urllib.error.HTTPError as e:
+                status, data, hdrs = e.code, e.read(), e.headers
+            except (urllib.error.URLError, socket.timeout, ConnectionError, ssl.SSLError) as e:
+                reason = getattr(e, "reason", e)
+                if method == "GET" and attempt < self.retries and \
+                        isinstance(reason, ConnectionRefusedError):
+                    attempt += 1
+                    time.sleep(min(2.0 ** attempt * 0.1, self.max_retry_wait))
+                    continue
+                raise errors.TransportError("%s %s: %s" % (method, self.url + path, reason)) from e
+            if status in ok:
+                if raw:
+                    return data, hdrs
+                return json.loads(data) if data else None
+            try:
+                problem = json.loads(data)
+            except ValueError:
+                problem = {"status": status, "detail": data.decode("utf-8", "replace")[:500]}
+            retry_after = None
+            try:
+                retry_after = float(hdrs.get("Retry-After")) if hdrs.get("Retry-After") else None
+            except ValueError:
+                pass
+            if status == 503 and attempt < self.retries:
+                attempt += 1
+                time.sleep(min(retry_after if retry_after is not None else 1.0,
+                               self.max_retry_wait))
+                continue
+            raise errors.api_error(status, problem, retry_after)
+
+    # ---- jobs
+    def submit(self, A, b=None, x0=None, kind="cg", **params):
+        """Submits a job and returns its Job (queued).
+
+        A: a path to a Matrix Market file (plain or gzip), its bytes, a scipy
+        sparse matrix, a 2-D numpy array or a list of lists; b, x0: the
+        same for vectors (a path, a 1-D numpy array, a sequence). params:
+        tol (or rtol), atol, maxiter, precond, method, precision for cg;
+        a physics kind's options otherwise (A is then its input file)."""
+        if "rtol" in params:
+            if "tol" in params:
+                raise TypeError("give tol or rtol, not both")
+            params["tol"] = params.pop("rtol")
+        params = {k: v for k, v in params.items() if v is not None}
+        query = dict(params)
+        if kind != "cg":
+            query["kind"] = kind
+        q = "?" + urllib.parse.urlencode(
+            {k: ("true" if v is True else "false" if v is False else v) for k, v in query.items()}
+        ) if query else ""
+        files = []
+        try:
+            fa, name_a = _upload(A)
+            files.append(fa)
+            if b is None and x0 is None:
+                body = _Body([fa])
+                headers = {"Content-Type": "application/octet-stream"}
+                if name_a:  # the name the daemon's messages use for it
+                    headers["Content-Disposition"] = 'attachment; filename="%s"' % \
+                        name_a.replace('"', "_").replace("\\", "_")
+            else:
+                boundary = "clsolve-" + uuid.uuid4().hex
+                parts = []
+                for field, obj, vec in (("matrix" if kind == "cg" else "input", A, False),
+                                        ("rhs", b, True), ("x0", x0, True)):
+                    if obj is None:
+                        continue
+                    if obj is A:
+                        f, name = fa, name_a
+                    else:
+                        f, name = _upload(obj, vector=vec)
+                        files.append(f)
+                    fname = name or field + ".mtx"
+                    parts.append(("%s--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+                                  "filename=\"%s\"\r\nContent-Type: application/octet-stream"
+                                  "\r\n\r\n" % ("\r\n" if parts else "", boundary, field,
+                                                fname.replace('"', "_"))).encode())
+                    parts.append(f)
+                parts.append(("\r\n--%s--\r\n" % boundary).encode())
+                body = _Body(parts)
+                headers = {"Content-Type": "multipart/form-data; boundary=" + boundary}
+            info = self.request("POST", "/v1/jobs" + q, body, headers, ok=(202,))
+        finally:
+            for f in files:
+                f.close()
+        return Job(self, info["id"], info)
+
+    def job(self, job_id):
+        """The Job with this id (fetched now)."""
+        j = Job(self, job_id)
+        j.refresh()
+        return j
+
+    def jobs(self, status=None, limit=None):
+        """Jobs, newest first (all of them, or the first `limit`), as Jobs."""
+        out, path = [], "/v1/jobs?limit=%d" % min(limit or 1000, 1000)
+        if status:
+            path += "&status=" + urllib.parse.quote(status)
+        while path:
+            page = self.request("GET", path)
+            out += [Job(self, j["id"], j) for j in page["jobs"]]
+            if limit and len(out) >= limit:
+                return out[:limit]
+            path = page.get("next")
+        return out
+
+    def devices(self):
+        """GET /v1/devices: ranks, hosts, devices and their work-group sizes."""
+        return self.request("GET", "/v1/devices")
+
+    def health(self):
+        """GET /healthz."""
+        return self.request("GET", "/healthz")
+
+
+class Job:
+    """One job of a daemon. .id; .info is the job document as last fetched
+    (refresh() fetches it again); .status, .phase (queued, parsing,
+    setting_up, solving, ...), .iteration, .residual, .eta_s (seconds left
+    while solving, or None), .result, .error read it."""
+
+    def __init__(self, client, job_id, info=None):
+        self.client = client
+        self.id = job_id
+        self.info = info or {"id": job_id}
+
+    def __repr__(self):
+        return "<clsolve.Job %s %s>" % (self.id, self.status)
+
+    status = property(lambda self: self.info.get("status"))
+    result = property(lambda self: self.info.get("result"))
+    error = property(lambda self: self.info.get("error"))
+    phase = property(lambda self: (self.info.get("progress") or {}).get("phase"))
+    iteration = property(lambda self: (self.info.get("progress") or {}).get("iteration"))
+    residual = property(lambda self: (self.info.get("progress") or {}).get("residual"))
+    eta_s = property(lambda self: (self.info.get("progress") or {}).get("eta_s"))
+    finished = property(lambda self: self.status in FINISHED)
+
+    def refresh(self):
+        self.info = self.client.request("GET", "/v1/jobs/" + self.id)
+        return self.info
+
+    def wait(self, progress=None, timeout=None, check=True):
+        """Polls until the job ends and returns it. progress(job) is called
+        after every poll while it runs (job.phase, .iteration, .residual).
+        check: raise JobFailed (JobCancelled) unless it succeeded; a job
+        stopped at maxiter is a JobFailed with code "not_converged" that
+        still has its solution. timeout: seconds, then WaitTimeout."""
+        t0, delay = time.monotonic(), 0.1
+        while True:
+            self.refresh()
+            if self.finished:
+                break
+            if progress is not None:
+                progress(self)
+            if timeout is not None and time.monotonic() - t0 > timeout:
+                raise errors.WaitTimeout(self, timeout)
+            time.sleep(delay)
+            delay = min(delay * 1.5, 1.0)
+        if progress is not None:
+            progress(self)
+        if check and self.status == "cancelled":
+            raise errors.JobCancelled(self)
+        if check and self.status == "failed":
+            raise errors.JobFailed(self)
+        return self
+
+    def solution(self):
+        """x: a numpy float64 array when numpy is installed, else a list of
+        floats (downloaded as little-endian float64: exact)."""
+        data, _ = self.client.request("GET", "/v1/jobs/%s/solution?format=binary" % self.id,
+                                      raw=True)
+        if _np is not None:
+            return _np.frombuffer(data, dtype="<f8").astype(_np.float64)
+        a = array.array("d")
+        a.frombytes(data)
+        if sys.byteorder == "big":
+            a.byteswap()
+        return a.tolist()
+
+    def save_solution(self, path, format="mtx"):
+        """Writes x to path as Matrix Market (format "mtx"), "json" or "binary"."""
+        data, _ = self.client.request("GET", "/v1/jobs/%s/solution?format=%s" % (self.id, format),
+                                      raw=True)
+        tmp = path + ".part"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+
+    def residuals(self):
+        """The relative residual per iteration from iteration 0 (a numpy
+        array with numpy, else a list; None for a non-finite value)."""
+        r = self.client.request("GET", "/v1/jobs/%s/residuals" % self.id)
+        vals = r["residuals"]
+        if _np is not None:
+            return _np.array([float("nan") if v is None else v for v in vals], dtype=_np.float64)
+        return vals
+
+    def cancel(self):
+        """Cancels a queued or running job (Conflict if it already ended)."""
+        self.info = self.client.request("POST", "/v1/jobs/%s/cancel" % self.id, ok=(202,))
+        return self
+
+    def delete(self):
+        """Removes a finished job and its files (Conflict while it runs)."""
+        self.client.request("DELETE", "/v1/jobs/" + self.id, ok=(204,))
+
+    def files(self):
+        """A physics job's output files: [{name, bytes, href}]."""
+        return self.client.request("GET", "/v1/jobs/%s/files" % self.id)["files"]
+
+
+def solve(A, b=None, x0=None, *, tol=None, rtol=None, atol=None, maxiter=None, precond=None,
+          method=None, precision=None, url=None, token=None, client=None, progress=None,
+          timeout=None):
+    """Solves A x = b on a clsolved daemon, in the shape of
+    scipy.sparse.linalg.cg: returns (x, info), info 0 when converged and the
+    iterations run when maxiter stopped it (x is the last iterate then).
+    b None: b = A*1. A bad input, a matrix that is not symmetric positive
+    definite (breakdown) or a cancelled job raise JobFailed; HTTP errors
+    ApiError. The job stays in the daemon's store (client.job(id))."""
+    if tol is not None and rtol is not None:
+        raise TypeError("give tol or rtol, not both")
+    c = client or Client(url, token=token)
+    job = c.submit(A, b, x0, tol=tol if tol is not None else rtol, atol=atol, maxiter=maxiter,
+                   precond=precond, method=method, precision=precision)
+    job.wait(progress=progress, timeout=timeout, check=False)
+    err = job.error or {}
+    if job.status == "succeeded":
+        return job.solution(), 0
+    if job.status == "failed" and err.get("code") == "not_converged" and \
+            (job.result or {}).get("solution_available"):
+        return job.solution(), int(job.result.get("iterations") or 1)
+    if job.status == "cancelled":
+        raise errors.JobCancelled(job)
+    raise errors.JobFailed(job)

@@ -1,0 +1,64 @@
+/*
+ * names.c: the solver's choices by name (see names.h). One table per
+ * choice: a new method or precision is one row here (and its *_choices
+ * text), and every entry point accepts it. The preconditioners' names
+ * (PETSc's aliases included) have one table of their own, pc_options.c's,
+ * which these functions ask: a preconditioner added there is accepted here.
+ */
+#include "names.h"
+
+#include <stddef.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    solver_method value;
+} methods[] = {
+    {"cg", SOLVER_CG},
+    {"pipecg", SOLVER_PIPECG},
+};
+
+static const struct {
+    const char *name;
+    la_precision value;
+} precisions[] = {
+    {"double", LA_DOUBLE},
+    {"float", LA_FLOAT},
+    {"mixed", LA_MIXED},
+};
+
+#define NAMES_FIND(table, name, out)                                                               \
+    do {                                                                                           \
+        for (size_t i_ = 0; name && i_ < sizeof table / sizeof table[0]; i_++)                     \
+            if (!strcmp(name, table[i_].name)) {                                                   \
+                *(out) = table[i_].value;                                                          \
+                return 0;                                                                          \
+            }                                                                                      \
+        return -1;                                                                                 \
+    } while (0)
+
+int solver_precond_parse(const char *name, solver_precond *p)
+{
+    return pc_parse_name(name, p);
+}
+int solver_method_parse(const char *name, solver_method *m)
+{
+    NAMES_FIND(methods, name, m);
+}
+int solver_precision_parse(const char *name, la_precision *p)
+{
+    NAMES_FIND(precisions, name, p);
+}
+
+const char *solver_precond_choices(void)
+{
+    return pc_names_help();
+}
+const char *solver_method_choices(void)
+{
+    return "cg or pipecg";
+}
+const char *solver_precision_choices(void)
+{
+    return "double, float or mixed";
+}

@@ -1,0 +1,355 @@
+"""The clsolve Python package (python/) against a real clsolved started
+here (an MPI singleton on 127.0.0.1, port 0, a bearer token). Run by
+tests/cli/test_python.sh in two virtual environments into which `pip
+install --no-index ./python` put the package: one that sees Debian's numpy
+and scipy, one with the standard library only; the numpy and scipy cases
+skip in the second, and the plain-list cases run in both.
+
+Environment: CLSOLVED, CLSOLVE (binaries), CLSOLVE_DATA (shared data),
+TEST_TMP, CLSOLVE_SRC (the source tree, for the version check).
+"""
+import http.server
+import math
+import os
+import random
+import re
+import signal
+import subprocess
+import threading
+import time
+import unittest
+
+import clsolve
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+try:
+    import scipy.sparse as sp
+    import scipy.io
+except ImportError:
+    sp = None
+
+TMP = os.environ["TEST_TMP"]
+DATA = os.environ.get("CLSOLVE_DATA", "")
+TOKEN = "python-client-token-%d" % os.getpid()
+D = {}
+
+
+def setUpModule():
+    data = os.path.join(TMP, "pydata-%d" % os.getpid())
+    port = data + ".port"
+    tok = os.path.join(TMP, "token")
+    with open(tok, "w") as f:
+        f.write(TOKEN + "\n")
+    log = open(data + ".log", "wb")
+    D["p"] = subprocess.Popen([os.environ["CLSOLVED"], "--listen", "127.0.0.1:0", "--data-dir",
+                               data, "--port-file", port, "--token-file", tok],
+                              stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    for _ in range(600):
+        if os.path.exists(port) and open(port).read().strip():
+            break
+        if D["p"].poll() is not None:
+            raise RuntimeError("clsolved exited %s" % D["p"].returncode)
+        time.sleep(0.05)
+    D["url"] = "http://127.0.0.1:%d" % int(open(port).read())
+    D["data"] = data
+
+
+def tearDownModule():
+    p = D.get("p")
+    if p and p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def client(**kw):
+    return clsolve.Client(D["url"], token=TOKEN, **kw)
+
+
+def shared(rel):
+    path = os.path.join(DATA, rel)
+    if not os.path.exists(path):
+        raise unittest.SkipTest("%s not found" % path)
+    return path
+
+
+def laplacian_lists(n):
+    """The 1-D Laplacian (2, -1) as a list of lists."""
+    return [[2.0 if i == j else -1.0 if abs(i - j) == 1 else 0.0 for j in range(n)] for i in range(n)]
+
+
+def rel_residual_lists(A, x, b):
+    r = [bi - sum(a * xj for a, xj in zip(row, x)) for row, bi in zip(A, b)]
+    return math.sqrt(math.fsum(v * v for v in r)) / math.sqrt(math.fsum(v * v for v in b))
+
+
+class Basics(unittest.TestCase):
+    def test_version_is_cmake_project_version(self):
+        text = open(os.path.join(os.environ["CLSOLVE_SRC"], "CMakeLists.txt")).read()
+        want = re.search(r"project\(clsolve VERSION ([0-9.]+)", text).group(1)
+        self.assertEqual(clsolve.__version__, want)
+
+    def test_health_and_devices(self):
+        c = client()
+        self.assertEqual(c.health()["status"], "ok")
+        self.assertGreaterEqual(len(c.devices()["per_rank"][0]["devices"]), 1)
+
+    def test_matrix_market_text(self):
+        f = clsolve.matrix_market([[4, 1], [1, 3]])
+        self.assertEqual(f.getvalue().decode(), "%%MatrixMarket matrix coordinate real general\n"
+                         "2 2 4\n1 1 4.0\n1 2 1.0\n2 1 1.0\n2 2 3.0\n")
+        v = clsolve.vector_market([0.1, 1e-300])
+        self.assertEqual([float(l) for l in v.getvalue().decode().splitlines()[2:]], [0.1, 1e-300])
+
+
+class Lists(unittest.TestCase):
+    """No numpy needed: a list of lists in, a list (or array) out."""
+
+    def test_solve_lists(self):
+        A = laplacian_lists(30)
+        b = [math.sin(i + 1.0) for i in range(30)]
+        x, info = clsolve.solve(A, b, rtol=1e-12, client=client())
+        self.assertEqual(info, 0)
+        self.assertEqual(len(x), 30)
+        if np is None:
+            self.assertIsInstance(x, list)
+        self.assertLess(rel_residual_lists(A, list(x), b), 1e-11)
+
+    def test_not_converged_is_info_iterations(self):
+        x, info = clsolve.solve(laplacian_lists(50), rtol=1e-14, maxiter=3, client=client())
+        self.assertEqual(info, 3)
+        self.assertEqual(len(x), 50)
+
+    def test_atol_stops_by_scipys_rule(self):
+        A = laplacian_lists(200)
+        b = [1.0] * 200
+        bn = math.sqrt(200.0)
+        x, info = clsolve.solve(A, b, rtol=1e-15, atol=1e-3, client=client())
+        self.assertEqual(info, 0)
+        rel = rel_residual_lists(A, list(x), b)
+        self.assertLessEqual(rel * bn, 1e-3 * 1.5)
+        self.assertGreater(rel, 1e-15)  # it stopped on atol, not on rtol
+
+    def test_submit_path_wait_progress_residuals(self):
+        path = shared("matrices/1138_bus.mtx")
+        c = client()
+        seen = []
+        job = c.submit(path, precond="jacobi", tol=1e-10, method="pipecg")
+        self.assertEqual(job.info["inputs"]["matrix"], "1138_bus.mtx")
+        job.wait(progress=lambda j: seen.append((j.status, j.phase, j.iteration)))
+        self.assertEqual(job.status, "succeeded")
+        self.assertTrue(seen and seen[-1][0] == "succeeded", seen)
+        self.assertEqual(job.result["method"], "pipecg")
+        res = list(job.residuals())
+        self.assertEqual(len(res), job.result["iterations"] + 1)
+        self.assertEqual(res[0], 1.0)
+        self.assertLess(res[-1], 1e-10)
+        x = job.solution()
+        self.assertEqual(len(x), 1138)
+        self.assertLess(max(abs(v - 1.0) for v in x), 1e-5)  # b = A*1
+        out = os.path.join(TMP, "x-1138.mtx")
+        job.save_solution(out)
+        self.assertTrue(open(out).readline().startswith("%%MatrixMarket matrix array real"))
+
+    def test_listing_and_lookup(self):
+        c = client()
+        job = c.submit(laplacian_lists(5))
+        self.assertIn(job.id, [j.id for j in c.jobs(limit=1000)])
+        self.assertEqual(c.job(job.id).id, job.id)
+        job.wait()
+
+
+class Errors(unittest.TestCase):
+    def test_bad_header_carries_the_problem(self):
+        with self.assertRaises(clsolve.BadRequest) as cm:
+            client().submit(b"%%MatrixMarket matrix coordinate quaternion general\n1 1 1\n1 1 1\n")
+        e = cm.exception
+        self.assertEqual(e.status, 400)
+        self.assertEqual(e.slug, "bad-matrix-header")
+        self.assertEqual(e.problem["type"], "urn:clsolve:problem:bad-matrix-header")
+        self.assertEqual(e.line, 1)
+        self.assertTrue(e.detail.startswith("matrix.mtx:1:"), e.detail)
+
+    def test_bad_parameter(self):
+        with self.assertRaises(clsolve.BadRequest) as cm:
+            client().submit(laplacian_lists(3), precond="ilu")
+        self.assertEqual(cm.exception.slug, "bad-parameter")
+        self.assertIn("precond", cm.exception.detail)
+
+    def test_breakdown_is_job_failed(self):
+        with self.assertRaises(clsolve.JobFailed) as cm:
+            clsolve.solve(shared("matrices/west0067.mtx"), client=client())
+        e = cm.exception
+        self.assertEqual((e.code, e.exit_code), ("breakdown", 5))
+        self.assertIn("symmetric positive-definite", e.error["message"])
+        self.assertEqual(e.job.status, "failed")
+
+    def test_parse_error_deep_in_the_file(self):
+        bad = b"%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 x 1\n"
+        job = client().submit(bad)
+        with self.assertRaises(clsolve.JobFailed) as cm:
+            job.wait()
+        self.assertEqual((cm.exception.code, cm.exception.line), ("bad_input", 4))
+
+    def test_unknown_job(self):
+        with self.assertRaises(clsolve.NotFound) as cm:
+            client().job("0123456789abcdef0123456789abcdef")
+        self.assertEqual(cm.exception.slug, "unknown-job")
+
+    def test_unauthorized(self):
+        with self.assertRaises(clsolve.Unauthorized) as cm:
+            clsolve.Client(D["url"], token="wrong-token-123").jobs()
+        self.assertEqual(cm.exception.problem["status"], 401)
+
+    def test_unreachable(self):
+        with self.assertRaises(clsolve.TransportError):
+            clsolve.Client("http://127.0.0.1:1", retries=0).health()
+
+    def test_cancel_and_delete(self):
+        path = os.path.join(TMP, "p2d-600.mtx")
+        if not os.path.exists(path):
+            subprocess.run([os.environ["CLSOLVE"], "gen", "poisson2d", "600", "-o", path],
+                           check=True, stdout=subprocess.DEVNULL)
+        c = client()
+        job = c.submit(path, tol=1e-14)
+        t0 = time.time()
+        while job.refresh()["status"] != "running" or not job.iteration:
+            self.assertLess(time.time() - t0, 120, "never ran")
+            self.assertIn(job.status, ("queued", "running"))
+            time.sleep(0.05)
+        with self.assertRaises(clsolve.Conflict) as cm:
+            job.delete()
+        self.assertEqual(cm.exception.problem["job_status"], "running")
+        job.cancel()
+        with self.assertRaises(clsolve.JobCancelled):
+            job.wait(timeout=120)
+        with self.assertRaises(clsolve.Conflict) as cm:
+            job.cancel()
+        self.assertEqual((cm.exception.slug, cm.exception.problem["job_status"]),
+                         ("job-finished", "cancelled"))
+        job.delete()
+        with self.assertRaises(clsolve.NotFound):
+            job.refresh()
+
+    def test_wait_timeout(self):
+        job = client().submit(laplacian_lists(4))
+        try:
+            job.wait(timeout=0)
+        except clsolve.WaitTimeout as e:
+            self.assertIs(e.job, job)
+        job.wait()
+
+
+class _Busy(http.server.BaseHTTPRequestHandler):
+    """503 with Retry-After: 0 for the first `busy` POSTs, then 202."""
+    busy = 2
+    posts = 0
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length", 0))
+        self.rfile.read(n)
+        cls = type(self)
+        cls.posts += 1
+        if cls.posts <= cls.busy:
+            body = b'{"type":"urn:clsolve:problem:queue-full","title":"Service Unavailable",' \
+                   b'"status":503,"detail":"the job queue is full; retry later"}'
+            self.send_response(503)
+            self.send_header("Retry-After", "0")
+            self.send_header("Content-Type", "application/problem+json")
+        else:
+            body = b'{"id":"0123456789abcdef0123456789abcdef","status":"queued"}'
+            self.send_response(202)
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *a):
+        pass
+
+
+class Retry(unittest.TestCase):
+    def test_503_is_retried_after_retry_after(self):
+        srv = http.server.HTTPServer(("127.0.0.1", 0), _Busy)
+        th = threading.Thread(target=srv.serve_forever, daemon=True)
+        th.start()
+        try:
+            url = "http://127.0.0.1:%d" % srv.server_address[1]
+            _Busy.posts, _Busy.busy = 0, 2
+            job = clsolve.Client(url, retries=3).submit(laplacian_lists(2))
+            self.assertEqual((job.id, _Busy.posts), ("0123456789abcdef0123456789abcdef", 3))
+            _Busy.posts, _Busy.busy = 0, 5
+            with self.assertRaises(clsolve.ServiceUnavailable) as cm:
+                clsolve.Client(url, retries=1).submit(laplacian_lists(2))
+            self.assertEqual((cm.exception.retry_after, _Busy.posts), (0.0, 2))
+            self.assertEqual(cm.exception.slug, "queue-full")
+        finally:
+            srv.shutdown()
+            srv.server_close()
+
+
+@unittest.skipIf(np is None, "numpy is not installed here")
+class Numpy(unittest.TestCase):
+    def test_dense_numpy(self):
+        rng = np.random.default_rng(7)
+        B = rng.standard_normal((40, 40))
+        A = B @ B.T + 40 * np.eye(40)
+        b = rng.standard_normal(40)
+        x, info = clsolve.solve(A, b, rtol=1e-12, client=client())
+        self.assertEqual(info, 0)
+        self.assertIsInstance(x, np.ndarray)
+        self.assertEqual(x.dtype, np.float64)
+        np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-9, atol=1e-12)
+
+    def test_x0_is_used(self):
+        A = np.array(laplacian_lists(20))
+        b = A @ np.ones(20)
+        job = client().submit(A, b, x0=np.ones(20), tol=1e-10)
+        job.wait()
+        self.assertEqual(job.result["iterations"], 0)
+
+
+@unittest.skipIf(sp is None, "scipy is not installed here")
+class Scipy(unittest.TestCase):
+    def poisson2d(self, n):
+        T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+        return (sp.kron(sp.eye(n), T) + sp.kron(T, sp.eye(n))).tocsr()
+
+    def test_solve_scipy_sparse(self):
+        A = self.poisson2d(30)
+        rng = np.random.default_rng(3)
+        b = rng.standard_normal(A.shape[0])
+        phases = []
+        x, info = clsolve.solve(A, b, rtol=1e-10, precond="jacobi", client=client(),
+                                progress=lambda j: phases.append(j.phase))
+        self.assertEqual(info, 0)
+        self.assertLess(np.linalg.norm(b - A @ x) / np.linalg.norm(b), 1e-10)
+        import scipy.sparse.linalg as sla
+        np.testing.assert_allclose(x, sla.spsolve(A.tocsc(), b), rtol=1e-7, atol=1e-9)
+        self.assertIn("done", phases)
+
+    def test_symmetric_storage_on_the_wire(self):
+        A = self.poisson2d(4)
+        text = clsolve.matrix_market(A).getvalue().decode().splitlines()
+        self.assertEqual(text[0], "%%MatrixMarket matrix coordinate real symmetric")
+        self.assertEqual(int(text[1].split()[2]), (A.nnz + A.shape[0]) // 2)
+        N = A.tolil()
+        N[0, 1] = 5.0
+        self.assertIn("general", clsolve.matrix_market(N.tocsr()).getvalue().decode().splitlines()[0])
+
+    def test_real_matrix_against_scipy(self):
+        A = scipy.io.mmread(shared("matrices/494_bus.mtx")).tocsr()
+        b = A @ np.linspace(-1, 1, A.shape[0])
+        x, info = clsolve.solve(A, b, rtol=1e-11, client=client())
+        self.assertEqual(info, 0)
+        self.assertLess(np.linalg.norm(b - A @ x) / np.linalg.norm(b), 1e-10)
+
+
+if __name__ == "__main__":
+    unittest.main()
