@@ -171,6 +171,7 @@ json_t *job_store_rec_json(const job_rec *r, int internal)
         json_object_set_new(st, "has_input", json_boolean(r->in.has_input));
         json_object_set_new(st, "input_file", json_string(r->in.input_file));
         json_object_set_new(st, "matrix_text_bytes", json_integer(r->in.matrix_text_bytes));
+        json_object_set_new(st, "receive_s", json_real(r->in.receive_s));
         json_object_set_new(o, "store", st);
     }
     return o;

@@ -65,6 +65,7 @@ typedef struct job_inputs {
     char matrix_name[256], rhs_name[256], x0_name[256], input_name[256];
     char input_file[64]; /* stored name of a physics input (input.obj, ...) */
     int64_t matrix_text_bytes; /* the matrix's text, decompressed; 0: not measured */
+    double receive_s;          /* the upload, first byte handled to the last (0: unknown) */
 } job_inputs;
 
 int job_store_open(job_store **out, const job_store_config *cfg, cls_error *err);

@@ -108,6 +108,7 @@ static int load_one(job_store *s, const char *id, cls_error *err)
     if ((s1 = json_string_value(json_object_get(store, "input_file"))))
         snprintf(r->in.input_file, sizeof r->in.input_file, "%s", s1);
     r->in.matrix_text_bytes = json_integer_value(json_object_get(store, "matrix_text_bytes"));
+    r->in.receive_s = json_number_value(json_object_get(store, "receive_s"));
     if (job_params_is_cg(&r->params) && !r->in.has_matrix) {
         cls_fail(err, CLS_EINPUT, "job.json: a cg job without a matrix");
         goto out;

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/timer.h"
 #include "admission.h"
 #include "job_files.h"
 #include "job_params.h"
@@ -54,6 +55,7 @@ struct routes_post {
     char *opts;
     size_t opts_len;
     uint64_t bytes;
+    double t0; /* the request's first call (cls_now): receive_s */
     /* a pending error: answered once the body has been read */
     unsigned err_status;
     char err_slug[32];
@@ -368,6 +370,7 @@ routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_
         return NULL;
     }
     p->cfg = cfg;
+    p->t0 = cls_now();
     job_params_init(&p->params);
     query_ctx q = {.p = &p->params};
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, query_param, &q);
@@ -528,6 +531,7 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
         return q;
     }
     char *json = NULL;
+    p->in.receive_s = cls_now() - p->t0;
     int rc = job_store_accept(cfg->store, p->id, &p->params, &p->in, p->bytes, &json, &err);
     if (rc == JOB_STORE_FULL) {
         metrics_upload_rejected();

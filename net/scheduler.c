@@ -281,6 +281,16 @@ static void sched_log_started(const job_claim *c)
                                        "queue_wait_s", wait));
 }
 
+/* The job's time before it ran, beside the phases of its run (total_s):
+ * its upload (receive_s, 0 when unknown: a record from before the field)
+ * and its wait in the queue (queue_s), for the dashboard's bar. */
+static void sched_wait_timings(json_t *timings, const job_claim *c)
+{
+    json_object_set_new(timings, "receive_s", json_real(c->in.receive_s > 0 ? c->in.receive_s : 0));
+    double q = c->created > 0 && c->started >= c->created ? c->started - c->created : 0;
+    json_object_set_new(timings, "queue_s", json_real(q));
+}
+
 static void sched_log_finished(const job_claim *c, job_status st, json_t *error, json_t *timings,
                                int64_t iterations, double rel)
 {
@@ -339,7 +349,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
     double *x = NULL;
     int rc = dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL,
                          m.x0_path[0] ? m.x0_path : NULL, &o, &rep, &x, &err);
-    double total = cls_now() - t0;
+    double t_solved = cls_now();
     user_message(err.msg, sizeof err.msg, c, m.a_path, m.b_path, m.x0_path);
 
     if (mc.drained) {
@@ -377,6 +387,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
         error = error_json("internal", CLS_EOTHER, werr.msg, 0);
     }
+    double write_s = cls_now() - t_solved, total = cls_now() - t0;
     if (!error && st == JOB_CANCELLED)
         error = error_json("cancelled", CLS_EOTHER,
                            strstr(err.msg, "reading stopped") ? "cancelled while reading the matrix"
@@ -466,6 +477,8 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
     json_object_set_new(timings, "gather_s", json_real(rep.gather_s));
     json_object_set_new(timings, "warm_devices", json_integer(rep.warm_parts));
     json_object_set_new(timings, "precond_setup_s", json_real(rep.pc.setup_s));
+    json_object_set_new(timings, "write_s", json_real(write_s));
+    sched_wait_timings(timings, c);
     if (rep.cg.iterations > 0)
         json_object_set_new(timings, "ms_per_iteration",
                             json_real(1e3 * rep.solve_s / (double)rep.cg.iterations));
@@ -576,12 +589,11 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     metrics_job_finished(st, total, 0);
     metrics_job_phase("total", total);
     json_t *tm = json_pack("{s:f}", "total_s", total);
+    sched_wait_timings(tm, c);
     sched_log_finished(c, st, error, tm, 0, NAN);
-    json_decref(tm);
     metrics_device_busy(0, -1, cfg->device, total);
     cls_error werr;
-    if (job_store_complete(s, c->id, st, result, error, json_pack("{s:f}", "total_s", total), NULL,
-                           &werr))
+    if (job_store_complete(s, c->id, st, result, error, tm, NULL, &werr))
         fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
 }
 #endif

@@ -4,6 +4,9 @@
 // drawn on a <canvas> as relative residual against iteration on a log
 // scale. The device table comes from GET /v1/devices once.
 //
+// Each row of the job list ends in the job's time as one bar (receive,
+// queue, parse, setup, solve, gather, write; timeBar), from its timings.
+//
 // Each job has an address, /#/jobs/ID (the table's links, the browser's
 // history). The selected job shows its phases as a bar (queued, parsing,
 // setting up, solving with its share of the way to tol, gathering,
@@ -82,6 +85,40 @@ function fmtDur(s) {
   const h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60, sec = s % 60;
   return (h ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + String(sec).padStart(2, "0");
 }
+// A finished job's time as one bar: its upload, its wait in the queue and
+// the phases of its run (timings), each a segment as wide as its share;
+// the title lists the seconds. Physics jobs have receive, queue and run.
+const BAR_PHASES = [["receive", "receive_s"], ["queue", "queue_s"], ["parse", "parse_s"],
+                    ["setup", "setup_s"], ["solve", "solve_s"], ["gather", "gather_s"],
+                    ["write", "write_s"]];
+function timeBar(j) {
+  const t = j.timings;
+  const bar = el("span", null, "tbar");
+  if (!t || typeof t.total_s !== "number") return bar;
+  const segs = [];
+  let inRun = 0;
+  for (const [name, key] of BAR_PHASES) {
+    const v = t[key];
+    if (typeof v !== "number" || !(v >= 0)) continue;
+    segs.push([name, v]);
+    if (key !== "receive_s" && key !== "queue_s") inRun += v;
+  }
+  // what total_s holds beyond its named phases (a physics job's run, the
+  // scheduler's own steps)
+  if (t.total_s > inRun) segs.push(["other", t.total_s - inRun]);
+  const sum = segs.reduce((a, s) => a + s[1], 0);
+  if (!(sum > 0)) return bar;
+  for (const [name, v] of segs) {
+    if (v <= 0) continue;
+    const s = el("span", null, "seg seg-" + name);
+    s.style.width = (100 * v / sum).toFixed(2) + "%";
+    bar.append(s);
+  }
+  bar.title = segs.map(s => s[0] + " " + s[1].toFixed(3) + " s").join(", ") +
+              " (" + sum.toFixed(3) + " s in all)";
+  bar.dataset.seconds = sum.toFixed(4);
+  return bar;
+}
 function inputName(j) {
   const i = j.inputs || {};
   return i.matrix || i.input || "";
@@ -119,7 +156,10 @@ function renderJobs(list) {
               el("td", running ? phaseName(j.progress.phase) : ""),
               el("td", j.progress.iteration, "num"), el("td", fmtRes(j.progress.residual), "num"),
               el("td", fmtShort(j.created_at)));
-    tr.lastChild.title = fmtTime(j.created_at);
+    const tc = el("td", null, "time");
+    tc.append(timeBar(j));
+    tr.append(tc);
+    tr.children[7].title = fmtTime(j.created_at);
     tr.querySelector("td.input").title = name;
     tr.addEventListener("click", ev => { if (ev.target.tagName !== "A") location.hash = "#/jobs/" + j.id; });
     tbody.append(tr);

@@ -72,6 +72,22 @@ with Browser(chromium, os.path.join(out, "chromium-profile"), os.path.join(out, 
     check(by.get(done, {}).get("input") == "LFAT5.mtx", "DONE's input name: %s" % by.get(done))
     check(by.get(run, {}).get("status") == "running", "RUN is not running: %s" % by.get(run))
 
+    # a finished job's time bar: a segment per phase it spent time in, the
+    # seconds in all those of its record (receive + queue + total)
+    bar = p.eval("""(() => { const b = document.querySelector("#jobs tbody tr[data-job-id='%s'] .tbar");
+        return b && {segs: [...b.children].map(s => s.className), secs: b.dataset.seconds,
+                     widths: [...b.children].map(s => parseFloat(s.style.width))}; })()""" % hist)
+    tj = json.loads(api("/v1/jobs/" + hist)[1])["timings"]
+    want = tj["receive_s"] + tj["queue_s"] + tj["total_s"]
+    check(bar is not None and "seg seg-solve" in bar["segs"] and "seg seg-parse" in bar["segs"]
+          and abs(float(bar["secs"]) - want) <= 1e-3 + 1e-3 * want
+          and abs(sum(bar["widths"]) - 100) < 0.1,
+          "HIST's time bar: %s against timings %s" % (bar, tj))
+    print("time bar: %s, %s s" % (" ".join(c.split("-")[-1] for c in (bar or {}).get("segs", [])),
+                                  (bar or {}).get("secs")))
+    check(p.eval("""document.querySelector("#jobs tbody tr[data-job-id='%s'] .tbar").children.length === 0""" % run),
+          "a running job has no time bar yet")
+
     # the running job: the phase bar, the elapsed time, the ETA
     select(p, run)
     p.wait("document.getElementById('phases').dataset.phase === 'solving'", 60)

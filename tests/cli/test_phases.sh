@@ -65,10 +65,24 @@ $DCLIENT wait "$DURL" "$id" --timeout 300 >"$TEST_TMP/job.json" && ok || bad "wa
 $PY - "$TEST_TMP/job.json" <<'EOF' && ok || bad "daemon job timings"
 import json, sys
 j = json.load(open(sys.argv[1]))
+from datetime import datetime
 t = j["timings"]
-parts = t["parse_s"] + t["setup_s"] + t["solve_s"] + t["gather_s"]
+parts = t["parse_s"] + t["setup_s"] + t["solve_s"] + t["gather_s"] + t["write_s"]
 ok = j["status"] == "succeeded" and parts <= t["total_s"] and t["total_s"] - parts <= 0.05 * t["total_s"] + 0.05
-print("job: parse+setup+solve+gather %.4f s, total %.4f s" % (parts, t["total_s"]))
+print("job: parse+setup+solve+gather+write %.4f s, total %.4f s" % (parts, t["total_s"]))
+# before the run: the upload (a 1 MB file over loopback: more than nothing,
+# less than the whole job's life) and the queue wait, which is the record's
+# own started_at - created_at (milliseconds in the ISO times)
+iso = lambda s: datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").timestamp()
+life = iso(j["finished_at"]) - iso(j["created_at"])
+wait = iso(j["started_at"]) - iso(j["created_at"])
+if not (0 < t["receive_s"] < 60):
+    ok = False
+    print("FAIL: receive_s %r" % t["receive_s"])
+if not (0 <= t["queue_s"] <= life and abs(t["queue_s"] - wait) <= 0.002):
+    ok = False
+    print("FAIL: queue_s %r against started_at - created_at %.4f" % (t["queue_s"], wait))
+print("job: receive %.4f s, queue %.4f s (record: %.4f s)" % (t["receive_s"], t["queue_s"], wait))
 sys.exit(0 if ok else 1)
 EOF
 daemon_stop 60 && ok || bad "daemon stop"
