@@ -363,7 +363,7 @@ static int obj_corner(mesh_parser *p, const char *s, int32_t *out, int32_t *tex,
                 return MESH_FAIL(p, "face corner '%s': index too long", s);
             memcpy(head, parts[i], lens[i]);
             head[lens[i]] = '\0';
-            long long x;
+            long long x = 0; /* set by mesh_parse_int; gcc 13 cannot tell */
             if (mesh_parse_int(p, head, "face texture/normal index", &x))
                 return -1;
             int32_t r = obj_resolve(x, counts[i]);
