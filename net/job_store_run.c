@@ -52,6 +52,19 @@ static int write_view(job_store *s, const job_rec *v, cls_error *err)
 
 /* --- the scheduler --- */
 
+/* What the scheduler gets of a record (under s->mu): a copy it owns. */
+static void claim_fill(job_store *s, const job_rec *r, job_claim *c)
+{
+    memset(c, 0, sizeof *c);
+    memcpy(c->id, r->id, sizeof c->id);
+    job_store_dir_of(s, r->id, c->dir, sizeof c->dir);
+    c->params = r->params;
+    c->params.options = r->params.options ? json_deep_copy(r->params.options) : NULL;
+    c->in = r->in;
+    c->created = r->created;
+    c->started = r->started;
+}
+
 int job_store_peek_queued(job_store *s, double timeout_s, job_claim *c)
 {
     struct timespec dl;
@@ -75,15 +88,8 @@ int job_store_peek_queued(job_store *s, double timeout_s, job_claim *c)
             break;
     }
     s->wake = 0;
-    if (r) {
-        memset(c, 0, sizeof *c);
-        memcpy(c->id, r->id, sizeof c->id);
-        job_store_dir_of(s, r->id, c->dir, sizeof c->dir);
-        c->params = r->params;
-        c->params.options = r->params.options ? json_deep_copy(r->params.options) : NULL;
-        c->in = r->in;
-        c->created = r->created;
-    }
+    if (r)
+        claim_fill(s, r, c);
     pthread_mutex_unlock(&s->mu);
     return r != NULL;
 }
@@ -135,14 +141,7 @@ int job_store_claim(job_store *s, const char *id, job_claim *c, cls_error *err)
     r->phase_started = r->started;
     cls_eta_reset(&r->eta);
     r->eta_s = -1;
-    memset(c, 0, sizeof *c);
-    memcpy(c->id, r->id, sizeof c->id);
-    job_store_dir_of(s, r->id, c->dir, sizeof c->dir);
-    c->params = r->params;
-    c->params.options = r->params.options ? json_deep_copy(r->params.options) : NULL;
-    c->in = r->in;
-    c->created = r->created;
-    c->started = r->started;
+    claim_fill(s, r, c);
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_unlock(&s->io);
     return 1;
