@@ -33,6 +33,7 @@
 #include "../common/trace.h"
 #include "la.h"
 #include "la_priv.h"
+#include "ocl_gate.h"
 
 #include <limits.h>
 #include <math.h>
@@ -173,8 +174,7 @@ int lai_enqueue(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_
     size_t global = groups * ls;
     cl_event ev = NULL;
     int want = la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev);
-    cl_int st = clEnqueueNDRangeKernel(la->ocl->queue, k, 1, NULL, &global, &ls, 0, NULL,
-                                       want ? &ev : NULL);
+    cl_int st = ocl_enqueue_kernel(la->ocl, k, global, &ls, want ? &ev : NULL);
     if (st != CL_SUCCESS)
         return cls_fail(err, CLS_EOTHER,
                         "clEnqueueNDRangeKernel(%s, global %zu, local %zu) failed: %s (%d)", kname,

@@ -10,6 +10,7 @@
 #include "../common/trace.h"
 #include "la.h"
 #include "la_priv.h"
+#include "ocl_gate.h"
 
 #include <limits.h>
 #include <math.h>
@@ -256,8 +257,7 @@ int la_cgf_enqueue(la_cgf *w, cls_error *err)
     size_t global = w->ls_scal;
     if ((rc = lai_enqueue(la, w->k_spmv, lai_kernel_of(w->A->variant), w->gs, w->ls_spmv, err)))
         return rc;
-    cl_int st = clEnqueueNDRangeKernel(la->ocl->queue, w->k_scal, 1, NULL, &global, &w->ls_scal, 0,
-                                       NULL, &ev);
+    cl_int st = ocl_enqueue_kernel(la->ocl, w->k_scal, global, &w->ls_scal, &ev);
     OCL_CHECK(err, st, "clEnqueueNDRangeKernel(cgf_scalars)");
     if (la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev) &&
         clRetainEvent(ev) == CL_SUCCESS)

@@ -16,6 +16,7 @@
  */
 #include "la_dist.h"
 #include "la_priv.h"
+#include "ocl_gate.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -32,7 +33,7 @@ static int launch(ld_ctx *ld, cl_kernel k, const char *kname, size_t groups, siz
                   cls_error *err)
 {
     size_t global = groups * ls;
-    cl_int st = clEnqueueNDRangeKernel(ld->la->ocl->queue, k, 1, NULL, &global, &ls, 0, NULL, NULL);
+    cl_int st = ocl_enqueue_kernel(ld->la->ocl, k, global, &ls, NULL);
     if (st != CL_SUCCESS)
         return cls_fail(err, CLS_EOTHER,
                         "clEnqueueNDRangeKernel(%s, global %zu, local %zu) failed: %s (%d)", kname,

@@ -10,6 +10,7 @@
  */
 #include "la_pcm.h"
 #include "la_priv.h"
+#include "ocl_gate.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -288,8 +289,7 @@ int la_pcm_enqueue(la_pcm *w, cls_error *err)
     size_t global = w->ls_fold;
     if ((rc = la_pcm_spmv(w, 0, err)))
         return rc;
-    cl_int st = clEnqueueNDRangeKernel(la->ocl->queue, w->k_scal, 1, NULL, &global, &w->ls_fold, 0,
-                                       NULL, &ev);
+    cl_int st = ocl_enqueue_kernel(la->ocl, w->k_scal, global, &w->ls_fold, &ev);
     OCL_CHECK(err, st, "clEnqueueNDRangeKernel(pcgf_scalars)");
     if ((rc = la_launch(la, w->k_upd, "pcgf_update", w->gu, w->ls_upd, err))) {
         clReleaseEvent(ev);

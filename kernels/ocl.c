@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "ocl.h"
+#include "ocl_gate.h"
 #include "ocl_priv.h"
 
 #include <sched.h>
@@ -375,6 +376,7 @@ int ocl_ctx_create(const ocl_device *dev, ocl_ctx *ctx, cls_error *err)
         ctx->context = NULL;
         OCL_CHECK(err, st, "clCreateCommandQueue");
     }
+    ocl_gate_join(ctx);
     return CLS_OK;
 }
 
@@ -433,6 +435,7 @@ int ocl_ctx_create_shared(const ocl_device *dev, ocl_ctx *ctx, cls_error *err)
         ctx->context = NULL;
         OCL_CHECK(err, st, "clCreateCommandQueue");
     }
+    ocl_gate_join(ctx);
     return CLS_OK;
 }
 
@@ -490,6 +493,7 @@ void ocl_ctx_release(ocl_ctx *ctx)
         return;
     if (ctx->queue) {
         clFinish(ctx->queue);
+        ocl_gate_leave(ctx);
         clReleaseCommandQueue(ctx->queue);
     }
     if (ctx->context)

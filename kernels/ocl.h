@@ -46,6 +46,7 @@ typedef struct ocl_ctx {
     cl_context context;
     cl_command_queue queue; /* in order, profiling enabled */
     int shared;             /* the context is the process's one for dev (ocl_ctx_create_shared) */
+    int gated;              /* its kernels go through ocl_gate.h (PoCL before 6.0) */
 } ocl_ctx;
 
 /* Readable name of an OpenCL error code ("CL_INVALID_VALUE"). */

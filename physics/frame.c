@@ -8,6 +8,7 @@
  * file); the frames are legacy VTK files beside it, named by their step.
  */
 #include "frame.h"
+#include "../kernels/ocl_gate.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -104,8 +105,7 @@ int phys_launch(ocl_ctx *ctx, cl_kernel k, const char *name, size_t n, size_t ls
     if (n == 0)
         return CLS_OK;
     size_t global = ls ? (n + ls - 1) / ls * ls : n;
-    cl_int st =
-        clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, ls ? &ls : NULL, 0, NULL, ev);
+    cl_int st = ocl_enqueue_kernel(ctx, k, global, ls ? &ls : NULL, ev);
     if (st != CL_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "clEnqueueNDRangeKernel(%s, global %zu) failed: %s (%d)",
                         name, global, ocl_errstr(st), (int)st);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "../kernels/ocl_gate.h"
 #include "nbody.h"
 
 static int nbody_oom(cls_error *err)
@@ -111,7 +112,7 @@ static int nbody_enqueue(nbody_gpu *g, cl_kernel k, size_t tile, int n, int from
     size_t global = ((size_t)n + tile - 1) / tile * tile;
     if (global == 0)
         global = tile;
-    st = clEnqueueNDRangeKernel(g->ctx->queue, k, 1, NULL, &global, &tile, 0, NULL, ev);
+    st = ocl_enqueue_kernel(g->ctx, k, global, &tile, ev);
     if (st != CL_SUCCESS)
         return cls_fail(err, CLS_EOTHER,
                         "clEnqueueNDRangeKernel(nbody_step, %zu, tile %zu) failed: %s (%d)", global,

@@ -1,0 +1,75 @@
+/*
+ * ocl_gate.c: one kernel in flight at a time per process on PoCL before
+ * 6.0 (why: ocl_gate.h). The gate is a mutex and the list of gated queues.
+ * With one queue open a launch only takes the mutex (the in-order queue
+ * keeps its kernels apart); with two or more, a launch holds the mutex
+ * until its kernel has finished, so no two kernels of the process overlap.
+ */
+#include "ocl_gate.h"
+
+#include "../common/trace.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OCL_GATE_MAX 256
+
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static cl_command_queue gate_q[OCL_GATE_MAX];
+static int gate_n;
+
+int ocl_gate_wanted(const ocl_device *dev)
+{
+    const char *off = getenv("CLSOLVE_OCL_GATE");
+    if (off && !strcmp(off, "0"))
+        return 0;
+    if (!strstr(dev->platform_name, "Portable Computing Language"))
+        return 0;
+    /* CL_DRIVER_VERSION: "3.1+debian", "5.0+debian", "6.0" */
+    return atoi(dev->driver) < 6;
+}
+
+void ocl_gate_join(ocl_ctx *ctx)
+{
+    if (!ctx->queue || !ocl_gate_wanted(&ctx->dev))
+        return;
+    pthread_mutex_lock(&gate_mu);
+    if (gate_n < OCL_GATE_MAX) {
+        /* kernels launched while one queue was alone may still run */
+        for (int i = 0; i < gate_n; i++)
+            clFinish(gate_q[i]);
+        gate_q[gate_n++] = ctx->queue;
+        ctx->gated = 1;
+        if (gate_n == 2)
+            cls_trace("ocl_gate: a second PoCL queue: one kernel at a time from now");
+    }
+    pthread_mutex_unlock(&gate_mu);
+}
+
+void ocl_gate_leave(ocl_ctx *ctx)
+{
+    if (!ctx->gated)
+        return;
+    pthread_mutex_lock(&gate_mu);
+    for (int i = 0; i < gate_n; i++)
+        if (gate_q[i] == ctx->queue) {
+            gate_q[i] = gate_q[--gate_n];
+            break;
+        }
+    ctx->gated = 0;
+    pthread_mutex_unlock(&gate_mu);
+}
+
+cl_int ocl_enqueue_kernel(const ocl_ctx *ctx, cl_kernel k, size_t global, const size_t *local,
+                          cl_event *ev)
+{
+    if (!ctx->gated)
+        return clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, local, 0, NULL, ev);
+    pthread_mutex_lock(&gate_mu);
+    cl_int st = clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, local, 0, NULL, ev);
+    if (st == CL_SUCCESS && gate_n > 1)
+        st = clFinish(ctx->queue);
+    pthread_mutex_unlock(&gate_mu);
+    return st;
+}
