@@ -735,7 +735,8 @@ static int mesh_link_vertex_attrs(mesh_parser *p)
         *corner[a] = malloc((size_t)(m->nfaces ? 3 * m->nfaces : 1) * sizeof **corner[a]);
         if (!*corner[a])
             return mesh_oom(p);
-        memcpy(*corner[a], m->tri, (size_t)(3 * m->nfaces) * sizeof **corner[a]);
+        if (m->nfaces) /* no faces: m->tri is NULL, and memcpy's arguments must not be */
+            memcpy(*corner[a], m->tri, (size_t)(3 * m->nfaces) * sizeof **corner[a]);
     }
     return 0;
 }

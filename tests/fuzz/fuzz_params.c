@@ -393,7 +393,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc) {
             fp_check_fail(rc, &err, "options");
             static const char *const cg_keys[] = {
-                "options", "kind:", "tol:", "maxiter:", "precond:", "method:", "precision:", NULL};
+                "options", "kind:", "tol:", "atol:", "maxiter:", "precond:", "precond_",
+                "method:", "precision:", NULL};
             int named = 0;
             for (int i = 0; cg_keys[i] && !named; i++)
                 named = !strncmp(err.msg, cg_keys[i], strlen(cg_keys[i]));
@@ -405,8 +406,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rc = job_params_finish(&p, &err);
         if (rc) {
             fp_check_fail(rc, &err, "finish");
-            static const char *const named[] = {"kind:", "unknown parameter '", "tol:",
-                                                "maxiter:", "precond:", "method:",
+            /* a physics job given a cg parameter: "atol: applies to kind=cg
+             * only", "precond_degree: ..." */
+            static const char *const named[] = {"kind:", "unknown parameter '", "tol:", "atol:",
+                                                "maxiter:", "precond:", "precond_", "method:",
                                                 "precision:", NULL};
             int ok = 0;
             for (int i = 0; named[i] && !ok; i++)
