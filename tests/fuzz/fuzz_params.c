@@ -234,6 +234,8 @@ static void fp_check_precedence(const job_params *p, const char *text, size_t le
         int ok;
         if (!strcmp(k, "tol"))
             ok = p->tol == (s ? strtod(s, NULL) : json_number_value(v));
+        else if (!strcmp(k, "atol"))
+            ok = p->atol == (s ? strtod(s, NULL) : json_number_value(v));
         else if (!strcmp(k, "maxiter"))
             ok = p->maxiter == (s                    ? strtoll(s, NULL, 10)
                                 : json_is_integer(v) ? (long long)json_integer_value(v)
