@@ -70,15 +70,15 @@ void cli_progress_draw(cli_progress *p, int64_t it, double res, double tol, doub
         if (*c == '_')
             *c = ' ';
     fprintf(stderr, "\r  %-12s %7s", name, el);
-    if (solving && it >= 0) {
+    /* iteration, bar and ETA only once a residual is known: a daemon's first
+       solving report can come before the first residual (iteration 0, null) */
+    if (solving && it >= 0 && isfinite(res)) {
         char bar[21], et[24];
         int n = (int)(p->frac * 20 + 1e-9);
         for (int i = 0; i < 20; i++)
             bar[i] = i < n ? '#' : '.';
         bar[20] = '\0';
-        fprintf(stderr, "  iteration %-8lld", (long long)it);
-        if (isfinite(res))
-            fprintf(stderr, "  residual %.2e", res);
+        fprintf(stderr, "  iteration %-8lld  residual %.2e", (long long)it, res);
         fprintf(stderr, "  [%s]", bar);
         if (eta >= 0) {
             fmt_time(eta, et, sizeof et);

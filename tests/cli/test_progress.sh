@@ -27,11 +27,15 @@ if not solving:
     fails.append("no solving frame")
 bars = []
 for l in solving:
+    if re.match(r"^  solving\s+\d+:\d\d$", l):
+        continue  # before the first residual: the phase and its time only
     m = re.match(r"^  solving\s+(\d+:\d\d)  iteration (\d+)\s+ residual (\S+)  \[([#.]{20})\](  ETA (\d+:\d\d))?$", l)
     if not m:
         fails.append("a solving frame that does not read: %r" % l)
         continue
     bars.append(m.group(4).count("#"))
+if not bars:
+    fails.append("no solving frame with an iteration")
 if bars != sorted(bars):
     fails.append("the bar went back: %s" % bars)
 if not any("ETA " in l for l in solving):
