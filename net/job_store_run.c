@@ -246,32 +246,38 @@ int job_store_history(job_store *s, const char *id, double **h, int64_t *n)
     return r ? 0 : -1;
 }
 
+/* drops the four objects of an outcome (the struct itself stays) */
+static void outcome_drop(job_pending *o)
+{
+    json_decref(o->result);
+    json_decref(o->error);
+    json_decref(o->timings);
+    json_decref(o->devices);
+    o->result = o->error = o->timings = o->devices = NULL;
+}
+
 static void pending_free(job_pending *p)
 {
     if (!p)
         return;
-    json_decref(p->result);
-    json_decref(p->error);
-    json_decref(p->timings);
-    json_decref(p->devices);
+    outcome_drop(p);
     free(p);
 }
 
-/* The final state, finished at `finished` (the json objects are stolen). */
+/* The final state, finished at `finished` (the json objects are stolen).
+ * The outcome is written first; what the table keeps depends on whether
+ * the write succeeded, and whatever nobody keeps is dropped at the end. */
 static int complete_at(job_store *s, const char *id, job_status st, double finished, json_t *result,
                        json_t *error, json_t *timings, json_t *devices, cls_error *err)
 {
+    job_pending out = {st, finished, result, error, timings, devices};
+    int rc = CLS_OK;
     pthread_mutex_lock(&s->io);
     pthread_mutex_lock(&s->mu);
     job_rec *r = job_store_find(s, id);
     if (!r) {
         pthread_mutex_unlock(&s->mu);
-        pthread_mutex_unlock(&s->io);
-        json_decref(result);
-        json_decref(error);
-        json_decref(timings);
-        json_decref(devices);
-        return CLS_OK;
+        goto unlock;
     }
     job_rec v = *r;
     v.status = st;
@@ -283,7 +289,7 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
     v.devices = devices;
     v.pending = NULL;
     pthread_mutex_unlock(&s->mu);
-    int rc = write_view(s, &v, err);
+    rc = write_view(s, &v, err);
     pthread_mutex_lock(&s->mu);
     r = job_store_find(s, id);
     if (r && rc) {
@@ -291,13 +297,10 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
          * writes the final state kept here */
         job_pending *p = r->pending ? r->pending : calloc(1, sizeof *p);
         if (p) {
-            json_decref(p->result);
-            json_decref(p->error);
-            json_decref(p->timings);
-            json_decref(p->devices);
-            *p = (job_pending){st, finished, result, error, timings, devices};
+            outcome_drop(p);
+            *p = out; /* kept: nothing left to drop */
+            out.result = out.error = out.timings = out.devices = NULL;
             r->pending = p;
-            result = error = timings = devices = NULL;
         }
         if (strcmp(r->phase, "saving")) {
             snprintf(r->phase, sizeof r->phase, "saving");
@@ -310,15 +313,13 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
         r->updated = finished;
         r->phase_started = finished;
         snprintf(r->phase, sizeof r->phase, "done");
-        json_decref(r->result);
-        json_decref(r->error);
-        json_decref(r->timings);
-        json_decref(r->devices);
-        r->result = result;
-        r->error = error;
-        r->timings = timings;
-        r->devices = devices;
-        result = error = timings = devices = NULL;
+        /* swap: the record takes the outcome, `out` the objects it had */
+        job_pending old = {0, 0, r->result, r->error, r->timings, r->devices};
+        r->result = out.result;
+        r->error = out.error;
+        r->timings = out.timings;
+        r->devices = out.devices;
+        out = old;
         free(r->hist);
         r->hist = NULL;
         r->nhist = r->hcap = 0;
@@ -330,11 +331,9 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
         r->disk = job_store_dir_bytes(dir); /* io held: no removal meanwhile */
     }
     pthread_mutex_unlock(&s->mu);
+unlock:
     pthread_mutex_unlock(&s->io);
-    json_decref(result);
-    json_decref(error);
-    json_decref(timings);
-    json_decref(devices);
+    outcome_drop(&out);
     return rc;
 }
 
