@@ -382,12 +382,19 @@ int ocl_ctx_create(const ocl_device *dev, ocl_ctx *ctx, cls_error *err)
 
 /* The process's shared contexts, one per device, and the programs built in
  * them (kept in memory: the contexts live as long as the process, so a
- * cl_program never outlives the context it names). */
+ * cl_program never outlives the context it names). On a gated device
+ * (ocl_gate.h: PoCL before 6.0) the shared context's users share its one
+ * in-order queue as well: with a queue each, the gate would have to finish
+ * every kernel before the next launch (the daemon's four lanes on PoCL 3.1
+ * ran 5.1-5.8 jobs/s that way, one lane 25.6-28); on one queue the kernels
+ * of all lanes still run one after another, as the PoCL bug needs, but
+ * without a host round trip per launch. */
 #define OCL_SHARED_MAX 16
 #define OCL_PROGRAMS_MAX 64
 static struct {
     cl_device_id id;
     cl_context context;
+    cl_command_queue queue; /* the users' one queue on a gated device, else NULL */
 } ocl_shared[OCL_SHARED_MAX];
 static int ocl_nshared;
 static struct {
@@ -419,21 +426,38 @@ int ocl_ctx_create_shared(const ocl_device *dev, ocl_ctx *ctx, cls_error *err)
         if (st == CL_SUCCESS) {
             ocl_shared[i].id = dev->id;
             ocl_shared[i].context = c;
+            ocl_shared[i].queue = NULL;
             ocl_nshared++;
         }
     }
+    const char *what = "clCreateContext";
     if (st == CL_SUCCESS) {
         ctx->context = ocl_shared[i].context;
         clRetainContext(ctx->context); /* the caller's reference */
+        if (ocl_gate_wanted(dev)) {
+            what = "clCreateCommandQueue";
+            if (!ocl_shared[i].queue) /* the table's reference */
+                ocl_shared[i].queue = clCreateCommandQueue(ctx->context, dev->id,
+                                                           CL_QUEUE_PROFILING_ENABLE, &st);
+            if (st == CL_SUCCESS && (st = clRetainCommandQueue(ocl_shared[i].queue)) == CL_SUCCESS)
+                ctx->queue = ocl_shared[i].queue; /* the caller's reference */
+            else
+                clReleaseContext(ctx->context);
+        }
     }
     pthread_mutex_unlock(&ocl_shared_mu);
-    OCL_CHECK(err, st, "clCreateContext");
-    ctx->shared = 1;
-    ctx->queue = clCreateCommandQueue(ctx->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &st);
-    if (st != CL_SUCCESS) {
-        clReleaseContext(ctx->context);
+    if (st != CL_SUCCESS)
         ctx->context = NULL;
-        OCL_CHECK(err, st, "clCreateCommandQueue");
+    OCL_CHECK(err, st, what);
+    ctx->shared = 1;
+    if (!ctx->queue) {
+        ctx->queue = clCreateCommandQueue(ctx->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &st);
+        if (st != CL_SUCCESS) {
+            clReleaseContext(ctx->context);
+            ctx->context = NULL;
+            ctx->queue = NULL;
+            OCL_CHECK(err, st, "clCreateCommandQueue");
+        }
     }
     ocl_gate_join(ctx);
     return CLS_OK;
@@ -447,8 +471,12 @@ void ocl_shared_release_all(void)
         free(ocl_programs[i].options);
     }
     ocl_nprograms = 0;
-    for (int i = 0; i < ocl_nshared; i++)
+    for (int i = 0; i < ocl_nshared; i++) {
+        if (ocl_shared[i].queue)
+            clReleaseCommandQueue(ocl_shared[i].queue);
+        ocl_shared[i].queue = NULL;
         clReleaseContext(ocl_shared[i].context);
+    }
     ocl_nshared = 0;
     pthread_mutex_unlock(&ocl_shared_mu);
 }

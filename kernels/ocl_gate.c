@@ -1,9 +1,11 @@
 /*
  * ocl_gate.c: one kernel in flight at a time per process on PoCL before
- * 6.0 (why: ocl_gate.h). The gate is a mutex and the list of gated queues.
- * With one queue open a launch only takes the mutex (the in-order queue
- * keeps its kernels apart); with two or more, a launch holds the mutex
- * until its kernel has finished, so no two kernels of the process overlap.
+ * 6.0 (why: ocl_gate.h). The gate is a mutex and the list of gated queues,
+ * each with the number of contexts on it (the shared contexts of one device
+ * share one queue there: ocl.c). With one queue open a launch only takes
+ * the mutex (the in-order queue keeps its kernels apart); with two or more,
+ * a launch holds the mutex until its kernel has finished, so no two kernels
+ * of the process overlap.
  */
 #include "ocl_gate.h"
 
@@ -17,7 +19,8 @@
 
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static cl_command_queue gate_q[OCL_GATE_MAX];
-static int gate_n;
+static int gate_users[OCL_GATE_MAX]; /* contexts on gate_q[i] (a shared queue has several) */
+static int gate_n;                   /* distinct queues */
 
 int ocl_gate_wanted(const ocl_device *dev)
 {
@@ -35,11 +38,18 @@ void ocl_gate_join(ocl_ctx *ctx)
     if (!ctx->queue || !ocl_gate_wanted(&ctx->dev))
         return;
     pthread_mutex_lock(&gate_mu);
-    if (gate_n < OCL_GATE_MAX) {
+    int i;
+    for (i = 0; i < gate_n && gate_q[i] != ctx->queue; i++)
+        ;
+    if (i < gate_n) { /* a shared queue (ocl_ctx_create_shared): in order already */
+        gate_users[i]++;
+        ctx->gated = 1;
+    } else if (gate_n < OCL_GATE_MAX) {
         /* kernels launched while one queue was alone may still run */
-        for (int i = 0; i < gate_n; i++)
-            clFinish(gate_q[i]);
-        gate_q[gate_n++] = ctx->queue;
+        for (int j = 0; j < gate_n; j++)
+            clFinish(gate_q[j]);
+        gate_q[gate_n] = ctx->queue;
+        gate_users[gate_n++] = 1;
         ctx->gated = 1;
         if (gate_n == 2)
             cls_trace("ocl_gate: a second PoCL queue: one kernel at a time from now");
@@ -54,7 +64,11 @@ void ocl_gate_leave(ocl_ctx *ctx)
     pthread_mutex_lock(&gate_mu);
     for (int i = 0; i < gate_n; i++)
         if (gate_q[i] == ctx->queue) {
-            gate_q[i] = gate_q[--gate_n];
+            if (--gate_users[i] == 0) {
+                gate_n--;
+                gate_q[i] = gate_q[gate_n];
+                gate_users[i] = gate_users[gate_n];
+            }
             break;
         }
     ctx->gated = 0;

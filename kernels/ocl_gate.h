@@ -14,6 +14,8 @@
  * launch on such a device waits for its kernel before the next launch in
  * the process may start. A queue joining the gate first drains the queues
  * already there, so kernels launched while the gate was open are done.
+ * The daemon's lanes share one context and, on a gated device, its one
+ * queue (ocl_ctx_create_shared), so they do not pay that wait.
  * Other drivers are not gated. CLSOLVE_OCL_GATE=0 turns it off (to show
  * the abort).
  */

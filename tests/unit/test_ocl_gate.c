@@ -6,7 +6,10 @@
  * overlap (ocl_gate.h). Every launch's result is checked. Through the gate
  * the run ends with every result right. CLSOLVE_OCL_GATE=0 shows the
  * abort (PoCL 3.1 on the 2-core machine: 3 runs of 3 aborted within 0.3 s;
- * not part of the test, as an abort is a matter of timing). The kernels
+ * not part of the test, as an abort is a matter of timing). A second round
+ * does the same through ocl_ctx_create_shared, as the daemon's lanes do:
+ * on a gated device the four share one queue (and the results stay
+ * right); elsewhere each has its own. The kernels
  * are large enough (up to 256 k elements) for launches of two threads to
  * overlap. Also: which drivers are gated.
  * Skips (77) without a CPU OpenCL device.
@@ -29,7 +32,8 @@ static const char *src = "__kernel void scale(__global const float *x, __global 
 
 typedef struct worker {
     ocl_device dev;
-    int id, bad, rc;
+    int id, bad, rc, shared;
+    cl_command_queue q; /* the queue it launched on (compared, never used) */
     char msg[1200];
 } worker;
 
@@ -39,11 +43,12 @@ static void *work(void *arg)
     cls_error err;
     cls_error_clear(&err);
     ocl_ctx ctx;
-    if (ocl_ctx_create(&w->dev, &ctx, &err)) {
+    if ((w->shared ? ocl_ctx_create_shared : ocl_ctx_create)(&w->dev, &ctx, &err)) {
         snprintf(w->msg, sizeof w->msg, "%s", err.msg);
         w->rc = 1;
         return NULL;
     }
+    w->q = ctx.queue;
     cl_int st;
     cl_program p = clCreateProgramWithSource(ctx.context, 1, &src, NULL, &st);
     if (st == CL_SUCCESS)
@@ -128,17 +133,28 @@ int main(void)
     printf("device: %s, driver %s, gated %d\n", dev.name, dev.driver, ocl_gate_wanted(&dev));
     worker w[THREADS];
     pthread_t t[THREADS];
-    for (int i = 0; i < THREADS; i++) {
-        memset(&w[i], 0, sizeof w[i]);
-        w[i].dev = dev;
-        w[i].id = i;
-        CHECK(pthread_create(&t[i], NULL, work, &w[i]) == 0);
+    for (int shared = 0; shared < 2; shared++) {
+        for (int i = 0; i < THREADS; i++) {
+            memset(&w[i], 0, sizeof w[i]);
+            w[i].dev = dev;
+            w[i].id = i;
+            w[i].shared = shared;
+            CHECK(pthread_create(&t[i], NULL, work, &w[i]) == 0);
+        }
+        int same = 1;
+        for (int i = 0; i < THREADS; i++) {
+            pthread_join(t[i], NULL);
+            CHECK_MSG(w[i].rc == 0, "%s, thread %d: %s", shared ? "shared" : "own", i, w[i].msg);
+            CHECK_MSG(w[i].bad == 0, "%s, thread %d: %d wrong results", shared ? "shared" : "own",
+                      i, w[i].bad);
+            same &= w[i].q == w[0].q;
+        }
+        if (shared && ocl_gate_wanted(&dev)) /* the lanes' case: one in-order queue */
+            CHECK_MSG(same, "shared contexts on a gated device have different queues");
+        printf("%d threads x %d launches at changing grid widths, %s: done\n", THREADS, LAUNCHES,
+               shared ? (same ? "shared contexts, one queue" : "shared contexts, a queue each")
+                      : "a context and queue each");
     }
-    for (int i = 0; i < THREADS; i++) {
-        pthread_join(t[i], NULL);
-        CHECK_MSG(w[i].rc == 0, "thread %d: %s", i, w[i].msg);
-        CHECK_MSG(w[i].bad == 0, "thread %d: %d wrong results", i, w[i].bad);
-    }
-    printf("%d threads x %d launches at changing grid widths: done\n", THREADS, LAUNCHES);
+    ocl_shared_release_all();
     return check_done("test_ocl_gate");
 }
