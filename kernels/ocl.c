@@ -430,34 +430,29 @@ int ocl_ctx_create_shared(const ocl_device *dev, ocl_ctx *ctx, cls_error *err)
             ocl_nshared++;
         }
     }
-    const char *what = "clCreateContext";
+    cl_int qst = CL_SUCCESS;
     if (st == CL_SUCCESS) {
         ctx->context = ocl_shared[i].context;
         clRetainContext(ctx->context); /* the caller's reference */
-        if (ocl_gate_wanted(dev)) {
-            what = "clCreateCommandQueue";
-            if (!ocl_shared[i].queue) /* the table's reference */
-                ocl_shared[i].queue = clCreateCommandQueue(ctx->context, dev->id,
-                                                           CL_QUEUE_PROFILING_ENABLE, &st);
-            if (st == CL_SUCCESS && (st = clRetainCommandQueue(ocl_shared[i].queue)) == CL_SUCCESS)
+        if (ocl_gate_wanted(dev)) {    /* one queue for every user (why: above) */
+            if (!ocl_shared[i].queue)  /* the table's reference */
+                ocl_shared[i].queue =
+                    clCreateCommandQueue(ctx->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &qst);
+            if (qst == CL_SUCCESS &&
+                (qst = clRetainCommandQueue(ocl_shared[i].queue)) == CL_SUCCESS)
                 ctx->queue = ocl_shared[i].queue; /* the caller's reference */
-            else
-                clReleaseContext(ctx->context);
         }
     }
     pthread_mutex_unlock(&ocl_shared_mu);
-    if (st != CL_SUCCESS)
-        ctx->context = NULL;
-    OCL_CHECK(err, st, what);
+    OCL_CHECK(err, st, "clCreateContext");
     ctx->shared = 1;
-    if (!ctx->queue) {
-        ctx->queue = clCreateCommandQueue(ctx->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &st);
-        if (st != CL_SUCCESS) {
-            clReleaseContext(ctx->context);
-            ctx->context = NULL;
-            ctx->queue = NULL;
-            OCL_CHECK(err, st, "clCreateCommandQueue");
-        }
+    if (qst == CL_SUCCESS && !ctx->queue)
+        ctx->queue = clCreateCommandQueue(ctx->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &qst);
+    if (qst != CL_SUCCESS) {
+        clReleaseContext(ctx->context);
+        ctx->context = NULL;
+        ctx->queue = NULL;
+        OCL_CHECK(err, qst, "clCreateCommandQueue");
     }
     ocl_gate_join(ctx);
     return CLS_OK;

@@ -299,7 +299,7 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
         if (p) {
             outcome_drop(p);
             *p = out; /* kept: nothing left to drop */
-            out.result = out.error = out.timings = out.devices = NULL;
+            out = (job_pending){0};
             r->pending = p;
         }
         if (strcmp(r->phase, "saving")) {
