@@ -26,7 +26,7 @@
 #include "kernels/la.h"
 #include "matrices/gen.h"
 #include "matrices/mm.h"
-#include "solver/amg.h"
+#include "solver/amg/amg.h"
 
 static int cmp_d(const void *a, const void *b)
 {

@@ -21,7 +21,7 @@
 #include "common/mpi_env.h"
 #include "common/version.h"
 #include "kernels/ocl.h"
-#include "solver/pc_options.h"
+#include "solver/pc/pc_options.h"
 
 void cli_usage_error(const char *cmd, const char *fmt, ...)
 {

@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "solver/pc_options.h"
+#include "solver/pc/pc_options.h"
 #include "common/error.h"
 #include "common/timer.h"
 #include "net/fileio.h"

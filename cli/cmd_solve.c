@@ -50,7 +50,7 @@ static uint64_t solve_memory_available(void)
     uint64_t b = kb * 1024u, slack = (uint64_t)256 << 20;
     return b > 2 * slack ? b - slack : b / 2;
 }
-#include "solver/dvec.h"
+#include "solver/dist/dvec.h"
 
 typedef struct progress {
     cli_progress line; /* on a terminal: phase, elapsed, iteration, ETA (cli/progress.h) */

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "../common/error.h"
-#include "../solver/pc_options.h"
+#include "../solver/pc/pc_options.h"
 
 typedef struct job_params {
     char kind[16];       /* "cg" or a physics kind */

@@ -21,7 +21,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "../solver/pc_options.h"
+#include "../solver/pc/pc_options.h"
 #include "ids.h"
 
 #define JOB_PROTO_PATH 1024

@@ -19,7 +19,7 @@
 
 #include "../common/timer.h"
 #include "../matrices/gen.h"
-#include "cg.h"
+#include "krylov/krylov.h"
 
 static int measure_size(la_ctx *la, int n, int iters, tunedb_figure *f, cls_error *err)
 {

@@ -37,11 +37,11 @@
 #include "../common/timer.h"
 #include "../matrices/gen_rows.h"
 #include "../matrices/mm.h"
-#include "dcg.h"
-#include "dvec.h"
+#include "krylov/dcg.h"
+#include "dist/dvec.h"
 #include "dsolve_priv.h"
-#include "halo.h"
-#include "partition.h"
+#include "dist/halo.h"
+#include "dist/partition.h"
 
 void dsolve_options_default(dsolve_options *o)
 {

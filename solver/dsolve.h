@@ -30,8 +30,8 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "dcg.h"
-#include "pc.h"
+#include "krylov/dcg.h"
+#include "pc/pc.h"
 #include "solve.h"
 
 #define DSOLVE_MAX_PARTS 64

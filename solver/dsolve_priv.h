@@ -11,7 +11,7 @@
 
 #include "../matrices/csr.h"
 #include "dsolve.h"
-#include "partition.h"
+#include "dist/partition.h"
 
 #define DS_TAG_SCATTER 7
 #define DS_TAG_GATHER 8

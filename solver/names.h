@@ -8,8 +8,8 @@
 #ifndef CLS_SOLVER_NAMES_H
 #define CLS_SOLVER_NAMES_H
 
-#include "cg.h"
-#include "pc_options.h"
+#include "krylov/krylov.h"
+#include "pc/pc_options.h"
 
 /* 0 and *p set, or -1 for a name that is not one of the choices. The
  * preconditioner's name is pc_parse_name's (pc_options.h, the one table of

@@ -9,7 +9,7 @@
  * breakdown test, the only affordable check.
  */
 #include "solve.h"
-#include "pc_options.h"
+#include "pc/pc_options.h"
 
 #include <math.h>
 #include <stdlib.h>

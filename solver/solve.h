@@ -14,7 +14,7 @@
 
 #include "../kernels/la.h"
 #include "../matrices/csr.h"
-#include "cg.h"
+#include "krylov/krylov.h"
 
 typedef struct solve_options {
     double tol;           /* relative residual, default 1e-8 */

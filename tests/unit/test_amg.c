@@ -28,8 +28,8 @@
 #include "test_amg_gen.h"
 #include "matrices/gen.h"
 #include "matrices/mm.h"
-#include "solver/amg.h"
-#include "solver/amg_priv.h"
+#include "solver/amg/amg.h"
+#include "solver/amg/amg_priv.h"
 
 static cls_error err;
 

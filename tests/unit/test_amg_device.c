@@ -26,7 +26,7 @@
 #include "check.h"
 #include "matrices/gen.h"
 #include "matrices/mm.h"
-#include "solver/amg.h"
+#include "solver/amg/amg.h"
 #include "test_amg_gen.h"
 
 static cls_error err;

@@ -25,7 +25,7 @@
 #include "check.h"
 #include "kernels/la.h"
 #include "matrices/gen.h"
-#include "solver/cg.h"
+#include "solver/krylov/krylov.h"
 
 static cls_error err;
 

@@ -30,9 +30,9 @@
 #include "check.h"
 #include "matrices/csr.h"
 #include "solver/dsolve.h"
-#include "solver/dvec.h"
-#include "solver/halo.h"
-#include "solver/partition.h"
+#include "solver/dist/dvec.h"
+#include "solver/dist/halo.h"
+#include "solver/dist/partition.h"
 
 static cls_error err;
 static int me, nranks;

@@ -27,12 +27,12 @@
 
 #include "check.h"
 #include "kernels/ocl.h"
-#include "solver/dvec.h"
-#include "solver/halo.h"
-#include "solver/partition.h"
-#include "solver/pc.h"
+#include "solver/dist/dvec.h"
+#include "solver/dist/halo.h"
+#include "solver/dist/partition.h"
+#include "solver/pc/pc.h"
 #ifdef CLS_HAVE_AMG
-#include "solver/amg.h"
+#include "solver/amg/amg.h"
 #endif
 
 static cls_error err;

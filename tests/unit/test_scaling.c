@@ -34,7 +34,7 @@
 #include "check.h"
 #include "kernels/ocl.h"
 #include "solver/dsolve.h"
-#include "solver/dvec.h"
+#include "solver/dist/dvec.h"
 #include "solver/solve.h"
 
 static char dir[512];

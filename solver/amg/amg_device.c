@@ -22,8 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/timer.h"
-#include "../kernels/la_amg.h"
+#include "../../common/timer.h"
+#include "../../kernels/la_amg.h"
 
 typedef struct dev_level {
     la_csr A, P, R;

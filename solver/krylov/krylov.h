@@ -11,8 +11,8 @@
 
 #include <stdint.h>
 
-#include "../kernels/la.h"
-#include "pc_options.h"
+#include "../../kernels/la.h"
+#include "../pc/pc_options.h"
 
 typedef enum { SOLVER_CG, SOLVER_PIPECG } solver_method;
 /* solver_precond: the preconditioners' types (pc_options.h) */

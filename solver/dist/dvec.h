@@ -34,8 +34,8 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "../kernels/la.h"
-#include "../kernels/la_dist.h"
+#include "../../kernels/la.h"
+#include "../../kernels/la_dist.h"
 #include "halo.h"
 #include "partition.h"
 

@@ -36,15 +36,15 @@
  * reported as an indefinite matrix. gamma = r'M^-1 r <= 0 means M is not
  * positive definite: reported as such.
  */
-#include "../common/trace.h"
-#include "cg.h"
+#include "../../common/trace.h"
+#include "krylov.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/timer.h"
-#include "../kernels/la_pcm.h"
+#include "../../common/timer.h"
+#include "../../kernels/la_pcm.h"
 
 #define PCG_MAX_REPLACEMENTS 5 /* restarts for accuracy (cg.c's rule) */
 #define PCG_MAX_LOST 50        /* restarts after the recurrence's p'Ap lost its sign */

@@ -34,9 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/timer.h"
-#include "../kernels/la_pcm.h"
-#include "../kernels/la_spmm.h"
+#include "../../common/timer.h"
+#include "../../kernels/la_pcm.h"
+#include "../../kernels/la_spmm.h"
 
 #define DBCG_MAX_REPLACEMENTS 5
 #define DBCG_MAX_LOST 50

@@ -19,7 +19,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "../common/parallel.h"
+#include "../../common/parallel.h"
 
 typedef struct {
     _Atomic int64_t next;

@@ -37,10 +37,10 @@
 
 #include <stdint.h>
 
-#include "../kernels/la_pc.h"
+#include "../../kernels/la_pc.h"
 #include "pc_options.h"
-#include "cg.h"
-#include "dvec.h"
+#include "../krylov/krylov.h"
+#include "../dist/dvec.h"
 
 /* ------------------------------------------------------------------- info */
 

@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/timer.h"
-#include "../kernels/la_pcm.h"
+#include "../../common/timer.h"
+#include "../../kernels/la_pcm.h"
 
 #define DPCG_MAX_REPLACEMENTS 5
 #define DPCG_MAX_LOST 50

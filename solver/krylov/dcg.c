@@ -35,8 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/timer.h"
-#include "../kernels/la_cgp.h"
+#include "../../common/timer.h"
+#include "../../kernels/la_cgp.h"
 
 #define DCG_MAX_REPLACEMENTS 5
 

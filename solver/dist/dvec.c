@@ -14,8 +14,8 @@
  * Everything a device does is enqueued on its in-order queue; the host
  * blocks only on the packed halos (step 3) and in the reductions.
  */
-#include "../common/trace.h"
-#include "devfig.h"
+#include "../../common/trace.h"
+#include "../devfig.h"
 #include "dvec.h"
 #include "dwarm.h"
 
@@ -27,7 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../common/timer.h"
+#include "../../common/timer.h"
 
 static int dsys_mpi_types(dsys *s, cls_error *err);
 

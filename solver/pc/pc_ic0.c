@@ -47,9 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/parallel.h"
-#include "../common/timer.h"
-#include "../common/trace.h"
+#include "../../common/parallel.h"
+#include "../../common/timer.h"
+#include "../../common/trace.h"
 
 #define IC0_PIVOT_TOL 1e-12 /* a pivot must exceed this times b_ii */
 #define IC0_MAX_RESTARTS 40

@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../common/error.h"
+#include "../../common/error.h"
 
 #define PART_ROW_COST 8
 #define PART_MIN_ROWS_DEFAULT 65536

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../common/trace.h"
+#include "../../common/trace.h"
 
 /* ---------------------------------------------------------------- devices */
 

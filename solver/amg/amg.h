@@ -29,9 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
-#include "../kernels/la.h"
-#include "../matrices/csr.h"
+#include "../../common/error.h"
+#include "../../kernels/la.h"
+#include "../../matrices/csr.h"
 
 #define AMG_MAX_LEVELS 25
 

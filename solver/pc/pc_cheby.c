@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/timer.h"
+#include "../../common/timer.h"
 
 #define CHEB_SAFETY 1.1 /* hi = 1.1 lambda_max estimate (PETSc's) */
 

@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../common/timer.h"
+#include "../../common/timer.h"
 
 static int apply_m(la_ctx *la, amg_device *M, const la_vec *dinv, const la_vec *r, la_vec *z,
                    cls_error *err)

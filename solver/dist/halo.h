@@ -35,8 +35,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
-#include "../matrices/csr.h"
+#include "../../common/error.h"
+#include "../../matrices/csr.h"
 #include "partition.h"
 
 typedef struct halo_peer {

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/parallel.h"
+#include "../../common/parallel.h"
 
 static int64_t row_cost(part_row_nnz_fn f, const void *ctx, int64_t i)
 {

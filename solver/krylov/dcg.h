@@ -16,9 +16,9 @@
 #ifndef CLS_SOLVER_DCG_H
 #define CLS_SOLVER_DCG_H
 
-#include "cg.h"
-#include "dvec.h"
-#include "pc.h"
+#include "krylov.h"
+#include "../dist/dvec.h"
+#include "../pc/pc.h"
 
 /* ||b|| across ranks, and the two ends every distributed method meets
  * before its first iteration: a non-finite b is CLS_EBREAKDOWN; b = 0 sets

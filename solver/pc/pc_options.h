@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "../common/error.h"
+#include "../../common/error.h"
 
 /* AUTO is resolved to one of the others before a solve starts (pc_resolve). */
 typedef enum {

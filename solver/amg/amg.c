@@ -40,7 +40,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../common/timer.h"
+#include "../../common/timer.h"
 
 void amg_options_default(amg_options *opt)
 {

@@ -29,12 +29,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../common/parallel.h"
-#include "../common/timer.h"
-#include "../common/trace.h"
+#include "../../common/parallel.h"
+#include "../../common/timer.h"
+#include "../../common/trace.h"
 
 #ifdef CLS_HAVE_AMG
-#include "amg.h"
+#include "../amg/amg.h"
 #endif
 
 /* ------------------------------------------------------------------ hashes */

@@ -46,8 +46,8 @@
  * cannot reach ends as "not converged" with the reason, not as a false
  * success.
  */
-#include "../common/trace.h"
-#include "cg.h"
+#include "../../common/trace.h"
+#include "krylov.h"
 
 /* Restarts from the true residual allowed before the solver concludes the
  * tolerance is out of reach. */
@@ -57,7 +57,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/timer.h"
+#include "../../common/timer.h"
 
 const char *cg_reason_name(cg_reason r)
 {
