@@ -503,18 +503,16 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     for (int c = 0; c < nrhs; c++)
         col_tol[c] = solve_effective_tol(opt->solve.tol, opt->solve.atol, in.bnorm[c]);
     co.tols = nrhs > 1 ? col_tol : NULL;
-    rep->together =
-        nrhs > 1 && opt->solve.method == SOLVER_CG && opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL;
+    const ksp_method *method = ksp_method_get(opt->solve.method); /* methods.def's row */
+    rep->together = nrhs > 1 && method->solve_block && opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL;
     if (rep->together) { /* the columns in lockstep, the matrix read once (dbcg.c) */
-        rc = dbcg_solve(&sys, vb, vx, nrhs, &pc, &co, rep->cols, err);
+        rc = method->solve_block(&sys, vb, vx, nrhs, &pc, &co, rep->cols, err);
     } else { /* one after the other on the same set-up */
         for (int c = 0; c < nrhs && !sys.failed; c++) {
             cls_error cerr;
             cls_error_clear(&cerr);
             co.tol = col_tol[c];
-            int crc = opt->solve.method == SOLVER_PIPECG
-                          ? pipecg_solve(&sys, &vb[c], &vx[c], &pc, &co, &rep->cols[c], &cerr)
-                          : dcg_solve(&sys, &vb[c], &vx[c], &pc, &co, &rep->cols[c], &cerr);
+            int crc = method->solve(&sys, &vb[c], &vx[c], &pc, &co, &rep->cols[c], &cerr);
             if (crc && (!rc || crc == CLS_EOTHER)) { /* the first failure, a device's first */
                 rc = crc;
                 if (nrhs > 1)

@@ -1,21 +1,24 @@
 /*
  * names.c: the solver's choices by name (see names.h). One table per
- * choice: a new method or precision is one row here (and its *_choices
- * text), and every entry point accepts it. The preconditioners' names
+ * choice: a new precision is one row here; a new method is one row of
+ * krylov/methods.def, whose names this table is made from; every entry
+ * point accepts it. The preconditioners' names
  * (PETSc's aliases included) have one table of their own, pc_options.c's,
  * which these functions ask: a preconditioner added there is accepted here.
  */
 #include "names.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
     const char *name;
     solver_method value;
 } methods[] = {
-    {"cg", SOLVER_CG},
-    {"pipecg", SOLVER_PIPECG},
+#define KSP_METHOD(name, id, solve, solve_block, summary) {name, id},
+#include "krylov/methods.def"
+#undef KSP_METHOD
 };
 
 static const struct {
@@ -56,7 +59,16 @@ const char *solver_precond_choices(void)
 }
 const char *solver_method_choices(void)
 {
-    return "cg or pipecg";
+    /* "a, b or c" from the table's names */
+    static char text[256];
+    if (!text[0]) {
+        const size_t n = sizeof methods / sizeof methods[0];
+        size_t len = 0;
+        for (size_t i = 0; i < n && len < sizeof text; i++)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s",
+                                    i == 0 ? "" : i + 1 == n ? " or " : ", ", methods[i].name);
+    }
+    return text;
 }
 const char *solver_precision_choices(void)
 {

@@ -1,5 +1,6 @@
 /*
- * solve.c: the whole solve on one device (see solve.h).
+ * solve.c: what every solve shares around the engine (see solve.h): the
+ * default options, names, input checks, scaled norms, the true residual.
  *
  * The checks run on the host before any device work, because a user who
  * sends a nonsymmetric or indefinite matrix deserves an answer that names
@@ -41,7 +42,14 @@ double solve_effective_tol(double tol, double atol, double bnorm)
 
 const char *solver_method_name(solver_method m)
 {
-    return m == SOLVER_PIPECG ? "pipecg" : "cg";
+    switch (m) {
+#define KSP_METHOD(name, id, solve, solve_block, summary)                                         \
+    case id:                                                                                       \
+        return name;
+#include "krylov/methods.def"
+#undef KSP_METHOD
+    }
+    return "cg";
 }
 
 const char *solver_precond_name(solver_precond p)
@@ -250,135 +258,4 @@ double solve_true_residual(const csr_matrix *A, const double *b, const double *x
     if (bs == 0.0)
         return rs * sqrt(rq);
     return (rs / bs) * sqrt(rq / bq);
-}
-
-void solve_report_free(solve_report *rep)
-{
-    if (rep)
-        cg_result_free(&rep->cg);
-}
-
-int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
-              const solve_options *opt, solve_report *rep, cls_error *err)
-{
-    return solve_run_device(A, b, x0, x, NULL, 0, opt, rep, err);
-}
-
-int solve_run_device(const csr_matrix *A, const double *b, const double *x0, double *x,
-                     const ocl_device *dev, int checked, const solve_options *opt,
-                     solve_report *rep, cls_error *err)
-{
-    ocl_ctx ocl;
-    la_ctx la;
-    la_csr dA = {0};
-    la_vec db = {0}, dx = {0}, dd = {0};
-    double *dinv = NULL;
-    int have_ocl = 0, have_la = 0;
-    int rc;
-    double t0 = cls_now();
-
-    memset(rep, 0, sizeof *rep);
-    rep->true_rel_residual = NAN;
-    if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI)
-        return cls_fail(err, CLS_EUSAGE,
-                        "solve_run: --precond %s needs the engine's set-up (dsolve_file)",
-                        pc_name(opt->precond));
-    if (!checked) {
-        rc = solve_check_input(A, b, A->nrows, opt->name, err);
-        if (rc)
-            return rc;
-    }
-    /* ||b|| on the host, scaled: the device's b'b must neither underflow
-     * (a b that is not 0 taken for b = 0, x = 0 reported exact) nor
-     * overflow. dsolve_file has brought ||b|| into the window already. */
-    {
-        double bnorm = solve_nrm2(b, A->nrows);
-        double lim = ldexp(1.0, opt->precision == LA_DOUBLE ? 400 : 40);
-        if (bnorm > 0.0 && (bnorm < 1.0 / lim || bnorm > lim))
-            return cls_fail(err, CLS_EINPUT,
-                            "the right-hand side's norm %.3e is outside [%.3g, %.3g]: its "
-                            "square would %s in %s precision; scale the system",
-                            bnorm, 1.0 / lim, lim, bnorm < 1.0 ? "underflow" : "overflow",
-                            la_precision_str(opt->precision));
-    }
-
-    if (dev)
-        rep->device = *dev;
-    else if ((rc = ocl_pick_device(opt->device, &rep->device, err)))
-        return rc;
-    rc = ocl_ctx_create(&rep->device, &ocl, err);
-    if (rc)
-        return rc;
-    have_ocl = 1;
-    rc = la_init(&la, &ocl, opt->precision, NULL, err);
-    if (rc)
-        goto done;
-    have_la = 1;
-    rep->config = la.cfg;
-
-    rc = la_csr_upload(&la, A, opt->spmv, &dA, err);
-    if (rc)
-        goto done;
-    rep->config = dA.cfg; /* what the solve runs with: format, tuned or default */
-    rep->spmv = dA.variant;
-    rep->config.vector_width = dA.variant == LA_SPMV_VECTOR ? dA.vector_width : 0;
-    if ((rc = la_vec_create(&la, A->nrows, &db, err)) || (rc = la_vec_upload(&la, &db, b, err)))
-        goto done;
-    if ((rc = la_vec_create(&la, A->nrows, &dx, err)))
-        goto done;
-    rc = x0 ? la_vec_upload(&la, &dx, x0, err) : la_fill(&la, 0.0, &dx, err);
-    if (rc)
-        goto done;
-    if (opt->precond == PRECOND_JACOBI) {
-        dinv = malloc((size_t)(A->nrows ? A->nrows : 1) * sizeof *dinv);
-        if (!dinv) {
-            rc = cls_fail(err, CLS_EOTHER, "out of memory for the Jacobi diagonal");
-            goto done;
-        }
-        csr_diagonal(A, dinv);
-        for (int64_t i = 0; i < A->nrows; i++)
-            dinv[i] = 1.0 / dinv[i]; /* solve_check_input proved a_ii > 0 */
-        if ((rc = la_vec_create(&la, A->nrows, &dd, err)) ||
-            (rc = la_vec_upload(&la, &dd, dinv, err)))
-            goto done;
-    }
-    if ((rc = la_finish(&la, err)))
-        goto done;
-    rep->setup_s = cls_now() - t0;
-
-    cg_options co = {
-        .tol = solve_effective_tol(opt->tol, opt->atol, solve_nrm2(b, A->nrows)),
-        .maxiter = opt->maxiter > 0 ? opt->maxiter : (A->nrows * 10 > 1000 ? A->nrows * 10 : 1000),
-        .precond = opt->precond,
-        .monitor = opt->monitor,
-        .monitor_ctx = opt->monitor_ctx,
-    };
-    double t1 = cls_now();
-    rc = cg_solve(&la, &dA, &db, &dx, opt->precond == PRECOND_JACOBI ? &dd : NULL, &co, &rep->cg,
-                  err);
-    int drc = la_finish(&la, NULL);
-    rep->solve_s = cls_now() - t1;
-    /* the iterate is worth returning even when the solve did not converge */
-    if (rc == CLS_OK || rc == CLS_ENOTCONV || rep->cg.reason == CG_DIVERGED_INDEFINITE) {
-        cls_error derr;
-        cls_error_clear(&derr);
-        if (drc == CLS_OK)
-            drc = la_vec_download(&la, &dx, x, &derr);
-        if (drc == CLS_OK)
-            rep->true_rel_residual = solve_true_residual(A, b, x);
-        else if (rc == CLS_OK)
-            rc = cls_fail(err, CLS_EOTHER, "reading the solution back failed: %s", derr.msg);
-    }
-
-done:
-    free(dinv);
-    la_vec_release(&db);
-    la_vec_release(&dx);
-    la_vec_release(&dd);
-    la_csr_release(&dA);
-    if (have_la)
-        la_release(&la);
-    if (have_ocl)
-        ocl_ctx_release(&ocl);
-    return rc;
 }

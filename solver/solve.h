@@ -1,11 +1,8 @@
 /*
- * solve.h: one whole solve of A x = b, from host matrices to a host
- * solution and a report: input checks, device choice, upload, the Krylov
- * method, download, and the true residual recomputed in double on the host.
- *
- * This is the single entry point the CLI (and later the daemon) calls, so
- * what `clsolve solve --json` prints and what a job record holds come from
- * the same struct.
+ * solve.h: what every solve shares around the engine (dsolve.h): the
+ * options a user sets (tol, atol, maxiter, method, preconditioner,
+ * precision, device), the input checks that refuse what CG cannot solve,
+ * the scaled norms and the true residual recomputed in double on the host.
  */
 #ifndef CLS_SOLVER_SOLVE_H
 #define CLS_SOLVER_SOLVE_H
@@ -29,15 +26,6 @@ typedef struct solve_options {
     cg_monitor_fn monitor;
     void *monitor_ctx;
 } solve_options;
-
-typedef struct solve_report {
-    cg_result cg;               /* iterations, reason, residual history */
-    double true_rel_residual;   /* ||b - A x|| / ||b|| in double on the host */
-    ocl_device device;
-    la_config config;           /* as used: la_csr's cfg after upload (format, source) */
-    la_spmv_variant spmv;
-    double setup_s, solve_s;    /* device set-up (build + upload), iterations */
-} solve_report;
 
 void solve_options_default(solve_options *o);
 const char *solver_method_name(solver_method m);
@@ -74,25 +62,6 @@ double solve_nrm2(const double *v, int64_t n);
  * or overflow in double, or in float, far from 1. */
 #define SOLVE_SCALE_WINDOW 20
 int solve_scale_exponent(double m);
-
-/* Solves A x = b. b and x are host arrays of A->nrows; x0 may be NULL (zero
- * guess). The report is filled even on failure (as far as the solve got).
- * Returns CLS_OK, CLS_ENOTCONV, CLS_EBREAKDOWN, CLS_EINPUT or CLS_EOTHER. */
-int solve_run(const csr_matrix *A, const double *b, const double *x0, double *x,
-              const solve_options *opt, solve_report *rep, cls_error *err);
-
-/* solve_run on a device the caller chose (dev NULL: opt->device through
- * ocl_pick_device); checked != 0 skips solve_check_input (the caller has
- * checked A and b, or generated them). dsolve's local engine. A b whose
- * norm is so far from 1 that b'b would underflow or overflow in the
- * device's precision is refused (CLS_EINPUT, naming the condition), never
- * solved as b = 0: dsolve_file scales the system first (see
- * solve_scale_exponent), so only direct callers meet this. */
-int solve_run_device(const csr_matrix *A, const double *b, const double *x0, double *x,
-                     const ocl_device *dev, int checked, const solve_options *opt,
-                     solve_report *rep, cls_error *err);
-
-void solve_report_free(solve_report *rep);
 
 /* ||b - A x|| / ||b|| in double, both norms scaled (solve_ssq_add) so that
  * neither underflows nor overflows (||b - A x|| when b = 0). */

@@ -32,6 +32,7 @@
 #include "../../common/error.h"
 #include "../../kernels/la.h"
 #include "../../matrices/csr.h"
+#include "../krylov/krylov.h"
 
 #define AMG_MAX_LEVELS 25
 
@@ -110,17 +111,12 @@ double amg_device_upload_seconds(const amg_device *d);
  * tested against, HPCG style): z = M^-1 r. */
 int amg_apply_ref(const amg_hierarchy *h, const double *r, double *z, cls_error *err);
 
-/* A plain preconditioned CG on la.h (solver/amg_pcg.c): the driver of the
- * AMG tests and bench/amg_bench.c until the engine's preconditioner hook
- * lands. M: the AMG V-cycle, or NULL with dinv for Jacobi, or neither.
- * Stops on ||b - A x|| / ||b|| <= tol (recurrence residual) or maxiter;
- * breakdown: p'Ap or r'z not positive or not finite (M or A not SPD). */
-typedef struct amg_pcg_result {
-    int64_t iterations;
-    int converged, breakdown;
-    double rel_residual; /* of the recurrence */
-    double seconds;
-} amg_pcg_result;
+/* The reference preconditioned CG (krylov/pcg_ref.c) with M = one V-cycle,
+ * or NULL with dinv for Jacobi, or neither (amg_pcg.c): the solve of the
+ * AMG tests and bench/amg_bench.c. Stops on the recurrence's
+ * ||r|| / ||b|| <= tol or maxiter; breakdown: p'Ap or r'z not positive or
+ * not finite (M or A not SPD). */
+typedef pcg_ref_result amg_pcg_result;
 int amg_pcg(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, amg_device *M,
             const la_vec *dinv, double tol, int64_t maxiter, amg_pcg_result *res, cls_error *err);
 

@@ -170,11 +170,11 @@ static void dbcg_scalars(dbcg *B, int c, const double *v, const cg_options *opt,
     cls_error e;
     if (!b->fresh) {
         res[c].rel_residual = sqrt(rr) / b->bnorm;
-        if (cg_history_push(&res[c], &b->cap, res[c].rel_residual, &e))
+        if (ksp_history_push(&res[c], &b->cap, res[c].rel_residual, &e))
             COL_FAIL(b, CLS_EOTHER, CG_DIVERGED_NANORINF, "%s", e.msg);
     } else if (res[c].nhistory == 0) {
         res[c].rel_residual = sqrt(rr) / b->bnorm;
-        if (isfinite(rr) && cg_history_push(&res[c], &b->cap, res[c].rel_residual, &e))
+        if (isfinite(rr) && ksp_history_push(&res[c], &b->cap, res[c].rel_residual, &e))
             COL_FAIL(b, CLS_EOTHER, CG_DIVERGED_NANORINF, "%s", e.msg);
     }
     if (!b->active)
@@ -349,7 +349,7 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
             res[c].reason = CG_CONVERGED_ZERO_RHS;
             res[c].converged = 1;
             bc->active = 0;
-            if (cg_history_push(&res[c], &bc->cap, 0.0, &e))
+            if (ksp_history_push(&res[c], &bc->cap, 0.0, &e))
                 dsys_fail(s, &e);
         }
     }

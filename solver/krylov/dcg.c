@@ -73,7 +73,7 @@ int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, 
         res->reason = CG_CONVERGED_ZERO_RHS;
         res->converged = 1;
         *zero_rhs = 1;
-        return cg_history_push(res, cap, 0.0, err);
+        return ksp_history_push(res, cap, 0.0, err);
     }
     return CLS_OK;
 }
@@ -231,7 +231,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
         goto done;
     }
     res->rel_residual = sqrt(rr) / bnorm;
-    CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+    CLS_TRY(ksp_history_push(res, &cap, res->rel_residual, err));
     if (s->rank == 0 && opt->monitor) /* iteration 0: the initial residual (no cancel here) */
         (void)opt->monitor(opt->monitor_ctx, 0, res->rel_residual);
     res->start_s = cls_now() - t0;
@@ -250,7 +250,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
         rr = v[3];
         if (k > kstart) { /* iteration k's entry */
             res->rel_residual = sqrt(rr) / bnorm;
-            CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+            CLS_TRY(ksp_history_push(res, &cap, res->rel_residual, err));
             if (s->rank == 0 && opt->monitor &&                       /* rank 0 asks; the next */
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual)) /* reduction tells all */
                 want_cancel = 1;

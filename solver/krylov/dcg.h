@@ -23,7 +23,7 @@
 /* ||b|| across ranks, and the two ends every distributed method meets
  * before its first iteration: a non-finite b is CLS_EBREAKDOWN; b = 0 sets
  * x = 0, fills res as converged and sets *zero_rhs (the solve is over).
- * cap is the residual history's capacity (cg_history_push). */
+ * cap is the residual history's capacity (ksp_history_push). */
 int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
                  int *zero_rhs, cls_error *err);
 
@@ -45,5 +45,19 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
 #define DSOLVE_MAX_RHS_BLOCK 64
 int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *opt,
                cg_result *res, cls_error *err);
+
+/* The table of methods (methods.def's rows): what dsolve runs. */
+typedef struct ksp_method {
+    const char *name;
+    solver_method id;
+    int (*solve)(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+                 cls_error *err);
+    int (*solve_block)(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *opt,
+                       cg_result *res, cls_error *err); /* NULL: one column after another */
+    const char *summary;
+} ksp_method;
+
+/* the row of a method (NULL for a value no row has) */
+const ksp_method *ksp_method_get(solver_method id);
 
 #endif

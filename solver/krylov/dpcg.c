@@ -152,12 +152,12 @@ int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, c
             res->rel_residual = sqrt(rr) / bnorm;
             res->start_s = cls_now() - t0;
             if (isfinite(rr))
-                CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+                CLS_TRY(ksp_history_push(res, &cap, res->rel_residual, err));
             if (isfinite(rr) && s->rank == 0 && opt->monitor) /* iteration 0: no cancel here */
                 (void)opt->monitor(opt->monitor_ctx, 0, res->rel_residual);
         } else if (!fresh) { /* iteration k's entry */
             res->rel_residual = sqrt(rr) / bnorm;
-            CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+            CLS_TRY(ksp_history_push(res, &cap, res->rel_residual, err));
             if (s->rank == 0 && opt->monitor &&
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual))
                 want_cancel = 1; /* the next reduction tells every rank */

@@ -1,20 +1,37 @@
 /*
- * cg.h: conjugate gradients and Jacobi-preconditioned CG on one device.
+ * krylov.h: the Krylov layer's one contract: options, result, reasons,
+ * monitor and history, shared by every method in solver/krylov/, and the
+ * table of methods (krylov.c).
  *
- * The solver is written against kernels/la.h only: it sees vectors, a
- * matrix and scalars, never OpenCL. It stops on ||r||/||b|| <= tol (the
- * unpreconditioned residual, whatever the preconditioner) or at maxiter,
- * detects breakdown (p'Ap <= 0, NaN/Inf) and keeps the residual history.
+ * A method is one file holding only its recurrence (PETSc's
+ * src/ksp/ksp/impls/cg/, Ginkgo's core/solver/): cg.c (CG, fused, scalars
+ * on the device, one part), pcg.c (preconditioned single-reduction CG, one
+ * part), dcg.c / dpcg.c (the same two over K parts, scalars on the host, one
+ * MPI reduction per iteration), pipecg.c (pipelined CG), dbcg.c (k
+ * right-hand sides in lockstep); the textbook twins the tests compare
+ * against are cg_ref.c (Hestenes-Stiefel, two synchronisations) and
+ * pcg_ref.c (the plain preconditioned CG). The stopping test, the
+ * confirm/restart rule and the failure messages are ksp_stop.h's, written
+ * once; the device-scalar loop that cg.c and pcg.c share is ksp_device.h's;
+ * the host-scalar step that dpcg.c and dbcg.c share is pcg_host.h's.
+ *
+ * Every method stops on the unpreconditioned ||r||/||b|| <= tol (whatever
+ * the preconditioner) confirmed on the true residual, or at maxiter; detects
+ * breakdown (p'Ap <= 0, NaN/Inf) and keeps the residual history.
  */
-#ifndef CLS_SOLVER_CG_H
-#define CLS_SOLVER_CG_H
+#ifndef CLS_SOLVER_KRYLOV_KRYLOV_H
+#define CLS_SOLVER_KRYLOV_KRYLOV_H
 
 #include <stdint.h>
 
 #include "../../kernels/la.h"
 #include "../pc/pc_options.h"
 
-typedef enum { SOLVER_CG, SOLVER_PIPECG } solver_method;
+typedef enum {
+#define KSP_METHOD(name, id, solve, solve_block, summary) id,
+#include "methods.def"
+#undef KSP_METHOD
+} solver_method;
 /* solver_precond: the preconditioners' types (pc_options.h) */
 
 typedef enum {
@@ -84,9 +101,28 @@ void cg_result_free(cg_result *res);
 int pcg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const cg_options *opt,
               cg_result *res, cls_error *err);
 
+/* The textbook twin (cg_ref.c): Hestenes-Stiefel with two host
+ * synchronisations per iteration, any preconditioner (dinv with Jacobi,
+ * opt->apply, or none); cg_solve runs it for opt->classic. */
+int cg_ref_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                 const cg_options *opt, cg_result *res, cls_error *err);
+
+/* The plain preconditioned CG (pcg_ref.c), the twin of the preconditioned
+ * loops in the AMG tests and bench/amg_bench.c: z = M^-1 r by apply (NULL:
+ * z = r), two synchronisations per iteration, stop on ||r||/||b|| <= tol
+ * of the recurrence (no confirmation: the tests compute b - Ax themselves). */
+typedef struct pcg_ref_result {
+    int converged, breakdown;
+    int64_t iterations;
+    double rel_residual, seconds;
+} pcg_ref_result;
+int pcg_ref_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, cg_apply_fn apply,
+                  void *apply_ctx, double tol, int64_t maxiter, pcg_ref_result *res,
+                  cls_error *err);
+
 /* Appends v to res->history, growing it geometrically (*cap is the
  * capacity the caller tracks, 0 at first); shared by every Krylov method. */
-int cg_history_push(cg_result *res, int64_t *cap, double v, cls_error *err);
+int ksp_history_push(cg_result *res, int64_t *cap, double v, cls_error *err);
 const char *cg_reason_name(cg_reason r);
 
 #endif

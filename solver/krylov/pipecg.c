@@ -143,7 +143,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
                 goto cancelled;
             res->rel_residual = sqrt(rr) / bnorm; /* ||r||/||b|| of x_k */
             if (!restart || k == 0)
-                CLS_TRY(cg_history_push(res, &cap, res->rel_residual, err));
+                CLS_TRY(ksp_history_push(res, &cap, res->rel_residual, err));
             if (k == 0 && restart && s->rank == 0 && opt->monitor) /* the initial residual */
                 (void)opt->monitor(opt->monitor_ctx, 0, res->rel_residual);
             if (k > 0 && !restart && s->rank == 0 && opt->monitor &&

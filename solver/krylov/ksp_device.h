@@ -1,0 +1,45 @@
+/*
+ * ksp_device.h: the loop of the methods whose scalars live on the device
+ * (cg.c's fused CG, pcg.c's preconditioned single-reduction CG), written
+ * once over a small kernel contract.
+ *
+ * Such a method never waits inside an iteration: alpha, beta and the
+ * stopping test are computed on the device, which stops itself, and the
+ * host only enqueues iterations and reads each one's record (residual,
+ * scalars, stop code: la_cgf_record) while `lag` later ones are queued.
+ * What the loop owns is everything but the recurrence: the queue depth, the
+ * history and the monitor, maxiter, the confirmation on the true residual
+ * and the restart (ksp_stop.h), the lost-recurrence restart, the breakdown
+ * messages, and how many updates a cancel left applied. A method gives its
+ * kernels as ksp_device_ops; the stop codes are la.h's LA_CGF_* (la_pcm.h
+ * adds LA_PCM_PC_INDEFINITE with the same numbering).
+ */
+#ifndef CLS_SOLVER_KRYLOV_KSP_DEVICE_H
+#define CLS_SOLVER_KRYLOV_KSP_DEVICE_H
+
+#include <stdint.h>
+
+#include "krylov.h"
+
+typedef struct ksp_device_ops {
+    /* the workspace for b'b = bb (the device stops at r'r <= tol^2 bb) */
+    int (*create)(void *w, double bb, cls_error *err);
+    /* (re)start at update k: r = b - Ax, z = M^-1 r, p = z; blocks and
+     * returns r'r and r'z */
+    int (*start)(void *w, int64_t k, double *rr, double *rz, cls_error *err);
+    int (*enqueue)(void *w, cls_error *err);                   /* one more iteration */
+    int (*next)(void *w, la_cgf_record *rec, cls_error *err);  /* the next record, blocking */
+    int (*last)(void *w, double *rr, double *rz, cls_error *err); /* after the last update */
+    int (*drain)(void *w, cls_error *err); /* wait for the queued (no-op) iterations */
+    void (*release)(void *w);
+    void (*counts)(void *w, int64_t *enq, int64_t *seen); /* iterations queued, records read */
+    int with_pc;  /* messages name the preconditioner; LA_PCM_PC_INDEFINITE may come */
+    int can_lose; /* an indefinite stop after an update (beta != 0) is a lost recurrence */
+} ksp_device_ops;
+
+/* Solves with x holding the initial guess; la for b'b and x = 0. w must
+ * be zeroed by the caller (ops->release runs on it in every case). */
+int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_ops *ops, void *w,
+                     const cg_options *opt, cg_result *res, cls_error *err);
+
+#endif
