@@ -44,18 +44,6 @@ void dsys_fail(dsys *s, const cls_error *e)
     }
 }
 
-/* runs a device call unless the rank has failed; records a failure */
-#define DS_DO(s, call)                                                                             \
-    do {                                                                                           \
-        if (!(s)->failed) {                                                                        \
-            cls_error ds_e_;                                                                       \
-            cls_error_clear(&ds_e_);                                                               \
-            (void)ds_e_;                                                                           \
-            if ((call) != CLS_OK)                                                                  \
-                dsys_fail((s), &ds_e_);                                                            \
-        }                                                                                          \
-    } while (0)
-#define DS_ERR (&ds_e_)
 
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
               const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
@@ -337,7 +325,7 @@ void dvec_fill(dsys *s, double a, dvec *y)
 {
     for (int k = 0; k < s->nmine; k++) {
         la_vec vy = loc(s, y, k);
-        DS_DO(s, la_fill(&s->parts[k].la, a, &vy, DS_ERR));
+        DSYS_DO(s, la_fill(&s->parts[k].la, a, &vy, DSYS_ERR));
     }
 }
 
@@ -345,7 +333,7 @@ void dvec_copy(dsys *s, const dvec *x, dvec *y)
 {
     for (int k = 0; k < s->nmine; k++) {
         la_vec vx = loc(s, x, k), vy = loc(s, y, k);
-        DS_DO(s, la_copy(&s->parts[k].la, &vx, &vy, DS_ERR));
+        DSYS_DO(s, la_copy(&s->parts[k].la, &vx, &vy, DSYS_ERR));
     }
 }
 
@@ -353,7 +341,7 @@ void dvec_axpy(dsys *s, double a, const dvec *x, dvec *y)
 {
     for (int k = 0; k < s->nmine; k++) {
         la_vec vx = loc(s, x, k), vy = loc(s, y, k);
-        DS_DO(s, la_axpy(&s->parts[k].la, a, &vx, &vy, DS_ERR));
+        DSYS_DO(s, la_axpy(&s->parts[k].la, a, &vx, &vy, DSYS_ERR));
     }
 }
 
@@ -361,7 +349,7 @@ void dvec_xpay(dsys *s, const dvec *x, double a, dvec *y)
 {
     for (int k = 0; k < s->nmine; k++) {
         la_vec vx = loc(s, x, k), vy = loc(s, y, k);
-        DS_DO(s, la_xpay(&s->parts[k].la, &vx, a, &vy, DS_ERR));
+        DSYS_DO(s, la_xpay(&s->parts[k].la, &vx, a, &vy, DSYS_ERR));
     }
 }
 
@@ -369,7 +357,7 @@ void dvec_pointwise(dsys *s, const dvec *d, const dvec *r, dvec *z)
 {
     for (int k = 0; k < s->nmine; k++) {
         la_vec vd = loc(s, d, k), vr = loc(s, r, k), vz = loc(s, z, k);
-        DS_DO(s, la_pointwise(&s->parts[k].la, &vd, &vr, &vz, DS_ERR));
+        DSYS_DO(s, la_pointwise(&s->parts[k].la, &vd, &vr, &vz, DSYS_ERR));
     }
 }
 
@@ -386,24 +374,24 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
     cls_error_clear(&e);
     /* 1. the receive buffers are free once the last ghost writes are done */
     for (int k = 0; k < s->nmine; k++)
-        DS_DO(s, ld_event_wait(&s->parts[k].ev_ghost, DS_ERR));
+        DSYS_DO(s, ld_event_wait(&s->parts[k].ev_ghost, DSYS_ERR));
     ds_check(s, halo_comm_post_recvs(&s->hc, &e), &e);
     /* 2. pack, read back, interior rows */
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
         if (p->halo.nsend_total > 0) {
-            DS_DO(s,
-                  ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, x[k], p->d_sendbuf, DS_ERR));
-            DS_DO(s,
+            DSYS_DO(s,
+                  ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, x[k], p->d_sendbuf, DSYS_ERR));
+            DSYS_DO(s,
                   ld_read_async(&p->ld, p->d_sendbuf, 0, (size_t)p->halo.nsend_total * p->la.elem,
-                                p->h_send, &p->ev_pack, DS_ERR));
+                                p->h_send, &p->ev_pack, DSYS_ERR));
         }
-        DS_DO(s, rows(s, k, 0, ctx, DS_ERR));
-        DS_DO(s, ld_flush(&p->ld, DS_ERR));
+        DSYS_DO(s, rows(s, k, 0, ctx, DSYS_ERR));
+        DSYS_DO(s, ld_flush(&p->ld, DSYS_ERR));
     }
     /* 3. send as each part's halo lands; copies between this rank's parts */
     for (int k = 0; k < s->nmine; k++) {
-        DS_DO(s, ld_event_wait(&s->parts[k].ev_pack, DS_ERR));
+        DSYS_DO(s, ld_event_wait(&s->parts[k].ev_pack, DSYS_ERR));
         ds_check(s, halo_comm_send(&s->hc, k, &e), &e);
     }
     ds_check(s, halo_comm_local(&s->hc, &e), &e);
@@ -412,11 +400,11 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
         if (p->halo.nghost > 0)
-            DS_DO(s, ld_write_async(&p->ld, x[k]->buf, (size_t)p->halo.nlocal * p->la.elem,
+            DSYS_DO(s, ld_write_async(&p->ld, x[k]->buf, (size_t)p->halo.nlocal * p->la.elem,
                                     (size_t)p->halo.nghost * p->la.elem, p->h_recv, &p->ev_ghost,
-                                    DS_ERR));
-        DS_DO(s, rows(s, k, 1, ctx, DS_ERR));
-        DS_DO(s, ld_flush(&p->ld, DS_ERR));
+                                    DSYS_ERR));
+        DSYS_DO(s, rows(s, k, 1, ctx, DSYS_ERR));
+        DSYS_DO(s, ld_flush(&p->ld, DSYS_ERR));
     }
 }
 
@@ -501,7 +489,7 @@ void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const
             px[c] = &vx[c];
             py[c] = &vy[c];
         }
-        DS_DO(s, ld_dots_begin(&s->parts[k].ld, ndots, px, py, DS_ERR));
+        DSYS_DO(s, ld_dots_begin(&s->parts[k].ld, ndots, px, py, DSYS_ERR));
     }
     gather_local(s, ndots, out);
 }
@@ -519,9 +507,9 @@ void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv
             vq = loc(s, q, k);
             vu = loc(s, u, k);
         }
-        DS_DO(s,
+        DSYS_DO(s,
               ld_pipecg_update_begin(&s->parts[k].ld, alpha, beta, &vn, u ? &vm : NULL, &vw, &vz,
-                                     u ? &vq : NULL, &vs, &vp, &vx, &vr, u ? &vu : NULL, DS_ERR));
+                                     u ? &vq : NULL, &vs, &vp, &vx, &vr, u ? &vu : NULL, DSYS_ERR));
     }
     gather_local(s, 3, out);
 }
@@ -584,6 +572,25 @@ static int pack_rbuf(dsys *s, const dsum *in, int cancel_in, cls_error *err)
     s->rbuf[2 * (n + 1)] = (s->rank == 0 && cancel_in) ? 1.0 : 0.0;
     s->rn = n;
     return CLS_OK;
+}
+
+int dsys_reduce_sums(dsys *s, dsys_sums_fn wait, void *ctx, double v[4], int cancel_in,
+                     int *cancel_out, cls_error *err)
+{
+    dsum ls;
+    memset(&ls, 0, sizeof ls);
+    ls.n = 4;
+    for (int k = 0; k < s->nmine; k++) {
+        double o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        if (!s->failed) {
+            cls_error e;
+            if (wait(ctx, k, o, &e))
+                dsys_fail(s, &e);
+        }
+        for (int q = 0; q < 4; q++)
+            dsum_pair_add(&ls.hi[q], &ls.lo[q], o[2 * q], o[2 * q + 1]);
+    }
+    return dsys_allreduce(s, &ls, v, cancel_in, cancel_out, err);
 }
 
 int dsys_allreduce(dsys *s, const dsum *in, double *v, int cancel_in, int *cancel_out,

@@ -163,6 +163,22 @@ int dpart_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row, cls
 /* Records a local failure (the first one's message is kept). */
 void dsys_fail(dsys *s, const cls_error *e);
 
+/* The sticky failure: runs a device call unless this rank has already
+ * failed, and records a failure instead of returning it, so every rank goes
+ * on to the next reduction, where the failure is agreed (dsys_allreduce)
+ * and all ranks stop together. DSYS_ERR is the call's error argument. */
+#define DSYS_DO(s, call)                                                                           \
+    do {                                                                                           \
+        if (!(s)->failed) {                                                                        \
+            cls_error dsys_e_;                                                                     \
+            cls_error_clear(&dsys_e_);                                                             \
+            (void)dsys_e_;                                                                         \
+            if ((call) != CLS_OK)                                                                  \
+                dsys_fail((s), &dsys_e_);                                                          \
+        }                                                                                          \
+    } while (0)
+#define DSYS_ERR (&dsys_e_)
+
 int dvec_create(dsys *s, int ghosted, dvec *x, cls_error *err);
 void dvec_release(dvec *x);
 int dvec_upload(dsys *s, dvec *x, double *const *host, cls_error *err);
@@ -192,6 +208,14 @@ void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const
 void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,
                               dvec *w, dvec *z, dvec *q, dvec *sv, dvec *p, dvec *x, dvec *r,
                               dvec *u, dsum *out);
+
+/* The four compensated sums of a method's round: each part's eight doubles
+ * (four (hi, lo) pairs, as la_cgp_sums_wait and la_pcm_sums_wait give them)
+ * added over this rank's parts, then dsys_allreduce: v[0..4) on every rank.
+ * A part that fails adds zeros; the failure is agreed in the reduction. */
+typedef int (*dsys_sums_fn)(void *ctx, int part, double out[8], cls_error *err);
+int dsys_reduce_sums(dsys *s, dsys_sums_fn wait, void *ctx, double v[4], int cancel_in,
+                     int *cancel_out, cls_error *err);
 
 /* Global sums (MPI_Allreduce with a compensated pair sum, MPI_Op_create),
  * rounded once into v[0..in->n), with the failure count and the cancel

@@ -71,16 +71,8 @@ int cg_ref_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const 
         if (res->rel_residual <= opt->tol) { /* ||r||/||b|| <= tol ? */
             double true_rr;
             CLS_TRY(la_residual(la, A, b, x, &q, &r, &true_rr, err)); /* r = b - A x; r'r */
-            switch (ksp_stop_confirm(&st, sqrt(true_rr) / bnorm, k, res, err)) {
-            case KSP_CONFIRMED:
-                rc = CLS_OK;
-                goto done;
-            case KSP_OUT_OF_REACH:
-                rc = CLS_ENOTCONV;
-                goto done;
-            case KSP_RESTART:
-                break;
-            }
+            if ((rc = ksp_stop_confirm(&st, sqrt(true_rr) / bnorm, k, res, err)) != KSP_RESTART)
+                goto done; /* converged, or out of reach */
             if (general)
                 CLS_TRY(opt->apply(opt->apply_ctx, &r, &z, err)); /* z = M^-1 r */
             else if (jacobi)

@@ -37,25 +37,14 @@
 #include "../../common/timer.h"
 #include "../../kernels/la_pcm.h"
 #include "../../kernels/la_spmm.h"
+#include "pcg_host.h"
 
-#define DBCG_MAX_REPLACEMENTS 5
-#define DBCG_MAX_LOST 50
 
-#define DBCG_DO(s, call)                                                                           \
-    do {                                                                                           \
-        if (!(s)->failed) {                                                                        \
-            cls_error dbcg_e_;                                                                     \
-            cls_error_clear(&dbcg_e_);                                                             \
-            if ((call) != CLS_OK)                                                                  \
-                dsys_fail((s), &dbcg_e_);                                                          \
-        }                                                                                          \
-    } while (0)
-#define DBCG_ERR (&dbcg_e_)
 
 typedef struct bcol {
-    int active, fresh, confirming, replacements, lost, restart, update, rc;
-    int64_t it, cap;
-    double bnorm, tol, stop2, gamma_old, alpha_old, last_true, alpha, beta;
+    pcg_host h; /* the column's scalars and stopping state */
+    int active, restart, update, rc;
+    int64_t cap;
     cls_error err;
 } bcol;
 
@@ -97,10 +86,8 @@ static void dbcg_restart(dbcg *B, int c)
     dsys_spmv_halo(s, B->xs[c], rows_restart, &r);
     pc_apply(B->pc, &B->rv[c], &B->uv[c]);
     for (int q = 0; q < s->nmine; q++)
-        DBCG_DO(s, la_pcm_dots(&B->w[q * B->k + c], DBCG_ERR));
-    bcol *b = &B->col[c];
-    b->fresh = 1;
-    b->gamma_old = 0.0;
+        DSYS_DO(s, la_pcm_dots(&B->w[q * B->k + c], DSYS_ERR));
+    pcg_host_restarted(&B->col[c].h);
 }
 
 /* W = A U over the active columns; their sums; one reduction into v[4c..] */
@@ -123,11 +110,11 @@ static int dbcg_round(dbcg *B, double *v, int cancel_in, int *cancel_out, cls_er
             wv[a] = &B->w[q * k + act[a]].w;
         }
         if (p->have_Ai && p->Ai.nrows > 0)
-            DBCG_DO(s, la_spmm(&B->sk[q], &p->Ai, na, u, wv, DBCG_ERR));
+            DSYS_DO(s, la_spmm(&B->sk[q], &p->Ai, na, u, wv, DSYS_ERR));
         if (p->have_Ab && p->Ab.nrows > 0)
-            DBCG_DO(s, la_spmm(&B->sk[q], &p->Ab, na, u, wv, DBCG_ERR));
+            DSYS_DO(s, la_spmm(&B->sk[q], &p->Ab, na, u, wv, DSYS_ERR));
         for (int a = 0; a < na; a++)
-            DBCG_DO(s, la_pcm_block_sums_begin(&B->w[q * k + act[a]], DBCG_ERR));
+            DSYS_DO(s, la_pcm_block_sums_begin(&B->w[q * k + act[a]], DSYS_ERR));
     }
     double *hi = calloc((size_t)(4 * k), sizeof *hi), *lo = calloc((size_t)(4 * k), sizeof *lo);
     if (!hi || !lo) {
@@ -154,102 +141,32 @@ static int dbcg_round(dbcg *B, double *v, int cancel_in, int *cancel_out, cls_er
     return rc;
 }
 
-/* a column's failure: it stops, the others go on */
-#define COL_FAIL(b, code, reasn, ...)                                                              \
-    do {                                                                                           \
-        (b)->rc = cls_fail(&(b)->err, (code), __VA_ARGS__);                                        \
-        res[c].reason = (reasn);                                                                   \
-        (b)->active = 0;                                                                           \
-    } while (0)
-
-/* one column after the reduction: the tests and the scalars (dpcg.c's) */
+/* one column after the reduction: its history, then pcg_host_step */
 static void dbcg_scalars(dbcg *B, int c, const double *v, const cg_options *opt, cg_result *res)
 {
     bcol *b = &B->col[c];
-    const double delta = v[0], gamma = v[2], rr = v[3];
+    const double rr = v[3];
     cls_error e;
-    if (!b->fresh) {
-        res[c].rel_residual = sqrt(rr) / b->bnorm;
-        if (ksp_history_push(&res[c], &b->cap, res[c].rel_residual, &e))
-            COL_FAIL(b, CLS_EOTHER, CG_DIVERGED_NANORINF, "%s", e.msg);
-    } else if (res[c].nhistory == 0) {
-        res[c].rel_residual = sqrt(rr) / b->bnorm;
-        if (isfinite(rr) && ksp_history_push(&res[c], &b->cap, res[c].rel_residual, &e))
-            COL_FAIL(b, CLS_EOTHER, CG_DIVERGED_NANORINF, "%s", e.msg);
-    }
-    if (!b->active)
-        return;
-    if (!isfinite(rr) || !isfinite(gamma)) {
-        COL_FAIL(b, CLS_EBREAKDOWN, CG_DIVERGED_NANORINF,
-                 "the residual became NaN or Inf at iteration %lld: the matrix, the right-hand "
-                 "side or the preconditioner holds values too large or invalid",
-                 (long long)b->it);
-        return;
-    }
-    if (rr <= b->stop2) {
-        if (b->fresh) { /* the true residual: done */
-            res[c].rel_residual = sqrt(rr) / b->bnorm;
-            res[c].reason = CG_CONVERGED_RTOL;
-            res[c].converged = 1;
+    if (!b->h.fresh || res[c].nhistory == 0) {
+        res[c].rel_residual = sqrt(rr) / b->h.bnorm;
+        if ((!b->h.fresh || isfinite(rr)) &&
+            ksp_history_push(&res[c], &b->cap, res[c].rel_residual, &e)) {
+            b->rc = cls_fail(&b->err, CLS_EOTHER, "%s", e.msg);
             b->active = 0;
             return;
         }
-        b->restart = b->confirming = 1; /* confirm on b - Ax */
-        return;
     }
-    if (b->fresh && b->confirming) {
-        double true_rel = sqrt(rr) / b->bnorm;
-        res[c].rel_residual = true_rel;
-        if (b->replacements >= DBCG_MAX_REPLACEMENTS || !(true_rel < 0.5 * b->last_true)) {
-            COL_FAIL(b, CLS_ENOTCONV, CG_DIVERGED_MAXITER,
-                     "not converged: the true residual stays at %.3e > tol %.3e (iteration "
-                     "%lld); the tolerance is below the accuracy this precision and condition "
-                     "number allow",
-                     true_rel, b->tol, (long long)b->it);
-            return;
-        }
-        b->replacements++;
-        b->last_true = true_rel;
+    switch (pcg_host_step(&b->h, v, opt->maxiter, &res[c], &b->rc, &b->err)) {
+    case PCG_HOST_DONE: /* converged, or failed: the others go on */
+        b->active = 0;
+        break;
+    case PCG_HOST_RESTART:
+        b->restart = 1;
+        break;
+    case PCG_HOST_UPDATE:
+        b->update = 1;
+        break;
     }
-    b->fresh = b->confirming = 0;
-    if (b->it >= opt->maxiter) {
-        COL_FAIL(b, CLS_ENOTCONV, CG_DIVERGED_MAXITER,
-                 "not converged after %lld iterations: relative residual %.3e > tol %.3e",
-                 (long long)b->it, res[c].rel_residual, b->tol);
-        return;
-    }
-    if (!isfinite(delta)) {
-        COL_FAIL(b, CLS_EBREAKDOWN, CG_DIVERGED_NANORINF,
-                 "u'Au is %g at iteration %lld: NaN or Inf in the matrix, the preconditioner or "
-                 "the iterates",
-                 delta, (long long)b->it + 1);
-        return;
-    }
-    if (!(gamma > 0.0)) {
-        COL_FAIL(b, CLS_EBREAKDOWN, CG_DIVERGED_INDEFINITE,
-                 "r'M^-1 r = %.6g at iteration %lld: the preconditioner is not positive "
-                 "definite on this matrix (the matrix itself may not be)",
-                 gamma, (long long)b->it);
-        return;
-    }
-    const double beta = b->gamma_old > 0 ? gamma / b->gamma_old : 0;
-    const double pap = b->gamma_old > 0 ? delta - beta * gamma / b->alpha_old : delta;
-    if (!(pap > 0.0)) {
-        if (beta != 0.0 && b->lost < DBCG_MAX_LOST) { /* a lost recurrence */
-            b->lost++;
-            b->restart = 1;
-            return;
-        }
-        COL_FAIL(b, CLS_EBREAKDOWN, CG_DIVERGED_INDEFINITE,
-                 "matrix is not positive definite (p'Ap = %.6g at iteration %lld)", pap,
-                 (long long)b->it + 1);
-        return;
-    }
-    b->alpha = gamma / pap;
-    b->beta = beta;
-    b->gamma_old = gamma;
-    b->alpha_old = b->alpha;
-    b->update = 1;
 }
 
 static void dbcg_free(dbcg *B)
@@ -335,34 +252,29 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
         goto done;
     for (int c = 0; c < k; c++) {
         bcol *bc = &B.col[c];
-        bc->bnorm = sqrt(v[c]);
-        bc->tol = opt->tols ? opt->tols[c] : opt->tol;
-        bc->stop2 = bc->tol * bc->tol * v[c];
-        bc->last_true = INFINITY;
+        int zero;
+        pcg_host_init(&bc->h, opt->tols ? opt->tols[c] : opt->tol, v[c]);
         bc->active = 1;
-        if (!isfinite(bc->bnorm)) {
-            bc->rc = cls_fail(&bc->err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
-            res[c].reason = CG_DIVERGED_NANORINF;
-            bc->active = 0;
-        } else if (bc->bnorm == 0.0) { /* b = 0: x = 0 is exact */
+        bc->rc = ksp_stop_rhs(bc->h.bnorm, &res[c], &bc->cap, &zero, &bc->err);
+        if (zero) { /* b = 0: x = 0 is exact */
             dvec_fill(s, 0.0, &x[c]);
-            res[c].reason = CG_CONVERGED_ZERO_RHS;
-            res[c].converged = 1;
             bc->active = 0;
-            if (ksp_history_push(&res[c], &bc->cap, 0.0, &e))
-                dsys_fail(s, &e);
+            if (bc->rc) /* the history's memory: not the column's failure */
+                dsys_fail(s, &bc->err), bc->rc = CLS_OK;
+        } else if (bc->rc) {
+            bc->active = 0;
         }
     }
 
     for (int q = 0; q < s->nmine && !s->failed; q++) {
         dpart *p = &s->parts[q];
-        DBCG_DO(s, la_spmm_create(&p->la, &B.sk[q], DBCG_ERR));
+        DSYS_DO(s, la_spmm_create(&p->la, &B.sk[q], DSYS_ERR));
         for (int c = 0; c < k && !s->failed; c++) {
             la_vec vb = b[c].v[q];
             vb.n = p->halo.nlocal;
             la_pcm *w = &B.w[q * k + c];
-            DBCG_DO(s, la_pcm_create(&p->la, &p->Ai, p->have_Ab ? &p->Ab : NULL, p->halo.nghost,
-                                     &vb, &x[c].v[q], 0, 0.0, w, DBCG_ERR));
+            DSYS_DO(s, la_pcm_create(&p->la, &p->Ai, p->have_Ab ? &p->Ab : NULL, p->halo.nghost,
+                                     &vb, &x[c].v[q], 0, 0.0, w, DSYS_ERR));
             if (!s->failed) {
                 B.xs[c][q] = &x[c].v[q];
                 B.us[c][q] = &w->u;
@@ -386,8 +298,7 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
         CLS_TRY(dbcg_round(&B, v, want_cancel, &cancel, err)); /* the one reduction */
         if (cancel) {
             for (int c = 0; c < k; c++)
-                res[c].reason = CG_CANCELLED;
-            rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)it);
+                rc = ksp_fail_cancelled(&res[c], it, err);
             goto done;
         }
         double worst = 0.0;
@@ -409,7 +320,7 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
             bcol *bc = &B.col[c];
             if (!bc->active)
                 continue;
-            if (bc->restart) {
+            if (bc->restart) { /* to confirm on b - Ax, or after a lost recurrence */
                 const double tc = cls_now();
                 dbcg_restart(&B, c);
                 res[c].confirm_s += cls_now() - tc;
@@ -418,12 +329,12 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
             if (!bc->update)
                 continue;
             for (int q = 0; q < s->nmine; q++) /* p, s, x, r */
-                DBCG_DO(s, la_pcm_update(&B.w[q * k + c], bc->alpha, bc->beta, DBCG_ERR));
+                DSYS_DO(s, la_pcm_update(&B.w[q * k + c], bc->h.alpha, bc->h.beta, DSYS_ERR));
             pc_apply(pc, &B.rv[c], &B.uv[c]); /* u = M^-1 r */
             for (int q = 0; q < s->nmine; q++)
-                DBCG_DO(s, la_pcm_dots(&B.w[q * k + c], DBCG_ERR));
-            bc->it++;
-            res[c].iterations = bc->it;
+                DSYS_DO(s, la_pcm_dots(&B.w[q * k + c], DSYS_ERR));
+            bc->h.it++;
+            res[c].iterations = bc->h.it;
         }
     }
     /* the outcome: the first failing column's class and message */

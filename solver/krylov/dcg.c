@@ -37,20 +37,8 @@
 
 #include "../../common/timer.h"
 #include "../../kernels/la_cgp.h"
+#include "ksp_stop.h"
 
-#define DCG_MAX_REPLACEMENTS 5
-
-/* runs a device call unless the rank has failed; records a failure */
-#define DCG_DO(s, call)                                                                            \
-    do {                                                                                           \
-        if (!(s)->failed) {                                                                        \
-            cls_error dcg_e_;                                                                      \
-            cls_error_clear(&dcg_e_);                                                              \
-            if ((call) != CLS_OK)                                                                  \
-                dsys_fail((s), &dcg_e_);                                                           \
-        }                                                                                          \
-    } while (0)
-#define DCG_ERR (&dcg_e_)
 
 int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
                  int *zero_rhs, cls_error *err)
@@ -64,18 +52,10 @@ int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, 
     if (rc)
         return rc;
     *bnorm = sqrt(v[0]);
-    if (!isfinite(*bnorm)) {
-        res->reason = CG_DIVERGED_NANORINF;
-        return cls_fail(err, CLS_EBREAKDOWN, "right-hand side contains NaN or Inf");
-    }
-    if (*bnorm == 0.0) {
-        dvec_fill(s, 0.0, x);
-        res->reason = CG_CONVERGED_ZERO_RHS;
-        res->converged = 1;
-        *zero_rhs = 1;
-        return ksp_history_push(res, cap, 0.0, err);
-    }
-    return CLS_OK;
+    rc = ksp_stop_rhs(*bnorm, res, cap, zero_rhs, err);
+    if (*zero_rhs)
+        dvec_fill(s, 0.0, x); /* b = 0: x = 0 is exact */
+    return rc;
 }
 
 /* The one-part case: the fused single-device loop on rank 0's part; the
@@ -140,26 +120,19 @@ static int dcg_rows(dsys *s, int k, int boundary, void *ctx, cls_error *err)
     return boundary ? la_cgp_sums_begin(w, c->with_spmv, err) : CLS_OK;
 }
 
+/* the parts' sums of a round (dsys_reduce_sums) */
+static int dcg_sums(void *ctx, int part, double out[8], cls_error *err)
+{
+    return la_cgp_sums_wait(&((dcg_ctx *)ctx)->w[part], out, err);
+}
+
 /* one exchange and SpMV (or the start), the parts' sums, the reduction:
  * v = {p'q, q'Wq, r'z, r'r} on every rank */
 static int dcg_round(dsys *s, dcg_ctx *c, la_vec *const *vecs, double v[4], int cancel_in,
                      int *cancel_out, cls_error *err)
 {
     dsys_spmv_halo(s, vecs, dcg_rows, c);
-    dsum ls;
-    memset(&ls, 0, sizeof ls);
-    ls.n = 4;
-    for (int k = 0; k < s->nmine; k++) {
-        double o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (!s->failed) {
-            cls_error e;
-            if (la_cgp_sums_wait(&c->w[k], o, &e))
-                dsys_fail(s, &e);
-        }
-        for (int q = 0; q < 4; q++)
-            dsum_pair_add(&ls.hi[q], &ls.lo[q], o[2 * q], o[2 * q + 1]);
-    }
-    return dsys_allreduce(s, &ls, v, cancel_in, cancel_out, err);
+    return dsys_reduce_sums(s, dcg_sums, c, v, cancel_in, cancel_out, err);
 }
 
 int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
@@ -174,11 +147,11 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
     int rc = CLS_EOTHER, nw = 0;
     int cancel = 0, want_cancel = 0;
     double v[4], rr, rz, pq, qq, alpha, beta, bnorm, stop2;
-    int replacements = 0;
-    double last_true = INFINITY;
+    ksp_stop st;
 
     const double t0 = cls_now();
     memset(res, 0, sizeof *res);
+    ksp_stop_init(&st, opt->tol);
     if (s->L->nparts == 1)
         return dcg_one_part(s, b, x, dinv, pc, opt, res, err);
     if (general)
@@ -209,8 +182,8 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
             vd = dinv->v[k];
             vd.n = p->halo.nlocal;
         }
-        DCG_DO(s, la_cgp_create(&p->la, &p->Ai, p->have_Ab ? &p->Ab : NULL, p->halo.nghost, &vb,
-                                &x->v[k], jacobi ? &vd : NULL, &w[k], DCG_ERR));
+        DSYS_DO(s, la_cgp_create(&p->la, &p->Ai, p->have_Ab ? &p->Ab : NULL, p->halo.nghost, &vb,
+                                &x->v[k], jacobi ? &vd : NULL, &w[k], DSYS_ERR));
         if (!s->failed) {
             nw = k + 1;
             xs[k] = &x->v[k];
@@ -224,10 +197,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
     rz = v[2];
     rr = v[3];
     if (!isfinite(rr) || !isfinite(rz)) {
-        res->reason = CG_DIVERGED_NANORINF;
-        rc = cls_fail(err, CLS_EBREAKDOWN,
-                      "the initial residual is NaN or Inf: the matrix or the initial guess "
-                      "holds values too large or invalid");
+        rc = ksp_fail_residual(res, -1, 0, err);
         goto done;
     }
     res->rel_residual = sqrt(rr) / bnorm;
@@ -256,11 +226,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
                 want_cancel = 1;
         }
         if (!isfinite(rr) || !isfinite(rz)) {
-            res->reason = CG_DIVERGED_NANORINF;
-            rc = cls_fail(err, CLS_EBREAKDOWN,
-                          "the residual became NaN or Inf at iteration %lld: the matrix or "
-                          "right-hand side holds values too large or invalid",
-                          (long long)k);
+            rc = ksp_fail_residual(res, k, 0, err);
             goto done;
         }
         if (rr <= stop2) { /* ||r_k|| <= tol ||b|| */
@@ -273,25 +239,8 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
             if (cancel)
                 goto cancelled;
             rr = v[3];
-            double true_rel = sqrt(rr) / bnorm;
-            res->rel_residual = true_rel;
-            if (true_rel <= opt->tol) {
-                res->reason = CG_CONVERGED_RTOL;
-                res->converged = 1;
-                rc = CLS_OK;
-                goto done;
-            }
-            if (replacements >= DCG_MAX_REPLACEMENTS || !(true_rel < 0.5 * last_true)) {
-                res->reason = CG_DIVERGED_MAXITER;
-                rc = cls_fail(err, CLS_ENOTCONV,
-                              "not converged: the true residual stays at %.3e > tol %.3e "
-                              "(iteration %lld); the tolerance is below the accuracy this "
-                              "precision and condition number allow",
-                              true_rel, opt->tol, (long long)k);
-                goto done;
-            }
-            replacements++;
-            last_true = true_rel;
+            if ((rc = ksp_stop_confirm(&st, sqrt(rr) / bnorm, k, res, err)) != KSP_RESTART)
+                goto done; /* converged, or out of reach */
             kstart = k;
             if (k >= opt->maxiter)
                 goto maxiter;
@@ -300,40 +249,28 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
         if (k >= opt->maxiter)
             goto maxiter;
         if (!isfinite(pq) || !isfinite(qq)) {
-            res->reason = CG_DIVERGED_NANORINF;
-            rc = cls_fail(err, CLS_EBREAKDOWN,
-                          "p'Ap is %g at iteration %lld: NaN or Inf in the matrix or the "
-                          "iterates",
-                          pq, (long long)k + 1);
+            rc = ksp_fail_curvature_nan(res, "p'Ap", pq, k + 1, 0, err);
             goto done;
         }
         if (!(pq > 0.0)) {
-            res->reason = CG_DIVERGED_INDEFINITE;
-            rc = cls_fail(err, CLS_EBREAKDOWN,
-                          "matrix is not positive definite (p'Ap = %.6g at iteration %lld)", pq,
-                          (long long)k + 1);
+            rc = ksp_fail_indefinite(res, pq, k + 1, err);
             goto done;
         }
         alpha = rz / pq;                          /* alpha = r'z / p'Ap */
         double rz_next = alpha * alpha * qq - rz; /* r_{k+1}'z_{k+1} (identity) */
         beta = rz_next > 0 ? rz_next / rz : 0.0;  /* <= 0 only at the noise level */
         for (int q = 0; q < s->nmine; q++)        /* x, r, p in one pass */
-            DCG_DO(s, la_cgp_update(&w[q], alpha, beta, DCG_ERR));
+            DSYS_DO(s, la_cgp_update(&w[q], alpha, beta, DSYS_ERR));
         k++;
         res->iterations = k;
     }
 
 maxiter:
-    res->reason = CG_DIVERGED_MAXITER;
-    res->iterations = k;
-    rc = cls_fail(err, CLS_ENOTCONV,
-                  "not converged after %lld iterations: relative residual %.3e > tol %.3e",
-                  (long long)k, res->rel_residual, opt->tol);
+    rc = ksp_fail_maxiter(res, k, res->rel_residual, opt->tol, err);
     goto done;
 
 cancelled:
-    res->reason = CG_CANCELLED;
-    rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)res->iterations);
+    rc = ksp_fail_cancelled(res, res->iterations, err);
 
 done:
     for (int q = 0; q < nw; q++)

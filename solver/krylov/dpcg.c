@@ -9,7 +9,8 @@
  *   ghosts in; w = A u on the boundary rows            (epilogue: u'w)
  *   cgf_fold: u'w and the last la_pcm_dots' r'u, r'r   (compensated pairs)
  *   ONE MPI_Allreduce of the sums (with the failure count and the cancel
- *   flag); on every rank, from reduced values only, in pcgf_scalars' order:
+ *   flag); on every rank, from reduced values only, pcg_host_step (the
+ *   scalars and the tests in pcgf_scalars' order, shared with dbcg.c):
  *     r'r <= tol^2 b'b -> converged (confirmed on b - Ax);
  *     gamma = r'u <= 0 -> M is not positive definite;
  *     beta = gamma / gamma_old; p'Ap = delta - beta gamma / alpha_old;
@@ -33,20 +34,8 @@
 
 #include "../../common/timer.h"
 #include "../../kernels/la_pcm.h"
+#include "pcg_host.h"
 
-#define DPCG_MAX_REPLACEMENTS 5
-#define DPCG_MAX_LOST 50
-
-#define DPCG_DO(s, call)                                                                           \
-    do {                                                                                           \
-        if (!(s)->failed) {                                                                        \
-            cls_error dpcg_e_;                                                                     \
-            cls_error_clear(&dpcg_e_);                                                             \
-            if ((call) != CLS_OK)                                                                  \
-                dsys_fail((s), &dpcg_e_);                                                          \
-        }                                                                                          \
-    } while (0)
-#define DPCG_ERR (&dpcg_e_)
 
 typedef struct dpcg_ctx {
     la_pcm *w;
@@ -74,7 +63,13 @@ static void dpcg_restart(dsys *s, pc *pc, dpcg_ctx *c, la_vec *const *xs, dvec *
     c->start = 0;
     pc_apply(pc, rv, uv);
     for (int k = 0; k < s->nmine; k++)
-        DPCG_DO(s, la_pcm_dots(&c->w[k], DPCG_ERR));
+        DSYS_DO(s, la_pcm_dots(&c->w[k], DSYS_ERR));
+}
+
+/* the parts' sums of a round (dsys_reduce_sums) */
+static int dpcg_sums(void *ctx, int part, double out[8], cls_error *err)
+{
+    return la_pcm_sums_wait(&((dpcg_ctx *)ctx)->w[part], out, err);
 }
 
 /* w = A u with its sums, the reduction: v = {u'w, w'w, r'u, r'r} */
@@ -82,20 +77,7 @@ static int dpcg_round(dsys *s, dpcg_ctx *c, la_vec *const *us, double v[4], int 
                       int *cancel_out, cls_error *err)
 {
     dsys_spmv_halo(s, us, dpcg_rows, c);
-    dsum ls;
-    memset(&ls, 0, sizeof ls);
-    ls.n = 4;
-    for (int k = 0; k < s->nmine; k++) {
-        double o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        if (!s->failed) {
-            cls_error e;
-            if (la_pcm_sums_wait(&c->w[k], o, &e))
-                dsys_fail(s, &e);
-        }
-        for (int q = 0; q < 4; q++)
-            dsum_pair_add(&ls.hi[q], &ls.lo[q], o[2 * q], o[2 * q + 1]);
-    }
-    return dsys_allreduce(s, &ls, v, cancel_in, cancel_out, err);
+    return dsys_reduce_sums(s, dpcg_sums, c, v, cancel_in, cancel_out, err);
 }
 
 int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
@@ -106,10 +88,10 @@ int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, c
     la_vec **xs = calloc((size_t)n, sizeof *xs), **us = calloc((size_t)n, sizeof *us);
     dvec rv = {calloc((size_t)n, sizeof(la_vec)), s->nmine, 0};
     dvec uv = {calloc((size_t)n, sizeof(la_vec)), s->nmine, 1};
-    int64_t cap = 0, k = 0, kstart = 0;
+    int64_t cap = 0, kstart = 0;
     int rc = CLS_EOTHER, nw = 0, cancel = 0, want_cancel = 0;
-    int fresh = 0, confirming = 0, replacements = 0, lost = 0;
-    double v[4], bnorm, stop2, gamma_old = 0.0, alpha_old = 0.0, last_true = INFINITY;
+    double v[4], bnorm;
+    pcg_host h;
 
     const double t0 = cls_now();
     memset(res, 0, sizeof *res);
@@ -124,13 +106,13 @@ int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, c
         rc = CLS_OK;
         goto done;
     }
-    stop2 = opt->tol * opt->tol * bnorm * bnorm; /* stop when r'r <= tol^2 b'b */
+    pcg_host_init(&h, opt->tol, bnorm * bnorm);
     for (int q = 0; w && xs && us && rv.v && uv.v && q < s->nmine; q++) {
         dpart *p = &s->parts[q];
         la_vec vb = b->v[q];
         vb.n = p->halo.nlocal;
-        DPCG_DO(s, la_pcm_create(&p->la, &p->Ai, p->have_Ab ? &p->Ab : NULL, p->halo.nghost, &vb,
-                                 &x->v[q], 0, stop2, &w[q], DPCG_ERR));
+        DSYS_DO(s, la_pcm_create(&p->la, &p->Ai, p->have_Ab ? &p->Ab : NULL, p->halo.nghost, &vb,
+                                 &x->v[q], 0, h.stop2, &w[q], DSYS_ERR));
         if (!s->failed) {
             nw = q + 1;
             xs[q] = &x->v[q];
@@ -141,130 +123,53 @@ int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, c
     }
     dpcg_ctx c = {w, 0};
     dpcg_restart(s, pc, &c, xs, &rv, &uv); /* r = b - A x0; u = M^-1 r */
-    fresh = 1;
+    pcg_host_restarted(&h);
 
     for (;;) {
         CLS_TRY(dpcg_round(s, &c, us, v, want_cancel, &cancel, err)); /* the one reduction */
         if (cancel)
             goto cancelled;
-        const double delta = v[0], gamma = v[2], rr = v[3];
-        if (k == 0 && kstart == 0 && fresh && res->nhistory == 0) {
+        const double rr = v[3];
+        if (h.it == 0 && kstart == 0 && h.fresh && res->nhistory == 0) {
             res->rel_residual = sqrt(rr) / bnorm;
             res->start_s = cls_now() - t0;
             if (isfinite(rr))
                 CLS_TRY(ksp_history_push(res, &cap, res->rel_residual, err));
             if (isfinite(rr) && s->rank == 0 && opt->monitor) /* iteration 0: no cancel here */
                 (void)opt->monitor(opt->monitor_ctx, 0, res->rel_residual);
-        } else if (!fresh) { /* iteration k's entry */
+        } else if (!h.fresh) { /* iteration k's entry */
             res->rel_residual = sqrt(rr) / bnorm;
             CLS_TRY(ksp_history_push(res, &cap, res->rel_residual, err));
             if (s->rank == 0 && opt->monitor &&
-                opt->monitor(opt->monitor_ctx, k, res->rel_residual))
+                opt->monitor(opt->monitor_ctx, h.it, res->rel_residual))
                 want_cancel = 1; /* the next reduction tells every rank */
         }
-        if (!isfinite(rr) || !isfinite(gamma)) {
-            res->reason = CG_DIVERGED_NANORINF;
-            rc = cls_fail(err, CLS_EBREAKDOWN,
-                          k == 0 ? "the initial residual is NaN or Inf: the matrix, the initial "
-                                   "guess or the preconditioner holds values too large or "
-                                   "invalid"
-                                 : "the residual became NaN or Inf at iteration %lld: the "
-                                   "matrix, the right-hand side or the preconditioner holds "
-                                   "values too large or invalid",
-                          (long long)k);
+        switch (pcg_host_step(&h, v, opt->maxiter, res, &rc, err)) {
+        case PCG_HOST_DONE:
             goto done;
-        }
-        if (rr <= stop2) { /* ||r_k|| <= tol ||b|| */
-            if (fresh) {   /* the true residual: done */
-                res->rel_residual = sqrt(rr) / bnorm;
-                res->reason = CG_CONVERGED_RTOL;
-                res->converged = 1;
-                rc = CLS_OK;
-                goto done;
-            }
-            /* confirm on b - Ax: the next round's r'r is the true one */
+        case PCG_HOST_RESTART: { /* to confirm on b - Ax, or after a lost recurrence */
             const double tc = cls_now();
             dpcg_restart(s, pc, &c, xs, &rv, &uv);
-            res->confirm_s += cls_now() - tc;
-            kstart = k;
-            fresh = confirming = 1;
-            gamma_old = 0.0;
+            if (h.confirming)
+                res->confirm_s += cls_now() - tc;
+            kstart = h.it;
+            pcg_host_restarted(&h);
             continue;
         }
-        if (fresh && confirming) { /* the recurrence said converged, b - Ax did not */
-            double true_rel = sqrt(rr) / bnorm;
-            res->rel_residual = true_rel;
-            if (replacements >= DPCG_MAX_REPLACEMENTS || !(true_rel < 0.5 * last_true)) {
-                res->reason = CG_DIVERGED_MAXITER;
-                rc = cls_fail(err, CLS_ENOTCONV,
-                              "not converged: the true residual stays at %.3e > tol %.3e "
-                              "(iteration %lld); the tolerance is below the accuracy this "
-                              "precision and condition number allow",
-                              true_rel, opt->tol, (long long)k);
-                goto done;
-            }
-            replacements++;
-            last_true = true_rel;
+        case PCG_HOST_UPDATE:
+            break;
         }
-        fresh = confirming = 0;
-        if (k >= opt->maxiter) {
-            res->reason = CG_DIVERGED_MAXITER;
-            res->iterations = k;
-            rc = cls_fail(err, CLS_ENOTCONV,
-                          "not converged after %lld iterations: relative residual %.3e > tol "
-                          "%.3e",
-                          (long long)k, res->rel_residual, opt->tol);
-            goto done;
-        }
-        if (!isfinite(delta)) {
-            res->reason = CG_DIVERGED_NANORINF;
-            rc = cls_fail(err, CLS_EBREAKDOWN,
-                          "u'Au is %g at iteration %lld: NaN or Inf in the matrix, the "
-                          "preconditioner or the iterates",
-                          delta, (long long)k + 1);
-            goto done;
-        }
-        if (!(gamma > 0.0)) {
-            res->reason = CG_DIVERGED_INDEFINITE;
-            rc = cls_fail(err, CLS_EBREAKDOWN,
-                          "r'M^-1 r = %.6g at iteration %lld: the preconditioner is not "
-                          "positive definite on this matrix (the matrix itself may not be)",
-                          gamma, (long long)k);
-            goto done;
-        }
-        /* the scalars, as pcgf_scalars computes them */
-        const double beta = gamma_old > 0 ? gamma / gamma_old : 0;                   /* beta */
-        const double pap = gamma_old > 0 ? delta - beta * gamma / alpha_old : delta; /* p'Ap */
-        if (!(pap > 0.0)) {
-            if (beta != 0.0 && lost < DPCG_MAX_LOST) { /* a lost recurrence: restart */
-                lost++;
-                dpcg_restart(s, pc, &c, xs, &rv, &uv);
-                kstart = k;
-                fresh = 1;
-                gamma_old = 0.0;
-                continue;
-            }
-            res->reason = CG_DIVERGED_INDEFINITE;
-            rc = cls_fail(err, CLS_EBREAKDOWN,
-                          "matrix is not positive definite (p'Ap = %.6g at iteration %lld)", pap,
-                          (long long)k + 1);
-            goto done;
-        }
-        const double alpha = gamma / pap;  /* alpha = gamma / p'Ap */
         for (int q = 0; q < s->nmine; q++) /* p, s, x, r in one pass */
-            DPCG_DO(s, la_pcm_update(&w[q], alpha, beta, DPCG_ERR));
+            DSYS_DO(s, la_pcm_update(&w[q], h.alpha, h.beta, DSYS_ERR));
         pc_apply(pc, &rv, &uv); /* u = M^-1 r */
         for (int q = 0; q < s->nmine; q++)
-            DPCG_DO(s, la_pcm_dots(&w[q], DPCG_ERR));
-        gamma_old = gamma;
-        alpha_old = alpha;
-        k++;
-        res->iterations = k;
+            DSYS_DO(s, la_pcm_dots(&w[q], DSYS_ERR));
+        h.it++;
+        res->iterations = h.it;
     }
 
 cancelled:
-    res->reason = CG_CANCELLED;
-    rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)res->iterations);
+    rc = ksp_fail_cancelled(res, res->iterations, err);
 
 done:
     for (int q = 0; q < nw; q++)

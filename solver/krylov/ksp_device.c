@@ -148,16 +148,8 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
             CLS_TRY(ops->start(w, rec.k, &rr, &rz, err)); /* r = b - A x; z = M^-1 r; p = z */
             res->confirm_s += cls_now() - tc;
         }
-        switch (ksp_stop_confirm(&st, sqrt(rr) / bnorm, rec.k, res, err)) {
-        case KSP_CONFIRMED:
-            rc = CLS_OK;
-            goto done;
-        case KSP_OUT_OF_REACH:
-            rc = CLS_ENOTCONV;
-            goto done;
-        case KSP_RESTART:
-            break;
-        }
+        if ((rc = ksp_stop_confirm(&st, sqrt(rr) / bnorm, rec.k, res, err)) != KSP_RESTART)
+            goto done; /* converged, or out of reach */
         kstart = rec.k; /* restarted: p = z */
         if (kstart >= opt->maxiter) {
             rc = ksp_fail_maxiter(res, kstart, res->rel_residual, opt->tol, err);

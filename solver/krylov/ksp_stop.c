@@ -42,22 +42,21 @@ int ksp_stop_rhs(double bnorm, cg_result *res, int64_t *cap, int *zero, cls_erro
     return CLS_OK;
 }
 
-ksp_verdict ksp_stop_confirm(ksp_stop *st, double true_rel, int64_t k, cg_result *res,
-                             cls_error *err)
+int ksp_stop_confirm(ksp_stop *st, double true_rel, int64_t k, cg_result *res, cls_error *err)
 {
     res->rel_residual = true_rel;
     if (true_rel <= st->tol) {
         res->reason = CG_CONVERGED_RTOL;
         res->converged = 1;
-        return KSP_CONFIRMED;
+        return CLS_OK;
     }
     if (st->replacements >= KSP_MAX_REPLACEMENTS || !(true_rel < 0.5 * st->last_true)) {
         res->reason = CG_DIVERGED_MAXITER;
-        cls_fail(err, CLS_ENOTCONV,
-                 "not converged: the true residual stays at %.3e > tol %.3e (iteration %lld); "
-                 "the tolerance is below the accuracy this precision and condition number allow",
-                 true_rel, st->tol, (long long)k);
-        return KSP_OUT_OF_REACH;
+        return cls_fail(err, CLS_ENOTCONV,
+                        "not converged: the true residual stays at %.3e > tol %.3e (iteration "
+                        "%lld); the tolerance is below the accuracy this precision and condition "
+                        "number allow",
+                        true_rel, st->tol, (long long)k);
     }
     st->replacements++;
     st->last_true = true_rel;

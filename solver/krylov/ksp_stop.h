@@ -45,16 +45,13 @@ void ksp_stop_init(ksp_stop *st, double tol);
  * x = 0); CLS_EBREAKDOWN when not finite. *cap: the history's capacity. */
 int ksp_stop_rhs(double bnorm, cg_result *res, int64_t *cap, int *zero, cls_error *err);
 
-typedef enum {
-    KSP_CONFIRMED,   /* ||b - Ax|| <= tol ||b||: res converged, return CLS_OK */
-    KSP_RESTART,     /* restart the recurrence from b - Ax */
-    KSP_OUT_OF_REACH /* res not converged, err says why: return CLS_ENOTCONV */
-} ksp_verdict;
-
-/* The true residual true_rel at iteration k after the recurrence reached
- * tol. res->rel_residual becomes true_rel in every case. */
-ksp_verdict ksp_stop_confirm(ksp_stop *st, double true_rel, int64_t k, cg_result *res,
-                             cls_error *err);
+/* The verdict on the true residual true_rel at iteration k after the
+ * recurrence reached tol: KSP_RESTART (restart the recurrence from b - Ax:
+ * residual replacement), or the exit class to end with: CLS_OK (res
+ * converged) or CLS_ENOTCONV (out of this precision's reach; err says so).
+ * res->rel_residual becomes true_rel in every case. */
+#define KSP_RESTART (-1)
+int ksp_stop_confirm(ksp_stop *st, double true_rel, int64_t k, cg_result *res, cls_error *err);
 
 /* 1 (and counted) when a lost recurrence may restart; 0: a breakdown */
 int ksp_stop_lost(ksp_stop *st);

@@ -39,12 +39,12 @@
  * w = A u directly, and only a non-positive value there is a breakdown.
  */
 #include "dcg.h"
+#include "ksp_stop.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PIPECG_MAX_REPLACEMENTS 5
 /* Iterations between replacements of the recurrence vectors (PIPECGRR).
  * Measured on PoCL, tol 1e-10 (iterations; CG beside): 494_bus none 3167,
  * 50: 2234, 25: 1895 (CG 1500); 1138_bus 5095 / 3905 / 3149 (CG 2804);
@@ -59,8 +59,6 @@
  * worse on every matrix: the bus matrices' residuals are far from
  * monotone. Parity with CG on these needs more than replacement. */
 #define PIPECG_RR_PERIOD 50
-/* Restarts after the recurrence's p'Ap lost its sign (see below). */
-#define PIPECG_MAX_RESTARTS 50
 
 /* z = M^-1 x: the diagonal, or the general preconditioner (pc.h) */
 static void pipecg_precond(dsys *s, pc *pc, const dvec *x, dvec *z)
@@ -79,14 +77,14 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
     const int jacobi = pc && pc->type != PRECOND_NONE;
     dvec r = {0}, u = {0}, w = {0}, m = {0}, nv = {0}, z = {0}, q = {0}, sv = {0}, p = {0};
     int64_t cap = 0, k = 0;
-    int rc = CLS_EOTHER, cancel = 0, want_cancel = 0, restart = 1, replacements = 0;
-    int breakdowns = 0, lost = 0;
+    int rc = CLS_EOTHER, cancel = 0, want_cancel = 0, restart = 1, lost = 0;
+    ksp_stop st;
     dsum ls;
     double v[3], bnorm, gamma, delta, rr, gamma_old = 0.0, alpha_old = 0.0, alpha, beta;
-    double last_true = INFINITY;
     const int64_t period = PIPECG_RR_PERIOD;
 
     memset(res, 0, sizeof *res);
+    ksp_stop_init(&st, opt->tol);
     /* ghosted: the vectors that are the x of an SpMV */
     CLS_TRY(dvec_create(s, 1, &r, err)); /* w = A r without a preconditioner */
     CLS_TRY(dvec_create(s, 1, &w, err)); /* n = A w without a preconditioner */
@@ -150,22 +148,14 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual))
                 want_cancel = 1; /* told to all by the next sums */
             if (!isfinite(rr) || !isfinite(gamma) || !isfinite(delta)) {
-                res->reason = CG_DIVERGED_NANORINF;
-                rc = cls_fail(err, CLS_EBREAKDOWN,
-                              "the residual became NaN or Inf at iteration %lld: the matrix "
-                              "or right-hand side holds values too large or invalid",
-                              (long long)k);
+                rc = ksp_fail_residual(res, k, 0, err);
                 goto done;
             }
             lost = 0;
             if (res->rel_residual <= opt->tol)
                 break; /* confirm on b - A x below */
             if (k >= opt->maxiter) {
-                res->reason = CG_DIVERGED_MAXITER;
-                rc = cls_fail(err, CLS_ENOTCONV,
-                              "not converged after %lld iterations: relative residual %.3e > "
-                              "tol %.3e",
-                              (long long)k, res->rel_residual, opt->tol);
+                rc = ksp_fail_maxiter(res, k, res->rel_residual, opt->tol, err);
                 goto done;
             }
             double pap; /* p'Ap, for the breakdown test */
@@ -176,23 +166,16 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
                 beta = gamma / gamma_old;               /* beta = gamma_i / gamma_{i-1} */
                 pap = delta - beta * gamma / alpha_old; /* delta - beta gamma / alpha_{i-1} */
             }
-            if (!(pap > 0.0) && !restart && isfinite(pap) && breakdowns < PIPECG_MAX_RESTARTS) {
+            if (!(pap > 0.0) && !restart && isfinite(pap) && ksp_stop_lost(&st)) {
                 /* p'Ap from the recurrence (a difference of two sums) has
                  * lost its accuracy: a loss of the pipelined recurrences,
                  * not of the matrix; restart from b - A x, where p'Ap = w'u
                  * is computed directly */
-                breakdowns++;
                 lost = 1;
                 break;
             }
             if (!(pap > 0.0)) {
-                res->reason = isfinite(pap) ? CG_DIVERGED_INDEFINITE : CG_DIVERGED_NANORINF;
-                rc = cls_fail(err, CLS_EBREAKDOWN,
-                              isfinite(pap) ? "matrix is not positive definite (p'Ap = %.6g at "
-                                              "iteration %lld)"
-                                            : "p'Ap is %g at iteration %lld: NaN or Inf in "
-                                              "the matrix or the iterates",
-                              pap, (long long)k + 1);
+                rc = ksp_fail_curvature(res, pap, k + 1, 0, err);
                 goto done;
             }
             alpha = gamma / pap; /* alpha = gamma / p'Ap */
@@ -239,32 +222,14 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
         double true_rel = sqrt(v[0]) / bnorm;
         if (cancel)
             goto cancelled;
-        if (true_rel <= opt->tol) {
-            res->reason = CG_CONVERGED_RTOL;
-            res->converged = 1;
-            res->rel_residual = true_rel;
-            rc = CLS_OK;
-            goto done;
-        }
-        if (lost)
+        if (lost && !(true_rel <= opt->tol))
             continue; /* restart, whatever the residual */
-        if (replacements >= PIPECG_MAX_REPLACEMENTS || !(true_rel < 0.5 * last_true)) {
-            res->reason = CG_DIVERGED_MAXITER;
-            res->rel_residual = true_rel;
-            rc = cls_fail(err, CLS_ENOTCONV,
-                          "not converged: the true residual stays at %.3e > tol %.3e "
-                          "(iteration %lld); the tolerance is below the accuracy this "
-                          "precision and condition number allow",
-                          true_rel, opt->tol, (long long)k);
-            goto done;
-        }
-        replacements++;       /* residual replacement: */
-        last_true = true_rel; /* restart from b - A x */
+        if ((rc = ksp_stop_confirm(&st, true_rel, k, res, err)) != KSP_RESTART)
+            goto done; /* converged, or out of reach */
     }
 
 cancelled:
-    res->reason = CG_CANCELLED;
-    rc = cls_fail(err, CLS_EOTHER, "cancelled at iteration %lld", (long long)res->iterations);
+    rc = ksp_fail_cancelled(res, res->iterations, err);
 
 done:
     if (s->pending) { /* a reduction left in flight by an early exit */

@@ -3,8 +3,8 @@
  * interface every one of them meets.
  *
  *   none        M = I
- *   jacobi      M = D                       (cg.c / dcg.c keep the fused
- *                                            diagonal fast path)
+ *   jacobi      M = D (pc_jacobi.c; cg.c / dcg.c keep the fused
+ *               diagonal fast path)
  *   chebyshev   M^-1 = p(D^-1 A) D^-1, p the Chebyshev polynomial of chosen
  *               degree for 1/t on [lmin, 1.1 lmax] of D^-1 A, the bounds
  *               from a few Lanczos steps (pc_cheby.c): SpMVs and vector
@@ -14,14 +14,14 @@
  *               a Manteuffel shift when a pivot is not positive
  *               (pc_ic0.c)
  *   amg         smoothed-aggregation AMG, one V-cycle per part's block
- *               (solver/amg*.c, built by the AMG engineer against the calls
- *               below)
+ *               (pc_amg.c over solver/amg/)
  *   auto        resolved before the solve (pc_resolve; docs/preconditioners.md)
  * Every M is symmetric positive definite, so preconditioned CG's theory
  * holds; tests/unit/test_pc.c checks y'Mx = x'My and x'Mx > 0.
  *
  * Names and parameters: pc_options.h (pc_options_set is the one function
- * every front end reads them with).
+ * every front end reads them with). The kinds are kinds.def's rows, each
+ * one file that meets pc_kind.h; this header is what the engine sees.
  *
  * Lifetime. pc_setup is collective over the dsys (every rank, same
  * options): per-part set-ups run on the host (multithreaded where it
@@ -63,19 +63,25 @@ typedef struct pc_info {
 
 /* ---------------------------------------------------------------- objects */
 
-struct pc_part;
+struct pc_kind;
+/* per part: the kernels a kind may ask for, and the kind's own state */
+typedef struct pc_part {
+    la_ctx *la;
+    la_pck k;
+    int have_k;
+    void *state; /* the kind's (pc_ic0.c, pc_amg.c), freed by its release */
+} pc_part;
+
 typedef struct pc {
     solver_precond type;
+    const struct pc_kind *kind; /* kinds.def's row for type */
     pc_options opt;
     pc_info info;
     dsys *s;
     int nmine;
-    struct pc_part *part;
-    dvec dinv;          /* jacobi, chebyshev */
-    dvec cres, cd, cq;  /* chebyshev work (cd ghosted) */
-    double cheb_c0;     /* chebyshev: d_0 = c0 D^-1 r */
-    double cheb_c1[32]; /* chebyshev: step k: d = c1[k] d + c2[k] D^-1 res */
-    double cheb_c2[32];
+    pc_part *part;
+    dvec dinv;   /* D^-1 when the kind asks for it (jacobi, chebyshev) */
+    void *state; /* the kind's whole-system state (pc_cheby.c), freed by its release */
 } pc;
 
 /* Collective: builds M for the system s (parts' matrices A, halo, device
@@ -100,58 +106,16 @@ struct json_t *pc_info_json(const pc_info *info);
  * never by the daemon between jobs. CLSOLVE_PC_CACHE=0 turns it off. */
 void pc_cache_clear(void);
 
-/* --------------------------------------------------- the AMG engineer's calls
- *
- * pc.c dispatches `amg` to solver/amg*.c (branch amg) through exactly
- * these; CMake defines CLS_HAVE_AMG when solver/amg.h exists. Each part's
- * LOCAL block (its rows and its own columns, in device order) is passed:
- *
- *   int  amg_build(const csr_matrix *A, const amg_options *opt,
- *                  amg_hierarchy **out, cls_error *err);        host set-up
- *   int  amg_upload(amg_hierarchy *h, la_ctx *la, amg_device **out,
- *                   cls_error *err);
- *   int  amg_apply(amg_device *d, la_ctx *la, const la_vec *r, la_vec *z,
- *                  cls_error *err);      z = M^-1 r, one symmetric V-cycle
- *   void amg_device_release(amg_device *d);
- *   void amg_free(amg_hierarchy *h);
- *   void amg_options_default(amg_options *o);
- *   void amg_get_info(const amg_hierarchy *h, amg_info *info);   levels, rows,
- *                                      nnz, operator complexity (--json)
- *   int  amg_upload_fine(h, la, dA0, out, err)   level 0 on the engine's own
- *                                      copy of A (a part without ghosts)
- * amg_build borrows the block: the caller keeps it while the hierarchy
- * lives (the cache entry or the part owns both).
- */
-
-/* --------------------------------------------------- internal (pc_*.c) */
-
-/* per part */
-typedef struct pc_ic0_factor pc_ic0_factor;
-typedef struct pc_part {
-    la_ctx *la;
-    la_pck k;
-    int have_k;
-    /* ic0 */
-    la_tri L, U; /* z = U^-1 L^-1 r, U = L^T */
-    la_vec t0, t1;
-    int have_tri;
-    void *centry;         /* the cache entry this part's set-up came from (held) */
-    pc_ic0_factor *own_f; /* ic0 without the cache: the part's own factor */
-    /* amg: the hierarchy (owned when centry is NULL, with the block it
-     * borrows, amg_A) and its device copy */
-    void *amg_h, *amg_d;
-    csr_matrix amg_A;
-} pc_part;
+/* ------------------------------- host pieces the tests call, _ref twins */
 
 /* the part's local block (own rows and columns) in device order, CSR with
  * 64-bit row pointers from 0; malloc'ed arrays */
 int pc_local_block(const dpart *p, csr_matrix *B, cls_error *err);
 /* 64-bit content hash of a CSR block (rows, columns, values) */
 uint64_t pc_hash_csr(const csr_matrix *B);
+/* 64-bit content hash of a part's rows (global rows, columns and values) */
+uint64_t pc_hash_part(const dpart *p);
 
-int pc_cheby_setup(pc *pc, cls_error *err);
-void pc_cheby_apply(pc *pc, const dvec *r, dvec *z);
-int pc_cheby_apply_one(pc *pc, const la_vec *r, la_vec *z, cls_error *err);
 /* the host double reference of M^-1 r for tests (one part, natural order) */
 void pc_cheby_ref(const csr_matrix *A, const double *dinv, int degree, double lo, double hi,
                   const double *r, double *z);
@@ -161,12 +125,10 @@ void pc_cheby_coeffs(int degree, double lo, double hi, double *c0, double *c1, d
  * off-diagonal b[0..m-1)) by bisection on Sturm counts */
 void pc_tridiag_extremes(int m, const double *a, const double *b, double *lmin, double *lmax);
 
-int pc_ic0_setup(pc *pc, cls_error *err);
-int pc_ic0_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_error *err);
-
 /* An IC(0) factor on the host: L = D_L + N, N strictly lower in CSR
  * (int32), dl = 1/diag(L), and the transposed U = D_L + N' with its own
  * CSR; levels of both for the exact solve. */
+typedef struct pc_ic0_factor pc_ic0_factor;
 struct pc_ic0_factor {
     int64_t n;
     int32_t *lrow, *lcol, *urow, *ucol;
@@ -184,7 +146,5 @@ int pc_ic0_factor_build(const csr_matrix *B, double shift0, pc_ic0_factor *f, cl
 void pc_ic0_factor_free(pc_ic0_factor *f);
 /* z = U^-1 L^-1 r on the host (exact, double): the tests' reference */
 void pc_ic0_ref(const pc_ic0_factor *f, int sweeps, const double *r, double *z);
-/* the IC(0) factor of part k: from the cache, or built (pc.c) */
-int pc_ic0_part_factor(pc *pc, int k, const pc_ic0_factor **out, int *reused, cls_error *err);
 
 #endif

@@ -37,7 +37,7 @@
  * the engine's halo exchange, so the polynomial is global (not block
  * Jacobi) and adds no reduction to the iteration.
  */
-#include "pc.h"
+#include "pc_kind.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,6 +46,20 @@
 #include "../../common/timer.h"
 
 #define CHEB_SAFETY 1.1 /* hi = 1.1 lambda_max estimate (PETSc's) */
+
+/* the kind's state: the recurrence's work vectors and coefficients */
+typedef struct cheby_state {
+    dvec cres, cd, cq; /* res_k, d_k (ghosted: A d), q = A d */
+    double c0;         /* d_0 = c0 D^-1 r */
+    double c1[32];     /* step k: d = c1[k] d + c2[k] D^-1 res */
+    double c2[32];
+} cheby_state;
+
+/* the bounds kept in the cache (by the whole matrix's hash) */
+typedef struct cheby_bounds {
+    double lmin, lmax;
+    int lanczos;
+} cheby_bounds;
 
 void pc_cheby_coeffs(int degree, double lo, double hi, double *c0, double *c1, double *c2)
 {
@@ -227,12 +241,14 @@ static int cheb_lanczos(pc *pc, double *lmin, double *lmax, int *used, cls_error
     return rc;
 }
 
-int pc_cheby_setup(pc *pc, cls_error *err)
+/* the coefficients and work vectors for the bounds in pc->info (lmax > 0:
+ * taken from the cache), else the Lanczos bounds first */
+static int cheb_build(pc *pc, cheby_state *st, cls_error *err)
 {
     dsys *s = pc->s;
     int rc, used = 0;
     double lmin = 0.0, lmax = 0.0;
-    if (pc->info.lmax > 0.0) { /* bounds from the cache (pc.c) */
+    if (pc->info.lmax > 0.0) { /* bounds from the cache */
         lmin = pc->info.lmin;
         lmax = pc->info.lmax;
         used = pc->info.lanczos;
@@ -251,73 +267,150 @@ int pc_cheby_setup(pc *pc, cls_error *err)
     pc->info.hi = hi;
     pc->info.degree = pc->opt.degree;
     pc->info.lanczos = used;
-    pc_cheby_coeffs(pc->opt.degree, lo, hi, &pc->cheb_c0, pc->cheb_c1, pc->cheb_c2);
-    if (!isfinite(pc->cheb_c0) || !(lmax > 0.0) || !isfinite(lmax))
+    pc_cheby_coeffs(pc->opt.degree, lo, hi, &st->c0, st->c1, st->c2);
+    if (!isfinite(st->c0) || !(lmax > 0.0) || !isfinite(lmax))
         return cls_fail(err, CLS_EBREAKDOWN,
                         "chebyshev: no usable eigenvalue bounds (lambda_max estimate %g)", lmax);
     if (pc->opt.degree > 1 &&
-        ((rc = dvec_create(s, 0, &pc->cres, err)) || (rc = dvec_create(s, 1, &pc->cd, err)) ||
-         (rc = dvec_create(s, 0, &pc->cq, err))))
+        ((rc = dvec_create(s, 0, &st->cres, err)) || (rc = dvec_create(s, 1, &st->cd, err)) ||
+         (rc = dvec_create(s, 0, &st->cq, err))))
         return rc;
-    if (pc->opt.degree == 1 && (rc = dvec_create(s, 0, &pc->cd, err)))
+    if (pc->opt.degree == 1 && (rc = dvec_create(s, 0, &st->cd, err)))
         return rc;
     return CLS_OK;
 }
 
-static la_vec cheb_loc(const dsys *s, const dvec *x, int k)
-{
-    la_vec v = x->v[k];
-    v.n = s->parts[k].halo.nlocal;
-    return v;
-}
-
-#define PC_DO(s, call)                                                                             \
-    do {                                                                                           \
-        if (!(s)->failed) {                                                                        \
-            cls_error pc_e_;                                                                       \
-            cls_error_clear(&pc_e_);                                                               \
-            if ((call) != CLS_OK)                                                                  \
-                dsys_fail((s), &pc_e_);                                                            \
-        }                                                                                          \
-    } while (0)
-#define PC_ERR (&pc_e_)
-
-void pc_cheby_apply(pc *pc, const dvec *r, dvec *z)
+/* Collective: the bounds from the cache (every rank must hit for any to
+ * reuse) or by Lanczos, then the coefficients and work vectors. */
+static int pc_cheby_setup(pc *pc, cls_error *err)
 {
     dsys *s = pc->s;
+    if (pc->opt.degree < 1 || pc->opt.degree > 32)
+        return cls_fail(err, CLS_EUSAGE, "chebyshev degree %d is not in 1..32", pc->opt.degree);
+    cheby_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
+    pc->state = st;
+    uint64_t key = 0;
+    int hit = 0, rc;
+    struct pc_cache_entry *e = NULL;
+    const int64_t n = s->L->begin[s->L->nparts];
+    const int cache = pc_cache_enabled(&pc->opt);
+    if (cache) {
+        if ((rc = pc_cache_matrix_key(s, PRECOND_CHEBYSHEV, (uint64_t)pc->opt.lanczos * 7919u, &key,
+                                      err)))
+            return rc;
+        e = pc_cache_get(key, PRECOND_CHEBYSHEV, n);
+        hit = e != NULL;
+        if (MPI_Allreduce(MPI_IN_PLACE, &hit, 1, MPI_INT, MPI_MIN, s->comm) != MPI_SUCCESS) {
+            pc_cache_release(e);
+            return cls_fail(err, CLS_EOTHER, "MPI_Allreduce(cache) failed");
+        }
+    }
+    if (hit) {
+        const cheby_bounds *bd = pc_cache_data(e);
+        pc->info.lmin = bd->lmin;
+        pc->info.lmax = bd->lmax;
+        pc->info.lanczos = bd->lanczos;
+        pc->info.parts_reused = s->nmine;
+        rc = cheb_build(pc, st, err);
+    } else {
+        const double tb = cls_now();
+        pc->info.lmax = 0.0; /* cheb_build estimates */
+        rc = cheb_build(pc, st, err);
+        pc->info.build_s += cls_now() - tb;
+        pc->info.parts_built = s->nmine;
+        cheby_bounds *bd = !rc && cache && !e ? malloc(sizeof *bd) : NULL;
+        if (e && !rc) { /* this rank hit, another did not: refresh its entry */
+            cheby_bounds *old = pc_cache_data(e);
+            *old = (cheby_bounds){pc->info.lmin, pc->info.lmax, pc->info.lanczos};
+        } else if (bd) {
+            *bd = (cheby_bounds){pc->info.lmin, pc->info.lmax, pc->info.lanczos};
+            struct pc_cache_entry *ne = pc_cache_put(key, PRECOND_CHEBYSHEV, n, bd, free);
+            if (ne)
+                pc_cache_release(ne);
+            else
+                free(bd);
+        }
+    }
+    pc_cache_release(e);
+    return rc;
+}
+
+/* z = M^-1 r over every part: d_0 = c0 D^-1 r, then the recurrence with
+ * one halo-exchanged SpMV per step */
+static void pc_cheby_apply(pc *pc, const dvec *r, dvec *z)
+{
+    dsys *s = pc->s;
+    cheby_state *st = pc->state;
     for (int k = 0; k < s->nmine; k++) { /* d = c0 D^-1 r; z = d */
-        la_vec vd = cheb_loc(s, &pc->dinv, k), vr = cheb_loc(s, r, k), vz = cheb_loc(s, z, k),
-               dd = cheb_loc(s, &pc->cd, k);
-        PC_DO(s, la_cheb_first(&pc->part[k].k, pc->cheb_c0, &vd, &vr, &dd, &vz, PC_ERR));
+        la_vec vd = pc_loc(s, &pc->dinv, k), vr = pc_loc(s, r, k), vz = pc_loc(s, z, k),
+               dd = pc_loc(s, &st->cd, k);
+        DSYS_DO(s, la_cheb_first(&pc->part[k].k, st->c0, &vd, &vr, &dd, &vz, DSYS_ERR));
     }
     for (int j = 1; j < pc->opt.degree; j++) {
-        dvec_spmv(s, &pc->cd, &pc->cq); /* q = A d (halo exchange) */
+        dvec_spmv(s, &st->cd, &st->cq); /* q = A d (halo exchange) */
         for (int k = 0; k < s->nmine; k++) {
-            la_vec vd = cheb_loc(s, &pc->dinv, k), vq = cheb_loc(s, &pc->cq, k),
-                   vr = cheb_loc(s, j == 1 ? r : &pc->cres, k), vs = cheb_loc(s, &pc->cres, k),
-                   dd = cheb_loc(s, &pc->cd, k), vz = cheb_loc(s, z, k);
-            PC_DO(s, la_cheb_step(&pc->part[k].k, pc->cheb_c1[j], pc->cheb_c2[j], &vd, &vq, &vr,
-                                  &vs, &dd, &vz, PC_ERR));
+            la_vec vd = pc_loc(s, &pc->dinv, k), vq = pc_loc(s, &st->cq, k),
+                   vr = pc_loc(s, j == 1 ? r : &st->cres, k), vs = pc_loc(s, &st->cres, k),
+                   dd = pc_loc(s, &st->cd, k), vz = pc_loc(s, z, k);
+            DSYS_DO(s, la_cheb_step(&pc->part[k].k, st->c1[j], st->c2[j], &vd, &vq, &vr, &vs, &dd,
+                                    &vz, DSYS_ERR));
         }
     }
 }
 
-int pc_cheby_apply_one(pc *pc, const la_vec *r, la_vec *z, cls_error *err)
+/* the one-part form: the SpMV on part 0's own block, no exchange */
+static int pc_cheby_apply_one(pc *pc, const la_vec *r, la_vec *z, cls_error *err)
 {
     dsys *s = pc->s;
+    cheby_state *st = pc->state;
     dpart *p = &s->parts[0];
     la_pck *k = &pc->part[0].k;
-    la_vec vd = cheb_loc(s, &pc->dinv, 0), dd = cheb_loc(s, &pc->cd, 0);
-    int rc = la_cheb_first(k, pc->cheb_c0, &vd, r, &dd, z, err);
+    la_vec vd = pc_loc(s, &pc->dinv, 0), dd = pc_loc(s, &st->cd, 0);
+    int rc = la_cheb_first(k, st->c0, &vd, r, &dd, z, err);
     for (int j = 1; !rc && j < pc->opt.degree; j++) {
-        la_vec vq = cheb_loc(s, &pc->cq, 0), vs = cheb_loc(s, &pc->cres, 0);
+        la_vec vq = pc_loc(s, &st->cq, 0), vs = pc_loc(s, &st->cres, 0);
         if ((rc = la_spmv(&p->la, &p->Ai, &dd, &vq, err)))
             break;
-        rc = la_cheb_step(k, pc->cheb_c1[j], pc->cheb_c2[j], &vd, &vq, j == 1 ? r : &vs, &vs, &dd,
-                          z, err);
+        rc = la_cheb_step(k, st->c1[j], st->c2[j], &vd, &vq, j == 1 ? r : &vs, &vs, &dd, z, err);
     }
     return rc;
 }
+
+static void pc_cheby_release(pc *pc)
+{
+    cheby_state *st = pc->state;
+    if (!st)
+        return;
+    dvec_release(&st->cres);
+    dvec_release(&st->cd);
+    dvec_release(&st->cq);
+    free(st);
+    pc->state = NULL;
+}
+
+static void pc_cheby_info_json(const pc_info *in, json_t *o)
+{
+    json_object_set_new(o, "degree", json_integer(in->degree));
+    json_object_set_new(o, "lanczos_steps", json_integer(in->lanczos));
+    json_object_set_new(o, "lambda_min", json_real(in->lmin));
+    json_object_set_new(o, "lambda_max", json_real(in->lmax));
+    json_object_set_new(o, "interval", json_pack("[f, f]", in->lo, in->hi));
+}
+
+const pc_kind pc_cheby_kind = {
+    .needs_kernels = 1,
+    .needs_diag = 1,
+    .collective = 1,
+    .reports_setup = 1,
+    .global_setup = 1,
+    .setup = pc_cheby_setup,
+    .apply = pc_cheby_apply,
+    .apply_one = pc_cheby_apply_one,
+    .release = pc_cheby_release,
+    .info_json = pc_cheby_info_json,
+};
 
 void pc_cheby_ref(const csr_matrix *A, const double *dinv, int degree, double lo, double hi,
                   const double *r, double *z)

@@ -40,7 +40,7 @@
  * iterations at 2/3/5 sweeps (exact 126, = PETSc ICC(0)); poisson3d 32
  * 43/38/36 (exact 37). sweeps = 0 selects the exact level-scheduled solve.
  */
-#include "pc.h"
+#include "pc_kind.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -377,16 +377,86 @@ void pc_ic0_ref(const pc_ic0_factor *f, int sweeps, const double *r, double *z)
 
 /* ------------------------------------------------------- on the devices */
 
-int pc_ic0_setup(pc *pc, cls_error *err)
+/* the part's state: the factor's device copy and the sweeps' work */
+typedef struct ic0_part {
+    la_tri L, U; /* z = U^-1 L^-1 r, U = L^T */
+    la_vec t0, t1;
+    int have_tri;
+    struct pc_cache_entry *centry; /* the cache entry the factor came from (held) */
+    pc_ic0_factor *own;            /* without the cache: the part's own factor */
+} ic0_part;
+
+static void ic0_factor_drop(void *f)
+{
+    pc_ic0_factor_free(f);
+    free(f);
+}
+
+/* The IC(0) factor of part k: from the cache, or built (and cached, or kept
+ * by the part when the cache is off or full). */
+static int ic0_part_factor(pc *pc, int k, ic0_part *ip, const pc_ic0_factor **out, int *reused,
+                           cls_error *err)
+{
+    const dpart *p = &pc->s->parts[k];
+    uint64_t key = 0;
+    *reused = 0;
+    const int cache = pc_cache_enabled(&pc->opt);
+    if (cache) {
+        uint64_t sb;
+        memcpy(&sb, &pc->opt.shift, sizeof sb); /* the shift shapes the factor */
+        key = pc_cache_part_key(p, PRECOND_IC0, pc_cache_mix(sb));
+        struct pc_cache_entry *e = pc_cache_get(key, PRECOND_IC0, p->halo.nlocal);
+        if (e) {
+            *reused = 1;
+            ip->centry = e; /* given back at release */
+            *out = pc_cache_data(e);
+            return CLS_OK;
+        }
+    }
+    csr_matrix B;
+    const double tb = cls_now();
+    /* a part without ghosts in its own order is its block: the factor only
+     * reads it, so a view does */
+    const int view = !p->perm && p->halo.nghost == 0 && p->A.rowptr[0] == 0;
+    int rc = CLS_OK;
+    if (view)
+        B = p->A;
+    else if ((rc = pc_local_block(p, &B, err)))
+        return rc;
+    cls_trace("pc: the part's block");
+    pc_ic0_factor *f = malloc(sizeof *f);
+    if (!f)
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the factor");
+    else if ((rc = pc_ic0_factor_build(&B, pc->opt.shift, f, err))) {
+        free(f);
+        f = NULL;
+    }
+    cls_trace("pc: IC(0) factor");
+    if (!view)
+        csr_free(&B);
+    pc->info.build_s += cls_now() - tb;
+    if (rc)
+        return rc;
+    ip->centry = cache ? pc_cache_put(key, PRECOND_IC0, p->halo.nlocal, f, ic0_factor_drop) : NULL;
+    if (!ip->centry)
+        ip->own = f; /* no cache: the part keeps its own factor until release */
+    *out = f;
+    return CLS_OK;
+}
+
+static int pc_ic0_setup(pc *pc, cls_error *err)
 {
     dsys *s = pc->s;
     pc->info.sweeps = pc->opt.sweeps;
     for (int k = 0; k < s->nmine; k++) {
-        pc_part *pp = &pc->part[k];
+        ic0_part *ip = calloc(1, sizeof *ip);
+        if (!ip)
+            return cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
+        pc->part[k].state = ip;
         la_ctx *la = &s->parts[k].la;
         const pc_ic0_factor *f;
         int reused = 0, rc;
-        if ((rc = pc_ic0_part_factor(pc, k, &f, &reused, err)))
+        if ((rc = ic0_part_factor(pc, k, ip, &f, &reused, err)))
             return rc;
         if (reused)
             pc->info.parts_reused++;
@@ -403,32 +473,73 @@ int pc_ic0_setup(pc *pc, cls_error *err)
             pc->info.levels = lv;
         const int exact = pc->opt.sweeps == 0;
         if ((rc = la_tri_upload(la, f->n, f->lrow, f->lcol, f->lval, f->dl, exact ? f->lrows : NULL,
-                                f->llev, f->nllev, &pp->L, err)))
+                                f->llev, f->nllev, &ip->L, err)))
             return rc;
         if ((rc = la_tri_upload(la, f->n, f->urow, f->ucol, f->uval, f->dl, exact ? f->urows : NULL,
-                                f->ulev, f->nulev, &pp->U, err))) {
-            la_tri_release(&pp->L);
+                                f->ulev, f->nulev, &ip->U, err))) {
+            la_tri_release(&ip->L);
             return rc;
         }
-        pp->have_tri = 1;
-        if ((rc = la_vec_create(la, f->n, &pp->t0, err)) ||
-            (rc = la_vec_create(la, f->n, &pp->t1, err)))
+        ip->have_tri = 1;
+        if ((rc = la_vec_create(la, f->n, &ip->t0, err)) ||
+            (rc = la_vec_create(la, f->n, &ip->t1, err)))
             return rc;
         cls_trace("pc: IC(0) factor up");
     }
     return CLS_OK;
 }
 
-int pc_ic0_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_error *err)
+static int pc_ic0_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_error *err)
 {
-    pc_part *pp = &pc->part[k];
+    ic0_part *ip = pc->part[k].state;
+    la_pck *kk = &pc->part[k].k;
     int rc;
     if (pc->opt.sweeps == 0) { /* exact: t1 = L^-1 r; z = U^-1 t1 */
-        if ((rc = la_tri_solve_levels(&pp->k, &pp->L, r, &pp->t1, err)))
+        if ((rc = la_tri_solve_levels(kk, &ip->L, r, &ip->t1, err)))
             return rc;
-        return la_tri_solve_levels(&pp->k, &pp->U, &pp->t1, z, err);
+        return la_tri_solve_levels(kk, &ip->U, &ip->t1, z, err);
     }
-    if ((rc = la_tri_sweeps(&pp->k, &pp->L, pc->opt.sweeps, r, &pp->t0, &pp->t1, err)))
+    if ((rc = la_tri_sweeps(kk, &ip->L, pc->opt.sweeps, r, &ip->t0, &ip->t1, err)))
         return rc;
-    return la_tri_sweeps(&pp->k, &pp->U, pc->opt.sweeps, &pp->t1, &pp->t0, z, err);
+    return la_tri_sweeps(kk, &ip->U, pc->opt.sweeps, &ip->t1, &ip->t0, z, err);
 }
+
+static void pc_ic0_release(pc *pc)
+{
+    for (int k = 0; pc->part && k < pc->nmine; k++) {
+        ic0_part *ip = pc->part[k].state;
+        if (!ip)
+            continue;
+        if (ip->have_tri) {
+            la_tri_release(&ip->L);
+            la_tri_release(&ip->U);
+        }
+        la_vec_release(&ip->t0);
+        la_vec_release(&ip->t1);
+        pc_cache_release(ip->centry);
+        if (ip->own)
+            ic0_factor_drop(ip->own);
+        free(ip);
+        pc->part[k].state = NULL;
+    }
+}
+
+static void pc_ic0_info_json(const pc_info *in, json_t *o)
+{
+    json_object_set_new(o, "sweeps", json_integer(in->sweeps));
+    json_object_set_new(o, "triangular_solve",
+                        json_string(in->sweeps ? "jacobi-sweeps" : "level-scheduled"));
+    json_object_set_new(o, "shift", json_real(in->shift));
+    json_object_set_new(o, "shifted_parts", json_integer(in->shifted_parts));
+    json_object_set_new(o, "factor_nnz", json_integer(in->factor_nnz));
+    json_object_set_new(o, "levels", json_integer(in->levels));
+}
+
+const pc_kind pc_ic0_kind = {
+    .needs_kernels = 1,
+    .reports_setup = 1,
+    .setup = pc_ic0_setup,
+    .apply_part = pc_ic0_apply_part,
+    .release = pc_ic0_release,
+    .info_json = pc_ic0_info_json,
+};

@@ -10,24 +10,36 @@
 
 /* ------------------------------------------------------------------ names */
 
+/* the rows of kinds.def: name and PETSc's aliases per kind */
 static const struct {
-    const char *name;
     solver_precond t;
+    const char *name, *aliases;
 } pc_names[] = {
-    {"none", PRECOND_NONE},       {"identity", PRECOND_NONE},   {"jacobi", PRECOND_JACOBI},
-    {"pbjacobi", PRECOND_JACOBI}, {"diagonal", PRECOND_JACOBI}, {"chebyshev", PRECOND_CHEBYSHEV},
-    {"cheby", PRECOND_CHEBYSHEV}, {"cheb", PRECOND_CHEBYSHEV},  {"ic0", PRECOND_IC0},
-    {"icc", PRECOND_IC0},         {"ic", PRECOND_IC0},          {"bjacobi", PRECOND_IC0},
-    {"amg", PRECOND_AMG},         {"gamg", PRECOND_AMG},        {"sa", PRECOND_AMG},
-    {"ml", PRECOND_AMG},          {"auto", PRECOND_AUTO},
+#define PC_KIND(id, name, aliases, kind) {id, name, aliases},
+#include "kinds.def"
+#undef PC_KIND
 };
+
+/* 1 when name is one of the space-separated words of list */
+static int pc_alias_match(const char *list, const char *name)
+{
+    const size_t n = strlen(name);
+    for (const char *w = list; *w;) {
+        size_t len = strcspn(w, " ");
+        if (len == n && !strncmp(w, name, n))
+            return 1;
+        w += len;
+        w += strspn(w, " ");
+    }
+    return 0;
+}
 
 int pc_parse_name(const char *name, solver_precond *t)
 {
-    if (!name)
+    if (!name || !*name)
         return -1;
     for (size_t i = 0; i < sizeof pc_names / sizeof *pc_names; i++)
-        if (!strcmp(name, pc_names[i].name)) {
+        if (!strcmp(name, pc_names[i].name) || pc_alias_match(pc_names[i].aliases, name)) {
             *t = pc_names[i].t;
             return 0;
         }
@@ -36,27 +48,36 @@ int pc_parse_name(const char *name, solver_precond *t)
 
 const char *pc_name(solver_precond t)
 {
-    switch (t) {
-    case PRECOND_NONE:
-        return "none";
-    case PRECOND_JACOBI:
-        return "jacobi";
-    case PRECOND_CHEBYSHEV:
-        return "chebyshev";
-    case PRECOND_IC0:
-        return "ic0";
-    case PRECOND_AMG:
-        return "amg";
-    case PRECOND_AUTO:
-        return "auto";
-    }
+    for (size_t i = 0; i < sizeof pc_names / sizeof *pc_names; i++)
+        if (pc_names[i].t == t)
+            return pc_names[i].name;
     return "none";
 }
 
 const char *pc_names_help(void)
 {
-    return "none, jacobi, chebyshev, ic0, amg or auto (PETSc's names too: pbjacobi, cheby, icc, "
-           "bjacobi, gamg)";
+    /* "none, jacobi, ... or auto (PETSc's names too: pbjacobi, cheby, ...)":
+     * the names, then each kind's first alias */
+    static char text[512];
+    if (!text[0]) {
+        const size_t n = sizeof pc_names / sizeof *pc_names;
+        size_t len = 0;
+        for (size_t i = 0; i < n && len < sizeof text; i++)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s",
+                                    i == 0 ? "" : i + 1 == n ? " or " : ", ", pc_names[i].name);
+        const char *sep = " (PETSc's names too: ";
+        for (size_t i = 0; i < n && len < sizeof text; i++) {
+            size_t w = strcspn(pc_names[i].aliases, " ");
+            if (w == 0 || pc_names[i].t == PRECOND_NONE)
+                continue;
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%.*s", sep, (int)w,
+                                    pc_names[i].aliases);
+            sep = ", ";
+        }
+        if (len < sizeof text)
+            snprintf(text + len, sizeof text - len, ")");
+    }
+    return text;
 }
 
 void pc_options_default(pc_options *o)
@@ -140,10 +161,6 @@ solver_precond pc_resolve(solver_precond t, int64_t nrows, int64_t nnz, int npar
     if (t != PRECOND_AUTO)
         return t;
     if (nrows <= PC_AUTO_SMALL_ROWS)
-#ifdef CLS_HAVE_AMG
         return PRECOND_AMG;
-#else
-        return PRECOND_IC0;
-#endif
     return PRECOND_JACOBI;
 }

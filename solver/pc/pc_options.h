@@ -6,6 +6,7 @@
  * so every front end accepts the same names, PETSc's aliases included.
  * Pure C over strings (no OpenCL, no MPI), so the request parsers' fuzz
  * targets link it as they are; the preconditioners themselves are pc.h's.
+ * The kinds, their names and PETSc's aliases are the rows of kinds.def.
  */
 #ifndef CLS_SOLVER_PC_OPTIONS_H
 #define CLS_SOLVER_PC_OPTIONS_H
@@ -16,12 +17,9 @@
 
 /* AUTO is resolved to one of the others before a solve starts (pc_resolve). */
 typedef enum {
-    PRECOND_NONE,
-    PRECOND_JACOBI,
-    PRECOND_CHEBYSHEV,
-    PRECOND_IC0,
-    PRECOND_AMG,
-    PRECOND_AUTO
+#define PC_KIND(id, name, aliases, kind) id,
+#include "kinds.def"
+#undef PC_KIND
 } solver_precond;
 
 typedef struct pc_options {

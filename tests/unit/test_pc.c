@@ -31,9 +31,7 @@
 #include "solver/dist/halo.h"
 #include "solver/dist/partition.h"
 #include "solver/pc/pc.h"
-#ifdef CLS_HAVE_AMG
 #include "solver/amg/amg.h"
-#endif
 
 static cls_error err;
 
@@ -357,7 +355,6 @@ static void ref_apply(sys *S, const csr_matrix *A, pc *pc, const double *r, doub
             pc_ic0_ref(&f, pc->opt.sweeps, rd, zd);
             pc_ic0_factor_free(&f);
         }
-#ifdef CLS_HAVE_AMG
         if (pc->type == PRECOND_AMG) { /* the AMG engineer's host V-cycle */
             amg_options ao;
             amg_options_default(&ao);
@@ -367,7 +364,6 @@ static void ref_apply(sys *S, const csr_matrix *A, pc *pc, const double *r, doub
                 OK(amg_apply_ref(h, rd, zd, &err));
             amg_free(h);
         }
-#endif
         for (int64_t i = 0; i < nl; i++)
             z[off + (p->perm ? p->perm[i] : i)] = zd[i];
         free(rd), free(zd);
@@ -453,10 +449,8 @@ static void test_device(void)
                 snprintf(w, sizeof w, "ic0 sweeps %d", o.sweeps);
                 check_pc(&S, &A, &o, w);
             }
-#ifdef CLS_HAVE_AMG
             o.type = PRECOND_AMG; /* through pc.c's glue: block, upload, apply */
             check_pc(&S, &A, &o, "amg");
-#endif
             sys_close(&S);
         }
         csr_free(&A);

@@ -1,0 +1,152 @@
+/*
+ * pc_amg.c: smoothed-aggregation AMG as a preconditioner, one V-cycle per
+ * part's block (block Jacobi across parts, as PETSc's GAMG per rank before
+ * its coarse levels are gathered): the hierarchy is solver/amg/'s (host
+ * set-up, device V-cycle), this file only ties it to the table.
+ *
+ * A hierarchy borrows the block it was built on, so whoever owns the one
+ * owns the other: the cache (an entry holds both) or, without the cache,
+ * the part. Level 0 shares the engine's own copy of the matrix when the
+ * part has no ghosts (its interior block is then the whole block), so only
+ * the coarse levels take device memory of their own.
+ */
+#include "pc_kind.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/timer.h"
+#include "../amg/amg.h"
+
+/* a hierarchy and the block it borrows (the cache's data, or the part's) */
+typedef struct amg_setup {
+    amg_hierarchy *h;
+    csr_matrix A;
+} amg_setup;
+
+/* the part's state */
+typedef struct amg_part {
+    amg_setup *own;                /* without the cache: the part's own set-up */
+    struct pc_cache_entry *centry; /* with it: the entry (held) */
+    amg_device *d;                 /* the device V-cycle */
+} amg_part;
+
+static void amg_setup_drop(void *p)
+{
+    amg_setup *a = p;
+    if (a->h)
+        amg_free(a->h); /* before the block it borrows */
+    csr_free(&a->A);
+    free(a);
+}
+
+/* the hierarchy's description for the report: levels, rows and nonzeros
+ * per level, complexities, set-up time (amg_get_info) */
+static void pc_amg_describe(pc *pc, const amg_hierarchy *h)
+{
+    amg_info ai;
+    amg_get_info(h, &ai);
+    json_t *o = json_object(), *rows = json_array(), *nnz = json_array();
+    for (int l = 0; l < ai.levels && l < AMG_MAX_LEVELS; l++) {
+        json_array_append_new(rows, json_integer(ai.rows[l]));
+        json_array_append_new(nnz, json_integer(ai.nnz[l]));
+    }
+    json_object_set_new(o, "levels", json_integer(ai.levels));
+    json_object_set_new(o, "rows", rows);
+    json_object_set_new(o, "nnz", nnz);
+    json_object_set_new(o, "operator_complexity", json_real(ai.operator_complexity));
+    json_object_set_new(o, "grid_complexity", json_real(ai.grid_complexity));
+    json_object_set_new(o, "coarse_direct", json_boolean(ai.coarse_direct));
+    json_object_set_new(o, "build_s", json_real(ai.build_s));
+    json_object_set_new(o, "threads", json_integer(ai.threads));
+    char *t = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+    if (t && strlen(t) < sizeof pc->info.amg)
+        snprintf(pc->info.amg, sizeof pc->info.amg, "%s", t);
+    free(t);
+    json_decref(o);
+    pc->info.levels = ai.levels;
+}
+
+/* one hierarchy per part's block: from the cache or built, then uploaded */
+static int pc_amg_setup(pc *pc, cls_error *err)
+{
+    dsys *s = pc->s;
+    const int cache = pc_cache_enabled(&pc->opt);
+    for (int k = 0; k < s->nmine; k++) {
+        dpart *p = &s->parts[k];
+        amg_part *ap = calloc(1, sizeof *ap);
+        if (!ap)
+            return cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
+        pc->part[k].state = ap;
+        uint64_t key = cache ? pc_cache_part_key(p, PRECOND_AMG, 0) : 0;
+        ap->centry = cache ? pc_cache_get(key, PRECOND_AMG, p->halo.nlocal) : NULL;
+        amg_setup *a = pc_cache_data(ap->centry);
+        int rc;
+        if (a) {
+            pc->info.parts_reused++;
+        } else {
+            amg_options ao;
+            amg_options_default(&ao);
+            const double tb = cls_now();
+            if (!(a = calloc(1, sizeof *a)))
+                return cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
+            if ((rc = pc_local_block(p, &a->A, err)) || (rc = amg_build(&a->A, &ao, &a->h, err))) {
+                amg_setup_drop(a);
+                return rc;
+            }
+            pc->info.build_s += cls_now() - tb;
+            pc->info.parts_built++;
+            ap->centry = cache ? pc_cache_put(key, PRECOND_AMG, p->halo.nlocal, a, amg_setup_drop)
+                               : NULL;
+            if (!ap->centry)
+                ap->own = a;
+        }
+        rc = p->halo.nghost == 0 && !p->have_Ab ? amg_upload_fine(a->h, &p->la, &p->Ai, &ap->d, err)
+                                                : amg_upload(a->h, &p->la, &ap->d, err);
+        if (rc)
+            return rc;
+        if (k == 0)
+            pc_amg_describe(pc, a->h);
+    }
+    return CLS_OK;
+}
+
+static int pc_amg_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_error *err)
+{
+    amg_part *ap = pc->part[k].state;
+    return amg_apply(ap->d, &pc->s->parts[k].la, r, z, err); /* one V-cycle */
+}
+
+static void pc_amg_release(pc *pc)
+{
+    for (int k = 0; pc->part && k < pc->nmine; k++) {
+        amg_part *ap = pc->part[k].state;
+        if (!ap)
+            continue;
+        if (ap->d)
+            amg_device_release(ap->d);
+        pc_cache_release(ap->centry);
+        if (ap->own)
+            amg_setup_drop(ap->own);
+        free(ap);
+        pc->part[k].state = NULL;
+    }
+}
+
+static void pc_amg_info_json(const pc_info *in, json_t *o)
+{
+    json_error_t je;
+    json_t *a = in->amg[0] ? json_loads(in->amg, 0, &je) : NULL;
+    if (a)
+        json_object_set_new(o, "amg", a);
+}
+
+const pc_kind pc_amg_kind = {
+    .needs_kernels = 1,
+    .reports_setup = 1,
+    .setup = pc_amg_setup,
+    .apply_part = pc_amg_apply_part,
+    .release = pc_amg_release,
+    .info_json = pc_amg_info_json,
+};

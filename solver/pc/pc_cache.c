@@ -1,0 +1,277 @@
+/*
+ * pc_cache.c: what every preconditioner kind's set-up may reuse: the
+ * content hash of a part (or a block), a part's local block, and a small
+ * process-wide cache of host set-ups (pc_kind.h).
+ *
+ * Host set-ups that cost real time (an IC(0) factor, an AMG hierarchy, the
+ * Lanczos bounds) are kept keyed by a 64-bit content hash of the part's
+ * rows (global columns and values, its first row and size: what the block
+ * and its device order are functions of) and the options that shape the
+ * set-up. A second solve of the same matrix in the same process (the
+ * daemon's ranks live across jobs) takes the cached host set-up and only
+ * uploads it. The hash is a sum over rows of a mixed per-row hash, so it
+ * does not depend on how the rows are split between threads. A collision
+ * would reuse a wrong set-up: 2^-64 per pair, and the entry's size is
+ * compared too. The cache holds whatever a kind stores (data and how to drop
+ * it): it knows no kind.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../common/parallel.h"
+#include "pc_kind.h"
+
+/* ------------------------------------------------------------------ hashes */
+
+uint64_t pc_cache_mix(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+typedef struct hash_ctx {
+    const dpart *p;
+    const csr_matrix *B;
+    uint64_t *sums; /* per range */
+} hash_ctx;
+
+/* sum over rows of mix(row hash): rows hashed with their global index,
+ * global columns and value bits */
+static void hash_rows(void *arg, int range, int64_t i0, int64_t i1)
+{
+    hash_ctx *c = arg;
+    uint64_t sum = 0;
+    for (int64_t i = i0; i < i1; i++) {
+        uint64_t h;
+        int64_t e0, e1;
+        if (c->p) {
+            const csr_matrix *A = &c->p->A;
+            const halo_plan *hp = &c->p->halo;
+            const int64_t base = A->rowptr[0];
+            e0 = A->rowptr[i] - base;
+            e1 = A->rowptr[i + 1] - base;
+            h = pc_cache_mix((uint64_t)(hp->row_begin + i) + 0x9e3779b97f4a7c15ull);
+            for (int64_t e = e0; e < e1; e++) {
+                int64_t c2 = A->col[e];
+                int64_t g =
+                    c2 < hp->nlocal ? hp->row_begin + c2 : hp->ghost_global[c2 - hp->nlocal];
+                uint64_t vb;
+                memcpy(&vb, &A->val[e], sizeof vb);
+                h = pc_cache_mix(h ^ (uint64_t)g) + vb * 0x2545f4914f6cdd1dull;
+            }
+        } else {
+            const csr_matrix *B = c->B;
+            h = pc_cache_mix((uint64_t)i + 0x9e3779b97f4a7c15ull);
+            for (int64_t e = B->rowptr[i]; e < B->rowptr[i + 1]; e++) {
+                uint64_t vb;
+                memcpy(&vb, &B->val[e], sizeof vb);
+                h = pc_cache_mix(h ^ (uint64_t)B->col[e]) + vb * 0x2545f4914f6cdd1dull;
+            }
+        }
+        sum += pc_cache_mix(h);
+    }
+    c->sums[range] = sum;
+}
+
+static uint64_t hash_sum(hash_ctx *c, int64_t n, uint64_t seed)
+{
+    int t = cls_parallel_ranges(n, 16384);
+    uint64_t local[64], *sums = t <= 64 ? local : malloc((size_t)t * sizeof *sums);
+    if (!sums)
+        return 0; /* no hash: never matches (the cache refuses key 0) */
+    c->sums = sums;
+    cls_parallel_for(n, 16384, hash_rows, c);
+    uint64_t h = seed;
+    for (int q = 0; q < t; q++)
+        h += sums[q]; /* a sum: the split into ranges does not matter */
+    if (sums != local)
+        free(sums);
+    return pc_cache_mix(h ^ (uint64_t)n);
+}
+
+uint64_t pc_hash_csr(const csr_matrix *B)
+{
+    hash_ctx c = {NULL, B, NULL};
+    return hash_sum(&c, B->nrows, 0x1234567u);
+}
+
+uint64_t pc_hash_part(const dpart *p)
+{
+    hash_ctx c = {p, NULL, NULL};
+    return hash_sum(&c, p->A.nrows, (uint64_t)p->halo.row_begin * 0x9e3779b97f4a7c15ull);
+}
+
+/* ------------------------------------------------------------- the block */
+
+int pc_local_block(const dpart *p, csr_matrix *B, cls_error *err)
+{
+    const csr_matrix *A = &p->A;
+    const int64_t n = p->halo.nlocal, base = A->rowptr[0];
+    int32_t *iperm = NULL;
+    csr_init(B);
+    if (p->perm) {
+        iperm = malloc((size_t)(n ? n : 1) * sizeof *iperm);
+        if (!iperm)
+            return cls_fail(err, CLS_EOTHER, "out of memory for a part's block");
+        for (int64_t i = 0; i < n; i++)
+            iperm[p->perm[i]] = (int32_t)i;
+    }
+    int64_t nnz = 0;
+    for (int64_t e = 0; e < A->rowptr[n] - base; e++)
+        nnz += A->col[e] < n;
+    int rc = csr_alloc(B, n, n, nnz, err);
+    if (rc) {
+        free(iperm);
+        return rc;
+    }
+    int64_t q = 0;
+    B->rowptr[0] = 0;
+    for (int64_t i = 0; i < n; i++) { /* device row i is row perm[i] of A */
+        int64_t r = p->perm ? p->perm[i] : i;
+        int64_t s0 = q;
+        for (int64_t e = A->rowptr[r] - base; e < A->rowptr[r + 1] - base; e++)
+            if (A->col[e] < n) {
+                B->col[q] = iperm ? iperm[A->col[e]] : A->col[e];
+                B->val[q++] = A->val[e];
+            }
+        /* insertion sort: rows are short and nearly sorted */
+        for (int64_t a = s0 + 1; a < q; a++) {
+            int32_t c = B->col[a];
+            double v = B->val[a];
+            int64_t b = a;
+            while (b > s0 && B->col[b - 1] > c) {
+                B->col[b] = B->col[b - 1];
+                B->val[b] = B->val[b - 1];
+                b--;
+            }
+            B->col[b] = c;
+            B->val[b] = v;
+        }
+        B->rowptr[i + 1] = q;
+    }
+    free(iperm);
+    return CLS_OK;
+}
+
+/* ------------------------------------------------------------------ cache */
+
+#define PC_CACHE_MAX 4
+
+typedef struct pc_cache_entry {
+    int used, refs;
+    uint64_t key, stamp;
+    solver_precond type;
+    int64_t n;
+    void *data; /* the kind's set-up (an IC(0) factor, a hierarchy, bounds) */
+    void (*drop)(void *data);
+} pc_cache_entry;
+
+static pc_cache_entry pc_cache[PC_CACHE_MAX];
+static uint64_t pc_cache_clock;
+static pthread_mutex_t pc_cache_mu = PTHREAD_MUTEX_INITIALIZER;
+
+int pc_cache_enabled(const pc_options *o)
+{
+    const char *v = getenv("CLSOLVE_PC_CACHE");
+    return o->reuse && !(v && !strcmp(v, "0"));
+}
+
+uint64_t pc_cache_part_key(const dpart *p, solver_precond t, uint64_t extra)
+{
+    uint64_t h = pc_hash_part(p);
+    uint64_t o = (uint64_t)t * 1000003u ^ extra;
+    return h ? pc_cache_mix(h ^ pc_cache_mix(o)) | 1u : 0;
+}
+
+int pc_cache_matrix_key(dsys *s, solver_precond t, uint64_t extra, uint64_t *key,
+                        cls_error *err)
+{
+    uint64_t h = 0;
+    for (int k = 0; k < s->nmine; k++)
+        h ^= pc_hash_part(&s->parts[k]);
+    if (MPI_Allreduce(MPI_IN_PLACE, &h, 1, MPI_UINT64_T, MPI_BXOR, s->comm) != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "MPI_Allreduce(matrix hash) failed");
+    *key = pc_cache_mix(h ^ pc_cache_mix(extra + (uint64_t)t)) | 1u;
+    return CLS_OK;
+}
+
+static void pc_cache_drop(pc_cache_entry *e)
+{
+    if (e->drop && e->data)
+        e->drop(e->data);
+    memset(e, 0, sizeof *e);
+}
+
+void pc_cache_clear(void)
+{
+    pthread_mutex_lock(&pc_cache_mu);
+    for (int i = 0; i < PC_CACHE_MAX; i++)
+        if (pc_cache[i].used && pc_cache[i].refs == 0)
+            pc_cache_drop(&pc_cache[i]);
+    pthread_mutex_unlock(&pc_cache_mu);
+}
+
+pc_cache_entry *pc_cache_get(uint64_t key, solver_precond t, int64_t n)
+{
+    pc_cache_entry *hit = NULL;
+    if (!key)
+        return NULL;
+    pthread_mutex_lock(&pc_cache_mu);
+    for (int i = 0; i < PC_CACHE_MAX && !hit; i++)
+        if (pc_cache[i].used && pc_cache[i].key == key && pc_cache[i].type == t &&
+            pc_cache[i].n == n) {
+            hit = &pc_cache[i];
+            hit->refs++;
+            hit->stamp = ++pc_cache_clock;
+        }
+    pthread_mutex_unlock(&pc_cache_mu);
+    return hit;
+}
+
+pc_cache_entry *pc_cache_put(uint64_t key, solver_precond t, int64_t n, void *data,
+                             void (*drop)(void *data))
+{
+    pc_cache_entry *e = NULL;
+    if (!key)
+        return NULL;
+    pthread_mutex_lock(&pc_cache_mu);
+    for (int i = 0; i < PC_CACHE_MAX; i++) { /* a free slot, or the least recently used idle one */
+        pc_cache_entry *c = &pc_cache[i];
+        if (!c->used) {
+            e = c;
+            break;
+        }
+        if (c->refs == 0 && (!e || c->stamp < e->stamp))
+            e = c;
+    }
+    if (e) {
+        if (e->used)
+            pc_cache_drop(e);
+        e->used = 1;
+        e->refs = 1;
+        e->key = key;
+        e->type = t;
+        e->n = n;
+        e->data = data;
+        e->drop = drop;
+        e->stamp = ++pc_cache_clock;
+    }
+    pthread_mutex_unlock(&pc_cache_mu);
+    return e;
+}
+
+void *pc_cache_data(pc_cache_entry *e)
+{
+    return e ? e->data : NULL;
+}
+
+void pc_cache_release(pc_cache_entry *e)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&pc_cache_mu);
+    e->refs--;
+    pthread_mutex_unlock(&pc_cache_mu);
+}

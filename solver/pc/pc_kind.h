@@ -1,0 +1,78 @@
+/*
+ * pc_kind.h: what one preconditioner kind provides, and the common layer's
+ * helpers it may use. Private to solver/pc/: the engine sees pc.h only.
+ *
+ * A kind is one file (pc_none.c, pc_jacobi.c, pc_cheby.c, pc_ic0.c,
+ * pc_amg.c) that defines a pc_kind and keeps its state to itself: the
+ * whole-system state in pc->state, the per-part state in pc->part[k].state,
+ * both allocated by its setup and freed by its release. The common layer
+ * (pc.c) runs the set-up in one order for every kind (per-part kernels if
+ * the kind asks, D^-1 if it asks, the kind's setup, the devices finished,
+ * the report reduced over ranks), dispatches z = M^-1 r and writes the
+ * report's common keys; the kind writes its own keys. Host set-ups worth
+ * keeping across solves go into the generic cache (pc_cache.c) keyed by the
+ * content hash of the part (or of the whole matrix).
+ */
+#ifndef CLS_SOLVER_PC_PC_KIND_H
+#define CLS_SOLVER_PC_PC_KIND_H
+
+#include <jansson.h>
+
+#include "pc.h"
+
+typedef struct pc_kind {
+    /* what the common layer builds before setup: the per-part kernels
+     * (la_pck: triangular solves, Chebyshev steps) and D^-1 (pc->dinv) */
+    int needs_kernels, needs_diag;
+    /* 1 when setup has collective steps: every rank enters it or none */
+    int collective;
+    /* 1 when the report counts set-ups `built` and `reused` ... */
+    int reports_setup;
+    /* ... of one global set-up, not of parts */
+    int global_setup;
+    int (*setup)(pc *pc, cls_error *err);
+    /* z = M^-1 r on part k alone (NULL for a kind with a global M) */
+    int (*apply_part)(pc *pc, int k, const la_vec *r, la_vec *z, cls_error *err);
+    /* z = M^-1 r over every part, collective (NULL: apply_part per part) */
+    void (*apply)(pc *pc, const dvec *r, dvec *z);
+    /* the one-part form of a global M (NULL: apply_part on part 0) */
+    int (*apply_one)(pc *pc, const la_vec *r, la_vec *z, cls_error *err);
+    /* frees pc->state and every pc->part[k].state (may be NULL) */
+    void (*release)(pc *pc);
+    /* the kind's own keys of the report (may be NULL) */
+    void (*info_json)(const pc_info *info, json_t *o);
+} pc_kind;
+
+#define PC_KIND(id, name, aliases, kind) extern const pc_kind kind;
+#include "kinds.def"
+#undef PC_KIND
+
+/* part k's slice of a distributed vector (its own rows) */
+la_vec pc_loc(const dsys *s, const dvec *x, int k);
+
+/* ------------------------------------------------------ the generic cache */
+
+/* a 64-bit mix (splitmix64's finaliser), for the extra bits of a key */
+uint64_t pc_cache_mix(uint64_t z);
+/* 1 when the options and CLSOLVE_PC_CACHE allow reuse */
+int pc_cache_enabled(const pc_options *o);
+/* key of a per-part set-up: the part's content and what shapes the set-up
+ * (extra: e.g. an option's bits); 0 when no hash could be made */
+uint64_t pc_cache_part_key(const dpart *p, solver_precond t, uint64_t extra);
+/* key of a set-up of the whole matrix: collective (an MPI_BXOR of the
+ * parts' hashes over the ranks); 0 with err set on an MPI failure */
+int pc_cache_matrix_key(dsys *s, solver_precond t, uint64_t extra, uint64_t *key,
+                        cls_error *err);
+struct pc_cache_entry;
+/* the entry for (key, type, n) held (refs + 1), or NULL */
+struct pc_cache_entry *pc_cache_get(uint64_t key, solver_precond t, int64_t n);
+/* stores data (dropped with drop(data) when evicted or cleared) in a free or
+ * idle slot and returns it held; NULL when every slot is held, and the
+ * caller keeps data */
+struct pc_cache_entry *pc_cache_put(uint64_t key, solver_precond t, int64_t n, void *data,
+                                    void (*drop)(void *data));
+void *pc_cache_data(struct pc_cache_entry *e);
+/* gives back a held entry (NULL: nothing) */
+void pc_cache_release(struct pc_cache_entry *e);
+
+#endif
