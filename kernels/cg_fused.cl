@@ -100,27 +100,7 @@ __kernel void cgf_init(const int n, __global const real *restrict b,
     cls_write_pairs2(partial, scratch, rz, rzl, rr, rrl);
 }
 
-/* Folds n groups' pairs (c = 0, 1: partial[2c * n + g] hi,
- * partial[(2c + 1) * n + g] lo) into a[0..3] (hi0, lo0, hi1, lo1). */
-inline void cgf_fold2(acc_t *a, __global const acc_t *restrict partial, const int n)
-{
-    for (int g = (int)get_local_id(0); g < n; g += (int)get_local_size(0)) {
-        cls_acc2_pair(&a[0], &a[1], partial[g], partial[n + g]);
-        cls_acc2_pair(&a[2], &a[3], partial[2 * n + g], partial[3 * n + g]);
-    }
-}
-
-/* The pairs a[0..3] of every work-item reduced: s0 = p'q-like, s1 = second */
-inline void cgf_group_pairs(__local acc_t *scratch, const acc_t *a, acc_t *s0, acc_t *s1)
-{
-    const int lid = (int)get_local_id(0);
-    for (int c = 0; c < 4; c++)
-        scratch[4 * lid + c] = a[c];
-    cls_group_reduce_pairs2_any(scratch);
-    *s0 = scratch[0] + scratch[1]; /* rounded once */
-    *s1 = scratch[2] + scratch[3];
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
+/* the groups' pairs folded and reduced: cls_fold_pairs2, cls_group_pairs2 (real.cl) */
 
 /*
  * One work-group. ps: the SpMV's partial pairs (p'q, q'Wq) of gs groups;
@@ -149,10 +129,10 @@ __kernel void cgf_scalars(const int gs, __global const acc_t *restrict ps, const
     const int lid = (int)get_local_id(0);
     acc_t a[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
     acc_t pq, qq, rz, rr;
-    cgf_fold2(a, ps, gs);
-    cgf_fold2(u, pu, gu);
-    cgf_group_pairs(scratch, a, &pq, &qq);
-    cgf_group_pairs(scratch, u, &rz, &rr);
+    cls_fold_pairs2(a, ps, gs);
+    cls_fold_pairs2(u, pu, gu);
+    cls_group_pairs2(scratch, a, &pq, &qq);
+    cls_group_pairs2(scratch, u, &rz, &rr);
     if (lid == 0 && ctl[0] == CGF_RUN) {
         const int k = ctl[1];
         int stop = CGF_RUN;
@@ -205,10 +185,10 @@ __kernel void cgf_fold(const int gi, __global const acc_t *restrict pi, const in
 {
     const int lid = (int)get_local_id(0);
     acc_t a[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
-    cgf_fold2(a, pi, gi);
+    cls_fold_pairs2(a, pi, gi);
     if (gb > 0)
-        cgf_fold2(a, pb, gb);
-    cgf_fold2(u, pu, gu);
+        cls_fold_pairs2(a, pb, gb);
+    cls_fold_pairs2(u, pu, gu);
     for (int c = 0; c < 4; c++)
         scratch[4 * lid + c] = a[c];
     cls_group_reduce_pairs2_any(scratch);

@@ -252,6 +252,29 @@ typedef struct la_cgf_record {
 #define LA_CGF_SLOTS 64
 #define LA_CGF_MAXLAG 8
 
+/* The record ring of a device-scalar CG loop (la_cgf, la_pcm; la_ring.c):
+ * each queued iteration's record (8 accumulators of hist's slot) is read on
+ * la's second queue without blocking; records are consumed in order. */
+typedef struct la_ring {
+    int64_t k_dev;     /* iterations the device has done or been given */
+    int64_t enq, seen; /* records enqueued / consumed since the last start */
+    cl_event rev[LA_CGF_SLOTS];
+    double ring[LA_CGF_SLOTS][8];
+} la_ring;
+
+/* (re)start at iteration k: every pending read waited for first */
+int la_ring_reset(la_ring *r, int64_t k, const char *what, cls_error *err);
+/* enqueues the read of the next record once `after` (the iteration's last
+ * kernel) is done; what names the loop in messages */
+int la_ring_read(la_ctx *la, la_ring *r, cl_mem hist, cl_event after, const char *what,
+                 cls_error *err);
+/* the next record in order (waits for it); CLS_EOTHER if none is queued */
+int la_ring_next(la_ctx *la, la_ring *r, la_cgf_record *rec, const char *what, cls_error *err);
+/* waits for every queued read */
+int la_ring_drain(la_ring *r, const char *what, cls_error *err);
+/* 1 when another iteration fits in the ring */
+int la_ring_room(const la_ring *r);
+
 typedef struct la_cgf {
     la_ctx *la;
     const la_csr *A;
@@ -264,10 +287,7 @@ typedef struct la_cgf {
     size_t gs, gu, ls_spmv, ls_upd, ls_scal; /* groups and work-group sizes */
     size_t ns, nu;                           /* partials per component (one per group) */
     double stop2;
-    int64_t k_dev;     /* iterations the device has done or been given */
-    int64_t enq, seen; /* records enqueued / consumed since the last start */
-    cl_event rev[LA_CGF_SLOTS];
-    double ring[LA_CGF_SLOTS][8];
+    la_ring rg; /* the records of the queued iterations */
 } la_cgf;
 
 /* Sets the workspace up for A x = b (x updated in place, dinv NULL without

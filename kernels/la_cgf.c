@@ -171,30 +171,15 @@ fail:
 
 int la_cgf_drain(la_cgf *w, cls_error *err)
 {
-    int rc = CLS_OK;
-    for (int64_t i = w->seen; i < w->enq; i++) {
-        int slot = (int)((w->k_dev + i) % LA_CGF_SLOTS);
-        if (!w->rev[slot])
-            continue;
-        cl_int st = clWaitForEvents(1, &w->rev[slot]);
-        clReleaseEvent(w->rev[slot]);
-        w->rev[slot] = NULL;
-        if (st != CL_SUCCESS && rc == CLS_OK)
-            rc = cls_fail(err, CLS_EOTHER, "clWaitForEvents(fused CG record) failed: %s (%d)",
-                          ocl_errstr(st), (int)st);
-    }
-    w->seen = w->enq;
-    return rc;
+    return la_ring_drain(&w->rg, "fused CG", err);
 }
 
 int la_cgf_start(la_cgf *w, int64_t k, double *rr, double *rz, cls_error *err)
 {
     la_ctx *la = w->la;
-    int rc = la_cgf_drain(w, err);
+    int rc = la_ring_reset(&w->rg, k, "fused CG", err);
     if (rc)
         return rc;
-    w->k_dev = k;
-    w->enq = w->seen = 0;
     double out[8];
     /* q = A x at full precision; r = b - q; z = D^-1 r; p = z; r'z, r'r */
     if ((rc = la_spmv_full(la, w->A, &w->x, &w->q, err)) ||
@@ -249,7 +234,7 @@ int la_cgf_fold_read(la_ctx *la, cl_kernel k, cl_mem res, size_t gi, cl_mem pi, 
 int la_cgf_enqueue(la_cgf *w, cls_error *err)
 {
     la_ctx *la = w->la;
-    if (w->enq - w->seen >= LA_CGF_SLOTS - 1)
+    if (!la_ring_room(&w->rg))
         return cls_fail(err, CLS_EOTHER, "la_cgf_enqueue: %d iterations already in flight",
                         LA_CGF_SLOTS - 1);
     int rc;
@@ -271,41 +256,14 @@ int la_cgf_enqueue(la_cgf *w, cls_error *err)
         clReleaseEvent(ev);
         OCL_CHECK(err, st, "clFlush");
     }
-    int slot = (int)((w->k_dev + w->enq) % LA_CGF_SLOTS);
-    size_t as = lai_acc_size(la);
-    st = clEnqueueReadBuffer(la->rq, w->hist, CL_FALSE, (size_t)slot * CGF_REC * as, CGF_REC * as,
-                             w->ring[slot], 1, &ev, &w->rev[slot]);
+    rc = la_ring_read(la, &w->rg, w->hist, ev, "fused CG", err);
     clReleaseEvent(ev);
-    if (st != CL_SUCCESS) {
-        w->rev[slot] = NULL;
-        OCL_CHECK(err, st, "clEnqueueReadBuffer(fused CG record)");
-    }
-    OCL_CHECK(err, clFlush(la->rq), "clFlush(read-back queue)");
-    w->enq++;
-    return CLS_OK;
+    return rc;
 }
 
 int la_cgf_next(la_cgf *w, la_cgf_record *rec, cls_error *err)
 {
-    if (w->seen >= w->enq)
-        return cls_fail(err, CLS_EOTHER, "la_cgf_next: no iteration queued");
-    int slot = (int)((w->k_dev + w->seen) % LA_CGF_SLOTS);
-    cl_int st = clWaitForEvents(1, &w->rev[slot]);
-    clReleaseEvent(w->rev[slot]);
-    w->rev[slot] = NULL;
-    OCL_CHECK(err, st, "clWaitForEvents(fused CG record)");
-    double v[CGF_REC];
-    lai_acc_to_double(w->la, w->ring[slot], CGF_REC, v);
-    rec->rr = v[0];
-    rec->rz = v[1];
-    rec->pq = v[2];
-    rec->qq = v[3];
-    rec->alpha = v[4];
-    rec->beta = v[5];
-    rec->stop = (int)v[6];
-    rec->k = (int64_t)v[7];
-    w->seen++;
-    return CLS_OK;
+    return la_ring_next(w->la, &w->rg, rec, "fused CG", err);
 }
 
 void la_cgf_release(la_cgf *w)

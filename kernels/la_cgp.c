@@ -182,22 +182,6 @@ int la_cgp_sums_wait(la_cgp *w, double out[8], cls_error *err)
 
 int la_cgp_update(la_cgp *w, double alpha, double beta, cls_error *err)
 {
-    la_ctx *la = w->la;
-    size_t as = la_acc_size(la);
-    const void *src;
-    /* the previous write has completed: the sums read since came after it
-     * on this in-order queue, so the host copy may be overwritten */
-    if (as == sizeof(double)) {
-        w->scal[0] = alpha;
-        w->scal[1] = beta;
-        src = w->scal;
-    } else {
-        w->scalf[0] = (float)alpha;
-        w->scalf[1] = (float)beta;
-        src = w->scalf;
-    }
-    cl_int st =
-        clEnqueueWriteBuffer(la->ocl->queue, w->sc, CL_FALSE, 0, 2 * as, src, 0, NULL, NULL);
-    OCL_CHECK(err, st, "clEnqueueWriteBuffer(alpha, beta)");
-    return la_launch(la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err);
+    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->scal, w->scalf, err);
+    return rc ? rc : la_launch(w->la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err);
 }

@@ -159,8 +159,8 @@ int la_pcm_restart(la_pcm *w, int64_t k, cls_error *err)
     int rc;
     if (w->one_part && (rc = la_pcm_drain(w, err)))
         return rc;
-    w->k_dev = k;
-    w->enq = w->seen = 0;
+    w->rg.k_dev = k;
+    w->rg.enq = w->rg.seen = 0;
     const unsigned char zeros[4 * sizeof(double)] = {0};
     const cl_int ctl[2] = {0, (cl_int)(w->one_part ? k : 0)};
     /* q = A x at full precision (into w, free until the next SpMV);
@@ -258,30 +258,14 @@ int la_pcm_sums_wait(la_pcm *w, double out[8], cls_error *err)
 
 int la_pcm_update(la_pcm *w, double alpha, double beta, cls_error *err)
 {
-    la_ctx *la = w->la;
-    size_t as = la_acc_size(la);
-    const void *src;
-    /* the previous write has completed: the sums read since came after it
-     * on this in-order queue, so the host copy may be overwritten */
-    if (as == sizeof(double)) {
-        w->scal[0] = alpha;
-        w->scal[1] = beta;
-        src = w->scal;
-    } else {
-        w->scalf[0] = (float)alpha;
-        w->scalf[1] = (float)beta;
-        src = w->scalf;
-    }
-    cl_int st =
-        clEnqueueWriteBuffer(la->ocl->queue, w->sc, CL_FALSE, 0, 2 * as, src, 0, NULL, NULL);
-    OCL_CHECK(err, st, "clEnqueueWriteBuffer(alpha, beta)");
-    return la_launch(la, w->k_upd, "pcgf_update", w->gu, w->ls_upd, err);
+    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->scal, w->scalf, err);
+    return rc ? rc : la_launch(w->la, w->k_upd, "pcgf_update", w->gu, w->ls_upd, err);
 }
 
 int la_pcm_enqueue(la_pcm *w, cls_error *err)
 {
     la_ctx *la = w->la;
-    if (w->enq - w->seen >= LA_CGF_SLOTS - 1)
+    if (!la_ring_room(&w->rg))
         return cls_fail(err, CLS_EOTHER, "la_pcm_enqueue: %d iterations already in flight",
                         LA_CGF_SLOTS - 1);
     int rc;
@@ -300,60 +284,19 @@ int la_pcm_enqueue(la_pcm *w, cls_error *err)
         clReleaseEvent(ev);
         OCL_CHECK(err, st, "clFlush");
     }
-    int slot = (int)((w->k_dev + w->enq) % LA_CGF_SLOTS);
-    size_t as = la_acc_size(la);
-    st = clEnqueueReadBuffer(la->rq, w->hist, CL_FALSE, (size_t)slot * PCG_REC * as, PCG_REC * as,
-                             w->ring[slot], 1, &ev, &w->rev[slot]);
+    rc = la_ring_read(la, &w->rg, w->hist, ev, "preconditioned CG", err);
     clReleaseEvent(ev);
-    if (st != CL_SUCCESS) {
-        w->rev[slot] = NULL;
-        OCL_CHECK(err, st, "clEnqueueReadBuffer(preconditioned CG record)");
-    }
-    OCL_CHECK(err, clFlush(la->rq), "clFlush(read-back queue)");
-    w->enq++;
-    return CLS_OK;
+    return rc;
 }
 
 int la_pcm_next(la_pcm *w, la_cgf_record *rec, cls_error *err)
 {
-    if (w->seen >= w->enq)
-        return cls_fail(err, CLS_EOTHER, "la_pcm_next: no iteration queued");
-    int slot = (int)((w->k_dev + w->seen) % LA_CGF_SLOTS);
-    cl_int st = clWaitForEvents(1, &w->rev[slot]);
-    clReleaseEvent(w->rev[slot]);
-    w->rev[slot] = NULL;
-    OCL_CHECK(err, st, "clWaitForEvents(preconditioned CG record)");
-    double v[PCG_REC];
-    lai_acc_to_double(w->la, w->ring[slot], PCG_REC, v);
-    rec->rr = v[0];
-    rec->rz = v[1];
-    rec->pq = v[2];
-    rec->qq = v[3];
-    rec->alpha = v[4];
-    rec->beta = v[5];
-    rec->stop = (int)v[6];
-    rec->k = (int64_t)v[7];
-    w->seen++;
-    return CLS_OK;
+    return la_ring_next(w->la, &w->rg, rec, "preconditioned CG", err);
 }
 
 int la_pcm_drain(la_pcm *w, cls_error *err)
 {
-    int rc = CLS_OK;
-    for (int64_t i = w->seen; i < w->enq; i++) {
-        int slot = (int)((w->k_dev + i) % LA_CGF_SLOTS);
-        if (!w->rev[slot])
-            continue;
-        cl_int st = clWaitForEvents(1, &w->rev[slot]);
-        clReleaseEvent(w->rev[slot]);
-        w->rev[slot] = NULL;
-        if (st != CL_SUCCESS && rc == CLS_OK)
-            rc = cls_fail(err, CLS_EOTHER,
-                          "clWaitForEvents(preconditioned CG record) failed: %s (%d)",
-                          ocl_errstr(st), (int)st);
-    }
-    w->seen = w->enq;
-    return rc;
+    return la_ring_drain(&w->rg, "preconditioned CG", err);
 }
 
 int la_pcm_last(la_pcm *w, double *rr, double *ru, cls_error *err)

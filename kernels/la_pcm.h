@@ -56,10 +56,7 @@ typedef struct la_pcm {
     cl_event ev_res;
     double scal[2];
     float scalf[2];
-    /* one part: the record ring (as la_cgf) */
-    int64_t k_dev, enq, seen;
-    cl_event rev[LA_CGF_SLOTS];
-    double ring[LA_CGF_SLOTS][8];
+    la_ring rg; /* one part: the records of the queued iterations (as la_cgf) */
 } la_pcm;
 
 /* Ai: the interior rows (every row when there are no ghosts); Ab the

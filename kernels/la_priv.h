@@ -40,6 +40,9 @@ typedef struct {
 } real_arg;
 
 size_t lai_acc_size(const la_ctx *la);
+/* alpha, beta of a host-scalar CG loop into sc (la_vec.c) */
+int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double scal[2],
+                      float scalf[2], cls_error *err);
 void lai_acc_to_double(const la_ctx *la, const void *buf, int n, double *out);
 int lai_check_len(const char *op, int64_t a, int64_t b, cls_error *err);
 void lai_clamp_config(la_ctx *la);

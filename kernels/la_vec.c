@@ -311,3 +311,26 @@ void *lai_convert_vals(const double *v, int64_t n, size_t melem)
             f[j] = (float)v[j];
     return f;
 }
+
+/* alpha and beta of a host-scalar CG loop (la_cgp, la_pcm) into sc[0..1]
+ * in the accumulator type, without blocking: the previous write has
+ * completed (the sums read since came after it on this in-order queue), so
+ * the host copy (scal or scalf, by the type) may be overwritten */
+int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double scal[2],
+                      float scalf[2], cls_error *err)
+{
+    size_t as = la_acc_size(la);
+    const void *src;
+    if (as == sizeof(double)) {
+        scal[0] = alpha;
+        scal[1] = beta;
+        src = scal;
+    } else {
+        scalf[0] = (float)alpha;
+        scalf[1] = (float)beta;
+        src = scalf;
+    }
+    cl_int st = clEnqueueWriteBuffer(la->ocl->queue, sc, CL_FALSE, 0, 2 * as, src, 0, NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueWriteBuffer(alpha, beta)");
+    return CLS_OK;
+}

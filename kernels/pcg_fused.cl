@@ -33,25 +33,7 @@
 #define PCGF_PC_INDEFINITE 4 /* r'M^-1 r <= 0: the preconditioner is not SPD */
 #define PCGF_REC 8
 
-/* the pairs (c = 0, 1) of n groups, as cls_write_pairs2 lays them out */
-inline void pcgf_fold2(acc_t *a, __global const acc_t *restrict partial, const int n)
-{
-    for (int g = (int)get_local_id(0); g < n; g += (int)get_local_size(0)) {
-        cls_acc2_pair(&a[0], &a[1], partial[g], partial[n + g]);
-        cls_acc2_pair(&a[2], &a[3], partial[2 * n + g], partial[3 * n + g]);
-    }
-}
-
-inline void pcgf_group_pairs(__local acc_t *scratch, const acc_t *a, acc_t *s0, acc_t *s1)
-{
-    const int lid = (int)get_local_id(0);
-    for (int c = 0; c < 4; c++)
-        scratch[4 * lid + c] = a[c];
-    cls_group_reduce_pairs2_any(scratch);
-    *s0 = scratch[0] + scratch[1]; /* rounded once */
-    *s1 = scratch[2] + scratch[3];
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
+/* the groups' pairs folded and reduced: cls_fold_pairs2, cls_group_pairs2 (real.cl) */
 
 /*
  * One work-group. ps: the SpMV's pairs (u'w, w'w) of gs groups; pu: the
@@ -73,10 +55,10 @@ __kernel void pcgf_scalars(const int gs, __global const acc_t *restrict ps, cons
     const int lid = (int)get_local_id(0);
     acc_t a[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
     acc_t delta, ww, gamma, rr;
-    pcgf_fold2(a, ps, gs);
-    pcgf_fold2(u, pu, gu);
-    pcgf_group_pairs(scratch, a, &delta, &ww);
-    pcgf_group_pairs(scratch, u, &gamma, &rr);
+    cls_fold_pairs2(a, ps, gs);
+    cls_fold_pairs2(u, pu, gu);
+    cls_group_pairs2(scratch, a, &delta, &ww);
+    cls_group_pairs2(scratch, u, &gamma, &rr);
     if (lid == 0 && ctl[0] == PCGF_RUN) {
         const int k = ctl[1];
         int stop = PCGF_RUN;

@@ -166,6 +166,31 @@ inline void cls_group_reduce_pairs2_any(__local acc_t *s)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/* The fused CG loops' scalar kernels (cgf_scalars, cgf_fold,
+ * pcgf_scalars): fold n groups' pairs (c = 0, 1: partial[2c * n + g] hi,
+ * partial[(2c + 1) * n + g] lo, as cls_write_pairs2 lays them out) into
+ * a[0..3] (hi0, lo0, hi1, lo1) ... */
+inline void cls_fold_pairs2(acc_t *a, __global const acc_t *restrict partial, const int n)
+{
+    for (int g = (int)get_local_id(0); g < n; g += (int)get_local_size(0)) {
+        cls_acc2_pair(&a[0], &a[1], partial[g], partial[n + g]);
+        cls_acc2_pair(&a[2], &a[3], partial[2 * n + g], partial[3 * n + g]);
+    }
+}
+
+/* ... and reduce every work-item's a[0..3] over the group: s0 and s1, each
+ * rounded once. scratch: 4 acc_t per work-item. */
+inline void cls_group_pairs2(__local acc_t *scratch, const acc_t *a, acc_t *s0, acc_t *s1)
+{
+    const int lid = (int)get_local_id(0);
+    for (int c = 0; c < 4; c++)
+        scratch[4 * lid + c] = a[c];
+    cls_group_reduce_pairs2_any(scratch);
+    *s0 = scratch[0] + scratch[1]; /* rounded once */
+    *s1 = scratch[2] + scratch[3];
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
 /*
  * CLS_EACH(i, n, cond) { body }: body for every i < n (while cond holds).
  * GPUs: a grid-stride loop over a grid capped to fill the device. CPU

@@ -96,8 +96,8 @@ static void cgf_release(void *p)
 static void cgf_counts(void *p, int64_t *enq, int64_t *seen)
 {
     const la_cgf *w = &((cgf_work *)p)->w;
-    *enq = w->enq;
-    *seen = w->seen;
+    *enq = w->rg.enq;
+    *seen = w->rg.seen;
 }
 
 static const ksp_device_ops cgf_ops = {

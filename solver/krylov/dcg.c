@@ -40,24 +40,6 @@
 #include "ksp_stop.h"
 
 
-int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
-                 int *zero_rhs, cls_error *err)
-{
-    dsum ls;
-    double v[4];
-    const dvec *bv[1] = {b};
-    *zero_rhs = 0;
-    dvec_dots_local(s, 1, bv, bv, &ls);
-    int rc = dsys_allreduce(s, &ls, v, 0, NULL, err); /* b'b, one reduction */
-    if (rc)
-        return rc;
-    *bnorm = sqrt(v[0]);
-    rc = ksp_stop_rhs(*bnorm, res, cap, zero_rhs, err);
-    if (*zero_rhs)
-        dvec_fill(s, 0.0, x); /* b = 0: x = 0 is exact */
-    return rc;
-}
-
 /* The one-part case: the fused single-device loop on rank 0's part; the
  * other ranks (no part) learn its outcome. */
 static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, pc *pc,
@@ -158,7 +140,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
         return dpcg_solve(s, b, x, pc, opt, res, err);
 
     int zero_rhs;
-    CLS_TRY(dcg_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
+    CLS_TRY(ksp_dist_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
     if (zero_rhs) {                                                    /* b = 0: x = 0 is exact */
         rc = CLS_OK;
         goto done;

@@ -1,8 +1,10 @@
 /*
- * dcg.h: conjugate gradients across ranks and devices (dcg.c) and pipelined
- * CG (pipecg.c), written against dvec.h as cg.h is against la.h.
+ * dcg.h: the methods over a partitioned system: conjugate gradients across
+ * ranks and devices (dcg.c, dpcg.c), pipelined CG (pipecg.c) and k
+ * right-hand sides together (dbcg.c), written against dvec.h as cg.c is
+ * against la.h; and the table of methods (methods.c) dsolve runs them by.
  *
- * Both take the options and fill the result of cg.h, with its meaning: stop
+ * All take the options and fill the result of krylov.h, with its meaning: stop
  * on the unpreconditioned ||r||/||b|| <= tol, confirmed on the true residual
  * b - Ax (restarting from it when the recurrence has drifted), or at maxiter;
  * breakdown on p'Ap <= 0 or NaN/Inf; the monitor (rank 0 only) may cancel.
@@ -24,7 +26,7 @@
  * before its first iteration: a non-finite b is CLS_EBREAKDOWN; b = 0 sets
  * x = 0, fills res as converged and sets *zero_rhs (the solve is over).
  * cap is the residual history's capacity (ksp_history_push). */
-int dcg_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
+int ksp_dist_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
                  int *zero_rhs, cls_error *err);
 
 int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
@@ -46,7 +48,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
 int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *opt,
                cg_result *res, cls_error *err);
 
-/* The table of methods (methods.def's rows): what dsolve runs. */
+/* The table of methods (methods.def's rows, methods.c): what dsolve runs. */
 typedef struct ksp_method {
     const char *name;
     solver_method id;

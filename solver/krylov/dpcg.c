@@ -101,7 +101,7 @@ int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, c
         dsys_fail(s, &e);
     }
     int zero_rhs;
-    CLS_TRY(dcg_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
+    CLS_TRY(ksp_dist_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
     if (zero_rhs) {
         rc = CLS_OK;
         goto done;

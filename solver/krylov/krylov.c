@@ -1,26 +1,12 @@
 /*
- * krylov.c: the table of Krylov methods (made from methods.def) and the
- * small pieces of the result every method shares: the residual history,
- * the reasons' names, the result's release.
+ * krylov.c: the small pieces of the result every method shares: the
+ * residual history, the reasons' names, the result's release. The floor of
+ * the Krylov layer: it calls no method (the table is methods.c's).
  */
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "dcg.h"
-
-static const ksp_method ksp_methods[] = {
-#define KSP_METHOD(name, id, solve, solve_block, summary) {name, id, solve, solve_block, summary},
-#include "methods.def"
-#undef KSP_METHOD
-};
-
-const ksp_method *ksp_method_get(solver_method id)
-{
-    for (size_t i = 0; i < sizeof ksp_methods / sizeof ksp_methods[0]; i++)
-        if (ksp_methods[i].id == id)
-            return &ksp_methods[i];
-    return NULL;
-}
+#include "krylov.h"
 
 const char *cg_reason_name(cg_reason r)
 {

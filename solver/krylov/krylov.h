@@ -1,7 +1,7 @@
 /*
  * krylov.h: the Krylov layer's one contract: options, result, reasons,
  * monitor and history, shared by every method in solver/krylov/, and the
- * table of methods (krylov.c).
+ * table of methods (methods.def, methods.c).
  *
  * A method is one file holding only its recurrence (PETSc's
  * src/ksp/ksp/impls/cg/, Ginkgo's core/solver/): cg.c (CG, fused, scalars
@@ -13,7 +13,8 @@
  * pcg_ref.c (the plain preconditioned CG). The stopping test, the
  * confirm/restart rule and the failure messages are ksp_stop.h's, written
  * once; the device-scalar loop that cg.c and pcg.c share is ksp_device.h's;
- * the host-scalar step that dpcg.c and dbcg.c share is pcg_host.h's.
+ * the host-scalar step that dpcg.c and dbcg.c share is pcg_host.h's; ||b||
+ * over parts is ksp_dist.c's.
  *
  * Every method stops on the unpreconditioned ||r||/||b|| <= tol (whatever
  * the preconditioner) confirmed on the true residual, or at maxiter; detects

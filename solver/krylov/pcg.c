@@ -97,8 +97,8 @@ static void pcm_release(void *p)
 static void pcm_counts(void *p, int64_t *enq, int64_t *seen)
 {
     const la_pcm *w = &((pcm_work *)p)->w;
-    *enq = w->enq;
-    *seen = w->seen;
+    *enq = w->rg.enq;
+    *seen = w->rg.seen;
 }
 
 static const ksp_device_ops pcm_ops = {

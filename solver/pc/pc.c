@@ -49,13 +49,6 @@ static const pc_kind *pc_kind_of(solver_precond t)
     return &pc_auto_kind;
 }
 
-la_vec pc_loc(const dsys *s, const dvec *x, int k)
-{
-    la_vec v = x->v[k];
-    v.n = s->parts[k].halo.nlocal;
-    return v;
-}
-
 /* ------------------------------------------------------------------ setup */
 
 typedef struct diag_ctx {

@@ -102,7 +102,7 @@ void pc_release(pc *pc);
 struct json_t;
 struct json_t *pc_info_json(const pc_info *info);
 
-/* Process-wide cache of host set-ups (pc.c): emptied at exit by the CLI,
+/* Process-wide cache of host set-ups (pc_base.c): emptied at exit by the CLI,
  * never by the daemon between jobs. CLSOLVE_PC_CACHE=0 turns it off. */
 void pc_cache_clear(void);
 

@@ -10,7 +10,7 @@
  * the kind asks, D^-1 if it asks, the kind's setup, the devices finished,
  * the report reduced over ranks), dispatches z = M^-1 r and writes the
  * report's common keys; the kind writes its own keys. Host set-ups worth
- * keeping across solves go into the generic cache (pc_cache.c) keyed by the
+ * keeping across solves go into the generic cache (pc_base.c) keyed by the
  * content hash of the part (or of the whole matrix).
  */
 #ifndef CLS_SOLVER_PC_PC_KIND_H

@@ -1,7 +1,8 @@
 /*
- * pc_cache.c: what every preconditioner kind's set-up may reuse: the
- * content hash of a part (or a block), a part's local block, and a small
- * process-wide cache of host set-ups (pc_kind.h).
+ * pc_base.c: the floor every preconditioner kind stands on (pc_kind.h):
+ * a part's slice of a vector, the content hash of a part (or a block), a
+ * part's local block, and a small process-wide cache of host set-ups. It
+ * knows no kind; the kinds and the dispatcher (pc.c) sit above it.
  *
  * Host set-ups that cost real time (an IC(0) factor, an AMG hierarchy, the
  * Lanczos bounds) are kept keyed by a 64-bit content hash of the part's
@@ -153,6 +154,13 @@ int pc_local_block(const dpart *p, csr_matrix *B, cls_error *err)
     }
     free(iperm);
     return CLS_OK;
+}
+
+la_vec pc_loc(const dsys *s, const dvec *x, int k)
+{
+    la_vec v = x->v[k];
+    v.n = s->parts[k].halo.nlocal;
+    return v;
 }
 
 /* ------------------------------------------------------------------ cache */

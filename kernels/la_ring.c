@@ -1,0 +1,85 @@
+/*
+ * la_ring.c: the record ring of the device-scalar CG loops (la_cgf.c,
+ * la_pcm.c; declared in la.h).
+ *
+ * Each iteration the device writes a record (residual, scalars, stop code,
+ * k) into slot k % LA_CGF_SLOTS of `hist`; the host enqueues a
+ * non-blocking read of that slot on la's second queue, ordered after the
+ * iteration's last kernel by an event, and consumes the records in order.
+ * So the host learns iteration k's residual while later iterations run,
+ * and never waits inside an iteration (solver/krylov/ksp_device.c).
+ */
+#include "la_priv.h"
+
+int la_ring_room(const la_ring *r)
+{
+    return r->enq - r->seen < LA_CGF_SLOTS - 1;
+}
+
+int la_ring_drain(la_ring *r, const char *what, cls_error *err)
+{
+    int rc = CLS_OK;
+    for (int64_t i = r->seen; i < r->enq; i++) {
+        int slot = (int)((r->k_dev + i) % LA_CGF_SLOTS);
+        if (!r->rev[slot])
+            continue;
+        cl_int st = clWaitForEvents(1, &r->rev[slot]);
+        clReleaseEvent(r->rev[slot]);
+        r->rev[slot] = NULL;
+        if (st != CL_SUCCESS && rc == CLS_OK)
+            rc = cls_fail(err, CLS_EOTHER, "clWaitForEvents(%s record) failed: %s (%d)", what,
+                          ocl_errstr(st), (int)st);
+    }
+    r->seen = r->enq;
+    return rc;
+}
+
+int la_ring_reset(la_ring *r, int64_t k, const char *what, cls_error *err)
+{
+    int rc = la_ring_drain(r, what, err);
+    r->k_dev = k;
+    r->enq = r->seen = 0;
+    return rc;
+}
+
+int la_ring_read(la_ctx *la, la_ring *r, cl_mem hist, cl_event after, const char *what,
+                 cls_error *err)
+{
+    int slot = (int)((r->k_dev + r->enq) % LA_CGF_SLOTS);
+    size_t as = la_acc_size(la);
+    cl_int st = clEnqueueReadBuffer(la->rq, hist, CL_FALSE, (size_t)slot * 8 * as, 8 * as,
+                                    r->ring[slot], 1, &after, &r->rev[slot]);
+    if (st != CL_SUCCESS) {
+        r->rev[slot] = NULL;
+        return cls_fail(err, CLS_EOTHER, "clEnqueueReadBuffer(%s record) failed: %s (%d)", what,
+                        ocl_errstr(st), (int)st);
+    }
+    OCL_CHECK(err, clFlush(la->rq), "clFlush(read-back queue)");
+    r->enq++;
+    return CLS_OK;
+}
+
+int la_ring_next(la_ctx *la, la_ring *r, la_cgf_record *rec, const char *what, cls_error *err)
+{
+    if (r->seen >= r->enq)
+        return cls_fail(err, CLS_EOTHER, "%s: no iteration queued", what);
+    int slot = (int)((r->k_dev + r->seen) % LA_CGF_SLOTS);
+    cl_int st = clWaitForEvents(1, &r->rev[slot]);
+    clReleaseEvent(r->rev[slot]);
+    r->rev[slot] = NULL;
+    if (st != CL_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "clWaitForEvents(%s record) failed: %s (%d)", what,
+                        ocl_errstr(st), (int)st);
+    double v[8];
+    lai_acc_to_double(la, r->ring[slot], 8, v);
+    rec->rr = v[0];
+    rec->rz = v[1];
+    rec->pq = v[2];
+    rec->qq = v[3];
+    rec->alpha = v[4];
+    rec->beta = v[5];
+    rec->stop = (int)v[6];
+    rec->k = (int64_t)v[7];
+    r->seen++;
+    return CLS_OK;
+}
