@@ -274,6 +274,12 @@ int la_ring_next(la_ctx *la, la_ring *r, la_cgf_record *rec, const char *what, c
 int la_ring_drain(la_ring *r, const char *what, cls_error *err);
 /* 1 when another iteration fits in the ring */
 int la_ring_room(const la_ring *r);
+/* the end of one queued iteration (its SpMV enqueued): the scalars kernel
+ * (one group of ls_scal), the update (gu groups of ls_upd), a flush, and
+ * the read of the record the scalars kernel wrote */
+int la_ring_step(la_ctx *la, la_ring *r, cl_kernel k_scal, size_t ls_scal, cl_kernel k_upd,
+                 const char *upd_name, size_t gu, size_t ls_upd, cl_mem hist, const char *what,
+                 cls_error *err);
 
 typedef struct la_cgf {
     la_ctx *la;

@@ -10,7 +10,6 @@
 #include "../common/trace.h"
 #include "la.h"
 #include "la_priv.h"
-#include "ocl_gate.h"
 
 #include <limits.h>
 #include <math.h>
@@ -238,27 +237,10 @@ int la_cgf_enqueue(la_cgf *w, cls_error *err)
         return cls_fail(err, CLS_EOTHER, "la_cgf_enqueue: %d iterations already in flight",
                         LA_CGF_SLOTS - 1);
     int rc;
-    cl_event ev = NULL;
-    size_t global = w->ls_scal;
     if ((rc = lai_enqueue(la, w->k_spmv, lai_kernel_of(w->A->variant), w->gs, w->ls_spmv, err)))
         return rc;
-    cl_int st = ocl_enqueue_kernel(la->ocl, w->k_scal, global, &w->ls_scal, &ev);
-    OCL_CHECK(err, st, "clEnqueueNDRangeKernel(cgf_scalars)");
-    if (la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev) &&
-        clRetainEvent(ev) == CL_SUCCESS)
-        la->ev[la->nev++] = ev;
-    if ((rc = lai_enqueue(la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err))) {
-        clReleaseEvent(ev);
-        return rc;
-    }
-    st = clFlush(la->ocl->queue);
-    if (st != CL_SUCCESS) {
-        clReleaseEvent(ev);
-        OCL_CHECK(err, st, "clFlush");
-    }
-    rc = la_ring_read(la, &w->rg, w->hist, ev, "fused CG", err);
-    clReleaseEvent(ev);
-    return rc;
+    return la_ring_step(la, &w->rg, w->k_scal, w->ls_scal, w->k_upd, "cgf_update", w->gu,
+                        w->ls_upd, w->hist, "fused CG", err);
 }
 
 int la_cgf_next(la_cgf *w, la_cgf_record *rec, cls_error *err)

@@ -149,35 +149,12 @@ int la_cgp_sums_begin(la_cgp *w, int with_spmv, cls_error *err)
         return rc;
     if (w->ev_res)
         return cls_fail(err, CLS_EOTHER, "la_cgp: a read of the sums is already pending");
-    cl_int st = clEnqueueReadBuffer(la->ocl->queue, w->res, CL_FALSE, 0, 8 * la_acc_size(la),
-                                    w->host, 0, NULL, &w->ev_res);
-    if (st != CL_SUCCESS) {
-        w->ev_res = NULL;
-        OCL_CHECK(err, st, "clEnqueueReadBuffer(part sums)");
-    }
-    OCL_CHECK(err, clFlush(la->ocl->queue), "clFlush");
-    return CLS_OK;
+    return lai_sums_read(la, w->res, w->host, &w->ev_res, "la_cgp", err);
 }
 
 int la_cgp_sums_wait(la_cgp *w, double out[8], cls_error *err)
 {
-    if (!w->ev_res)
-        return cls_fail(err, CLS_EOTHER, "la_cgp: no read of the sums pending");
-    cl_int st = clWaitForEvents(1, &w->ev_res);
-    clReleaseEvent(w->ev_res);
-    w->ev_res = NULL;
-    OCL_CHECK(err, st, "clWaitForEvents(part sums)");
-    size_t as = la_acc_size(w->la);
-    for (int c = 0; c < 8; c++) {
-        if (as == sizeof(double)) {
-            memcpy(&out[c], w->host + c * as, sizeof(double));
-        } else {
-            float f;
-            memcpy(&f, w->host + c * as, sizeof f);
-            out[c] = f;
-        }
-    }
-    return CLS_OK;
+    return lai_sums_wait(w->la, w->host, &w->ev_res, out, "la_cgp", err);
 }
 
 int la_cgp_update(la_cgp *w, double alpha, double beta, cls_error *err)

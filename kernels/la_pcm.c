@@ -10,7 +10,6 @@
  */
 #include "la_pcm.h"
 #include "la_priv.h"
-#include "ocl_gate.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -202,14 +201,7 @@ int la_pcm_sums_begin(la_pcm *w, int with_spmv, cls_error *err)
                               w->ls_fold, err)) ||
         (rc = la_launch(la, w->k_fold, "cgf_fold", 1, w->ls_fold, err)))
         return rc;
-    cl_int st = clEnqueueReadBuffer(la->ocl->queue, w->res, CL_FALSE, 0, 8 * la_acc_size(la),
-                                    w->host, 0, NULL, &w->ev_res);
-    if (st != CL_SUCCESS) {
-        w->ev_res = NULL;
-        OCL_CHECK(err, st, "clEnqueueReadBuffer(part sums)");
-    }
-    OCL_CHECK(err, clFlush(la->ocl->queue), "clFlush");
-    return CLS_OK;
+    return lai_sums_read(la, w->res, w->host, &w->ev_res, "la_pcm", err);
 }
 
 int la_pcm_block_sums_begin(la_pcm *w, cls_error *err)
@@ -246,14 +238,7 @@ int la_pcm_block_sums_begin(la_pcm *w, cls_error *err)
 
 int la_pcm_sums_wait(la_pcm *w, double out[8], cls_error *err)
 {
-    if (!w->ev_res)
-        return cls_fail(err, CLS_EOTHER, "la_pcm: no read of the sums pending");
-    cl_int st = clWaitForEvents(1, &w->ev_res);
-    clReleaseEvent(w->ev_res);
-    w->ev_res = NULL;
-    OCL_CHECK(err, st, "clWaitForEvents(part sums)");
-    lai_acc_to_double(w->la, w->host, 8, out);
-    return CLS_OK;
+    return lai_sums_wait(w->la, w->host, &w->ev_res, out, "la_pcm", err);
 }
 
 int la_pcm_update(la_pcm *w, double alpha, double beta, cls_error *err)
@@ -269,24 +254,10 @@ int la_pcm_enqueue(la_pcm *w, cls_error *err)
         return cls_fail(err, CLS_EOTHER, "la_pcm_enqueue: %d iterations already in flight",
                         LA_CGF_SLOTS - 1);
     int rc;
-    cl_event ev = NULL;
-    size_t global = w->ls_fold;
     if ((rc = la_pcm_spmv(w, 0, err)))
         return rc;
-    cl_int st = ocl_enqueue_kernel(la->ocl, w->k_scal, global, &w->ls_fold, &ev);
-    OCL_CHECK(err, st, "clEnqueueNDRangeKernel(pcgf_scalars)");
-    if ((rc = la_launch(la, w->k_upd, "pcgf_update", w->gu, w->ls_upd, err))) {
-        clReleaseEvent(ev);
-        return rc;
-    }
-    st = clFlush(la->ocl->queue);
-    if (st != CL_SUCCESS) {
-        clReleaseEvent(ev);
-        OCL_CHECK(err, st, "clFlush");
-    }
-    rc = la_ring_read(la, &w->rg, w->hist, ev, "preconditioned CG", err);
-    clReleaseEvent(ev);
-    return rc;
+    return la_ring_step(la, &w->rg, w->k_scal, w->ls_fold, w->k_upd, "pcgf_update", w->gu,
+                        w->ls_upd, w->hist, "preconditioned CG", err);
 }
 
 int la_pcm_next(la_pcm *w, la_cgf_record *rec, cls_error *err)

@@ -40,6 +40,11 @@ typedef struct {
 } real_arg;
 
 size_t lai_acc_size(const la_ctx *la);
+/* a part's eight sums read back (la_vec.c): started, then waited for */
+int lai_sums_read(la_ctx *la, cl_mem res, unsigned char *host, cl_event *ev, const char *who,
+                  cls_error *err);
+int lai_sums_wait(la_ctx *la, const unsigned char *host, cl_event *ev, double out[8],
+                  const char *who, cls_error *err);
 /* alpha, beta of a host-scalar CG loop into sc (la_vec.c) */
 int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double scal[2],
                       float scalf[2], cls_error *err);

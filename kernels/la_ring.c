@@ -10,6 +10,7 @@
  * and never waits inside an iteration (solver/krylov/ksp_device.c).
  */
 #include "la_priv.h"
+#include "ocl_gate.h"
 
 int la_ring_room(const la_ring *r)
 {
@@ -82,4 +83,32 @@ int la_ring_next(la_ctx *la, la_ring *r, la_cgf_record *rec, const char *what, c
     rec->k = (int64_t)v[7];
     r->seen++;
     return CLS_OK;
+}
+
+int la_ring_step(la_ctx *la, la_ring *r, cl_kernel k_scal, size_t ls_scal, cl_kernel k_upd,
+                 const char *upd_name, size_t gu, size_t ls_upd, cl_mem hist, const char *what,
+                 cls_error *err)
+{
+    int rc;
+    cl_event ev = NULL;
+    size_t global = ls_scal; /* one work-group */
+    cl_int st = ocl_enqueue_kernel(la->ocl, k_scal, global, &ls_scal, &ev);
+    if (st != CL_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "clEnqueueNDRangeKernel(%s scalars) failed: %s (%d)",
+                        what, ocl_errstr(st), (int)st);
+    if (la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev) &&
+        clRetainEvent(ev) == CL_SUCCESS)
+        la->ev[la->nev++] = ev;
+    if ((rc = lai_enqueue(la, k_upd, upd_name, gu, ls_upd, err))) {
+        clReleaseEvent(ev);
+        return rc;
+    }
+    st = clFlush(la->ocl->queue);
+    if (st != CL_SUCCESS) {
+        clReleaseEvent(ev);
+        OCL_CHECK(err, st, "clFlush");
+    }
+    rc = la_ring_read(la, r, hist, ev, what, err); /* the record, once the scalars are written */
+    clReleaseEvent(ev);
+    return rc;
 }

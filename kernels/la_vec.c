@@ -334,3 +334,34 @@ int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double s
     OCL_CHECK(err, st, "clEnqueueWriteBuffer(alpha, beta)");
     return CLS_OK;
 }
+
+/* the eight sums of a part (cgf_fold's res) read back without blocking:
+ * the K-part loops (la_cgp, la_pcm) wait for them only after every part
+ * has started its own */
+int lai_sums_read(la_ctx *la, cl_mem res, unsigned char *host, cl_event *ev, const char *who,
+                  cls_error *err)
+{
+    if (*ev)
+        return cls_fail(err, CLS_EOTHER, "%s: a read of the sums is already pending", who);
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, res, CL_FALSE, 0, 8 * la_acc_size(la), host,
+                                    0, NULL, ev);
+    if (st != CL_SUCCESS) {
+        *ev = NULL;
+        OCL_CHECK(err, st, "clEnqueueReadBuffer(part sums)");
+    }
+    OCL_CHECK(err, clFlush(la->ocl->queue), "clFlush");
+    return CLS_OK;
+}
+
+int lai_sums_wait(la_ctx *la, const unsigned char *host, cl_event *ev, double out[8],
+                  const char *who, cls_error *err)
+{
+    if (!*ev)
+        return cls_fail(err, CLS_EOTHER, "%s: no read of the sums pending", who);
+    cl_int st = clWaitForEvents(1, ev);
+    clReleaseEvent(*ev);
+    *ev = NULL;
+    OCL_CHECK(err, st, "clWaitForEvents(part sums)");
+    lai_acc_to_double(la, host, 8, out);
+    return CLS_OK;
+}
