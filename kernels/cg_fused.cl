@@ -127,12 +127,8 @@ __kernel void cgf_scalars(const int gs, __global const acc_t *restrict ps, const
      * operation for operation: no fma */
 #pragma OPENCL FP_CONTRACT OFF
     const int lid = (int)get_local_id(0);
-    acc_t a[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
     acc_t pq, qq, rz, rr;
-    cls_fold_pairs2(a, ps, gs);
-    cls_fold_pairs2(u, pu, gu);
-    cls_group_pairs2(scratch, a, &pq, &qq);
-    cls_group_pairs2(scratch, u, &rz, &rr);
+    cls_fused_sums(ps, gs, pu, gu, scratch, &pq, &qq, &rz, &rr);
     if (lid == 0 && ctl[0] == CGF_RUN) {
         const int k = ctl[1];
         int stop = CGF_RUN;

@@ -153,15 +153,8 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                       ocl_errstr(st), (int)st);
         goto fail;
     }
-    if (!la->rq) {
-        la->rq = clCreateCommandQueue(la->ocl->context, la->ocl->dev.id, 0, &st);
-        if (st != CL_SUCCESS) {
-            la->rq = NULL;
-            rc = cls_fail(err, CLS_EOTHER, "clCreateCommandQueue(read-back queue) failed: %s (%d)",
-                          ocl_errstr(st), (int)st);
-            goto fail;
-        }
-    }
+    if ((rc = lai_read_queue(la, err)))
+        goto fail;
     return CLS_OK;
 fail:
     la_cgf_release(w);

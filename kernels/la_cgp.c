@@ -11,23 +11,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* One block's SpMV kernel: geometry first, then its partial buffer, then
- * the arguments with the epilogue bound. */
-static int cgp_bind_spmv(la_cgp *w, const la_csr *A, cl_kernel *k, cl_mem *part, size_t *g,
-                         size_t *ls, cls_error *err)
-{
-    la_ctx *la = w->la;
-    int rc;
-    if ((rc = la_spmv_kernel_create(la, A, k, err)) ||
-        (rc = la_spmv_bind(la, *k, A, w->p.buf, w->q.buf, NULL, NULL, NULL, g, ls, err)))
-        return rc;
-    *g = lai_min_sz(*g, la_cgf_grid_cap(la));
-    if ((rc = lai_cgf_buffer(la, 4 * *g * la_acc_size(la), part, err)))
-        return rc;
-    size_t g2;
-    return la_spmv_bind(la, *k, A, w->p.buf, w->q.buf, *part, w->d.buf, w->ctl, &g2, ls, err);
-}
-
 int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost, const la_vec *b,
                   la_vec *x, const la_vec *dinv, la_cgp *w, cls_error *err)
 {
@@ -62,10 +45,12 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
                       ocl_errstr(st), (int)st);
         goto fail;
     }
-    if ((rc = cgp_bind_spmv(w, Ai, &w->k_spmv_i, &w->psi, &w->gi, &w->ls_i, err)))
+    if ((rc = lai_fused_spmv_bind(la, Ai, w->p.buf, w->q.buf, w->d.buf, w->ctl, &w->k_spmv_i, &w->psi, &w->gi,
+                                    &w->ls_i, err)))
         goto fail;
     if (Ab && Ab->nrows > 0 &&
-        (rc = cgp_bind_spmv(w, Ab, &w->k_spmv_b, &w->psb, &w->gb, &w->ls_b, err)))
+        (rc = lai_fused_spmv_bind(la, Ab, w->p.buf, w->q.buf, w->d.buf, w->ctl, &w->k_spmv_b, &w->psb,
+                                    &w->gb, &w->ls_b, err)))
         goto fail;
     if ((rc = ocl_create_kernel(la->prog, "cgf_update", &w->k_upd, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)) ||
@@ -100,11 +85,7 @@ void la_cgp_release(la_cgp *w)
 {
     if (!w || !w->la)
         return;
-    if (w->ev_res) {
-        clWaitForEvents(1, &w->ev_res);
-        clReleaseEvent(w->ev_res);
-        w->ev_res = NULL;
-    }
+    lai_sums_discard(&w->ev_res);
     cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd, &w->k_init, &w->k_fold};
     cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl};
     lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
@@ -115,13 +96,8 @@ void la_cgp_release(la_cgp *w)
 
 int la_cgp_spmv(la_cgp *w, int boundary, cls_error *err)
 {
-    if (boundary)
-        return w->k_spmv_b
-                   ? la_launch(w->la, w->k_spmv_b, "spmv (boundary rows)", w->gb, w->ls_b, err)
-                   : CLS_OK;
-    if (w->Ai->nrows == 0)
-        return CLS_OK;
-    return la_launch(w->la, w->k_spmv_i, "spmv (interior rows)", w->gi, w->ls_i, err);
+    return lai_split_spmv(w->la, boundary, w->Ai, w->k_spmv_i, w->gi, w->ls_i, w->k_spmv_b, w->gb,
+                          w->ls_b, err);
 }
 
 int la_cgp_start(la_cgp *w, cls_error *err)

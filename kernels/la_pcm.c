@@ -16,23 +16,6 @@
 
 #define PCG_REC 8 /* accumulators per record, as pcg_fused.cl */
 
-/* one block's SpMV kernel u -> w: geometry, partial buffer, then the
- * arguments with the epilogue bound */
-static int pcg_bind_spmv(la_pcm *w, const la_csr *A, cl_kernel *k, cl_mem *part, size_t *g,
-                         size_t *ls, cls_error *err)
-{
-    la_ctx *la = w->la;
-    int rc;
-    if ((rc = la_spmv_kernel_create(la, A, k, err)) ||
-        (rc = la_spmv_bind(la, *k, A, w->u.buf, w->w.buf, NULL, NULL, NULL, g, ls, err)))
-        return rc;
-    *g = lai_min_sz(*g, la_cgf_grid_cap(la));
-    if ((rc = lai_cgf_buffer(la, 4 * *g * la_acc_size(la), part, err)))
-        return rc;
-    size_t g2;
-    return la_spmv_bind(la, *k, A, w->u.buf, w->w.buf, *part, NULL, w->ctl, &g2, ls, err);
-}
-
 static int pcg_write(la_ctx *la, cl_mem m, size_t bytes, const void *src, cls_error *err)
 {
     cl_int st = clEnqueueWriteBuffer(la->ocl->queue, m, CL_TRUE, 0, bytes, src, 0, NULL, NULL);
@@ -72,10 +55,12 @@ int la_pcm_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         (rc = pcg_write(la, w->ctl, sizeof ctl0, ctl0, err)) ||
         (rc = pcg_write(la, w->sc, 4 * as, zeros, err)))
         goto fail;
-    if ((rc = pcg_bind_spmv(w, Ai, &w->k_spmv_i, &w->psi, &w->gi, &w->ls_i, err)))
+    if ((rc = lai_fused_spmv_bind(la, Ai, w->u.buf, w->w.buf, NULL, w->ctl, &w->k_spmv_i, &w->psi, &w->gi,
+                                    &w->ls_i, err)))
         goto fail;
     if (Ab && Ab->nrows > 0 &&
-        (rc = pcg_bind_spmv(w, Ab, &w->k_spmv_b, &w->psb, &w->gb, &w->ls_b, err)))
+        (rc = lai_fused_spmv_bind(la, Ab, w->u.buf, w->w.buf, NULL, w->ctl, &w->k_spmv_b, &w->psb,
+                                    &w->gb, &w->ls_b, err)))
         goto fail;
     if ((rc = ocl_create_kernel(aux, "pcgf_update", &w->k_upd, err)) ||
         (rc = ocl_create_kernel(aux, "pcgf_dots", &w->k_dots, err)) ||
@@ -114,17 +99,8 @@ int la_pcm_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
                               A_INT(cgu), A_MEM(w->pu), A_MEM(w->sc), A_MEM(w->ctl), A_MEM(w->hist),
                               A_INT(slots), A_REAL(s2), A_LOCAL(4 * w->ls_fold * as))))
             goto fail;
-        if (!la->rq) {
-            cl_int st;
-            la->rq = clCreateCommandQueue(la->ocl->context, la->ocl->dev.id, 0, &st);
-            if (st != CL_SUCCESS) {
-                la->rq = NULL;
-                rc = cls_fail(err, CLS_EOTHER,
-                              "clCreateCommandQueue(read-back queue) failed: %s (%d)",
-                              ocl_errstr(st), (int)st);
-                goto fail;
-            }
-        }
+        if ((rc = lai_read_queue(la, err)))
+            goto fail;
     }
     return CLS_OK;
 fail:
@@ -137,11 +113,7 @@ void la_pcm_release(la_pcm *w)
     if (!w || !w->la)
         return;
     la_pcm_drain(w, NULL);
-    if (w->ev_res) {
-        clWaitForEvents(1, &w->ev_res);
-        clReleaseEvent(w->ev_res);
-        w->ev_res = NULL;
-    }
+    lai_sums_discard(&w->ev_res);
     cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd,  &w->k_dots,
                        &w->k_init,   &w->k_fold,   &w->k_scal, &w->k_wdots};
     cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl, &w->hist, &w->pw};
@@ -180,13 +152,8 @@ int la_pcm_dots(la_pcm *w, cls_error *err)
 
 int la_pcm_spmv(la_pcm *w, int boundary, cls_error *err)
 {
-    if (boundary)
-        return w->k_spmv_b
-                   ? la_launch(w->la, w->k_spmv_b, "spmv (boundary rows)", w->gb, w->ls_b, err)
-                   : CLS_OK;
-    if (w->Ai->nrows == 0)
-        return CLS_OK;
-    return la_launch(w->la, w->k_spmv_i, "spmv (interior rows)", w->gi, w->ls_i, err);
+    return lai_split_spmv(w->la, boundary, w->Ai, w->k_spmv_i, w->gi, w->ls_i, w->k_spmv_b, w->gb,
+                          w->ls_b, err);
 }
 
 int la_pcm_sums_begin(la_pcm *w, int with_spmv, cls_error *err)

@@ -45,6 +45,18 @@ int lai_sums_read(la_ctx *la, cl_mem res, unsigned char *host, cl_event *ev, con
                   cls_error *err);
 int lai_sums_wait(la_ctx *la, const unsigned char *host, cl_event *ev, double out[8],
                   const char *who, cls_error *err);
+/* waits for and drops a pending read of the sums (at release) */
+void lai_sums_discard(cl_event *ev);
+/* la's second, in-order queue for the record reads (la_ring.c), made once */
+int lai_read_queue(la_ctx *la, cls_error *err);
+/* A part's block SpMV x -> y with the fused epilogue (la_spmv.c): the
+ * kernel, its geometry capped for the fused loops, its partial-pair buffer
+ * (4 per group), then the arguments with d (W = D^-1, or NULL) and ctl */
+int lai_fused_spmv_bind(la_ctx *la, const la_csr *A, cl_mem x, cl_mem y, cl_mem d, cl_mem ctl,
+                        cl_kernel *k, cl_mem *part, size_t *g, size_t *ls, cls_error *err);
+/* the interior rows' SpMV (boundary 0) or the boundary rows' (1, when kb) */
+int lai_split_spmv(la_ctx *la, int boundary, const la_csr *Ai, cl_kernel ki, size_t gi,
+                   size_t ls_i, cl_kernel kb, size_t gb, size_t ls_b, cls_error *err);
 /* alpha, beta of a host-scalar CG loop into sc (la_vec.c) */
 int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double scal[2],
                       float scalf[2], cls_error *err);

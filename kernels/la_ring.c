@@ -12,6 +12,20 @@
 #include "la_priv.h"
 #include "ocl_gate.h"
 
+int lai_read_queue(la_ctx *la, cls_error *err)
+{
+    if (la->rq)
+        return CLS_OK;
+    cl_int st;
+    la->rq = clCreateCommandQueue(la->ocl->context, la->ocl->dev.id, 0, &st);
+    if (st != CL_SUCCESS) {
+        la->rq = NULL;
+        return cls_fail(err, CLS_EOTHER, "clCreateCommandQueue(read-back queue) failed: %s (%d)",
+                        ocl_errstr(st), (int)st);
+    }
+    return CLS_OK;
+}
+
 int la_ring_room(const la_ring *r)
 {
     return r->enq - r->seen < LA_CGF_SLOTS - 1;

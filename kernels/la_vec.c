@@ -365,3 +365,12 @@ int lai_sums_wait(la_ctx *la, const unsigned char *host, cl_event *ev, double ou
     lai_acc_to_double(la, host, 8, out);
     return CLS_OK;
 }
+
+void lai_sums_discard(cl_event *ev)
+{
+    if (*ev) {
+        clWaitForEvents(1, ev);
+        clReleaseEvent(*ev);
+        *ev = NULL;
+    }
+}

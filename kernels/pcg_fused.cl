@@ -53,12 +53,8 @@ __kernel void pcgf_scalars(const int gs, __global const acc_t *restrict ps, cons
 {
 #pragma OPENCL FP_CONTRACT OFF
     const int lid = (int)get_local_id(0);
-    acc_t a[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
     acc_t delta, ww, gamma, rr;
-    cls_fold_pairs2(a, ps, gs);
-    cls_fold_pairs2(u, pu, gu);
-    cls_group_pairs2(scratch, a, &delta, &ww);
-    cls_group_pairs2(scratch, u, &gamma, &rr);
+    cls_fused_sums(ps, gs, pu, gu, scratch, &delta, &ww, &gamma, &rr);
     if (lid == 0 && ctl[0] == PCGF_RUN) {
         const int k = ctl[1];
         int stop = PCGF_RUN;

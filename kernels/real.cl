@@ -191,6 +191,20 @@ inline void cls_group_pairs2(__local acc_t *scratch, const acc_t *a, acc_t *s0, 
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/* The four sums of a fused CG iteration, as its scalars kernel needs them:
+ * the SpMV's pairs (ps, gs groups) -> s0, s1; the update's (pu, gu) -> s2,
+ * s3. */
+inline void cls_fused_sums(__global const acc_t *restrict ps, const int gs,
+                           __global const acc_t *restrict pu, const int gu,
+                           __local acc_t *scratch, acc_t *s0, acc_t *s1, acc_t *s2, acc_t *s3)
+{
+    acc_t a[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
+    cls_fold_pairs2(a, ps, gs);
+    cls_fold_pairs2(u, pu, gu);
+    cls_group_pairs2(scratch, a, s0, s1);
+    cls_group_pairs2(scratch, u, s2, s3);
+}
+
 /*
  * CLS_EACH(i, n, cond) { body }: body for every i < n (while cond holds).
  * GPUs: a grid-stride loop over a grid capped to fill the device. CPU
