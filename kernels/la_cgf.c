@@ -64,6 +64,22 @@ size_t lai_kernel_max(const la_ctx *la, cl_kernel k, size_t want)
     return want;
 }
 
+int lai_cgf_bind_update(la_ctx *la, cl_kernel k_upd, cl_kernel k_init, cl_int n, cl_mem sc,
+                        cl_mem ctl, const la_vec *b, const la_vec *x, const la_vec *d,
+                        const la_vec *r, const la_vec *p, const la_vec *q, cl_mem pu,
+                        size_t ls_upd, cls_error *err)
+{
+    const size_t as = la_acc_size(la);
+    int rc;
+    if ((rc = lai_set_args(k_upd, "cgf_update", err, 10, A_INT(n), A_MEM(sc), A_MEM(ctl),
+                           A_MEM(p->buf), A_MEM(q->buf), A_MEM(x->buf), A_MEM(r->buf),
+                           A_MEM(d->buf), A_MEM(pu), A_LOCAL(4 * ls_upd * as))))
+        return rc;
+    return lai_set_args(k_init, "cgf_init", err, 8, A_INT(n), A_MEM(b->buf), A_MEM(q->buf),
+                        A_MEM(r->buf), A_MEM(p->buf), A_MEM(d->buf), A_MEM(pu),
+                        A_LOCAL(4 * ls_upd * as));
+}
+
 int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
                   double stop2, la_cgf *w, cls_error *err)
 {
@@ -138,12 +154,8 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     if ((rc = lai_set_args(w->k_scal, "cgf_scalars", err, 10, A_INT(cgs), A_MEM(w->ps), A_INT(cgu),
                            A_MEM(w->pu), A_MEM(w->sc), A_MEM(w->ctl), A_MEM(w->hist), A_INT(slots),
                            A_REAL(s2), A_LOCAL(4 * w->ls_scal * as))) ||
-        (rc = lai_set_args(w->k_upd, "cgf_update", err, 10, A_INT(cn), A_MEM(w->sc), A_MEM(w->ctl),
-                           A_MEM(w->p.buf), A_MEM(w->q.buf), A_MEM(w->x.buf), A_MEM(w->r.buf),
-                           A_MEM(w->d.buf), A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))) ||
-        (rc = lai_set_args(w->k_init, "cgf_init", err, 8, A_INT(cn), A_MEM(w->b.buf),
-                           A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
-                           A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))))
+        (rc = lai_cgf_bind_update(la, w->k_upd, w->k_init, cn, w->sc, w->ctl, &w->b, &w->x, &w->d,
+                                  &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)))
         goto fail;
     const unsigned char zero = 0;
     st = clEnqueueFillBuffer(la->ocl->queue, w->hist, &zero, 1, 0, LA_CGF_SLOTS * CGF_REC * as, 0,

@@ -68,12 +68,8 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
     if ((rc = lai_cgf_buffer(la, 4 * w->gu * as, &w->pu, err)))
         goto fail;
     cl_int cn = (cl_int)w->n;
-    if ((rc = lai_set_args(w->k_upd, "cgf_update", err, 10, A_INT(cn), A_MEM(w->sc), A_MEM(w->ctl),
-                           A_MEM(w->p.buf), A_MEM(w->q.buf), A_MEM(w->x.buf), A_MEM(w->r.buf),
-                           A_MEM(w->d.buf), A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))) ||
-        (rc = lai_set_args(w->k_init, "cgf_init", err, 8, A_INT(cn), A_MEM(w->b.buf),
-                           A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
-                           A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))))
+    if ((rc = lai_cgf_bind_update(la, w->k_upd, w->k_init, cn, w->sc, w->ctl, &w->b, &w->x, &w->d,
+                                  &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)))
         goto fail;
     return CLS_OK;
 fail:

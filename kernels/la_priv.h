@@ -45,6 +45,12 @@ int lai_sums_read(la_ctx *la, cl_mem res, unsigned char *host, cl_event *ev, con
                   cls_error *err);
 int lai_sums_wait(la_ctx *la, const unsigned char *host, cl_event *ev, double out[8],
                   const char *who, cls_error *err);
+/* cgf_update's and cgf_init's arguments (la_cgf.c): the one-part fused CG
+ * and the K-part one (la_cgp.c) run the same two kernels */
+int lai_cgf_bind_update(la_ctx *la, cl_kernel k_upd, cl_kernel k_init, cl_int n, cl_mem sc,
+                        cl_mem ctl, const la_vec *b, const la_vec *x, const la_vec *d,
+                        const la_vec *r, const la_vec *p, const la_vec *q, cl_mem pu,
+                        size_t ls_upd, cls_error *err);
 /* waits for and drops a pending read of the sums (at release) */
 void lai_sums_discard(cl_event *ev);
 /* la's second, in-order queue for the record reads (la_ring.c), made once */
