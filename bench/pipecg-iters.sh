@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/pipecg-iters.sh: iterations of clsolve's pipelined CG (PIPECGRR,
-# solver/pipecg.c) beside its CG and beside PETSc's KSPCG, KSPPIPECG,
+# solver/krylov/pipecg.c) beside its CG and beside PETSc's KSPCG, KSPPIPECG,
 # KSPPIPECGRR, KSPPIPEPRCG and KSPGROPPCG on the same files, b = A*1,
 # x0 = 0, the unpreconditioned residual, one tolerance (issue 11, item 4:
 # "pipecg's iteration count on ill-conditioned systems matches CG's").

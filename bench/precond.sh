@@ -32,7 +32,7 @@
 #    solved one after the other on one set-up (the preconditioner built
 #    once) -- tts of the ten, per preconditioner;
 #  - eight together: `-b gen:random:8` (the matrix read once per iteration
-#    for the eight, solver/dbcg.c) against `-b gen:random:1`;
+#    for the eight, solver/krylov/dbcg.c) against `-b gen:random:1`;
 #  - PETSc: KSPSetUp + KSPSolve per run (bench/peers/petsc_pc.py, its own
 #    vectorized assembly left out); CuPy: the matrix to the GPU + cg
 #    (bench/peers/cupy_pcg.py, the scipy assembly left out).

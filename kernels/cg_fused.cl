@@ -6,7 +6,7 @@
  * and writes x, r (and z) once; stage 1 of the reduction rides along and
  * reduce_partials (dot.cl) finishes it.
  *
- * Fused single-synchronisation CG (cgf_*; the algorithm is in solver/cg.c):
+ * Fused single-synchronisation CG (cgf_*; the algorithm is in solver/krylov/cg.c):
  * an iteration is three launches whose arguments never change, so the host
  * only enqueues them:
  *   1. any SpMV format kernel with partial/w/ctl set: q = A p and the
@@ -24,7 +24,7 @@
  * so iterations the host queued past convergence leave x untouched.
  */
 
-/* ctl[0] values (solver/cg.c reads them from the records) */
+/* ctl[0] values (solver/krylov/cg.c reads them from the records) */
 #define CGF_RUN 0
 #define CGF_CONVERGED 1
 #define CGF_INDEFINITE 2
@@ -167,7 +167,7 @@ __kernel void cgf_scalars(const int gs, __global const acc_t *restrict ps, const
 }
 
 /*
- * The distributed iteration's local sums (solver/cg.c, more than one part):
+ * The distributed iteration's local sums (solver/krylov/cg.c, more than one part):
  * one work-group folds the SpMV pairs of the interior rows (gi groups) and
  * of the boundary rows (gb groups, 0 when the part has no ghosts) and the
  * update's pairs (gu groups) into result = {p'q, q'Wq, r'z, r'r} as eight

@@ -3,7 +3,7 @@
  * leaves up to three compensated partial sums per work-group (below),
  * dreduce folds them into result[0..2 ncomp), and the host reads those back
  * without blocking and adds them across the rank's devices and then across
- * ranks with MPI (la_dist.c, solver/dvec.c). Same two-stage scheme as dot.cl,
+ * ranks with MPI (la_dist.c, solver/dist/dvec.c). Same two-stage scheme as dot.cl,
  * kept separate so the distributed solvers can start a reduction on every
  * device before waiting on any.
  */

@@ -142,7 +142,7 @@ typedef struct la_csr {
     size_t local_size;  /* SpMV work-group size of this format */
     size_t max_groups;  /* SpMV group cap */
     la_config cfg;      /* the configuration this matrix runs with */
-    int64_t row_offset; /* y index of row 0 (a part's boundary block, solver/cg.c);
+    int64_t row_offset; /* y index of row 0 (a part's boundary block, solver/krylov/cg.c);
                          * 0 after la_csr_upload; y needs row_offset + nrows entries */
 } la_csr;
 
@@ -229,7 +229,7 @@ int la_residual(la_ctx *la, const la_csr *A, const la_vec *b, const la_vec *x, l
                 double *rr, cls_error *err);
 
 /*
- * The fused single-synchronisation CG (solver/cg.c holds the algorithm;
+ * The fused single-synchronisation CG (solver/krylov/cg.c holds the algorithm;
  * cg_fused.cl the kernels). An iteration is three launches with fixed
  * arguments (SpMV with p'q and q'Wq, the one-group scalar kernel, the fused
  * update); the scalar kernel tests convergence on the device and appends a

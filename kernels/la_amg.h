@@ -1,10 +1,10 @@
 /*
  * la_amg.h: the device operations of the AMG V-cycle that la.h does not
- * have (solver/amg_device.c strings them together with la_spmv and
+ * have (solver/amg/amg_device.c strings them together with la_spmv and
  * la_axpy): the smoothers' fused updates and the coarsest level's dense
  * solve. Kernels in amg.cl, built at the la context's precision; formulas
  * beside each call below. The plain host twin of all of them is the
- * reference V-cycle (solver/amg_ref.c).
+ * reference V-cycle (solver/amg/amg_ref.c).
  */
 #ifndef CLS_KERNELS_LA_AMG_H
 #define CLS_KERNELS_LA_AMG_H

@@ -1,6 +1,6 @@
 /*
  * la_cgp.h: one part's share of the distributed fused CG iteration
- * (solver/dcg.c holds the algorithm; cg_fused.cl and the SpMV format
+ * (solver/krylov/dcg.c holds the algorithm; cg_fused.cl and the SpMV format
  * kernels the device code).
  *
  * A part is a row block of the system, renumbered so that its interior rows

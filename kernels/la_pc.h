@@ -1,6 +1,6 @@
 /*
  * la_pc.h: the device operations of the preconditioners on one device
- * (pc.cl; the methods are solver/pc_cheby.c's and solver/pc_ic0.c's). The
+ * (pc.cl; the methods are solver/pc/pc_cheby.c's and solver/pc/pc_ic0.c's). The
  * kernels come from la's auxiliary program (la_aux_program), one private
  * kernel object each per la_pck, so several preconditioners can live on one
  * device without sharing argument state.

@@ -1,7 +1,7 @@
 /*
  * la_pcm.h: one part's share of the preconditioned single-reduction CG
  * with a general preconditioner (pcg_fused.cl holds the kernels and the
- * recurrences; solver/pcg.c the one-part loop, solver/dpcg.c the loop over
+ * recurrences; solver/krylov/pcg.c the one-part loop, solver/krylov/dpcg.c the loop over
  * parts and ranks).
  *
  * A part is uploaded as la_cgp.h describes (interior block Ai, boundary
@@ -80,7 +80,7 @@ int la_pcm_spmv(la_pcm *w, int boundary, cls_error *err);
  * with_spmv = 0: the SpMV pairs are left out (read as 0). */
 int la_pcm_sums_begin(la_pcm *w, int with_spmv, cls_error *err);
 int la_pcm_sums_wait(la_pcm *w, double out[8], cls_error *err);
-/* Several right-hand sides (solver/dbcg.c): w = A u came from the block
+/* Several right-hand sides (solver/krylov/dbcg.c): w = A u came from the block
  * SpMM, so its pairs u'w, w'w are taken by a pass of their own; then as
  * la_pcm_sums_begin (with_spmv = 1), read with la_pcm_sums_wait. */
 int la_pcm_block_sums_begin(la_pcm *w, cls_error *err);

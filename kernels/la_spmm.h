@@ -1,6 +1,6 @@
 /*
  * la_spmm.h: Y = A X for several vectors at once on one device (spmm.cl),
- * for right-hand sides that iterate together (solver/dbcg.c): the matrix
+ * for right-hand sides that iterate together (solver/krylov/dbcg.c): the matrix
  * is read once for up to 8 columns. CSR-family formats (scalar, vector,
  * adaptive: the CSR arrays are on the device) and SELL have a block kernel;
  * BCSR falls back to one SpMV per column (the matrix is then read k times,

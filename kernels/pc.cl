@@ -1,6 +1,6 @@
 /*
  * pc.cl: the device kernels of the preconditioners z = M^-1 r (the methods
- * and their papers are in solver/pc_cheby.c and solver/pc_ic0.c; the
+ * and their papers are in solver/pc/pc_cheby.c and solver/pc/pc_ic0.c; the
  * host-side calls in kernels/la_pc.c). Every one is a grid-stride loop over
  * rows that reads each input once and writes each output once.
  *

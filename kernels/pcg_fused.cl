@@ -1,6 +1,6 @@
 /*
  * pcg_fused.cl: the preconditioned single-reduction CG with a general
- * preconditioner M (the algorithm is in solver/pcg.c and solver/dpcg.c).
+ * preconditioner M (the algorithm is in solver/krylov/pcg.c and solver/krylov/dpcg.c).
  *
  * The Jacobi-fused loop (cg_fused.cl) gets r'z of the next iteration from
  * an identity that holds only for a diagonal W = D^-1. A general M (a
@@ -43,7 +43,7 @@
  *   p'Ap <= 0                  -> indefinite (or, after rounding, a loss of
  *                                 the recurrence: the host restarts there)
  * and record k = {rr, gamma, p'Ap, delta, alpha, beta, stop, k} goes to
- * hist[k % nslots]. The host loop (solver/dpcg.c) computes the same values
+ * hist[k % nslots]. The host loop (solver/krylov/dpcg.c) computes the same values
  * in the same order for several parts: no fma here.
  */
 __kernel void pcgf_scalars(const int gs, __global const acc_t *restrict ps, const int gu,

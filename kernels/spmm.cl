@@ -1,6 +1,6 @@
 /*
  * spmm.cl: Y = A X for up to 8 vectors at once (several right-hand sides
- * iterating together, solver/dbcg.c): each stored entry of A (value and
+ * iterating together, solver/krylov/dbcg.c): each stored entry of A (value and
  * column) is read once for all k columns, so the matrix's traffic, which
  * dominates an SpMV, is paid once per iteration instead of k times. The
  * vectors are separate buffers x0..x7, y0..y7 (the first k used; k is

@@ -44,12 +44,9 @@
  * for pipelined CG. */
 typedef enum { DSOLVE_RHS_AUTO, DSOLVE_RHS_TOGETHER, DSOLVE_RHS_SEQUENTIAL } dsolve_rhs_mode;
 
-/* Which engine solves: AUTO (0) takes the single-device fused CG of cg.c
- * (solve_run_device: la's formats and tuning, one synchronisation-free
- * iteration) when the layout has one part and the method is CG, the
- * distributed engine (dcg / pipecg over dvec) otherwise; LOCAL forces one
- * part, solved on rank 0's first device (CG only); DISTRIBUTED always runs
- * dcg / pipecg, one part included (what K-part runs are compared with). */
+/* --engine, accepted for one more release and ignored: one engine runs
+ * every layout (dcg.c hands a one-part solve to cg.c's device-scalar loop)
+ * and the report says AUTO. */
 typedef enum { DSOLVE_ENGINE_AUTO, DSOLVE_ENGINE_LOCAL, DSOLVE_ENGINE_DISTRIBUTED } dsolve_engine;
 
 const char *dsolve_engine_name(dsolve_engine e);

@@ -34,7 +34,7 @@ for f in sorted(os.listdir(cli_dir)):
         files[f] = CLIENT if f == "cmd_client.c" else [m.group(1)]
 OPT = re.compile(r'cli_opt\(&?\w+, "(-[^"]+)", (?:"(-[^"]+)"|NULL)')
 # cli_precond() (clsolve.c) takes the preconditioner's options by the keys of
-# solver/pc_options.c ("precond_degree" -> --precond-degree): a file that
+# solver/pc/pc_options.c ("precond_degree" -> --precond-degree): a file that
 # calls it accepts every one of them
 pc_src = open(os.path.join(cli_dir, "..", "solver", "pc", "pc_options.c"), encoding="utf-8").read()
 pc_keys = re.search(r"pc_keys\[\] = \{(.*?)\};", pc_src, re.S).group(1)

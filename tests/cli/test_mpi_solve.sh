@@ -11,7 +11,7 @@
 #    OpenCL device (clear error, same exit code everywhere), exit codes 2/3/4
 #  - the halo unit test under mpirun
 # The reference is one rank driving two parts (--devices-per-rank 2 on the
-# one PoCL device): since 2026-11 there is one engine (solver/dcg.c); CG on
+# one PoCL device): since 2026-11 there is one engine (solver/krylov/dcg.c); CG on
 # K parts must give the SAME BITS whatever K and the ranks (compensated sums,
 # one SpMV format for every part), checked with `identical` on the Poisson
 # systems. A one-part solve on a CPU device uses plain sums (la_init_flags:

@@ -258,6 +258,6 @@ if [ "$(cat $t/amg.rc)" = 0 ]; then
 else
     [ "$(cat $t/amg.rc) $(cat $t/gamg.rc)" = "2 2" ] && grep -q "not built" $t/amg.err && ok ||
         bad "--precond amg: exit $(cat $t/amg.rc) / gamg $(cat $t/gamg.rc): $(head -2 $t/amg.err)"
-    echo "note: this build has no AMG (solver/amg.h absent): amg and gamg were checked to be refused" >&2
+    echo "note: this build has no AMG (solver/amg/amg.h absent): amg and gamg were checked to be refused" >&2
 fi
 finish

@@ -1,5 +1,5 @@
 /*
- * test_amg.c: smoothed-aggregation AMG (solver/amg.h).
+ * test_amg.c: smoothed-aggregation AMG (solver/amg/amg.h).
  *
  * 1. Set-up pieces against plain dense references on fresh random SPD
  *    matrices: strength graph, aggregation invariants, smoothed prolongator

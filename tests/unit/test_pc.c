@@ -1,5 +1,5 @@
 /*
- * test_pc.c: the preconditioners (solver/pc.h) against plain double
+ * test_pc.c: the preconditioners (solver/pc/pc.h) against plain double
  * references on the host, on fresh random SPD matrices (seeded from the
  * clock, CLSOLVE_TEST_SEED replays):
  *   1. names: every name and PETSc alias through pc_options_set, the
@@ -11,7 +11,7 @@
  *      negative pivot, gets a shift and a positive factor;
  *   4. on the device (PoCL), over one part and over 2-3 parts of random
  *      layouts: z = M^-1 r of chebyshev (degrees 1..5), ic0 (exact and
- *      1..3 sweeps), jacobi and (in a build with solver/amg.h) amg, through
+ *      1..3 sweeps), jacobi and (in a build with solver/amg/amg.h) amg, through
  *      pc.c's set-up and dispatch, against the host reference with the
  *      interval and factors the set-up chose, outputs poisoned with NaN
  *      first; the one-part form (pc_apply_one) against the same; and
