@@ -31,6 +31,7 @@
 #include "common/timer.h"
 #include "progress.h"
 #include "matrices/mm.h"
+#include "net/job_params.h"
 #include "net/report.h"
 #include "solver/dsolve.h"
 #include "solver/names.h"
@@ -115,7 +116,9 @@ int cmd_solve(int argc, char **argv)
     int nb = 0;
     const double t_entry = cls_now(); /* before MPI starts: its start-up is reported too */
     int json = 0, engine_note = 0, monitor = 0;
-    const char *pckey;
+    const char *pkey;
+    job_params params; /* the solve's parameters, as a job's (net/job_params.h) */
+    job_params_init(&params);
     dsolve_options dopt;
     dsolve_options_default(&dopt);
     dopt.prewarm = 1; /* the device's OpenCL start overlaps reading the matrix */
@@ -137,28 +140,10 @@ int cmd_solve(int argc, char **argv)
             x0path = a.value;
         else if (cli_opt(&a, "-o", "--output", 1))
             out = a.value;
-        else if (cli_opt(&a, "--tol", NULL, 1)) {
-            opt->tol = cli_double(&a, "--tol", a.value);
-            if (!(opt->tol > 0.0 && opt->tol < 1.0))
-                cli_usage_error("solve", "--tol must be in (0, 1), got %s", a.value);
-        } else if (cli_opt(&a, "--atol", NULL, 1)) {
-            opt->atol = cli_double(&a, "--atol", a.value);
-            if (!(opt->atol >= 0.0) || !isfinite(opt->atol))
-                cli_usage_error("solve", "--atol must be a finite number >= 0, got %s", a.value);
-        } else if (cli_opt(&a, "--maxiter", NULL, 1))
-            opt->maxiter = cli_int(&a, "--maxiter", a.value, 1);
-        else if (cli_precond(&a, &dopt.pc, &pckey)) {
-            /* --precond NAME, --precond-degree N, ...: read by pc_options_set
-             * (the names are solver_precond_parse's too), as the HTTP query
-             * and the options JSON are */
-        } else if (cli_opt(&a, "--method", NULL, 1)) {
-            if (solver_method_parse(a.value, &opt->method))
-                cli_usage_error("solve", "--method: '%s' is not %s", a.value,
-                                solver_method_choices());
-        } else if (cli_opt(&a, "--precision", NULL, 1)) {
-            if (solver_precision_parse(a.value, &opt->precision))
-                cli_usage_error("solve", "--precision: '%s' is not %s", a.value,
-                                solver_precision_choices());
+        else if (cli_solve_param(&a, &params, &pkey) || cli_precond(&a, &params.pc, &pkey)) {
+            /* --tol, --atol, --maxiter, --method, --precision, --precond
+             * NAME, --precond-degree N, ...: checked by the daemon's own
+             * check of its query parameters (net/job_params.h) */
         } else if (cli_opt(&a, "--monitor", NULL, 0))
             monitor = 1;
         else if (cli_opt(&a, "--device", NULL, 1))
@@ -196,7 +181,10 @@ int cmd_solve(int argc, char **argv)
     if (!path)
         cli_usage_error("solve", "no matrix file given");
     opt->name = path;
-    opt->precond = dopt.pc.type;
+    cls_error perr;
+    if (job_params_solve_options(&params, opt, &perr))
+        cli_usage_error("solve", "%s", perr.msg);
+    dopt.pc = params.pc;
 
     /* MPI: a singleton without mpirun; the daemon or a test may have
      * started it already */

@@ -239,21 +239,19 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
         (c->in.has_x0 &&
          snprintf(m->x0_path, sizeof m->x0_path, "%s/x0.mtx", c->dir) >= (int)sizeof m->x0_path))
         return cls_fail(err, CLS_EOTHER, "data directory path too long for the job protocol");
-    m->tol = c->params.tol;
-    m->atol = c->params.atol;
-    m->maxiter = c->params.maxiter;
-    /* the names were checked at submission by the same parse functions
-     * (the preconditioner's by pc_options_set, into params.pc) */
-    solver_method me = SOLVER_CG;
-    la_precision pr = LA_DOUBLE;
-    if (solver_method_parse(c->params.method, &me) ||
-        solver_precision_parse(c->params.precision, &pr))
-        return cls_fail(err, CLS_EUSAGE, "method '%s' or precision '%s' is unknown",
-                        c->params.method, c->params.precision);
-    m->precond = (int32_t)c->params.pc.type;
+    /* the parameters were checked at submission (job_params_set); this
+     * is the same conversion `clsolve solve` makes of its options */
+    solve_options so;
+    solve_options_default(&so);
+    if (job_params_solve_options(&c->params, &so, err))
+        return CLS_EUSAGE;
+    m->tol = so.tol;
+    m->atol = so.atol;
+    m->maxiter = so.maxiter;
+    m->precond = (int32_t)so.precond;
     m->pc = c->params.pc;
-    m->method = (int32_t)me;
-    m->precision = (int32_t)pr;
+    m->method = (int32_t)so.method;
+    m->precision = (int32_t)so.precision;
     m->devices_per_rank = 1;
     return CLS_OK;
 }
