@@ -468,10 +468,13 @@ int cmd_submit(int argc, char **argv)
              * parsed (strtod takes text a URL must not carry, e.g. " 1") */
             char num[40];
             const char *v = a.value;
-            if (!strcmp(pkey, "tol") || !strcmp(pkey, "atol"))
-                snprintf(num, sizeof num, "%.17g", pkey[0] == 't' ? params.tol : params.atol), v = num;
-            else if (!strcmp(pkey, "maxiter"))
-                snprintf(num, sizeof num, "%lld", (long long)params.maxiter), v = num;
+            if (!strcmp(pkey, "tol") || !strcmp(pkey, "atol")) {
+                snprintf(num, sizeof num, "%.17g", !strcmp(pkey, "tol") ? params.tol : params.atol);
+                v = num;
+            } else if (!strcmp(pkey, "maxiter")) {
+                snprintf(num, sizeof num, "%lld", (long long)params.maxiter);
+                v = num;
+            }
             append_q(q, sizeof q, pkey, v);
         } else if (cli_opt(&a, "--monitor", NULL, 0))
             monitor = 1;

@@ -71,9 +71,9 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
     /* one engine (la's tuned format blocks, fused updates); the key stays
      * for scripts that read it */
     json_object_set_new(o, "engine", json_string("fused"));
-    json_object_set_new(o, "parts", json_pack("{s:i, s:i, s:i}", "ranks", rep->ranks,
-                                              "devices_per_rank", rep->devices_per_rank, "total",
-                                              rep->nparts));
+    json_object_set_new(o, "parts",
+                        json_pack("{s:i, s:i, s:i}", "ranks", rep->ranks, "devices_per_rank",
+                                  rep->devices_per_rank, "total", rep->nparts));
     json_object_set_new(o, "warm_devices", json_integer(rep->warm_parts));
     if (rep->device_choice[0]) /* --device auto on one part: what was compared */
         json_object_set_new(o, "device_choice", json_string(rep->device_choice));
@@ -98,8 +98,7 @@ json_t *report_times_json(const dsolve_report *rep)
     json_object_set_new(t, "solve_confirm_s", json_real(rep->cg.confirm_s));
     json_object_set_new(t, "gather_s", json_real(rep->gather_s));
     json_object_set_new(t, "ms_per_iteration", json_real(its > 0 ? 1e3 * rep->solve_s / its : 0.0));
-    json_object_set_new(t, "loop_ms_per_iteration",
-                        json_real(its > 0 ? 1e3 * loop_s / its : 0.0));
+    json_object_set_new(t, "loop_ms_per_iteration", json_real(its > 0 ? 1e3 * loop_s / its : 0.0));
     json_object_set_new(t, "warm_devices", json_integer(rep->warm_parts));
     return t;
 }
