@@ -40,6 +40,15 @@ int cli_report_failure(const char *cmd, int rc, const struct cls_error *err, int
 struct pc_options;
 int cli_precond(cli_args *a, struct pc_options *o, const char **key);
 
+/* The solve's parameters, --tol, --atol, --maxiter, --method and
+ * --precision: when argv[i] is one, consumes it, checks it with
+ * net/job_params.h's job_params_set (the daemon's check of the same query
+ * parameter: one rule and one message, "--tol: '2' is not a number in
+ * (0, 1)", a usage error, exit 2) and returns 1 with *key (the parameter's
+ * name) and a->value set; 0 otherwise. */
+struct job_params;
+int cli_solve_param(cli_args *a, struct job_params *p, const char **key);
+
 /* Prints "clsolve CMD: message" and the usage hint, exits 2. */
 void cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 

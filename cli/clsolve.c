@@ -21,6 +21,7 @@
 #include "common/mpi_env.h"
 #include "common/version.h"
 #include "kernels/ocl.h"
+#include "net/job_params.h"
 #include "solver/pc/pc_options.h"
 
 void cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -76,6 +77,23 @@ int cli_precond(cli_args *a, pc_options *o, const char **key)
     }
     *key = k;
     return 1;
+}
+
+int cli_solve_param(cli_args *a, job_params *p, const char **key)
+{
+    static const char *const keys[] = {"tol", "atol", "maxiter", "method", "precision"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        char opt[16];
+        snprintf(opt, sizeof opt, "--%s", keys[k]);
+        if (!cli_opt(a, opt, NULL, 1))
+            continue;
+        cls_error e;
+        if (job_params_set(p, keys[k], a->value, &e))
+            cli_usage_error(a->cmd, "--%s", e.msg); /* "tol: '2' is not ..." */
+        *key = keys[k];
+        return 1;
+    }
+    return 0;
 }
 
 int cli_opt(cli_args *a, const char *name, const char *alias, int want_value)

@@ -40,13 +40,12 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "solver/pc/pc_options.h"
 #include "common/error.h"
 #include "common/timer.h"
 #include "net/fileio.h"
+#include "net/job_params.h"
 #include "http_client.h"
 #include "progress.h"
-#include "solver/names.h"
 
 typedef struct client {
     const char *cmd;
@@ -449,9 +448,9 @@ int cmd_submit(int argc, char **argv)
     int wait = 0, json = 0, monitor = 0;
     char q[512] = "";
     double timeout_s = 0;
-    pc_options pco;
-    const char *pckey;
-    pc_options_default(&pco);
+    job_params params; /* checked as the daemon checks them; sent in the query */
+    const char *pkey;
+    job_params_init(&params);
     while (a.i < argc) {
         if (client_opt(&a, &ca))
             continue;
@@ -461,41 +460,22 @@ int cmd_submit(int argc, char **argv)
             x0path = a.value;
         else if (cli_opt(&a, "-o", "--output", 1))
             out = a.value;
-        else if (cli_opt(&a, "--tol", NULL, 1)) {
-            double t = cli_double(&a, "--tol", a.value);
-            if (!(t > 0.0 && t < 1.0))
-                cli_usage_error("submit", "--tol must be in (0, 1), got %s", a.value);
-            char v[40];
-            snprintf(v, sizeof v, "%.17g", t);
-            append_q(q, sizeof q, "tol", v);
-        } else if (cli_opt(&a, "--atol", NULL, 1)) {
-            double t = cli_double(&a, "--atol", a.value);
-            if (!(t >= 0.0) || !isfinite(t))
-                cli_usage_error("submit", "--atol must be a finite number >= 0, got %s", a.value);
-            char v[40];
-            snprintf(v, sizeof v, "%.17g", t);
-            append_q(q, sizeof q, "atol", v);
-        } else if (cli_opt(&a, "--maxiter", NULL, 1)) {
-            char v[32];
-            snprintf(v, sizeof v, "%lld", (long long)cli_int(&a, "--maxiter", a.value, 1));
-            append_q(q, sizeof q, "maxiter", v);
-        } else if (cli_precond(&a, &pco, &pckey)) {
-            /* --precond NAME, --precond-degree N, ...: checked by the
-             * function the daemon reads them with (pc_options.h), as
-             * clsolve solve does */
-            append_q(q, sizeof q, pckey, a.value);
-        } else if (cli_opt(&a, "--method", NULL, 1)) {
-            solver_method me;
-            if (solver_method_parse(a.value, &me))
-                cli_usage_error("submit", "--method: '%s' is not %s", a.value,
-                                solver_method_choices());
-            append_q(q, sizeof q, "method", a.value);
-        } else if (cli_opt(&a, "--precision", NULL, 1)) {
-            la_precision pr;
-            if (solver_precision_parse(a.value, &pr))
-                cli_usage_error("submit", "--precision: '%s' is not %s", a.value,
-                                solver_precision_choices());
-            append_q(q, sizeof q, "precision", a.value);
+        else if (cli_solve_param(&a, &params, &pkey) || cli_precond(&a, &params.pc, &pkey)) {
+            /* --tol, --atol, --maxiter, --method, --precision, --precond
+             * NAME, --precond-degree N, ...: checked here by the function
+             * the daemon checks the query with (net/job_params.h), so a bad
+             * value is a usage error before any upload; numbers go as
+             * parsed (strtod takes text a URL must not carry, e.g. " 1") */
+            char num[40];
+            const char *v = a.value;
+            if (!strcmp(pkey, "tol") || !strcmp(pkey, "atol")) {
+                snprintf(num, sizeof num, "%.17g", !strcmp(pkey, "tol") ? params.tol : params.atol);
+                v = num;
+            } else if (!strcmp(pkey, "maxiter")) {
+                snprintf(num, sizeof num, "%lld", (long long)params.maxiter);
+                v = num;
+            }
+            append_q(q, sizeof q, pkey, v);
         } else if (cli_opt(&a, "--monitor", NULL, 0))
             monitor = 1;
         else if (cli_opt(&a, "--timeout", NULL, 1))

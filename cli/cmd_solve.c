@@ -14,7 +14,9 @@
  * cannot cut rank 0 short.
  *
  * The JSON summary (--json) is the contract scripts and tests read: its keys
- * are listed in DESIGN.md and must not be renamed.
+ * are listed in DESIGN.md and must not be renamed. The solve report in it
+ * is net/report.c's, the same serialiser as the daemon's job record, so the
+ * two cannot drift apart; this file adds only what the command line knows.
  */
 #include <jansson.h>
 #include <math.h>
@@ -29,6 +31,8 @@
 #include "common/timer.h"
 #include "progress.h"
 #include "matrices/mm.h"
+#include "net/job_params.h"
+#include "net/report.h"
 #include "solver/dsolve.h"
 #include "solver/names.h"
 
@@ -112,7 +116,9 @@ int cmd_solve(int argc, char **argv)
     int nb = 0;
     const double t_entry = cls_now(); /* before MPI starts: its start-up is reported too */
     int json = 0, engine_note = 0, monitor = 0;
-    const char *pckey;
+    const char *pkey;
+    job_params params; /* the solve's parameters, as a job's (net/job_params.h) */
+    job_params_init(&params);
     dsolve_options dopt;
     dsolve_options_default(&dopt);
     dopt.prewarm = 1; /* the device's OpenCL start overlaps reading the matrix */
@@ -134,28 +140,10 @@ int cmd_solve(int argc, char **argv)
             x0path = a.value;
         else if (cli_opt(&a, "-o", "--output", 1))
             out = a.value;
-        else if (cli_opt(&a, "--tol", NULL, 1)) {
-            opt->tol = cli_double(&a, "--tol", a.value);
-            if (!(opt->tol > 0.0 && opt->tol < 1.0))
-                cli_usage_error("solve", "--tol must be in (0, 1), got %s", a.value);
-        } else if (cli_opt(&a, "--atol", NULL, 1)) {
-            opt->atol = cli_double(&a, "--atol", a.value);
-            if (!(opt->atol >= 0.0) || !isfinite(opt->atol))
-                cli_usage_error("solve", "--atol must be a finite number >= 0, got %s", a.value);
-        } else if (cli_opt(&a, "--maxiter", NULL, 1))
-            opt->maxiter = cli_int(&a, "--maxiter", a.value, 1);
-        else if (cli_precond(&a, &dopt.pc, &pckey)) {
-            /* --precond NAME, --precond-degree N, ...: read by pc_options_set
-             * (the names are solver_precond_parse's too), as the HTTP query
-             * and the options JSON are */
-        } else if (cli_opt(&a, "--method", NULL, 1)) {
-            if (solver_method_parse(a.value, &opt->method))
-                cli_usage_error("solve", "--method: '%s' is not %s", a.value,
-                                solver_method_choices());
-        } else if (cli_opt(&a, "--precision", NULL, 1)) {
-            if (solver_precision_parse(a.value, &opt->precision))
-                cli_usage_error("solve", "--precision: '%s' is not %s", a.value,
-                                solver_precision_choices());
+        else if (cli_solve_param(&a, &params, &pkey) || cli_precond(&a, &params.pc, &pkey)) {
+            /* --tol, --atol, --maxiter, --method, --precision, --precond
+             * NAME, --precond-degree N, ...: checked by the daemon's own
+             * check of its query parameters (net/job_params.h) */
         } else if (cli_opt(&a, "--monitor", NULL, 0))
             monitor = 1;
         else if (cli_opt(&a, "--device", NULL, 1))
@@ -193,7 +181,10 @@ int cmd_solve(int argc, char **argv)
     if (!path)
         cli_usage_error("solve", "no matrix file given");
     opt->name = path;
-    opt->precond = dopt.pc.type;
+    cls_error perr;
+    if (job_params_solve_options(&params, opt, &perr))
+        cli_usage_error("solve", "%s", perr.msg);
+    dopt.pc = params.pc;
 
     /* MPI: a singleton without mpirun; the daemon or a test may have
      * started it already */
@@ -264,29 +255,22 @@ int cmd_solve(int argc, char **argv)
     }
     int solved = rep.cg.nhistory > 0;
     if (json) {
+        /* the report's keys are net/report.c's, shared with the job record;
+         * here only what this command alone knows: the files, the error
+         * against x = 1, the devices, the history and its own times */
         json_t *o = json_object();
         json_object_set_new(o, "matrix", json_string(path));
-        json_object_set_new(o, "converged", json_boolean(rc == CLS_OK));
-        json_object_set_new(o, "exit_code", json_integer(rc));
+        json_t *r = report_json(&rep, &dopt, rc);
+        json_object_update(o, r);
+        json_decref(r);
         if (rc != CLS_OK) {
             json_object_set_new(o, "error", json_string(err.msg));
             if (err.line)
                 json_object_set_new(o, "line", json_integer(err.line));
         }
-        if (solved) {
-            json_object_set_new(o, "reason", json_string(cg_reason_name(rep.cg.reason)));
-            json_object_set_new(o, "iterations", json_integer(rep.cg.iterations));
-            json_object_set_new(o, "relative_residual", json_real(rep.cg.rel_residual));
-            json_object_set_new(o, "true_relative_residual",
-                                isfinite(rep.true_rel_residual) ? json_real(rep.true_rel_residual)
-                                                                : json_null());
-            if (rhs_is_A1)
-                json_object_set_new(o, "max_error_vs_exact",
-                                    isfinite(err_ones) ? json_real(err_ones) : json_null());
-        }
-        json_object_set_new(o, "rows", json_integer(rep.rows));
-        json_object_set_new(o, "nnz", json_integer(rep.nnz));
-        json_object_set_new(o, "duplicates", json_integer(rep.duplicates));
+        if (solved && rhs_is_A1)
+            json_object_set_new(o, "max_error_vs_exact",
+                                isfinite(err_ones) ? json_real(err_ones) : json_null());
         if (nb > 1) {
             json_t *rl = json_array();
             for (int f = 0; f < nb; f++)
@@ -295,79 +279,24 @@ int cmd_solve(int argc, char **argv)
         } else {
             json_object_set_new(o, "rhs", json_string(bpath ? bpath : "A*ones"));
         }
-        /* several right-hand sides: one entry per column, in order */
-        json_object_set_new(o, "rhs_columns", json_integer(k));
-        if (k > 1 && rep.cols) {
-            json_object_set_new(o, "rhs_mode",
-                                json_string(rep.together ? "together" : "sequential"));
-            json_t *cols = json_array();
-            for (int c = 0; c < k; c++) {
-                const cg_result *r = &rep.cols[c];
-                json_t *co = json_object();
-                json_object_set_new(co, "converged", json_boolean(r->converged));
-                json_object_set_new(co, "reason", json_string(cg_reason_name(r->reason)));
-                json_object_set_new(co, "iterations", json_integer(r->iterations));
-                json_object_set_new(co, "relative_residual",
-                                    isfinite(r->rel_residual) ? json_real(r->rel_residual)
-                                                              : json_null());
-                json_object_set_new(co, "true_relative_residual",
-                                    isfinite(rep.true_rel_cols[c]) ? json_real(rep.true_rel_cols[c])
-                                                                   : json_null());
-                json_array_append_new(cols, co);
-            }
-            json_object_set_new(o, "columns", cols);
-        }
-        json_object_set_new(o, "tol", json_real(opt->tol));
-        json_object_set_new(o, "atol", json_real(opt->atol));
-        json_object_set_new(o, "method", json_string(solver_method_name(opt->method)));
-        /* the preconditioner as run (auto resolved), and its set-up */
-        json_object_set_new(
-            o, "precond",
-            json_string(pc_name(rep.pc.type != PRECOND_NONE || opt->precond == PRECOND_NONE
-                                    ? rep.pc.type
-                                    : opt->precond)));
-        json_object_set_new(o, "preconditioner", pc_info_json(&rep.pc));
-        json_object_set_new(o, "precision", json_string(la_precision_name(opt->precision)));
-        /* one engine (solver/dcg.c, pipecg.c): la's tuned format blocks,
-         * fused updates; kept as a key for scripts that read it */
-        json_object_set_new(o, "engine", json_string("fused"));
-        json_object_set_new(o, "parts",
-                            json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
-                                      rep.devices_per_rank, "total", rep.nparts));
         json_t *devs = json_array();
         for (int k = 0; k < rep.nparts && k < DSOLVE_MAX_PARTS; k++)
             if (rep.parts[k].device.name[0])
                 json_array_append_new(devs, device_json(&rep.parts[k]));
         json_object_set_new(o, "devices", devs);
-        double per_it = rep.cg.iterations ? rep.solve_s / (double)rep.cg.iterations : 0.0;
-        /* solve_s holds the start (workspace, initial residual) and the
-         * true-residual confirmations; the loop's own per-iteration time
-         * is what remains */
-        double loop_s = rep.solve_s - rep.cg.start_s - rep.cg.confirm_s;
-        json_t *times =
-            json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "parse_s", rep.parse_s, "setup_s",
-                      rep.setup_s, "solve_s", rep.solve_s, "total_s", total_s, "ms_per_iteration",
-                      1e3 * per_it, "solve_start_s", rep.cg.start_s, "solve_confirm_s",
-                      rep.cg.confirm_s, "loop_ms_per_iteration",
-                      rep.cg.iterations ? 1e3 * loop_s / (double)rep.cg.iterations : 0.0);
         /* every phase, in order: MPI start-up; read (or generate); halo
          * plans; devices (contexts, programs); matrix, vectors and workspace
          * to the devices; solve; x back and the true residual; -o file */
+        json_t *times = report_times_json(&rep);
+        json_object_set_new(times, "total_s", json_real(total_s));
         json_object_set_new(times, "startup_s", json_real(startup_s));
-        json_object_set_new(times, "partition_s", json_real(rep.partition_s));
-        json_object_set_new(times, "init_s", json_real(rep.init_s));
-        json_object_set_new(times, "upload_s", json_real(rep.upload_s));
-        json_object_set_new(times, "gather_s", json_real(rep.gather_s));
         json_object_set_new(times, "write_s", json_real(write_s));
-        json_object_set_new(o, "warm_devices", json_integer(rep.warm_parts));
         /* the residual history: ||r_k||/||b|| for k = 0 (the initial) on */
         json_t *hist = json_array();
         for (int64_t h = 0; h < rep.cg.nhistory; h++)
             json_array_append_new(hist, isfinite(rep.cg.history[h]) ? json_real(rep.cg.history[h])
                                                                     : json_null());
         json_object_set_new(o, "residuals", hist);
-        if (rep.device_choice[0]) /* --device auto on one part: what was compared */
-            json_object_set_new(o, "device_choice", json_string(rep.device_choice));
         json_object_set_new(o, "times", times);
         char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
         if (s)

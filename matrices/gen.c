@@ -9,41 +9,11 @@
  *   7-point   : 1 + (c(x)-1) + (c(y)-1) + (c(z)-1)
  *   27-point  : c(x) c(y) c(z)
  * and the totals are 5N^2 - 4N, 7N^3 - 6N^2 and (3N-2)^3. The rows are
- * built by gen_rows.c (the generator of `gen:` solves too), in parallel;
- * this file names the kinds and checks the sizes and the closed form.
+ * built by gen_rows.c (the generator of `gen:` solves too, and the owner of
+ * the kind names), in parallel; this file checks the sizes and the closed
+ * form.
  */
 #include "gen.h"
-
-#include <string.h>
-
-#include "gen_rows.h"
-
-static const struct {
-    const char *name;
-    gen_kind kind;
-} gen_names[] = {
-    {"poisson2d", GEN_POISSON2D},
-    {"poisson3d", GEN_POISSON3D},
-    {"poisson3d27", GEN_POISSON3D27},
-};
-
-int gen_kind_parse(const char *name, gen_kind *k)
-{
-    for (size_t i = 0; i < sizeof gen_names / sizeof gen_names[0]; i++)
-        if (strcmp(name, gen_names[i].name) == 0) {
-            *k = gen_names[i].kind;
-            return 0;
-        }
-    return -1;
-}
-
-const char *gen_kind_name(gen_kind k)
-{
-    for (size_t i = 0; i < sizeof gen_names / sizeof gen_names[0]; i++)
-        if (gen_names[i].kind == k)
-            return gen_names[i].name;
-    return "?";
-}
 
 int gen_matrix(gen_kind k, int64_t n, csr_matrix *A, cls_error *err)
 {

@@ -7,6 +7,10 @@
  * Dirichlet boundaries (neighbours outside the grid are dropped), so every
  * matrix is symmetric positive definite. Rows are built in parallel straight
  * into CSR: poisson3d 320 (32.8 M rows) takes no triplet detour.
+ *
+ * The kinds (gen_kind and its names) belong to gen_rows.h, the row-block
+ * generator beneath this file: this file only picks the cubic grid of one
+ * size, so the includes run one way, gen.h -> gen_rows.h.
  */
 #ifndef CLS_MATRICES_GEN_H
 #define CLS_MATRICES_GEN_H
@@ -15,12 +19,7 @@
 
 #include "../common/error.h"
 #include "csr.h"
-
-typedef enum { GEN_POISSON2D, GEN_POISSON3D, GEN_POISSON3D27 } gen_kind;
-
-/* Parses "poisson2d" | "poisson3d" | "poisson3d27"; returns -1 if unknown. */
-int gen_kind_parse(const char *name, gen_kind *k);
-const char *gen_kind_name(gen_kind k);
+#include "gen_rows.h"
 
 /* Builds the matrix for grid size n (n >= 1). Fails (CLS_EUSAGE) when the
  * row count or nonzeros would overflow 32-bit column indices. */

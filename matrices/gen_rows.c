@@ -14,6 +14,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const struct {
+    const char *name;
+    gen_kind kind;
+} gen_names[] = {
+    {"poisson2d", GEN_POISSON2D},
+    {"poisson3d", GEN_POISSON3D},
+    {"poisson3d27", GEN_POISSON3D27},
+};
+
+int gen_kind_parse(const char *name, gen_kind *k)
+{
+    for (size_t i = 0; i < sizeof gen_names / sizeof gen_names[0]; i++)
+        if (strcmp(name, gen_names[i].name) == 0) {
+            *k = gen_names[i].kind;
+            return 0;
+        }
+    return -1;
+}
+
+const char *gen_kind_name(gen_kind k)
+{
+    for (size_t i = 0; i < sizeof gen_names / sizeof gen_names[0]; i++)
+        if (gen_names[i].kind == k)
+            return gen_names[i].name;
+    return "?";
+}
+
 int gen_grid_parse(const char *spec, gen_grid *g, cls_error *err)
 {
     memset(g, 0, sizeof *g);

@@ -8,6 +8,10 @@
  * Row i is grid point (x, y, z) with i = x + nx (y + ny z), x fastest, and
  * the values are gen.c's (diagonal 4, 6 or 26, neighbours -1, Dirichlet
  * boundaries), so "poisson3d:N" is exactly `clsolve gen poisson3d N`.
+ *
+ * The kinds and their names live here, at the bottom, because both the
+ * spec parser below and gen.h's one-size matrices need them; gen.h builds
+ * on this file and never the reverse.
  */
 #ifndef CLS_MATRICES_GEN_ROWS_H
 #define CLS_MATRICES_GEN_ROWS_H
@@ -16,7 +20,12 @@
 
 #include "../common/error.h"
 #include "csr.h"
-#include "gen.h"
+
+typedef enum { GEN_POISSON2D, GEN_POISSON3D, GEN_POISSON3D27 } gen_kind;
+
+/* Parses "poisson2d" | "poisson3d" | "poisson3d27"; returns -1 if unknown. */
+int gen_kind_parse(const char *name, gen_kind *k);
+const char *gen_kind_name(gen_kind k);
 
 typedef struct gen_grid {
     gen_kind kind;

@@ -80,7 +80,7 @@
 #include <zlib.h>
 
 #include "../common/timer.h"
-#include "mm_priv.h"
+#include "mm_lex.h"
 
 #define MM_DEFAULT_BLOCK ((size_t)64 << 20)
 #define MM_MAX_LINE ((size_t)16 << 20) /* longest line accepted in the entry section */
@@ -93,33 +93,6 @@ static size_t mm_block_size = MM_DEFAULT_BLOCK;
 void mm_set_block_size(size_t bytes)
 {
     mm_block_size = bytes ? (bytes < 16 ? 16 : bytes) : MM_DEFAULT_BLOCK;
-}
-
-const char *mm_layout_name(mm_layout l)
-{
-    return l == MM_ARRAY ? "array" : "coordinate";
-}
-
-const char *mm_field_name(mm_field f)
-{
-    switch (f) {
-    case MM_REAL: return "real";
-    case MM_INTEGER: return "integer";
-    case MM_PATTERN: return "pattern";
-    case MM_COMPLEX: return "complex";
-    }
-    return "?";
-}
-
-const char *mm_symmetry_name(mm_symmetry s)
-{
-    switch (s) {
-    case MM_GENERAL: return "general";
-    case MM_SYMMETRIC: return "symmetric";
-    case MM_SKEW_SYMMETRIC: return "skew-symmetric";
-    case MM_HERMITIAN: return "hermitian";
-    }
-    return "?";
 }
 
 /* ------------------------------------------------------------------------ */

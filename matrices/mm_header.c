@@ -26,12 +26,39 @@
 #include <limits.h>
 #include <stdio.h>
 
-#include "mm.h"
-#include "mm_priv.h"
+#include "mm_header.h"
+#include "mm_lex.h"
 
 int mm_fail_line(cls_error *err, const char *name, int64_t line, const char *what)
 {
     return cls_fail_line(err, CLS_EINPUT, line, "%s:%lld: %s", name, (long long)line, what);
+}
+
+const char *mm_layout_name(mm_layout l)
+{
+    return l == MM_ARRAY ? "array" : "coordinate";
+}
+
+const char *mm_field_name(mm_field f)
+{
+    switch (f) {
+    case MM_REAL: return "real";
+    case MM_INTEGER: return "integer";
+    case MM_PATTERN: return "pattern";
+    case MM_COMPLEX: return "complex";
+    }
+    return "?";
+}
+
+const char *mm_symmetry_name(mm_symmetry s)
+{
+    switch (s) {
+    case MM_GENERAL: return "general";
+    case MM_SYMMETRIC: return "symmetric";
+    case MM_SKEW_SYMMETRIC: return "skew-symmetric";
+    case MM_HERMITIAN: return "hermitian";
+    }
+    return "?";
 }
 
 /* Parses a size-line field: 0 ok, 1 not a number, 2 negative, 3 too large. */

@@ -33,6 +33,19 @@ void job_params_free(job_params *p)
 
 int job_params_is_cg(const job_params *p) { return strcmp(p->kind, "cg") == 0; }
 
+int job_params_solve_options(const job_params *p, solve_options *o, cls_error *err)
+{
+    if (solver_method_parse(p->method, &o->method) ||
+        solver_precision_parse(p->precision, &o->precision))
+        return cls_fail(err, CLS_EUSAGE, "method '%s' or precision '%s' is unknown", p->method,
+                        p->precision);
+    o->tol = p->tol;
+    o->atol = p->atol;
+    o->maxiter = p->maxiter;
+    o->precond = p->pc.type;
+    return CLS_OK;
+}
+
 static int kind_is_physics(const char *k)
 {
     return !strcmp(k, "springs") || !strcmp(k, "deform") || !strcmp(k, "curvature") ||

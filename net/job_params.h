@@ -13,6 +13,13 @@
  * (springs, deform, curvature, nbody) take any options, passed to the
  * physics driver as one JSON object (query values that read as numbers or
  * booleans become JSON numbers or booleans).
+ *
+ * It is the one place a solve's parameters are checked: `clsolve solve`
+ * and `clsolve submit` read their --tol, --atol, --maxiter, --method,
+ * --precision and --precond options into a job_params through
+ * job_params_set too (cli/clsolve.c's cli_solve_param), so the command
+ * line and the daemon accept the same values with the same messages; each
+ * caller only frames the failure (exit 2 with "--KEY: ...", or a 400).
  */
 #ifndef CLS_NET_JOB_PARAMS_H
 #define CLS_NET_JOB_PARAMS_H
@@ -22,6 +29,7 @@
 
 #include "../common/error.h"
 #include "../solver/pc/pc_options.h"
+#include "../solver/solve.h"
 
 typedef struct job_params {
     char kind[16];       /* "cg" or a physics kind */
@@ -56,6 +64,12 @@ int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error
 int job_params_finish(job_params *p, cls_error *err);
 
 int job_params_is_cg(const job_params *p);
+
+/* A cg job's parameters as the solver's options: tol, atol, maxiter,
+ * method, precision and the preconditioner's type (its parameters are
+ * p->pc); o's other members are left as they are. CLS_EUSAGE if a name
+ * is unknown, which job_params_set would have refused already. */
+int job_params_solve_options(const job_params *p, solve_options *o, cls_error *err);
 
 /* The parameters as the JSON object a job record stores (new reference). */
 json_t *job_params_to_json(const job_params *p);

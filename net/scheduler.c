@@ -33,6 +33,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "problem.h"
+#include "report.h"
 #ifdef CLS_NET_HAVE_PHYSICS
 #include "../physics/job.h"
 #endif
@@ -238,21 +239,19 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
         (c->in.has_x0 &&
          snprintf(m->x0_path, sizeof m->x0_path, "%s/x0.mtx", c->dir) >= (int)sizeof m->x0_path))
         return cls_fail(err, CLS_EOTHER, "data directory path too long for the job protocol");
-    m->tol = c->params.tol;
-    m->atol = c->params.atol;
-    m->maxiter = c->params.maxiter;
-    /* the names were checked at submission by the same parse functions
-     * (the preconditioner's by pc_options_set, into params.pc) */
-    solver_method me = SOLVER_CG;
-    la_precision pr = LA_DOUBLE;
-    if (solver_method_parse(c->params.method, &me) ||
-        solver_precision_parse(c->params.precision, &pr))
-        return cls_fail(err, CLS_EUSAGE, "method '%s' or precision '%s' is unknown",
-                        c->params.method, c->params.precision);
-    m->precond = (int32_t)c->params.pc.type;
+    /* the parameters were checked at submission (job_params_set); this
+     * is the same conversion `clsolve solve` makes of its options */
+    solve_options so;
+    solve_options_default(&so);
+    if (job_params_solve_options(&c->params, &so, err))
+        return CLS_EUSAGE;
+    m->tol = so.tol;
+    m->atol = so.atol;
+    m->maxiter = so.maxiter;
+    m->precond = (int32_t)so.precond;
     m->pc = c->params.pc;
-    m->method = (int32_t)me;
-    m->precision = (int32_t)pr;
+    m->method = (int32_t)so.method;
+    m->precision = (int32_t)so.precision;
     m->devices_per_rank = 1;
     return CLS_OK;
 }
@@ -399,55 +398,11 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
 
     json_t *result = NULL;
     if (rep.rows > 0 || rep.cg.nhistory > 0) {
-        result = json_object();
-        json_object_set_new(result, "converged", json_boolean(rc == CLS_OK));
-        json_object_set_new(result, "exit_code", json_integer(rc));
-        if (rep.cg.nhistory > 0) {
-            json_object_set_new(result, "reason", json_string(cg_reason_name(rep.cg.reason)));
-            json_object_set_new(result, "iterations", json_integer(rep.cg.iterations));
-            json_object_set_new(result, "relative_residual",
-                                isfinite(rep.cg.rel_residual) ? json_real(rep.cg.rel_residual)
-                                                              : json_null());
-            json_object_set_new(result, "true_relative_residual",
-                                isfinite(rep.true_rel_residual) ? json_real(rep.true_rel_residual)
-                                                                : json_null());
-        }
-        json_object_set_new(result, "rows", json_integer(rep.rows));
-        json_object_set_new(result, "nnz", json_integer(rep.nnz));
-        json_object_set_new(result, "duplicates", json_integer(rep.duplicates));
+        /* the report's keys are net/report.c's, shared with `clsolve solve
+         * --json`; the job adds its right-hand side and whether x was kept */
+        result = report_json(&rep, &o, rc);
         json_object_set_new(result, "rhs", json_string(c->in.has_rhs ? c->in.rhs_name : "A*ones"));
-        json_object_set_new(result, "tol", json_real(c->params.tol));
-        json_object_set_new(result, "atol", json_real(c->params.atol));
-        json_object_set_new(result, "method", json_string(c->params.method));
-        /* the preconditioner as run (auto resolved) and whether its set-up
-         * was built for this job or reused from an earlier one (pc.h) */
-        json_object_set_new(result, "precond",
-                            json_string(rep.pc.type != PRECOND_NONE ? pc_name(rep.pc.type)
-                                                                    : c->params.precond));
-        json_object_set_new(result, "preconditioner", pc_info_json(&rep.pc));
-        /* several right-hand sides (an n x k rhs): one entry per column */
-        json_object_set_new(result, "rhs_columns", json_integer(rep.nrhs > 0 ? rep.nrhs : 1));
-        if (rep.nrhs > 1 && rep.cols) {
-            json_t *cols = json_array();
-            for (int k = 0; k < rep.nrhs; k++)
-                json_array_append_new(
-                    cols, json_pack("{s:b, s:s, s:I, s:o}", "converged", rep.cols[k].converged,
-                                    "reason", cg_reason_name(rep.cols[k].reason), "iterations",
-                                    (json_int_t)rep.cols[k].iterations, "true_relative_residual",
-                                    isfinite(rep.true_rel_cols[k])
-                                        ? json_real(rep.true_rel_cols[k])
-                                        : json_null()));
-            json_object_set_new(result, "columns", cols);
-            json_object_set_new(result, "rhs_mode",
-                                json_string(rep.together ? "together" : "sequential"));
-        }
-        json_object_set_new(result, "precision", json_string(c->params.precision));
-        json_object_set_new(result, "parts",
-                            json_pack("{s:i, s:i, s:i}", "ranks", rep.ranks, "devices_per_rank",
-                                      rep.devices_per_rank, "total", rep.nparts));
         json_object_set_new(result, "solution_available", json_boolean(x != NULL && !werr.msg[0]));
-        if (rep.device_choice[0])
-            json_object_set_new(result, "device_choice", json_string(rep.device_choice));
     }
     json_t *devices = json_array();
     for (int i = 0; i < rep.nparts && i < DSOLVE_MAX_PARTS; i++) {
@@ -468,20 +423,10 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         json_array_append_new(devices, d);
         metrics_device_busy(p->rank, p->device.index, p->device.name, rep.setup_s + rep.solve_s);
     }
-    json_t *timings = json_pack("{s:f, s:f, s:f, s:f}", "parse_s", rep.parse_s, "setup_s",
-                                rep.setup_s, "solve_s", rep.solve_s, "total_s", total);
-    /* setup_s in its phases, and whether the devices were warm (dvec.h) */
-    json_object_set_new(timings, "partition_s", json_real(rep.partition_s));
-    json_object_set_new(timings, "init_s", json_real(rep.init_s));
-    json_object_set_new(timings, "upload_s", json_real(rep.upload_s));
-    json_object_set_new(timings, "gather_s", json_real(rep.gather_s));
-    json_object_set_new(timings, "warm_devices", json_integer(rep.warm_parts));
-    json_object_set_new(timings, "precond_setup_s", json_real(rep.pc.setup_s));
+    json_t *timings = report_times_json(&rep);
+    json_object_set_new(timings, "total_s", json_real(total));
     json_object_set_new(timings, "write_s", json_real(write_s));
     sched_wait_timings(timings, c);
-    if (rep.cg.iterations > 0)
-        json_object_set_new(timings, "ms_per_iteration",
-                            json_real(1e3 * rep.solve_s / (double)rep.cg.iterations));
     metrics_job_finished(st, rep.solve_s, rep.cg.iterations);
     sched_log_finished(c, st, error, timings, rep.cg.iterations, rep.cg.rel_residual);
     if (rep.rows > 0) { /* the phases it reached */

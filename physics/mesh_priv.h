@@ -1,7 +1,7 @@
 /*
  * mesh_priv.h: the line parser the mesh readers share (physics/mesh.c:
- * OBJ, OFF and the entry points; physics/mesh_ply.c: PLY). Not part of
- * the mesh API.
+ * the parser, OBJ and OFF; physics/mesh_ply.c: PLY) and the readers the
+ * entry points (physics/mesh_read.c) dispatch to. Not part of the mesh API.
  */
 #ifndef CLS_PHYSICS_MESH_PRIV_H
 #define CLS_PHYSICS_MESH_PRIV_H
@@ -53,6 +53,10 @@ int mesh_add_normal(mesh_parser *p, const double *n);
 int mesh_add_polygon(mesh_parser *p, const int32_t *idx, const int32_t *tidx, const int32_t *nidx,
                      int k);
 
+/* The readers, one per format: each parses p->buf into p->m, 0 or -1 with
+ * p->err set. */
+int mesh_parse_obj(mesh_parser *p);
+int mesh_parse_off(mesh_parser *p);
 int mesh_parse_ply(mesh_parser *p);
 
 #endif

@@ -39,6 +39,12 @@ OPT = re.compile(r'cli_opt\(&?\w+, "(-[^"]+)", (?:"(-[^"]+)"|NULL)')
 pc_src = open(os.path.join(cli_dir, "..", "solver", "pc", "pc_options.c"), encoding="utf-8").read()
 pc_keys = re.search(r"pc_keys\[\] = \{(.*?)\};", pc_src, re.S).group(1)
 PRECOND_OPTS = {"--" + k.replace("_", "-") for k in re.findall(r'"(\w+)"', pc_keys)}
+# cli_solve_param() (clsolve.c) takes the solve's parameters by the keys of
+# its table ("tol" -> --tol), checked by net/job_params.c: a file that calls
+# it accepts every one of them
+cl_src = open(os.path.join(cli_dir, "clsolve.c"), encoding="utf-8").read()
+sp_keys = re.search(r"int cli_solve_param\(.*?keys\[\] = \{(.*?)\};", cl_src, re.S).group(1)
+SOLVE_OPTS = {"--" + k for k in re.findall(r'"(\w+)"', sp_keys)}
 fails = []
 for f, cmds in files.items():
     src = open(os.path.join(cli_dir, f), encoding="utf-8").read()
@@ -50,6 +56,8 @@ for f, cmds in files.items():
         accepted.update(x for x in (a, b) if x)
     if "cli_precond(" in src:
         accepted |= PRECOND_OPTS
+    if "cli_solve_param(" in src:
+        accepted |= SOLVE_OPTS
     # a file with several commands: an option belongs to one of them
     for o in sorted(accepted):
         if not any(re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(o), blocks.get(c, "")) for c in cmds):

@@ -1,10 +1,13 @@
 /*
- * mm_priv.h: what the Matrix Market reader's files share (mm.c: the entry
- * section, the writer; mm_header.c: the banner, comments and size line).
- * Not part of the contract (mm.h).
+ * mm_lex.h: the lexical helpers the Matrix Market reader's files share
+ * (mm_header.c: the banner, comments and size line; mm.c: the entry
+ * section, the writer): separators, token quoting for messages, the
+ * "NAME:LINE: what" failure. It sits beneath both, defined by mm_header.c
+ * (the lower of the two), so neither file reaches up into the other.
+ * Not part of the contract (mm.h, mm_header.h).
  */
-#ifndef CLS_MATRICES_MM_PRIV_H
-#define CLS_MATRICES_MM_PRIV_H
+#ifndef CLS_MATRICES_MM_LEX_H
+#define CLS_MATRICES_MM_LEX_H
 
 #include <stddef.h>
 #include <stdint.h>

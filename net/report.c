@@ -1,0 +1,104 @@
+/*
+ * report.c: the solve report as JSON (see report.h).
+ *
+ * One function per object, so the command line's --json and the job
+ * record cannot drift apart again: they had grown two hand-built copies
+ * whose keys differed (the job lacked the per-column relative residual,
+ * the engine and the phase split of the solve; the command line lacked the
+ * preconditioner's set-up time). The key set is the union of the two.
+ * A residual that is not finite (a breakdown) is null: JSON has no NaN.
+ */
+#include "report.h"
+
+#include <math.h>
+
+#include "../solver/names.h"
+
+static json_t *report_real(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* The preconditioner as run: auto resolved to what it chose, or, when none
+ * ran, the one asked for (so "auto" that chose none reads "auto"). */
+static const char *report_precond(const dsolve_report *rep, const dsolve_options *opt)
+{
+    return pc_name(rep->pc.type != PRECOND_NONE || opt->solve.precond == PRECOND_NONE
+                       ? rep->pc.type
+                       : opt->solve.precond);
+}
+
+static json_t *report_columns(const dsolve_report *rep)
+{
+    json_t *cols = json_array();
+    for (int c = 0; c < rep->nrhs; c++) {
+        const cg_result *r = &rep->cols[c];
+        json_array_append_new(
+            cols, json_pack("{s:b, s:s, s:I, s:o, s:o}", "converged", r->converged, "reason",
+                            cg_reason_name(r->reason), "iterations", (json_int_t)r->iterations,
+                            "relative_residual", report_real(r->rel_residual),
+                            "true_relative_residual", report_real(rep->true_rel_cols[c])));
+    }
+    return cols;
+}
+
+json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "converged", json_boolean(rc == CLS_OK));
+    json_object_set_new(o, "exit_code", json_integer(rc));
+    if (rep->cg.nhistory > 0) { /* the solve ran: a failed read has no residuals */
+        json_object_set_new(o, "reason", json_string(cg_reason_name(rep->cg.reason)));
+        json_object_set_new(o, "iterations", json_integer(rep->cg.iterations));
+        json_object_set_new(o, "relative_residual", report_real(rep->cg.rel_residual));
+        json_object_set_new(o, "true_relative_residual", report_real(rep->true_rel_residual));
+    }
+    json_object_set_new(o, "rows", json_integer(rep->rows));
+    json_object_set_new(o, "nnz", json_integer(rep->nnz));
+    json_object_set_new(o, "duplicates", json_integer(rep->duplicates));
+    const int k = rep->nrhs > 0 ? rep->nrhs : 1;
+    json_object_set_new(o, "rhs_columns", json_integer(k));
+    if (k > 1 && rep->cols) {
+        json_object_set_new(o, "rhs_mode", json_string(rep->together ? "together" : "sequential"));
+        json_object_set_new(o, "columns", report_columns(rep));
+    }
+    json_object_set_new(o, "tol", json_real(opt->solve.tol));
+    json_object_set_new(o, "atol", json_real(opt->solve.atol));
+    json_object_set_new(o, "method", json_string(solver_method_name(opt->solve.method)));
+    json_object_set_new(o, "precond", json_string(report_precond(rep, opt)));
+    json_object_set_new(o, "preconditioner", pc_info_json(&rep->pc));
+    json_object_set_new(o, "precision", json_string(la_precision_name(opt->solve.precision)));
+    /* one engine (la's tuned format blocks, fused updates); the key stays
+     * for scripts that read it */
+    json_object_set_new(o, "engine", json_string("fused"));
+    json_object_set_new(o, "parts",
+                        json_pack("{s:i, s:i, s:i}", "ranks", rep->ranks, "devices_per_rank",
+                                  rep->devices_per_rank, "total", rep->nparts));
+    json_object_set_new(o, "warm_devices", json_integer(rep->warm_parts));
+    if (rep->device_choice[0]) /* --device auto on one part: what was compared */
+        json_object_set_new(o, "device_choice", json_string(rep->device_choice));
+    return o;
+}
+
+json_t *report_times_json(const dsolve_report *rep)
+{
+    const double its = (double)rep->cg.iterations;
+    /* solve_s holds the start (workspace, initial residual) and the
+     * true-residual confirmations; the loop's own time is what remains */
+    const double loop_s = rep->solve_s - rep->cg.start_s - rep->cg.confirm_s;
+    json_t *t = json_object();
+    json_object_set_new(t, "parse_s", json_real(rep->parse_s));
+    json_object_set_new(t, "setup_s", json_real(rep->setup_s));
+    json_object_set_new(t, "partition_s", json_real(rep->partition_s));
+    json_object_set_new(t, "init_s", json_real(rep->init_s));
+    json_object_set_new(t, "upload_s", json_real(rep->upload_s));
+    json_object_set_new(t, "precond_setup_s", json_real(rep->pc.setup_s));
+    json_object_set_new(t, "solve_s", json_real(rep->solve_s));
+    json_object_set_new(t, "solve_start_s", json_real(rep->cg.start_s));
+    json_object_set_new(t, "solve_confirm_s", json_real(rep->cg.confirm_s));
+    json_object_set_new(t, "gather_s", json_real(rep->gather_s));
+    json_object_set_new(t, "ms_per_iteration", json_real(its > 0 ? 1e3 * rep->solve_s / its : 0.0));
+    json_object_set_new(t, "loop_ms_per_iteration", json_real(its > 0 ? 1e3 * loop_s / its : 0.0));
+    json_object_set_new(t, "warm_devices", json_integer(rep->warm_parts));
+    return t;
+}
