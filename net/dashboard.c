@@ -7,22 +7,24 @@
  * token the user types), so they are served without authentication;
  * browsers cannot send a bearer token when navigating to a page.
  */
+#include "dashboard.h"
+
 #include <string.h>
 
-#include "routes.h"
+#include "http_reply.h"
 
 /* generated: the embedded files by name */
 const unsigned char *net_embedded_file(const char *name, size_t *len);
 
-/* "/" is index.html; "/NAME" any embedded file whose name is lower-case
+/* "" is index.html; NAME any embedded file whose name is lower-case
  * letters, a dot and html, js or css (so a new file under net/dashboard/
  * is served without a change here). */
-static const char *asset_name(const char *path)
+static const char *dashboard_file(const char *n)
 {
-    if (!strcmp(path, "/"))
+    if (!*n)
         return "index.html";
-    const char *n = path + 1, *dot = strchr(n, '.');
-    if (path[0] != '/' || !dot || dot == n || strlen(n) > 40)
+    const char *dot = strchr(n, '.');
+    if (!dot || dot == n || strlen(n) > 40)
         return NULL;
     for (const char *c = n; c < dot; c++)
         if (*c < 'a' || *c > 'z')
@@ -33,11 +35,15 @@ static const char *asset_name(const char *path)
     return net_embedded_file(n, &len) ? n : NULL;
 }
 
-int dashboard_is_asset(const char *path) { return asset_name(path) != NULL; }
-
-enum MHD_Result dashboard_serve(struct MHD_Connection *c, const char *path)
+int dashboard_has(const char *name)
 {
-    const char *name = asset_name(path);
+    return dashboard_file(name) != NULL;
+}
+
+enum MHD_Result dashboard_serve(http_call *call)
+{
+    struct MHD_Connection *c = call->conn;
+    const char *name = dashboard_file(call->name);
     size_t len = 0;
     const unsigned char *data = name ? net_embedded_file(name, &len) : NULL;
     if (!data)

@@ -1,6 +1,9 @@
 /*
- * http_server.c: libmicrohttpd set-up, the access handler, routing and
- * authentication (see http_server.h).
+ * http_server.c: libmicrohttpd set-up and the access handler: the
+ * protocol checks, the dispatch of each request through its row of the
+ * route table (routes.h), the upload's body fed to routes_jobs.c, and the
+ * request's log line and metrics (see http_server.h). The dispatcher
+ * knows no route by name: what it decides comes from the table.
  *
  * libmicrohttpd calls the access handler several times per request: once
  * with the headers, then once per chunk of body, then once more with no
@@ -28,12 +31,13 @@
 
 #include "../common/timer.h"
 #include "http_guard.h"
+#include "http_reply.h"
 #include "ids.h"
 #include "log.h"
 #include "metrics.h"
 #include "problem.h"
-#include "record.h"
 #include "routes.h"
+#include "routes_jobs.h"
 
 #define HTTP_LINGER_BYTES ((uint64_t)4 << 20) /* read after an early answer */
 #define HTTP_LINGER_S 2.0
@@ -63,117 +67,15 @@ typedef struct http_req {
     const char *route;
 } http_req;
 
-/* The status of the answer queued on this thread (libmicrohttpd runs a
- * connection's calls on one thread), picked up by http_access. */
-static _Thread_local unsigned http_last_status;
-/* The request being answered on this thread and the body of the answer
- * being queued, for the response recorder (record.h). */
-static _Thread_local http_req *http_cur;
-static _Thread_local const char *http_cur_body;
-static _Thread_local size_t http_cur_len;
-
-const char *http_current_method(void)
-{
-    return http_cur ? http_cur->method : "?";
-}
-const char *http_current_route(void)
-{
-    return http_cur ? http_cur->route : "other";
-}
-const char *http_current_path(void)
-{
-    return http_cur ? http_cur->path : "?";
-}
-
-json_t *http_cluster(const http_server_config *cfg)
-{
-    return __atomic_load_n(&cfg->cluster, __ATOMIC_ACQUIRE);
-}
-
 void http_server_set_cluster(http_server *s, json_t *cluster)
 {
     if (s)
         __atomic_store_n(&s->cfg.cluster, cluster, __ATOMIC_RELEASE);
 }
 
-enum MHD_Result http_queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *r)
-{
-    if (!r)
-        return MHD_NO;
-    if (!MHD_get_response_header(r, "Cache-Control")) /* finished solutions say immutable */
-        MHD_add_response_header(r, "Cache-Control", "no-store");
-    http_last_status = status;
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    if (record_enabled())
-        record_response(http_current_method(), http_current_route(), http_current_path(), status, r,
-                        http_cur_body, http_cur_len);
-    enum MHD_Result q = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    metrics_http_response(status);
-    return q;
-}
-
-enum MHD_Result http_queue_body(struct MHD_Connection *c, unsigned status, struct MHD_Response *r,
-                                const char *body, size_t len)
-{
-    http_cur_body = body;
-    http_cur_len = len;
-    enum MHD_Result q = http_queue(c, status, r);
-    http_cur_body = NULL;
-    http_cur_len = 0;
-    return q;
-}
-
-enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char *ctype,
-                           char *body, size_t len)
-{
-    struct MHD_Response *r =
-        body ? MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE)
-             : MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (!r) {
-        free(body);
-        return MHD_NO;
-    }
-    if (ctype)
-        MHD_add_response_header(r, "Content-Type", ctype);
-    return http_queue_body(c, status, r, body, len);
-}
-
-enum MHD_Result http_reply_json(struct MHD_Connection *c, unsigned status, char *json)
-{
-    if (!json)
-        return http_reply_problem(c, 500, "internal", "out of memory building the response", 0);
-    return http_reply(c, status, "application/json", json, strlen(json));
-}
-
-enum MHD_Result http_reply_problem_hdr(struct MHD_Connection *c, unsigned status,
-                                       const char *slug, const char *detail, long long line,
-                                       const char *hname, const char *hvalue)
-{
-    char *body = problem_json(status, slug, detail, line);
-    if (!body)
-        return MHD_NO;
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), body,
-                                                             MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/problem+json");
-    if (hname)
-        MHD_add_response_header(r, hname, hvalue);
-    return http_queue_body(c, status, r, body, strlen(body));
-}
-
-enum MHD_Result http_reply_problem(struct MHD_Connection *c, unsigned status, const char *slug,
-                                   const char *detail, long long line)
-{
-    return http_reply_problem_hdr(c, status, slug, detail, line, NULL, NULL);
-}
-
 /* Constant-time comparison: the time depends on the expected token's
  * length only, never on where the first difference is. */
-static int token_equal(const char *got, size_t glen, const char *want)
+static int http_token_equal(const char *got, size_t glen, const char *want)
 {
     size_t wlen = strlen(want);
     unsigned char d = (unsigned char)(glen != wlen);
@@ -184,7 +86,7 @@ static int token_equal(const char *got, size_t glen, const char *want)
     return d == 0;
 }
 
-static int authorized(struct MHD_Connection *c, const char *token)
+static int http_authorized(struct MHD_Connection *c, const char *token)
 {
     const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     if (!h || strncasecmp(h, "Bearer ", 7) != 0)
@@ -195,167 +97,43 @@ static int authorized(struct MHD_Connection *c, const char *token)
     size_t n = strlen(h);
     while (n > 0 && (h[n - 1] == ' ' || h[n - 1] == '\t'))
         n--;
-    return token_equal(h, n, token);
+    return http_token_equal(h, n, token);
 }
 
-enum route {
-    R_NONE,
-    R_DASH,
-    R_HEALTHZ,
-    R_READYZ,
-    R_METRICS,
-    R_DEVICES,
-    R_JOBS,
-    R_JOB,
-    R_SOLUTION,
-    R_RESIDUALS,
-    R_CANCEL,
-    R_FILES,
-    R_FILE,
-    R_PIN,
-    R_NOJOB /* /v1/jobs/<not a job id>... */
-};
-
-/* Matches the path. For job routes, id receives the validated id and
- * *name points at the file name of R_FILE. */
-static enum route match(const char *url, char id[IDS_LEN + 1], const char **name)
+/* A request's answer (or an upload's start), all from its row of the
+ * route table (routes.h): the token, 404, 405 with Allow, the query's
+ * names, then the row's handler; a handler that takes the body leaves
+ * its upload in rq->post. */
+static enum MHD_Result http_dispatch(http_server *s, struct MHD_Connection *c, const char *url,
+                                     const char *method, http_req *rq)
 {
-    *name = NULL;
-    if (dashboard_is_asset(url))
-        return R_DASH;
-    if (!strcmp(url, "/healthz"))
-        return R_HEALTHZ;
-    if (!strcmp(url, "/readyz"))
-        return R_READYZ;
-    if (!strcmp(url, "/metrics"))
-        return R_METRICS;
-    if (!strcmp(url, "/v1/devices"))
-        return R_DEVICES;
-    if (!strcmp(url, "/v1/jobs") || !strcmp(url, "/v1/jobs/"))
-        return R_JOBS;
-    if (strncmp(url, "/v1/jobs/", 9) != 0)
-        return R_NONE;
-    const char *p = url + 9;
-    const char *slash = strchr(p, '/');
-    size_t n = slash ? (size_t)(slash - p) : strlen(p);
-    if (n != IDS_LEN)
-        return R_NOJOB;
-    memcpy(id, p, IDS_LEN);
-    id[IDS_LEN] = '\0';
-    if (!ids_valid(id))
-        return R_NOJOB;
-    if (!slash || !strcmp(slash, "/"))
-        return R_JOB;
-    if (!strcmp(slash, "/solution"))
-        return R_SOLUTION;
-    if (!strcmp(slash, "/residuals"))
-        return R_RESIDUALS;
-    if (!strcmp(slash, "/cancel"))
-        return R_CANCEL;
-    if (!strcmp(slash, "/pin"))
-        return R_PIN;
-    if (!strcmp(slash, "/files") || !strcmp(slash, "/files/"))
-        return R_FILES;
-    if (!strncmp(slash, "/files/", 7) && slash[7] && !strchr(slash + 7, '/')) {
-        *name = slash + 7;
-        return R_FILE;
-    }
-    return R_NONE;
-}
-
-/* The route as a template: the log's and the metrics' label (bounded). */
-static const char *route_name(enum route r)
-{
-    switch (r) {
-    case R_DASH:
-        return "/{dashboard}";
-    case R_HEALTHZ:
-        return "/healthz";
-    case R_READYZ:
-        return "/readyz";
-    case R_METRICS:
-        return "/metrics";
-    case R_DEVICES:
-        return "/v1/devices";
-    case R_JOBS:
-        return "/v1/jobs";
-    case R_JOB:
-        return "/v1/jobs/{id}";
-    case R_SOLUTION:
-        return "/v1/jobs/{id}/solution";
-    case R_RESIDUALS:
-        return "/v1/jobs/{id}/residuals";
-    case R_CANCEL:
-        return "/v1/jobs/{id}/cancel";
-    case R_PIN:
-        return "/v1/jobs/{id}/pin";
-    case R_FILES:
-        return "/v1/jobs/{id}/files";
-    case R_FILE:
-        return "/v1/jobs/{id}/files/{name}";
-    default:
-        return "other";
-    }
-}
-
-static const char *allowed_methods(enum route r)
-{
-    switch (r) {
-    case R_JOBS: return "GET, HEAD, POST";
-    case R_JOB: return "GET, HEAD, DELETE";
-    case R_CANCEL: return "POST";
-    case R_PIN:
-        return "POST, DELETE";
-    default: return "GET, HEAD";
-    }
-}
-
-static enum MHD_Result dispatch(http_server *s, struct MHD_Connection *c, enum route r,
-                                const char *method, const char *url, const char *id,
-                                const char *name, http_req *rq)
-{
-    int get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
-    int post = !strcmp(method, "POST");
-    int del = !strcmp(method, "DELETE");
-    int ok = r == R_PIN      ? post || del
-             : r == R_CANCEL ? post
-                             : get || (r == R_JOBS && post) || (r == R_JOB && del);
-    if (r == R_NONE)
-        return http_reply_problem(c, 404, "not-found", "no such resource", 0);
-    if (r == R_NOJOB)
+    routes_match m;
+    routes_find(url, method, &m);
+    const routes_row *rule = m.row ? m.row : m.route;
+    if (s->cfg.token && (!rule || rule->auth == ROUTES_TOKEN) && !http_authorized(c, s->cfg.token))
+        return http_reply_problem_hdr(
+            c, 401, "unauthorized",
+            "a valid bearer token is required (Authorization: Bearer TOKEN)", 0, "WWW-Authenticate",
+            "Bearer realm=\"clsolve\"");
+    if (!m.route && m.bad_id)
         return http_reply_problem(c, 404, "unknown-job",
                                   "no such job: a job id is 32 hexadecimal digits", 0);
-    if (!ok) {
-        char d[96];
-        snprintf(d, sizeof d, "method %.16s is not allowed here (allowed: %s)", method,
-                 allowed_methods(r));
-        return http_reply_problem_hdr(c, 405, "method-not-allowed", d, 0, "Allow",
-                                      allowed_methods(r));
+    if (!m.route)
+        return http_reply_problem(c, 404, "not-found", "no such resource", 0);
+    if (!m.row) {
+        char allow[64], d[128];
+        routes_allow(m.route, allow, sizeof allow);
+        snprintf(d, sizeof d, "method %.16s is not allowed here (allowed: %s)", method, allow);
+        return http_reply_problem_hdr(c, 405, "method-not-allowed", d, 0, "Allow", allow);
     }
-    switch (r) {
-    case R_DASH: return dashboard_serve(c, url);
-    case R_HEALTHZ: return routes_healthz(c, &s->cfg);
-    case R_READYZ:
-        return routes_readyz(c, &s->cfg);
-    case R_METRICS: return routes_metrics(c, &s->cfg);
-    case R_DEVICES: return routes_devices(c, &s->cfg);
-    case R_JOBS:
-        if (post) {
-            enum MHD_Result replied = MHD_YES;
-            rq->post = routes_jobs_post_begin(c, &s->cfg, &replied);
-            return rq->post ? MHD_YES : replied;
-        }
-        return routes_jobs_list(c, &s->cfg);
-    case R_JOB: return del ? routes_jobs_delete(c, &s->cfg, id) : routes_jobs_get(c, &s->cfg, id);
-    case R_SOLUTION: return routes_jobs_solution(c, &s->cfg, id);
-    case R_RESIDUALS: return routes_jobs_residuals(c, &s->cfg, id);
-    case R_CANCEL: return routes_jobs_cancel(c, &s->cfg, id);
-    case R_FILES: return routes_jobs_files(c, &s->cfg, id, NULL);
-    case R_FILE: return routes_jobs_files(c, &s->cfg, id, name);
-    case R_PIN:
-        return routes_jobs_pin(c, &s->cfg, id, post);
-    default: return http_reply_problem(c, 404, "not-found", "no such resource", 0);
-    }
+    enum MHD_Result q = MHD_NO;
+    if (m.row->params && !http_only_params(c, m.row->params, &q))
+        return q;
+    http_call call = {.conn = c, .cfg = &s->cfg, .name = m.name};
+    memcpy(call.id, m.id, sizeof call.id);
+    q = m.row->handler(&call);
+    rq->post = call.upload;
+    return q;
 }
 
 /* Writes a problem answer straight to the socket while the request's body
@@ -430,7 +208,7 @@ static void *http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 /* The first call's protocol checks: answered at once (the body, if any, is
  * never read). Returns 1 with *q set when it answered. */
 static int http_protocol_checks(http_server *s, struct MHD_Connection *c, http_req *rq,
-                                enum route r, enum MHD_Result *q)
+                                const routes_row *route, enum MHD_Result *q)
 {
     const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
     if (te && strcasecmp(te, "chunked") != 0) {
@@ -451,7 +229,7 @@ static int http_protocol_checks(http_server *s, struct MHD_Connection *c, http_r
         *q = http_reply_problem(c, 414, "query-too-long", d, 0);
         return 1;
     }
-    if (http_guard_request(s->guard, c) && r != R_HEALTHZ && r != R_READYZ) {
+    if (http_guard_request(s->guard, c) && !(route && (route->flags & ROUTES_RESERVE))) {
         *q = http_reply_problem_hdr(c, 503, "server-busy",
                                     "every connection is busy; this one may ask for /healthz "
                                     "or /readyz only; retry later",
@@ -493,9 +271,8 @@ static enum MHD_Result http_upload_refused(struct MHD_Connection *c, http_req *r
 }
 
 static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const char *url,
-                                   const char *method, const char *version,
-                                   const char *upload_data, size_t *upload_data_size,
-                                   void **con_cls)
+                                   const char *method, const char *version, const char *upload_data,
+                                   size_t *upload_data_size, void **con_cls)
 {
     http_server *s = cls;
     http_req *rq = *con_cls;
@@ -521,24 +298,22 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         snprintf(rq->path, sizeof rq->path, "%s", url);
         problem_ascii(rq->path); /* the client's text, for a JSON log line */
         problem_ascii(rq->method);
-        char id[IDS_LEN + 1] = "";
-        const char *name = NULL;
-        enum route r = match(url, id, &name);
-        rq->route = route_name(r);
-        snprintf(rq->job, sizeof rq->job, "%s", id);
+        routes_match m;
+        routes_find(url, method, &m);
+        rq->route = m.route ? m.route->pattern : "other";
+        snprintf(rq->job, sizeof rq->job, "%s", m.id);
         enum MHD_Result q;
-        http_last_status = 0;
-        http_cur = rq;
-        int refused = http_protocol_checks(s, c, rq, r, &q);
-        http_cur = NULL;
+        http_reply_enter(rq->method, rq->route, rq->path);
+        int refused = http_protocol_checks(s, c, rq, m.route, &q);
+        unsigned status = http_reply_leave();
         if (refused) {
-            rq->status = http_last_status;
+            rq->status = status;
             rq->answered = 1;
             return q;
         }
         /* only an upload is decided at the first call; a POST without a
          * body that is not one (.../cancel, .../pin) is answered like a GET */
-        if ((strcmp(method, MHD_HTTP_METHOD_POST) != 0 || r != R_JOBS) && !http_has_body(c)) {
+        if (!(m.row && (m.row->flags & ROUTES_BODY)) && !http_has_body(c)) {
             rq->deferred = 1;
             return MHD_YES;
         }
@@ -550,25 +325,10 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
     }
     if (!rq->answered && !rq->post) {
         rq->deferred = 0;
-        char id[IDS_LEN + 1] = "";
-        const char *name = NULL;
-        enum route r = match(url, id, &name);
         rq->answered = 1;
-        http_last_status = 0;
-        http_cur = rq; /* the 401 below is recorded with its request too */
-        if (s->cfg.token && r != R_HEALTHZ && r != R_READYZ && r != R_DASH &&
-            !authorized(c, s->cfg.token)) {
-            enum MHD_Result q401 = http_reply_problem_hdr(
-                c, 401, "unauthorized",
-                "a valid bearer token is required (Authorization: Bearer TOKEN)", 0,
-                "WWW-Authenticate", "Bearer realm=\"clsolve\"");
-            rq->status = http_last_status;
-            http_cur = NULL;
-            return q401;
-        }
-        enum MHD_Result q = dispatch(s, c, r, method, url, id, name, rq);
-        http_cur = NULL;
-        rq->status = http_last_status;
+        http_reply_enter(rq->method, rq->route, rq->path); /* a 401 is recorded with it too */
+        enum MHD_Result q = http_dispatch(s, c, url, method, rq);
+        rq->status = http_reply_leave();
         if (rq->post)
             rq->answered = 0;
         return q;
@@ -582,11 +342,9 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         routes_post *p = rq->post;
         rq->post = NULL;
         rq->answered = 1;
-        http_last_status = 0;
-        http_cur = rq;
+        http_reply_enter(rq->method, rq->route, rq->path);
         enum MHD_Result q = routes_jobs_post_end(c, p);
-        http_cur = NULL;
-        rq->status = http_last_status;
+        rq->status = http_reply_leave();
         return q;
     }
     /* a request answered from its headers: its body (if any) is dropped */
@@ -678,8 +436,8 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t
         v6->sin6_port = htons((uint16_t)p);
         *len = sizeof *v6;
     } else {
-        return cls_fail(err, CLS_EUSAGE,
-                        "--listen: '%s' is not a numeric IPv4 or IPv6 address", host);
+        return cls_fail(err, CLS_EUSAGE, "--listen: '%s' is not a numeric IPv4 or IPv6 address",
+                        host);
     }
     return CLS_OK;
 }
@@ -730,7 +488,10 @@ int http_server_start(http_server **out, const http_server_config *cfg, cls_erro
     return CLS_OK;
 }
 
-unsigned http_server_port(const http_server *s) { return s ? s->port : 0; }
+unsigned http_server_port(const http_server *s)
+{
+    return s ? s->port : 0;
+}
 
 void http_server_stop(http_server *s)
 {

@@ -20,7 +20,7 @@
  * is retried (job_store_run.c). On start, queued and running jobs are
  * queued again (in submission order); finished ones keep their results; a
  * record that fails to load is moved to DATA/quarantine/, never deleted
- * (job_store_load.c). Retention (--keep, --keep-bytes) removes the oldest
+ * (job_store_open.c). Retention (--keep, --keep-bytes) removes the oldest
  * finished jobs beyond a count, those finished longer ago than a duration,
  * and the oldest while the finished jobs' files take more than a size;
  * pinned jobs are exempt. Uploads must leave disk_reserve bytes free on the
@@ -40,7 +40,14 @@
 #include "ids.h"
 #include "job_params.h"
 
-typedef enum { JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED, JOB_CANCELLED, JOB_NSTATES } job_status;
+typedef enum {
+    JOB_QUEUED,
+    JOB_RUNNING,
+    JOB_SUCCEEDED,
+    JOB_FAILED,
+    JOB_CANCELLED,
+    JOB_NSTATES
+} job_status;
 
 const char *job_status_name(job_status s);
 
@@ -51,11 +58,11 @@ typedef struct job_store job_store;
 
 typedef struct job_store_config {
     const char *data_dir;
-    int64_t keep_count;  /* finished jobs kept; < 0: no limit */
-    double keep_seconds; /* finished jobs kept this long; < 0: no limit */
-    uint64_t keep_bytes; /* finished jobs' files kept at most (bytes); 0: no limit */
+    int64_t keep_count;    /* finished jobs kept; < 0: no limit */
+    double keep_seconds;   /* finished jobs kept this long; < 0: no limit */
+    uint64_t keep_bytes;   /* finished jobs' files kept at most (bytes); 0: no limit */
     uint64_t disk_reserve; /* free space an upload must leave on the data dir's disk */
-    int max_queued;      /* queued jobs accepted at most */
+    int max_queued;        /* queued jobs accepted at most */
 } job_store_config;
 
 /* Which input files an upload stored, and under what names the client
@@ -63,7 +70,7 @@ typedef struct job_store_config {
 typedef struct job_inputs {
     int has_matrix, has_rhs, has_x0, has_input;
     char matrix_name[256], rhs_name[256], x0_name[256], input_name[256];
-    char input_file[64]; /* stored name of a physics input (input.obj, ...) */
+    char input_file[64];       /* stored name of a physics input (input.obj, ...) */
     int64_t matrix_text_bytes; /* the matrix's text, decompressed; 0: not measured */
     double receive_s;          /* the upload, first byte handled to the last (0: unknown) */
 } job_inputs;
@@ -90,8 +97,8 @@ int job_store_accept(job_store *s, const char *id, const job_params *p, const jo
 int job_store_get_json(job_store *s, const char *id, char **json);
 /* Newest first. after: an id (jobs submitted before it) or NULL; page >= 1
  * when paging by number (after ignored); status: a state name or NULL. */
-int job_store_list_json(job_store *s, int limit, const char *after, int page,
-                        const char *status, char **json, cls_error *err);
+int job_store_list_json(job_store *s, int limit, const char *after, int page, const char *status,
+                        char **json, cls_error *err);
 /* Residual history from iteration `since` on (live for a running job). */
 int job_store_residuals_json(job_store *s, const char *id, int64_t since, char **json);
 /* The job's directory and its status (for the solution routes). */
@@ -146,8 +153,8 @@ void job_store_set_placement(job_store *s, const char *id, json_t *placement);
 /* Copies the running job's residual history (malloc'ed) for residuals.json. */
 int job_store_history(job_store *s, const char *id, double **h, int64_t *n);
 /* Final state; the json objects are stolen (may be NULL). */
-int job_store_complete(job_store *s, const char *id, job_status st, json_t *result,
-                       json_t *error, json_t *timings, json_t *devices, cls_error *err);
+int job_store_complete(job_store *s, const char *id, job_status st, json_t *result, json_t *error,
+                       json_t *timings, json_t *devices, cls_error *err);
 /* Non-zero when the running job has been asked to stop (DELETE), or is gone. */
 int job_store_cancel_requested(job_store *s, const char *id);
 /* Writes the final states whose records could not be written before;

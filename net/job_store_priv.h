@@ -1,8 +1,22 @@
 /*
- * job_store_priv.h: what the job store's files share (job_store.c: the
- * table, submission, reading and the scheduler's transitions;
- * job_store_load.c: start-up recovery and the quarantine). Not part of the
- * contract (job_store.h).
+ * job_store_priv.h: what the job store's files share, not part of the
+ * contract (job_store.h). The store is layers:
+ *
+ *   job_store_open.c    opening, start-up recovery, retention, closing
+ *   job_store_submit.c  an upload made a job; free-space admission
+ *   job_store_read.c    a job, the list, residuals; health and metrics
+ *   job_store_run.c     the transitions: claim, progress, final state,
+ *                       requeue, cancel, DELETE, pin
+ *   job_store.c         the floor: records, the table, the durable write
+ *                       of a record, removal of a job's directory
+ *
+ * The four upper files use the floor and never each other.
+ *
+ * Locks: `mu` guards the table and every record; `io` serialises the
+ * writes of job.json and the removal of job directories, so two requests
+ * on the same job can never interleave their files. Order: io before mu,
+ * never the reverse. A record's JSON is built under mu and written under
+ * io only, so slow disks never hold up readers of the table.
  */
 #ifndef CLS_NET_JOB_STORE_PRIV_H
 #define CLS_NET_JOB_STORE_PRIV_H
@@ -32,8 +46,8 @@ typedef struct job_rec {
     int64_t interrupted; /* runs cut short by a crash or kill (re-queued at start) */
     json_t *result, *error, *timings, *devices;
     json_t *placement; /* the scheduler's choice: lane or whole world, device (scheduler.c) */
-    int pinned;    /* exempt from retention */
-    uint64_t disk; /* bytes of its files (for --keep-bytes) */
+    int pinned;        /* exempt from retention */
+    uint64_t disk;     /* bytes of its files (for --keep-bytes) */
     /* live */
     int64_t iteration;
     double residual, updated;
@@ -69,6 +83,13 @@ struct job_store {
     double last_retry;
 };
 
+/* Finished jobs (succeeded, failed, cancelled) are kept, removable and
+ * counted by retention; the others are the queue. */
+static inline int job_store_finished(job_status s)
+{
+    return s >= JOB_SUCCEEDED;
+}
+
 double job_store_wall_now(void);
 int job_store_status_from_name(const char *n);
 void job_store_rec_free(job_rec *r);
@@ -81,8 +102,6 @@ int job_store_insert_sorted(job_store *s, job_rec *r);
 job_rec *job_store_find(job_store *s, const char *id); /* mu held */
 size_t job_store_find_index(job_store *s, const job_rec *r);
 void job_store_remove_at(job_store *s, size_t i);
-/* Start-up: job_store_load.c. */
-int job_store_recover(job_store *s, cls_error *err);
 /* Removes a job's directory, job.json first (io not held); err may be NULL. */
 int job_store_remove_dir(job_store *s, const char *id, cls_error *err);
 /* Bytes of the regular files in a job directory and its out/. */
@@ -90,5 +109,11 @@ uint64_t job_store_dir_bytes(const char *dir);
 /* Writes text as DATA/jobs/ID/job.json durably (io held) and records the
  * outcome for the store's health. */
 int job_store_write_record(job_store *s, const char *id, const char *text, cls_error *err);
+/* Records a write's outcome for the store's health (mu not held): the
+ * store is unhealthy from a failed write until one succeeds. */
+void job_store_note_write(job_store *s, int rc, const cls_error *err);
+/* The data directory's file system: bytes free (to us) and in all; -1
+ * when it cannot be asked. */
+int job_store_disk_space(const job_store *s, uint64_t *avail, uint64_t *size);
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * job_store_run.c: the job store's transitions (see job_store.h and the
- * top of job_store.c): the scheduler taking a job, its final state, a job
- * put back by a drain, cancel, DELETE (remove), pinning, retention.
+ * job_store_run.c: the job store's transitions (see job_store.h; the
+ * records and locks are job_store_priv.h's): the scheduler taking a job,
+ * its final state, a job put back by a drain, cancel, DELETE (remove),
+ * pinning.
  *
  * Each transition holds `io` throughout: it copies the record, changes the
  * copy, writes the copy's JSON, and changes the record in memory only when
@@ -22,11 +23,6 @@
 
 #include "fileio.h"
 #include "job_store_priv.h"
-
-static int is_finished(job_status s)
-{
-    return s >= JOB_SUCCEEDED;
-}
 
 /* What a client is told about a failed write: the system's words, not the
  * daemon's paths. */
@@ -409,33 +405,6 @@ int job_store_requeue(job_store *s, const char *id, cls_error *err)
 
 /* --- cancel, DELETE, pinning --- */
 
-/* Removes a job directory, job.json first (an interrupted removal leaves a
- * directory without a record, which start-up finishes removing). io is not
- * held. */
-int job_store_remove_dir(job_store *s, const char *id, cls_error *err)
-{
-    char dir[PATH_MAX], path[PATH_MAX];
-    cls_error e2;
-    if (!err)
-        err = &e2;
-    job_store_dir_of(s, id, dir, sizeof dir);
-    pthread_mutex_lock(&s->io);
-    int rc = CLS_OK;
-    if (snprintf(path, sizeof path, "%s/job.json", dir) < (int)sizeof path && unlink(path) != 0 &&
-        errno != ENOENT)
-        rc = cls_fail(err, CLS_EOTHER, "%s: cannot remove: %s", path, strerror(errno));
-    if (!rc)
-        rc = fileio_remove_tree(dir, err);
-    pthread_mutex_unlock(&s->io);
-    if (rc) {
-        pthread_mutex_lock(&s->mu);
-        s->removal_errors++;
-        pthread_mutex_unlock(&s->mu);
-        fprintf(stderr, "clsolved: %s\n", err->msg);
-    }
-    return rc;
-}
-
 int job_store_cancel(job_store *s, const char *id, job_cancel_outcome *out, job_status *st,
                      char **json, cls_error *err)
 {
@@ -515,7 +484,7 @@ int job_store_remove(job_store *s, const char *id, job_status *st, cls_error *er
         return -1;
     }
     *st = r->status;
-    if (!is_finished(r->status)) { /* queued or running: cancel it first */
+    if (!job_store_finished(r->status)) { /* queued or running: cancel it first */
         pthread_mutex_unlock(&s->mu);
         pthread_mutex_unlock(&s->io);
         return JOB_REMOVE_ACTIVE;
@@ -585,44 +554,4 @@ int job_store_pin(job_store *s, const char *id, int pinned, char **json, cls_err
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_unlock(&s->io);
     return rc ? CLS_EOTHER : 0;
-}
-
-/* --- retention --- */
-
-void job_store_retention(job_store *s)
-{
-    if (s->cfg.keep_count < 0 && s->cfg.keep_seconds < 0 && !s->cfg.keep_bytes)
-        return;
-    double now = job_store_wall_now();
-    for (;;) {
-        char victim[IDS_LEN + 1] = "";
-        pthread_mutex_lock(&s->mu);
-        int64_t finished = 0;
-        uint64_t bytes = 0;
-        for (size_t i = 0; i < s->n; i++)
-            if (is_finished(s->recs[i]->status) && !s->recs[i]->pinned) {
-                finished++;
-                bytes += s->recs[i]->disk;
-            }
-        job_rec *oldest = NULL;
-        for (size_t i = 0; i < s->n; i++) {
-            job_rec *r = s->recs[i];
-            if (!is_finished(r->status) || r->pinned)
-                continue;
-            if (!oldest || r->finished < oldest->finished)
-                oldest = r;
-        }
-        if (oldest && ((s->cfg.keep_count >= 0 && finished > s->cfg.keep_count) ||
-                       (s->cfg.keep_seconds >= 0 && now - oldest->finished > s->cfg.keep_seconds) ||
-                       (s->cfg.keep_bytes && bytes > s->cfg.keep_bytes))) {
-            memcpy(victim, oldest->id, sizeof victim);
-            job_store_remove_at(s, job_store_find_index(s, oldest));
-            job_store_rec_free(oldest);
-            s->retention_removed++;
-        }
-        pthread_mutex_unlock(&s->mu);
-        if (!victim[0])
-            return;
-        job_store_remove_dir(s, victim, NULL);
-    }
 }

@@ -1,83 +1,66 @@
 /*
- * routes.h: the route handlers behind http_server.c's dispatcher. Each
- * answers one route; ids reaching them are already validated (ids_valid),
- * so a job's directory is the only path ever built from a request.
+ * routes.h: the daemon's one route table, after Redis's commands.def: one
+ * row per method and path, and everything the dispatcher (http_server.c)
+ * decides about a request derived from the rows, so a new route is one
+ * new row and its handler:
  *
- *   routes_jobs.c    POST /v1/jobs (streaming upload), GET /v1/jobs,
- *                    GET|DELETE /v1/jobs/ID, POST .../cancel,
- *                    POST|DELETE .../pin, .../residuals,
- *                    .../files[/NAME]
- *   routes_solution.c  GET /v1/jobs/ID/solution (ETag, gzip)
- *   routes_misc.c    GET /v1/devices, /healthz, /readyz, /metrics
- *   dashboard.c      GET /, /app.js, /style.css
+ *   dispatch         the row whose pattern matches the path and whose
+ *                    method is the request's ("GET" answers HEAD too);
+ *   404              no pattern matches (unknown-job when the path has a
+ *                    job's place but no job id in it);
+ *   405 and Allow    the pattern matches but no row has the method: Allow
+ *                    lists the methods of the pattern's rows, in order;
+ *   401              the row's auth is ROUTES_TOKEN and a token is set;
+ *   400              a query parameter that is not in the row's params;
+ *   503 busy         refused when every connection is busy, unless the
+ *                    row may use the health reserve (ROUTES_RESERVE);
+ *   log and metrics  the row's pattern is the route's name: a template,
+ *                    so the label's values stay bounded.
+ *
+ * A pattern is literal text with placeholders, each taking one path
+ * segment: {id} a job id (ids_valid), {name} any non-empty segment,
+ * {dashboard} a file the dashboard has (dashboard.h; the empty segment is
+ * its page). The handlers live in routes_jobs.c, routes_solution.c,
+ * routes_misc.c and dashboard.c; none of them knows of this table.
  */
 #ifndef CLS_NET_ROUTES_H
 #define CLS_NET_ROUTES_H
 
-#include <microhttpd.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "http_call.h"
 
-#include "http_server.h"
+typedef enum {
+    ROUTES_TOKEN, /* the bearer token, when one is configured */
+    ROUTES_OPEN   /* none: probes and the static page (browsers cannot send one) */
+} routes_auth;
 
-/* The state of one POST /v1/jobs while its body arrives. */
-typedef struct routes_post routes_post;
+enum {
+    ROUTES_RESERVE = 1, /* may use the connections held back for health probes */
+    ROUTES_BODY = 2,    /* streams a request body: decided at the headers, before any byte */
+    ROUTES_SLASH = 4    /* a trailing slash names the same resource (a collection) */
+};
 
-/* First call: checks limits and parameters. Returns the upload state, or
- * NULL after queueing an error response (*replied set to the result). */
-routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_config *cfg,
-                                    enum MHD_Result *replied);
-/* A chunk of the body. Returns MHD_YES, or MHD_NO once the upload is
- * refused (nothing more is stored; routes_jobs_post_refusal says why and
- * the server answers: see http_server.c). */
-enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t len);
-/* Body bytes received so far. */
-uint64_t routes_jobs_post_bytes(const routes_post *p);
-/* The refusal of an upload (status, problem type slug, detail, line). */
-void routes_jobs_post_refusal(const routes_post *p, unsigned *status, const char **slug,
-                              const char **detail, long long *line);
-/* The body is complete: answer 202 or the error. Frees p. */
-enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p);
-/* The client went away mid-upload: discard everything. Frees p. */
-void routes_jobs_post_abort(routes_post *p);
+typedef struct routes_row {
+    const char *method;  /* "GET" (and HEAD), "POST" or "DELETE" */
+    const char *pattern; /* also the route's name in metrics and logs */
+    http_handler handler;
+    routes_auth auth;
+    /* the query parameters the route takes, NULL-terminated; NULL: the
+     * handler reads them itself (job parameters, or none looked at) */
+    const char *const *params;
+    unsigned flags;
+} routes_row;
 
-enum MHD_Result routes_jobs_list(struct MHD_Connection *c, const http_server_config *cfg);
-enum MHD_Result routes_jobs_get(struct MHD_Connection *c, const http_server_config *cfg,
-                                const char *id);
-/* DELETE removes a finished job (409 for a queued or running one); POST
- * .../cancel stops a queued or running one (409 for a finished one). */
-enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_config *cfg,
-                                   const char *id);
-enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_config *cfg,
-                                   const char *id);
-/* POST /v1/jobs/ID/pin (pin = 1), DELETE (pin = 0): exempt from retention. */
-enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_config *cfg,
-                                const char *id, int pin);
-enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
-                                     const char *id);
-enum MHD_Result routes_jobs_residuals(struct MHD_Connection *c, const http_server_config *cfg,
-                                      const char *id);
-/* name NULL: the list of a physics job's output files. */
-enum MHD_Result routes_jobs_files(struct MHD_Connection *c, const http_server_config *cfg,
-                                  const char *id, const char *name);
+/* A request's path (and method) against the table. */
+typedef struct routes_match {
+    const routes_row *route; /* the pattern's first row; NULL: no pattern matched */
+    const routes_row *row;   /* the row for the method; NULL: not allowed (405) */
+    int bad_id;              /* no pattern matched, the path had a job's place without an id */
+    char id[IDS_LEN + 1];    /* {id} ("" where none) */
+    const char *name;        /* {name} or {dashboard}, inside the path; NULL where none */
+} routes_match;
 
-enum MHD_Result routes_devices(struct MHD_Connection *c, const http_server_config *cfg);
-enum MHD_Result routes_healthz(struct MHD_Connection *c, const http_server_config *cfg);
-/* 200 when jobs can be taken and run: not draining, the devices up, the job
- * store writable; else 503 with the reasons. */
-enum MHD_Result routes_readyz(struct MHD_Connection *c, const http_server_config *cfg);
-enum MHD_Result routes_metrics(struct MHD_Connection *c, const http_server_config *cfg);
-
-/* 1 when name is a dashboard file; answers it. */
-int dashboard_is_asset(const char *path);
-enum MHD_Result dashboard_serve(struct MHD_Connection *c, const char *path);
-
-/* 404 unknown-job for id. */
-enum MHD_Result routes_unknown_job(struct MHD_Connection *c, const char *id);
-
-/* Checks that every query parameter is one of the NULL-terminated names;
- * otherwise queues 400 and returns 0. */
-int routes_only_params(struct MHD_Connection *c, const char *const *names,
-                       enum MHD_Result *replied);
+void routes_find(const char *path, const char *method, routes_match *m);
+/* The Allow header's value for the route's pattern ("GET, HEAD, POST"). */
+void routes_allow(const routes_row *route, char *out, size_t cap);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * routes_jobs.c: the job routes (see routes.h).
+ * routes_jobs.c: the job routes (see routes_jobs.h).
  *
  * POST /v1/jobs streams the body to DATA/incoming/ID/ as it arrives:
  * a raw body is the matrix (or a physics job's input); a multipart body
@@ -13,6 +13,8 @@
  * uploaded: options naming a file on this host are refused (job_files.h).
  * The solution's route is in routes_solution.c.
  */
+#include "routes_jobs.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,13 +29,13 @@
 
 #include "../common/timer.h"
 #include "admission.h"
+#include "http_reply.h"
 #include "job_files.h"
 #include "job_params.h"
 #include "log.h"
 #include "metrics.h"
 #include "multipart.h"
 #include "problem.h"
-#include "routes.h"
 #include "upload.h"
 
 #define OPTIONS_MAX (64 * 1024)
@@ -312,21 +314,22 @@ static void post_free(routes_post *p)
     free(p);
 }
 
-routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_config *cfg,
-                                    enum MHD_Result *replied)
+/* The checks made from the headers, before any byte of the body is
+ * read; NULL after queueing the refusal (*replied). */
+static routes_post *post_begin(struct MHD_Connection *c, const http_server_config *cfg,
+                               enum MHD_Result *replied)
 {
     if (cfg->draining && *cfg->draining) {
         metrics_upload_rejected();
         *replied = http_reply_problem_hdr(c, 503, "shutting-down",
-                                          "the daemon is shutting down and accepts no new jobs",
-                                          0, "Retry-After", "30");
+                                          "the daemon is shutting down and accepts no new jobs", 0,
+                                          "Retry-After", "30");
         return NULL;
     }
     if (job_store_full(cfg->store)) {
         metrics_upload_rejected();
-        *replied = http_reply_problem_hdr(c, 503, "queue-full",
-                                          "the job queue is full; retry later", 0,
-                                          "Retry-After", "5");
+        *replied = http_reply_problem_hdr(
+            c, 503, "queue-full", "the job queue is full; retry later", 0, "Retry-After", "5");
         return NULL;
     }
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -335,13 +338,14 @@ routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_
         errno = 0;
         unsigned long long n = strtoull(cl, &end, 10);
         if (end == cl || *end || errno) {
-            *replied = http_reply_problem(c, 400, "bad-request", "Content-Length is not a number", 0);
+            *replied =
+                http_reply_problem(c, 400, "bad-request", "Content-Length is not a number", 0);
             return NULL;
         }
         if (n > cfg->max_upload) {
             char d[160];
-            snprintf(d, sizeof d, "the upload is %llu bytes; this daemon accepts at most %llu",
-                     n, (unsigned long long)cfg->max_upload);
+            snprintf(d, sizeof d, "the upload is %llu bytes; this daemon accepts at most %llu", n,
+                     (unsigned long long)cfg->max_upload);
             metrics_upload_rejected();
             *replied = http_reply_problem(c, 413, "upload-too-large", d, 0);
             return NULL;
@@ -419,6 +423,13 @@ routes_post *routes_jobs_post_begin(struct MHD_Connection *c, const http_server_
         }
     }
     return p;
+}
+
+enum MHD_Result routes_jobs_post(http_call *call)
+{
+    enum MHD_Result replied = MHD_YES;
+    call->upload = post_begin(call->conn, call->cfg, &replied);
+    return call->upload ? MHD_YES : replied;
 }
 
 uint64_t routes_jobs_post_bytes(const routes_post *p)
@@ -508,7 +519,8 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
         cls_fail(&err, CLS_EINPUT, "no matrix: send it as the body or as the part 'matrix'");
         routes_fail(p, 400, "bad-request", &err);
     }
-    if (!p->err_status && !job_params_is_cg(&p->params) && (p->in.has_matrix || p->in.has_rhs || p->in.has_x0)) {
+    if (!p->err_status && !job_params_is_cg(&p->params) &&
+        (p->in.has_matrix || p->in.has_rhs || p->in.has_x0)) {
         cls_fail(&err, CLS_EINPUT, "a %s job takes its file in the part 'input' (or 'mesh')",
                  p->params.kind);
         routes_fail(p, 400, "bad-request", &err);
@@ -536,8 +548,8 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
     if (rc == JOB_STORE_FULL) {
         metrics_upload_rejected();
         post_free(p);
-        return http_reply_problem_hdr(c, 503, "queue-full", "the job queue is full; retry later",
-                                      0, "Retry-After", "5");
+        return http_reply_problem_hdr(c, 503, "queue-full", "the job queue is full; retry later", 0,
+                                      "Retry-After", "5");
     }
     if (rc) {
         post_free(p);
@@ -553,52 +565,11 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
     char loc[64];
     snprintf(loc, sizeof loc, "/v1/jobs/%s", p->id);
     post_free(p);
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(json), json,
-                                                             MHD_RESPMEM_MUST_FREE);
-    if (!r) {
-        free(json);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", "application/json");
-    MHD_add_response_header(r, "Location", loc);
-    return http_queue_body(c, 202, r, json, strlen(json));
+    return http_reply_hdr(c, 202, "application/json", json, json ? strlen(json) : 0, "Location",
+                          loc);
 }
 
 /* --- reading routes --- */
-
-typedef struct only_ctx {
-    const char *const *names;
-    const char *bad;
-} only_ctx;
-
-static enum MHD_Result only_iter(void *cls, enum MHD_ValueKind kind, const char *key,
-                                 const char *value)
-{
-    only_ctx *o = cls;
-    for (int i = 0; o->names[i]; i++)
-        if (!strcmp(key, o->names[i]))
-            return MHD_YES;
-    o->bad = key;
-    return MHD_NO;
-}
-
-int routes_only_params(struct MHD_Connection *c, const char *const *names,
-                       enum MHD_Result *replied)
-{
-    only_ctx o = {.names = names};
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, only_iter, &o);
-    if (!o.bad)
-        return 1;
-    char d[200], list[120] = "";
-    for (int i = 0; names[i]; i++) {
-        strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
-        strncat(list, names[i], sizeof list - strlen(list) - 1);
-    }
-    snprintf(d, sizeof d, "unknown parameter '%.40s' (known: %s)", o.bad,
-             names[0] ? list : "none");
-    *replied = http_reply_problem(c, 400, "bad-parameter", d, 0);
-    return 0;
-}
 
 static int param_int(struct MHD_Connection *c, const char *name, long long lo, long long hi,
                      long long def, long long *out, enum MHD_Result *replied)
@@ -621,19 +592,13 @@ static int param_int(struct MHD_Connection *c, const char *name, long long lo, l
     return 1;
 }
 
-enum MHD_Result routes_unknown_job(struct MHD_Connection *c, const char *id)
+enum MHD_Result routes_jobs_list(http_call *call)
 {
-    char d[80];
-    snprintf(d, sizeof d, "no job %s", id);
-    return http_reply_problem(c, 404, "unknown-job", d, 0);
-}
-
-enum MHD_Result routes_jobs_list(struct MHD_Connection *c, const http_server_config *cfg)
-{
-    static const char *const names[] = {"limit", "after", "page", "status", NULL};
+    struct MHD_Connection *c = call->conn;
+    const http_server_config *cfg = call->cfg;
     enum MHD_Result q = MHD_NO;
     long long limit, page;
-    if (!routes_only_params(c, names, &q) || !param_int(c, "limit", 1, 1000, 50, &limit, &q) ||
+    if (!param_int(c, "limit", 1, 1000, 50, &limit, &q) ||
         !param_int(c, "page", 1, 1000000000LL, 0, &page, &q))
         return q;
     const char *after = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "after");
@@ -651,16 +616,14 @@ enum MHD_Result routes_jobs_list(struct MHD_Connection *c, const http_server_con
     return http_reply_json(c, 200, json);
 }
 
-enum MHD_Result routes_jobs_get(struct MHD_Connection *c, const http_server_config *cfg,
-                                const char *id)
+enum MHD_Result routes_jobs_get(http_call *call)
 {
-    static const char *const names[] = {NULL};
-    enum MHD_Result q = MHD_NO;
-    if (!routes_only_params(c, names, &q))
-        return q;
+    struct MHD_Connection *c = call->conn;
+    const http_server_config *cfg = call->cfg;
+    const char *id = call->id;
     char *json;
     if (job_store_get_json(cfg->store, id, &json))
-        return routes_unknown_job(c, id);
+        return http_reply_unknown_job(c, id);
     return http_reply_json(c, 200, json);
 }
 
@@ -676,13 +639,11 @@ static enum MHD_Result job_conflict(struct MHD_Connection *c, const char *slug, 
     return http_reply(c, 409, "application/problem+json", body, strlen(body));
 }
 
-enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_config *cfg,
-                                   const char *id)
+enum MHD_Result routes_jobs_cancel(http_call *call)
 {
-    static const char *const names[] = {NULL};
-    enum MHD_Result q = MHD_NO;
-    if (!routes_only_params(c, names, &q))
-        return q;
+    struct MHD_Connection *c = call->conn;
+    const http_server_config *cfg = call->cfg;
+    const char *id = call->id;
     job_cancel_outcome out;
     job_status st;
     char *json = NULL;
@@ -690,7 +651,7 @@ enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_c
     cls_error_clear(&err);
     int rc = job_store_cancel(cfg->store, id, &out, &st, &json, &err);
     if (rc < 0)
-        return routes_unknown_job(c, id);
+        return http_reply_unknown_job(c, id);
     if (rc > 0) {
         free(json);
         return http_reply_problem(c, 500, "internal", err.msg, 0);
@@ -698,8 +659,9 @@ enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_c
     if (out == JOB_CANCEL_FINISHED) {
         free(json);
         char d[160];
-        snprintf(d, sizeof d, "job %s already %s: there is nothing to cancel (its results are kept)",
-                 id, job_status_name(st));
+        snprintf(d, sizeof d,
+                 "job %s already %s: there is nothing to cancel (its results are kept)", id,
+                 job_status_name(st));
         return job_conflict(c, "job-finished", st, d);
     }
     log_event(
@@ -708,19 +670,17 @@ enum MHD_Result routes_jobs_cancel(struct MHD_Connection *c, const http_server_c
     return http_reply_json(c, 202, json);
 }
 
-enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_config *cfg,
-                                   const char *id)
+enum MHD_Result routes_jobs_delete(http_call *call)
 {
-    static const char *const names[] = {NULL};
-    enum MHD_Result q = MHD_NO;
-    if (!routes_only_params(c, names, &q))
-        return q;
+    struct MHD_Connection *c = call->conn;
+    const http_server_config *cfg = call->cfg;
+    const char *id = call->id;
     job_status st;
     cls_error err;
     cls_error_clear(&err);
     int rc = job_store_remove(cfg->store, id, &st, &err);
     if (rc < 0)
-        return routes_unknown_job(c, id);
+        return http_reply_unknown_job(c, id);
     if (rc == JOB_REMOVE_FAILED) /* the store could not remove it (or all of its files) */
         return http_reply_problem(c, 500, "internal", err.msg, 0);
     if (rc > 0) {
@@ -735,19 +695,18 @@ enum MHD_Result routes_jobs_delete(struct MHD_Connection *c, const http_server_c
     return http_reply(c, 204, NULL, NULL, 0);
 }
 
-enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_config *cfg,
-                                const char *id, int pin)
+/* POST and DELETE of .../pin: one write, pin 1 or 0. */
+static enum MHD_Result routes_jobs_pin_set(http_call *call, int pin)
 {
-    static const char *const names[] = {NULL};
-    enum MHD_Result q = MHD_NO;
-    if (!routes_only_params(c, names, &q))
-        return q;
+    struct MHD_Connection *c = call->conn;
+    const http_server_config *cfg = call->cfg;
+    const char *id = call->id;
     char *json = NULL;
     cls_error err;
     cls_error_clear(&err);
     int rc = job_store_pin(cfg->store, id, pin, &json, &err);
     if (rc < 0)
-        return routes_unknown_job(c, id);
+        return http_reply_unknown_job(c, id);
     if (rc > 0) {
         free(json);
         return http_reply_problem(c, 500, "internal", err.msg, 0);
@@ -756,32 +715,40 @@ enum MHD_Result routes_jobs_pin(struct MHD_Connection *c, const http_server_conf
     return http_reply_json(c, 200, json);
 }
 
-enum MHD_Result routes_jobs_residuals(struct MHD_Connection *c, const http_server_config *cfg,
-                                      const char *id)
+enum MHD_Result routes_jobs_pin(http_call *call)
 {
-    static const char *const names[] = {"since", NULL};
+    return routes_jobs_pin_set(call, 1);
+}
+
+enum MHD_Result routes_jobs_unpin(http_call *call)
+{
+    return routes_jobs_pin_set(call, 0);
+}
+
+enum MHD_Result routes_jobs_residuals(http_call *call)
+{
+    struct MHD_Connection *c = call->conn;
+    const http_server_config *cfg = call->cfg;
+    const char *id = call->id;
     enum MHD_Result q = MHD_NO;
     long long since;
-    if (!routes_only_params(c, names, &q) ||
-        !param_int(c, "since", 0, INT64_MAX / 2, 0, &since, &q))
+    if (!param_int(c, "since", 0, INT64_MAX / 2, 0, &since, &q))
         return q;
     char *json;
     if (job_store_residuals_json(cfg->store, id, since, &json))
-        return routes_unknown_job(c, id);
+        return http_reply_unknown_job(c, id);
     return http_reply_json(c, 200, json);
 }
 
-enum MHD_Result routes_jobs_files(struct MHD_Connection *c, const http_server_config *cfg,
-                                  const char *id, const char *name)
+enum MHD_Result routes_jobs_files(http_call *call)
 {
-    static const char *const names[] = {NULL};
-    enum MHD_Result q = MHD_NO;
-    if (!routes_only_params(c, names, &q))
-        return q;
+    struct MHD_Connection *c = call->conn;
+    const http_server_config *cfg = call->cfg;
+    const char *id = call->id, *name = call->name;
     char dir[PATH_MAX], out[PATH_MAX + 8];
     job_status st;
     if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
-        return routes_unknown_job(c, id);
+        return http_reply_unknown_job(c, id);
     snprintf(out, sizeof out, "%s/out", dir);
     DIR *d = opendir(out);
     json_t *list = json_array();
@@ -810,15 +777,16 @@ enum MHD_Result routes_jobs_files(struct MHD_Connection *c, const http_server_co
         closedir(d);
     }
     if (!name) {
-        json_t *o = json_pack("{s:s, s:s, s:o}", "id", id, "status", job_status_name(st),
-                              "files", list);
+        json_t *o =
+            json_pack("{s:s, s:s, s:o}", "id", id, "status", job_status_name(st), "files", list);
         char *s = json_dumps(o, JSON_COMPACT);
         json_decref(o);
         return http_reply_json(c, 200, s);
     }
     json_decref(list);
     if (!found[0])
-        return http_reply_problem(c, 404, "not-found", "the job has no output file of that name", 0);
+        return http_reply_problem(c, 404, "not-found", "the job has no output file of that name",
+                                  0);
     char p[PATH_MAX + 300];
     snprintf(p, sizeof p, "%s/%s", out, found);
     int fd = open(p, O_RDONLY | O_CLOEXEC);

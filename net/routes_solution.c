@@ -1,5 +1,5 @@
 /*
- * routes_solution.c: GET /v1/jobs/ID/solution (see routes.h): x as Matrix
+ * routes_solution.c: GET /v1/jobs/ID/solution (see routes_solution.h): x as Matrix
  * Market (solution.mtx), little-endian float64 (solution.bin) or JSON
  * (streamed from solution.bin, never loaded whole). A finished job's
  * solution never changes (a job runs once; a new solve is a new job), so
@@ -7,6 +7,8 @@
  * If-None-Match is answered 304. A client that accepts gzip gets a large
  * solution compressed as it is read (gzstream.h), under its own ETag.
  */
+#include "routes_solution.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -17,8 +19,8 @@
 #include <unistd.h>
 
 #include "gzstream.h"
+#include "http_reply.h"
 #include "record.h"
-#include "routes.h"
 
 /* Streams solution.bin as {"id":..,"n":N,"x":[...]} without loading it. */
 typedef struct sol_stream {
@@ -28,6 +30,7 @@ typedef struct sol_stream {
     char id[IDS_LEN + 1];
     /* the response recorder's copy of the text (record.h), at most 16 MiB */
     char *rec, method[12], path[160];
+    const char *route; /* the route table's, static */
     size_t rec_len, rec_cap;
 } sol_stream;
 
@@ -102,8 +105,8 @@ static void sol_json_free(void *cls)
 {
     sol_stream *s = cls;
     if (s->rec && s->stage == 3)
-        record_stream_body(s->method, "/v1/jobs/{id}/solution", s->path, 200, "application/json",
-                           s->rec, s->rec_len);
+        record_stream_body(s->method, s->route, s->path, 200, "application/json", s->rec,
+                           s->rec_len);
     free(s->rec);
     close(s->fd);
     free(s);
@@ -150,13 +153,10 @@ static void solution_cache_headers(struct MHD_Response *r, const char *etag)
     MHD_add_response_header(r, "Vary", "Accept-Encoding, Authorization");
 }
 
-enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server_config *cfg,
-                                     const char *id)
+enum MHD_Result routes_jobs_solution(http_call *call)
 {
-    static const char *const names[] = {"format", NULL};
-    enum MHD_Result q = MHD_NO;
-    if (!routes_only_params(c, names, &q))
-        return q;
+    struct MHD_Connection *c = call->conn;
+    const char *id = call->id;
     const char *format = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
     if (!format)
         format = "mtx";
@@ -169,8 +169,8 @@ enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server
                                   0);
     char dir[PATH_MAX], path[PATH_MAX + 32];
     job_status st;
-    if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
-        return routes_unknown_job(c, id);
+    if (job_store_job_dir(call->cfg->store, id, dir, sizeof dir, &st))
+        return http_reply_unknown_job(c, id);
     snprintf(path, sizeof path, "%s/%s", dir, fmt == 0 ? "solution.mtx" : "solution.bin");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
@@ -216,6 +216,7 @@ enum MHD_Result routes_jobs_solution(struct MHD_Connection *c, const http_server
             s->rec = malloc(1);
             snprintf(s->method, sizeof s->method, "%s", http_current_method());
             snprintf(s->path, sizeof s->path, "%s", http_current_path());
+            s->route = http_current_route();
         }
         r = gzip ? gzstream_response(sol_json_source, s, sol_json_free)
                  : MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, sol_json_reader,

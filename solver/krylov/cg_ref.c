@@ -38,11 +38,10 @@ int cg_ref_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const 
         CLS_TRY(la_vec_create(la, n, &z, err));
     la_vec *zz = jacobi ? &z : &r; /* z = M^{-1} r; z is r without a preconditioner */
 
-    CLS_TRY(la_dot(la, b, b, &bb, err)); /* bb = b'b */
+    CLS_TRY(ksp_stop_rhs_la(la, b, x, res, &cap, &bb, &zero, err)); /* bb = b'b */
     bnorm = sqrt(bb);
-    CLS_TRY(ksp_stop_rhs(bnorm, res, &cap, &zero, err));
     if (zero) { /* b = 0: x = 0 is exact */
-        rc = la_fill(la, 0.0, x, err);
+        rc = CLS_OK;
         goto done;
     }
 

@@ -62,11 +62,10 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
 
     const double t0 = cls_now();
     ksp_stop_init(&st, opt->tol);
-    CLS_TRY(la_dot(la, b, b, &bb, err)); /* bb = b'b */
+    CLS_TRY(ksp_stop_rhs_la(la, b, x, res, &cap, &bb, &zero, err)); /* bb = b'b */
     bnorm = sqrt(bb);
-    CLS_TRY(ksp_stop_rhs(bnorm, res, &cap, &zero, err));
     if (zero) { /* b = 0: x = 0 is exact */
-        rc = la_fill(la, 0.0, x, err);
+        rc = CLS_OK;
         goto done;
     }
     CLS_TRY(ops->create(w, bb, err)); /* the device stops when r'r <= tol^2 b'b */

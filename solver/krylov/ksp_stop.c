@@ -42,6 +42,15 @@ int ksp_stop_rhs(double bnorm, cg_result *res, int64_t *cap, int *zero, cls_erro
     return CLS_OK;
 }
 
+int ksp_stop_rhs_la(la_ctx *la, const la_vec *b, la_vec *x, cg_result *res, int64_t *cap,
+                    double *bb, int *zero, cls_error *err)
+{
+    int rc = la_dot(la, b, b, bb, err); /* bb = b'b */
+    if (rc || (rc = ksp_stop_rhs(sqrt(*bb), res, cap, zero, err)))
+        return rc;
+    return *zero ? la_fill(la, 0.0, x, err) : CLS_OK; /* b = 0: x = 0 is exact */
+}
+
 int ksp_stop_confirm(ksp_stop *st, double true_rel, int64_t k, cg_result *res, cls_error *err)
 {
     res->rel_residual = true_rel;

@@ -1,8 +1,12 @@
 /*
- * job_store_load.c: start-up recovery of the job store and its quarantine
- * (see job_store.h).
+ * job_store_open.c: the job store's life on disk, in one place (see
+ * job_store.h): job_store_open makes the data directory, recovers what
+ * the last run left and applies retention, in that order; retention runs
+ * again after every job; job_store_close ends it. Recovery and retention
+ * are the two places that decide which directories stay, so they stand
+ * together.
  *
- * Every DATA/jobs/ID/job.json is read back: its id, status and stored
+ * Recovery: every DATA/jobs/ID/job.json is read back: its id, status and stored
  * parameters are validated as a request's would be (job_params_from_json),
  * so a record that an older daemon, a disk or a hand wrote wrongly is never
  * run with what it says. A job directory whose record
@@ -20,7 +24,15 @@
  * Then queued and interrupted jobs are queued again in submission order
  * (an interrupted run counted), their records rewritten; incoming/ (uploads
  * that never became jobs) is emptied.
+ *
+ * Retention (--keep, --keep-bytes): the oldest finished job goes while
+ * there are more than the count, it finished longer ago than the
+ * duration, or the finished jobs' files take more than the size; pinned
+ * jobs are exempt. A removed job leaves the table before its directory
+ * goes (job.json first), so a crash in between is finished by recovery.
  */
+#include "job_store.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -35,10 +47,7 @@
 
 enum { LOAD_OK, LOAD_MISSING, LOAD_TRANSIENT, LOAD_BAD };
 
-static int is_finished(job_status s)
-{
-    return s >= JOB_SUCCEEDED;
-}
+/* --- recovery --- */
 
 static int load_one(job_store *s, const char *id, cls_error *err)
 {
@@ -114,7 +123,7 @@ static int load_one(job_store *s, const char *id, cls_error *err)
         goto out;
     }
     r->residual = NAN;
-    if (is_finished(r->status)) {
+    if (job_store_finished(r->status)) {
         json_t *v;
         if (json_is_object(v = json_object_get(o, "result")))
             r->result = json_incref(v);
@@ -198,7 +207,7 @@ static void quarantine(job_store *s, const char *id, const char *why)
     fprintf(stderr, "clsolved: job store: job %s quarantined in %s: %s\n", id, dst, why);
 }
 
-int job_store_recover(job_store *s, cls_error *err)
+static int job_store_recover(job_store *s, cls_error *err)
 {
     char path[PATH_MAX];
     cls_error e2;
@@ -272,4 +281,98 @@ int job_store_recover(job_store *s, cls_error *err)
                 "finished, %d quarantined\n",
                 loaded, requeued, removed, held);
     return CLS_OK;
+}
+
+/* --- opening and closing --- */
+
+int job_store_open(job_store **out, const job_store_config *cfg, cls_error *err)
+{
+    *out = NULL;
+    job_store *s = calloc(1, sizeof *s);
+    if (!s)
+        return cls_fail(err, CLS_EOTHER, "out of memory");
+    if (snprintf(s->data, sizeof s->data, "%s", cfg->data_dir) >= (int)sizeof s->data) {
+        free(s);
+        return cls_fail(err, CLS_EUSAGE, "--data-dir: path too long");
+    }
+    size_t dl = strlen(s->data);
+    while (dl > 1 && s->data[dl - 1] == '/')
+        s->data[--dl] = '\0';
+    s->cfg = *cfg;
+    s->cfg.data_dir = s->data;
+    s->next_seq = 1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->io, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/jobs", s->data);
+    if (fileio_mkdir(s->data, err) || fileio_mkdir(path, err) || job_store_recover(s, err)) {
+        job_store_close(s);
+        return CLS_EOTHER;
+    }
+    job_store_retention(s);
+    *out = s;
+    return CLS_OK;
+}
+
+void job_store_close(job_store *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        job_store_rec_free(s->recs[i]);
+    free(s->recs);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->io);
+    pthread_cond_destroy(&s->cv);
+    free(s);
+}
+
+const char *job_store_data_dir(const job_store *s)
+{
+    return s->data;
+}
+
+/* --- retention --- */
+
+void job_store_retention(job_store *s)
+{
+    if (s->cfg.keep_count < 0 && s->cfg.keep_seconds < 0 && !s->cfg.keep_bytes)
+        return;
+    double now = job_store_wall_now();
+    for (;;) {
+        char victim[IDS_LEN + 1] = "";
+        pthread_mutex_lock(&s->mu);
+        int64_t finished = 0;
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < s->n; i++)
+            if (job_store_finished(s->recs[i]->status) && !s->recs[i]->pinned) {
+                finished++;
+                bytes += s->recs[i]->disk;
+            }
+        job_rec *oldest = NULL;
+        for (size_t i = 0; i < s->n; i++) {
+            job_rec *r = s->recs[i];
+            if (!job_store_finished(r->status) || r->pinned)
+                continue;
+            if (!oldest || r->finished < oldest->finished)
+                oldest = r;
+        }
+        if (oldest && ((s->cfg.keep_count >= 0 && finished > s->cfg.keep_count) ||
+                       (s->cfg.keep_seconds >= 0 && now - oldest->finished > s->cfg.keep_seconds) ||
+                       (s->cfg.keep_bytes && bytes > s->cfg.keep_bytes))) {
+            memcpy(victim, oldest->id, sizeof victim);
+            job_store_remove_at(s, job_store_find_index(s, oldest));
+            job_store_rec_free(oldest);
+            s->retention_removed++;
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (!victim[0])
+            return;
+        job_store_remove_dir(s, victim, NULL);
+    }
 }
