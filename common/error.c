@@ -7,8 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int cls_vfail(cls_error *err, int code, long long line, const char *fmt,
-                     va_list ap)
+static int cls_vfail(cls_error *err, int code, long long line, const char *fmt, va_list ap)
 {
     if (err) {
         err->code = code;
@@ -43,4 +42,18 @@ void cls_error_clear(cls_error *err)
         err->line = 0;
         err->msg[0] = '\0';
     }
+}
+
+const char *cls_list_words(char *buf, size_t len, const char *const *words, size_t n)
+{
+    size_t at = 0;
+    if (len)
+        buf[0] = '\0';
+    for (size_t i = 0; i < n && at < len; i++)
+        at += (size_t)snprintf(buf + at, len - at, "%s%s",
+                               i == 0       ? ""
+                               : i + 1 == n ? " or "
+                                            : ", ",
+                               words[i]);
+    return buf;
 }

@@ -15,38 +15,40 @@
 
 enum cls_exit {
     CLS_OK = 0,
-    CLS_EOTHER = 1,     /* I/O, OpenCL, out of memory, anything unexpected */
-    CLS_EUSAGE = 2,     /* bad command line or option */
-    CLS_EINPUT = 3,     /* bad input file: message is FILE:LINE: what */
-    CLS_ENOTCONV = 4,   /* solver stopped at maxiter */
-    CLS_EBREAKDOWN = 5  /* not SPD, NaN/Inf */
+    CLS_EOTHER = 1,    /* I/O, OpenCL, out of memory, anything unexpected */
+    CLS_EUSAGE = 2,    /* bad command line or option */
+    CLS_EINPUT = 3,    /* bad input file: message is FILE:LINE: what */
+    CLS_ENOTCONV = 4,  /* solver stopped at maxiter */
+    CLS_EBREAKDOWN = 5 /* not SPD, NaN/Inf */
 };
 
 typedef struct cls_error {
-    int code;        /* one of enum cls_exit; CLS_OK when nothing failed */
-    long long line;  /* input line of a parse error, 0 when not a parse error */
+    int code;       /* one of enum cls_exit; CLS_OK when nothing failed */
+    long long line; /* input line of a parse error, 0 when not a parse error */
     char msg[1024];
 } cls_error;
 
 /* Formats the message, records code (and line, 0 if none) and returns code,
  * so callers can write `return cls_fail(err, CLS_EINPUT, ...)`. err may be
  * NULL. */
-int cls_fail(cls_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int cls_fail(cls_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int cls_fail_line(cls_error *err, int code, long long line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 void cls_error_clear(cls_error *err);
+/* "a, b or c" into buf (len bytes, always terminated): the choices a
+ * message names, from the table that defines them. Returns buf. */
+const char *cls_list_words(char *buf, size_t len, const char *const *words, size_t n);
 
 /* For functions that release their resources at a `done:` label: runs call
  * and, if it failed, keeps its exit class in the caller's `rc` and jumps
  * there. */
-#define CLS_TRY(call)                                                                  \
-    do {                                                                               \
-        int cls_try_rc_ = (call);                                                      \
-        if (cls_try_rc_) {                                                             \
-            rc = cls_try_rc_;                                                          \
-            goto done;                                                                 \
-        }                                                                              \
+#define CLS_TRY(call)                                                                              \
+    do {                                                                                           \
+        int cls_try_rc_ = (call);                                                                  \
+        if (cls_try_rc_) {                                                                         \
+            rc = cls_try_rc_;                                                                      \
+            goto done;                                                                             \
+        }                                                                                          \
     } while (0)
 
 #endif

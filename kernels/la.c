@@ -184,6 +184,11 @@ int lai_enqueue(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_
     return CLS_OK;
 }
 
+size_t la_acc_size(const la_ctx *la)
+{
+    return lai_acc_size(la);
+}
+
 int lai_launch(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t ls, cls_error *err)
 {
     return lai_enqueue(la, k, kname, groups, ls, err);
@@ -552,6 +557,28 @@ int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *
         OCL_CHECK(err, st, "clCreateCommandQueue(read-back queue)");
     }
     return CLS_OK;
+}
+
+/* the staging buffers of the vectors' uploads (la_vec.c): the context owns
+ * them, so its release drains and frees them */
+static void lai_stage_release(la_ctx *la)
+{
+    for (int k = 0; k < 2; k++) {
+        if (la->stage_ev[k]) {
+            clWaitForEvents(1, &la->stage_ev[k]);
+            clReleaseEvent(la->stage_ev[k]);
+            la->stage_ev[k] = NULL;
+        }
+        if (la->stage[k]) {
+            if (la->stage_ptr[k])
+                clEnqueueUnmapMemObject(la->ocl->queue, la->stage[k], la->stage_ptr[k], 0, NULL,
+                                        NULL);
+            clFinish(la->ocl->queue);
+            clReleaseMemObject(la->stage[k]);
+        }
+        la->stage[k] = NULL;
+        la->stage_ptr[k] = NULL;
+    }
 }
 
 void la_release(la_ctx *la)

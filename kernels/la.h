@@ -339,9 +339,9 @@ size_t la_acc_size(const la_ctx *la);
 size_t la_cgf_grid_cap(const la_ctx *la);
 
 /* The program of the preconditioned CG's and the preconditioners' kernels
- * and of the block SpMM (real.cl, pcg_fused.cl, pc.cl, spmm.cl), built with la's options on first use and
- * kept with la (so a warm device keeps it too): a solve without a general
- * preconditioner never compiles it. */
+ * and of the block SpMM (real.cl, pcg_fused.cl, pc.cl, spmm.cl), built with la's options on first
+ * use and kept with la (so a warm device keeps it too): a solve without a general preconditioner
+ * never compiles it. */
 int la_aux_program(la_ctx *la, cl_program *out, cls_error *err);
 
 /* Waits for every queued command (for timing). */

@@ -95,18 +95,6 @@ int la_copy(la_ctx *la, const la_vec *x, la_vec *y, cls_error *err)
     return lai_launch(la, la->k_copy, "copy", lai_groups_for(la, x->n), la->cfg.local_size, err);
 }
 
-int la_fill(la_ctx *la, double a, la_vec *y, cls_error *err)
-{
-    int rc;
-    if (y->n == 0)
-        return CLS_OK;
-    cl_int n = (cl_int)y->n;
-    real_arg ra = lai_mk_real(la, a);
-    if ((rc = lai_set_args(la->k_fill, "fill", err, 3, A_INT(n), A_REAL(ra), A_MEM(y->buf))))
-        return rc;
-    return lai_launch(la, la->k_fill, "fill", lai_groups_for(la, y->n), la->cfg.local_size, err);
-}
-
 int la_pointwise(la_ctx *la, const la_vec *d, const la_vec *r, la_vec *z, cls_error *err)
 {
     int rc;
@@ -206,10 +194,4 @@ int la_residual(la_ctx *la, const la_csr *A, const la_vec *b, const la_vec *x, l
         (rc = lai_launch(la, la->k_residual, "residual", g, la->cfg.local_size, err)))
         return rc;
     return lai_reduce_and_read(la, g, 1, rr, err);
-}
-
-int la_finish(la_ctx *la, cls_error *err)
-{
-    OCL_CHECK(err, clFinish(la->ocl->queue), "clFinish");
-    return CLS_OK;
 }

@@ -64,10 +64,24 @@ size_t lai_kernel_max(const la_ctx *la, cl_kernel k, size_t want)
     return want;
 }
 
+int lai_fused_spmv_bind(la_ctx *la, const la_csr *A, cl_mem x, cl_mem y, cl_mem d, cl_mem ctl,
+                        cl_kernel *k, cl_mem *part, size_t *g, size_t *ls, cls_error *err)
+{
+    int rc;
+    if ((rc = la_spmv_kernel_create(la, A, k, err)) ||
+        (rc = la_spmv_bind(la, *k, A, x, y, NULL, NULL, NULL, g, ls, err)))
+        return rc;
+    *g = lai_min_sz(*g, la_cgf_grid_cap(la));
+    if ((rc = lai_cgf_buffer(la, 4 * *g * la_acc_size(la), part, err)))
+        return rc;
+    size_t g2;
+    return la_spmv_bind(la, *k, A, x, y, *part, d, ctl, &g2, ls, err);
+}
+
 int lai_cgf_bind_update(la_ctx *la, cl_kernel k_upd, cl_kernel k_init, cl_int n, cl_mem sc,
                         cl_mem ctl, const la_vec *b, const la_vec *x, const la_vec *d,
-                        const la_vec *r, const la_vec *p, const la_vec *q, cl_mem pu,
-                        size_t ls_upd, cls_error *err)
+                        const la_vec *r, const la_vec *p, const la_vec *q, cl_mem pu, size_t ls_upd,
+                        cls_error *err)
 {
     const size_t as = la_acc_size(la);
     int rc;
@@ -244,8 +258,8 @@ int la_cgf_enqueue(la_cgf *w, cls_error *err)
     int rc;
     if ((rc = lai_enqueue(la, w->k_spmv, lai_kernel_of(w->A->variant), w->gs, w->ls_spmv, err)))
         return rc;
-    return la_ring_step(la, &w->rg, w->k_scal, w->ls_scal, w->k_upd, "cgf_update", w->gu,
-                        w->ls_upd, w->hist, "fused CG", err);
+    return la_ring_step(la, &w->rg, w->k_scal, w->ls_scal, w->k_upd, "cgf_update", w->gu, w->ls_upd,
+                        w->hist, "fused CG", err);
 }
 
 int la_cgf_next(la_cgf *w, la_cgf_record *rec, cls_error *err)

@@ -45,12 +45,12 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
                       ocl_errstr(st), (int)st);
         goto fail;
     }
-    if ((rc = lai_fused_spmv_bind(la, Ai, w->p.buf, w->q.buf, w->d.buf, w->ctl, &w->k_spmv_i, &w->psi, &w->gi,
-                                    &w->ls_i, err)))
+    if ((rc = lai_fused_spmv_bind(la, Ai, w->p.buf, w->q.buf, w->d.buf, w->ctl, &w->k_spmv_i,
+                                  &w->psi, &w->gi, &w->ls_i, err)))
         goto fail;
     if (Ab && Ab->nrows > 0 &&
-        (rc = lai_fused_spmv_bind(la, Ab, w->p.buf, w->q.buf, w->d.buf, w->ctl, &w->k_spmv_b, &w->psb,
-                                    &w->gb, &w->ls_b, err)))
+        (rc = lai_fused_spmv_bind(la, Ab, w->p.buf, w->q.buf, w->d.buf, w->ctl, &w->k_spmv_b,
+                                  &w->psb, &w->gb, &w->ls_b, err)))
         goto fail;
     if ((rc = ocl_create_kernel(la->prog, "cgf_update", &w->k_upd, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)) ||

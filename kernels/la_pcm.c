@@ -55,12 +55,12 @@ int la_pcm_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         (rc = pcg_write(la, w->ctl, sizeof ctl0, ctl0, err)) ||
         (rc = pcg_write(la, w->sc, 4 * as, zeros, err)))
         goto fail;
-    if ((rc = lai_fused_spmv_bind(la, Ai, w->u.buf, w->w.buf, NULL, w->ctl, &w->k_spmv_i, &w->psi, &w->gi,
-                                    &w->ls_i, err)))
+    if ((rc = lai_fused_spmv_bind(la, Ai, w->u.buf, w->w.buf, NULL, w->ctl, &w->k_spmv_i, &w->psi,
+                                  &w->gi, &w->ls_i, err)))
         goto fail;
     if (Ab && Ab->nrows > 0 &&
         (rc = lai_fused_spmv_bind(la, Ab, w->u.buf, w->w.buf, NULL, w->ctl, &w->k_spmv_b, &w->psb,
-                                    &w->gb, &w->ls_b, err)))
+                                  &w->gb, &w->ls_b, err)))
         goto fail;
     if ((rc = ocl_create_kernel(aux, "pcgf_update", &w->k_upd, err)) ||
         (rc = ocl_create_kernel(aux, "pcgf_dots", &w->k_dots, err)) ||

@@ -49,20 +49,20 @@ int lai_sums_wait(la_ctx *la, const unsigned char *host, cl_event *ev, double ou
  * and the K-part one (la_cgp.c) run the same two kernels */
 int lai_cgf_bind_update(la_ctx *la, cl_kernel k_upd, cl_kernel k_init, cl_int n, cl_mem sc,
                         cl_mem ctl, const la_vec *b, const la_vec *x, const la_vec *d,
-                        const la_vec *r, const la_vec *p, const la_vec *q, cl_mem pu,
-                        size_t ls_upd, cls_error *err);
+                        const la_vec *r, const la_vec *p, const la_vec *q, cl_mem pu, size_t ls_upd,
+                        cls_error *err);
 /* waits for and drops a pending read of the sums (at release) */
 void lai_sums_discard(cl_event *ev);
 /* la's second, in-order queue for the record reads (la_ring.c), made once */
 int lai_read_queue(la_ctx *la, cls_error *err);
-/* A part's block SpMV x -> y with the fused epilogue (la_spmv.c): the
+/* A part's block SpMV x -> y with the fused epilogue (la_cgf.c): the
  * kernel, its geometry capped for the fused loops, its partial-pair buffer
  * (4 per group), then the arguments with d (W = D^-1, or NULL) and ctl */
 int lai_fused_spmv_bind(la_ctx *la, const la_csr *A, cl_mem x, cl_mem y, cl_mem d, cl_mem ctl,
                         cl_kernel *k, cl_mem *part, size_t *g, size_t *ls, cls_error *err);
 /* the interior rows' SpMV (boundary 0) or the boundary rows' (1, when kb) */
-int lai_split_spmv(la_ctx *la, int boundary, const la_csr *Ai, cl_kernel ki, size_t gi,
-                   size_t ls_i, cl_kernel kb, size_t gb, size_t ls_b, cls_error *err);
+int lai_split_spmv(la_ctx *la, int boundary, const la_csr *Ai, cl_kernel ki, size_t gi, size_t ls_i,
+                   cl_kernel kb, size_t gb, size_t ls_b, cls_error *err);
 /* alpha, beta of a host-scalar CG loop into sc (la_vec.c) */
 int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double scal[2],
                       float scalf[2], cls_error *err);
@@ -90,7 +90,6 @@ int lai_reduce_and_read(la_ctx *la, size_t groups, int ncomp, double *out, cls_e
 int lai_set_args(cl_kernel k, const char *kname, cls_error *err, int nargs, ...);
 int lai_spmv_setup(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem y, cl_mem partial,
                    cl_mem w, cl_mem ctl, size_t *groups, size_t *lsz, cls_error *err);
-void lai_stage_release(la_ctx *la);
 void lai_tuned_vector_config(la_ctx *la, int64_t rows);
 int lai_upload_buf(la_ctx *la, const char *what, size_t bytes, const void *host, cl_mem *out,
                    cls_error *err);

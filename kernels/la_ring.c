@@ -108,8 +108,8 @@ int la_ring_step(la_ctx *la, la_ring *r, cl_kernel k_scal, size_t ls_scal, cl_ke
     size_t global = ls_scal; /* one work-group */
     cl_int st = ocl_enqueue_kernel(la->ocl, k_scal, global, &ls_scal, &ev);
     if (st != CL_SUCCESS)
-        return cls_fail(err, CLS_EOTHER, "clEnqueueNDRangeKernel(%s scalars) failed: %s (%d)",
-                        what, ocl_errstr(st), (int)st);
+        return cls_fail(err, CLS_EOTHER, "clEnqueueNDRangeKernel(%s scalars) failed: %s (%d)", what,
+                        ocl_errstr(st), (int)st);
     if (la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev) &&
         clRetainEvent(ev) == CL_SUCCESS)
         la->ev[la->nev++] = ev;

@@ -113,11 +113,6 @@ int la_launch(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t 
     return lai_launch(la, k, kname, groups, ls, err);
 }
 
-size_t la_acc_size(const la_ctx *la)
-{
-    return lai_acc_size(la);
-}
-
 static cl_kernel la_kernel_of(la_ctx *la, la_spmv_variant v)
 {
     switch (v) {
@@ -170,22 +165,8 @@ int la_spmv_full(la_ctx *la, const la_csr *A, const la_vec *x, la_vec *y, cls_er
     return lai_launch(la, la->k_spmv_hi, "spmv_csr_hi", lai_min_sz(need, A->max_groups), ls, err);
 }
 
-int lai_fused_spmv_bind(la_ctx *la, const la_csr *A, cl_mem x, cl_mem y, cl_mem d, cl_mem ctl,
-                        cl_kernel *k, cl_mem *part, size_t *g, size_t *ls, cls_error *err)
-{
-    int rc;
-    if ((rc = la_spmv_kernel_create(la, A, k, err)) ||
-        (rc = la_spmv_bind(la, *k, A, x, y, NULL, NULL, NULL, g, ls, err)))
-        return rc;
-    *g = lai_min_sz(*g, la_cgf_grid_cap(la));
-    if ((rc = lai_cgf_buffer(la, 4 * *g * la_acc_size(la), part, err)))
-        return rc;
-    size_t g2;
-    return la_spmv_bind(la, *k, A, x, y, *part, d, ctl, &g2, ls, err);
-}
-
-int lai_split_spmv(la_ctx *la, int boundary, const la_csr *Ai, cl_kernel ki, size_t gi,
-                   size_t ls_i, cl_kernel kb, size_t gb, size_t ls_b, cls_error *err)
+int lai_split_spmv(la_ctx *la, int boundary, const la_csr *Ai, cl_kernel ki, size_t gi, size_t ls_i,
+                   cl_kernel kb, size_t gb, size_t ls_b, cls_error *err)
 {
     if (boundary)
         return kb ? la_launch(la, kb, "spmv (boundary rows)", gb, ls_b, err) : CLS_OK;

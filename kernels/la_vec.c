@@ -186,26 +186,6 @@ int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err)
  */
 #define LA_STAGE_BYTES ((size_t)32 << 20)
 
-void lai_stage_release(la_ctx *la)
-{
-    for (int k = 0; k < 2; k++) {
-        if (la->stage_ev[k]) {
-            clWaitForEvents(1, &la->stage_ev[k]);
-            clReleaseEvent(la->stage_ev[k]);
-            la->stage_ev[k] = NULL;
-        }
-        if (la->stage[k]) {
-            if (la->stage_ptr[k])
-                clEnqueueUnmapMemObject(la->ocl->queue, la->stage[k], la->stage_ptr[k], 0, NULL,
-                                        NULL);
-            clFinish(la->ocl->queue);
-            clReleaseMemObject(la->stage[k]);
-        }
-        la->stage[k] = NULL;
-        la->stage_ptr[k] = NULL;
-    }
-}
-
 static int stage_ensure(la_ctx *la, cls_error *err)
 {
     for (int k = 0; k < 2; k++) {
@@ -343,8 +323,8 @@ int lai_sums_read(la_ctx *la, cl_mem res, unsigned char *host, cl_event *ev, con
 {
     if (*ev)
         return cls_fail(err, CLS_EOTHER, "%s: a read of the sums is already pending", who);
-    cl_int st = clEnqueueReadBuffer(la->ocl->queue, res, CL_FALSE, 0, 8 * la_acc_size(la), host,
-                                    0, NULL, ev);
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, res, CL_FALSE, 0, 8 * la_acc_size(la), host, 0,
+                                    NULL, ev);
     if (st != CL_SUCCESS) {
         *ev = NULL;
         OCL_CHECK(err, st, "clEnqueueReadBuffer(part sums)");
@@ -373,4 +353,24 @@ void lai_sums_discard(cl_event *ev)
         clReleaseEvent(*ev);
         *ev = NULL;
     }
+}
+
+/* y = a, every entry (a vector op: the pool and the uploads use it) */
+int la_fill(la_ctx *la, double a, la_vec *y, cls_error *err)
+{
+    int rc;
+    if (y->n == 0)
+        return CLS_OK;
+    cl_int n = (cl_int)y->n;
+    real_arg ra = lai_mk_real(la, a);
+    if ((rc = lai_set_args(la->k_fill, "fill", err, 3, A_INT(n), A_REAL(ra), A_MEM(y->buf))))
+        return rc;
+    return lai_launch(la, la->k_fill, "fill", lai_groups_for(la, y->n), la->cfg.local_size, err);
+}
+
+/* every queued command done */
+int la_finish(la_ctx *la, cls_error *err)
+{
+    OCL_CHECK(err, clFinish(la->ocl->queue), "clFinish");
+    return CLS_OK;
 }

@@ -481,7 +481,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     AGREE(rc);
     t2 = cls_now();
     cls_trace("dsolve: workspace reserved");
-    rep->init_s = open_s - sys.upload_s; /* discovery, contexts, programs */
+    rep->init_s = open_s - sys.upload_s;                        /* discovery, contexts, programs */
     rep->upload_s = (t2 - t1) - rep->partition_s - rep->init_s; /* matrix, vectors, workspace */
     /* the prewarm's wait after the input belongs to init, not to parse */
     rep->init_s += prewarm_wait;

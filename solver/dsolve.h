@@ -77,9 +77,9 @@ typedef struct dsolve_report {
      * matrix, vectors and workspace uploaded; then after the solve: x read
      * back, the true residual recomputed and x gathered on rank 0 */
     double partition_s, init_s, upload_s, gather_s;
-    int warm_parts; /* parts (rank 0's view) whose device state was kept warm */
+    int warm_parts;          /* parts (rank 0's view) whose device state was kept warm */
     char device_choice[512]; /* one part, --device auto: the device compared figures (devfig.h) */
-    pc_info pc;     /* the preconditioner: type as run, set-up time, built or reused */
+    pc_info pc;              /* the preconditioner: type as run, set-up time, built or reused */
     /* right-hand sides: nrhs columns; cols[c] and true_rel_cols[c] per
      * column (malloc'ed, rank 0); cg above sums them up: converged when
      * every column is, the most iterations, the largest residual, column
@@ -102,14 +102,14 @@ typedef struct dsolve_options {
                                           * (rank 0; mm_read_options): non-zero stops the read */
     void *read_ctx;
     uint64_t read_max_memory; /* the reader's memory limit (mm_read_options), 0: none */
-    int verbose;               /* rank 0 prints the layout to stderr */
-    dsolve_engine engine;      /* AUTO: local for one part (CG), else distributed */
-    int prewarm;               /* one rank, one device: start the device's OpenCL
-                                * state while the input is read (dsys_prewarm_*;
-                                * a one-shot process: the daemon keeps it warm) */
-    pc_options pc;             /* the preconditioner's parameters (degree, sweeps, reuse);
-                                * its type is solve.precond */
-    dsolve_rhs_mode rhs_mode;  /* several right-hand sides: together or one by one */
+    int verbose;              /* rank 0 prints the layout to stderr */
+    dsolve_engine engine;     /* AUTO: local for one part (CG), else distributed */
+    int prewarm;              /* one rank, one device: start the device's OpenCL
+                               * state while the input is read (dsys_prewarm_*;
+                               * a one-shot process: the daemon keeps it warm) */
+    pc_options pc;            /* the preconditioner's parameters (degree, sweeps, reuse);
+                               * its type is solve.precond */
+    dsolve_rhs_mode rhs_mode; /* several right-hand sides: together or one by one */
     /* rank 0, when set: told as each phase begins ("parsing", "setting_up",
      * "solving", "gathering"), for progress that says what is going on */
     void (*phase)(void *ctx, const char *phase);

@@ -59,14 +59,12 @@ const char *solver_precond_choices(void)
 }
 const char *solver_method_choices(void)
 {
-    /* "a, b or c" from the table's names */
     static char text[256];
-    if (!text[0]) {
-        const size_t n = sizeof methods / sizeof methods[0];
-        size_t len = 0;
-        for (size_t i = 0; i < n && len < sizeof text; i++)
-            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s",
-                                    i == 0 ? "" : i + 1 == n ? " or " : ", ", methods[i].name);
+    if (!text[0]) { /* "cg or pipecg": the rows' names */
+        const char *w[sizeof methods / sizeof methods[0]];
+        for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+            w[i] = methods[i].name;
+        cls_list_words(text, sizeof text, w, sizeof methods / sizeof methods[0]);
     }
     return text;
 }

@@ -43,7 +43,7 @@ double solve_effective_tol(double tol, double atol, double bnorm)
 const char *solver_method_name(solver_method m)
 {
     switch (m) {
-#define KSP_METHOD(name, id, solve, solve_block, summary)                                         \
+#define KSP_METHOD(name, id, solve, solve_block, summary)                                          \
     case id:                                                                                       \
         return name;
 #include "krylov/methods.def"

@@ -14,9 +14,9 @@
 #include "krylov/krylov.h"
 
 typedef struct solve_options {
-    double tol;           /* relative residual, default 1e-8 */
-    double atol;          /* absolute: stop when ||r|| <= max(tol ||b||, atol); default 0 */
-    int64_t maxiter;      /* <= 0: max(1000, 10 n) as scipy */
+    double tol;      /* relative residual, default 1e-8 */
+    double atol;     /* absolute: stop when ||r|| <= max(tol ||b||, atol); default 0 */
+    int64_t maxiter; /* <= 0: max(1000, 10 n) as scipy */
     solver_method method;
     solver_precond precond;
     la_precision precision;

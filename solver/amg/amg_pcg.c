@@ -16,7 +16,7 @@ static int amg_pcg_apply(void *ctx, const la_vec *r, la_vec *z, cls_error *err)
 {
     amg_pcg_m *m = ctx;
     if (m->M)
-        return amg_apply(m->M, m->la, r, z, err); /* one V-cycle */
+        return amg_apply(m->M, m->la, r, z, err);   /* one V-cycle */
     return la_pointwise(m->la, m->dinv, r, z, err); /* z = D^-1 r */
 }
 
@@ -24,6 +24,5 @@ int amg_pcg(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, amg_device 
             const la_vec *dinv, double tol, int64_t maxiter, amg_pcg_result *res, cls_error *err)
 {
     amg_pcg_m m = {la, M, dinv};
-    return pcg_ref_solve(la, A, b, x, M || dinv ? amg_pcg_apply : NULL, &m, tol, maxiter, res,
-                         err);
+    return pcg_ref_solve(la, A, b, x, M || dinv ? amg_pcg_apply : NULL, &m, tol, maxiter, res, err);
 }

@@ -44,7 +44,6 @@ void dsys_fail(dsys *s, const cls_error *e)
     }
 }
 
-
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
               const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
               int fused, cls_error *err)
@@ -380,11 +379,11 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
         if (p->halo.nsend_total > 0) {
+            DSYS_DO(s, ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, x[k], p->d_sendbuf,
+                               DSYS_ERR));
             DSYS_DO(s,
-                  ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, x[k], p->d_sendbuf, DSYS_ERR));
-            DSYS_DO(s,
-                  ld_read_async(&p->ld, p->d_sendbuf, 0, (size_t)p->halo.nsend_total * p->la.elem,
-                                p->h_send, &p->ev_pack, DSYS_ERR));
+                    ld_read_async(&p->ld, p->d_sendbuf, 0, (size_t)p->halo.nsend_total * p->la.elem,
+                                  p->h_send, &p->ev_pack, DSYS_ERR));
         }
         DSYS_DO(s, rows(s, k, 0, ctx, DSYS_ERR));
         DSYS_DO(s, ld_flush(&p->ld, DSYS_ERR));
@@ -401,8 +400,8 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
         dpart *p = &s->parts[k];
         if (p->halo.nghost > 0)
             DSYS_DO(s, ld_write_async(&p->ld, x[k]->buf, (size_t)p->halo.nlocal * p->la.elem,
-                                    (size_t)p->halo.nghost * p->la.elem, p->h_recv, &p->ev_ghost,
-                                    DSYS_ERR));
+                                      (size_t)p->halo.nghost * p->la.elem, p->h_recv, &p->ev_ghost,
+                                      DSYS_ERR));
         DSYS_DO(s, rows(s, k, 1, ctx, DSYS_ERR));
         DSYS_DO(s, ld_flush(&p->ld, DSYS_ERR));
     }
@@ -507,9 +506,9 @@ void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv
             vq = loc(s, q, k);
             vu = loc(s, u, k);
         }
-        DSYS_DO(s,
-              ld_pipecg_update_begin(&s->parts[k].ld, alpha, beta, &vn, u ? &vm : NULL, &vw, &vz,
-                                     u ? &vq : NULL, &vs, &vp, &vx, &vr, u ? &vu : NULL, DSYS_ERR));
+        DSYS_DO(s, ld_pipecg_update_begin(&s->parts[k].ld, alpha, beta, &vn, u ? &vm : NULL, &vw,
+                                          &vz, u ? &vq : NULL, &vs, &vp, &vx, &vr, u ? &vu : NULL,
+                                          DSYS_ERR));
     }
     gather_local(s, 3, out);
 }

@@ -101,8 +101,16 @@ static void cgf_counts(void *p, int64_t *enq, int64_t *seen)
 }
 
 static const ksp_device_ops cgf_ops = {
-    cgf_create, cgf_start, cgf_enqueue, cgf_next, cgf_last, cgf_drain, cgf_release, cgf_counts,
-    .with_pc = 0, .can_lose = 0,
+    .create = cgf_create,
+    .start = cgf_start,
+    .enqueue = cgf_enqueue,
+    .next = cgf_next,
+    .last = cgf_last,
+    .drain = cgf_drain,
+    .release = cgf_release,
+    .counts = cgf_counts,
+    .with_pc = 0,
+    .can_lose = 0,
 };
 
 int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,

@@ -39,8 +39,6 @@
 #include "../../kernels/la_spmm.h"
 #include "pcg_host.h"
 
-
-
 typedef struct bcol {
     pcg_host h; /* the column's scalars and stopping state */
     int active, restart, update, rc;

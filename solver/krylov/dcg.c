@@ -39,7 +39,6 @@
 #include "../../kernels/la_cgp.h"
 #include "ksp_stop.h"
 
-
 /* The one-part case: the fused single-device loop on rank 0's part; the
  * other ranks (no part) learn its outcome. */
 static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, pc *pc,
@@ -141,7 +140,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
 
     int zero_rhs;
     CLS_TRY(ksp_dist_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
-    if (zero_rhs) {                                                    /* b = 0: x = 0 is exact */
+    if (zero_rhs) { /* b = 0: x = 0 is exact */
         rc = CLS_OK;
         goto done;
     }
@@ -165,7 +164,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
             vd.n = p->halo.nlocal;
         }
         DSYS_DO(s, la_cgp_create(&p->la, &p->Ai, p->have_Ab ? &p->Ab : NULL, p->halo.nghost, &vb,
-                                &x->v[k], jacobi ? &vd : NULL, &w[k], DSYS_ERR));
+                                 &x->v[k], jacobi ? &vd : NULL, &w[k], DSYS_ERR));
         if (!s->failed) {
             nw = k + 1;
             xs[k] = &x->v[k];

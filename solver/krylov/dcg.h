@@ -27,7 +27,7 @@
  * x = 0, fills res as converged and sets *zero_rhs (the solve is over).
  * cap is the residual history's capacity (ksp_history_push). */
 int ksp_dist_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
-                 int *zero_rhs, cls_error *err);
+                      int *zero_rhs, cls_error *err);
 
 int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
               cls_error *err);

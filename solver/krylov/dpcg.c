@@ -36,7 +36,6 @@
 #include "../../kernels/la_pcm.h"
 #include "pcg_host.h"
 
-
 typedef struct dpcg_ctx {
     la_pcm *w;
     int start;

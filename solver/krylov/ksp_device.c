@@ -39,8 +39,8 @@ static int64_t ksp_device_applied(const ksp_device_ops *ops, void *w, int64_t ks
 }
 
 /* The breakdown a stopped record says (the queue drained first). */
-static int ksp_device_breakdown(const ksp_device_ops *ops, const la_cgf_record *rec,
-                                cg_result *res, cls_error *err)
+static int ksp_device_breakdown(const ksp_device_ops *ops, const la_cgf_record *rec, cg_result *res,
+                                cls_error *err)
 {
     res->iterations = rec->k;
     if (rec->stop == LA_CGF_INDEFINITE)
@@ -68,7 +68,7 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
         rc = CLS_OK;
         goto done;
     }
-    CLS_TRY(ops->create(w, bb, err)); /* the device stops when r'r <= tol^2 b'b */
+    CLS_TRY(ops->create(w, bb, err));         /* the device stops when r'r <= tol^2 b'b */
     CLS_TRY(ops->start(w, 0, &rr, &rz, err)); /* r = b - A x0; z = M^-1 r; p = z */
     cls_trace("ksp: initial residual");
     if (!isfinite(rr) || !isfinite(rz)) { /* rr = r'r; rz = r'z */
@@ -148,7 +148,7 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
             res->confirm_s += cls_now() - tc;
         }
         if ((rc = ksp_stop_confirm(&st, sqrt(rr) / bnorm, rec.k, res, err)) != KSP_RESTART)
-            goto done; /* converged, or out of reach */
+            goto done;  /* converged, or out of reach */
         kstart = rec.k; /* restarted: p = z */
         if (kstart >= opt->maxiter) {
             rc = ksp_fail_maxiter(res, kstart, res->rel_residual, opt->tol, err);

@@ -27,8 +27,8 @@ typedef struct ksp_device_ops {
     /* (re)start at update k: r = b - Ax, z = M^-1 r, p = z; blocks and
      * returns r'r and r'z */
     int (*start)(void *w, int64_t k, double *rr, double *rz, cls_error *err);
-    int (*enqueue)(void *w, cls_error *err);                   /* one more iteration */
-    int (*next)(void *w, la_cgf_record *rec, cls_error *err);  /* the next record, blocking */
+    int (*enqueue)(void *w, cls_error *err);                      /* one more iteration */
+    int (*next)(void *w, la_cgf_record *rec, cls_error *err);     /* the next record, blocking */
     int (*last)(void *w, double *rr, double *rz, cls_error *err); /* after the last update */
     int (*drain)(void *w, cls_error *err); /* wait for the queued (no-op) iterations */
     void (*release)(void *w);

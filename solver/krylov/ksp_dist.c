@@ -10,7 +10,7 @@
 #include "ksp_stop.h"
 
 int ksp_dist_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *cap, double *bnorm,
-                 int *zero_rhs, cls_error *err)
+                      int *zero_rhs, cls_error *err)
 {
     dsum ls;
     double v[4];
@@ -26,4 +26,3 @@ int ksp_dist_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *
         dvec_fill(s, 0.0, x); /* b = 0: x = 0 is exact */
     return rc;
 }
-

@@ -20,4 +20,3 @@ const ksp_method *ksp_method_get(solver_method id)
             return &ksp_methods[i];
     return NULL;
 }
-

@@ -53,8 +53,8 @@ typedef struct pcm_work {
 static int pcm_create(void *p, double bb, cls_error *err)
 {
     pcm_work *c = p; /* the device stops when r'r <= tol^2 b'b */
-    return la_pcm_create(c->la, c->A, NULL, 0, c->b, c->x, 1, c->opt->tol * c->opt->tol * bb,
-                         &c->w, err);
+    return la_pcm_create(c->la, c->A, NULL, 0, c->b, c->x, 1, c->opt->tol * c->opt->tol * bb, &c->w,
+                         err);
 }
 /* (re)start at k: r = b - Ax, u = M^-1 r, then r'r and r'u (blocking) */
 static int pcm_start(void *p, int64_t k, double *rr, double *ru, cls_error *err)
@@ -102,8 +102,16 @@ static void pcm_counts(void *p, int64_t *enq, int64_t *seen)
 }
 
 static const ksp_device_ops pcm_ops = {
-    pcm_create, pcm_start, pcm_enqueue, pcm_next, pcm_last, pcm_drain, pcm_release, pcm_counts,
-    .with_pc = 1, .can_lose = 1,
+    .create = pcm_create,
+    .start = pcm_start,
+    .enqueue = pcm_enqueue,
+    .next = pcm_next,
+    .last = pcm_last,
+    .drain = pcm_drain,
+    .release = pcm_release,
+    .counts = pcm_counts,
+    .with_pc = 1,
+    .can_lose = 1,
 };
 
 int pcg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const cg_options *opt,

@@ -44,8 +44,7 @@ pcg_host_action pcg_host_step(pcg_host *h, const double v[4], int64_t maxiter, c
         return PCG_HOST_RESTART;
     }
     if (h->fresh && h->confirming) { /* the recurrence said converged, b - Ax did not */
-        if ((*rc = ksp_stop_confirm(&h->stop, sqrt(rr) / h->bnorm, h->it, res, err)) !=
-            KSP_RESTART)
+        if ((*rc = ksp_stop_confirm(&h->stop, sqrt(rr) / h->bnorm, h->it, res, err)) != KSP_RESTART)
             return PCG_HOST_DONE; /* converged, or out of reach */
         *rc = CLS_OK;             /* restarted already: go on from b - Ax */
     }

@@ -25,8 +25,7 @@ static int pcg_ref_apply(la_ctx *la, cg_apply_fn apply, void *ctx, const la_vec 
 }
 
 int pcg_ref_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, cg_apply_fn apply,
-                  void *apply_ctx, double tol, int64_t maxiter, pcg_ref_result *res,
-                  cls_error *err)
+                  void *apply_ctx, double tol, int64_t maxiter, pcg_ref_result *res, cls_error *err)
 {
     memset(res, 0, sizeof *res);
     double t0 = cls_now();

@@ -102,7 +102,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
 
     int zero_rhs;
     CLS_TRY(ksp_dist_rhs_norm(s, b, x, res, &cap, &bnorm, &zero_rhs, err)); /* bnorm = ||b|| */
-    if (zero_rhs) {                                                    /* b = 0: x = 0 is exact */
+    if (zero_rhs) { /* b = 0: x = 0 is exact */
         rc = CLS_OK;
         goto done;
     }

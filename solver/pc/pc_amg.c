@@ -97,8 +97,8 @@ static int pc_amg_setup(pc *pc, cls_error *err)
             }
             pc->info.build_s += cls_now() - tb;
             pc->info.parts_built++;
-            ap->centry = cache ? pc_cache_put(key, PRECOND_AMG, p->halo.nlocal, a, amg_setup_drop)
-                               : NULL;
+            ap->centry =
+                cache ? pc_cache_put(key, PRECOND_AMG, p->halo.nlocal, a, amg_setup_drop) : NULL;
             if (!ap->centry)
                 ap->own = a;
         }

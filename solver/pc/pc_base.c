@@ -193,8 +193,7 @@ uint64_t pc_cache_part_key(const dpart *p, solver_precond t, uint64_t extra)
     return h ? pc_cache_mix(h ^ pc_cache_mix(o)) | 1u : 0;
 }
 
-int pc_cache_matrix_key(dsys *s, solver_precond t, uint64_t extra, uint64_t *key,
-                        cls_error *err)
+int pc_cache_matrix_key(dsys *s, solver_precond t, uint64_t extra, uint64_t *key, cls_error *err)
 {
     uint64_t h = 0;
     for (int k = 0; k < s->nmine; k++)

@@ -61,8 +61,7 @@ int pc_cache_enabled(const pc_options *o);
 uint64_t pc_cache_part_key(const dpart *p, solver_precond t, uint64_t extra);
 /* key of a set-up of the whole matrix: collective (an MPI_BXOR of the
  * parts' hashes over the ranks); 0 with err set on an MPI failure */
-int pc_cache_matrix_key(dsys *s, solver_precond t, uint64_t extra, uint64_t *key,
-                        cls_error *err);
+int pc_cache_matrix_key(dsys *s, solver_precond t, uint64_t extra, uint64_t *key, cls_error *err);
 struct pc_cache_entry;
 /* the entry for (key, type, n) held (refs + 1), or NULL */
 struct pc_cache_entry *pc_cache_get(uint64_t key, solver_precond t, int64_t n);

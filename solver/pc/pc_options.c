@@ -61,10 +61,10 @@ const char *pc_names_help(void)
     static char text[512];
     if (!text[0]) {
         const size_t n = sizeof pc_names / sizeof *pc_names;
-        size_t len = 0;
-        for (size_t i = 0; i < n && len < sizeof text; i++)
-            len += (size_t)snprintf(text + len, sizeof text - len, "%s%s",
-                                    i == 0 ? "" : i + 1 == n ? " or " : ", ", pc_names[i].name);
+        const char *w[sizeof pc_names / sizeof *pc_names];
+        for (size_t i = 0; i < n; i++)
+            w[i] = pc_names[i].name;
+        size_t len = strlen(cls_list_words(text, sizeof text, w, n));
         const char *sep = " (PETSc's names too: ";
         for (size_t i = 0; i < n && len < sizeof text; i++) {
             size_t w = strcspn(pc_names[i].aliases, " ");
