@@ -45,10 +45,7 @@ __kernel void cg_update(const int n, const real alpha, __global const real *rest
         r[i] = ri;
         rr += (acc_t)ri * (acc_t)ri;
     }
-    scratch[get_local_id(0)] = rr;
-    cls_group_reduce(scratch);
-    if (get_local_id(0) == 0)
-        partial[get_group_id(0)] = scratch[0];
+    cls_group_sum_to(scratch, partial, rr);
 }
 
 /* x += alpha p ; r -= alpha q ; z = d .* r ;
@@ -118,10 +115,7 @@ __kernel void cgf_init(const int n, __global const real *restrict b,
  * leaves ctl[1] = k (k updates were done); a running one sets ctl[1] = k + 1.
  * scratch: 4 acc_t per work-item.
  */
-__kernel void cgf_scalars(const int gs, __global const acc_t *restrict ps, const int gu,
-                          __global const acc_t *restrict pu, __global acc_t *restrict sc,
-                          __global int *restrict ctl, __global acc_t *restrict hist,
-                          const int nslots, const acc_t stop2, __local acc_t *scratch)
+__kernel void cgf_scalars(CLS_FUSED_SCALARS_ARGS)
 {
     /* the scalars as the distributed loop computes them on the host (dcg.c),
      * operation for operation: no fma */
@@ -248,8 +242,5 @@ __kernel void residual(const int n, __global const real *restrict b,
         r[i] = ri;
         rr += (acc_t)ri * (acc_t)ri;
     }
-    scratch[get_local_id(0)] = rr;
-    cls_group_reduce(scratch);
-    if (get_local_id(0) == 0)
-        partial[get_group_id(0)] = scratch[0];
+    cls_group_sum_to(scratch, partial, rr);
 }

@@ -21,10 +21,7 @@ __kernel void dot_partial(const int n, __global const real *restrict x,
     acc_t sum = 0;
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0))
         sum += (acc_t)x[i] * (acc_t)y[i];
-    scratch[get_local_id(0)] = sum;
-    cls_group_reduce(scratch);
-    if (get_local_id(0) == 0)
-        partial[get_group_id(0)] = scratch[0];
+    cls_group_sum_to(scratch, partial, sum);
 }
 
 /* Two dots sharing x, x read once: x'y into the first half, x'z into the

@@ -23,6 +23,22 @@ static int pcg_write(la_ctx *la, cl_mem m, size_t bytes, const void *src, cls_er
     return CLS_OK;
 }
 
+void la_pcm_release(la_pcm *w)
+{
+    if (!w || !w->la)
+        return;
+    la_pcm_drain(w, NULL);
+    lai_sums_discard(&w->ev_res);
+    cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd,  &w->k_dots,
+                       &w->k_init,   &w->k_fold,   &w->k_scal, &w->k_wdots};
+    cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl, &w->hist, &w->pw};
+    lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
+    la_vec *vs[] = {&w->r, &w->u, &w->w, &w->p, &w->s};
+    for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
+        la_vec_release(vs[i]);
+    w->la = NULL;
+}
+
 int la_pcm_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost, const la_vec *b,
                   la_vec *x, int one_part, double stop2, la_pcm *w, cls_error *err)
 {
@@ -106,22 +122,6 @@ int la_pcm_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
 fail:
     la_pcm_release(w);
     return rc;
-}
-
-void la_pcm_release(la_pcm *w)
-{
-    if (!w || !w->la)
-        return;
-    la_pcm_drain(w, NULL);
-    lai_sums_discard(&w->ev_res);
-    cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd,  &w->k_dots,
-                       &w->k_init,   &w->k_fold,   &w->k_scal, &w->k_wdots};
-    cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl, &w->hist, &w->pw};
-    lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
-    la_vec *vs[] = {&w->r, &w->u, &w->w, &w->p, &w->s};
-    for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
-        la_vec_release(vs[i]);
-    w->la = NULL;
 }
 
 int la_pcm_restart(la_pcm *w, int64_t k, cls_error *err)

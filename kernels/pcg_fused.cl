@@ -46,10 +46,7 @@
  * hist[k % nslots]. The host loop (solver/krylov/dpcg.c) computes the same values
  * in the same order for several parts: no fma here.
  */
-__kernel void pcgf_scalars(const int gs, __global const acc_t *restrict ps, const int gu,
-                           __global const acc_t *restrict pu, __global acc_t *restrict sc,
-                           __global int *restrict ctl, __global acc_t *restrict hist,
-                           const int nslots, const acc_t stop2, __local acc_t *scratch)
+__kernel void pcgf_scalars(CLS_FUSED_SCALARS_ARGS)
 {
 #pragma OPENCL FP_CONTRACT OFF
     const int lid = (int)get_local_id(0);

@@ -166,6 +166,25 @@ inline void cls_group_reduce_pairs2_any(__local acc_t *s)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/* v summed over the work-group (scratch: one acc_t per work-item); the
+ * group's sum goes to partial[group] */
+inline void cls_group_sum_to(__local acc_t *scratch, __global acc_t *partial, const acc_t v)
+{
+    scratch[get_local_id(0)] = v;
+    cls_group_reduce(scratch);
+    if (get_local_id(0) == 0)
+        partial[get_group_id(0)] = scratch[0];
+}
+
+/* The arguments of a fused CG loop's scalars kernel (cgf_scalars,
+ * pcgf_scalars): the SpMV's pairs (ps, gs groups), the update's (pu, gu),
+ * the scalars, the control word, the record ring, the stop threshold */
+#define CLS_FUSED_SCALARS_ARGS                                                                     \
+    const int gs, __global const acc_t *restrict ps, const int gu,                                 \
+        __global const acc_t *restrict pu, __global acc_t *restrict sc,                            \
+        __global int *restrict ctl, __global acc_t *restrict hist, const int nslots,               \
+        const acc_t stop2, __local acc_t *scratch
+
 /* The fused CG loops' scalar kernels (cgf_scalars, cgf_fold,
  * pcgf_scalars): fold n groups' pairs (c = 0, 1: partial[2c * n + g] hi,
  * partial[(2c + 1) * n + g] lo, as cls_write_pairs2 lays them out) into
