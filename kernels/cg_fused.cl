@@ -29,8 +29,7 @@
 #define CGF_CONVERGED 1
 #define CGF_INDEFINITE 2
 #define CGF_NANORINF 3
-/* record layout: CGF_REC acc_t per iteration in the ring */
-#define CGF_REC 8
+/* the record ring's layout: cls_fused_record (real.cl) */
 
 /* x += alpha p ; r -= alpha q ; partial[g] = sum r'r (new r) */
 __kernel void cg_update(const int n, const real alpha, __global const real *restrict p,
@@ -120,44 +119,29 @@ __kernel void cgf_scalars(CLS_FUSED_SCALARS_ARGS)
     /* the scalars as the distributed loop computes them on the host (dcg.c),
      * operation for operation: no fma */
 #pragma OPENCL FP_CONTRACT OFF
-    const int lid = (int)get_local_id(0);
     acc_t pq, qq, rz, rr;
     cls_fused_sums(ps, gs, pu, gu, scratch, &pq, &qq, &rz, &rr);
-    if (lid == 0 && ctl[0] == CGF_RUN) {
-        const int k = ctl[1];
-        int stop = CGF_RUN;
-        acc_t alpha = 0, beta = 0;
-        if (!isfinite(rr) || !isfinite(rz))
-            stop = CGF_NANORINF;
-        else if (rr <= stop2)
-            stop = CGF_CONVERGED;
-        else if (!isfinite(pq) || !isfinite(qq))
-            stop = CGF_NANORINF;
-        else if (!(pq > 0))
-            stop = CGF_INDEFINITE;
-        else {
-            alpha = rz / pq;
-            const acc_t rz_next = alpha * alpha * qq - rz;
-            /* rounding can leave the estimate <= 0 only when r_{k+1} is at
-             * the noise level; restart the direction there (beta = 0) */
-            beta = rz_next > 0 ? rz_next / rz : 0;
-        }
-        __global acc_t *rec = hist + (k % nslots) * CGF_REC;
-        rec[0] = rr;
-        rec[1] = rz;
-        rec[2] = pq;
-        rec[3] = qq;
-        rec[4] = alpha;
-        rec[5] = beta;
-        rec[6] = (acc_t)stop;
-        rec[7] = (acc_t)k;
-        sc[0] = alpha;
-        sc[1] = beta;
-        if (stop)
-            ctl[0] = stop;
-        else
-            ctl[1] = k + 1;
+    if (!cls_fused_leader(ctl)) /* one work-item, while the loop runs */
+        return;
+    const int k = ctl[1];
+    int stop = CGF_RUN;
+    acc_t alpha = 0, beta = 0;
+    if (!isfinite(rr) || !isfinite(rz))
+        stop = CGF_NANORINF;
+    else if (rr <= stop2) /* ||r_k|| <= tol ||b|| */
+        stop = CGF_CONVERGED;
+    else if (!isfinite(pq) || !isfinite(qq))
+        stop = CGF_NANORINF;
+    else if (!(pq > 0)) /* p'Ap <= 0 */
+        stop = CGF_INDEFINITE;
+    else {
+        alpha = rz / pq; /* alpha = r'z / p'Ap */
+        const acc_t rz_next = alpha * alpha * qq - rz;
+        /* rounding can leave the estimate <= 0 only when r_{k+1} is at
+         * the noise level; restart the direction there (beta = 0) */
+        beta = rz_next > 0 ? rz_next / rz : 0;
     }
+    cls_fused_record(hist, nslots, k, rr, rz, pq, qq, alpha, beta, stop, sc, ctl);
 }
 
 /*

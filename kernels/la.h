@@ -252,6 +252,19 @@ typedef struct la_cgf_record {
 #define LA_CGF_SLOTS 64
 #define LA_CGF_MAXLAG 8
 
+/* What a part's CG workspace borrows (la_cgp, la_pcm): Ai the interior rows
+ * (every row when there are no ghosts), Ab the boundary rows at row_offset
+ * Ai->nrows or NULL, n their rows, b (n entries) and x (n + nghost). */
+typedef struct la_part_in {
+    const la_csr *Ai, *Ab;
+    int64_t n, nghost;
+    la_vec b, x;
+} la_part_in;
+
+/* fills in and checks the sizes agree (who names the caller in the message) */
+int la_part_in_set(const la_csr *Ai, const la_csr *Ab, int64_t nghost, const la_vec *b,
+                   const la_vec *x, const char *who, la_part_in *in, cls_error *err);
+
 /* The record ring of a device-scalar CG loop (la_cgf, la_pcm; la_ring.c):
  * each queued iteration's record (8 accumulators of hist's slot) is read on
  * la's second queue without blocking; records are consumed in order. */

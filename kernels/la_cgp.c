@@ -16,22 +16,17 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
 {
     memset(w, 0, sizeof *w);
     w->la = la;
-    w->Ai = Ai;
-    w->Ab = Ab;
-    w->n = Ai->nrows + (Ab ? Ab->nrows : 0);
-    w->nghost = nghost;
-    w->b = *b;
-    w->x = *x;
     if (dinv)
         w->d = *dinv;
     const size_t as = la_acc_size(la);
-    int rc;
-    if (b->n != w->n || x->n != w->n + nghost || (dinv && dinv->n != w->n) ||
-        (Ab && Ab->row_offset != Ai->nrows))
+    int rc = la_part_in_set(Ai, Ab, nghost, b, x, "la_cgp_create", &w->in, err);
+    if (rc)
+        return rc;
+    if (dinv && dinv->n != w->in.n)
         return cls_fail(err, CLS_EOTHER, "la_cgp_create: inconsistent part sizes");
-    if ((rc = la_vec_create(la, w->n, &w->r, err)) ||
-        (rc = la_vec_create(la, w->n + nghost, &w->p, err)) ||
-        (rc = la_vec_create(la, w->n, &w->q, err)) ||
+    if ((rc = la_vec_create(la, w->in.n, &w->r, err)) ||
+        (rc = la_vec_create(la, w->in.n + nghost, &w->p, err)) ||
+        (rc = la_vec_create(la, w->in.n, &w->q, err)) ||
         (rc = la_fill(la, 0.0, &w->p, err)) || /* ghost tail defined before any exchange */
         (rc = lai_cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
         (rc = lai_cgf_buffer(la, 2 * as, &w->sc, err)) ||
@@ -58,7 +53,7 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         goto fail;
     w->ls_upd = lai_kernel_max(la, w->k_upd, la->cfg.cg_local_size);
     w->ls_upd = lai_kernel_max(la, w->k_init, w->ls_upd);
-    size_t need = (size_t)((w->n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
+    size_t need = (size_t)((w->in.n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
     size_t cus = (size_t)la->ocl->dev.compute_units * la->cfg.cg_groups_per_cu;
     w->gu = lai_min_sz(need ? need : 1, cus ? cus : 1);
     w->gu = lai_min_sz(w->gu, la_cgf_grid_cap(la));
@@ -67,9 +62,9 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
     w->ls_fold = lai_pow2_floor(lai_kernel_max(la, w->k_fold, la->cfg.local_size));
     if ((rc = lai_cgf_buffer(la, 4 * w->gu * as, &w->pu, err)))
         goto fail;
-    cl_int cn = (cl_int)w->n;
-    if ((rc = lai_cgf_bind_update(la, w->k_upd, w->k_init, cn, w->sc, w->ctl, &w->b, &w->x, &w->d,
-                                  &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)))
+    cl_int cn = (cl_int)w->in.n;
+    if ((rc = lai_cgf_bind_update(la, w->k_upd, w->k_init, cn, w->sc, w->ctl, &w->in.b, &w->in.x,
+                                  &w->d, &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)))
         goto fail;
     return CLS_OK;
 fail:
@@ -92,16 +87,16 @@ void la_cgp_release(la_cgp *w)
 
 int la_cgp_spmv(la_cgp *w, int boundary, cls_error *err)
 {
-    return lai_split_spmv(w->la, boundary, w->Ai, w->k_spmv_i, w->gi, w->ls_i, w->k_spmv_b, w->gb,
-                          w->ls_b, err);
+    return lai_split_spmv(w->la, boundary, w->in.Ai, w->k_spmv_i, w->gi, w->ls_i, w->k_spmv_b,
+                          w->gb, w->ls_b, err);
 }
 
 int la_cgp_start(la_cgp *w, cls_error *err)
 {
     int rc;
     /* q = A x at full precision (both blocks write their own rows) */
-    if ((rc = la_spmv_full(w->la, w->Ai, &w->x, &w->q, err)) ||
-        (w->Ab && (rc = la_spmv_full(w->la, w->Ab, &w->x, &w->q, err))))
+    if ((rc = la_spmv_full(w->la, w->in.Ai, &w->in.x, &w->q, err)) ||
+        (w->in.Ab && (rc = la_spmv_full(w->la, w->in.Ab, &w->in.x, &w->q, err))))
         return rc;
     /* r = b - q; z = D^-1 r; p = z; pairs r'z, r'r */
     if ((rc = la_launch(w->la, w->k_init, "cgf_init", w->gu, w->ls_upd, err)))
@@ -113,7 +108,7 @@ int la_cgp_sums_begin(la_cgp *w, int with_spmv, cls_error *err)
 {
     la_ctx *la = w->la;
     int rc;
-    size_t gi = with_spmv && w->Ai->nrows > 0 ? w->gi : 0;
+    size_t gi = with_spmv && w->in.Ai->nrows > 0 ? w->gi : 0;
     size_t gb = with_spmv && w->k_spmv_b ? w->gb : 0;
     if ((rc = la_cgf_fold_set(la, w->k_fold, w->res, gi, w->psi, gb, w->psb, w->gu, w->pu,
                               w->ls_fold, err)) ||

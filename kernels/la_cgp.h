@@ -33,9 +33,8 @@
 
 typedef struct la_cgp {
     la_ctx *la;
-    const la_csr *Ai, *Ab; /* Ab NULL: no boundary rows */
-    int64_t n, nghost;
-    la_vec b, x, d;      /* borrowed (d.buf NULL without Jacobi) */
+    la_part_in in;       /* the blocks and vectors it borrows */
+    la_vec d;            /* borrowed (d.buf NULL without Jacobi) */
     la_vec r, p, q;      /* owned */
     cl_mem psi, psb, pu; /* interior SpMV, boundary SpMV, update pairs */
     cl_mem res, sc, ctl;

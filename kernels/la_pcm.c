@@ -44,26 +44,22 @@ int la_pcm_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
 {
     memset(w, 0, sizeof *w);
     w->la = la;
-    w->Ai = Ai;
-    w->Ab = Ab;
-    w->n = Ai->nrows + (Ab ? Ab->nrows : 0);
-    w->nghost = nghost;
-    w->b = *b;
-    w->x = *x;
     w->one_part = one_part;
     w->stop2 = stop2;
     const size_t as = la_acc_size(la);
     cl_program aux;
-    int rc;
-    if (b->n != w->n || x->n != w->n + nghost || (Ab && Ab->row_offset != Ai->nrows) ||
-        (one_part && (Ab || nghost)))
+    int rc = la_part_in_set(Ai, Ab, nghost, b, x, "la_pcm_create", &w->in, err);
+    if (rc)
+        return rc;
+    if (one_part && (Ab || nghost)) /* the device-scalar form has no halo */
         return cls_fail(err, CLS_EOTHER, "la_pcm_create: inconsistent part sizes");
     const cl_int ctl0[2] = {0, 0};
     const unsigned char zeros[4 * sizeof(double)] = {0};
-    if ((rc = la_aux_program(la, &aux, err)) || (rc = la_vec_create(la, w->n, &w->r, err)) ||
-        (rc = la_vec_create(la, w->n + nghost, &w->u, err)) ||
-        (rc = la_vec_create(la, w->n, &w->w, err)) || (rc = la_vec_create(la, w->n, &w->p, err)) ||
-        (rc = la_vec_create(la, w->n, &w->s, err)) ||
+    if ((rc = la_aux_program(la, &aux, err)) || (rc = la_vec_create(la, w->in.n, &w->r, err)) ||
+        (rc = la_vec_create(la, w->in.n + nghost, &w->u, err)) ||
+        (rc = la_vec_create(la, w->in.n, &w->w, err)) ||
+        (rc = la_vec_create(la, w->in.n, &w->p, err)) ||
+        (rc = la_vec_create(la, w->in.n, &w->s, err)) ||
         (rc = la_fill(la, 0.0, &w->u, err)) || /* ghost tail defined before any exchange */
         (rc = lai_cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
         (rc = lai_cgf_buffer(la, 4 * as, &w->sc, err)) ||
@@ -86,20 +82,20 @@ int la_pcm_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
     w->ls_upd = lai_kernel_max(la, w->k_upd, la->cfg.cg_local_size);
     w->ls_upd = lai_kernel_max(la, w->k_dots, w->ls_upd);
     w->ls_upd = lai_kernel_max(la, w->k_init, w->ls_upd);
-    size_t need = (size_t)((w->n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
+    size_t need = (size_t)((w->in.n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
     size_t cus = (size_t)la->ocl->dev.compute_units * la->cfg.cg_groups_per_cu;
     w->gu = lai_min_sz(need ? need : 1, cus ? cus : 1);
     w->gu = lai_min_sz(w->gu, la_cgf_grid_cap(la));
     w->ls_fold = lai_pow2_floor(lai_kernel_max(la, w->k_fold, la->cfg.local_size));
     if ((rc = lai_cgf_buffer(la, 4 * w->gu * as, &w->pu, err)))
         goto fail;
-    cl_int cn = (cl_int)w->n;
+    cl_int cn = (cl_int)w->in.n;
     if ((rc = lai_set_args(w->k_upd, "pcgf_update", err, 9, A_INT(cn), A_MEM(w->sc), A_MEM(w->ctl),
                            A_MEM(w->u.buf), A_MEM(w->w.buf), A_MEM(w->p.buf), A_MEM(w->s.buf),
-                           A_MEM(w->x.buf), A_MEM(w->r.buf))) ||
+                           A_MEM(w->in.x.buf), A_MEM(w->r.buf))) ||
         (rc = lai_set_args(w->k_dots, "pcgf_dots", err, 5, A_INT(cn), A_MEM(w->r.buf),
                            A_MEM(w->u.buf), A_MEM(w->pu), A_LOCAL(4 * w->ls_upd * as))) ||
-        (rc = lai_set_args(w->k_init, "pcgf_init", err, 6, A_INT(cn), A_MEM(w->b.buf),
+        (rc = lai_set_args(w->k_init, "pcgf_init", err, 6, A_INT(cn), A_MEM(w->in.b.buf),
                            A_MEM(w->w.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->s.buf))))
         goto fail;
     if (one_part) {
@@ -136,8 +132,8 @@ int la_pcm_restart(la_pcm *w, int64_t k, cls_error *err)
     const cl_int ctl[2] = {0, (cl_int)(w->one_part ? k : 0)};
     /* q = A x at full precision (into w, free until the next SpMV);
      * r = b - q; p = s = 0; gamma_old = 0 (the next beta is 0) */
-    if ((rc = la_spmv_full(la, w->Ai, &w->x, &w->w, err)) ||
-        (w->Ab && (rc = la_spmv_full(la, w->Ab, &w->x, &w->w, err))) ||
+    if ((rc = la_spmv_full(la, w->in.Ai, &w->in.x, &w->w, err)) ||
+        (w->in.Ab && (rc = la_spmv_full(la, w->in.Ab, &w->in.x, &w->w, err))) ||
         (rc = la_launch(la, w->k_init, "pcgf_init", w->gu, w->ls_upd, err)) ||
         (rc = pcg_write(la, w->sc, 4 * la_acc_size(la), zeros, err)) ||
         (rc = pcg_write(la, w->ctl, sizeof ctl, ctl, err)))
@@ -152,15 +148,15 @@ int la_pcm_dots(la_pcm *w, cls_error *err)
 
 int la_pcm_spmv(la_pcm *w, int boundary, cls_error *err)
 {
-    return lai_split_spmv(w->la, boundary, w->Ai, w->k_spmv_i, w->gi, w->ls_i, w->k_spmv_b, w->gb,
-                          w->ls_b, err);
+    return lai_split_spmv(w->la, boundary, w->in.Ai, w->k_spmv_i, w->gi, w->ls_i, w->k_spmv_b,
+                          w->gb, w->ls_b, err);
 }
 
 int la_pcm_sums_begin(la_pcm *w, int with_spmv, cls_error *err)
 {
     la_ctx *la = w->la;
     int rc;
-    size_t gi = with_spmv && w->Ai->nrows > 0 ? w->gi : 0;
+    size_t gi = with_spmv && w->in.Ai->nrows > 0 ? w->gi : 0;
     size_t gb = with_spmv && w->k_spmv_b ? w->gb : 0;
     if (w->ev_res)
         return cls_fail(err, CLS_EOTHER, "la_pcm: a read of the sums is already pending");
@@ -185,7 +181,7 @@ int la_pcm_block_sums_begin(la_pcm *w, cls_error *err)
     }
     if (w->ev_res)
         return cls_fail(err, CLS_EOTHER, "la_pcm: a read of the sums is already pending");
-    cl_int n = (cl_int)w->n;
+    cl_int n = (cl_int)w->in.n;
     if ((rc = lai_set_args(w->k_wdots, "spmm_wdots", err, 5, A_INT(n), A_MEM(w->u.buf),
                            A_MEM(w->w.buf), A_MEM(w->pw), A_LOCAL(4 * w->ls_upd * as))) ||
         (rc = la_launch(la, w->k_wdots, "spmm_wdots", w->gu, w->ls_upd, err)) ||

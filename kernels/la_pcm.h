@@ -40,9 +40,7 @@ enum {
 
 typedef struct la_pcm {
     la_ctx *la;
-    const la_csr *Ai, *Ab; /* Ab NULL: no boundary rows */
-    int64_t n, nghost;
-    la_vec b, x;          /* borrowed */
+    la_part_in in;        /* the blocks and vectors it borrows */
     la_vec r, u, w, p, s; /* owned; u has n + nghost entries */
     cl_mem psi, psb, pu;  /* SpMV pairs (interior, boundary), r'u / r'r pairs */
     cl_mem res, sc, ctl, hist;

@@ -12,6 +12,20 @@
 #include "la_priv.h"
 #include "ocl_gate.h"
 
+int la_part_in_set(const la_csr *Ai, const la_csr *Ab, int64_t nghost, const la_vec *b,
+                   const la_vec *x, const char *who, la_part_in *in, cls_error *err)
+{
+    in->Ai = Ai;
+    in->Ab = Ab;
+    in->n = Ai->nrows + (Ab ? Ab->nrows : 0);
+    in->nghost = nghost;
+    in->b = *b;
+    in->x = *x;
+    if (b->n != in->n || x->n != in->n + nghost || (Ab && Ab->row_offset != Ai->nrows))
+        return cls_fail(err, CLS_EOTHER, "%s: inconsistent part sizes", who);
+    return CLS_OK;
+}
+
 int lai_read_queue(la_ctx *la, cls_error *err)
 {
     if (la->rq)

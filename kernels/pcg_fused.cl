@@ -31,7 +31,6 @@
 #define PCGF_INDEFINITE 2 /* p'Ap <= 0 */
 #define PCGF_NANORINF 3
 #define PCGF_PC_INDEFINITE 4 /* r'M^-1 r <= 0: the preconditioner is not SPD */
-#define PCGF_REC 8
 
 /* the groups' pairs folded and reduced: cls_fold_pairs2, cls_group_pairs2 (real.cl) */
 
@@ -49,48 +48,33 @@
 __kernel void pcgf_scalars(CLS_FUSED_SCALARS_ARGS)
 {
 #pragma OPENCL FP_CONTRACT OFF
-    const int lid = (int)get_local_id(0);
     acc_t delta, ww, gamma, rr;
     cls_fused_sums(ps, gs, pu, gu, scratch, &delta, &ww, &gamma, &rr);
-    if (lid == 0 && ctl[0] == PCGF_RUN) {
-        const int k = ctl[1];
-        int stop = PCGF_RUN;
-        acc_t alpha = 0, beta = 0, pap = 0;
-        const acc_t g0 = sc[3], a0 = sc[2];
-        if (!isfinite(rr) || !isfinite(gamma))
-            stop = PCGF_NANORINF;
-        else if (rr <= stop2)
-            stop = PCGF_CONVERGED;
-        else if (!isfinite(delta))
-            stop = PCGF_NANORINF;
-        else if (!(gamma > 0))
-            stop = PCGF_PC_INDEFINITE;
-        else {
-            beta = g0 > 0 ? gamma / g0 : 0;               /* beta = gamma / gamma_old */
-            pap = g0 > 0 ? delta - beta * gamma / a0 : delta; /* p'Ap */
-            if (!(pap > 0))
-                stop = PCGF_INDEFINITE;
-            else
-                alpha = gamma / pap; /* alpha = gamma / p'Ap */
-        }
-        __global acc_t *rec = hist + (k % nslots) * PCGF_REC;
-        rec[0] = rr;
-        rec[1] = gamma;
-        rec[2] = pap;
-        rec[3] = delta;
-        rec[4] = alpha;
-        rec[5] = beta;
-        rec[6] = (acc_t)stop;
-        rec[7] = (acc_t)k;
-        sc[0] = alpha;
-        sc[1] = beta;
-        if (stop) {
-            ctl[0] = stop;
-        } else {
-            sc[2] = alpha;
-            sc[3] = gamma;
-            ctl[1] = k + 1;
-        }
+    if (!cls_fused_leader(ctl)) /* one work-item, while the loop runs */
+        return;
+    const int k = ctl[1];
+    int stop = PCGF_RUN;
+    acc_t alpha = 0, beta = 0, pap = 0;
+    const acc_t g0 = sc[3], a0 = sc[2]; /* gamma_{k-1}, alpha_{k-1} (0: a start) */
+    if (!isfinite(rr) || !isfinite(gamma))
+        stop = PCGF_NANORINF;
+    else if (rr <= stop2) /* ||r_k|| <= tol ||b|| */
+        stop = PCGF_CONVERGED;
+    else if (!isfinite(delta))
+        stop = PCGF_NANORINF;
+    else if (!(gamma > 0)) /* r'M^-1 r <= 0 */
+        stop = PCGF_PC_INDEFINITE;
+    else {
+        beta = g0 > 0 ? gamma / g0 : 0;                   /* beta = gamma / gamma_old */
+        pap = g0 > 0 ? delta - beta * gamma / a0 : delta; /* p'Ap */
+        if (!(pap > 0))
+            stop = PCGF_INDEFINITE;
+        else
+            alpha = gamma / pap; /* alpha = gamma / p'Ap */
+    }
+    if (cls_fused_record(hist, nslots, k, rr, gamma, pap, delta, alpha, beta, stop, sc, ctl)) {
+        sc[2] = alpha; /* the next iteration's alpha_{k-1}, gamma_{k-1} */
+        sc[3] = gamma;
     }
 }
 

@@ -176,6 +176,40 @@ inline void cls_group_sum_to(__local acc_t *scratch, __global acc_t *partial, co
         partial[get_group_id(0)] = scratch[0];
 }
 
+/* The work-item that computes a fused loop's scalars: the first, while the
+ * device has not stopped (ctl[0] == 0: running) */
+inline int cls_fused_leader(__global const int *restrict ctl)
+{
+    return get_local_id(0) == 0 && ctl[0] == 0;
+}
+
+/* Iteration k's record {rr, rz, p'Ap, q'Wq, alpha, beta, stop, k} into
+ * hist[k % nslots] (read by the host's ring, kernels/la_ring.c), alpha and
+ * beta into sc[0..1] for the update, and the control word: a stop ends the
+ * loop (ctl[0]), else ctl[1] = k + 1. Returns 1 when the loop runs on. */
+inline int cls_fused_record(__global acc_t *restrict hist, const int nslots, const int k,
+                            const acc_t rr, const acc_t rz, const acc_t pq, const acc_t qq,
+                            const acc_t alpha, const acc_t beta, const int stop,
+                            __global acc_t *restrict sc, __global int *restrict ctl)
+{
+    __global acc_t *rec = hist + (k % nslots) * 8;
+    rec[0] = rr;
+    rec[1] = rz;
+    rec[2] = pq;
+    rec[3] = qq;
+    rec[4] = alpha;
+    rec[5] = beta;
+    rec[6] = (acc_t)stop;
+    rec[7] = (acc_t)k;
+    sc[0] = alpha;
+    sc[1] = beta;
+    if (stop)
+        ctl[0] = stop;
+    else
+        ctl[1] = k + 1;
+    return !stop;
+}
+
 /* The arguments of a fused CG loop's scalars kernel (cgf_scalars,
  * pcgf_scalars): the SpMV's pairs (ps, gs groups), the update's (pu, gu),
  * the scalars, the control word, the record ring, the stop threshold */
