@@ -22,14 +22,17 @@ check_frames() {
 import re, sys
 lines = open(sys.argv[1]).read().splitlines()
 what, fails = sys.argv[2], []
+# a time as cli/progress.c's fmt_time writes it: M:SS, H:MM:SS past an
+# hour (an ETA on a slow, loaded machine), or "?"
+T = r"(?:(?:\d+:)?\d+:\d\d|\?)"
 solving = [l for l in lines if l.startswith("  solving ")]
 if not solving:
     fails.append("no solving frame")
 bars = []
 for l in solving:
-    if re.match(r"^  solving\s+\d+:\d\d$", l):
+    if re.match(r"^  solving\s+%s$" % T, l):
         continue  # before the first residual: the phase and its time only
-    m = re.match(r"^  solving\s+(\d+:\d\d)  iteration (\d+)\s+ residual (\S+)  \[([#.]{20})\](  ETA (\d+:\d\d))?$", l)
+    m = re.match(r"^  solving\s+(%s)  iteration (\d+)\s+ residual (\S+)  \[([#.]{20})\](  ETA (%s))?$" % (T, T), l)
     if not m:
         fails.append("a solving frame that does not read: %r" % l)
         continue
