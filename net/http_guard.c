@@ -102,17 +102,27 @@ static int guard_head_pending(int fd)
     return n > 0 && (memmem(buf, (size_t)n, "\r\n\r\n", 4) || memmem(buf, (size_t)n, "\n\n", 2));
 }
 
+/* 1 when `c` may be dropped: it waits for a request head and has none in
+ * its socket, and it is either past its grace (GUARD_GRACE_S: a newcomer
+ * may not have sent its request yet) or an idle keep-alive connection that
+ * was served already (its grace is spent: a client that closed it after
+ * its reply is often not yet seen closed on a loaded machine, and it must
+ * not hold a reserve slot against the next probe). Called with mu held. */
+static int guard_droppable(const guard_conn *c, double now)
+{
+    return !c->dropped && c->state == GC_WAITING &&
+           (c->served || now - c->opened >= GUARD_GRACE_S) && !guard_head_pending(c->fd);
+}
+
 /* The connection to drop first among those waiting for headers (from
  * `addr` only, when not NULL): one that never completed a request before
- * an idle keep-alive one, oldest first; never one younger than
- * GUARD_GRACE_S (it may not have sent its request yet) nor one whose
- * complete request head is already in its socket. Called with mu held. */
+ * an idle keep-alive one, oldest first; only droppable ones (above).
+ * Called with mu held. */
 static guard_conn *guard_victim(http_guard *g, const char *addr, double now)
 {
     guard_conn *idle = NULL;
     for (guard_conn *c = g->head; c; c = c->next) {
-        if (c->dropped || c->state != GC_WAITING || (addr && strcmp(c->addr, addr) != 0) ||
-            now - c->opened < GUARD_GRACE_S || guard_head_pending(c->fd))
+        if ((addr && strcmp(c->addr, addr) != 0) || !guard_droppable(c, now))
             continue;
         if (!c->served)
             return c;
@@ -204,8 +214,7 @@ static void guard_admit(http_guard *g, guard_conn *gc, double now)
         /* the reserve is full: its oldest droppable connection goes */
         guard_conn *r = NULL;
         for (guard_conn *c = g->head; c && !r; c = c->next)
-            if (c->reserve && !c->dropped && c->state == GC_WAITING &&
-                now - c->opened >= GUARD_GRACE_S && !guard_head_pending(c->fd))
+            if (c->reserve && guard_droppable(c, now))
                 r = c;
         if (!r) {
             guard_drop(g, gc, DROP_RESERVE_FULL);
