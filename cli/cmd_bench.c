@@ -12,11 +12,14 @@
  *   matrix once        (8 + 4) nnz + 4 (n + 1)   (CSR: double values, int32 columns, row pointers)
  *   vectors            8 n x 8                   (p read, Ap written and read, x and r read and
  *                                                 written, p written)
- * Two CG loops are timed, wall clock over `iters` iterations with an
- * unreachable tolerance after a warm-up: the fused single-synchronisation
- * loop (the default solver: SpMV with p'Ap and (Ap)'(Ap), a one-group
- * scalar kernel, one update of x, r, p; 9 n vector traffic) and the classic
- * two-synchronisation loop (13 n). "x floor" is time over floor, "% floor"
+ * Three CG loops are timed, wall clock over `iters` iterations with an
+ * unreachable tolerance after a warm-up: the default solver (the
+ * Hestenes-Stiefel recurrence with its scalars on the device, cg_classic.cl:
+ * five launches, 11 n vector traffic; "ms_per_iteration"), the
+ * single-reduction loop with beta from the Chronopoulos-Gear identity
+ * (cg_fused.cl: SpMV with p'Ap and (Ap)'(Ap), a one-group scalar kernel, one
+ * update of x, r, p; 9 n; "single_reduction") and the host-synchronised
+ * textbook loop (13 n; "classic"). "x floor" is time over floor, "% floor"
  * the floor as a percentage of the time (100% = at the floor).
  * Each kernel is also timed alone with profiling events (median of --reps
  * launches after a warm-up) and reported as ms and GB/s of the bytes it
@@ -77,32 +80,36 @@ static double spmv_matrix_bytes(const la_ctx *la, const la_csr *A)
 
 /* times one operation `reps` times with profiling events; median ms of the
  * summed device time of its kernels */
-#define EV_TIME(ms_out, reps, call)                                                    \
-    do {                                                                               \
-        double v_[256];                                                                \
-        int n_ = (reps) > 256 ? 256 : (reps);                                          \
-        int brc_ = 0;                                                                  \
-        for (int r_ = -1; r_ < n_ && !brc_; r_++) {                                    \
-            la_capture_begin(&la);                                                     \
-            brc_ = (call);                                                             \
-            if (!brc_)                                                                 \
-                brc_ = la_finish(&la, &err);                                           \
-            double s_ = la_capture_end(&la, NULL, 0, NULL);                            \
-            if (r_ >= 0)                                                               \
-                v_[r_] = s_;                                                           \
-        }                                                                              \
-        if (brc_) {                                                                    \
-            rc = brc_;                                                                 \
-            goto fail;                                                                 \
-        }                                                                              \
-        (ms_out) = 1e3 * med(v_, n_);                                                  \
+#define EV_TIME(ms_out, reps, call)                                                                \
+    do {                                                                                           \
+        double v_[256];                                                                            \
+        int n_ = (reps) > 256 ? 256 : (reps);                                                      \
+        int brc_ = 0;                                                                              \
+        for (int r_ = -1; r_ < n_ && !brc_; r_++) {                                                \
+            la_capture_begin(&la);                                                                 \
+            brc_ = (call);                                                                         \
+            if (!brc_)                                                                             \
+                brc_ = la_finish(&la, &err);                                                       \
+            double s_ = la_capture_end(&la, NULL, 0, NULL);                                        \
+            if (r_ >= 0)                                                                           \
+                v_[r_] = s_;                                                                       \
+        }                                                                                          \
+        if (brc_) {                                                                                \
+            rc = brc_;                                                                             \
+            goto fail;                                                                             \
+        }                                                                                          \
+        (ms_out) = 1e3 * med(v_, n_);                                                              \
     } while (0)
 
 /* wall ms per iteration of cg_solve with an unreachable tolerance */
 static int time_cg(la_ctx *la, const la_csr *dA, const la_vec *b, la_vec *x, int classic,
-                   int iters, double *ms, int64_t *its, cls_error *err)
+                   int single_reduction, int iters, double *ms, int64_t *its, cls_error *err)
 {
-    cg_options co = {.tol = 1e-300, .maxiter = 5, .precond = PRECOND_NONE, .classic = classic};
+    cg_options co = {.tol = 1e-300,
+                     .maxiter = 5,
+                     .precond = PRECOND_NONE,
+                     .classic = classic,
+                     .single_reduction = single_reduction};
     cg_result res;
     int rc = la_fill(la, 0.0, x, err);
     if (!rc) {
@@ -199,9 +206,8 @@ int cmd_bench(int argc, char **argv)
     const double es = (double)la.elem;
     json_t *rows = json_array();
     if (!json) {
-        printf("device: %s (%s, driver %s), copy bandwidth %.1f GB/s, precision %s, %s\n",
-               dev.name, dev.platform_name, dev.driver, bw, la_precision_str(prec),
-               gen_kind_name(kind));
+        printf("device: %s (%s, driver %s), copy bandwidth %.1f GB/s, precision %s, %s\n", dev.name,
+               dev.platform_name, dev.driver, bw, la_precision_str(prec), gen_kind_name(kind));
         printf("%-5s %9s %10s %-9s %9s %9s %7s %7s %9s %7s  %s\n", "N", "rows", "nnz", "format",
                "ms/iter", "floor ms", "x floor", "%floor", "classic", "x floor",
                "per kernel: ms (GB/s); config");
@@ -269,7 +275,7 @@ int cmd_bench(int argc, char **argv)
             double rr0, rz0, t3[3][256];
             int nrep = reps > 256 ? 256 : reps;
             if ((rc = la_fill(&la, 0.0, &x, &err)) ||
-                (rc = la_cgf_create(&la, &dA, &b, &x, NULL, 0.0, &w, &err)) ||
+                (rc = la_cgf_create(&la, &dA, &b, &x, NULL, 0.0, LA_CGF_FUSED, &w, &err)) ||
                 (rc = la_cgf_start(&w, 0, &rr0, &rz0, &err)))
                 goto fail;
             for (int it = -1; it < nrep; it++) {
@@ -301,11 +307,12 @@ int cmd_bench(int argc, char **argv)
             EV_TIME(k[6].ms, reps, la_xpay(&la, &r, 0.5, &p, &err));
         }
 
-        double ms = 0, cms = 0;
-        int64_t its = 0, cits = 0;
-        if ((rc = time_cg(&la, &dA, &b, &x, 0, iters, &ms, &its, &err)))
+        double ms = 0, cms = 0, sms = 0;
+        int64_t its = 0, cits = 0, sits = 0;
+        if ((rc = time_cg(&la, &dA, &b, &x, 0, 0, iters, &ms, &its, &err)) ||
+            (rc = time_cg(&la, &dA, &b, &x, 0, 1, iters, &sms, &sits, &err)))
             goto fail;
-        if (classic && (rc = time_cg(&la, &dA, &b, &x, 1, iters, &cms, &cits, &err)))
+        if (classic && (rc = time_cg(&la, &dA, &b, &x, 1, 0, iters, &cms, &cits, &err)))
             goto fail;
         rc = CLS_OK;
 
@@ -339,19 +346,23 @@ int cmd_bench(int argc, char **argv)
                 (json_int_t)(dA.variant == LA_SPMV_VECTOR ? dA.vector_width : 0), "source",
                 dA.cfg.source);
             json_t *row = json_pack(
-                "{s:s, s:I, s:I, s:I, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o, s:o}",
-                "stencil", gen_kind_name(kind), "n", (json_int_t)n, "rows", (json_int_t)N, "nnz",
+                "{s:s, s:I, s:I, s:I, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:o, s:o}", "stencil",
+                gen_kind_name(kind), "n", (json_int_t)n, "rows", (json_int_t)N, "nnz",
                 (json_int_t)A.nnz, "format", la_spmv_variant_name(dA.variant), "format_detail",
-                fdesc, "format_stored", (json_int_t)dA.stored, "floor_ms", floor_ms,
-                "floor_bytes", floor_bytes, "fused_bytes", fused_bytes, "ms_per_iteration", ms,
-                "ratio_to_floor", ms / floor_ms, "config", cfg, "kernels", kj);
+                fdesc, "format_stored", (json_int_t)dA.stored, "floor_ms", floor_ms, "floor_bytes",
+                floor_bytes, "fused_bytes", fused_bytes, "ms_per_iteration", ms, "ratio_to_floor",
+                ms / floor_ms, "config", cfg, "kernels", kj);
             json_object_set_new(row, "percent_of_floor", json_real(100.0 * floor_ms / ms));
             json_object_set_new(row, "iterations", json_integer((json_int_t)its));
+            json_object_set_new(row, "single_reduction",
+                                json_pack("{s:f, s:f, s:I}", "ms_per_iteration", sms,
+                                          "ratio_to_floor", sms / floor_ms, "iterations",
+                                          (json_int_t)sits));
             if (classic)
-                json_object_set_new(
-                    row, "classic",
-                    json_pack("{s:f, s:f, s:I}", "ms_per_iteration", cms, "ratio_to_floor",
-                              cms / floor_ms, "iterations", (json_int_t)cits));
+                json_object_set_new(row, "classic",
+                                    json_pack("{s:f, s:f, s:I}", "ms_per_iteration", cms,
+                                              "ratio_to_floor", cms / floor_ms, "iterations",
+                                              (json_int_t)cits));
             json_array_append_new(rows, row);
         } else {
             printf("%-5lld %9lld %10lld %-9s %9.4f %9.4f %7.2f %6.0f%% ", (long long)n,
@@ -392,8 +403,7 @@ int cmd_bench(int argc, char **argv)
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:i, s:o}", "device", dev.name,
                               "platform", dev.platform_name, "driver", dev.driver, "precision",
                               la_precision_str(prec), "stencil", gen_kind_name(kind),
-                              "copy_bandwidth_gb_per_s", bw, "iterations", iters, "results",
-                              rows);
+                              "copy_bandwidth_gb_per_s", bw, "iterations", iters, "results", rows);
         char *s = json_dumps(o, JSON_INDENT(2));
         puts(s);
         free(s);

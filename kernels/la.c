@@ -330,7 +330,7 @@ int lai_reduce_and_read(la_ctx *la, size_t groups, int ncomp, double *out, cls_e
 
 static const char *const la_sources[] = {"real.cl",      "spmv_csr.cl",  "spmv_adaptive.cl",
                                          "spmv_sell.cl", "spmv_bcsr.cl", "dot.cl",
-                                         "blas1.cl",     "cg_fused.cl"};
+                                         "blas1.cl",     "cg_fused.cl",  "cg_classic.cl"};
 
 const char *lai_prec_key(la_precision p)
 {

@@ -303,16 +303,26 @@ typedef struct la_cgf {
     cl_mem sc, ctl, hist;
     cl_mem res; /* cgf_fold's eight sums */
     cl_kernel k_spmv, k_scal, k_upd, k_init, k_fold;
+    cl_kernel k_beta, k_dir;                 /* LA_CGF_CLASSIC only: cgc_beta, cgc_direction */
+    int recurrence;                          /* la_cgf_recurrence */
     size_t gs, gu, ls_spmv, ls_upd, ls_scal; /* groups and work-group sizes */
     size_t ns, nu;                           /* partials per component (one per group) */
     double stop2;
     la_ring rg; /* the records of the queued iterations */
 } la_cgf;
 
+/* The recurrence of a device-scalar CG loop (solver/krylov/cg.c says why
+ * there are two): CLASSIC the Hestenes-Stiefel one (cg_classic.cl: two
+ * reductions, five launches per iteration, the textbook's iterates); FUSED
+ * the single-reduction one with beta from the Chronopoulos-Gear identity
+ * (cg_fused.cl: three launches, a pass less, but iterates that drift from
+ * the textbook's on ill-conditioned matrices). */
+typedef enum { LA_CGF_CLASSIC, LA_CGF_FUSED } la_cgf_recurrence;
+
 /* Sets the workspace up for A x = b (x updated in place, dinv NULL without
  * Jacobi); stop when ||r||^2 <= stop2 (tol^2 b'b). */
 int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
-                  double stop2, la_cgf *w, cls_error *err);
+                  double stop2, la_cgf_recurrence recurrence, la_cgf *w, cls_error *err);
 /* (Re)starts from the current x: r = b - A x (A at full precision), z, p = z,
  * device counter = k. Returns r'r and r'z (blocking: start-up only). */
 int la_cgf_start(la_cgf *w, int64_t k, double *rr, double *rz, cls_error *err);

@@ -95,7 +95,7 @@ int lai_cgf_bind_update(la_ctx *la, cl_kernel k_upd, cl_kernel k_init, cl_int n,
 }
 
 int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
-                  double stop2, la_cgf *w, cls_error *err)
+                  double stop2, la_cgf_recurrence recurrence, la_cgf *w, cls_error *err)
 {
     memset(w, 0, sizeof *w);
     int rc;
@@ -111,6 +111,8 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     if (dinv)
         w->d = *dinv;
     w->stop2 = stop2;
+    w->recurrence = recurrence;
+    const int classic = recurrence == LA_CGF_CLASSIC;
     const int64_t n = A->nrows;
     const size_t as = lai_acc_size(la);
     cl_int st;
@@ -118,10 +120,13 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         (rc = la_vec_create(la, n, &w->q, err)))
         goto fail;
     if ((rc = ocl_create_kernel(la->prog, lai_kernel_of(A->variant), &w->k_spmv, err)) ||
-        (rc = ocl_create_kernel(la->prog, "cgf_scalars", &w->k_scal, err)) ||
-        (rc = ocl_create_kernel(la->prog, "cgf_update", &w->k_upd, err)) ||
+        (rc = ocl_create_kernel(la->prog, classic ? "cgc_scalars" : "cgf_scalars", &w->k_scal,
+                                err)) ||
+        (rc = ocl_create_kernel(la->prog, classic ? "cgc_update" : "cgf_update", &w->k_upd, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)) ||
-        (rc = ocl_create_kernel(la->prog, "cgf_fold", &w->k_fold, err)))
+        (rc = ocl_create_kernel(la->prog, "cgf_fold", &w->k_fold, err)) ||
+        (classic && ((rc = ocl_create_kernel(la->prog, "cgc_beta", &w->k_beta, err)) ||
+                     (rc = ocl_create_kernel(la->prog, "cgc_direction", &w->k_dir, err)))))
         goto fail;
 
     /* geometry */
@@ -145,8 +150,12 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     w->nu = w->gu;
     w->ls_scal = lai_pow2_floor(lai_kernel_max(la, w->k_scal, la->cfg.local_size));
     w->ls_scal = lai_pow2_floor(lai_kernel_max(la, w->k_fold, w->ls_scal));
+    if (classic) {
+        w->ls_upd = lai_kernel_max(la, w->k_dir, w->ls_upd);
+        w->ls_scal = lai_pow2_floor(lai_kernel_max(la, w->k_beta, w->ls_scal));
+    }
     /* the SpMV partials: geometry first (spmv_setup computes it), buffers after */
-    if ((rc = lai_cgf_buffer(la, 2 * as, &w->sc, err)) ||
+    if ((rc = lai_cgf_buffer(la, 4 * as, &w->sc, err)) || /* alpha, beta, r_k'z_k */
         (rc = lai_cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
         (rc = lai_cgf_buffer(la, LA_CGF_SLOTS * CGF_REC * as, &w->hist, err)) ||
         (rc = lai_cgf_buffer(la, 4 * w->nu * as, &w->pu, err)) ||
@@ -170,6 +179,12 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_REAL(s2), A_LOCAL(4 * w->ls_scal * as))) ||
         (rc = lai_cgf_bind_update(la, w->k_upd, w->k_init, cn, w->sc, w->ctl, &w->b, &w->x, &w->d,
                                   &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)))
+        goto fail;
+    if (classic &&
+        ((rc = lai_set_args(w->k_beta, "cgc_beta", err, 5, A_INT(cgu), A_MEM(w->pu), A_MEM(w->sc),
+                            A_MEM(w->ctl), A_LOCAL(4 * w->ls_scal * as))) ||
+         (rc = lai_set_args(w->k_dir, "cgc_direction", err, 6, A_INT(cn), A_MEM(w->sc),
+                            A_MEM(w->ctl), A_MEM(w->p.buf), A_MEM(w->r.buf), A_MEM(w->d.buf)))))
         goto fail;
     const unsigned char zero = 0;
     st = clEnqueueFillBuffer(la->ocl->queue, w->hist, &zero, 1, 0, LA_CGF_SLOTS * CGF_REC * as, 0,
@@ -207,9 +222,13 @@ int la_cgf_start(la_cgf *w, int64_t k, double *rr, double *rz, cls_error *err)
         return rc;
     *rz = out[4] + out[5];
     *rr = out[6] + out[7];
+    /* the scalars from zero: a start's record says beta 0 (p = z) */
+    const unsigned char zero = 0;
+    cl_int st = clEnqueueFillBuffer(la->ocl->queue, w->sc, &zero, 1, 0, 4 * lai_acc_size(la), 0,
+                                    NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueFillBuffer(fused CG scalars)");
     cl_int ctl[2] = {0, (cl_int)k};
-    cl_int st =
-        clEnqueueWriteBuffer(la->ocl->queue, w->ctl, CL_TRUE, 0, sizeof ctl, ctl, 0, NULL, NULL);
+    st = clEnqueueWriteBuffer(la->ocl->queue, w->ctl, CL_TRUE, 0, sizeof ctl, ctl, 0, NULL, NULL);
     OCL_CHECK(err, st, "clEnqueueWriteBuffer(fused CG control)");
     return CLS_OK;
 }
@@ -258,8 +277,17 @@ int la_cgf_enqueue(la_cgf *w, cls_error *err)
     int rc;
     if ((rc = lai_enqueue(la, w->k_spmv, lai_kernel_of(w->A->variant), w->gs, w->ls_spmv, err)))
         return rc;
-    return la_ring_step(la, &w->rg, w->k_scal, w->ls_scal, w->k_upd, "cgf_update", w->gu, w->ls_upd,
-                        w->hist, "fused CG", err);
+    const int classic = w->recurrence == LA_CGF_CLASSIC;
+    if ((rc = la_ring_step(la, &w->rg, w->k_scal, w->ls_scal, w->k_upd,
+                           classic ? "cgc_update" : "cgf_update", w->gu, w->ls_upd, w->hist,
+                           "fused CG", err)))
+        return rc;
+    if (!classic)
+        return CLS_OK;
+    /* beta from the two computed r'z, then p = z + beta p (cg_classic.cl) */
+    if ((rc = lai_enqueue(la, w->k_beta, "cgc_beta", 1, w->ls_scal, err)))
+        return rc;
+    return lai_enqueue(la, w->k_dir, "cgc_direction", w->gu, w->ls_upd, err);
 }
 
 int la_cgf_next(la_cgf *w, la_cgf_record *rec, cls_error *err)
@@ -272,7 +300,8 @@ void la_cgf_release(la_cgf *w)
     if (!w || !w->la)
         return;
     la_cgf_drain(w, NULL);
-    cl_kernel *ks[] = {&w->k_spmv, &w->k_scal, &w->k_upd, &w->k_init, &w->k_fold};
+    cl_kernel *ks[] = {&w->k_spmv, &w->k_scal, &w->k_upd, &w->k_init,
+                       &w->k_fold, &w->k_beta, &w->k_dir};
     cl_mem *ms[] = {&w->ps, &w->pu, &w->sc, &w->ctl, &w->hist, &w->res};
     lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
     la_vec_release(&w->r);
@@ -316,5 +345,10 @@ int la_cgf_set_update_geometry(la_cgf *w, size_t local_size, size_t groups, cls_
               "clSetKernelArg(cgf_init)");
     OCL_CHECK(err, clSetKernelArg(w->k_init, 7, 4 * local_size * as, NULL),
               "clSetKernelArg(cgf_init)");
+    if (w->k_beta) {
+        OCL_CHECK(err, clSetKernelArg(w->k_beta, 0, sizeof cgu, &cgu), "clSetKernelArg(cgc_beta)");
+        OCL_CHECK(err, clSetKernelArg(w->k_beta, 1, sizeof(cl_mem), &w->pu),
+                  "clSetKernelArg(cgc_beta)");
+    }
     return CLS_OK;
 }

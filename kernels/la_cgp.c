@@ -49,10 +49,14 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         goto fail;
     if ((rc = ocl_create_kernel(la->prog, "cgf_update", &w->k_upd, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)) ||
-        (rc = ocl_create_kernel(la->prog, "cgf_fold", &w->k_fold, err)))
+        (rc = ocl_create_kernel(la->prog, "cgf_fold", &w->k_fold, err)) ||
+        (rc = ocl_create_kernel(la->prog, "cgc_update", &w->k_updc, err)) ||
+        (rc = ocl_create_kernel(la->prog, "cgc_direction", &w->k_dir, err)))
         goto fail;
     w->ls_upd = lai_kernel_max(la, w->k_upd, la->cfg.cg_local_size);
     w->ls_upd = lai_kernel_max(la, w->k_init, w->ls_upd);
+    w->ls_upd = lai_kernel_max(la, w->k_updc, w->ls_upd);
+    w->ls_upd = lai_kernel_max(la, w->k_dir, w->ls_upd);
     size_t need = (size_t)((w->in.n + (int64_t)w->ls_upd - 1) / (int64_t)w->ls_upd);
     size_t cus = (size_t)la->ocl->dev.compute_units * la->cfg.cg_groups_per_cu;
     w->gu = lai_min_sz(need ? need : 1, cus ? cus : 1);
@@ -64,7 +68,11 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         goto fail;
     cl_int cn = (cl_int)w->in.n;
     if ((rc = lai_cgf_bind_update(la, w->k_upd, w->k_init, cn, w->sc, w->ctl, &w->in.b, &w->in.x,
-                                  &w->d, &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)))
+                                  &w->d, &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)) ||
+        (rc = lai_cgf_bind_update(la, w->k_updc, w->k_init, cn, w->sc, w->ctl, &w->in.b, &w->in.x,
+                                  &w->d, &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)) ||
+        (rc = lai_set_args(w->k_dir, "cgc_direction", err, 6, A_INT(cn), A_MEM(w->sc),
+                           A_MEM(w->ctl), A_MEM(w->p.buf), A_MEM(w->r.buf), A_MEM(w->d.buf))))
         goto fail;
     return CLS_OK;
 fail:
@@ -77,7 +85,8 @@ void la_cgp_release(la_cgp *w)
     if (!w || !w->la)
         return;
     lai_sums_discard(&w->ev_res);
-    cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd, &w->k_init, &w->k_fold};
+    cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd, &w->k_init,
+                       &w->k_fold,   &w->k_updc,   &w->k_dir};
     cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl};
     lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
     la_vec_release(&w->r);
@@ -128,4 +137,18 @@ int la_cgp_update(la_cgp *w, double alpha, double beta, cls_error *err)
 {
     int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->scal, w->scalf, err);
     return rc ? rc : la_launch(w->la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err);
+}
+
+int la_cgp_update_xr(la_cgp *w, double alpha, cls_error *err)
+{
+    int rc = lai_write_scalars(w->la, w->sc, alpha, 0.0, w->scal, w->scalf, err);
+    return rc ? rc : la_launch(w->la, w->k_updc, "cgc_update", w->gu, w->ls_upd, err);
+}
+
+int la_cgp_direction(la_cgp *w, double beta, cls_error *err)
+{
+    /* sc's host copy is free again: the reduction of beta waited for the
+     * update that read the last write */
+    int rc = lai_write_scalars(w->la, w->sc, 0.0, beta, w->scal, w->scalf, err);
+    return rc ? rc : la_launch(w->la, w->k_dir, "cgc_direction", w->gu, w->ls_upd, err);
 }

@@ -515,7 +515,7 @@ static int tune_matrix(la_ctx *la, const tune_options *o, const csr_matrix *A,
         if ((rc = la_csr_upload(la, A, best_fmt, &dA, err)))
             goto out;
         la_cgf w;
-        rc = la_cgf_create(la, &dA, &c.y, &c.x, NULL, 0.0, &w, err);
+        rc = la_cgf_create(la, &dA, &c.y, &c.x, NULL, 0.0, LA_CGF_FUSED, &w, err);
         if (rc) {
             la_csr_release(&dA);
             goto out;

@@ -56,12 +56,14 @@ typedef struct cgf_work {
     const la_vec *b, *dinv;
     la_vec *x;
     double tol;
+    la_cgf_recurrence recurrence;
 } cgf_work;
 
 static int cgf_create(void *p, double bb, cls_error *err)
 {
     cgf_work *c = p; /* the device stops when r'r <= tol^2 b'b */
-    return la_cgf_create(c->la, c->A, c->b, c->x, c->dinv, c->tol * c->tol * bb, &c->w, err);
+    return la_cgf_create(c->la, c->A, c->b, c->x, c->dinv, c->tol * c->tol * bb, c->recurrence,
+                         &c->w, err);
 }
 static int cgf_start(void *p, int64_t k, double *rr, double *rz, cls_error *err)
 {
@@ -133,5 +135,6 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
     c.x = x;
     c.dinv = opt->precond == PRECOND_JACOBI ? dinv : NULL;
     c.tol = opt->tol;
+    c.recurrence = opt->single_reduction ? LA_CGF_FUSED : LA_CGF_CLASSIC;
     return ksp_device_solve(la, b, x, &cgf_ops, &c, opt, res, err);
 }

@@ -116,6 +116,16 @@ static int dcg_round(dsys *s, dcg_ctx *c, la_vec *const *vecs, double v[4], int 
     return dsys_reduce_sums(s, dcg_sums, c, v, cancel_in, cancel_out, err);
 }
 
+/* the last update's r'z, r'r reduced, without an exchange or an SpMV:
+ * v[2], v[3] on every rank */
+static int dcg_sums_round(dsys *s, dcg_ctx *c, double v[4], int cancel_in, int *cancel_out,
+                          cls_error *err)
+{
+    for (int q = 0; q < s->nmine; q++)
+        DSYS_DO(s, la_cgp_sums_begin(&c->w[q], 0, DSYS_ERR));
+    return dsys_reduce_sums(s, dcg_sums, c, v, cancel_in, cancel_out, err);
+}
+
 int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
               cls_error *err)
 {
@@ -237,11 +247,22 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
             rc = ksp_fail_indefinite(res, pq, k + 1, err);
             goto done;
         }
-        alpha = rz / pq;                          /* alpha = r'z / p'Ap */
-        double rz_next = alpha * alpha * qq - rz; /* r_{k+1}'z_{k+1} (identity) */
-        beta = rz_next > 0 ? rz_next / rz : 0.0;  /* <= 0 only at the noise level */
-        for (int q = 0; q < s->nmine; q++)        /* x, r, p in one pass */
-            DSYS_DO(s, la_cgp_update(&w[q], alpha, beta, DSYS_ERR));
+        alpha = rz / pq; /* alpha = r'z / p'Ap */
+        if (opt->single_reduction) {
+            double rz_next = alpha * alpha * qq - rz; /* r_{k+1}'z_{k+1} (identity) */
+            beta = rz_next > 0 ? rz_next / rz : 0.0;  /* <= 0 only at the noise level */
+            for (int q = 0; q < s->nmine; q++)        /* x, r, p in one pass */
+                DSYS_DO(s, la_cgp_update(&w[q], alpha, beta, DSYS_ERR));
+        } else { /* Hestenes-Stiefel: beta from the computed r'z (cg.c says why) */
+            for (int q = 0; q < s->nmine; q++) /* x += alpha p; r -= alpha q */
+                DSYS_DO(s, la_cgp_update_xr(&w[q], alpha, DSYS_ERR));
+            CLS_TRY(dcg_sums_round(s, &c, v, want_cancel, &cancel, err)); /* the second one */
+            if (cancel)
+                goto cancelled;
+            beta = v[2] / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next round */
+            for (int q = 0; q < s->nmine; q++) /* p = z + beta p */
+                DSYS_DO(s, la_cgp_direction(&w[q], beta, DSYS_ERR));
+        }
         k++;
         res->iterations = k;
     }

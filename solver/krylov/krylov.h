@@ -63,13 +63,17 @@ typedef struct cg_options {
     solver_precond precond;
     cg_monitor_fn monitor;
     void *monitor_ctx;
-    int classic;       /* 1: the two-synchronisation Hestenes-Stiefel loop (reference);
-                        * 0: the fused single-synchronisation loop (default) */
-    int lag;           /* fused: iterations the host may run ahead of the records it
-                        * has read (0: 2); convergence stops the device itself, so a
-                        * larger lag costs only no-op launches */
-    cg_apply_fn apply; /* a general preconditioner (precond is then neither NONE
-                        * nor JACOBI): the preconditioned loop of pcg.c */
+    int classic;          /* 1: the two-synchronisation Hestenes-Stiefel loop (reference);
+                           * 0: the fused single-synchronisation loop (default) */
+    int single_reduction; /* one device, no preconditioner or Jacobi: 1 takes beta from the
+                           * Chronopoulos-Gear identity (one reduction, three launches per
+                           * iteration, iterates that drift on ill-conditioned matrices);
+                           * 0 (default) the Hestenes-Stiefel beta (cg.c says why) */
+    int lag;              /* fused: iterations the host may run ahead of the records it
+                           * has read (0: 2); convergence stops the device itself, so a
+                           * larger lag costs only no-op launches */
+    cg_apply_fn apply;    /* a general preconditioner (precond is then neither NONE
+                           * nor JACOBI): the preconditioned loop of pcg.c */
     void *apply_ctx;
     const double *tols; /* several right-hand sides together (dbcg_solve): column c's
                          * tolerance (an absolute one makes it differ); NULL: tol */

@@ -433,7 +433,7 @@ static void test_fused_iteration(la_ctx *la, const csr_matrix *A, la_spmv_varian
     OK(la_vec_upload(la, &dd, d, &err));
     la_cgf w;
     cls_error_clear(&err);
-    int rc = la_cgf_create(la, &dA, &db, &dx, jacobi ? &dd : NULL, 0.0, &w, &err);
+    int rc = la_cgf_create(la, &dA, &db, &dx, jacobi ? &dd : NULL, 0.0, LA_CGF_FUSED, &w, &err);
     CHECK_MSG(rc == CLS_OK, "la_cgf_create: %s", err.msg);
     if (rc)
         goto out;
