@@ -2,7 +2,7 @@
  * cmd_client.c: the commands that talk to a clsolved daemon:
  *
  *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--atol A] [--maxiter N]
- *                  [--precond NAME] [--precond-degree N ...] [--method cg|pipecg]
+ *                  [--precond NAME] [--precond-degree N ...] [--method cg|cg-single|pipecg]
  *                  [--precision double|float|mixed]
  *                  [--wait] [--monitor] [-o x.mtx] [--json]
  *   clsolve status ID [--json]

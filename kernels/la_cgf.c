@@ -1,8 +1,8 @@
 /*
  * la_cgf.c: the host side of the single-device fused CG (la.h, la_cgf_*;
  * the algorithm is solver/krylov/cg.c's, the kernels cg_fused.cl's). Its kernels
- * get their arguments once; an iteration is three clEnqueueNDRangeKernel
- * calls and one non-blocking read of a 64-byte record on a second in-order
+ * get their arguments once; an iteration is five clEnqueueNDRangeKernel
+ * calls (three for LA_CGF_FUSED) and one non-blocking read of a 64-byte record on a second in-order
  * queue (la->rq) that waits on the scalar kernel's event, so the main queue
  * never drains for a read. Design of the layer: la_priv.h.
  */

@@ -458,7 +458,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             la_ctx *la = &parts[k].la;
             int64_t n = parts[k].halo.nlocal, ng = n + parts[k].halo.nghost;
             const int pre = ptype != PRECOND_NONE;
-            if (opt->solve.method == SOLVER_CG) {
+            if (opt->solve.method != SOLVER_PIPECG) {
                 if (!(rc = la_pool_reserve(la, n, general ? 4 : 2, err)))
                     rc = la_pool_reserve(la, ng, 1, err);
             } else {

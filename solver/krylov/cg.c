@@ -8,9 +8,17 @@
  * "Iterative Methods for Sparse Linear Systems", 2nd ed., Algorithm 9.1, and
  * PETSc's KSPCG (src/ksp/ksp/impls/cg/cg.c).
  *
- * Two loops compute the same iterates in exact arithmetic.
+ * Three loops compute the same iterates in exact arithmetic.
  *
- * cg_fused (the default) is the single-reduction CG of Chronopoulos and
+ * The default (LA_CGF_CLASSIC, cg_classic.cl) is the Hestenes-Stiefel
+ * recurrence itself with its scalars on the device: beta = r_{k+1}'z_{k+1} /
+ * r_k'z_k from two computed dot products, so a second one-group reduction
+ * and a separate pass for p = z + beta p per iteration (five launches, 11 n
+ * vector traffic). Its iteration counts are the textbook's (1138_bus 2149
+ * against scipy's 2204, 494_bus 1140 against 1149, on PoCL; issue 26).
+ *
+ * --method cg-single (cg_options.single_reduction, LA_CGF_FUSED) is the
+ * single-reduction CG of Chronopoulos and
  * Gear, "s-step iterative methods for symmetric linear systems", J. Comput.
  * Appl. Math. 25 (1989), in the kernel-fused form of Rupp, Tillet, Rudolf,
  * Weinbub, Morhammer, Grasser, Juengel and Selberherr, "Pipelined Iterative
@@ -27,7 +35,12 @@
  * itself, so the iterations queued past the stopping one leave x as it was:
  * the host waits for nothing inside an iteration, and the iteration count is
  * exact. Vector traffic: 9 n (11 n with Jacobi) per iteration, against
- * 8 n for the textbook minimum and 13 n for the classic loop below.
+ * 8 n for the textbook minimum and 13 n for the host loop below. The price
+ * of the identity: its iterates drift from the textbook's, and on
+ * ill-conditioned matrices it needs 3-16% more iterations (1138_bus 2276,
+ * 494_bus 1201); per iteration it is 8-25% faster on an H200 (Poisson 256^3
+ * to 64^3, docs/benchmarks.md), which is where it pays: large,
+ * well-conditioned systems.
  *
  * The textbook loop (cg_options.classic = 1: two host synchronisations per
  * iteration, any preconditioner) is cg_ref.c, the twin the fused loops are

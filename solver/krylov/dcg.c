@@ -284,3 +284,11 @@ done:
         cls_fail(err, CLS_EOTHER, "dcg_solve failed");
     return rc;
 }
+
+int dcg_single_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+                     cls_error *err)
+{
+    cg_options o = *opt;
+    o.single_reduction = 1;
+    return dcg_solve(s, b, x, pc, &o, res, err);
+}

@@ -31,6 +31,10 @@ int ksp_dist_rhs_norm(dsys *s, const dvec *b, dvec *x, cg_result *res, int64_t *
 
 int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
               cls_error *err);
+/* The same with one reduction per iteration (cg_options.single_reduction):
+ * --method cg-single. */
+int dcg_single_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+                     cls_error *err);
 
 /* The general-preconditioner loop over several parts (dcg_solve calls it). */
 int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,

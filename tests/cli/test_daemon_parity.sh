@@ -101,6 +101,7 @@ PY
 done <<LIST
 1138_bus --precond jacobi --tol 1e-10
 494_bus --method pipecg --tol 1e-10
+494_bus --method cg-single --tol 1e-10
 P2 --precision mixed --tol 1e-7
 P2 --atol 1e-4 --tol 1e-14 --x0 $t/x0.mtx
 LFAT5 --method pipecg --precond jacobi --precision double --tol 1e-12
