@@ -80,6 +80,14 @@ int ksp_stop_lost(ksp_stop *st)
     return 1;
 }
 
+int ksp_stop_lost_pap(ksp_stop *st, double pap, double delta)
+{
+    const double scale = fabs(delta) + fabs(delta - pap); /* |delta| + |t| */
+    if (!(delta > 0.0) || !isfinite(pap) || pap < -KSP_LOST_REL * scale)
+        return 0; /* beyond rounding: the operator is not positive definite */
+    return ksp_stop_lost(st);
+}
+
 int ksp_fail_maxiter(cg_result *res, int64_t k, double rel, double tol, cls_error *err)
 {
     res->reason = CG_DIVERGED_MAXITER;

@@ -70,4 +70,20 @@ for m in 494_bus 1138_bus; do
         echo "$m $pc: cg $c, pipecg $p iterations"
     done
 done
+
+# A breakdown is caught at the iteration it happens, in every loop (issue
+# 26, item 2): dwt_992 (pattern, indefinite: eigenvalues down to -5.9) with
+# four columns together stopped at iteration 52 with p'Ap = -2e37 after 50
+# restarts of a "lost recurrence"; now each loop stops within its first few
+# iterations, exit 5, with the same message.
+for args in "-b gen:random:4" "-b gen:random:4 --rhs-mode sequential" "" "--method pipecg" \
+    "--method cg-single" "--precond jacobi -b gen:random:3"; do
+    "$CLSOLVE" solve "$M/dwt_992.mtx" $args >/dev/null 2>"$TEST_TMP/bd.err"
+    rc=$?
+    msg=$(cat "$TEST_TMP/bd.err")
+    it=$(sed -n 's/.*at iteration \([0-9]*\)).*/\1/p' "$TEST_TMP/bd.err" | head -1)
+    echo "dwt_992 $args: exit $rc, $msg"
+    if [ $rc -eq 5 ] && [[ $msg == *"not positive definite"* ]] && [ -n "$it" ] && [ "$it" -le 5 ]; then ok
+    else bad "dwt_992 $args: exit $rc, '$msg' (want exit 5, not positive definite, within 5 iterations)"; fi
+done
 finish
