@@ -183,8 +183,9 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     if (classic &&
         ((rc = lai_set_args(w->k_beta, "cgc_beta", err, 5, A_INT(cgu), A_MEM(w->pu), A_MEM(w->sc),
                             A_MEM(w->ctl), A_LOCAL(4 * w->ls_scal * as))) ||
-         (rc = lai_set_args(w->k_dir, "cgc_direction", err, 6, A_INT(cn), A_MEM(w->sc),
-                            A_MEM(w->ctl), A_MEM(w->p.buf), A_MEM(w->r.buf), A_MEM(w->d.buf)))))
+         (rc = lai_set_args(w->k_dir, "cgc_direction", err, 7, A_INT(cn), A_MEM(w->sc),
+                            A_MEM(w->ctl), A_MEM(w->p.buf), A_MEM(w->r.buf), A_MEM(w->d.buf),
+                            A_MEM(w->x.buf)))))
         goto fail;
     const unsigned char zero = 0;
     st = clEnqueueFillBuffer(la->ocl->queue, w->hist, &zero, 1, 0, LA_CGF_SLOTS * CGF_REC * as, 0,

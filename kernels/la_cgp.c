@@ -71,8 +71,9 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
                                   &w->d, &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)) ||
         (rc = lai_cgf_bind_update(la, w->k_updc, w->k_init, cn, w->sc, w->ctl, &w->in.b, &w->in.x,
                                   &w->d, &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)) ||
-        (rc = lai_set_args(w->k_dir, "cgc_direction", err, 6, A_INT(cn), A_MEM(w->sc),
-                           A_MEM(w->ctl), A_MEM(w->p.buf), A_MEM(w->r.buf), A_MEM(w->d.buf))))
+        (rc =
+             lai_set_args(w->k_dir, "cgc_direction", err, 7, A_INT(cn), A_MEM(w->sc), A_MEM(w->ctl),
+                          A_MEM(w->p.buf), A_MEM(w->r.buf), A_MEM(w->d.buf), A_MEM(w->in.x.buf))))
         goto fail;
     return CLS_OK;
 fail:
@@ -139,16 +140,16 @@ int la_cgp_update(la_cgp *w, double alpha, double beta, cls_error *err)
     return rc ? rc : la_launch(w->la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err);
 }
 
-int la_cgp_update_xr(la_cgp *w, double alpha, cls_error *err)
+int la_cgp_update_r(la_cgp *w, double alpha, cls_error *err)
 {
     int rc = lai_write_scalars(w->la, w->sc, alpha, 0.0, w->scal, w->scalf, err);
     return rc ? rc : la_launch(w->la, w->k_updc, "cgc_update", w->gu, w->ls_upd, err);
 }
 
-int la_cgp_direction(la_cgp *w, double beta, cls_error *err)
+int la_cgp_direction(la_cgp *w, double alpha, double beta, cls_error *err)
 {
     /* sc's host copy is free again: the reduction of beta waited for the
      * update that read the last write */
-    int rc = lai_write_scalars(w->la, w->sc, 0.0, beta, w->scal, w->scalf, err);
+    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->scal, w->scalf, err);
     return rc ? rc : la_launch(w->la, w->k_dir, "cgc_direction", w->gu, w->ls_upd, err);
 }

@@ -17,9 +17,9 @@
  *                           r'r pairs into 8 values, read back without
  *                           blocking; la_cgp_sums_wait returns them
  *   (host: the rank's parts added, one MPI_Allreduce, alpha and beta)
- *   la_cgp_update_xr,       the classic recurrence (cg_classic.cl): x, r
- *   la_cgp_direction        and the pairs, then p = z + beta p once beta is
- *                           reduced (a second reduction per iteration)
+ *   la_cgp_update_r,        the classic recurrence (cg_classic.cl): r and
+ *   la_cgp_direction        the pairs, then x and p = z + beta p once beta
+ *                           is reduced (a second reduction per iteration)
  *   la_cgp_update           cgf_update with alpha, beta written to sc:
  *                           x += alpha p; r -= alpha q; z = D^-1 r;
  *                           p = z + beta p, and the next r'z, r'r pairs
@@ -70,10 +70,10 @@ int la_cgp_sums_begin(la_cgp *w, int with_spmv, cls_error *err);
 int la_cgp_sums_wait(la_cgp *w, double out[8], cls_error *err);
 /* x += alpha p; r -= alpha q; z = D^-1 r; p = z + beta p (cgf_update). */
 int la_cgp_update(la_cgp *w, double alpha, double beta, cls_error *err);
-/* The classic recurrence's two halves (cg_classic.cl): x += alpha p;
- * r -= alpha q and the next r'z, r'r pairs (cgc_update), then, once beta
- * is reduced from them, p = z + beta p (cgc_direction). */
-int la_cgp_update_xr(la_cgp *w, double alpha, cls_error *err);
-int la_cgp_direction(la_cgp *w, double beta, cls_error *err);
+/* The classic recurrence's two halves (cg_classic.cl): r -= alpha q and
+ * the next r'z, r'r pairs (cgc_update), then, once beta is reduced from
+ * them, x += alpha p; p = z + beta p (cgc_direction). */
+int la_cgp_update_r(la_cgp *w, double alpha, cls_error *err);
+int la_cgp_direction(la_cgp *w, double alpha, double beta, cls_error *err);
 
 #endif

@@ -254,14 +254,14 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
             for (int q = 0; q < s->nmine; q++)        /* x, r, p in one pass */
                 DSYS_DO(s, la_cgp_update(&w[q], alpha, beta, DSYS_ERR));
         } else { /* Hestenes-Stiefel: beta from the computed r'z (cg.c says why) */
-            for (int q = 0; q < s->nmine; q++) /* x += alpha p; r -= alpha q */
-                DSYS_DO(s, la_cgp_update_xr(&w[q], alpha, DSYS_ERR));
+            for (int q = 0; q < s->nmine; q++) /* r -= alpha q */
+                DSYS_DO(s, la_cgp_update_r(&w[q], alpha, DSYS_ERR));
             CLS_TRY(dcg_sums_round(s, &c, v, want_cancel, &cancel, err)); /* the second one */
             if (cancel)
                 goto cancelled;
             beta = v[2] / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next round */
-            for (int q = 0; q < s->nmine; q++) /* p = z + beta p */
-                DSYS_DO(s, la_cgp_direction(&w[q], beta, DSYS_ERR));
+            for (int q = 0; q < s->nmine; q++) /* x += alpha p; p = z + beta p */
+                DSYS_DO(s, la_cgp_direction(&w[q], alpha, beta, DSYS_ERR));
         }
         k++;
         res->iterations = k;
