@@ -8,12 +8,13 @@ set -euo pipefail
 # groff-base and systemd (man pages, systemd-analyze), stunnel4 and openssl
 # (a TLS endpoint with a certificate made by the test), python3-yaml (the
 # OpenAPI document), python3-venv and python3-pip (pip install ./python),
-# python3-numpy and python3-scipy (the Python client's numpy and scipy paths)
+# python3-numpy and python3-scipy (the Python client's numpy and scipy paths),
+# python3-prometheus-client (a real parser for /metrics after hostile requests)
 pkgs="build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
       clinfo libopenmpi-dev openmpi-bin libmicrohttpd-dev libjansson-dev zlib1g-dev python3
       curl chromium iproute2 clang libclang-rt-14-dev valgrind wrk git
       libcurl4-openssl-dev libsystemd-dev groff-base systemd stunnel4 openssl python3-yaml
-      python3-venv python3-pip python3-numpy python3-scipy"
+      python3-venv python3-pip python3-numpy python3-scipy python3-prometheus-client"
 if [ "${1:-}" = "--bench" ]; then
   pkgs="$pkgs python3-petsc4py-real"
 fi

@@ -55,6 +55,7 @@ typedef struct http_req {
     int answered;
     int deferred;      /* not a POST: answered at the next call (see the top) */
     int query_refused; /* the URI log callback cut the query: 414 */
+    int uri_control;   /* the raw URI holds a control byte, raw or %-escaped: 400 */
     size_t nparams, query_len;
     int early; /* answered on the socket while the body came: drop, then close */
     uint64_t linger_bytes;
@@ -181,6 +182,110 @@ static void http_reply_raw(struct MHD_Connection *c, unsigned status, const char
     metrics_http_response(status);
 }
 
+/* 1 when the raw request target holds a control byte (0x00-0x1F, 0x7F),
+ * as it is or %-escaped: libmicrohttpd decodes "%00" into a NUL that cut
+ * "/v1/jobs/ID%00/solution" to the job's own route and "tol=1e-3%00junk"
+ * to a valid tolerance (issue 27, item 6). No route or parameter takes
+ * one, so the request is refused whole. */
+static int http_uri_has_control(const char *uri)
+{
+    for (const unsigned char *p = (const unsigned char *)uri; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return 1;
+        if (*p == '%' && p[1] && p[2]) {
+            int hi = p[1] >= '0' && p[1] <= '9'                     ? p[1] - '0'
+                     : (p[1] | 0x20) >= 'a' && (p[1] | 0x20) <= 'f' ? (p[1] | 0x20) - 'a' + 10
+                                                                    : -1;
+            int lo = p[2] >= '0' && p[2] <= '9'                     ? p[2] - '0'
+                     : (p[2] | 0x20) >= 'a' && (p[2] | 0x20) <= 'f' ? (p[2] | 0x20) - 'a' + 10
+                                                                    : -1;
+            if (hi >= 0 && lo >= 0 && (hi * 16 + lo < 0x20 || hi * 16 + lo == 0x7f))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* What the header scan of http_framing finds. */
+typedef struct http_framing_scan {
+    int content_length, transfer_encoding, host;
+    const char *cl_first;
+    int cl_differ;
+    const char *bad_name;
+} http_framing_scan;
+
+static enum MHD_Result http_framing_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                           const char *value)
+{
+    (void)kind;
+    http_framing_scan *f = cls;
+    /* a field name is a token (RFC 9110 section 5.6.2): "Transfer-Encoding :"
+     * with its space is not one, and a proxy may read it differently */
+    static const char tchar[] = "!#$%&'*+-.^_`|~";
+    if (!key || !*key) {
+        f->bad_name = "";
+    } else {
+        for (const char *k = key; *k; k++)
+            if (!((*k >= '0' && *k <= '9') || (*k >= 'a' && *k <= 'z') ||
+                  (*k >= 'A' && *k <= 'Z') || strchr(tchar, *k))) {
+                f->bad_name = key;
+                break;
+            }
+    }
+    if (key && !strcasecmp(key, "Content-Length")) {
+        if (f->content_length++ == 0)
+            f->cl_first = value;
+        else if (!value || !f->cl_first || strcmp(value, f->cl_first) != 0)
+            f->cl_differ = 1;
+    } else if (key && !strcasecmp(key, "Transfer-Encoding")) {
+        f->transfer_encoding++;
+    } else if (key && !strcasecmp(key, "Host")) {
+        f->host++;
+    }
+    return MHD_YES;
+}
+
+/* RFC 9112's framing rules where a proxy and this daemon could read one
+ * request differently (request smuggling): a repeated Content-Length,
+ * Content-Length with Transfer-Encoding, a repeated Transfer-Encoding, a
+ * field name that is not a token, an HTTP/1.1 request without exactly one
+ * Host. Answered 400 with Connection: close (section 6.3: the connection
+ * cannot be trusted for a next request), before any body is read. Returns
+ * 1 with *q set when it answered. */
+static int http_framing(struct MHD_Connection *c, const char *version, http_req *rq,
+                        enum MHD_Result *q)
+{
+    http_framing_scan f = {0};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, http_framing_header, &f);
+    char d[200];
+    d[0] = '\0';
+    if (rq->uri_control)
+        snprintf(d, sizeof d,
+                 "the request target holds a control character (raw or %%-escaped, e.g. %%00)");
+    else if (f.bad_name)
+        snprintf(d, sizeof d, "header name '%.40s' is not a token (RFC 9110 section 5.6.2)",
+                 f.bad_name);
+    else if (f.content_length > 1)
+        snprintf(d, sizeof d, "Content-Length given %d times%s (RFC 9112 section 6.3)",
+                 f.content_length, f.cl_differ ? " with different values" : "");
+    else if (f.content_length && f.transfer_encoding)
+        snprintf(d, sizeof d,
+                 "Content-Length and Transfer-Encoding together (RFC 9112 section 6.3)");
+    else if (f.transfer_encoding > 1)
+        snprintf(d, sizeof d, "Transfer-Encoding given %d times (RFC 9112 section 6.3)",
+                 f.transfer_encoding);
+    else if (f.host > 1 || (f.host == 0 && version && !strcmp(version, "HTTP/1.1")))
+        snprintf(d, sizeof d,
+                 "an HTTP/1.1 request needs exactly one Host header, not %d (RFC "
+                 "9112 section 3.2)",
+                 f.host);
+    if (!d[0])
+        return 0;
+    problem_ascii(d);
+    *q = http_reply_problem_hdr(c, 400, "bad-request", d, 0, "Connection", "close");
+    return 1;
+}
+
 /* Runs before libmicrohttpd parses the query (see the top): counts the
  * parameters and, when there are too many or the query is too long, ends
  * the query string at its '?' so that nothing of it is parsed. */
@@ -189,6 +294,7 @@ static void *http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
     http_req *rq = calloc(1, sizeof *rq);
     if (!rq || !uri)
         return rq;
+    rq->uri_control = http_uri_has_control(uri);
     char *q = strchr(uri, '?');
     if (!q)
         return rq;
@@ -208,8 +314,10 @@ static void *http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 /* The first call's protocol checks: answered at once (the body, if any, is
  * never read). Returns 1 with *q set when it answered. */
 static int http_protocol_checks(http_server *s, struct MHD_Connection *c, http_req *rq,
-                                const routes_row *route, enum MHD_Result *q)
+                                const routes_row *route, const char *version, enum MHD_Result *q)
 {
+    if (http_framing(c, version, rq, q))
+        return 1;
     const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
     if (te && strcasecmp(te, "chunked") != 0) {
         char d[256];
@@ -304,7 +412,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         snprintf(rq->job, sizeof rq->job, "%s", m.id);
         enum MHD_Result q;
         http_reply_enter(rq->method, rq->route, rq->path);
-        int refused = http_protocol_checks(s, c, rq, m.route, &q);
+        int refused = http_protocol_checks(s, c, rq, m.route, version, &q);
         unsigned status = http_reply_leave();
         if (refused) {
             rq->status = status;

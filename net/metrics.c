@@ -89,8 +89,25 @@ static hist *hist_find(hist *table, int *n, const char *name)
     return h;
 }
 
+/* The method as a label: one of the methods HTTP defines, else "other".
+ * A client chooses the method's bytes: taken as given, 300 made-up methods
+ * filled the series table (legitimate series never appeared again) and a
+ * quote in one broke the whole scrape (issue 27, item 5). */
+static const char *metrics_method_label(const char *method)
+{
+    static const char *const known[] = {"GET",     "HEAD",  "POST",  "PUT",     "DELETE",
+                                        "OPTIONS", "PATCH", "TRACE", "CONNECT", NULL};
+    for (int i = 0; method && known[i]; i++)
+        if (!strcmp(method, known[i]))
+            return known[i];
+    return "other";
+}
+
 void metrics_http_request(const char *route, const char *method, unsigned status, double seconds)
 {
+    method = metrics_method_label(method);
+    if (status < 100 || status > 599) /* the code is a label too: three digits */
+        status = 0;
     pthread_mutex_lock(&m.mu);
     int i;
     for (i = 0; i < m.nreq; i++)
@@ -289,9 +306,12 @@ static void render_requests(sbuf *b)
 {
     sb_printf(b, "# HELP clsolve_http_requests_total HTTP requests by route, method and status "
                  "code.\n# TYPE clsolve_http_requests_total counter\n");
-    for (int i = 0; i < m.nreq; i++)
+    for (int i = 0; i < m.nreq; i++) {
+        char route[100]; /* route templates from the table, escaped all the same */
+        escape_label(m.req[i].route, route, sizeof route);
         sb_printf(b, "clsolve_http_requests_total{route=\"%s\",method=\"%s\",code=\"%u\"} %llu\n",
-                  m.req[i].route, m.req[i].method, m.req[i].code, (unsigned long long)m.req[i].n);
+                  route, m.req[i].method, m.req[i].code, (unsigned long long)m.req[i].n);
+    }
     render_hist_family(b, "clsolve_http_request_duration_seconds",
                        "Seconds from a request's first byte to its answer, by route.", "route",
                        m.req_time, m.nreq_time);
@@ -382,32 +402,39 @@ char *metrics_render(job_store *store)
     for (int s = 0; s < JOB_NSTATES; s++)
         sb_printf(&b, "clsolve_jobs{state=\"%s\"} %lld\n", job_status_name((job_status)s),
                   (long long)counts[s]);
-    sb_printf(&b, "# HELP clsolve_jobs_submitted_total Jobs accepted (202) since start.\n"
-                  "# TYPE clsolve_jobs_submitted_total counter\nclsolve_jobs_submitted_total %llu\n",
+    sb_printf(&b,
+              "# HELP clsolve_jobs_submitted_total Jobs accepted (202) since start.\n"
+              "# TYPE clsolve_jobs_submitted_total counter\nclsolve_jobs_submitted_total %llu\n",
               (unsigned long long)m.submitted);
-    sb_printf(&b, "# HELP clsolve_uploads_rejected_total Uploads answered with an error.\n"
-                  "# TYPE clsolve_uploads_rejected_total counter\nclsolve_uploads_rejected_total %llu\n",
-              (unsigned long long)m.rejected);
+    sb_printf(
+        &b,
+        "# HELP clsolve_uploads_rejected_total Uploads answered with an error.\n"
+        "# TYPE clsolve_uploads_rejected_total counter\nclsolve_uploads_rejected_total %llu\n",
+        (unsigned long long)m.rejected);
     sb_printf(&b, "# HELP clsolve_jobs_finished_total Jobs finished since start, by final state.\n"
                   "# TYPE clsolve_jobs_finished_total counter\n");
     for (int s = JOB_SUCCEEDED; s < JOB_NSTATES; s++)
         sb_printf(&b, "clsolve_jobs_finished_total{state=\"%s\"} %llu\n",
                   job_status_name((job_status)s), (unsigned long long)m.finished[s]);
-    sb_printf(&b, "# HELP clsolve_solve_seconds_total Seconds spent in solver iterations.\n"
-                  "# TYPE clsolve_solve_seconds_total counter\nclsolve_solve_seconds_total %.6f\n",
+    sb_printf(&b,
+              "# HELP clsolve_solve_seconds_total Seconds spent in solver iterations.\n"
+              "# TYPE clsolve_solve_seconds_total counter\nclsolve_solve_seconds_total %.6f\n",
               m.solve_s);
-    sb_printf(&b, "# HELP clsolve_iterations_total Krylov iterations run.\n"
-                  "# TYPE clsolve_iterations_total counter\nclsolve_iterations_total %llu\n",
+    sb_printf(&b,
+              "# HELP clsolve_iterations_total Krylov iterations run.\n"
+              "# TYPE clsolve_iterations_total counter\nclsolve_iterations_total %llu\n",
               (unsigned long long)m.iterations);
-    sb_printf(&b, "# HELP clsolve_bytes_received_total Upload bytes received.\n"
-                  "# TYPE clsolve_bytes_received_total counter\nclsolve_bytes_received_total %llu\n",
+    sb_printf(&b,
+              "# HELP clsolve_bytes_received_total Upload bytes received.\n"
+              "# TYPE clsolve_bytes_received_total counter\nclsolve_bytes_received_total %llu\n",
               (unsigned long long)m.bytes);
     sb_printf(&b, "# HELP clsolve_device_busy_seconds_total Seconds each device spent on jobs.\n"
                   "# TYPE clsolve_device_busy_seconds_total counter\n");
     for (int i = 0; i < m.ndev; i++) {
         char name[300];
         escape_label(m.dev[i].name, name, sizeof name);
-        sb_printf(&b, "clsolve_device_busy_seconds_total{rank=\"%d\",device=\"%d\",name=\"%s\"} %.6f\n",
+        sb_printf(&b,
+                  "clsolve_device_busy_seconds_total{rank=\"%d\",device=\"%d\",name=\"%s\"} %.6f\n",
                   m.dev[i].rank, m.dev[i].index, name, m.dev[i].busy);
     }
     static const char *const cls[] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
@@ -416,11 +443,13 @@ char *metrics_render(job_store *store)
     for (int c = 1; c <= 5; c++)
         sb_printf(&b, "clsolve_http_responses_total{code=\"%s\"} %llu\n", cls[c],
                   (unsigned long long)m.http[c]);
-    sb_printf(&b, "# HELP clsolve_ranks MPI ranks of the daemon.\n# TYPE clsolve_ranks gauge\n"
-                  "clsolve_ranks %d\n",
+    sb_printf(&b,
+              "# HELP clsolve_ranks MPI ranks of the daemon.\n# TYPE clsolve_ranks gauge\n"
+              "clsolve_ranks %d\n",
               m.ranks);
-    sb_printf(&b, "# HELP clsolve_uptime_seconds Seconds since the daemon started.\n"
-                  "# TYPE clsolve_uptime_seconds gauge\nclsolve_uptime_seconds %.3f\n",
+    sb_printf(&b,
+              "# HELP clsolve_uptime_seconds Seconds since the daemon started.\n"
+              "# TYPE clsolve_uptime_seconds gauge\nclsolve_uptime_seconds %.3f\n",
               cls_now() - m.start);
     render_requests(&b);
     render_hist_family(&b, "clsolve_job_queue_wait_seconds",

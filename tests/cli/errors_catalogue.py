@@ -1493,6 +1493,35 @@ def _(t):
     return {"http": Obs("http", st, body, what="70 KB header", extra={"headers": hd})}
 
 
+@case("HTTP-400-FRAMING")
+def _(t):
+    out = []
+    auth = b"Authorization: Bearer " + t.token.encode() + b"\r\n"
+    for req in (b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\n%sContent-Length: 0\r\nContent-Length: 30\r\n\r\n"
+                b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n",
+                b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\n%sContent-Length: 5\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\n%sTransfer-Encoding: chunked\r\n"
+                b"Transfer-Encoding: identity\r\n\r\n0\r\n\r\n",
+                b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\n%sTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n",
+                b"GET /v1/jobs HTTP/1.1\r\n%s\r\n",
+                b"GET /v1/jobs HTTP/1.1\r\nHost: a\r\nHost: b\r\n%s\r\n"):
+        st, body, hd = raw_http(t, req.replace(b"%s", auth))
+        if hd.get("connection", "").lower() != "close":
+            raise CaseError("%r: no Connection: close (%r)" % (req[:60], hd))
+        if body.count('"status":') != 1:  # one answer: the hidden request never ran
+            raise CaseError("%r: %d answers" % (req[:60], body.count('"status":')))
+        out.append(t.answer(st, hd, body.encode(), what=req[:50].decode()))
+    return {"http": out}
+
+
+@case("HTTP-400-CONTROL")
+def _(t):
+    return {"http": [t.http("GET", "/v1/jobs/abcdef%00/solution"),
+                     t.http("GET", "/v1/jobs?tol=1e-3%00junk"),
+                     t.http("GET", "/v1/jobs?after=%1b%5b2J")]}
+
+
 @case("HTTP-MALFORMED")
 def _(t):
     out = []

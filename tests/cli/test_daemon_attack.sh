@@ -105,6 +105,61 @@ for res, w in ((p, want), (l, want2)):
 sys.exit(1 if bad else 0)
 EOF
 
+# 4b. hostile methods and paths against /metrics (issue 27, item 5): a
+# quote in a method broke the whole scrape, 300 made-up methods filled the
+# series table; then smuggling-shaped framing and %00 in a path (item 6),
+# each a 400 with Connection: close and no second answer
+/usr/bin/python3 - "$DURL" <<'PY' && ok || bad "metrics after hostile requests"
+import random, socket, sys, urllib.parse, urllib.request
+from prometheus_client.parser import text_string_to_metric_families
+u = urllib.parse.urlsplit(sys.argv[1])
+def raw(data):
+    s = socket.create_connection((u.hostname, u.port), timeout=5)
+    s.sendall(data)
+    out = b""
+    try:
+        while True:
+            c = s.recv(65536)
+            if not c:
+                break
+            out += c
+    except socket.timeout:
+        out += b"<open>"
+    s.close()
+    return out
+rnd = random.Random(27)
+methods = [b'X"}{a', b"GET\\", b"P\\OST"] + [
+    bytes(rnd.choice(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ_-") for _ in range(rnd.randint(1, 11))) for _ in range(300)]
+for m in methods:
+    raw(m + b" /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+bad = 0
+for req in (b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nContent-Length: 30\r\n\r\n"
+            b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"0\r\n\r\nGET /v1/jobs HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET /v1/jobs/abc%00/solution HTTP/1.1\r\nHost: x\r\n\r\n"):
+    out = raw(req)
+    answers = out.count(b"HTTP/1.1 ")
+    print("framing: %-48r -> %s, %d answer(s)" % (req[:48], out.split(b"\r\n")[0].decode(), answers))
+    bad += not (out.startswith(b"HTTP/1.1 400") and answers == 1 and b"<open>" not in out)
+for _ in range(3):
+    urllib.request.urlopen(sys.argv[1] + "/healthz").read()
+text = urllib.request.urlopen(sys.argv[1] + "/metrics").read().decode()
+try:
+    fams = {f.name: f for f in text_string_to_metric_families(text)}
+except Exception as e:
+    print("the scrape does not parse:", e)
+    sys.exit(1)
+req = fams.get("clsolve_http_requests")  # the parser drops _total from counters
+series = [s for s in req.samples if s.name.endswith("_total")] if req else []
+meth = sorted({s.labels["method"] for s in series})
+print("metrics: %d families parse; %d request series; methods %s" % (len(fams), len(series), meth))
+bad += not set(meth) <= {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT", "other"}
+# a legitimate series is still counted after the junk
+bad += not any(s.labels == {"route": "/healthz", "method": "GET", "code": "200"} and s.value >= 3 for s in series)
+sys.exit(1 if bad else 0)
+PY
+
 # 5. the health reserve
 D2=$TEST_TMP/data2
 DURL1=$DURL
