@@ -74,7 +74,12 @@ on_stop() {
         kill -TERM "$child" 2>/dev/null
     fi
     (
-        sleep "$stop_timeout"
+        # the sleep goes with this watchdog when the stop completes in time
+        # (killing the subshell alone left the sleep running)
+        trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+        sleep "$stop_timeout" &
+        nap=$!
+        wait "$nap"
         say "stop timed out after ${stop_timeout}s"
         kill_session KILL "$child"
     ) &
@@ -113,6 +118,8 @@ while :; do
     fi
     say "pid $child exited with status $st; restart $restarts in ${restart_sec}s"
     sleep "$restart_sec" &
-    wait $! || true
-    [ "$stopping" = 1 ] && { say "stopped while waiting to restart"; exit "$st"; }
+    nap=$!
+    wait "$nap" || true
+    kill "$nap" 2>/dev/null # a stop ends the wait early: the sleep goes too
+    [ "$stopping" = 1 ] && { kill "${killer:-0}" 2>/dev/null; say "stopped while waiting to restart"; exit "$st"; }
 done

@@ -153,6 +153,12 @@ fail_nodiscard:
     return rc;
 }
 
+/* MiB with one decimal: whole MiB printed a 1 MB reserve as "0 MB" */
+static double job_store_mib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0);
+}
+
 int job_store_disk_admit(job_store *s, uint64_t need, cls_error *err)
 {
     uint64_t avail, size;
@@ -162,13 +168,12 @@ int job_store_disk_admit(job_store *s, uint64_t need, cls_error *err)
         return CLS_OK;
     if (need)
         return cls_fail(err, CLS_EOTHER,
-                        "the data directory's disk has %llu MB free; this upload (%llu MB) would "
-                        "leave less than the reserve of %llu MB (--disk-reserve)",
-                        (unsigned long long)(avail >> 20), (unsigned long long)(need >> 20),
-                        (unsigned long long)(s->cfg.disk_reserve >> 20));
+                        "the data directory's disk has %.1f MB free; this upload (%.1f MB) would "
+                        "leave less than the reserve of %.1f MB (--disk-reserve)",
+                        job_store_mib(avail), job_store_mib(need),
+                        job_store_mib(s->cfg.disk_reserve));
     return cls_fail(err, CLS_EOTHER,
-                    "the data directory's disk has %llu MB free, less than the reserve of %llu MB "
+                    "the data directory's disk has %.1f MB free, less than the reserve of %.1f MB "
                     "(--disk-reserve)",
-                    (unsigned long long)(avail >> 20),
-                    (unsigned long long)(s->cfg.disk_reserve >> 20));
+                    job_store_mib(avail), job_store_mib(s->cfg.disk_reserve));
 }

@@ -146,6 +146,8 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
         return cls_fail(err, CLS_EINPUT,
                         "%s: matrix is %lld x %lld; conjugate gradients needs a square matrix",
                         name, (long long)A->nrows, (long long)A->ncols);
+    if (A->nrows == 0) /* the checks below would find nothing and call it a bad value */
+        return cls_fail(err, CLS_EINPUT, "%s: matrix is 0 x 0: there is no system to solve", name);
     if (b && nb != A->nrows)
         return cls_fail(err, CLS_EINPUT,
                         "right-hand side has %lld entries but the matrix has %lld rows",

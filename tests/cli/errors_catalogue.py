@@ -544,6 +544,7 @@ def solve_case(t, matrix, rhs=None, args=(), query="", x0=None):
     return {"cli": t.cli(*argv), "http": t.post_mp(parts, query)}
 
 
+CASES["SOLVE-EMPTY"] = lambda t: solve_case(t, T.mm(SYM, "0 0 0"))
 CASES["SOLVE-NOT-SQUARE"] = lambda t: solve_case(t, T.mm(GEN, "2 3 2", "1 1 1", "2 2 1"))
 CASES["SOLVE-DIAGONAL"] = lambda t: solve_case(t, T.mm(SYM, "2 2 2", "1 1 1", "2 1 0.5"), args=["--precond", "jacobi"])
 CASES["SOLVE-NOT-SYMMETRIC"] = lambda t: solve_case(t, T.mm(GEN, "2 2 3", "1 1 2", "1 2 1", "2 2 2"))

@@ -86,4 +86,19 @@ for _ in $(seq 100); do kill -0 "$SUP" 2>/dev/null || break; sleep 0.1; done
 sleep 0.3
 [ "$(alive $r2)" = 0 ] && ok || bad "ranks of the second run alive after the stop"
 grep -q "restart 1 in" "$W/log2" && ok || bad "no restart logged: $(cat "$W/log2")"
+
+# 3. a clean stop leaves nothing behind: the stop watchdog's sleep used to
+# outlive the supervisor (issue 27, item 8). --stop-timeout 73 marks it.
+setsid bash "$ROOT/deploy/supervise.sh" --stop-timeout 73 --child-pid-file "$W/child" -- \
+    bash -c 'trap "exit 0" TERM; sleep 600 & wait' 2>"$W/log3" &
+SUP=$!
+for _ in $(seq 50); do [ -s "$W/child" ] && grep -q "start 1" "$W/log3" && break; sleep 0.1; done
+sleep 0.3
+kill -TERM "$SUP"
+for _ in $(seq 100); do kill -0 "$SUP" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$SUP" 2>/dev/null && bad "supervisor still running after a clean stop" || ok
+sleep 0.2
+left=$(pgrep -fx "sleep 73" | tr '\n' ' ')
+[ -z "$left" ] && ok || { bad "the stop watchdog's sleep outlived the supervisor: $left"; kill $left 2>/dev/null; }
+pkill -fx "sleep 600" 2>/dev/null
 finish
