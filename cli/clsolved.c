@@ -469,7 +469,6 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
     return 0;
 }
 
-
 /* ------------------------------------------------------- device figures
  *
  * --device auto sends a one-part job to the device that finishes it first,
@@ -661,7 +660,8 @@ static void root_close(clsolved_root *r)
  * devices count once they are known (cluster). */
 static void root_limits(const clsolved_opts *o, json_t *cluster)
 {
-    uint64_t host = adm_meminfo("MemTotal"), dev = cluster ? adm_cluster_device_total(cluster) : 0;
+    uint64_t host, avail, dev = cluster ? adm_cluster_device_total(cluster) : 0;
+    adm_memory(&host, &avail);
     adm_limits l;
     adm_default_limits(host, dev, &l);
     if (o->max_nnz)
@@ -746,8 +746,7 @@ static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
 }
 
 /* The devices are up: ready. Runs the scheduler until a drain. */
-static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *cluster,
-                    int lanes)
+static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *cluster, int lanes)
 {
     cls_error err;
     cls_error_clear(&err);

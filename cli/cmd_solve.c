@@ -33,25 +33,18 @@
 #include "matrices/mm.h"
 #include "net/job_params.h"
 #include "net/report.h"
+#include "common/sysres.h"
 #include "solver/dsolve.h"
 #include "solver/names.h"
 
-/* The memory the host has free (/proc/meminfo's MemAvailable) less 256 MB
- * for the rest of the solve's set-up; 0 (no limit) when unknown. */
+/* The memory the host has free (/proc/meminfo's MemAvailable, or what the
+ * container's cgroup leaves when less: common/sysres.h) less 256 MB for
+ * the rest of the solve's set-up; 0 (no limit) when unknown. */
 static uint64_t solve_memory_available(void)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    uint64_t kb = 0;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "MemAvailable:", 13)) {
-            kb = strtoull(line + 13, NULL, 10);
-            break;
-        }
-    fclose(f);
-    uint64_t b = kb * 1024u, slack = (uint64_t)256 << 20;
+    cls_sysres r;
+    cls_sysres_read(&r);
+    uint64_t b = r.mem_available, slack = (uint64_t)256 << 20;
     return b > 2 * slack ? b - slack : b / 2;
 }
 #include "solver/dist/dvec.h"

@@ -4,6 +4,7 @@
  * tens of microseconds to start a thread.
  */
 #include "parallel.h"
+#include "sysres.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@ static void *range_run(void *arg)
 static int threads_wanted(void)
 {
     const char *v = getenv("CLS_THREADS");
-    long t = v && *v ? strtol(v, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    long t = v && *v ? strtol(v, NULL, 10) : cls_sysres_cpus(); /* affinity, CPU quota */
     if (t < 1)
         t = 1;
     return t > CLS_MAX_THREADS ? CLS_MAX_THREADS : (int)t;

@@ -15,6 +15,8 @@
 #include "ocl_gate.h"
 #include "ocl_priv.h"
 
+#include "../common/sysres.h"
+
 #include <sched.h>
 #include <unistd.h>
 
@@ -211,11 +213,7 @@ void ocl_threads_from_affinity(void)
 {
     if (getenv("POCL_MAX_PTHREAD_COUNT"))
         return;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return;
-    int n = CPU_COUNT(&set);
+    int n = cls_sysres_cpus(); /* the affinity mask and the cgroup's CPU quota */
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (n < 1 || (online > 0 && n >= online))
         return; /* not restricted: PoCL's own default */

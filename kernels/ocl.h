@@ -126,8 +126,8 @@ double ocl_event_seconds(cl_event ev);
  * runs that many threads on its one core: 2.24 ms per CG iteration at
  * poisson3d 64 on 2 ranks of the 2-core machine, against 1.99 ms with one
  * thread per bound core. Sets POCL_MAX_PTHREAD_COUNT to the number of CPUs
- * in this process's affinity mask, unless the user set it or the mask has
- * every CPU; call before the first OpenCL call (PoCL reads it once). */
+ * in this process's affinity mask or its cgroup's CPU quota (common/sysres.h),
+ * unless the user set it or neither restricts it; call before the first OpenCL call (PoCL reads it once). */
 void ocl_threads_from_affinity(void);
 
 #endif

@@ -15,6 +15,8 @@
  */
 #include "admission.h"
 
+#include "../common/sysres.h"
+
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -24,21 +26,12 @@
 #define ADM_MB (1024.0 * 1024.0)
 #define ADM_HOST_SLACK ((uint64_t)256 << 20) /* left free on rank 0's host */
 
-uint64_t adm_meminfo(const char *field)
+void adm_memory(uint64_t *total, uint64_t *available)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    uint64_t v = 0;
-    size_t n = strlen(field);
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, n) && line[n] == ':') {
-            v = strtoull(line + n + 1, NULL, 10) * 1024u;
-            break;
-        }
-    fclose(f);
-    return v;
+    cls_sysres r;
+    cls_sysres_read(&r);
+    *total = r.mem_total;
+    *available = r.mem_available;
 }
 
 void adm_default_limits(uint64_t host_total, uint64_t devices_total, adm_limits *out)

@@ -44,8 +44,10 @@ typedef struct adm_limits {
     uint64_t max_matrix_bytes; /* a matrix's text, decompressed */
 } adm_limits;
 
-/* /proc/meminfo's field in bytes (MemTotal, MemAvailable); 0 if unknown. */
-uint64_t adm_meminfo(const char *field);
+/* The memory rank 0 may use: the host's (/proc/meminfo) or, inside a
+ * container with a memory limit, the cgroup's when smaller
+ * (common/sysres.h). Bytes; 0 when unknown. */
+void adm_memory(uint64_t *total, uint64_t *available);
 
 /* Defaults from rank 0's memory and the devices' (0: unknown, ignored). */
 void adm_default_limits(uint64_t host_total, uint64_t devices_total, adm_limits *out);

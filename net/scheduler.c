@@ -576,10 +576,8 @@ static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_esti
     cls_error err;
     if (mm_read_header(path, &h, &err))
         return ADM_RUN; /* the run fails with the reader's own message */
-    adm_machine mach = {.host_total = adm_meminfo("MemTotal"),
-                        .host_available = adm_meminfo("MemAvailable"),
-                        .nranks = cfg->nranks,
-                        .cluster = cfg->cluster};
+    adm_machine mach = {.nranks = cfg->nranks, .cluster = cfg->cluster};
+    adm_memory(&mach.host_total, &mach.host_available);
     int v = adm_decide(&h, sched_text_bytes(c, path), &mach, est, why, sizeof why);
     if (v == ADM_WAIT) {
         job_store_set_note(cfg->store, c->id, why);

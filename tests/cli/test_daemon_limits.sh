@@ -85,6 +85,20 @@ echo "waits: $(jget "j['progress']['note']" <<<"$j")"
 meminfo 8388608 8388608
 j=$($DCLIENT wait "$DURL" "$id" --timeout 60)
 [ "$(jget "j['status']" <<<"$j")" = succeeded ] && ok || bad "the waiting job did not run once memory was free: $j"
+# the host says 8 GB free, the container's cgroup (v2) allows 100 MB: the
+# cgroup's limit is what the OOM killer enforces, so it is what admission
+# reads (issue 27, item 8)
+mkdir -p "$F/cgroup/fs/job.slice"
+printf '0::/job.slice\n' >"$F/cgroup/self"
+echo $((100 * 1024 * 1024)) >"$F/cgroup/fs/job.slice/memory.max"
+echo $((10 * 1024 * 1024)) >"$F/cgroup/fs/job.slice/memory.current"
+id=$($DCLIENT submit "$DURL" "$SMALL") || bad "submit (cgroup)"
+j=$($DCLIENT wait "$DURL" "$id" --timeout 60)
+[ "$(jget "j['status'], j['error']['code']" <<<"$j")" = "failed resources" ] &&
+    grep -q "the host has 100 MB" <<<"$(jget "j['error']['message']" <<<"$j")" && ok ||
+    bad "a job over the cgroup's memory limit: $j"
+echo "cgroup v2 limit: $(jget "j['error']['message']" <<<"$j")"
+rm -rf "$F/cgroup"
 rm -f "$F/meminfo"
 
 # 3. disk: retention by size, a pinned job exempt
@@ -141,5 +155,17 @@ rc=$?
 [ $rc = 1 ] && grep -q "p600.mtx:[0-9]*: reading this matrix needs at least [0-9]* MB of memory" "$TEST_TMP/err" &&
     grep -q "MB are available" "$TEST_TMP/err" && ok || bad "clsolve solve over the memory: exit $rc: $(cat "$TEST_TMP/err")"
 echo "clsolve solve: $(cat "$TEST_TMP/err")"
+# the same under a cgroup v1 limit of 64 MB with the host's 8 GB free
+meminfo 8388608 8388608
+mkdir -p "$F/cgroup/fs/memory/box"
+printf '4:memory:/box\n1:cpu:/\n' >"$F/cgroup/self"
+echo $((64 * 1024 * 1024)) >"$F/cgroup/fs/memory/box/memory.limit_in_bytes"
+echo 0 >"$F/cgroup/fs/memory/box/memory.usage_in_bytes"
+CLSFAULT_DIR=$F LD_PRELOAD=$CLSFAULT_LIB "$CLSOLVE" solve "$TEST_TMP/p600.mtx" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+rc=$?
+[ $rc = 1 ] && grep -q "reading this matrix needs at least [0-9]* MB of memory" "$TEST_TMP/err" && ok ||
+    bad "clsolve solve under a 64 MB cgroup v1 limit: exit $rc: $(cat "$TEST_TMP/err")"
+echo "clsolve solve, cgroup v1: $(cat "$TEST_TMP/err")"
+rm -rf "$F/cgroup"
 rm -f "$TEST_TMP"/*.mtx "$TEST_TMP"/*.gz
 finish

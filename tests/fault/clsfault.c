@@ -34,6 +34,11 @@
  *              test says the host has (MemTotal, MemAvailable), for the
  *              admission and the reader's memory limit
  *              (tests/cli/test_daemon_limits.sh)
+ *   cgroup/    a directory standing in for the container's cgroups (fopen):
+ *              cgroup/self is read instead of /proc/self/cgroup, and
+ *              /sys/fs/cgroup/X as cgroup/fs/X (missing there: missing), so
+ *              a test says what memory limit the process is under
+ *              (common/sysres.c; tests/cli/test_daemon_limits.sh)
  * Each injected fault appends a line to $CLSFAULT_DIR/log, so a test can
  * tell that its fault was met and not some other error.
  */
@@ -360,6 +365,22 @@ static FILE *fopen_common(const char *path, const char *mode, const char *sym)
         FILE *f = (*r)(alt, mode);
         if (f)
             return f;
+    }
+    if (path && dir && *dir) {
+        char cg[PATH_MAX / 2];
+        struct stat st;
+        snprintf(cg, sizeof cg, "%s/cgroup", dir);
+        if (stat(cg, &st) == 0 && S_ISDIR(st.st_mode)) {
+            char alt[PATH_MAX + 16];
+            if (!strcmp(path, "/proc/self/cgroup")) {
+                snprintf(alt, sizeof alt, "%s/self", cg);
+                return (*r)(alt, mode);
+            }
+            if (!strncmp(path, "/sys/fs/cgroup/", 15)) {
+                snprintf(alt, sizeof alt, "%s/fs/%s", cg, path + 15);
+                return (*r)(alt, mode);
+            }
+        }
     }
     return (*r)(path, mode);
 }
