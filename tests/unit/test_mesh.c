@@ -5,15 +5,19 @@
  * CLS_EINPUT at the right line; a file declaring more than it holds fails
  * without allocating the declared count; truncations and byte flips of a
  * good file never crash. Without the data dir the handcrafted cases still
- * run (only the shared meshes are skipped).
+ * run (only the shared meshes are skipped). The writers refuse a mesh or
+ * a value that is not finite, and the float-range check refuses a
+ * coordinate a device could not hold.
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "physics/mesh.h"
+#include "physics/mesh_write.h"
 
 static int read_str(const char *text, const char *name, mesh *m, cls_error *err)
 {
@@ -28,14 +32,12 @@ static void expect_bad(const char *text, const char *name, long long line, const
     cls_error err;
     int rc = read_str(text, name, &m, &err);
     CHECK_MSG(rc == CLS_EINPUT, "%s: rc %d (%s)", name, rc, err.msg);
-    CHECK_MSG(err.line == line, "%s: line %lld, expected %lld (%s)", name, err.line, line,
-              err.msg);
+    CHECK_MSG(err.line == line, "%s: line %lld, expected %lld (%s)", name, err.line, line, err.msg);
     char prefix[256];
     snprintf(prefix, sizeof prefix, "%s:%lld: ", name, line);
     CHECK_MSG(strncmp(err.msg, prefix, strlen(prefix)) == 0, "%s: message '%s'", name, err.msg);
     if (needle)
-        CHECK_MSG(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", name, err.msg,
-                  needle);
+        CHECK_MSG(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", name, err.msg, needle);
     CHECK(m.v == NULL && m.tri == NULL && m.nverts == 0);
 }
 
@@ -135,8 +137,7 @@ static void test_off(void)
         CHECK(m.color[0] == 1.0f && m.color[1] == 0.0f && fabsf(m.color[8] - 0.2f) < 1e-6f);
     mesh_free(&m);
     /* content decides over the extension */
-    CHECK(read_str("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "really.obj", &m, &err) ==
-          CLS_OK);
+    CHECK(read_str("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "really.obj", &m, &err) == CLS_OK);
     CHECK(m.nfaces == 1);
     mesh_free(&m);
 
@@ -204,8 +205,7 @@ static void test_ply(void)
     expect_bad(buf, "list.ply", 13, "declares 5");
     snprintf(buf, sizeof buf, "%s0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n3 0 1 2\n", hdr);
     expect_bad(buf, "more.ply", 14, "unexpected content");
-    expect_bad("ply\nformat binary_little_endian 1.0\nend_header\n", "bin.ply", 2,
-               "not supported");
+    expect_bad("ply\nformat binary_little_endian 1.0\nend_header\n", "bin.ply", 2, "not supported");
     expect_bad("ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nend_header\n1\n",
                "nox.ply", 3, "lacks an x");
     expect_bad("ply\nformat ascii 1.0\nelement vertex 1\nproperty floaty x\n", "type.ply", 4,
@@ -215,8 +215,7 @@ static void test_ply(void)
                "property float z\nproperty uchar red\nproperty uchar green\n"
                "property uchar blue\nend_header\n0 0 0 256 0 0\n",
                "col.ply", 11, "0..255");
-    expect_bad("ply\nformat ascii 1.0\nelement vertex 3000000000\n", "big.ply", 3,
-               "more than");
+    expect_bad("ply\nformat ascii 1.0\nelement vertex 3000000000\n", "big.ply", 3, "more than");
     expect_bad("ply\nformat ascii 1.0\nelement vertex 100000000\nproperty float x\n"
                "property float y\nproperty float z\nend_header\n0 0 0\n",
                "huge.ply", 8, "file ends after 1 of the 100000000");
@@ -291,6 +290,36 @@ static void test_write_roundtrip(void)
         CHECK(memcmp(r.tri, m.tri, 3 * sizeof(int32_t)) == 0);
     }
     remove(path);
+    /* a mesh or a value that is not finite is never written (issue 26,
+     * item 3): CLS_EBREAKDOWN, no file, in every format */
+    static const phys_format fmts[3] = {PHYS_FMT_OBJ, PHYS_FMT_PLY, PHYS_FMT_VTK};
+    static const char *const names[3] = {"test_mesh_nan.obj", "test_mesh_nan.ply",
+                                         "test_mesh_nan.vtk"};
+    double val[3] = {1, 2, 3};
+    mesh_field fld = {"value", val, 1};
+    for (int f = 0; f < 3; f++) {
+        m.v[4] = NAN;
+        mesh_out o = {.m = &m};
+        cls_error_clear(&err);
+        CHECK_MSG(mesh_write(names[f], fmts[f], &o, &err) == CLS_EBREAKDOWN &&
+                      strstr(err.msg, "not written") && strstr(err.msg, "item 1"),
+                  "%s: %s", names[f], err.msg);
+        CHECK(access(names[f], F_OK) != 0);
+        m.v[4] = 0.0;
+        val[2] = INFINITY;
+        mesh_out o2 = {.m = &m, .fields = &fld, .nfields = 1};
+        CHECK(mesh_write(names[f], fmts[f], &o2, &err) == CLS_EBREAKDOWN &&
+              strstr(err.msg, "value of item 2"));
+        CHECK(access(names[f], F_OK) != 0);
+        val[2] = 3.0;
+        CHECK(mesh_write(names[f], fmts[f], &o2, &err) == CLS_OK);
+        remove(names[f]);
+    }
+    /* a coordinate beyond float (what the device kernels hold) is bad input */
+    CHECK(mesh_check_float_range(&m, "w.obj", &err) == CLS_OK);
+    m.v[5] = -1e39;
+    CHECK(mesh_check_float_range(&m, "w.obj", &err) == CLS_EINPUT &&
+          strstr(err.msg, "w.obj: vertex 1: coordinate -1e+39 is beyond the float range"));
     mesh_free(&m);
     mesh_free(&r);
     CHECK(mesh_read("/nonexistent/x.obj", &m, &err) == CLS_EOTHER);
@@ -336,10 +365,9 @@ static void test_shared(const char *datadir)
             continue;
         printf("%-22s %7lld vertices %7lld triangles%s\n", e->d_name, (long long)m.nverts,
                (long long)m.nfaces, m.color ? " (colours)" : "");
-        CHECK_MSG(m.nverts == nv, "%s: %lld vertices, %lld v lines", path, (long long)m.nverts,
-                  nv);
-        CHECK_MSG(m.nfaces >= nf && m.nfaces <= 4 * nf, "%s: %lld triangles from %lld faces",
-                  path, (long long)m.nfaces, nf);
+        CHECK_MSG(m.nverts == nv, "%s: %lld vertices, %lld v lines", path, (long long)m.nverts, nv);
+        CHECK_MSG(m.nfaces >= nf && m.nfaces <= 4 * nf, "%s: %lld triangles from %lld faces", path,
+                  (long long)m.nfaces, nf);
         CHECK(m.nverts > 100 && m.nfaces > 100);
         int okidx = 1, okv = 1;
         for (int64_t t = 0; t < 3 * m.nfaces; t++)
