@@ -29,11 +29,13 @@
  *        error an order of magnitude above the interior's;
  *  - the device against the CPU double reference on the irregular meshes
  *    (away from folded triangles, where both estimates are meaningless and
- *    ill-conditioned).
+ *    ill-conditioned);
+ *  - a mesh beyond the float range is refused as input, nothing written.
  */
 #include <jansson.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "physics/curvature.h"
@@ -432,6 +434,36 @@ static void test_device(void)
     ocl_ctx_release(&ctx);
 }
 
+/* A mesh beyond the float range the device computes in is bad input
+ * (exit 3) and writes nothing (issue 26, item 3): with a vertex at 1e39
+ * the kernels saw inf and the run wrote zeros with exit 0. */
+static void test_run_float_range(void)
+{
+    char dir[] = "/tmp/test_curv_range_XXXXXX", mpath[300], out[300];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(mpath, sizeof mpath, "%s/big.obj", dir);
+    snprintf(out, sizeof out, "%s/k.csv", dir);
+    FILE *f = fopen(mpath, "w");
+    fputs("v 0 0 0\nv 1e39 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\nf 1 4 2\nf 2 4 3\n", f);
+    fclose(f);
+    curv_run_opts o = {.mesh_path = mpath,
+                       .est = CURV_FACE,
+                       .device = "auto",
+                       .out_path = out,
+                       .color_range = NAN};
+    json_t *js = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = curv_run_local(&o, &js, &err);
+    CHECK_MSG(rc == CLS_EINPUT && strstr(err.msg, "beyond the float range"), "rc %d: %s", rc,
+              err.msg);
+    CHECK(json_integer_value(json_object_get(js, "exit_code")) == CLS_EINPUT);
+    CHECK(access(out, F_OK) != 0);
+    json_decref(js);
+    remove(mpath);
+    rmdir(dir);
+}
+
 static void test_run_json(void)
 {
     /* the run's JSON: topology and the Gauss-Bonnet check, the estimator's
@@ -464,5 +496,6 @@ int main(int argc, char **argv)
     test_accuracy();
     test_device();
     test_run_json();
+    test_run_float_range();
     return check_done("test_curvature_checks");
 }
