@@ -118,7 +118,7 @@ enum {
 };
 
 typedef struct curv_topology {
-    int64_t vertices, edges, faces; /* those faces use; faces without repeated corners */
+    int64_t vertices, edges, faces; /* those faces use; faces (polygons) without repeated corners */
     int64_t euler;                  /* chi = V - E + F */
     int64_t surface_vertices;       /* fans: a vertex where k sheets touch counts k times */
     int64_t surface_euler;          /* chi of that surface, what Gauss-Bonnet meets */
@@ -126,11 +126,13 @@ typedef struct curv_topology {
     int closed; /* no boundary, manifold edges, some faces */
 } curv_topology;
 
-/* Counts the topology and sets flag[i] (nverts bytes, BOUNDARY and
- * NONMANIFOLD; call curv_flag_used for USED) and base[i] = 2 pi per closed
- * fan + pi per open fan (0 for an unused vertex). */
-int curv_topology_build(const mesh *m, const curv_adjacency *adj, unsigned char *flag, double *base,
-                        curv_topology *t, cls_error *err);
+/* Counts the topology of the faces as the file gave them (m's polygons,
+ * else its triangles; a face repeating a vertex counts by its triangles
+ * that do not) and sets flag[i] (nverts bytes, BOUNDARY and NONMANIFOLD;
+ * call curv_flag_used for USED) and base[i] = 2 pi per closed fan + pi per
+ * open fan (0 for an unused vertex). */
+int curv_topology_build(const mesh *m, unsigned char *flag, double *base, curv_topology *t,
+                        cls_error *err);
 void curv_flag_used(const curv_adjacency *adj, unsigned char *flag);
 /* Angle defect d_i = base_i - the corner angles at i, and the mixed
  * Voronoi area A_i, per vertex. */

@@ -254,7 +254,7 @@ int curv_run_local(const curv_run_opts *o, json_t **summary, cls_error *err)
         rc = cls_fail(err, CLS_EOTHER, "out of memory for %lld vertices", (long long)S.m.nverts);
         goto done;
     }
-    CLS_TRY(curv_topology_build(&S.m, &S.adj, S.flag, S.area, &S.topo, err));
+    CLS_TRY(curv_topology_build(&S.m, S.flag, S.area, &S.topo, err));
     memcpy(S.defect, S.area, nv1 * sizeof *S.defect); /* the base angles */
     curv_flag_used(&S.adj, S.flag);
     phys_times_add(&T, "adjacency_s", cls_now() - t1);
@@ -329,7 +329,9 @@ done:;
     if (!o->mesh_path)
         json_object_set_new(js, "saddle", json_integer(o->saddle_k));
     json_object_set_new(js, "vertices", json_integer(S.m.nverts));
-    json_object_set_new(js, "faces", json_integer(S.m.nfaces));
+    /* the faces as the file gave them, and the triangles they became */
+    json_object_set_new(js, "faces", json_integer(S.m.poly_off ? S.m.npolys : S.m.nfaces));
+    json_object_set_new(js, "triangles", json_integer(S.m.nfaces));
     if (!rc && S.m.nverts > 0) {
         /* ranges over the interior vertices: boundary values are one-sided */
         double hmin = INFINITY, hmax = -INFINITY, kmin = INFINITY, kmax = -INFINITY;

@@ -37,6 +37,7 @@ int mesh_copy(const mesh *a, mesh *b, cls_error *err)
     b->nfaces = a->nfaces;
     b->nuv = a->nuv;
     b->nnrm = a->nnrm;
+    b->npolys = a->npolys;
     size_t nv = (size_t)a->nverts, nf = (size_t)a->nfaces;
     if (mesh_dup((void **)&b->v, a->v, 3 * nv * sizeof *a->v) ||
         mesh_dup((void **)&b->color, a->color, 3 * nv * sizeof *a->color) ||
@@ -44,7 +45,11 @@ int mesh_copy(const mesh *a, mesh *b, cls_error *err)
         mesh_dup((void **)&b->uv, a->uv, 2 * (size_t)a->nuv * sizeof *a->uv) ||
         mesh_dup((void **)&b->nrm, a->nrm, 3 * (size_t)a->nnrm * sizeof *a->nrm) ||
         mesh_dup((void **)&b->tri_uv, a->tri_uv, 3 * nf * sizeof *a->tri_uv) ||
-        mesh_dup((void **)&b->tri_n, a->tri_n, 3 * nf * sizeof *a->tri_n)) {
+        mesh_dup((void **)&b->tri_n, a->tri_n, 3 * nf * sizeof *a->tri_n) ||
+        mesh_dup((void **)&b->poly_off, a->poly_off,
+                 (a->poly_off ? (size_t)a->npolys + 1 : 0) * sizeof *a->poly_off) ||
+        mesh_dup((void **)&b->poly_v, a->poly_v,
+                 (a->poly_off ? (size_t)a->poly_off[a->npolys] : 0) * sizeof *a->poly_v)) {
         mesh_free(b);
         return cls_fail(err, CLS_EOTHER, "out of memory copying a mesh of %lld vertices",
                         (long long)a->nverts);

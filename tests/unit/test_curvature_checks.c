@@ -60,7 +60,7 @@ static int geo_build(const mesh *m, geo *g)
     g->area = malloc(n * sizeof(double));
     int rc = curv_adjacency_build(m, &g->adj, &err);
     if (!rc)
-        rc = curv_topology_build(m, &g->adj, g->flag, g->base, &g->t, &err);
+        rc = curv_topology_build(m, g->flag, g->base, &g->t, &err);
     if (!rc) {
         curv_flag_used(&g->adj, g->flag);
         curv_angle_defect(m, g->flag, g->base, g->defect, g->area);
@@ -203,6 +203,77 @@ static void test_topology_and_gauss_bonnet(void)
         gauss_bonnet(&m, names[q], chi[q], 1);
         mesh_free(&m);
     }
+}
+
+/* Issue 26 item 4: closed meshes of polygons, topology counted from the
+ * polygons as given (faces and edges of the file, not of the
+ * triangulation) and Gauss-Bonnet meeting chi = 2. The fan from each
+ * polygon's first corner made the same triangle twice around a vertex
+ * shared by only two quads: chi 4, 2 non-manifold edges, relative error
+ * 0.5 on the cube below. */
+static const char *cube2_obj =
+    "v 0 0 0\nv 0 0 1\nv 0 1 0\nv 0 1 1\nv 1 0 0\nv 1 0 1\nv 1 1 0\nv 1 1 1\n"
+    "v 0.5 -0.2 0.5\nv 0.5 1.2 0.5\n"
+    "f 1 2 4 3\nf 5 7 8 6\nf 1 3 7 5\nf 2 6 8 4\n"
+    "f 1 5 6 9\nf 6 2 1 9\nf 3 4 8 10\nf 8 7 3 10\n";
+
+static void polygon_case(const char *text, const char *name, int64_t V, int64_t E, int64_t F)
+{
+    mesh m;
+    cls_error err;
+    CHECK_MSG(mesh_read_buf(text, strlen(text), name, &m, &err) == CLS_OK, "%s: %s", name, err.msg);
+    gauss_bonnet(&m, name, 2, 1);
+    geo g;
+    if (!geo_build(&m, &g)) {
+        CHECK_MSG(g.t.vertices == V && g.t.edges == E && g.t.faces == F && g.t.closed &&
+                      g.t.nonmanifold_edges == 0 && g.t.nonmanifold_vertices == 0,
+                  "%s: V %lld E %lld F %lld (want %lld %lld %lld), non-manifold edges %lld", name,
+                  (long long)g.t.vertices, (long long)g.t.edges, (long long)g.t.faces, (long long)V,
+                  (long long)E, (long long)F, (long long)g.t.nonmanifold_edges);
+        geo_free(&g);
+    }
+    mesh_free(&m);
+}
+
+static void test_polygon_topology(void)
+{
+    /* 6 faces of a cube, two of them split at a valence-2 vertex: 10
+     * vertices, 16 edges, 8 quads */
+    polygon_case(cube2_obj, "cube, two valence-2 vertices", 10, 16, 8);
+    /* a pillow: two quads on the same four corners of a tetrahedron, the
+     * second written from its third corner (its fan from there retraced
+     * the first's diagonal); every vertex has valence 2 */
+    polygon_case("v 1 1 1\nv 1 -1 -1\nv -1 1 -1\nv -1 -1 1\nf 1 2 3 4\nf 3 2 1 4\n",
+                 "pillow of two quads", 4, 4, 2);
+    /* a prism on an L (non-convex hexagons) written from a corner that
+     * does not see the whole L, six side quads; as OFF */
+    polygon_case("OFF\n12 8 0\n"
+                 "2 1 0\n1 1 0\n1 2 0\n0 2 0\n0 0 0\n2 0 0\n"
+                 "2 1 1\n1 1 1\n1 2 1\n0 2 1\n0 0 1\n2 0 1\n"
+                 "6 5 4 3 2 1 0\n6 6 7 8 9 10 11\n"
+                 "4 0 1 7 6\n4 1 2 8 7\n4 2 3 9 8\n4 3 4 10 9\n4 4 5 11 10\n4 5 0 6 11\n",
+                 "L prism", 12, 18, 8);
+    /* through the run: its JSON reports the polygons' topology */
+    char dir[] = "/tmp/test_curv_poly_XXXXXX", path[300];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/cube2.obj", dir);
+    FILE *f = fopen(path, "w");
+    fputs(cube2_obj, f);
+    fclose(f);
+    curv_run_opts o = {.mesh_path = path, .est = CURV_FACE, .device = "auto", .color_range = NAN};
+    json_t *js = NULL;
+    cls_error err;
+    int rc = curv_run_local(&o, &js, &err);
+    CHECK_MSG(rc == CLS_OK, "%s", err.msg);
+    json_t *gb = json_object_get(js, "gauss_bonnet"), *t = json_object_get(js, "topology");
+    CHECK(gb && t && json_is_true(json_object_get(gb, "holds")));
+    CHECK(json_integer_value(json_object_get(t, "euler_characteristic")) == 2 &&
+          json_integer_value(json_object_get(t, "faces")) == 8 &&
+          json_integer_value(json_object_get(t, "nonmanifold_edges")) == 0);
+    CHECK(json_real_value(json_object_get(gb, "angle_defect_rel_error")) < 1e-12);
+    json_decref(js);
+    remove(path);
+    rmdir(dir);
 }
 
 /* rms relative errors of H and K against exact values, over the vertices
@@ -493,6 +564,7 @@ int main(int argc, char **argv)
         data_dir = argv[1];
     check_seed("test_curvature_checks");
     test_topology_and_gauss_bonnet();
+    test_polygon_topology();
     test_accuracy();
     test_device();
     test_run_json();
