@@ -20,8 +20,10 @@
  *     manifold edges sum_i d_i = 2 pi chi_surface exactly (discrete
  *     Gauss-Bonnet: each face's angles sum to pi, 2E = 3F + E_b, and an
  *     open fan has two boundary edges), so it checks the topology the
- *     estimators were given; d_i / A_i (A_i the mixed Voronoi area) is a
- *     per-vertex K whose integral is exact by construction;
+ *     estimators were given; d_i / A_i (A_i Meyer et al.'s mixed area,
+ *     which for an obtuse triangle gives the obtuse corner half its area
+ *     and the others a quarter) is a per-vertex K whose integral is exact
+ *     by construction;
  *   - the estimator's integral sum_i K_i A_i on a closed mesh, against the
  *     same 2 pi chi: how far the least-squares K is from Gauss-Bonnet.
  */
@@ -231,6 +233,35 @@ static double curv_angle(const double *p, const double *a, const double *b)
                  u[0] * v[0] + u[1] * v[1] + u[2] * v[2]);
 }
 
+/* Meyer, Desbrun, Schroeder and Barr's mixed area of a triangle's corners
+ * (2003, "Discrete differential-geometry operators for triangulated
+ * 2-manifolds", fig. 4), what K = angle defect / A_mixed is defined with:
+ * the Voronoi (circumcentric) split when no angle is obtuse, else half
+ * the area to the obtuse corner and a quarter to each other one. e_j is
+ * the edge opposite corner j. (The face estimator weighs with the
+ * thesis's rule instead, curv_corner_areas: the same for non-obtuse
+ * triangles, not for obtuse ones.) */
+static void curv_mixed_area(const double e[3][3], double tarea, double a[3])
+{
+    double l[3], bw[3];
+    for (int j = 0; j < 3; j++)
+        l[j] = e[j][0] * e[j][0] + e[j][1] * e[j][1] + e[j][2] * e[j][2];
+    /* bw_j < 0: the angle at corner j is obtuse (l_j > l_k + l_m) */
+    for (int j = 0; j < 3; j++)
+        bw[j] = l[j] * (l[(j + 1) % 3] + l[(j + 2) % 3] - l[j]);
+    for (int j = 0; j < 3; j++)
+        if (bw[j] < 0.0) {
+            for (int k = 0; k < 3; k++)
+                a[k] = k == j ? 0.5 * tarea : 0.25 * tarea;
+            return;
+        }
+    /* the circumcentre's barycentric weights are the bw_j: corner j's
+     * Voronoi part is half the area times the two other weights */
+    double sc = 0.5 * tarea / (bw[0] + bw[1] + bw[2]);
+    for (int j = 0; j < 3; j++)
+        a[j] = sc * (bw[(j + 1) % 3] + bw[(j + 2) % 3]);
+}
+
 void curv_angle_defect(const mesh *m, const unsigned char *flag, const double *base, double *defect,
                        double *area)
 {
@@ -264,7 +295,7 @@ void curv_angle_defect(const mesh *m, const unsigned char *flag, const double *b
         if (!(tarea > 0.0))
             continue;
         double a[3];
-        curv_corner_areas(e[0], e[1], e[2], tarea, a);
+        curv_mixed_area((const double(*)[3])e, tarea, a);
         for (int j = 0; j < 3; j++)
             area[t[j]] += a[j];
     }

@@ -30,6 +30,11 @@
  *  - the device against the CPU double reference on the irregular meshes
  *    (away from folded triangles, where both estimates are meaningless and
  *    ill-conditioned);
+ *  - closed polygon meshes (quads with valence-2 vertices, a pillow, a
+ *    prism on an L): topology from the polygons, chi 2, Gauss-Bonnet;
+ *  - K_defect's area is Meyer et al.'s mixed area (checked against the
+ *    paper's cotangent form, written here), the face estimator's corner
+ *    areas the thesis's bisector split of obtuse triangles;
  *  - a mesh beyond the float range is refused as input, nothing written.
  */
 #include <jansson.h>
@@ -274,6 +279,109 @@ static void test_polygon_topology(void)
     json_decref(js);
     remove(path);
     rmdir(dir);
+}
+
+/* The angle at p of the triangle p, q, r. */
+static double angle_at(const double *p, const double *q, const double *r)
+{
+    double u[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]},
+           v[3] = {r[0] - p[0], r[1] - p[1], r[2] - p[2]};
+    double c[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+    return atan2(sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]),
+                 u[0] * v[0] + u[1] * v[1] + u[2] * v[2]);
+}
+
+static double dist2(const double *p, const double *q)
+{
+    return (p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
+           (p[2] - q[2]) * (p[2] - q[2]);
+}
+
+/* Issue 26 item 7: K_defect = angle defect / A_mixed, A_mixed Meyer,
+ * Desbrun, Schroeder and Barr's (2003, fig. 4): per triangle, the
+ * Voronoi area 1/8 (|PR|^2 cot Q + |PQ|^2 cot R) of corner P when no
+ * angle is obtuse, else area/2 at the obtuse corner and area/4 at the
+ * others; written here from the paper, with angles, apart from the code.
+ * The code used Rusinkiewicz's obtuse rule (17-33% apart at corners of
+ * obtuse triangles). The face estimator's weights are the thesis's
+ * (Camillo 2018, Pseudocode 3.2 and Appendix B, after Rusinkiewicz): for
+ * an obtuse triangle each acute corner gets the right triangle that the
+ * perpendicular bisector of its edge to the obtuse corner cuts off, the
+ * obtuse corner the rest; checked here against that geometry. */
+static void test_mixed_areas(void)
+{
+    cls_error err;
+    mesh m;
+    /* an irregular sphere (many obtuse triangles) and a fan of obtuse ones */
+    CHECK(curv_mesh_sphere_irregular(2, 1.0, 0.45, check_rand(), &m, &err) == CLS_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            static const double v[18] = {0,  0,   0.1, 3,    0,    0, 0.5, 0.6,  0,
+                                         -2, 0.2, 0,   -0.3, -0.5, 0, 1.5, -0.4, 0};
+            static const int32_t t[15] = {0, 1, 2, 0, 2, 3, 0, 3, 4, 0, 4, 5, 0, 5, 1};
+            m = mesh_of(6, v, 5, t);
+        }
+        geo g;
+        if (geo_build(&m, &g))
+            break;
+        double *want = calloc((size_t)m.nverts, sizeof *want);
+        int obtuse = 0;
+        for (int64_t f = 0; f < m.nfaces; f++) {
+            const int32_t *tr = m.tri + 3 * f;
+            const double *p[3] = {m.v + 3 * (int64_t)tr[0], m.v + 3 * (int64_t)tr[1],
+                                  m.v + 3 * (int64_t)tr[2]};
+            double ang[3], area;
+            for (int j = 0; j < 3; j++)
+                ang[j] = angle_at(p[j], p[(j + 1) % 3], p[(j + 2) % 3]);
+            double u[3] = {p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]};
+            double w[3] = {p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]};
+            double c[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
+                           u[0] * w[1] - u[1] * w[0]};
+            area = 0.5 * sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+            int ob = -1;
+            for (int j = 0; j < 3; j++)
+                if (ang[j] > M_PI / 2)
+                    ob = j;
+            obtuse += ob >= 0;
+            for (int j = 0; j < 3; j++) {
+                const double *P = p[j], *Q = p[(j + 1) % 3], *R = p[(j + 2) % 3];
+                double a = ob < 0 ? (dist2(P, R) / tan(ang[(j + 1) % 3]) +
+                                     dist2(P, Q) / tan(ang[(j + 2) % 3])) /
+                                        8.0
+                           : ob == j ? area / 2
+                                     : area / 4;
+                want[tr[j]] += a;
+            }
+        }
+        double worst = 0;
+        for (int64_t i = 0; i < m.nverts; i++)
+            worst = fmax(worst, fabs(g.area[i] - want[i]) / want[i]);
+        printf("mixed areas (%s, %d obtuse triangles): largest relative difference from Meyer's "
+               "%.2e\n",
+               pass ? "obtuse fan" : "irregular sphere", obtuse, worst);
+        CHECK_MSG(obtuse > 0 && worst < 1e-12, "A_mixed is not Meyer's: %g apart", worst);
+        free(want);
+        geo_free(&g);
+        mesh_free(&m);
+    }
+    /* the estimator's corner areas for an obtuse triangle (obtuse at p1):
+     * corner 0 gets the right triangle p0, E (the midpoint of p0 p1), G
+     * (where the bisector of p0 p1 meets p0 p2), legs |p0 E| and |p0 E|
+     * tan(angle at p0); corner 2 likewise; corner 1 the rest */
+    const double p[3][3] = {{0, 0, 0}, {1.2, 0.4, 0}, {3, 0, 0}};
+    double e[3][3];
+    for (int j = 0; j < 3; j++)
+        for (int c = 0; c < 3; c++)
+            e[j][c] = p[(j + 2) % 3][c] - p[(j + 1) % 3][c];
+    double A = 0.5 * 3 * 0.4, a[3];
+    curv_corner_areas(e[0], e[1], e[2], A, a);
+    double h0 = 0.5 * sqrt(dist2(p[0], p[1])), h2 = 0.5 * sqrt(dist2(p[2], p[1]));
+    double w0 = 0.5 * h0 * h0 * tan(angle_at(p[0], p[1], p[2]));
+    double w2 = 0.5 * h2 * h2 * tan(angle_at(p[2], p[0], p[1]));
+    printf("estimator corner areas (obtuse): %.6f %.6f %.6f; the bisectors' %.6f %.6f %.6f; "
+           "Meyer's %.6f %.6f %.6f\n",
+           a[0], a[1], a[2], w0, A - w0 - w2, w2, A / 4, A / 2, A / 4);
+    CHECK(fabs(a[0] - w0) < 1e-12 && fabs(a[2] - w2) < 1e-12 && fabs(a[1] - (A - w0 - w2)) < 1e-12);
 }
 
 /* rms relative errors of H and K against exact values, over the vertices
@@ -565,6 +673,7 @@ int main(int argc, char **argv)
     check_seed("test_curvature_checks");
     test_topology_and_gauss_bonnet();
     test_polygon_topology();
+    test_mixed_areas();
     test_accuracy();
     test_device();
     test_run_json();
