@@ -111,10 +111,14 @@ int cmd_curvature(int argc, char **argv)
     } else if (!json && js) {
         json_t *t = json_object_get(js, "times"), *d = json_object_get(js, "device");
         json_t *gb = json_object_get(js, "gauss_bonnet");
-        printf("%s: %lld vertices, %lld faces, %lld on the boundary, estimator %s\n",
+        long long nf = (long long)json_integer_value(json_object_get(js, "faces"));
+        long long nt = (long long)json_integer_value(json_object_get(js, "triangles"));
+        char tris[48] = "";
+        if (nt != nf) /* polygons: the triangles they became too */
+            snprintf(tris, sizeof tris, " (%lld triangles)", nt);
+        printf("%s: %lld vertices, %lld faces%s, %lld on the boundary, estimator %s\n",
                o.mesh_path ? o.mesh_path : "saddle",
-               (long long)json_integer_value(json_object_get(js, "vertices")),
-               (long long)json_integer_value(json_object_get(js, "faces")),
+               (long long)json_integer_value(json_object_get(js, "vertices")), nf, tris,
                (long long)json_integer_value(json_object_get(js, "boundary_vertices")),
                curv_estimator_name(o.est));
         printf("device: %s (%s)\n", json_string_value(json_object_get(d, "name")),

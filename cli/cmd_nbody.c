@@ -143,8 +143,10 @@ int cmd_nbody(int argc, char **argv)
            (long long)r.steps, nbody_integrator_name(o.integrator), r.device.name, r.tile);
     printf("%.4f ms per step, %.4g interactions/s, %.1f GFLOP/s (20 flops per interaction)\n",
            r.ms_per_step, r.interactions_per_s, r.gflops);
-    printf("energy %.9g -> %.9g (relative drift %.3g); momentum drift %.3g, angular %.3g\n",
-           r.energy0, r.energy1, r.energy_drift, r.momentum_drift, r.angmom_drift);
+    printf("energy %.9g -> %.9g (relative drift at the end %.3g, largest %.3g at step %lld); "
+           "momentum drift %.3g, angular %.3g\n",
+           r.energy0, r.energy1, r.energy_drift, r.energy_max_drift, (long long)r.energy_max_step,
+           r.momentum_drift, r.angmom_drift);
     if (r.checked_bodies)
         printf("accelerations vs CPU double: %.3g relative (%lld bodies)\n", r.accel_rel_error,
                (long long)r.checked_bodies);

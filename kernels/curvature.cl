@@ -15,7 +15,9 @@
  *                 there is exact however irregular the triangles (a
  *                 folded face is left out of the sum);
  *   curv_face     for each incident face: the face tensor by least squares
- *                 over its three edges, the corner's mixed Voronoi area,
+ *                 over its three edges, the corner's area (the thesis's
+ *                 Pseudocode 3.2: Voronoi, or in an obtuse triangle the
+ *                 bisectors' split of Rusinkiewicz),
  *                 the tensor rotated into the vertex frame; area-weighted
  *                 mean; Jacobi diagonalisation;
  *   curv_vertex   least squares over the 1-ring edges in the vertex frame;
@@ -239,7 +241,8 @@ __kernel void curv_face(const int nverts, __global const float4 *pos,
         float3 sff;
         if (!curv_solve(w00, w01, w22, m, &sff))
             continue;
-        /* mixed Voronoi area of this corner (Meyer et al.; Rusinkiewicz) */
+        /* this corner's area: Camillo's Pseudocode 3.2 (Voronoi; obtuse
+         * triangles split by the bisectors, Rusinkiewicz) */
         const float tarea = 0.5f * fnl;
         const float l0 = dot(e0, e0), l1 = dot(e1, e1), l2 = dot(e2, e2);
         const float bw0 = l0 * (l1 + l2 - l0), bw1 = l1 * (l2 + l0 - l1),

@@ -24,6 +24,12 @@
  * are on the chain. Shape matching reduces in local memory in the order
  * the colour plan's launches use (blocks of `sblock` particles by a tree,
  * the block sums one after another), so the two plans give the same bits.
+ * Non-finite states: every Verlet pass looks at the positions it starts
+ * from (the state the previous step ended with) and records that step in
+ * a one-int flag (atomic_min: the first wins), and springs_check_finite
+ * looks at the state a run ends with; the host reads the flag after each
+ * run, so a blow-up is reported with its step without reading the state
+ * back between steps (physics/springs_gpu.c).
  * Contraction of a * b + c into fma is off: a compiler may contract one
  * kernel's copy of an expression and not another's, and the plans (and
  * runs) must agree to the bit.
@@ -48,9 +54,13 @@
  * difference times |x| acts as a spurious force; the velocity form has no
  * such term. */
 inline void springs_verlet_one(__global float4 *pos, __global float4 *prev, int i, float c2,
-                               float4 adt2)
+                               float4 adt2, __global int *bad, int step)
 {
     float4 p = pos[i];
+    /* the state this step starts from is the one step - 1 ended with;
+     * pinned particles too: a NaN correction times w = 0 is still NaN */
+    if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z)))
+        atomic_min(bad, step - 1);
     if (p.w == 0.0f)
         return;
     float4 q = prev[i];
@@ -218,11 +228,24 @@ inline void springs_shape_goal(__global const float4 *rest, int i, float4 c, flo
 }
 
 __kernel void springs_verlet(__global float4 *pos, __global float4 *prev, int n, float c2,
-                             float4 adt2)
+                             float4 adt2, __global int *bad, int step)
 {
     int i = get_global_id(0);
     if (i < n)
-        springs_verlet_one(pos, prev, i, c2, adt2);
+        springs_verlet_one(pos, prev, i, c2, adt2, bad, step);
+}
+
+/* The state after the last step of a run, which no Verlet launch of the
+ * run reads: its step into *bad when a position is not finite. */
+__kernel void springs_check_finite(__global const float4 *pos, int n, __global int *bad,
+                                   int step)
+{
+    int i = get_global_id(0);
+    if (i < n) {
+        float4 p = pos[i];
+        if (!(isfinite(p.x) && isfinite(p.y) && isfinite(p.z)))
+            atomic_min(bad, step);
+    }
 }
 
 __kernel void springs_project_color(__global float4 *pos, __global const int4 *spr, int first,
@@ -387,14 +410,15 @@ __kernel void springs_step_wg(__global float4 *pos, __global float4 *prev, int n
                               int ncolors, int iterations, int nsteps, float c2, float4 adt2,
                               float S, __global const float4 *col, int ncol, float mu,
                               __global const float4 *rest, __global float4 *shape, float alpha,
-                              int sblock, __local float4 *red)
+                              int sblock, __local float4 *red, __global int *bad,
+                              int first_step)
 {
     int lid = get_local_id(0);
     int lsz = get_local_size(0);
     const int4 none = (int4)(-1);
     for (int step = 0; step < nsteps; step++) {
         for (int i = lid; i < n; i += lsz)
-            springs_verlet_one(pos, prev, i, c2, adt2);
+            springs_verlet_one(pos, prev, i, c2, adt2, bad, first_step + step);
         barrier(CLK_GLOBAL_MEM_FENCE);
         for (int it = 0; it < iterations; it++) {
             /* the first colour's springs; later ones are loaded a colour ahead */

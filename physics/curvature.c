@@ -15,8 +15,14 @@
  *              [0      e_j.t  e_j.b] [M] = [dn_j.b]   (j = 0, 1, 2)
  *                                    [N]
  *            by least squares (normal equations, LDL^T); rotate (L, M, N)
- *            into the vertex frame; weight by the corner's mixed Voronoi
- *            area A_c (Meyer et al. 2002) and divide by sum A_c;
+ *            into the vertex frame; weight by the corner's area A_c and
+ *            divide by sum A_c, A_c the thesis's (Camillo 2018,
+ *            Pseudocode 3.2 and appendix B, after Rusinkiewicz's
+ *            trimesh2): the Voronoi area of Meyer et al. when no angle
+ *            is obtuse; in an obtuse triangle each acute corner gets the
+ *            right triangle that the perpendicular bisector of its edge
+ *            to the obtuse corner cuts off, the obtuse corner the rest
+ *            (not Meyer's area/4, area/2: K_defect uses those);
  *   per vertex: the same system over the 1-ring, e = p_j - p_i,
  *            dn = n_j - n_i, in the vertex frame;
  *   then one Jacobi rotation diagonalises [ku kuv; kuv kv]: k1 >= k2.
@@ -340,8 +346,8 @@ void curv_ref_normals(const mesh *m, const curv_adjacency *adj, double *normals,
     }
 }
 
-/* Mixed Voronoi areas of the three corners (Pseudocode 3.2 of Camillo
- * 2018, after Rusinkiewicz and Meyer et al.). */
+/* The three corners' areas of Pseudocode 3.2 of Camillo 2018 (after
+ * Rusinkiewicz; Meyer et al.'s Voronoi areas when no angle is obtuse). */
 static void corner_areas(dvec e0, dvec e1, dvec e2, double tarea, double a[3]);
 
 void curv_corner_areas(const double e0[3], const double e1[3], const double e2[3], double tarea,

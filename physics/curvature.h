@@ -6,8 +6,10 @@
  *   CURV_FACE   per face: vertex normals (face normals with Max's weights), the
  *               face's second fundamental form by least squares over its
  *               three edges (dn_e = II e), rotated into each corner's vertex
- *               frame and averaged with the Voronoi / mixed corner areas of
- *               Meyer et al. 2002, then diagonalised.
+ *               frame and averaged with the corner areas of Camillo's
+ *               Pseudocode 3.2 (Rusinkiewicz: Voronoi areas, obtuse
+ *               triangles split by the perpendicular bisectors), then
+ *               diagonalised.
  *   CURV_VERTEX per vertex: the same least-squares system set up directly
  *               over the 1-ring edges (x_j - x_i, n_j - n_i) in the vertex
  *               frame (Costa and Wu 2012, the variant Camillo implements).
@@ -103,9 +105,13 @@ void curv_gpu_release(curv_gpu *g);
  * and K (2-norms over all vertices). */
 double curv_rel_diff(const curv_result *a, const curv_result *b);
 
-/* Mixed Voronoi areas a[3] of a triangle's corners (Meyer et al. 2002, the
- * form of Camillo's Pseudocode 3.2): e_j is the edge opposite corner j,
- * tarea the triangle's area. */
+/* The face estimator's corner areas a[3] (Camillo 2018, Pseudocode 3.2
+ * and appendix B, after Rusinkiewicz): Meyer et al.'s Voronoi areas when
+ * no angle is obtuse; in an obtuse triangle each acute corner gets the
+ * right triangle cut off by the perpendicular bisector of its edge to the
+ * obtuse corner, the obtuse corner the rest (Meyer's mixed area, which
+ * K_defect uses, gives area/4 and area/2 there instead). e_j is the edge
+ * opposite corner j, tarea the triangle's area. */
 void curv_corner_areas(const double e0[3], const double e1[3], const double e2[3], double tarea,
                        double a[3]);
 
@@ -118,7 +124,7 @@ enum {
 };
 
 typedef struct curv_topology {
-    int64_t vertices, edges, faces; /* those faces use; faces without repeated corners */
+    int64_t vertices, edges, faces; /* those faces use; faces (polygons) without repeated corners */
     int64_t euler;                  /* chi = V - E + F */
     int64_t surface_vertices;       /* fans: a vertex where k sheets touch counts k times */
     int64_t surface_euler;          /* chi of that surface, what Gauss-Bonnet meets */
@@ -126,14 +132,18 @@ typedef struct curv_topology {
     int closed; /* no boundary, manifold edges, some faces */
 } curv_topology;
 
-/* Counts the topology and sets flag[i] (nverts bytes, BOUNDARY and
- * NONMANIFOLD; call curv_flag_used for USED) and base[i] = 2 pi per closed
- * fan + pi per open fan (0 for an unused vertex). */
-int curv_topology_build(const mesh *m, const curv_adjacency *adj, unsigned char *flag, double *base,
-                        curv_topology *t, cls_error *err);
+/* Counts the topology of the faces as the file gave them (m's polygons,
+ * else its triangles; a face repeating a vertex counts by its triangles
+ * that do not) and sets flag[i] (nverts bytes, BOUNDARY and NONMANIFOLD;
+ * call curv_flag_used for USED) and base[i] = 2 pi per closed fan + pi per
+ * open fan (0 for an unused vertex). */
+int curv_topology_build(const mesh *m, unsigned char *flag, double *base, curv_topology *t,
+                        cls_error *err);
 void curv_flag_used(const curv_adjacency *adj, unsigned char *flag);
-/* Angle defect d_i = base_i - the corner angles at i, and the mixed
- * Voronoi area A_i, per vertex. */
+/* Angle defect d_i = base_i - the corner angles at i, and Meyer et al.'s
+ * mixed area A_i (2003: Voronoi, or for an obtuse triangle half its area
+ * to the obtuse corner and a quarter to the others), per vertex: K_defect
+ * = d_i / A_i. */
 void curv_angle_defect(const mesh *m, const unsigned char *flag, const double *base, double *defect,
                        double *area);
 /* The discrete Gauss-Bonnet check: {"euler_characteristic",

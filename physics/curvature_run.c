@@ -15,6 +15,11 @@
  *         angle_defect, K_defect. Boundary vertices (one-sided 1-ring) and
  *         unused ones are drawn dark grey: their value is in the file,
  *         flagged, but not coloured as if it were two-sided.
+ *
+ * Non-finite values: a mesh beyond the float range the device computes in
+ * is refused as input (exit 3); an estimate or a K_defect that is not
+ * finite fails the run (CLS_EBREAKDOWN, exit 5) naming the vertex, and no
+ * file is written.
  */
 #include <jansson.h>
 #include <math.h>
@@ -42,9 +47,32 @@ int curv_color_by_parse(const char *s, int *which)
 
 /* ---- writers ------------------------------------------------------------------------ */
 
+/* The first vertex (and what) whose value is not finite, -1 if none. */
+static int64_t curv_nonfinite(const curv_result *res, const double *kdef, const char **what)
+{
+    const double *v[8] = {res->k1,   res->k2,   res->H,      res->K,
+                          res->dir1, res->dir2, res->normal, kdef};
+    static const char *const names[8] = {"k1", "k2", "H",          "K",
+                                         "d1", "d2", "the normal", "K_defect"};
+    static const int comp[8] = {1, 1, 1, 1, 3, 3, 3, 1};
+    for (int64_t i = 0; i < res->nverts; i++)
+        for (int a = 0; a < 8; a++)
+            for (int c = 0; v[a] && c < comp[a]; c++)
+                if (!isfinite(v[a][comp[a] * i + c])) {
+                    *what = names[a];
+                    return i;
+                }
+    return -1;
+}
+
 static int curv_csv(const char *path, const mesh *m, const curv_result *res,
                     const unsigned char *flag, const double *kdef, cls_error *err)
 {
+    const char *what = NULL;
+    int64_t bad = curv_nonfinite(res, kdef, &what);
+    if (bad >= 0)
+        return cls_fail(err, CLS_EBREAKDOWN, "%s: not written: %s of vertex %lld is not finite",
+                        path, what, (long long)bad);
     phys_file pf;
     int rc = phys_file_open(&pf, path, err);
     if (rc)
@@ -211,6 +239,8 @@ int curv_run_local(const curv_run_opts *o, json_t **summary, cls_error *err)
         goto done;
     CLS_TRY(o->mesh_path ? mesh_read(o->mesh_path, &S.m, err)
                          : curv_mesh_saddle(o->saddle_k, 1.0, &S.m, err));
+    if (o->mesh_path)
+        CLS_TRY(mesh_check_float_range(&S.m, o->mesh_path, err));
     phys_times_add(&T, "read_s", cls_now() - t0);
     double t1 = cls_now();
     CLS_TRY(curv_adjacency_build(&S.m, &S.adj, err));
@@ -224,7 +254,7 @@ int curv_run_local(const curv_run_opts *o, json_t **summary, cls_error *err)
         rc = cls_fail(err, CLS_EOTHER, "out of memory for %lld vertices", (long long)S.m.nverts);
         goto done;
     }
-    CLS_TRY(curv_topology_build(&S.m, &S.adj, S.flag, S.area, &S.topo, err));
+    CLS_TRY(curv_topology_build(&S.m, S.flag, S.area, &S.topo, err));
     memcpy(S.defect, S.area, nv1 * sizeof *S.defect); /* the base angles */
     curv_flag_used(&S.adj, S.flag);
     phys_times_add(&T, "adjacency_s", cls_now() - t1);
@@ -244,6 +274,17 @@ int curv_run_local(const curv_run_opts *o, json_t **summary, cls_error *err)
     curv_angle_defect(&S.m, S.flag, S.defect, S.defect, S.area);
     for (int64_t i = 0; i < S.m.nverts; i++)
         S.kdef[i] = S.area[i] > 0.0 ? S.defect[i] / S.area[i] : 0.0;
+    {
+        const char *what = NULL;
+        int64_t bad = curv_nonfinite(&S.res, S.kdef, &what);
+        if (bad >= 0) {
+            rc = cls_fail(err, CLS_EBREAKDOWN,
+                          "curvature: %s is not finite at vertex %lld: the float arithmetic "
+                          "overflowed (scale the mesh towards unit size)",
+                          what, (long long)bad);
+            goto done;
+        }
+    }
     gb = curv_gauss_bonnet(&S.m, &S.topo, S.flag, S.defect, S.area, &S.res, &gb_holds);
     phys_times_add(&T, "gauss_bonnet_s", cls_now() - t3);
     if (o->check) {
@@ -288,7 +329,9 @@ done:;
     if (!o->mesh_path)
         json_object_set_new(js, "saddle", json_integer(o->saddle_k));
     json_object_set_new(js, "vertices", json_integer(S.m.nverts));
-    json_object_set_new(js, "faces", json_integer(S.m.nfaces));
+    /* the faces as the file gave them, and the triangles they became */
+    json_object_set_new(js, "faces", json_integer(S.m.poly_off ? S.m.npolys : S.m.nfaces));
+    json_object_set_new(js, "triangles", json_integer(S.m.nfaces));
     if (!rc && S.m.nverts > 0) {
         /* ranges over the interior vertices: boundary values are one-sided */
         double hmin = INFINITY, hmax = -INFINITY, kmin = INFINITY, kmax = -INFINITY;

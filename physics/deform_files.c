@@ -4,6 +4,10 @@
  * .f64), the q sequence, and u written as a Matrix Market array. Every
  * error in what a file holds is CLS_EINPUT "FILE:LINE: what"; a file that
  * cannot be opened or read is an I/O failure (CLS_EOTHER).
+ *
+ * The device computes in float, so a basis entry, a q entry or a
+ * translation beyond the float range is bad input here, where the file
+ * and the entry can be named, rather than an inf in the results.
  */
 #include <errno.h>
 #include <limits.h>
@@ -150,6 +154,16 @@ int deform_domains_parse(const char *text, size_t len, const char *name, deform_
                          lineno, (long long)dom);
                 break;
             }
+            int far = -1;
+            for (int k = 9; k < 12 && far < 0; k++)
+                if (phys_beyond_float(v[k]))
+                    far = k - 9;
+            if (far >= 0) {
+                DOM_FAIL("%s:%lld: transform of domain %lld: p[%d] = %g is beyond the float range "
+                         "the device computes in (|x| <= %g)",
+                         name, lineno, (long long)dom, far, v[9 + far], (double)FLT_MAX);
+                break;
+            }
             /* R must be a rotation */
             double worst = 0;
             for (int a = 0; a < 3; a++)
@@ -292,6 +306,15 @@ static int read_raw(const char *path, int width, double **vals, int64_t *count, 
             free(v);
             return cls_fail(err, CLS_EINPUT, "%s: value %lld is not finite", path, (long long)i);
         }
+        if (phys_beyond_float(v[i])) {
+            double x = v[i];
+            free(buf);
+            free(v);
+            return cls_fail(err, CLS_EINPUT,
+                            "%s: value %lld (%g) is beyond the float range the device computes "
+                            "in (|x| <= %g)",
+                            path, (long long)i, x, (double)FLT_MAX);
+        }
     }
     free(buf);
     *vals = v;
@@ -401,6 +424,14 @@ int deform_read_basis(const char *path, const deform_domains *D, int64_t rank, d
                               (long long)M->col0[d] + 1, (long long)M->col0[d + 1]);
                 break;
             }
+            if (phys_beyond_float(A.val[k])) {
+                rc = cls_fail(err, CLS_EINPUT,
+                              "%s: entry (%lld, %d) = %g is beyond the float range the device "
+                              "computes in (|x| <= %g)",
+                              path, (long long)(i + 1), (int)A.col[k] + 1, A.val[k],
+                              (double)FLT_MAX);
+                break;
+            }
             *deform_U_at(M, d, row, j) = (float)A.val[k];
         }
         if (rc)
@@ -457,14 +488,26 @@ int deform_read_q(const char *path, int64_t R, double **q, int64_t *frames, cls_
         csr_free(&A);
         return cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
     }
-    for (int64_t i = 0; i < A.nrows; i++)
+    for (int64_t i = 0; i < A.nrows && !rc; i++)
         for (int64_t k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) {
+            if (phys_beyond_float(A.val[k])) {
+                rc = cls_fail(err, CLS_EINPUT,
+                              "%s: entry (%lld, %d) = %g is beyond the float range the device "
+                              "computes in (|x| <= %g)",
+                              path, (long long)(i + 1), (int)A.col[k] + 1, A.val[k],
+                              (double)FLT_MAX);
+                break;
+            }
             if (transposed)
                 v[A.col[k]] = A.val[k];
             else
                 v[(int64_t)A.col[k] * R + i] = A.val[k];
         }
     csr_free(&A);
+    if (rc) {
+        free(v);
+        return rc;
+    }
     *q = v;
     *frames = F;
     return CLS_OK;
@@ -474,7 +517,9 @@ int deform_write_u(const char *path, const double *u, int64_t rows, int64_t fram
                    const char *comment, cls_error *err)
 {
     phys_file pf;
-    int rc = phys_file_open(&pf, path, err);
+    int rc = phys_refuse_nonfinite(path, "u", u, rows * frames, 1, err);
+    if (!rc)
+        rc = phys_file_open(&pf, path, err);
     if (rc)
         return rc;
     fprintf(pf.f, "%%%%MatrixMarket matrix array real general\n");

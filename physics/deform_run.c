@@ -4,6 +4,15 @@
  * and, with a mesh, the vertex update on the device, checked against the
  * CPU double reference when asked, and the outputs: u.mtx, the unfolded
  * CSV and the deformed mesh of every frame.
+ *
+ * Float range: the device computes in float. Inputs beyond its range are
+ * refused where they are read (deform_files.c, the mesh here: exit 3);
+ * results are checked per frame as they come back, and one that
+ * overflowed (u = U q, or x = R (x0 + u) + p) fails the run with
+ * CLS_EBREAKDOWN (exit 5) naming the frame and the vertex, before any
+ * output of the run is committed (u.mtx and the CSV are written at the
+ * end; mesh frames before the failing one stay, as springs and nbody
+ * frames do).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -74,6 +83,13 @@ static int deform_load_q(const deform_run_opts *o, deform_state *S, cls_error *e
                             "deform: q has %lld entries per frame, the basis %lld columns",
                             (long long)o->q_inline_r, (long long)M->ncols);
         S->frames = o->q_frames;
+        for (int64_t k = 0; k < M->ncols * S->frames; k++)
+            if (phys_beyond_float(o->q_inline[k]))
+                return cls_fail(err, CLS_EUSAGE,
+                                "deform option q: frame %lld entry %lld (%g) is beyond the float "
+                                "range the device computes in (|x| <= %g)",
+                                (long long)(k / M->ncols), (long long)(k % M->ncols),
+                                o->q_inline[k], (double)FLT_MAX);
         S->q = malloc(nz(M->ncols * S->frames) * sizeof(double));
         if (!S->q)
             return cls_fail(err, CLS_EOTHER, "out of memory for q");
@@ -88,6 +104,24 @@ static int deform_load_q(const deform_run_opts *o, deform_state *S, cls_error *e
         return S->q ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for q");
     }
     return cls_fail(err, CLS_EUSAGE, "deform: no q given");
+}
+
+/* CLS_EBREAKDOWN when one of the n values (3 per vertex, or per corner of
+ * the unfolded list when corner_vertex is given) of frame f that came
+ * back from the device is not finite: the float arithmetic overflowed. */
+static int deform_check_frame(const char *what, const double *v, int64_t n,
+                              const int32_t *corner_vertex, int64_t f, cls_error *err)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return cls_fail(err, CLS_EBREAKDOWN,
+                            "deform: %s of frame %lld is not finite at vertex %lld: it overflows "
+                            "the float range the device computes in (|x| <= %g); scale the "
+                            "basis, q or the mesh down",
+                            what, (long long)f,
+                            (long long)(corner_vertex ? corner_vertex[i / 3] : i / 3),
+                            (double)FLT_MAX);
+    return CLS_OK;
 }
 
 /* The deformed mesh of frame f from the corners' device positions: every
@@ -140,6 +174,7 @@ int deform_run_local(const deform_run_opts *o, struct json_t **summary, cls_erro
     CLS_TRY(deform_load_q(o, &S, err));
     if (o->mesh) {
         CLS_TRY(mesh_read(o->mesh, &S.m, err));
+        CLS_TRY(mesh_check_float_range(&S.m, o->mesh, err));
         if (S.m.nverts != S.M.nverts) {
             rc = cls_fail(err, CLS_EINPUT, "%s: mesh has %lld vertices, the basis %lld", o->mesh,
                           (long long)S.m.nverts, (long long)S.M.nverts);
@@ -185,6 +220,7 @@ int deform_run_local(const deform_run_opts *o, struct json_t **summary, cls_erro
         CLS_TRY(deform_gpu_uq(&S.g, qf, &ks, err));
         uq_s += ks;
         CLS_TRY(deform_gpu_read_u(&S.g, uf_out, err));
+        CLS_TRY(deform_check_frame("u = U q", uf_out, n3, NULL, f, err));
         if (o->check) {
             deform_ref_uq(&S.M, qf, S.u_ref);
             worst_u = fmax(worst_u, deform_rel_diff(uf_out, S.u_ref, n3));
@@ -199,6 +235,9 @@ int deform_run_local(const deform_run_opts *o, struct json_t **summary, cls_erro
         CLS_TRY(deform_gpu_update(&S.g, S.T, &ks, err));
         upd_s += ks;
         CLS_TRY(deform_gpu_read_vertices(&S.g, S.xg, S.ng, S.tg, err));
+        CLS_TRY(deform_check_frame("the deformed position", S.xg, 3 * nc, S.uf.vertex, f, err));
+        CLS_TRY(deform_check_frame("the normal", S.ng, 3 * nc, S.uf.vertex, f, err));
+        CLS_TRY(deform_check_frame("the tangent", S.tg, 3 * nc, S.uf.vertex, f, err));
         if (o->check) {
             deform_ref_update(&S.M, &S.uf, S.u_ref, S.T, S.xr, S.nr, S.trf);
             worst_x = fmax(worst_x, deform_rel_diff(S.xg, S.xr, 3 * nc));

@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +238,20 @@ int phys_format_of_path(const char *path, unsigned allowed, const char *kind, ph
                         list);
     return cls_fail(err, CLS_EUSAGE, "%s: unknown output extension '.%s' (%s writes %s)", path, ext,
                     kind, list);
+}
+
+int phys_refuse_nonfinite(const char *path, const char *what, const double *v, int64_t count,
+                          int ncomp, cls_error *err)
+{
+    if (!v)
+        return CLS_OK;
+    for (int64_t i = 0; i < count; i++)
+        for (int c = 0; c < ncomp; c++)
+            if (!isfinite(v[i * ncomp + c]))
+                return cls_fail(err, CLS_EBREAKDOWN,
+                                "%s: not written: %s of item %lld is not finite", path, what,
+                                (long long)i);
+    return CLS_OK;
 }
 
 int phys_file_open(phys_file *pf, const char *path, cls_error *err)

@@ -9,9 +9,9 @@
  *     with "device", "times" and, on failure, "error" / "exit_code" /
  *     "line"; a job's result is that summary plus "files";
  *   - output files: the format chosen by the extension of -o (an unknown
- *     one is a usage error), written to a temporary file and renamed, and
- *     frame sequences (NAME_000010.EXT every K steps, with a ParaView .pvd
- *     collection for VTK).
+ *     one is a usage error), written to a temporary file and renamed,
+ *     refused when they would hold NaN or inf, and frame sequences (NAME_000010.EXT every K steps,
+ * with a ParaView .pvd collection for VTK).
  *
  * Nothing here knows a physics model; physics/mesh_write.c writes meshes
  * and point sets in the formats named here.
@@ -19,6 +19,8 @@
 #ifndef CLS_PHYSICS_FRAME_H
 #define CLS_PHYSICS_FRAME_H
 
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -128,6 +130,21 @@ int phys_format_of_path(const char *path, unsigned allowed, const char *kind, ph
  * mesh and Matrix Market readers; only what the file holds can be bad
  * input. */
 int phys_read_file(const char *path, char **buf, size_t *len, cls_error *err);
+
+/* Whether a double lies beyond the range of float, what every kernel
+ * computes in (NaN too): such an input would reach the device as inf. */
+static inline int phys_beyond_float(double x)
+{
+    return !(fabs(x) <= FLT_MAX);
+}
+
+/* The last line of defence of every writer: a file that would hold NaN
+ * or inf is not written. CLS_EBREAKDOWN "PATH: not written: WHAT of item
+ * I is not finite" when one of the count * ncomp values is not finite
+ * (the drivers check their states first and name the step; this catches
+ * what they miss). */
+int phys_refuse_nonfinite(const char *path, const char *what, const double *v, int64_t count,
+                          int ncomp, cls_error *err);
 
 /* Atomic output: writes go to PATH.tmp, renamed onto PATH on commit (a
  * failed write leaves no partial file under the final name). */

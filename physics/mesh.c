@@ -19,7 +19,7 @@
  *    the others are white (1, 1, 1), which the springs job reads as k = 1.
  *    Faces "f" take a, a/b, a//c and a/b/c; negative indices count back from
  *    the last vertex read; a face may only name vertices defined before it.
- *    Polygons are fan-triangulated (v0, vi, vi+1). "vt u v [w]" and
+ *    Polygons are triangulated by physics/mesh_poly.c. "vt u v [w]" and
  *    "vn x y z" are kept with the corners' texture and normal indices
  *    (negative ones count back as for vertices); a corner index naming a
  *    texture coordinate or normal the file has not defined yet drops that
@@ -64,6 +64,8 @@ void mesh_free(mesh *m)
     free(m->nrm);
     free(m->tri_uv);
     free(m->tri_n);
+    free(m->poly_off);
+    free(m->poly_v);
     mesh_init(m);
 }
 
@@ -299,9 +301,59 @@ static int mesh_add_tri(mesh_parser *p, const int32_t *v, const int32_t *t, cons
     return 0;
 }
 
+/* The polygon list, started at the first polygon that is not a triangle:
+ * every face before it was one triangle. */
+static int mesh_poly_start(mesh_parser *p)
+{
+    mesh *m = p->m;
+    if (mesh_grow((void **)&m->poly_off, &p->pocap, m->nfaces + 2, sizeof *m->poly_off) ||
+        mesh_grow((void **)&m->poly_v, &p->pvcap, 3 * m->nfaces + 4, sizeof *m->poly_v))
+        return mesh_oom(p);
+    for (int64_t f = 0; f <= m->nfaces; f++)
+        m->poly_off[f] = 3 * f;
+    if (m->nfaces)
+        memcpy(m->poly_v, m->tri, (size_t)(3 * m->nfaces) * sizeof *m->poly_v);
+    m->npolys = m->nfaces;
+    return 0;
+}
+
+/* Records a polygon of more than three corners for mesh_poly_finish. */
+static int mesh_poly_pend(mesh_parser *p, const int32_t *tidx, const int32_t *nidx, int k)
+{
+    /* each pair grows together: the second from the same old capacity */
+    int64_t cap = p->pendcap, cap2 = p->tncap2;
+    if (mesh_grow((void **)&p->pend_poly, &p->pendcap, p->npend + 1, sizeof *p->pend_poly) ||
+        mesh_grow((void **)&p->pend_attr, &cap, p->npend + 1, sizeof *p->pend_attr) ||
+        mesh_grow((void **)&p->pend_t, &p->tncap2, p->ntn + k, sizeof *p->pend_t) ||
+        mesh_grow((void **)&p->pend_n, &cap2, p->ntn + k, sizeof *p->pend_n))
+        return mesh_oom(p);
+    p->pend_poly[p->npend] = p->m->npolys - 1;
+    p->pend_attr[p->npend] = p->ntn;
+    for (int j = 0; j < k; j++) {
+        p->pend_t[p->ntn + j] = tidx ? tidx[j] : -1;
+        p->pend_n[p->ntn + j] = nidx ? nidx[j] : -1;
+    }
+    p->ntn += k;
+    p->npend++;
+    return 0;
+}
+
 int mesh_add_polygon(mesh_parser *p, const int32_t *idx, const int32_t *tidx, const int32_t *nidx,
                      int k)
 {
+    mesh *m = p->m;
+    if (k > 3 && !m->poly_off && mesh_poly_start(p))
+        return -1;
+    if (m->poly_off) {
+        int64_t c = m->poly_off[m->npolys];
+        if (mesh_grow((void **)&m->poly_off, &p->pocap, m->npolys + 2, sizeof *m->poly_off) ||
+            mesh_grow((void **)&m->poly_v, &p->pvcap, c + k, sizeof *m->poly_v))
+            return mesh_oom(p);
+        memcpy(m->poly_v + c, idx, (size_t)k * sizeof *idx);
+        m->poly_off[++m->npolys] = c + k;
+        if (k > 3 && mesh_poly_pend(p, tidx, nidx, k))
+            return -1;
+    }
     for (int i = 1; i + 1 < k; i++) {
         int32_t v[3] = {idx[0], idx[i], idx[i + 1]};
         int32_t t[3], n[3];

@@ -24,6 +24,13 @@ typedef struct mesh_parser {
     int ntok, tok_cap;
     mesh *m;
     int64_t vcap, ccap, tcap, uvcap, ncap, tuvcap, tncap;
+    int64_t pocap, pvcap; /* m->poly_off, m->poly_v */
+    /* polygons of more than three corners, triangulated once every face
+     * is known (mesh_poly_finish): the polygon and its corners' texture
+     * and normal indices (-1: none) from pend_tn[pend_attr[q]] on */
+    int64_t npend, pendcap, ntn, tncap2;
+    int64_t *pend_poly, *pend_attr;
+    int32_t *pend_t, *pend_n;
     cls_error *err;
 } mesh_parser;
 
@@ -47,11 +54,17 @@ int mesh_add_vertex(mesh_parser *p, const double *xyz);
 int mesh_set_color(mesh_parser *p, const double *rgb);
 int mesh_add_uv(mesh_parser *p, double u, double v);
 int mesh_add_normal(mesh_parser *p, const double *n);
-/* Fan-triangulates a polygon of k >= 3 vertex indices (already checked);
- * tidx / nidx: its corners' texture and normal indices (-1: none), or
- * NULL. */
+/* Adds a polygon of k >= 3 vertex indices (already checked); tidx / nidx:
+ * its corners' texture and normal indices (-1: none), or NULL. A triangle
+ * is added as it is; a larger polygon gets k - 2 triangles at once (its
+ * fan, so that the triangle count and the corner attribute arrays are
+ * what they will be) and is triangulated for good by mesh_poly_finish. */
 int mesh_add_polygon(mesh_parser *p, const int32_t *idx, const int32_t *tidx, const int32_t *nidx,
                      int k);
+/* After a successful parse: the pending polygons' triangles (mesh_poly.c). */
+int mesh_poly_finish(mesh_parser *p);
+/* Frees the parser's pending polygons. */
+void mesh_poly_free(mesh_parser *p);
 
 /* The readers, one per format: each parses p->buf into p->m, 0 or -1 with
  * p->err set. */

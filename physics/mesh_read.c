@@ -1,8 +1,9 @@
 /*
  * mesh_read.c: the entry points of the mesh readers (see mesh.h): read the
  * file whole, pick the format, run its reader, then what every format
- * needs after it (per-vertex attributes linked to the corners, at least one
- * vertex).
+ * needs after it (polygons triangulated once every edge is known,
+ * physics/mesh_poly.c; per-vertex attributes linked to the corners, at
+ * least one vertex).
  *
  * Format choice: content first ("ply" first line; OFF, COFF, NOFF or CNOFF
  * first token), then the extension (.off, .ply), else OBJ.
@@ -104,6 +105,9 @@ int mesh_read_buf(const char *buf, size_t len, const char *name, mesh *m, cls_er
         rc = mesh_parse_obj(&p);
     free(p.line);
     free(p.tok);
+    if (!rc)
+        rc = mesh_poly_finish(&p);
+    mesh_poly_free(&p);
     if (!rc)
         rc = mesh_link_vertex_attrs(&p);
     if (!rc && m->nverts == 0)

@@ -1,6 +1,7 @@
 /*
  * mesh_write.c: the mesh writers (OBJ, ASCII PLY, legacy VTK), mesh copy,
- * recomputed normals and the cool-warm colour map (see mesh_write.h).
+ * the float-range check of positions bound for a device, recomputed
+ * normals and the cool-warm colour map (see mesh_write.h).
  *
  * Seams: PLY and VTK give each point one texture coordinate and one
  * normal. The writer first looks at every corner's (vertex, texture,
@@ -36,6 +37,7 @@ int mesh_copy(const mesh *a, mesh *b, cls_error *err)
     b->nfaces = a->nfaces;
     b->nuv = a->nuv;
     b->nnrm = a->nnrm;
+    b->npolys = a->npolys;
     size_t nv = (size_t)a->nverts, nf = (size_t)a->nfaces;
     if (mesh_dup((void **)&b->v, a->v, 3 * nv * sizeof *a->v) ||
         mesh_dup((void **)&b->color, a->color, 3 * nv * sizeof *a->color) ||
@@ -43,11 +45,26 @@ int mesh_copy(const mesh *a, mesh *b, cls_error *err)
         mesh_dup((void **)&b->uv, a->uv, 2 * (size_t)a->nuv * sizeof *a->uv) ||
         mesh_dup((void **)&b->nrm, a->nrm, 3 * (size_t)a->nnrm * sizeof *a->nrm) ||
         mesh_dup((void **)&b->tri_uv, a->tri_uv, 3 * nf * sizeof *a->tri_uv) ||
-        mesh_dup((void **)&b->tri_n, a->tri_n, 3 * nf * sizeof *a->tri_n)) {
+        mesh_dup((void **)&b->tri_n, a->tri_n, 3 * nf * sizeof *a->tri_n) ||
+        mesh_dup((void **)&b->poly_off, a->poly_off,
+                 (a->poly_off ? (size_t)a->npolys + 1 : 0) * sizeof *a->poly_off) ||
+        mesh_dup((void **)&b->poly_v, a->poly_v,
+                 (a->poly_off ? (size_t)a->poly_off[a->npolys] : 0) * sizeof *a->poly_v)) {
         mesh_free(b);
         return cls_fail(err, CLS_EOTHER, "out of memory copying a mesh of %lld vertices",
                         (long long)a->nverts);
     }
+    return CLS_OK;
+}
+
+int mesh_check_float_range(const mesh *m, const char *name, cls_error *err)
+{
+    for (int64_t i = 0; i < 3 * m->nverts; i++)
+        if (phys_beyond_float(m->v[i]))
+            return cls_fail(err, CLS_EINPUT,
+                            "%s: vertex %lld: coordinate %g is beyond the float range the device "
+                            "computes in (|x| <= %g)",
+                            name, (long long)(i / 3), m->v[i], (double)FLT_MAX);
     return CLS_OK;
 }
 
@@ -458,7 +475,12 @@ int mesh_write(const char *path, phys_format fmt, const mesh_out *o, cls_error *
         return cls_fail(err, CLS_EOTHER, "%s: meshes are written as obj, ply or vtk (bug)", path);
     mesh_points pts;
     memset(&pts, 0, sizeof pts);
-    int rc = CLS_OK;
+    int rc = phys_refuse_nonfinite(path, "the position", o->m->v, o->m->nverts, 3, err);
+    for (int k = 0; k < o->nfields && !rc; k++)
+        rc = phys_refuse_nonfinite(path, o->fields[k].name, o->fields[k].v, o->m->nverts,
+                                   o->fields[k].ncomp, err);
+    if (rc)
+        return rc;
     if (fmt != PHYS_FMT_OBJ && (rc = mesh_points_build(o->m, &pts, err)))
         return rc;
     phys_file pf;

@@ -43,7 +43,14 @@ typedef struct mesh_out {
     const char *title;        /* one line: the OBJ/PLY comment, the VTK title */
 } mesh_out;
 
-/* fmt: PHYS_FMT_OBJ, PHYS_FMT_PLY or PHYS_FMT_VTK. */
+/* The device kernels take positions as float: a coordinate beyond the
+ * float range is CLS_EINPUT "NAME: vertex V: coordinate X is beyond the
+ * float range the device computes in (|x| <= 3.40282e+38)". */
+int mesh_check_float_range(const mesh *m, const char *name, cls_error *err);
+
+/* Refuses (CLS_EBREAKDOWN, nothing written) a position or a field value
+ * that is not finite: see phys_refuse_nonfinite.
+ * fmt: PHYS_FMT_OBJ, PHYS_FMT_PLY or PHYS_FMT_VTK. */
 int mesh_write(const char *path, phys_format fmt, const mesh_out *o, cls_error *err);
 
 /* Moreland's smooth cool-warm diverging map (Moreland 2009, "Diverging

@@ -377,7 +377,13 @@ int nbody_read_csv(const char *path, nbody_system *s, cls_error *err)
 int nbody_write_csv(const char *path, const nbody_system *s, cls_error *err)
 {
     phys_file pf;
-    int rc = phys_file_open(&pf, path, err);
+    int rc = phys_refuse_nonfinite(path, "the position", s->x, s->n, 3, err);
+    if (!rc)
+        rc = phys_refuse_nonfinite(path, "the velocity", s->v, s->n, 3, err);
+    if (!rc)
+        rc = phys_refuse_nonfinite(path, "the mass", s->m, s->n, 1, err);
+    if (!rc)
+        rc = phys_file_open(&pf, path, err);
     if (rc)
         return rc;
     fputs("x,y,z,vx,vy,vz,m\n", pf.f);

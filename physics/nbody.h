@@ -94,12 +94,28 @@ size_t nbody_gpu_tile(const nbody_gpu *g);
 /* Accelerations of the current state (4 n floats: ax, ay, az, 0); the state
  * is not advanced. */
 int nbody_gpu_accel(nbody_gpu *g, double eps2, float *acc, cls_error *err);
+/* The energy E = K + W at every step a run passes, measured on the device
+ * in the step's own launch (the potential from the force loop's rsqrt,
+ * velocities brought in step with the positions), the groups' float sums
+ * added in double. Drifts are relative to the first step measured. */
+typedef struct nbody_energy_trace {
+    int64_t measured; /* steps measured */
+    double e_ref;     /* the energy of the first of them (NAN before) */
+    double max_rel;   /* max |E_s - e_ref| / |e_ref| */
+    int64_t max_step; /* the step of that maximum (-1 before) */
+} nbody_energy_trace;
+
+void nbody_trace_init(nbody_energy_trace *t);
+
 /* steps steps from the synchronous state; velocities synchronous again at
  * the end; *kernel_s gets the summed kernel time (profiling events).
  * first_step numbers the steps for the non-finite check: a state that
- * stops being finite fails with CLS_EBREAKDOWN naming the step. */
+ * stops being finite fails with CLS_EBREAKDOWN naming the step. With a
+ * trace (may be NULL) every step's energy goes into it: steps first_step
+ * .. first_step + steps - 1, and with leapfrog first_step + steps too. */
 int nbody_gpu_run(nbody_gpu *g, nbody_integrator k, int64_t first_step, int64_t steps, double dt,
-                  double eps2, double damping, double *kernel_s, cls_error *err);
+                  double eps2, double damping, double *kernel_s, nbody_energy_trace *trace,
+                  cls_error *err);
 /* The potential energy W of the current state (float sums compensated per
  * body, added in double). */
 int nbody_gpu_potential(nbody_gpu *g, const double *mass, double eps2, double *W, cls_error *err);
@@ -142,7 +158,9 @@ typedef struct nbody_report {
     double angmom_drift; /* |L1 - L0| / sum m |x x v| (start) */
     double energy0, energy1, kinetic0, kinetic1;
     double energy_drift;     /* |E1 - E0| / |E0| */
-    double energy_max_drift; /* over the frames */
+    double energy_max_drift; /* the largest over every step (device trace) and the frames */
+    int64_t energy_max_step; /* where it was */
+    int64_t energy_measured; /* steps whose energy the device measured */
     double accel_rel_error;  /* norm-wise, on up to 256 sampled bodies; NAN if unchecked */
     int64_t checked_bodies;
     int64_t frames; /* written */

@@ -13,6 +13,16 @@
  * A one-int buffer holds the first step whose new state was not finite
  * (INT_MAX while all is well); it is read after every run, so a blow-up is
  * reported with its step however many steps ran in between.
+ *
+ * Energy at every step: each launch of a run also sums the energy of the
+ * state it reads, per work-group (kernels/nbody.cl), into one of
+ * NBODY_ESLOTS slots of a partial-sum buffer; every NBODY_ESLOTS launches
+ * (and at the end) the host reads the slots back, adds each launch's
+ * groups in double and folds the energies into the run's trace (the
+ * largest drift from the first step measured, and its step). A launch
+ * measures the step it starts from, so a run of k steps from step s
+ * measures steps s .. s + k - 1, and leapfrog's closing half kick step
+ * s + k as well.
  */
 #include <limits.h>
 #include <math.h>
@@ -29,11 +39,14 @@ static int nbody_oom(cls_error *err)
     return cls_fail(err, CLS_EOTHER, "nbody: out of memory");
 }
 
+/* Launches whose energies are held on the device between reads. */
+#define NBODY_ESLOTS 64
+
 struct nbody_gpu {
     ocl_ctx *ctx;
     cl_program prog;
     cl_kernel k, k_pot;
-    cl_mem pos[2], vel[2], acc, bad, phi;
+    cl_mem pos[2], vel[2], acc, bad, phi, epart;
     int cur;
     int n;
     size_t tile;
@@ -54,7 +67,8 @@ void nbody_gpu_free(nbody_gpu *g)
         clReleaseKernel(g->k_pot);
     if (g->prog)
         clReleaseProgram(g->prog);
-    cl_mem *ms[] = {&g->pos[0], &g->pos[1], &g->vel[0], &g->vel[1], &g->acc, &g->bad, &g->phi};
+    cl_mem *ms[] = {&g->pos[0], &g->pos[1], &g->vel[0], &g->vel[1],
+                    &g->acc,    &g->bad,    &g->phi,    &g->epart};
     phys_release(ms, sizeof ms / sizeof ms[0]);
     free(g);
 }
@@ -88,10 +102,12 @@ static int nbody_build(ocl_ctx *ctx, size_t tile, cl_program *prog, cl_kernel *k
 }
 
 /* Enqueues one launch from buffer pair `from` into the other: v' = (v + a
- * kick) damping, x' = x + v' drift; optional event. */
+ * kick) damping, x' = x + v' drift; with eslot >= 0 the energy of the
+ * state read (velocities brought in step by a kick of sync) into that
+ * slot; optional event. */
 static int nbody_enqueue(nbody_gpu *g, cl_kernel k, size_t tile, int n, int from, float eps2,
-                         float kick, float drift, float damping, int write_acc, int step,
-                         cl_event *ev, cls_error *err)
+                         float kick, float drift, float damping, int write_acc, int step, int eslot,
+                         float sync, cl_event *ev, cls_error *err)
 {
     int to = 1 - from;
     cl_int ni = n, wa = write_acc, si = step;
@@ -108,6 +124,10 @@ static int nbody_enqueue(nbody_gpu *g, cl_kernel k, size_t tile, int n, int from
     PHYS_ARG(k, 10, wa);
     PHYS_ARG(k, 11, g->bad);
     PHYS_ARG(k, 12, si);
+    cl_int es = eslot;
+    PHYS_ARG(k, 13, g->epart);
+    PHYS_ARG(k, 14, es);
+    PHYS_ARG(k, 15, sync);
     cl_int st;
     size_t global = ((size_t)n + tile - 1) / tile * tile;
     if (global == 0)
@@ -127,7 +147,8 @@ static int nbody_time_tile(nbody_gpu *g, cl_kernel k, size_t tile, int m, double
     *best = INFINITY;
     for (int rep = 0; rep < 3; rep++) {
         cl_event ev = NULL;
-        int rc = nbody_enqueue(g, k, tile, m, g->cur, 1e-4f, 0.0f, 0.0f, 1.0f, 0, 0, &ev, err);
+        int rc =
+            nbody_enqueue(g, k, tile, m, g->cur, 1e-4f, 0.0f, 0.0f, 1.0f, 0, 0, -1, 0.0f, &ev, err);
         if (rc)
             return rc;
         double t = ocl_event_seconds(ev);
@@ -183,6 +204,12 @@ int nbody_gpu_create(ocl_ctx *ctx, const nbody_system *s, int tile, nbody_gpu **
                                 &none, &st);
     if (st == CL_SUCCESS)
         g->phi = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 4 * n, NULL, &st);
+    /* energy slots for the most work-groups any tile gives (the smallest
+     * tile: the one asked for, else the sweep's 64) */
+    size_t min_tile = tile > 0 && tile < 64 ? (size_t)tile : 64;
+    if (st == CL_SUCCESS)
+        g->epart = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE,
+                                  8 * NBODY_ESLOTS * ((n + min_tile - 1) / min_tile), NULL, &st);
     free(pos);
     free(vel);
     pos = vel = NULL;
@@ -245,8 +272,8 @@ fail:
 
 int nbody_gpu_accel(nbody_gpu *g, double eps2, float *acc, cls_error *err)
 {
-    int rc = nbody_enqueue(g, g->k, g->tile, g->n, g->cur, (float)eps2, 0.0f, 0.0f, 1.0f, 1, 0,
-                           NULL, err);
+    int rc = nbody_enqueue(g, g->k, g->tile, g->n, g->cur, (float)eps2, 0.0f, 0.0f, 1.0f, 1, 0, -1,
+                           0.0f, NULL, err);
     if (rc)
         return rc;
     return phys_read(g->ctx, g->acc, 16 * (size_t)g->n, acc, "nbody accelerations", err);
@@ -287,15 +314,57 @@ static int nbody_check_finite(nbody_gpu *g, cls_error *err)
                     (int)bad);
 }
 
+void nbody_trace_init(nbody_energy_trace *t)
+{
+    memset(t, 0, sizeof *t);
+    t->e_ref = NAN;
+    t->max_step = -1;
+}
+
+/* Reads the energies of the last `count` launches (slots 0 .. count - 1),
+ * the first of which measured step `step0`, into the trace. */
+static int nbody_trace_flush(nbody_gpu *g, nbody_energy_trace *t, int count, int64_t step0,
+                             cls_error *err)
+{
+    size_t groups = ((size_t)g->n + g->tile - 1) / g->tile;
+    float *part = malloc(8 * groups * (size_t)count);
+    if (!part)
+        return nbody_oom(err);
+    int rc = phys_read(g->ctx, g->epart, 8 * groups * (size_t)count, part, "nbody energies", err);
+    for (int c = 0; !rc && c < count; c++) {
+        double K = 0, W = 0;
+        for (size_t q = 0; q < groups; q++) {
+            K += part[2 * (c * groups + q)];
+            W += part[2 * (c * groups + q) + 1];
+        }
+        double E = K + W;
+        if (t->measured++ == 0)
+            t->e_ref = E;
+        double rel = fabs(E - t->e_ref) / fmax(fabs(t->e_ref), 1e-300);
+        if (rel > t->max_rel || t->max_step < 0) {
+            t->max_rel = rel;
+            t->max_step = step0 + c;
+        }
+    }
+    free(part);
+    return rc;
+}
+
 int nbody_gpu_run(nbody_gpu *g, nbody_integrator k, int64_t first_step, int64_t steps, double dt,
-                  double eps2, double damping, double *kernel_s, cls_error *err)
+                  double eps2, double damping, double *kernel_s, nbody_energy_trace *trace,
+                  cls_error *err)
 {
     double total = 0.0;
     /* leapfrog: the opening half kick, full kicks, and a closing half kick
      * (drift 0) so that velocities are in step with positions at the end */
     int64_t launches = k == NBODY_LEAPFROG && steps > 0 ? steps + 1 : steps;
+    int pending = 0; /* launches whose energies are still on the device */
     for (int64_t s = 0; s < launches; s++) {
         double kick = dt, drift = dt;
+        /* the kick that brings the velocities read in step with the
+         * positions read: leapfrog's are half a step behind after its
+         * opening half kick */
+        double sync = k == NBODY_LEAPFROG && s > 0 ? 0.5 * dt : 0.0;
         if (k == NBODY_LEAPFROG) {
             if (s == 0)
                 kick = 0.5 * dt;
@@ -308,7 +377,8 @@ int nbody_gpu_run(nbody_gpu *g, nbody_integrator k, int64_t first_step, int64_t 
         cl_event ev = NULL;
         int rc =
             nbody_enqueue(g, g->k, g->tile, g->n, g->cur, (float)eps2, (float)kick, (float)drift,
-                          (float)damping, 0, step > INT_MAX ? INT_MAX - 1 : (int)step, &ev, err);
+                          (float)damping, 0, step > INT_MAX ? INT_MAX - 1 : (int)step,
+                          trace ? pending : -1, (float)sync, &ev, err);
         if (rc)
             return rc;
         g->cur = 1 - g->cur;
@@ -320,6 +390,11 @@ int nbody_gpu_run(nbody_gpu *g, nbody_integrator k, int64_t first_step, int64_t 
             return cls_fail(err, CLS_EOTHER, "nbody: step %lld failed on the device",
                             (long long)step);
         total += t;
+        if (trace && (++pending == NBODY_ESLOTS || s + 1 == launches)) {
+            if ((rc = nbody_trace_flush(g, trace, pending, first_step + s + 1 - pending, err)))
+                return rc;
+            pending = 0;
+        }
     }
     if (kernel_s)
         *kernel_s = total;

@@ -174,7 +174,10 @@ typedef struct springs_gpu springs_gpu;
 int springs_gpu_create(ocl_ctx *ctx, const springs_model *s, springs_launch mode, springs_gpu **out,
                        cls_error *err);
 /* Runs nsteps steps; in AUTO mode the first call picks the mode (timing a
- * few steps of each from the current state, which is then restored). */
+ * few steps of each from the current state, which is then restored). A
+ * state that stops being finite fails with CLS_EBREAKDOWN naming the
+ * first step whose end state was not finite (steps counted from the
+ * state the body was created with). */
 int springs_gpu_run(springs_gpu *g, const springs_params *p, int64_t nsteps, cls_error *err);
 /* Before timing: AUTO's choice, or one step of the forced plan, undone. */
 int springs_gpu_warm(springs_gpu *g, const springs_params *p, cls_error *err);

@@ -22,7 +22,16 @@
  * changes a result: a run is bitwise repeatable.
  * AUTO times a few batches of steps of each on the body at hand (from the
  * current state, restored afterwards) and keeps the faster.
+ *
+ * Non-finite states (a dt too large, a body flung to infinity): a one-int
+ * buffer holds the first step whose end state was not finite (INT_MAX
+ * while all is well), set by the kernels (see kernels/springs.cl) and
+ * read after every run, which then fails with CLS_EBREAKDOWN naming the
+ * step and a particle, as nbody does. Steps are counted from the state
+ * the body was created with (step 0); a trial run and its restore put the
+ * count and the flag back too.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +43,9 @@
 struct springs_gpu {
     ocl_ctx *ctx;
     cl_program prog;
-    cl_kernel k_verlet, k_color, k_collide, k_wg, k_spart, k_sfin, k_sapply;
-    cl_mem pos, prev, spr, coff, col, rest, shape, partial;
+    cl_kernel k_verlet, k_color, k_collide, k_wg, k_spart, k_sfin, k_sapply, k_check;
+    cl_mem pos, prev, spr, coff, col, rest, shape, partial, bad;
+    int64_t step; /* steps run from the initial state */
     int np, ns, ncolors, ngroups;
     int64_t *color_off;
     springs_launch mode;
@@ -76,12 +86,12 @@ void springs_gpu_free(springs_gpu *g)
     if (!g)
         return;
     cl_kernel ks[] = {g->k_verlet, g->k_color, g->k_collide, g->k_wg,
-                      g->k_spart,  g->k_sfin,  g->k_sapply};
+                      g->k_spart,  g->k_sfin,  g->k_sapply,  g->k_check};
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
         if (ks[i])
             clReleaseKernel(ks[i]);
-    cl_mem *ms[] = {&g->pos, &g->prev, &g->spr,   &g->coff,
-                    &g->col, &g->rest, &g->shape, &g->partial};
+    cl_mem *ms[] = {&g->pos,  &g->prev,  &g->spr,     &g->coff, &g->col,
+                    &g->rest, &g->shape, &g->partial, &g->bad};
     phys_release(ms, sizeof ms / sizeof ms[0]);
     if (g->prog)
         clReleaseProgram(g->prog);
@@ -163,7 +173,8 @@ int springs_gpu_create(ocl_ctx *ctx, const springs_model *s, springs_launch mode
         (rc = ocl_create_kernel(g->prog, "springs_shape_partial", &g->k_spart, err)) ||
         (rc = ocl_create_kernel(g->prog, "springs_shape_finish", &g->k_sfin, err)) ||
         (rc = ocl_create_kernel(g->prog, "springs_shape_apply", &g->k_sapply, err)) ||
-        (rc = ocl_create_kernel(g->prog, "springs_step_wg", &g->k_wg, err)))
+        (rc = ocl_create_kernel(g->prog, "springs_step_wg", &g->k_wg, err)) ||
+        (rc = ocl_create_kernel(g->prog, "springs_check_finite", &g->k_check, err)))
         goto fail;
     /* the one work-group: the largest power of two up to 1024 the kernel,
      * the device and the local memory (a float4 per work-item) allow */
@@ -233,6 +244,9 @@ int springs_gpu_create(ocl_ctx *ctx, const springs_model *s, springs_launch mode
     if (!rc)
         rc = phys_buffer(ctx, &g->partial, rw, 48 * (size_t)(g->ngroups ? g->ngroups : 1), NULL,
                          "shape sums", err);
+    cl_int none = INT_MAX;
+    if (!rc)
+        rc = phys_buffer(ctx, &g->bad, rw, sizeof none, &none, "non-finite flag", err);
     free(pos);
     free(prev);
     free(rest);
@@ -298,6 +312,25 @@ static int springs_shape_launches(springs_gpu *g, float alpha, cls_error *err)
     return phys_launch(g->ctx, g->k_sapply, "springs_shape_apply", (size_t)g->np, g->ls, NULL, err);
 }
 
+/* A step number as the kernels take it (an int; a run longer than that
+ * names its last representable step). */
+static cl_int springs_step_arg(int64_t step)
+{
+    return step >= INT_MAX ? INT_MAX - 1 : (cl_int)step;
+}
+
+/* The end state of a run, which no Verlet pass of it reads, into the
+ * non-finite flag as step `step`. */
+static int springs_check_launch(springs_gpu *g, int64_t step, cls_error *err)
+{
+    cl_int n = g->np, si = springs_step_arg(step);
+    PHYS_ARG(g->k_check, 0, g->pos);
+    PHYS_ARG(g->k_check, 1, n);
+    PHYS_ARG(g->k_check, 2, g->bad);
+    PHYS_ARG(g->k_check, 3, si);
+    return phys_launch(g->ctx, g->k_check, "springs_check_finite", (size_t)g->np, g->ls, NULL, err);
+}
+
 static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_params *p,
                             int64_t nsteps, cls_error *err)
 {
@@ -334,14 +367,20 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
                             ocl_errstr(st));
         /* a few hundred steps per launch keeps a launch well under a second
          * on slow devices while hiding the launch cost */
+        PHYS_ARG(g->k_wg, 19, g->bad);
         for (int64_t done = 0; done < nsteps;) {
             cl_int chunk = (cl_int)(nsteps - done > 250 ? 250 : nsteps - done);
+            cl_int first = springs_step_arg(g->step + done + 1);
             PHYS_ARG(g->k_wg, 7, chunk);
+            PHYS_ARG(g->k_wg, 20, first);
             if ((rc = phys_launch(g->ctx, g->k_wg, "springs_step_wg", g->wg_size, g->wg_size, NULL,
                                   err)))
                 return rc;
             done += chunk;
         }
+        if (nsteps > 0 && (rc = springs_check_launch(g, g->step + nsteps, err)))
+            return rc;
+        g->step += nsteps;
         return phys_finish(g->ctx, "springs", err);
     }
     PHYS_ARG(g->k_verlet, 0, g->pos);
@@ -349,6 +388,7 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
     PHYS_ARG(g->k_verlet, 2, n);
     PHYS_ARG(g->k_verlet, 3, c2);
     PHYS_ARG(g->k_verlet, 4, adt2);
+    PHYS_ARG(g->k_verlet, 5, g->bad);
     PHYS_ARG(g->k_color, 0, g->pos);
     PHYS_ARG(g->k_color, 1, g->spr);
     PHYS_ARG(g->k_color, 4, S);
@@ -359,6 +399,8 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
     PHYS_ARG(g->k_collide, 4, ncol);
     PHYS_ARG(g->k_collide, 5, mu);
     for (int64_t step = 0; step < nsteps; step++) {
+        cl_int si = springs_step_arg(g->step + step + 1);
+        PHYS_ARG(g->k_verlet, 6, si);
         if ((rc = phys_launch(g->ctx, g->k_verlet, "springs_verlet", (size_t)g->np, g->ls, NULL,
                               err)))
             return rc;
@@ -379,6 +421,9 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
                 return rc;
         }
     }
+    if (nsteps > 0 && (rc = springs_check_launch(g, g->step + nsteps, err)))
+        return rc;
+    g->step += nsteps;
     return phys_finish(g->ctx, "springs", err);
 }
 
@@ -387,19 +432,26 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
 typedef struct springs_saved {
     float *pos, *prev;
     float shape[20];
+    int64_t step;
 } springs_saved;
 
 static int springs_save(springs_gpu *g, springs_saved *sv, int restore, cls_error *err)
 {
     size_t bytes = 16 * (size_t)g->np;
     if (restore) {
+        /* a trial that blew up must not leave its step in the flag */
+        cl_int none = INT_MAX;
         int rc = phys_write(g->ctx, g->pos, bytes, sv->pos, "positions", err);
         if (!rc)
             rc = phys_write(g->ctx, g->prev, bytes, sv->prev, "previous positions", err);
         if (!rc)
             rc = phys_write(g->ctx, g->shape, sizeof sv->shape, sv->shape, "shape", err);
+        if (!rc)
+            rc = phys_write(g->ctx, g->bad, sizeof none, &none, "non-finite flag", err);
+        g->step = sv->step;
         return rc;
     }
+    sv->step = g->step;
     sv->pos = malloc(bytes ? bytes : 16);
     sv->prev = malloc(bytes ? bytes : 16);
     if (!sv->pos || !sv->prev)
@@ -447,6 +499,33 @@ static int springs_choose(springs_gpu *g, const springs_params *p, cls_error *er
     return rc;
 }
 
+/* After a run: CLS_EBREAKDOWN naming the first step whose end state was
+ * not finite and a particle that is not finite now. */
+static int springs_check_finite(springs_gpu *g, cls_error *err)
+{
+    cl_int bad = INT_MAX;
+    int rc = phys_read(g->ctx, g->bad, sizeof bad, &bad, "springs non-finite flag", err);
+    if (rc || bad == INT_MAX)
+        return rc;
+    size_t n = (size_t)g->np;
+    float *p = malloc(16 * (n ? n : 1));
+    if (!p)
+        return springs_oom(err);
+    int64_t particle = -1;
+    if (!phys_read(g->ctx, g->pos, 16 * n, p, "springs state", err))
+        for (size_t i = 0; i < n && particle < 0; i++)
+            if (!isfinite(p[4 * i]) || !isfinite(p[4 * i + 1]) || !isfinite(p[4 * i + 2]))
+                particle = (int64_t)i;
+    free(p);
+    if (particle >= 0)
+        return cls_fail(err, CLS_EBREAKDOWN,
+                        "the state is not finite from step %d on (particle %lld has a "
+                        "non-finite position): lower --dt",
+                        (int)bad, (long long)particle);
+    return cls_fail(err, CLS_EBREAKDOWN, "the state is not finite from step %d on: lower --dt",
+                    (int)bad);
+}
+
 int springs_gpu_run(springs_gpu *g, const springs_params *p, int64_t nsteps, cls_error *err)
 {
     if (g->mode == SPRINGS_LAUNCH_AUTO) {
@@ -454,7 +533,8 @@ int springs_gpu_run(springs_gpu *g, const springs_params *p, int64_t nsteps, cls
         if (rc)
             return rc;
     }
-    return springs_run_mode(g, g->mode, p, nsteps, err);
+    int rc = springs_run_mode(g, g->mode, p, nsteps, err);
+    return rc ? rc : springs_check_finite(g, err);
 }
 
 int springs_gpu_warm(springs_gpu *g, const springs_params *p, cls_error *err)

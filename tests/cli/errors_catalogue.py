@@ -660,6 +660,12 @@ mesh_row("MESH-INTEGER-RANGE", "m.obj", TRI + "f 1 2 99999999999999999999\n", 4)
 mesh_row("MESH-NO-VERTICES", "m.obj", "# nothing but a comment\n\n", 2)
 
 
+@case("MESH-FLOAT-RANGE")
+def _(t):
+    content = "v 0 0 0\nv 1e39 0 0\nv 0 1 0\nf 1 2 3\n"
+    return mesh_case(t, "m.obj", content, None)
+
+
 @case("MESH-FACE-SHORT")
 def _(t):
     a = mesh_case(t, "m.obj", TRI + "f 1 2\n", 4)
@@ -770,6 +776,11 @@ csv_row("CSV-NOT-NUMBER", B1 + "1,abc,0,0,0,0,1\n", 2)
 csv_row("CSV-NOT-FINITE", B1 + "1,0,0,0,0,0,inf\n", 2)
 csv_row("CSV-MASS", B1 + "1,0,0,0,0,0,-1\n", 2)
 csv_row("CSV-EMPTY", "# no bodies\nx,y,z,vx,vy,vz,m\n", 2)
+
+
+@case("CSV-FLOAT-RANGE")
+def _(t):
+    return csv_case(t, B1 + "1e39,0,0,0,0,0,1\n", None)
 
 
 # ---- deformer inputs: domains file, basis, q
@@ -895,6 +906,28 @@ def _(t):
 @case("DEFORM-MESH-VERTICES")
 def _(t):
     return {"cli": deform_cli(t, basis=U6, q=Q1, mesh=TRI + "f 1 2 3\n")}
+
+
+U6_BIG = T.mm("array real general", "6 1", "1e39", "0", "0", "0", "0", "0")
+U6_EDGE = T.mm("array real general", "6 1", "1e38", "0", "0", "0", "0", "0")
+
+
+@case("DEFORM-FLOAT-RANGE")
+def _(t):
+    return {"cli": deform_cli(t, basis=U6_BIG, q=Q1),
+            "http": deform_job(t, U6_BIG, options={"q": [1]})}
+
+
+@case("DEFORM-Q-FLOAT-RANGE")
+def _(t):
+    return {"cli": deform_cli(t, basis=U6, q=T.mm("array real general", "1 1", "1e39")),
+            "http": deform_job(t, U6, options={"q": [1e39]})}
+
+
+@case("DEFORM-OVERFLOW")
+def _(t):
+    return {"cli": deform_cli(t, basis=U6_EDGE, q=T.mm("array real general", "1 1", "10")),
+            "http": deform_job(t, U6_EDGE, options={"q": [10]})}
 
 
 @case("DEFORM-Q-WIDTH")
@@ -1767,6 +1800,8 @@ phys_row("NBODY-OPT-TILE", None, "random=4&tile=2048", kind=N)
 phys_row("NBODY-OPT-CHECK", None, "random=4&check=1", kind=N)
 phys_row("NBODY-OPT-UNKNOWN", None, "random=4&mass=2", kind=N)
 phys_row("NBODY-NONFINITE", ["nbody", "--random", "100", "--dt", "1e30", "--steps", "3"], "random=100&dt=1e30&steps=3", kind=N)
+phys_row("SPRINGS-NONFINITE", ["springs", "--grid", "10", "--dt", "1e20", "--steps", "5"],
+         "grid=10&dt=1e20&steps=5", kind=S)
 phys_row("NBODY-SOFTENING-THESIS", ["nbody", "--random", "4", "--softening-thesis", "-1"], "random=4&softening_thesis=-1", kind=N)
 phys_row("NBODY-SOFTENING-FLOAT", ["nbody", "--random", "4", "--softening", "1e-30"], "random=4&softening=1e-30", kind=N)
 phys_row("NBODY-EVERY", ["nbody", "--random", "4", "--every", "0", "-o", "b.csv"], "random=4&every=-1", kind=N)

@@ -8,7 +8,10 @@
  * all three parsers see every input. Where the content decides, the three
  * results must be the same. A mesh that is returned must be well formed:
  * at least one vertex, finite positions, triangle indices in [0, nverts),
- * colours in [0, 1]; a failure must be CLS_EINPUT with "NAME:LINE: what"
+ * colours in [0, 1], and a face list when kept (a polygon of more than
+ * three corners was read) that matches the triangles: polygon p of k
+ * corners has k - 2 triangles (all of them add up to nfaces), made of its
+ * own corners; a failure must be CLS_EINPUT with "NAME:LINE: what"
  * (or "NAME: what" for whole-file errors) and leave the mesh empty.
  * Violations abort(); memory errors are ASan's, undefined behaviour
  * UBSan's, and a declared count the file does not back must never become
@@ -55,6 +58,25 @@ static void read_as(const uint8_t *data, size_t size, const char *name, result *
             for (int64_t i = 0; i < 3 * m->nverts; i++)
                 if (!(m->color[i] >= 0.0f && m->color[i] <= 1.0f))
                     die("colour outside [0, 1]", name, r);
+        if (!m->poly_off != !m->poly_v || (!m->poly_off && m->npolys))
+            die("a half-kept face list", name, r);
+        if (m->poly_off) {
+            if (m->poly_off[0] != 0 || m->poly_off[m->npolys] - 2 * m->npolys != m->nfaces)
+                die("face list and triangles disagree in number", name, r);
+            for (int64_t p = 0; p < m->npolys; p++) {
+                int64_t a = m->poly_off[p], b = m->poly_off[p + 1];
+                if (b - a < 3)
+                    die("a face of fewer than 3 corners", name, r);
+                for (int64_t t = a - 2 * p; t < b - 2 * (p + 1); t++)
+                    for (int c = 0; c < 3; c++) {
+                        int in = 0;
+                        for (int64_t q = a; q < b && !in; q++)
+                            in = m->poly_v[q] == m->tri[3 * t + c];
+                        if (!in)
+                            die("a triangle with a corner not of its polygon", name, r);
+                    }
+            }
+        }
         return;
     }
     if (r->rc != CLS_EINPUT)

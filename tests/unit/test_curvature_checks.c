@@ -29,11 +29,18 @@
  *        error an order of magnitude above the interior's;
  *  - the device against the CPU double reference on the irregular meshes
  *    (away from folded triangles, where both estimates are meaningless and
- *    ill-conditioned).
+ *    ill-conditioned);
+ *  - closed polygon meshes (quads with valence-2 vertices, a pillow, a
+ *    prism on an L): topology from the polygons, chi 2, Gauss-Bonnet;
+ *  - K_defect's area is Meyer et al.'s mixed area (checked against the
+ *    paper's cotangent form, written here), the face estimator's corner
+ *    areas the thesis's bisector split of obtuse triangles;
+ *  - a mesh beyond the float range is refused as input, nothing written.
  */
 #include <jansson.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "physics/curvature.h"
@@ -58,7 +65,7 @@ static int geo_build(const mesh *m, geo *g)
     g->area = malloc(n * sizeof(double));
     int rc = curv_adjacency_build(m, &g->adj, &err);
     if (!rc)
-        rc = curv_topology_build(m, &g->adj, g->flag, g->base, &g->t, &err);
+        rc = curv_topology_build(m, g->flag, g->base, &g->t, &err);
     if (!rc) {
         curv_flag_used(&g->adj, g->flag);
         curv_angle_defect(m, g->flag, g->base, g->defect, g->area);
@@ -201,6 +208,180 @@ static void test_topology_and_gauss_bonnet(void)
         gauss_bonnet(&m, names[q], chi[q], 1);
         mesh_free(&m);
     }
+}
+
+/* Issue 26 item 4: closed meshes of polygons, topology counted from the
+ * polygons as given (faces and edges of the file, not of the
+ * triangulation) and Gauss-Bonnet meeting chi = 2. The fan from each
+ * polygon's first corner made the same triangle twice around a vertex
+ * shared by only two quads: chi 4, 2 non-manifold edges, relative error
+ * 0.5 on the cube below. */
+static const char *cube2_obj =
+    "v 0 0 0\nv 0 0 1\nv 0 1 0\nv 0 1 1\nv 1 0 0\nv 1 0 1\nv 1 1 0\nv 1 1 1\n"
+    "v 0.5 -0.2 0.5\nv 0.5 1.2 0.5\n"
+    "f 1 2 4 3\nf 5 7 8 6\nf 1 3 7 5\nf 2 6 8 4\n"
+    "f 1 5 6 9\nf 6 2 1 9\nf 3 4 8 10\nf 8 7 3 10\n";
+
+static void polygon_case(const char *text, const char *name, int64_t V, int64_t E, int64_t F)
+{
+    mesh m;
+    cls_error err;
+    CHECK_MSG(mesh_read_buf(text, strlen(text), name, &m, &err) == CLS_OK, "%s: %s", name, err.msg);
+    gauss_bonnet(&m, name, 2, 1);
+    geo g;
+    if (!geo_build(&m, &g)) {
+        CHECK_MSG(g.t.vertices == V && g.t.edges == E && g.t.faces == F && g.t.closed &&
+                      g.t.nonmanifold_edges == 0 && g.t.nonmanifold_vertices == 0,
+                  "%s: V %lld E %lld F %lld (want %lld %lld %lld), non-manifold edges %lld", name,
+                  (long long)g.t.vertices, (long long)g.t.edges, (long long)g.t.faces, (long long)V,
+                  (long long)E, (long long)F, (long long)g.t.nonmanifold_edges);
+        geo_free(&g);
+    }
+    mesh_free(&m);
+}
+
+static void test_polygon_topology(void)
+{
+    /* 6 faces of a cube, two of them split at a valence-2 vertex: 10
+     * vertices, 16 edges, 8 quads */
+    polygon_case(cube2_obj, "cube, two valence-2 vertices", 10, 16, 8);
+    /* a pillow: two quads on the same four corners of a tetrahedron, the
+     * second written from its third corner (its fan from there retraced
+     * the first's diagonal); every vertex has valence 2 */
+    polygon_case("v 1 1 1\nv 1 -1 -1\nv -1 1 -1\nv -1 -1 1\nf 1 2 3 4\nf 3 2 1 4\n",
+                 "pillow of two quads", 4, 4, 2);
+    /* a prism on an L (non-convex hexagons) written from a corner that
+     * does not see the whole L, six side quads; as OFF */
+    polygon_case("OFF\n12 8 0\n"
+                 "2 1 0\n1 1 0\n1 2 0\n0 2 0\n0 0 0\n2 0 0\n"
+                 "2 1 1\n1 1 1\n1 2 1\n0 2 1\n0 0 1\n2 0 1\n"
+                 "6 5 4 3 2 1 0\n6 6 7 8 9 10 11\n"
+                 "4 0 1 7 6\n4 1 2 8 7\n4 2 3 9 8\n4 3 4 10 9\n4 4 5 11 10\n4 5 0 6 11\n",
+                 "L prism", 12, 18, 8);
+    /* through the run: its JSON reports the polygons' topology */
+    char dir[] = "/tmp/test_curv_poly_XXXXXX", path[300];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/cube2.obj", dir);
+    FILE *f = fopen(path, "w");
+    fputs(cube2_obj, f);
+    fclose(f);
+    curv_run_opts o = {.mesh_path = path, .est = CURV_FACE, .device = "auto", .color_range = NAN};
+    json_t *js = NULL;
+    cls_error err;
+    int rc = curv_run_local(&o, &js, &err);
+    CHECK_MSG(rc == CLS_OK, "%s", err.msg);
+    json_t *gb = json_object_get(js, "gauss_bonnet"), *t = json_object_get(js, "topology");
+    CHECK(gb && t && json_is_true(json_object_get(gb, "holds")));
+    CHECK(json_integer_value(json_object_get(t, "euler_characteristic")) == 2 &&
+          json_integer_value(json_object_get(t, "faces")) == 8 &&
+          json_integer_value(json_object_get(t, "nonmanifold_edges")) == 0);
+    CHECK(json_real_value(json_object_get(gb, "angle_defect_rel_error")) < 1e-12);
+    json_decref(js);
+    remove(path);
+    rmdir(dir);
+}
+
+/* The angle at p of the triangle p, q, r. */
+static double angle_at(const double *p, const double *q, const double *r)
+{
+    double u[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]},
+           v[3] = {r[0] - p[0], r[1] - p[1], r[2] - p[2]};
+    double c[3] = {u[1] * v[2] - u[2] * v[1], u[2] * v[0] - u[0] * v[2], u[0] * v[1] - u[1] * v[0]};
+    return atan2(sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]),
+                 u[0] * v[0] + u[1] * v[1] + u[2] * v[2]);
+}
+
+static double dist2(const double *p, const double *q)
+{
+    return (p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) +
+           (p[2] - q[2]) * (p[2] - q[2]);
+}
+
+/* Issue 26 item 7: K_defect = angle defect / A_mixed, A_mixed Meyer,
+ * Desbrun, Schroeder and Barr's (2003, fig. 4): per triangle, the
+ * Voronoi area 1/8 (|PR|^2 cot Q + |PQ|^2 cot R) of corner P when no
+ * angle is obtuse, else area/2 at the obtuse corner and area/4 at the
+ * others; written here from the paper, with angles, apart from the code.
+ * The code used Rusinkiewicz's obtuse rule (17-33% apart at corners of
+ * obtuse triangles). The face estimator's weights are the thesis's
+ * (Camillo 2018, Pseudocode 3.2 and Appendix B, after Rusinkiewicz): for
+ * an obtuse triangle each acute corner gets the right triangle that the
+ * perpendicular bisector of its edge to the obtuse corner cuts off, the
+ * obtuse corner the rest; checked here against that geometry. */
+static void test_mixed_areas(void)
+{
+    cls_error err;
+    mesh m;
+    /* an irregular sphere (many obtuse triangles) and a fan of obtuse ones */
+    CHECK(curv_mesh_sphere_irregular(2, 1.0, 0.45, check_rand(), &m, &err) == CLS_OK);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            static const double v[18] = {0,  0,   0.1, 3,    0,    0, 0.5, 0.6,  0,
+                                         -2, 0.2, 0,   -0.3, -0.5, 0, 1.5, -0.4, 0};
+            static const int32_t t[15] = {0, 1, 2, 0, 2, 3, 0, 3, 4, 0, 4, 5, 0, 5, 1};
+            m = mesh_of(6, v, 5, t);
+        }
+        geo g;
+        if (geo_build(&m, &g))
+            break;
+        double *want = calloc((size_t)m.nverts, sizeof *want);
+        int obtuse = 0;
+        for (int64_t f = 0; f < m.nfaces; f++) {
+            const int32_t *tr = m.tri + 3 * f;
+            const double *p[3] = {m.v + 3 * (int64_t)tr[0], m.v + 3 * (int64_t)tr[1],
+                                  m.v + 3 * (int64_t)tr[2]};
+            double ang[3], area;
+            for (int j = 0; j < 3; j++)
+                ang[j] = angle_at(p[j], p[(j + 1) % 3], p[(j + 2) % 3]);
+            double u[3] = {p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]};
+            double w[3] = {p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]};
+            double c[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2],
+                           u[0] * w[1] - u[1] * w[0]};
+            area = 0.5 * sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]);
+            int ob = -1;
+            for (int j = 0; j < 3; j++)
+                if (ang[j] > M_PI / 2)
+                    ob = j;
+            obtuse += ob >= 0;
+            for (int j = 0; j < 3; j++) {
+                const double *P = p[j], *Q = p[(j + 1) % 3], *R = p[(j + 2) % 3];
+                double a = ob < 0 ? (dist2(P, R) / tan(ang[(j + 1) % 3]) +
+                                     dist2(P, Q) / tan(ang[(j + 2) % 3])) /
+                                        8.0
+                           : ob == j ? area / 2
+                                     : area / 4;
+                want[tr[j]] += a;
+            }
+        }
+        double worst = 0;
+        for (int64_t i = 0; i < m.nverts; i++)
+            worst = fmax(worst, fabs(g.area[i] - want[i]) / want[i]);
+        printf("mixed areas (%s, %d obtuse triangles): largest relative difference from Meyer's "
+               "%.2e\n",
+               pass ? "obtuse fan" : "irregular sphere", obtuse, worst);
+        CHECK_MSG(obtuse > 0 && worst < 1e-12, "A_mixed is not Meyer's: %g apart", worst);
+        free(want);
+        geo_free(&g);
+        mesh_free(&m);
+    }
+    /* the estimator's corner areas for an obtuse triangle (obtuse at p1):
+     * corner 0 gets the right triangle p0, E (the midpoint of p0 p1), G
+     * (where the bisector of p0 p1 meets p0 p2), legs |p0 E| and |p0 E|
+     * tan(angle at p0); corner 2 likewise; corner 1 the rest */
+    const double p[3][3] = {{0, 0, 0}, {1.2, 0.4, 0}, {3, 0, 0}};
+    double e[3][3];
+    for (int j = 0; j < 3; j++)
+        for (int c = 0; c < 3; c++)
+            e[j][c] = p[(j + 2) % 3][c] - p[(j + 1) % 3][c];
+    double A = 0.5 * 3 * 0.4, a[3];
+    curv_corner_areas(e[0], e[1], e[2], A, a);
+    double h0 = 0.5 * sqrt(dist2(p[0], p[1])), h2 = 0.5 * sqrt(dist2(p[2], p[1]));
+    double w0 = 0.5 * h0 * h0 * tan(angle_at(p[0], p[1], p[2]));
+    double w2 = 0.5 * h2 * h2 * tan(angle_at(p[2], p[0], p[1]));
+    printf("estimator corner areas (obtuse): %.6f %.6f %.6f; the bisectors' %.6f %.6f %.6f; "
+           "Meyer's %.6f %.6f %.6f\n",
+           a[0], a[1], a[2], w0, A - w0 - w2, w2, A / 4, A / 2, A / 4);
+    CHECK(fabs(a[0] - w0) < 1e-12 && fabs(a[2] - w2) < 1e-12 && fabs(a[1] - (A - w0 - w2)) < 1e-12);
 }
 
 /* rms relative errors of H and K against exact values, over the vertices
@@ -432,6 +613,36 @@ static void test_device(void)
     ocl_ctx_release(&ctx);
 }
 
+/* A mesh beyond the float range the device computes in is bad input
+ * (exit 3) and writes nothing (issue 26, item 3): with a vertex at 1e39
+ * the kernels saw inf and the run wrote zeros with exit 0. */
+static void test_run_float_range(void)
+{
+    char dir[] = "/tmp/test_curv_range_XXXXXX", mpath[300], out[300];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(mpath, sizeof mpath, "%s/big.obj", dir);
+    snprintf(out, sizeof out, "%s/k.csv", dir);
+    FILE *f = fopen(mpath, "w");
+    fputs("v 0 0 0\nv 1e39 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 3 4\nf 1 4 2\nf 2 4 3\n", f);
+    fclose(f);
+    curv_run_opts o = {.mesh_path = mpath,
+                       .est = CURV_FACE,
+                       .device = "auto",
+                       .out_path = out,
+                       .color_range = NAN};
+    json_t *js = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = curv_run_local(&o, &js, &err);
+    CHECK_MSG(rc == CLS_EINPUT && strstr(err.msg, "beyond the float range"), "rc %d: %s", rc,
+              err.msg);
+    CHECK(json_integer_value(json_object_get(js, "exit_code")) == CLS_EINPUT);
+    CHECK(access(out, F_OK) != 0);
+    json_decref(js);
+    remove(mpath);
+    rmdir(dir);
+}
+
 static void test_run_json(void)
 {
     /* the run's JSON: topology and the Gauss-Bonnet check, the estimator's
@@ -461,8 +672,11 @@ int main(int argc, char **argv)
         data_dir = argv[1];
     check_seed("test_curvature_checks");
     test_topology_and_gauss_bonnet();
+    test_polygon_topology();
+    test_mixed_areas();
     test_accuracy();
     test_device();
     test_run_json();
+    test_run_float_range();
     return check_done("test_curvature_checks");
 }

@@ -12,7 +12,9 @@
  *   their line numbers;
  * - files end to end: basis as Matrix Market array, coordinate (block
  *   diagonal), raw .f32 / .f64; a q sequence of several frames; u.mtx
- *   read back.
+ *   read back;
+ * - the float range the device computes in: inputs beyond it refused
+ *   (exit 3), results that overflow it fail (exit 5), no file holds inf.
  * Device parts skip when there is no OpenCL device.
  */
 #include <math.h>
@@ -487,6 +489,105 @@ static void test_files(void)
         remove(files[k]);
 }
 
+/* One run that must fail with `want` and a message holding `needle`,
+ * writing neither u nor the deformed mesh. */
+static void float_range_case(const char *what, const char *basis, const char *q,
+                             const char *mesh_path, const char *domains, int want,
+                             const char *needle)
+{
+    char p_u[300], p_obj[300];
+    snprintf(p_u, sizeof p_u, "%s/range_u.mtx", tmpdir);
+    snprintf(p_obj, sizeof p_obj, "%s/range.obj", tmpdir);
+    deform_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.basis = basis;
+    o.q = q;
+    o.mesh = mesh_path;
+    o.domains = domains;
+    o.device = "auto";
+    o.out_u = p_u;
+    o.out_mesh = mesh_path ? p_obj : NULL;
+    json_t *js = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = deform_run_local(&o, &js, &err);
+    CHECK_MSG(rc == want && strstr(err.msg, needle), "%s: rc %d, wanted %d; '%s' lacks '%s'", what,
+              rc, want, err.msg, needle);
+    CHECK_MSG(access(p_u, F_OK) != 0, "%s: u.mtx written", what);
+    CHECK_MSG(access(p_obj, F_OK) != 0, "%s: mesh written", what);
+    printf("%s: exit %d, %s\n", what, rc, err.msg);
+    json_decref(js);
+    remove(p_u);
+    remove(p_obj);
+}
+
+/* Issue 26 item 5: the device computes u = U q and the vertices in float.
+ * An input beyond the float range (basis 1e39, q 1e39, a mesh coordinate,
+ * a translation) is bad input (exit 3) and a result that overflows float
+ * (basis 1e38 times q 10; a translation 3e38 on top of a coordinate 3e38)
+ * is a numerical failure (exit 5); neither writes a file holding inf,
+ * which clsolve's own reader would refuse. A job fails the same way. */
+static void test_float_range(void)
+{
+    char p_big[300], p_edge[300], p_q1[300], p_q10[300], p_qbig[300], p_mesh[300], p_mbig[300],
+        p_dom[300], p_dbig[300], p_mhuge[300];
+    const char *names[] = {"big.mtx", "edge.mtx",  "q1.mtx",  "q10.mtx",    "qbig.mtx",
+                           "tri.obj", "trbig.obj", "dom.txt", "dombig.txt", "trhuge.obj"};
+    char *paths[] = {p_big, p_edge, p_q1, p_q10, p_qbig, p_mesh, p_mbig, p_dom, p_dbig, p_mhuge};
+    for (int k = 0; k < 10; k++)
+        snprintf(paths[k], 300, "%s/%s", tmpdir, names[k]);
+    const char *hdr = "%%MatrixMarket matrix array real general\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s9 1\n1e39\n0\n0\n0\n0\n0\n0\n0\n0\n", hdr);
+    write_text(p_big, text);
+    snprintf(text, sizeof text, "%s9 1\n1e38\n0\n0\n0\n0\n0\n0\n0\n1\n", hdr);
+    write_text(p_edge, text);
+    snprintf(text, sizeof text, "%s1 1\n1\n", hdr);
+    write_text(p_q1, text);
+    snprintf(text, sizeof text, "%s1 2\n1\n10\n", hdr);
+    write_text(p_q10, text);
+    snprintf(text, sizeof text, "%s1 1\n1e39\n", hdr);
+    write_text(p_qbig, text);
+    write_text(p_mesh, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n");
+    write_text(p_mbig, "v 0 0 0\nv 1e39 0 0\nv 0 1 0\nf 1 2 3\n");
+    write_text(p_mhuge, "v 0 0 0\nv 3e38 0 0\nv 0 1 0\nf 1 2 3\n");
+    write_text(p_dom, "domains 1\ndomain 0 3 1\ntransform 0 0 1 0 0 0 1 0 0 0 1 3e38 0 0\n");
+    write_text(p_dbig, "domains 1\ndomain 0 3 1\ntransform 0 0 1 0 0 0 1 0 0 0 1 1e39 0 0\n");
+
+    float_range_case("basis 1e39", p_big, p_q1, NULL, NULL, CLS_EINPUT, "beyond the float range");
+    float_range_case("q 1e39", p_edge, p_qbig, NULL, NULL, CLS_EINPUT, "beyond the float range");
+    float_range_case("mesh coordinate 1e39", p_edge, p_q1, p_mbig, NULL, CLS_EINPUT,
+                     "beyond the float range");
+    float_range_case("translation 1e39", p_edge, p_q1, p_mesh, p_dbig, CLS_EINPUT,
+                     "beyond the float range");
+    /* u(0) = 1e38 * 10 overflows in frame 1 (frame 0, q = 1, is fine) */
+    float_range_case("u = 1e38 * 10", p_edge, p_q10, NULL, NULL, CLS_EBREAKDOWN, "frame 1");
+    /* u fits, x = x0 + u + p = 3e38 + 3e38 does not */
+    float_range_case("x = 3e38 + 3e38", p_edge, p_q1, p_mhuge, p_dom, CLS_EBREAKDOWN, "frame 0");
+    /* a job: the basis uploaded, q inline */
+    char *res = NULL;
+    cls_error err;
+    cls_error_clear(&err);
+    int rc = deform_job_run("{\"q\": [1]}", p_big, tmpdir, "auto", &res, &err);
+    CHECK_MSG(rc == CLS_EINPUT && strstr(err.msg, "beyond the float range"), "job: %d %s", rc,
+              err.msg);
+    free(res);
+    res = NULL;
+    rc = deform_job_run("{\"q\": [[1], [10]]}", p_edge, tmpdir, "auto", &res, &err);
+    CHECK_MSG(rc == CLS_EBREAKDOWN && strstr(err.msg, "not finite"), "job: %d %s", rc, err.msg);
+    free(res);
+    res = NULL;
+    rc = deform_job_run("{\"q\": [1e39]}", p_edge, tmpdir, "auto", &res, &err);
+    CHECK_MSG(rc == CLS_EUSAGE && strstr(err.msg, "beyond the float range"), "job: %d %s", rc,
+              err.msg);
+    free(res);
+    char p_u[300];
+    snprintf(p_u, sizeof p_u, "%s/u.mtx", tmpdir);
+    CHECK(access(p_u, F_OK) != 0);
+    for (int k = 0; k < 10; k++)
+        remove(paths[k]);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -509,6 +610,7 @@ int main(int argc, char **argv)
     test_multi();
     test_update();
     test_files();
+    test_float_range();
     rmdir(tmpdir);
     ocl_ctx_release(&ctx);
     return check_done("test_deform");

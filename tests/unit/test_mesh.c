@@ -5,15 +5,20 @@
  * CLS_EINPUT at the right line; a file declaring more than it holds fails
  * without allocating the declared count; truncations and byte flips of a
  * good file never crash. Without the data dir the handcrafted cases still
- * run (only the shared meshes are skipped).
+ * run (only the shared meshes are skipped). The writers refuse a mesh or
+ * a value that is not finite, and the float-range check refuses a
+ * coordinate a device could not hold.
  */
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "physics/mesh.h"
+#include "physics/mesh_write.h"
 
 static int read_str(const char *text, const char *name, mesh *m, cls_error *err)
 {
@@ -28,14 +33,12 @@ static void expect_bad(const char *text, const char *name, long long line, const
     cls_error err;
     int rc = read_str(text, name, &m, &err);
     CHECK_MSG(rc == CLS_EINPUT, "%s: rc %d (%s)", name, rc, err.msg);
-    CHECK_MSG(err.line == line, "%s: line %lld, expected %lld (%s)", name, err.line, line,
-              err.msg);
+    CHECK_MSG(err.line == line, "%s: line %lld, expected %lld (%s)", name, err.line, line, err.msg);
     char prefix[256];
     snprintf(prefix, sizeof prefix, "%s:%lld: ", name, line);
     CHECK_MSG(strncmp(err.msg, prefix, strlen(prefix)) == 0, "%s: message '%s'", name, err.msg);
     if (needle)
-        CHECK_MSG(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", name, err.msg,
-                  needle);
+        CHECK_MSG(strstr(err.msg, needle) != NULL, "%s: '%s' lacks '%s'", name, err.msg, needle);
     CHECK(m.v == NULL && m.tri == NULL && m.nverts == 0);
 }
 
@@ -61,8 +64,18 @@ static void test_obj_good(void)
     CHECK(m.nfaces == 2 + 1 + 3);
     CHECK(m.color == NULL);
     if (m.nfaces == 6) {
-        int32_t want[18] = {0, 1, 2, 0, 2, 3, 3, 2, 1, 0, 1, 4, 0, 4, 2, 0, 2, 3};
+        /* the quad as its fan; the pentagon (vertex 2 on the straight
+         * edge 1-5) without a zero-area triangle and without the diagonals
+         * 2-3 and 2-4, edges of the quad and the triangle already */
+        int32_t want[18] = {0, 1, 2, 0, 2, 3, 3, 2, 1, 4, 2, 3, 3, 0, 1, 1, 4, 3};
         CHECK(memcmp(m.tri, want, sizeof want) == 0);
+    }
+    /* the faces as given */
+    CHECK(m.npolys == 3 && m.poly_off && m.poly_v);
+    if (m.npolys == 3) {
+        int64_t off[4] = {0, 4, 7, 12};
+        int32_t pv[12] = {0, 1, 2, 3, 3, 2, 1, 0, 1, 4, 2, 3};
+        CHECK(memcmp(m.poly_off, off, sizeof off) == 0 && memcmp(m.poly_v, pv, sizeof pv) == 0);
     }
     CHECK(m.v[3 * 4] == 2.0 && m.v[3 * 2 + 1] == 1.0);
     mesh_free(&m);
@@ -88,6 +101,168 @@ static void test_obj_good(void)
     CHECK(read_str("v 1 2 3\nv 4 5 6", "pts.obj", &m, &err) == CLS_OK);
     CHECK(m.nverts == 2 && m.nfaces == 0 && m.v[5] == 6.0);
     mesh_free(&m);
+}
+
+/* Twice the signed area of triangle t projected on the plane normal to n
+ * (> 0: wound counter-clockwise about n). */
+static double tri_area2(const mesh *m, int64_t t, const double n[3])
+{
+    const double *a = m->v + 3 * (int64_t)m->tri[3 * t], *b = m->v + 3 * (int64_t)m->tri[3 * t + 1],
+                 *c = m->v + 3 * (int64_t)m->tri[3 * t + 2];
+    double u[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]},
+           w[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    double x[3] = {u[1] * w[2] - u[2] * w[1], u[2] * w[0] - u[0] * w[2], u[0] * w[1] - u[1] * w[0]};
+    return x[0] * n[0] + x[1] * n[1] + x[2] * n[2];
+}
+
+/* Every triangle of a planar polygon mesh in the plane z = 0 wound like
+ * the polygon (no fold, no sliver) and their areas adding up to area. */
+static void check_planar(const char *text, const char *name, int64_t ntri, double area)
+{
+    mesh m;
+    cls_error err;
+    CHECK_MSG(read_str(text, name, &m, &err) == CLS_OK, "%s: %s", name, err.msg);
+    CHECK_MSG(m.nfaces == ntri, "%s: %lld triangles, expected %lld", name, (long long)m.nfaces,
+              (long long)ntri);
+    const double up[3] = {0, 0, 1};
+    double sum = 0, smallest = INFINITY;
+    for (int64_t t = 0; t < m.nfaces; t++) {
+        double a = 0.5 * tri_area2(&m, t, up);
+        sum += a;
+        smallest = fmin(smallest, a);
+    }
+    CHECK_MSG(smallest > 1e-9 && fabs(sum - area) < 1e-12,
+              "%s: smallest triangle %g (folded or degenerate), area %.15g of %g", name, smallest,
+              sum, area);
+    mesh_free(&m);
+}
+
+/* Issue 26 item 4: polygons triangulated without degenerate, folded or
+ * duplicate triangles. The fan from each polygon's first corner gave a
+ * dart and an L a folded triangle, a pentagon with a straight corner a
+ * zero-area one, and two quads sharing a vertex of valence 2 the same
+ * triangle twice, opposite ways round. */
+static void test_polygons(void)
+{
+    /* a dart (reflex corner 4), the fan from corner 1 folds */
+    check_planar("v 0 0 0\nv 2 1 0\nv 0 2 0\nv 0.5 1 0\nf 1 2 3 4\n", "dart.obj", 2, 1.5);
+    /* an L from a corner that does not see all of it, as OBJ and OFF */
+    const char *L = "v 2 1 0\nv 1 1 0\nv 1 2 0\nv 0 2 0\nv 0 0 0\nv 2 0 0\nf 1 2 3 4 5 6\n";
+    check_planar(L, "L.obj", 4, 3.0);
+    check_planar("OFF\n6 1 0\n2 1 0\n1 1 0\n1 2 0\n0 2 0\n0 0 0\n2 0 0\n6 0 1 2 3 4 5\n", "L.off",
+                 4, 3.0);
+    /* a star of five points, every other corner reflex */
+    char star[1024];
+    int n = 0;
+    for (int k = 0; k < 10; k++) {
+        double r = k % 2 ? 0.4 : 1.0, th = M_PI / 2 + k * M_PI / 5;
+        n += snprintf(star + n, sizeof star - (size_t)n, "v %.17g %.17g 0\n", r * cos(th),
+                      r * sin(th));
+    }
+    /* from a tip, which does not see the other tips */
+    snprintf(star + n, sizeof star - (size_t)n, "f 1 2 3 4 5 6 7 8 9 10\n");
+    check_planar(star, "star.obj", 8, 5 * 1.0 * 0.4 * sin(M_PI / 5));
+    /* a pentagon with a straight corner (vertex 2 on the edge 1-3) */
+    check_planar("v 0 0 0\nv 1 0 0\nv 2 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4 5\n", "flat.obj", 3, 1.5);
+
+    /* the unit cube with its faces y = 0 and y = 1 each split into two
+     * quads at a raised centre vertex shared by only those two, written
+     * from another corner: closed, manifold, no triangle twice */
+    const char *cube = "v 0 0 0\nv 0 0 1\nv 0 1 0\nv 0 1 1\nv 1 0 0\nv 1 0 1\nv 1 1 0\nv 1 1 1\n"
+                       "v 0.5 -0.2 0.5\nv 0.5 1.2 0.5\n"
+                       "f 1 2 4 3\nf 5 7 8 6\nf 1 3 7 5\nf 2 6 8 4\n"
+                       "f 1 5 6 9\nf 6 2 1 9\nf 3 4 8 10\nf 8 7 3 10\n";
+    mesh m;
+    cls_error err;
+    CHECK(read_str(cube, "cube2.obj", &m, &err) == CLS_OK);
+    CHECK(m.nfaces == 16 && m.npolys == 8);
+    int dup = 0, open = 0;
+    for (int64_t a = 0; a < m.nfaces; a++) {
+        int32_t x[3] = {m.tri[3 * a], m.tri[3 * a + 1], m.tri[3 * a + 2]};
+        for (int64_t b = a + 1; b < m.nfaces; b++) {
+            int same = 0;
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++)
+                    same += x[i] == m.tri[3 * b + j];
+            dup += same == 3;
+        }
+        /* every directed edge has its opposite in exactly one other triangle */
+        for (int i = 0; i < 3; i++) {
+            int opp = 0;
+            for (int64_t b = 0; b < m.nfaces; b++)
+                for (int j = 0; j < 3; j++)
+                    opp += m.tri[3 * b + j] == x[(i + 1) % 3] && m.tri[3 * b + (j + 1) % 3] == x[i];
+            open += opp != 1;
+        }
+    }
+    CHECK_MSG(dup == 0 && open == 0, "cube2.obj: %d duplicate triangles, %d edges not paired", dup,
+              open);
+    mesh_free(&m);
+
+    /* random star-shaped polygons (3 to 80 corners at jittered angles,
+     * radii from 0.2 to 1, so most are far from convex), turned in space and
+     * read from a random first corner: k - 2 triangles, each wound the
+     * polygon's way, covering its area exactly (above 64 corners a fan is
+     * taken, from a corner that sees the whole polygon when one of the
+     * first 16 does: the centre's neighbourhood is not a corner, so those
+     * only need the right count and no fold when the fan exists) */
+    char *buf = malloc(1 << 16);
+    int folded = 0, wrong_area = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        int k = 3 + (int)(check_rand() % (trial < 250 ? 62 : 78));
+        double ang[80], rad[80], area = 0;
+        /* in order round the centre, no two more than pi apart (else the
+         * closing edge may cross the others: not a simple polygon) */
+        for (int i = 0; i < k; i++)
+            ang[i] = 2 * M_PI * (i + 0.9 * check_uniform()) / k;
+        for (int i = 0; i < k; i++)
+            rad[i] = 0.2 + 0.8 * check_uniform();
+        /* a rotation: the plane's normal n, and u, w spanning the plane */
+        double n[3] = {check_uniform() - 0.5, check_uniform() - 0.5, check_uniform() - 0.5};
+        double ln = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        for (int c = 0; c < 3; c++)
+            n[c] /= ln;
+        double a[3] = {fabs(n[0]) < 0.9 ? 1 : 0, fabs(n[0]) < 0.9 ? 0 : 1, 0};
+        double u[3] = {a[1] * n[2] - a[2] * n[1], a[2] * n[0] - a[0] * n[2],
+                       a[0] * n[1] - a[1] * n[0]};
+        double lu = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+        for (int c = 0; c < 3; c++)
+            u[c] /= lu;
+        double w[3] = {n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2],
+                       n[0] * u[1] - n[1] * u[0]};
+        int len = 0;
+        for (int i = 0; i < k; i++) {
+            double x = rad[i] * cos(ang[i]), y = rad[i] * sin(ang[i]);
+            int j = (i + 1) % k;
+            area += 0.5 * (x * rad[j] * sin(ang[j]) - rad[j] * cos(ang[j]) * y);
+            len += snprintf(buf + len, 65536 - (size_t)len, "v %.17g %.17g %.17g\n",
+                            x * u[0] + y * w[0], x * u[1] + y * w[1], x * u[2] + y * w[2]);
+        }
+        int s0 = (int)(check_rand() % (unsigned)k);
+        len += snprintf(buf + len, 65536 - (size_t)len, "f");
+        for (int i = 0; i < k; i++)
+            len += snprintf(buf + len, 65536 - (size_t)len, " %d", (s0 + i) % k + 1);
+        snprintf(buf + len, 65536 - (size_t)len, "\n");
+        if (!(area > 1e-3))
+            continue; /* angles too close: a sliver of a polygon */
+        CHECK(read_str(buf, "random.obj", &m, &err) == CLS_OK);
+        CHECK(m.nfaces == k - 2);
+        double sum = 0, least = INFINITY;
+        for (int64_t t = 0; t < m.nfaces; t++) {
+            double at = 0.5 * tri_area2(&m, t, n);
+            sum += at;
+            least = fmin(least, at);
+        }
+        if (k <= 64) {
+            folded += !(least > 0);
+            wrong_area += !(fabs(sum - area) < 1e-9);
+        }
+        mesh_free(&m);
+    }
+    free(buf);
+    CHECK_MSG(folded == 0 && wrong_area == 0,
+              "random polygons: %d with a folded or flat triangle, %d not covering their area",
+              folded, wrong_area);
 }
 
 static void test_obj_bad(void)
@@ -135,8 +310,7 @@ static void test_off(void)
         CHECK(m.color[0] == 1.0f && m.color[1] == 0.0f && fabsf(m.color[8] - 0.2f) < 1e-6f);
     mesh_free(&m);
     /* content decides over the extension */
-    CHECK(read_str("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "really.obj", &m, &err) ==
-          CLS_OK);
+    CHECK(read_str("OFF\n3 1 0\n0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n", "really.obj", &m, &err) == CLS_OK);
     CHECK(m.nfaces == 1);
     mesh_free(&m);
 
@@ -204,8 +378,7 @@ static void test_ply(void)
     expect_bad(buf, "list.ply", 13, "declares 5");
     snprintf(buf, sizeof buf, "%s0 0 0\n1 0 0\n0 1 0\n3 0 1 2\n3 0 1 2\n", hdr);
     expect_bad(buf, "more.ply", 14, "unexpected content");
-    expect_bad("ply\nformat binary_little_endian 1.0\nend_header\n", "bin.ply", 2,
-               "not supported");
+    expect_bad("ply\nformat binary_little_endian 1.0\nend_header\n", "bin.ply", 2, "not supported");
     expect_bad("ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nend_header\n1\n",
                "nox.ply", 3, "lacks an x");
     expect_bad("ply\nformat ascii 1.0\nelement vertex 1\nproperty floaty x\n", "type.ply", 4,
@@ -215,8 +388,7 @@ static void test_ply(void)
                "property float z\nproperty uchar red\nproperty uchar green\n"
                "property uchar blue\nend_header\n0 0 0 256 0 0\n",
                "col.ply", 11, "0..255");
-    expect_bad("ply\nformat ascii 1.0\nelement vertex 3000000000\n", "big.ply", 3,
-               "more than");
+    expect_bad("ply\nformat ascii 1.0\nelement vertex 3000000000\n", "big.ply", 3, "more than");
     expect_bad("ply\nformat ascii 1.0\nelement vertex 100000000\nproperty float x\n"
                "property float y\nproperty float z\nend_header\n0 0 0\n",
                "huge.ply", 8, "file ends after 1 of the 100000000");
@@ -291,6 +463,36 @@ static void test_write_roundtrip(void)
         CHECK(memcmp(r.tri, m.tri, 3 * sizeof(int32_t)) == 0);
     }
     remove(path);
+    /* a mesh or a value that is not finite is never written (issue 26,
+     * item 3): CLS_EBREAKDOWN, no file, in every format */
+    static const phys_format fmts[3] = {PHYS_FMT_OBJ, PHYS_FMT_PLY, PHYS_FMT_VTK};
+    static const char *const names[3] = {"test_mesh_nan.obj", "test_mesh_nan.ply",
+                                         "test_mesh_nan.vtk"};
+    double val[3] = {1, 2, 3};
+    mesh_field fld = {"value", val, 1};
+    for (int f = 0; f < 3; f++) {
+        m.v[4] = NAN;
+        mesh_out o = {.m = &m};
+        cls_error_clear(&err);
+        CHECK_MSG(mesh_write(names[f], fmts[f], &o, &err) == CLS_EBREAKDOWN &&
+                      strstr(err.msg, "not written") && strstr(err.msg, "item 1"),
+                  "%s: %s", names[f], err.msg);
+        CHECK(access(names[f], F_OK) != 0);
+        m.v[4] = 0.0;
+        val[2] = INFINITY;
+        mesh_out o2 = {.m = &m, .fields = &fld, .nfields = 1};
+        CHECK(mesh_write(names[f], fmts[f], &o2, &err) == CLS_EBREAKDOWN &&
+              strstr(err.msg, "value of item 2"));
+        CHECK(access(names[f], F_OK) != 0);
+        val[2] = 3.0;
+        CHECK(mesh_write(names[f], fmts[f], &o2, &err) == CLS_OK);
+        remove(names[f]);
+    }
+    /* a coordinate beyond float (what the device kernels hold) is bad input */
+    CHECK(mesh_check_float_range(&m, "w.obj", &err) == CLS_OK);
+    m.v[5] = -1e39;
+    CHECK(mesh_check_float_range(&m, "w.obj", &err) == CLS_EINPUT &&
+          strstr(err.msg, "w.obj: vertex 1: coordinate -1e+39 is beyond the float range"));
     mesh_free(&m);
     mesh_free(&r);
     CHECK(mesh_read("/nonexistent/x.obj", &m, &err) == CLS_EOTHER);
@@ -336,10 +538,9 @@ static void test_shared(const char *datadir)
             continue;
         printf("%-22s %7lld vertices %7lld triangles%s\n", e->d_name, (long long)m.nverts,
                (long long)m.nfaces, m.color ? " (colours)" : "");
-        CHECK_MSG(m.nverts == nv, "%s: %lld vertices, %lld v lines", path, (long long)m.nverts,
-                  nv);
-        CHECK_MSG(m.nfaces >= nf && m.nfaces <= 4 * nf, "%s: %lld triangles from %lld faces",
-                  path, (long long)m.nfaces, nf);
+        CHECK_MSG(m.nverts == nv, "%s: %lld vertices, %lld v lines", path, (long long)m.nverts, nv);
+        CHECK_MSG(m.nfaces >= nf && m.nfaces <= 4 * nf, "%s: %lld triangles from %lld faces", path,
+                  (long long)m.nfaces, nf);
         CHECK(m.nverts > 100 && m.nfaces > 100);
         int okidx = 1, okv = 1;
         for (int64_t t = 0; t < 3 * m.nfaces; t++)
@@ -349,6 +550,7 @@ static void test_shared(const char *datadir)
             if (!isfinite(m.v[i]))
                 okv = 0;
         CHECK(okidx && okv);
+        CHECK(m.npolys == 0 && !m.poly_off && !m.poly_v); /* all triangles: no face list */
         mesh_free(&m);
         n++;
     }
@@ -358,7 +560,9 @@ static void test_shared(const char *datadir)
 
 int main(int argc, char **argv)
 {
+    check_seed("test_mesh");
     test_obj_good();
+    test_polygons();
     test_obj_bad();
     test_off();
     test_ply();

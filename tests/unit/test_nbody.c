@@ -14,7 +14,10 @@
  *  - the Plummer sphere is in virial equilibrium at E = -1/4 (Henon
  *    units), the disk's bodies are on circular orbits;
  *  - leapfrog's energy drift on a Plummer sphere is below a stated bound,
- *    falls as dt^2, and is far below semi-implicit Euler's;
+ *    falls as dt^2, and is far below semi-implicit Euler's; the energy
+ *    the step kernel measures at every step equals the double energy to
+ *    float accuracy, and every step is measured (the largest drift
+ *    against an independent integrator: tests/cli/nbody_drift.py);
  *  - a run that blows up (dt = 1e30) fails with CLS_EBREAKDOWN naming
  *    step 1; the thesis's softening convention gives eps2 = S;
  *  - frames every K steps with a .pvd collection;
@@ -149,7 +152,7 @@ static void test_device(void)
         nbody_momentum(&s, p0);
         int steps = 20;
         double dt = 1e-3;
-        CHECK(nbody_gpu_run(g, NBODY_EULER, 0, steps, dt, eps, 1.0, &ks, &err) == CLS_OK);
+        CHECK(nbody_gpu_run(g, NBODY_EULER, 0, steps, dt, eps, 1.0, &ks, NULL, &err) == CLS_OK);
         CHECK(ks > 0);
         CHECK(nbody_gpu_download(g, &s, &err) == CLS_OK);
         nbody_run_ref(&ref, NBODY_EULER, steps, dt, eps, 1.0);
@@ -195,8 +198,19 @@ static void test_leapfrog_device(ocl_ctx *ctx)
     printf("potential W: device %.12g, double %.12g, relative %.3g\n", W, Wref,
            fabs(W - Wref) / fabs(Wref));
     CHECK(fabs(W - Wref) < 1e-6 * fabs(Wref));
+    /* the energy every launch measures in passing (issue 26, item 6): at
+     * dt = 0 nothing moves, so every step's energy is the first's to the
+     * bit, and that energy is the double one to float accuracy */
+    nbody_energy_trace tr;
+    nbody_trace_init(&tr);
+    CHECK(nbody_gpu_run(g, NBODY_LEAPFROG, 0, 3, 0.0, eps2, 1.0, &ks, &tr, &err) == CLS_OK);
+    double Eref = nbody_kinetic(&ref) + Wref;
+    printf("energy in the step kernel: %.12g, double %.12g, relative %.3g; %lld steps, drift %g\n",
+           tr.e_ref, Eref, fabs(tr.e_ref - Eref) / fabs(Eref), (long long)tr.measured, tr.max_rel);
+    CHECK(tr.measured == 4 && tr.max_rel == 0.0);
+    CHECK(fabs(tr.e_ref - Eref) < 1e-6 * fabs(Eref));
     int steps = 20;
-    CHECK(nbody_gpu_run(g, NBODY_LEAPFROG, 0, steps, dt, eps2, 1.0, &ks, &err) == CLS_OK);
+    CHECK(nbody_gpu_run(g, NBODY_LEAPFROG, 0, steps, dt, eps2, 1.0, &ks, NULL, &err) == CLS_OK);
     CHECK(nbody_gpu_download(g, &s, &err) == CLS_OK);
     nbody_run_ref(&ref, NBODY_LEAPFROG, steps, dt, eps2, 1.0);
     double mx = 0, mv = 0;
@@ -263,9 +277,13 @@ static double drift_of(nbody_integrator k, double dt, int64_t steps)
     int rc = nbody_run(&o, &r, &err);
     CHECK_MSG(rc == CLS_OK, "%s", err.msg);
     nbody_report_free(&r);
-    printf("%s dt %g, %lld steps: energy %.9g -> %.9g, drift %.3g, momentum %.2g\n",
+    printf("%s dt %g, %lld steps: energy %.9g -> %.9g, drift %.3g (largest %.3g at step %lld), "
+           "momentum %.2g\n",
            nbody_integrator_name(k), dt, (long long)steps, r.energy0, r.energy1, r.energy_drift,
-           r.momentum_drift);
+           r.energy_max_drift, (long long)r.energy_max_step, r.momentum_drift);
+    /* every step measured: leapfrog's closing half kick measures the last too */
+    CHECK(r.energy_measured == steps + (k == NBODY_LEAPFROG));
+    CHECK(r.energy_max_drift >= r.energy_drift);
     return rc ? INFINITY : r.energy_drift;
 }
 

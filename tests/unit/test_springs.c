@@ -131,15 +131,16 @@ static void test_proximity_bruteforce(void)
     /* k is the mean of the ends' red channels */
     int okk = 1;
     for (int64_t t = 0; t < s.ns; t++) {
-        double want = 0.5 * ((double)m.color[3 * s.ij[2 * t]] + (double)m.color[3 * s.ij[2 * t + 1]]);
+        double want =
+            0.5 * ((double)m.color[3 * s.ij[2 * t]] + (double)m.color[3 * s.ij[2 * t + 1]]);
         if (fabs(s.k[t] - want) > 1e-12)
             okk = 0;
     }
     CHECK(okk);
     CHECK(springs_color(&s, &err) == CLS_OK);
     check_coloring(&s);
-    printf("random cloud: %lld springs, %d colours, max degree %d\n", (long long)s.ns,
-           s.ncolors, s.max_degree);
+    printf("random cloud: %lld springs, %d colours, max degree %d\n", (long long)s.ns, s.ncolors,
+           s.max_degree);
     free(bf);
     springs_model_free(&s);
     mesh_free(&m);
@@ -256,8 +257,8 @@ static void single_spring(double S, int pinned)
               "S %g pinned %d: period %g, expected %g (%d crossings)", S, pinned, period, want,
               crossings);
     printf("single spring S=%.2f %s: ratio sqrt(1-S)=%.6f (max dev %.1e), period %.3f vs "
-           "2pi/asin(sqrt S)=%.3f\n", S, pinned ? "pinned end" : "free ends", r, worst, period,
-           want);
+           "2pi/asin(sqrt S)=%.3f\n",
+           S, pinned ? "pinned end" : "free ends", r, worst, period, want);
     springs_model_free(&s);
 }
 
@@ -359,8 +360,9 @@ static void test_gpu_vs_cpu(void)
         CHECK(s.x[0] == 0.0 && s.x[1] == 0.0 && s.x[3 * (N - 1)] == N - 1);
         /* it did move: the free corner fell */
         CHECK(ref.x[3 * (N * N - 1) + 1] < -1.0);
-        printf("gpu vs cpu (%s, %d steps): max |dx| = %.3g, coordinates up to %.3g, lowest y %.3f\n",
-               springs_launch_name(modes[mi]), steps, md, ext, ymin);
+        printf(
+            "gpu vs cpu (%s, %d steps): max |dx| = %.3g, coordinates up to %.3g, lowest y %.3f\n",
+            springs_launch_name(modes[mi]), steps, md, ext, ymin);
         springs_gpu_free(g);
         springs_model_free(&ref);
     }
@@ -449,8 +451,7 @@ static void test_job(void)
     remove(path);
     rmdir(dir);
     res = NULL;
-    CHECK(springs_job_run("{\"grid\": 8, \"S\": 2}", NULL, NULL, "auto", &res, &err) ==
-          CLS_EUSAGE);
+    CHECK(springs_job_run("{\"grid\": 8, \"S\": 2}", NULL, NULL, "auto", &res, &err) == CLS_EUSAGE);
     CHECK(strstr(err.msg, "S must be") != NULL);
     CHECK(springs_job_run("{\"grid\": 8, \"bogus\": 1}", NULL, NULL, "auto", &res, &err) ==
           CLS_EUSAGE);
@@ -458,6 +459,85 @@ static void test_job(void)
     CHECK(springs_job_run("{\"pin\": [100]}", "/nonexistent.obj", NULL, "auto", &res, &err) ==
           CLS_EOTHER);
     CHECK(res == NULL);
+}
+
+/* One blown-up run: the failure, its message and the step it names (-1
+ * when there is none); the output, when asked, must not exist. */
+static int blowup_run(double dt, int64_t steps, springs_launch launch, int64_t every,
+                      int64_t energy_every, const char *out, cls_error *err)
+{
+    springs_options o;
+    springs_options_default(&o);
+    o.grid = 10;
+    o.params.dt = dt;
+    o.steps = steps;
+    o.launch = launch;
+    o.every = every;
+    o.energy_every = energy_every;
+    o.out_path = out;
+    springs_report r;
+    cls_error_clear(err);
+    int rc = springs_run(&o, &r, err);
+    springs_report_free(&r);
+    const char *at = strstr(err->msg, "from step ");
+    int step = at ? atoi(at + strlen("from step ")) : -1;
+    CHECK_MSG(rc == CLS_EBREAKDOWN, "dt %g, %s: rc %d (%s)", dt, springs_launch_name(launch), rc,
+              err->msg);
+    CHECK_MSG(strstr(err->msg, "not finite") != NULL && step >= 1 && step <= steps,
+              "dt %g: message '%s'", dt, err->msg);
+    if (out)
+        CHECK_MSG(access(out, F_OK) != 0, "%s was written with a non-finite state", out);
+    return step;
+}
+
+/* Issue 26 item 3: a state that stops being finite fails with
+ * CLS_EBREAKDOWN (exit 5) naming its first step, on both launch plans,
+ * whether or not the host reads the state between steps, and no output
+ * holds NaN: dt 1e20 overflows at once (a dt^2 beyond float), dt 1e17
+ * after a few dozen steps of free fall. Frames before the step are
+ * written, none after. */
+static void test_blowup(void)
+{
+    char dir[] = "/tmp/test_springs_blow_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char out[256], frame[300];
+    snprintf(out, sizeof out, "%s/blow.obj", dir);
+    cls_error err;
+    for (int plan = 0; plan < 2; plan++) {
+        springs_launch l = plan ? SPRINGS_LAUNCH_WORKGROUP : SPRINGS_LAUNCH_COLOR;
+        CHECK(blowup_run(1e20, 5, l, 0, -1, out, &err) == 1);
+        int late = blowup_run(1e17, 400, l, 0, 0, out, &err);
+        CHECK_MSG(late > 1, "dt 1e17: step %d", late);
+        /* the same step whether the state is read every step or never */
+        CHECK(blowup_run(1e17, 400, l, 0, 1, NULL, &err) == late);
+        printf("springs %s: dt 1e20 fails at step 1, dt 1e17 at step %d\n", springs_launch_name(l),
+               late);
+        /* frames every 10 steps: those before the failure are written */
+        int s = blowup_run(1e17, 400, l, 10, 0, out, &err);
+        CHECK(s == late);
+        for (int f = 0; f <= 400; f += 10) {
+            snprintf(frame, sizeof frame, "%s/blow_%06d.obj", dir, f);
+            int exists = access(frame, F_OK) == 0;
+            CHECK_MSG(exists == (f < late), "frame %d: %s", f, exists ? "written" : "missing");
+            if (exists) {
+                mesh m;
+                CHECK_MSG(mesh_read(frame, &m, &err) == CLS_OK, "%s", err.msg);
+                mesh_free(&m);
+                remove(frame);
+            }
+        }
+    }
+    /* a job fails the same way and leaves no file */
+    char *res = NULL;
+    cls_error_clear(&err);
+    int rc = springs_job_run("{\"grid\": 10, \"dt\": 1e20, \"steps\": 5}", NULL, dir, "auto", &res,
+                             &err);
+    CHECK_MSG(rc == CLS_EBREAKDOWN && strstr(err.msg, "not finite from step 1"), "job: %d %s", rc,
+              err.msg);
+    free(res);
+    snprintf(out, sizeof out, "%s/springs.obj", dir);
+    CHECK(access(out, F_OK) != 0);
+    CHECK(rmdir(dir) == 0);
 }
 
 int main(int argc, char **argv)
@@ -469,5 +549,6 @@ int main(int argc, char **argv)
     test_single_spring();
     test_gpu_vs_cpu();
     test_job();
+    test_blowup();
     return check_done("test_springs");
 }
