@@ -2,7 +2,7 @@
  * clsolved.c: the daemon.
  *
  *   mpirun -np K clsolved --listen ADDR:PORT --data-dir DIR [--token-file F]
- *          [--max-upload BYTES] [--max-queued N] [--keep N|DURATION]
+ *          [--max-upload BYTES] [--max-queued N] [--max-job-restarts N] [--keep N|DURATION]
  *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
  *          [--header-timeout S] [--connections-per-address N] [--health-reserve N]
  *          [--drain-timeout S] [--max-nnz N] [--max-matrix-bytes BYTES]
@@ -87,6 +87,7 @@ typedef struct clsolved_opts {
     const char *listen, *data_dir, *token_file, *device, *port_file, *pid_file;
     uint64_t max_upload;
     int max_queued;
+    int max_job_restarts; /* 0: the store's default (2) */
     int64_t keep_count;
     double keep_seconds;
     unsigned max_connections, timeout_s, per_address, health_reserve;
@@ -180,6 +181,7 @@ static const char *const clsolved_options[] = {
     "--pid-file",
     "--max-upload",
     "--max-queued",
+    "--max-job-restarts",
     "--keep",
     "--max-connections",
     "--timeout",
@@ -251,6 +253,10 @@ static int apply_option(const char *name, const char *v, clsolved_opts *o)
         if (parse_u64(v, &u, 0) || u == 0 || u > 10000000)
             return -1;
         o->max_queued = (int)u;
+    } else if (!strcmp(name, "--max-job-restarts")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 1000)
+            return -1;
+        o->max_job_restarts = (int)u;
     } else if (!strcmp(name, "--keep")) {
         if (parse_keep(v, o))
             return -1;
@@ -705,7 +711,8 @@ static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
                            .keep_seconds = o->keep_seconds,
                            .keep_bytes = keep_bytes,
                            .disk_reserve = reserve,
-                           .max_queued = o->max_queued};
+                           .max_queued = o->max_queued,
+                           .max_job_restarts = o->max_job_restarts};
     int src = job_store_open(&r->store, &sc, &err);
     if (src) {
         /* a --data-dir too long for the store's paths is a usage error */

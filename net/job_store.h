@@ -63,6 +63,8 @@ typedef struct job_store_config {
     uint64_t keep_bytes;   /* finished jobs' files kept at most (bytes); 0: no limit */
     uint64_t disk_reserve; /* free space an upload must leave on the data dir's disk */
     int max_queued;        /* queued jobs accepted at most */
+    int max_job_restarts;  /* a job whose runs the daemon's end cut short this many times
+                            * is failed at start, not run again (0: the default, 2) */
 } job_store_config;
 
 /* Which input files an upload stored, and under what names the client

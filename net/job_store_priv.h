@@ -59,6 +59,8 @@ typedef struct job_rec {
     cls_eta eta;          /* time left from the residual's rate (solving) */
     double eta_s;         /* < 0: unknown */
     int cancel;
+    int load_ended;        /* ended at load (a cancel kept, too many restarts): rewrite */
+    int cancel_written;    /* a running job's cancel is in its job.json */
     char store_error[200]; /* the last failed write of this job's record ("" none) */
     char note[256];        /* why a queued job waits (admission), in memory only */
     job_pending *pending;

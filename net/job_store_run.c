@@ -460,14 +460,31 @@ int job_store_cancel(job_store *s, const char *id, job_cancel_outcome *out, job_
         return rc ? CLS_EOTHER : 0;
     }
     /* a running job stops at its next iteration; a finished one is never
-     * touched: a cancel that arrives just after the end changes nothing */
+     * touched: a cancel that arrives just after the end changes nothing.
+     * The request is written to the record too, so that a daemon that
+     * stops before the job does ends it cancelled at its next start
+     * instead of running it again (issue 27, item 1); io is held, so the
+     * job cannot complete while its view is written. */
     if (r->status == JOB_RUNNING) {
         r->cancel = 1;
         *out = JOB_CANCEL_REQUESTED;
+        if (!r->cancel_written) {
+            job_rec v = *r;
+            pthread_mutex_unlock(&s->mu);
+            cls_error we;
+            cls_error_clear(&we);
+            int wrc = write_view(s, &v, &we);
+            pthread_mutex_lock(&s->mu);
+            r = job_store_find(s, rid);
+            if (r && !wrc)
+                r->cancel_written = 1;
+            else if (wrc)
+                fprintf(stderr, "clsolved: job %s: the cancel was not recorded: %s\n", rid, we.msg);
+        }
     } else {
         *out = JOB_CANCEL_FINISHED;
     }
-    *json = job_store_dump(job_store_rec_json(r, 0));
+    *json = r ? job_store_dump(job_store_rec_json(r, 0)) : NULL;
     pthread_mutex_unlock(&s->mu);
     pthread_mutex_unlock(&s->io);
     return 0;

@@ -467,6 +467,12 @@ static int sync_dir_files(const char *dir, cls_error *err)
     return rc ? rc : fileio_sync_path(dir, err);
 }
 
+/* physics_ctl's stop: DELETE and the drain, as for a read (above) */
+static int sched_physics_stop(void *ctx)
+{
+    return sched_read_progress(ctx, 0);
+}
+
 static void run_physics(const scheduler_config *cfg, const job_claim *c)
 {
     job_store *s = cfg->store;
@@ -494,9 +500,21 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
      * older daemon is refused here, before the driver could open the path */
     if (!rc)
         rc = job_files_check(c->params.kind, c->params.options, &err);
+    sched_monitor_ctx mc = {.store = s, .id = c->id, .cfg = cfg};
+    physics_ctl ctl = {.stop = sched_physics_stop, .ctx = &mc};
     if (!rc)
         rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out, cfg->device,
-                             &result_text, &err);
+                             &ctl, &result_text, &err);
+    if (mc.drained) {
+        /* the drain ran out of time: the job runs again at the next start */
+        free(opts);
+        free(result_text);
+        if (job_store_requeue(s, c->id, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        fprintf(stderr, "clsolved: job %s stopped by the drain after %.0f s; queued again\n", c->id,
+                cfg->drain_timeout_s);
+        return;
+    }
     if (!rc)
         rc = sync_dir_files(out, &err);
     double total = cls_now() - t0;
@@ -528,9 +546,15 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
         }
     }
     free(result_text);
-    if (rc)
-        error = error_json(error_code_name(rc), rc, err.msg, err.line);
     job_status st = rc ? JOB_FAILED : JOB_SUCCEEDED;
+    if (mc.cancelled) {
+        st = JOB_CANCELLED;
+        json_decref(result);
+        result = NULL;
+        error = error_json("cancelled", CLS_EOTHER, rc ? err.msg : "cancelled", 0);
+    } else if (rc) {
+        error = error_json(error_code_name(rc), rc, err.msg, err.line);
+    }
     metrics_job_finished(st, total, 0);
     metrics_job_phase("total", total);
     json_t *tm = json_pack("{s:f}", "total_s", total);

@@ -215,6 +215,8 @@ int deform_run_local(const deform_run_opts *o, struct json_t **summary, cls_erro
     double uq_s = 0, upd_s = 0, write_s = 0;
     for (int64_t f = 0; f < S.frames; f++) {
         double ks = 0;
+        if (physics_should_stop())
+            CLS_TRY(cls_fail(err, CLS_EOTHER, "stopped at frame %lld", (long long)f));
         const double *qf = S.q + f * S.M.ncols;
         double *uf_out = S.u_all + f * n3;
         CLS_TRY(deform_gpu_uq(&S.g, qf, &ks, err));

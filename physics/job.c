@@ -1,5 +1,6 @@
 /*
- * job.c: dispatch of a physics job to its kind (see job.h).
+ * job.c: dispatch of a physics job to its kind, and the stop poll its step
+ * loops call (see job.h).
  */
 #include "job.h"
 
@@ -15,14 +16,26 @@ static const struct {
     {"nbody", nbody_job_run},
 };
 
+static _Thread_local const physics_ctl *physics_cur;
+
+int physics_should_stop(void)
+{
+    const physics_ctl *c = physics_cur;
+    return c && c->stop && c->stop(c->ctx);
+}
+
 int physics_job_run(const char *kind, const char *options_json, const char *input_path,
-                    const char *out_dir, const char *device, char **result_json,
-                    cls_error *err)
+                    const char *out_dir, const char *device, const physics_ctl *ctl,
+                    char **result_json, cls_error *err)
 {
     for (size_t i = 0; i < sizeof physics_kinds / sizeof physics_kinds[0]; i++)
-        if (!strcmp(kind, physics_kinds[i].kind))
-            return physics_kinds[i].run(options_json, input_path, out_dir, device, result_json,
-                                        err);
+        if (!strcmp(kind, physics_kinds[i].kind)) {
+            physics_cur = ctl;
+            int rc =
+                physics_kinds[i].run(options_json, input_path, out_dir, device, result_json, err);
+            physics_cur = NULL;
+            return rc;
+        }
     return cls_fail(err, CLS_EUSAGE,
                     "unknown job kind '%s' (known: cg, springs, deform, curvature, nbody)", kind);
 }

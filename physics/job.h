@@ -11,12 +11,28 @@
 
 #include "../common/error.h"
 
+/* Who may stop a running job, and how (the daemon: DELETE, and a drain
+ * that ran out of time; issue 27, item 1: a physics job used to run to its
+ * last step whatever was asked). The kinds' step loops poll
+ * physics_should_stop() at their batch boundaries, at least every quarter
+ * of a second of device work, and end with CLS_EOTHER "stopped at step N"
+ * when it says so; the caller knows why it asked. NULL: nobody stops it
+ * (the local commands). The poll reads a thread-local pointer set for the
+ * run, so the kinds' own signatures do not carry it. */
+typedef struct physics_ctl {
+    int (*stop)(void *ctx); /* 1: stop now */
+    void *ctx;
+} physics_ctl;
+
+/* 1 when the job running on this thread is asked to stop. */
+int physics_should_stop(void);
+
 /* kind: "springs", "deform", "curvature" or "nbody" (the daemon's
  * job_params.c checks requests against the same four names); device:
- * "auto", "cpu", "gpu" or an index. */
+ * "auto", "cpu", "gpu" or an index. ctl may be NULL. */
 int physics_job_run(const char *kind, const char *options_json, const char *input_path,
-                    const char *out_dir, const char *device, char **result_json,
-                    cls_error *err);
+                    const char *out_dir, const char *device, const physics_ctl *ctl,
+                    char **result_json, cls_error *err);
 
 /* One per kind, each in physics/<kind>.c. */
 int springs_job_run(const char *options_json, const char *input_path, const char *out_dir,

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job.h"
 #include "frame.h"
 #include "../kernels/ocl_gate.h"
 #include "nbody.h"
@@ -374,6 +375,8 @@ int nbody_gpu_run(nbody_gpu *g, nbody_integrator k, int64_t first_step, int64_t 
             }
         }
         int64_t step = first_step + (s < steps ? s : steps - 1) + 1;
+        if (physics_should_stop()) /* every step waits on its event: polled as often */
+            return cls_fail(err, CLS_EOTHER, "stopped at step %lld", (long long)step);
         cl_event ev = NULL;
         int rc =
             nbody_enqueue(g, g->k, g->tile, g->n, g->cur, (float)eps2, (float)kick, (float)drift,

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "job.h"
 #include "../common/timer.h"
 #include "frame.h"
 #include "springs.h"
@@ -369,6 +370,9 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
          * on slow devices while hiding the launch cost */
         PHYS_ARG(g->k_wg, 19, g->bad);
         for (int64_t done = 0; done < nsteps;) {
+            if (physics_should_stop()) /* a launch of 250 steps: ~0.25 s on an H100 */
+                return cls_fail(err, CLS_EOTHER, "stopped at step %lld",
+                                (long long)(g->step + done + 1));
             cl_int chunk = (cl_int)(nsteps - done > 250 ? 250 : nsteps - done);
             cl_int first = springs_step_arg(g->step + done + 1);
             PHYS_ARG(g->k_wg, 7, chunk);
@@ -399,6 +403,13 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
     PHYS_ARG(g->k_collide, 4, ncol);
     PHYS_ARG(g->k_collide, 5, mu);
     for (int64_t step = 0; step < nsteps; step++) {
+        /* every 64 steps the queue drains and the stop is polled: the
+         * launches are queued ahead, and a long run queued nothing else */
+        if (step % 64 == 0 && step > 0 &&
+            ((rc = phys_finish(g->ctx, "springs", err)) || physics_should_stop()))
+            return rc ? rc
+                      : cls_fail(err, CLS_EOTHER, "stopped at step %lld",
+                                 (long long)(g->step + step + 1));
         cl_int si = springs_step_arg(g->step + step + 1);
         PHYS_ARG(g->k_verlet, 6, si);
         if ((rc = phys_launch(g->ctx, g->k_verlet, "springs_verlet", (size_t)g->np, g->ls, NULL,

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Every job bounded and cancellable (issue 27, item 1), on PoCL:
+#  1. a physics job that would run for ever (nbody, 10^9 steps): POST
+#     .../cancel ends it, cancelled, within a second (it ran to its last
+#     step whatever was asked); the same for springs;
+#  2. SIGTERM with --drain-timeout 1 while one runs: the daemon exits within
+#     the drain timeout and a margin, the job queued again;
+#  3. a cancel asked for while a job runs survives kill -9 of the daemon: at
+#     the next start the job ends cancelled instead of running again;
+#  4. a job whose runs the daemon's death cut short --max-job-restarts (2)
+#     times fails at the next start ("the daemon stopped 2 times"), never
+#     run again in a loop.
+# errors.md: JOB-RESTARTS JOB-CANCEL-KEPT PHYS-CANCELLED
+. "$(dirname "$0")/lib.sh"
+. "$here/daemon_lib.sh"
+D=$TEST_TMP/data
+rm -rf "$D" "$D".*
+jst() { $DCLIENT request "$DURL" GET "/v1/jobs/$1" | tail -n +2 | jget "$2"; }
+running() { # ID: until the job runs (60 s)
+    for _ in $(seq 600); do [ "$(jst "$1" "j['status']")" = running ] && return 0; sleep 0.1; done
+    return 1
+}
+submit_q() { # QUERY: a job with no body (the options generate the input)
+    curl -s -X POST "$DURL/v1/jobs?$1" | jget "j['id']"
+}
+endless="kind=nbody&plummer=256&steps=1000000000&every=0"
+
+daemon_start 1 "$D" --drain-timeout 1 || { bad "daemon start"; finish; }
+
+# 1. cancel a running physics job
+for q in "$endless" "kind=springs&grid=20&steps=1000000000"; do
+    id=$(submit_q "$q")
+    [ -n "$id" ] && running "$id" && ok || { bad "$q: never ran"; continue; }
+    sleep 0.5
+    t0=$(date +%s.%N)
+    curl -s -o /dev/null -X POST "$DURL/v1/jobs/$id/cancel"
+    for _ in $(seq 100); do [ "$(jst "$id" "j['status']")" != running ] && break; sleep 0.05; done
+    dt=$($PY -c "import sys,time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$t0")
+    st=$(jst "$id" "j['status'], j['error']['code']")
+    echo "cancel ${q%%&*}: $st after $dt s"
+    [ "$st" = "cancelled cancelled" ] && lt "$dt" 1.5 && ok || bad "$q: after the cancel: $st after $dt s"
+done
+
+# 2. the drain ends within --drain-timeout while a physics job runs
+id=$(submit_q "$endless")
+running "$id" || bad "drain: the job never ran"
+t0=$(date +%s.%N)
+daemon_stop 30
+dt=$($PY -c "import sys,time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$t0")
+echo "drain with a running physics job: exited after $dt s (--drain-timeout 1)"
+lt "$dt" 8 && ok || bad "the drain took $dt s with --drain-timeout 1"
+
+# 3. a cancel asked while a job runs is written to its record, so that it
+# survives the daemon's death. The job from 2 runs again: cancel it and kill
+# the daemon at once; whichever came first, the job ends cancelled and never
+# runs again. Then the record alone: a job recorded as running with its
+# cancel asked ends cancelled at the start, "the daemon stopped before the
+# job did" (the cancel was in memory only and the job ran again).
+daemon_start 1 "$D" --drain-timeout 1 || { bad "restart"; finish; }
+running "$id" || bad "the drained job did not run again"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$DURL/v1/jobs/$id/cancel")
+daemon_kill9
+daemon_start 1 "$D" --drain-timeout 1 || { bad "restart after kill -9"; finish; }
+st=$(jst "$id" "j['status'], j['error']['message']")
+echo "cancel ($code), kill -9, start: $st"
+[[ $st == "cancelled "* ]] && ok || bad "a cancel asked before kill -9: $st"
+daemon_stop 30
+$PY - "$D/jobs/$id/job.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["status"], j["error"], j["result"] = "running", None, None
+json.dump(j, open(sys.argv[1], "w"))
+PY
+daemon_start 1 "$D" --drain-timeout 1 || { bad "start with a running, cancelled record"; finish; }
+st=$(jst "$id" "j['status'], j['error']['message']")
+echo "a record 'running' with its cancel asked, at the start: $st"
+[ "$st" = "cancelled cancelled; the daemon stopped before the job did" ] && ok ||
+    bad "a running record with its cancel asked: $st"
+
+# 4. a job that the daemon's death interrupts twice fails at the next start
+id=$(submit_q "$endless")
+for n in 1 2; do
+    running "$id" || bad "restart $n: the job did not run"
+    daemon_kill9
+    daemon_start 1 "$D" --drain-timeout 1 || { bad "start $n"; finish; }
+done
+st=$(jst "$id" "j['status'], j['interrupted_runs'], j['error']['message']")
+echo "two kills while running: $st"
+[[ $st == "failed 2 the daemon stopped 2 times while this job ran"* ]] && ok ||
+    bad "a job interrupted twice: $st"
+# a healthy job still runs on the restarted daemon
+ok_id=$(submit_q "kind=nbody&plummer=64&steps=10")
+[ "$(wait_job "$DURL" "$ok_id" 60 | jget "j['status']")" = succeeded ] && ok || bad "a small job after the restarts"
+daemon_stop 60 || true
+finish
