@@ -105,6 +105,16 @@ int job_store_list_json(job_store *s, int limit, const char *after, int page, co
 int job_store_residuals_json(job_store *s, const char *id, int64_t since, char **json);
 /* The job's directory and its status (for the solution routes). */
 int job_store_job_dir(job_store *s, const char *id, char *dir, size_t cap, job_status *st);
+/* What the job's record says of a stored output file (name: solution.mtx
+ * or solution.bin): its size (-1: not recorded, an older record), its
+ * CRC-32 (*has_crc 0: none) and whether this daemon has checked it whole
+ * already. 0, or -1 for an unknown job. */
+int job_store_file_expect(job_store *s, const char *id, const char *name, int64_t *bytes,
+                          uint32_t *crc, int *has_crc, int *verified);
+/* The file was checked whole and matches: not read again in this run. */
+void job_store_file_verified(job_store *s, const char *id, const char *name);
+/* A download refused as damaged (counted for /metrics). */
+void job_store_file_damaged(job_store *s);
 
 /* POST /v1/jobs/ID/cancel: a queued job is cancelled at once
  * (JOB_CANCEL_DONE), a running one asked to stop at its next iteration

@@ -61,6 +61,7 @@ typedef struct job_rec {
     int cancel;
     int load_ended;        /* ended at load (a cancel kept, too many restarts): rewrite */
     int cancel_written;    /* a running job's cancel is in its job.json */
+    int bin_verified;      /* solution.bin read whole against its CRC-32 in this run */
     char store_error[200]; /* the last failed write of this job's record ("" none) */
     char note[256];        /* why a queued job waits (admission), in memory only */
     job_pending *pending;
@@ -81,6 +82,7 @@ struct job_store {
     int write_failed;
     char health[256];
     uint64_t write_errors, quarantined, removal_errors;
+    uint64_t damaged; /* stored outputs refused: not what was written (size, CRC-32) */
     uint64_t retention_removed;
     double last_retry;
 };

@@ -52,9 +52,12 @@ char *job_store_metrics(void *arg)
             "clsolve_store_quarantined_total %llu\n"
             "# HELP clsolve_store_removal_errors_total Job directories that could not be "
             "removed completely.\n# TYPE clsolve_store_removal_errors_total counter\n"
-            "clsolve_store_removal_errors_total %llu\n",
+            "clsolve_store_removal_errors_total %llu\n"
+            "# HELP clsolve_store_damaged_total Downloads refused because the stored file is not "
+            "what was written (size or CRC-32).\n# TYPE clsolve_store_damaged_total counter\n"
+            "clsolve_store_damaged_total %llu\n",
             healthy, (unsigned long long)s->write_errors, (unsigned long long)s->quarantined,
-            (unsigned long long)s->removal_errors);
+            (unsigned long long)s->removal_errors, (unsigned long long)s->damaged);
     uint64_t jobs_bytes = 0, finished_bytes = 0, pinned = 0;
     for (size_t i = 0; i < s->n; i++) {
         jobs_bytes += s->recs[i]->disk;
@@ -227,6 +230,46 @@ int job_store_job_dir(job_store *s, const char *id, char *dir, size_t cap, job_s
     }
     pthread_mutex_unlock(&s->mu);
     return r ? 0 : -1;
+}
+
+int job_store_file_expect(job_store *s, const char *id, const char *name, int64_t *bytes,
+                          uint32_t *crc, int *has_crc, int *verified)
+{
+    *bytes = -1;
+    *crc = 0;
+    *has_crc = *verified = 0;
+    pthread_mutex_lock(&s->mu);
+    job_rec *r = job_store_find(s, id);
+    if (r) {
+        json_t *f = json_object_get(json_object_get(r->result, "solution_files"), name);
+        json_t *b = json_object_get(f, "bytes");
+        const char *c = json_string_value(json_object_get(f, "crc32"));
+        if (json_is_integer(b))
+            *bytes = json_integer_value(b);
+        if (c) {
+            *crc = (uint32_t)strtoul(c, NULL, 16);
+            *has_crc = 1;
+        }
+        *verified = !strcmp(name, "solution.bin") ? r->bin_verified : 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return r ? 0 : -1;
+}
+
+void job_store_file_damaged(job_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->damaged++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void job_store_file_verified(job_store *s, const char *id, const char *name)
+{
+    pthread_mutex_lock(&s->mu);
+    job_rec *r = job_store_find(s, id);
+    if (r && !strcmp(name, "solution.bin"))
+        r->bin_verified = 1;
+    pthread_mutex_unlock(&s->mu);
 }
 
 void job_store_counts(job_store *s, int64_t counts[JOB_NSTATES])

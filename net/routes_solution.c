@@ -17,8 +17,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "gzstream.h"
+#include "metrics.h"
 #include "http_reply.h"
 #include "record.h"
 
@@ -153,6 +155,48 @@ static void solution_cache_headers(struct MHD_Response *r, const char *etag)
     MHD_add_response_header(r, "Vary", "Accept-Encoding, Authorization");
 }
 
+/* 1 when the file differs from the record's size or CRC-32 (the latter
+ * read whole once per run; older records have neither and pass). */
+static int solution_damaged(http_call *call, int fd, const struct stat *sb, const char *name)
+{
+    int64_t bytes;
+    uint32_t crc;
+    int has_crc, verified;
+    if (job_store_file_expect(call->cfg->store, call->id, name, &bytes, &crc, &has_crc, &verified))
+        return 0;
+    if (bytes >= 0 && (int64_t)sb->st_size != bytes) {
+        fprintf(stderr, "clsolved: job %s: %s is %lld bytes, the record says %lld\n", call->id,
+                name, (long long)sb->st_size, (long long)bytes);
+        job_store_file_damaged(call->cfg->store);
+        return 1;
+    }
+    if (!has_crc || verified)
+        return 0;
+    uLong c = crc32_z(0L, Z_NULL, 0);
+    unsigned char buf[1 << 16];
+    off_t off = 0;
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return 1;
+        }
+        if (n == 0)
+            break;
+        c = crc32_z(c, buf, (size_t)n);
+        off += n;
+    }
+    if ((uint32_t)c != crc) {
+        fprintf(stderr, "clsolved: job %s: %s has CRC-32 %08x, the record says %08x\n", call->id,
+                name, (unsigned)c, (unsigned)crc);
+        job_store_file_damaged(call->cfg->store);
+        return 1;
+    }
+    job_store_file_verified(call->cfg->store, call->id, name);
+    return 0;
+}
+
 enum MHD_Result routes_jobs_solution(http_call *call)
 {
     struct MHD_Connection *c = call->conn;
@@ -181,6 +225,18 @@ enum MHD_Result routes_jobs_solution(http_call *call)
         snprintf(d, sizeof d, "job %s is %s and has no solution%s", id, job_status_name(st),
                  st == JOB_QUEUED || st == JOB_RUNNING ? " yet" : "");
         return http_reply_problem(c, 409, "no-solution", d, 0);
+    }
+    /* what was written is what is served: a file whose size (or, read
+     * whole once per run, whose CRC-32) differs from the record's is
+     * damaged and refused, never sent as a cacheable 200 */
+    if (solution_damaged(call, fd, &sb, fmt == 0 ? "solution.mtx" : "solution.bin")) {
+        close(fd);
+        char d[300];
+        snprintf(d, sizeof d,
+                 "job %s's stored %s does not match what was written (size or checksum): the "
+                 "file is damaged; the job's record is kept",
+                 id, fmt == 0 ? "solution.mtx" : "solution.bin");
+        return http_reply_problem(c, 500, "store-damaged", d, 0);
     }
     /* a finished job's solution never changes (a job runs once; a new
      * solve is a new job): cacheable for good, validated by its ETag */

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <zlib.h>
 #include <time.h>
 
 #include "../common/timer.h"
@@ -181,8 +182,25 @@ static json_t *error_json(const char *code, int exit_code, const char *msg, long
 
 /* Writes x as solution.mtx and solution.bin (little-endian float64); k
  * right-hand sides: an n x k array, the columns one after the other. */
+/* What write_solution stored, for the record: each file's size, and
+ * solution.bin's CRC-32 (zlib's), which the download route checks before it
+ * serves the file (issue 27, item 7: a solution.bin cut to half was served
+ * as 200 and cached for good). */
+typedef struct sched_files {
+    int64_t mtx_bytes, bin_bytes;
+    uint32_t bin_crc32;
+} sched_files;
+
+static json_t *sched_files_json(const sched_files *f)
+{
+    char crc[16];
+    snprintf(crc, sizeof crc, "%08x", (unsigned)f->bin_crc32);
+    return json_pack("{s:{s:I}, s:{s:I, s:s}}", "solution.mtx", "bytes", (json_int_t)f->mtx_bytes,
+                     "solution.bin", "bytes", (json_int_t)f->bin_bytes, "crc32", crc);
+}
+
 static int write_solution(const char *dir, const double *x, int64_t rows, int k,
-                          const char *comment, cls_error *err)
+                          const char *comment, sched_files *files, cls_error *err)
 {
     char path[PATH_MAX];
     const int64_t n = rows * (k > 1 ? k : 1);
@@ -192,6 +210,8 @@ static int write_solution(const char *dir, const double *x, int64_t rows, int k,
                : mm_write_vector(path, x, n, comment, err)) ||
         fileio_sync_path(path, err) || fileio_sync_parent(path, err))
         return CLS_EOTHER;
+    struct stat sb;
+    files->mtx_bytes = stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
     unsigned char *bin = malloc((size_t)(n ? n : 1) * 8);
     if (!bin)
         return cls_fail(err, CLS_EOTHER, "out of memory for solution.bin");
@@ -201,6 +221,8 @@ static int write_solution(const char *dir, const double *x, int64_t rows, int k,
         for (int k = 0; k < 8; k++)
             bin[8 * i + k] = (unsigned char)(u >> (8 * k));
     }
+    files->bin_bytes = n * 8;
+    files->bin_crc32 = (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), bin, (size_t)n * 8);
     int rc = snprintf(path, sizeof path, "%s/solution.bin", dir) >= (int)sizeof path
                  ? cls_fail(err, CLS_EOTHER, "job directory path too long")
                  : fileio_write_durable(path, bin, (size_t)n * 8, err);
@@ -368,11 +390,12 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
     json_t *error = NULL;
     cls_error werr;
     cls_error_clear(&werr);
+    sched_files files = {-1, -1, 0};
     if (x) {
         char comment[320];
         snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
                  rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
-        if (write_solution(c->dir, x, rep.rows, rep.nrhs, comment, &werr)) {
+        if (write_solution(c->dir, x, rep.rows, rep.nrhs, comment, &files, &werr)) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
             user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
@@ -403,6 +426,8 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         result = report_json(&rep, &o, rc);
         json_object_set_new(result, "rhs", json_string(c->in.has_rhs ? c->in.rhs_name : "A*ones"));
         json_object_set_new(result, "solution_available", json_boolean(x != NULL && !werr.msg[0]));
+        if (x && !werr.msg[0])
+            json_object_set_new(result, "solution_files", sched_files_json(&files));
     }
     json_t *devices = json_array();
     for (int i = 0; i < rep.nparts && i < DSOLVE_MAX_PARTS; i++) {

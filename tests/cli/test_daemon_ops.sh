@@ -4,7 +4,9 @@
 # histograms, the queue-wait and job-phase histograms, process_* and
 # clsolve_build_info (checked against /proc and --version), a Prometheus
 # text page that parses; ETag and Cache-Control: immutable on finished
-# solutions (304 on If-None-Match); gzip for large downloads when asked.
+# solutions (304 on If-None-Match); gzip for large downloads when asked;
+# a damaged stored solution refused (size, CRC-32).
+# errors.md: STORE-DAMAGED
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
 need_data matrices
@@ -179,6 +181,32 @@ grep -qi '^Content-Encoding' "$t/h" && bad "gzip;q=0 was gzipped" || ok
 hdr -H 'Accept-Encoding: gzip' "$U/v1/jobs/$small/solution" >/dev/null
 grep -qi '^Content-Encoding' "$t/h" && bad "a small solution was gzipped" || ok
 curl -s --compressed -o "$t/cc" "$U/v1/jobs/$big/solution" && cmp -s "$t/cc" "$t/x.mtx" && ok || bad "curl --compressed"
+
+# --- stored outputs are checked before they are served (issue 27, item 7):
+# size against the record always, solution.bin's CRC-32 read whole once per
+# run; a damaged file is a 500 store-damaged, never a cacheable 200 ---
+rec=$(curl -s "$U/v1/jobs/$big")
+[ "$(jget "j['result']['solution_files']['solution.bin']['bytes']" <<<"$rec")" = "$(stat -c %s "$D/jobs/$big/solution.bin")" ] &&
+    ok || bad "the record's solution_files: $(jget "j['result'].get('solution_files')" <<<"$rec")"
+code=$(curl -s -o /dev/null -w '%{http_code}' "$U/v1/jobs/$big/solution?format=binary")
+[ "$code" = 200 ] && ok || bad "an intact solution.bin: $code"
+dmg() { # JOB FORMAT: status and problem type of a download
+    curl -s -o "$t/dmg" -w '%{http_code}' "$U/v1/jobs/$1/solution?format=$2"
+    printf ' %s' "$(jget "j.get('type')" <"$t/dmg" 2>/dev/null)"
+}
+half=$(($(stat -c %s "$D/jobs/$big/solution.bin") / 2))
+truncate -s "$half" "$D/jobs/$big/solution.bin"
+[ "$(dmg "$big" binary)" = "500 urn:clsolve:problem:store-damaged" ] && ok || bad "a solution.bin cut to half: $(dmg "$big" binary)"
+[ "$(dmg "$big" json)" = "500 urn:clsolve:problem:store-damaged" ] && ok || bad "its JSON: $(dmg "$big" json)"
+truncate -s 100 "$D/jobs/$big/solution.mtx"
+[ "$(dmg "$big" mtx)" = "500 urn:clsolve:problem:store-damaged" ] && ok || bad "a cut solution.mtx: $(dmg "$big" mtx)"
+# one byte changed, same size, before the first download: the CRC-32
+fresh=$($DCLIENT submit "$U" "$t/p2.mtx" --param tol=1e-6)
+wait_job "$U" "$fresh" >/dev/null
+printf '\x01' | dd of="$D/jobs/$fresh/solution.bin" bs=1 seek=9 conv=notrunc status=none
+[ "$(dmg "$fresh" binary)" = "500 urn:clsolve:problem:store-damaged" ] && ok || bad "a changed byte: $(dmg "$fresh" binary)"
+curl -s "$U/metrics" | grep -q '^clsolve_store_damaged_total [1-9]' && ok || bad "no damaged count in /metrics"
+echo "damaged outputs: $(curl -s "$U/metrics" | grep '^clsolve_store_damaged_total')"
 
 daemon_stop 60 && ok || bad "daemon stop"
 finish
