@@ -88,6 +88,7 @@ typedef struct clsolved_opts {
     uint64_t max_upload;
     int max_queued;
     int max_job_restarts; /* 0: the store's default (2) */
+    double keep_min_age;  /* seconds; --keep-bytes spares younger finished jobs */
     int64_t keep_count;
     double keep_seconds;
     unsigned max_connections, timeout_s, per_address, health_reserve;
@@ -136,6 +137,29 @@ static int parse_u64(const char *s, uint64_t *out, int suffixes)
     if (*end || (mul > 1 && v > UINT64_MAX / mul))
         return -1;
     *out = v * mul;
+    return 0;
+}
+
+/* A duration: N followed by s, m, h or d (a bare N is seconds). */
+static int parse_duration(const char *s, double *out)
+{
+    size_t n = strlen(s);
+    if (n == 0)
+        return -1;
+    char unit = s[n - 1];
+    double mul = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : unit == 'd' ? 86400 : 0;
+    char num[32];
+    size_t k = mul ? n - 1 : n;
+    if (!mul)
+        mul = 1;
+    if (k == 0 || k >= sizeof num)
+        return -1;
+    memcpy(num, s, k);
+    num[k] = '\0';
+    uint64_t v;
+    if (parse_u64(num, &v, 0) || v > 100000000)
+        return -1;
+    *out = (double)v * mul;
     return 0;
 }
 
@@ -192,6 +216,7 @@ static const char *const clsolved_options[] = {
     "--max-nnz",
     "--max-matrix-bytes",
     "--keep-bytes",
+    "--keep-min-age",
     "--disk-reserve",
     "--lanes",
     "--shared-max-entries",
@@ -212,6 +237,7 @@ static void opts_default(clsolved_opts *o)
     o->device = "auto";
     o->max_upload = 1024ull * 1024 * 1024;
     o->max_queued = 1000;
+    o->keep_min_age = 600;
     o->keep_count = -1;
     o->keep_seconds = 30 * 86400.0;
     o->keep_bytes = 25;
@@ -253,6 +279,9 @@ static int apply_option(const char *name, const char *v, clsolved_opts *o)
         if (parse_u64(v, &u, 0) || u == 0 || u > 10000000)
             return -1;
         o->max_queued = (int)u;
+    } else if (!strcmp(name, "--keep-min-age")) {
+        if (parse_duration(v, &o->keep_min_age))
+            return -1;
     } else if (!strcmp(name, "--max-job-restarts")) {
         if (parse_u64(v, &u, 0) || u == 0 || u > 1000)
             return -1;
@@ -710,6 +739,7 @@ static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
                            .keep_count = o->keep_count,
                            .keep_seconds = o->keep_seconds,
                            .keep_bytes = keep_bytes,
+                           .keep_min_age = o->keep_min_age,
                            .disk_reserve = reserve,
                            .max_queued = o->max_queued,
                            .max_job_restarts = o->max_job_restarts};

@@ -61,6 +61,8 @@ typedef struct job_store_config {
     int64_t keep_count;    /* finished jobs kept; < 0: no limit */
     double keep_seconds;   /* finished jobs kept this long; < 0: no limit */
     uint64_t keep_bytes;   /* finished jobs' files kept at most (bytes); 0: no limit */
+    double keep_min_age;   /* keep_bytes never removes a job finished less than this many
+                            * seconds ago (its owner may not have fetched it yet) */
     uint64_t disk_reserve; /* free space an upload must leave on the data dir's disk */
     int max_queued;        /* queued jobs accepted at most */
     int max_job_restarts;  /* a job whose runs the daemon's end cut short this many times

@@ -398,7 +398,8 @@ void job_store_retention(job_store *s)
         }
         if (oldest && ((s->cfg.keep_count >= 0 && finished > s->cfg.keep_count) ||
                        (s->cfg.keep_seconds >= 0 && now - oldest->finished > s->cfg.keep_seconds) ||
-                       (s->cfg.keep_bytes && bytes > s->cfg.keep_bytes))) {
+                       (s->cfg.keep_bytes && bytes > s->cfg.keep_bytes &&
+                        now - oldest->finished >= s->cfg.keep_min_age))) {
             memcpy(victim, oldest->id, sizeof victim);
             job_store_remove_at(s, job_store_find_index(s, oldest));
             job_store_rec_free(oldest);

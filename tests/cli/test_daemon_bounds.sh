@@ -7,6 +7,7 @@
 #     the drain timeout and a margin, the job queued again;
 #  3. a cancel asked for while a job runs survives kill -9 of the daemon: at
 #     the next start the job ends cancelled instead of running again;
+#  1b. --keep-bytes spares jobs that finished within --keep-min-age;
 #  4. a job whose runs the daemon's death cut short --max-job-restarts (2)
 #     times fails at the next start ("the daemon stopped 2 times"), never
 #     run again in a loop.
@@ -25,7 +26,7 @@ submit_q() { # QUERY: a job with no body (the options generate the input)
 }
 endless="kind=nbody&plummer=256&steps=1000000000&every=0"
 
-daemon_start 1 "$D" --drain-timeout 1 || { bad "daemon start"; finish; }
+daemon_start 1 "$D" --drain-timeout 1 --keep-bytes 1 || { bad "daemon start"; finish; }
 
 # 1. cancel a running physics job
 for q in "$endless" "kind=springs&grid=20&steps=1000000000"; do
@@ -40,6 +41,11 @@ for q in "$endless" "kind=springs&grid=20&steps=1000000000"; do
     echo "cancel ${q%%&*}: $st after $dt s"
     [ "$st" = "cancelled cancelled" ] && lt "$dt" 1.5 && ok || bad "$q: after the cancel: $st after $dt s"
 done
+
+# retention by size (--keep-bytes 1) spares jobs younger than --keep-min-age
+# (default 10 minutes): their owners may not have fetched them yet
+n=$(ls "$D/jobs" | wc -l)
+[ "$n" -ge 2 ] && ok || bad "--keep-bytes removed jobs that finished seconds ago: $n left"
 
 # 2. the drain ends within --drain-timeout while a physics job runs
 id=$(submit_q "$endless")

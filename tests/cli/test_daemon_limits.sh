@@ -38,7 +38,7 @@ post() { # FILE [curl args...]: prints the status; the body in $TEST_TMP/body
 body() { cat "$TEST_TMP/body"; }
 
 LD_PRELOAD=$CLSFAULT_LIB CLSFAULT_DIR=$F daemon_start 1 "$D" --max-nnz 50000 \
-    --max-matrix-bytes 2M --keep-bytes 120K || { bad "daemon start"; finish; }
+    --max-matrix-bytes 2M --keep-bytes 120K --keep-min-age 0 || { bad "daemon start"; finish; }
 
 # 1. limits on what an upload becomes
 printf '%%%%MatrixMarket matrix coordinate real general\n100 100 60000\n1 1 1\n' >"$TEST_TMP/many.mtx"
