@@ -115,6 +115,8 @@ int job_store_file_expect(job_store *s, const char *id, const char *name, int64_
                           uint32_t *crc, int *has_crc, int *verified);
 /* The file was checked whole and matches: not read again in this run. */
 void job_store_file_verified(job_store *s, const char *id, const char *name);
+/* A job's outputs wait for disk space (why: for /readyz; NULL: no more). */
+void job_store_set_disk_wait(job_store *s, const char *why);
 /* A download refused as damaged (counted for /metrics). */
 void job_store_file_damaged(job_store *s);
 

@@ -82,6 +82,7 @@ struct job_store {
     int write_failed;
     char health[256];
     uint64_t write_errors, quarantined, removal_errors;
+    char disk_wait[200]; /* a job's outputs wait for disk space: /readyz says so */
     uint64_t damaged; /* stored outputs refused: not what was written (size, CRC-32) */
     uint64_t retention_removed;
     double last_retry;

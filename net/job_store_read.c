@@ -23,9 +23,12 @@ int job_store_healthy(job_store *s, char *why, size_t cap)
     int pending = 0;
     for (size_t i = 0; i < s->n; i++)
         pending += s->recs[i]->pending != NULL;
-    int ok = !s->write_failed && !pending;
+    int ok = !s->write_failed && !pending && !s->disk_wait[0];
     if (!ok && why)
-        snprintf(why, cap, "%s%s", s->write_failed ? s->health : "the job store",
+        snprintf(why, cap, "%s%s",
+                 s->write_failed   ? s->health
+                 : s->disk_wait[0] ? s->disk_wait
+                                   : "the job store",
                  pending ? " (finished jobs waiting for their records to be written)" : "");
     pthread_mutex_unlock(&s->mu);
     return ok;
@@ -254,6 +257,13 @@ int job_store_file_expect(job_store *s, const char *id, const char *name, int64_
     }
     pthread_mutex_unlock(&s->mu);
     return r ? 0 : -1;
+}
+
+void job_store_set_disk_wait(job_store *s, const char *why)
+{
+    pthread_mutex_lock(&s->mu);
+    snprintf(s->disk_wait, sizeof s->disk_wait, "%s", why ? why : "");
+    pthread_mutex_unlock(&s->mu);
 }
 
 void job_store_file_damaged(job_store *s)

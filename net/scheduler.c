@@ -13,6 +13,7 @@
 #include "scheduler.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <math.h>
 #include <stdio.h>
@@ -230,6 +231,12 @@ static int write_solution(const char *dir, const double *x, int64_t rows, int k,
     return rc;
 }
 
+/* 1 when a write failed for lack of space (or quota): worth a retry */
+static int sched_disk_full(const cls_error *e)
+{
+    return strstr(e->msg, strerror(ENOSPC)) || strstr(e->msg, strerror(EDQUOT));
+}
+
 static int write_residuals(const char *dir, const char *id, const double *h, int64_t n,
                            int64_t first, cls_error *err)
 {
@@ -395,15 +402,64 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         char comment[320];
         snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
                  rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
-        if (write_solution(c->dir, x, rep.rows, rep.nrhs, comment, &files, &werr)) {
+        int wrc;
+        /* a full disk keeps the solve: the job waits (its note and /readyz
+         * say why) and the write is retried every second until space
+         * returns, the job is cancelled, or a drain runs out of time
+         * (queued again) -- never failed for lack of space (issue 27,
+         * item 4) */
+        while ((wrc = write_solution(c->dir, x, rep.rows, rep.nrhs, comment, &files, &werr)) &&
+               sched_disk_full(&werr)) {
+            char note[240];
+            snprintf(note, sizeof note,
+                     "waits for disk space to write its solution (%.1f MB): the data directory's "
+                     "disk is full",
+                     (double)rep.rows * (rep.nrhs > 1 ? rep.nrhs : 1) * 33.0 / 1048576.0);
+            job_store_set_note(s, c->id, note);
+            job_store_set_disk_wait(s, "the data directory's disk is full: a finished job waits "
+                                       "to write its solution");
+            if (job_store_cancel_requested(s, c->id)) {
+                mc.cancelled = 1;
+                break;
+            }
+            if (sched_drain_over(cfg)) {
+                job_store_set_disk_wait(s, NULL);
+                free(x);
+                dsolve_report_free(&rep);
+                if (job_store_requeue(s, c->id, &err))
+                    fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+                return;
+            }
+            cls_error_clear(&werr);
+            nanosleep(&(struct timespec){1, 0}, NULL);
+        }
+        job_store_set_disk_wait(s, NULL);
+        job_store_set_note(s, c->id, "");
+        if (wrc && mc.cancelled) {
+            st = JOB_CANCELLED;
+            cls_error_clear(&werr);
+        } else if (wrc) {
             st = JOB_FAILED;
             rc = CLS_EOTHER;
             user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
             error = error_json("internal", CLS_EOTHER, werr.msg, 0);
         }
     }
-    if (rep.cg.nhistory > 0 &&
-        write_residuals(c->dir, c->id, rep.cg.history, rep.cg.nhistory, 0, &werr) && !error) {
+    int hrc = 0;
+    /* the residual history waits for space as the solution does (a few KB;
+     * a cancel or a drain ends the wait, the job then ends as it would) */
+    for (int tries = 0; rep.cg.nhistory > 0; tries++) {
+        cls_error_clear(&werr);
+        hrc = write_residuals(c->dir, c->id, rep.cg.history, rep.cg.nhistory, 0, &werr);
+        if (!hrc || !sched_disk_full(&werr) || job_store_cancel_requested(s, c->id) ||
+            sched_drain_over(cfg))
+            break;
+        job_store_set_disk_wait(s, "the data directory's disk is full: a finished job waits "
+                                   "to write its residual history");
+        nanosleep(&(struct timespec){1, 0}, NULL);
+    }
+    job_store_set_disk_wait(s, NULL);
+    if (hrc && !error) {
         st = JOB_FAILED;
         rc = CLS_EOTHER;
         user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);

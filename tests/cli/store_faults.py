@@ -181,6 +181,27 @@ def cmd_paths(url, data, fdir, small, big):
     agree(cl, data, jid, "final record written late")
     check(wait_until(lambda: readyz(cl)[0] == 200, 10), "ready again after the retry")
 
+    # 2b. the disk fills as a job writes its solution (ENOSPC on every write
+    # of its solution files): the solve is kept, the job waits with a note
+    # and /readyz says why; space back, it succeeds with its solution
+    # (issue 27, item 4: it used to fail for good)
+    jid = submit_running(cl, big, 1)
+    set_rule(fdir, "write %s/%s/solution ENOSPC 1 0" % (jobs, jid))
+    j = wait_until(lambda: "disk space" in ((get(cl, jid) or {}).get("progress", {}).get("note") or "")
+                   and get(cl, jid), 120)
+    check(bool(j) and j["status"] == "running", "disk full at the solution: the job waits: %s"
+          % repr(j and (j["status"], j["progress"]["note"])))
+    st, body = readyz(cl)
+    check(st == 503 and "disk is full" in json.dumps(body), "readyz while a job waits for disk: %d %s" % (st, body))
+    time.sleep(1.5)  # a retry or two, still full
+    check(get(cl, jid)["status"] == "running", "still waiting while the disk is full")
+    set_rule(fdir)
+    j = wait_final(cl, jid, 60)
+    check(j and j["status"] == "succeeded", "space back: the job succeeds: %s" % repr(j and (j["status"], j.get("error"))))
+    sol = cl.request("GET", "/v1/jobs/%s/solution?format=json" % jid)
+    check(sol[0] == 200 and json.loads(sol[2])["n"] > 0, "... with its solution")
+    check(wait_until(lambda: readyz(cl)[0] == 200, 10), "ready again once written")
+
     # 3. cancelling a queued job whose record cannot be written: 500, the job
     # still queued (memory and disk); then it can be cancelled
     run = submit_running(cl, big, 1)

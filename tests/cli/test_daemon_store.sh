@@ -13,7 +13,9 @@
 #     saving, and is written by the retry; a cancel that cannot be written
 #     is a 500 and the job stays queued; DELETE whose record cannot be
 #     removed is a 500 and the job is kept; whose files cannot all be
-#     removed is a 500 saying so, and the next start removes the rest;
+#     removed is a 500 saying so, and the next start removes the rest; a
+#     disk that fills as a job writes its solution: the job waits (note,
+#     /readyz) and succeeds once space returns;
 #  3. a restart (drain, start) keeps every job with its status;
 #  4. records that fail to load are quarantined, never deleted: a corrupt
 #     job.json, stored parameters that are not valid ("precond": "ilu"), a
