@@ -80,10 +80,17 @@ int ksp_stop_lost(ksp_stop *st)
     return 1;
 }
 
-int ksp_stop_lost_pap(ksp_stop *st, double pap, double delta)
+int ksp_stop_lost_pap(ksp_stop *st, double pap, double delta, double rel_residual)
 {
     const double scale = fabs(delta) + fabs(delta - pap); /* |delta| + |t| */
-    if (!(delta > 0.0) || !isfinite(pap) || pap < -KSP_LOST_REL * scale)
+    if (!isfinite(pap))
+        return 0;
+    /* the recurrence at its noise floor (a pipelined or single-reduction
+     * loop near convergence: LFAT5 at 1e-10 read p'Ap = -1.1e-16 from two
+     * terms of 1e-16), or a sign one rounding of its two terms explains */
+    int noise = rel_residual <= KSP_LOST_NOISE;
+    int rounding = delta > 0.0 && pap >= -KSP_LOST_REL * scale;
+    if (!noise && !rounding)
         return 0; /* beyond rounding: the operator is not positive definite */
     return ksp_stop_lost(st);
 }

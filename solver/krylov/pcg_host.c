@@ -64,7 +64,8 @@ pcg_host_action pcg_host_step(pcg_host *h, const double v[4], int64_t maxiter, c
     const double beta = h->gamma_old > 0 ? gamma / h->gamma_old : 0;                   /* beta */
     const double pap = h->gamma_old > 0 ? delta - beta * gamma / h->alpha_old : delta; /* p'Ap */
     if (!(pap > 0.0)) {
-        if (beta != 0.0 && ksp_stop_lost_pap(&h->stop, pap, delta)) /* lost by rounding */
+        if (beta != 0.0 &&
+            ksp_stop_lost_pap(&h->stop, pap, delta, res->rel_residual)) /* lost by rounding */
             return PCG_HOST_RESTART;
         *rc = ksp_fail_indefinite(res, pap, h->it + 1, err);
         return PCG_HOST_DONE;

@@ -166,7 +166,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
                 beta = gamma / gamma_old;               /* beta = gamma_i / gamma_{i-1} */
                 pap = delta - beta * gamma / alpha_old; /* delta - beta gamma / alpha_{i-1} */
             }
-            if (!(pap > 0.0) && !restart && ksp_stop_lost_pap(&st, pap, delta)) {
+            if (!(pap > 0.0) && !restart && ksp_stop_lost_pap(&st, pap, delta, res->rel_residual)) {
                 /* p'Ap from the recurrence (a difference of two sums) has
                  * lost its accuracy: a loss of the pipelined recurrences,
                  * not of the matrix; restart from b - A x, where p'Ap = w'u
