@@ -24,6 +24,11 @@ int physics_should_stop(void)
     return c && c->stop && c->stop(c->ctx);
 }
 
+int physics_stop_armed(void)
+{
+    return physics_cur && physics_cur->stop;
+}
+
 int physics_job_run(const char *kind, const char *options_json, const char *input_path,
                     const char *out_dir, const char *device, const physics_ctl *ctl,
                     char **result_json, cls_error *err)

@@ -26,6 +26,11 @@ typedef struct physics_ctl {
 
 /* 1 when the job running on this thread is asked to stop. */
 int physics_should_stop(void);
+/* 1 when someone may ask (a physics_ctl is set): a loop that queues work
+ * ahead of the device then paces it, so that a stop takes effect within
+ * about PHYSICS_POLL_S of device time, not after everything queued. */
+int physics_stop_armed(void);
+#define PHYSICS_POLL_S 0.1
 
 /* kind: "springs", "deform", "curvature" or "nbody" (the daemon's
  * job_params.c checks requests against the same four names); device:

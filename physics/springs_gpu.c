@@ -369,11 +369,18 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
         /* a few hundred steps per launch keeps a launch well under a second
          * on slow devices while hiding the launch cost */
         PHYS_ARG(g->k_wg, 19, g->bad);
+        /* a job that may be stopped runs launches it waits for, each of
+         * about PHYSICS_POLL_S (the step count per launch adapts), so a
+         * stop is met within that; the queued launches of a long run took
+         * 48 s to drain on the sanitized build's PoCL */
+        const int paced = physics_stop_armed();
+        int64_t cap = paced ? 8 : 250;
         for (int64_t done = 0; done < nsteps;) {
-            if (physics_should_stop()) /* a launch of 250 steps: ~0.25 s on an H100 */
+            if (physics_should_stop())
                 return cls_fail(err, CLS_EOTHER, "stopped at step %lld",
                                 (long long)(g->step + done + 1));
-            cl_int chunk = (cl_int)(nsteps - done > 250 ? 250 : nsteps - done);
+            cl_int chunk = (cl_int)(nsteps - done > cap ? cap : nsteps - done);
+            double t0 = paced ? cls_now() : 0.0;
             cl_int first = springs_step_arg(g->step + done + 1);
             PHYS_ARG(g->k_wg, 7, chunk);
             PHYS_ARG(g->k_wg, 20, first);
@@ -381,6 +388,15 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
                                   err)))
                 return rc;
             done += chunk;
+            if (paced) {
+                if ((rc = phys_finish(g->ctx, "springs", err)))
+                    return rc;
+                double dt = cls_now() - t0;
+                if (dt < 0.25 * PHYSICS_POLL_S && cap < 250)
+                    cap *= 2;
+                else if (dt > PHYSICS_POLL_S && cap > 1)
+                    cap /= 2;
+            }
         }
         if (nsteps > 0 && (rc = springs_check_launch(g, g->step + nsteps, err)))
             return rc;
@@ -402,14 +418,27 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
     PHYS_ARG(g->k_collide, 3, g->col);
     PHYS_ARG(g->k_collide, 4, ncol);
     PHYS_ARG(g->k_collide, 5, mu);
+    const int paced_c = physics_stop_armed();
+    int64_t every = 1, next_poll = 1;
+    double t_poll = cls_now();
     for (int64_t step = 0; step < nsteps; step++) {
-        /* every 64 steps the queue drains and the stop is polled: the
-         * launches are queued ahead, and a long run queued nothing else */
-        if (step % 64 == 0 && step > 0 &&
-            ((rc = phys_finish(g->ctx, "springs", err)) || physics_should_stop()))
-            return rc ? rc
-                      : cls_fail(err, CLS_EOTHER, "stopped at step %lld",
-                                 (long long)(g->step + step + 1));
+        /* a job that may be stopped drains the queue and polls every
+         * `every` steps, about PHYSICS_POLL_S of work (the launches are
+         * queued ahead, a long run queued nothing else) */
+        if (paced_c && step == next_poll) {
+            if ((rc = phys_finish(g->ctx, "springs", err)))
+                return rc;
+            if (physics_should_stop())
+                return cls_fail(err, CLS_EOTHER, "stopped at step %lld",
+                                (long long)(g->step + step + 1));
+            double dt = cls_now() - t_poll;
+            if (dt < 0.25 * PHYSICS_POLL_S && every < 64)
+                every *= 2;
+            else if (dt > PHYSICS_POLL_S && every > 1)
+                every /= 2;
+            next_poll = step + every;
+            t_poll = cls_now();
+        }
         cl_int si = springs_step_arg(g->step + step + 1);
         PHYS_ARG(g->k_verlet, 6, si);
         if ((rc = phys_launch(g->ctx, g->k_verlet, "springs_verlet", (size_t)g->np, g->ls, NULL,

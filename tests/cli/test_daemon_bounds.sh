@@ -25,6 +25,11 @@ submit_q() { # QUERY: a job with no body (the options generate the input)
     curl -s -X POST "$DURL/v1/jobs?$1" | jget "j['id']"
 }
 endless="kind=nbody&plummer=256&steps=1000000000&every=0"
+# the target is a cancel within a second; the test's own polling adds up to
+# 0.1 s, a loaded 2-core machine more, the sanitized build (PoCL under ASan)
+# several times that
+cancel_limit=1.5
+[ -n "${ASAN_OPTIONS:-}" ] && cancel_limit=5
 
 daemon_start 1 "$D" --drain-timeout 1 --keep-bytes 1 || { bad "daemon start"; finish; }
 
@@ -39,7 +44,8 @@ for q in "$endless" "kind=springs&grid=20&steps=1000000000"; do
     dt=$($PY -c "import sys,time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$t0")
     st=$(jst "$id" "j['status'], j['error']['code']")
     echo "cancel ${q%%&*}: $st after $dt s"
-    [ "$st" = "cancelled cancelled" ] && lt "$dt" 1.5 && ok || bad "$q: after the cancel: $st after $dt s"
+    [ "$st" = "cancelled cancelled" ] && lt "$dt" "$cancel_limit" && ok ||
+        bad "$q: after the cancel: $st after $dt s (limit $cancel_limit s)"
 done
 
 # retention by size (--keep-bytes 1) spares jobs younger than --keep-min-age

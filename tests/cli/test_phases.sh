@@ -23,8 +23,12 @@ if abs(setup - t["setup_s"]) > 0.002:
     fails.append("partition+init+upload %.4f != setup_s %.4f" % (setup, t["setup_s"]))
 inner = t["startup_s"] + t["total_s"]
 # what the command does outside its phases: argument parsing, exit,
-# MPI_Finalize (tens of ms on a loaded 2-core machine)
-if wall >= 0 and not (inner <= wall and wall - inner <= 0.08 * wall + 0.25):
+# MPI_Finalize (tens of ms on a loaded 2-core machine); in the sanitized
+# build also the sanitizer runtime's start before main and its teardown
+# (the fresh-clone CI measured a 0.48 s gap on a 2.6 s run there)
+import os
+slack = 0.25 + (0.5 if "ASAN_OPTIONS" in os.environ or "UBSAN_OPTIONS" in os.environ else 0.0)
+if wall >= 0 and not (inner <= wall and wall - inner <= 0.08 * wall + slack):
     fails.append("startup+total %.4f s against a wall time of %.4f s" % (inner, wall))
 for f in fails:
     print("FAIL: %s: %s" % (label, f), file=sys.stderr)
