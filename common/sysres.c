@@ -7,6 +7,7 @@
 #include "sysres.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,8 +43,9 @@ static uint64_t sysres_number(const char *path)
     return (uint64_t)v;
 }
 
-/* "key value" from a stat file (memory.stat) */
-static uint64_t sysres_stat(const char *path, const char *key)
+/* The number after `key` and `sep` on a line of a "key value" file
+ * (memory.stat: sep ' '; /proc/meminfo: sep ':', the value in kB) */
+static uint64_t sysres_keyed(const char *path, const char *key, char sep)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -52,25 +54,8 @@ static uint64_t sysres_stat(const char *path, const char *key)
     size_t n = strlen(key);
     uint64_t v = 0;
     while (fgets(line, sizeof line, f))
-        if (!strncmp(line, key, n) && line[n] == ' ') {
+        if (!strncmp(line, key, n) && line[n] == sep) {
             v = strtoull(line + n + 1, NULL, 10);
-            break;
-        }
-    fclose(f);
-    return v;
-}
-
-static uint64_t sysres_meminfo(const char *field)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    size_t n = strlen(field);
-    uint64_t v = 0;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, field, n) && line[n] == ':') {
-            v = strtoull(line + n + 1, NULL, 10) * 1024u;
             break;
         }
     fclose(f);
@@ -147,7 +132,7 @@ static void sysres_cgroup_memory(cls_sysres *r)
         snprintf(f, sizeof f, "%s/memory.current", at);
         usage = sysres_number(f);
         snprintf(f, sizeof f, "%s/memory.stat", at);
-        inactive = sysres_stat(f, "inactive_file");
+        inactive = sysres_keyed(f, "inactive_file", ' ');
         r->cgroup_version = 2;
     } else if (sysres_cgroup_path("memory", cg, sizeof cg) &&
                ((limit = sysres_min_up(SYSRES_CG "/memory", cg, "memory.limit_in_bytes", at,
@@ -156,7 +141,7 @@ static void sysres_cgroup_memory(cls_sysres *r)
         snprintf(f, sizeof f, "%s/memory.usage_in_bytes", at);
         usage = sysres_number(f);
         snprintf(f, sizeof f, "%s/memory.stat", at);
-        inactive = sysres_stat(f, "total_inactive_file");
+        inactive = sysres_keyed(f, "total_inactive_file", ' ');
         r->cgroup_version = 1;
     }
     if (!limit)
@@ -195,13 +180,25 @@ static double sysres_cpu_quota(void)
 void cls_sysres_read(cls_sysres *r)
 {
     memset(r, 0, sizeof *r);
-    r->mem_total = sysres_meminfo("MemTotal");
-    r->mem_available = sysres_meminfo("MemAvailable");
+    r->mem_total = sysres_keyed("/proc/meminfo", "MemTotal", ':') * 1024u;
+    r->mem_available = sysres_keyed("/proc/meminfo", "MemAvailable", ':') * 1024u;
     sysres_cgroup_memory(r);
     r->cpu_quota = sysres_cpu_quota();
 }
 
+/* Read once: cls_parallel_for asks at every call, and the answer is a
+ * handful of file reads */
+static int sysres_cpus_n;
+static pthread_once_t sysres_cpus_once = PTHREAD_ONCE_INIT;
+static void sysres_cpus_read(void);
+
 int cls_sysres_cpus(void)
+{
+    pthread_once(&sysres_cpus_once, sysres_cpus_read);
+    return sysres_cpus_n;
+}
+
+static void sysres_cpus_read(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     cpu_set_t set;
@@ -212,5 +209,5 @@ int cls_sysres_cpus(void)
     double q = sysres_cpu_quota();
     if (q > 0 && ceil(q) < (double)n)
         n = (long)ceil(q);
-    return n > 0 ? (int)n : 1;
+    sysres_cpus_n = n > 0 ? (int)n : 1;
 }

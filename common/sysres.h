@@ -30,7 +30,8 @@ typedef struct cls_sysres {
 /* Reads the figures now (they change: call it where a decision is made). */
 void cls_sysres_read(cls_sysres *r);
 
-/* CPUs to use: online CPUs, capped by the affinity mask and the quota. */
+/* CPUs to use: online CPUs, capped by the affinity mask and the quota
+ * (read at the first call). */
 int cls_sysres_cpus(void);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * mesh_poly.c: polygons into triangles, once the whole file is read (see
- * mesh_priv.h: the readers add every polygon of more than three corners
- * with its fan as placeholder triangles and record it here).
+ * mesh_priv.h: the readers reserve a polygon's triangle slots, filled with
+ * its fan, and record the polygon here; this file then rewrites them).
  *
  * Why not the fan from the first corner: it folds non-convex polygons (a
  * dart, an L) over, makes zero-area triangles at a straight corner, and
