@@ -4,7 +4,8 @@
  *   mpirun -np K clsolved --listen ADDR:PORT --data-dir DIR [--token-file F]
  *          [--max-upload BYTES] [--max-queued N] [--max-job-restarts N] [--keep N|DURATION]
  *          [--device auto|cpu|gpu|INDEX] [--max-connections N] [--timeout S]
- *          [--header-timeout S] [--connections-per-address N] [--health-reserve N]
+ *          [--header-timeout S] [--min-body-rate BYTES] [--connections-per-address N]
+ *          [--health-reserve N]
  *          [--drain-timeout S] [--max-nnz N] [--max-matrix-bytes BYTES]
  *          [--keep-bytes SIZE|P%] [--disk-reserve SIZE|P%] [--lanes N]
  *          [--shared-max-entries N] [--port-file F] [--pid-file F] [--config FILE]
@@ -93,6 +94,7 @@ typedef struct clsolved_opts {
     double keep_seconds;
     unsigned max_connections, timeout_s, per_address, health_reserve;
     double header_timeout_s, drain_timeout_s;
+    uint64_t min_body_rate;            /* bytes/s; 0: none */
     int64_t max_nnz;                   /* 0: from the machine */
     uint64_t max_matrix_bytes;         /* 0: from the machine */
     uint64_t keep_bytes, disk_reserve; /* bytes, or (with the _pct flag) percent of the disk */
@@ -210,6 +212,7 @@ static const char *const clsolved_options[] = {
     "--max-connections",
     "--timeout",
     "--header-timeout",
+    "--min-body-rate",
     "--connections-per-address",
     "--health-reserve",
     "--drain-timeout",
@@ -249,6 +252,7 @@ static void opts_default(clsolved_opts *o)
     o->per_address = 128;
     o->health_reserve = 8;
     o->header_timeout_s = 10;
+    o->min_body_rate = 16384;
     o->drain_timeout_s = 600;
     o->lanes = 4;
     o->shared_max_entries = 4194304;
@@ -309,6 +313,10 @@ static int apply_option(const char *name, const char *v, clsolved_opts *o)
         if (parse_u64(v, &u, 0) || u == 0 || u > 3600)
             return -1;
         o->header_timeout_s = (double)u;
+    } else if (!strcmp(name, "--min-body-rate")) {
+        if (parse_u64(v, &u, 1) || u > ((uint64_t)1 << 40))
+            return -1;
+        o->min_body_rate = u;
     } else if (!strcmp(name, "--connections-per-address")) {
         if (parse_u64(v, &u, 0) || u == 0 || u > 100000)
             return -1;
@@ -759,6 +767,7 @@ static int root_open(const clsolved_opts *o, int size, clsolved_root *r)
                              .health_reserve = o->health_reserve,
                              .per_address = o->per_address,
                              .header_timeout_s = o->header_timeout_s,
+                             .min_body_rate = (double)o->min_body_rate,
                              .timeout_s = o->timeout_s,
                              .threads = 4,
                              .token = r->token,

@@ -27,6 +27,7 @@ typedef struct http_server_config {
     unsigned health_reserve;  /* more connections for /healthz and /readyz */
     unsigned per_address;     /* connections per client address */
     double header_timeout_s;  /* a request's headers must come within this */
+    double min_body_rate;     /* bytes/s a request body must keep up (0: none) */
     unsigned timeout_s;       /* idle seconds before a connection is closed */
     unsigned threads;         /* polling threads */
     const char *token;        /* NULL: no authentication */

@@ -5,8 +5,9 @@
  * State: one list of every connection libmicrohttpd has opened, in arrival
  * order, under one mutex. A connection is WAITING (for a request's headers,
  * `since` = when the wait began; `served` tells an idle keep-alive one from
- * one that never completed a request) or BUSY (headers complete, until its
- * answer has been sent). `dropped` marks one whose socket has been shut
+ * one that never completed a request), BODY (headers complete, its body
+ * arriving: `body_since`, `body_bytes` give its rate) or BUSY (being
+ * answered, until its answer has been sent). `dropped` marks one whose socket has been shut
  * down and that libmicrohttpd has not closed yet: it no longer counts.
  * The lists are short (max_connections + reserve), so every decision is a
  * linear scan.
@@ -29,11 +30,19 @@
 
 #define GUARD_RESERVE_HEADER_S 2.0 /* header deadline in the reserve */
 #define GUARD_GRACE_S 0.25         /* a new connection's time to send its request */
+#define GUARD_PRESSURE_S 0.02      /* the same when every slot is taken (guard_victim_pressure) */
 
-enum { GC_WAITING, GC_BUSY };
-enum { DROP_HEADER_TIMEOUT, DROP_PER_ADDRESS, DROP_CAPACITY, DROP_RESERVE_FULL, DROP_NREASONS };
-static const char *const drop_names[DROP_NREASONS] = {"header_timeout", "per_address", "capacity",
-                                                      "reserve_full"};
+enum { GC_WAITING, GC_BODY, GC_BUSY };
+enum {
+    DROP_HEADER_TIMEOUT,
+    DROP_BODY_RATE,
+    DROP_PER_ADDRESS,
+    DROP_CAPACITY,
+    DROP_RESERVE_FULL,
+    DROP_NREASONS
+};
+static const char *const drop_names[DROP_NREASONS] = {"header_timeout", "body_rate", "per_address",
+                                                      "capacity", "reserve_full"};
 
 typedef struct guard_conn {
     struct guard_conn *prev, *next;
@@ -45,6 +54,8 @@ typedef struct guard_conn {
     int dropped;
     double opened; /* when libmicrohttpd accepted it */
     double since;
+    double body_since; /* GC_BODY: when its headers were complete */
+    uint64_t body_bytes;
 } guard_conn;
 
 struct http_guard {
@@ -114,22 +125,73 @@ static int guard_droppable(const guard_conn *c, double now)
            (c->served || now - c->opened >= GUARD_GRACE_S) && !guard_head_pending(c->fd);
 }
 
+/* 1 when `c` receives a body below the minimum rate: fewer bytes than
+ * min_body_rate x its age, counting at least GUARD_GRACE_S of age (so a
+ * body just begun is judged on what a quarter second at the minimum rate
+ * would bring, 4 KiB at 16 KiB/s), once it is `grace` old. A 1138_bus
+ * upload on loopback arrives whole within a millisecond; a slow-body
+ * attacker has sent a few dozen bytes. Called with mu held. */
+static int guard_body_slow(const http_guard *g, const guard_conn *c, double now, double grace)
+{
+    double age = now - c->body_since;
+    if (c->dropped || c->state != GC_BODY || !g->cfg.min_body_rate || age < grace)
+        return 0;
+    return (double)c->body_bytes <
+           g->cfg.min_body_rate * (age > GUARD_GRACE_S ? age : GUARD_GRACE_S);
+}
+
 /* The connection to drop first among those waiting for headers (from
  * `addr` only, when not NULL): one that never completed a request before
  * an idle keep-alive one, oldest first; only droppable ones (above).
  * Called with mu held. */
 static guard_conn *guard_victim(http_guard *g, const char *addr, double now)
 {
-    guard_conn *idle = NULL;
+    guard_conn *idle = NULL, *body = NULL;
+    double body_rate = 0;
     for (guard_conn *c = g->head; c; c = c->next) {
-        if ((addr && strcmp(c->addr, addr) != 0) || !guard_droppable(c, now))
+        if (addr && strcmp(c->addr, addr) != 0)
+            continue;
+        if (guard_body_slow(g, c, now, GUARD_GRACE_S)) {
+            double rate = (double)c->body_bytes / (now - c->body_since);
+            if (!body || rate < body_rate) {
+                body = c;
+                body_rate = rate;
+            }
+            continue;
+        }
+        if (!guard_droppable(c, now))
             continue;
         if (!c->served)
             return c;
         if (!idle || c->since < idle->since)
             idle = c;
     }
-    return idle;
+    return idle ? idle : body;
+}
+
+/* Every slot is taken (of the daemon, or of `addr` when not NULL) and
+ * nothing is droppable by the rules above: the oldest connection that has
+ * not sent a request head in GUARD_PRESSURE_S (20 ms), or whose body has
+ * not brought a quarter second's worth at the minimum rate by then, goes;
+ * never `gc`, the newcomer being admitted. Attackers that reconnect at once
+ * (4,000 a second from one Python process) keep hundreds of connections
+ * within their 250 ms grace, from the honest clients' own address too
+ * (behind a proxy, every client's); a connection is then judged by what it
+ * did in its first 20 ms, which an honest client that sends its request at
+ * once passes. Called with mu held. */
+static guard_conn *guard_victim_pressure(http_guard *g, const char *addr, const guard_conn *gc,
+                                         double now)
+{
+    for (guard_conn *c = g->head; c; c = c->next) {
+        if (c == gc || c->dropped || c->reserve || (addr && strcmp(c->addr, addr) != 0))
+            continue;
+        if (c->state == GC_WAITING && now - c->opened >= GUARD_PRESSURE_S &&
+            !guard_head_pending(c->fd))
+            return c;
+        if (guard_body_slow(g, c, now, GUARD_PRESSURE_S))
+            return c;
+    }
+    return NULL;
 }
 
 static void guard_addr(struct MHD_Connection *c, char *out, size_t cap)
@@ -158,11 +220,13 @@ static unsigned guard_count_addr(http_guard *g, const char *addr)
  * newcomer that finds none (the others are busy, new, or have a request
  * waiting) stays for now: the timer trims the address once its grace is
  * over. Called with mu held. */
-static void guard_trim_addr(http_guard *g, const char *addr, double now)
+static void guard_trim_addr(http_guard *g, const char *addr, const guard_conn *gc, double now)
 {
     unsigned n = guard_count_addr(g, addr);
     while (n > g->cfg.per_address) {
         guard_conn *v = guard_victim(g, addr, now);
+        if (!v)
+            v = guard_victim_pressure(g, addr, gc, now);
         if (!v)
             return;
         guard_drop(g, v, DROP_PER_ADDRESS);
@@ -175,7 +239,7 @@ static void guard_trim_addr(http_guard *g, const char *addr, double now)
  * socket, however new) when the newcomer's address holds fewer, so that
  * one client churning its connections cannot crowd the others out (its
  * grace protects it against its own newcomers only). Called with mu held. */
-static guard_conn *guard_victim_heaviest(http_guard *g, const guard_conn *gc)
+static guard_conn *guard_victim_heaviest(http_guard *g, const guard_conn *gc, double now)
 {
     const char *heavy = NULL;
     unsigned most = 0;
@@ -191,25 +255,51 @@ static guard_conn *guard_victim_heaviest(http_guard *g, const guard_conn *gc)
     if (!heavy || most <= guard_count_addr(g, gc->addr))
         return NULL;
     for (guard_conn *c = g->head; c; c = c->next)
-        if (!c->dropped && !c->reserve && c != gc && c->state == GC_WAITING &&
-            !strcmp(c->addr, heavy) && !guard_head_pending(c->fd))
+        if (!c->dropped && !c->reserve && c != gc && !strcmp(c->addr, heavy) &&
+            ((c->state == GC_WAITING && !guard_head_pending(c->fd)) ||
+             guard_body_slow(g, c, now, 0)))
             return c;
     return NULL;
+}
+
+/* Connections the rules cannot judge yet: a request head waiting in the
+ * socket (libmicrohttpd has not parsed it: on a loaded machine, hundreds
+ * when attackers reconnect thousands of times a second with a POST head
+ * in their first packet), or a body younger than GUARD_PRESSURE_S. They
+ * do not count against capacity: a newcomer that finds every slot held by
+ * them is admitted over it (the timer trims the excess once they are
+ * judged), where the reserve would have answered an honest POST 503.
+ * Called with mu held. */
+static unsigned guard_count_judging(http_guard *g, const guard_conn *gc, double now)
+{
+    unsigned n = 0;
+    for (guard_conn *c = g->head; c; c = c->next) {
+        if (c == gc || c->dropped || c->reserve)
+            continue;
+        if ((c->state == GC_BODY && now - c->body_since < GUARD_PRESSURE_S) ||
+            (c->state == GC_WAITING && guard_head_pending(c->fd)))
+            n++;
+    }
+    return n;
 }
 
 /* A new connection: the per-address limit, then capacity (see the top). */
 static void guard_admit(http_guard *g, guard_conn *gc, double now)
 {
-    guard_trim_addr(g, gc->addr, now);
+    guard_trim_addr(g, gc->addr, gc, now);
     if (g->live - g->reserve_live <= g->cfg.max_connections)
         return;
     guard_conn *v = guard_victim(g, NULL, now);
     if (!v || v->reserve)
-        v = guard_victim_heaviest(g, gc);
+        v = guard_victim_heaviest(g, gc, now);
+    if (!v || v->reserve)
+        v = guard_victim_pressure(g, NULL, gc, now);
     if (v && !v->reserve) {
         guard_drop(g, v, DROP_CAPACITY);
         return;
     }
+    if (g->live - g->reserve_live <= g->cfg.max_connections + guard_count_judging(g, gc, now))
+        return; /* over capacity by connections about to be judged: the timer trims */
     if (g->reserve_live >= g->cfg.reserve) {
         /* the reserve is full: its oldest droppable connection goes */
         guard_conn *r = NULL;
@@ -296,6 +386,31 @@ int http_guard_request(http_guard *g, struct MHD_Connection *c)
     return reserve;
 }
 
+void http_guard_body(http_guard *g, struct MHD_Connection *c, size_t n)
+{
+    guard_conn *gc = g ? guard_of(c) : NULL;
+    if (!gc)
+        return;
+    pthread_mutex_lock(&g->mu);
+    if (gc->state != GC_BODY) {
+        gc->state = GC_BODY;
+        gc->body_since = cls_now();
+        gc->body_bytes = 0;
+    }
+    gc->body_bytes += n;
+    pthread_mutex_unlock(&g->mu);
+}
+
+void http_guard_body_end(http_guard *g, struct MHD_Connection *c)
+{
+    guard_conn *gc = g ? guard_of(c) : NULL;
+    if (!gc)
+        return;
+    pthread_mutex_lock(&g->mu);
+    gc->state = GC_BUSY;
+    pthread_mutex_unlock(&g->mu);
+}
+
 void http_guard_idle(http_guard *g, struct MHD_Connection *c)
 {
     guard_conn *gc = g ? guard_of(c) : NULL;
@@ -320,12 +435,18 @@ static void *guard_timer(void *arg)
                 limit = GUARD_RESERVE_HEADER_S;
             if (!c->dropped && c->state == GC_WAITING && now - c->since > limit)
                 guard_drop(g, c, DROP_HEADER_TIMEOUT);
+            /* a body's deadline, as Apache's mod_reqtimeout: the header
+             * timeout, extended by a second per min_body_rate bytes */
+            if (!c->dropped && c->state == GC_BODY && g->cfg.min_body_rate &&
+                (double)c->body_bytes <
+                    g->cfg.min_body_rate * (now - c->body_since - g->cfg.header_timeout_s))
+                guard_drop(g, c, DROP_BODY_RATE);
         }
         /* the addresses and the capacity that admission left above their
          * limits (newcomers within their grace) */
         for (guard_conn *c = g->head; c; c = c->next)
             if (!c->dropped)
-                guard_trim_addr(g, c->addr, now);
+                guard_trim_addr(g, c->addr, NULL, now);
         while (g->live - g->reserve_live > g->cfg.max_connections) {
             guard_conn *v = guard_victim(g, NULL, now);
             if (!v || v->reserve)

@@ -24,17 +24,33 @@
  *    So the health routes are answered under connection pressure, and a
  *    complete request is never dropped for a slow one.
  *
- * Droppable: waiting for a request's headers (never one receiving a body or
- * being answered), older than GUARD_GRACE_S (250 ms: time to send a
- * request), and without a complete request head already in its socket
- * (peeked with MSG_PEEK: libmicrohttpd has not read it yet). So a health
- * probe from the attacker's own address (behind a proxy, every client's) is
- * not mistaken for a slow client while the attacker's reconnects churn the
- * address's slots. Among droppable connections, one that never completed a
- * request goes before an idle keep-alive one, oldest first. The timer
- * thread checks deadlines and limits every 100 ms. The per-chunk deadline
- * of a body is libmicrohttpd's own idle timeout (--timeout), which each
- * chunk resets.
+ * Droppable: waiting for a request's headers, older than GUARD_GRACE_S
+ * (250 ms: time to send a request), and without a complete request head
+ * already in its socket (peeked with MSG_PEEK: libmicrohttpd has not read
+ * it yet); or receiving a body below the minimum rate (min_body_rate, 16
+ * KiB/s by default: fewer bytes than that rate times its age, judged from
+ * 250 ms on). So a health probe from the attacker's own address (behind a
+ * proxy, every client's) is not mistaken for a slow client while the
+ * attacker's reconnects churn the address's slots, and 500 connections
+ * that send a POST's headers and then trickle its body (issue 27) hold no
+ * slot an honest upload needs: the limits count connections in every
+ * state, and the slow bodies are what goes. Among droppable connections,
+ * one that never completed a request goes first, then an idle keep-alive
+ * one (oldest first), then the slowest body. When every slot is taken and
+ * none of these exists, the oldest connection that sent no request head
+ * (or a quarter second's worth of body) within 20 ms goes: the attackers'
+ * own churn no longer hides behind the grace; and connections that cannot
+ * be judged yet (a request head not parsed yet, a body younger than 20 ms)
+ * do not count against capacity, so an honest newcomer is admitted over it
+ * instead of into the reserve. A connection being answered
+ * is never dropped (its pace is the client's reading, bounded by
+ * libmicrohttpd's --timeout).
+ *
+ * Deadlines: a body must keep its average above min_body_rate after the
+ * header timeout (Apache mod_reqtimeout's rule: the deadline is the header
+ * timeout plus a second per min_body_rate bytes received), and each chunk
+ * must come within libmicrohttpd's idle timeout (--timeout). The timer
+ * thread checks deadlines and limits every 100 ms.
  *
  * Why shutdown and not close: the descriptor stays libmicrohttpd's; it
  * closes it after its notification, which takes the guard's lock first, so
@@ -52,6 +68,7 @@ typedef struct http_guard_config {
     unsigned reserve;         /* more, for /healthz and /readyz only */
     unsigned per_address;     /* connections per client address */
     double header_timeout_s;  /* a request's headers must arrive within this */
+    double min_body_rate;     /* bytes/s a body must keep up (0: none) */
 } http_guard_config;
 
 typedef struct http_guard http_guard;
@@ -65,6 +82,10 @@ void http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_contex
 /* A request's headers are complete. Returns 1 when the connection is in the
  * reserve (the caller answers anything but the health routes with 503). */
 int http_guard_request(http_guard *g, struct MHD_Connection *c);
+/* n more bytes of the request's body have come (n may be 0: the body has
+ * begun); and the body is complete (the request is being answered). */
+void http_guard_body(http_guard *g, struct MHD_Connection *c, size_t n);
+void http_guard_body_end(http_guard *g, struct MHD_Connection *c);
 /* The request has been answered: the connection waits for the next one. */
 void http_guard_idle(http_guard *g, struct MHD_Connection *c);
 

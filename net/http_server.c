@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "../common/timer.h"
@@ -427,7 +428,9 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         }
     }
     if (rq->deferred && *upload_data_size > 0) {
-        /* a body on a request that takes none is dropped */
+        /* a body on a request that takes none is dropped (at the same
+         * minimum rate as any body: it holds a slot all the same) */
+        http_guard_body(s->guard, c, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
@@ -437,12 +440,15 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         http_reply_enter(rq->method, rq->route, rq->path); /* a 401 is recorded with it too */
         enum MHD_Result q = http_dispatch(s, c, url, method, rq);
         rq->status = http_reply_leave();
-        if (rq->post)
+        if (rq->post) {
             rq->answered = 0;
+            http_guard_body(s->guard, c, 0); /* its body begins: the guard times it */
+        }
         return q;
     }
     if (rq->post) {
         if (*upload_data_size > 0) {
+            http_guard_body(s->guard, c, *upload_data_size);
             enum MHD_Result q = routes_jobs_post_data(rq->post, upload_data, *upload_data_size);
             *upload_data_size = 0;
             return q == MHD_YES ? MHD_YES : http_upload_refused(c, rq);
@@ -450,6 +456,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         routes_post *p = rq->post;
         rq->post = NULL;
         rq->answered = 1;
+        http_guard_body_end(s->guard, c);
         http_reply_enter(rq->method, rq->route, rq->path);
         enum MHD_Result q = routes_jobs_post_end(c, p);
         rq->status = http_reply_leave();
@@ -565,14 +572,26 @@ int http_server_start(http_server **out, const http_server_config *cfg, cls_erro
         .max_connections = cfg->max_connections,
         .reserve = cfg->health_reserve,
         .per_address = cfg->per_address ? cfg->per_address : cfg->max_connections,
-        .header_timeout_s = cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 10};
+        .header_timeout_s = cfg->header_timeout_s > 0 ? cfg->header_timeout_s : 10,
+        .min_body_rate = cfg->min_body_rate > 0 ? cfg->min_body_rate : 0};
     if (http_guard_start(&s->guard, &gcfg, err)) {
         free(s);
         return CLS_EOTHER;
     }
     /* libmicrohttpd's own limit leaves room for the reserve and for dropped
-     * connections it has not closed yet: the guard enforces the real one */
-    unsigned mhd_limit = cfg->max_connections + cfg->health_reserve + 32;
+     * connections it has not closed yet (thousands a second when attackers
+     * reconnect at once): the guard enforces the real one. At its own limit
+     * libmicrohttpd stops accepting, and an honest client then waits in the
+     * kernel's backlog behind the attackers' reconnects (0.5-2 s with 500
+     * slow bodies), so the margin is wide; the descriptors bound it. */
+    unsigned mhd_limit = 2 * cfg->max_connections + cfg->health_reserve + 64;
+    struct rlimit nofile;
+    if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur != RLIM_INFINITY &&
+        nofile.rlim_cur > 128 && mhd_limit > nofile.rlim_cur - 64) {
+        unsigned floor_ = cfg->max_connections + cfg->health_reserve + 32;
+        mhd_limit =
+            (unsigned)(nofile.rlim_cur - 64) > floor_ ? (unsigned)(nofile.rlim_cur - 64) : floor_;
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;

@@ -1,8 +1,16 @@
 /*
  * routes_jobs.c: the job routes (see routes_jobs.h).
  *
- * POST /v1/jobs streams the body to DATA/incoming/ID/ as it arrives:
- * a raw body is the matrix (or a physics job's input); a multipart body
+ * POST /v1/jobs streams the body to DATA/incoming/ID/ as it arrives,
+ * once it has brought ROUTES_PENDING_MAX bytes (or ended): until then the
+ * bytes wait in memory and the upload has no directory. Attackers that
+ * open hundreds of uploads a second and trickle their bodies (issue 27)
+ * made one mkdir, create, unlink and rmdir each in DATA/incoming, and the
+ * parent directory's lock and ext4's search of recently deleted inodes
+ * held every honest POST (and the threads answering /healthz) for 0.5-2 s;
+ * an upload the guard drops early now costs no disk operation, and a
+ * small honest one is written in one piece.
+ * A raw body is the matrix (or a physics job's input); a multipart body
  * has parts matrix, rhs, x0 (files), options (JSON, at most 64 KiB) and
  * input/mesh (physics). Matrix Market files have their banner and size
  * line checked while they arrive (upload.c). After an error nothing more
@@ -28,6 +36,8 @@
 #include <unistd.h>
 
 #include "../common/timer.h"
+
+#define ROUTES_PENDING_MAX (64u * 1024u) /* body bytes kept in memory before the upload's files */
 #include "admission.h"
 #include "http_reply.h"
 #include "job_files.h"
@@ -57,7 +67,11 @@ struct routes_post {
     char *opts;
     size_t opts_len;
     uint64_t bytes;
-    double t0; /* the request's first call (cls_now): receive_s */
+    int materialized; /* DATA/incoming/ID exists (and a raw body's file) */
+    char *pending;    /* the body's first bytes until then (ROUTES_PENDING_MAX) */
+    size_t pending_len;
+    char raw_name[256]; /* a raw body's filename (Content-Disposition) */
+    double t0;          /* the request's first call (cls_now): receive_s */
     /* a pending error: answered once the body has been read */
     unsigned err_status;
     char err_slug[32];
@@ -311,6 +325,7 @@ static void post_free(routes_post *p)
     job_params_free(&p->params);
     free(p->mp);
     free(p->opts);
+    free(p->pending);
     free(p);
 }
 
@@ -403,26 +418,54 @@ static routes_post *post_begin(struct MHD_Connection *c, const http_server_confi
             return NULL;
         }
     }
-    if (job_store_incoming_new(cfg->store, p->id, p->dir, sizeof p->dir, &err)) {
-        *replied = http_reply_problem(c, 500, "internal", err.msg, 0);
-        post_free(p);
-        return NULL;
+    /* a raw body's name, for messages and the job's inputs, from
+     * Content-Disposition: attachment; filename="A.mtx" (RFC 6266) */
+    if (!p->multipart)
+        raw_filename(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Disposition"),
+                     p->raw_name, sizeof p->raw_name);
+    return p; /* its directory and files come with its first 64 KiB (post_materialize) */
+}
+
+/* The bytes of the body, to the multipart parser or the raw body's file. */
+static int post_feed(routes_post *p, const char *data, size_t len)
+{
+    cls_error err;
+    cls_error_clear(&err);
+    if (p->multipart) {
+        int rc = multipart_feed(p->mp, data, len, &err);
+        if (rc && !p->err_status)
+            routes_fail(p, 400, "bad-multipart", &err);
+        return p->err_status ? -1 : 0;
+    }
+    int rc = upload_file_write(&p->file, data, len, &err);
+    if (rc)
+        routes_file_fail(p, rc, &err);
+    return p->err_status ? -1 : 0;
+}
+
+/* The upload's directory (and a raw body's file), then the bytes that
+ * waited in memory. -1 with the refusal set. */
+static int post_materialize(routes_post *p)
+{
+    cls_error err;
+    cls_error_clear(&err);
+    p->materialized = 1;
+    if (job_store_incoming_new(p->cfg->store, p->id, p->dir, sizeof p->dir, &err)) {
+        routes_fail(p, 500, "internal", &err);
+        return -1;
     }
     if (!p->multipart) {
-        /* a raw body's name, for messages and the job's inputs, from
-         * Content-Disposition: attachment; filename="A.mtx" (RFC 6266) */
-        char fname[256] = "";
-        raw_filename(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Disposition"), fname,
-                     sizeof fname);
         enum part part = job_params_is_cg(&p->params) ? PART_MATRIX : PART_INPUT;
-        if (open_part_file(p, part, fname, &err)) {
-            job_store_incoming_discard(cfg->store, p->id);
-            *replied = http_reply_problem(c, 500, "internal", err.msg, 0);
-            post_free(p);
-            return NULL;
+        if (open_part_file(p, part, p->raw_name, &err)) {
+            routes_fail(p, 500, "internal", &err);
+            return -1;
         }
     }
-    return p;
+    int rc = p->pending_len ? post_feed(p, p->pending, p->pending_len) : 0;
+    free(p->pending);
+    p->pending = NULL;
+    p->pending_len = 0;
+    return rc;
 }
 
 enum MHD_Result routes_jobs_post(http_call *call)
@@ -466,16 +509,19 @@ enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t l
         routes_fail(p, 507, "insufficient-storage", &err);
         return MHD_NO;
     }
-    if (p->multipart) {
-        int rc = multipart_feed(p->mp, data, len, &err);
-        if (rc && !p->err_status)
-            routes_fail(p, 400, "bad-multipart", &err);
-        return p->err_status ? MHD_NO : MHD_YES;
+    if (!p->materialized && p->pending_len + len <= ROUTES_PENDING_MAX) {
+        if (!p->pending && !(p->pending = malloc(ROUTES_PENDING_MAX))) {
+            cls_fail(&err, CLS_EOTHER, "out of memory");
+            routes_fail(p, 500, "internal", &err);
+            return MHD_NO;
+        }
+        memcpy(p->pending + p->pending_len, data, len);
+        p->pending_len += len;
+        return MHD_YES;
     }
-    int rc = upload_file_write(&p->file, data, len, &err);
-    if (rc)
-        routes_file_fail(p, rc, &err);
-    return p->err_status ? MHD_NO : MHD_YES;
+    if (!p->materialized && post_materialize(p))
+        return MHD_NO;
+    return post_feed(p, data, len) ? MHD_NO : MHD_YES;
 }
 
 void routes_jobs_post_abort(routes_post *p)
@@ -493,6 +539,8 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
     const http_server_config *cfg = p->cfg;
     cls_error err;
     cls_error_clear(&err);
+    if (!p->err_status && !p->materialized)
+        post_materialize(p);
     if (!p->err_status) {
         if (p->multipart) {
             int rc = multipart_finish(p->mp, &err);

@@ -4,11 +4,13 @@ bounded in count and time, each attack while probes measure what an
 honest client gets (issue 18). Standard library only.
 
   attack.py slow URL [--conns 200] [--seconds 30] [--interval 2] [--source ADDR]
-            [--after 10] [--matrix M] [--pid PID]
+            [--body none|length|chunked] [--after 10] [--matrix M] [--pid PID]
       slow clients: --conns connections that send a request line and then
       one header line every --interval seconds, never finishing (and
       reconnect at once when the daemon drops them), for --seconds; then
-      they leave and the probes go on for --after seconds.
+      they leave and the probes go on for --after seconds. With --body,
+      each sends a complete POST /v1/jobs head (Content-Length 100 MB, or
+      chunked) and then trickles its body, a few bytes per --interval.
   attack.py header URL [--gb 10] [--plain] [--pid PID] [--matrix M]
       the endless header: POST /v1/jobs of a gzip stream (or, --plain, the
       raw text) of a banner followed by --gb GB of '%', generated while it
@@ -164,6 +166,23 @@ class RssSampler:
 
 # ----------------------------------------------------------- slow clients
 
+def slow_line(a, i):
+    """The i-th piece a slow client sends: a header line (--body none), or
+    a complete POST head and then a few bytes of its body (--body length:
+    Content-Length 100 MB; --body chunked: one 9-byte chunk each time)."""
+    if a.body == "none":
+        return b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\n" if i == 0 else b"X-Slow-%d: 1\r\n" % i
+    if i == 0:
+        frame = (b"Transfer-Encoding: chunked\r\n" if a.body == "chunked"
+                 else b"Content-Length: 100000000\r\n")
+        return (b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n" + frame +
+                b"\r\n" + slow_line(a, 1))
+    piece = b"%%MatrixMarket matrix coordinate real symmetric\n" if i == 1 else b"%% slow %d\n" % (i % 10)
+    if a.body == "chunked":
+        return b"%x\r\n%s\r\n" % (len(piece), piece)
+    return piece
+
+
 def attack_slow(a):
     host, port = parse_url(a.url)
     sel = selectors.DefaultSelector()
@@ -200,7 +219,7 @@ def attack_slow(a):
         now = time.time()
         for s, st in list(conns.items()):
             if now >= st[0]:
-                line = b"GET /v1/jobs HTTP/1.1\r\nHost: x\r\n" if st[1] == 0 else b"X-Slow-%d: 1\r\n" % st[1]
+                line = slow_line(a, st[1])
                 try:
                     s.send(line)
                     st[1] += 1
@@ -453,6 +472,8 @@ def main():
     ap.add_argument("--conns", type=int, default=200)
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--interval", type=float, default=2)
+    ap.add_argument("--body", choices=["none", "length", "chunked"], default="none",
+                    help="slow: trickle a POST body (Content-Length or chunked) instead of headers")
     ap.add_argument("--source")
     ap.add_argument("--after", type=float, default=10)
     ap.add_argument("--before", type=float, default=2)

@@ -7,6 +7,8 @@
 #     trickling header lines for 10 s, reconnecting when dropped; then 200
 #     from 127.0.0.2 (the per-address limit); then 40 from 127.0.0.3, under
 #     that limit, which the header deadline (--header-timeout 4) drops;
+#     then 200 slow bodies (a POST head, then a few bytes a second) from
+#     127.0.0.2 (Content-Length) and 127.0.0.1 (chunked);
 #  2. the endless header: a gzip upload of a banner and 10 GB of '%' (5 MB
 #     sent at most), and 1 GiB of plain '%';
 #  3. 1,000 query parameters (GET and POST), a 9 KB query;
@@ -65,6 +67,21 @@ late=$(metric 'clsolve_http_connections_dropped_total{reason="header_timeout"}')
 drops=$(metric 'clsolve_http_connections_dropped_total{reason="per_address"}')
 [ "$drops" -gt 0 ] && ok || bad "no connection dropped by the per-address limit"
 echo "guard: $(metric 'clsolve_http_connections_dropped_total{reason="header_timeout"}') dropped at the header deadline, $drops by the per-address limit, $(metric 'clsolve_http_connections_dropped_total{reason="capacity"}') at capacity"
+
+# 1b. slow bodies (issue 27, item 2): complete POST heads whose bodies
+# trickle a few bytes a second, Content-Length from another address, then
+# chunked from the probes' own; the guard drops the slowest bodies first
+# (--min-body-rate, 16 KiB/s by default)
+for spec in "length 127.0.0.2" "chunked 127.0.0.1"; do
+    set -- $spec
+    $ATT slow "$DURL" --body "$1" --conns 200 --seconds 8 --after 3 --source "$2" --matrix "$TINY" \
+        --pid "$DRANK0" >"$TEST_TMP/body-$1.json" || bad "attack.py slow --body $1"
+    probes_ok "$TEST_TMP/body-$1.json" "slow $1 bodies from $2" && ok || bad "slow $1 bodies from $2"
+done
+set --
+slowb=$(metric 'clsolve_http_connections_dropped_total{reason="per_address"}')
+[ "$slowb" -gt "$drops" ] && ok || bad "no slow body dropped by the per-address limit ($slowb, $drops before)"
+echo "guard after slow bodies: $slowb by the per-address limit, $(metric 'clsolve_http_connections_dropped_total{reason="capacity"}') at capacity, $(metric 'clsolve_http_connections_dropped_total{reason="body_rate"}') at the body deadline"
 
 # 2. the endless header
 $ATT header "$DURL" --gb 10 --matrix "$TINY" --pid "$DRANK0" --after 2 >"$TEST_TMP/header.json" ||
@@ -164,7 +181,10 @@ PY
 D2=$TEST_TMP/data2
 DURL1=$DURL
 DRANK01=$DRANK0
-daemon_start 1 "$D2" --max-connections 2 --health-reserve 2 || { bad "second daemon"; finish; }
+# (--min-body-rate 0: the two stalled uploads that hold the connections
+# would otherwise be slow bodies, the first to go, 1b above)
+daemon_start 1 "$D2" --max-connections 2 --health-reserve 2 --min-body-rate 0 ||
+    { bad "second daemon"; finish; }
 $PY - "$DURL" <<'EOF' && ok || bad "health reserve"
 import http.client, json, socket, sys, time, urllib.parse
 u = urllib.parse.urlsplit(sys.argv[1])
