@@ -30,7 +30,8 @@
  *
  * Then queued and interrupted jobs are queued again in submission order
  * (an interrupted run counted), their records rewritten; incoming/ (uploads
- * that never became jobs) is emptied.
+ * that never became jobs) is emptied, and so is removing/ but for the
+ * marker of a removal that could not be finished (tried again next time).
  *
  * Retention (--keep, --keep-bytes): the oldest removable finished job goes
  * while there are more finished jobs than the count, it finished longer
@@ -383,11 +384,24 @@ static int job_store_recover(job_store *s, cls_error *err)
         }
     }
     free(names);
-    /* every marker is spent: its removal was finished above, or its record
-     * was still there (the removal never began: the job stays) */
+    /* a marker is spent once its directory is gone (the removal finished)
+     * or has its record (the removal never began: the job stays); one whose
+     * finishing failed above stays for the next start */
     snprintf(path, sizeof path, "%s/removing", s->data);
-    if (fileio_remove_tree(path, &e2))
-        fprintf(stderr, "clsolved: %s\n", e2.msg);
+    if ((d = opendir(path)) != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            char jr[PATH_MAX], jd[PATH_MAX], mk[PATH_MAX];
+            if (!ids_valid(e->d_name))
+                continue;
+            job_store_dir_of(s, e->d_name, jd, sizeof jd);
+            if (snprintf(jr, sizeof jr, "%s/job.json", jd) >= (int)sizeof jr ||
+                snprintf(mk, sizeof mk, "%s/%s", path, e->d_name) >= (int)sizeof mk)
+                continue;
+            if (access(jd, F_OK) != 0 || access(jr, F_OK) == 0)
+                unlink(mk);
+        }
+        closedir(d);
+    }
     for (size_t i = 0; i < s->n; i++)
         if (s->recs[i]->status == JOB_QUEUED || s->recs[i]->load_ended) {
             requeued += s->recs[i]->status == JOB_QUEUED;
