@@ -155,6 +155,13 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         p->kind_set = 1;
         return CLS_OK;
     }
+    if (!strcmp(key, "keep")) { /* any kind: retention's, see job_params.h */
+        if (strcmp(value, "until-fetched") != 0 && strcmp(value, "default") != 0)
+            return cls_fail(err, CLS_EINPUT, "keep: '%.64s' is not one of until-fetched, default",
+                            value);
+        p->keep_until_fetched = !strcmp(value, "until-fetched");
+        return CLS_OK;
+    }
     if (!strcmp(key, "tol") || !strcmp(key, "atol") || !strcmp(key, "maxiter") ||
         pc_options_key(key) || !strcmp(key, "method") || !strcmp(key, "precision")) {
         /* remembered for job_params_finish: the kind may come later */
@@ -222,9 +229,9 @@ int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error
             snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
             s = buf;
         }
-        int cg_key = !strcmp(k, "kind") || !strcmp(k, "tol") || !strcmp(k, "atol") ||
-                     !strcmp(k, "maxiter") || pc_options_key(k) || !strcmp(k, "method") ||
-                     !strcmp(k, "precision");
+        int cg_key = !strcmp(k, "kind") || !strcmp(k, "keep") || !strcmp(k, "tol") ||
+                     !strcmp(k, "atol") || !strcmp(k, "maxiter") || pc_options_key(k) ||
+                     !strcmp(k, "method") || !strcmp(k, "precision");
         if (cg_key) {
             if (!s) {
                 rc = cls_fail(err, CLS_EINPUT, "options: '%s' must be a string or a number", k);
@@ -251,7 +258,7 @@ int job_params_finish(job_params *p, cls_error *err)
         if (p->options && json_object_size(p->options) > 0) {
             const char *k = json_object_iter_key(json_object_iter(p->options));
             return cls_fail(err, CLS_EINPUT,
-                            "unknown parameter '%.64s' for kind=cg (known: kind, tol, atol, "
+                            "unknown parameter '%.64s' for kind=cg (known: kind, keep, tol, atol, "
                             "maxiter, precond, precond_degree, precond_lanczos, precond_sweeps, "
                             "precond_shift, precond_reuse, method, precision)",
                             k);

@@ -20,6 +20,10 @@
  * job_params_set too (cli/clsolve.c's cli_solve_param), so the command
  * line and the daemon accept the same values with the same messages; each
  * caller only frames the failure (exit 2 with "--KEY: ...", or a 400).
+ *
+ * keep (until-fetched | default) applies to every kind: it is the store's
+ * business (retention), not the solver's, so it is taken out before a
+ * physics job's options are gathered and is not part of "parameters".
  */
 #ifndef CLS_NET_JOB_PARAMS_H
 #define CLS_NET_JOB_PARAMS_H
@@ -44,6 +48,9 @@ typedef struct job_params {
     json_t *options;     /* physics options (an object), owned */
     char cg_given[12];   /* the first cg-only parameter the request gave ("" none):
                           * a physics job refuses it in job_params_finish */
+    int keep_until_fetched; /* keep=until-fetched (any kind): retention spares the
+                             * finished job until its result was fetched once; stored
+                             * in the record's "keep", not in "parameters" */
 } job_params;
 
 void job_params_init(job_params *p);

@@ -29,6 +29,9 @@
 
 #include "fileio.h"
 
+const char *const job_store_quarantine_reasons[JOB_QUARANTINE_NREASONS] = {"record", "no-record",
+                                                                           "damaged"};
+
 static const char *const status_names[] = {"queued", "running", "succeeded", "failed", "cancelled"};
 
 const char *job_status_name(job_status s)
@@ -136,6 +139,9 @@ json_t *job_store_rec_json(const job_rec *r, int internal)
     json_object_set_new(o, "cancel_requested", json_boolean(r->cancel));
     json_object_set_new(o, "interrupted_runs", json_integer(r->interrupted));
     json_object_set_new(o, "pinned", json_boolean(r->pinned));
+    json_object_set_new(o, "keep",
+                        json_string(r->params.keep_until_fetched ? "until-fetched" : "default"));
+    json_object_set_new(o, "fetched_at", iso_time(r->fetched));
     json_object_set_new(o, "disk_bytes", json_integer((json_int_t)r->disk));
     if (!internal)
         json_object_set_new(o, "store_error",
@@ -166,6 +172,9 @@ json_t *job_store_rec_json(const job_rec *r, int internal)
         json_object_set_new(st, "input_file", json_string(r->in.input_file));
         json_object_set_new(st, "matrix_text_bytes", json_integer(r->in.matrix_text_bytes));
         json_object_set_new(st, "receive_s", json_real(r->in.receive_s));
+        json_object_set_new(st, "fetched", json_real(r->fetched));
+        if (r->damaged[0])
+            json_object_set_new(st, "damaged", json_string(r->damaged));
         json_object_set_new(o, "store", st);
     }
     return o;
@@ -281,9 +290,33 @@ uint64_t job_store_dir_bytes(const char *dir)
     return total;
 }
 
-/* Removes a job directory, job.json first (an interrupted removal leaves a
- * directory without a record, which start-up finishes removing). io is not
- * held. */
+int job_store_held_for_fetch(const job_rec *r)
+{
+    return r->params.keep_until_fetched && r->status == JOB_SUCCEEDED && r->fetched <= 0;
+}
+
+int job_store_removal_mark(job_store *s, const char *id, cls_error *err)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/removing", s->data);
+    if (fileio_mkdir(path, err))
+        return CLS_EOTHER;
+    if (snprintf(path, sizeof path, "%s/removing/%s", s->data, id) >= (int)sizeof path)
+        return cls_fail(err, CLS_EOTHER, "data directory path too long");
+    return fileio_write_durable(path, "", 0, err);
+}
+
+void job_store_removal_unmark(job_store *s, const char *id)
+{
+    char path[PATH_MAX];
+    /* a marker left behind is harmless: start-up empties removing/ */
+    if (snprintf(path, sizeof path, "%s/removing/%s", s->data, id) < (int)sizeof path)
+        unlink(path);
+}
+
+/* Removes a job directory: the removal marker, then job.json, then the rest
+ * (an interrupted removal leaves a marked directory without a record,
+ * which start-up finishes removing). io is not held. */
 int job_store_remove_dir(job_store *s, const char *id, cls_error *err)
 {
     char dir[PATH_MAX], path[PATH_MAX];
@@ -292,12 +325,14 @@ int job_store_remove_dir(job_store *s, const char *id, cls_error *err)
         err = &e2;
     job_store_dir_of(s, id, dir, sizeof dir);
     pthread_mutex_lock(&s->io);
-    int rc = CLS_OK;
-    if (snprintf(path, sizeof path, "%s/job.json", dir) < (int)sizeof path && unlink(path) != 0 &&
-        errno != ENOENT)
+    int rc = job_store_removal_mark(s, id, err);
+    if (!rc && snprintf(path, sizeof path, "%s/job.json", dir) < (int)sizeof path &&
+        unlink(path) != 0 && errno != ENOENT) {
         rc = cls_fail(err, CLS_EOTHER, "%s: cannot remove: %s", path, strerror(errno));
-    if (!rc)
-        rc = fileio_remove_tree(dir, err);
+        job_store_removal_unmark(s, id);
+    }
+    if (!rc && !(rc = fileio_remove_tree(dir, err)))
+        job_store_removal_unmark(s, id);
     pthread_mutex_unlock(&s->io);
     if (rc) {
         pthread_mutex_lock(&s->mu);

@@ -23,7 +23,8 @@
  * (job_store_open.c). Retention (--keep, --keep-bytes) removes the oldest
  * finished jobs beyond a count, those finished longer ago than a duration,
  * and the oldest while the finished jobs' files take more than a size;
- * pinned jobs are exempt. Uploads must leave disk_reserve bytes free on the
+ * pinned jobs are exempt, and so are keep=until-fetched jobs until their
+ * result was fetched once. Uploads must leave disk_reserve bytes free on the
  * data directory's file system (job_store_disk_admit: the server's 507).
  *
  * Live progress (iteration, residual, residual history) of the running job
@@ -117,8 +118,16 @@ int job_store_file_expect(job_store *s, const char *id, const char *name, int64_
 void job_store_file_verified(job_store *s, const char *id, const char *name);
 /* A job's outputs wait for disk space (why: for /readyz; NULL: no more). */
 void job_store_set_disk_wait(job_store *s, const char *why);
-/* A download refused as damaged (counted for /metrics). */
-void job_store_file_damaged(job_store *s);
+/* A download of job id refused as damaged (why: what differs, no path):
+ * counted for /metrics and recorded in its job.json, so the next start
+ * quarantines it; this run keeps answering 500 store-damaged. */
+void job_store_file_damaged(job_store *s, const char *id, const char *why);
+/* A successful download of the job's result (solution, output file): a
+ * keep=until-fetched job's first one is recorded durably (fetched_at) and
+ * makes it removable by retention. 1 when that happened now (the caller
+ * runs retention), else 0 (not such a job, fetched before, or the record
+ * could not be written: then it stays kept and the next fetch retries). */
+int job_store_mark_fetched(job_store *s, const char *id);
 
 /* POST /v1/jobs/ID/cancel: a queued job is cancelled at once
  * (JOB_CANCEL_DONE), a running one asked to stop at its next iteration
@@ -199,5 +208,7 @@ int job_store_disk_admit(job_store *s, uint64_t need, cls_error *err);
 /* Pins (exempts from retention) or unpins a job; 0, -1 unknown id, or
  * CLS_EOTHER when its record could not be written (nothing changed). */
 int job_store_pin(job_store *s, const char *id, int pinned, char **json, cls_error *err);
+/* Pinned and keep=until-fetched jobs are the two exemptions from retention:
+ * a pin until unpinned, keep until the result was fetched once. */
 
 #endif

@@ -11,24 +11,38 @@
  * so a record that an older daemon, a disk or a hand wrote wrongly is never
  * run with what it says. A job directory whose record
  *
- *  - is missing: a removal was cut short (job.json goes first, see
- *    job_store_remove_dir) and is finished here;
+ *  - is missing and DATA/removing/ID marks the job: a removal was cut
+ *    short (the marker, then job.json, then the rest: job_store_remove_dir)
+ *    and is finished here; missing without the marker, it is damage and is
+ *    quarantined as below (reason no-record);
  *  - cannot be read for a passing reason (EMFILE, ENFILE, ENOMEM, EAGAIN,
  *    EINTR): tried again, three times, 100 ms apart;
  *  - is anything else (unreadable, not JSON, not a job record, invalid
  *    parameters): the directory is moved, whole, to DATA/quarantine/ID
  *    (ID.1, ID.2, ... when that exists) with the reason in
- *    QUARANTINE.txt beside it, a log line and a count in /metrics. Never
- *    deleted: an operator can read it, mend job.json and move it back.
+ *    QUARANTINE.txt beside it, a log line and a count in /metrics (reason
+ *    record). Never deleted, by anything: retention knows only the jobs
+ *    table, and quarantine/ is not in it; an operator reads it, mends it
+ *    and moves it back, or removes it;
+ *  - loads, but the job succeeded and its stored solution files are not
+ *    the size the record says, or a download found them damaged (the
+ *    record's store.damaged): quarantined the same way (reason damaged).
  *
  * Then queued and interrupted jobs are queued again in submission order
  * (an interrupted run counted), their records rewritten; incoming/ (uploads
- * that never became jobs) is emptied.
+ * that never became jobs) is emptied, and so is removing/ but for the
+ * marker of a removal that could not be finished (tried again next time).
  *
- * Retention (--keep, --keep-bytes): the oldest finished job goes while
- * there are more than the count, it finished longer ago than the
- * duration, or the finished jobs' files take more than the size; pinned
- * jobs are exempt. A removed job leaves the table before its directory
+ * Retention (--keep, --keep-bytes): the oldest removable finished job goes
+ * while there are more finished jobs than the count, it finished longer
+ * ago than the duration, or the finished jobs' files take more than the
+ * size; pinned jobs are exempt. keep=until-fetched jobs count towards the
+ * limits like any other but are not removable until their result was
+ * fetched once (job_store_held_for_fetch); such a job that failed or was
+ * cancelled has nothing to fetch and is removable once --keep-min-age has
+ * passed. When a limit is exceeded and only held jobs are left, retention
+ * says so (one log line, /metrics) instead of removing them; free-space
+ * admission (the 507) then protects the disk. A removed job leaves the table before its directory
  * goes (job.json first), so a crash in between is finished by recovery.
  */
 #include "job_store.h"
@@ -39,13 +53,49 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "job_store_priv.h"
 
-enum { LOAD_OK, LOAD_MISSING, LOAD_TRANSIENT, LOAD_BAD };
+enum { LOAD_OK, LOAD_MISSING, LOAD_TRANSIENT, LOAD_BAD, LOAD_DAMAGED };
+
+/* LOAD_DAMAGED when a succeeded job's stored solution files are not the
+ * size its record says (missing, cut short, grown), or a download of this
+ * or an earlier run found them damaged (the record's store.damaged). The
+ * CRC-32 is not read here: reading every stored solution whole at every
+ * start costs what the store holds; a download checks it (routes_solution.c)
+ * and records what it found, which the next start reads. */
+static int load_check_result(const char *dir, json_t *o, cls_error *err)
+{
+    const char *dmg = json_string_value(json_object_get(json_object_get(o, "store"), "damaged"));
+    if (dmg)
+        return cls_fail(err, CLS_EINPUT, "its result was found damaged: %s", dmg), LOAD_DAMAGED;
+    const char *name;
+    json_t *f;
+    json_object_foreach(json_object_get(json_object_get(o, "result"), "solution_files"), name, f)
+    {
+        json_t *b = json_object_get(f, "bytes");
+        char path[PATH_MAX];
+        struct stat sb;
+        /* only the names the store writes: a record never names a path */
+        if (!json_is_integer(b) || (strcmp(name, "solution.mtx") && strcmp(name, "solution.bin")))
+            continue;
+        if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+            continue;
+        if (stat(path, &sb) != 0)
+            return cls_fail(err, CLS_EINPUT, "its result %s is missing (%s)", name,
+                            strerror(errno)),
+                   LOAD_DAMAGED;
+        if ((int64_t)sb.st_size != json_integer_value(b))
+            return cls_fail(err, CLS_EINPUT, "its result %s is %lld bytes, the record says %lld",
+                            name, (long long)sb.st_size, (long long)json_integer_value(b)),
+                   LOAD_DAMAGED;
+    }
+    return LOAD_OK;
+}
 
 /* --- recovery --- */
 
@@ -100,6 +150,10 @@ static int load_one(job_store *s, const char *id, cls_error *err)
     r->bytes = (uint64_t)json_integer_value(json_object_get(o, "bytes_received"));
     r->interrupted = json_integer_value(json_object_get(o, "interrupted_runs"));
     r->pinned = json_is_true(json_object_get(o, "pinned"));
+    /* absent in older records: the default */
+    const char *keep = json_string_value(json_object_get(o, "keep"));
+    r->params.keep_until_fetched = keep && !strcmp(keep, "until-fetched");
+    r->fetched = json_number_value(json_object_get(store, "fetched"));
     r->in.has_matrix = json_is_true(json_object_get(store, "has_matrix"));
     r->in.has_rhs = json_is_true(json_object_get(store, "has_rhs"));
     r->in.has_x0 = json_is_true(json_object_get(store, "has_x0"));
@@ -123,6 +177,9 @@ static int load_one(job_store *s, const char *id, cls_error *err)
         goto out;
     }
     r->residual = NAN;
+    if (r->status == JOB_SUCCEEDED && (rc = load_check_result(dir, o, err)) != LOAD_OK)
+        goto out;
+    rc = LOAD_BAD;
     if (job_store_finished(r->status)) {
         json_t *v;
         if (json_is_object(v = json_object_get(o, "result")))
@@ -200,8 +257,11 @@ out:
     return rc;
 }
 
-/* Moves DATA/jobs/ID to DATA/quarantine/ID[.N] with the reason beside it. */
-static void quarantine(job_store *s, const char *id, const char *why)
+/* Moves DATA/jobs/ID to DATA/quarantine/ID[.N] with the reason beside it.
+ * The log line names the data directory's part of the path only: the same
+ * words may reach a client (a log shipped to a dashboard), the host's
+ * layout is not theirs. */
+static void quarantine(job_store *s, const char *id, int reason, const char *why)
 {
     char qdir[PATH_MAX], dst[PATH_MAX], src[PATH_MAX];
     cls_error e;
@@ -216,11 +276,12 @@ static void quarantine(job_store *s, const char *id, const char *why)
     for (int k = 1; access(dst, F_OK) == 0 && k < 1000; k++)
         if (snprintf(dst, sizeof dst, "%s/%s.%d", qdir, id, k) >= (int)sizeof dst)
             return;
+    const char *rel = dst + strlen(s->data) + 1; /* quarantine/ID[.N] */
     if (rename(src, dst) != 0) {
         fprintf(stderr,
                 "clsolved: job %s not loaded and left in place (%s): cannot move it to "
                 "%s: %s\n",
-                id, why, dst, strerror(errno));
+                id, why, rel, strerror(errno));
         return;
     }
     if (fileio_sync_parent(src, &e) || fileio_sync_parent(dst, &e))
@@ -229,15 +290,27 @@ static void quarantine(job_store *s, const char *id, const char *why)
     time_t now = time(NULL);
     snprintf(note, sizeof note, "%s/QUARANTINE.txt", dst);
     int n = snprintf(text, sizeof text,
-                     "job %s was moved here by clsolved at start-up (%s): its record could not "
-                     "be loaded:\n%s\nMend job.json and move the directory back to jobs/%s to "
-                     "load it at the next start.\n",
-                     id, ctime(&now), why, id);
+                     "job %s was moved here by clsolved at start-up, %sreason: %s\n%s\n"
+                     "Mend it (job.json, or the result files) and move the directory back to "
+                     "jobs/%s to load it at the next start, or remove it: clsolved never does.\n",
+                     id, ctime(&now), job_store_quarantine_reasons[reason], why, id);
     if (fileio_write_durable(note, text, (size_t)(n < (int)sizeof text ? n : (int)sizeof text - 1),
                              &e))
         fprintf(stderr, "clsolved: %s\n", e.msg);
-    s->quarantined++;
-    fprintf(stderr, "clsolved: job store: job %s quarantined in %s: %s\n", id, dst, why);
+    s->quarantined[reason]++;
+    /* the reason may quote a path (a failed open): the data directory's
+     * part only, as above */
+    char said[600];
+    size_t w = 0, dl = strlen(s->data);
+    for (const char *p = why; *p && w + 1 < sizeof said;) {
+        if (!strncmp(p, s->data, dl) && p[dl] == '/')
+            p += dl + 1;
+        else
+            said[w++] = *p++;
+    }
+    said[w] = '\0';
+    fprintf(stderr, "clsolved: job store: job %s quarantined in %s (%s): %s\n", id, rel,
+            job_store_quarantine_reasons[reason], said);
 }
 
 static int job_store_recover(job_store *s, cls_error *err)
@@ -288,18 +361,47 @@ static int job_store_recover(job_store *s, cls_error *err)
         if (rc == LOAD_OK) {
             loaded++;
         } else if (rc == LOAD_MISSING) {
-            fprintf(stderr, "clsolved: job store: finishing the removal of job %s (no job.json)\n",
-                    id);
-            job_store_dir_of(s, id, path, sizeof path);
-            if (fileio_remove_tree(path, &e2))
-                fprintf(stderr, "clsolved: %s\n", e2.msg);
-            removed++;
+            /* a removal cut short is marked (job_store_removal_mark); a
+             * record that vanished otherwise is damage: its files are kept */
+            char mark[PATH_MAX];
+            snprintf(mark, sizeof mark, "%s/removing/%s", s->data, id);
+            if (access(mark, F_OK) == 0) {
+                fprintf(stderr,
+                        "clsolved: job store: finishing the removal of job %s (no job.json)\n", id);
+                job_store_dir_of(s, id, path, sizeof path);
+                if (fileio_remove_tree(path, &e2))
+                    fprintf(stderr, "clsolved: %s\n", e2.msg);
+                removed++;
+            } else {
+                quarantine(s, id, JOB_QUARANTINE_NO_RECORD,
+                           "job.json is missing and no removal was under way");
+                held++;
+            }
         } else {
-            quarantine(s, id, e2.msg[0] ? e2.msg : "unreadable record");
+            quarantine(s, id, rc == LOAD_DAMAGED ? JOB_QUARANTINE_DAMAGED : JOB_QUARANTINE_RECORD,
+                       e2.msg[0] ? e2.msg : "unreadable record");
             held++;
         }
     }
     free(names);
+    /* a marker is spent once its directory is gone (the removal finished)
+     * or has its record (the removal never began: the job stays); one whose
+     * finishing failed above stays for the next start */
+    snprintf(path, sizeof path, "%s/removing", s->data);
+    if ((d = opendir(path)) != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            char jr[PATH_MAX], jd[PATH_MAX], mk[PATH_MAX];
+            if (!ids_valid(e->d_name))
+                continue;
+            job_store_dir_of(s, e->d_name, jd, sizeof jd);
+            if (snprintf(jr, sizeof jr, "%s/job.json", jd) >= (int)sizeof jr ||
+                snprintf(mk, sizeof mk, "%s/%s", path, e->d_name) >= (int)sizeof mk)
+                continue;
+            if (access(jd, F_OK) != 0 || access(jr, F_OK) == 0)
+                unlink(mk);
+        }
+        closedir(d);
+    }
     for (size_t i = 0; i < s->n; i++)
         if (s->recs[i]->status == JOB_QUEUED || s->recs[i]->load_ended) {
             requeued += s->recs[i]->status == JOB_QUEUED;
@@ -373,6 +475,17 @@ const char *job_store_data_dir(const job_store *s)
 
 /* --- retention --- */
 
+/* 1 when retention may remove r (a finished, unpinned job) now: not held
+ * for its fetch, and a keep=until-fetched job that failed or was cancelled
+ * (nothing to fetch) only after --keep-min-age. */
+static int retention_removable(const job_store *s, const job_rec *r, double now)
+{
+    if (job_store_held_for_fetch(r))
+        return 0;
+    return !r->params.keep_until_fetched || r->status == JOB_SUCCEEDED ||
+           now - r->finished >= s->cfg.keep_min_age;
+}
+
 void job_store_retention(job_store *s)
 {
     if (s->cfg.keep_count < 0 && s->cfg.keep_seconds < 0 && !s->cfg.keep_bytes)
@@ -381,29 +494,40 @@ void job_store_retention(job_store *s)
     for (;;) {
         char victim[IDS_LEN + 1] = "";
         pthread_mutex_lock(&s->mu);
-        int64_t finished = 0;
+        /* held jobs count towards the limits (they take the disk), they
+         * are only never the one removed */
+        int64_t finished = 0, held = 0;
         uint64_t bytes = 0;
-        for (size_t i = 0; i < s->n; i++)
-            if (job_store_finished(s->recs[i]->status) && !s->recs[i]->pinned) {
-                finished++;
-                bytes += s->recs[i]->disk;
-            }
         job_rec *oldest = NULL;
         for (size_t i = 0; i < s->n; i++) {
             job_rec *r = s->recs[i];
             if (!job_store_finished(r->status) || r->pinned)
                 continue;
-            if (!oldest || r->finished < oldest->finished)
+            finished++;
+            bytes += r->disk;
+            held += job_store_held_for_fetch(r);
+            if (retention_removable(s, r, now) && (!oldest || r->finished < oldest->finished))
                 oldest = r;
         }
-        if (oldest && ((s->cfg.keep_count >= 0 && finished > s->cfg.keep_count) ||
+        int over_count = s->cfg.keep_count >= 0 && finished > s->cfg.keep_count;
+        int over_bytes = s->cfg.keep_bytes && bytes > s->cfg.keep_bytes;
+        if (oldest && (over_count ||
                        (s->cfg.keep_seconds >= 0 && now - oldest->finished > s->cfg.keep_seconds) ||
-                       (s->cfg.keep_bytes && bytes > s->cfg.keep_bytes &&
-                        now - oldest->finished >= s->cfg.keep_min_age))) {
+                       (over_bytes && now - oldest->finished >= s->cfg.keep_min_age))) {
             memcpy(victim, oldest->id, sizeof victim);
             job_store_remove_at(s, job_store_find_index(s, oldest));
             job_store_rec_free(oldest);
             s->retention_removed++;
+        } else {
+            /* what is left over a limit waits for its owners: said once
+             * per change, not at every pass */
+            int64_t waiting = (over_count || over_bytes) ? held : 0;
+            if (waiting && waiting != s->retention_waiting)
+                fprintf(stderr,
+                        "clsolved: retention: %s over its limit; %lld finished jobs kept until "
+                        "their results are fetched (keep=until-fetched)\n",
+                        over_bytes ? "--keep-bytes" : "--keep", (long long)waiting);
+            s->retention_waiting = waiting;
         }
         pthread_mutex_unlock(&s->mu);
         if (!victim[0])

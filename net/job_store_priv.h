@@ -35,6 +35,15 @@ typedef struct job_pending {
     json_t *result, *error, *timings, *devices;
 } job_pending;
 
+/* Why a job directory went to DATA/quarantine/ (the metric's reason label). */
+enum {
+    JOB_QUARANTINE_RECORD,
+    JOB_QUARANTINE_NO_RECORD,
+    JOB_QUARANTINE_DAMAGED,
+    JOB_QUARANTINE_NREASONS
+};
+extern const char *const job_store_quarantine_reasons[JOB_QUARANTINE_NREASONS];
+
 typedef struct job_rec {
     char id[IDS_LEN + 1];
     int64_t seq;
@@ -47,6 +56,10 @@ typedef struct job_rec {
     json_t *result, *error, *timings, *devices;
     json_t *placement; /* the scheduler's choice: lane or whole world, device (scheduler.c) */
     int pinned;        /* exempt from retention */
+    double fetched;    /* Unix time its result was first fetched (keep=until-fetched
+                        * jobs only, written to job.json; 0: not yet) */
+    char damaged[96];  /* a download found its result damaged ("" none): the reason,
+                        * written to job.json so the next start quarantines it */
     uint64_t disk;     /* bytes of its files (for --keep-bytes) */
     /* live */
     int64_t iteration;
@@ -81,9 +94,14 @@ struct job_store {
      * and no final state waits to be written */
     int write_failed;
     char health[256];
-    uint64_t write_errors, quarantined, removal_errors;
+    uint64_t write_errors, removal_errors;
+    /* jobs moved to DATA/quarantine/ in this run, by reason (job_store_open.c) */
+    uint64_t quarantined[JOB_QUARANTINE_NREASONS];
+    /* unfetched keep=until-fetched jobs retention would remove but keeps
+     * (a limit is exceeded and only they are left): /metrics, one log line */
+    int64_t retention_waiting;
     char disk_wait[200]; /* a job's outputs wait for disk space: /readyz says so */
-    uint64_t damaged; /* stored outputs refused: not what was written (size, CRC-32) */
+    uint64_t damaged;    /* stored outputs refused: not what was written (size, CRC-32) */
     uint64_t retention_removed;
     double last_retry;
 };
@@ -109,6 +127,15 @@ size_t job_store_find_index(job_store *s, const job_rec *r);
 void job_store_remove_at(job_store *s, size_t i);
 /* Removes a job's directory, job.json first (io not held); err may be NULL. */
 int job_store_remove_dir(job_store *s, const char *id, cls_error *err);
+/* The removal marker DATA/removing/ID, written durably before a job's
+ * job.json goes and removed once its directory is gone: start-up tells a
+ * removal cut short (marker: finished) from a record lost to damage (no
+ * marker: quarantined). io held. */
+int job_store_removal_mark(job_store *s, const char *id, cls_error *err);
+void job_store_removal_unmark(job_store *s, const char *id);
+/* 1 when retention must not remove the finished job yet: keep=until-fetched,
+ * succeeded, its result not fetched (mu held). */
+int job_store_held_for_fetch(const job_rec *r);
 /* Bytes of the regular files in a job directory and its out/. */
 uint64_t job_store_dir_bytes(const char *dir);
 /* Writes text as DATA/jobs/ID/job.json durably (io held) and records the

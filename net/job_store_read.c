@@ -4,9 +4,14 @@
  * residual history (live for a running job, from residuals.json once it
  * ended), the counts, and the store's health and metrics. Readers hold
  * `mu` only, never `io`, so a slow disk never holds up a status request.
+ * Two reads leave a mark in the record, written under io as every change
+ * is: a keep=until-fetched job's first fetch (fetched_at, which frees it
+ * for retention) and a download that found the result damaged.
  */
 #include "job_store.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -34,6 +39,23 @@ int job_store_healthy(job_store *s, char *why, size_t cap)
     return ok;
 }
 
+/* Entries of DATA/quarantine/ now (an operator may have removed some): a
+ * short directory read per scrape; -1 when it cannot be read. */
+static int64_t quarantine_count(const job_store *s)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/quarantine", s->data);
+    DIR *d = opendir(path);
+    if (!d)
+        return errno == ENOENT ? 0 : -1;
+    int64_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 char *job_store_metrics(void *arg)
 {
     job_store *s = arg;
@@ -50,17 +72,36 @@ char *job_store_metrics(void *arg)
             "# HELP clsolve_store_write_errors_total Job records that could not be written.\n"
             "# TYPE clsolve_store_write_errors_total counter\n"
             "clsolve_store_write_errors_total %llu\n"
-            "# HELP clsolve_store_quarantined_total Job records that failed to load at start, "
-            "moved to DATA/quarantine.\n# TYPE clsolve_store_quarantined_total counter\n"
-            "clsolve_store_quarantined_total %llu\n"
             "# HELP clsolve_store_removal_errors_total Job directories that could not be "
             "removed completely.\n# TYPE clsolve_store_removal_errors_total counter\n"
             "clsolve_store_removal_errors_total %llu\n"
             "# HELP clsolve_store_damaged_total Downloads refused because the stored file is not "
             "what was written (size or CRC-32).\n# TYPE clsolve_store_damaged_total counter\n"
             "clsolve_store_damaged_total %llu\n",
-            healthy, (unsigned long long)s->write_errors, (unsigned long long)s->quarantined,
-            (unsigned long long)s->removal_errors, (unsigned long long)s->damaged);
+            healthy, (unsigned long long)s->write_errors, (unsigned long long)s->removal_errors,
+            (unsigned long long)s->damaged);
+    fprintf(f, "# HELP clsolve_store_quarantined_total Job directories moved to DATA/quarantine "
+               "at start in this run, by reason (record: job.json unreadable or invalid; "
+               "no-record: job.json missing; damaged: the stored result is not what was "
+               "written).\n# TYPE clsolve_store_quarantined_total counter\n");
+    for (int k = 0; k < JOB_QUARANTINE_NREASONS; k++)
+        fprintf(f, "clsolve_store_quarantined_total{reason=\"%s\"} %llu\n",
+                job_store_quarantine_reasons[k], (unsigned long long)s->quarantined[k]);
+    uint64_t damaged_jobs = 0;
+    for (size_t i = 0; i < s->n; i++)
+        damaged_jobs += s->recs[i]->damaged[0] != 0;
+    fprintf(f,
+            "# HELP clsolve_store_quarantine_jobs Job directories in DATA/quarantine now "
+            "(an operator inspects and removes them; the daemon never does).\n"
+            "# TYPE clsolve_store_quarantine_jobs gauge\nclsolve_store_quarantine_jobs %lld\n"
+            "# HELP clsolve_store_damaged_jobs Jobs whose stored result a download found damaged "
+            "(answered 500 store-damaged; quarantined at the next start).\n"
+            "# TYPE clsolve_store_damaged_jobs gauge\nclsolve_store_damaged_jobs %llu\n"
+            "# HELP clsolve_retention_waiting_fetch Unfetched keep=until-fetched jobs that "
+            "retention keeps although a limit is exceeded.\n"
+            "# TYPE clsolve_retention_waiting_fetch gauge\nclsolve_retention_waiting_fetch %lld\n",
+            (long long)quarantine_count(s), (unsigned long long)damaged_jobs,
+            (long long)s->retention_waiting);
     uint64_t jobs_bytes = 0, finished_bytes = 0, pinned = 0;
     for (size_t i = 0; i < s->n; i++) {
         jobs_bytes += s->recs[i]->disk;
@@ -266,11 +307,70 @@ void job_store_set_disk_wait(job_store *s, const char *why)
     pthread_mutex_unlock(&s->mu);
 }
 
-void job_store_file_damaged(job_store *s)
+/* Rewrites r's record (io held, mu not): the caller changed it under mu.
+ * 0, or CLS_EOTHER (logged). */
+static int reader_write_record(job_store *s, const char *id, cls_error *err)
 {
     pthread_mutex_lock(&s->mu);
-    s->damaged++;
+    job_rec *r = job_store_find(s, id);
+    char *text = r ? job_store_dump(job_store_rec_json(r, 1)) : NULL;
     pthread_mutex_unlock(&s->mu);
+    if (!r)
+        return CLS_OK; /* removed meanwhile (DELETE): nothing to record */
+    int rc = text ? job_store_write_record(s, id, text, err)
+                  : cls_fail(err, CLS_EOTHER, "out of memory");
+    free(text);
+    return rc;
+}
+
+void job_store_file_damaged(job_store *s, const char *id, const char *why)
+{
+    pthread_mutex_lock(&s->io);
+    pthread_mutex_lock(&s->mu);
+    s->damaged++;
+    job_rec *r = job_store_find(s, id);
+    int first = r && !r->damaged[0];
+    if (first)
+        snprintf(r->damaged, sizeof r->damaged, "%s", why);
+    pthread_mutex_unlock(&s->mu);
+    /* recorded durably once: the next start quarantines the job (its
+     * size may be right and only the CRC-32, read here, tells) */
+    cls_error e;
+    if (first && reader_write_record(s, id, &e))
+        fprintf(stderr, "clsolved: job %s: its damage could not be recorded: %s\n", id, e.msg);
+    pthread_mutex_unlock(&s->io);
+}
+
+int job_store_mark_fetched(job_store *s, const char *id)
+{
+    /* cheap look first: every download of every job comes here */
+    pthread_mutex_lock(&s->mu);
+    job_rec *r = job_store_find(s, id);
+    int want =
+        r && r->params.keep_until_fetched && r->fetched <= 0 && job_store_finished(r->status);
+    pthread_mutex_unlock(&s->mu);
+    if (!want)
+        return 0;
+    pthread_mutex_lock(&s->io);
+    pthread_mutex_lock(&s->mu);
+    r = job_store_find(s, id);
+    want = r && r->fetched <= 0;
+    if (want)
+        r->fetched = job_store_wall_now();
+    pthread_mutex_unlock(&s->mu);
+    cls_error e;
+    int rc = want ? reader_write_record(s, id, &e) : CLS_OK;
+    if (rc) {
+        /* not on disk, so not so in memory either: retention keeps the job
+         * and the next download tries again */
+        pthread_mutex_lock(&s->mu);
+        if ((r = job_store_find(s, id)))
+            r->fetched = 0;
+        pthread_mutex_unlock(&s->mu);
+        fprintf(stderr, "clsolved: job %s: its fetch could not be recorded: %s\n", id, e.msg);
+    }
+    pthread_mutex_unlock(&s->io);
+    return want && !rc;
 }
 
 void job_store_file_verified(job_store *s, const char *id, const char *name)

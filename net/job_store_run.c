@@ -512,9 +512,20 @@ int job_store_remove(job_store *s, const char *id, job_status *st, cls_error *er
     pthread_mutex_unlock(&s->mu);
     char dir[PATH_MAX], path[PATH_MAX];
     job_store_dir_of(s, rid, dir, sizeof dir);
-    if (snprintf(path, sizeof path, "%s/job.json", dir) < (int)sizeof path && unlink(path) != 0 &&
-        errno != ENOENT) {
-        int e = errno;
+    /* the marker first: a directory without job.json is a removal cut
+     * short only when marked (else start-up quarantines it) */
+    cls_error em;
+    cls_error_clear(&em);
+    int mark_failed = job_store_removal_mark(s, rid, &em) != 0;
+    int e = mark_failed ? EIO : 0;
+    if (!e && snprintf(path, sizeof path, "%s/job.json", dir) < (int)sizeof path &&
+        unlink(path) != 0 && errno != ENOENT) {
+        e = errno;
+        job_store_removal_unmark(s, rid);
+    }
+    if (e) {
+        if (mark_failed)
+            fprintf(stderr, "clsolved: %s\n", em.msg);
         pthread_mutex_unlock(&s->io);
         pthread_mutex_lock(&s->mu);
         s->removal_errors++;
@@ -533,6 +544,8 @@ int job_store_remove(job_store *s, const char *id, job_status *st, cls_error *er
     pthread_mutex_unlock(&s->mu);
     cls_error e2;
     int rc = fileio_remove_tree(dir, &e2);
+    if (!rc)
+        job_store_removal_unmark(s, rid);
     pthread_mutex_unlock(&s->io);
     if (rc) {
         pthread_mutex_lock(&s->mu);

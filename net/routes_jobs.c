@@ -850,5 +850,10 @@ enum MHD_Result routes_jobs_files(http_call *call)
         return MHD_NO;
     }
     MHD_add_response_header(r, "Content-Type", "application/octet-stream");
-    return http_queue(c, 200, r);
+    enum MHD_Result q = http_queue(c, 200, r);
+    /* an output file downloaded is the fetch that frees a keep=until-fetched
+     * job for retention (as the solution's, routes_solution.c) */
+    if (q == MHD_YES && job_store_mark_fetched(cfg->store, id))
+        job_store_retention(cfg->store);
+    return q;
 }

@@ -6,6 +6,10 @@
  * its answers carry an ETag and Cache-Control: immutable, and
  * If-None-Match is answered 304. A client that accepts gzip gets a large
  * solution compressed as it is read (gzstream.h), under its own ETag.
+ * A 200 counts as the fetch that frees a keep=until-fetched job for
+ * retention (job_store_mark_fetched); a file that fails its size or CRC
+ * check is answered 500 and recorded as damaged (quarantined at the next
+ * start).
  */
 #include "routes_solution.h"
 
@@ -165,9 +169,11 @@ static int solution_damaged(http_call *call, int fd, const struct stat *sb, cons
     if (job_store_file_expect(call->cfg->store, call->id, name, &bytes, &crc, &has_crc, &verified))
         return 0;
     if (bytes >= 0 && (int64_t)sb->st_size != bytes) {
-        fprintf(stderr, "clsolved: job %s: %s is %lld bytes, the record says %lld\n", call->id,
-                name, (long long)sb->st_size, (long long)bytes);
-        job_store_file_damaged(call->cfg->store);
+        char why[96];
+        snprintf(why, sizeof why, "%s is %lld bytes, the record says %lld", name,
+                 (long long)sb->st_size, (long long)bytes);
+        fprintf(stderr, "clsolved: job %s: %s\n", call->id, why);
+        job_store_file_damaged(call->cfg->store, call->id, why);
         return 1;
     }
     if (!has_crc || verified)
@@ -188,9 +194,11 @@ static int solution_damaged(http_call *call, int fd, const struct stat *sb, cons
         off += n;
     }
     if ((uint32_t)c != crc) {
-        fprintf(stderr, "clsolved: job %s: %s has CRC-32 %08x, the record says %08x\n", call->id,
-                name, (unsigned)c, (unsigned)crc);
-        job_store_file_damaged(call->cfg->store);
+        char why[96];
+        snprintf(why, sizeof why, "%s has CRC-32 %08x, the record says %08x", name, (unsigned)c,
+                 (unsigned)crc);
+        fprintf(stderr, "clsolved: job %s: %s\n", call->id, why);
+        job_store_file_damaged(call->cfg->store, call->id, why);
         return 1;
     }
     job_store_file_verified(call->cfg->store, call->id, name);
@@ -309,5 +317,11 @@ enum MHD_Result routes_jobs_solution(http_call *call)
     if (gzip)
         MHD_add_response_header(r, "Content-Encoding", "gzip");
     solution_cache_headers(r, etag);
-    return http_queue(c, 200, r);
+    enum MHD_Result q = http_queue(c, 200, r);
+    /* the first download of a keep=until-fetched job frees it for
+     * retention; the answer was queued first, and the open file is sent
+     * whole even if retention removes the job now */
+    if (q == MHD_YES && job_store_mark_fetched(call->cfg->store, id))
+        job_store_retention(call->cfg->store);
+    return q;
 }

@@ -174,7 +174,9 @@ class Client:
         sparse matrix, a 2-D numpy array or a list of lists; b, x0: the
         same for vectors (a path, a 1-D numpy array, a sequence). params:
         tol (or rtol), atol, maxiter, precond, method, precision for cg;
-        a physics kind's options otherwise (A is then its input file)."""
+        a physics kind's options otherwise (A is then its input file);
+        keep="until-fetched" for any kind: the daemon's retention keeps the
+        finished job until its result was downloaded once (docs/api.md)."""
         if "rtol" in params:
             if "tol" in params:
                 raise TypeError("give tol or rtol, not both")

@@ -1712,6 +1712,7 @@ param_row("PARAM-PRECOND-OPTION", "precond_degree=0", "precond_sweeps=abc", "pre
 param_row("PARAM-METHOD", "method=gmres")
 param_row("PARAM-PRECISION", "precision=half")
 param_row("PARAM-ATOL", "atol=abc", "atol=-1", "atol=inf", options={"atol": -0.5})
+param_row("PARAM-KEEP", "keep=forever", "kind=springs&grid=3&keep=1", options={"keep": "Until-Fetched"})
 param_row("PARAM-UNKNOWN", "color=blue", "tol=1e-6&Tol=1e-6", options={"colour": "blue"})
 param_row("PARAM-CG-FOR-PHYSICS", "kind=springs&grid=3&tol=0.5", "tol=0.5&kind=nbody&random=4",
           options={"kind": "springs", "precond": "jacobi"})
