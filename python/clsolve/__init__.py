@@ -11,18 +11,23 @@
 Standard library only; numpy and scipy are used when they are installed.
 Errors are exceptions that carry what the daemon said: ApiError (and its
 subclasses per status) holds the RFC 9457 problem document, JobFailed the
-job and its error object. See docs/api.md for the HTTP API underneath.
+job and its error object; they sit in Python's hierarchy too (a
+TransportError is a ConnectionError, a BadRequest a ValueError: errors.py).
+Arguments are checked before anything is sent, as scipy checks them: a
+complex dtype is a TypeError, a non-square matrix or a right-hand side of
+the wrong length a ValueError; b may be n x k (x is then n x k). See
+docs/api.md for the HTTP API underneath.
 """
 
 __version__ = "0.1.0"
 
 from .errors import (ApiError, BadRequest, Conflict, Error, JobCancelled, JobFailed, NotFound,
-                     PayloadTooLarge, ServiceUnavailable, TransportError, Unauthorized,
-                     WaitTimeout)
+                     PayloadTooLarge, RequestTimeout, ServiceUnavailable, TransportError,
+                     Unauthorized, WaitTimeout)
 from .client import Client, Job, solve
 from .mm import matrix_market, vector_market
 
 __all__ = ["Client", "Job", "solve", "matrix_market", "vector_market", "Error", "ApiError",
            "BadRequest", "Unauthorized", "NotFound", "Conflict", "PayloadTooLarge",
-           "ServiceUnavailable", "TransportError", "JobFailed", "JobCancelled", "WaitTimeout",
-           "__version__"]
+           "ServiceUnavailable", "TransportError", "RequestTimeout", "JobFailed", "JobCancelled",
+           "WaitTimeout", "__version__"]

@@ -6,6 +6,21 @@ streamed from files or memory with a known Content-Length. A 503 (queue
 full, draining) is retried after its Retry-After, `retries` times; a
 refused connection for a GET as well. Job.wait polls with a backoff from
 0.1 s to 1 s.
+
+Arguments are checked here, before a byte is sent, in the way scipy checks
+them (scipy.sparse.linalg.spsolve and cg): an upload can be large and a
+job is queued behind others, so a mistake the client can see on its own
+should cost neither. What the client holds in memory (a scipy sparse
+matrix, a numpy array, lists) is checked for a real dtype (TypeError), a
+square matrix, a right-hand side with n rows and an n-vector x0
+(ValueError, with scipy's wording). Paths, bytes and files are the
+daemon's to read: it checks their headers as they arrive. The URL is
+checked when the Client is made, where the mistake was made.
+
+A right-hand side may be n x k: the daemon solves the k systems together
+and stores x as n x k, column after column; Job.solution() gives it back
+n x k (numpy) or as n rows of k numbers (lists), and solve() returns x in
+b's shape as spsolve does (n x 1 gives a 1-D x, as spsolve's does).
 """
 import array
 import json
@@ -21,7 +36,8 @@ import urllib.request
 import uuid
 
 from . import errors
-from .mm import _is_scipy_sparse, _np, matrix_market, vector_market
+from .mm import (_is_scipy_sparse, _np, check_real_dtype, check_real_values, matrix_market,
+                 vector_market)
 
 FINISHED = ("succeeded", "failed", "cancelled")
 _SOLVE_KEYS = ("tol", "atol", "maxiter", "precond", "method", "precision")
@@ -79,6 +95,107 @@ def _upload(obj, vector=False):
     return f, None
 
 
+def _is_file_argument(obj):
+    """A path, bytes or a file object: sent as it is, read by the daemon."""
+    return isinstance(obj, (str, os.PathLike, bytes, bytearray)) or \
+        (hasattr(obj, "read") and not _is_scipy_sparse(obj))
+
+
+def _matrix_shape(A):
+    """The shape of an in-memory matrix after its dtype was checked, or
+    None for a file argument."""
+    if _is_file_argument(A):
+        return None
+    if _is_scipy_sparse(A):
+        check_real_dtype(getattr(A, "dtype", None), "A")
+        return tuple(A.shape)
+    if _np is not None and isinstance(A, _np.ndarray):
+        check_real_dtype(A.dtype, "A")
+        if A.ndim != 2:
+            raise ValueError("a matrix must have 2 dimensions, this array has %d" % A.ndim)
+        return A.shape
+    rows = [r if hasattr(r, "__len__") else None for r in A]
+    if any(r is None for r in rows):
+        raise ValueError("a matrix must be 2-D: a list of rows, not of numbers")
+    for r in rows:
+        check_real_values(r, "A")
+    return (len(rows), len(rows[0]) if rows else 0)
+
+
+def _vector_shape(v, what):
+    """(n,) or (n, k) of an in-memory right-hand side or initial guess after
+    its dtype was checked, or None for a file argument."""
+    if _is_file_argument(v):
+        return None
+    if _np is not None and isinstance(v, _np.ndarray):
+        check_real_dtype(v.dtype, what)
+        if v.ndim not in (1, 2):
+            raise ValueError("%s must have 1 or 2 dimensions, this array has %d" % (what, v.ndim))
+        return v.shape
+    items = list(v)
+    if items and all(hasattr(r, "__len__") for r in items):
+        for r in items:
+            check_real_values(r, what)
+        k = len(items[0])
+        if any(len(r) != k for r in items):
+            raise ValueError("the rows of %s differ in length" % what)
+        return (len(items), k)
+    check_real_values(items, what)
+    return (len(items),)
+
+
+def _check_system(A, b, x0):
+    """Refuses, before anything is uploaded, what scipy would refuse: a
+    complex or non-numeric dtype (TypeError), a matrix that is not square,
+    a b without n rows, an x0 that is not an n-vector (ValueError). Returns
+    b's shape, or None when b is absent or a file."""
+    shape = _matrix_shape(A)
+    bs = _vector_shape(b, "b") if b is not None else None
+    xs = _vector_shape(x0, "x0") if x0 is not None else None
+    if shape is not None and shape[0] != shape[1]:
+        # spsolve's words
+        raise ValueError("matrix must be square (has shape %s)" % (shape,))
+    if bs is not None:
+        if len(bs) == 2 and bs[1] == 0:
+            raise ValueError("b has no columns (shape %s)" % (bs,))
+        if shape is not None and bs[0] != shape[0]:
+            raise ValueError("shapes of A %s and b %s are incompatible" % (shape, bs))
+    if xs is not None:
+        # the daemon takes one x0 for every right-hand side: an n-vector
+        if len(xs) == 2 and xs[1] != 1 or shape is not None and xs[0] != shape[0]:
+            raise ValueError("shapes of A %s and x0 %s are incompatible (x0 is one n-vector, "
+                             "the start of every right-hand side)" % (shape or "(n, n)", xs))
+    return bs
+
+
+def _check_url(url, source):
+    """The daemon's base URL, or a ValueError that names it: urllib would
+    otherwise fail on the first request, deep inside, with "unknown url
+    type" or a bad port."""
+    expected = "expected http://HOST[:PORT] or https://HOST[:PORT], e.g. http://127.0.0.1:8080"
+    if not isinstance(url, str):
+        raise TypeError("clsolve.Client: the URL must be a str, not %s" % type(url).__name__)
+    try:
+        u = urllib.parse.urlsplit(url)
+        u.port  # a port that is not a number in range raises here
+    except ValueError as e:
+        raise ValueError("clsolve.Client: %s %r is not a daemon URL (%s); %s"
+                         % (source, url, e, expected)) from None
+    why = None
+    if u.scheme not in ("http", "https"):
+        why = "the scheme must be http or https" if u.scheme else "no scheme"
+    elif not u.hostname:
+        why = "no host"
+    elif u.query or u.fragment:
+        why = "a query or fragment has no place in the base URL"
+    elif any(c.isspace() for c in url):
+        why = "it holds white space"
+    if why:
+        raise ValueError("clsolve.Client: %s %r is not a daemon URL (%s); %s"
+                         % (source, url, why, expected))
+    return url.rstrip("/")
+
+
 def _bytes_file(data):
     f = tempfile.SpooledTemporaryFile(max_size=64 << 20)
     f.write(bytes(data))
@@ -98,7 +215,12 @@ class Client:
 
     def __init__(self, url=None, token=None, token_file=None, cafile=None, timeout=60.0,
                  retries=3, max_retry_wait=30.0):
-        self.url = (url or os.environ.get("CLSOLVE_SERVER") or "http://127.0.0.1:8080").rstrip("/")
+        if url is not None:
+            self.url = _check_url(url, "url")
+        elif os.environ.get("CLSOLVE_SERVER"):
+            self.url = _check_url(os.environ["CLSOLVE_SERVER"], "$CLSOLVE_SERVER")
+        else:
+            self.url = "http://127.0.0.1:8080"
         if token is None and token_file is not None:
             with open(token_file, encoding="utf-8") as f:
                 token = f.readline().strip()
@@ -145,7 +267,9 @@ class Client:
                     attempt += 1
                     time.sleep(min(2.0 ** attempt * 0.1, self.max_retry_wait))
                     continue
-                raise errors.TransportError("%s %s: %s" % (method, self.url + path, reason)) from e
+                cls = errors.RequestTimeout if isinstance(reason, (socket.timeout, TimeoutError)) \
+                    else errors.TransportError
+                raise cls("%s %s: %s" % (method, self.url + path, reason)) from e
             if status in ok:
                 if raw:
                     return data, hdrs
@@ -171,8 +295,12 @@ class Client:
         """Submits a job and returns its Job (queued).
 
         A: a path to a Matrix Market file (plain or gzip), its bytes, a scipy
-        sparse matrix, a 2-D numpy array or a list of lists; b, x0: the
-        same for vectors (a path, a 1-D numpy array, a sequence). params:
+        sparse matrix, a 2-D numpy array or a list of lists; b: the same
+        for vectors (a path, a numpy array of shape (n,) or (n, k), a
+        sequence, a list of n rows of k numbers: k right-hand sides); x0:
+        one n-vector. In-memory arguments are checked before the upload
+        (a complex dtype: TypeError; a non-square A, a b without n rows, an
+        x0 that is not an n-vector: ValueError). params:
         tol (or rtol), atol, maxiter, precond, method, precision for cg;
         a physics kind's options otherwise (A is then its input file);
         keep="until-fetched" for any kind: the daemon's retention keeps the
@@ -181,6 +309,8 @@ class Client:
             if "tol" in params:
                 raise TypeError("give tol or rtol, not both")
             params["tol"] = params.pop("rtol")
+        if kind == "cg":  # a physics kind's input is a mesh, not a matrix
+            _check_system(A, b, x0)
         params = {k: v for k, v in params.items() if v is not None}
         query = dict(params)
         if kind != "cg":
@@ -307,16 +437,27 @@ class Job:
 
     def solution(self):
         """x: a numpy float64 array when numpy is installed, else a list of
-        floats (downloaded as little-endian float64: exact)."""
+        floats (downloaded as little-endian float64: exact). A job of k > 1
+        right-hand sides gives an n x k array (a list of n rows of k
+        floats without numpy)."""
         data, _ = self.client.request("GET", "/v1/jobs/%s/solution?format=binary" % self.id,
                                       raw=True)
+        k = int((self.result or {}).get("rhs_columns") or 1)
+        count = len(data) // 8
+        if k > 1 and count % k:  # not an n x k array: give what came
+            k = 1
         if _np is not None:
-            return _np.frombuffer(data, dtype="<f8").astype(_np.float64)
+            x = _np.frombuffer(data, dtype="<f8").astype(_np.float64)
+            # the daemon stores the columns one after the other
+            return x if k == 1 else _np.ascontiguousarray(x.reshape(k, count // k).T)
         a = array.array("d")
         a.frombytes(data)
         if sys.byteorder == "big":
             a.byteswap()
-        return a.tolist()
+        if k == 1:
+            return a.tolist()
+        n = count // k
+        return [[a[c * n + i] for c in range(k)] for i in range(n)]
 
     def save_solution(self, path, format="mtx"):
         """Writes x to path as Matrix Market (format "mtx"), "json" or "binary"."""
@@ -356,7 +497,10 @@ def solve(A, b=None, x0=None, *, tol=None, rtol=None, atol=None, maxiter=None, p
     """Solves A x = b on a clsolved daemon, in the shape of
     scipy.sparse.linalg.cg: returns (x, info), info 0 when converged and the
     iterations run when maxiter stopped it (x is the last iterate then).
-    b None: b = A*1. A bad input, a matrix that is not symmetric positive
+    b None: b = A*1. b of shape (n, k): k systems solved together, x of
+    shape (n, k), info 0 when all converged (as spsolve, an (n, 1) b gives
+    a 1-D x). A complex dtype is a TypeError, a non-square A or a b, x0 of
+    the wrong length a ValueError, raised before anything is sent. A bad input, a matrix that is not symmetric positive
     definite (breakdown) or a cancelled job raise JobFailed; HTTP errors
     ApiError. The job stays in the daemon's store (client.job(id))."""
     if tol is not None and rtol is not None:

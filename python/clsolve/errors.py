@@ -5,6 +5,19 @@ Every error the daemon answers is an RFC 9457 problem document
 whole in .problem, and its subclass says the status at a glance. A job that
 ends badly is a JobFailed holding the job and its error object ({"code",
 "exit_code", "message", "line"?}).
+
+Each class also sits in Python's own hierarchy, so code that knows nothing
+of clsolve catches what it expects: a daemon that cannot be reached is a
+ConnectionError (an OSError, as urllib's and socket's failures are), a
+request that ran out of time a TimeoutError as well; a refused input
+(400, 413) is a ValueError, an unknown job (404) a LookupError, a refused
+token (401) a PermissionError, and Job.wait running out a TimeoutError.
+Every one is still a clsolve.Error, and ApiError keeps every status. A
+409 (the job is in the wrong state), a 503 (busy, retried first) and a
+failed job stay plain clsolve errors: no built-in class says the same.
+Arguments the client refuses before sending anything (a complex dtype, a
+non-square matrix, a malformed URL) are the built-in TypeError and
+ValueError themselves, as scipy raises them.
 """
 
 
@@ -12,8 +25,14 @@ class Error(Exception):
     """Any failure of the clsolve client."""
 
 
-class TransportError(Error):
-    """The daemon could not be reached (refused, unresolvable, TLS, timeout)."""
+class TransportError(Error, ConnectionError):
+    """The daemon could not be reached (refused, unresolvable, TLS, timeout):
+    a ConnectionError (so an OSError)."""
+
+
+class RequestTimeout(TransportError, TimeoutError):
+    """A request got no answer within the client's timeout: a
+    TransportError that is also a TimeoutError."""
 
 
 class ApiError(Error):
@@ -32,17 +51,18 @@ class ApiError(Error):
         super().__init__("%s (HTTP %d)" % (self.detail or self.problem.get("title", ""), status))
 
 
-class BadRequest(ApiError):
+class BadRequest(ApiError, ValueError):
     """400: a bad parameter, a bad multipart body, a bad Matrix Market header
-    (.line says where)."""
+    (.line says where). A ValueError."""
 
 
-class Unauthorized(ApiError):
-    """401: the daemon wants a bearer token (token= or $CLSOLVE_TOKEN)."""
+class Unauthorized(ApiError, PermissionError):
+    """401: the daemon wants a bearer token (token= or $CLSOLVE_TOKEN). A
+    PermissionError."""
 
 
-class NotFound(ApiError):
-    """404: no such job or route."""
+class NotFound(ApiError, LookupError):
+    """404: no such job or route. A LookupError."""
 
 
 class Conflict(ApiError):
@@ -50,8 +70,9 @@ class Conflict(ApiError):
     one (.problem["job_status"] names the job's state)."""
 
 
-class PayloadTooLarge(ApiError):
-    """413: the upload is larger than the daemon's --max-upload."""
+class PayloadTooLarge(ApiError, ValueError):
+    """413: the upload is larger than the daemon's --max-upload (or the
+    matrix than its --max-nnz). A ValueError."""
 
 
 class ServiceUnavailable(ApiError):

@@ -14,10 +14,12 @@ import os
 import random
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
 import unittest
+import warnings
 
 import clsolve
 
@@ -70,6 +72,13 @@ def tearDownModule():
 
 def client(**kw):
     return clsolve.Client(D["url"], token=TOKEN, **kw)
+
+
+def nowhere():
+    """A client of a port nothing listens on: any request it makes is a
+    TransportError, so a ValueError or TypeError from it proves the
+    argument was refused before anything was sent."""
+    return clsolve.Client("http://127.0.0.1:1", retries=0)
 
 
 def shared(rel):
@@ -246,6 +255,96 @@ class Errors(unittest.TestCase):
         job.wait()
 
 
+class Strict(unittest.TestCase):
+    """Issue 30 item 4, without numpy: the URL checked when the Client is
+    made, the exceptions in Python's hierarchy, list arguments checked
+    before the upload, several right-hand sides as lists."""
+
+    def test_garbage_url_is_refused_at_construction(self):
+        for url in ("not a url", "http//x", "ftp://127.0.0.1:8080", "http://", "http://h:x",
+                    "http://h:99999", "http://h:80/?q=1"):
+            with self.assertRaises(ValueError, msg=url) as cm:
+                clsolve.Client(url)
+            self.assertIn(repr(url), str(cm.exception))
+            self.assertIn("http://HOST[:PORT]", str(cm.exception))
+        self.assertEqual(clsolve.Client("https://h.example:8443/").url, "https://h.example:8443")
+
+    def test_garbage_server_variable_is_named(self):
+        old = os.environ.get("CLSOLVE_SERVER")
+        os.environ["CLSOLVE_SERVER"] = "localhost:8080"  # no scheme
+        try:
+            with self.assertRaises(ValueError) as cm:
+                clsolve.Client()
+            self.assertIn("$CLSOLVE_SERVER", str(cm.exception))
+        finally:
+            if old is None:
+                del os.environ["CLSOLVE_SERVER"]
+            else:
+                os.environ["CLSOLVE_SERVER"] = old
+
+    def test_exceptions_in_the_standard_hierarchy(self):
+        self.assertTrue(issubclass(clsolve.TransportError, ConnectionError))
+        self.assertTrue(issubclass(clsolve.BadRequest, ValueError))
+        self.assertTrue(issubclass(clsolve.PayloadTooLarge, ValueError))
+        self.assertTrue(issubclass(clsolve.NotFound, LookupError))
+        self.assertTrue(issubclass(clsolve.Unauthorized, PermissionError))
+        self.assertTrue(issubclass(clsolve.WaitTimeout, TimeoutError))
+        with self.assertRaises(ConnectionError) as cm:
+            clsolve.Client("http://127.0.0.1:1", retries=0).health()
+        self.assertIsInstance(cm.exception, clsolve.TransportError)
+        with self.assertRaises(ValueError) as cm:
+            client().submit(laplacian_lists(3), precond="ilu")
+        self.assertIsInstance(cm.exception, clsolve.BadRequest)
+        with self.assertRaises(LookupError):
+            client().job("0123456789abcdef0123456789abcdef")
+        with self.assertRaises(PermissionError) as cm:
+            clsolve.Client(D["url"], token="wrong-token-123").jobs()
+        self.assertEqual(cm.exception.status, 401)
+        self.assertIsInstance(cm.exception, clsolve.Error)
+
+    def test_request_timeout_is_a_timeout_error(self):
+        # a listening socket that never accepts: the connection is made (the
+        # kernel's backlog), the answer never comes
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        try:
+            c = clsolve.Client("http://127.0.0.1:%d" % s.getsockname()[1], timeout=0.3, retries=0)
+            with self.assertRaises(TimeoutError) as cm:
+                c.health()
+            self.assertIsInstance(cm.exception, clsolve.RequestTimeout)
+            self.assertIsInstance(cm.exception, ConnectionError)
+        finally:
+            s.close()
+
+    def test_lists_are_checked_before_the_upload(self):
+        with self.assertRaises(ValueError) as cm:
+            nowhere().submit([[2.0, -1.0, 0.0], [-1.0, 2.0, -1.0]])
+        self.assertIn("square", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            nowhere().submit(laplacian_lists(3), [1.0, 2.0])
+        self.assertIn("incompatible", str(cm.exception))
+        with self.assertRaises(ValueError):
+            nowhere().submit(laplacian_lists(3), [1.0, 2.0, 3.0], x0=[0.0] * 4)
+        with self.assertRaises(TypeError) as cm:
+            clsolve.solve([[2.0, 1j], [1j, 2.0]], client=nowhere())
+        self.assertIn("real systems", str(cm.exception))
+        with self.assertRaises(TypeError):
+            nowhere().submit(laplacian_lists(2), [1.0, 1j])
+
+    def test_several_right_hand_sides_as_lists(self):
+        n, k = 25, 3
+        A = laplacian_lists(n)
+        B = [[math.sin(i + 1.0), 1.0, float(i)] for i in range(n)]
+        x, info = clsolve.solve(A, B, rtol=1e-12, client=client())
+        self.assertEqual(info, 0)
+        X = x.tolist() if np is not None else x
+        self.assertEqual((len(X), len(X[0])), (n, k))
+        for c in range(k):
+            self.assertLess(rel_residual_lists(A, [row[c] for row in X], [row[c] for row in B]),
+                            1e-11)
+
+
 class _Busy(http.server.BaseHTTPRequestHandler):
     """503 with Retry-After: 0 for the first `busy` POSTs, then 202."""
     busy = 2
@@ -314,6 +413,52 @@ class Numpy(unittest.TestCase):
         job.wait()
         self.assertEqual(job.result["iterations"], 0)
 
+    def test_complex_is_refused_before_the_upload(self):
+        A = np.array(laplacian_lists(4)) * (1 + 0j)
+        b = np.ones(4)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a ComplexWarning would mean a cast was tried
+            with self.assertRaises(TypeError) as cm:
+                clsolve.solve(A, b, client=nowhere())
+            self.assertIn("complex", str(cm.exception))
+            with self.assertRaises(TypeError):
+                nowhere().submit(A.real, b + 1j)
+            with self.assertRaises(TypeError):
+                nowhere().submit(A.real, b, x0=np.zeros(4, dtype=np.complex64))
+            with self.assertRaises(TypeError):
+                clsolve.vector_market(b * 1j)
+
+    def test_shapes_are_checked_before_the_upload(self):
+        A = np.array(laplacian_lists(5))
+        cases = [((np.ones((5, 4)), None, None), "matrix must be square (has shape (5, 4))"),
+                 ((A, np.ones(4), None), "shapes of A (5, 5) and b (4,) are incompatible"),
+                 ((A, np.ones((6, 2)), None), "shapes of A (5, 5) and b (6, 2) are incompatible"),
+                 ((A, np.ones(5), np.ones(6)), "shapes of A (5, 5) and x0 (6,) are incompatible"),
+                 ((A, np.ones((5, 2)), np.ones((5, 2))), "x0 (5, 2)"),
+                 ((A, np.ones((5, 2, 1)), None), "1 or 2 dimensions")]
+        for (M, b, x0), want in cases:
+            with self.assertRaises(ValueError, msg=want) as cm:
+                nowhere().submit(M, b, x0=x0)
+            self.assertIn(want, str(cm.exception))
+
+    def test_several_right_hand_sides(self):
+        rng = np.random.default_rng(11)
+        Q = rng.standard_normal((30, 30))
+        A = Q @ Q.T + 30 * np.eye(30)
+        B = rng.standard_normal((30, 4))
+        x, info = clsolve.solve(A, B, rtol=1e-12, client=client())
+        self.assertEqual(info, 0)
+        self.assertEqual(x.shape, (30, 4))
+        np.testing.assert_allclose(x, np.linalg.solve(A, B), rtol=1e-9, atol=1e-12)
+        job = client().submit(A, B, x0=np.zeros(30), tol=1e-12)
+        job.wait()
+        self.assertEqual(job.result["rhs_columns"], 4)
+        np.testing.assert_allclose(job.solution(), x, rtol=1e-9, atol=1e-12)
+        # an n x 1 b is one right-hand side: x is 1-D, as spsolve gives it
+        x1, info = clsolve.solve(A, B[:, :1], rtol=1e-12, client=client())
+        self.assertEqual((x1.shape, info), ((30,), 0))
+        np.testing.assert_allclose(x1, x[:, 0], rtol=1e-9, atol=1e-12)
+
 
 @unittest.skipIf(sp is None, "scipy is not installed here")
 class Scipy(unittest.TestCase):
@@ -342,6 +487,30 @@ class Scipy(unittest.TestCase):
         N = A.tolil()
         N[0, 1] = 5.0
         self.assertIn("general", clsolve.matrix_market(N.tocsr()).getvalue().decode().splitlines()[0])
+
+    def test_complex_sparse_is_refused_before_the_upload(self):
+        A = self.poisson2d(4).astype(np.complex128)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with self.assertRaises(TypeError) as cm:
+                clsolve.solve(A, np.ones(16), client=nowhere())
+            self.assertIn("complex128", str(cm.exception))
+            with self.assertRaises(TypeError):
+                clsolve.matrix_market(A)
+
+    def test_non_square_sparse_is_refused_before_the_upload(self):
+        with self.assertRaises(ValueError) as cm:
+            clsolve.solve(sp.random(6, 5, density=0.5, format="csr", random_state=1),
+                          client=nowhere())
+        self.assertEqual(str(cm.exception), "matrix must be square (has shape (6, 5))")
+
+    def test_several_right_hand_sides_against_spsolve(self):
+        import scipy.sparse.linalg as sla
+        A = self.poisson2d(12)
+        B = np.random.default_rng(5).standard_normal((A.shape[0], 3))
+        x, info = clsolve.solve(A, B, rtol=1e-11, precond="jacobi", client=client())
+        self.assertEqual((info, x.shape), (0, B.shape))
+        np.testing.assert_allclose(x, sla.spsolve(A.tocsc(), B), rtol=1e-8, atol=1e-10)
 
     def test_real_matrix_against_scipy(self):
         A = scipy.io.mmread(shared("matrices/494_bus.mtx")).tocsr()
