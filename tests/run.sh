@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-test}
 data=${CLSOLVE_DATA_DIR:-$(cd .. && pwd)/shared/data}
 jobs=${JOBS:-$(nproc)}
-deploy/install-deps.sh
+deploy/install-deps.sh --test
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLSOLVE_WERROR=ON \
       -DCLSOLVE_DATA_DIR="$data" >/dev/null
