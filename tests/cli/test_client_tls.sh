@@ -11,7 +11,7 @@
 . "$here/daemon_lib.sh"
 need_data matrices
 for tool in stunnel4 openssl; do
-    command -v $tool >/dev/null || { echo "SKIP: no $tool (deploy/install-deps.sh installs it)" >&2; exit 77; }
+    command -v $tool >/dev/null || { echo "SKIP: no $tool (deploy/install-deps.sh --test installs it)" >&2; exit 77; }
 done
 if "$CLSOLVE" status 2>&1 | grep -q "built without libcurl"; then
     echo "SKIP: this clsolve was built without libcurl" >&2

@@ -13,7 +13,7 @@
 need_data matrices
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
 if [ -z "$CHROMIUM" ]; then
-    echo "SKIP: chromium is not installed (deploy/install-deps.sh installs it)" >&2
+    echo "SKIP: chromium is not installed (deploy/install-deps.sh --test installs it)" >&2
     exit 77
 fi
 M=$CLSOLVE_DATA/matrices

@@ -10,7 +10,7 @@
 need_data matrices
 SPEC=$here/../../docs/openapi.yaml
 CHK="/usr/bin/python3 $here/openapi_check.py"
-/usr/bin/python3 -c "import yaml" 2>/dev/null || { bad "python3-yaml is missing (deploy/install-deps.sh installs it)"; finish; }
+/usr/bin/python3 -c "import yaml" 2>/dev/null || { bad "python3-yaml is missing (deploy/install-deps.sh --test installs it)"; finish; }
 t=$TEST_TMP
 M=$CLSOLVE_DATA/matrices
 

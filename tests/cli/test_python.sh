@@ -6,7 +6,7 @@
 # tests/python/test_client.py in each, against a daemon it starts itself.
 # Cases that need numpy or scipy are reported as skipped in the second
 # environment; the first must have run them (numpy and scipy are installed
-# by deploy/install-deps.sh).
+# by deploy/install-deps.sh --test).
 . "$(dirname "$0")/lib.sh"
 need_data matrices
 SRC=$(cd "$here/../.." && pwd)
@@ -33,7 +33,7 @@ for env in full plain; do
     (cd "$TEST_TMP" && "$v/bin/python" -c "import clsolve, sys; assert clsolve.__file__.startswith(sys.prefix), clsolve.__file__") \
         && ok || bad "$env: clsolve is not imported from the venv"
     if [ $env = full ]; then
-        "$v/bin/python" -c "import numpy, scipy" 2>/dev/null && ok || bad "no numpy/scipy in $PY3 (deploy/install-deps.sh installs them)"
+        "$v/bin/python" -c "import numpy, scipy" 2>/dev/null && ok || bad "no numpy/scipy in $PY3 (deploy/install-deps.sh --test installs them)"
     else
         "$v/bin/python" -c "import numpy" 2>/dev/null && bad "the plain venv sees numpy" || ok
     fi

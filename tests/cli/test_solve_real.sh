@@ -43,7 +43,7 @@ if /usr/bin/python3 -c 'import scipy' 2>/dev/null; then
         done
     done
 else
-    bad "scipy missing (/usr/bin/python3; deploy/install-deps.sh installs python3-scipy)"
+    bad "scipy missing (/usr/bin/python3; deploy/install-deps.sh --test installs python3-scipy)"
 fi
 
 # The acceptance command: 1138_bus, Jacobi, tol 1e-10
