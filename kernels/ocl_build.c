@@ -12,6 +12,11 @@
  * half-written file). Failing to write the cache is a warning, never an
  * error: the cache only saves time. In a shared context (ocl.c) a program
  * built once is kept in memory and handed out again by reference.
+ *
+ * A build from source takes seconds on PoCL (15 s for a first solve with a
+ * cold cache), so when stderr is a terminal each one is announced, the
+ * first with what it is and where it is cached (ocl_build_announce):
+ * a new user otherwise watched a blank terminal (issue 30).
  */
 #include "ocl.h"
 #include "ocl_priv.h"
@@ -25,6 +30,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "../common/timer.h"
 
 /* ------------------------------------------------------------ binary cache */
 
@@ -306,6 +313,40 @@ static int build_from_source(ocl_ctx *ctx, const char *text, const char *options
     return CLS_OK;
 }
 
+/* Says a build from source begins (stderr a terminal only): the first of
+ * the process with the device and the cache, each with the program's name
+ * (its first source, from the #line ocl_build_program writes). Returns 1
+ * when it printed, so the caller ends the line with the time taken. */
+static int ocl_build_announce(const ocl_ctx *ctx, const char *text, const char *cache_path)
+{
+    static atomic_int announced;
+    if (!isatty(2))
+        return 0;
+    if (!atomic_exchange(&announced, 1)) {
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s", cache_path ? cache_path : "");
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        fprintf(stderr, "clsolve: building OpenCL programs for %s (first use only%s%s%s)\n",
+                ctx->dev.name, dir[0] ? "; cached in " : "", dir, dir[0] ? "" : "; no cache");
+    }
+    char name[96] = "";
+    size_t used = 0;
+    for (const char *q = text; (q = strstr(q, "#line 1 \"")) != NULL;) {
+        q += 9;
+        const char *e = strchr(q, '"');
+        if (!e || used + (size_t)(e - q) + 2 >= sizeof name)
+            break;
+        used += (size_t)snprintf(name + used, sizeof name - used, "%s%.*s", used ? " " : "",
+                                 (int)(e - q), q);
+        q = e;
+    }
+    fprintf(stderr, "clsolve:   %s ...", used ? name : "program");
+    fflush(stderr);
+    return 1;
+}
+
 int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, cl_program *prog,
                            cls_error *err)
 {
@@ -355,7 +396,11 @@ int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, 
         }
     }
 
+    double t0 = cls_now();
+    int said = ocl_build_announce(ctx, text, have_path ? path : NULL);
     int rc = build_from_source(ctx, text, options, prog, err);
+    if (said)
+        fprintf(stderr, rc ? " failed\n" : " %.1f s\n", cls_now() - t0);
     if (rc)
         return rc;
     if (have_path)

@@ -35,5 +35,16 @@ for spec in "poisson2d 30 poisson2d-30" "poisson3d 10 poisson3d-10"; do
     "$CLSOLVE" gen "$1" "$2" -o "gen-$3.mtx" >/dev/null 2>&1
     cmp -s "gen-$3.mtx" "examples/$3.mtx" && ok || bad "examples/$3.mtx is not what 'clsolve gen $1 $2' writes"
 done
+# a first run says it builds OpenCL programs (on a terminal: script(1)
+# gives it one), a second, from the cache, does not
+if command -v script >/dev/null; then
+    export CLSOLVE_CACHE_DIR=$TEST_TMP/fresh-cache
+    rm -rf "$CLSOLVE_CACHE_DIR"
+    script -qec "$CLSOLVE solve examples/poisson3d-10.mtx" /dev/null >first.txt 2>&1
+    script -qec "$CLSOLVE solve examples/poisson3d-10.mtx" /dev/null >second.txt 2>&1
+    grep -q "building OpenCL programs for .* (first use only; cached in $CLSOLVE_CACHE_DIR)" first.txt &&
+        grep -q " s\s*$" first.txt && ok || { bad "a first run did not say it builds OpenCL programs"; cat first.txt >&2; }
+    ! grep -q "building OpenCL programs" second.txt && ok || bad "a cached run still says it builds"
+fi
 echo "test_examples.sh: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]
