@@ -12,9 +12,9 @@
  * docs/reliability.md).
  *
  * Host, rank 0 (bytes):
- *   base        PHYS_EST_BASE = 160 MiB: the process, PoCL/the ICD, the
+ *   base        PHYS_EST_BASE = 96 MiB: the process, PoCL/the ICD, the
  *               kernels' programs (measured: a 64-body nbody job peaks at
- *               about 110 MB on PoCL);
+ *               79 MB on PoCL);
  *   nbody       176 per body: the system in double (x, v, m: 56), the
  *               float upload and download staging (pos, vel: 32 + 32), the
  *               check's accelerations (16), the potential's staging (36);
@@ -47,9 +47,11 @@
  *               128 per frame for the collection; 512 of header per frame;
  *               64 per chunk of steps in the job's record (the energy
  *               series);
- *   springs     per vertex: obj 100 ("v" 3 x %.9g, "vn" 3 x %.7g), ply and
- *               vtk 120 (3 x %.17g, 3 x %.7g); per triangle: obj 3 corners
- *               of two indices, ply/vtk 3 indices and the count;
+ *   springs     per vertex: obj 52 ("v" 3 x %.9g), ply and vtk 64 (3 x
+ *               %.17g, typically 20 characters each: a frame whose every
+ *               coordinate takes all 17 digits is up to 8 % more); per triangle 3 indices and the
+ *               count ("f a b c", "3 a b c"; a mesh's own texture and
+ *               normal indices in OBJ are not counted);
  *   curvature   csv 272 per vertex (index, 7 x %.9g, 9 x %.7g, flag,
  *               K_defect); ply and vtk 380 (3 x %.17g, normal, colour, 10
  *               values as %.17g); per triangle as springs;
@@ -66,7 +68,7 @@
 #include <string.h>
 
 #define PHYS_EST_MB ((uint64_t)1 << 20)
-#define PHYS_EST_BASE (160 * PHYS_EST_MB)   /* the process and the OpenCL runtime */
+#define PHYS_EST_BASE (96 * PHYS_EST_MB)    /* the process and the OpenCL runtime */
 #define PHYS_EST_DEV_BASE (8 * PHYS_EST_MB) /* programs, scratch */
 #define PHYS_EST_FRAME_HEADER 512           /* a frame's header lines */
 
@@ -126,7 +128,7 @@ static void est_mesh_frame(const char *fmt, int64_t nv, int64_t nt, uint64_t per
     int d = est_digits(nv);
     int obj = !strcmp(fmt, "obj");
     uint64_t per_vert = obj ? per_vert_obj : per_vert_other;
-    uint64_t per_tri = obj ? (uint64_t)(3 * (2 * d + 4) + 3) : (uint64_t)(3 * (d + 1) + 3);
+    uint64_t per_tri = (uint64_t)(3 * (d + 1) + 3); /* "f a b c", "3 a b c" */
     *bytes = est_add(est_add(est_mul((uint64_t)nv, per_vert), est_mul((uint64_t)nt, per_tri)),
                      PHYS_EST_FRAME_HEADER);
 }
@@ -207,7 +209,7 @@ static void est_springs(const json_t *o, const physics_input_counts *in, physics
     int64_t steps = est_int(o, "steps", 100), every = est_int(o, "every", 0);
     const char *fmt = est_str(o, "format", "obj");
     uint64_t frame;
-    est_mesh_frame(fmt, nv, nt, 100, 120, &frame);
+    est_mesh_frame(fmt, nv, nt, 52, 64, &frame);
     if (!strcmp(fmt, "pvd"))
         frame = est_add(frame, 128);
     e->items = nv;
