@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     printf("{\"kind\": \"%s\", \"items\": %lld, \"frames\": %lld, \"est_host\": %llu, "
            "\"est_device\": %llu, \"est_output\": %llu, \"peak_rss\": %lld, \"output\": %lld}\n",
            kind, (long long)e.items, (long long)e.frames, (unsigned long long)e.host_bytes,
-           (unsigned long long)e.device_bytes, (unsigned long long)e.output_bytes,
-           peak_rss_bytes(), written);
+           (unsigned long long)e.device_bytes, (unsigned long long)e.output_bytes, peak_rss_bytes(),
+           written);
     return 0;
 }

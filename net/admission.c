@@ -223,8 +223,8 @@ static json_t *adm_rank0_device(json_t *cluster)
     int nc = 0;
     size_t i;
     json_t *d;
-    json_array_foreach(devs, i, d) if (nc < ADM_MAX_DEVICES && adm_class_fits(spec, d))
-        cand[nc++] = d;
+    json_array_foreach(devs, i, d) if (nc < ADM_MAX_DEVICES && adm_class_fits(spec, d)) cand[nc++] =
+        d;
     return nc ? cand[(size_t)local % (size_t)nc] : NULL;
 }
 
@@ -258,8 +258,7 @@ adm_verdict adm_decide_physics(const char *kind, const physics_estimate *e, cons
     uint64_t g = dev ? (uint64_t)json_integer_value(json_object_get(dev, "global_mem_bytes")) : 0;
     if (!on_host && g && e->device_bytes > g / 10 * 9) {
         *what = ADM_NEED_MEMORY;
-        snprintf(why, cap,
-                 "needs about %.0f MB on its device (%s %s); the device has %.0f MB",
+        snprintf(why, cap, "needs about %.0f MB on its device (%s %s); the device has %.0f MB",
                  (double)e->device_bytes / ADM_MB, kind, what_items, (double)g / ADM_MB);
         return ADM_NEVER;
     }

@@ -157,8 +157,8 @@ static void est_nbody(const json_t *o, const physics_input_counts *in, physics_e
         frame = est_add(frame, 128);
     e->items = n;
     e->frames = frames;
-    e->host_bytes = est_add(est_add(PHYS_EST_BASE, est_mul((uint64_t)n, 176)),
-                            est_mul((uint64_t)chunks, 256));
+    e->host_bytes =
+        est_add(est_add(PHYS_EST_BASE, est_mul((uint64_t)n, 176)), est_mul((uint64_t)chunks, 256));
     e->device_bytes = est_add(PHYS_EST_DEV_BASE, est_mul((uint64_t)n, 88));
     e->output_bytes = est_add(est_mul(frame, (uint64_t)frames), est_mul((uint64_t)chunks, 64));
 }
@@ -216,12 +216,10 @@ static void est_springs(const json_t *o, const physics_input_counts *in, physics
     e->faces = nt;
     e->springs = springs;
     e->frames = est_frames(steps, every);
-    e->host_bytes =
-        est_add(est_add(PHYS_EST_BASE, est_mul((uint64_t)nv, 400)),
-                est_add(est_mul((uint64_t)springs, 72), est_mul((uint64_t)nt, 48)));
-    e->device_bytes =
-        est_add(est_add(PHYS_EST_DEV_BASE, est_mul((uint64_t)nv, 64)),
-                est_add(est_mul((uint64_t)springs, 16), est_mul((uint64_t)nt, 12)));
+    e->host_bytes = est_add(est_add(PHYS_EST_BASE, est_mul((uint64_t)nv, 400)),
+                            est_add(est_mul((uint64_t)springs, 72), est_mul((uint64_t)nt, 48)));
+    e->device_bytes = est_add(est_add(PHYS_EST_DEV_BASE, est_mul((uint64_t)nv, 64)),
+                              est_add(est_mul((uint64_t)springs, 16), est_mul((uint64_t)nt, 12)));
     e->output_bytes = est_mul(frame, (uint64_t)e->frames);
 }
 
@@ -247,10 +245,10 @@ static void est_curvature(const json_t *o, const physics_input_counts *in, physi
     e->items = nv;
     e->faces = nt;
     e->frames = 1;
-    e->host_bytes = est_add(est_add(PHYS_EST_BASE, est_mul((uint64_t)nv, 600)),
-                            est_mul((uint64_t)nt, 120));
-    e->device_bytes = est_add(est_add(PHYS_EST_DEV_BASE, est_mul((uint64_t)nv, 160)),
-                              est_mul((uint64_t)nt, 36));
+    e->host_bytes =
+        est_add(est_add(PHYS_EST_BASE, est_mul((uint64_t)nv, 600)), est_mul((uint64_t)nt, 120));
+    e->device_bytes =
+        est_add(est_add(PHYS_EST_DEV_BASE, est_mul((uint64_t)nv, 160)), est_mul((uint64_t)nt, 36));
     e->output_bytes = frame;
 }
 
