@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define ADM_MB (1024.0 * 1024.0)
 #define ADM_HOST_SLACK ((uint64_t)256 << 20) /* left free on rank 0's host */
@@ -236,7 +237,8 @@ adm_verdict adm_decide_physics(const char *kind, const physics_estimate *e, cons
         why[0] = '\0';
     json_t *dev = m->cluster ? adm_rank0_device(m->cluster) : NULL;
     const char *type = json_string_value(json_object_get(dev, "type"));
-    int on_host = !dev || (type && !strcmp(type, "cpu")); /* unknown: count it there too */
+    /* cluster.c writes the type as ocl_type_name does: "CPU" */
+    int on_host = !dev || (type && !strcasecmp(type, "cpu")); /* unknown: count it there too */
     uint64_t host = e->host_bytes + (on_host ? e->device_bytes : 0);
     char what_items[160];
     snprintf(what_items, sizeof what_items, "%lld %s%s%lld frame%s", (long long)e->items,
