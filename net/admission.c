@@ -16,12 +16,14 @@
 #include "admission.h"
 
 #include "../common/sysres.h"
+#include "../physics/estimate.h"
 
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define ADM_MB (1024.0 * 1024.0)
 #define ADM_HOST_SLACK ((uint64_t)256 << 20) /* left free on rank 0's host */
@@ -203,6 +205,77 @@ adm_verdict adm_decide(const mm_header *h, int64_t text_bytes, const adm_machine
         snprintf(why, cap,
                  "waits for memory: needs about %.0f MB on rank 0's host, %.0f MB are free now",
                  (double)e->host_bytes / ADM_MB, (double)m->host_available / ADM_MB);
+        return ADM_WAIT;
+    }
+    return ADM_RUN;
+}
+
+/* Rank 0's device as adm_cluster_devices picks it with one device per
+ * rank: its JSON (borrowed), or NULL when the cluster says nothing. */
+static json_t *adm_rank0_device(json_t *cluster)
+{
+    json_t *rk = json_array_get(json_object_get(cluster, "per_rank"), 0);
+    json_t *devs = json_object_get(rk, "devices");
+    const char *spec = json_string_value(json_object_get(rk, "device_spec"));
+    int local = (int)json_integer_value(json_object_get(rk, "local_rank"));
+    if (spec && isdigit((unsigned char)spec[0]))
+        return json_array_get(devs, (size_t)strtol(spec, NULL, 10));
+    json_t *cand[ADM_MAX_DEVICES];
+    int nc = 0;
+    size_t i;
+    json_t *d;
+    json_array_foreach(devs, i, d) if (nc < ADM_MAX_DEVICES && adm_class_fits(spec, d)) cand[nc++] =
+        d;
+    return nc ? cand[(size_t)local % (size_t)nc] : NULL;
+}
+
+adm_verdict adm_decide_physics(const char *kind, const physics_estimate *e, const adm_machine *m,
+                               uint64_t room, int *what, char *why, size_t cap)
+{
+    *what = ADM_NEED_NONE;
+    if (why && cap)
+        why[0] = '\0';
+    json_t *dev = m->cluster ? adm_rank0_device(m->cluster) : NULL;
+    const char *type = json_string_value(json_object_get(dev, "type"));
+    /* cluster.c writes the type as ocl_type_name does: "CPU" */
+    int on_host = !dev || (type && !strcasecmp(type, "cpu")); /* unknown: count it there too */
+    uint64_t host = e->host_bytes + (on_host ? e->device_bytes : 0);
+    char what_items[160];
+    snprintf(what_items, sizeof what_items, "%lld %s%s%lld frame%s", (long long)e->items,
+             !strcmp(kind, "nbody")     ? "bodies"
+             : !strcmp(kind, "springs") ? "particles"
+             : !strcmp(kind, "deform")  ? "basis rows"
+                                        : "vertices",
+             ", ", (long long)e->frames, e->frames == 1 ? "" : "s");
+    if (m->host_total && host > m->host_total / 10 * 9) {
+        *what = ADM_NEED_MEMORY;
+        snprintf(why, cap,
+                 "needs about %.0f MB of memory on rank 0's host (%s %s: %.0f MB for the run%s); "
+                 "the host has %.0f MB",
+                 (double)host / ADM_MB, kind, what_items, (double)e->host_bytes / ADM_MB,
+                 on_host ? ", the rest for the CPU device's buffers" : "",
+                 (double)m->host_total / ADM_MB);
+        return ADM_NEVER;
+    }
+    uint64_t g = dev ? (uint64_t)json_integer_value(json_object_get(dev, "global_mem_bytes")) : 0;
+    if (!on_host && g && e->device_bytes > g / 10 * 9) {
+        *what = ADM_NEED_MEMORY;
+        snprintf(why, cap, "needs about %.0f MB on its device (%s %s); the device has %.0f MB",
+                 (double)e->device_bytes / ADM_MB, kind, what_items, (double)g / ADM_MB);
+        return ADM_NEVER;
+    }
+    if (e->output_bytes > room) {
+        *what = ADM_NEED_DISK;
+        snprintf(why, cap,
+                 "writes about %.1f MB of output (%s %s); the data directory's disk has %.1f MB "
+                 "free above the reserve (--disk-reserve)",
+                 (double)e->output_bytes / ADM_MB, kind, what_items, (double)room / ADM_MB);
+        return ADM_NEVER;
+    }
+    if (m->host_available && host + ADM_HOST_SLACK > m->host_available) {
+        snprintf(why, cap,
+                 "waits for memory: needs about %.0f MB on rank 0's host, %.0f MB are free now",
+                 (double)host / ADM_MB, (double)m->host_available / ADM_MB);
         return ADM_WAIT;
     }
     return ADM_RUN;

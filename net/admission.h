@@ -87,6 +87,22 @@ typedef struct adm_machine {
 adm_verdict adm_decide(const mm_header *h, int64_t text_bytes, const adm_machine *m,
                        adm_estimate *e, char *why, size_t cap);
 
+/* A physics job (physics/estimate.h; issue 27, "every job kind bounded"):
+ * its estimate against rank 0's host (on a CPU device such as PoCL the
+ * device's buffers are host memory too, so they count there), rank 0's
+ * device (90 % of its global memory), and its output bytes against `room`
+ * (the data directory's free space less --disk-reserve; UINT64_MAX when
+ * unknown). NEVER when the host or the device is too small, *what
+ * ADM_NEED_MEMORY; NEVER with *what ADM_NEED_DISK when the outputs do not
+ * fit the room now (the POST refuses it; the scheduler makes that a WAIT);
+ * WAIT when the host has the memory but not free now. `why` holds the
+ * figures (no paths). */
+enum { ADM_NEED_NONE, ADM_NEED_MEMORY, ADM_NEED_DISK };
+struct physics_estimate;
+adm_verdict adm_decide_physics(const char *kind, const struct physics_estimate *e,
+                               const adm_machine *m, uint64_t room, int *what, char *why,
+                               size_t cap);
+
 /* The limits for the upload check, shared with the HTTP threads (set once
  * the devices are known; read with adm_limits_get). */
 void adm_limits_set(const adm_limits *l);

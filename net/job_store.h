@@ -205,6 +205,10 @@ const char *job_store_data_dir(const job_store *s);
  * at least disk_reserve free on the data directory's file system; else
  * CLS_EOTHER with the figures in err. */
 int job_store_disk_admit(job_store *s, uint64_t need, cls_error *err);
+/* The room a job's outputs may take: the data directory's free space less
+ * disk_reserve (0 below it); *avail and *reserve for messages. 0, or -1
+ * when the file system cannot be asked (nothing is known: admit). */
+int job_store_disk_room(job_store *s, uint64_t *room, uint64_t *avail, uint64_t *reserve);
 /* Pins (exempts from retention) or unpins a job; 0, -1 unknown id, or
  * CLS_EOTHER when its record could not be written (nothing changed). */
 int job_store_pin(job_store *s, const char *id, int pinned, char **json, cls_error *err);

@@ -177,3 +177,14 @@ int job_store_disk_admit(job_store *s, uint64_t need, cls_error *err)
                     "(--disk-reserve)",
                     job_store_mib(avail), job_store_mib(s->cfg.disk_reserve));
 }
+
+int job_store_disk_room(job_store *s, uint64_t *room, uint64_t *avail, uint64_t *reserve)
+{
+    uint64_t size;
+    *room = *avail = 0;
+    *reserve = s->cfg.disk_reserve;
+    if (job_store_disk_space(s, avail, &size))
+        return -1;
+    *room = *avail > *reserve ? *avail - *reserve : 0;
+    return 0;
+}

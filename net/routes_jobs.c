@@ -39,6 +39,7 @@
 
 #define ROUTES_PENDING_MAX (64u * 1024u) /* body bytes kept in memory before the upload's files */
 #include "admission.h"
+#include "../physics/estimate.h"
 #include "http_reply.h"
 #include "job_files.h"
 #include "job_params.h"
@@ -534,6 +535,43 @@ void routes_jobs_post_abort(routes_post *p)
     post_free(p);
 }
 
+/* A physics job's admission at POST (issue 27): its estimate from the
+ * options and the stored input (physics/estimate.h) against the host, the
+ * device and the data directory's room (admission.h). More than the
+ * machine has: 413 job-too-large; outputs beyond the free space less
+ * --disk-reserve: 507 insufficient-storage; both with the figures. A job
+ * that only waits for memory to free is accepted (the scheduler holds it). */
+static void physics_admit(routes_post *p)
+{
+    cls_error err;
+    cls_error_clear(&err);
+    physics_input_counts in, *inp = NULL;
+    if (p->in.has_input) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", p->dir, p->in.input_file) >= (int)sizeof path ||
+            physics_estimate_scan(p->params.kind, path, &in, &err))
+            return; /* the run fails with the reader's own message */
+        inp = &in;
+    }
+    physics_estimate e;
+    if (physics_estimate_job(p->params.kind, p->params.options, inp, &e, &err))
+        return;
+    adm_machine m = {.nranks = 1, .cluster = http_cluster(p->cfg)};
+    adm_memory(&m.host_total, &m.host_available);
+    uint64_t room = UINT64_MAX, avail, reserve;
+    if (job_store_disk_room(p->cfg->store, &room, &avail, &reserve))
+        room = UINT64_MAX;
+    int what;
+    char why[512];
+    if (adm_decide_physics(p->params.kind, &e, &m, room, &what, why, sizeof why) != ADM_NEVER)
+        return;
+    cls_fail(&err, CLS_EOTHER, "this job %s", why);
+    if (what == ADM_NEED_DISK)
+        routes_fail(p, 507, "insufficient-storage", &err);
+    else
+        routes_fail(p, 413, "job-too-large", &err);
+}
+
 enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
 {
     const http_server_config *cfg = p->cfg;
@@ -581,6 +619,8 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
             unlink(path);
         p->in.has_input = 0;
     }
+    if (!p->err_status && !job_params_is_cg(&p->params))
+        physics_admit(p);
     if (p->err_status) {
         metrics_upload_rejected();
         job_store_incoming_discard(cfg->store, p->id);

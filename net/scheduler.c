@@ -37,6 +37,7 @@
 #include "problem.h"
 #include "report.h"
 #ifdef CLS_NET_HAVE_PHYSICS
+#include "../physics/estimate.h"
 #include "../physics/job.h"
 #endif
 
@@ -52,6 +53,8 @@ typedef struct sched_monitor_ctx {
  * too, hence the lock. */
 static double sched_drain_since;
 static pthread_mutex_t sched_drain_mu = PTHREAD_MUTEX_INITIALIZER;
+/* the scheduler's thread set the store's output wait (sched_output_wait) */
+static int sched_output_waiting;
 
 /* 1 once a drain has given the running jobs their time. */
 static int sched_drain_over(const scheduler_config *cfg)
@@ -668,6 +671,35 @@ static int64_t sched_text_bytes(const job_claim *c, const char *path)
 /* Admission of the oldest queued cg job (admission.h). WAIT leaves it
  * queued with a note; NEVER fails it at once; RUN gives the estimate and
  * the reader's memory budget. */
+/* 1 when `need` bytes of c's outputs do not fit the data directory's free
+ * space less --disk-reserve: the job's note and /readyz say what it waits
+ * for (the store's output wait, which run_cg's full-disk retry sets too),
+ * and the scheduler tries again in a second. 0 (and the wait cleared) when
+ * they fit or the space is unknown. */
+static int sched_output_wait(const scheduler_config *cfg, const job_claim *c, uint64_t need,
+                             const char *what)
+{
+    uint64_t room, avail, reserve;
+    if (job_store_disk_room(cfg->store, &room, &avail, &reserve) || need <= room) {
+        if (sched_output_waiting) {
+            job_store_set_disk_wait(cfg->store, NULL);
+            sched_output_waiting = 0;
+        }
+        return 0;
+    }
+    char note[320];
+    snprintf(note, sizeof note,
+             "waits for disk space for %s (about %.1f MB): the data directory's disk has %.1f MB "
+             "free, %.1f MB of them the reserve (--disk-reserve)",
+             what, (double)need / 1048576.0, (double)avail / 1048576.0,
+             (double)reserve / 1048576.0);
+    job_store_set_note(cfg->store, c->id, note);
+    job_store_set_disk_wait(cfg->store, "the data directory's disk is short of space: a queued job "
+                                        "waits for room for its output");
+    sched_output_waiting = 1;
+    return 1;
+}
+
 static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_estimate *est,
                        uint64_t *budget)
 {
@@ -698,11 +730,73 @@ static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_esti
         metrics_job_finished(JOB_FAILED, 0, 0);
         return v;
     }
+    /* the outputs are admitted as the inputs were (issue 27): the solution
+     * (solution.mtx, at most 33 bytes a value as %.17g text; solution.bin,
+     * 8) for each right-hand side's column, and 64 KiB for the record and
+     * the residual history. Where it does not fit the free space less
+     * --disk-reserve the job waits, as a finished one waits to write
+     * (run_cg): its note and /readyz say so */
+    mm_header bh;
+    int64_t nrhs = 1;
+    if (c->in.has_rhs && snprintf(path, sizeof path, "%s/rhs.mtx", c->dir) < (int)sizeof path &&
+        !mm_read_header(path, &bh, &err) && bh.cols > 1 && bh.cols < 4096)
+        nrhs = bh.cols;
+    uint64_t need = (uint64_t)h.rows * (uint64_t)nrhs * 41u + ((uint64_t)64 << 10);
+    if (sched_output_wait(cfg, c, need, "its solution"))
+        return ADM_WAIT;
     job_store_set_note(cfg->store, c->id, NULL);
     if (mach.host_available > ((uint64_t)256 << 20))
         *budget = mach.host_available - ((uint64_t)256 << 20);
     return ADM_RUN;
 }
+
+#ifdef CLS_NET_HAVE_PHYSICS
+/* A physics job's admission when the scheduler would take it (issue 27):
+ * the estimate of the POST again (physics/estimate.h), as the machine and
+ * the disk are now. Too much for the machine: failed at once with the
+ * figures (job: resources); outputs that do not fit the free space less
+ * --disk-reserve, or memory not free now: the job waits, its note (and for
+ * the disk /readyz) saying why. */
+static int sched_admit_physics(const scheduler_config *cfg, const job_claim *c)
+{
+    char path[PATH_MAX + 16], why[512];
+    cls_error err;
+    cls_error_clear(&err);
+    physics_input_counts in, *inp = NULL;
+    if (c->in.has_input) {
+        if (snprintf(path, sizeof path, "%s/%s", c->dir, c->in.input_file) >= (int)sizeof path ||
+            physics_estimate_scan(c->params.kind, path, &in, &err))
+            return ADM_RUN; /* the run fails with the reader's own message */
+        inp = &in;
+    }
+    physics_estimate e;
+    if (physics_estimate_job(c->params.kind, c->params.options, inp, &e, &err))
+        return ADM_RUN;
+    adm_machine mach = {.nranks = 1, .cluster = cfg->cluster};
+    adm_memory(&mach.host_total, &mach.host_available);
+    int what;
+    /* the disk is the output wait's to judge, below */
+    int v = adm_decide_physics(c->params.kind, &e, &mach, UINT64_MAX, &what, why, sizeof why);
+    if (v == ADM_WAIT) {
+        job_store_set_note(cfg->store, c->id, why);
+        return v;
+    }
+    if (v == ADM_NEVER) {
+        char msg[800];
+        snprintf(msg, sizeof msg, "this job %.700s", why);
+        fprintf(stderr, "clsolved: job %s refused: %s\n", c->id, msg);
+        if (job_store_complete(cfg->store, c->id, JOB_FAILED, NULL,
+                               error_json("resources", CLS_EOTHER, msg, 0), NULL, NULL, &err))
+            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+        metrics_job_finished(JOB_FAILED, 0, 0);
+        return v;
+    }
+    if (sched_output_wait(cfg, c, e.output_bytes, "its output"))
+        return ADM_WAIT;
+    job_store_set_note(cfg->store, c->id, NULL);
+    return ADM_RUN;
+}
+#endif
 
 /* Sleeps up to `seconds`, waking early when a drain begins. */
 static void sched_pause(const scheduler_config *cfg, double seconds)
@@ -843,6 +937,10 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
         int verdict = ADM_RUN;
         if (job_params_is_cg(&peek.params))
             verdict = sched_admit(cfg, &peek, &est, &budget);
+#ifdef CLS_NET_HAVE_PHYSICS
+        else
+            verdict = sched_admit_physics(cfg, &peek);
+#endif
         job_params_free(&peek.params);
         if (verdict == ADM_WAIT) {
             sched_pause(cfg, 1.0);

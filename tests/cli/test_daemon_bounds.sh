@@ -11,7 +11,11 @@
 #  4. a job whose runs the daemon's death cut short --max-job-restarts (2)
 #     times fails at the next start ("the daemon stopped 2 times"), never
 #     run again in a loop.
-# errors.md: JOB-RESTARTS JOB-CANCEL-KEPT PHYS-CANCELLED
+#  5. physics jobs admitted with estimates (issue 27): an nbody job of
+#     500 million bodies refused at POST (413 job-too-large) with its
+#     figures and no server path; an nbody csv job whose frames cannot fit
+#     the free space less --disk-reserve refused (507); a small one runs.
+# errors.md: JOB-RESTARTS JOB-CANCEL-KEPT PHYS-CANCELLED PHYS-TOO-LARGE PHYS-OUTPUT-DISK
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
 D=$TEST_TMP/data
@@ -103,5 +107,41 @@ echo "two kills while running: $st"
 # a healthy job still runs on the restarted daemon
 ok_id=$(submit_q "kind=nbody&plummer=64&steps=10")
 [ "$(wait_job "$DURL" "$ok_id" 60 | jget "j['status']")" = succeeded ] && ok || bad "a small job after the restarts"
+daemon_stop 60 || true
+
+# 5. admission of physics jobs: a reserve that leaves about 50 MB above it
+D5=$TEST_TMP/data5
+rm -rf "$D5" "$D5".*
+mkdir -p "$D5"
+avail=$(df -B1 --output=avail "$D5" | tail -1 | tr -d ' ')
+reserve=$((avail - 50 * 1024 * 1024))
+daemon_start 1 "$D5" --disk-reserve "$reserve" || { bad "start with --disk-reserve"; finish; }
+post_q() { # QUERY: prints the status line, then the body
+    curl -s -w '\n%{http_code}' -X POST "$DURL/v1/jobs?$1"
+}
+r=$(post_q "kind=nbody&plummer=500000000&steps=1")
+code=${r##*$'\n'}
+body=${r%$'\n'*}
+echo "huge nbody: $code $body"
+[ "$code" = 413 ] && ok || bad "a 500-million-body nbody job: $code"
+t=$(jget "j['type'].rsplit(':', 1)[1]" <<<"$body")
+det=$(jget "j['detail']" <<<"$body")
+[ "$t" = job-too-large ] && ok || bad "huge nbody: type $t"
+[[ $det =~ [0-9]+\ MB && $det == *"500000000 bodies"* ]] && ok || bad "huge nbody: no figures: $det"
+[[ $det != *"$D5"* && $det != *" /"* ]] && ok || bad "huge nbody: a server path in: $det"
+# 20000 bodies as csv every step for 1000 steps: about 2 GB of frames
+r=$(post_q "kind=nbody&plummer=20000&steps=1000&every=1&format=csv")
+code=${r##*$'\n'}
+body=${r%$'\n'*}
+echo "frames beyond the disk: $code $body"
+det=$(jget "j['detail']" <<<"$body")
+[ "$code" = 507 ] && [ "$(jget "j['type'].rsplit(':', 1)[1]" <<<"$body")" = insufficient-storage ] &&
+    ok || bad "frames beyond the disk: $code"
+[[ $det =~ [0-9.]+\ MB\ of\ output && $det == *"--disk-reserve"* && $det != *"$D5"* ]] && ok ||
+    bad "frames beyond the disk: $det"
+# a small one fits and runs
+ok_id=$(submit_q "kind=nbody&plummer=64&steps=10&every=5&format=csv")
+[ "$(wait_job "$DURL" "$ok_id" 60 | jget "j['status']")" = succeeded ] && ok ||
+    bad "a small nbody job under the reserve"
 daemon_stop 60 || true
 finish
