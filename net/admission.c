@@ -58,7 +58,7 @@ static int adm_class_fits(const char *spec, json_t *d)
     const char *type = json_string_value(json_object_get(d, "type"));
     if (!spec || !strcmp(spec, "auto"))
         return 1;
-    return type && !strcmp(spec, type);
+    return type && !strcasecmp(spec, type); /* the cluster writes "CPU", "GPU" (cluster.c) */
 }
 
 int adm_cluster_devices(json_t *cluster, int per_rank, uint64_t *mem, uint64_t *alloc, int cap,
