@@ -41,6 +41,7 @@
 
 #include "cli.h"
 #include "common/error.h"
+#include "common/numfmt.h"
 #include "common/timer.h"
 #include "net/fileio.h"
 #include "net/job_params.h"
@@ -224,7 +225,7 @@ static double jnum(json_t *o, const char *k)
 static void print_job(json_t *job, int json, int with_error)
 {
     if (json) {
-        char *s = json_dumps(job, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+        char *s = cls_json_shorten(json_dumps(job, JSON_INDENT(2) | JSON_REAL_PRECISION(17)));
         if (s)
             puts(s);
         free(s);
@@ -469,7 +470,7 @@ int cmd_submit(int argc, char **argv)
             char num[40];
             const char *v = a.value;
             if (!strcmp(pkey, "tol") || !strcmp(pkey, "atol")) {
-                snprintf(num, sizeof num, "%.17g", !strcmp(pkey, "tol") ? params.tol : params.atol);
+                cls_fmt_double(num, sizeof num, !strcmp(pkey, "tol") ? params.tol : params.atol);
                 v = num;
             } else if (!strcmp(pkey, "maxiter")) {
                 snprintf(num, sizeof num, "%lld", (long long)params.maxiter);

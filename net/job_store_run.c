@@ -169,7 +169,8 @@ int job_store_progress(job_store *s, const char *id, int64_t iteration, double r
         r->iteration = iteration;
         r->residual = residual;
         r->updated = job_store_wall_now();
-        r->eta_s = cls_eta_update(&r->eta, r->updated, residual, r->params.tol);
+        r->eta_s = cls_eta_update(&r->eta, r->updated, iteration, r->params.maxiter, residual,
+                                  r->params.tol);
         if (r->nhist == r->hcap) {
             int64_t nc = r->hcap ? 2 * r->hcap : 1024;
             double *nh = realloc(r->hist, (size_t)nc * sizeof *nh);
