@@ -390,9 +390,7 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
         nanosleep(&ts, NULL);
         delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
     }
-    if (prog.shown)
-        wait_progress(&prog, job, 1);
-    cli_progress_end(&prog);
+    cli_progress_end(&prog); /* erased: the result follows */
     if (json && !strcmp(json_string_value(json_object_get(job, "kind")), "cg")) {
         /* the residual history beside the job, as `clsolve solve --json` */
         json_t *h = client_residuals(c, id, 0);
