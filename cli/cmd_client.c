@@ -253,11 +253,30 @@ static void print_job(json_t *job, int json, int with_error)
             printf(", about %.0f s left", jnum(pr, "eta_s"));
         putchar('\n');
     }
-    if (json_is_object(res) && json_object_get(res, "iterations"))
-        printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
+    if (st && !strcmp(st, "cancelled")) {
+        /* a cancel is not a solve that ran out of iterations: say so, with
+         * the iteration and residual the record shows (its progress, which
+         * `status --json` shows too), and no true residual, never computed */
+        json_t *it = json_object_get(pr, "iteration");
+        if (!json_is_integer(it) || json_integer_value(it) <= 0)
+            it = json_object_get(res, "iterations");
+        if (json_is_integer(it) && json_integer_value(it) > 0) {
+            printf("cancelled after %lld iterations", (long long)json_integer_value(it));
+            if (isfinite(jnum(pr, "residual")))
+                printf(": relative residual %.3e", jnum(pr, "residual"));
+            putchar('\n');
+        }
+    } else if (json_is_object(res) && json_object_get(res, "iterations")) {
+        printf("%s after %lld iterations: relative residual %.3e",
                json_is_true(json_object_get(res, "converged")) ? "converged" : "not converged",
                (long long)json_integer_value(json_object_get(res, "iterations")),
-               jnum(res, "relative_residual"), jnum(res, "true_relative_residual"));
+               jnum(res, "relative_residual"));
+        /* the true residual only when there is one (null or absent: not
+         * computed), never "(true nan)" */
+        if (isfinite(jnum(res, "true_relative_residual")))
+            printf(" (true %.3e)", jnum(res, "true_relative_residual"));
+        putchar('\n');
+    }
     if (with_error && json_is_object(e))
         printf("error: %s\n", json_string_value(json_object_get(e, "message")));
 }
