@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "common/error.h"
 #include "common/mpi_env.h"
+#include "common/numfmt.h"
 #include "common/version.h"
 #include "kernels/ocl.h"
 #include "net/job_params.h"
@@ -44,7 +45,7 @@ int cli_report_failure(const char *cmd, int rc, const cls_error *err, int json)
         json_t *j = json_pack("{s:s, s:i}", "error", err->msg, "exit_code", rc);
         if (j && err->line)
             json_object_set_new(j, "line", json_integer(err->line));
-        char *s = j ? json_dumps(j, JSON_PRESERVE_ORDER) : NULL;
+        char *s = j ? cls_json_shorten(json_dumps(j, JSON_PRESERVE_ORDER)) : NULL;
         if (s)
             puts(s);
         free(s);

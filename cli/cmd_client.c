@@ -41,6 +41,7 @@
 
 #include "cli.h"
 #include "common/error.h"
+#include "common/numfmt.h"
 #include "common/timer.h"
 #include "net/fileio.h"
 #include "net/job_params.h"
@@ -224,7 +225,7 @@ static double jnum(json_t *o, const char *k)
 static void print_job(json_t *job, int json, int with_error)
 {
     if (json) {
-        char *s = json_dumps(job, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+        char *s = cls_json_shorten(json_dumps(job, JSON_INDENT(2) | JSON_REAL_PRECISION(17)));
         if (s)
             puts(s);
         free(s);
@@ -252,11 +253,30 @@ static void print_job(json_t *job, int json, int with_error)
             printf(", about %.0f s left", jnum(pr, "eta_s"));
         putchar('\n');
     }
-    if (json_is_object(res) && json_object_get(res, "iterations"))
-        printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
+    if (st && !strcmp(st, "cancelled")) {
+        /* a cancel is not a solve that ran out of iterations: say so, with
+         * the iteration and residual the record shows (its progress, which
+         * `status --json` shows too), and no true residual, never computed */
+        json_t *it = json_object_get(pr, "iteration");
+        if (!json_is_integer(it) || json_integer_value(it) <= 0)
+            it = json_object_get(res, "iterations");
+        if (json_is_integer(it) && json_integer_value(it) > 0) {
+            printf("cancelled after %lld iterations", (long long)json_integer_value(it));
+            if (isfinite(jnum(pr, "residual")))
+                printf(": relative residual %.3e", jnum(pr, "residual"));
+            putchar('\n');
+        }
+    } else if (json_is_object(res) && json_object_get(res, "iterations")) {
+        printf("%s after %lld iterations: relative residual %.3e",
                json_is_true(json_object_get(res, "converged")) ? "converged" : "not converged",
                (long long)json_integer_value(json_object_get(res, "iterations")),
-               jnum(res, "relative_residual"), jnum(res, "true_relative_residual"));
+               jnum(res, "relative_residual"));
+        /* the true residual only when there is one (null or absent: not
+         * computed), never "(true nan)" */
+        if (isfinite(jnum(res, "true_relative_residual")))
+            printf(" (true %.3e)", jnum(res, "true_relative_residual"));
+        putchar('\n');
+    }
     if (with_error && json_is_object(e))
         printf("error: %s\n", json_string_value(json_object_get(e, "message")));
 }
@@ -389,9 +409,7 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
         nanosleep(&ts, NULL);
         delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
     }
-    if (prog.shown)
-        wait_progress(&prog, job, 1);
-    cli_progress_end(&prog);
+    cli_progress_end(&prog); /* erased: the result follows */
     if (json && !strcmp(json_string_value(json_object_get(job, "kind")), "cg")) {
         /* the residual history beside the job, as `clsolve solve --json` */
         json_t *h = client_residuals(c, id, 0);
@@ -469,7 +487,7 @@ int cmd_submit(int argc, char **argv)
             char num[40];
             const char *v = a.value;
             if (!strcmp(pkey, "tol") || !strcmp(pkey, "atol")) {
-                snprintf(num, sizeof num, "%.17g", !strcmp(pkey, "tol") ? params.tol : params.atol);
+                cls_fmt_double(num, sizeof num, !strcmp(pkey, "tol") ? params.tol : params.atol);
                 v = num;
             } else if (!strcmp(pkey, "maxiter")) {
                 snprintf(num, sizeof num, "%lld", (long long)params.maxiter);

@@ -28,6 +28,7 @@
 
 #include "cli.h"
 #include "common/eta.h"
+#include "common/numfmt.h"
 #include "common/timer.h"
 #include "progress.h"
 #include "matrices/mm.h"
@@ -53,7 +54,8 @@ typedef struct progress {
     cli_progress line; /* on a terminal: phase, elapsed, iteration, ETA (cli/progress.h) */
     cls_eta eta;
     double tol;
-    FILE *monitor; /* --monitor: one line per iteration here */
+    int64_t maxiter; /* --maxiter (<= 0: the default, max(1000, 10 n), not known here) */
+    FILE *monitor;   /* --monitor: one line per iteration here */
 } progress;
 
 /* --monitor prints every iteration as PETSc's -ksp_monitor does ("K KSP
@@ -67,7 +69,7 @@ static int progress_monitor(void *ctx, int64_t it, double res)
         fprintf(p->monitor, "%5lld KSP relative residual norm %.12e\n", (long long)it, res);
         return 0;
     }
-    double eta = cls_eta_update(&p->eta, cls_now(), res, p->tol);
+    double eta = cls_eta_update(&p->eta, cls_now(), it, p->maxiter, res, p->tol);
     if (cls_now() - p->line.start >= 1.0)
         cli_progress_draw(&p->line, it, res, p->tol, eta, 0);
     return 0;
@@ -200,7 +202,7 @@ int cmd_solve(int argc, char **argv)
     cls_error_clear(&err);
     double *x = NULL;
     dsolve_report rep;
-    progress pr = {.tol = opt->tol};
+    progress pr = {.tol = opt->tol, .maxiter = opt->maxiter};
     cli_progress_init(&pr.line, rank == 0 && isatty(2) && !monitor);
     if (monitor && rank == 0)
         pr.monitor = json ? stderr : stdout; /* --json keeps stdout one object */
@@ -291,7 +293,7 @@ int cmd_solve(int argc, char **argv)
                                                                     : json_null());
         json_object_set_new(o, "residuals", hist);
         json_object_set_new(o, "times", times);
-        char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+        char *s = cls_json_shorten(json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(17)));
         if (s)
             puts(s);
         free(s);

@@ -105,8 +105,10 @@ void cli_progress_upload(cli_progress *p, const char *name, double sent, double 
 
 void cli_progress_end(cli_progress *p)
 {
+    /* erased, not ended with a newline: a last "done 0:00" or "gathering
+       0:00" left above the summary reads as if something still ran */
     if (p->shown) {
-        fputc('\n', stderr);
+        fputs("\r\033[K", stderr);
         fflush(stderr);
     }
     p->shown = 0;

@@ -10,8 +10,10 @@
  * The phase and how long it has run; while solving, the iteration, the
  * residual, a bar of the way from the initial residual down to tol on a
  * log scale that never goes back (CG's residual is not monotone), and the
- * time left at the residual's rate (common/eta.h). Redrawn at most four
- * times a second, in place; nothing at all when stderr is not a terminal.
+ * time left at the residual's rate, never past the iteration cap
+ * (common/eta.h). Redrawn at most four times a second, in place, and erased
+ * when the command prints its result; nothing at all when stderr is not a
+ * terminal.
  */
 #ifndef CLS_CLI_PROGRESS_H
 #define CLS_CLI_PROGRESS_H
@@ -35,7 +37,8 @@ void cli_progress_phase(cli_progress *p, const char *phase);
 void cli_progress_draw(cli_progress *p, int64_t it, double res, double tol, double eta, int force);
 /* An upload: name, bytes sent of total. */
 void cli_progress_upload(cli_progress *p, const char *name, double sent, double total);
-/* Ends the line (a newline when one was drawn). */
+/* Erases the line, when one was drawn (\r and erase-line), so that what
+ * is printed next starts on a clean line. */
 void cli_progress_end(cli_progress *p);
 
 #endif

@@ -102,9 +102,22 @@ def options(block, program):
                 opts.append(o)
         for o, v in VAL_RE.findall(spec):
             words = [w for w in re.split(r"[|\[\],]", v) if w and not w.isupper() and ".." not in w]
+            # a file name's forms (-o OUT.csv|.ply|.vtk) are no words to
+            # offer: the shell completes file names there
+            if any("." in w or any(ch.isupper() for ch in w) for w in words):
+                continue
             if words:
                 vals[o] = words
     return opts, vals
+
+
+def precond_aliases(path):
+    """PETSc's names of the preconditioners, as the command line takes them
+    (solver/pc/kinds.def: PC_KIND(id, "name", "alias alias", kind))."""
+    out = []
+    for m in re.finditer(r'^PC_KIND\(\w+,\s*"[^"]*",\s*"([^"]*)"', open(path, encoding="utf-8").read(), re.M):
+        out += m.group(1).split()
+    return out
 
 
 def roff_escape(s):
@@ -228,6 +241,7 @@ def main():
     ap.add_argument("--man")
     ap.add_argument("--completion")
     ap.add_argument("--json")
+    ap.add_argument("--precond-aliases", help="solver/pc/kinds.def: PETSc's names, completed too")
     a = ap.parse_args()
     doc = parse(a.source)
     info = {}
@@ -237,6 +251,13 @@ def main():
             info[c] = {"options": o, "values": v}
     o, v = options(doc["overview"] if not doc["commands"] else [], doc["program"])
     info[None] = {"options": o, "values": v}
+    if a.precond_aliases:
+        # the help lists the canonical names; --precond takes PETSc's too
+        # (pc_parse_name), so TAB offers them after those
+        extra = precond_aliases(a.precond_aliases)
+        for i in info.values():
+            if "--precond" in i["values"]:
+                i["values"]["--precond"] += [w for w in extra if w not in i["values"]["--precond"]]
     outs = {}
     if a.c:
         sym = a.symbol

@@ -121,6 +121,15 @@ static int banner_prefix(const char *buf, size_t len, int at_eof, const char *na
     }
     size_t m = avail < 14 ? avail : 14;
     if (strncasecmp(buf + *pos, banner, m) != 0) {
+        /* quote the whole first word, as a reader that has it all at once
+           does: an upload's chunk may end inside it ('he' of 'hello'), so
+           wait for its end, the quote's bound (40 and one more to tell the
+           "...") or the end of the input */
+        size_t k = 0;
+        while (k < avail && k <= 40 && !mm_is_end(buf[*pos + k]))
+            k++;
+        if (!at_eof && k == avail && k <= 40)
+            return -1;
         snprintf(msg, sizeof msg,
                  "missing banner: the first line must start with %%%%MatrixMarket, found '%s'",
                  mm_tok_str(buf + *pos, avail, t));

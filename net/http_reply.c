@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/numfmt.h"
 #include "metrics.h"
 #include "problem.h"
 #include "record.h"
@@ -110,6 +111,8 @@ enum MHD_Result http_reply_json(struct MHD_Connection *c, unsigned status, char 
 {
     if (!json)
         return http_reply_problem(c, 500, "internal", "out of memory building the response", 0);
+    /* reals as the user wrote them: tol=1e-12, not 9.9999999999999998e-13 */
+    cls_json_shorten(json);
     return http_reply(c, status, "application/json", json, strlen(json));
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/numfmt.h"
 #include "../solver/names.h"
 
 void job_params_init(job_params *p)
@@ -226,7 +227,7 @@ int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error
             snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v));
             s = buf;
         } else if (json_is_real(v)) {
-            snprintf(buf, sizeof buf, "%.17g", json_real_value(v));
+            cls_fmt_double(buf, sizeof buf, json_real_value(v));
             s = buf;
         }
         int cg_key = !strcmp(k, "kind") || !strcmp(k, "keep") || !strcmp(k, "tol") ||
@@ -343,7 +344,7 @@ int job_params_from_json(job_params *p, const char *kind, json_t *params, cls_er
         else if (json_is_integer(v))
             snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(v)), text = buf;
         else if (json_is_real(v))
-            snprintf(buf, sizeof buf, "%.17g", json_real_value(v)), text = buf;
+            cls_fmt_double(buf, sizeof buf, json_real_value(v)), text = buf;
         else if (json_is_null(v) && !strcmp(key, "maxiter"))
             continue; /* the solver's default */
         if (!text || !strcmp(key, "kind"))

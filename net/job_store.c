@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/numfmt.h"
 #include "fileio.h"
 
 const char *const job_store_quarantine_reasons[JOB_QUARANTINE_NREASONS] = {"record", "no-record",
@@ -182,7 +183,7 @@ json_t *job_store_rec_json(const job_rec *r, int internal)
 
 char *job_store_dump(json_t *o)
 {
-    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *s = cls_json_shorten(json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17)));
     json_decref(o);
     return s;
 }

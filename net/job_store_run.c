@@ -169,7 +169,8 @@ int job_store_progress(job_store *s, const char *id, int64_t iteration, double r
         r->iteration = iteration;
         r->residual = residual;
         r->updated = job_store_wall_now();
-        r->eta_s = cls_eta_update(&r->eta, r->updated, residual, r->params.tol);
+        r->eta_s = cls_eta_update(&r->eta, r->updated, iteration, r->params.maxiter, residual,
+                                  r->params.tol);
         if (r->nhist == r->hcap) {
             int64_t nc = r->hcap ? 2 * r->hcap : 1024;
             double *nh = realloc(r->hist, (size_t)nc * sizeof *nh);
@@ -284,6 +285,15 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
     v.timings = timings;
     v.devices = devices;
     v.pending = NULL;
+    /* the progress ends at the result's iteration and residual: the last
+     * report is throttled and may lag it by a few iterations (a cancelled
+     * job's record said 313 where its result said 316) */
+    json_t *rit = json_object_get(result, "iterations");
+    json_t *rres = json_object_get(result, "relative_residual");
+    if (json_is_integer(rit))
+        v.iteration = json_integer_value(rit);
+    if (json_is_number(rres))
+        v.residual = json_number_value(rres);
     pthread_mutex_unlock(&s->mu);
     rc = write_view(s, &v, err);
     pthread_mutex_lock(&s->mu);
@@ -309,6 +319,8 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
         r->updated = finished;
         r->phase_started = finished;
         snprintf(r->phase, sizeof r->phase, "done");
+        r->iteration = v.iteration;
+        r->residual = v.residual;
         /* swap: the record takes the outcome, `out` the objects it had */
         job_pending old = {0, 0, r->result, r->error, r->timings, r->devices};
         r->result = out.result;

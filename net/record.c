@@ -13,6 +13,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "../common/numfmt.h"
+
 static pthread_mutex_t rec_mu = PTHREAD_MUTEX_INITIALIZER;
 static int rec_fd = -2; /* -2: not looked at yet; -1: off */
 
@@ -30,7 +32,7 @@ int record_enabled(void)
 
 static void rec_write(json_t *o)
 {
-    char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *s = cls_json_shorten(json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17)));
     json_decref(o);
     if (!s)
         return;

@@ -53,9 +53,11 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
         json_object_set_new(o, "relative_residual", report_real(rep->cg.rel_residual));
         json_object_set_new(o, "true_relative_residual", report_real(rep->true_rel_residual));
     }
-    json_object_set_new(o, "rows", json_integer(rep->rows));
-    json_object_set_new(o, "nnz", json_integer(rep->nnz));
-    json_object_set_new(o, "duplicates", json_integer(rep->duplicates));
+    if (rep->rows > 0) { /* a matrix that could not be read has no size: not "rows": 0 */
+        json_object_set_new(o, "rows", json_integer(rep->rows));
+        json_object_set_new(o, "nnz", json_integer(rep->nnz));
+        json_object_set_new(o, "duplicates", json_integer(rep->duplicates));
+    }
     const int k = rep->nrhs > 0 ? rep->nrhs : 1;
     json_object_set_new(o, "rhs_columns", json_integer(k));
     if (k > 1 && rep->cols) {

@@ -23,7 +23,8 @@
  * right-hand side columns, tol, atol, method, precond (as run),
  * preconditioner, precision, engine, parts, warm_devices, device_choice.
  * rc is the solve's exit code (CLS_OK: converged); opt the options it ran
- * with. Residual keys are present once an iteration history exists. */
+ * with. Residual keys are present once an iteration history exists; rows,
+ * nnz and duplicates once the matrix was read (absent when it was refused). */
 json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc);
 
 /* The phase times (new reference): parse_s, setup_s and its phases,

@@ -23,6 +23,7 @@
 #include <zlib.h>
 #include <time.h>
 
+#include "../common/numfmt.h"
 #include "../common/timer.h"
 #include "../matrices/mm.h"
 #include "../solver/dsolve.h"
@@ -248,7 +249,7 @@ static int write_residuals(const char *dir, const char *id, const double *h, int
         json_array_append_new(arr, isfinite(h[i]) ? json_real(h[i]) : json_null());
     json_t *o = json_pack("{s:s, s:I, s:o}", "id", id, "first_iteration", (json_int_t)first,
                           "residuals", arr);
-    char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    char *text = cls_json_shorten(json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17)));
     json_decref(o);
     if (!text)
         return cls_fail(err, CLS_EOTHER, "out of memory for residuals.json");

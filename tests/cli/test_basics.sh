@@ -80,8 +80,18 @@ complete_words() { # complete_words FILE WORD... : what TAB offers after the las
 # the preconditioner's parameters (--precond-degree, ...) complete too
 [ "$(complete_words "$B/completion/clsolve" clsolve solve --prec)" = "--precond --precond-degree --precond-lanczos --precond-sweeps --precond-shift --precond-reuse --precision" ] && ok \
     || bad "complete 'clsolve solve --prec': $(complete_words "$B/completion/clsolve" clsolve solve --prec)"
-[ "$(complete_words "$B/completion/clsolve" clsolve solve --precond "")" = "none jacobi chebyshev ic0 amg auto" ] && ok \
+# --precond: the names, then PETSc's that it takes too (solver/pc/kinds.def)
+[ "$(complete_words "$B/completion/clsolve" clsolve solve --precond "")" = "none jacobi chebyshev ic0 amg auto identity pbjacobi diagonal cheby cheb icc ic bjacobi gamg sa ml" ] && ok \
     || bad "complete --precond values: $(complete_words "$B/completion/clsolve" clsolve solve --precond "")"
+for w in $(complete_words "$B/completion/clsolve" clsolve submit --precond ""); do
+    # a name it refuses is a usage error (2) before the missing file (1)
+    "$CLSOLVE" solve "$t/no-such.mtx" --precond "$w" >/dev/null 2>&1
+    [ $? -ne 2 ] && ok || bad "completion offers --precond $w, which the command line refuses"
+done
+# -o OUT.csv|.ply|.vtk: file names, not those words (issue 30)
+mkdir -p "$t/comp" && : >"$t/comp/mesh.ply"
+[ "$(cd "$t/comp" && complete_words "$B/completion/clsolve" clsolve curvature x.obj -o "")" = mesh.ply ] && ok \
+    || bad "complete 'clsolve curvature x.obj -o ': $(cd "$t/comp" && complete_words "$B/completion/clsolve" clsolve curvature x.obj -o "")"
 [ "$(complete_words "$B/completion/clsolved" clsolved --max-q)" = "--max-queued" ] && ok || bad "complete clsolved --max-q"
 
 # --- cmake --install: programs, man pages, completion, the unit ---

@@ -40,6 +40,15 @@ for k in parse_s setup_s solve_s total_s; do
 done
 json_get $t/s.json "j['devices'][0]['work_group']['local_size']" >/dev/null 2>&1 && ok || bad "device work_group"
 
+# doubles as written: tol=1e-12 reads back "1e-12", not 9.9999999999999998e-13 (issue 30)
+expect_exit 0 "$CLSOLVE" solve $t/p2.mtx --tol 1e-12 --json
+grep -q '"tol": 1e-12,' $t/out && ok || bad "tol echoed as $(grep '"tol"' $t/out)"
+# a refused matrix has no size: no "rows": 0 (docs/api.md)
+printf 'hello world\n' >$t/hello.mtx
+expect_exit 3 "$CLSOLVE" solve $t/hello.mtx --json
+[ "$(json_get $t/out "('rows' in j, 'nnz' in j, 'error' in j)")" = "(False, False, True)" ] && ok ||
+    bad "refused matrix's --json: $(cat $t/out)"
+
 # float precision reaches a float-sized tolerance
 expect_exit 0 "$CLSOLVE" solve $t/p3.mtx --precision float --tol 1e-5 --json
 cp $t/out $t/f.json

@@ -15,6 +15,37 @@ M=$CLSOLVE_DATA/matrices
 
 # frames FILE: the progress frames of a captured pty session, one a line
 frames() { tr '\r' '\n' <"$1" | sed 's/\x1b\[K//g' | grep -E '^  (uploading|queued|starting|parsing|setting up|solving|gathering|writing) '; }
+# stale FILE: the progress lines still on the screen once the command has
+# ended (a terminal's reading of \r, \n and erase-line); none may be left
+stale() {
+    $PY - "$1" <<'PY'
+import re, sys
+data = open(sys.argv[1], encoding="utf-8", errors="replace", newline="").read()  # \r kept
+screen, line, col, i = [], [], 0, 0
+while i < len(data):
+    c = data[i]
+    if data.startswith("\x1b[K", i):
+        del line[col:]
+        i += 3
+        continue
+    if c == "\r":
+        col = 0
+    elif c == "\n":
+        screen.append("".join(line))
+        line, col = [], 0
+    else:
+        if col < len(line):
+            line[col] = c
+        else:
+            line.append(c)
+        col += 1
+    i += 1
+screen.append("".join(line))
+for l in screen:
+    if re.match(r"^  (uploading|queued|starting|parsing|setting up|solving|gathering|writing|done|[a-z ]+ +(\d+:)?\d+:\d\d)", l):
+        print(repr(l))
+PY
+}
 # check_frames FILE WHAT: phases with elapsed time, solving frames with
 # iteration, residual, ETA, and a bar whose '#' count never falls
 check_frames() {
@@ -57,6 +88,8 @@ script -qec "'$CLSOLVE' solve '$t/slow.mtx' --tol 1e-11 -o '$t/x.mtx'" /dev/null
 frames "$t/solve.pty" >"$t/solve.frames"
 check_frames "$t/solve.frames" "clsolve solve" && ok || bad "clsolve solve's progress: $(head -3 "$t/solve.frames")"
 grep -q "^converged after" <(tr '\r' '\n' <"$t/solve.pty") && ok || bad "no summary after the progress line"
+left=$(stale "$t/solve.pty")
+[ -z "$left" ] && ok || bad "clsolve solve left its progress line on the screen: $left"
 # not on a terminal: no progress line on stderr
 "$CLSOLVE" solve "$t/slow.mtx" --tol 1e-6 >/dev/null 2>"$t/err"
 [ ! -s "$t/err" ] && ok || bad "progress without a terminal: $(head -c 200 "$t/err")"
@@ -69,9 +102,12 @@ export CLSOLVE_SERVER=$DURL
 script -qec "'$CLSOLVE' submit '$t/slow.mtx' --tol 1e-11 --wait" /dev/null >"$t/submit.pty" 2>&1
 frames "$t/submit.pty" >"$t/submit.frames"
 check_frames "$t/submit.frames" "clsolve submit --wait" && ok || bad "submit's progress: $(head -3 "$t/submit.frames")"
+left=$(stale "$t/submit.pty")
+[ -z "$left" ] && ok || bad "clsolve submit --wait left its progress line on the screen: $left"
 grep -q "^  uploading slow.mtx  100%" "$t/submit.frames" && ok || bad "no upload progress: $(head -2 "$t/submit.frames")"
 grep -qE "^  (parsing|setting up|queued|starting) " "$t/submit.frames" && ok || bad "no phase before solving: $(head -5 "$t/submit.frames")"
-id=$(tr '\r' '\n' <"$t/submit.pty" | sed -n 's/^submitted job \([0-9a-f]*\) (slow.mtx)$/\1/p')
+# (the erased progress line leaves an erase-line before the next output)
+id=$(tr '\r' '\n' <"$t/submit.pty" | sed 's/\x1b\[K//g' | sed -n 's/^submitted job \([0-9a-f]*\) (slow.mtx)$/\1/p')
 [ -n "$id" ] && ok || bad "no 'submitted job ID (slow.mtx)': $(tr '\r' '\n' <"$t/submit.pty" | grep submitted)"
 [ "$("$CLSOLVE" status "$id" --json | jget "j['inputs']['matrix']")" = slow.mtx ] && ok || bad "the job lost the file's name"
 
