@@ -392,53 +392,49 @@ static guard_conn *guard_of(struct MHD_Connection *c)
     return ci ? ci->socket_context : NULL;
 }
 
-int http_guard_request(http_guard *g, struct MHD_Connection *c)
+/* Moves the connection to `state` (see the top): its body's bytes counted
+ * from the first GC_BODY; back to GC_WAITING once answered (served, its
+ * header deadline from now). Returns 1 when it is in the reserve. */
+static int guard_move(http_guard *g, struct MHD_Connection *c, int state, size_t body_bytes)
 {
     guard_conn *gc = g ? guard_of(c) : NULL;
     if (!gc)
         return 0;
     pthread_mutex_lock(&g->mu);
-    gc->state = GC_BUSY;
+    if (state == GC_BODY && gc->state != GC_BODY) {
+        gc->body_since = cls_now();
+        gc->body_bytes = 0;
+    }
+    if (state == GC_BODY)
+        gc->body_bytes += body_bytes;
+    if (state == GC_WAITING) {
+        gc->served = 1;
+        gc->since = cls_now();
+    }
+    gc->state = state;
     int reserve = gc->reserve;
     pthread_mutex_unlock(&g->mu);
     return reserve;
 }
 
+int http_guard_request(http_guard *g, struct MHD_Connection *c)
+{
+    return guard_move(g, c, GC_BUSY, 0);
+}
+
 void http_guard_body(http_guard *g, struct MHD_Connection *c, size_t n)
 {
-    guard_conn *gc = g ? guard_of(c) : NULL;
-    if (!gc)
-        return;
-    pthread_mutex_lock(&g->mu);
-    if (gc->state != GC_BODY) {
-        gc->state = GC_BODY;
-        gc->body_since = cls_now();
-        gc->body_bytes = 0;
-    }
-    gc->body_bytes += n;
-    pthread_mutex_unlock(&g->mu);
+    guard_move(g, c, GC_BODY, n);
 }
 
 void http_guard_body_end(http_guard *g, struct MHD_Connection *c)
 {
-    guard_conn *gc = g ? guard_of(c) : NULL;
-    if (!gc)
-        return;
-    pthread_mutex_lock(&g->mu);
-    gc->state = GC_BUSY;
-    pthread_mutex_unlock(&g->mu);
+    guard_move(g, c, GC_BUSY, 0);
 }
 
 void http_guard_idle(http_guard *g, struct MHD_Connection *c)
 {
-    guard_conn *gc = g ? guard_of(c) : NULL;
-    if (!gc)
-        return;
-    pthread_mutex_lock(&g->mu);
-    gc->state = GC_WAITING;
-    gc->served = 1;
-    gc->since = cls_now();
-    pthread_mutex_unlock(&g->mu);
+    guard_move(g, c, GC_WAITING, 0);
 }
 
 static void *guard_timer(void *arg)

@@ -672,6 +672,19 @@ static int64_t sched_text_bytes(const job_claim *c, const char *path)
 /* Admission of the oldest queued cg job (admission.h). WAIT leaves it
  * queued with a note; NEVER fails it at once; RUN gives the estimate and
  * the reader's memory budget. */
+/* A job that can never fit this machine: failed at once with the figures
+ * (error kind "resources"), logged and counted. */
+static void sched_refuse(const scheduler_config *cfg, const job_claim *c, const char *msg)
+{
+    cls_error err;
+    cls_error_clear(&err);
+    fprintf(stderr, "clsolved: job %s refused: %s\n", c->id, msg);
+    if (job_store_complete(cfg->store, c->id, JOB_FAILED, NULL,
+                           error_json("resources", CLS_EOTHER, msg, 0), NULL, NULL, &err))
+        fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
+    metrics_job_finished(JOB_FAILED, 0, 0);
+}
+
 /* 1 when `need` bytes of c's outputs do not fit the data directory's free
  * space less --disk-reserve: the job's note and /readyz say what it waits
  * for (the store's output wait, which run_cg's full-disk retry sets too),
@@ -724,11 +737,7 @@ static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_esti
     if (v == ADM_NEVER) {
         char msg[800];
         snprintf(msg, sizeof msg, "%.200s: this job %.511s", c->in.matrix_name, why);
-        fprintf(stderr, "clsolved: job %s refused: %s\n", c->id, msg);
-        if (job_store_complete(cfg->store, c->id, JOB_FAILED, NULL,
-                               error_json("resources", CLS_EOTHER, msg, 0), NULL, NULL, &err))
-            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
-        metrics_job_finished(JOB_FAILED, 0, 0);
+        sched_refuse(cfg, c, msg);
         return v;
     }
     /* the outputs are admitted as the inputs were (issue 27): the solution
@@ -785,11 +794,7 @@ static int sched_admit_physics(const scheduler_config *cfg, const job_claim *c)
     if (v == ADM_NEVER) {
         char msg[800];
         snprintf(msg, sizeof msg, "this job %.700s", why);
-        fprintf(stderr, "clsolved: job %s refused: %s\n", c->id, msg);
-        if (job_store_complete(cfg->store, c->id, JOB_FAILED, NULL,
-                               error_json("resources", CLS_EOTHER, msg, 0), NULL, NULL, &err))
-            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
-        metrics_job_finished(JOB_FAILED, 0, 0);
+        sched_refuse(cfg, c, msg);
         return v;
     }
     if (sched_output_wait(cfg, c, e.output_bytes, "its output"))

@@ -275,6 +275,15 @@ int physics_estimate_job(const char *kind, const json_t *options, const physics_
 {
     memset(e, 0, sizeof *e);
     const json_t *o = json_is_object(options) ? options : NULL;
+    /* counts outside what the kind takes are its own check's to refuse,
+     * with its own words (errors.md SPRINGS-GRID, NBODY-TOO-MANY): no
+     * estimate, so admission never answers for them with a size */
+    double bodies = (double)est_int(o, "random", 0) + (double)est_int(o, "plummer", 0) +
+                    (double)est_int(o, "disk", 0);
+    if (!strcmp(kind, "springs") && (est_int(o, "grid", 0) > 46000 || est_int(o, "grid", 0) < 0))
+        return cls_fail(err, CLS_EINPUT, "springs: grid out of range (the job says why)");
+    if (!strcmp(kind, "nbody") && (bodies > 2147483647.0 || bodies < 0))
+        return cls_fail(err, CLS_EINPUT, "nbody: body count out of range (the job says why)");
     if (!strcmp(kind, "nbody"))
         est_nbody(o, in, e);
     else if (!strcmp(kind, "springs"))

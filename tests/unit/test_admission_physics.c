@@ -51,12 +51,24 @@ int main(void)
     CHECK(e.host_bytes + e.device_bytes > 10 * GB);
     e = est("nbody", "{\"plummer\": 20000, \"steps\": 100000, \"every\": 1}", NULL);
     CHECK(e.output_bytes > 200 * GB);
-    /* absurd counts saturate */
+    /* absurd counts saturate (the most bodies nbody takes, endless steps) */
     e = est("nbody",
-            "{\"plummer\": 4000000000000000000, \"steps\": 4000000000000000000, "
+            "{\"plummer\": 2147483647, \"steps\": 4000000000000000000, "
             "\"every\": 1}",
             NULL);
-    CHECK(e.output_bytes == UINT64_MAX && e.host_bytes > 1000 * GB);
+    CHECK(e.output_bytes == UINT64_MAX && e.host_bytes > 100 * GB);
+    /* counts beyond what a kind takes get no estimate: the job's own check
+     * refuses them in its own words (errors.md NBODY-TOO-MANY, SPRINGS-GRID) */
+    {
+        json_t *o = json_loads("{\"plummer\": 3000000000}", 0, NULL);
+        physics_estimate x;
+        cls_error err;
+        CHECK(physics_estimate_job("nbody", o, NULL, &x, &err) != CLS_OK);
+        json_decref(o);
+        o = json_loads("{\"grid\": 50000}", 0, NULL);
+        CHECK(physics_estimate_job("springs", o, NULL, &x, &err) != CLS_OK);
+        json_decref(o);
+    }
     /* springs on a grid: the 136 lattice points within the default reach 6.5, halved */
     e = est("springs", "{\"grid\": 100}", NULL);
     CHECK(e.items == 10000 && e.faces == 2 * 99 * 99);
