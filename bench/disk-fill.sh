@@ -69,7 +69,7 @@ ready, waited = set(), set()
 while time.time() - t0 < 20:
     s, _, body = cl.request("GET", "/readyz")
     if s != 200:
-        ready.add(json.loads(body).get("detail", str(s))[:120])
+        ready.add("%d %s" % (s, body[:160].decode(errors="replace")))
     for j in json.loads(cl.request("GET", "/v1/jobs?limit=1000")[2])["jobs"]:
         note = (j.get("progress") or {}).get("note") or ""
         if "disk" in note:
