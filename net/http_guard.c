@@ -302,21 +302,19 @@ static void guard_admit(http_guard *g, guard_conn *gc, double now)
         return; /* over capacity by connections about to be judged: the timer trims */
     if (guard_head_pending(gc->fd)) {
         /* the newcomer's complete request is in its socket already (an
-         * honest client sends at once, before a loaded daemon accepts):
-         * a connection without one goes however young, or the newcomer
-         * comes in over capacity, up to twice it. Thousands of slow
+         * honest client sends at once, before a loaded daemon accepts): a
+         * connection without one goes however young. Thousands of slow
          * clients a second from the probes' own address kept every slot
          * under 20 ms old, and the reserve, full of them too, closed
          * complete /healthz requests unanswered (bench/attack.sh
-         * slow-capacity-same). */
+         * slow-capacity-same). Slots held by real requests are not given
+         * up: the newcomer goes to the reserve as before. */
         for (guard_conn *c = g->head; c; c = c->next)
             if (c != gc && !c->dropped && !c->reserve && c->state == GC_WAITING &&
                 !guard_head_pending(c->fd)) {
                 guard_drop(g, c, DROP_CAPACITY);
                 return;
             }
-        if (g->live - g->reserve_live <= 2 * g->cfg.max_connections)
-            return;
     }
     if (g->reserve_live >= g->cfg.reserve) {
         /* the reserve is full: its oldest droppable connection goes */
