@@ -24,6 +24,22 @@ int cls_fmt_double(char *buf, size_t cap, double v)
     return n;
 }
 
+/* The significant digits of a number's text (its mantissa's digits after
+ * any leading zeros). */
+static int numfmt_sig_digits(const char *r, size_t n)
+{
+    int d = 0, lead = 1;
+    for (size_t i = 0; i < n && r[i] != 'e' && r[i] != 'E'; i++) {
+        if (r[i] < '0' || r[i] > '9')
+            continue;
+        if (lead && r[i] == '0')
+            continue;
+        lead = 0;
+        d++;
+    }
+    return d;
+}
+
 char *cls_json_shorten(char *s)
 {
     if (!s)
@@ -49,7 +65,13 @@ char *cls_json_shorten(char *s)
             size_t n = strspn(r, "0123456789+-.eE");
             int real = memchr(r, '.', n) || memchr(r, 'e', n) || memchr(r, 'E', n);
             char t[40];
-            if (real && n < sizeof t) {
+            /* 15 significant digits or fewer: already what %.15g writes (no
+             * shorter form reads back the same), as in every real a text
+             * shortened once holds: a reply built from a stored record
+             * passes here twice, and the residual history of a long solve
+             * (thousands of reals, polled by the dashboard) cost three
+             * printf/strtod rounds a number each time */
+            if (real && n < sizeof t && numfmt_sig_digits(r, n) > 15) {
                 memcpy(t, r, n);
                 t[n] = '\0';
                 char *end;

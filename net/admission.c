@@ -61,6 +61,38 @@ static int adm_class_fits(const char *spec, json_t *d)
     return type && !strcasecmp(spec, type); /* the cluster writes "CPU", "GPU" (cluster.c) */
 }
 
+/* A rank's candidate devices from its entry of the cluster (per_rank[r]):
+ * those of its --device index list, or those of its class; the rank's
+ * node-local index in *local (it picks among them by it, as ocl.c does). */
+static int adm_rank_candidates(json_t *rk, json_t **cand, int *local)
+{
+    json_t *devs = json_object_get(rk, "devices");
+    const char *spec = json_string_value(json_object_get(rk, "device_spec"));
+    int nc = 0;
+    *local = (int)json_integer_value(json_object_get(rk, "local_rank"));
+    if (spec && isdigit((unsigned char)spec[0])) { /* an index list: those devices */
+        const char *p = spec;
+        while (*p && nc < ADM_MAX_DEVICES) {
+            char *end;
+            long i = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            json_t *d = json_array_get(devs, (size_t)i);
+            if (d)
+                cand[nc++] = d;
+            p = *end == ',' ? end + 1 : end;
+            if (!*end)
+                break;
+        }
+        return nc;
+    }
+    size_t i;
+    json_t *d;
+    json_array_foreach(devs, i, d) if (nc < ADM_MAX_DEVICES && adm_class_fits(spec, d)) cand[nc++] =
+        d;
+    return nc;
+}
+
 int adm_cluster_devices(json_t *cluster, int per_rank, uint64_t *mem, uint64_t *alloc, int cap,
                         int *max_per_rank)
 {
@@ -73,31 +105,9 @@ int adm_cluster_devices(json_t *cluster, int per_rank, uint64_t *mem, uint64_t *
         per_rank = 1;
     json_array_foreach(ranks, r, rk)
     {
-        json_t *devs = json_object_get(rk, "devices");
-        const char *spec = json_string_value(json_object_get(rk, "device_spec"));
-        int local = (int)json_integer_value(json_object_get(rk, "local_rank"));
         json_t *cand[ADM_MAX_DEVICES];
-        int nc = 0;
-        if (spec && isdigit((unsigned char)spec[0])) { /* an index list: those devices */
-            const char *p = spec;
-            while (*p && nc < ADM_MAX_DEVICES) {
-                char *end;
-                long i = strtol(p, &end, 10);
-                if (end == p)
-                    break;
-                json_t *d = json_array_get(devs, (size_t)i);
-                if (d)
-                    cand[nc++] = d;
-                p = *end == ',' ? end + 1 : end;
-                if (!*end)
-                    break;
-            }
-        } else {
-            size_t i;
-            json_t *d;
-            json_array_foreach(devs, i, d) if (nc < ADM_MAX_DEVICES && adm_class_fits(spec, d))
-                cand[nc++] = d;
-        }
+        int local;
+        int nc = adm_rank_candidates(rk, cand, &local);
         if (nc > *max_per_rank)
             *max_per_rank = nc;
         if (nc == 0)
@@ -214,18 +224,10 @@ adm_verdict adm_decide(const mm_header *h, int64_t text_bytes, const adm_machine
  * rank: its JSON (borrowed), or NULL when the cluster says nothing. */
 static json_t *adm_rank0_device(json_t *cluster)
 {
-    json_t *rk = json_array_get(json_object_get(cluster, "per_rank"), 0);
-    json_t *devs = json_object_get(rk, "devices");
-    const char *spec = json_string_value(json_object_get(rk, "device_spec"));
-    int local = (int)json_integer_value(json_object_get(rk, "local_rank"));
-    if (spec && isdigit((unsigned char)spec[0]))
-        return json_array_get(devs, (size_t)strtol(spec, NULL, 10));
     json_t *cand[ADM_MAX_DEVICES];
-    int nc = 0;
-    size_t i;
-    json_t *d;
-    json_array_foreach(devs, i, d) if (nc < ADM_MAX_DEVICES && adm_class_fits(spec, d)) cand[nc++] =
-        d;
+    int local;
+    int nc =
+        adm_rank_candidates(json_array_get(json_object_get(cluster, "per_rank"), 0), cand, &local);
     return nc ? cand[(size_t)local % (size_t)nc] : NULL;
 }
 

@@ -33,6 +33,9 @@ static void numfmt(void)
                        "\"r\": 0.3333333333333333}";
     CHECK_MSG(!strcmp(j, want), "\n got  %s\n want %s", j, want);
     CHECK(cls_json_shorten(NULL) == NULL);
+    /* a text shortened once is left as it is (a stored record served again) */
+    cls_json_shorten(j);
+    CHECK_MSG(!strcmp(j, want), "twice:\n got  %s\n want %s", j, want);
 }
 
 /* a solve that gains a decade every 10 s at 100 iterations a second */
