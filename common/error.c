@@ -57,3 +57,19 @@ const char *cls_list_words(char *buf, size_t len, const char *const *words, size
                                words[i]);
     return buf;
 }
+
+void cls_str_replace_all(char *s, size_t cap, const char *from, const char *to)
+{
+    size_t fl = strlen(from), tl = strlen(to);
+    if (!fl)
+        return;
+    char *p = s;
+    while ((p = strstr(p, from)) != NULL) {
+        size_t rest = strlen(p + fl);
+        if ((size_t)(p - s) + tl + rest + 1 > cap)
+            return;
+        memmove(p + tl, p + fl, rest + 1);
+        memcpy(p, to, tl);
+        p += tl;
+    }
+}

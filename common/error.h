@@ -38,6 +38,9 @@ void cls_error_clear(cls_error *err);
 /* "a, b or c" into buf (len bytes, always terminated): the choices a
  * message names, from the table that defines them. Returns buf. */
 const char *cls_list_words(char *buf, size_t len, const char *const *words, size_t n);
+/* Replaces every `from` in s (cap bytes, terminated) by `to`, as far as it
+ * fits: how a message loses the server's paths before a client reads it. */
+void cls_str_replace_all(char *s, size_t cap, const char *from, const char *to);
 
 /* For functions that release their resources at a `done:` label: runs call
  * and, if it failed, keeps its exit class in the caller's `rc` and jumps

@@ -300,15 +300,10 @@ static void quarantine(job_store *s, const char *id, int reason, const char *why
     s->quarantined[reason]++;
     /* the reason may quote a path (a failed open): the data directory's
      * part only, as above */
-    char said[600];
-    size_t w = 0, dl = strlen(s->data);
-    for (const char *p = why; *p && w + 1 < sizeof said;) {
-        if (!strncmp(p, s->data, dl) && p[dl] == '/')
-            p += dl + 1;
-        else
-            said[w++] = *p++;
-    }
-    said[w] = '\0';
+    char said[600], prefix[PATH_MAX + 1];
+    snprintf(said, sizeof said, "%s", why);
+    snprintf(prefix, sizeof prefix, "%s/", s->data);
+    cls_str_replace_all(said, sizeof said, prefix, "");
     fprintf(stderr, "clsolved: job store: job %s quarantined in %s (%s): %s\n", id, rel,
             job_store_quarantine_reasons[reason], said);
 }

@@ -101,23 +101,6 @@ static int sched_read_progress(void *ctx, int64_t bytes)
     return c->cancelled || c->drained;
 }
 
-/* Replaces every occurrence of `from` in s (cap bytes) by `to`. */
-static void str_replace_all(char *s, size_t cap, const char *from, const char *to)
-{
-    size_t fl = strlen(from), tl = strlen(to);
-    if (!fl)
-        return;
-    char *p = s;
-    while ((p = strstr(p, from)) != NULL) {
-        size_t rest = strlen(p + fl);
-        if ((size_t)(p - s) + tl + rest + 1 > cap)
-            return;
-        memmove(p + tl, p + fl, rest + 1);
-        memcpy(p, to, tl);
-        p += tl;
-    }
-}
-
 #ifdef CLS_NET_HAVE_PHYSICS
 /* s with every `from` replaced by `to`, malloc'ed (NULL when out of memory). */
 static char *str_replace_dup(const char *s, const char *from, const char *to)
@@ -147,15 +130,15 @@ static char *str_replace_dup(const char *s, const char *from, const char *to)
 static void user_message(char *msg, size_t cap, const job_claim *c, const char *a, const char *b,
                          const char *x0)
 {
-    str_replace_all(msg, cap, a, c->in.matrix_name);
+    cls_str_replace_all(msg, cap, a, c->in.matrix_name);
     if (b[0])
-        str_replace_all(msg, cap, b, c->in.rhs_name);
+        cls_str_replace_all(msg, cap, b, c->in.rhs_name);
     if (x0[0])
-        str_replace_all(msg, cap, x0, c->in.x0_name);
+        cls_str_replace_all(msg, cap, x0, c->in.x0_name);
     char dir[PATH_MAX + 2];
     snprintf(dir, sizeof dir, "%s/", c->dir);
-    str_replace_all(msg, cap, dir, "");
-    str_replace_all(msg, cap, c->dir, "the job directory");
+    cls_str_replace_all(msg, cap, dir, "");
+    cls_str_replace_all(msg, cap, c->dir, "the job directory");
 }
 
 static const char *error_code_name(int rc)
@@ -607,8 +590,8 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
     if (c->in.has_input) {
         char in_dir[PATH_MAX + 2];
         snprintf(in_dir, sizeof in_dir, "%s/", c->dir);
-        str_replace_all(err.msg, sizeof err.msg, input, c->in.input_name);
-        str_replace_all(err.msg, sizeof err.msg, in_dir, "");
+        cls_str_replace_all(err.msg, sizeof err.msg, input, c->in.input_name);
+        cls_str_replace_all(err.msg, sizeof err.msg, in_dir, "");
     }
     json_t *result = NULL, *error = NULL;
     if (result_text && c->in.has_input) {
