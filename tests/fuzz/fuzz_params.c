@@ -395,7 +395,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (rc) {
             fp_check_fail(rc, &err, "options");
             static const char *const cg_keys[] = {
-                "options", "kind:", "tol:", "atol:", "maxiter:", "precond:", "precond_",
+                "options", "kind:", "keep:", "tol:", "atol:", "maxiter:", "precond:", "precond_",
                 "method:", "precision:", NULL};
             int named = 0;
             for (int i = 0; cg_keys[i] && !named; i++)
@@ -410,7 +410,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fp_check_fail(rc, &err, "finish");
             /* a physics job given a cg parameter: "atol: applies to kind=cg
              * only", "precond_degree: ..." */
-            static const char *const named[] = {"kind:", "unknown parameter '", "tol:", "atol:",
+            static const char *const named[] = {"kind:", "keep:", "unknown parameter '", "tol:", "atol:",
                                                 "maxiter:", "precond:", "precond_", "method:",
                                                 "precision:", NULL};
             int ok = 0;
