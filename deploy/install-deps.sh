@@ -26,10 +26,10 @@ pkgs="build-essential cmake pkg-config ocl-icd-opencl-dev opencl-headers pocl-op
 # python3-pip (pip install ./python), python3-numpy and python3-scipy (the
 # Python client's numpy and scipy paths, reference solutions),
 # python3-prometheus-client (a real parser for /metrics after hostile
-# requests)
+# requests), adduser (the Debian package's postinst, test_deb.sh)
 test_pkgs="clinfo curl chromium iproute2 clang libclang-rt-14-dev valgrind wrk groff-base systemd
       stunnel4 openssl python3-yaml python3-venv python3-pip python3-numpy python3-scipy
-      python3-prometheus-client"
+      python3-prometheus-client adduser"
 for a in "$@"; do
   case "$a" in
   --test) pkgs="$pkgs $test_pkgs" ;;
