@@ -150,8 +150,8 @@ int dcg_small_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *o
     if (s->L->nparts > 1)
         return cls_fail(err, CLS_EINPUT,
                         "--method cg-small solves a system on one device in one work-group, but "
-                        "this one is split into %d parts; run it on one rank and one device, or "
-                        "use --method cg",
+                        "this one is split into %d parts; run it as one part (one rank, one "
+                        "device, --min-rows-per-part at its default) or use --method cg",
                         s->L->nparts);
     cg_options o = *opt;
     o.one_launch = 1; /* dcg_solve's one-part case: cg_solve runs cg_small_solve */

@@ -24,7 +24,8 @@
 #  - an indefinite matrix (dwt_992): exit 5 "not positive definite" at the
 #    iteration cg reports
 #  - refusals, exit 3 with a message naming the method: --precond ic0 and
-#    chebyshev; a system split over two ranks (mpirun, when present)
+#    chebyshev; a system split into two parts on one rank, and over two
+#    ranks (mpirun, when present)
 . "$(dirname "$0")/lib.sh"
 need_data matrices
 M=$CLSOLVE_DATA/matrices
@@ -116,6 +117,7 @@ else bad "dwt_992: cg-small exit $rc '$msg'; cg exit $(cat "$t/bd_cg.rc") '$(cat
 echo "dwt_992: exit $rc, $msg"
 
 # refusals: exit 3, the method and the preconditioner named
+# errors.md: SOLVE-CG-SMALL-PRECOND SOLVE-CG-SMALL-PARTS
 for pc in ic0 chebyshev; do
     solve ref_$pc cg-small "$M/494_bus.mtx" --precond $pc
     rc=$(cat "$t/ref_$pc.rc")
@@ -124,6 +126,10 @@ for pc in ic0 chebyshev; do
     else bad "--precond $pc: exit $rc '$msg' (want 3, naming cg-small and $pc)"; fi
     echo "--precond $pc: exit $rc, $msg"
 done
+solve split cg-small "$M/494_bus.mtx" --devices-per-rank 2 --min-rows-per-part 1
+rc=$(cat "$t/split.rc")
+if [ "$rc" -eq 3 ] && grep -q "cg-small solves a system on one device.*split into 2 parts" "$t/split.err"; then ok
+else bad "2 parts on one rank: exit $rc '$(cat "$t/split.err")' (want 3, the split refused)"; fi
 if command -v mpirun >/dev/null; then
     export POCL_MAX_PTHREAD_COUNT=${POCL_MAX_PTHREAD_COUNT:-1}
     mpirun --oversubscribe -x POCL_MAX_PTHREAD_COUNT -x CLSOLVE_CACHE_DIR -np 2 "$CLSOLVE" solve \
