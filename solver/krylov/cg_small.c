@@ -26,7 +26,10 @@
  * ksp_device_ops.batch says one enqueue yields up to LA_CGS_BATCH records
  * (and enqueue is told how many iterations remain before maxiter). History,
  * monitor, maxiter, the confirmation on the true residual, restarts,
- * breakdown messages and cancel are that loop's.
+ * breakdown messages and cancel are that loop's (a cancel takes effect
+ * within lag + 2 LA_CGS_BATCH iterations: the launches in flight finish).
+ * The matrix is read in CSR: dsolve uploads it so when --format is auto, and
+ * la_cgs_create refuses (CLS_EUSAGE) a format that keeps no CSR arrays.
  *
  * Scope, refused with CLS_EINPUT and a message naming the method: a system
  * split over several parts or ranks (one work-group is one device's; use
