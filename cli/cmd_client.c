@@ -2,8 +2,8 @@
  * cmd_client.c: the commands that talk to a clsolved daemon:
  *
  *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--atol A] [--maxiter N]
- *                  [--precond NAME] [--precond-degree N ...] [--method cg|cg-single|pipecg]
- *                  [--precision double|float|mixed]
+ *                  [--precond NAME] [--precond-degree N ...]
+ *                  [--method cg|cg-single|cg-small|pipecg] [--precision double|float|mixed]
  *                  [--wait] [--monitor] [-o x.mtx] [--json]
  *   clsolve status ID [--json]
  *   clsolve wait ID [-o x.mtx] [--json] [--timeout S] [--monitor]

@@ -616,6 +616,9 @@ void la_release(la_ctx *la)
     if (la->aux_prog)
         clReleaseProgram(la->aux_prog);
     la->aux_prog = NULL;
+    if (la->small_prog)
+        clReleaseProgram(la->small_prog);
+    la->small_prog = NULL;
     la->partial = la->result = NULL;
     la->partial_cap = 0;
     la->prog = NULL;
@@ -633,6 +636,21 @@ int la_aux_program(la_ctx *la, cl_program *out, cls_error *err)
             return rc;
     }
     *out = la->aux_prog;
+    return CLS_OK;
+}
+
+static const char *const la_small_sources[] = {"real.cl", "cg_small.cl"};
+
+int la_small_program(la_ctx *la, cl_program *out, cls_error *err)
+{
+    if (!la->small_prog) {
+        int rc = ocl_build_program(la->ocl, la_small_sources,
+                                   (int)(sizeof la_small_sources / sizeof *la_small_sources),
+                                   la->build_opts, &la->small_prog, err);
+        if (rc)
+            return rc;
+    }
+    *out = la->small_prog;
     return CLS_OK;
 }
 

@@ -91,8 +91,9 @@ typedef struct la_ctx {
     int plain_sums;       /* -DCLS_PLAIN_SUMS: uncompensated dot products (a
                            * one-part solve on a CPU device, la_init_flags) */
     cl_program prog;
-    char build_opts[128]; /* the options prog was built with (la_aux_program) */
-    cl_program aux_prog;  /* the preconditioners' kernels, built on first use */
+    char build_opts[128];  /* the options prog was built with (la_aux_program) */
+    cl_program aux_prog;   /* the preconditioners' kernels, built on first use */
+    cl_program small_prog; /* cg_small.cl (--method cg-small), built on first use */
     cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce, k_axpy, k_xpay,
         k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
     cl_kernel k_spmv_adaptive, k_spmv_sell, k_spmv_bcsr, k_spmv_hi, k_residual;
@@ -281,6 +282,10 @@ int la_ring_reset(la_ring *r, int64_t k, const char *what, cls_error *err);
  * kernel) is done; what names the loop in messages */
 int la_ring_read(la_ctx *la, la_ring *r, cl_mem hist, cl_event after, const char *what,
                  cls_error *err);
+/* the same for `count` consecutive records that one launch writes (a
+ * one-launch loop, la_cgs.h): one read per contiguous run of slots */
+int la_ring_read_n(la_ctx *la, la_ring *r, cl_mem hist, cl_event after, int count, const char *what,
+                   cls_error *err);
 /* the next record in order (waits for it); CLS_EOTHER if none is queued */
 int la_ring_next(la_ctx *la, la_ring *r, la_cgf_record *rec, const char *what, cls_error *err);
 /* waits for every queued read */
@@ -366,6 +371,8 @@ size_t la_cgf_grid_cap(const la_ctx *la);
  * use and kept with la (so a warm device keeps it too): a solve without a general preconditioner
  * never compiles it. */
 int la_aux_program(la_ctx *la, cl_program *out, cls_error *err);
+/* The same for the one-launch CG's kernels (real.cl, cg_small.cl; la_cgs.h). */
+int la_small_program(la_ctx *la, cl_program *out, cls_error *err);
 
 /* Waits for every queued command (for timing). */
 int la_finish(la_ctx *la, cls_error *err);

@@ -88,6 +88,41 @@ int la_ring_read(la_ctx *la, la_ring *r, cl_mem hist, cl_event after, const char
     return CLS_OK;
 }
 
+int la_ring_read_n(la_ctx *la, la_ring *r, cl_mem hist, cl_event after, int count, const char *what,
+                   cls_error *err)
+{
+    const size_t as = la_acc_size(la);
+    if (8 * as != sizeof r->ring[0]) { /* float records: 32 bytes a slot here, 64 on the host */
+        for (int i = 0; i < count; i++) {
+            int rc = la_ring_read(la, r, hist, after, what, err);
+            if (rc)
+                return rc;
+        }
+        return CLS_OK;
+    }
+    /* one read per contiguous run of slots (two where the ring wraps);
+     * every slot of a run holds its own reference to the run's event */
+    while (count > 0) {
+        const int slot = (int)((r->k_dev + r->enq) % LA_CGF_SLOTS);
+        const int m = count < LA_CGF_SLOTS - slot ? count : LA_CGF_SLOTS - slot;
+        cl_event ev = NULL;
+        cl_int st = clEnqueueReadBuffer(la->rq, hist, CL_FALSE, (size_t)slot * 8 * as,
+                                        (size_t)m * 8 * as, r->ring[slot], 1, &after, &ev);
+        if (st != CL_SUCCESS)
+            return cls_fail(err, CLS_EOTHER, "clEnqueueReadBuffer(%s records) failed: %s (%d)",
+                            what, ocl_errstr(st), (int)st);
+        for (int i = 0; i < m; i++) {
+            if (i > 0)
+                clRetainEvent(ev);
+            r->rev[slot + i] = ev;
+        }
+        r->enq += m;
+        count -= m;
+    }
+    OCL_CHECK(err, clFlush(la->rq), "clFlush(read-back queue)");
+    return CLS_OK;
+}
+
 int la_ring_next(la_ctx *la, la_ring *r, la_cgf_record *rec, const char *what, cls_error *err)
 {
     if (r->seen >= r->enq)

@@ -405,8 +405,12 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     rep->partition_s = cls_now() - tp;
     cls_trace("dsolve: halo plans");
     const double to = cls_now();
-    rc = dsys_open(&sys, comm, L, parts, nmine, opt->solve.device, G, opt->solve.precision,
-                   opt->solve.spmv, 1, err);
+    /* cg-small reads the matrix in CSR (la_cgs.h): the automatic format is CSR for it */
+    const la_spmv_variant spmv =
+        opt->solve.method == SOLVER_CG_SMALL && opt->solve.spmv == LA_SPMV_AUTO ? LA_SPMV_SCALAR
+                                                                                : opt->solve.spmv;
+    rc = dsys_open(&sys, comm, L, parts, nmine, opt->solve.device, G, opt->solve.precision, spmv, 1,
+                   err);
     const double open_s = cls_now() - to;
     cls_trace("dsolve: devices open");
     have_sys = 1;

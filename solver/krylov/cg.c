@@ -42,6 +42,10 @@
  * to 64^3, docs/benchmarks.md), which is where it pays: large,
  * well-conditioned systems.
  *
+ * --method cg-small (cg_options.one_launch) is the default recurrence with
+ * the whole loop in one work-group and many iterations per launch
+ * (cg_small.c, cg_small.cl): small systems, where launches dominate.
+ *
  * The textbook loop (cg_options.classic = 1: two host synchronisations per
  * iteration, any preconditioner) is cg_ref.c, the twin the fused loops are
  * tested against.
@@ -88,8 +92,9 @@ static int cgf_start(void *p, int64_t k, double *rr, double *rz, cls_error *err)
  *   alpha = rz / pq;  beta = (alpha^2 qq - rz) / rz   (one group)
  *   x += alpha p;  r -= alpha q;  z = D^{-1} r;  p = z + beta p;
  *   rz = r'z;  rr = r'r                                (update) */
-static int cgf_enqueue(void *p, cls_error *err)
+static int cgf_enqueue(void *p, int64_t room, cls_error *err)
 {
+    (void)room; /* one iteration */
     return la_cgf_enqueue(&((cgf_work *)p)->w, err);
 }
 static int cgf_next(void *p, la_cgf_record *rec, cls_error *err)
@@ -138,6 +143,8 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
         return cls_fail(err, CLS_EOTHER, "cg_solve: a preconditioner asked for without its apply");
     if (opt->classic || A->nrows != A->ncols)
         return cg_ref_solve(la, A, b, x, dinv, opt, res, err);
+    if (opt->one_launch) /* --method cg-small */
+        return cg_small_solve(la, A, b, x, dinv, opt, res, err);
     if (opt->apply)
         return pcg_fused(la, A, b, x, opt, res, err);
     cgf_work c;

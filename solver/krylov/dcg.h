@@ -36,6 +36,11 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
 int dcg_single_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
                      cls_error *err);
 
+/* CG with its loop in one launch, one work-group (cg_small.c): --method
+ * cg-small; one part only, no preconditioner or Jacobi (else CLS_EINPUT). */
+int dcg_small_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+                    cls_error *err);
+
 /* The general-preconditioner loop over several parts (dcg_solve calls it). */
 int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
                cls_error *err);

@@ -5,7 +5,8 @@
  *
  * A method is one file holding only its recurrence (PETSc's
  * src/ksp/ksp/impls/cg/, Ginkgo's core/solver/): cg.c (CG, fused, scalars
- * on the device, one part), pcg.c (preconditioned single-reduction CG, one
+ * on the device, one part), cg_small.c (CG in one launch per many
+ * iterations, one work-group, small systems), pcg.c (preconditioned single-reduction CG, one
  * part), dcg.c / dpcg.c (the same two over K parts, scalars on the host, one
  * MPI reduction per iteration), pipecg.c (pipelined CG), dbcg.c (k
  * right-hand sides in lockstep); the textbook twins the tests compare
@@ -69,6 +70,9 @@ typedef struct cg_options {
                            * Chronopoulos-Gear identity (one reduction, three launches per
                            * iteration, iterates that drift on ill-conditioned matrices);
                            * 0 (default) the Hestenes-Stiefel beta (cg.c says why) */
+    int one_launch;       /* one device, no preconditioner or Jacobi: the whole loop in one
+                           * work-group, many iterations per launch (cg_small.c,
+                           * --method cg-small) */
     int lag;              /* fused: iterations the host may run ahead of the records it
                            * has read (0: 2); convergence stops the device itself, so a
                            * larger lag costs only no-op launches */
@@ -99,6 +103,11 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
              const cg_options *opt, cg_result *res, cls_error *err);
 
 void cg_result_free(cg_result *res);
+
+/* The one-launch CG for small systems (cg_small.c): cg_solve runs it for
+ * opt->one_launch; no preconditioner or Jacobi (any other is CLS_EINPUT). */
+int cg_small_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                   const cg_options *opt, cg_result *res, cls_error *err);
 
 /* The preconditioned single-reduction CG on one device with a general
  * preconditioner opt->apply (pcg.c; the Jacobi and unpreconditioned loops

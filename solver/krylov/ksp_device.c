@@ -3,7 +3,8 @@
  * ksp_device.h).
  *
  * The host keeps `lag` iterations queued beyond the record it awaits,
- * never beyond maxiter updates. The device stops itself (converged,
+ * never beyond maxiter updates (a batch method: lag + batch records, up to
+ * two launches). The device stops itself (converged,
  * indefinite, NaN), so the iterations queued past the stopping one leave x
  * as it was: the iteration count is exact and the host never waits inside
  * an iteration. Whatever stopped the device, the loop drains the queue
@@ -54,6 +55,7 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
                      const cg_options *opt, cg_result *res, cls_error *err)
 {
     const int lag = opt->lag > 0 ? (opt->lag < LA_CGF_MAXLAG ? opt->lag : LA_CGF_MAXLAG) : 2;
+    const int batch = ops->batch > 1 ? ops->batch : 1; /* records one enqueue may add */
     int64_t cap = 0, kstart = 0, enq, seen;
     int rc = CLS_EOTHER, zero;
     double bb, rr, rz, bnorm, rel;
@@ -83,8 +85,8 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
 
     for (;;) {
         ops->counts(w, &enq, &seen);
-        while (enq - seen <= lag && kstart + enq < opt->maxiter) {
-            CLS_TRY(ops->enqueue(w, err));
+        while (enq - seen < lag + batch && kstart + enq < opt->maxiter) {
+            CLS_TRY(ops->enqueue(w, opt->maxiter - kstart - enq, err));
             ops->counts(w, &enq, &seen);
         }
         if (seen == enq) {

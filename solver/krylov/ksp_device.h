@@ -12,7 +12,9 @@
  * and the restart (ksp_stop.h), the lost-recurrence restart, the breakdown
  * messages, and how many updates a cancel left applied. A method gives its
  * kernels as ksp_device_ops; the stop codes are la.h's LA_CGF_* (la_pcm.h
- * adds LA_PCM_PC_INDEFINITE with the same numbering).
+ * adds LA_PCM_PC_INDEFINITE with the same numbering). A method may also run
+ * many iterations in one launch (cg_small.c): its enqueue then adds up to
+ * `batch` records at once, and the loop is otherwise the same.
  */
 #ifndef CLS_SOLVER_KRYLOV_KSP_DEVICE_H
 #define CLS_SOLVER_KRYLOV_KSP_DEVICE_H
@@ -27,7 +29,10 @@ typedef struct ksp_device_ops {
     /* (re)start at update k: r = b - Ax, z = M^-1 r, p = z; blocks and
      * returns r'r and r'z */
     int (*start)(void *w, int64_t k, double *rr, double *rz, cls_error *err);
-    int (*enqueue)(void *w, cls_error *err);                      /* one more iteration */
+    /* more iterations, at most room (>= 1: maxiter is never passed): one
+     * launch sequence of one iteration, or with batch > 1 one launch of up
+     * to batch iterations, each writing its record */
+    int (*enqueue)(void *w, int64_t room, cls_error *err);
     int (*next)(void *w, la_cgf_record *rec, cls_error *err);     /* the next record, blocking */
     int (*last)(void *w, double *rr, double *rz, cls_error *err); /* after the last update */
     int (*drain)(void *w, cls_error *err); /* wait for the queued (no-op) iterations */
@@ -35,6 +40,11 @@ typedef struct ksp_device_ops {
     void (*counts)(void *w, int64_t *enq, int64_t *seen); /* iterations queued, records read */
     int with_pc;  /* messages name the preconditioner; LA_PCM_PC_INDEFINITE may come */
     int can_lose; /* an indefinite stop after an update (beta != 0) is a lost recurrence */
+    /* the most records one enqueue adds (0 or 1: one; cg_small.c's one-launch
+     * loop: LA_CGS_BATCH). The loop keeps enqueuing while fewer than
+     * lag + batch records are unread, so with batch > 1 the next launch is
+     * queued while the host reads the last one's records: two in flight. */
+    int batch;
 } ksp_device_ops;
 
 /* Solves with x holding the initial guess; la for b'b and x = 0. w must

@@ -69,8 +69,9 @@ static int pcm_start(void *p, int64_t k, double *rr, double *ru, cls_error *err)
 }
 /* one iteration: SpMV (u'w), scalars, update (la_pcm_enqueue), u = M^-1 r,
  * then r'u and r'r (la_pcm_dots) */
-static int pcm_enqueue(void *p, cls_error *err)
+static int pcm_enqueue(void *p, int64_t room, cls_error *err)
 {
+    (void)room; /* one iteration */
     pcm_work *c = p;
     int rc;
     if ((rc = la_pcm_enqueue(&c->w, err)) ||

@@ -1,0 +1,165 @@
+/*
+ * cg_small.cl: the whole CG loop of a small system in one work-group and
+ * one launch (--method cg-small; solver/krylov/cg_small.c holds the
+ * recurrence, kernels/la_cgs.c the host side).
+ *
+ * Why: below ~10^5 rows a GPU iteration of the device-scalar loops
+ * (cg_classic.cl: five launches) is bound by launch latency, not by
+ * memory traffic: 1138_bus (4,054 nonzeros) spends ~40 us per iteration
+ * launching kernels that each run for a few microseconds. Here ONE
+ * work-group runs `count` iterations of the textbook Hestenes-Stiefel
+ * recurrence (Hestenes and Stiefel, J. Res. NBS 49 (1952); Saad,
+ * "Iterative Methods for Sparse Linear Systems", 2nd ed., Algorithm 9.1,
+ * Jacobi as the preconditioner) with barriers where the other loops have
+ * launches, the same idea as the persistent "one block per system" CG of
+ * batched solvers (Ginkgo's batch CG: Kashi, Nayak, Kulkarni et al.,
+ * "Batched sparse iterative solvers on GPU for the collision operator for
+ * fusion plasma simulations", IPDPS 2022). Per iteration, k = ctl[1]:
+ *   q = A p                      work-items stride over the CSR rows
+ *   pq = p'q, qq = q'Wq          group tree reduction #1 (compensated pairs)
+ *   rr <= stop2 -> converged; NaN/Inf -> nan_or_inf; pq <= 0 -> indefinite
+ *   alpha = rz / pq              every work-item, from the same sums
+ *   record k into hist           work-item 0 (cls_fused_record, as cgc_scalars)
+ *   x += alpha p; r -= alpha q   (own rows)
+ *   rz' = r'z, rr' = r'r         group tree reduction #2 (z = D^-1 r, W = D^-1)
+ *   beta = rz' / rz; p = z + beta p
+ * so the iterates and records are cg_classic.cl's (two computed dot
+ * products, beta from their quotient), with the same stop codes. The
+ * scalars never leave the work-item registers inside a launch; sc[] keeps
+ * them between launches: alpha, beta (the last made p), r'z, r'r.
+ *
+ * Uniform control flow: every work-item computes the stop test from the
+ * same reduced values read out of local memory after a barrier, so all of
+ * them leave the loop at the same iteration and reach every barrier (OpenCL
+ * 1.2 6.12.8; PoCL needs it too). No early return (real.cl). The rows a
+ * work-item owns (row = lid + j * ls) are the same in the SpMV and the
+ * update, so q needs no barrier between them; p, written by all, does:
+ * a global fence ends each iteration.
+ */
+
+#define CGS_RUN 0 /* la.h's LA_CGF_* */
+#define CGS_CONVERGED 1
+#define CGS_INDEFINITE 2
+#define CGS_NANORINF 3
+
+/*
+ * The start, one work-group: with q = A x already computed (at full
+ * precision, la_spmv_full), r = b - q; z = D^-1 r; p = z; then
+ * sc = {0, 0, r'z, r'r} and ctl = {running, k0}.
+ */
+__kernel void cgs_start(const int n, __global const real *restrict b,
+                        __global const real *restrict q, __global real *restrict r,
+                        __global real *restrict p, __global const real *d,
+                        __global acc_t *restrict sc, __global int *restrict ctl, const int k0,
+                        __local acc_t *scratch)
+{
+    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
+    acc_t a[4] = {0, 0, 0, 0}; /* r'z, r'r as (hi, lo) pairs */
+    for (int i = lid; i < n; i += ls) {
+        const real ri = b[i] - q[i];
+        const real zi = d ? d[i] * ri : ri;
+        r[i] = ri;
+        p[i] = zi;
+        cls_acc2_dot(&a[0], &a[1], (acc_t)ri, (acc_t)zi);
+        cls_acc2_dot(&a[2], &a[3], (acc_t)ri, (acc_t)ri);
+    }
+    acc_t rz, rr;
+    cls_group_pairs2(scratch, a, &rz, &rr);
+    if (lid == 0) {
+        sc[0] = 0; /* alpha */
+        sc[1] = 0; /* beta: p = z */
+        sc[2] = rz;
+        sc[3] = rr;
+        ctl[0] = CGS_RUN;
+        ctl[1] = k0;
+    }
+}
+
+/*
+ * Up to `count` iterations in one work-group (the loop above). On entry
+ * sc = {alpha, beta_{k-1}, r_k'z_k, r_k'r_k} and ctl = {stop, k}; on exit
+ * the same for the iteration reached (ctl[0] set when the loop stopped,
+ * after which a launch does nothing). Record k = {rr, rz, p'Ap, q'Wq,
+ * alpha, beta_{k-1}, stop, k} goes to hist[k % nslots] (real.cl).
+ */
+__kernel void cgs_run(const int n, __global const int *restrict rowptr,
+                      __global const int *restrict col, __global const mat_t *restrict val,
+                      __global real *restrict x, __global real *restrict r,
+                      __global real *restrict p, __global real *restrict q,
+                      __global const real *d, __global acc_t *restrict sc,
+                      __global int *restrict ctl, __global acc_t *restrict hist, const int nslots,
+                      const acc_t stop2, const int count, __local acc_t *scratch)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
+    const int todo = ctl[0] == CGS_RUN ? count : 0; /* uniform: one read per work-item */
+    int k = ctl[1];
+    acc_t beta = sc[1], rz = sc[2], rr = sc[3];
+    /* every work-item has read the state before work-item 0 rewrites it */
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    int run = 1;
+    for (int it = 0; run && it < todo; it++) {
+        /* q = A p; the pairs p'q and q'Wq */
+        acc_t a[4] = {0, 0, 0, 0};
+        for (int row = lid; row < n; row += ls) {
+            const int end = rowptr[row + 1];
+            real sum = 0;
+            for (int j = rowptr[row]; j < end; j++)
+                sum += (real)val[j] * p[col[j]];
+            q[row] = sum;
+            const acc_t ys = (acc_t)sum;
+            cls_acc2_dot(&a[0], &a[1], (acc_t)p[row], ys);
+            cls_acc2_dot(&a[2], &a[3], ys * ys, d ? (acc_t)d[row] : (acc_t)1);
+        }
+        acc_t pq, qq;
+        cls_group_pairs2(scratch, a, &pq, &qq); /* the same values in every work-item */
+
+        /* the tests and alpha, in cgc_scalars' order */
+        int stop = CGS_RUN;
+        acc_t alpha = 0;
+        if (!isfinite(rr) || !isfinite(rz))
+            stop = CGS_NANORINF;
+        else if (rr <= stop2) /* ||r_k|| <= tol ||b|| */
+            stop = CGS_CONVERGED;
+        else if (!isfinite(pq))
+            stop = CGS_NANORINF;
+        else if (!(pq > 0)) /* p'Ap <= 0 */
+            stop = CGS_INDEFINITE;
+        else
+            alpha = rz / pq; /* alpha = r'z / p'Ap */
+        if (lid == 0) { /* record k; ctl[0] = stop, or ctl[1] = k + 1 */
+            cls_fused_record(hist, nslots, k, rr, rz, pq, qq, alpha, beta, stop, sc, ctl);
+        }
+        if (stop != CGS_RUN) {
+            run = 0; /* uniform: x stays x_k */
+        } else {
+            /* x += alpha p; r -= alpha q; the pairs r'z, r'r of the new r */
+            const real ra = (real)alpha;
+            acc_t u[4] = {0, 0, 0, 0};
+            for (int row = lid; row < n; row += ls) {
+                x[row] += ra * p[row];
+                const real ri = r[row] - ra * q[row];
+                r[row] = ri;
+                const real zi = d ? d[row] * ri : ri;
+                cls_acc2_dot(&u[0], &u[1], (acc_t)ri, (acc_t)zi);
+                cls_acc2_dot(&u[2], &u[3], (acc_t)ri, (acc_t)ri);
+            }
+            acc_t rz1, rr1;
+            cls_group_pairs2(scratch, u, &rz1, &rr1);
+            beta = rz1 / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next test */
+            const real rb = (real)beta;
+            for (int row = lid; row < n; row += ls) /* p = z + beta p */
+                p[row] = (d ? d[row] * r[row] : r[row]) + rb * p[row];
+            rz = rz1;
+            rr = rr1;
+            k++;
+            /* p (every row) complete before the next SpMV reads it */
+            barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    if (lid == 0 && todo > 0) { /* the state of the iteration reached */
+        sc[1] = beta;
+        sc[2] = rz;
+        sc[3] = rr;
+    }
+}

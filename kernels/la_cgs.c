@@ -1,0 +1,179 @@
+/*
+ * la_cgs.c: the host side of the one-launch CG for small systems (la_cgs.h;
+ * the kernels are cg_small.cl's, the recurrence solver/krylov/cg_small.c's).
+ *
+ * Its kernels come from la's small program (la_small_program: built on
+ * first use, so a solve with another method never compiles them) and get
+ * their arguments once; an enqueue sets only the iteration count, launches
+ * one work-group and enqueues the reads of the records it will write on
+ * la's second queue, after the launch's event (la_ring_read_n), so the main
+ * queue never drains for a read. Design of the layer: la_priv.h.
+ */
+#include "la_cgs.h"
+
+#include <string.h>
+
+#include "la_priv.h"
+#include "ocl_gate.h"
+
+#define CGS_REC 8 /* accumulators per record (cls_fused_record) */
+
+int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                  double stop2, la_cgs *w, cls_error *err)
+{
+    memset(w, 0, sizeof *w);
+    int rc;
+    if ((rc = lai_check_len("la_cgs (b)", b->n, A->nrows, err)) ||
+        (rc = lai_check_len("la_cgs (x)", x->n, A->nrows, err)) ||
+        (rc = lai_check_len("la_cgs (square)", A->ncols, A->nrows, err)) ||
+        (dinv && (rc = lai_check_len("la_cgs (diagonal)", dinv->n, A->nrows, err))))
+        return rc;
+    if (!A->rowptr || !A->col || !A->val)
+        return cls_fail(err, CLS_EUSAGE,
+                        "--method cg-small reads the matrix in CSR, but it was uploaded as %s "
+                        "without its CSR arrays; use --format auto, csr or csr-vector",
+                        la_spmv_variant_name(A->variant));
+    w->la = la;
+    w->A = A;
+    w->b = *b;
+    w->x = *x;
+    if (dinv)
+        w->d = *dinv;
+    const int64_t n = A->nrows;
+    const size_t as = lai_acc_size(la);
+    cl_program prog;
+    if ((rc = la_small_program(la, &prog, err)) || (rc = la_vec_create(la, n, &w->r, err)) ||
+        (rc = la_vec_create(la, n, &w->p, err)) || (rc = la_vec_create(la, n, &w->q, err)) ||
+        (rc = ocl_create_kernel(prog, "cgs_run", &w->k_run, err)) ||
+        (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)))
+        goto fail;
+
+    /* one work-group: the kernels' limit, LA_CGS_LOCAL, the rows rounded up
+     * to 64, and the local memory (4 accumulators per work-item) */
+    size_t ls = lai_kernel_max(la, w->k_run, lai_min_sz(LA_CGS_LOCAL, la->ocl->dev.max_work_group));
+    ls = lai_kernel_max(la, w->k_start, ls);
+    ls = lai_min_sz(ls, lai_max_sz(64, (size_t)((n + 63) / 64 * 64)));
+    if (la->ocl->dev.local_mem > 0)
+        ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (4 * as))));
+    w->ls = ls ? ls : 1;
+
+    if ((rc = lai_cgf_buffer(la, 4 * as, &w->sc, err)) || /* alpha, beta, r'z, r'r */
+        (rc = lai_cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
+        (rc = lai_cgf_buffer(la, LA_CGF_SLOTS * CGS_REC * as, &w->hist, err)))
+        goto fail;
+    cl_int cn = (cl_int)n, slots = LA_CGF_SLOTS, count = 1, k0 = 0;
+    real_arg s2 = lai_mk_acc(la, stop2);
+    if ((rc = lai_set_args(w->k_run, "cgs_run", err, 16, A_INT(cn), A_MEM(A->rowptr), A_MEM(A->col),
+                           A_MEM(A->val), A_MEM(w->x.buf), A_MEM(w->r.buf), A_MEM(w->p.buf),
+                           A_MEM(w->q.buf), A_MEM(w->d.buf), A_MEM(w->sc), A_MEM(w->ctl),
+                           A_MEM(w->hist), A_INT(slots), A_REAL(s2), A_INT(count),
+                           A_LOCAL(4 * w->ls * as))) ||
+        (rc = lai_set_args(w->k_start, "cgs_start", err, 10, A_INT(cn), A_MEM(w->b.buf),
+                           A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
+                           A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))))
+        goto fail;
+    const unsigned char zero = 0;
+    cl_int st = clEnqueueFillBuffer(la->ocl->queue, w->hist, &zero, 1, 0,
+                                    LA_CGF_SLOTS * CGS_REC * as, 0, NULL, NULL);
+    if (st != CL_SUCCESS) {
+        rc = cls_fail(err, CLS_EOTHER, "clEnqueueFillBuffer(one-launch CG records) failed: %s (%d)",
+                      ocl_errstr(st), (int)st);
+        goto fail;
+    }
+    if ((rc = lai_read_queue(la, err)))
+        goto fail;
+    return CLS_OK;
+fail:
+    la_cgs_release(w);
+    return rc;
+}
+
+int la_cgs_drain(la_cgs *w, cls_error *err)
+{
+    return la_ring_drain(&w->rg, "one-launch CG", err);
+}
+
+/* sc's r'z, r'r (blocking) */
+static int cgs_read_sums(la_cgs *w, double *rr, double *rz, cls_error *err)
+{
+    unsigned char host[4 * sizeof(double)];
+    double v[4];
+    cl_int st = clEnqueueReadBuffer(w->la->ocl->queue, w->sc, CL_TRUE, 0, 4 * lai_acc_size(w->la),
+                                    host, 0, NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueReadBuffer(one-launch CG scalars)");
+    lai_acc_to_double(w->la, host, 4, v);
+    *rz = v[2];
+    *rr = v[3];
+    return CLS_OK;
+}
+
+int la_cgs_start(la_cgs *w, int64_t k, double *rr, double *rz, cls_error *err)
+{
+    la_ctx *la = w->la;
+    int rc = la_ring_reset(&w->rg, k, "one-launch CG", err);
+    if (rc)
+        return rc;
+    /* q = A x at full precision; then one group: r = b - q; p = z; r'z, r'r */
+    cl_int k0 = (cl_int)k;
+    OCL_CHECK(err, clSetKernelArg(w->k_start, 8, sizeof k0, &k0), "clSetKernelArg(cgs_start)");
+    if ((rc = la_spmv_full(la, w->A, &w->x, &w->q, err)) ||
+        (rc = lai_launch(la, w->k_start, "cgs_start", 1, w->ls, err)))
+        return rc;
+    return cgs_read_sums(w, rr, rz, err);
+}
+
+int la_cgs_last(la_cgs *w, double *rr, double *rz, cls_error *err)
+{
+    return cgs_read_sums(w, rr, rz, err);
+}
+
+int la_cgs_enqueue(la_cgs *w, int64_t room, cls_error *err)
+{
+    la_ctx *la = w->la;
+    const int64_t free_slots = LA_CGF_SLOTS - 1 - (w->rg.enq - w->rg.seen);
+    int64_t m = room < LA_CGS_BATCH ? room : LA_CGS_BATCH;
+    if (m > free_slots)
+        m = free_slots;
+    if (m < 1)
+        return cls_fail(err, CLS_EOTHER, "la_cgs_enqueue: %lld records already in flight",
+                        (long long)(w->rg.enq - w->rg.seen));
+    cl_int count = (cl_int)m;
+    OCL_CHECK(err, clSetKernelArg(w->k_run, 14, sizeof count, &count), "clSetKernelArg(cgs_run)");
+    cl_event ev = NULL;
+    size_t ls = w->ls;
+    cl_int st = ocl_enqueue_kernel(la->ocl, w->k_run, ls, &ls, &ev); /* one work-group */
+    if (st != CL_SUCCESS)
+        return cls_fail(err, CLS_EOTHER,
+                        "clEnqueueNDRangeKernel(cgs_run, local %zu) failed: %s (%d)", ls,
+                        ocl_errstr(st), (int)st);
+    if (la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev) &&
+        clRetainEvent(ev) == CL_SUCCESS)
+        la->ev[la->nev++] = ev;
+    st = clFlush(la->ocl->queue);
+    if (st != CL_SUCCESS) {
+        clReleaseEvent(ev);
+        OCL_CHECK(err, st, "clFlush");
+    }
+    /* the m records, once the launch is done */
+    int rc = la_ring_read_n(la, &w->rg, w->hist, ev, count, "one-launch CG", err);
+    clReleaseEvent(ev);
+    return rc;
+}
+
+int la_cgs_next(la_cgs *w, la_cgf_record *rec, cls_error *err)
+{
+    return la_ring_next(w->la, &w->rg, rec, "one-launch CG", err);
+}
+
+void la_cgs_release(la_cgs *w)
+{
+    if (!w || !w->la)
+        return;
+    la_cgs_drain(w, NULL);
+    cl_kernel *ks[] = {&w->k_run, &w->k_start};
+    cl_mem *ms[] = {&w->sc, &w->ctl, &w->hist};
+    lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
+    la_vec_release(&w->r);
+    la_vec_release(&w->p);
+    la_vec_release(&w->q);
+}

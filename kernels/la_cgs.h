@@ -1,0 +1,62 @@
+/*
+ * la_cgs.h: the host side of the one-launch CG for small systems
+ * (--method cg-small): cg_small.cl's kernels, one work-group per system,
+ * many iterations per launch (solver/krylov/cg_small.c holds the
+ * recurrence and says when it pays).
+ *
+ * The contract is la_cgf's (la.h) but for one thing: la_cgs_enqueue
+ * launches ONE kernel that runs up to `room` iterations (at most
+ * LA_CGS_BATCH, and what the record ring has free), writing one record per
+ * iteration into the ring exactly as the fused loops do, and stopping
+ * itself on convergence, breakdown or NaN with the same LA_CGF_* codes. So
+ * one enqueue adds up to LA_CGS_BATCH records, read back with one
+ * non-blocking read per contiguous run of ring slots (la_ring_read_n).
+ *
+ * The work-group size is the kernel's limit on the device, at most
+ * LA_CGS_LOCAL and no more than the rows rounded up to 64; the matrix is
+ * read in CSR whatever format it was uploaded in (la_csr keeps the CSR
+ * arrays). Vectors live in global memory: r, p, q owned, b, x, the
+ * diagonal borrowed.
+ */
+#ifndef CLS_KERNELS_LA_CGS_H
+#define CLS_KERNELS_LA_CGS_H
+
+#include "la.h"
+
+/* Iterations one launch may run: two launches in flight (ksp_device.c)
+ * plus the lag must fit the ring's LA_CGF_SLOTS - 1 records. */
+#define LA_CGS_BATCH 24
+/* The largest work-group the loop asks for (the reductions are trees over
+ * it: 4 accumulators per work-item of local memory) */
+#define LA_CGS_LOCAL 1024
+
+typedef struct la_cgs {
+    la_ctx *la;
+    const la_csr *A;
+    la_vec b, x, d; /* borrowed handles (d.buf NULL without Jacobi) */
+    la_vec r, p, q; /* owned work vectors */
+    cl_mem sc, ctl, hist;
+    cl_kernel k_run, k_start;
+    size_t ls; /* the one work-group's size */
+    la_ring rg;
+} la_cgs;
+
+/* Sets the workspace up for A x = b (x updated in place, dinv NULL without
+ * Jacobi); the loop stops when r'r <= stop2 (tol^2 b'b). */
+int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                  double stop2, la_cgs *w, cls_error *err);
+/* (Re)starts from the current x at iteration k: r = b - A x (A at full
+ * precision), p = z = D^-1 r. Returns r'r and r'z (blocking). */
+int la_cgs_start(la_cgs *w, int64_t k, double *rr, double *rz, cls_error *err);
+/* Launches one kernel of up to room iterations (room >= 1) and the reads
+ * of their records. */
+int la_cgs_enqueue(la_cgs *w, int64_t room, cls_error *err);
+/* The next record in order (waits for it). */
+int la_cgs_next(la_cgs *w, la_cgf_record *rec, cls_error *err);
+/* r'r and r'z of the residual the last iteration left (blocking). */
+int la_cgs_last(la_cgs *w, double *rr, double *rz, cls_error *err);
+/* Waits for every queued read. */
+int la_cgs_drain(la_cgs *w, cls_error *err);
+void la_cgs_release(la_cgs *w);
+
+#endif
