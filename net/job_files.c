@@ -5,6 +5,7 @@
  */
 #include "job_files.h"
 
+#include <ctype.h>
 #include <string.h>
 
 static const struct {
@@ -33,4 +34,45 @@ int job_files_check(const char *kind, const json_t *options, cls_error *err)
                             kind, job_files_paths[i].option, job_files_paths[i].instead);
     }
     return CLS_OK;
+}
+
+/* Walks both names together; at two digit runs compares their values
+ * (length without leading zeros, then digits: no overflow for any length),
+ * then goes on after them. Ties between runs of the same value but other
+ * padding are kept for the end, so "a01b" and "a1b" still differ. */
+int job_files_natural_cmp(const char *a, const char *b)
+{
+    const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;
+    int pad = 0; /* first difference in leading zeros, the last tie-break */
+    while (*p && *q) {
+        if (isdigit(*p) && isdigit(*q)) {
+            const unsigned char *p0 = p, *q0 = q;
+            while (*p == '0')
+                p++;
+            while (*q == '0')
+                q++;
+            size_t np = 0, nq = 0;
+            while (isdigit(p[np]))
+                np++;
+            while (isdigit(q[nq]))
+                nq++;
+            if (np != nq)
+                return np < nq ? -1 : 1;
+            int d = memcmp(p, q, np);
+            if (d)
+                return d < 0 ? -1 : 1;
+            if (!pad && (p - p0) != (q - q0))
+                pad = (p - p0) < (q - q0) ? -1 : 1;
+            p += np;
+            q += nq;
+            continue;
+        }
+        if (*p != *q)
+            return *p < *q ? -1 : 1;
+        p++;
+        q++;
+    }
+    if (*p || *q)
+        return *p ? 1 : -1;
+    return pad;
 }

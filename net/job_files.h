@@ -14,6 +14,10 @@
  * "q_file" (physics/deform.c's deform_job_run). The command line
  * (`clsolve deform --mesh --domains --q`) reads local files and is not
  * concerned.
+ *
+ * It also holds the order a job's output files are listed in
+ * (job_files_natural_cmp): frames NAME_NNNNNN.EXT by their step, whatever
+ * order the directory returns them in.
  */
 #ifndef CLS_NET_JOB_FILES_H
 #define CLS_NET_JOB_FILES_H
@@ -26,5 +30,12 @@
  * message naming the option and what to do instead, when an option of
  * kind names a file on the daemon's host; CLS_OK otherwise. */
 int job_files_check(const char *kind, const json_t *options, cls_error *err);
+
+/* Natural order of two file names, for GET /v1/jobs/ID/files: runs of
+ * digits compare as numbers (frame_50 before frame_100, whatever their
+ * zero padding; equal numbers with fewer leading zeros first), everything
+ * else byte by byte. A total order (equal only for equal strings), so the
+ * list is the same at every request. <0, 0 or >0 as strcmp. */
+int job_files_natural_cmp(const char *a, const char *b);
 
 #endif

@@ -828,6 +828,15 @@ enum MHD_Result routes_jobs_residuals(http_call *call)
     return http_reply_json(c, 200, json);
 }
 
+static int routes_files_cmp(const void *a, const void *b)
+{
+    return job_files_natural_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The listing is in natural order (job_files_natural_cmp): readdir's order
+ * is the file system's hash order (frames 50, 0, 200, 150, 100), and a
+ * client that plays the frames, or a person reading the list, wants them
+ * by step. */
 enum MHD_Result routes_jobs_files(http_call *call)
 {
     struct MHD_Connection *c = call->conn;
@@ -839,31 +848,61 @@ enum MHD_Result routes_jobs_files(http_call *call)
         return http_reply_unknown_job(c, id);
     snprintf(out, sizeof out, "%s/out", dir);
     DIR *d = opendir(out);
-    json_t *list = json_array();
-    char found[256] = "";
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int oom = 0;
     if (d) {
         struct dirent *e;
         while ((e = readdir(d)) != NULL) {
             if (e->d_name[0] == '.')
                 continue;
-            char p[PATH_MAX + 300];
-            struct stat sb;
-            snprintf(p, sizeof p, "%s/%s", out, e->d_name);
-            if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode))
-                continue;
+            if (n == cap) {
+                size_t nc = cap ? 2 * cap : 64;
+                char **nn = realloc(names, nc * sizeof *names);
+                if (!nn) {
+                    oom = 1;
+                    break;
+                }
+                names = nn;
+                cap = nc;
+            }
+            if (!(names[n] = strdup(e->d_name))) {
+                oom = 1;
+                break;
+            }
+            n++;
+        }
+        closedir(d);
+    }
+    if (oom) {
+        for (size_t i = 0; i < n; i++)
+            free(names[i]);
+        free(names);
+        return http_reply_problem(c, 500, "internal", "out of memory listing the job's files", 0);
+    }
+    if (n > 1)
+        qsort(names, n, sizeof *names, routes_files_cmp);
+    json_t *list = json_array();
+    char found[256] = "";
+    for (size_t i = 0; i < n; i++) {
+        char p[PATH_MAX + 300];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", out, names[i]);
+        if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) {
             /* the path below is built from the directory entry, matched
              * against the request, never from the request itself */
-            if (name && !strcmp(name, e->d_name) && strlen(e->d_name) < sizeof found)
-                snprintf(found, sizeof found, "%s", e->d_name);
+            if (name && !strcmp(name, names[i]) && strlen(names[i]) < sizeof found)
+                snprintf(found, sizeof found, "%s", names[i]);
             char link[400];
-            snprintf(link, sizeof link, "/v1/jobs/%s/files/%s", id, e->d_name);
-            json_t *f = json_pack("{s:s, s:I, s:s}", "name", e->d_name, "bytes",
+            snprintf(link, sizeof link, "/v1/jobs/%s/files/%s", id, names[i]);
+            json_t *f = json_pack("{s:s, s:I, s:s}", "name", names[i], "bytes",
                                   (json_int_t)sb.st_size, "href", link);
             if (f)
                 json_array_append_new(list, f);
         }
-        closedir(d);
+        free(names[i]);
     }
+    free(names);
     if (!name) {
         json_t *o =
             json_pack("{s:s, s:s, s:o}", "id", id, "status", job_status_name(st), "files", list);

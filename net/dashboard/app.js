@@ -6,6 +6,26 @@
 //
 // Each row of the job list ends in the job's time as one bar (receive,
 // queue, parse, setup, solve, gather, write; timeBar), from its timings.
+// The list has seven columns (a running job's phase sits by its status, a
+// cg job's iteration and residual share one), so it fits its half of the
+// page without scrolling sideways from 1200 px up, and the whole width
+// below.
+//
+// What the selected job shows depends on its kind, because the kinds
+// produce different things: a cg job its convergence plot and its solve
+// report (converged or not, iterations, residuals); a physics job
+// (springs, deform, curvature, nbody) never a word of that (a springs
+// result has an "iterations" of its own: constraint passes), but its
+// result in 3-D (viewer.js, in #viewer-slot, where the plot would be, so
+// it is above the fold) and a table of the numbers that matter for its
+// kind (RESULT_FIELDS: curvature's H and K ranges and its topology,
+// springs' energy, nbody's energy drift, deform's sizes), read from the
+// result the daemon wrote, each cell carrying data-key and data-value (the
+// raw value) so a test can compare it with the API. Every job's time is
+// drawn as a bar of its phases with a legend of seconds (timingBar), and
+// a finished job's output files are listed in natural order (frames by
+// step; the daemon sends them so, the page sorts them again for older
+// daemons), each a download.
 //
 // Each job has an address, /#/jobs/ID (the table's links, the browser's
 // history). The selected job shows its phases as a bar (queued, parsing,
@@ -31,12 +51,16 @@
 //
 // Other scripts extend it through window.clsolve: hooks.jobSelected
 // (functions called with the job document whenever the selected job is
-// rendered), api(path, options) and the state.
+// rendered), hooks.selectionChanged (called with the new id the moment
+// the selection changes, so nothing of the previous job stays on the
+// page while the new one loads), api(path, options), naturalCompare and
+// the state. #view=ID selects job ID like #/jobs/ID: the viewer always
+// shows the selected job.
 "use strict";
 
 const state = { selected: null, userSelected: false, job: null, fetchedAt: 0, hist: [], first: 0,
                 histJob: null, histDone: false, jobs: [], frac: {}, busy: false, armed: null };
-const hooks = { jobSelected: [] };
+const hooks = { jobSelected: [], selectionChanged: [] };
 
 function token() { return sessionStorage.getItem("clsolve-token") || ""; }
 
@@ -62,7 +86,24 @@ async function api(path, opts) {
   return o.blob ? r.blob() : r.json();
 }
 
-window.clsolve = { hooks, api, state };
+// Natural order: digit runs compare as numbers, so frame_50 comes before
+// frame_100 (the daemon's own order, net/job_files.c).
+function naturalCompare(a, b) {
+  const ra = String(a).match(/\d+|\D+/g) || [], rb = String(b).match(/\d+|\D+/g) || [];
+  for (let i = 0; i < Math.min(ra.length, rb.length); i++) {
+    const x = ra[i], y = rb[i];
+    const dx = /^\d/.test(x), dy = /^\d/.test(y);
+    if (dx && dy) {
+      const nx = x.replace(/^0+/, ""), ny = y.replace(/^0+/, "");
+      if (nx.length !== ny.length) return nx.length - ny.length;
+      if (nx !== ny) return nx < ny ? -1 : 1;
+    } else if (x !== y) return x < y ? -1 : 1;
+  }
+  if (ra.length !== rb.length) return ra.length - rb.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+window.clsolve = { hooks, api, state, naturalCompare };
 
 function el(tag, text, cls) {
   const e = document.createElement(tag);
@@ -91,10 +132,12 @@ function fmtDur(s) {
 const BAR_PHASES = [["receive", "receive_s"], ["queue", "queue_s"], ["parse", "parse_s"],
                     ["setup", "setup_s"], ["solve", "solve_s"], ["gather", "gather_s"],
                     ["write", "write_s"]];
-function timeBar(j) {
+// [[phase, seconds]] of a job's timings, null while it has none: what
+// total_s holds beyond its named phases is "run" for a physics job (its
+// whole run) and "other" for cg (the scheduler's own steps)
+function timeSegments(j) {
   const t = j.timings;
-  const bar = el("span", null, "tbar");
-  if (!t || typeof t.total_s !== "number") return bar;
+  if (!t || typeof t.total_s !== "number") return null;
   const segs = [];
   let inRun = 0;
   for (const [name, key] of BAR_PHASES) {
@@ -103,9 +146,13 @@ function timeBar(j) {
     segs.push([name, v]);
     if (key !== "receive_s" && key !== "queue_s") inRun += v;
   }
-  // what total_s holds beyond its named phases (a physics job's run, the
-  // scheduler's own steps)
-  if (t.total_s > inRun) segs.push(["other", t.total_s - inRun]);
+  if (t.total_s > inRun) segs.push([j.kind === "cg" ? "other" : "run", t.total_s - inRun]);
+  return segs;
+}
+function timeBar(j) {
+  const bar = el("span", null, "tbar");
+  const segs = timeSegments(j);
+  if (!segs) return bar;
   const sum = segs.reduce((a, s) => a + s[1], 0);
   if (!(sum > 0)) return bar;
   for (const [name, v] of segs) {
@@ -149,17 +196,19 @@ function renderJobs(list) {
     a.href = "#/jobs/" + j.id;
     idc.append(a);
     const name = inputName(j);
-    const st = el("td");
+    const st = el("td", null, "status");
     st.append(el("span", j.status, "pill st-" + j.status));
     const running = j.status === "running" || j.status === "queued";
-    tr.append(idc, el("td", name, "input"), el("td", j.kind), st,
-              el("td", running ? phaseName(j.progress.phase) : ""),
-              el("td", j.progress.iteration, "num"), el("td", fmtRes(j.progress.residual), "num"),
-              el("td", fmtShort(j.created_at)));
+    if (running && j.progress.phase !== j.status) st.append(" ", el("span", phaseName(j.progress.phase), "muted"));
+    // a cg job's iteration and residual; a physics job has neither
+    const prog = el("td", j.kind === "cg" ? null : "–", "num progress");
+    if (j.kind === "cg") prog.append(el("span", j.progress.iteration, "nw"), " · ", el("span", fmtRes(j.progress.residual), "nw"));
+    const when = el("td", fmtShort(j.created_at));
+    when.title = fmtTime(j.created_at);
+    tr.append(idc, el("td", name, "input"), el("td", j.kind), st, prog, when);
     const tc = el("td", null, "time");
     tc.append(timeBar(j));
     tr.append(tc);
-    tr.children[7].title = fmtTime(j.created_at);
     tr.querySelector("td.input").title = name;
     tr.addEventListener("click", ev => { if (ev.target.tagName !== "A") location.hash = "#/jobs/" + j.id; });
     tbody.append(tr);
@@ -175,7 +224,7 @@ function renderJobs(list) {
 // --- selection and the address ---
 
 function route() {
-  const m = location.hash.match(/^#\/jobs\/([0-9a-f]{32})$/);
+  const m = location.hash.match(/^#\/jobs\/([0-9a-f]{32})$/) || location.hash.match(/^#view=([0-9a-f]{32})\b/);
   if (m) select(m[1], true);
   else if (location.hash === "" || location.hash === "#/") state.userSelected = false;
 }
@@ -189,6 +238,11 @@ function select(id, byUser) {
     state.histJob = id;
     state.histDone = false;
     state.armed = null;
+    state.filesKey = "";
+    clearDetail();
+    for (const f of hooks.selectionChanged) {
+      try { f(id); } catch (e) { console.error(e); }
+    }
   }
   if (byUser) state.userSelected = true;
   for (const tr of document.querySelectorAll("#jobs tbody tr"))
@@ -279,26 +333,181 @@ function renderActions(j) {
   document.getElementById("downloads").hidden = !(j.result && j.result.solution_available);
 }
 
+// The numbers a physics result is read for, per kind: [label, path in the
+// result]. A path that is absent or null in the result is left out (an
+// older driver, an option not given). Ranges ([min, max]) show as
+// "min … max".
+const RESULT_FIELDS = {
+  cg: [["converged", "converged"], ["reason", "reason"], ["iterations", "iterations"],
+       ["relative residual", "relative_residual"], ["true relative residual", "true_relative_residual"],
+       ["rows", "rows"], ["entries", "nnz"], ["right-hand side", "rhs"]],
+  curvature: [["vertices", "vertices"], ["faces", "faces"], ["estimator", "estimator"],
+              ["mean curvature H, min … max", "H_range"], ["Gaussian curvature K, min … max", "K_range"],
+              ["Euler characteristic χ", "topology.euler_characteristic"],
+              ["closed surface", "topology.closed"], ["boundary vertices", "boundary_vertices"],
+              ["Gauss–Bonnet: angle defect / 2π", "gauss_bonnet.angle_defect_over_2pi"],
+              ["Gauss–Bonnet holds", "gauss_bonnet.holds"], ["area", "gauss_bonnet.area"]],
+  springs: [["particles", "particles"], ["springs", "springs"], ["steps", "steps"], ["time step", "dt"],
+            ["energy at start", "energy.start.total"], ["energy at end", "energy.end.total"],
+            ["kinetic energy at end", "energy.end.kinetic"], ["elastic energy at end", "energy.end.elastic"],
+            ["max strain at end", "energy.end.max_strain"], ["height at start", "height_start"],
+            ["height at end", "height_end"], ["shape error", "shape_error"], ["floor", "floor"],
+            ["ms per step", "ms_per_step"], ["frames", "files.length"]],
+  nbody: [["bodies", "bodies"], ["initial conditions", "initial_conditions"], ["steps", "steps"],
+          ["integrator", "integrator"], ["time step", "dt"], ["energy at start", "energy.start"],
+          ["energy at end", "energy.end"], ["energy drift (relative, at end)", "energy_drift"],
+          ["energy drift (relative, largest)", "energy_max_drift"], ["momentum drift", "momentum_drift"],
+          ["angular momentum drift", "angular_momentum_drift"], ["ms per step", "ms_per_step"],
+          ["GFLOP/s", "gflops"], ["frames", "files.length"]],
+  deform: [["basis", "basis"], ["vertices", "vertices"], ["domains", "domains"], ["modes", "modes"],
+           ["frames", "frames"], ["corners", "corners"], ["uq kernel ms per frame", "times.uq_kernel_ms_per_frame"]],
+};
+
+function at(obj, path) {
+  let v = obj;
+  for (const k of path.split(".")) {
+    if (v === null || v === undefined) return undefined;
+    v = v[k];
+  }
+  return v;
+}
+// A result's number as text: integers whole, others to 6 significant
+// digits (exponent form when very small or large); a test reads them back.
+function fmtNum(v) {
+  if (typeof v !== "number") return String(v);
+  if (Number.isInteger(v) && Math.abs(v) < 1e15) return String(v);
+  if (v !== 0 && (Math.abs(v) < 1e-3 || Math.abs(v) >= 1e6)) return v.toExponential(5);
+  return String(Number(v.toPrecision(6)));
+}
+function fmtValue(v) {
+  if (typeof v === "boolean") return v ? "yes" : "no";
+  if (Array.isArray(v) && v.length === 2 && v.every(x => typeof x === "number")) return fmtNum(v[0]) + " … " + fmtNum(v[1]);
+  if (Array.isArray(v)) return v.map(fmtValue).join(", ");
+  return fmtNum(v);
+}
+
+function renderResult(j) {
+  const t = document.getElementById("result");
+  const tb = t.querySelector("tbody");
+  tb.replaceChildren();
+  const fields = j.result ? RESULT_FIELDS[j.kind] || [] : [];
+  for (const [label, path] of fields) {
+    const v = at(j.result, path);
+    if (v === undefined || v === null) continue;
+    const tr = el("tr");
+    const td = el("td", fmtValue(v), typeof v === "number" || Array.isArray(v) ? "num" : "");
+    td.dataset.key = path;
+    td.dataset.value = JSON.stringify(v);
+    tr.append(el("th", label), td);
+    tb.append(tr);
+  }
+  if (j.kind !== "cg" && j.result && j.result.device && j.result.device.name) {
+    const tr = el("tr");
+    tr.append(el("th", "device"), el("td", j.result.device.name));
+    tb.append(tr);
+  }
+  t.hidden = !tb.children.length;
+  t.dataset.kind = j.kind;
+}
+
+// The job's time as a bar of its phases (each as wide as its share) with
+// a legend: the phase, its seconds and its share.
+function renderTiming(j) {
+  const box = document.getElementById("timing"), bar = document.getElementById("timing-bar");
+  const legend = document.getElementById("timing-legend");
+  const segs = timeSegments(j);
+  const sum = segs ? segs.reduce((a, s) => a + s[1], 0) : 0;
+  box.hidden = !(sum > 0);
+  bar.replaceChildren();
+  legend.replaceChildren();
+  if (box.hidden) return;
+  for (const [name, v] of segs) {
+    const seg = el("span", null, "seg seg-" + name);
+    seg.style.width = (100 * v / sum).toFixed(3) + "%";
+    seg.dataset.phase = name;
+    seg.dataset.seconds = String(v);
+    seg.title = name + " " + v.toFixed(3) + " s";
+    bar.append(seg);
+    const li = el("li");
+    li.dataset.phase = name;
+    li.append(el("i", null, "sw seg-" + name), el("span", name), " ",
+              el("span", (v < 0.001 && v > 0 ? v.toExponential(1) : v.toFixed(3)) + " s", "secs"),
+              el("span", " " + Math.round(100 * v / sum) + "%", "muted"));
+    legend.append(li);
+  }
+  bar.dataset.seconds = String(sum);
+  document.getElementById("timing-total").textContent = sum.toFixed(3) + " s in all";
+}
+
+// A finished physics job's output files, in natural order, each a
+// download (fetched with the token). Fetched once per job and status.
+async function renderFiles(j) {
+  const box = document.getElementById("files-box");
+  const live = j.status === "queued" || j.status === "running";
+  if (j.kind === "cg" || live) { box.hidden = true; return; }
+  const key = j.id + ":" + j.status;
+  if (state.filesKey === key) return;
+  state.filesKey = key;
+  let list;
+  try { list = await api("/v1/jobs/" + j.id + "/files"); } catch (e) { state.filesKey = ""; return; }
+  if (j.id !== state.selected) return;
+  const names = list.files.slice().sort((a, b) => naturalCompare(a.name, b.name));
+  const ol = document.getElementById("files");
+  ol.replaceChildren();
+  for (const f of names) {
+    const li = el("li");
+    li.dataset.name = f.name;
+    const a = el("a", f.name);
+    a.href = f.href;
+    a.addEventListener("click", ev => {
+      ev.preventDefault();
+      act("download", async () => {
+        const blob = await api(f.href, { blob: true });
+        const url = URL.createObjectURL(blob);
+        const d = document.createElement("a");
+        d.href = url;
+        d.download = f.name;
+        document.body.append(d);
+        d.click();
+        d.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 10000);
+      });
+    });
+    li.append(a, el("span", " " + (f.bytes >= 1048576 ? (f.bytes / 1048576).toFixed(1) + " MiB"
+                                   : (f.bytes / 1024).toFixed(1) + " KiB"), "muted"));
+    ol.append(li);
+  }
+  document.getElementById("files-count").textContent = names.length ? names.length + "" : "none";
+  box.hidden = false;
+}
+
+// Nothing of the previous job stays while the selected one loads.
+function clearDetail() {
+  document.getElementById("detail").replaceChildren();
+  document.querySelector("#result tbody").replaceChildren();
+  document.getElementById("result").hidden = true;
+  document.getElementById("timing").hidden = true;
+  document.getElementById("files-box").hidden = true;
+  document.getElementById("files").replaceChildren();
+}
+
 function renderDetail(j) {
   renderActions(j);
   renderPhases(j);
+  // the residual plot is a cg job's; a physics job's result is the viewer
+  document.getElementById("plot").hidden = j.kind !== "cg";
   const dl = document.getElementById("detail");
   dl.replaceChildren();
   const add = (k, v) => { dl.append(el("dt", k), el("dd", v)); };
   add("status", j.status + (j.cancel_requested && j.status === "running" ? " (cancel requested)" : ""));
   add("kind", j.kind);
-  add("inputs", Object.entries(j.inputs).filter(e => e[1]).map(e => e[0] + ": " + e[1]).join(", "));
+  const inputs = Object.entries(j.inputs || {}).filter(e => e[1]);
+  if (inputs.length) add("inputs", inputs.map(e => e[0] + ": " + e[1]).join(", "));
   add("parameters", Object.entries(j.parameters || {}).map(e => e[0] + " " + (e[1] === null ? "default" : e[1])).join(", "));
   add("submitted", fmtTime(j.created_at));
-  if (j.result) {
-    const r = j.result;
-    if (r.iterations !== undefined)
-      add("result", (r.converged ? "converged" : "not converged") + " after " + r.iterations +
-          " iterations, residual " + fmtRes(r.relative_residual) + " (true " + fmtRes(r.true_relative_residual) + ")");
-    else add("result", JSON.stringify(r).slice(0, 400));
-  }
-  if (j.timings) add("timings", Object.entries(j.timings).map(e => e[0] + " " +
-      (Number.isInteger(e[1]) ? e[1] : Number(e[1]).toFixed(3))).join(", "));
+  renderResult(j);
+  renderTiming(j);
+  renderFiles(j);
   if (j.placement)
     add("placement", j.placement.mode + (j.placement.lane !== undefined ? " (lane " + j.placement.lane + " of " +
         j.placement.lanes + ")" : "") + ", " + j.placement.ranks + " rank(s), " + j.placement.running + " running");
@@ -326,6 +535,7 @@ async function refreshSelectedOnce(id) {
       document.getElementById("phases").replaceChildren();
       for (const b of ["act-cancel", "act-delete", "downloads"]) document.getElementById(b).hidden = true;
       state.job = null;
+      clearDetail();
       draw();
     }
     return;

@@ -1,10 +1,18 @@
 // viewer.js: the dashboard's 3-D viewer for physics jobs (issue 16). No
 // external assets: WebGL 1, its own parsers, its own matrices.
 //
-// When a physics job is shown (app.js's hooks.jobSelected calls show(job), or the
-// page is opened at #view=JOBID), the viewer lists the job's output files
+// It sits in the selected job's panel (#viewer-slot, where a cg job's plot
+// is), so a physics job's result is above the fold, and it only ever shows
+// the selected job: app.js calls show(job) with every poll of the selected
+// job (hooks.jobSelected) and reset() the moment the selection changes
+// (hooks.selectionChanged); a load still running for a job no longer
+// selected sees its generation (V.gen) passed and drops what it fetched.
+// #view=JOBID selects the job in app.js like #/jobs/JOBID.
+//
+// When a physics job is shown, the viewer lists the job's output files
 // (GET /v1/jobs/ID/files) and draws what it finds:
-//   curvature  curvature.ply / .vtk: the mesh in its curvature colours;
+//   curvature  curvature.ply / .vtk: the mesh coloured from its per-vertex
+//              values (below);
 //   springs    springs.obj|ply|vtk, or the frames springs_NNNNNN.EXT: the
 //              body, frames playable;
 //   nbody      bodies.ply|vtk|obj|csv or its frames: the bodies as points;
@@ -15,18 +23,35 @@
 //
 // #view=ID opens the page on that job; #view=ID&full shows the viewer
 // alone, filling the window; &yaw=RAD&pitch=RAD set the first view.
+// Curvature colours come from the data, not from the file's colours (the
+// driver colours over a robust ±range, [-10.5, 10.5] for spot's H in
+// [-51.9, 45.4], which a reader takes for the data's range): the value the
+// job coloured by (result.color.by: H, K, k1, k2, K_defect) is read from
+// the file's per-vertex properties, and the scale runs from its real
+// minimum (blue) through 0 (the map's neutral middle) to its real maximum
+// (red), over the interior vertices (boundary ones are grey, as in the
+// file, their one-sided values left out, as in the result's H_range). A
+// legend under the canvas shows the ramp with the real minimum and maximum
+// at its ends. "±98%" switches to a symmetric scale at the 98th
+// percentile of |value|, which shows more of the body's variation; the
+// legend then still spans the real range and shows where colours saturate.
+// OBJ results have no values: their file colours are drawn, and said so.
+//
 // For headless tests the canvas carries data-job, data-kind, data-file,
 // data-frames, data-frame, data-vertices, data-primitives, data-drawn="1"
 // after a draw, and data-nonblank: the pixels (out of a 64 x 64 sample of
-// the drawing buffer) that are not the background colour.
+// the drawing buffer) that are not the background colour; the legend
+// (#viewer-legend) data-by, data-prop, data-min, data-max (the data's
+// range, full precision), data-lo, data-hi (the scale's ends) and
+// data-scale.
 "use strict";
 
 (function () {
   const BG = [0.96, 0.97, 0.98];
   const V = {
-    job: null, pinned: null, files: [], frames: [], frame: 0, cache: new Map(), gl: null,
+    job: null, files: [], frames: [], frame: 0, cache: new Map(), gl: null,
     prog: null, yaw: 0.6, pitch: 0.35, zoom: 1.0, geo: null, playing: false, timer: null,
-    key: "", loading: false,
+    key: "", gen: 0, model: null, scale: "data",
   };
 
   function token() { return sessionStorage.getItem("clsolve-token") || ""; }
@@ -44,11 +69,11 @@
   function panel() {
     let p = document.getElementById("viewer-panel");
     if (p) return p;
-    p = document.createElement("section");
+    p = document.createElement("div");
     p.id = "viewer-panel";
     p.hidden = true;
-    const h = document.createElement("h2");
-    h.textContent = "Result ";
+    const h = document.createElement("h3");
+    h.textContent = "3-D view ";
     const sub = document.createElement("span");
     sub.id = "viewer-title";
     sub.className = "muted";
@@ -73,11 +98,14 @@
     label.id = "viewer-label";
     label.className = "muted";
     bar.append(play, slider, label);
+    const legend = document.createElement("div");
+    legend.id = "viewer-legend";
+    legend.hidden = true;
     const msg = document.createElement("p");
     msg.id = "viewer-msg";
     msg.className = "muted";
-    p.append(h, cv, bar, msg);
-    (document.querySelector("main") || document.body).append(p);
+    p.append(h, cv, bar, legend, msg);
+    (document.getElementById("viewer-slot") || document.querySelector("main") || document.body).append(p);
     play.addEventListener("click", () => setPlaying(!V.playing));
     slider.addEventListener("input", () => { setPlaying(false); showFrame(Number(slider.value)); });
     let drag = null;
@@ -100,6 +128,134 @@
 
   function message(text) { document.getElementById("viewer-msg").textContent = text || ""; }
 
+  // ---- the colour scale ------------------------------------------------------------
+
+  // Moreland's cool-warm map, the table physics/mesh_write.c colours files
+  // with: t in [-1, 1] -> [r, g, b] in 0..1
+  const COOLWARM = [[59, 76, 192], [68, 90, 204], [77, 104, 215], [87, 117, 225], [98, 130, 234],
+    [108, 142, 241], [119, 154, 247], [130, 165, 251], [141, 176, 254], [152, 185, 255], [163, 194, 255],
+    [174, 201, 253], [184, 208, 249], [194, 213, 244], [204, 217, 238], [213, 219, 230], [221, 221, 221],
+    [229, 216, 209], [236, 211, 197], [241, 204, 185], [245, 196, 173], [247, 187, 160], [247, 177, 148],
+    [247, 166, 135], [244, 154, 123], [241, 141, 111], [236, 127, 99], [229, 112, 88], [222, 96, 77],
+    [213, 80, 66], [203, 62, 56], [192, 40, 47], [180, 4, 38]];
+  function coolwarm(t) {
+    if (!(t === t)) t = 0;
+    const x = (Math.max(-1, Math.min(1, t)) * 0.5 + 0.5) * 32, i = Math.min(31, Math.floor(x)), w = x - i;
+    return [0, 1, 2].map(c => ((1 - w) * COOLWARM[i][c] + w * COOLWARM[i + 1][c]) / 255);
+  }
+  // the value the job coloured by, as the files name it
+  const PROPS = { H: "mean_curvature", K: "gaussian_curvature", k1: "k1", k2: "k2", K_defect: "K_defect" };
+  const NAMES = { H: "mean curvature H", K: "Gaussian curvature K", k1: "principal curvature k1",
+                  k2: "principal curvature k2", K_defect: "angle-defect curvature" };
+
+  // The scale of values v (boundary: non-zero where a vertex is on the
+  // boundary): the data's real min and max over the interior, and the
+  // ends [lo, hi] colours run between for the mode.
+  function scaleOf(v, boundary, mode) {
+    let min = Infinity, max = -Infinity;
+    const mags = [];
+    for (let i = 0; i < v.length; i++) {
+      if ((boundary && boundary[i]) || !isFinite(v[i])) continue;
+      if (v[i] < min) min = v[i];
+      if (v[i] > max) max = v[i];
+      mags.push(Math.abs(v[i]));
+    }
+    if (!mags.length) return null;
+    let lo = min, hi = max;
+    if (mode === "robust") {
+      mags.sort((a, b) => a - b);
+      const r = mags[Math.min(mags.length - 1, Math.floor(0.98 * mags.length))] || Math.max(-min, max) || 1;
+      lo = -r; hi = r;
+    }
+    return { min, max, lo, hi, mode };
+  }
+  // value -> t in [-1, 1]: 0 stays the neutral middle when the scale
+  // straddles it (each side stretched to its own end), else the map runs
+  // from lo to hi
+  function tOf(x, sc) {
+    if (sc.lo < 0 && sc.hi > 0) return x < 0 ? -x / sc.lo : x / sc.hi;
+    return sc.hi > sc.lo ? 2 * (x - sc.lo) / (sc.hi - sc.lo) - 1 : 0;
+  }
+  function fmtV(x) { return Math.abs(x) >= 1e4 || (x !== 0 && Math.abs(x) < 1e-3) ? x.toExponential(3) : String(Number(x.toPrecision(4))); }
+
+  // Colours the model from its values; returns the legend's facts or null
+  // (no values in the file: its own colours stay).
+  function colour(m, by, mode) {
+    const prop = PROPS[by] || "mean_curvature";
+    const v = m.values && m.values[prop];
+    if (!v) return null;
+    const bnd = m.values.boundary || null;
+    const sc = scaleOf(v, bnd, mode);
+    if (!sc) return null;
+    const n = v.length;
+    m.col = new Float32Array(3 * n);
+    for (let i = 0; i < n; i++) {
+      const c = (bnd && bnd[i]) || !isFinite(v[i]) ? [0.25, 0.25, 0.25] : coolwarm(tOf(v[i], sc));
+      m.col[3 * i] = c[0]; m.col[3 * i + 1] = c[1]; m.col[3 * i + 2] = c[2];
+    }
+    return Object.assign(sc, { by, prop });
+  }
+
+  function legend(sc, file) {
+    const lg = document.getElementById("viewer-legend");
+    lg.replaceChildren();
+    for (const k of Object.keys(lg.dataset)) delete lg.dataset[k];
+    lg.hidden = !sc;
+    if (!sc) return;
+    const span = (text, cls) => { const e = document.createElement("span"); e.textContent = text; if (cls) e.className = cls; return e; };
+    // the ramp spans the real range; each stop is the colour its value gets
+    const ramp = document.createElement("div");
+    ramp.className = "ramp";
+    const stops = [];
+    for (let k = 0; k <= 64; k++) {
+      const x = sc.min + (sc.max - sc.min) * k / 64, c = coolwarm(tOf(x, sc)).map(q => Math.round(255 * q));
+      stops.push("rgb(" + c.join(",") + ") " + (100 * k / 64).toFixed(2) + "%");
+    }
+    ramp.style.background = "linear-gradient(to right, " + stops.join(", ") + ")";
+    const mark = (x, text) => {
+      if (!(x > sc.min && x < sc.max)) return;
+      const t = span(text, "tick");
+      t.style.left = (100 * (x - sc.min) / (sc.max - sc.min)).toFixed(2) + "%";
+      ramp.append(t);
+    };
+    mark(0, "0");
+    if (sc.mode === "robust") { mark(sc.lo, fmtV(sc.lo)); mark(sc.hi, fmtV(sc.hi)); }
+    const row = document.createElement("div");
+    row.className = "legend-row";
+    row.append(span(fmtV(sc.min), "lo"), ramp, span(fmtV(sc.max), "hi"));
+    const scaleSel = document.createElement("select");
+    scaleSel.id = "viewer-scale";
+    for (const [val, text] of [["data", "scale: data min … max"], ["robust", "scale: ±98% of |value|"]]) {
+      const o = document.createElement("option");
+      o.value = val; o.textContent = text; o.selected = val === sc.mode;
+      scaleSel.append(o);
+    }
+    scaleSel.addEventListener("change", () => { V.scale = scaleSel.value; recolour(); });
+    row.append(scaleSel);
+    const cap = span(NAMES[sc.by] || sc.by, "muted");
+    cap.className = "muted caption";
+    cap.textContent = (NAMES[sc.by] || sc.by) + " per vertex (" + file + "): min " + fmtV(sc.min) + ", max " +
+      fmtV(sc.max) + (sc.mode === "robust" ? "; colours saturate beyond ±" + fmtV(sc.hi) +
+      " (98% of the values lie within)" : "; blue at the minimum, red at the maximum") +
+      (sc.min < 0 && sc.max > 0 ? ", neutral at 0" : "") + "; grey: boundary";
+    lg.append(row, cap);
+    Object.assign(lg.dataset, { by: sc.by, prop: sc.prop, min: String(sc.min), max: String(sc.max),
+                                lo: String(sc.lo), hi: String(sc.hi), scale: sc.mode, file });
+  }
+
+  // the curvature model again in the scale chosen
+  function recolour() {
+    if (!V.model || !V.model.m) return;
+    const { m, by, name } = V.model;
+    const sc = colour(m, by, V.scale);
+    const geo = build(m);
+    geo.box = V.box || bounds(m.pos);
+    V.cache.set(name, geo);
+    V.geo = geo;
+    legend(sc, name);
+    render();
+  }
+
   // ---- parsers -------------------------------------------------------------------
   // Each returns {pos: Float32Array (3 per vertex), col: Float32Array|null
   // (3 per vertex, 0..1), nrm: Float32Array|null, tri: Uint32Array|null,
@@ -117,7 +273,7 @@
       else if (t[0] === "property") elems[elems.length - 1].props.push(t[1] === "list" ? { name: t[4], list: true } : { name: t[2], type: t[1] });
       else if (t[0] === "end_header") { k++; break; }
     }
-    const out = { pos: null, col: null, nrm: null, tri: null, points: true };
+    const out = { pos: null, col: null, nrm: null, tri: null, points: true, values: {} };
     const tris = [];
     for (const e of elems) {
       const idx = {};
@@ -130,9 +286,15 @@
         const scale = hasC && /char/.test(e.props[idx.red].type) ? 1 / 255 : 1;
         if (hasC) out.col = new Float32Array(3 * n);
         if (hasN) out.nrm = new Float32Array(3 * n);
+        // the per-vertex values (curvature's k1 ... K_defect, boundary), in
+        // double precision: the legend states their exact range
+        const skip = new Set(["x", "y", "z", "nx", "ny", "nz", "red", "green", "blue", "u", "v", "vertex_id"]);
+        const vals = e.props.filter(p => !p.list && !skip.has(p.name)).map(p => [p.name, idx[p.name], new Float64Array(n)]);
+        for (const [name, , a] of vals) out.values[name] = a;
         for (let i = 0; i < n; i++, k++) {
           if (!simple) throw new Error("list properties on vertices");
           const t = lines[k].trim().split(/\s+/);
+          for (const [, j, a] of vals) a[i] = +t[j];
           out.pos[3 * i] = +t[idx.x]; out.pos[3 * i + 1] = +t[idx.y]; out.pos[3 * i + 2] = +t[idx.z];
           if (hasC) { out.col[3 * i] = t[idx.red] * scale; out.col[3 * i + 1] = t[idx.green] * scale; out.col[3 * i + 2] = t[idx.blue] * scale; }
           if (hasN) { out.nrm[3 * i] = +t[idx.nx]; out.nrm[3 * i + 1] = +t[idx.ny]; out.nrm[3 * i + 2] = +t[idx.nz]; }
@@ -177,7 +339,7 @@
     if (!/^# vtk DataFile/.test(lines[0]) || lines[2].trim() !== "ASCII") throw new Error("not an ASCII VTK file");
     const tok = lines.slice(4).join(" ").split(/\s+/).filter(s => s.length);
     let i = 0, n = 0;
-    const out = { pos: null, col: null, nrm: null, tri: null, points: true };
+    const out = { pos: null, col: null, nrm: null, tri: null, points: true, values: {} };
     const tris = [];
     while (i < tok.length) {
       const kw = tok[i++];
@@ -193,7 +355,11 @@
           i += m;
         }
       } else if (kw === "POINT_DATA") { i++; }
-      else if (kw === "SCALARS") { const c = +tok[i + 2]; i += 5 + c * n; }
+      else if (kw === "SCALARS") { // name type ncomp LOOKUP_TABLE default v...
+        const name = tok[i], c = +tok[i + 2];
+        if (c === 1) out.values[name] = Float64Array.from(tok.slice(i + 5, i + 5 + n), Number);
+        i += 5 + c * n;
+      }
       else if (kw === "VECTORS" || kw === "NORMALS") {
         const name = kw; i += 2;
         const a = new Float32Array(3 * n);
@@ -383,12 +549,18 @@
   async function showFrame(i) {
     if (!V.frames.length) return;
     V.frame = Math.max(0, Math.min(V.frames.length - 1, i));
-    const name = V.frames[V.frame], job = V.job;
+    const name = V.frames[V.frame], job = V.job, gen = V.gen;
     let geo = V.cache.get(name);
     if (!geo) {
       const text = await get("/v1/jobs/" + job + "/files/" + encodeURIComponent(name), true);
-      if (job !== V.job) return;
+      if (gen !== V.gen) return;
       const m = parse(name, text);
+      if (V.model && V.model.name === name) { // curvature: coloured from its values
+        V.model.m = m;
+        const sc = colour(m, V.model.by, V.scale);
+        legend(sc, name);
+        if (!sc) message("colours: the file's own (" + name + " holds no per-vertex values)");
+      }
       geo = build(m);
       geo.box = V.box || bounds(m.pos);
       V.box = geo.box; // one camera for the whole sequence
@@ -424,22 +596,28 @@
     return [];
   }
 
-  async function load(job) {
+  async function load(job, gen) {
     const p = panel();
     const cv = document.getElementById("viewer");
     p.hidden = false;
     document.getElementById("viewer-title").textContent = job.kind + " " + job.id.slice(0, 12);
     Object.assign(cv.dataset, { job: job.id, kind: job.kind, drawn: "0" });
+    // the canvas and its bar only once there is something to draw: a job
+    // still running, or one without a mesh, has its line of text alone
+    const bar = p.querySelector(".viewer-bar");
+    cv.hidden = bar.hidden = true;
     if (job.status !== "succeeded") {
       message("the job is " + job.status + "; its result appears here when it succeeds");
       return;
     }
     const list = await get("/v1/jobs/" + job.id + "/files");
+    if (gen !== V.gen) return;
     V.files = list.files.map(f => f.name);
     V.frames = pick(job.kind, V.files);
     V.cache.clear();
     V.box = null;
     V.frame = 0;
+    V.model = null;
     const slider = document.getElementById("viewer-frame");
     slider.max = String(Math.max(0, V.frames.length - 1));
     document.getElementById("viewer-play").hidden = V.frames.length < 2;
@@ -450,48 +628,80 @@
                                     : "no mesh or bodies among the job's files (" + V.files.join(", ") + ")");
       return;
     }
+    cv.hidden = bar.hidden = false;
     if (!V.gl) setupGL(cv);
-    message(job.kind === "curvature" ? "colours: " + (job.result && job.result.color ? job.result.color.by + " over [-" +
-            Number(job.result.color.range).toPrecision(3) + ", " + Number(job.result.color.range).toPrecision(3) + "], blue to red (cool-warm); grey: boundary" : "none (CSV result)") : "");
+    message("");
+    if (job.kind === "curvature")
+      V.model = { name: V.frames[0], by: job.result && job.result.color ? job.result.color.by : "H", m: null };
     await showFrame(0);
   }
 
-  // app.js calls this with every poll of the selected job; a job pinned by
-  // the address (#view=ID) wins over the list's selection.
-  async function show(job) {
-    if (!job || (V.pinned && job.id !== V.pinned)) return;
-    const p = panel();
-    if (job.kind === "cg") { p.hidden = true; V.job = null; setPlaying(false); return; }
-    const key = job.id + ":" + job.status;
-    if (key === V.key || V.loading) return;
-    V.key = key;
-    V.job = job.id;
+  // Nothing of the previous job: app.js calls this when the selection
+  // changes, before the new job's document arrives.
+  function reset() {
+    V.gen++;
+    V.key = "";
+    V.job = null;
+    V.model = null;
+    V.geo = null;
+    V.playing = false;
+    clearInterval(V.timer);
+    const p = document.getElementById("viewer-panel");
+    if (!p) return; // never shown yet: nothing to clear
     setPlaying(false);
-    V.loading = true;
-    try { await load(job); } catch (e) {
-      message(String(e && e.message ? e.message : e));
-      document.getElementById("viewer").dataset.error = String(e && e.message ? e.message : e);
-    } finally { V.loading = false; }
+    p.hidden = true;
+    legend(null);
+    message("");
+    const cv = document.getElementById("viewer");
+    Object.assign(cv.dataset, { job: "", kind: "", drawn: "0", frames: "0" });
+    delete cv.dataset.error;
+    if (V.gl) { V.gl.clearColor(BG[0], BG[1], BG[2], 1); V.gl.clear(V.gl.COLOR_BUFFER_BIT); }
   }
 
-  // #view=ID pins a job; #view=ID&full shows the viewer alone, filling the
-  // window (pictures, presentations).
-  async function fromHash() {
+  // app.js calls this with every poll of the selected job; anything but the
+  // selected job is ignored.
+  async function show(job) {
+    const st = window.clsolve && window.clsolve.state;
+    if (!job || (st && job.id !== st.selected)) return;
+    const p = panel();
+    if (job.kind === "cg") { if (V.job || !p.hidden) reset(); return; }
+    const key = job.id + ":" + job.status;
+    if (key === V.key) return;
+    if (V.job !== job.id) reset();
+    V.key = key;
+    V.job = job.id;
+    const gen = ++V.gen;
+    setPlaying(false);
+    try { await load(job, gen); } catch (e) {
+      if (gen !== V.gen) return;
+      message(String(e && e.message ? e.message : e));
+      document.getElementById("viewer").dataset.error = String(e && e.message ? e.message : e);
+    }
+  }
+
+  // #view=ID (app.js selects the job); #view=ID&full shows the viewer
+  // alone, filling the window (pictures, presentations); &yaw=, &pitch=
+  // the first view.
+  function fromHash() {
     const m = /view=([0-9a-f]{32})/.exec(location.hash);
     document.body.classList.toggle("viewer-full", !!m && /[#&]full\b/.test(location.hash));
     if (!m) return;
     const yaw = /[#&]yaw=(-?[0-9.]+)/.exec(location.hash), pitch = /[#&]pitch=(-?[0-9.]+)/.exec(location.hash);
     if (yaw) V.yaw = Number(yaw[1]);
     if (pitch) V.pitch = Number(pitch[1]);
-    V.pinned = m[1];
-    try { await show(await get("/v1/jobs/" + m[1])); } catch (e) { panel().hidden = false; message(String(e)); }
   }
 
-  window.clsolveViewer = { show };
+  window.clsolveViewer = { show, reset };
   // app.js calls every jobSelected hook with the selected job's document at
-  // each poll (window.clsolve: app.js loads first)
-  if (window.clsolve && window.clsolve.hooks) window.clsolve.hooks.jobSelected.push(show);
-  window.addEventListener("hashchange", () => { V.key = ""; fromHash(); });
+  // each poll, every selectionChanged hook when the selection changes
+  // (window.clsolve: app.js loads first)
+  if (window.clsolve && window.clsolve.hooks) {
+    window.clsolve.hooks.jobSelected.push(show);
+    (window.clsolve.hooks.selectionChanged || []).push(reset);
+  }
+  window.addEventListener("hashchange", fromHash);
+  // the drawing buffer follows the canvas's new size
+  window.addEventListener("resize", () => { if (V.geo) render(); });
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", fromHash);
   else fromHash();
 })();

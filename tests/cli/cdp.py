@@ -5,7 +5,7 @@ load a page at a window size and pixel density, evaluate JavaScript in it
 (click, read the DOM), wait for conditions, take PNG screenshots, and
 collect the page's uncaught exceptions and console errors.
 
-    with Browser(chromium_path, profile_dir) as b:
+    with Browser(chromium_path, profile_dir) as b:   # extra=Browser.WEBGL for WebGL
         p = b.page()
         p.viewport(800, 900, dpr=2)
         p.goto("http://127.0.0.1:8080/#/jobs/ID")
@@ -169,11 +169,14 @@ class Browser:
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--remote-debugging-port=0", "--remote-allow-origins=*"]
 
-    def __init__(self, chromium, profile, log=None):
+    # software WebGL (SwiftShader), for pages that draw with it (the viewer)
+    WEBGL = ["--use-gl=swiftshader", "--enable-unsafe-swiftshader"]
+
+    def __init__(self, chromium, profile, log=None, extra=()):
         self.profile = profile
         os.makedirs(profile, exist_ok=True)
         self.log = open(log or os.devnull, "ab")
-        self.p = subprocess.Popen([chromium] + self.FLAGS + ["--user-data-dir=" + profile, "about:blank"],
+        self.p = subprocess.Popen([chromium] + self.FLAGS + list(extra) + ["--user-data-dir=" + profile, "about:blank"],
                                   stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
         port_file = os.path.join(profile, "DevToolsActivePort")
         for _ in range(600):
