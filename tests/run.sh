@@ -2,7 +2,8 @@
 # tests/run.sh: the whole test suite from nothing: installs missing Debian
 # packages, configures and builds, runs every ctest test (on PoCL's CPU
 # device; MPI tests under mpirun --oversubscribe), then the same suite built
-# with ASan + UBSan, then the libFuzzer targets. The README's command 2 and
+# with ASan + UBSan (the tests that exercise memory), then the libFuzzer
+# targets. The README's command 2 and
 # what CI runs (.ci/run).
 #   BUILD_DIR=build-test  CLSOLVE_DATA_DIR=../shared/data  JOBS=2
 set -euo pipefail
@@ -16,10 +17,11 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLSOLVE_WERROR=ON \
       -DCLSOLVE_DATA_DIR="$data" >/dev/null
 cmake --build "$build" -j "$jobs"
 ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
-# The whole suite again, built with AddressSanitizer and UBSan
-# (-DCLSOLVE_SANITIZE=ON; tests/CMakeLists.txt sets the sanitizer options
-# and the leak suppressions of third-party libraries). CLSOLVE_SANITIZE_STAGE=0
-# skips it.
+# The tests that exercise memory again, built with AddressSanitizer and
+# UBSan (-DCLSOLVE_SANITIZE=ON; tests/CMakeLists.txt sets the sanitizer
+# options and the leak suppressions of third-party libraries, and names the
+# tests left out of this stage with their reasons: docs/reliability.md, "The
+# sanitized stage"). CLSOLVE_SANITIZE_STAGE=0 skips it.
 if [ $# -eq 0 ] && [ "${CLSOLVE_SANITIZE_STAGE:-1}" != 0 ]; then
     cmake -S . -B "$build-san" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCLSOLVE_WERROR=ON \
           -DCLSOLVE_SANITIZE=ON -DCLSOLVE_DATA_DIR="$data" >/dev/null
@@ -27,7 +29,8 @@ if [ $# -eq 0 ] && [ "${CLSOLVE_SANITIZE_STAGE:-1}" != 0 ]; then
     ctest --test-dir "$build-san" --output-on-failure -j "$jobs"
 fi
 # The readers' libFuzzer targets (clang, ASan + UBSan): the regression corpus
-# and about a minute of fuzzing each (CLSOLVE_FUZZ_SECONDS), as
+# and about a minute of fuzzing each (CLSOLVE_FUZZ_SECONDS; one target per
+# core at a time), as
 # docs/reliability.md describes. Skipped where there is no clang.
 if [ $# -eq 0 ] && command -v clang >/dev/null 2>&1 && [ "${CLSOLVE_FUZZ_SECONDS:-60}" != 0 ]; then
     cmake -S tests/fuzz -B "$build-fuzz" -DCMAKE_C_COMPILER=clang -DCLSOLVE_FUZZ=ON >/dev/null

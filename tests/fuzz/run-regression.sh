@@ -9,7 +9,7 @@
 #
 # With --fuzz SECONDS (> 0), each target whose libFuzzer binary
 # BINDIR/fuzz_TARGET exists (a clang build with -DCLSOLVE_FUZZ=ON) is then
-# fuzzed for SECONDS, starting from the regression corpus (read only; new
+# fuzzed for SECONDS (FUZZ_JOBS targets at once, default the cores), starting from the regression corpus (read only; new
 # inputs go to a scratch corpus under --work, default a temporary directory).
 # A finding fails the target and leaves the crasher under WORK/TARGET/; copy
 # it into tests/fuzz/corpus/fuzz_TARGET/ once fixed.
@@ -67,25 +67,46 @@ for t in $targets; do
         grep -v '^replay: ' "$log" | tail -n 40 >&2
         failed=1
     fi
+done
 
-    fz=$bindir/fuzz_$t
-    if [ "$fuzz_secs" -gt 0 ] && [ -x "$fz" ]; then
-        mkdir -p "$work/$t/corpus"
+# The fuzzing proper: FUZZ_JOBS targets at a time (default: the cores), each
+# for its full SECONDS on a core of its own, so the stage's wall time is
+# SECONDS x targets / cores rather than SECONDS x targets; the reports are
+# printed in the targets' order once all have ended.
+fuzz_one() { # TARGET: fuzzes it, writes WORK/fuzz_TARGET.rc
+    local t=$1 fz=$bindir/fuzz_$1 corpus=$here/corpus/fuzz_$1
+    mkdir -p "$work/$t/corpus"
+    "$fz" -max_total_time="$fuzz_secs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 -artifact_prefix="$work/$t/" \
+        "$work/$t/corpus" "$corpus" >"$work/fuzz_$t.log" 2>&1
+    echo $? >"$work/fuzz_$t.rc"
+}
+if [ "$fuzz_secs" -gt 0 ]; then
+    jobs_max=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}
+    running=0
+    for t in $targets; do
+        [ -x "$bindir/fuzz_$t" ] || continue
+        if [ "$running" -ge "$jobs_max" ]; then
+            wait -n
+            running=$((running - 1))
+        fi
+        fuzz_one "$t" &
+        running=$((running + 1))
+    done
+    wait
+    for t in $targets; do
         flog=$work/fuzz_$t.log
-        if "$fz" -max_total_time="$fuzz_secs" -max_len=8192 -timeout=10 -rss_limit_mb=2048 \
-            -print_final_stats=1 -artifact_prefix="$work/$t/" \
-            "$work/$t/corpus" "$corpus" >"$flog" 2>&1; then
+        if [ ! -x "$bindir/fuzz_$t" ]; then
+            echo "fuzz_$t: not built (needs clang and -DCLSOLVE_FUZZ=ON); replay only"
+        elif [ "$(cat "$work/fuzz_$t.rc" 2>/dev/null)" = 0 ]; then
             stats=$(grep -E '^#[0-9]+' "$flog" | tail -n 1)
             echo "fuzz_$t: ${fuzz_secs}s, no finding: $stats"
         else
-            rc=$?
-            echo "FAIL: fuzz_$t exited $rc (log $flog); the report:" >&2
+            echo "FAIL: fuzz_$t exited $(cat "$work/fuzz_$t.rc" 2>/dev/null) (log $flog); the report:" >&2
             grep -vE '^#[0-9]+' "$flog" | tail -n 40 >&2
             ls "$work/$t"/crash-* "$work/$t"/leak-* "$work/$t"/oom-* "$work/$t"/timeout-* 2>/dev/null >&2
             failed=1
         fi
-    elif [ "$fuzz_secs" -gt 0 ]; then
-        echo "fuzz_$t: not built (needs clang and -DCLSOLVE_FUZZ=ON); replay only"
-    fi
-done
+    done
+fi
 exit $failed
