@@ -115,7 +115,6 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     const int classic = recurrence == LA_CGF_CLASSIC;
     const int64_t n = A->nrows;
     const size_t as = lai_acc_size(la);
-    cl_int st;
     if ((rc = la_vec_create(la, n, &w->r, err)) || (rc = la_vec_create(la, n, &w->p, err)) ||
         (rc = la_vec_create(la, n, &w->q, err)))
         goto fail;
@@ -187,15 +186,7 @@ int la_cgf_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                             A_MEM(w->ctl), A_MEM(w->p.buf), A_MEM(w->r.buf), A_MEM(w->d.buf),
                             A_MEM(w->x.buf)))))
         goto fail;
-    const unsigned char zero = 0;
-    st = clEnqueueFillBuffer(la->ocl->queue, w->hist, &zero, 1, 0, LA_CGF_SLOTS * CGF_REC * as, 0,
-                             NULL, NULL);
-    if (st != CL_SUCCESS) {
-        rc = cls_fail(err, CLS_EOTHER, "clEnqueueFillBuffer(fused CG records) failed: %s (%d)",
-                      ocl_errstr(st), (int)st);
-        goto fail;
-    }
-    if ((rc = lai_read_queue(la, err)))
+    if ((rc = lai_ring_open(la, w->hist, LA_CGF_SLOTS * CGF_REC * as, "fused CG", err)))
         goto fail;
     return CLS_OK;
 fail:

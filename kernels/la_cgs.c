@@ -72,15 +72,7 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
                            A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))))
         goto fail;
-    const unsigned char zero = 0;
-    cl_int st = clEnqueueFillBuffer(la->ocl->queue, w->hist, &zero, 1, 0,
-                                    LA_CGF_SLOTS * CGS_REC * as, 0, NULL, NULL);
-    if (st != CL_SUCCESS) {
-        rc = cls_fail(err, CLS_EOTHER, "clEnqueueFillBuffer(one-launch CG records) failed: %s (%d)",
-                      ocl_errstr(st), (int)st);
-        goto fail;
-    }
-    if ((rc = lai_read_queue(la, err)))
+    if ((rc = lai_ring_open(la, w->hist, LA_CGF_SLOTS * CGS_REC * as, "one-launch CG", err)))
         goto fail;
     return CLS_OK;
 fail:

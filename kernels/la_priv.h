@@ -55,6 +55,8 @@ int lai_cgf_bind_update(la_ctx *la, cl_kernel k_upd, cl_kernel k_init, cl_int n,
 void lai_sums_discard(cl_event *ev);
 /* la's second, in-order queue for the record reads (la_ring.c), made once */
 int lai_read_queue(la_ctx *la, cls_error *err);
+/* a record ring's buffer zeroed (bytes) and the read-back queue made */
+int lai_ring_open(la_ctx *la, cl_mem hist, size_t bytes, const char *what, cls_error *err);
 /* A part's block SpMV x -> y with the fused epilogue (la_cgf.c): the
  * kernel, its geometry capped for the fused loops, its partial-pair buffer
  * (4 per group), then the arguments with d (W = D^-1, or NULL) and ctl */

@@ -40,6 +40,17 @@ int lai_read_queue(la_ctx *la, cls_error *err)
     return CLS_OK;
 }
 
+int lai_ring_open(la_ctx *la, cl_mem hist, size_t bytes, const char *what, cls_error *err)
+{
+    /* zeroed before the first launch: no slot holds a former solve's record */
+    const unsigned char zero = 0;
+    cl_int st = clEnqueueFillBuffer(la->ocl->queue, hist, &zero, 1, 0, bytes, 0, NULL, NULL);
+    if (st != CL_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "clEnqueueFillBuffer(%s records) failed: %s (%d)", what,
+                        ocl_errstr(st), (int)st);
+    return lai_read_queue(la, err);
+}
+
 int la_ring_room(const la_ring *r)
 {
     return r->enq - r->seen < LA_CGF_SLOTS - 1;
