@@ -86,5 +86,32 @@ trap daemon_cleanup EXIT
 # jq-like helper on a JSON string: jget 'EXPR' <<<"$json"
 jget() { $PY -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
 
+# submit_job URL BODYFILE|- QUERY: POST /v1/jobs?QUERY with the file as the
+# body (or none); prints the job's id
+submit_job() {
+    local u=$1 body=$2 q=$3
+    if [ "$body" = - ]; then
+        $DCLIENT request "$u" POST "/v1/jobs?$q" | tail -n +2 | jget "j['id']"
+    else
+        $DCLIENT request "$u" POST "/v1/jobs?$q" --body "$body" | tail -n +2 | jget "j['id']"
+    fi
+}
+
+# submit_deform URL: a deform job whose basis (3 x 1) and q = [1] come as
+# multipart parts; prints its id
+submit_deform() {
+    $PY - "$1" <<'PYEOF'
+import json, sys, urllib.request, uuid
+b = "----deform" + uuid.uuid4().hex
+parts = [("input", "U.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n"),
+         ("options", None, json.dumps({"q": [1]}))]
+body = b"".join(("--%s\r\nContent-Disposition: form-data; name=\"%s\"%s\r\n\r\n%s\r\n" %
+                 (b, n, '; filename="%s"' % f if f else "", c)).encode() for n, f, c in parts) + ("--%s--\r\n" % b).encode()
+req = urllib.request.Request(sys.argv[1] + "/v1/jobs?kind=deform", data=body, method="POST",
+                             headers={"Content-Type": "multipart/form-data; boundary=" + b})
+print(json.load(urllib.request.urlopen(req))["id"])
+PYEOF
+}
+
 # wait_job URL ID [TIMEOUT]: prints the final job JSON
 wait_job() { $DCLIENT wait "$1" "$2" --timeout "${3:-300}"; }

@@ -27,29 +27,11 @@ daemon_start 1 "$D" || { bad "daemon start"; finish; }
 U=$DURL
 export CLSOLVE_SERVER=$U
 M=$CLSOLVE_DATA/meshes
-submit() { # submit BODYFILE|- QUERY -> job id
-    local body=$1 q=$2
-    if [ "$body" = - ]; then
-        $DCLIENT request "$U" POST "/v1/jobs?$q" | tail -n +2 | jget "j['id']"
-    else
-        $DCLIENT request "$U" POST "/v1/jobs?$q" --body "$body" | tail -n +2 | jget "j['id']"
-    fi
-}
+submit() { submit_job "$U" "$@"; } # submit BODYFILE|- QUERY -> job id
 cid=$(submit "$M/spot.obj" "kind=curvature&format=ply") || bad "submit curvature"
 sid=$(submit "$M/cow.obj" "kind=springs&steps=200&every=50&format=ply&floor=-4.5") || bad "submit springs"
 nid=$(submit - "kind=nbody&plummer=500&steps=20&every=10&format=ply&integrator=leapfrog") || bad "submit nbody"
-did=$($PY - "$U" <<'PYEOF'
-import json, sys, urllib.request, uuid
-b = "----kinds" + uuid.uuid4().hex
-parts = [("input", "U.mtx", "%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n"),
-         ("options", None, json.dumps({"q": [1]}))]
-body = b"".join(("--%s\r\nContent-Disposition: form-data; name=\"%s\"%s\r\n\r\n%s\r\n" %
-                 (b, n, '; filename="%s"' % f if f else "", c)).encode() for n, f, c in parts) + ("--%s--\r\n" % b).encode()
-req = urllib.request.Request(sys.argv[1] + "/v1/jobs?kind=deform", data=body, method="POST",
-                             headers={"Content-Type": "multipart/form-data; boundary=" + b})
-print(json.load(urllib.request.urlopen(req))["id"])
-PYEOF
-) || bad "submit deform"
+did=$(submit_deform "$U") || bad "submit deform"
 gid=$("$CLSOLVE" submit "$here/../../examples/poisson2d-30.mtx" --tol 1e-10) || bad "submit cg"
 for id in $cid $sid $nid $did $gid; do
     st=$($DCLIENT wait "$U" "$id" --timeout 300 | jget "j['status']")
