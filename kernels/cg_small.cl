@@ -34,8 +34,7 @@
  * 1.2 6.12.8; PoCL needs it too). No early return (real.cl). The rows a
  * work-item owns (row = lid + j * ls) are the same in the SpMV and the
  * update, so q needs no barrier between them; p, written by all, does:
- * a global fence ends each iteration, a local one where p lives in local
- * memory (cgs_run_local, chosen when its n values fit).
+ * a global fence ends each iteration.
  */
 
 #define CGS_RUN 0 /* la.h's LA_CGF_* */
@@ -82,119 +81,85 @@ __kernel void cgs_start(const int n, __global const real *restrict b,
  * the same for the iteration reached (ctl[0] set when the loop stopped,
  * after which a launch does nothing). Record k = {rr, rz, p'Ap, q'Wq,
  * alpha, beta_{k-1}, stop, k} goes to hist[k % nslots] (real.cl).
- *
- * The loop is written once (CGS_LOOP) for two homes of p: global memory
- * (cgs_run), or local memory when its n values fit (cgs_run_local: copied
- * in at the start of a launch and out at its end). There the SpMV's
- * gathers read local memory and the barrier that ends an iteration fences
- * local memory only: x, r and q are touched by their own rows' work-item
- * alone, so only p, which every row's SpMV reads, needs it. P names p's
- * array, FENCE that barrier's flags.
  */
-#define CGS_RUN_ARGS                                                                               \
-    const int n, __global const int *restrict rowptr, __global const int *restrict col,            \
-        __global const mat_t *restrict val, __global real *restrict x, __global real *restrict r,  \
-        __global real *restrict p, __global real *restrict q, __global const real *d,              \
-        __global acc_t *restrict sc, __global int *restrict ctl, __global acc_t *restrict hist,    \
-        const int nslots, const acc_t stop2, const int count, __local acc_t *scratch
-
-#define CGS_LOOP(P, FENCE)                                                                         \
-    for (int it = 0; run && it < todo; it++) {                                                     \
-        /* q = A p; the pairs p'q and q'Wq */                                                      \
-        acc_t a[4] = {0, 0, 0, 0};                                                                 \
-        for (int row = lid; row < n; row += ls) {                                                  \
-            const int end = rowptr[row + 1];                                                       \
-            real sum = 0;                                                                          \
-            for (int j = rowptr[row]; j < end; j++)                                                \
-                sum += (real)val[j] * P[col[j]];                                                   \
-            q[row] = sum;                                                                          \
-            const acc_t ys = (acc_t)sum;                                                           \
-            cls_acc2_dot(&a[0], &a[1], (acc_t)P[row], ys);                                         \
-            cls_acc2_dot(&a[2], &a[3], ys * ys, d ? (acc_t)d[row] : (acc_t)1);                     \
-        }                                                                                          \
-        acc_t pq, qq;                                                                              \
-        cls_group_pairs2(scratch, a, &pq, &qq); /* the same values in every work-item */          \
-                                                                                                   \
-        /* the tests and alpha, in cgc_scalars' order */                                         \
-        int stop = CGS_RUN;                                                                        \
-        acc_t alpha = 0;                                                                           \
-        if (!isfinite(rr) || !isfinite(rz))                                                        \
-            stop = CGS_NANORINF;                                                                   \
-        else if (rr <= stop2) /* ||r_k|| <= tol ||b|| */                                           \
-            stop = CGS_CONVERGED;                                                                  \
-        else if (!isfinite(pq))                                                                    \
-            stop = CGS_NANORINF;                                                                   \
-        else if (!(pq > 0)) /* p'Ap <= 0 */                                                        \
-            stop = CGS_INDEFINITE;                                                                 \
-        else                                                                                       \
-            alpha = rz / pq; /* alpha = r'z / p'Ap */                                              \
-        if (lid == 0) /* record k; ctl[0] = stop, or ctl[1] = k + 1 */                             \
-            cls_fused_record(hist, nslots, k, rr, rz, pq, qq, alpha, beta, stop, sc, ctl);         \
-        if (stop != CGS_RUN) {                                                                     \
-            run = 0; /* uniform: x stays x_k */                                                    \
-        } else {                                                                                   \
-            /* x += alpha p; r -= alpha q; the pairs r'z, r'r of the new r */                      \
-            const real ra = (real)alpha;                                                           \
-            acc_t u[4] = {0, 0, 0, 0};                                                             \
-            for (int row = lid; row < n; row += ls) {                                              \
-                x[row] += ra * P[row];                                                             \
-                const real ri = r[row] - ra * q[row];                                              \
-                r[row] = ri;                                                                       \
-                const real zi = d ? d[row] * ri : ri;                                              \
-                cls_acc2_dot(&u[0], &u[1], (acc_t)ri, (acc_t)zi);                                  \
-                cls_acc2_dot(&u[2], &u[3], (acc_t)ri, (acc_t)ri);                                  \
-            }                                                                                      \
-            acc_t rz1, rr1;                                                                        \
-            cls_group_pairs2(scratch, u, &rz1, &rr1);                                              \
-            beta = rz1 / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next test */           \
-            const real rb = (real)beta;                                                            \
-            for (int row = lid; row < n; row += ls) /* p = z + beta p */                           \
-                P[row] = (d ? d[row] * r[row] : r[row]) + rb * P[row];                             \
-            rz = rz1;                                                                              \
-            rr = rr1;                                                                              \
-            k++;                                                                                   \
-            /* p (every row) complete before the next SpMV reads it */                            \
-            barrier(FENCE);                                                                        \
-        }                                                                                          \
-    }
-
-/* the state every work-item reads before work-item 0 rewrites it */
-#define CGS_PROLOGUE                                                                               \
-    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);                             \
-    const int todo = ctl[0] == CGS_RUN ? count : 0; /* uniform: one read per work-item */          \
-    int k = ctl[1];                                                                                \
-    acc_t beta = sc[1], rz = sc[2], rr = sc[3];                                                    \
-    barrier(CLK_GLOBAL_MEM_FENCE);                                                                 \
-    int run = 1
-
-/* the state of the iteration reached */
-#define CGS_EPILOGUE                                                                               \
-    if (lid == 0 && todo > 0) {                                                                    \
-        sc[1] = beta;                                                                              \
-        sc[2] = rz;                                                                                \
-        sc[3] = rr;                                                                                \
-    }
-
-__kernel void cgs_run(CGS_RUN_ARGS)
+__kernel void cgs_run(const int n, __global const int *restrict rowptr,
+                      __global const int *restrict col, __global const mat_t *restrict val,
+                      __global real *restrict x, __global real *restrict r,
+                      __global real *restrict p, __global real *restrict q,
+                      __global const real *d, __global acc_t *restrict sc,
+                      __global int *restrict ctl, __global acc_t *restrict hist, const int nslots,
+                      const acc_t stop2, const int count, __local acc_t *scratch)
 {
 #pragma OPENCL FP_CONTRACT OFF
-    CGS_PROLOGUE;
-    CGS_LOOP(p, CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)
-    CGS_EPILOGUE
-}
+    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
+    const int todo = ctl[0] == CGS_RUN ? count : 0; /* uniform: one read per work-item */
+    int k = ctl[1];
+    acc_t beta = sc[1], rz = sc[2], rr = sc[3];
+    /* every work-item has read the state before work-item 0 rewrites it */
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    int run = 1;
+    for (int it = 0; run && it < todo; it++) {
+        /* q = A p; the pairs p'q and q'Wq */
+        acc_t a[4] = {0, 0, 0, 0};
+        for (int row = lid; row < n; row += ls) {
+            const int end = rowptr[row + 1];
+            real sum = 0;
+            for (int j = rowptr[row]; j < end; j++)
+                sum += (real)val[j] * p[col[j]];
+            q[row] = sum;
+            const acc_t ys = (acc_t)sum;
+            cls_acc2_dot(&a[0], &a[1], (acc_t)p[row], ys);
+            cls_acc2_dot(&a[2], &a[3], ys * ys, d ? (acc_t)d[row] : (acc_t)1);
+        }
+        acc_t pq, qq;
+        cls_group_pairs2(scratch, a, &pq, &qq); /* the same values in every work-item */
 
-/* lp: n reals of local memory (la_cgs.c chooses this kernel when they fit) */
-__kernel void cgs_run_local(CGS_RUN_ARGS, __local real *lp)
-{
-#pragma OPENCL FP_CONTRACT OFF
-    CGS_PROLOGUE;
-    if (todo > 0) { /* uniform */
-        for (int i = lid; i < n; i += ls)
-            lp[i] = p[i];
-        barrier(CLK_LOCAL_MEM_FENCE);
+        /* the tests and alpha, in cgc_scalars' order */
+        int stop = CGS_RUN;
+        acc_t alpha = 0;
+        if (!isfinite(rr) || !isfinite(rz))
+            stop = CGS_NANORINF;
+        else if (rr <= stop2) /* ||r_k|| <= tol ||b|| */
+            stop = CGS_CONVERGED;
+        else if (!isfinite(pq))
+            stop = CGS_NANORINF;
+        else if (!(pq > 0)) /* p'Ap <= 0 */
+            stop = CGS_INDEFINITE;
+        else
+            alpha = rz / pq; /* alpha = r'z / p'Ap */
+        if (lid == 0) { /* record k; ctl[0] = stop, or ctl[1] = k + 1 */
+            cls_fused_record(hist, nslots, k, rr, rz, pq, qq, alpha, beta, stop, sc, ctl);
+        }
+        if (stop != CGS_RUN) {
+            run = 0; /* uniform: x stays x_k */
+        } else {
+            /* x += alpha p; r -= alpha q; the pairs r'z, r'r of the new r */
+            const real ra = (real)alpha;
+            acc_t u[4] = {0, 0, 0, 0};
+            for (int row = lid; row < n; row += ls) {
+                x[row] += ra * p[row];
+                const real ri = r[row] - ra * q[row];
+                r[row] = ri;
+                const real zi = d ? d[row] * ri : ri;
+                cls_acc2_dot(&u[0], &u[1], (acc_t)ri, (acc_t)zi);
+                cls_acc2_dot(&u[2], &u[3], (acc_t)ri, (acc_t)ri);
+            }
+            acc_t rz1, rr1;
+            cls_group_pairs2(scratch, u, &rz1, &rr1);
+            beta = rz1 / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next test */
+            const real rb = (real)beta;
+            for (int row = lid; row < n; row += ls) /* p = z + beta p */
+                p[row] = (d ? d[row] * r[row] : r[row]) + rb * p[row];
+            rz = rz1;
+            rr = rr1;
+            k++;
+            /* p (every row) complete before the next SpMV reads it */
+            barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        }
     }
-    CGS_LOOP(lp, CLK_LOCAL_MEM_FENCE)
-    for (int i = lid; i < n && todo > 0; i += ls) /* the rows this work-item wrote */
-        p[i] = lp[i];
-    CGS_EPILOGUE
+    if (lid == 0 && todo > 0) { /* the state of the iteration reached */
+        sc[1] = beta;
+        sc[2] = rz;
+        sc[3] = rr;
+    }
 }

@@ -17,7 +17,6 @@
 #include "ocl_gate.h"
 
 #define CGS_REC 8 /* accumulators per record (cls_fused_record) */
-#define CGS_LOCAL_BUDGET (48 * 1024)
 
 int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
                   double stop2, la_cgs *w, cls_error *err)
@@ -57,25 +56,6 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     if (la->ocl->dev.local_mem > 0)
         ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (4 * as))));
     w->ls = ls ? ls : 1;
-    /* p in local memory when its n values fit beside the reduction's
-     * scratch within CGS_LOCAL_BUDGET (the 48 KiB a work-group gets on
-     * NVIDIA's OpenCL; a portable bound, so PoCL runs both kernels too) */
-    const size_t vs = la->prec == LA_FLOAT ? sizeof(cl_float) : sizeof(cl_double);
-    size_t budget = CGS_LOCAL_BUDGET;
-    if (la->ocl->dev.local_mem > 0 && la->ocl->dev.local_mem < budget)
-        budget = (size_t)la->ocl->dev.local_mem;
-    if (4 * w->ls * as + (size_t)n * vs <= budget) {
-        cl_kernel kl = NULL;
-        if ((rc = ocl_create_kernel(prog, "cgs_run_local", &kl, err)))
-            goto fail;
-        if (lai_kernel_max(la, kl, w->ls) == w->ls) {
-            clReleaseKernel(w->k_run);
-            w->k_run = kl;
-            w->p_local = 1;
-        } else {
-            clReleaseKernel(kl);
-        }
-    }
 
     if ((rc = lai_cgf_buffer(la, 4 * as, &w->sc, err)) || /* alpha, beta, r'z, r'r */
         (rc = lai_cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
@@ -92,14 +72,6 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
                            A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))))
         goto fail;
-    if (w->p_local) { /* lp: p's n values */
-        cl_int st = clSetKernelArg(w->k_run, 16, (size_t)n * vs, NULL);
-        if (st != CL_SUCCESS) {
-            rc = cls_fail(err, CLS_EOTHER, "clSetKernelArg(cgs_run_local, 16) failed: %s (%d)",
-                          ocl_errstr(st), (int)st);
-            goto fail;
-        }
-    }
     if ((rc = lai_ring_open(la, w->hist, LA_CGF_SLOTS * CGS_REC * as, "one-launch CG", err)))
         goto fail;
     return CLS_OK;

@@ -37,8 +37,7 @@ typedef struct la_cgs {
     la_vec r, p, q; /* owned work vectors */
     cl_mem sc, ctl, hist;
     cl_kernel k_run, k_start;
-    size_t ls;   /* the one work-group's size */
-    int p_local; /* k_run is cgs_run_local: p in local memory */
+    size_t ls; /* the one work-group's size */
     la_ring rg;
 } la_cgs;
 
