@@ -40,7 +40,6 @@
 #include <string.h>
 
 #include "../../kernels/la_cgs.h"
-#include "dcg.h"
 #include "krylov.h"
 #include "ksp_device.h"
 
@@ -111,8 +110,7 @@ static const ksp_device_ops cgs_ops = {
     .batch = LA_CGS_BATCH,
 };
 
-/* none and jacobi only (the message names the method and the preconditioner) */
-static int cgs_check_precond(solver_precond t, cls_error *err)
+int cg_small_check_precond(solver_precond t, cls_error *err)
 {
     if (t == PRECOND_NONE || t == PRECOND_JACOBI)
         return CLS_OK;
@@ -126,7 +124,7 @@ int cg_small_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, cons
                    const cg_options *opt, cg_result *res, cls_error *err)
 {
     memset(res, 0, sizeof *res);
-    int rc = cgs_check_precond(opt->precond, err);
+    int rc = cg_small_check_precond(opt->precond, err);
     if (rc)
         return rc;
     if (opt->precond == PRECOND_JACOBI && !dinv)
@@ -140,23 +138,4 @@ int cg_small_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, cons
     c.dinv = opt->precond == PRECOND_JACOBI ? dinv : NULL;
     c.tol = opt->tol;
     return ksp_device_solve(la, b, x, &cgs_ops, &c, opt, res, err);
-}
-
-int dcg_small_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
-                    cls_error *err)
-{
-    memset(res, 0, sizeof *res);
-    /* collective: every rank sees the same layout and preconditioner */
-    int rc = cgs_check_precond(pc ? pc->type : PRECOND_NONE, err);
-    if (rc)
-        return rc;
-    if (s->L->nparts > 1)
-        return cls_fail(err, CLS_EINPUT,
-                        "--method cg-small solves a system on one device in one work-group, but "
-                        "this one is split into %d parts; run it as one part (one rank, one "
-                        "device, --min-rows-per-part at its default) or use --method cg",
-                        s->L->nparts);
-    cg_options o = *opt;
-    o.one_launch = 1; /* dcg_solve's one-part case: cg_solve runs cg_small_solve */
-    return dcg_solve(s, b, x, pc, &o, res, err);
 }

@@ -292,3 +292,23 @@ int dcg_single_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *
     o.single_reduction = 1;
     return dcg_solve(s, b, x, pc, &o, res, err);
 }
+
+/* --method cg-small (cg_small.c): one part only, none or jacobi */
+int dcg_small_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg_result *res,
+                    cls_error *err)
+{
+    memset(res, 0, sizeof *res);
+    /* collective: every rank sees the same layout and preconditioner */
+    int rc = cg_small_check_precond(pc ? pc->type : PRECOND_NONE, err);
+    if (rc)
+        return rc;
+    if (s->L->nparts > 1)
+        return cls_fail(err, CLS_EINPUT,
+                        "--method cg-small solves a system on one device in one work-group, but "
+                        "this one is split into %d parts; run it as one part (one rank, one "
+                        "device, --min-rows-per-part at its default) or use --method cg",
+                        s->L->nparts);
+    cg_options o = *opt;
+    o.one_launch = 1; /* dcg_solve's one-part case: cg_solve runs cg_small_solve */
+    return dcg_solve(s, b, x, pc, &o, res, err);
+}

@@ -108,6 +108,9 @@ void cg_result_free(cg_result *res);
  * opt->one_launch; no preconditioner or Jacobi (any other is CLS_EINPUT). */
 int cg_small_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
                    const cg_options *opt, cg_result *res, cls_error *err);
+/* CLS_OK for the preconditioners cg-small runs (none, jacobi); else
+ * CLS_EINPUT with a message naming the method and the preconditioner */
+int cg_small_check_precond(solver_precond t, cls_error *err);
 
 /* The preconditioned single-reduction CG on one device with a general
  * preconditioner opt->apply (pcg.c; the Jacobi and unpreconditioned loops
