@@ -92,13 +92,13 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
 {
 #pragma OPENCL FP_CONTRACT OFF
     const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
-    const int todo = ctl[0] == CGS_RUN ? count : 0; /* uniform: one read per work-item */
+    const int iters = ctl[0] == CGS_RUN ? count : 0; /* uniform: one read per work-item */
     int k = ctl[1];
     acc_t beta = sc[1], rz = sc[2], rr = sc[3];
     /* every work-item has read the state before work-item 0 rewrites it */
     barrier(CLK_GLOBAL_MEM_FENCE);
     int run = 1;
-    for (int it = 0; run && it < todo; it++) {
+    for (int it = 0; run && it < iters; it++) {
         /* q = A p; the pairs p'q and q'Wq */
         acc_t a[4] = {0, 0, 0, 0};
         for (int row = lid; row < n; row += ls) {
@@ -157,7 +157,7 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
             barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
         }
     }
-    if (lid == 0 && todo > 0) { /* the state of the iteration reached */
+    if (lid == 0 && iters > 0) { /* the state of the iteration reached */
         sc[1] = beta;
         sc[2] = rz;
         sc[3] = rr;

@@ -20,6 +20,15 @@ need_data() {
     fi
 }
 
+# need_chromium: CHROMIUM set to Debian's chromium, or the test skipped (77)
+need_chromium() {
+    CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
+    if [ -z "$CHROMIUM" ]; then
+        echo "SKIP: chromium is not installed (deploy/install-deps.sh --test installs it)" >&2
+        exit 77
+    fi
+}
+
 # expect_exit CODE CMD...: runs CMD, checks its exit code, keeps stdout/stderr
 expect_exit() {
     local want=$1

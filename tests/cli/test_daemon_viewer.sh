@@ -15,11 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
 need_data meshes
-CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
-if [ -z "$CHROMIUM" ]; then
-    echo "SKIP: chromium is not installed (deploy/install-deps.sh --test installs it)" >&2
-    exit 77
-fi
+need_chromium
 D=$TEST_TMP/data
 rm -rf "$D" "$D".* "$TEST_TMP"/viewer_*
 daemon_start 1 "$D" || { bad "daemon start"; finish; }
