@@ -60,6 +60,7 @@
 #define CLS_NET_HTTP_GUARD_H
 
 #include <microhttpd.h>
+#include <stdint.h>
 
 #include "../common/error.h"
 
@@ -82,8 +83,11 @@ void http_guard_notify(void *cls, struct MHD_Connection *c, void **socket_contex
 /* A request's headers are complete. Returns 1 when the connection is in the
  * reserve (the caller answers anything but the health routes with 503). */
 int http_guard_request(http_guard *g, struct MHD_Connection *c);
-/* n more bytes of the request's body have come (n may be 0: the body has
- * begun); and the body is complete (the request is being answered). */
+/* The request's body begins (content_length: its Content-Length, 0 when
+ * chunked: a body that has brought all it announced is never slow); n more
+ * bytes of it have come; and it is complete (the request is being
+ * answered). */
+void http_guard_body_begin(http_guard *g, struct MHD_Connection *c, uint64_t content_length);
 void http_guard_body(http_guard *g, struct MHD_Connection *c, size_t n);
 void http_guard_body_end(http_guard *g, struct MHD_Connection *c);
 /* The request has been answered: the connection waits for the next one. */

@@ -357,6 +357,16 @@ static int http_has_body(struct MHD_Connection *c)
     return cl && strspn(cl, "0") != strlen(cl);
 }
 
+/* The request's Content-Length, 0 when it has none or is chunked (a
+ * chunked body's length is known only at its end). */
+static uint64_t http_content_length(struct MHD_Connection *c)
+{
+    if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding"))
+        return 0;
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    return cl ? strtoull(cl, NULL, 10) : 0;
+}
+
 /* An upload refused while its body arrives (see the top). */
 static enum MHD_Result http_upload_refused(struct MHD_Connection *c, http_req *rq)
 {
@@ -442,7 +452,7 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         rq->status = http_reply_leave();
         if (rq->post) {
             rq->answered = 0;
-            http_guard_body(s->guard, c, 0); /* its body begins: the guard times it */
+            http_guard_body_begin(s->guard, c, http_content_length(c)); /* the guard times it */
         }
         return q;
     }
