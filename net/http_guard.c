@@ -474,7 +474,8 @@ static void *guard_timer(void *arg)
                 guard_drop(g, c, DROP_HEADER_TIMEOUT);
             /* a body's deadline, as Apache's mod_reqtimeout: the header
              * timeout, extended by a second per min_body_rate bytes */
-            if (!c->dropped && c->state == GC_BODY && g->cfg.min_body_rate && !guard_body_whole(c) &&
+            if (!c->dropped && c->state == GC_BODY && g->cfg.min_body_rate &&
+                !guard_body_whole(c) &&
                 (double)c->body_bytes <
                     g->cfg.min_body_rate * (now - c->body_since - g->cfg.header_timeout_s))
                 guard_drop(g, c, DROP_BODY_RATE);
