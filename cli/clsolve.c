@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "common/error.h"
+#include "common/affinity.h"
 #include "common/mpi_env.h"
 #include "common/numfmt.h"
 #include "common/version.h"
@@ -152,17 +153,28 @@ int64_t cli_int(const cli_args *a, const char *opt, const char *s, int64_t min)
 
 int main(int argc, char **argv)
 {
+    cls_affinity_share(NULL, 0); /* before any thread: mpirun -np 2 binds a rank to a core */
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
     cls_mpi_singleton_env();     /* before MPI_Init: no mpirun, no cluster start-up */
     static const struct {
         const char *name;
         int (*run)(int, char **);
     } cmds[] = {
-        {"solve", cmd_solve},         {"check", cmd_check},   {"gen", cmd_gen},
-        {"devices", cmd_devices},     {"bench", cmd_bench},   {"tune", cmd_tune},
-        {"curvature", cmd_curvature}, {"deform", cmd_deform}, {"springs", cmd_springs},
-        {"nbody", cmd_nbody},         {"submit", cmd_submit}, {"status", cmd_status},
-        {"wait", cmd_wait},           {"fetch", cmd_fetch},   {"cancel", cmd_cancel},
+        {"solve", cmd_solve},
+        {"check", cmd_check},
+        {"gen", cmd_gen},
+        {"devices", cmd_devices},
+        {"bench", cmd_bench},
+        {"tune", cmd_tune},
+        {"curvature", cmd_curvature},
+        {"deform", cmd_deform},
+        {"springs", cmd_springs},
+        {"nbody", cmd_nbody},
+        {"submit", cmd_submit},
+        {"status", cmd_status},
+        {"wait", cmd_wait},
+        {"fetch", cmd_fetch},
+        {"cancel", cmd_cancel},
         {"rm", cmd_rm},
     };
     if (argc < 2) {

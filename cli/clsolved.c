@@ -57,6 +57,7 @@
 #endif
 #include <time.h>
 
+#include "common/affinity.h"
 #include "common/mpi_env.h"
 #include "common/version.h"
 #include "kernels/ocl.h"
@@ -850,6 +851,8 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
 
 int main(int argc, char **argv)
 {
+    char bound[320];
+    int widened = cls_affinity_share(bound, sizeof bound); /* before any thread */
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
     cls_mpi_singleton_env();     /* before MPI_Init: no mpirun, no cluster start-up */
     int provided = 0, rank = 0, size = 1;
@@ -867,6 +870,8 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return prc == 1 ? 0 : 2;
     }
+    if (widened)
+        fprintf(stderr, "clsolved: rank %d: %s\n", rank, bound);
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -1,12 +1,19 @@
 /*
  * test_common.c: common/numfmt (shortest round-trip doubles, in JSON text
- * too) and common/eta (the time left, bounded by the iteration cap).
+ * too), common/eta (the time left, bounded by the iteration cap) and
+ * common/affinity (a rank bound to one CPU by its launcher takes its share
+ * of the node; CLSOLVE_BINDING=keep and a process not under mpirun keep
+ * their masks).
  */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_COUNT */
 #include <math.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "common/affinity.h"
 #include "common/eta.h"
 #include "common/numfmt.h"
 
@@ -79,10 +86,87 @@ static void eta(void)
     CHECK_MSG(at == 0, "ETA %g at the cap, want 0", at);
 }
 
+/* binds the process to CPU `cpu` alone; returns its mask's CPU count after
+ * cls_affinity_share ran with the given launcher variables (NULL: unset) */
+static int share_from_one(int cpu, const char *local_rank, const char *local_size,
+                          const char *binding, int *widened, char *msg, size_t cap)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0)
+        return -1;
+    unsetenv("MPI_LOCALRANKID");
+    unsetenv("MPI_LOCALNRANKS");
+    if (local_rank) {
+        setenv("OMPI_COMM_WORLD_LOCAL_RANK", local_rank, 1);
+        setenv("OMPI_COMM_WORLD_LOCAL_SIZE", local_size, 1);
+    } else {
+        unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+        unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    }
+    if (binding)
+        setenv("CLSOLVE_BINDING", binding, 1);
+    else
+        unsetenv("CLSOLVE_BINDING");
+    *widened = cls_affinity_share(msg, cap);
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    sched_getaffinity(0, sizeof now, &now);
+    return CPU_COUNT(&now);
+}
+
+static void affinity(void)
+{
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    if (sched_getaffinity(0, sizeof all, &all) != 0)
+        return;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (CPU_COUNT(&all) < 2 || CPU_COUNT(&all) != online) {
+        printf("affinity: %d of %ld CPUs allowed: the widening is not testable here\n",
+               CPU_COUNT(&all), online);
+        return;
+    }
+    char msg[320];
+    int w;
+    /* mpirun -np 1's core binding: the rank takes the node */
+    int n = share_from_one(0, "0", "1", NULL, &w, msg, sizeof msg);
+    CHECK_MSG(w == 1 && n == online, "one rank bound to CPU 0: widened %d, %d CPUs of %ld", w, n,
+              online);
+    CHECK_MSG(strstr(msg, "was bound to CPUs 0 by its launcher") != NULL, "message: %s", msg);
+    /* mpirun -np 2: local rank 1 takes the upper half (on 2 CPUs a half
+     * is the one CPU it has: kept) */
+    n = share_from_one(0, "1", "2", NULL, &w, msg, sizeof msg);
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    sched_getaffinity(0, sizeof now, &now);
+    if (online - online / 2 > 1)
+        CHECK_MSG(w == 1 && n == online - online / 2 && CPU_ISSET((int)online - 1, &now) &&
+                      !CPU_ISSET(0, &now),
+                  "rank 1 of 2: widened %d, %d CPUs: %s", w, n, msg);
+    else
+        CHECK_MSG(w == 0 && n == 1, "rank 1 of 2 on %ld CPUs: widened %d, %d CPUs", online, w, n);
+    /* kept: CLSOLVE_BINDING=keep, no launcher, a mask as wide as the share */
+    n = share_from_one(0, "0", "1", "keep", &w, msg, sizeof msg);
+    CHECK_MSG(w == 0 && n == 1, "CLSOLVE_BINDING=keep: widened %d, %d CPUs", w, n);
+    n = share_from_one(0, NULL, NULL, NULL, &w, msg, sizeof msg);
+    CHECK_MSG(w == 0 && n == 1, "not under mpirun: widened %d, %d CPUs", w, n);
+    n = share_from_one(0, "0", (const char *)"999", NULL, &w, msg, sizeof msg);
+    CHECK_MSG(w == 0 && n == 1 && online < 999, "a share below one CPU: widened %d, %d CPUs", w, n);
+    n = share_from_one(0, "5", "2", NULL, &w, msg, sizeof msg);
+    CHECK_MSG(w == 0 && n == 1, "a local rank past the size: widened %d", w);
+    sched_setaffinity(0, sizeof all, &all);
+    unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    unsetenv("CLSOLVE_BINDING");
+}
+
 int main(void)
 {
     numfmt();
     eta();
+    affinity();
     printf("test_common: %d checks, %d failed\n", check_count, check_failures);
     return check_failures ? 1 : 0;
 }

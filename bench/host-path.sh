@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# bench/host-path.sh: the path from bytes to x around the solve (issue 23),
+# the daemon scenario beside the CLI on the same file, in one command:
+#   1. poisson3d N (default 200: 8 M rows, 589 MB) written as .mtx and read
+#      once (the page cache, as the issue's figures);
+#   2. `clsolve solve FILE --precond jacobi --tol 1e-8 --json`, REPS runs:
+#      wall clock and every phase of its `times`;
+#   3. the daemon, one rank, for each of DAEMONS (default "plain mpirun1"):
+#      plain = clsolved started directly, mpirun1 = `mpirun -np 1
+#      --bind-to none clsolved`, bound = `mpirun -np 1 clsolved` (Open
+#      MPI's default binding: one core, which clsolved widens: common/
+#      affinity.h), keep = bound with CLSOLVE_BINDING=keep (the binding
+#      kept, as before the widening). A small job warms it; then REPS
+#      times: POST the file (curl --data-binary), poll the job every 20 ms,
+#      download the solution; the client's own clock for each step and the
+#      job record's `timings` (receive, queue, parse, set-up, solve, write).
+#   CLSOLVE_MM_PROFILE=1 is set for both, so each read prints its threads,
+#   its path (mmap, read, gzip) and its phases (stderr, the daemon's log).
+#   BUILD=/tmp/b1 N=200 REPS=3 DEVICE=gpu bash bench/host-path.sh
+# Builds nothing; needs curl and python3 (standard library only).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${BUILD:-build}
+C=$B/clsolve
+D=$B/clsolved
+N=${N:-200}
+REPS=${REPS:-3}
+DEVICE=${DEVICE:-auto}
+DAEMONS=${DAEMONS:-plain mpirun1}
+PORT=${PORT:-18700}
+PY=${PY:-python3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+W=${WORK:-/tmp/host-path}
+mkdir -p "$W"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, commit $(git rev-parse --short HEAD 2>/dev/null)"
+M=$W/p$N.mtx
+[ -s "$M" ] || "$C" gen poisson3d "$N" -o "$M" >/dev/null
+cat "$M" >/dev/null
+echo "file: $M $(stat -c %s "$M") bytes"
+now() { date +%s.%N; }
+dt() { $PY -c "print('%.3f' % ($2 - $1))"; }
+
+echo "--- clsolve solve (REPS=$REPS)"
+for r in $(seq 1 "$REPS"); do
+    s=$(now)
+    CLSOLVE_MM_PROFILE=1 "$C" solve "$M" --device "$DEVICE" --precond jacobi --tol 1e-8 --json \
+        >"$W/cli.json" 2>"$W/cli.err"
+    e=$(now)
+    $PY - "$W/cli.json" "$(dt "$s" "$e")" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1])); t = j["times"]
+keys = ["startup_s", "parse_s", "setup_s", "solve_s", "gather_s", "write_s", "total_s"]
+print("cli: wall %s s, iterations %s," % (sys.argv[2], j.get("iterations")),
+      " ".join("%s=%.3f" % (k[:-2], t[k]) for k in keys if k in t))
+EOF
+    grep -h "^mm_read_csr" "$W/cli.err" | sed 's/^/    /'
+done
+
+for mode in $DAEMONS; do
+    dir=$W/data-$mode
+    rm -rf "$dir" "$dir.log"
+    case $mode in
+    plain) launch=() ;;
+    mpirun1) launch=(mpirun -np 1 --bind-to none) ;;
+    bound) launch=(mpirun -np 1) ;;
+    keep) launch=(mpirun -np 1 -x CLSOLVE_BINDING=keep) ;;
+    *) echo "unknown daemon mode $mode" >&2; continue ;;
+    esac
+    CLSOLVE_MM_PROFILE=1 setsid "${launch[@]}" "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" \
+        --device "$DEVICE" --pid-file "$dir.pid" </dev/null >"$dir.log" 2>&1 &
+    lpid=$!
+    for _ in $(seq 1 300); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
+    U=http://127.0.0.1:$PORT
+    for _ in $(seq 1 100); do [ -s "$dir.pid" ] && break; sleep 0.1; done
+    echo "--- daemon $mode: ${launch[*]} clsolved (rank 0 affinity: $(taskset -pc "$(cat "$dir.pid" 2>/dev/null)" 2>/dev/null | sed 's/.*: //'))"
+    "$C" gen poisson2d 30 -o "$W/warm.mtx" >/dev/null
+    for f in "$W/warm.mtx" $(for r in $(seq 1 "$REPS"); do echo "$M"; done); do
+        s=$(now)
+        id=$(curl -sf -X POST --data-binary @"$f" -H "Content-Type: application/octet-stream" -H "Expect:" \
+            "$U/v1/jobs?precond=jacobi&tol=1e-8" | $PY -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+        a=$(now)
+        while :; do
+            st=$(curl -sf "$U/v1/jobs/$id" | $PY -c 'import json,sys; print(json.load(sys.stdin)["status"])')
+            case $st in queued | running) sleep 0.02 ;; *) break ;; esac
+        done
+        b=$(now)
+        curl -sf "$U/v1/jobs/$id/solution" -o "$W/x.mtx"
+        e=$(now)
+        [ "$f" = "$W/warm.mtx" ] && continue
+        curl -sf "$U/v1/jobs/$id" >"$W/job.json"
+        $PY - "$W/job.json" "$(dt "$s" "$a")" "$(dt "$a" "$b")" "$(dt "$b" "$e")" "$(dt "$s" "$e")" "$mode" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1])); t = j.get("timings") or {}
+keys = ["receive_s", "queue_s", "parse_s", "setup_s", "solve_s", "gather_s", "write_s", "total_s"]
+print("daemon %s: %s, submit %s s, wait %s s, download %s s, end to end %s s;" % (
+    sys.argv[6], j["status"], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]),
+    " ".join("%s=%.3f" % (k[:-2], t[k]) for k in keys if k in t))
+EOF
+    done
+    grep -h "^mm_read_csr" "$dir.log" | tail -n "$REPS" | sed 's/^/    /'
+    kill -TERM "$(cat "$dir.pid" 2>/dev/null)" 2>/dev/null
+    wait $lpid 2>/dev/null
+    rm -rf "$dir"
+    PORT=$((PORT + 1))
+done
