@@ -160,21 +160,11 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int, char **);
     } cmds[] = {
-        {"solve", cmd_solve},
-        {"check", cmd_check},
-        {"gen", cmd_gen},
-        {"devices", cmd_devices},
-        {"bench", cmd_bench},
-        {"tune", cmd_tune},
-        {"curvature", cmd_curvature},
-        {"deform", cmd_deform},
-        {"springs", cmd_springs},
-        {"nbody", cmd_nbody},
-        {"submit", cmd_submit},
-        {"status", cmd_status},
-        {"wait", cmd_wait},
-        {"fetch", cmd_fetch},
-        {"cancel", cmd_cancel},
+        {"solve", cmd_solve},         {"check", cmd_check},   {"gen", cmd_gen},
+        {"devices", cmd_devices},     {"bench", cmd_bench},   {"tune", cmd_tune},
+        {"curvature", cmd_curvature}, {"deform", cmd_deform}, {"springs", cmd_springs},
+        {"nbody", cmd_nbody},         {"submit", cmd_submit}, {"status", cmd_status},
+        {"wait", cmd_wait},           {"fetch", cmd_fetch},   {"cancel", cmd_cancel},
         {"rm", cmd_rm},
     };
     if (argc < 2) {

@@ -85,7 +85,7 @@
 #define MM_DEFAULT_BLOCK ((size_t)64 << 20)
 #define MM_MAX_LINE ((size_t)16 << 20) /* longest line accepted in the entry section */
 #define MM_MAX_THREADS 256
-#define MM_MIN_RANGE 256       /* bytes per range below which fewer ranges are used */
+#define MM_MIN_RANGE 256 /* bytes per range below which fewer ranges are used */
 #define MM_RANGES_PER_THREAD 8 /* ranges are claimed dynamically: load balance */
 
 static size_t mm_block_size = MM_DEFAULT_BLOCK;
@@ -173,7 +173,8 @@ static int64_t src_read(mm_src *s, char *buf, size_t n, const char *path, int64_
             const char *zmsg = r <= 0 ? gzerror(s->gz, &zerr) : NULL;
             if (r < 0 || zerr != Z_OK) {
                 if (zerr == Z_ERRNO)
-                    return cls_fail(err, CLS_EOTHER, "%s: read error: %s", path, strerror(errno)),
+                    return cls_fail(err, CLS_EOTHER, "%s: read error: %s", path,
+                                    strerror(errno)),
                            -1;
                 snprintf(s->zmsg, sizeof s->zmsg, "%s", zmsg ? zmsg : "zlib error");
                 return cls_fail_line(err, CLS_EINPUT, line,
@@ -191,7 +192,8 @@ static int64_t src_read(mm_src *s, char *buf, size_t n, const char *path, int64_
             if (r < 0) {
                 if (errno == EINTR)
                     continue;
-                return cls_fail(err, CLS_EOTHER, "%s: read error: %s", path, strerror(errno)), -1;
+                return cls_fail(err, CLS_EOTHER, "%s: read error: %s", path, strerror(errno)),
+                       -1;
             }
             if (r == 0) {
                 s->eof = 1;
@@ -208,8 +210,8 @@ static int64_t src_read(mm_src *s, char *buf, size_t n, const char *path, int64_
  * once and lets complete comment lines go, so the buffer holds at most the
  * banner or size line plus a chunk). On success *bufp holds *lenp bytes
  * (capacity *capp) and the entry section starts at *hdr_end. */
-static int read_header_stream(mm_src *s, const char *path, mm_header *h, char **bufp, size_t *lenp,
-                              size_t *capp, size_t *hdr_end, cls_error *err)
+static int read_header_stream(mm_src *s, const char *path, mm_header *h, char **bufp,
+                              size_t *lenp, size_t *capp, size_t *hdr_end, cls_error *err)
 {
     size_t chunk = mm_block_size < 65536 ? mm_block_size : 65536;
     size_t start = 0, len = 0, cap = 0; /* unscanned bytes: buf[start..len) */
@@ -492,8 +494,7 @@ static inline __attribute__((always_inline)) int digit_run(const char *p, uint64
     uint64_t v = (w - zeros) << (8 * (8 - len)); /* the run as the low digits of 8 */
     v = v * 10 + (v >> 8);
     v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
-         (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
-        32;
+         (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
     *out = v;
     return len;
 }
@@ -507,13 +508,14 @@ static inline int digit_run(const char *p, uint64_t *out)
 }
 #endif
 
-static inline __attribute__((always_inline)) int scan_index_fast(const char **pp, const char *lim,
-                                                                 uint64_t *out)
+static inline __attribute__((always_inline)) int scan_index_fast(const char **pp,
+                                                                 const char *lim, uint64_t *out)
 {
     const char *p = *pp;
     uint64_t v;
     int len;
-    if (MM_SWAR && lim - p >= 8 && (len = digit_run(p, &v)) < 8 && len > 0 && mm_is_end(p[len])) {
+    if (MM_SWAR && lim - p >= 8 && (len = digit_run(p, &v)) < 8 && len > 0 &&
+        mm_is_end(p[len])) {
         *pp = p + len;
         *out = v;
         return IDX_OK;
@@ -533,14 +535,15 @@ typedef struct tjob {
     int skew;
     int32_t *r, *c; /* where this range's entries go: the output at its offset */
     double *v;
-    int64_t cap; /* newlines in the range: no range holds more entries */
-    int64_t n;   /* entries parsed */
-    int64_t nl;  /* newlines passed (all of them, or those before the error) */
-    int err;     /* 1: msg holds the error, at line base + nl */
+    int64_t cap;  /* newlines in the range: no range holds more entries */
+    int64_t n;    /* entries parsed */
+    int64_t nl;   /* newlines passed (all of them, or those before the error) */
+    int err;      /* 1: msg holds the error, at line base + nl */
     char msg[320];
 } tjob;
 
-static void idx_error(tjob *J, const char *what, const char *tok, int rc, uint64_t val, int64_t hi)
+static void idx_error(tjob *J, const char *what, const char *tok, int rc, uint64_t val,
+                      int64_t hi)
 {
     char t[48];
     mm_tok_str(tok, 64, t);
@@ -548,8 +551,8 @@ static void idx_error(tjob *J, const char *what, const char *tok, int rc, uint64
     if (rc == IDX_NAN)
         snprintf(J->msg, sizeof J->msg, "%s index is not a number: '%s'", what, t);
     else if (hi == 0)
-        snprintf(J->msg, sizeof J->msg, "%s index %s out of range: the matrix has no %s", what, t,
-                 what[0] == 'r' ? "rows" : "columns");
+        snprintf(J->msg, sizeof J->msg, "%s index %s out of range: the matrix has no %s", what,
+                 t, what[0] == 'r' ? "rows" : "columns");
     else
         snprintf(J->msg, sizeof J->msg, "%s index %s out of range 1..%lld%s", what, t,
                  (long long)hi, (rc == IDX_OK && val == 0) ? " (indices are 1-based)" : "");
@@ -692,31 +695,11 @@ fail:
     J->nl = nl;
 }
 
-static void *job_coord_real(void *a)
-{
-    parse_range(a, 0, VK_REAL);
-    return NULL;
-}
-static void *job_coord_int(void *a)
-{
-    parse_range(a, 0, VK_INT);
-    return NULL;
-}
-static void *job_coord_pat(void *a)
-{
-    parse_range(a, 0, VK_NONE);
-    return NULL;
-}
-static void *job_array_real(void *a)
-{
-    parse_range(a, 1, VK_REAL);
-    return NULL;
-}
-static void *job_array_int(void *a)
-{
-    parse_range(a, 1, VK_INT);
-    return NULL;
-}
+static void *job_coord_real(void *a) { parse_range(a, 0, VK_REAL); return NULL; }
+static void *job_coord_int(void *a) { parse_range(a, 0, VK_INT); return NULL; }
+static void *job_coord_pat(void *a) { parse_range(a, 0, VK_NONE); return NULL; }
+static void *job_array_real(void *a) { parse_range(a, 1, VK_REAL); return NULL; }
+static void *job_array_int(void *a) { parse_range(a, 1, VK_INT); return NULL; }
 
 /* Newlines before the (k+1)-th entry line of a range (k 0-based). */
 static int64_t nl_before_entry(const char *p, const char *end, int64_t k)
@@ -750,9 +733,9 @@ typedef struct mm_ctx {
     size_t min_entry_bytes; /* 4 for coordinate ("1 1\n"), 2 for array ("1\n") */
     char *buf, *buf2;
     size_t len, cap, cap2; /* bytes in buf not yet parsed; capacities */
-    int64_t line;          /* line number of buf[0] */
-    int64_t count;         /* entries (values) accepted */
-    int64_t stored;        /* of which in the output arrays (below the dense sums) */
+    int64_t line;    /* line number of buf[0] */
+    int64_t count;   /* entries (values) accepted */
+    int64_t stored;  /* of which in the output arrays (below the dense sums) */
     /* dense summation (mm.h): sums and the cells seen, row-major */
     int dense;
     double *dsum;
@@ -1083,7 +1066,7 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
         nt = (int)(n / MM_MIN_RANGE);
     if (nt < 1)
         nt = 1;
-    void *(*fn)(void *) = x->array           ? (x->vk == VK_INT ? job_array_int : job_array_real)
+    void *(*fn)(void *) = x->array ? (x->vk == VK_INT ? job_array_int : job_array_real)
                           : x->vk == VK_INT  ? job_coord_int
                           : x->vk == VK_NONE ? job_coord_pat
                                              : job_coord_real;
@@ -1310,13 +1293,13 @@ static int read_mapped(mm_ctx *x, cls_error *err)
                    : x->opt && x->opt->progress      ? MM_DEFAULT_BLOCK
                                                      : total;
     if (block < total && !x->dense) {
-        /* blocks (a progress callback: the daemon's cancel and drain) grow
-         * the output block by block, and the grown arrays were faulted in
-         * again by one thread: 0.63-0.85 s of 1.0 s for poisson3d 200's
-         * 589 MB on a 16-core H200 host, against a single reservation in
-         * the CLI's one-block read. What the mapped bytes back up, as a
-         * plain file's first reservation (see the top), is made once; a
-         * memory limit it would pass falls back to growing. */
+        /* blocks (a progress callback: the daemon's cancel and drain) grew
+         * the output block by block: 0.63-0.85 s of the daemon's 1.0 s
+         * read of poisson3d 200 (589 MB) on a 16-core H200 host, against
+         * one reservation in the CLI's one-block read. What the mapped
+         * bytes back up (a plain file's first reservation, see the top)
+         * is reserved once; a memory limit it would pass falls back to
+         * growing. */
         int64_t cap0 = (int64_t)(total / x->min_entry_bytes) + 1;
         if (cap0 > x->h.entries)
             cap0 = x->h.entries;
@@ -1599,7 +1582,7 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
         rc = array_to_coo(&x, err);
     int64_t expanded = 0, dups = 0;
     /* symmetric and skew storage is mirrored by the assembly itself */
-    int mirror = x.array                             ? 0
+    int mirror = x.array                              ? 0
                  : x.h.symmetry == MM_SYMMETRIC      ? 1
                  : x.h.symmetry == MM_SKEW_SYMMETRIC ? -1
                                                      : 0;
@@ -1612,12 +1595,9 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
                 "mm_read_csr: %s, %d threads, %s: header %.1f ms, count %.1f ms, reserve %.1f "
                 "ms, parse %.1f ms, gaps %.1f ms, entries+unmap %.1f ms, array-to-coo %.1f ms, "
                 "csr %.1f ms, all %.1f ms\n",
-                path, x.nthreads,
-                mapped     ? "mmap"
-                : x.src.gz ? "gzip"
-                           : "read",
-                1e3 * (t1 - t0), 1e3 * x.t_count, 1e3 * x.t_reserve, 1e3 * x.t_parse,
-                1e3 * x.t_gaps, 1e3 * (t2 - t1), 1e3 * (t3 - t2), 1e3 * (t4 - t3), 1e3 * (t4 - t0));
+                path, x.nthreads, mapped ? "mmap" : x.src.gz ? "gzip" : "read", 1e3 * (t1 - t0),
+                1e3 * x.t_count, 1e3 * x.t_reserve, 1e3 * x.t_parse, 1e3 * x.t_gaps,
+                1e3 * (t2 - t1), 1e3 * (t3 - t2), 1e3 * (t4 - t3), 1e3 * (t4 - t0));
     if (!rc) {
         if (h)
             *h = x.h;
@@ -1644,9 +1624,8 @@ int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err)
         rc = ctx_fail(&x, err, 1, "a vector must be real or integer, not pattern");
     if (!rc && x.h.rows != 1 && x.h.cols != 1) {
         char msg[256];
-        snprintf(msg, sizeof msg,
-                 "a vector must be n x 1 or 1 x n, but the size line declares "
-                 "%lld x %lld",
+        snprintf(msg, sizeof msg, "a vector must be n x 1 or 1 x n, but the size line declares "
+                                  "%lld x %lld",
                  (long long)x.h.rows, (long long)x.h.cols);
         rc = ctx_fail(&x, err, x.h.size_line, msg);
     }
@@ -1857,8 +1836,8 @@ static char *make_header(const char *banner, const char *comment, const char *si
 
 /* Writes header + body (formatted in parallel chunks) to a temporary file
  * beside path, fsyncs it and renames it over path. */
-static int write_file(const char *path, const char *header, const csr_matrix *A, const double *x,
-                      int64_t n, int sym, cls_error *err)
+static int write_file(const char *path, const char *header, const csr_matrix *A,
+                      const double *x, int64_t n, int sym, cls_error *err)
 {
     size_t pl = strlen(path);
     char *tmp = malloc(pl + 16);
