@@ -1,7 +1,10 @@
 /*
  * routes_solution.c: GET /v1/jobs/ID/solution (see routes_solution.h): x as Matrix
- * Market (solution.mtx), little-endian float64 (solution.bin) or JSON
- * (streamed from solution.bin, never loaded whole). A finished job's
+ * Market (solution.mtx), little-endian float64 (solution.bin), NumPy's
+ * .npy (a 64-byte-aligned header, then solution.bin as it is) or JSON
+ * (streamed from solution.bin, never loaded whole). ?format= picks one;
+ * without it the Accept header does (by q-value; a wildcard or no Accept:
+ * Matrix Market; nothing it lists that we make: 406). A finished job's
  * solution never changes (a job runs once; a new solve is a new job), so
  * its answers carry an ETag and Cache-Control: immutable, and
  * If-None-Match is answered 304. A client that accepts gzip gets a large
@@ -16,9 +19,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -130,14 +135,23 @@ static ssize_t sol_json_source(void *ctx, char *buf, size_t max)
     return n == MHD_CONTENT_READER_END_WITH_ERROR ? -1 : n;
 }
 
-/* A file read from its start, for gzstream. */
+/* A file read from its start, for gzstream, behind `pre` (the .npy
+ * header; empty otherwise). */
 typedef struct fd_source {
     int fd;
+    size_t pre_len, pre_off;
+    char pre[128];
 } fd_source;
 
 static ssize_t fd_source_read(void *ctx, char *buf, size_t max)
 {
     fd_source *f = ctx;
+    if (f->pre_off < f->pre_len) {
+        size_t n = f->pre_len - f->pre_off < max ? f->pre_len - f->pre_off : max;
+        memcpy(buf, f->pre + f->pre_off, n);
+        f->pre_off += n;
+        return (ssize_t)n;
+    }
     for (;;) {
         ssize_t n = read(f->fd, buf, max);
         if (n >= 0 || errno != EINTR)
@@ -152,11 +166,132 @@ static void fd_source_free(void *ctx)
     free(f);
 }
 
+/* The .npy body at byte `pos`: the header, then the file (pread: MHD
+ * asks by position). */
+static ssize_t npy_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    fd_source *f = cls;
+    if (pos < f->pre_len) {
+        size_t n = f->pre_len - (size_t)pos < max ? f->pre_len - (size_t)pos : max;
+        memcpy(buf, f->pre + pos, n);
+        return (ssize_t)n;
+    }
+    for (;;) {
+        ssize_t n = pread(f->fd, buf, max, (off_t)(pos - f->pre_len));
+        if (n > 0)
+            return n;
+        if (n == 0)
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        if (errno != EINTR)
+            return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+}
+
+/* NumPy's format 1.0 header for `n` float64 values in `k` columns stored
+ * one after the other (Fortran order): magic, version, header length,
+ * then a dict padded with spaces to a multiple of 64 bytes with '\n'. */
+static size_t npy_header(char *out, size_t cap, int64_t n, int64_t k)
+{
+    char dict[96], shape[48];
+    if (k > 1)
+        snprintf(shape, sizeof shape, "(%lld, %lld)", (long long)(n / k), (long long)k);
+    else
+        snprintf(shape, sizeof shape, "(%lld,)", (long long)n);
+    int dl = snprintf(dict, sizeof dict, "{'descr': '<f8', 'fortran_order': %s, 'shape': %s, }",
+                      k > 1 ? "True" : "False", shape);
+    size_t total = (10 + (size_t)dl + 1 + 63) / 64 * 64;
+    if (total > cap)
+        return 0;
+    memcpy(out, "\x93NUMPY\x01\x00", 8);
+    size_t hl = total - 10;
+    out[8] = (char)(hl & 0xff);
+    out[9] = (char)(hl >> 8);
+    memcpy(out + 10, dict, (size_t)dl);
+    memset(out + 10 + dl, ' ', total - 10 - (size_t)dl - 1);
+    out[total - 1] = '\n';
+    return total;
+}
+
+/* The job's right-hand-side count (its result's rhs_columns; 1 when the
+ * record has none). */
+static int64_t solution_columns(http_call *call)
+{
+    char *text = NULL;
+    if (job_store_get_json(call->cfg->store, call->id, &text) || !text)
+        return 1;
+    json_t *j = json_loads(text, 0, NULL);
+    free(text);
+    json_int_t k = json_integer_value(json_object_get(json_object_get(j, "result"), "rhs_columns"));
+    json_decref(j);
+    return k > 1 ? (int64_t)k : 1;
+}
+
+/* What to send, from ?format= or else the Accept header: 0 Matrix Market,
+ * 1 JSON, 2 float64, 3 .npy; -1 a bad format (400), -2 nothing in Accept
+ * we make (406). Accept's media ranges are taken by their q-values (the
+ * first of the highest wins; q=0 refuses one); * / * and text/ * stand for
+ * Matrix Market, as does no Accept at all. */
+static int solution_format(struct MHD_Connection *c)
+{
+    const char *format = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
+    if (format)
+        return !strcmp(format, "mtx") || !strcmp(format, "matrix-market") ? 0
+               : !strcmp(format, "json")                                  ? 1
+               : !strcmp(format, "binary")                                ? 2
+               : !strcmp(format, "npy")                                   ? 3
+                                                                          : -1;
+    const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
+    if (!accept || !*accept)
+        return 0;
+    static const struct {
+        const char *type;
+        int fmt;
+    } types[] = {
+        {"text/plain", 0},
+        {"text/x-matrix-market", 0},
+        {"text/*", 0},
+        {"application/json", 1},
+        {"application/octet-stream", 2},
+        {"application/x-npy", 3},
+        {"*/*", 0},
+    };
+    int best = -2;
+    double best_q = 0;
+    for (const char *p = accept; *p;) {
+        size_t len = strcspn(p, ",");
+        char range[128];
+        size_t rl = len < sizeof range - 1 ? len : sizeof range - 1;
+        memcpy(range, p, rl);
+        range[rl] = '\0';
+        p += len + (p[len] == ',');
+        double q = 1;
+        char *semi = strchr(range, ';');
+        if (semi) {
+            *semi = '\0';
+            for (char *a = semi + 1; a && *a; a = strchr(a, ';') ? strchr(a, ';') + 1 : NULL) {
+                a += strspn(a, " \t");
+                if ((a[0] == 'q' || a[0] == 'Q') && a[1] == '=')
+                    q = strtod(a + 2, NULL);
+            }
+        }
+        char *t = range + strspn(range, " \t");
+        size_t tl = strlen(t);
+        while (tl && (t[tl - 1] == ' ' || t[tl - 1] == '\t'))
+            t[--tl] = '\0';
+        for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
+            if (!strcasecmp(t, types[k].type) && q > best_q) {
+                best = types[k].fmt;
+                best_q = q;
+            }
+    }
+    return best;
+}
+
 static void solution_cache_headers(struct MHD_Response *r, const char *etag)
 {
     MHD_add_response_header(r, "ETag", etag);
     MHD_add_response_header(r, "Cache-Control", "private, max-age=31536000, immutable");
-    MHD_add_response_header(r, "Vary", "Accept-Encoding, Authorization");
+    MHD_add_response_header(r, "Vary", "Accept, Accept-Encoding, Authorization");
 }
 
 /* 1 when the file differs from the record's size or CRC-32 (the latter
@@ -209,15 +344,15 @@ enum MHD_Result routes_jobs_solution(http_call *call)
 {
     struct MHD_Connection *c = call->conn;
     const char *id = call->id;
-    const char *format = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
-    if (!format)
-        format = "mtx";
-    int fmt = !strcmp(format, "mtx") || !strcmp(format, "matrix-market") ? 0
-              : !strcmp(format, "json")                                  ? 1
-              : !strcmp(format, "binary")                                ? 2
-                                                                         : -1;
-    if (fmt < 0)
-        return http_reply_problem(c, 400, "bad-parameter", "format: must be mtx, json or binary",
+    int fmt = solution_format(c);
+    if (fmt == -1)
+        return http_reply_problem(c, 400, "bad-parameter",
+                                  "format: must be mtx, json, binary or npy", 0);
+    if (fmt == -2)
+        return http_reply_problem(c, 406, "not-acceptable",
+                                  "Accept: the solution is sent as text/plain (Matrix Market), "
+                                  "application/json, application/octet-stream (little-endian "
+                                  "float64) or application/x-npy; ?format= picks one too",
                                   0);
     char dir[PATH_MAX], path[PATH_MAX + 32];
     job_status st;
@@ -254,6 +389,7 @@ enum MHD_Result routes_jobs_solution(http_call *call)
     snprintf(etag, sizeof etag, "\"%s-%s-%lld%s\"", id,
              fmt == 0   ? "mtx"
              : fmt == 1 ? "json"
+             : fmt == 3 ? "npy"
                         : "f64",
              (long long)sb.st_size, gzip ? "-gz" : "");
     const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
@@ -291,9 +427,30 @@ enum MHD_Result routes_jobs_solution(http_call *call)
             return MHD_NO;
         }
         MHD_add_response_header(r, "Content-Type", "application/json");
+    } else if (fmt == 3) {
+        fd_source *fs = calloc(1, sizeof *fs);
+        if (!fs) {
+            close(fd);
+            return MHD_NO;
+        }
+        fs->fd = fd;
+        fs->pre_len =
+            npy_header(fs->pre, sizeof fs->pre, (int64_t)sb.st_size / 8, solution_columns(call));
+        r = gzip ? gzstream_response(fd_source_read, fs, fd_source_free)
+                 : MHD_create_response_from_callback(fs->pre_len + (uint64_t)sb.st_size, 256 * 1024,
+                                                     npy_reader, fs, fd_source_free);
+        if (!r) {
+            if (!gzip)
+                fd_source_free(fs);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type", "application/x-npy");
+        char cd[96];
+        snprintf(cd, sizeof cd, "attachment; filename=\"%s.npy\"", id);
+        MHD_add_response_header(r, "Content-Disposition", cd);
     } else {
         if (gzip) {
-            fd_source *fs = malloc(sizeof *fs);
+            fd_source *fs = calloc(1, sizeof *fs);
             if (!fs) {
                 close(fd);
                 return MHD_NO;

@@ -460,7 +460,9 @@ class Job:
         return [[a[c * n + i] for c in range(k)] for i in range(n)]
 
     def save_solution(self, path, format="mtx"):
-        """Writes x to path as Matrix Market (format "mtx"), "json" or "binary"."""
+        """Writes x to path as Matrix Market (format "mtx"), "json", "binary"
+        (little-endian float64) or "npy" (numpy.load reads it: shape (n,),
+        or (n, k) for k right-hand sides)."""
         data, _ = self.client.request("GET", "/v1/jobs/%s/solution?format=%s" % (self.id, format),
                                       raw=True)
         tmp = path + ".part"

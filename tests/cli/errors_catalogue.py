@@ -1427,6 +1427,13 @@ def _(t):
     return {"http": t.http("GET", "/v1/jobs/%s/solution?format=xml" % a_finished_job(t))}
 
 
+@case("HTTP-406-ACCEPT")
+def _(t):
+    job = a_finished_job(t)
+    return {"http": [t.http("GET", "/v1/jobs/%s/solution" % job, headers={"Accept": a})
+                     for a in ("image/png", "application/json;q=0")]}
+
+
 @case("HTTP-409-CANCEL-FINISHED")
 def _(t):
     o = t.http("POST", "/v1/jobs/%s/cancel" % a_finished_job(t))

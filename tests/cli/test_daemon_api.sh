@@ -83,6 +83,40 @@ assert j['n'] == len(x) == len(xb) == 494, (j['n'], len(x), len(xb))
 assert x == j['x'] == xb
 PYEOF
 expect 400 "$(code GET "/v1/jobs/$id/solution?format=xml")" "bad solution format"
+# .npy (?format=npy, or Accept: application/x-npy) and the Accept header:
+# each answer is the same x as solution.bin, with its own Content-Type
+OUT="$TEST_TMP/x.npy" code GET "/v1/jobs/$id/solution?format=npy" >/dev/null
+OUT="$TEST_TMP/x2.npy" code GET "/v1/jobs/$id/solution" -H 'Accept: application/x-npy' >/dev/null
+grep -qi '^Content-Type: application/x-npy' "$TEST_TMP/hdr" && ok || bad "npy Content-Type: $(cat "$TEST_TMP/hdr")"
+OUT="$TEST_TMP/xa.bin" code GET "/v1/jobs/$id/solution" -H 'Accept: text/html;q=0.9, application/octet-stream' >/dev/null
+grep -qi '^Content-Type: application/octet-stream' "$TEST_TMP/hdr" && ok || bad "Accept octet-stream: $(cat "$TEST_TMP/hdr")"
+OUT="$TEST_TMP/xa.json" code GET "/v1/jobs/$id/solution" -H 'Accept: application/json' >/dev/null
+OUT="$TEST_TMP/xa.mtx" code GET "/v1/jobs/$id/solution" -H 'Accept: application/json;q=0.5, */*' >/dev/null
+grep -qi '^Vary: Accept,' "$TEST_TMP/hdr" && ok || bad "no Vary: Accept"
+cmp -s "$TEST_TMP/xa.mtx" "$TEST_TMP/x_494_bus.mtx" && cmp -s "$TEST_TMP/xa.bin" "$TEST_TMP/x.bin" &&
+    cmp -s "$TEST_TMP/xa.json" "$TEST_TMP/x.json" && cmp -s "$TEST_TMP/x.npy" "$TEST_TMP/x2.npy" && ok ||
+    bad "an Accept header gave another representation than ?format="
+NPY_PY=/usr/bin/python3
+[ -x $NPY_PY ] || NPY_PY=$PY
+$NPY_PY - "$TEST_TMP/x.npy" "$TEST_TMP/x.bin" <<'PYEOF' && ok || bad "the .npy is not solution.bin"
+import ast, struct, sys
+d = open(sys.argv[1], "rb").read(); b = open(sys.argv[2], "rb").read()
+assert d[:8] == b"\x93NUMPY\x01\x00", d[:8]
+hl = struct.unpack("<H", d[8:10])[0]
+assert (10 + hl) % 64 == 0 and d[10 + hl - 1:10 + hl] == b"\n", hl
+h = ast.literal_eval(d[10:10 + hl].decode("latin1"))
+assert h == {"descr": "<f8", "fortran_order": False, "shape": (494,)}, h
+assert d[10 + hl:] == b
+try:
+    import io, numpy as np
+except ImportError:
+    print("numpy is not installed: the .npy was checked by its layout only")
+    sys.exit(0)
+x = np.load(io.BytesIO(d))
+assert x.dtype == np.float64 and x.shape == (494,) and x.tobytes() == b
+print("np.load reads the .npy: %d values, the same bits as solution.bin" % x.size)
+PYEOF
+expect 406 "$(code GET "/v1/jobs/$id/solution" -H 'Accept: image/png')" "an Accept we cannot answer"
 
 # --- gzip: with Content-Encoding, and a gzip body sent without it ---
 gzip -c "$M/ani1.mtx" >"$TEST_TMP/ani1.mtx.gz"

@@ -59,7 +59,7 @@ export CLSOLVE_TOKEN=$(cat "$t/token")
 j=$(wait_job "$U" "$id")
 [ "$(jget "j['status']" <<<"$j")" = succeeded ] && ok || bad "job: $j"
 for p in /v1/jobs "/v1/jobs?limit=1" "/v1/jobs/$id" "/v1/jobs/$id/solution" "/v1/jobs/$id/solution?format=json" \
-         "/v1/jobs/$id/solution?format=binary" "/v1/jobs/$id/residuals" "/v1/jobs/$id/residuals?since=3" \
+         "/v1/jobs/$id/solution?format=binary" "/v1/jobs/$id/solution?format=npy" "/v1/jobs/$id/residuals" "/v1/jobs/$id/residuals?since=3" \
          /v1/devices /metrics /healthz /readyz / /app.js /style.css /viewer.js /nope "/v1/jobs/$id/files" \
          "/v1/jobs/$id/bogus"; do
     cr "${A[@]}" "$U$p" >/dev/null

@@ -454,6 +454,12 @@ class Numpy(unittest.TestCase):
         job.wait()
         self.assertEqual(job.result["rhs_columns"], 4)
         np.testing.assert_allclose(job.solution(), x, rtol=1e-9, atol=1e-12)
+        # the same x as .npy: an n x k array numpy reads as it is
+        path = os.path.join(TMP, "x4.npy")
+        job.save_solution(path, format="npy")
+        xn = np.load(path)
+        self.assertEqual(xn.shape, (30, 4))
+        self.assertTrue(np.array_equal(xn, job.solution()))
         # an n x 1 b is one right-hand side: x is 1-D, as spsolve gives it
         x1, info = clsolve.solve(A, B[:, :1], rtol=1e-12, client=client())
         self.assertEqual((x1.shape, info), ((30,), 0))
