@@ -12,7 +12,8 @@
 #      affinity.h), keep = bound with CLSOLVE_BINDING=keep (the binding
 #      kept, as before the widening). A small job warms it; then REPS
 #      times: POST the file (curl --data-binary), poll the job every 20 ms,
-#      download the solution; the client's own clock for each step and the
+#      download the solution (Matrix Market; then, apart, the same as .npy);
+#      the client's own clock for each step and the
 #      job record's `timings` (receive, queue, parse, set-up, solve, write).
 #   CLSOLVE_MM_PROFILE=1 is set for both, so each read prints its threads,
 #   its path (mmap, read, gzip) and its phases (stderr, the daemon's log).
@@ -87,13 +88,16 @@ for mode in $DAEMONS; do
         curl -sf "$U/v1/jobs/$id/solution" -o "$W/x.mtx"
         e=$(now)
         [ "$f" = "$W/warm.mtx" ] && continue
+        curl -sf -H 'Accept: application/x-npy' "$U/v1/jobs/$id/solution" -o "$W/x.npy"
+        e2=$(now)
         curl -sf "$U/v1/jobs/$id" >"$W/job.json"
-        $PY - "$W/job.json" "$(dt "$s" "$a")" "$(dt "$a" "$b")" "$(dt "$b" "$e")" "$(dt "$s" "$e")" "$mode" <<'EOF'
+        $PY - "$W/job.json" "$(dt "$s" "$a")" "$(dt "$a" "$b")" "$(dt "$b" "$e")" "$(dt "$s" "$e")" "$mode" \
+            "$(dt "$e" "$e2")" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1])); t = j.get("timings") or {}
 keys = ["receive_s", "queue_s", "parse_s", "setup_s", "solve_s", "gather_s", "write_s", "total_s"]
-print("daemon %s: %s, submit %s s, wait %s s, download %s s, end to end %s s;" % (
-    sys.argv[6], j["status"], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]),
+print("daemon %s: %s, submit %s s, wait %s s, download %s s (.npy: %s s), end to end %s s;" % (
+    sys.argv[6], j["status"], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[7], sys.argv[5]),
     " ".join("%s=%.3f" % (k[:-2], t[k]) for k in keys if k in t))
 EOF
     done
