@@ -508,6 +508,7 @@ int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *
                                &la->prog, err);
     if (rc)
         return rc;
+    cls_trace("la_init: program built");
 
     struct {
         cl_kernel *k;
@@ -538,6 +539,7 @@ int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *
         }
     }
     lai_clamp_config(la);
+    cls_trace("la_init: kernels made");
 
     cl_int st;
     if ((rc = lai_ensure_partial(la, la->ngroups, err))) {

@@ -9,6 +9,9 @@
  *   cmake/embed_cl.cmake); ocl_source("spmv_csr.cl") returns the text.
  * - Programs are built once per (device, driver, options, source hash) and
  *   the binary cached under $CLSOLVE_CACHE_DIR or ~/.cache/clsolve/programs;
+ *   a miss there looks in the prebuilt programs the build made (programs/
+ *   beside the executable): on PoCL a first build and its binary cost a
+ *   new user 15-30 s before the first solve (issue 23, item 5);
  *   a corrupt or foreign cache entry is ignored and rebuilt. A compile
  *   failure returns the build log in the error.
  * - Every call is checked: OCL_CHECK names the call and the code
@@ -107,7 +110,7 @@ int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, 
  * rejected entry is a cache file that existed but was unusable (corrupt,
  * foreign, refused by the driver); it is rebuilt from source. */
 typedef struct ocl_cache_stats_t {
-    int hits, source_builds, rejected, write_failures;
+    int hits, prebuilt, source_builds, rejected, write_failures; /* prebuilt: of the hits */
 } ocl_cache_stats_t;
 void ocl_cache_stats(ocl_cache_stats_t *s);
 
@@ -116,6 +119,14 @@ void ocl_cache_stats(ocl_cache_stats_t *s);
  * or $HOME). */
 int ocl_cache_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf,
                    size_t cap);
+
+/* The same file among the prebuilt programs (read only, after a miss in
+ * the user's cache): $CLSOLVE_PROGRAMS_DIR, else programs/ beside the
+ * executable, which the build fills by solving a small system once
+ * (CMake's `programs` target: README command 1's first solve then builds
+ * nothing on PoCL). 0 when there is no such directory. */
+int ocl_prebuilt_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf,
+                      size_t cap);
 
 /* Seconds between the START and END of a profiled event (waits for it);
  * -1.0 if the event failed or has no profiling information. */

@@ -39,12 +39,13 @@
 #define CACHE_FORMAT 1u
 #define CACHE_HEADER 40 /* magic 8, format 4, pad 4, key 8, len 8, hash 8 */
 
-static atomic_int stat_hits, stat_source, stat_rejected, stat_write_failed;
+static atomic_int stat_hits, stat_prebuilt, stat_source, stat_rejected, stat_write_failed;
 static atomic_int warned_write;
 
 void ocl_cache_stats(ocl_cache_stats_t *s)
 {
     s->hits = atomic_load(&stat_hits);
+    s->prebuilt = atomic_load(&stat_prebuilt);
     s->source_builds = atomic_load(&stat_source);
     s->rejected = atomic_load(&stat_rejected);
     s->write_failures = atomic_load(&stat_write_failed);
@@ -118,6 +119,43 @@ static int cache_dir(char *buf, size_t cap)
         w = snprintf(buf, cap, "%s/.cache/clsolve/programs", e);
     else
         return 0;
+    return w > 0 && (size_t)w < cap;
+}
+
+/* The prebuilt programs' directory into buf: $CLSOLVE_PROGRAMS_DIR, else
+ * programs/ beside the executable (the build tree: CMake's programs
+ * target fills it). 0 when there is none. */
+static int prebuilt_dir(char *buf, size_t cap)
+{
+    const char *e = getenv("CLSOLVE_PROGRAMS_DIR");
+    if (e && *e) {
+        int w = snprintf(buf, cap, "%s", e);
+        return w > 0 && (size_t)w < cap;
+    }
+    char exe[900];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || (size_t)n >= sizeof exe - 1)
+        return 0;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return 0;
+    *slash = '\0';
+    int w = snprintf(buf, cap, "%s/programs", exe);
+    if (w <= 0 || (size_t)w >= cap)
+        return 0;
+    struct stat sb;
+    return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+int ocl_prebuilt_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf,
+                      size_t cap)
+{
+    char dir[900];
+    if (!prebuilt_dir(dir, sizeof dir))
+        return 0;
+    uint64_t key = cache_key(ctx, text, options ? options : "");
+    int w = snprintf(buf, cap, "%s/%016llx.clbin", dir, (unsigned long long)key);
     return w > 0 && (size_t)w < cap;
 }
 
@@ -317,6 +355,46 @@ static int build_from_source(ocl_ctx *ctx, const char *text, const char *options
  * the process with the device and the cache, each with the program's name
  * (its first source, from the #line ocl_build_program writes). Returns 1
  * when it printed, so the caller ends the line with the time taken. */
+/* Loads the program cached at `path` (cache_read's checks, then the
+ * driver's). CLS_OK with *prog kept for the context; otherwise nothing (a
+ * missing file) or one warning (a file that exists but is unusable). */
+static int cache_load(ocl_ctx *ctx, const char *path, uint64_t key, const char *options,
+                      cl_program *prog)
+{
+    size_t len = 0;
+    const char *why = NULL;
+    unsigned char *bin = cache_read(path, key, &len, &why);
+    if (bin) {
+        cl_int st, bst = CL_SUCCESS;
+        const unsigned char *b = bin;
+        cl_program p = clCreateProgramWithBinary(ctx->context, 1, &ctx->dev.id, &len, &b, &bst, &st);
+        if (st == CL_SUCCESS && bst == CL_SUCCESS) {
+            st = clBuildProgram(p, 1, &ctx->dev.id, options, NULL, NULL);
+            if (st == CL_SUCCESS) {
+                free(bin);
+                *prog = p;
+                atomic_fetch_add(&stat_hits, 1);
+                ocl_shared_program_keep(ctx, key, options, p);
+                return CLS_OK;
+            }
+        }
+        if (st == CL_SUCCESS)
+            st = bst;
+        if (p)
+            clReleaseProgram(p);
+        why = ocl_errstr(st);
+    }
+    free(bin);
+    if (why) {
+        atomic_fetch_add(&stat_rejected, 1);
+        fprintf(stderr,
+                "clsolve: warning: ignoring OpenCL program cache %s (%s); rebuilding from "
+                "source\n",
+                path, why);
+    }
+    return CLS_EOTHER;
+}
+
 static int ocl_build_announce(const ocl_ctx *ctx, const char *text, const char *cache_path)
 {
     static atomic_int announced;
@@ -360,40 +438,15 @@ int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, 
         return CLS_OK;
     }
     int have_path = ocl_cache_path(ctx, text, options, path, sizeof path);
-
-    if (have_path) {
-        size_t len = 0;
-        const char *why = NULL;
-        unsigned char *bin = cache_read(path, key, &len, &why);
-        if (bin) {
-            cl_int st, bst = CL_SUCCESS;
-            const unsigned char *b = bin;
-            cl_program p =
-                clCreateProgramWithBinary(ctx->context, 1, &ctx->dev.id, &len, &b, &bst, &st);
-            if (st == CL_SUCCESS && bst == CL_SUCCESS) {
-                st = clBuildProgram(p, 1, &ctx->dev.id, options, NULL, NULL);
-                if (st == CL_SUCCESS) {
-                    free(bin);
-                    *prog = p;
-                    atomic_fetch_add(&stat_hits, 1);
-                    ocl_shared_program_keep(ctx, key, options, p);
-                    return CLS_OK;
-                }
-            }
-            if (st == CL_SUCCESS)
-                st = bst;
-            if (p)
-                clReleaseProgram(p);
-            why = ocl_errstr(st);
-        }
-        free(bin);
-        if (why) {
-            atomic_fetch_add(&stat_rejected, 1);
-            fprintf(stderr,
-                    "clsolve: warning: ignoring OpenCL program cache %s (%s); rebuilding "
-                    "from source\n",
-                    path, why);
-        }
+    if (have_path && cache_load(ctx, path, key, options, prog) == CLS_OK)
+        return CLS_OK;
+    /* the user's cache has none: the programs built with clsolve itself
+     * (the build tree's programs/, CLSOLVE_PROGRAMS_DIR), never written */
+    char pre[1100];
+    if (ocl_prebuilt_path(ctx, text, options, pre, sizeof pre) &&
+        cache_load(ctx, pre, key, options, prog) == CLS_OK) {
+        atomic_fetch_add(&stat_prebuilt, 1);
+        return CLS_OK;
     }
 
     double t0 = cls_now();

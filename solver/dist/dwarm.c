@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/trace.h"
+
 /* ----------------------------------------------------------- warm devices */
 
 #define DSYS_WARM_MAX 8
@@ -108,6 +110,7 @@ static void *prewarm_run(void *arg)
     }
     p.cfg0 = p.la.cfg;
     p.ngroups0 = p.la.ngroups;
+    cls_trace("prewarm: la_init done");
     if (ld_init(&p.ld, &p.la, &e) != CLS_OK) {
         la_release(&p.la);
         ocl_ctx_release(&p.ocl);

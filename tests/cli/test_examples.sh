@@ -35,16 +35,27 @@ for spec in "poisson2d 30 poisson2d-30" "poisson3d 10 poisson3d-10"; do
     "$CLSOLVE" gen "$1" "$2" -o "gen-$3.mtx" >/dev/null 2>&1
     cmp -s "gen-$3.mtx" "examples/$3.mtx" && ok || bad "examples/$3.mtx is not what 'clsolve gen $1 $2' writes"
 done
-# a first run says it builds OpenCL programs (on a terminal: script(1)
-# gives it one), a second, from the cache, does not
+# a first run without prebuilt programs says it builds OpenCL programs (on
+# a terminal: script(1) gives it one), a second, from the cache, does not;
+# with the build's prebuilt programs (build/programs, issue 23 item 5) a
+# first run with an empty cache builds nothing
 if command -v script >/dev/null; then
     export CLSOLVE_CACHE_DIR=$TEST_TMP/fresh-cache
     rm -rf "$CLSOLVE_CACHE_DIR"
-    script -qec "$CLSOLVE solve examples/poisson3d-10.mtx" /dev/null >first.txt 2>&1
-    script -qec "$CLSOLVE solve examples/poisson3d-10.mtx" /dev/null >second.txt 2>&1
+    CLSOLVE_PROGRAMS_DIR=$TEST_TMP/no-programs script -qec "$CLSOLVE solve examples/poisson3d-10.mtx" /dev/null >first.txt 2>&1
+    CLSOLVE_PROGRAMS_DIR=$TEST_TMP/no-programs script -qec "$CLSOLVE solve examples/poisson3d-10.mtx" /dev/null >second.txt 2>&1
     grep -q "building OpenCL programs for .* (first use only; cached in $CLSOLVE_CACHE_DIR)" first.txt &&
         grep -q " s\s*$" first.txt && ok || { bad "a first run did not say it builds OpenCL programs"; cat first.txt >&2; }
     ! grep -q "building OpenCL programs" second.txt && ok || bad "a cached run still says it builds"
+    progs="$(dirname "$CLSOLVE")/programs"
+    if ls "$progs"/*.clbin >/dev/null 2>&1; then
+        rm -rf "$CLSOLVE_CACHE_DIR"
+        script -qec "$CLSOLVE solve examples/poisson3d-10.mtx" /dev/null >prebuilt.txt 2>&1
+        ! grep -q "building OpenCL programs" prebuilt.txt && grep -q "converged" prebuilt.txt && ok ||
+            { bad "a first run with the prebuilt programs ($progs) still builds"; cat prebuilt.txt >&2; }
+    else
+        bad "the build left no prebuilt programs in $progs: $(cat "$progs/build.log" 2>/dev/null | tail -3)"
+    fi
 fi
 echo "test_examples.sh: $checks checks, $fails failed"
 [ "$fails" -eq 0 ]

@@ -221,6 +221,38 @@ static void test_build_cache(const ocl_device *dev)
     CHECK(run_fill(&ctx, p, 11));
     clReleaseProgram(p);
 
+    /* an empty user cache reads the prebuilt programs (CLSOLVE_PROGRAMS_DIR,
+     * here the first cache) and writes nothing of its own */
+    {
+        char user[1100], upath[1200];
+        snprintf(user, sizeof user, "%s.user", dir);
+        rm_rf_cache(user);
+        setenv("CLSOLVE_CACHE_DIR", user, 1);
+        setenv("CLSOLVE_PROGRAMS_DIR", dir, 1);
+        ocl_cache_stats_t a, b;
+        ocl_cache_stats(&a);
+        CHECK(ocl_build_program_text(&ctx, text, "", &p, &err) == CLS_OK);
+        ocl_cache_stats(&b);
+        CHECK_MSG(b.hits == a.hits + 1 && b.prebuilt == a.prebuilt + 1 &&
+                      b.source_builds == a.source_builds,
+                  "prebuilt: hits %d -> %d, prebuilt %d -> %d, source builds %d -> %d", a.hits,
+                  b.hits, a.prebuilt, b.prebuilt, a.source_builds, b.source_builds);
+        CHECK(run_fill(&ctx, p, 13));
+        clReleaseProgram(p);
+        CHECK(ocl_cache_path(&ctx, text, "", upath, sizeof upath));
+        CHECK_MSG(stat(upath, &sb) != 0, "a prebuilt hit wrote %s", upath);
+        /* no prebuilt directory: a source build into the user's cache */
+        setenv("CLSOLVE_PROGRAMS_DIR", "/nonexistent/clsolve-programs", 1);
+        CHECK(ocl_build_program_text(&ctx, text, "", &p, &err) == CLS_OK);
+        ocl_cache_stats(&a);
+        CHECK(a.source_builds == b.source_builds + 1 && a.prebuilt == b.prebuilt);
+        clReleaseProgram(p);
+        unsetenv("CLSOLVE_PROGRAMS_DIR");
+        rm_rf_cache(user);
+        setenv("CLSOLVE_CACHE_DIR", dir, 1);
+        ocl_cache_stats(&s2);
+    }
+
     /* other options: another key, a source build */
     CHECK(ocl_build_program_text(&ctx, text, "-DUNUSED_OPTION=1", &p, &err) == CLS_OK);
     ocl_cache_stats(&s3);
