@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# bench/first-solve.sh: README command 1's solve for a user who never ran
+# clsolve (issue 23, item 5): poisson3d 48, Jacobi, on the default device,
+# with empty user and PoCL caches, then again with the caches that run
+# left; each with the build's prebuilt programs (build/programs) and
+# without them (CLSOLVE_PROGRAMS_DIR pointed at an empty directory: every
+# program compiled on first use, as before). REPS rounds; wall clock and
+# clsolve's own total for each run.
+#   BUILD=build REPS=3 bash bench/first-solve.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${BUILD:-build}
+C=$B/clsolve
+REPS=${REPS:-3}
+W=${WORK:-/tmp/first-solve}
+mkdir -p "$W"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, commit $(git rev-parse --short HEAD 2>/dev/null)," \
+    "prebuilt: $(ls "$B"/programs/*.clbin 2>/dev/null | wc -l) programs"
+M=$W/poisson3d-48.mtx
+[ -s "$M" ] || "$C" gen poisson3d 48 -o "$M" >/dev/null
+one() { # one LABEL: a solve with the caches in $W/user, $W/pocl
+    local s e
+    s=$(date +%s.%N)
+    CLSOLVE_CACHE_DIR=$W/user POCL_CACHE_DIR=$W/pocl XDG_CACHE_HOME=$W/xdg \
+        "$C" solve "$M" --precond jacobi -o "$W/x.mtx" >"$W/out" 2>&1
+    e=$(date +%s.%N)
+    echo "$1: wall $(python3 -c "print('%.2f' % ($e - $s))") s; $(grep '^times' "$W/out")"
+}
+for r in $(seq 1 "$REPS"); do
+    for mode in prebuilt none; do
+        if [ $mode = none ]; then export CLSOLVE_PROGRAMS_DIR=$W/no-programs; else unset CLSOLVE_PROGRAMS_DIR; fi
+        rm -rf "$W/user" "$W/pocl" "$W/xdg"
+        mkdir -p "$W/user" "$W/pocl" "$W/xdg"
+        one "round $r, $mode, first (empty caches)"
+        one "round $r, $mode, second"
+    done
+done
+unset CLSOLVE_PROGRAMS_DIR
