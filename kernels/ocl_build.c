@@ -148,25 +148,28 @@ static int prebuilt_dir(char *buf, size_t cap)
     return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-int ocl_prebuilt_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf,
-                      size_t cap)
+/* DIR/KEY.clbin of (ctx's device, text, options) in the directory `where`
+ * finds; 0 when it finds none. */
+static int cache_file(int (*where)(char *, size_t), const ocl_ctx *ctx, const char *text,
+                      const char *options, char *buf, size_t cap)
 {
     char dir[900];
-    if (!prebuilt_dir(dir, sizeof dir))
+    if (!where(dir, sizeof dir))
         return 0;
     uint64_t key = cache_key(ctx, text, options ? options : "");
     int w = snprintf(buf, cap, "%s/%016llx.clbin", dir, (unsigned long long)key);
     return w > 0 && (size_t)w < cap;
 }
 
+int ocl_prebuilt_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf,
+                      size_t cap)
+{
+    return cache_file(prebuilt_dir, ctx, text, options, buf, cap);
+}
+
 int ocl_cache_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf, size_t cap)
 {
-    char dir[900];
-    if (!cache_dir(dir, sizeof dir))
-        return 0;
-    uint64_t key = cache_key(ctx, text, options ? options : "");
-    int w = snprintf(buf, cap, "%s/%016llx.clbin", dir, (unsigned long long)key);
-    return w > 0 && (size_t)w < cap;
+    return cache_file(cache_dir, ctx, text, options, buf, cap);
 }
 
 static void put_u64(unsigned char *p, uint64_t v)
