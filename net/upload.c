@@ -2,6 +2,7 @@
  * upload.c: streaming an uploaded file to disk with the header check (see
  * upload.h).
  */
+#define _GNU_SOURCE /* sync_file_range */
 #include "upload.h"
 
 #include <errno.h>
@@ -178,6 +179,14 @@ int upload_file_write(upload_file *f, const void *data, size_t len, cls_error *e
         left -= (size_t)n;
     }
     f->bytes += len;
+    if (f->bytes - f->synced >= UPLOAD_SYNC_STEP) {
+        /* start the writeback of what arrived since the last step; the
+         * close's fsync then waits for the tail alone (a failure here is
+         * the fsync's to report) */
+        sync_file_range(f->fd, (off64_t)f->synced, (off64_t)(f->bytes - f->synced),
+                        SYNC_FILE_RANGE_WRITE);
+        f->synced = f->bytes;
+    }
     if (f->gz == 0 && f->measure) {
         f->text_bytes = f->bytes;
         if (f->max_text && f->text_bytes > f->max_text)

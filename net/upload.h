@@ -22,6 +22,11 @@
  * upload is inflated whole as it arrives to measure its text (text_bytes,
  * which admission uses instead of the declared counts); a stream that turns
  * out corrupt after the header is left to the reader, which names the line.
+ *
+ * Durability: the file is fsynced at close (a job is acknowledged only
+ * once it is on disk). Its writeback is started every UPLOAD_SYNC_STEP
+ * bytes as the upload arrives (sync_file_range, which does not wait), so
+ * the close waits for the last step's pages, not for a whole 589 MB file's.
  */
 #ifndef CLS_NET_UPLOAD_H
 #define CLS_NET_UPLOAD_H
@@ -34,6 +39,7 @@
 #include "../matrices/mm.h"
 
 #define UPLOAD_PREFIX_MAX (256u * 1024u)
+#define UPLOAD_SYNC_STEP (16u << 20)
 
 typedef struct upload_file {
     int fd;
@@ -51,6 +57,7 @@ typedef struct upload_file {
     int zs_live;
     int zs_end;          /* the gzip stream's end was inflated */
     uint64_t bytes;      /* bytes stored (as sent) */
+    uint64_t synced;     /* of which writeback was started (UPLOAD_SYNC_STEP) */
     uint64_t text_bytes; /* of Matrix Market text, decompressed (0: not measured) */
     int measure;         /* keep inflating after the header, to measure */
     int64_t max_entries; /* 0: no limit */
