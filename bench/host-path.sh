@@ -11,7 +11,9 @@
 #      MPI's default binding: one core, which clsolved widens: common/
 #      affinity.h), keep = bound with CLSOLVE_BINDING=keep (the binding
 #      kept, as before the widening). A small job warms it; then REPS
-#      times: POST the file (curl --data-binary), poll the job every 50 ms,
+#      times: POST the file (curl --data-binary), wait for the job with
+#      long polls (GET /v1/jobs/ID?wait=30: answered when it ends; POLL=1
+#      polls every 50 ms instead, as before the long poll),
 #      download the solution (Matrix Market; then, apart, the same as .npy);
 #      the client's own clock for each step and the
 #      job record's `timings` (receive, queue, parse, set-up, solve, write).
@@ -83,10 +85,11 @@ for mode in $DAEMONS; do
             "$U/v1/jobs?precond=jacobi&tol=1e-8${MAXITER:+&maxiter=$MAXITER}" | $PY -c 'import json,sys; print(json.load(sys.stdin)["id"])')
         a=$(now)
         # a poll is one curl and a bash match (a Python per poll took a
-        # visible share of a 2-core machine from the solve)
+        # visible share of a 2-core machine from the solve); a long poll
+        # is answered when the job ends
         while :; do
-            st=$(curl -sf "$U/v1/jobs/$id")
-            case $st in *'"status":"queued"'* | *'"status":"running"'*) sleep 0.05 ;; *) break ;; esac
+            if [ "${POLL:-0}" = 1 ]; then st=$(curl -sf "$U/v1/jobs/$id"); else st=$(curl -sf "$U/v1/jobs/$id?wait=30"); fi
+            case $st in *'"status":"queued"'* | *'"status":"running"'*) [ "${POLL:-0}" = 1 ] && sleep 0.05 ;; *) break ;; esac
         done
         b=$(now)
         curl -sf "$U/v1/jobs/$id/solution" -o "$W/x.mtx"

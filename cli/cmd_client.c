@@ -176,10 +176,15 @@ static int client_http_error(const client *c, const http_response *r)
     return r->status == 400 ? CLS_EINPUT : CLS_EOTHER;
 }
 
-static int client_get_job(const client *c, const char *id, json_t **job)
+/* wait_s > 0: a long poll (the server answers when the job ends, or after
+ * wait_s: net/job_wait.h). */
+static int client_get_job(const client *c, const char *id, double wait_s, json_t **job)
 {
-    char target[64];
-    snprintf(target, sizeof target, "/v1/jobs/%s", id);
+    char target[96];
+    if (wait_s > 0)
+        snprintf(target, sizeof target, "/v1/jobs/%s?wait=%.3g", id, wait_s);
+    else
+        snprintf(target, sizeof target, "/v1/jobs/%s", id);
     http_response r;
     cls_error err;
     *job = NULL;
@@ -373,7 +378,12 @@ static void client_monitor(const client *c, const char *id, int64_t *next, int64
     json_decref(o);
 }
 
-/* Polls until the job ends; prints it; fetches x when asked and there.
+/* Waits until the job ends; prints it; fetches x when asked and there.
+ * Each request is a long poll (?wait=S): answered as soon as the job ends,
+ * so a finished job is seen at once and nothing polls meanwhile. While
+ * progress or residuals are shown (redrawn at each answer) S grows from
+ * 0.1 s to 1 s, so that short phases are seen; else it is 20 s; within
+ * --timeout and the request's stall limit (--request-timeout).
  * monitor: print the residuals as they come (to stdout, or stderr with
  * --json). With --json the printed job carries its residual history. */
 static int client_wait(const client *c, const char *id, const char *out, int json, double timeout_s,
@@ -381,13 +391,19 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
 {
     int64_t mon_next = 0, mon_first = 0;
     FILE *mon_to = json ? stderr : stdout;
-    double start = cls_now(), delay = 0.1;
+    double start = cls_now(), step = 0.1;
     cli_progress prog;
     cli_progress_init(&prog, isatty(2) && !monitor);
     json_t *job = NULL;
     for (;;) {
         json_decref(job);
-        int rc = client_get_job(c, id, &job);
+        double wait_s = prog.tty || monitor ? step : 20.0;
+        step = step * 1.5 > 1.0 ? 1.0 : step * 1.5;
+        if (wait_s > c->opts.stall_timeout_s / 2)
+            wait_s = c->opts.stall_timeout_s / 2;
+        if (timeout_s > 0 && wait_s > timeout_s - (cls_now() - start))
+            wait_s = timeout_s - (cls_now() - start);
+        int rc = client_get_job(c, id, wait_s > 0.05 ? wait_s : 0.05, &job);
         if (rc) {
             cli_progress_end(&prog);
             return rc;
@@ -405,9 +421,6 @@ static int client_wait(const client *c, const char *id, const char *out, int jso
             json_decref(job);
             return CLS_EOTHER;
         }
-        struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
-        nanosleep(&ts, NULL);
-        delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
     }
     cli_progress_end(&prog); /* erased: the result follows */
     if (json && !strcmp(json_string_value(json_object_get(job, "kind")), "cg")) {
@@ -671,7 +684,7 @@ int cmd_status(int argc, char **argv)
     id_args ia;
     parse_id_cmd(argc, argv, "status", &c, &ia, 0, 0, 0);
     json_t *job;
-    int rc = client_get_job(&c, ia.id, &job);
+    int rc = client_get_job(&c, ia.id, 0, &job);
     if (!rc) {
         print_job(job, ia.json, 1);
         rc = job_exit_code(job);

@@ -55,6 +55,12 @@ typedef struct http_call {
     /* set by a handler of a row that streams its body (ROUTES_BODY): the
      * dispatcher feeds it the body (routes_jobs.h) */
     struct routes_post *upload;
+    /* a long poll (job_wait.h): a handler that is to answer later sets
+     * wait_s (seconds); the dispatcher parks the request and calls the
+     * handler again, with resumed set, when the job ends or wait_s passes:
+     * it answers then */
+    double wait_s;
+    int resumed;
 } http_call;
 
 /* Answers the call (or, for a streamed body, sets call->upload). */

@@ -34,6 +34,7 @@
 #include "http_guard.h"
 #include "http_reply.h"
 #include "ids.h"
+#include "job_wait.h"
 #include "log.h"
 #include "metrics.h"
 #include "problem.h"
@@ -47,6 +48,7 @@ struct http_server {
     http_server_config cfg;
     struct MHD_Daemon *mhd;
     http_guard *guard;
+    job_wait *waits; /* parked long polls */
     unsigned port;
 };
 
@@ -55,6 +57,8 @@ typedef struct http_req {
     int started;       /* the first call has been made */
     int answered;
     int deferred;      /* not a POST: answered at the next call (see the top) */
+    int parked;        /* a long poll, suspended (job_wait.h): answered when resumed */
+    int waited;        /* it was: its metrics go under the route's "?wait" name */
     int query_refused; /* the URI log callback cut the query: 414 */
     int uri_control;   /* the raw URI holds a control byte, raw or %-escaped: 400 */
     size_t nparams, query_len;
@@ -131,10 +135,19 @@ static enum MHD_Result http_dispatch(http_server *s, struct MHD_Connection *c, c
     enum MHD_Result q = MHD_NO;
     if (m.row->params && !http_only_params(c, m.row->params, &q))
         return q;
-    http_call call = {.conn = c, .cfg = &s->cfg, .name = m.name};
+    http_call call = {.conn = c, .cfg = &s->cfg, .name = m.name, .resumed = rq->parked};
     memcpy(call.id, m.id, sizeof call.id);
     q = m.row->handler(&call);
     rq->post = call.upload;
+    rq->parked = 0;
+    if (call.wait_s > 0 && !call.resumed) {
+        /* suspended before it is parked: the watcher may resume it at once */
+        MHD_suspend_connection(c);
+        if (job_wait_add(s->waits, c, call.id, cls_now() + call.wait_s) != 0)
+            MHD_resume_connection(c); /* stopping: answered when called again */
+        rq->parked = rq->waited = 1;
+        return MHD_YES;
+    }
     return q;
 }
 
@@ -450,6 +463,8 @@ static enum MHD_Result http_access(void *cls, struct MHD_Connection *c, const ch
         http_reply_enter(rq->method, rq->route, rq->path); /* a 401 is recorded with it too */
         enum MHD_Result q = http_dispatch(s, c, url, method, rq);
         rq->status = http_reply_leave();
+        if (rq->parked)
+            rq->answered = 0; /* a long poll: the handler answers when it is resumed */
         if (rq->post) {
             rq->answered = 0;
             http_guard_body_begin(s->guard, c, http_content_length(c)); /* the guard times it */
@@ -490,7 +505,11 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         routes_jobs_post_abort(rq->post);
     if (rq->started) { /* a request that reached the handler: its metrics and log line */
         double dt = cls_now() - rq->t0;
-        metrics_http_request(rq->route ? rq->route : "other", rq->method, rq->status, dt);
+        /* a long poll's time is the job's, not the server's: apart */
+        const char *route = rq->route ? rq->route : "other";
+        char wroute[96];
+        snprintf(wroute, sizeof wroute, "%s?wait", route);
+        metrics_http_request(rq->waited ? wroute : route, rq->method, rq->status, dt);
         if (log_enabled()) {
             char remote[INET6_ADDRSTRLEN] = "";
             const union MHD_ConnectionInfo *ci =
@@ -588,6 +607,11 @@ int http_server_start(http_server **out, const http_server_config *cfg, cls_erro
         free(s);
         return CLS_EOTHER;
     }
+    if (job_wait_start(&s->waits, cfg->store)) {
+        http_guard_stop(s->guard);
+        free(s);
+        return cls_fail(err, CLS_EOTHER, "cannot start the long-poll thread");
+    }
     /* libmicrohttpd's own limit leaves room for the reserve and for dropped
      * connections it has not closed yet (thousands a second when attackers
      * reconnect at once): the guard enforces the real one. At its own limit
@@ -602,7 +626,8 @@ int http_server_start(http_server **out, const http_server_config *cfg, cls_erro
         mhd_limit =
             (unsigned)(nofile.rlim_cur - 64) > floor_ ? (unsigned)(nofile.rlim_cur - 64) : floor_;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_AUTO |
+                     MHD_ALLOW_SUSPEND_RESUME; /* long polls (job_wait.h) */
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     s->mhd = MHD_start_daemon(
@@ -613,6 +638,7 @@ int http_server_start(http_server **out, const http_server_config *cfg, cls_erro
         MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
         http_guard_notify, s->guard, MHD_OPTION_URI_LOG_CALLBACK, http_uri_log, s, MHD_OPTION_END);
     if (!s->mhd) {
+        job_wait_stop(s->waits);
         http_guard_stop(s->guard);
         free(s);
         return cls_fail(err, CLS_EOTHER, "cannot listen on %s (address in use or not local?)",
@@ -621,6 +647,7 @@ int http_server_start(http_server **out, const http_server_config *cfg, cls_erro
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info ? info->port : 0;
     metrics_add_source(http_guard_metrics, s->guard);
+    metrics_add_source(job_wait_metrics, s->waits);
     *out = s;
     return CLS_OK;
 }
@@ -634,6 +661,7 @@ void http_server_stop(http_server *s)
 {
     if (!s)
         return;
+    job_wait_stop(s->waits); /* libmicrohttpd must find no suspended connection */
     MHD_stop_daemon(s->mhd);
     http_guard_stop(s->guard);
     free(s);

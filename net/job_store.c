@@ -235,6 +235,7 @@ void job_store_remove_at(job_store *s, size_t i)
 {
     memmove(s->recs + i, s->recs + i + 1, (s->n - i - 1) * sizeof *s->recs);
     s->n--;
+    job_store_changed(s); /* a GET waiting on it answers 404 now */
 }
 
 /* --- writing a record, and the store's health --- */

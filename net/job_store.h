@@ -169,6 +169,12 @@ int job_store_claim(job_store *s, const char *id, job_claim *c, cls_error *err);
 void job_store_set_note(job_store *s, const char *id, const char *note);
 /* Wakes a waiting claim (shutdown). */
 void job_store_wake(job_store *s);
+/* The store's change count: it moves when a job reaches a final state or
+ * is removed (what a long-polling GET waits for: job_wait.h), and at
+ * job_store_poke. job_store_watch waits until it differs from seen, or
+ * timeout_s passes, and returns it. */
+uint64_t job_store_watch(job_store *s, uint64_t seen, double timeout_s);
+void job_store_poke(job_store *s);
 /* Progress of the running job; returns non-zero when it is to stop. */
 int job_store_progress(job_store *s, const char *id, int64_t iteration, double residual);
 void job_store_set_phase(job_store *s, const char *id, const char *phase);

@@ -438,6 +438,7 @@ int job_store_open(job_store **out, const job_store_config *cfg, cls_error *err)
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&s->cv, &ca);
+    pthread_cond_init(&s->watch_cv, &ca);
     pthread_condattr_destroy(&ca);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/jobs", s->data);
@@ -460,6 +461,7 @@ void job_store_close(job_store *s)
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->io);
     pthread_cond_destroy(&s->cv);
+    pthread_cond_destroy(&s->watch_cv);
     free(s);
 }
 

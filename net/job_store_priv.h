@@ -85,6 +85,11 @@ struct job_store {
     job_store_config cfg;
     pthread_mutex_t mu, io;
     pthread_cond_t cv;
+    /* job_store_watch: counts the changes a waiting GET may be after (a
+     * job finished or removed), under mu, with its own condition variable
+     * so the scheduler's waits and the watchers' never wake each other */
+    uint64_t changes;
+    pthread_cond_t watch_cv;
     job_rec **recs; /* ascending seq */
     size_t n, cap;
     int64_t next_seq;
@@ -123,6 +128,7 @@ char *job_store_dump(json_t *o);
 void job_store_dir_of(const job_store *s, const char *id, char *out, size_t cap);
 int job_store_insert_sorted(job_store *s, job_rec *r);
 job_rec *job_store_find(job_store *s, const char *id); /* mu held */
+void job_store_changed(job_store *s);                  /* mu held: wakes the watchers */
 size_t job_store_find_index(job_store *s, const job_rec *r);
 void job_store_remove_at(job_store *s, size_t i);
 /* Removes a job's directory, job.json first (io not held); err may be NULL. */

@@ -152,6 +152,39 @@ int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error
     return job_store_claim(s, peek.id, c, err);
 }
 
+void job_store_changed(job_store *s)
+{
+    s->changes++;
+    pthread_cond_broadcast(&s->watch_cv);
+}
+
+void job_store_poke(job_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    job_store_changed(s);
+    pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t job_store_watch(job_store *s, uint64_t seen, double timeout_s)
+{
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    long long ns = (long long)(timeout_s * 1e9);
+    dl.tv_sec += ns / 1000000000LL;
+    dl.tv_nsec += ns % 1000000000LL;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&s->mu);
+    while (s->changes == seen)
+        if (pthread_cond_timedwait(&s->watch_cv, &s->mu, &dl) == ETIMEDOUT)
+            break;
+    uint64_t now = s->changes;
+    pthread_mutex_unlock(&s->mu);
+    return now;
+}
+
 void job_store_wake(job_store *s)
 {
     pthread_mutex_lock(&s->mu);
@@ -315,6 +348,7 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
         store_error_text(r->store_error, sizeof r->store_error, err);
     } else if (r) {
         r->status = st;
+        job_store_changed(s);
         r->finished = finished;
         r->updated = finished;
         r->phase_started = finished;
@@ -447,6 +481,7 @@ int job_store_cancel(job_store *s, const char *id, job_cancel_outcome *out, job_
         r = job_store_find(s, rid);
         if (r && !rc) {
             r->status = JOB_CANCELLED;
+            job_store_changed(s);
             r->finished = v.finished;
             r->updated = v.finished;
             r->phase_started = v.finished;

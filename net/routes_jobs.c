@@ -43,6 +43,7 @@
 #include "http_reply.h"
 #include "job_files.h"
 #include "job_params.h"
+#include "job_wait.h"
 #include "log.h"
 #include "metrics.h"
 #include "multipart.h"
@@ -704,12 +705,35 @@ enum MHD_Result routes_jobs_list(http_call *call)
     return http_reply_json(c, 200, json);
 }
 
+/* ?wait=S: a long poll (job_wait.h). Answered at once when the job is
+ * final or S is 0; else parked by the dispatcher and answered, through
+ * this handler again (call->resumed), when it ends or S seconds passed. */
 enum MHD_Result routes_jobs_get(http_call *call)
 {
     struct MHD_Connection *c = call->conn;
     const http_server_config *cfg = call->cfg;
     const char *id = call->id;
     char *json;
+    const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
+    if (w && !call->resumed) {
+        char *end;
+        errno = 0;
+        double s = strtod(w, &end);
+        if (end == w || *end || errno || !(s >= 0 && s <= JOB_WAIT_MAX_S)) {
+            char d[160];
+            snprintf(d, sizeof d, "wait: '%.32s' is not a number of seconds from 0 to %g", w,
+                     JOB_WAIT_MAX_S);
+            return http_reply_problem(c, 400, "bad-parameter", d, 0);
+        }
+        char dir[PATH_MAX];
+        job_status st;
+        if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
+            return http_reply_unknown_job(c, id);
+        if (s > 0 && st != JOB_SUCCEEDED && st != JOB_FAILED && st != JOB_CANCELLED) {
+            call->wait_s = s;
+            return MHD_YES;
+        }
+    }
     if (job_store_get_json(cfg->store, id, &json))
         return http_reply_unknown_job(c, id);
     return http_reply_json(c, 200, json);

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""poll.py: submit a Matrix Market system to a clsolved daemon, poll it to
-the end and download the solution, with Python's standard library only.
+"""poll.py: submit a Matrix Market system to a clsolved daemon, wait for it
+with long polls and download the solution, with Python's standard library only.
 
   python3 poll.py A.mtx x.mtx [--server http://127.0.0.1:8080] [--tol 1e-10]
                   [--precond none|jacobi|chebyshev|ic0|amg|auto] [--precond-degree N]
@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -69,12 +68,13 @@ def main():
     job = json.loads(body)
     print("job", job["id"])
 
-    # 2. poll until the job ends (the progress is refreshed every iteration)
-    delay = 0.1
+    # 2. wait until the job ends: each GET is a long poll (?wait=S), answered
+    # as soon as the job ends or after S seconds with its progress (refreshed
+    # every iteration); S grows to 2 s, so short phases are still printed
+    wait = 0.1
     while job["status"] in ("queued", "running"):
-        time.sleep(delay)
-        delay = min(delay * 1.5, 2.0)
-        status, body = call(a.server, token, "GET", "/v1/jobs/" + job["id"])
+        status, body = call(a.server, token, "GET", "/v1/jobs/%s?wait=%g" % (job["id"], wait))
+        wait = min(wait * 1.5, 2.0)
         if status != 200:
             print("GET failed: HTTP %d" % status, file=sys.stderr)
             return 1

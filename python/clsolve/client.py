@@ -406,27 +406,40 @@ class Job:
     eta_s = property(lambda self: (self.info.get("progress") or {}).get("eta_s"))
     finished = property(lambda self: self.status in FINISHED)
 
-    def refresh(self):
-        self.info = self.client.request("GET", "/v1/jobs/" + self.id)
+    def refresh(self, wait=None):
+        """Fetches the job's state. wait: seconds the server may hold the
+        request until the job ends (a long poll: answered at once when it
+        has ended or when it does)."""
+        path = "/v1/jobs/" + self.id
+        if wait is not None and wait > 0:
+            path += "?wait=%.3g" % wait
+        self.info = self.client.request("GET", path)
         return self.info
 
     def wait(self, progress=None, timeout=None, check=True):
-        """Polls until the job ends and returns it. progress(job) is called
-        after every poll while it runs (job.phase, .iteration, .residual).
+        """Waits until the job ends and returns it. Each request is a long
+        poll (GET /v1/jobs/ID?wait=S): the server answers as soon as the
+        job ends, so nothing polls meanwhile. progress(job) is called after
+        every answer while it runs (job.phase, .iteration, .residual): the
+        waits then grow from 0.1 s to a second, so short phases are seen.
         check: raise JobFailed (JobCancelled) unless it succeeded; a job
         stopped at maxiter is a JobFailed with code "not_converged" that
         still has its solution. timeout: seconds, then WaitTimeout."""
-        t0, delay = time.monotonic(), 0.1
+        t0, step = time.monotonic(), 0.1
         while True:
-            self.refresh()
+            s = step if progress is not None else 20.0
+            step = min(step * 1.5, 1.0)
+            if self.client.timeout:
+                s = min(s, self.client.timeout / 2)  # the request's own limit
+            if timeout is not None:
+                s = min(s, timeout - (time.monotonic() - t0))
+            self.refresh(wait=max(s, 0.05))
             if self.finished:
                 break
             if progress is not None:
                 progress(self)
             if timeout is not None and time.monotonic() - t0 > timeout:
                 raise errors.WaitTimeout(self, timeout)
-            time.sleep(delay)
-            delay = min(delay * 1.5, 1.0)
         if progress is not None:
             progress(self)
         if check and self.status == "cancelled":

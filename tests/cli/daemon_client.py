@@ -20,6 +20,7 @@ The token comes from --token or $CLSOLVE_TOKEN.
 """
 import argparse
 import gzip
+import http.client
 import json
 import os
 import sys
@@ -97,9 +98,15 @@ class Client:
         return job
 
     def wait(self, job_id, timeout=600, interval=0.05):
+        """Long polls (GET /v1/jobs/ID?wait=S) until the job ends. A wait
+        the server cut (a restart) is asked again; a refused one raises."""
         deadline = time.time() + timeout
         while True:
-            st, hdrs, data = self.request("GET", "/v1/jobs/" + job_id)
+            s = max(0.05, min(10.0, self.timeout / 2, deadline - time.time()))
+            try:
+                st, hdrs, data = self.request("GET", "/v1/jobs/%s?wait=%.3g" % (job_id, s))
+            except (http.client.RemoteDisconnected, ConnectionResetError):
+                st, data = 503, b""
             if st == 200:
                 job = json.loads(data)
                 if job["status"] in ("succeeded", "failed", "cancelled"):
@@ -108,8 +115,9 @@ class Client:
                 raise ApiError(st, data.decode("utf-8", "replace"))
             if time.time() > deadline:
                 raise TimeoutError("job %s still not finished after %s s" % (job_id, timeout))
-            time.sleep(interval)
-            interval = min(interval * 1.5, 0.5)
+            if st == 503:
+                time.sleep(interval)
+                interval = min(interval * 1.5, 0.5)
 
     def fetch(self, job_id, out, fmt="mtx"):
         st, _, data = self.request("GET", "/v1/jobs/%s/solution?format=%s" % (job_id, fmt))

@@ -269,6 +269,12 @@ if [ -f "$CLSOLVE_DATA/meshes/spot.obj" ]; then
     expect 400 "$(code POST "/v1/jobs?kind=springs" -F "matrix=@$M/LFAT5.mtx")" "physics job with a matrix part"
 fi
 
+# --- docs/examples/poll.py (standard library only; long polls) ---
+$PY "$here/../../docs/examples/poll.py" "$M/494_bus.mtx" "$TEST_TMP/x_poll.mtx" --server "$U" --tol 1e-10 \
+    >"$TEST_TMP/poll.out" 2>"$TEST_TMP/poll.err" && ok || bad "docs/examples/poll.py: exit $?: $(tail -2 "$TEST_TMP/poll.err")"
+res=$($PY "$here/mmref.py" residual "$M/494_bus.mtx" "$TEST_TMP/x_poll.mtx")
+lt "$res" 1e-9 && ok || bad "poll.py's x: recomputed residual $res"
+
 # --- metrics ---
 expect 200 "$(code GET /metrics)" metrics
 grep -q '^clsolve_jobs{state="succeeded"} [1-9]' "$TEST_TMP/body" && ok || bad "metrics jobs"

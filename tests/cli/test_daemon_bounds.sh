@@ -11,6 +11,11 @@
 #  4. a job whose runs the daemon's death cut short --max-job-restarts (2)
 #     times fails at the next start ("the daemon stopped 2 times"), never
 #     run again in a loop.
+#  6. long polls (GET /v1/jobs/ID?wait=S): answered after S seconds while
+#     the job runs, at once for a finished job, the moment a cancel ends
+#     it (the cancel's time in 1 is measured that way), during the drain
+#     with the job as it is then (the daemon not held by it); bad values
+#     400, an unknown job 404; /metrics counts the waits.
 #  5. physics jobs admitted with estimates (issue 27): an nbody job of
 #     500 million bodies refused at POST (413 job-too-large) with its
 #     figures and no server path; an nbody csv job whose frames cannot fit
@@ -29,27 +34,62 @@ submit_q() { # QUERY: a job with no body (the options generate the input)
     curl -s -X POST "$DURL/v1/jobs?$1" | jget "j['id']"
 }
 endless="kind=nbody&plummer=256&steps=1000000000&every=0"
-# the target is a cancel within a second; the test's own polling adds up to
-# 0.1 s, a loaded 2-core machine more, the sanitized build (PoCL under ASan)
-# several times that
+# the target is a cancel within a second (measured by a long poll parked
+# before the cancel: answered when the job ended); a loaded 2-core machine
+# adds to it, the sanitized build (PoCL under ASan) several times that
 cancel_limit=1.5
 [ -n "${ASAN_OPTIONS:-}" ] && cancel_limit=5
 
 daemon_start 1 "$D" --drain-timeout 1 --keep-bytes 1 || { bad "daemon start"; finish; }
 
-# 1. cancel a running physics job
+since() { $PY -c "import sys,time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$1"; }
+# lpoll ID S OUT: a long poll; its body to OUT, prints the HTTP status
+lpoll() { curl -s -o "$3" -w '%{http_code}' "$DURL/v1/jobs/$1?wait=$2"; }
+
+# 1. cancel a running physics job, and 6. the long polls on it
 for q in "$endless" "kind=springs&grid=20&steps=1000000000"; do
     id=$(submit_q "$q")
     [ -n "$id" ] && running "$id" && ok || { bad "$q: never ran"; continue; }
-    sleep 0.5
+    t0=$(date +%s.%N)
+    c=$(lpoll "$id" 0.5 $TEST_TMP/lp.json)
+    dt=$(since "$t0")
+    echo "wait=0.5 on a running job: $c $(jget "j['status']" <$TEST_TMP/lp.json) after $dt s"
+    [ "$c" = 200 ] && [ "$(jget "j['status']" <$TEST_TMP/lp.json)" = running ] && ok ||
+        bad "wait=0.5 on a running job: $c $(head -c 200 $TEST_TMP/lp.json)"
+    lt 0.45 "$dt" && lt "$dt" 3 && ok || bad "wait=0.5 on a running job answered after $dt s"
+    # a long poll parked before the cancel answers when the job ends
+    lpoll "$id" 30 $TEST_TMP/lp2.json >$TEST_TMP/lp2.code &
+    lp=$!
+    sleep 0.3
     t0=$(date +%s.%N)
     curl -s -o /dev/null -X POST "$DURL/v1/jobs/$id/cancel"
-    for _ in $(seq 100); do [ "$(jst "$id" "j['status']")" != running ] && break; sleep 0.05; done
-    dt=$($PY -c "import sys,time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$t0")
-    st=$(jst "$id" "j['status'], j['error']['code']")
+    wait $lp
+    dt=$(since "$t0")
+    [ "$(cat $TEST_TMP/lp2.code)" = 200 ] && ok || bad "the parked long poll: HTTP $(cat $TEST_TMP/lp2.code)"
+    st=$(jget "j['status'], j['error']['code']" <$TEST_TMP/lp2.json)
     echo "cancel ${q%%&*}: $st after $dt s"
     [ "$st" = "cancelled cancelled" ] && lt "$dt" "$cancel_limit" && ok ||
         bad "$q: after the cancel: $st after $dt s (limit $cancel_limit s)"
+done
+
+# 6. the long poll's edges: a finished job at once, bad values, unknown job
+t0=$(date +%s.%N)
+c=$(lpoll "$id" 30 $TEST_TMP/lp.json)
+dt=$(since "$t0")
+[ "$c" = 200 ] && [ "$(jget "j['status']" <$TEST_TMP/lp.json)" = cancelled ] && lt "$dt" 1 && ok ||
+    bad "wait=30 on a finished job: $c after $dt s"
+for v in abc -1 61 1e400 nan; do
+    c=$(lpoll "$id" "$v" $TEST_TMP/lp.json)
+    [ "$c" = 400 ] && [[ $(jget "j['detail']" <$TEST_TMP/lp.json) == "wait: "* ]] && ok ||
+        bad "wait=$v: HTTP $c $(head -c 200 $TEST_TMP/lp.json)"
+done
+c=$(lpoll 0123456789abcdef0123456789abcdef 5 $TEST_TMP/lp.json)
+[ "$c" = 404 ] && ok || bad "wait on an unknown job: HTTP $c"
+curl -s "$DURL/metrics" >$TEST_TMP/metrics.txt
+grep -q '^clsolve_http_waiting_requests 0$' $TEST_TMP/metrics.txt && ok || bad "metrics: waiting requests"
+for e in job deadline; do
+    grep -q "^clsolve_http_waits_total{ended=\"$e\"} [1-9]" $TEST_TMP/metrics.txt && ok ||
+        bad "metrics: waits ended by $e: $(grep waits_total $TEST_TMP/metrics.txt)"
 done
 
 # retention by size (--keep-bytes 1) spares jobs younger than --keep-min-age
@@ -57,14 +97,23 @@ done
 n=$(ls "$D/jobs" | wc -l)
 [ "$n" -ge 2 ] && ok || bad "--keep-bytes removed jobs that finished seconds ago: $n left"
 
-# 2. the drain ends within --drain-timeout while a physics job runs
+# 2. the drain ends within --drain-timeout while a physics job runs, and a
+# long poll parked on it is answered (6.) rather than holding the daemon
 id=$(submit_q "$endless")
 running "$id" || bad "drain: the job never ran"
+lpoll "$id" 60 $TEST_TMP/lp3.json >$TEST_TMP/lp3.code &
+lp=$!
+sleep 0.3
 t0=$(date +%s.%N)
 daemon_stop 30
-dt=$($PY -c "import sys,time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$t0")
+dt=$(since "$t0")
 echo "drain with a running physics job: exited after $dt s (--drain-timeout 1)"
 lt "$dt" 8 && ok || bad "the drain took $dt s with --drain-timeout 1"
+wait $lp
+st=$(jget "j['status']" <$TEST_TMP/lp3.json 2>/dev/null)
+echo "the long poll parked across the drain: HTTP $(cat $TEST_TMP/lp3.code), $st"
+[ "$(cat $TEST_TMP/lp3.code)" = 200 ] && [[ $st == queued || $st == running ]] && ok ||
+    bad "the long poll across the drain: HTTP $(cat $TEST_TMP/lp3.code) $(head -c 200 $TEST_TMP/lp3.json)"
 
 # 3. a cancel asked while a job runs is written to its record, so that it
 # survives the daemon's death. The job from 2 runs again: cancel it and kill
