@@ -191,7 +191,7 @@ D2=$TEST_TMP/data2
 # CLSOLVE_WARM=0: every job sets its devices up afresh, so the faults below
 # meet the OpenCL calls they target (a warm device makes no clBuildProgram);
 # warm devices meet their own fault in 7c
-LD_PRELOAD=$CLSFAULT_LIB CLSFAULT_DIR=$F CLSOLVE_WARM=0 daemon_start 2 "$D2" ||
+LD_PRELOAD=$CLSFAULT_LIB${LD_PRELOAD:+:$LD_PRELOAD} CLSFAULT_DIR=$F CLSOLVE_WARM=0 daemon_start 2 "$D2" ||
     { bad "daemon with clsfault"; finish; }
 small_job_ok "$DURL" "clsfault loaded, no fault"
 
@@ -271,7 +271,7 @@ daemon_stop 60 && ok || bad "clean stop after the faults"
 #     first; a device that fails in a job is dropped from the warm set and set
 #     up again for the next job, which succeeds
 D3=$TEST_TMP/data3
-LD_PRELOAD=$CLSFAULT_LIB CLSFAULT_DIR=$F daemon_start 1 "$D3" || { bad "daemon (warm devices)"; finish; }
+LD_PRELOAD=$CLSFAULT_LIB${LD_PRELOAD:+:$LD_PRELOAD} CLSFAULT_DIR=$F daemon_start 1 "$D3" || { bad "daemon (warm devices)"; finish; }
 small_job_warm() { # prints the warm_devices of a small job that succeeded
     local id j
     id=$($DCLIENT submit "$DURL" "$SMALL" --param tol=1e-10) || { echo "submit-failed"; return; }

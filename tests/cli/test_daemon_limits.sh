@@ -37,7 +37,7 @@ post() { # FILE [curl args...]: prints the status; the body in $TEST_TMP/body
 }
 body() { cat "$TEST_TMP/body"; }
 
-LD_PRELOAD=$CLSFAULT_LIB CLSFAULT_DIR=$F daemon_start 1 "$D" --max-nnz 50000 \
+LD_PRELOAD=$CLSFAULT_LIB${LD_PRELOAD:+:$LD_PRELOAD} CLSFAULT_DIR=$F daemon_start 1 "$D" --max-nnz 50000 \
     --max-matrix-bytes 2M --keep-bytes 120K --keep-min-age 0 || { bad "daemon start"; finish; }
 
 # 1. limits on what an upload becomes
@@ -150,7 +150,7 @@ daemon_stop 60 || bad "drain 3"
 # 5. clsolve solve: the figures, never the OOM killer
 "$CLSOLVE" gen poisson2d 600 -o "$TEST_TMP/p600.mtx" >/dev/null || bad "gen 600"
 meminfo 8388608 65536 # 64 MB free
-CLSFAULT_DIR=$F LD_PRELOAD=$CLSFAULT_LIB "$CLSOLVE" solve "$TEST_TMP/p600.mtx" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+CLSFAULT_DIR=$F LD_PRELOAD=$CLSFAULT_LIB${LD_PRELOAD:+:$LD_PRELOAD} "$CLSOLVE" solve "$TEST_TMP/p600.mtx" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
 rc=$?
 [ $rc = 1 ] && grep -q "p600.mtx:[0-9]*: reading this matrix needs at least [0-9]* MB of memory" "$TEST_TMP/err" &&
     grep -q "MB are available" "$TEST_TMP/err" && ok || bad "clsolve solve over the memory: exit $rc: $(cat "$TEST_TMP/err")"
@@ -161,7 +161,7 @@ mkdir -p "$F/cgroup/fs/memory/box"
 printf '4:memory:/box\n1:cpu:/\n' >"$F/cgroup/self"
 echo $((64 * 1024 * 1024)) >"$F/cgroup/fs/memory/box/memory.limit_in_bytes"
 echo 0 >"$F/cgroup/fs/memory/box/memory.usage_in_bytes"
-CLSFAULT_DIR=$F LD_PRELOAD=$CLSFAULT_LIB "$CLSOLVE" solve "$TEST_TMP/p600.mtx" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
+CLSFAULT_DIR=$F LD_PRELOAD=$CLSFAULT_LIB${LD_PRELOAD:+:$LD_PRELOAD} "$CLSOLVE" solve "$TEST_TMP/p600.mtx" >"$TEST_TMP/out" 2>"$TEST_TMP/err"
 rc=$?
 [ $rc = 1 ] && grep -q "reading this matrix needs at least [0-9]* MB of memory" "$TEST_TMP/err" && ok ||
     bad "clsolve solve under a 64 MB cgroup v1 limit: exit $rc: $(cat "$TEST_TMP/err")"

@@ -47,7 +47,7 @@ BIG=$TEST_TMP/big.mtx # a few seconds of iterations at tol 1e-12
 "$CLSOLVE" gen poisson2d 30 -o "$SMALL" >/dev/null || { bad "gen"; finish; }
 "$CLSOLVE" gen poisson2d 400 -o "$BIG" >/dev/null || { bad "gen"; finish; }
 SF="$PY $here/store_faults.py"
-start() { LD_PRELOAD=$CLSFAULT_LIB CLSFAULT_DIR=$F daemon_start 1 "$D" --lanes 1 "$@"; }  # one job at a time: a queued job behind a running one
+start() { LD_PRELOAD=$CLSFAULT_LIB${LD_PRELOAD:+:$LD_PRELOAD} CLSFAULT_DIR=$F daemon_start 1 "$D" --lanes 1 "$@"; }  # one job at a time: a queued job behind a running one
 start || { bad "daemon start"; finish; }
 DATA=$(realpath "$D")
 
