@@ -9,8 +9,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <zlib.h>
+
+#include "http_reply.h"
 
 #define GZ_IN 65536
 
@@ -83,25 +84,8 @@ struct MHD_Response *gzstream_response(gzstream_source src, void *ctx, void (*fr
 
 int gzstream_accepted(struct MHD_Connection *c)
 {
+    static const char *const names[] = {"gzip", "*"};
+    static const int values[] = {1, 1};
     const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding");
-    for (const char *p = ae; p && *p;) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        size_t n = strcspn(p, ",;");
-        int gzip = (n == 4 && !strncasecmp(p, "gzip", 4)) || (n == 1 && *p == '*');
-        const char *next = p + strcspn(p, ",");
-        if (gzip) {
-            /* ;q=0 (0, 0.0, 0.00...) refuses it */
-            const char *q = p + n;
-            while (*q == ';' || *q == ' ')
-                q++;
-            if (!strncasecmp(q, "q=", 2)) {
-                double v = strtod(q + 2, NULL);
-                return v > 0;
-            }
-            return 1;
-        }
-        p = next;
-    }
-    return 0;
+    return http_negotiate(ae, names, values, 2) == 1;
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../common/numfmt.h"
 #include "metrics.h"
@@ -171,4 +172,64 @@ int http_only_params(struct MHD_Connection *c, const char *const *names, enum MH
     snprintf(d, sizeof d, "unknown parameter '%.40s' (known: %s)", o.bad, names[0] ? list : "none");
     *replied = http_reply_problem(c, 400, "bad-parameter", d, 0);
     return 0;
+}
+
+/* --- content negotiation --- */
+
+#define NEG_ENTRIES 32 /* entries of a header looked at; more are ignored */
+#define NEG_VALUES 16
+
+int http_negotiate(const char *header, const char *const *names, const int *values, size_t n)
+{
+    struct neg_entry {
+        const char *name;
+        size_t len;
+        double q;
+    } e[NEG_ENTRIES];
+    int ne = 0;
+    for (const char *p = header; p && *p && ne < NEG_ENTRIES;) {
+        size_t len = strcspn(p, ",");
+        const char *end = p + len;
+        const char *name = p + strspn(p, " \t");
+        size_t nl = strcspn(name, ",; \t");
+        if (name + nl > end)
+            nl = (size_t)(end - name);
+        double q = 1;
+        for (const char *a = name + nl; a < end; a++)
+            if (*a == ';') {
+                const char *b = a + 1 + strspn(a + 1, " \t");
+                if ((b[0] == 'q' || b[0] == 'Q') && b[1] == '=')
+                    q = strtod(b + 2, NULL);
+            }
+        if (nl)
+            e[ne++] = (struct neg_entry){name, nl, q};
+        p = *end ? end + 1 : end;
+    }
+    double wq[NEG_VALUES];
+    int pos[NEG_VALUES], exact[NEG_VALUES];
+    for (int v = 0; v < NEG_VALUES; v++)
+        wq[v] = -1, pos[v] = NEG_ENTRIES, exact[v] = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = values[i], wild = strchr(names[i], '*') != NULL;
+        if (v < 0 || v >= NEG_VALUES)
+            continue;
+        for (int j = 0; j < ne; j++) {
+            if (e[j].len != strlen(names[i]) || strncasecmp(e[j].name, names[i], e[j].len))
+                continue;
+            if (!wild && (!exact[v] || e[j].q > wq[v] || (e[j].q == wq[v] && j < pos[v]))) {
+                exact[v] = 1; /* named exactly: its wildcards no longer count */
+                wq[v] = e[j].q;
+                pos[v] = j;
+            } else if (wild && !exact[v] && (e[j].q > wq[v] || (e[j].q == wq[v] && j < pos[v]))) {
+                wq[v] = e[j].q;
+                pos[v] = j;
+            }
+            break;
+        }
+    }
+    int best = -1;
+    for (int v = 0; v < NEG_VALUES; v++)
+        if (wq[v] > 0 && (best < 0 || wq[v] > wq[best] || (wq[v] == wq[best] && pos[v] < pos[best])))
+            best = v;
+    return best;
 }

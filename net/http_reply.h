@@ -42,6 +42,16 @@ enum MHD_Result http_queue_body(struct MHD_Connection *c, unsigned status, struc
  * otherwise queues 400 naming the stranger and returns 0. */
 int http_only_params(struct MHD_Connection *c, const char *const *names, enum MHD_Result *replied);
 
+/* Content negotiation (RFC 9110, 12.5): header is an Accept or
+ * Accept-Encoding value, comma-separated names each with optional
+ * parameters, of which q= (default 1) weighs it; names[i] (n of them,
+ * matched without regard to case; a name with '*' is a wildcard) stands
+ * for values[i] (0..15). A value's weight is the highest of its exactly
+ * named entries', else of its wildcards' (so "gzip;q=0, *" refuses
+ * gzip). Returns the value of highest weight above 0, the one
+ * named earliest in the header among equals; -1 when none. */
+int http_negotiate(const char *header, const char *const *names, const int *values, size_t n);
+
 /* The dispatcher's side: the request answered on this thread from now
  * on (the strings must outlive the answer)... */
 void http_reply_enter(const char *method, const char *route, const char *path);

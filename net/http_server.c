@@ -49,6 +49,7 @@ struct http_server {
     struct MHD_Daemon *mhd;
     http_guard *guard;
     job_wait *waits; /* parked long polls */
+    int waits_open;  /* parked and not yet completed (answered or dropped) */
     unsigned port;
 };
 
@@ -143,6 +144,7 @@ static enum MHD_Result http_dispatch(http_server *s, struct MHD_Connection *c, c
     if (call.wait_s > 0 && !call.resumed) {
         /* suspended before it is parked: the watcher may resume it at once */
         MHD_suspend_connection(c);
+        __atomic_add_fetch(&s->waits_open, 1, __ATOMIC_ACQ_REL);
         if (job_wait_add(s->waits, c, call.id, cls_now() + call.wait_s) != 0)
             MHD_resume_connection(c); /* stopping: answered when called again */
         rq->parked = rq->waited = 1;
@@ -503,6 +505,8 @@ static void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         return;
     if (rq->post)
         routes_jobs_post_abort(rq->post);
+    if (rq->waited)
+        __atomic_sub_fetch(&s->waits_open, 1, __ATOMIC_ACQ_REL);
     if (rq->started) { /* a request that reached the handler: its metrics and log line */
         double dt = cls_now() - rq->t0;
         /* a long poll's time is the job's, not the server's: apart */
@@ -639,6 +643,7 @@ int http_server_start(http_server **out, const http_server_config *cfg, cls_erro
         http_guard_notify, s->guard, MHD_OPTION_URI_LOG_CALLBACK, http_uri_log, s, MHD_OPTION_END);
     if (!s->mhd) {
         job_wait_stop(s->waits);
+        job_wait_free(s->waits);
         http_guard_stop(s->guard);
         free(s);
         return cls_fail(err, CLS_EOTHER, "cannot listen on %s (address in use or not local?)",
@@ -661,8 +666,15 @@ void http_server_stop(http_server *s)
 {
     if (!s)
         return;
-    job_wait_stop(s->waits); /* libmicrohttpd must find no suspended connection */
+    /* libmicrohttpd must find no suspended connection; and a resumed long
+     * poll is answered by its polling thread some time later, which
+     * MHD_stop_daemon would cut short (the sanitized test of a poll across
+     * the drain got no answer): its answers are given 2 s to go out */
+    job_wait_stop(s->waits);
+    for (int i = 0; i < 200 && __atomic_load_n(&s->waits_open, __ATOMIC_ACQUIRE) > 0; i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     MHD_stop_daemon(s->mhd);
+    job_wait_free(s->waits);
     http_guard_stop(s->guard);
     free(s);
 }

@@ -145,6 +145,12 @@ void job_wait_stop(job_wait *w)
     pthread_mutex_unlock(&w->mu);
     job_store_poke(w->store);
     pthread_join(w->thread, NULL);
+}
+
+void job_wait_free(job_wait *w)
+{
+    if (!w)
+        return;
     pthread_mutex_destroy(&w->mu);
     free(w->reqs);
     free(w);

@@ -28,8 +28,11 @@ int job_wait_start(job_wait **out, job_store *store);
  * watcher stops, or no memory): the caller resumes c and answers. */
 int job_wait_add(job_wait *w, struct MHD_Connection *c, const char *id, double deadline);
 /* Resumes every parked connection and stops the thread; before
- * MHD_stop_daemon, which must find no suspended connection. */
+ * MHD_stop_daemon, which must find no suspended connection. Requests
+ * parked after it are refused (job_wait_add: -1), so w stays valid for
+ * the polling threads until job_wait_free, after MHD_stop_daemon. */
 void job_wait_stop(job_wait *w);
+void job_wait_free(job_wait *w);
 /* Requests parked now (/metrics: clsolve_http_waiting_requests). */
 char *job_wait_metrics(void *w);
 

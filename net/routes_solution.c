@@ -228,9 +228,9 @@ static int64_t solution_columns(http_call *call)
 
 /* What to send, from ?format= or else the Accept header: 0 Matrix Market,
  * 1 JSON, 2 float64, 3 .npy; -1 a bad format (400), -2 nothing in Accept
- * we make (406). Accept's media ranges are taken by their q-values (the
- * first of the highest wins; q=0 refuses one); * / * and text/ * stand for
- * Matrix Market, as does no Accept at all. */
+ * we make (406). Accept's media ranges are taken by their q-values
+ * (http_negotiate: the first of the highest wins; q=0 refuses one);
+ * * / * and text/ * stand for Matrix Market, as does no Accept at all. */
 static int solution_format(struct MHD_Connection *c)
 {
     const char *format = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "format");
@@ -243,48 +243,13 @@ static int solution_format(struct MHD_Connection *c)
     const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
     if (!accept || !*accept)
         return 0;
-    static const struct {
-        const char *type;
-        int fmt;
-    } types[] = {
-        {"text/plain", 0},
-        {"text/x-matrix-market", 0},
-        {"text/*", 0},
-        {"application/json", 1},
-        {"application/octet-stream", 2},
-        {"application/x-npy", 3},
-        {"*/*", 0},
-    };
-    int best = -2;
-    double best_q = 0;
-    for (const char *p = accept; *p;) {
-        size_t len = strcspn(p, ",");
-        char range[128];
-        size_t rl = len < sizeof range - 1 ? len : sizeof range - 1;
-        memcpy(range, p, rl);
-        range[rl] = '\0';
-        p += len + (p[len] == ',');
-        double q = 1;
-        char *semi = strchr(range, ';');
-        if (semi) {
-            *semi = '\0';
-            for (char *a = semi + 1; a && *a; a = strchr(a, ';') ? strchr(a, ';') + 1 : NULL) {
-                a += strspn(a, " \t");
-                if ((a[0] == 'q' || a[0] == 'Q') && a[1] == '=')
-                    q = strtod(a + 2, NULL);
-            }
-        }
-        char *t = range + strspn(range, " \t");
-        size_t tl = strlen(t);
-        while (tl && (t[tl - 1] == ' ' || t[tl - 1] == '\t'))
-            t[--tl] = '\0';
-        for (size_t k = 0; k < sizeof types / sizeof types[0]; k++)
-            if (!strcasecmp(t, types[k].type) && q > best_q) {
-                best = types[k].fmt;
-                best_q = q;
-            }
-    }
-    return best;
+    static const char *const types[] = {"text/plain",       "text/x-matrix-market",
+                                        "text/*",           "application/json",
+                                        "application/octet-stream", "application/x-npy",
+                                        "*/*"};
+    static const int fmts[] = {0, 0, 0, 1, 2, 3, 0};
+    int f = http_negotiate(accept, types, fmts, sizeof fmts / sizeof fmts[0]);
+    return f < 0 ? -2 : f;
 }
 
 static void solution_cache_headers(struct MHD_Response *r, const char *etag)
