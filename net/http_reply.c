@@ -229,7 +229,8 @@ int http_negotiate(const char *header, const char *const *names, const int *valu
     }
     int best = -1;
     for (int v = 0; v < NEG_VALUES; v++)
-        if (wq[v] > 0 && (best < 0 || wq[v] > wq[best] || (wq[v] == wq[best] && pos[v] < pos[best])))
+        if (wq[v] > 0 &&
+            (best < 0 || wq[v] > wq[best] || (wq[v] == wq[best] && pos[v] < pos[best])))
             best = v;
     return best;
 }

@@ -226,6 +226,20 @@ static int64_t solution_columns(http_call *call)
     return k > 1 ? (int64_t)k : 1;
 }
 
+int routes_solution_accept(const char *accept)
+{
+    static const char *const types[] = {"text/plain",
+                                        "text/x-matrix-market",
+                                        "text/*",
+                                        "application/json",
+                                        "application/octet-stream",
+                                        "application/x-npy",
+                                        "*/*"};
+    static const int fmts[] = {0, 0, 0, 1, 2, 3, 0};
+    int f = http_negotiate(accept, types, fmts, sizeof fmts / sizeof fmts[0]);
+    return f < 0 ? -2 : f;
+}
+
 /* What to send, from ?format= or else the Accept header: 0 Matrix Market,
  * 1 JSON, 2 float64, 3 .npy; -1 a bad format (400), -2 nothing in Accept
  * we make (406). Accept's media ranges are taken by their q-values
@@ -241,15 +255,7 @@ static int solution_format(struct MHD_Connection *c)
                : !strcmp(format, "npy")                                   ? 3
                                                                           : -1;
     const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
-    if (!accept || !*accept)
-        return 0;
-    static const char *const types[] = {"text/plain",       "text/x-matrix-market",
-                                        "text/*",           "application/json",
-                                        "application/octet-stream", "application/x-npy",
-                                        "*/*"};
-    static const int fmts[] = {0, 0, 0, 1, 2, 3, 0};
-    int f = http_negotiate(accept, types, fmts, sizeof fmts / sizeof fmts[0]);
-    return f < 0 ? -2 : f;
+    return !accept || !*accept ? 0 : routes_solution_accept(accept);
 }
 
 static void solution_cache_headers(struct MHD_Response *r, const char *etag)

@@ -9,5 +9,8 @@
 #include "http_call.h"
 
 enum MHD_Result routes_jobs_solution(http_call *call);
+/* The format an Accept header asks for (not NULL, not empty): 0 Matrix
+ * Market, 1 JSON, 2 float64, 3 .npy; -2 none we make (406). */
+int routes_solution_accept(const char *accept);
 
 #endif
