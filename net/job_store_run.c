@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/timer.h"
 #include "fileio.h"
 #include "job_store_priv.h"
 
@@ -63,15 +64,7 @@ static void claim_fill(job_store *s, const job_rec *r, job_claim *c)
 
 int job_store_peek_queued(job_store *s, double timeout_s, job_claim *c)
 {
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    long long ns = (long long)(timeout_s * 1e9);
-    dl.tv_sec += ns / 1000000000LL;
-    dl.tv_nsec += ns % 1000000000LL;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
+    struct timespec dl = cls_deadline(CLOCK_MONOTONIC, timeout_s);
     job_rec *r = NULL;
     pthread_mutex_lock(&s->mu);
     for (;;) {
@@ -167,15 +160,7 @@ void job_store_poke(job_store *s)
 
 uint64_t job_store_watch(job_store *s, uint64_t seen, double timeout_s)
 {
-    struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    long long ns = (long long)(timeout_s * 1e9);
-    dl.tv_sec += ns / 1000000000LL;
-    dl.tv_nsec += ns % 1000000000LL;
-    if (dl.tv_nsec >= 1000000000L) {
-        dl.tv_sec++;
-        dl.tv_nsec -= 1000000000L;
-    }
+    struct timespec dl = cls_deadline(CLOCK_MONOTONIC, timeout_s);
     pthread_mutex_lock(&s->mu);
     while (s->changes == seen)
         if (pthread_cond_timedwait(&s->watch_cv, &s->mu, &dl) == ETIMEDOUT)

@@ -25,6 +25,7 @@
 
 #include "../common/numfmt.h"
 #include "../common/timer.h"
+#include "../common/trace.h"
 #include "../matrices/mm.h"
 #include "../solver/dsolve.h"
 #include "../solver/names.h"
@@ -198,6 +199,7 @@ static int write_solution(const char *dir, const double *x, int64_t rows, int k,
                : mm_write_vector(path, x, n, comment, err)) ||
         fileio_sync_path(path, err) || fileio_sync_parent(path, err))
         return CLS_EOTHER;
+    cls_trace("write: solution.mtx written and synced");
     struct stat sb;
     files->mtx_bytes = stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
     unsigned char *bin = malloc((size_t)(n ? n : 1) * 8);
@@ -211,10 +213,12 @@ static int write_solution(const char *dir, const double *x, int64_t rows, int k,
     }
     files->bin_bytes = n * 8;
     files->bin_crc32 = (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), bin, (size_t)n * 8);
+    cls_trace("write: solution.bin packed, CRC-32");
     int rc = snprintf(path, sizeof path, "%s/solution.bin", dir) >= (int)sizeof path
                  ? cls_fail(err, CLS_EOTHER, "job directory path too long")
                  : fileio_write_durable(path, bin, (size_t)n * 8, err);
     free(bin);
+    cls_trace("write: solution.bin written and synced");
     return rc;
 }
 
@@ -365,6 +369,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
     int rc = dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL,
                          m.x0_path[0] ? m.x0_path : NULL, &o, &rep, &x, &err);
     double t_solved = cls_now();
+    cls_trace("write: the solve returned");
     user_message(err.msg, sizeof err.msg, c, m.a_path, m.b_path, m.x0_path);
 
     if (mc.drained) {
@@ -446,6 +451,7 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
         nanosleep(&(struct timespec){1, 0}, NULL);
     }
     job_store_set_disk_wait(s, NULL);
+    cls_trace("write: residuals.json written");
     if (hrc && !error) {
         st = JOB_FAILED;
         rc = CLS_EOTHER;
@@ -850,13 +856,7 @@ static void lanes_wait(sched_lanes *L, int most, volatile sig_atomic_t *stop, in
 {
     pthread_mutex_lock(&L->mu);
     while (L->busy > most && (even_if_stop || !*stop)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 250000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
-        }
+        struct timespec ts = cls_deadline(CLOCK_REALTIME, 0.25);
         pthread_cond_timedwait(&L->cv, &L->mu, &ts);
     }
     pthread_mutex_unlock(&L->mu);
