@@ -9,7 +9,9 @@
 #   bash bench/daemon-jobs.sh [DEVICE] [REPS]      (defaults auto 3)
 #   BUS=path/to/1138_bus.mtx CLSOLVED=build/clsolved
 # Prints jobs per second end to end and the daemon's own run time per job
-# (p50) for each way (MODES="lanes one cold", LANES=4).
+# (p50) for each way (MODES="lanes one cold", LANES=4). The clients wait
+# with long polls (GET /v1/jobs/ID?wait=30, as clsolve and the Python client
+# do); WAIT=0 polls every 20 ms instead, as before them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=${1:-auto}
@@ -29,7 +31,7 @@ for mode in $MODES; do
         pid=$!
         for _ in $(seq 1 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
         timeout 300 python3 tests/load/loadgen.py "$BUS" --url http://127.0.0.1:$PORT --clients 40 \
-            --jobs 40 --param precond=jacobi --metrics off --settle 0 >"$dir.json" 2>&1
+            --jobs 40 --param precond=jacobi --metrics off --settle 0 --wait "${WAIT:-30}" >"$dir.json" 2>&1
         kill $pid; wait $pid 2>/dev/null
         python3 - "$dir.json" $mode <<'PY'
 import json, sys
