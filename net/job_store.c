@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "../common/numfmt.h"
+#include "../common/timer.h"
 #include "fileio.h"
 
 const char *const job_store_quarantine_reasons[JOB_QUARANTINE_NREASONS] = {"record", "no-record",
@@ -229,6 +230,33 @@ int job_store_insert_sorted(job_store *s, job_rec *r)
     s->recs[i] = r;
     s->n++;
     return 0;
+}
+
+/* --- watching for changes (job_store_watch: long polls) --- */
+
+void job_store_changed(job_store *s)
+{
+    s->changes++;
+    pthread_cond_broadcast(&s->watch_cv);
+}
+
+void job_store_poke(job_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    job_store_changed(s);
+    pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t job_store_watch(job_store *s, uint64_t seen, double timeout_s)
+{
+    struct timespec dl = cls_deadline(CLOCK_MONOTONIC, timeout_s);
+    pthread_mutex_lock(&s->mu);
+    while (s->changes == seen)
+        if (pthread_cond_timedwait(&s->watch_cv, &s->mu, &dl) == ETIMEDOUT)
+            break;
+    uint64_t now = s->changes;
+    pthread_mutex_unlock(&s->mu);
+    return now;
 }
 
 void job_store_remove_at(job_store *s, size_t i)

@@ -145,31 +145,6 @@ int job_store_claim_next(job_store *s, double timeout_s, job_claim *c, cls_error
     return job_store_claim(s, peek.id, c, err);
 }
 
-void job_store_changed(job_store *s)
-{
-    s->changes++;
-    pthread_cond_broadcast(&s->watch_cv);
-}
-
-void job_store_poke(job_store *s)
-{
-    pthread_mutex_lock(&s->mu);
-    job_store_changed(s);
-    pthread_mutex_unlock(&s->mu);
-}
-
-uint64_t job_store_watch(job_store *s, uint64_t seen, double timeout_s)
-{
-    struct timespec dl = cls_deadline(CLOCK_MONOTONIC, timeout_s);
-    pthread_mutex_lock(&s->mu);
-    while (s->changes == seen)
-        if (pthread_cond_timedwait(&s->watch_cv, &s->mu, &dl) == ETIMEDOUT)
-            break;
-    uint64_t now = s->changes;
-    pthread_mutex_unlock(&s->mu);
-    return now;
-}
-
 void job_store_wake(job_store *s)
 {
     pthread_mutex_lock(&s->mu);
