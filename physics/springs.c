@@ -266,7 +266,8 @@ int springs_from_mesh_proximity(const mesh *m, double min_dist, double max_dist,
                 }
             }
         }
-        qsort(nbr, (size_t)nn, sizeof *nbr, springs_cmp_i32);
+        if (nn > 1) /* none yet: nbr is still NULL, which qsort must not get */
+            qsort(nbr, (size_t)nn, sizeof *nbr, springs_cmp_i32);
         for (int64_t t = 0; t < nn; t++) {
             const double *xj = m->v + 3 * (int64_t)nbr[t];
             double dx = xj[0] - xi[0], dy = xj[1] - xi[1], dz = xj[2] - xi[2];
