@@ -52,6 +52,14 @@ typedef enum {
 
 const char *job_status_name(job_status s);
 
+/* A final status (succeeded, failed, cancelled): the job will not run
+ * again, its record is removable and counted by retention, and a long
+ * poll on it answers at once. The one test of "final" everywhere. */
+static inline int job_status_final(job_status s)
+{
+    return s == JOB_SUCCEEDED || s == JOB_FAILED || s == JOB_CANCELLED;
+}
+
 /* job_store_accept's answer when the queue is full (the server's 503). */
 #define JOB_STORE_FULL 100
 

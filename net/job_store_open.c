@@ -180,7 +180,7 @@ static int load_one(job_store *s, const char *id, cls_error *err)
     if (r->status == JOB_SUCCEEDED && (rc = load_check_result(dir, o, err)) != LOAD_OK)
         goto out;
     rc = LOAD_BAD;
-    if (job_store_finished(r->status)) {
+    if (job_status_final(r->status)) {
         json_t *v;
         if (json_is_object(v = json_object_get(o, "result")))
             r->result = json_incref(v);
@@ -498,7 +498,7 @@ void job_store_retention(job_store *s)
         job_rec *oldest = NULL;
         for (size_t i = 0; i < s->n; i++) {
             job_rec *r = s->recs[i];
-            if (!job_store_finished(r->status) || r->pinned)
+            if (!job_status_final(r->status) || r->pinned)
                 continue;
             finished++;
             bytes += r->disk;

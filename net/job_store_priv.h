@@ -111,13 +111,6 @@ struct job_store {
     double last_retry;
 };
 
-/* Finished jobs (succeeded, failed, cancelled) are kept, removable and
- * counted by retention; the others are the queue. */
-static inline int job_store_finished(job_status s)
-{
-    return s >= JOB_SUCCEEDED;
-}
-
 double job_store_wall_now(void);
 int job_store_status_from_name(const char *n);
 void job_store_rec_free(job_rec *r);

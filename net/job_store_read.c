@@ -234,7 +234,7 @@ int job_store_residuals_json(job_store *s, const char *id, int64_t since, char *
     json_object_set_new(o, "id", json_string(r->id));
     json_object_set_new(o, "status", json_string(job_status_name(r->status)));
     json_object_set_new(o, "start", json_integer(since));
-    int finished = job_store_finished(r->status);
+    int finished = job_status_final(r->status);
     if (!finished) {
         int64_t n = r->status == JOB_RUNNING ? r->nhist : 0;
         json_object_set_new(o, "first_iteration", json_integer(n ? r->hfirst : 0));
@@ -347,7 +347,7 @@ int job_store_mark_fetched(job_store *s, const char *id)
     pthread_mutex_lock(&s->mu);
     job_rec *r = job_store_find(s, id);
     int want =
-        r && r->params.keep_until_fetched && r->fetched <= 0 && job_store_finished(r->status);
+        r && r->params.keep_until_fetched && r->fetched <= 0 && job_status_final(r->status);
     pthread_mutex_unlock(&s->mu);
     if (!want)
         return 0;

@@ -508,7 +508,7 @@ int job_store_remove(job_store *s, const char *id, job_status *st, cls_error *er
         return -1;
     }
     *st = r->status;
-    if (!job_store_finished(r->status)) { /* queued or running: cancel it first */
+    if (!job_status_final(r->status)) { /* queued or running: cancel it first */
         pthread_mutex_unlock(&s->mu);
         pthread_mutex_unlock(&s->io);
         return JOB_REMOVE_ACTIVE;

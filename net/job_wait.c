@@ -48,7 +48,7 @@ static int job_wait_due(job_wait *w, const job_wait_req *r, double now)
 {
     char dir[PATH_MAX];
     job_status st;
-    if (job_store_job_dir(w->store, r->id, dir, sizeof dir, &st) != 0 || st >= JOB_SUCCEEDED) {
+    if (job_store_job_dir(w->store, r->id, dir, sizeof dir, &st) != 0 || job_status_final(st)) {
         w->resumed_final++;
         return 1;
     }

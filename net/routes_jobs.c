@@ -729,7 +729,7 @@ enum MHD_Result routes_jobs_get(http_call *call)
         job_status st;
         if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
             return http_reply_unknown_job(c, id);
-        if (s > 0 && st != JOB_SUCCEEDED && st != JOB_FAILED && st != JOB_CANCELLED) {
+        if (s > 0 && !job_status_final(st)) {
             call->wait_s = s;
             return MHD_YES;
         }
