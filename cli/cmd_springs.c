@@ -48,6 +48,14 @@ static const char springs_help[] =
     "  --dt DT               time step (default 0.01)\n"
     "  --gravity G           along -y (default 9.81)\n"
     "  --iterations N        sweeps per step (default 1)\n"
+    "  --projection P        gauss-seidel (default: colour by colour, the thesis's\n"
+    "                        order) or jacobi (all springs at once, each particle\n"
+    "                        moved by omega times the mean of its corrections: one\n"
+    "                        launch per sweep on a GPU, weaker per sweep)\n"
+    "  --omega W             Jacobi relaxation, W * S < 2 (default 1.75 / S)\n"
+    "  --chebyshev R         Jacobi: Chebyshev acceleration with spectral radius R in\n"
+    "                        [0, 1) (default 0: off; Wang 2015)\n"
+    "  --chebyshev-delay K   Jacobi: plain sweeps per step before it (default 1)\n"
     "  --steps N             steps (default 100)\n"
     "  --floor Y             a floor plane y = Y\n"
     "  --plane PX,PY,PZ,NX,NY,NZ   a solid half space below the plane (normal out)\n"
@@ -56,8 +64,9 @@ static const char springs_help[] =
     "  --friction MU         Coulomb friction at every collider (default 0)\n"
     "\n"
     "Device and output:\n"
-    "  --launch P            auto (default: time both), color (a launch per colour)\n"
-    "                        or workgroup (one work-group, barriers between colours)\n"
+    "  --launch P            Gauss-Seidel's plan: auto (default: time both), color\n"
+    "                        (a launch per colour) or workgroup (one work-group,\n"
+    "                        barriers between colours); Jacobi has its own\n"
     "  --cpu                 also run the CPU double reference: time and max difference\n"
     "  --device D            auto (default), cpu, gpu or an index (clsolve devices)\n"
     "  -o, --output FILE     .obj, .ply, .vtk (the final mesh, UVs and normals kept)\n"
@@ -154,6 +163,16 @@ int cmd_springs(int argc, char **argv)
             o.params.gravity = cli_double(&a, "--gravity", a.value);
         else if (cli_opt(&a, "--iterations", NULL, 1))
             o.params.iterations = (int)cli_int(&a, "--iterations", a.value, 1);
+        else if (cli_opt(&a, "--projection", NULL, 1)) {
+            if (springs_projection_parse(a.value, &o.params.projection))
+                cli_usage_error("springs", "--projection: '%s' is not gauss-seidel or jacobi",
+                                a.value);
+        } else if (cli_opt(&a, "--omega", NULL, 1))
+            o.params.omega = cli_double(&a, "--omega", a.value);
+        else if (cli_opt(&a, "--chebyshev", NULL, 1))
+            o.params.rho = cli_double(&a, "--chebyshev", a.value);
+        else if (cli_opt(&a, "--chebyshev-delay", NULL, 1))
+            o.params.rho_delay = (int)cli_int(&a, "--chebyshev-delay", a.value, 1);
         else if (cli_opt(&a, "--steps", NULL, 1))
             o.steps = cli_int(&a, "--steps", a.value, 0);
         else if (cli_opt(&a, "--min-dist", NULL, 1)) {

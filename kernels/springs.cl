@@ -256,6 +256,83 @@ __kernel void springs_project_color(__global float4 *pos, __global const int4 *s
         springs_project_one(pos, spr[first + t], S);
 }
 
+/* One Jacobi sweep (physics/springs.h): every free particle i moves by
+ * omega / n_i times the sum of its springs' corrections, all computed from
+ * the positions the sweep starts from (pin = q^k), into pio. With the
+ * Chebyshev weight cw != 1 the result is cw (y - q^(k-1)) + q^(k-1), and
+ * pio holds q^(k-1) on entry (the host swaps the buffers every sweep, so
+ * the one written is the iterate before the one read). A particle's
+ * springs are its row of a CSR adjacency (adj_off, adj: int4 (j, i, rest
+ * bits, k bits), a spring seen from i), built on the host from the coloured springs; a team
+ * of `team` work-items (a power of two dividing the work-group) strides
+ * over the row, and the team's sums meet in local memory by a fixed tree,
+ * so a sweep is deterministic. Pinned particles and particles without
+ * springs are copied. Seen from j, spring (i, j)'s correction is -c
+ * (D = x_i - x_j), so both ends use springs_correction with themselves
+ * first. No order between particles: the whole device works at once, one
+ * launch per sweep, where Gauss-Seidel needs one dependent round per
+ * colour. */
+__kernel void springs_jacobi(__global const float4 *restrict pin, __global float4 *restrict pio,
+                             __global const int *restrict adj_off,
+                             __global const int4 *restrict adj, int n, float S, float omega,
+                             float cw, int team, __local float4 *red,
+                             __global const float4 *restrict prev, __global const float4 *col,
+                             int ncol, float mu)
+{
+    int lid = get_local_id(0);
+    int lane = lid & (team - 1);
+    int i = get_group_id(0) * (get_local_size(0) / team) + lid / team;
+    float3 sum = (float3)(0.0f);
+    float4 pi = (float4)(0.0f);
+    int a0 = 0, a1 = 0;
+    if (i < n) {
+        pi = pin[i];
+        a0 = adj_off[i];
+        a1 = adj_off[i + 1];
+    }
+    /* four springs per round, their loads before any arithmetic: the
+     * chain is two dependent loads (the list entry, then the other end)
+     * per round instead of per spring; the sum still runs e, e + team,
+     * e + 2 team, ... as a plain strided loop would */
+    if (pi.w > 0.0f)
+        for (int e = a0 + lane; e < a1; e += 4 * team) {
+            int e1 = e + team, e2 = e1 + team, e3 = e2 + team;
+            int4 s0 = adj[e], s1 = e1 < a1 ? adj[e1] : (int4)(i, i, 0, 0),
+                 s2 = e2 < a1 ? adj[e2] : (int4)(i, i, 0, 0),
+                 s3 = e3 < a1 ? adj[e3] : (int4)(i, i, 0, 0);
+            float4 p0 = pin[s0.x], p1 = pin[s1.x], p2 = pin[s2.x], p3 = pin[s3.x];
+            sum += springs_correction(pi, p0, s0, S) * (pi.w / (pi.w + p0.w));
+            if (e1 < a1)
+                sum += springs_correction(pi, p1, s1, S) * (pi.w / (pi.w + p1.w));
+            if (e2 < a1)
+                sum += springs_correction(pi, p2, s2, S) * (pi.w / (pi.w + p2.w));
+            if (e3 < a1)
+                sum += springs_correction(pi, p3, s3, S) * (pi.w / (pi.w + p3.w));
+        }
+    red[lid] = (float4)(sum, 0.0f);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = team / 2; s > 0; s >>= 1) {
+        if (lane < s)
+            red[lid] += red[lid + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lane == 0 && i < n) {
+        int deg = a1 - a0;
+        float4 y = pi;
+        if (pi.w > 0.0f && deg > 0)
+            y = (float4)(pi.xyz + (omega / (float)deg) * red[lid].xyz, pi.w);
+        if (cw != 1.0f && pi.w > 0.0f) {
+            float4 q = pio[i]; /* q^(k-1): read and overwritten by this work-item only */
+            y = (float4)(cw * (y.xyz - q.xyz) + q.xyz, pi.w);
+        }
+        pio[i] = y;
+        /* the colliders fused into the sweep (the host passes ncol = 0
+         * when shape matching runs between the two and launches them) */
+        if (ncol > 0)
+            springs_collide_one(pio, prev, i, col, ncol, mu);
+    }
+}
+
 __kernel void springs_collide(__global float4 *pos, __global const float4 *prev, int n,
                               __global const float4 *col, int ncol, float mu)
 {

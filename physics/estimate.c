@@ -33,7 +33,9 @@
  *               (double and float).
  * Device (bytes): nbody 88 per body (positions and velocities double
  *   buffered in float4: 64, accelerations 16, potential 4, energy parts);
- *   springs 64 per particle + 16 per spring + 12 per triangle; curvature
+ *   springs 64 per particle + 16 per spring + 12 per triangle (the Jacobi
+ *   projection: + 20 per particle + 32 per spring, and 32 per spring on
+ *   the host); curvature
  *   160 per vertex (positions in two parts, normals, curvatures, two
  *   directions: float4 each) + 36 per triangle (the triangles, the 1-ring
  *   lists); deform 4 per basis value + 8 per u value; plus 8 MiB for
@@ -220,6 +222,13 @@ static void est_springs(const json_t *o, const physics_input_counts *in, physics
                             est_add(est_mul((uint64_t)springs, 72), est_mul((uint64_t)nt, 48)));
     e->device_bytes = est_add(est_add(PHYS_EST_DEV_BASE, est_mul((uint64_t)nv, 64)),
                               est_add(est_mul((uint64_t)springs, 16), est_mul((uint64_t)nt, 12)));
+    if (!strcmp(est_str(o, "projection", "gauss-seidel"), "jacobi")) {
+        /* every spring twice in the per-particle lists (16 each, staged on
+         * the host too), a second position buffer and the list offsets */
+        e->host_bytes = est_add(e->host_bytes, est_mul((uint64_t)springs, 32));
+        e->device_bytes = est_add(
+            e->device_bytes, est_add(est_mul((uint64_t)springs, 32), est_mul((uint64_t)nv, 20)));
+    }
     e->output_bytes = est_mul(frame, (uint64_t)e->frames);
 }
 

@@ -34,9 +34,42 @@
 /* springs a body may have: 24 bytes each on the host, 16 on the device */
 #define SPRINGS_MAX ((int64_t)200 * 1000 * 1000)
 
+const char *springs_projection_name(springs_projection p)
+{
+    return p == SPRINGS_PROJECT_JACOBI ? "jacobi" : "gauss-seidel";
+}
+
+int springs_projection_parse(const char *s, springs_projection *p)
+{
+    if (s && !strcmp(s, "gauss-seidel"))
+        *p = SPRINGS_PROJECT_GAUSS_SEIDEL;
+    else if (s && !strcmp(s, "jacobi"))
+        *p = SPRINGS_PROJECT_JACOBI;
+    else
+        return -1;
+    return 0;
+}
+
+double springs_jacobi_omega(const springs_params *p)
+{
+    return p->omega > 0.0 ? p->omega : SPRINGS_OMEGA_AUTO / p->S;
+}
+
+double springs_chebyshev_weight(const springs_params *p, int k, double prev)
+{
+    double r2 = p->rho * p->rho;
+    if (!(p->rho > 0.0) || k < p->rho_delay)
+        return 1.0;
+    return k == p->rho_delay ? 2.0 / (2.0 - r2) : 4.0 / (4.0 - r2 * prev);
+}
+
 void springs_params_default(springs_params *p)
 {
     memset(p, 0, sizeof *p);
+    p->projection = SPRINGS_PROJECT_GAUSS_SEIDEL;
+    p->omega = 0.0; /* auto: SPRINGS_OMEGA_AUTO / S */
+    p->rho = 0.0;
+    p->rho_delay = 1;
     p->S = 0.5;
     p->d = 0.01;
     p->dt = 0.01;
@@ -75,6 +108,7 @@ void springs_model_free(springs_model *s)
     free(s->rest);
     free(s->k);
     free(s->color_off);
+    free(s->jacobi);
     springs_model_init(s);
 }
 
@@ -622,9 +656,13 @@ int springs_color(springs_model *s, cls_error *err)
     s->ncolors = 0;
     s->max_degree = 0;
     int64_t np = s->np, ns = s->ns;
+    free(s->jacobi); /* the Jacobi sweep's scratch: sized here, before any step */
+    s->jacobi = malloc(7 * (size_t)(np ? np : 1) * sizeof *s->jacobi);
     int32_t *deg = calloc((size_t)(np ? np : 1), sizeof *deg);
-    if (!deg)
+    if (!deg || !s->jacobi) {
+        free(deg);
         return springs_oom(err);
+    }
     for (int64_t t = 0; t < 2 * ns; t++)
         deg[s->ij[t]]++;
     int maxd = 0;
@@ -756,8 +794,9 @@ int springs_model_copy(const springs_model *a, springs_model *b, cls_error *err)
     b->rest = malloc(ns * sizeof *b->rest);
     b->k = malloc(ns * sizeof *b->k);
     b->color_off = malloc(((size_t)a->ncolors + 1) * sizeof *b->color_off);
+    b->jacobi = a->jacobi ? malloc(7 * np * sizeof *b->jacobi) : NULL;
     if (!b->x || !b->xprev || !b->x0 || !b->w || !b->m || !b->ij || !b->rest || !b->k ||
-        !b->color_off) {
+        !b->color_off || (a->jacobi && !b->jacobi)) {
         springs_model_free(b);
         return springs_oom(err);
     }

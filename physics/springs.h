@@ -18,6 +18,22 @@
  *            D = x_j - x_i,  diff = (|D| - rest) / |D|,  c = S k diff D,
  *            x_i += w_i / (w_i + w_j) c,   x_j -= w_j / (w_i + w_j) c
  *          (|D| = 0 or both ends pinned: skipped);
+ *          or, with the Jacobi projection, every spring at once from the
+ *          positions the sweep starts from, each free particle moved by
+ *          the mean of its springs' corrections times omega:
+ *            x_i += omega / n_i  sum_{springs (i,j)} w_i / (w_i + w_j) c_ij
+ *          (n_i the springs at i; Macklin, Mueller, Chentanez and Kim 2014,
+ *          "Unified particle physics for real-time applications", sec. 4.2).
+ *          Gauss-Seidel is the thesis's order and the default; its
+ *          colours are dependent rounds (as many as the largest degree),
+ *          which a GPU runs in one work-group. Jacobi has no order, so a
+ *          sweep is one launch over the whole device, at the price of a
+ *          weaker sweep (a correction reaches a neighbour one sweep
+ *          later, and the mean damps it): it needs more sweeps for the
+ *          same strain (docs/benchmarks.md measures how many). Chebyshev
+ *          acceleration (rho > 0, Wang 2015) extrapolates each sweep's
+ *          result from the iterate before: q^(k+1) = w_k (y - q^(k-1)) +
+ *          q^(k-1);
  *       2. shape matching (shape = alpha > 0): c = sum m x / M,
  *          A = sum m (x - c) q^T with q = x0 - c0 the rest offsets, R the
  *          rotation of A (Mueller et al. 2016's quaternion iteration, warm
@@ -58,12 +74,26 @@ typedef struct springs_collider {
     double a[6];
 } springs_collider;
 
+/* How a sweep projects the springs (see the model above). */
+typedef enum {
+    SPRINGS_PROJECT_GAUSS_SEIDEL = 0, /* colour by colour, each colour sees the last (default) */
+    SPRINGS_PROJECT_JACOBI            /* all at once from the sweep's start, averaged, relaxed */
+} springs_projection;
+
+const char *springs_projection_name(springs_projection p);
+/* "gauss-seidel" or "jacobi" into *p; -1 for anything else. */
+int springs_projection_parse(const char *s, springs_projection *p);
+
 typedef struct springs_params {
     double S;       /* global stiffness in (0, 1] */
     double d;       /* Verlet damping in [0, 1) */
     double dt;      /* time step */
     double gravity; /* acceleration along -y */
     int iterations; /* sweeps per step */
+    springs_projection projection;
+    double omega;   /* Jacobi relaxation, omega S < 2; 0 (default): SPRINGS_OMEGA_AUTO / S */
+    double rho;     /* Jacobi: Chebyshev acceleration's spectral radius in [0, 1); 0 off */
+    int rho_delay;  /* Jacobi: plain sweeps of a step before the acceleration (default 1) */
     int floor_on;   /* the plane y = floor_y, normal +y, among the colliders */
     double floor_y;
     double shape;    /* shape-matching stiffness alpha in [0, 1]; 0: off */
@@ -77,6 +107,20 @@ void springs_params_default(springs_params *p);
  * returns their number. */
 int springs_colliders(const springs_params *p, springs_collider *out);
 
+/* The Jacobi relaxation when none is given: 1.75 / S, 7/8 of the
+ * stability bound omega S < 2; a sweep's effect grows about with omega
+ * (measured on the Cochino-sized body: omega 3.5 at S = 0.5 kept the
+ * body best of 1, 2, 3, 3.5). */
+#define SPRINGS_OMEGA_AUTO 1.75
+double springs_jacobi_omega(const springs_params *p);
+
+/* The Chebyshev semi-iterative weight of Jacobi sweep k (0-based) of a
+ * step (Wang 2015, "A Chebyshev semi-iterative approach for accelerating
+ * projective and position-based dynamics"): 1 before rho_delay (and
+ * without rho), 2 / (2 - rho^2) at it, then 4 / (4 - rho^2 w_(k-1)); the
+ * sweep's result is w (y - q^(k-1)) + q^(k-1). prev is w_(k-1). */
+double springs_chebyshev_weight(const springs_params *p, int k, double prev);
+
 typedef struct springs_model {
     int64_t np, ns;
     double *x, *xprev;  /* 3 * np */
@@ -87,6 +131,7 @@ typedef struct springs_model {
     double *rest, *k;   /* ns */
     int64_t nbend;      /* bending springs among them */
     int ncolors;        /* 0 until springs_color */
+    double *jacobi;     /* 7 * np scratch of the Jacobi sweep (springs_color sizes it) */
     int64_t *color_off; /* ncolors + 1 offsets into the springs */
     int max_degree;
     double q[4]; /* shape matching: the last rotation, a unit quaternion (w, x, y, z) */
@@ -134,7 +179,8 @@ void springs_pin_box(springs_model *s, const double lo[3], const double hi[3], i
 /* Gives every free particle the initial velocity v (x_prev = x - v dt). */
 void springs_set_velocity(springs_model *s, const double v[3], double dt);
 
-/* One step of the CPU double reference (sequential, in colour order). */
+/* One step of the CPU double reference (Gauss-Seidel: sequential, in
+ * colour order; Jacobi: in spring order; after springs_color). */
 void springs_step_ref(springs_model *s, const springs_params *p);
 
 /* The rotation of the 3x3 matrix A (row-major) as a unit quaternion q
@@ -160,10 +206,12 @@ void springs_measure(const springs_model *s, const springs_params *p, springs_en
 /* ---- device -------------------------------------------------------------- */
 
 typedef enum {
-    SPRINGS_LAUNCH_AUTO = 0, /* time both below on a few batches of steps, keep the faster */
-    SPRINGS_LAUNCH_COLOR,    /* one launch per colour (and per shape/collider pass) */
-    SPRINGS_LAUNCH_WORKGROUP /* one work-group looping over colours with barriers,
-                                several steps per launch */
+    SPRINGS_LAUNCH_AUTO = 0,  /* time both below on a few batches of steps, keep the faster */
+    SPRINGS_LAUNCH_COLOR,     /* one launch per colour (and per shape/collider pass) */
+    SPRINGS_LAUNCH_WORKGROUP, /* one work-group looping over colours with barriers,
+                                 several steps per launch */
+    SPRINGS_LAUNCH_JACOBI     /* the Jacobi projection: one launch per sweep, a team of
+                                 work-items per particle (its own plan, not timed by AUTO) */
 } springs_launch;
 
 const char *springs_launch_name(springs_launch l);

@@ -5,7 +5,9 @@
  * frames with "every", and springs.pvd for "format": "pvd").
  *
  * Options: {"grid": N, "min_dist", "max_dist", "edges", "S", "d", "dt",
- * "gravity", "iterations", "steps", "floor", "pin": [i, ...], "launch",
+ * "gravity", "iterations", "projection": "gauss-seidel"|"jacobi", "omega",
+ * "chebyshev", "chebyshev_delay",
+ * "steps", "floor", "pin": [i, ...], "launch",
  * "cpu", "bend", "shape", "friction", "mass": "uniform"|"area",
  * "total_mass", "scale", "rotate": [ax, ay, az, degrees], "translate":
  * [x, y, z], "velocity": [vx, vy, vz], "pin_box": [x0, y0, z0, x1, y1, z1],
@@ -106,6 +108,8 @@ static int springs_job_options(const char *json, springs_options *o, int64_t **p
                     {"d", offsetof(springs_options, params.d)},
                     {"dt", offsetof(springs_options, params.dt)},
                     {"gravity", offsetof(springs_options, params.gravity)},
+                    {"omega", offsetof(springs_options, params.omega)},
+                    {"chebyshev", offsetof(springs_options, params.rho)},
                     {"bend", offsetof(springs_options, bend)},
                     {"shape", offsetof(springs_options, params.shape)},
                     {"friction", offsetof(springs_options, params.friction)},
@@ -155,7 +159,8 @@ static int springs_job_options(const char *json, springs_options *o, int64_t **p
             o->params.floor_on = 1;
             o->params.floor_y = json_number_value(v);
         } else if (!strcmp(key, "grid") || !strcmp(key, "iterations") || !strcmp(key, "steps") ||
-                   !strcmp(key, "every") || !strcmp(key, "energy_every")) {
+                   !strcmp(key, "every") || !strcmp(key, "energy_every") ||
+                   !strcmp(key, "chebyshev_delay")) {
             if (!json_is_integer(v)) {
                 rc = cls_fail(err, CLS_EUSAGE, "springs options: '%s' must be an integer", key);
                 goto done;
@@ -172,6 +177,8 @@ static int springs_job_options(const char *json, springs_options *o, int64_t **p
                 goto done;
             } else if (!strcmp(key, "grid"))
                 o->grid = (int)x;
+            else if (!strcmp(key, "chebyshev_delay"))
+                o->params.rho_delay = (int)x;
             else
                 o->params.iterations = (int)x;
         } else if (!strcmp(key, "edges") || !strcmp(key, "cpu")) {
@@ -191,6 +198,12 @@ static int springs_job_options(const char *json, springs_options *o, int64_t **p
             else {
                 rc = cls_fail(err, CLS_EUSAGE,
                               "springs options: 'launch' must be auto, color or workgroup");
+                goto done;
+            }
+        } else if (!strcmp(key, "projection")) {
+            if (springs_projection_parse(json_string_value(v), &o->params.projection)) {
+                rc = cls_fail(err, CLS_EUSAGE,
+                              "springs options: 'projection' must be gauss-seidel or jacobi");
                 goto done;
             }
         } else if (!strcmp(key, "mass")) {

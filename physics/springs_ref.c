@@ -17,6 +17,7 @@
  * + 1e-9) (r_k, a_k the columns of R and A) until |omega| is tiny, at most
  * 20 times; it never fails on a flat or inverted A.
  */
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -184,6 +185,60 @@ static void springs_collide_ref(springs_model *s, const springs_params *p)
     }
 }
 
+/* Spring t's correction from the positions x: c = S k diff D added to
+ * xi_out at i (times w_i / (w_i + w_j)) and taken from xj_out at j;
+ * nothing when |D| = 0 or both ends are pinned. Gauss-Seidel passes the
+ * positions themselves as all three, Jacobi its sums (springs_jacobi_ref). */
+static void springs_project_ref(const springs_model *s, const double *x, int64_t t, double S,
+                                double *xi_out, double *xj_out)
+{
+    int32_t i = s->ij[2 * t], j = s->ij[2 * t + 1];
+    const double *xi = x + 3 * (int64_t)i, *xj = x + 3 * (int64_t)j;
+    double wi = s->w[i], wj = s->w[j], wsum = wi + wj;
+    double d[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
+    double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (!(len > 0.0) || !(wsum > 0.0))
+        return;
+    double f = S * s->k[t] * ((len - s->rest[t]) / len);
+    for (int c = 0; c < 3; c++) {
+        double corr = f * d[c];
+        xi_out[3 * (int64_t)i + c] += corr * (wi / wsum);
+        xj_out[3 * (int64_t)j + c] -= corr * (wj / wsum);
+    }
+}
+
+/* Sweep k of a step under the Jacobi projection: every spring's
+ * correction from the sweep's starting positions q^k summed per particle
+ * (s->jacobi: 3 np sums, np counts, then 3 np holding q^(k-1)), then
+ *   y_i = q^k_i + omega / n_i * sum_i    (free particles with n_i > 0;
+ *                                         y_i = q^k_i for the others)
+ *   q^(k+1)_i = w_k (y_i - q^(k-1)_i) + q^(k-1)_i
+ * with w_k the Chebyshev weight (springs_chebyshev_weight; 1 without
+ * it, when q^(k+1) = y and q^(k-1) is not read). */
+static void springs_jacobi_ref(springs_model *s, const springs_params *p, int k, double *w)
+{
+    assert(s->jacobi); /* springs_color sizes it */
+    double *sum = s->jacobi, *cnt = s->jacobi + 3 * s->np, *xold = s->jacobi + 4 * s->np;
+    *w = springs_chebyshev_weight(p, k, *w);
+    double omega = springs_jacobi_omega(p);
+    memset(s->jacobi, 0, 4 * (size_t)s->np * sizeof *s->jacobi);
+    for (int64_t t = 0; t < s->ns; t++) {
+        springs_project_ref(s, s->x, t, p->S, sum, sum);
+        cnt[s->ij[2 * t]] += 1.0;
+        cnt[s->ij[2 * t + 1]] += 1.0;
+    }
+    for (int64_t i = 0; i < s->np; i++)
+        for (int c = 0; c < 3; c++) {
+            double q = s->x[3 * i + c], y = q;
+            if (s->w[i] != 0.0 && cnt[i] > 0.0)
+                y += omega / cnt[i] * sum[3 * i + c];
+            if (*w != 1.0 && s->w[i] != 0.0)
+                y = *w * (y - xold[3 * i + c]) + xold[3 * i + c];
+            xold[3 * i + c] = q;
+            s->x[3 * i + c] = y;
+        }
+}
+
 void springs_step_ref(springs_model *s, const springs_params *p)
 {
     /* (2-d) x - (1-d) x_prev = x + (1-d)(x - x_prev), the form the kernel
@@ -200,23 +255,13 @@ void springs_step_ref(springs_model *s, const springs_params *p)
             x[c] = nx;
         }
     }
+    double cw = 1.0;
     for (int it = 0; it < p->iterations; it++) {
-        for (int64_t t = 0; t < s->ns; t++) {
-            int32_t i = s->ij[2 * t], j = s->ij[2 * t + 1];
-            double *xi = s->x + 3 * (int64_t)i, *xj = s->x + 3 * (int64_t)j;
-            double wi = s->w[i], wj = s->w[j], wsum = wi + wj;
-            double d[3] = {xj[0] - xi[0], xj[1] - xi[1], xj[2] - xi[2]};
-            double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
-            if (!(len > 0.0) || !(wsum > 0.0))
-                continue;
-            double diff = (len - s->rest[t]) / len;
-            double f = p->S * s->k[t] * diff;
-            for (int c = 0; c < 3; c++) {
-                double corr = f * d[c];
-                xi[c] += corr * (wi / wsum);
-                xj[c] -= corr * (wj / wsum);
-            }
-        }
+        if (p->projection == SPRINGS_PROJECT_JACOBI)
+            springs_jacobi_ref(s, p, it, &cw);
+        else
+            for (int64_t t = 0; t < s->ns; t++)
+                springs_project_ref(s, s->x, t, p->S, s->x, s->x);
         if (p->shape > 0.0)
             springs_shape_ref(s, p->shape);
         springs_collide_ref(s, p);

@@ -77,6 +77,33 @@ static int springs_check_params(const springs_options *o, cls_error *err)
         return cls_fail(err, CLS_EUSAGE, "gravity must be finite");
     if (p->iterations < 1)
         return cls_fail(err, CLS_EUSAGE, "iterations must be >= 1, got %d", p->iterations);
+    /* the linearised sweep moves an error mode by 1 - omega S lambda / 2,
+     * lambda in [0, 2] (a degree-normalised Laplacian): stable for
+     * omega S < 2 */
+    if (!(p->omega == 0.0 || (p->omega > 0.0 && p->omega * p->S < 2.0)))
+        return cls_fail(err, CLS_EUSAGE,
+                        "omega must be > 0 with omega * S < 2 (the Jacobi sweep diverges "
+                        "beyond), or 0 for 1.75 / S; got omega %g, S %g",
+                        p->omega, p->S);
+    if (p->projection == SPRINGS_PROJECT_JACOBI && o->launch != SPRINGS_LAUNCH_AUTO &&
+        o->launch != SPRINGS_LAUNCH_JACOBI)
+        return cls_fail(err, CLS_EUSAGE,
+                        "launch %s is a plan of the Gauss-Seidel projection; the Jacobi "
+                        "projection has its own (leave launch out)",
+                        springs_launch_name(o->launch));
+    if (!(p->rho >= 0.0 && p->rho < 1.0))
+        return cls_fail(err, CLS_EUSAGE, "chebyshev must be in [0, 1), got %g", p->rho);
+    if (p->rho_delay < 1)
+        return cls_fail(err, CLS_EUSAGE,
+                        "chebyshev-delay must be >= 1 (the first sweep has no iterate before "
+                        "it), got %d",
+                        p->rho_delay);
+    if (p->projection != SPRINGS_PROJECT_JACOBI && (p->rho > 0.0 || p->omega != 0.0))
+        return cls_fail(err, CLS_EUSAGE,
+                        "omega and chebyshev belong to the Jacobi projection (add --projection "
+                        "jacobi)");
+    if (p->projection != SPRINGS_PROJECT_JACOBI && o->launch == SPRINGS_LAUNCH_JACOBI)
+        return cls_fail(err, CLS_EUSAGE, "launch jacobi needs the Jacobi projection");
     if (p->floor_on && !isfinite(p->floor_y))
         return cls_fail(err, CLS_EUSAGE, "floor must be finite");
     if (!isnan(p->shape) && !(p->shape >= 0.0 && p->shape <= 1.0))
@@ -301,7 +328,9 @@ int springs_run(const springs_options *o, springs_report *r, cls_error *err)
     }
     CLS_TRY(phys_device_open(&S.dev, o->device, err));
     r->device = S.dev.dev;
-    CLS_TRY(springs_gpu_create(&S.dev.ctx, &S.s, o->launch, &S.g, err));
+    CLS_TRY(springs_gpu_create(
+        &S.dev.ctx, &S.s,
+        p.projection == SPRINGS_PROJECT_JACOBI ? SPRINGS_LAUNCH_JACOBI : o->launch, &S.g, err));
     CLS_TRY(springs_gpu_warm(S.g, &p, err)); /* AUTO decides here; a forced plan warms */
     r->launch = springs_gpu_mode(S.g);
     r->wg_size = springs_gpu_wg_size(S.g);
@@ -411,6 +440,12 @@ json_t *springs_report_object(const springs_options *o, const springs_report *r)
     json_object_set_new(j, "dt", json_real(p->dt));
     json_object_set_new(j, "gravity", json_real(p->gravity));
     json_object_set_new(j, "iterations", json_integer(p->iterations));
+    json_object_set_new(j, "projection", json_string(springs_projection_name(p->projection)));
+    json_object_set_new(j, "omega",
+                        p->projection == SPRINGS_PROJECT_JACOBI ? json_real(springs_jacobi_omega(p))
+                                                                : json_null());
+    json_object_set_new(j, "chebyshev", json_real(p->rho));
+    json_object_set_new(j, "chebyshev_delay", json_integer(p->rho_delay));
     json_object_set_new(j, "bend", json_real(r->bend));
     json_object_set_new(j, "shape", json_real(r->shape));
     json_object_set_new(j, "friction", json_real(p->friction));
