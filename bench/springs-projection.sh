@@ -16,6 +16,8 @@
 #   MESH      the body's mesh (default ../shared/data/meshes/fandisk.obj:
 #             6,475 vertices; with --max-dist 0.5869, 450,383 springs, the
 #             size of Campa 2010's Cochino)
+#   BODY      mesh (default: MESH dropped on a floor, pure springs) or plano
+#             (the thesis's 51 x 51 grid hanging from two corners)
 #   DEVICE    gpu (default), cpu or an index
 #   STEPS     steps per run (default 1000; the body lands at about step 70
 #             and settles)
@@ -48,8 +50,14 @@ if [ -z "${CONFIGS:-}" ]; then
   done
 fi
 TEAMS=${TEAMS:-}
-body=(springs "$MESH" --bend 0 --shape 0 --min-dist 1e-9 --max-dist 0.5869 --floor 11
-      --energy-every 0 --steps "$STEPS" --device "$DEVICE" --json)
+if [ "${BODY:-mesh}" = plano ]; then
+  # the thesis's Plano (51 x 51 grid, 157,858 springs) hanging from two corners
+  MESH="Plano (grid 51, pinned at two corners)"
+  body=(springs --grid 51 --pin 0,50 --energy-every 0 --steps "$STEPS" --device "$DEVICE" --json)
+else
+  body=(springs "$MESH" --bend 0 --shape 0 --min-dist 1e-9 --max-dist 0.5869 --floor 11
+        --energy-every 0 --steps "$STEPS" --device "$DEVICE" --json)
+fi
 
 # one JSON field (a number or a string) of a report on stdin
 field() { sed -n "s/^  \"$1\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" | head -1; }
