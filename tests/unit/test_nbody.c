@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_ocl.h"
 #include "physics/job.h"
 #include "physics/nbody.h"
 
@@ -110,15 +111,9 @@ static void test_device(void)
 {
     cls_error err;
     ocl_device dev;
-    if (ocl_pick_device("auto", &dev, &err)) {
-        CHECK_MSG(0, "no OpenCL device: %s", err.msg);
-        return;
-    }
     ocl_ctx ctx;
-    if (ocl_ctx_create(&dev, &ctx, &err)) {
-        CHECK_MSG(0, "%s", err.msg);
+    if (check_ocl_open(&dev, &ctx))
         return;
-    }
     printf("device: %s\n", dev.name);
     int64_t sizes[2] = {1000, 4097};
     double eps = 1e-4; /* added to |r|^2: a softening length of 0.01 */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "check_ocl.h"
 #include "physics/job.h"
 #include "physics/springs.h"
 
@@ -276,15 +277,9 @@ static void test_gpu_vs_cpu(void)
 {
     cls_error err;
     ocl_device dev;
-    if (ocl_pick_device("auto", &dev, &err)) {
-        CHECK_MSG(0, "no OpenCL device: %s", err.msg);
-        return;
-    }
     ocl_ctx ctx;
-    if (ocl_ctx_create(&dev, &ctx, &err)) {
-        CHECK_MSG(0, "%s", err.msg);
+    if (check_ocl_open(&dev, &ctx))
         return;
-    }
     printf("device: %s (%s)\n", dev.name, dev.platform_name);
     int N = 12;
     mesh m;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "check_ocl.h"
 #include "physics/job.h"
 #include "physics/springs.h"
 
@@ -296,17 +297,10 @@ static void gpu_vs_cpu(ocl_ctx *pctx, const ocl_device *pdev, double shape, doub
 
 static void test_gpu_vs_cpu(void)
 {
-    cls_error err;
     ocl_device dev;
-    if (ocl_pick_device("auto", &dev, &err)) {
-        CHECK_MSG(0, "no OpenCL device: %s", err.msg);
-        return;
-    }
     ocl_ctx ctx;
-    if (ocl_ctx_create(&dev, &ctx, &err)) {
-        CHECK_MSG(0, "%s", err.msg);
+    if (check_ocl_open(&dev, &ctx))
         return;
-    }
     gpu_vs_cpu(&ctx, &dev, 0.0, 0.0);
     gpu_vs_cpu(&ctx, &dev, 0.3, 0.0);
     gpu_vs_cpu(&ctx, &dev, 0.0, 0.9);
