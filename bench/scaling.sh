@@ -26,7 +26,8 @@
 #   POCL_DEVICES="pthread pthread" DEVICE=cpu GPUS="1 2" STRONG=poisson3d:40 \
 #   WEAK_N=32 ITERS=10 EXTRA="--min-rows-per-part 1" CLSOLVE=build/clsolve \
 #   bash bench/scaling.sh
-# EXTRA: more `clsolve solve` options for every run.
+# EXTRA: more `clsolve solve` options for every run. METHODS (default
+# "cg pipecg"), NO_WEAK=1 and NO_ONERANK=1 narrow the runs.
 set -uo pipefail
 OUT=${OUT:-/tmp/clsolve-out}
 mkdir -p "$OUT"
@@ -90,10 +91,11 @@ case "$N_STRONG" in *x*) ;; *)
     "$CLSOLVE" bench --device "$DEVICE" --sizes "$N_STRONG" --no-classic --json >"$OUT/bench.json" 2>/dev/null &&
         python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['results'][0]; print('clsolve bench, one device, N=%d: %.4f ms/iteration (%s)' % (r['n'], r['ms_per_iteration'], r['format_detail']))" "$OUT/bench.json" ;;
 esac
-for method in cg pipecg; do
+for method in ${METHODS:-cg pipecg}; do
     for g in $GPUS; do
         run strong "$g" ranks "$method" "gen:$STRONG"
-        [ "$g" -gt 1 ] && run strong "$g" onerank "$method" "gen:$STRONG"
+        [ "$g" -gt 1 ] && [ -z "${NO_ONERANK:-}" ] && run strong "$g" onerank "$method" "gen:$STRONG"
+        [ -n "${NO_WEAK:-}" ] && continue
         weak="gen:poisson3d:${WEAK_N}x${WEAK_N}x$((WEAK_N * g))"
         run weak "$g" ranks "$method" "$weak"
         [ "$g" -gt 1 ] && run weak "$g" onerank "$method" "$weak"
