@@ -1769,6 +1769,15 @@ phys_row("SPRINGS-MAX-DIST", [["springs", "--grid", "3", "--max-dist", "-1"], ["
                               ["springs", "--grid", "3", "--max-dist", "nan"]],
          "grid=3&max_dist=-1", kind=S)
 phys_row("SPRINGS-GRID", ["springs", "--grid", "50000"], "grid=50000", kind=S)
+phys_row("SPRINGS-PROJECTION", ["springs", "--grid", "3", "--projection", "gauss"], "grid=3&projection=gauss", kind=S)
+phys_row("SPRINGS-OMEGA", ["springs", "--grid", "3", "--projection", "jacobi", "--omega", "4"],
+         "grid=3&projection=jacobi&omega=4", kind=S)
+phys_row("SPRINGS-CHEBYSHEV", ["springs", "--grid", "3", "--projection", "jacobi", "--chebyshev", "1"],
+         "grid=3&projection=jacobi&chebyshev=1", kind=S)
+phys_row("SPRINGS-JACOBI-ONLY", [["springs", "--grid", "3", "--omega", "2"], ["springs", "--grid", "3", "--chebyshev", "0.9"]],
+         "grid=3&omega=2", kind=S)
+phys_row("SPRINGS-JACOBI-LAUNCH", ["springs", "--grid", "3", "--projection", "jacobi", "--launch", "color"],
+         "grid=3&projection=jacobi&launch=workgroup", kind=S)
 phys_row("SPRINGS-PIN-RANGE", ["springs", "--grid", "3", "--pin", "0,99"], None, {"grid": 3, "pin": [99]}, S)
 phys_row("SPRINGS-OPT-NUMBER", None, "grid=3&S=abc", kind=S)
 phys_row("SPRINGS-OPT-FLOOR", None, "grid=3&floor=low", kind=S)
