@@ -423,24 +423,20 @@ static int springs_check_launch(springs_gpu *g, int64_t step, cls_error *err)
     return phys_launch(g->ctx, g->k_check, "springs_check_finite", (size_t)g->np, g->ls, NULL, err);
 }
 
-/* Jacobi sweep k of a step: pos (q^k) into pos2 (which holds q^(k-1),
- * read only under a Chebyshev weight), then the two swap: the state is
- * always in g->pos between launches, the iterate before it in g->pos2. */
-static int springs_jacobi_launch(springs_gpu *g, const springs_params *p, int k, double *w,
-                                 cl_int ncol, cls_error *err)
+/* The Jacobi kernel's arguments that stay the same for a whole run (the
+ * lists, S, omega, the team, the fused colliders: ncol 0 when shape
+ * matching runs between projection and colliders), set once per run. */
+static int springs_jacobi_args(springs_gpu *g, const springs_params *p, cl_int ncol,
+                               cls_error *err)
 {
-    cl_float mu = (cl_float)p->friction;
     cl_int n = g->np, team = g->team;
-    *w = springs_chebyshev_weight(p, k, *w);
-    cl_float S = (cl_float)p->S, omega = (cl_float)springs_jacobi_omega(p), cw = (cl_float)*w;
-    PHYS_ARG(g->k_jac, 0, g->pos);
-    PHYS_ARG(g->k_jac, 1, g->pos2);
+    cl_float S = (cl_float)p->S, omega = (cl_float)springs_jacobi_omega(p);
+    cl_float mu = (cl_float)p->friction;
     PHYS_ARG(g->k_jac, 2, g->adj_off);
     PHYS_ARG(g->k_jac, 3, g->adj);
     PHYS_ARG(g->k_jac, 4, n);
     PHYS_ARG(g->k_jac, 5, S);
     PHYS_ARG(g->k_jac, 6, omega);
-    PHYS_ARG(g->k_jac, 7, cw);
     PHYS_ARG(g->k_jac, 8, team);
     cl_int st = clSetKernelArg(g->k_jac, 9, 16 * g->jls, NULL);
     if (st != CL_SUCCESS)
@@ -449,6 +445,21 @@ static int springs_jacobi_launch(springs_gpu *g, const springs_params *p, int k,
     PHYS_ARG(g->k_jac, 11, g->col);
     PHYS_ARG(g->k_jac, 12, ncol);
     PHYS_ARG(g->k_jac, 13, mu);
+    return CLS_OK;
+}
+
+/* Jacobi sweep k of a step: pos (q^k) into pos2 (which holds q^(k-1),
+ * read only under a Chebyshev weight), then the two swap: the state is
+ * always in g->pos between launches, the iterate before it in g->pos2.
+ * Only the buffers and the weight change between sweeps. */
+static int springs_jacobi_launch(springs_gpu *g, const springs_params *p, int k, double *w,
+                                 cls_error *err)
+{
+    *w = springs_chebyshev_weight(p, k, *w);
+    cl_float cw = (cl_float)*w;
+    PHYS_ARG(g->k_jac, 0, g->pos);
+    PHYS_ARG(g->k_jac, 1, g->pos2);
+    PHYS_ARG(g->k_jac, 7, cw);
     size_t per = g->jls / (size_t)g->team;
     size_t groups = ((size_t)g->np + per - 1) / per;
     int rc = phys_launch(g->ctx, g->k_jac, "springs_jacobi", groups * g->jls, g->jls, NULL, err);
@@ -551,6 +562,11 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
     PHYS_ARG(g->k_collide, 3, g->col);
     PHYS_ARG(g->k_collide, 4, ncol);
     PHYS_ARG(g->k_collide, 5, mu);
+    /* without shape matching the colliders follow the projection directly:
+     * the Jacobi kernel applies them (one launch less per sweep) */
+    const int fused = mode == SPRINGS_LAUNCH_JACOBI && !(alpha > 0.0f);
+    if (mode == SPRINGS_LAUNCH_JACOBI && (rc = springs_jacobi_args(g, p, fused ? ncol : 0, err)))
+        return rc;
     const int paced_c = physics_stop_armed();
     int64_t every = 1, next_poll = 1;
     double t_poll = cls_now();
@@ -580,12 +596,7 @@ static int springs_run_mode(springs_gpu *g, springs_launch mode, const springs_p
             return rc;
         double cw = 1.0;
         for (int it = 0; it < p->iterations; it++) {
-            /* without shape matching the colliders follow the projection
-             * directly: the Jacobi kernel applies them (one launch less
-             * per sweep) */
-            int fused = mode == SPRINGS_LAUNCH_JACOBI && !(alpha > 0.0f);
-            if (mode == SPRINGS_LAUNCH_JACOBI &&
-                (rc = springs_jacobi_launch(g, p, it, &cw, fused ? ncol : 0, err)))
+            if (mode == SPRINGS_LAUNCH_JACOBI && (rc = springs_jacobi_launch(g, p, it, &cw, err)))
                 return rc;
             for (int c = 0; mode == SPRINGS_LAUNCH_COLOR && c < g->ncolors; c++) {
                 cl_int first = (cl_int)g->color_off[c];
