@@ -83,7 +83,7 @@ int cli_precond(cli_args *a, pc_options *o, const char **key)
 
 int cli_solve_param(cli_args *a, job_params *p, const char **key)
 {
-    static const char *const keys[] = {"tol", "atol", "maxiter", "method", "precision"};
+    static const char *const keys[] = {"tol", "atol", "maxiter", "method", "precision", "backend"};
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
         char opt[16];
         snprintf(opt, sizeof opt, "--%s", keys[k]);

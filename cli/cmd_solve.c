@@ -318,9 +318,13 @@ int cmd_solve(int argc, char **argv)
             printf("device: %s (%s, %s)\n", p->device.name, p->device.platform_name,
                    ocl_type_name(p->device.type));
         }
-        printf("method: %s, precond %s, precision %s, spmv %s\n", solver_method_name(opt->method),
+        printf("method: %s, precond %s, precision %s, spmv %s", solver_method_name(opt->method),
                pc_name(rep.pc.type), la_precision_name(opt->precision),
                la_spmv_variant_name(rep.nparts ? rep.parts[0].spmv : LA_SPMV_SCALAR));
+        if (rep.cg.cpu_threads > 0) /* kernels/cpu/: the loop ran natively, not in OpenCL */
+            printf(", native CPU loops on %d thread%s", rep.cg.cpu_threads,
+                   rep.cg.cpu_threads == 1 ? "" : "s");
+        printf("\n");
         printf("%s after %lld iterations: relative residual %.3e (true %.3e)\n",
                rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations,
                rep.cg.rel_residual, rep.true_rel_residual);

@@ -50,6 +50,12 @@
  * residual replacement still reaches a double-precision tolerance. */
 typedef enum { LA_DOUBLE, LA_FLOAT, LA_MIXED } la_precision;
 
+/* What runs a one-part CG's loop on a CPU device (kernels/cpu/la_cgn.h):
+ * AUTO the native loops where they apply (a CPU device, double, no
+ * preconditioner or Jacobi), else the OpenCL kernels; OPENCL always the
+ * kernels; NATIVE the native loops or a CLS_EINPUT saying why not. */
+typedef enum { LA_BACKEND_AUTO, LA_BACKEND_OPENCL, LA_BACKEND_NATIVE } la_backend;
+
 typedef enum {
     LA_SPMV_AUTO,
     LA_SPMV_SCALAR,

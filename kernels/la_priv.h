@@ -12,6 +12,8 @@
  *                true residual
  *   la_cgf.c     the single-device fused CG (device-side scalars)
  *   la_cgp.c     one part's fused iteration in the distributed CG
+ *   cpu/         the native CPU twin of la_cgf (la_cgn.h): C loops on a
+ *                thread team over a CPU device's mapped buffers
  *   la_dist.c    halo packing, compensated async reductions, pipelined CG's
  *                update, and the split-CSR SpMV twin the halo tests use
  * Each operation's plain reference is in tests/unit (csr_spmv_ref and the

@@ -24,6 +24,7 @@ void job_params_init(job_params *p)
     pc_options_default(&p->pc);
     strcpy(p->method, "cg");
     strcpy(p->precision, "double");
+    strcpy(p->backend, "auto");
 }
 
 void job_params_free(job_params *p)
@@ -37,7 +38,8 @@ int job_params_is_cg(const job_params *p) { return strcmp(p->kind, "cg") == 0; }
 int job_params_solve_options(const job_params *p, solve_options *o, cls_error *err)
 {
     if (solver_method_parse(p->method, &o->method) ||
-        solver_precision_parse(p->precision, &o->precision))
+        solver_precision_parse(p->precision, &o->precision) ||
+        solver_backend_parse(p->backend, &o->backend))
         return cls_fail(err, CLS_EUSAGE, "method '%s' or precision '%s' is unknown", p->method,
                         p->precision);
     o->tol = p->tol;
@@ -145,6 +147,7 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
 {
     solver_method me;
     la_precision pr;
+    la_backend be;
     if (!value)
         value = "";
     if (!strcmp(key, "kind")) {
@@ -164,7 +167,8 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
         return CLS_OK;
     }
     if (!strcmp(key, "tol") || !strcmp(key, "atol") || !strcmp(key, "maxiter") ||
-        pc_options_key(key) || !strcmp(key, "method") || !strcmp(key, "precision")) {
+        pc_options_key(key) || !strcmp(key, "method") || !strcmp(key, "precision") ||
+        !strcmp(key, "backend")) {
         /* remembered for job_params_finish: the kind may come later */
         if (!p->cg_given[0])
             snprintf(p->cg_given, sizeof p->cg_given, "%s", key);
@@ -186,6 +190,9 @@ int job_params_set(job_params *p, const char *key, const char *value, cls_error 
     if (!strcmp(key, "precision"))
         return set_choice(p->precision, sizeof p->precision, key, value,
                           solver_precision_parse(value, &pr) == 0, solver_precision_choices(), err);
+    if (!strcmp(key, "backend"))
+        return set_choice(p->backend, sizeof p->backend, key, value,
+                          solver_backend_parse(value, &be) == 0, solver_backend_choices(), err);
     /* anything else is a physics option; for cg it is an error, decided in
      * job_params_finish once the kind is known */
     if (strlen(key) > 64)
@@ -232,7 +239,7 @@ int job_params_apply_json(job_params *p, const char *text, size_t len, cls_error
         }
         int cg_key = !strcmp(k, "kind") || !strcmp(k, "keep") || !strcmp(k, "tol") ||
                      !strcmp(k, "atol") || !strcmp(k, "maxiter") || pc_options_key(k) ||
-                     !strcmp(k, "method") || !strcmp(k, "precision");
+                     !strcmp(k, "method") || !strcmp(k, "precision") || !strcmp(k, "backend");
         if (cg_key) {
             if (!s) {
                 rc = cls_fail(err, CLS_EINPUT, "options: '%s' must be a string or a number", k);
@@ -304,6 +311,8 @@ json_t *job_params_to_json(const job_params *p)
             json_object_set_new(o, "precond_reuse", json_integer(p->pc.reuse));
         json_object_set_new(o, "method", json_string(p->method));
         json_object_set_new(o, "precision", json_string(p->precision));
+        if (strcmp(p->backend, "auto") != 0)
+            json_object_set_new(o, "backend", json_string(p->backend));
         return o;
     }
     return p->options ? json_deep_copy(p->options) : json_object();

@@ -7,7 +7,7 @@
  *
  * cg jobs take tol, atol, maxiter, precond (and the precond_* parameters,
  * read by solver/pc_options.h's pc_options_set, as the command line's
- * --precond options are), method and precision (the method's and the
+ * --precond options are), method, precision and backend (the method's and the
  * precision's names parsed by solver/names.h, the solver's own table, so
  * every name `clsolve solve` accepts is accepted here); physics jobs
  * (springs, deform, curvature, nbody) take any options, passed to the
@@ -45,6 +45,7 @@ typedef struct job_params {
     pc_options pc;       /* its type and parameters, read by pc_options_set */
     char method[16];     /* cg | pipecg */
     char precision[16];  /* double | float | mixed */
+    char backend[8];     /* auto | opencl | native (a one-part CG on a CPU device) */
     json_t *options;     /* physics options (an object), owned */
     char cg_given[12];   /* the first cg-only parameter the request gave ("" none):
                           * a physics job refuses it in job_params_finish */

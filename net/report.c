@@ -70,6 +70,11 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
     json_object_set_new(o, "precond", json_string(report_precond(rep, opt)));
     json_object_set_new(o, "preconditioner", pc_info_json(&rep->pc));
     json_object_set_new(o, "precision", json_string(la_precision_name(opt->solve.precision)));
+    /* what ran the loop: the native CPU loops (kernels/cpu/) and their
+     * threads, or the OpenCL kernels */
+    json_object_set_new(o, "backend", json_string(rep->cg.cpu_threads > 0 ? "native" : "opencl"));
+    if (rep->cg.cpu_threads > 0)
+        json_object_set_new(o, "cpu_threads", json_integer(rep->cg.cpu_threads));
     /* one engine (la's tuned format blocks, fused updates); the key stays
      * for scripts that read it */
     json_object_set_new(o, "engine", json_string("fused"));

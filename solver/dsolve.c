@@ -365,6 +365,16 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
 
     /* one engine for every layout (dcg.c): --engine is accepted and ignored */
     rep->engine = DSOLVE_ENGINE_AUTO;
+    /* the native CPU loops run one part (kernels/cpu/la_cgn.h): a split
+     * system asked to run them is refused before any set-up (every rank
+     * sees the same layout, so all refuse together) */
+    if (opt->solve.backend == LA_BACKEND_NATIVE && L->nparts > 1) {
+        rc = cls_fail(err, CLS_EINPUT,
+                      "backend native runs a system in one part; this one is split into %d "
+                      "(run one rank with one device, or backend auto)",
+                      L->nparts);
+        goto done;
+    }
 
     /* 2. halo plans: parts view the rank's block, renumbered in place */
     DS_PHASE("setting_up");
@@ -500,6 +510,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         .maxiter = opt->solve.maxiter > 0 ? opt->solve.maxiter
                                           : (in.nrows * 10 > 1000 ? in.nrows * 10 : 1000),
         .precond = ptype,
+        .backend = opt->solve.backend,
         .monitor = me == 0 ? opt->solve.monitor : NULL,
         .monitor_ctx = opt->solve.monitor_ctx,
     };

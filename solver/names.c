@@ -30,6 +30,15 @@ static const struct {
     {"mixed", LA_MIXED},
 };
 
+static const struct {
+    const char *name;
+    la_backend value;
+} backends[] = {
+    {"auto", LA_BACKEND_AUTO},
+    {"opencl", LA_BACKEND_OPENCL},
+    {"native", LA_BACKEND_NATIVE},
+};
+
 #define NAMES_FIND(table, name, out)                                                               \
     do {                                                                                           \
         for (size_t i_ = 0; name && i_ < sizeof table / sizeof table[0]; i_++)                     \
@@ -53,6 +62,18 @@ int solver_precision_parse(const char *name, la_precision *p)
     NAMES_FIND(precisions, name, p);
 }
 
+int solver_backend_parse(const char *name, la_backend *b)
+{
+    NAMES_FIND(backends, name, b);
+}
+const char *solver_backend_name(la_backend b)
+{
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+        if (backends[i].value == b)
+            return backends[i].name;
+    return "?";
+}
+
 const char *solver_precond_choices(void)
 {
     return pc_names_help();
@@ -71,4 +92,8 @@ const char *solver_method_choices(void)
 const char *solver_precision_choices(void)
 {
     return "double, float or mixed";
+}
+const char *solver_backend_choices(void)
+{
+    return "auto, opencl or native";
 }

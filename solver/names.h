@@ -2,8 +2,8 @@
  * names.h: the names of the solver's choices, parsed in one place. The
  * command line (clsolve solve, clsolve submit) and the daemon's job
  * parameters (net/job_params.c) all take a preconditioner, a method and a
- * precision through these functions, so a name the solver learns (a new
- * preconditioner) is accepted everywhere at once, with the same message.
+ * precision (and a CPU device's backend) through these functions, so a name the solver learns (a
+ * new preconditioner) is accepted everywhere at once, with the same message.
  */
 #ifndef CLS_SOLVER_NAMES_H
 #define CLS_SOLVER_NAMES_H
@@ -18,11 +18,14 @@
 int solver_precond_parse(const char *name, solver_precond *p);
 int solver_method_parse(const char *name, solver_method *m);
 int solver_precision_parse(const char *name, la_precision *p);
+int solver_backend_parse(const char *name, la_backend *b); /* auto | opencl | native */
+const char *solver_backend_name(la_backend b);
 
 /* The choices for messages: pc_names_help()'s list, "cg or pipecg",
  * "double, float or mixed". */
 const char *solver_precond_choices(void);
 const char *solver_method_choices(void);
 const char *solver_precision_choices(void);
+const char *solver_backend_choices(void);
 
 #endif

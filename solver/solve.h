@@ -21,6 +21,7 @@ typedef struct solve_options {
     solver_precond precond;
     la_precision precision;
     la_spmv_variant spmv; /* AUTO unless overridden */
+    la_backend backend;   /* a one-part CG on a CPU device: native loops or OpenCL (la.h) */
     const char *device;   /* "auto", "cpu", "gpu", "accelerator" or an index */
     const char *name;     /* the matrix's name for messages (its path) */
     cg_monitor_fn monitor;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """petsc_cg.py: PETSc's KSPCG as a peer for clsolve's CG timings.
 
-Runs a fixed number of plain CG iterations (no preconditioner, double, the
+Runs a fixed number of CG iterations (no preconditioner, or Jacobi with
+--pc jacobi; double, the
 unpreconditioned residual norm as clsolve uses) on the same generated
 stencil matrix clsolve builds (7-point poisson3d by default, natural
 ordering, Dirichlet boundary), so the two report milliseconds per iteration
@@ -15,6 +16,7 @@ Debian's petsc4py lives under /usr/lib/petscdir; the path is added here.
 import argparse
 import glob
 import json
+import os
 import sys
 import time
 
@@ -25,30 +27,20 @@ import petsc4py  # noqa: E402
 petsc4py.init(sys.argv[:1])
 from petsc4py import PETSc  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from petsc_pc import poisson  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=64)
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--pc", choices=("none", "jacobi"), default="none")
     a = ap.parse_args()
     n = a.n
     N = n * n * n
-    A = PETSc.Mat().createAIJ([N, N], nnz=7, comm=PETSc.COMM_WORLD)
-    A.setUp()
-    r0, r1 = A.getOwnershipRange()
-    for row in range(r0, r1):
-        z, rem = divmod(row, n * n)
-        y, x = divmod(rem, n)
-        cols, vals = [], []
-        for dz, dy, dx in ((-1, 0, 0), (0, -1, 0), (0, 0, -1), (0, 0, 0), (0, 0, 1), (0, 1, 0), (1, 0, 0)):
-            xx, yy, zz = x + dx, y + dy, z + dz
-            if 0 <= xx < n and 0 <= yy < n and 0 <= zz < n:
-                cols.append((zz * n + yy) * n + xx)
-                vals.append(6.0 if (dx, dy, dz) == (0, 0, 0) else -1.0)
-        A.setValues([row], cols, vals)
-    A.assemblyBegin()
-    A.assemblyEnd()
+    A = poisson(n)  # petsc_pc.py's: each rank its rows, vectorized (a Python loop took minutes)
     xs, b = A.createVecs()
     ones = b.duplicate()
     ones.set(1.0)
@@ -56,7 +48,7 @@ def main():
     ksp = PETSc.KSP().create(PETSc.COMM_WORLD)
     ksp.setOperators(A)
     ksp.setType("cg")
-    ksp.getPC().setType("none")
+    ksp.getPC().setType(a.pc)
     ksp.setNormType(PETSc.KSP.NormType.UNPRECONDITIONED)
     ksp.setTolerances(rtol=1e-30, atol=0.0, max_it=a.iters)
     ksp.setConvergenceTest(lambda *args: 0)  # run exactly max_it iterations
@@ -73,12 +65,16 @@ def main():
         ms = 1e3 * dt / max(its, 1)
         times.append(ms)
         best = ms if best is None else min(best, ms)
+    # the global nonzero count is a reduction: every rank asks (asked on rank 0
+    # alone it waited for the others, which sat in MPI_Finalize: the "hang")
+    nnz = int(A.getInfo(PETSc.Mat.InfoType.GLOBAL_SUM)["nz_used"])
     if PETSc.COMM_WORLD.getRank() == 0:
         print(json.dumps({"peer": "petsc-kspcg", "petsc": ".".join(map(str, PETSc.Sys.getVersion())),
-                          "ranks": PETSc.COMM_WORLD.getSize(), "rows": N, "nnz": int(A.getInfo()["nz_used"]),
+                          "ranks": PETSc.COMM_WORLD.getSize(), "pc": a.pc, "rows": N, "nnz": nnz,
                           "iterations": its, "ms_per_iteration": best,
                           "ms_per_iteration_median": sorted(times)[len(times) // 2]}))
 
 
 if __name__ == "__main__":
     main()
+    sys.stdout.flush()

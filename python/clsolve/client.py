@@ -40,7 +40,7 @@ from .mm import (_is_scipy_sparse, _np, check_real_dtype, check_real_values, mat
                  vector_market)
 
 FINISHED = ("succeeded", "failed", "cancelled")
-_SOLVE_KEYS = ("tol", "atol", "maxiter", "precond", "method", "precision")
+_SOLVE_KEYS = ("tol", "atol", "maxiter", "precond", "method", "precision", "backend")
 
 
 class _Body:
@@ -301,7 +301,8 @@ class Client:
         one n-vector. In-memory arguments are checked before the upload
         (a complex dtype: TypeError; a non-square A, a b without n rows, an
         x0 that is not an n-vector: ValueError). params:
-        tol (or rtol), atol, maxiter, precond, method, precision for cg;
+        tol (or rtol), atol, maxiter, precond, method, precision, backend
+        (auto, opencl, native: on a CPU device) for cg;
         a physics kind's options otherwise (A is then its input file);
         keep="until-fetched" for any kind: the daemon's retention keeps the
         finished job until its result was downloaded once (docs/api.md)."""
@@ -507,8 +508,8 @@ class Job:
 
 
 def solve(A, b=None, x0=None, *, tol=None, rtol=None, atol=None, maxiter=None, precond=None,
-          method=None, precision=None, url=None, token=None, client=None, progress=None,
-          timeout=None):
+          method=None, precision=None, backend=None, url=None, token=None, client=None,
+          progress=None, timeout=None):
     """Solves A x = b on a clsolved daemon, in the shape of
     scipy.sparse.linalg.cg: returns (x, info), info 0 when converged and the
     iterations run when maxiter stopped it (x is the last iterate then).
@@ -522,7 +523,7 @@ def solve(A, b=None, x0=None, *, tol=None, rtol=None, atol=None, maxiter=None, p
         raise TypeError("give tol or rtol, not both")
     c = client or Client(url, token=token)
     job = c.submit(A, b, x0, tol=tol if tol is not None else rtol, atol=atol, maxiter=maxiter,
-                   precond=precond, method=method, precision=precision)
+                   precond=precond, method=method, precision=precision, backend=backend)
     job.wait(progress=progress, timeout=timeout, check=False)
     err = job.error or {}
     if job.status == "succeeded":

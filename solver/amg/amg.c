@@ -35,6 +35,7 @@
 #include "amg_priv.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,20 +316,33 @@ void amg_get_info(const amg_hierarchy *h, amg_info *info)
     info->threads = h->threads;
 }
 
+/* One line of amg_describe: appended at *off when buf has room, counted in
+ * *total always (snprintf's contract, so a caller can size the buffer). A
+ * function, not a macro: gcc -O3 misreads the NULL-buffer case of an inline
+ * snprintf as a format-truncation error. */
+static void amg_put(char *buf, size_t len, size_t *off, int *total, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void amg_put(char *buf, size_t len, size_t *off, int *total, const char *fmt, ...)
+{
+    char scratch[1];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = *off < len && buf ? vsnprintf(buf + *off, len - *off, fmt, ap)
+                              : vsnprintf(scratch, 0, fmt, ap);
+    va_end(ap);
+    if (n > 0) {
+        *total += n;
+        *off = *off + (size_t)n < len ? *off + (size_t)n : (len ? len - 1 : 0);
+    }
+}
+
 int amg_describe(const amg_hierarchy *h, char *buf, size_t len)
 {
     amg_info in;
     amg_get_info(h, &in);
     size_t off = 0;
     int total = 0;
-#define PUT(...)                                                                                   \
-    do {                                                                                           \
-        int n_ = snprintf(buf ? buf + off : NULL, off < len ? len - off : 0, __VA_ARGS__);         \
-        if (n_ > 0) {                                                                              \
-            total += n_;                                                                           \
-            off = off + (size_t)n_ < len ? off + (size_t)n_ : (len ? len - 1 : 0);                 \
-        }                                                                                          \
-    } while (0)
+#define PUT(...) amg_put(buf, len, &off, &total, __VA_ARGS__)
     PUT("amg: %d levels, smoother %s degree %d, threshold %g\n", in.levels,
         amg_smoother_name(h->opt.smoother), h->opt.degree, h->opt.threshold);
     for (int l = 0; l < in.levels; l++)

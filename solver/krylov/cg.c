@@ -62,6 +62,7 @@
  */
 #include <string.h>
 
+#include "../../kernels/cpu/la_cgn.h"
 #include "krylov.h"
 #include "ksp_device.h"
 
@@ -133,6 +134,85 @@ static const ksp_device_ops cgf_ops = {
     .can_lose = 0,
 };
 
+/* The same recurrences on a CPU device's memory by native loops
+ * (kernels/cpu/la_cgn.h): the workspace is la_cgn instead of la_cgf, the
+ * loop around it the same ksp_device_solve. */
+typedef struct cgn_work {
+    la_cgn w;
+    cgf_work in; /* what create needs (its la_cgf unused) */
+    int threads; /* the team the workspace ran on (for the report) */
+} cgn_work;
+
+static int cgn_create(void *p, double bb, cls_error *err)
+{
+    cgn_work *c = p;
+    int rc = la_cgn_create(c->in.la, c->in.A, c->in.b, c->in.x, c->in.dinv,
+                           c->in.tol * c->in.tol * bb, c->in.recurrence, &c->w, err);
+    c->threads = c->w.nt;
+    return rc;
+}
+static int cgn_start(void *p, int64_t k, double *rr, double *rz, cls_error *err)
+{
+    return la_cgn_start(&((cgn_work *)p)->w, k, rr, rz, err);
+}
+static int cgn_enqueue(void *p, int64_t room, cls_error *err)
+{
+    (void)room; /* one iteration, run now */
+    return la_cgn_enqueue(&((cgn_work *)p)->w, err);
+}
+static int cgn_next(void *p, la_cgf_record *rec, cls_error *err)
+{
+    return la_cgn_next(&((cgn_work *)p)->w, rec, err);
+}
+static int cgn_last(void *p, double *rr, double *rz, cls_error *err)
+{
+    return la_cgn_last(&((cgn_work *)p)->w, rr, rz, err);
+}
+static int cgn_drain(void *p, cls_error *err)
+{
+    (void)p; /* nothing runs behind the host's back */
+    (void)err;
+    return CLS_OK;
+}
+static void cgn_release(void *p)
+{
+    la_cgn_release(&((cgn_work *)p)->w);
+}
+static void cgn_counts(void *p, int64_t *enq, int64_t *seen)
+{
+    const la_cgn *w = &((cgn_work *)p)->w;
+    *enq = w->enq;
+    *seen = w->seen;
+}
+
+static const ksp_device_ops cgn_ops = {
+    .create = cgn_create,
+    .start = cgn_start,
+    .enqueue = cgn_enqueue,
+    .next = cgn_next,
+    .last = cgn_last,
+    .drain = cgn_drain,
+    .release = cgn_release,
+    .counts = cgn_counts,
+    .with_pc = 0,
+    .can_lose = 0,
+};
+
+/* 1 when this solve runs the native loops (opt->backend, la_cgn_usable);
+ * CLS_EINPUT through err when NATIVE was asked for and cannot run */
+static int cg_native(la_ctx *la, const la_csr *A, const cg_options *opt, int *rc, cls_error *err)
+{
+    *rc = CLS_OK;
+    if (opt->backend == LA_BACKEND_OPENCL)
+        return 0;
+    cls_error why = {0};
+    if (la_cgn_usable(la, A, &why) == CLS_OK)
+        return 1;
+    if (opt->backend == LA_BACKEND_NATIVE)
+        *rc = cls_fail(err, CLS_EINPUT, "backend native: %s", why.msg);
+    return 0;
+}
+
 int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
              const cg_options *opt, cg_result *res, cls_error *err)
 {
@@ -141,6 +221,13 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
         return cls_fail(err, CLS_EOTHER, "cg_solve: Jacobi asked for without a diagonal");
     if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI && !opt->apply)
         return cls_fail(err, CLS_EOTHER, "cg_solve: a preconditioner asked for without its apply");
+    if (opt->backend == LA_BACKEND_NATIVE && (opt->classic || opt->one_launch || opt->apply))
+        return cls_fail(err, CLS_EINPUT,
+                        "backend native runs the cg and cg-single loops with no preconditioner "
+                        "or jacobi (not %s)",
+                        opt->apply        ? "this preconditioner"
+                        : opt->one_launch ? "cg-small"
+                                          : "the textbook twin");
     if (opt->classic || A->nrows != A->ncols)
         return cg_ref_solve(la, A, b, x, dinv, opt, res, err);
     if (opt->one_launch) /* --method cg-small */
@@ -156,5 +243,16 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
     c.dinv = opt->precond == PRECOND_JACOBI ? dinv : NULL;
     c.tol = opt->tol;
     c.recurrence = opt->single_reduction ? LA_CGF_FUSED : LA_CGF_CLASSIC;
+    int rc;
+    if (cg_native(la, A, opt, &rc, err)) {
+        cgn_work n;
+        memset(&n, 0, sizeof n);
+        n.in = c;
+        rc = ksp_device_solve(la, b, x, &cgn_ops, &n, opt, res, err);
+        res->cpu_threads = n.threads;
+        return rc;
+    }
+    if (rc)
+        return rc;
     return ksp_device_solve(la, b, x, &cgf_ops, &c, opt, res, err);
 }

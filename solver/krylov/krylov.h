@@ -79,6 +79,7 @@ typedef struct cg_options {
     cg_apply_fn apply;    /* a general preconditioner (precond is then neither NONE
                            * nor JACOBI): the preconditioned loop of pcg.c */
     void *apply_ctx;
+    la_backend backend; /* one part on a CPU device: native loops or OpenCL kernels (la.h) */
     const double *tols; /* several right-hand sides together (dbcg_solve): column c's
                          * tolerance (an absolute one makes it differ); NULL: tol */
 } cg_options;
@@ -92,6 +93,7 @@ typedef struct cg_result {
     int64_t nhistory;
     double start_s;   /* of the solve: workspace and the initial residual */
     double confirm_s; /* of the solve: true-residual confirmations and restarts */
+    int cpu_threads;  /* the native CPU loops ran on this many threads (0: OpenCL kernels) */
 } cg_result;
 
 /* Solves A x = b with x holding the initial guess on entry. dinv is the

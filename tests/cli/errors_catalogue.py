@@ -573,6 +573,17 @@ def _(t):
     return out
 
 
+# backend native on what it cannot run: float precision, a general
+# preconditioner (the device is PoCL's CPU in CI: the device is never the reason)
+@case("SOLVE-BACKEND-NATIVE")
+def _(t):
+    m = T.mm(SYM, "2 2 3", "1 1 4", "2 1 1", "2 2 3")
+    out = solve_case(t, m, args=["--backend", "native", "--precision", "float"],
+                     query="?backend=native&precision=float")
+    out["cli"] = [out["cli"], t.cli("solve", t.file("A2.mtx", m), "--backend", "native", "--precond", "ic0")]
+    return out
+
+
 CASES["SOLVE-ACCURACY"] = lambda t: solve_case(t, open(t.shared("matrices/LFAT5.mtx")).read(),
                                                args=["--tol", "1e-30"], query="?tol=1e-30")
 
@@ -1010,6 +1021,7 @@ cli_row("CLI-PRECOND-OPTION", ["solve", "A", "--precond-degree", "0"],
         ["solve", "A", "--precond-sweeps=33"], ["submit", "A", "--precond-shift", "-1"],
         ["solve", "A", "--precond-reuse", "2"])
 cli_row("CLI-METHOD", ["solve", "A", "--method", "gmres"], ["submit", "A", "--method", "gmres"])
+cli_row("CLI-BACKEND", ["solve", "A", "--backend", "cuda"], ["submit", "A", "--backend", "cuda"])
 cli_row("CLI-ATOL", ["solve", "A", "--atol", "-1"], ["submit", "A", "--atol", "inf"])
 cli_row("CLI-PRECISION", ["solve", "A", "--precision", "half"], ["submit", "A", "--precision", "half"],
         ["bench", "--precision", "half"],
@@ -1718,6 +1730,7 @@ param_row("PARAM-PRECOND-OPTION", "precond_degree=0", "precond_sweeps=abc", "pre
           options={"precond_lanczos": 1})
 param_row("PARAM-METHOD", "method=gmres")
 param_row("PARAM-PRECISION", "precision=half")
+param_row("PARAM-BACKEND", "backend=cuda", options={"backend": "Native"})
 param_row("PARAM-ATOL", "atol=abc", "atol=-1", "atol=inf", options={"atol": -0.5})
 param_row("PARAM-KEEP", "keep=forever", "kind=springs&grid=3&keep=1", options={"keep": "Until-Fetched"})
 param_row("PARAM-UNKNOWN", "color=blue", "tol=1e-6&Tol=1e-6", options={"colour": "blue"})

@@ -573,9 +573,13 @@ static void test_solves(la_ctx *la, const csr_matrix *A, la_spmv_variant fmt, co
     for (int jac = 0; jac < 2; jac++) {
         int64_t its[2] = {0, 0};
         for (int classic = 0; classic < 2; classic++) {
-            cg_options co = {.tol = tol, .maxiter = 20 * n + 100,
-                             .precond = jac ? PRECOND_JACOBI : PRECOND_NONE,
-                             .classic = classic, .monitor = monitor_record};
+            cg_options co = {
+                .tol = tol,
+                .maxiter = 20 * n + 100,
+                .precond = jac ? PRECOND_JACOBI : PRECOND_NONE,
+                .classic = classic,
+                .monitor = monitor_record,
+                .backend = LA_BACKEND_OPENCL}; /* the kernels: test_cpu_cg has the native loops */
             cg_result res;
             monitor_last = -1; /* iteration 0 (the initial residual) first, then 1, 2, ... */
             monitor_order_ok = 1;
@@ -624,7 +628,8 @@ static void test_solves(la_ctx *la, const csr_matrix *A, la_spmv_variant fmt, co
     }
     /* maxiter: exactly that many updates, not converged */
     {
-        cg_options co = {.tol = 1e-300, .maxiter = 7, .precond = PRECOND_NONE};
+        cg_options co = {
+            .tol = 1e-300, .maxiter = 7, .precond = PRECOND_NONE, .backend = LA_BACKEND_OPENCL};
         cg_result res;
         OK(la_fill(la, 0.0, &dx, &err));
         cls_error_clear(&err);
@@ -638,7 +643,10 @@ static void test_solves(la_ctx *la, const csr_matrix *A, la_spmv_variant fmt, co
     /* cancel from the monitor */
     {
         cancel_at = 3;
-        cg_options co = {.tol = 1e-300, .maxiter = 1000, .monitor = monitor_cancel};
+        cg_options co = {.tol = 1e-300,
+                         .maxiter = 1000,
+                         .monitor = monitor_cancel,
+                         .backend = LA_BACKEND_OPENCL};
         cg_result res;
         OK(la_fill(la, 0.0, &dx, &err));
         cls_error_clear(&err);

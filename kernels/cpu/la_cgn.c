@@ -1,0 +1,304 @@
+/*
+ * la_cgn.c: the native CPU CG workspace (design in la_cgn.h).
+ *
+ * One iteration is one cls_team_run. Classic (Hestenes-Stiefel) recurrence:
+ *   q = A p, p'q, q'Wq               (cpu_spmv_dots, each member its rows)
+ *   barrier; every member: the tests and alpha = r'z / p'q from the
+ *   ordered sums (cgc_scalars' order), so all take the same branch
+ *   r -= alpha q; r'z, r'r            (cpu_cgc_update)
+ *   barrier; beta = r_{k+1}'z_{k+1} / r_k'z_k
+ *   x += alpha p; p = z + beta p      (cpu_cgc_direction)
+ * Single-reduction recurrence (cg-single): the SpMV, one barrier, alpha and
+ * beta = (alpha^2 q'Wq - r'z) / r'z (cgf_scalars), then one pass
+ * (cpu_cgf_update). The caller (member 0, the solving thread) sums the new
+ * r'z, r'r after the call and keeps them for the next iteration's test.
+ *
+ * The team is the process's (la_cgn_team), held for the life of one
+ * workspace; a second solve in the same process meanwhile (the daemon's
+ * lanes) runs on its caller's thread alone rather than oversubscribing the
+ * cores the first one uses.
+ */
+#include "la_cgn.h"
+#include "../la_priv.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t cgn_lock = PTHREAD_MUTEX_INITIALIZER;  /* cgn_team creation */
+static pthread_mutex_t cgn_inuse = PTHREAD_MUTEX_INITIALIZER; /* one workspace holds the team */
+static cls_team *cgn_team, *cgn_solo;
+static int cgn_size;
+
+cls_team *la_cgn_team(void)
+{
+    pthread_mutex_lock(&cgn_lock);
+    if (!cgn_team) {
+        cgn_team = cls_team_create(cls_team_threads());
+        cgn_size = cgn_team ? cls_team_size(cgn_team) : 0;
+    }
+    if (!cgn_solo)
+        cgn_solo = cls_team_create(1);
+    pthread_mutex_unlock(&cgn_lock);
+    return cgn_team;
+}
+
+int la_cgn_threads(void)
+{
+    pthread_mutex_lock(&cgn_lock);
+    int n = cgn_size;
+    pthread_mutex_unlock(&cgn_lock);
+    return n;
+}
+
+int la_cgn_usable(const la_ctx *la, const la_csr *A, cls_error *err)
+{
+    if (!(la->ocl->dev.type & CL_DEVICE_TYPE_CPU))
+        return cls_fail(err, CLS_EINPUT, "the device is not a CPU");
+    if (la->prec != LA_DOUBLE)
+        return cls_fail(err, CLS_EINPUT, "precision %s (the native loops are double)",
+                        la_precision_str(la->prec));
+    if (A->nrows != A->ncols || A->row_offset != 0 || !A->rowptr ||
+        (A->nnz > 0 && (!A->col || !A->val)))
+        return cls_fail(err, CLS_EINPUT, "the matrix is not one square CSR block");
+    return CLS_OK;
+}
+
+/* maps one buffer for the workspace's life (bytes 0: nothing to map) */
+static int cgn_map(la_cgn *w, cl_mem m, size_t bytes, cl_map_flags fl, void **out, cls_error *err)
+{
+    *out = NULL;
+    if (!bytes)
+        return CLS_OK;
+    cl_int st;
+    void *p = clEnqueueMapBuffer(w->la->ocl->queue, m, CL_TRUE, fl, 0, bytes, 0, NULL, NULL, &st);
+    OCL_CHECK(err, st, "clEnqueueMapBuffer(native CG)");
+    w->mem[w->nmap] = m;
+    w->ptr[w->nmap++] = p;
+    *out = p;
+    return CLS_OK;
+}
+
+static double *cgn_vec(int64_t n)
+{
+    size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(double) + 63) & ~(size_t)63;
+    return aligned_alloc(64, bytes);
+}
+
+int la_cgn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                  double stop2, la_cgf_recurrence recurrence, la_cgn *w, cls_error *err)
+{
+    memset(w, 0, sizeof *w);
+    int rc = la_cgn_usable(la, A, err);
+    if (rc)
+        return rc;
+    if ((rc = lai_check_len("la_cgn (b)", b->n, A->nrows, err)) ||
+        (rc = lai_check_len("la_cgn (x)", x->n, A->nrows, err)) ||
+        (dinv && (rc = lai_check_len("la_cgn (diagonal)", dinv->n, A->nrows, err))))
+        return rc;
+    const int64_t n = A->nrows;
+    w->la = la;
+    w->stop2 = stop2;
+    w->recurrence = recurrence;
+    w->A.n = n;
+    void *rp, *col = NULL, *val = NULL, *pb, *px, *pd = NULL;
+    const size_t vb = (size_t)n * sizeof(double);
+    if ((rc = cgn_map(w, A->rowptr, (size_t)(n + 1) * sizeof(int32_t), CL_MAP_READ, &rp, err)) ||
+        (rc = cgn_map(w, A->col, (size_t)A->nnz * sizeof(int32_t), CL_MAP_READ, &col, err)) ||
+        (rc = cgn_map(w, A->val, (size_t)A->nnz * sizeof(double), CL_MAP_READ, &val, err)) ||
+        (rc = cgn_map(w, b->buf, vb, CL_MAP_READ, &pb, err)) ||
+        (rc = cgn_map(w, x->buf, vb, CL_MAP_READ | CL_MAP_WRITE, &px, err)) ||
+        (dinv && (rc = cgn_map(w, dinv->buf, vb, CL_MAP_READ, &pd, err))))
+        goto fail;
+    w->A.rp = rp;
+    w->A.col = col;
+    w->A.val = val;
+    w->b = pb;
+    w->x = px;
+    w->d = pd;
+
+    /* the process's team, unless the system is too small to share (a wake
+     * costs more than its rows) or another solve holds it */
+    cls_team *team = la_cgn_team();
+    if (team && cls_team_size(team) > 1 && n >= 4096 * (int64_t)cls_team_size(team) &&
+        pthread_mutex_trylock(&cgn_inuse) == 0)
+        w->team = team;
+    else
+        w->team = cgn_solo;
+    if (!w->team) {
+        rc = cls_fail(err, CLS_EOTHER, "out of memory starting the native CG's threads");
+        goto fail;
+    }
+    w->nt = cls_team_size(w->team); /* every member takes a range: the barriers count them all */
+    w->bound = malloc((size_t)(w->nt + 1) * sizeof *w->bound);
+    w->part = aligned_alloc(64, (size_t)w->nt * sizeof *w->part);
+    w->r = cgn_vec(n);
+    w->p = cgn_vec(n);
+    w->q = cgn_vec(n);
+    if (!w->bound || !w->part || !w->r || !w->p || !w->q) {
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the native CG's vectors (%lld rows)",
+                      (long long)n);
+        goto fail;
+    }
+    cpu_rows_split(w->A.rp, n, w->nt, w->bound);
+    return CLS_OK;
+fail:
+    la_cgn_release(w);
+    return rc;
+}
+
+enum { CGN_START, CGN_ITER };
+
+typedef struct cgn_call {
+    la_cgn *w;
+    int op;
+    /* what member 0 found (every member found the same) */
+    int stop;
+    double pq, qq, alpha, beta;
+} cgn_call;
+
+/* the sum of component c over the members, in member order */
+static double cgn_sum(const la_cgn *w, int c)
+{
+    double s = 0;
+    for (int t = 0; t < w->nt; t++)
+        s += w->part[t][c];
+    return s;
+}
+
+static void cgn_member(void *ctx, int id, int nt)
+{
+    (void)nt; /* = w->nt */
+    cgn_call *c = ctx;
+    la_cgn *w = c->w;
+    const int64_t lo = w->bound[id], hi = w->bound[id + 1];
+    double *pt = w->part[id];
+    if (c->op == CGN_START) { /* r = b - A x; z = D^-1 r; p = z; r'z, r'r */
+        cpu_residual_start(&w->A, w->b, w->x, w->r, w->p, w->d, lo, hi, pt + 2);
+        return;
+    }
+    cpu_spmv_dots(&w->A, w->p, w->q, w->d, lo, hi, pt); /* q = A p; p'q, q'Wq */
+    cls_team_barrier(w->team);
+    const double pq = cgn_sum(w, 0), qq = cgn_sum(w, 1), rz = w->rz, rr = w->rr;
+    const int classic = w->recurrence == LA_CGF_CLASSIC;
+    int stop = LA_CGF_RUN;
+    double alpha = 0, beta = 0;
+    if (!isfinite(rr) || !isfinite(rz))
+        stop = LA_CGF_NANORINF;
+    else if (rr <= w->stop2) /* ||r_k|| <= tol ||b|| */
+        stop = LA_CGF_CONVERGED;
+    else if (!isfinite(pq) || (!classic && !isfinite(qq)))
+        stop = LA_CGF_NANORINF;
+    else if (!(pq > 0)) /* p'Ap <= 0 */
+        stop = LA_CGF_INDEFINITE;
+    else {
+        alpha = rz / pq; /* alpha = r'z / p'Ap */
+        if (!classic) {  /* beta from the Chronopoulos-Gear identity, as cgf_scalars */
+            const double rz_next = alpha * alpha * qq - rz;
+            beta = rz_next > 0 ? rz_next / rz : 0;
+        }
+    }
+    if (id == 0) {
+        c->stop = stop;
+        c->pq = pq;
+        c->qq = qq;
+        c->alpha = alpha;
+        c->beta = beta;
+    }
+    if (stop != LA_CGF_RUN)
+        return;
+    if (!classic) { /* x += alpha p; r -= alpha q; z = D^-1 r; p = z + beta p; r'z, r'r */
+        cpu_cgf_update(alpha, beta, w->p, w->q, w->x, w->r, w->d, lo, hi, pt + 2);
+        return;
+    }
+    cpu_cgc_update(alpha, w->q, w->r, w->d, lo, hi, pt + 2); /* r -= alpha q; r'z, r'r */
+    cls_team_barrier(w->team);
+    beta = cgn_sum(w, 2) / rz; /* beta = r_{k+1}'z_{k+1} / r_k'z_k */
+    if (id == 0)
+        c->beta = beta;
+    /* x += alpha p; p = z + beta p */
+    cpu_cgc_direction(alpha, beta, w->p, w->r, w->d, w->x, lo, hi);
+}
+
+int la_cgn_start(la_cgn *w, int64_t k, double *rr, double *rz, cls_error *err)
+{
+    (void)err;
+    cgn_call c = {.w = w, .op = CGN_START};
+    cls_team_run(w->team, cgn_member, &c);
+    w->rz = cgn_sum(w, 2);
+    w->rr = cgn_sum(w, 3);
+    w->k = k;
+    w->stopped = 0;
+    w->beta_prev = 0; /* a start's record says beta 0 (p = z) */
+    w->enq = w->seen = 0;
+    *rr = w->rr;
+    *rz = w->rz;
+    return CLS_OK;
+}
+
+int la_cgn_enqueue(la_cgn *w, cls_error *err)
+{
+    (void)err;
+    la_cgf_record *rec = &w->ring[w->enq % LA_CGF_SLOTS];
+    if (w->stopped) { /* as a stopped device: the iteration does nothing */
+        *rec = w->ring[(w->enq + LA_CGF_SLOTS - 1) % LA_CGF_SLOTS];
+        w->enq++;
+        return CLS_OK;
+    }
+    cgn_call c = {.w = w, .op = CGN_ITER};
+    cls_team_run(w->team, cgn_member, &c);
+    const int classic = w->recurrence == LA_CGF_CLASSIC;
+    *rec = (la_cgf_record){.k = w->k,
+                           .rr = w->rr,
+                           .rz = w->rz,
+                           .pq = c.pq,
+                           .qq = c.qq,
+                           .alpha = c.alpha,
+                           .beta = classic ? w->beta_prev : c.beta,
+                           .stop = c.stop};
+    w->enq++;
+    if (c.stop != LA_CGF_RUN) {
+        w->stopped = 1;
+        return CLS_OK;
+    }
+    w->rz = cgn_sum(w, 2); /* the new r's r'z, r'r */
+    w->rr = cgn_sum(w, 3);
+    w->beta_prev = c.beta;
+    w->k++;
+    return CLS_OK;
+}
+
+int la_cgn_next(la_cgn *w, la_cgf_record *rec, cls_error *err)
+{
+    if (w->seen >= w->enq)
+        return cls_fail(err, CLS_EOTHER, "native CG: no iteration queued");
+    *rec = w->ring[w->seen++ % LA_CGF_SLOTS];
+    return CLS_OK;
+}
+
+int la_cgn_last(la_cgn *w, double *rr, double *rz, cls_error *err)
+{
+    (void)err;
+    *rr = w->rr;
+    *rz = w->rz;
+    return CLS_OK;
+}
+
+void la_cgn_release(la_cgn *w)
+{
+    if (w->la) {
+        for (int i = 0; i < w->nmap; i++)
+            clEnqueueUnmapMemObject(w->la->ocl->queue, w->mem[i], w->ptr[i], 0, NULL, NULL);
+        if (w->nmap)
+            clFinish(w->la->ocl->queue);
+    }
+    if (w->team && w->team != cgn_solo)
+        pthread_mutex_unlock(&cgn_inuse);
+    free(w->bound);
+    free(w->part);
+    free(w->r);
+    free(w->p);
+    free(w->q);
+    memset(w, 0, sizeof *w);
+}

@@ -1,0 +1,70 @@
+/*
+ * la_cgn.h: the native CPU twin of la_cgf (la.h): the same CG workspace
+ * contract (create, start, enqueue, next, last, drain, release) and the
+ * same two recurrences, computed by C loops on a team of threads over the
+ * host memory of a CPU OpenCL device's buffers instead of by kernels.
+ *
+ * On PoCL's CPU device a buffer lives in host memory, and mapping it hands
+ * that memory out without a copy: create maps A's CSR arrays, b, x and the
+ * diagonal for the life of the workspace and release unmaps them, so the
+ * vectors are the solve's own (x is read back by la_vec_download as
+ * before) and nothing is stored twice. r, p and q are the workspace's own,
+ * first touched by the thread that works on their rows.
+ *
+ * An iteration runs synchronously in enqueue (a CPU has no queue to keep
+ * full): one or two barriers inside one team call, the stopping test and
+ * the scalars computed by every member from the same ordered sums, and the
+ * record appended to a ring that next reads back. Past a stop, enqueued
+ * iterations do nothing, as on the device. solver/krylov/cg.c binds it as
+ * ksp_device_ops and uses it where la_cgn_usable says it can.
+ */
+#ifndef CLS_KERNELS_CPU_LA_CGN_H
+#define CLS_KERNELS_CPU_LA_CGN_H
+
+#include "../../common/team.h"
+#include "../la.h"
+#include "cpu_ops.h"
+
+typedef struct la_cgn {
+    la_ctx *la;
+    cpu_csr A;
+    const double *b, *d; /* d NULL without Jacobi */
+    double *x;
+    double *r, *p, *q;
+    cls_team *team; /* la_cgn_team's: borrowed */
+    int nt;
+    int64_t *bound;    /* nt + 1 row bounds */
+    double (*part)[8]; /* per member: p'q, q'Wq, r'z, r'r (a cache line each) */
+    int recurrence;    /* la_cgf_recurrence */
+    double stop2;
+    /* the loop's state between iterations */
+    int64_t k;
+    int stopped;
+    double rz, rr, beta_prev;
+    la_cgf_record ring[LA_CGF_SLOTS];
+    int64_t enq, seen;
+    /* the mapped buffers (unmapped by release) */
+    cl_mem mem[6];
+    void *ptr[6];
+    int nmap;
+} la_cgn;
+
+/* CLS_OK when the native loop can run this solve: a CPU device, double
+ * precision, A in CSR buffers with no row offset. Otherwise CLS_EINPUT and
+ * the reason in err (why the OpenCL kernels run instead). */
+int la_cgn_usable(const la_ctx *la, const la_csr *A, cls_error *err);
+/* The process's team for the native loops, started on first use with
+ * cls_team_threads() members and kept (a warm daemon keeps it too);
+ * NULL if it cannot be made. */
+cls_team *la_cgn_team(void);
+int la_cgn_threads(void); /* the team's size (0 before first use) */
+
+int la_cgn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
+                  double stop2, la_cgf_recurrence recurrence, la_cgn *w, cls_error *err);
+int la_cgn_start(la_cgn *w, int64_t k, double *rr, double *rz, cls_error *err);
+int la_cgn_enqueue(la_cgn *w, cls_error *err);
+int la_cgn_next(la_cgn *w, la_cgf_record *rec, cls_error *err);
+int la_cgn_last(la_cgn *w, double *rr, double *rz, cls_error *err);
+void la_cgn_release(la_cgn *w);
+
+#endif
