@@ -3,7 +3,7 @@
 # KSPCG (petsc4py): poisson3d N for each N, no preconditioner and Jacobi,
 # 1 and 2 ranks each side, the same iteration count, in one command
 # (issue 29). Needs `deploy/install-deps.sh --bench`.
-#   bash bench/pocl-vs-petsc.sh [SIZES] [ITERS] [REPS]   (defaults "64 96" 200 5)
+#   bash bench/pocl-vs-petsc.sh [SIZES] [ITERS] [REPS]   (defaults "64 96 128" 200 5)
 #   PRECONDS="none jacobi"  BACKENDS="auto opencl"  BUILD=build
 # clsolve: `clsolve solve gen:poisson3d:N --device cpu --maxiter ITERS
 # --tol 1e-300 --backend B` (the engine users run: one part on 1 rank, two
@@ -16,7 +16,7 @@
 # timing counts only on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SIZES=${1:-64 96}
+SIZES=${1:-64 96 128}
 IT=${2:-200}
 REPS=${3:-5}
 PRECONDS=${PRECONDS:-none jacobi}
@@ -37,8 +37,8 @@ for N in $SIZES; do
             BIND=()
             [ "$np" = 1 ] && BIND=(--bind-to none)
             echo "poisson3d $N, $pc, np $np: load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-            for be in $BACKENDS; do
-                for r in $(seq 1 "$REPS"); do
+            for r in $(seq 1 "$REPS"); do # the backends in turn: a drifting VM hits both
+                for be in $BACKENDS; do
                     mpirun --oversubscribe -np "$np" "${BIND[@]}" "$B/clsolve" solve gen:poisson3d:$N \
                         --device cpu --precond "$pc" --backend "$be" --maxiter "$IT" --tol 1e-300 \
                         --json >"$OUT/c-$N-$pc-$np-$be-$r.json" 2>/dev/null || true

@@ -28,10 +28,11 @@ typedef struct cpu_csr {
     int64_t n;
 } cpu_csr;
 
-/* q = A p on rows [lo, hi); out[0] = p'q, out[1] = q'Wq (W = D^-1 or I)
- * over those rows (cpu_spmv.c) */
-void cpu_spmv_dots(const cpu_csr *A, const double *p, double *q, const double *d, int64_t lo,
-                   int64_t hi, double out[2]);
+/* q = A p on rows [lo, hi); out[0] = p'q, out[1] = q'Wq (W = D^-1 or I;
+ * 0 unless with_qq: only the single-reduction recurrence uses it) over
+ * those rows (cpu_spmv.c) */
+void cpu_spmv_dots(const cpu_csr *A, const double *p, double *q, const double *d, int with_qq,
+                   int64_t lo, int64_t hi, double out[2]);
 /* r = b - A x; z = D^-1 r; p = z; out[0] = r'z, out[1] = r'r (the start:
  * one pass, no q stored) (cpu_spmv.c) */
 void cpu_residual_start(const cpu_csr *A, const double *b, const double *x, double *r, double *p,

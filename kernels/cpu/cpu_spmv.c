@@ -28,12 +28,18 @@ static inline double cpu_row(const int32_t *restrict col, const double *restrict
 }
 
 void cpu_spmv_dots(const cpu_csr *A, const double *restrict p, double *restrict q,
-                   const double *restrict d, int64_t lo, int64_t hi, double out[2])
+                   const double *restrict d, int with_qq, int64_t lo, int64_t hi, double out[2])
 {
     const int32_t *restrict rp = A->rp, *restrict col = A->col;
     const double *restrict val = A->val;
     double pq = 0, qq = 0;
-    if (d) /* two loops, so that neither tests d per row */
+    if (!with_qq) /* the classic recurrence needs p'q only: d is not read here */
+        for (int64_t i = lo; i < hi; i++) {
+            const double s = cpu_row(col, val, p, rp[i], rp[i + 1]);
+            q[i] = s;
+            pq += p[i] * s;
+        }
+    else if (d) /* three loops, so that none tests a flag per row */
         for (int64_t i = lo; i < hi; i++) {
             const double s = cpu_row(col, val, p, rp[i], rp[i + 1]);
             q[i] = s;

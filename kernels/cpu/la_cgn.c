@@ -2,7 +2,8 @@
  * la_cgn.c: the native CPU CG workspace (design in la_cgn.h).
  *
  * One iteration is one cls_team_run. Classic (Hestenes-Stiefel) recurrence:
- *   q = A p, p'q, q'Wq               (cpu_spmv_dots, each member its rows)
+ *   q = A p, p'q                     (cpu_spmv_dots, each member its rows;
+ *                                     its record's q'Wq is 0: unused there)
  *   barrier; every member: the tests and alpha = r'z / p'q from the
  *   ordered sums (cgc_scalars' order), so all take the same branch
  *   r -= alpha q; r'z, r'r            (cpu_cgc_update)
@@ -80,12 +81,6 @@ static int cgn_map(la_cgn *w, cl_mem m, size_t bytes, cl_map_flags fl, void **ou
     return CLS_OK;
 }
 
-static double *cgn_vec(int64_t n)
-{
-    size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(double) + 63) & ~(size_t)63;
-    return aligned_alloc(64, bytes);
-}
-
 int la_cgn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
                   double stop2, la_cgf_recurrence recurrence, la_cgn *w, cls_error *err)
 {
@@ -111,6 +106,16 @@ int la_cgn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         (rc = cgn_map(w, x->buf, vb, CL_MAP_READ | CL_MAP_WRITE, &px, err)) ||
         (dinv && (rc = cgn_map(w, dinv->buf, vb, CL_MAP_READ, &pd, err))))
         goto fail;
+    void *pr, *pp, *pq;
+    if ((rc = la_vec_create(la, n, &w->vr, err)) || (rc = la_vec_create(la, n, &w->vp, err)) ||
+        (rc = la_vec_create(la, n, &w->vq, err)) ||
+        (rc = cgn_map(w, w->vr.buf, vb, CL_MAP_READ | CL_MAP_WRITE, &pr, err)) ||
+        (rc = cgn_map(w, w->vp.buf, vb, CL_MAP_READ | CL_MAP_WRITE, &pp, err)) ||
+        (rc = cgn_map(w, w->vq.buf, vb, CL_MAP_READ | CL_MAP_WRITE, &pq, err)))
+        goto fail;
+    w->r = pr;
+    w->p = pp;
+    w->q = pq;
     w->A.rp = rp;
     w->A.col = col;
     w->A.val = val;
@@ -133,12 +138,8 @@ int la_cgn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     w->nt = cls_team_size(w->team); /* every member takes a range: the barriers count them all */
     w->bound = malloc((size_t)(w->nt + 1) * sizeof *w->bound);
     w->part = aligned_alloc(64, (size_t)w->nt * sizeof *w->part);
-    w->r = cgn_vec(n);
-    w->p = cgn_vec(n);
-    w->q = cgn_vec(n);
-    if (!w->bound || !w->part || !w->r || !w->p || !w->q) {
-        rc = cls_fail(err, CLS_EOTHER, "out of memory for the native CG's vectors (%lld rows)",
-                      (long long)n);
+    if (!w->bound || !w->part) {
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the native CG's ranges");
         goto fail;
     }
     cpu_rows_split(w->A.rp, n, w->nt, w->bound);
@@ -178,10 +179,10 @@ static void cgn_member(void *ctx, int id, int nt)
         cpu_residual_start(&w->A, w->b, w->x, w->r, w->p, w->d, lo, hi, pt + 2);
         return;
     }
-    cpu_spmv_dots(&w->A, w->p, w->q, w->d, lo, hi, pt); /* q = A p; p'q, q'Wq */
+    const int classic = w->recurrence == LA_CGF_CLASSIC;
+    cpu_spmv_dots(&w->A, w->p, w->q, w->d, !classic, lo, hi, pt); /* q = A p; p'q (q'Wq) */
     cls_team_barrier(w->team);
     const double pq = cgn_sum(w, 0), qq = cgn_sum(w, 1), rz = w->rz, rr = w->rr;
-    const int classic = w->recurrence == LA_CGF_CLASSIC;
     int stop = LA_CGF_RUN;
     double alpha = 0, beta = 0;
     if (!isfinite(rr) || !isfinite(rz))
@@ -295,10 +296,10 @@ void la_cgn_release(la_cgn *w)
     }
     if (w->team && w->team != cgn_solo)
         pthread_mutex_unlock(&cgn_inuse);
+    la_vec_release(&w->vr); /* after the unmapping: back to the pool */
+    la_vec_release(&w->vp);
+    la_vec_release(&w->vq);
     free(w->bound);
     free(w->part);
-    free(w->r);
-    free(w->p);
-    free(w->q);
     memset(w, 0, sizeof *w);
 }

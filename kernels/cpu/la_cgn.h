@@ -8,8 +8,10 @@
  * that memory out without a copy: create maps A's CSR arrays, b, x and the
  * diagonal for the life of the workspace and release unmaps them, so the
  * vectors are the solve's own (x is read back by la_vec_download as
- * before) and nothing is stored twice. r, p and q are the workspace's own,
- * first touched by the thread that works on their rows.
+ * before) and nothing is stored twice. r, p and q are device vectors too
+ * (la_vec_create: the buffers the solve's set-up reserved for the
+ * workspace, la_pool_reserve), mapped the same way, so the native path
+ * holds no more memory than the kernels' path.
  *
  * An iteration runs synchronously in enqueue (a CPU has no queue to keep
  * full): one or two barriers inside one team call, the stopping test and
@@ -31,6 +33,7 @@ typedef struct la_cgn {
     const double *b, *d; /* d NULL without Jacobi */
     double *x;
     double *r, *p, *q;
+    la_vec vr, vp, vq; /* their buffers */
     cls_team *team; /* la_cgn_team's: borrowed */
     int nt;
     int64_t *bound;    /* nt + 1 row bounds */
@@ -44,8 +47,8 @@ typedef struct la_cgn {
     la_cgf_record ring[LA_CGF_SLOTS];
     int64_t enq, seen;
     /* the mapped buffers (unmapped by release) */
-    cl_mem mem[6];
-    void *ptr[6];
+    cl_mem mem[9];
+    void *ptr[9];
     int nmap;
 } la_cgn;
 
