@@ -4,6 +4,7 @@
  *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--atol A] [--maxiter N]
  *                  [--precond NAME] [--precond-degree N ...]
  *                  [--method cg|cg-single|cg-small|pipecg] [--precision double|float|mixed]
+ *                  [--backend auto|opencl|native]
  *                  [--wait] [--monitor] [-o x.mtx] [--json]
  *   clsolve status ID [--json]
  *   clsolve wait ID [-o x.mtx] [--json] [--timeout S] [--monitor]

@@ -34,6 +34,7 @@ typedef struct job_proto_msg {
     pc_options pc;     /* its parameters (pc.h) */
     int32_t precision; /* la_precision */
     int32_t method;    /* solver_method */
+    int32_t backend;   /* la_backend: a CPU device's native loops or kernels */
     int32_t devices_per_rank; /* admission.c: > 1 when one device per rank is too small */
     double tol;
     double atol;

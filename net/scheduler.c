@@ -272,6 +272,7 @@ static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
     m->pc = c->params.pc;
     m->method = (int32_t)so.method;
     m->precision = (int32_t)so.precision;
+    m->backend = (int32_t)so.backend;
     m->devices_per_rank = 1;
     return CLS_OK;
 }
@@ -287,6 +288,7 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->pc = m->pc;
     o->solve.precision = (la_precision)m->precision;
     o->solve.method = (solver_method)m->method;
+    o->solve.backend = (la_backend)m->backend;
     o->solve.device = device;
     o->devices_per_rank = m->devices_per_rank > 1 ? m->devices_per_rank : 1;
 }
