@@ -11,6 +11,9 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdlib.h>
+
+#include "../common/sysres.h"
 
 #include "../solver/names.h"
 
@@ -75,6 +78,13 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
     json_object_set_new(o, "backend", json_string(rep->cg.cpu_threads > 0 ? "native" : "opencl"));
     if (rep->cg.cpu_threads > 0)
         json_object_set_new(o, "cpu_threads", json_integer(rep->cg.cpu_threads));
+    else if (rep->nparts > 0 && (rep->parts[0].device.type & CL_DEVICE_TYPE_CPU)) {
+        /* PoCL's kernels: its thread pool, sized from this process's CPUs
+         * (ocl_threads_from_affinity) unless POCL_MAX_PTHREAD_COUNT says */
+        const char *v = getenv("POCL_MAX_PTHREAD_COUNT");
+        int t = v && *v ? atoi(v) : cls_sysres_cpus();
+        json_object_set_new(o, "cpu_threads", json_integer(t > 0 ? t : 1));
+    }
     /* one engine (la's tuned format blocks, fused updates); the key stays
      * for scripts that read it */
     json_object_set_new(o, "engine", json_string("fused"));
