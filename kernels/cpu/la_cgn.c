@@ -13,6 +13,8 @@
  * beta = (alpha^2 q'Wq - r'z) / r'z (cgf_scalars), then one pass
  * (cpu_cgf_update). The caller (member 0, the solving thread) sums the new
  * r'z, r'r after the call and keeps them for the next iteration's test.
+ * Every pass runs a member's rows block by block (CGN_BLOCKS), leaving each
+ * block's sums in part[block]; sums are then taken over blocks in order.
  *
  * The team is the process's (la_cgn_team), held for the life of one
  * workspace; a second solve in the same process meanwhile (the daemon's
@@ -136,13 +138,19 @@ int la_cgn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         goto fail;
     }
     w->nt = cls_team_size(w->team); /* every member takes a range: the barriers count them all */
+    w->nblk = (n + LA_CGN_BLOCK - 1) / LA_CGN_BLOCK;
     w->bound = malloc((size_t)(w->nt + 1) * sizeof *w->bound);
-    w->part = aligned_alloc(64, (size_t)w->nt * sizeof *w->part);
+    w->part = calloc((size_t)(w->nblk ? w->nblk : 1), sizeof *w->part);
     if (!w->bound || !w->part) {
         rc = cls_fail(err, CLS_EOTHER, "out of memory for the native CG's ranges");
         goto fail;
     }
     cpu_rows_split(w->A.rp, n, w->nt, w->bound);
+    for (int t = 1; t < w->nt; t++) { /* whole blocks: the sums' order is the blocks' */
+        int64_t b = (w->bound[t] + LA_CGN_BLOCK / 2) / LA_CGN_BLOCK * LA_CGN_BLOCK;
+        b = b < w->bound[t - 1] ? w->bound[t - 1] : b > n ? n : b;
+        w->bound[t] = b;
+    }
     return CLS_OK;
 fail:
     la_cgn_release(w);
@@ -159,14 +167,22 @@ typedef struct cgn_call {
     double pq, qq, alpha, beta;
 } cgn_call;
 
-/* the sum of component c over the members, in member order */
+/* the sum of component c over the blocks, in block order */
 static double cgn_sum(const la_cgn *w, int c)
 {
     double s = 0;
-    for (int t = 0; t < w->nt; t++)
-        s += w->part[t][c];
+    for (int64_t b = 0; b < w->nblk; b++)
+        s += w->part[b][c];
     return s;
 }
+
+/* the member's rows [lo, hi) (lo a whole block), block by block: the
+ * statement after it runs on rows [blo, bhi) with pt = part[that block] */
+#define CGN_BLOCKS(w, lo, hi, blo, bhi, pt)                                                        \
+    for (int64_t blo = (lo), bhi = 0;                                                              \
+         blo < (hi) && (bhi = blo + LA_CGN_BLOCK < (hi) ? blo + LA_CGN_BLOCK : (hi), 1);           \
+         blo = bhi)                                                                                \
+        for (double *pt = (w)->part[blo / LA_CGN_BLOCK]; pt; pt = NULL)
 
 static void cgn_member(void *ctx, int id, int nt)
 {
@@ -174,13 +190,14 @@ static void cgn_member(void *ctx, int id, int nt)
     cgn_call *c = ctx;
     la_cgn *w = c->w;
     const int64_t lo = w->bound[id], hi = w->bound[id + 1];
-    double *pt = w->part[id];
     if (c->op == CGN_START) { /* r = b - A x; z = D^-1 r; p = z; r'z, r'r */
-        cpu_residual_start(&w->A, w->b, w->x, w->r, w->p, w->d, lo, hi, pt + 2);
+        CGN_BLOCKS(w, lo, hi, blo, bhi, pt)
+        cpu_residual_start(&w->A, w->b, w->x, w->r, w->p, w->d, blo, bhi, pt + 2);
         return;
     }
     const int classic = w->recurrence == LA_CGF_CLASSIC;
-    cpu_spmv_dots(&w->A, w->p, w->q, w->d, !classic, lo, hi, pt); /* q = A p; p'q (q'Wq) */
+    CGN_BLOCKS(w, lo, hi, blo, bhi, pt) /* q = A p; p'q (q'Wq) */
+    cpu_spmv_dots(&w->A, w->p, w->q, w->d, !classic, blo, bhi, pt);
     cls_team_barrier(w->team);
     const double pq = cgn_sum(w, 0), qq = cgn_sum(w, 1), rz = w->rz, rr = w->rr;
     int stop = LA_CGF_RUN;
@@ -210,10 +227,12 @@ static void cgn_member(void *ctx, int id, int nt)
     if (stop != LA_CGF_RUN)
         return;
     if (!classic) { /* x += alpha p; r -= alpha q; z = D^-1 r; p = z + beta p; r'z, r'r */
-        cpu_cgf_update(alpha, beta, w->p, w->q, w->x, w->r, w->d, lo, hi, pt + 2);
+        CGN_BLOCKS(w, lo, hi, blo, bhi, pt)
+        cpu_cgf_update(alpha, beta, w->p, w->q, w->x, w->r, w->d, blo, bhi, pt + 2);
         return;
     }
-    cpu_cgc_update(alpha, w->q, w->r, w->d, lo, hi, pt + 2); /* r -= alpha q; r'z, r'r */
+    CGN_BLOCKS(w, lo, hi, blo, bhi, pt) /* r -= alpha q; r'z, r'r */
+    cpu_cgc_update(alpha, w->q, w->r, w->d, blo, bhi, pt + 2);
     cls_team_barrier(w->team);
     beta = cgn_sum(w, 2) / rz; /* beta = r_{k+1}'z_{k+1} / r_k'z_k */
     if (id == 0)

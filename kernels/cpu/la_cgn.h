@@ -16,7 +16,9 @@
  * An iteration runs synchronously in enqueue (a CPU has no queue to keep
  * full): one or two barriers inside one team call, the stopping test and
  * the scalars computed by every member from the same ordered sums, and the
- * record appended to a ring that next reads back. Past a stop, enqueued
+ * record appended to a ring that next reads back. The dot products are
+ * summed in fixed row blocks (LA_CGN_BLOCK), so the iterates do not depend
+ * on the thread count. Past a stop, enqueued
  * iterations do nothing, as on the device. solver/krylov/cg.c binds it as
  * ksp_device_ops and uses it where la_cgn_usable says it can.
  */
@@ -27,6 +29,13 @@
 #include "../la.h"
 #include "cpu_ops.h"
 
+/* Rows per block of the dot products: each block's sums are taken in one
+ * order by whichever thread owns it, and the blocks' sums are added in block
+ * order, so a solve gives the same bits on any number of threads (the
+ * daemon's concurrent jobs run on fewer threads than a lone one, and its
+ * tests compare their answers with a serial run's bit for bit). */
+#define LA_CGN_BLOCK 4096
+
 typedef struct la_cgn {
     la_ctx *la;
     cpu_csr A;
@@ -36,8 +45,9 @@ typedef struct la_cgn {
     la_vec vr, vp, vq; /* their buffers */
     cls_team *team; /* la_cgn_team's: borrowed */
     int nt;
-    int64_t *bound;    /* nt + 1 row bounds */
-    double (*part)[8]; /* per member: p'q, q'Wq, r'z, r'r (a cache line each) */
+    int64_t *bound;    /* nt + 1 row bounds, whole blocks of LA_CGN_BLOCK */
+    int64_t nblk;      /* blocks of LA_CGN_BLOCK rows */
+    double (*part)[4]; /* per block: p'q, q'Wq, r'z, r'r */
     int recurrence;    /* la_cgf_recurrence */
     double stop2;
     /* the loop's state between iterations */

@@ -7,8 +7,9 @@
  * count, uneven ranges) and on 1138_bus (small: one thread), for cg and
  * cg-single, without a preconditioner and with Jacobi. Then the loop's
  * contract: maxiter exactly, a monitor's cancel, breakdown on an
- * indefinite matrix, b = 0, the same bits on a second run, and the
- * refusals of backend native (float, a general preconditioner).
+ * indefinite matrix, b = 0, the same bits on a second run and on one
+ * thread beside a held team (the daemon's concurrent jobs), and the
+ * refusals of backend native (float, cg-small).
  */
 #include <float.h>
 #include <math.h>
@@ -204,6 +205,27 @@ static void test_system(la_ctx *la, sys *s, int want_threads)
             run(la, s, LA_BACKEND_NATIVE, single, jac, tol, 20 * n, NULL, &r2, x2);
             CHECK_MSG(r2.iterations == rn.iterations && memcmp(x2, xn, n * sizeof *xn) == 0,
                       "%s: a second run differs", s->name);
+            /* the team held by another workspace (the daemon's concurrent
+             * jobs): this solve runs on its own thread, and the sums in
+             * fixed row blocks give the same bits as on the team */
+            if (want_threads > 1) {
+                la_cgn hold;
+                la_vec hb, hx;
+                OK(la_vec_create(la, n, &hb, &err));
+                OK(la_vec_create(la, n, &hx, &err));
+                OK(la_cgn_create(la, &s->dA, &hb, &hx, NULL, 0.0, LA_CGF_CLASSIC, &hold, &err));
+                cg_result r3;
+                run(la, s, LA_BACKEND_NATIVE, single, jac, tol, 20 * n, NULL, &r3, x2);
+                CHECK_MSG(hold.nt == want_threads && r3.cpu_threads == 1 &&
+                              r3.iterations == rn.iterations && memcmp(x2, xn, n * sizeof *xn) == 0,
+                          "%s: on one thread beside a held team (%d threads, %lld it): x differs "
+                          "from the team's by %.3e",
+                          s->name, r3.cpu_threads, (long long)r3.iterations, rel_diff(x2, xn, n));
+                cg_result_free(&r3);
+                la_cgn_release(&hold);
+                la_vec_release(&hb);
+                la_vec_release(&hx);
+            }
             free(x2);
             cg_result_free(&r2);
             cg_result_free(&rn);
