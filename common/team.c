@@ -8,8 +8,9 @@
  * with a pause for a while and then yields the CPU: on the 2-core CI
  * machine another test is often running, and a member spinning on a core
  * another process needs would slow both. Idle members sleep on a condition
- * variable once a wait has lasted ~1 ms, so a warm team costs nothing
- * between solves.
+ * variable once a wait has lasted ~0.1-1 ms (a CG iteration's host work
+ * between two calls is microseconds), so a warm team costs nothing between
+ * solves.
  */
 #define _GNU_SOURCE
 #include "team.h"
@@ -22,7 +23,9 @@
 
 #define TEAM_MAX 64
 #define TEAM_SPIN 2000   /* pause-spins before a wait yields */
-#define TEAM_SLEEP 20000 /* polls before an idle member sleeps (~1-10 ms) */
+#define TEAM_SLEEP 2500 /* polls before an idle member sleeps (~0.1-1 ms): a
+                         * member that yields for long starves the others
+                         * under valgrind, whose threads share one lock */
 
 struct cls_team {
     int n;

@@ -41,10 +41,19 @@ cls_team *la_cgn_team(void)
         cgn_team = cls_team_create(cls_team_threads());
         cgn_size = cgn_team ? cls_team_size(cgn_team) : 0;
     }
+    pthread_mutex_unlock(&cgn_lock);
+    return cgn_team;
+}
+
+/* the team of one (the caller, no thread): small systems, and a solve that
+ * finds the process's team held by another */
+static cls_team *la_cgn_solo(void)
+{
+    pthread_mutex_lock(&cgn_lock);
     if (!cgn_solo)
         cgn_solo = cls_team_create(1);
     pthread_mutex_unlock(&cgn_lock);
-    return cgn_team;
+    return cgn_solo;
 }
 
 int la_cgn_threads(void)
@@ -126,13 +135,14 @@ int la_cgn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     w->d = pd;
 
     /* the process's team, unless the system is too small to share (a wake
-     * costs more than its rows) or another solve holds it */
-    cls_team *team = la_cgn_team();
-    if (team && cls_team_size(team) > 1 && n >= 4096 * (int64_t)cls_team_size(team) &&
-        pthread_mutex_trylock(&cgn_inuse) == 0)
+     * costs more than its rows; the team is not even started for it) or
+     * another solve holds it */
+    const int want = cls_team_threads();
+    cls_team *team = want > 1 && n >= 4096 * (int64_t)want ? la_cgn_team() : NULL;
+    if (team && cls_team_size(team) > 1 && pthread_mutex_trylock(&cgn_inuse) == 0)
         w->team = team;
     else
-        w->team = cgn_solo;
+        w->team = la_cgn_solo();
     if (!w->team) {
         rc = cls_fail(err, CLS_EOTHER, "out of memory starting the native CG's threads");
         goto fail;
