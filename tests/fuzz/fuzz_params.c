@@ -188,8 +188,9 @@ static void fp_check_accepted(const job_params *p)
 {
     static const char *const preconds[] = {"none", "jacobi", "chebyshev", "ic0",
                                            "amg",  "auto",   NULL};
-    static const char *const methods[] = {"cg", NULL};
-    static const char *const precisions[] = {"double", "float", NULL};
+    static const char *const methods[] = {"cg", "cg-single", "cg-small", "pipecg", NULL};
+    static const char *const precisions[] = {"double", "float", "mixed", NULL};
+    static const char *const backends[] = {"auto", "opencl", "native", NULL};
     if (!memchr(p->kind, '\0', sizeof p->kind))
         fp_die("kind not terminated", NULL, NULL);
     if (job_params_is_cg(p)) {
@@ -199,7 +200,8 @@ static void fp_check_accepted(const job_params *p)
             fp_die("an accepted cg job has maxiter outside [0, 1e9]", NULL, NULL);
         if (!fp_in(p->precond, sizeof p->precond, preconds) ||
             !fp_in(p->method, sizeof p->method, methods) ||
-            !fp_in(p->precision, sizeof p->precision, precisions))
+            !fp_in(p->precision, sizeof p->precision, precisions) ||
+            !fp_in(p->backend, sizeof p->backend, backends))
             fp_die("an accepted cg job has a choice outside its set", p->precond, NULL);
         if (p->options && json_object_size(p->options) > 0)
             fp_die("an accepted cg job has physics options", NULL, NULL);
@@ -290,7 +292,8 @@ static void fp_same_fields(const job_params *a, const job_params *b, const char 
     if (job_params_is_cg(a)) {
         if (memcmp(&a->tol, &b->tol, sizeof a->tol) != 0 || a->maxiter != b->maxiter ||
             strcmp(a->precond, b->precond) || strcmp(a->method, b->method) ||
-            strcmp(a->precision, b->precision) || a->pc.type != b->pc.type ||
+            strcmp(a->precision, b->precision) || strcmp(a->backend, b->backend) ||
+            a->pc.type != b->pc.type ||
             a->pc.degree != b->pc.degree || a->pc.lanczos != b->pc.lanczos ||
             a->pc.sweeps != b->pc.sweeps || a->pc.shift != b->pc.shift ||
             a->pc.reuse != b->pc.reuse)
@@ -396,7 +399,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fp_check_fail(rc, &err, "options");
             static const char *const cg_keys[] = {
                 "options", "kind:", "keep:", "tol:", "atol:", "maxiter:", "precond:", "precond_",
-                "method:", "precision:", NULL};
+                "method:", "precision:", "backend:", NULL};
             int named = 0;
             for (int i = 0; cg_keys[i] && !named; i++)
                 named = !strncmp(err.msg, cg_keys[i], strlen(cg_keys[i]));
@@ -412,7 +415,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
              * only", "precond_degree: ..." */
             static const char *const named[] = {"kind:", "keep:", "unknown parameter '", "tol:", "atol:",
                                                 "maxiter:", "precond:", "precond_", "method:",
-                                                "precision:", NULL};
+                                                "precision:", "backend:", NULL};
             int ok = 0;
             for (int i = 0; named[i] && !ok; i++)
                 ok = !strncmp(err.msg, named[i], strlen(named[i]));
