@@ -516,13 +516,16 @@ static int parse_args(int argc, char **argv, clsolved_opts *o, int rank)
 /* ------------------------------------------------------- device figures
  *
  * --device auto sends a one-part job to the device that finishes it first,
- * judged by each device's measured figures (solver/devfig.h). Where this
- * host has devices of two kinds and one lacks figures, they are measured
- * in the background at start, each by a child `clsolve tune --figures`
+ * and --method auto (the default) a small one on a GPU to cg-small when it
+ * beats cg, both judged by each device's measured figures
+ * (solver/devfig.h). What the devices lack is measured in the background
+ * at start (cg's figures where this host has devices of two kinds,
+ * cg-small's on every GPU), each device by a child `clsolve tune --figures`
  * writing to this daemon's tuning directory: a driver that crashes while
  * building the kernels (one PoCL release aborts) takes the child down, not
  * the daemon, and that device then simply has no figures and is never
- * chosen. Jobs before the figures are in use discovery order. */
+ * chosen. Jobs before the figures are in use discovery order and cg.
+ */
 extern char **environ;
 
 typedef struct figures_job {
@@ -539,9 +542,7 @@ static void *figures_run(void *arg)
         char dir[4096];
         int have_dir = tunedb_dir(dir, sizeof dir);
         for (int i = 0; i < n && have_dir; i++) {
-            const tunedb *db = tunedb_for_device(&devs[i]);
-            double ms;
-            if (db && devfig_predict(db->fig, db->nfig, LA_DOUBLE, 1, &ms) == 0)
+            if (devfig_complete(tunedb_for_device(&devs[i]), &devs[i], LA_DOUBLE))
                 continue; /* measured before */
             char idx[16], env_dir[4200];
             snprintf(idx, sizeof idx, "%d", i);
@@ -589,11 +590,12 @@ static void *figures_run(void *arg)
     return NULL;
 }
 
-/* Starts figures_run when this host has devices of more than one kind. */
+/* Starts figures_run when this host has devices of more than one kind or
+ * one that is not a CPU (cg-small's figures). */
 static void figures_start(void)
 {
     ocl_device *devs = NULL;
-    int n = 0, kinds = 0;
+    int n = 0, kinds = 0, gpus = 0;
     cls_error err;
     if (ocl_list_devices(&devs, &n, &err) != CLS_OK)
         return;
@@ -604,9 +606,10 @@ static void figures_start(void)
         if (t && !(seen & t))
             kinds++;
         seen |= t;
+        gpus += !(devs[i].type & CL_DEVICE_TYPE_CPU);
     }
     free(devs);
-    if (kinds < 2)
+    if (kinds < 2 && !gpus)
         return; /* nothing to choose between */
     figures_job *j = calloc(1, sizeof *j);
     char self[PATH_MAX];

@@ -318,7 +318,8 @@ int cmd_solve(int argc, char **argv)
             printf("device: %s (%s, %s)\n", p->device.name, p->device.platform_name,
                    ocl_type_name(p->device.type));
         }
-        printf("method: %s, precond %s, precision %s, spmv %s", solver_method_name(opt->method),
+        printf("method: %s, precond %s, precision %s, spmv %s",
+               solver_method_name(rep.method_known ? rep.method : opt->method),
                pc_name(rep.pc.type), la_precision_name(opt->precision),
                la_spmv_variant_name(rep.nparts ? rep.parts[0].spmv : LA_SPMV_SCALAR));
         if (rep.cg.cpu_threads > 0) /* kernels/cpu/: the loop ran natively, not in OpenCL */

@@ -18,8 +18,9 @@
  * only what the walk visits, and its "best" is then the walk's own.
  * --quick caps the grid (tests); --dry-run does not write the database.
  * Last, the device's figures (solver/devfig.h: the whole CG iteration's
- * time at two sizes, which `--device auto` compares across devices) are
- * measured and stored; --figures measures only them (seconds).
+ * time at two sizes, which `--device auto` compares across devices, and on
+ * GPUs cg-small's, which `--method auto` compares with cg's) are measured
+ * and stored; --figures measures only them (seconds).
  */
 #include <jansson.h>
 #include <math.h>
@@ -45,7 +46,7 @@ static void tune_print_line(void *ctx, const char *line)
 static int tune_figures(const ocl_device *dev, la_precision prec, int quick, int save, int json,
                         cls_error *err)
 {
-    tunedb_figure fig[2];
+    tunedb_figure fig[DEVFIG_MAX];
     int nf = 0, rc = devfig_measure(dev, prec, quick, fig, &nf, err);
     char path[4400] = "";
     if (!rc && save) {
@@ -70,9 +71,10 @@ static int tune_figures(const ocl_device *dev, la_precision prec, int quick, int
         json_t *arr = json_array();
         for (int k = 0; k < nf; k++)
             json_array_append_new(arr,
-                                  json_pack("{s:s, s:I, s:I, s:f}", "precision", fig[k].precision,
-                                            "rows", (json_int_t)fig[k].rows, "nnz",
-                                            (json_int_t)fig[k].nnz, "ms_per_iteration", fig[k].ms));
+                                  json_pack("{s:s, s:s, s:I, s:I, s:f}", "method", fig[k].method,
+                                            "precision", fig[k].precision, "rows",
+                                            (json_int_t)fig[k].rows, "nnz", (json_int_t)fig[k].nnz,
+                                            "ms_per_iteration", fig[k].ms));
         json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:b, s:o}", "device", dev->name, "platform",
                                  dev->platform_name, "driver", dev->driver, "database", path,
                                  "saved", save, "figures", arr);
@@ -83,8 +85,8 @@ static int tune_figures(const ocl_device *dev, la_precision prec, int quick, int
     } else if (json == 0) {
         for (int k = 0; k < nf; k++)
             printf(
-                "figure: %s: poisson3d, %lld rows, %lld entries: %.4f ms per CG iteration (%s)\n",
-                dev->name, fig[k].rows, fig[k].nnz, fig[k].ms, fig[k].precision);
+                "figure: %s: poisson3d, %lld rows, %lld entries: %.4f ms per %s iteration (%s)\n",
+                dev->name, fig[k].rows, fig[k].nnz, fig[k].ms, fig[k].method, fig[k].precision);
         if (save)
             printf("figures written to %s\n", path);
     }

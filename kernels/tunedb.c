@@ -118,10 +118,16 @@ void tunedb_free(tunedb *db)
     }
 }
 
+const char *tunedb_figure_method(const tunedb_figure *f)
+{
+    return f->method[0] ? f->method : "cg";
+}
+
 int tunedb_put_figure(tunedb *db, const tunedb_figure *f)
 {
     for (int i = 0; i < db->nfig; i++)
-        if (!strcmp(db->fig[i].precision, f->precision) && db->fig[i].rows == f->rows) {
+        if (!strcmp(db->fig[i].precision, f->precision) && db->fig[i].rows == f->rows &&
+            !strcmp(tunedb_figure_method(&db->fig[i]), tunedb_figure_method(f))) {
             db->fig[i] = *f;
             return 0;
         }
@@ -355,7 +361,11 @@ int tunedb_load(const char *path, const ocl_device *dev, tunedb *db, char *warn,
         const char *p = json_is_object(ej) ? jstr(ej, "precision") : NULL;
         json_t *jr = json_object_get(ej, "rows"), *jn = json_object_get(ej, "nnz");
         json_t *jm = json_object_get(ej, "ms_per_iteration");
+        json_t *jme = json_object_get(ej, "method"); /* absent in files before cg-small's */
+        const char *me = json_is_string(jme) ? json_string_value(jme) : "cg";
+        snprintf(f.method, sizeof f.method, "%s", me);
         if (!p || (strcmp(p, "double") && strcmp(p, "float") && strcmp(p, "mixed")) ||
+            (jme && !json_is_string(jme)) || (strcmp(me, "cg") && strcmp(me, "cg-small")) ||
             !json_is_integer(jr) || !json_is_integer(jn) || !json_is_number(jm) ||
             json_integer_value(jr) < 1 || json_integer_value(jn) < 1 ||
             !(json_number_value(jm) > 0.0 && json_number_value(jm) < 1e6) ||
@@ -438,11 +448,11 @@ int tunedb_save(const char *path, const tunedb *db, cls_error *err)
     if (db->nfig > 0) {
         json_t *figs = json_array();
         for (int i = 0; i < db->nfig; i++)
-            json_array_append_new(figs, json_pack("{s:s, s:I, s:I, s:f}", "precision",
-                                                  db->fig[i].precision, "rows",
-                                                  (json_int_t)db->fig[i].rows, "nnz",
-                                                  (json_int_t)db->fig[i].nnz, "ms_per_iteration",
-                                                  db->fig[i].ms));
+            json_array_append_new(
+                figs, json_pack("{s:s, s:s, s:I, s:I, s:f}", "method",
+                                tunedb_figure_method(&db->fig[i]), "precision",
+                                db->fig[i].precision, "rows", (json_int_t)db->fig[i].rows, "nnz",
+                                (json_int_t)db->fig[i].nnz, "ms_per_iteration", db->fig[i].ms));
         json_object_set_new(root, "figures", figs);
     }
     char tmp[4200];

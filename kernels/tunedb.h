@@ -54,16 +54,21 @@ typedef struct tunedb_entry {
     int exhaustive;        /* 1: ms is the exhaustive best */
 } tunedb_entry;
 
-/* A measured figure of the whole fused CG iteration (solver/devfig.h): the
- * wall time per iteration of poisson3d N on this device, so that a solve
- * can predict its time here from its size and go to the device that
- * finishes it first. */
-#define TUNEDB_MAX_FIGURES 8
+/* A measured figure of the whole CG iteration (solver/devfig.h): the wall
+ * time per iteration of poisson3d N on this device for one method, so that
+ * a solve can predict its time here from its size and go to the device (and
+ * on a GPU the method: cg or the one-launch cg-small) that finishes it
+ * first. */
+#define TUNEDB_MAX_FIGURES 12
 typedef struct tunedb_figure {
     char precision[8];
     long long rows, nnz;
-    double ms; /* wall ms per fused CG iteration, best of the runs */
+    double ms;      /* wall ms per CG iteration, best of the runs */
+    char method[16]; /* "cg" (also when empty: files before cg-small's figures) or "cg-small" */
 } tunedb_figure;
+
+/* f's method: "cg" when the file named none */
+const char *tunedb_figure_method(const tunedb_figure *f);
 
 typedef struct tunedb {
     char device[256], driver[128], platform[128];
@@ -96,8 +101,8 @@ int tunedb_save(const char *path, const tunedb *db, cls_error *err);
 /* Inserts or replaces the entry with the same key (kernel, precision,
  * size class, shape). */
 int tunedb_put(tunedb *db, const tunedb_entry *e);
-/* Inserts or replaces the figure of the same precision and rows; 0, or -1
- * when the table is full. */
+/* Inserts or replaces the figure of the same method, precision and rows;
+ * 0, or -1 when the table is full. */
 int tunedb_put_figure(tunedb *db, const tunedb_figure *f);
 
 /* The entry for the key; if the size class is missing, the nearest tuned

@@ -22,7 +22,7 @@ void job_params_init(job_params *p)
     p->tol = 1e-8;
     strcpy(p->precond, "none");
     pc_options_default(&p->pc);
-    strcpy(p->method, "cg");
+    strcpy(p->method, "auto");
     strcpy(p->precision, "double");
     strcpy(p->backend, "auto");
 }

@@ -69,7 +69,10 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
     }
     json_object_set_new(o, "tol", json_real(opt->solve.tol));
     json_object_set_new(o, "atol", json_real(opt->solve.atol));
-    json_object_set_new(o, "method", json_string(solver_method_name(opt->solve.method)));
+    json_object_set_new(o, "method", json_string(solver_method_name(
+                                         rep->method_known ? rep->method : opt->solve.method)));
+    if (rep->method_choice[0]) /* --method auto: what was compared, or why cg */
+        json_object_set_new(o, "method_choice", json_string(rep->method_choice));
     json_object_set_new(o, "precond", json_string(report_precond(rep, opt)));
     json_object_set_new(o, "preconditioner", pc_info_json(&rep->pc));
     json_object_set_new(o, "precision", json_string(la_precision_name(opt->solve.precision)));

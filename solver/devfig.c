@@ -8,7 +8,11 @@
  * residual is one SpMV against hundreds of iterations), best of three runs
  * after a warm-up. Two sizes: one small enough that only latency counts
  * (N = 8, 512 rows) and one that moves enough bytes to show bandwidth
- * (N = 96, 6.1 M entries; 48 with quick).
+ * (N = 96, 6.1 M entries; 48 with quick). cg-small (GPUs and accelerators)
+ * at N = 8 and N = 24 (13,824 rows, 94 k entries; 16 with quick): its
+ * time is one work-group's sweep, linear in the entries, and the crossover
+ * with cg lies between (about 50 k entries on an H200, docs/benchmarks.md),
+ * so the prediction there interpolates.
  */
 #include "devfig.h"
 
@@ -21,7 +25,8 @@
 #include "../matrices/gen.h"
 #include "krylov/krylov.h"
 
-static int measure_size(la_ctx *la, int n, int iters, tunedb_figure *f, cls_error *err)
+static int measure_size(la_ctx *la, int n, int iters, int one_launch, tunedb_figure *f,
+                        cls_error *err)
 {
     csr_matrix A;
     la_csr dA;
@@ -29,14 +34,17 @@ static int measure_size(la_ctx *la, int n, int iters, tunedb_figure *f, cls_erro
     int have_dA = 0, rc = gen_matrix(GEN_POISSON3D, n, &A, err);
     if (rc)
         return rc;
-    if (!(rc = la_csr_upload(la, &A, LA_SPMV_AUTO, &dA, err)))
+    /* cg-small reads CSR (la_cgs.h); cg the format a solve would choose */
+    if (!(rc = la_csr_upload(la, &A, one_launch ? LA_SPMV_SCALAR : LA_SPMV_AUTO, &dA, err)))
         have_dA = 1;
     if (!rc && !(rc = la_vec_create(la, A.nrows, &b, err)) &&
         !(rc = la_vec_create(la, A.nrows, &x, err)))
         rc = la_fill(la, 1.0, &b, err);
     double best = INFINITY;
     for (int run = -1; run < 3 && !rc; run++) { /* run -1: the warm-up */
-        cg_options co = {.tol = 1e-300, .maxiter = run < 0 ? iters / 4 + 1 : iters};
+        cg_options co = {.tol = 1e-300,
+                         .maxiter = run < 0 ? iters / 4 + 1 : iters,
+                         .one_launch = one_launch};
         cg_result res;
         memset(&res, 0, sizeof res);
         if ((rc = la_fill(la, 0.0, &x, err)) || (rc = la_finish(la, err)))
@@ -53,7 +61,9 @@ static int measure_size(la_ctx *la, int n, int iters, tunedb_figure *f, cls_erro
     if (!rc && !(best > 0.0 && isfinite(best)))
         rc = cls_fail(err, CLS_EOTHER, "device figures: no iteration was timed");
     if (!rc) {
+        memset(f, 0, sizeof *f);
         snprintf(f->precision, sizeof f->precision, "%s", la_precision_str(la->prec));
+        snprintf(f->method, sizeof f->method, "%s", one_launch ? "cg-small" : "cg");
         f->rows = A.nrows;
         f->nnz = A.nnz;
         f->ms = best;
@@ -77,33 +87,44 @@ int devfig_measure(const ocl_device *dev, la_precision prec, int quick, tunedb_f
         return rc;
     rc = la_init_flags(&la, &ocl, prec, NULL, LA_FLAG_ONE_PART, err);
     if (!rc) {
-        static const int sizes[2][2] = {{8, 96}, {8, 48}};
-        static const int iters[2] = {300, 30};
-        for (int k = 0; k < 2 && !rc; k++)
-            if (!(rc = measure_size(&la, sizes[quick ? 1 : 0][k], iters[k], &fig[k], err)))
+        /* {N, iterations, one launch}: cg's two sizes, then cg-small's */
+        static const int plan[2][DEVFIG_MAX][3] = {{{8, 300, 0}, {96, 30, 0}, {8, 300, 1}, {24, 300, 1}},
+                                                   {{8, 300, 0}, {48, 30, 0}, {8, 300, 1}, {16, 300, 1}}};
+        const int kmax = (dev->type & CL_DEVICE_TYPE_CPU) ? 2 : DEVFIG_MAX;
+        for (int k = 0; k < kmax && !rc; k++) {
+            const int *q = plan[quick ? 1 : 0][k];
+            if (!(rc = measure_size(&la, q[0], q[1], q[2], &fig[k], err)))
                 *n = k + 1;
+        }
         la_release(&la);
     }
     ocl_ctx_release(&ocl);
     return rc;
 }
 
-/* the number of sizes db holds for prec */
-static int sizes_held(const tunedb *db, la_precision prec)
+/* the number of sizes db holds for method at prec */
+static int sizes_held(const tunedb *db, const char *method, la_precision prec)
 {
     int k = 0;
     for (int i = 0; db && i < db->nfig; i++)
-        k += !strcmp(db->fig[i].precision, la_precision_str(prec));
+        k += !strcmp(db->fig[i].precision, la_precision_str(prec)) &&
+             !strcmp(tunedb_figure_method(&db->fig[i]), method);
     return k;
+}
+
+int devfig_complete(const tunedb *db, const ocl_device *dev, la_precision prec)
+{
+    return sizes_held(db, "cg", prec) >= 2 &&
+           ((dev->type & CL_DEVICE_TYPE_CPU) || sizes_held(db, "cg-small", prec) >= 2);
 }
 
 int devfig_ensure(const ocl_device *dev, la_precision prec, int quick, int *measured,
                   cls_error *err)
 {
     *measured = 0;
-    if (sizes_held(tunedb_for_device(dev), prec) >= 2)
+    if (devfig_complete(tunedb_for_device(dev), dev, prec))
         return CLS_OK;
-    tunedb_figure fig[2];
+    tunedb_figure fig[DEVFIG_MAX];
     int nf = 0;
     int rc = devfig_measure(dev, prec, quick, fig, &nf, err);
     if (rc)
@@ -123,13 +144,15 @@ int devfig_ensure(const ocl_device *dev, la_precision prec, int quick, int *meas
     return rc;
 }
 
-int devfig_predict(const tunedb_figure *fig, int nfig, la_precision prec, int64_t nnz, double *ms)
+int devfig_predict(const tunedb_figure *fig, int nfig, const char *method, la_precision prec,
+                   int64_t nnz, double *ms)
 {
-    /* this precision's sizes, ascending by entries */
+    /* this method's and precision's sizes, ascending by entries */
     const tunedb_figure *f[TUNEDB_MAX_FIGURES];
     int k = 0;
     for (int i = 0; i < nfig && k < TUNEDB_MAX_FIGURES; i++) {
-        if (strcmp(fig[i].precision, la_precision_str(prec)))
+        if (strcmp(fig[i].precision, la_precision_str(prec)) ||
+            strcmp(tunedb_figure_method(&fig[i]), method))
             continue;
         int j = k++;
         for (; j > 0 && f[j - 1]->nnz > fig[i].nnz; j--)
@@ -172,7 +195,7 @@ int devfig_choose(const ocl_device *devs, int n, int fallback, la_precision prec
         present++;
         const tunedb *db = tunedb_for_device(&devs[i]);
         double ms;
-        if (!db || devfig_predict(db->fig, db->nfig, prec, nnz, &ms))
+        if (!db || devfig_predict(db->fig, db->nfig, "cg", prec, nnz, &ms))
             continue;
         considered++;
         if (why && used < cap) {
@@ -199,4 +222,26 @@ int devfig_choose(const ocl_device *devs, int n, int fallback, la_precision prec
         return fallback;
     }
     return best;
+}
+
+int devfig_method(const ocl_device *dev, la_precision prec, int64_t nnz, char *why, size_t cap)
+{
+    if (dev->type & CL_DEVICE_TYPE_CPU) {
+        snprintf(why, cap, "cg: a CPU device runs cg's loop natively (kernels/cpu/)");
+        return 0;
+    }
+    const tunedb *db = tunedb_for_device(dev);
+    double small_ms, cg_ms;
+    if (!db || devfig_predict(db->fig, db->nfig, "cg-small", prec, nnz, &small_ms) ||
+        devfig_predict(db->fig, db->nfig, "cg", prec, nnz, &cg_ms)) {
+        snprintf(why, cap,
+                 "cg: no figures of cg-small and cg at %s on this device to compare "
+                 "(clsolve tune --figures measures them)",
+                 la_precision_str(prec));
+        return 0;
+    }
+    const int small = small_ms < cg_ms;
+    snprintf(why, cap, "%s: predicted %.4g ms per iteration for cg-small, %.4g for cg at %lld entries",
+             small ? "cg-small" : "cg", small_ms, cg_ms, (long long)nnz);
+    return small;
 }

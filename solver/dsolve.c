@@ -39,6 +39,7 @@
 #include "../matrices/mm.h"
 #include "krylov/dcg.h"
 #include "dist/dvec.h"
+#include "devfig.h"
 #include "dsolve_priv.h"
 #include "dist/halo.h"
 #include "dist/partition.h"
@@ -137,6 +138,46 @@ typedef struct resid_ctx {
     resid_part *part;
     int unused;
 } resid_ctx;
+
+/* --method auto. A system names no method: it runs cg, or cg-small when it
+ * could (one part, one right-hand side, no preconditioner or Jacobi, not
+ * forced onto the native CPU loops) and the device it lands on predicts a
+ * shorter iteration for it (devfig_method: the device's measured figures).
+ * The device is known only inside dsys_open, and the format follows the
+ * method (cg-small reads CSR), so the verdict is its on_device hook. */
+typedef struct method_pick {
+    solver_method method;
+    la_precision prec;
+    int64_t nnz;
+    int candidate; /* 1: the device decides (method_on_device) */
+    char why[256];
+} method_pick;
+
+static void method_candidate(method_pick *mp, int nparts, int nrhs, solver_precond ptype,
+                             la_backend backend, char *why, size_t cap)
+{
+    const char *keep = nparts > 1 ? "the system is split into parts"
+                       : nrhs > 1 ? "several right-hand sides (cg iterates them together)"
+                       : ptype != PRECOND_NONE && ptype != PRECOND_JACOBI
+                           ? "its preconditioner needs launches of its own"
+                       : backend == LA_BACKEND_NATIVE ? "backend native"
+                                                      : NULL;
+    mp->method = SOLVER_CG;
+    mp->candidate = keep == NULL;
+    if (keep)
+        snprintf(why, cap, "cg: %s (cg-small runs one part, one right-hand side, none or jacobi)",
+                 keep);
+}
+
+static void method_on_device(void *ctx, const ocl_device *dev, la_spmv_variant *spmv)
+{
+    method_pick *mp = ctx;
+    if (devfig_method(dev, mp->prec, mp->nnz, mp->why, sizeof mp->why)) {
+        mp->method = SOLVER_CG_SMALL;
+        if (*spmv == LA_SPMV_AUTO)
+            *spmv = LA_SPMV_SCALAR;
+    }
+}
 
 static void resid_rows(void *arg, int range, int64_t i0, int64_t i1)
 {
@@ -411,20 +452,41 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         AGREE(rc);
     }
 
-    /* 3. devices */
+    /* 3. devices, and the method of --method auto */
     rep->partition_s = cls_now() - tp;
     cls_trace("dsolve: halo plans");
     const double to = cls_now();
+    const solver_precond ptype = pc_resolve(opt->solve.precond, in.nrows, in.nnz, L->nparts);
+    method_pick mp = {.method = opt->solve.method, .prec = opt->solve.precision, .nnz = in.nnz};
+    if (mp.method == SOLVER_AUTO)
+        method_candidate(&mp, L->nparts, nrhs, ptype, opt->solve.backend, rep->method_choice,
+                         sizeof rep->method_choice);
     /* cg-small reads the matrix in CSR (la_cgs.h): the automatic format is CSR for it */
     const la_spmv_variant spmv =
-        opt->solve.method == SOLVER_CG_SMALL && opt->solve.spmv == LA_SPMV_AUTO ? LA_SPMV_SCALAR
-                                                                                : opt->solve.spmv;
+        mp.method == SOLVER_CG_SMALL && opt->solve.spmv == LA_SPMV_AUTO ? LA_SPMV_SCALAR
+                                                                        : opt->solve.spmv;
     rc = dsys_open(&sys, comm, L, parts, nmine, opt->solve.device, G, opt->solve.precision, spmv, 1,
-                   err);
+                   mp.candidate ? method_on_device : NULL, &mp, err);
     const double open_s = cls_now() - to;
     cls_trace("dsolve: devices open");
     have_sys = 1;
     AGREE(rc);
+    if (mp.candidate) { /* the rank that holds the one part decided: every rank runs it */
+        int owner = 0, m = (int)mp.method;
+        while (owner < size - 1 && L->first[owner + 1] == 0)
+            owner++;
+        if (MPI_Bcast(&m, 1, MPI_INT, owner, comm) != MPI_SUCCESS ||
+            MPI_Bcast(rep->method_choice, (int)sizeof rep->method_choice, MPI_CHAR, owner, comm) !=
+                MPI_SUCCESS)
+            rc = cls_fail(err, CLS_EOTHER, "MPI_Bcast(method) failed");
+        mp.method = (solver_method)m;
+        if (me == owner)
+            snprintf(rep->method_choice, sizeof rep->method_choice, "%s", mp.why);
+    }
+    AGREE(rc);
+    const solver_method method_id = mp.method;
+    rep->method = method_id;
+    rep->method_known = 1;
 
     /* 4. vectors: host arrays per column and part (x with room for its halo) */
     const int nm = nmine ? nmine : 1;
@@ -450,7 +512,6 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         }
     AGREE(rc);
     cls_trace("dsolve: host vectors");
-    const solver_precond ptype = pc_resolve(opt->solve.precond, in.nrows, in.nnz, L->nparts);
     const int general = ptype != PRECOND_NONE && ptype != PRECOND_JACOBI;
     {
         for (int c = 0; c < nrhs && !rc; c++) {
@@ -472,7 +533,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             la_ctx *la = &parts[k].la;
             int64_t n = parts[k].halo.nlocal, ng = n + parts[k].halo.nghost;
             const int pre = ptype != PRECOND_NONE;
-            if (opt->solve.method != SOLVER_PIPECG) {
+            if (method_id != SOLVER_PIPECG) {
                 if (!(rc = la_pool_reserve(la, n, general ? 4 : 2, err)))
                     rc = la_pool_reserve(la, ng, 1, err);
             } else {
@@ -518,7 +579,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     for (int c = 0; c < nrhs; c++)
         col_tol[c] = solve_effective_tol(opt->solve.tol, opt->solve.atol, in.bnorm[c]);
     co.tols = nrhs > 1 ? col_tol : NULL;
-    const ksp_method *method = ksp_method_get(opt->solve.method); /* methods.def's row */
+    const ksp_method *method = ksp_method_get(method_id); /* methods.def's row */
     rep->together = nrhs > 1 && method->solve_block && opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL;
     if (rep->together) { /* the columns in lockstep, the matrix read once (dbcg.c) */
         rc = method->solve_block(&sys, vb, vx, nrhs, &pc, &co, rep->cols, err);

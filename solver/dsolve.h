@@ -79,6 +79,11 @@ typedef struct dsolve_report {
     double partition_s, init_s, upload_s, gather_s;
     int warm_parts;          /* parts (rank 0's view) whose device state was kept warm */
     char device_choice[512]; /* one part, --device auto: the device compared figures (devfig.h) */
+    /* the method that ran: the one asked for, or --method auto's choice and why
+     * (method_known: 0 until dsolve set it) */
+    solver_method method;
+    int method_known;
+    char method_choice[256];
     pc_info pc;              /* the preconditioner: type as run, set-up time, built or reused */
     /* right-hand sides: nrhs columns; cols[c] and true_rel_cols[c] per
      * column (malloc'ed, rank 0); cg above sums them up: converged when

@@ -16,6 +16,7 @@ static const struct {
     const char *name;
     solver_method value;
 } methods[] = {
+    {"auto", SOLVER_AUTO},
 #define KSP_METHOD(name, id, solve, solve_block, summary) {name, id},
 #include "krylov/methods.def"
 #undef KSP_METHOD

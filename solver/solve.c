@@ -24,7 +24,7 @@ void solve_options_default(solve_options *o)
     memset(o, 0, sizeof *o);
     o->tol = 1e-8;
     o->maxiter = 0;
-    o->method = SOLVER_CG;
+    o->method = SOLVER_AUTO;
     o->precond = PRECOND_NONE;
     o->precision = LA_DOUBLE;
     o->spmv = LA_SPMV_AUTO;
@@ -48,6 +48,8 @@ const char *solver_method_name(solver_method m)
         return name;
 #include "krylov/methods.def"
 #undef KSP_METHOD
+    case SOLVER_AUTO:
+        return "auto";
     }
     return "cg";
 }

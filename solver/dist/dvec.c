@@ -46,7 +46,7 @@ void dsys_fail(dsys *s, const cls_error *e)
 
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
               const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
-              int fused, cls_error *err)
+              int fused, dsys_device_fn on_device, void *on_device_ctx, cls_error *err)
 {
     memset(s, 0, sizeof *s);
     s->comm = comm;
@@ -78,6 +78,8 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
             free(all);
         }
     }
+    if (!rc && nmine == 1 && L->nparts == 1 && on_device)
+        on_device(on_device_ctx, &devs[0], &spmv);
     if (!rc)
         rc = dsys_mpi_types(s, err);
     /* the whole matrix's mean row length: the SpMV variant and width follow

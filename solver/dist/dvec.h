@@ -116,10 +116,13 @@ typedef struct dvec {
  * bits in any partition): the one asked for, else SELL-C-sigma on GPUs,
  * CSR-vector for long rows, scalar CSR on CPUs. Local: the caller agrees on the outcome
  * (dsolve_agree). device is the --device spec: auto|cpu|gpu|accelerator|INDEX|I,J,... (see
- * dsys_pick_devices). */
+ * dsys_pick_devices). on_device, when not NULL, is called once a one-part
+ * system's device is known and before its matrix goes up, and may change
+ * the format (dsolve's --method auto: cg-small reads CSR). */
+typedef void (*dsys_device_fn)(void *ctx, const ocl_device *dev, la_spmv_variant *spmv);
 int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
               const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
-              int fused, cls_error *err);
+              int fused, dsys_device_fn on_device, void *on_device_ctx, cls_error *err);
 void dsys_close(dsys *s);
 
 /*

@@ -33,6 +33,9 @@ typedef enum {
 #define KSP_METHOD(name, id, solve, solve_block, summary) id,
 #include "methods.def"
 #undef KSP_METHOD
+    SOLVER_AUTO /* no method named (--method auto, the default): dsolve runs cg, or
+                 * cg-small for a small one-part system on a GPU when the device's
+                 * measured figures say it finishes first (solver/devfig.h) */
 } solver_method;
 /* solver_precond: the preconditioners' types (pc_options.h) */
 

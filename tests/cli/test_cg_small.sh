@@ -23,6 +23,9 @@
 #    other
 #  - an indefinite matrix (dwt_992): exit 5 "not positive definite" at the
 #    iteration cg reports
+#  - --method auto (the default) on this CPU device: cg, and method_choice
+#    says why (cg-small's figures are a GPU's); named, cg-small runs and no
+#    choice is reported; the verdict by figures is test_devfig's
 #  - refusals, exit 3 with a message naming the method: --precond ic0 and
 #    chebyshev; a system split into two parts on one rank, and over two
 #    ranks (mpirun, when present)
@@ -126,6 +129,17 @@ for pc in ic0 chebyshev; do
     else bad "--precond $pc: exit $rc '$msg' (want 3, naming cg-small and $pc)"; fi
     echo "--precond $pc: exit $rc, $msg"
 done
+# --method auto: the method as run and why
+jget() { $PY -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
+"$CLSOLVE" solve "$M/1138_bus.mtx" --precond jacobi --json >"$t/auto.json" 2>/dev/null
+got=$(jget "j['method'] + ' | ' + j.get('method_choice', '')" <"$t/auto.json")
+case "$got" in "cg | cg: a CPU device"*) ok ;; *) bad "--method auto on PoCL: '$got'" ;; esac
+"$CLSOLVE" solve "$M/1138_bus.mtx" --precond ic0 --method auto --json >"$t/auto.json" 2>/dev/null
+got=$(jget "j['method'] + ' | ' + j.get('method_choice', '')" <"$t/auto.json")
+case "$got" in "cg | cg: its preconditioner"*) ok ;; *) bad "--method auto with ic0: '$got'" ;; esac
+"$CLSOLVE" solve "$M/1138_bus.mtx" --precond jacobi --method cg-small --json >"$t/named.json" 2>/dev/null
+got=$(jget "j['method'] + ' | ' + j.get('method_choice', '-')" <"$t/named.json")
+[ "$got" = "cg-small | -" ] && ok || bad "--method cg-small named: '$got'"
 solve split cg-small "$M/494_bus.mtx" --devices-per-rank 2 --min-rows-per-part 1
 rc=$(cat "$t/split.rc")
 if [ "$rc" -eq 3 ] && grep -q "cg-small solves a system on one device.*split into 2 parts" "$t/split.err"; then ok

@@ -188,7 +188,7 @@ static void fp_check_accepted(const job_params *p)
 {
     static const char *const preconds[] = {"none", "jacobi", "chebyshev", "ic0",
                                            "amg",  "auto",   NULL};
-    static const char *const methods[] = {"cg", "cg-single", "cg-small", "pipecg", NULL};
+    static const char *const methods[] = {"auto", "cg", "cg-single", "cg-small", "pipecg", NULL};
     static const char *const precisions[] = {"double", "float", "mixed", NULL};
     static const char *const backends[] = {"auto", "opencl", "native", NULL};
     if (!memchr(p->kind, '\0', sizeof p->kind))

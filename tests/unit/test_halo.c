@@ -394,7 +394,7 @@ static int device_spmv(const csr_matrix *A, const part_layout *L, const double *
     dsys s;
     cls_error_clear(&err);
     int rc = dsys_open(&s, MPI_COMM_WORLD, L, parts, P.n, "auto", L->devices_per_rank, LA_DOUBLE,
-                       variant, fused, &err);
+                       variant, fused, NULL, NULL, &err);
     CHECK_MSG(rc == CLS_OK, "dsys_open: %s", err.msg);
     memset(yg, 0, (size_t)A->nrows * sizeof *yg);
     if (rc == CLS_OK) {

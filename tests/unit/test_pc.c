@@ -283,7 +283,7 @@ static int sys_open(const csr_matrix *A, int nparts, sys *S)
     for (int k = 0; k < S->nmine; k++)
         S->parts[k].halo = plans[k];
     int rc = dsys_open(&S->s, MPI_COMM_WORLD, &S->L, S->parts, S->nmine, "auto", S->nmine,
-                       LA_DOUBLE, LA_SPMV_AUTO, 1, &err);
+                       LA_DOUBLE, LA_SPMV_AUTO, 1, NULL, NULL, &err);
     S->open = rc == CLS_OK;
     return rc;
 }
