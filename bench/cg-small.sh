@@ -13,12 +13,17 @@
 # and method, the iterations and `clsolve solve --json`'s times.solve_s
 # (min and median) and ms per iteration (min solve_s / iterations). Runs
 # alternate between the methods, so a drift of the machine hits all three.
-# Every run's JSON line goes to $OUT/runs.jsonl.
+# Every run's JSON line goes to $OUT/runs.jsonl. --method auto (the
+# default, item 3) runs beside them: its row says which method it ran
+# (cg or cg-small, from the device's figures, measured first by `clsolve
+# tune --figures` into $OUT/tuning), so the choice can be checked against
+# the measured times of the two.
 #
 #   CLSOLVE   a built clsolve (skips the build)
 #   BUILD     build directory                       (default /tmp/b-cg-small)
 #   REPS      repetitions per system and method     (default 5)
-#   SIZES     poisson2d grid sizes                  (default "30 100 300")
+#   SIZES     poisson2d grid sizes                  (default "30 60 100 150 300")
+#   METHODS   the methods run                       (default "cg cg-single cg-small auto")
 #   DEVICE    --device                              (default gpu)
 #   TOL       --tol                                 (default 1e-8)
 #   OUT       output directory                      (default /tmp/cg-small-out)
@@ -29,12 +34,12 @@ src=$(cd "$here/.." && pwd)
 BUS=${1:-${CLSOLVE_DATA:-$src/../shared/data}/matrices/1138_bus.mtx}
 B=${BUILD:-/tmp/b-cg-small}
 REPS=${REPS:-5}
-SIZES=${SIZES:-30 100 300}
+SIZES=${SIZES:-30 60 100 150 300}
 DEVICE=${DEVICE:-gpu}
 TOL=${TOL:-1e-8}
 OUT=${OUT:-/tmp/cg-small-out}
 PY=${PY:-python3}
-METHODS="cg cg-single cg-small"
+METHODS=${METHODS:-cg cg-single cg-small auto}
 mkdir -p "$OUT"
 : >"$OUT/runs.jsonl"
 if [ -z "${CLSOLVE:-}" ]; then
@@ -46,6 +51,10 @@ fi
 [ -f "$BUS" ] || { echo "no $BUS (give the 1138_bus.mtx path as the argument)" >&2; exit 1; }
 echo "clsolve: $CLSOLVE ($("$CLSOLVE" --version 2>/dev/null | head -1))"
 echo "device: $DEVICE; precond jacobi; tol $TOL; $REPS runs per method; load $(cut -d' ' -f1-3 /proc/loadavg)"
+# the device's figures, which --method auto compares (solver/devfig.h)
+export CLSOLVE_TUNE_DIR=$OUT/tuning
+rm -rf "$CLSOLVE_TUNE_DIR"
+"$CLSOLVE" tune --figures --device "$DEVICE" || echo "clsolve tune --figures failed: auto runs cg"
 
 systems=("$BUS")
 for n in $SIZES; do systems+=("gen:poisson2d:$n"); done
@@ -59,6 +68,7 @@ j = json.load(sys.stdin)
 print(json.dumps({'system': sys.argv[1], 'method': sys.argv[2], 'rep': int(sys.argv[3]),
                   'rows': j.get('rows'), 'converged': j.get('converged'),
                   'iterations': j.get('iterations'), 'solve_s': j['times']['solve_s'],
+                  'ran': j.get('method'), 'method_choice': j.get('method_choice'),
                   'device': (j.get('devices') or [{}])[0].get('name'),
                   'error': j.get('error')}))" "$1" "$2" "$3" >>"$OUT/runs.jsonl" ||
         echo "{\"system\": \"$1\", \"method\": \"$2\", \"rep\": $3, \"error\": \"$(tr -d '"\n' <"$OUT/err")\"}" >>"$OUT/runs.jsonl"
@@ -74,7 +84,7 @@ done
 $PY - "$OUT/runs.jsonl" <<'PY'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
-print("| system | rows | method | iterations | solve_s min | solve_s median | ms/iteration (min) | device |")
+print("| system | rows | method (ran) | iterations | solve_s min | solve_s median | ms/iteration (min) | device |")
 print("|---|---|---|---|---|---|---|---|")
 seen = []
 for r in runs:
@@ -89,6 +99,11 @@ for system, method in seen:
         continue
     t = [r["solve_s"] for r in rs]
     its = sorted({r["iterations"] for r in rs})
-    print(f"| {name} | {rs[0]['rows']} | {method} | {'/'.join(map(str, its))} | {min(t):.4f} | "
+    ran = sorted({r.get("ran") or "?" for r in rs})
+    label = method if ran == [method] else f"{method} ({'/'.join(ran)})"
+    print(f"| {name} | {rs[0]['rows']} | {label} | {'/'.join(map(str, its))} | {min(t):.4f} | "
           f"{statistics.median(t):.4f} | {1e3 * min(t) / max(1, its[0]):.4f} | {rs[0]['device']} |")
+for r in runs:
+    if r["method"] == "auto" and r["rep"] == 1 and r.get("method_choice"):
+        print(f"auto on {r['system'].rsplit('/', 1)[-1]}: {r['method_choice']}")
 PY
