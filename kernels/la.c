@@ -641,7 +641,7 @@ int la_aux_program(la_ctx *la, cl_program *out, cls_error *err)
     return CLS_OK;
 }
 
-static const char *const la_small_sources[] = {"real.cl", "cg_small.cl"};
+static const char *const la_small_sources[] = {"real.cl", "cg_small.cl", "cg_batch.cl"};
 
 int la_small_program(la_ctx *la, cl_program *out, cls_error *err)
 {

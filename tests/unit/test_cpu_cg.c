@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ref_cg.h"
 #include "kernels/cpu/la_cgn.h"
 #include "kernels/la.h"
 #include "matrices/gen.h"
@@ -25,48 +26,6 @@
 
 static cls_error err;
 #define OK(x) CHECK_MSG((x) == CLS_OK, "%s: %s", #x, err.msg)
-
-/* the textbook CG in double on the host: the reference twin */
-static int64_t ref_cg(const csr_matrix *A, const double *b, const double *d, double tol,
-                      int64_t maxiter, double *x)
-{
-    const int64_t n = A->nrows;
-    double *r = malloc(n * sizeof *r), *p = malloc(n * sizeof *p), *q = malloc(n * sizeof *q);
-    double bb = 0, rz = 0, rr = 0;
-    for (int64_t i = 0; i < n; i++) {
-        x[i] = 0;
-        r[i] = b[i];
-        p[i] = d ? d[i] * r[i] : r[i];
-        bb += b[i] * b[i];
-        rz += r[i] * p[i];
-    }
-    rr = bb;
-    int64_t k = 0;
-    while (k < maxiter && rr > tol * tol * bb) {
-        csr_spmv_ref(A, p, q);
-        double pq = 0;
-        for (int64_t i = 0; i < n; i++)
-            pq += p[i] * q[i];
-        const double alpha = rz / pq;
-        double rz1 = 0;
-        rr = 0;
-        for (int64_t i = 0; i < n; i++) {
-            x[i] += alpha * p[i];
-            r[i] -= alpha * q[i];
-            rz1 += r[i] * (d ? d[i] * r[i] : r[i]);
-            rr += r[i] * r[i];
-        }
-        const double beta = rz1 / rz;
-        rz = rz1;
-        for (int64_t i = 0; i < n; i++)
-            p[i] = (d ? d[i] * r[i] : r[i]) + beta * p[i];
-        k++;
-    }
-    free(r);
-    free(p);
-    free(q);
-    return k;
-}
 
 static double rel_diff(const double *a, const double *b, int64_t n)
 {
