@@ -109,6 +109,14 @@ int cmd_solve(int argc, char **argv)
     const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
     const char *bpaths[DSOLVE_MAX_RHS]; /* -b, given once per file */
     int nb = 0;
+    /* several matrices: a batch (cmd_batch.c); solo: an option it refuses */
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    int npaths = 0;
+    const char *solo = NULL;
+    if (!paths) {
+        fprintf(stderr, "clsolve solve: out of memory\n");
+        return CLS_EOTHER;
+    }
     const double t_entry = cls_now(); /* before MPI starts: its start-up is reported too */
     int json = 0, engine_note = 0, monitor = 0;
     const char *pkey;
@@ -120,35 +128,46 @@ int cmd_solve(int argc, char **argv)
     solve_options *opt = &dopt.solve;
 
     while (a.i < argc) {
+        const int at = a.i;
         if (cli_opt(&a, "-b", "--rhs", 1)) {
+            solo = argv[at];
             if (nb == DSOLVE_MAX_RHS)
                 cli_usage_error("solve", "more than %d right-hand side files", DSOLVE_MAX_RHS);
             bpaths[nb++] = bpath = a.value;
         } else if (cli_opt(&a, "--rhs-mode", NULL, 1)) {
+            solo = argv[at];
             if (!strcmp(a.value, "together"))
                 dopt.rhs_mode = DSOLVE_RHS_TOGETHER;
             else if (!strcmp(a.value, "sequential"))
                 dopt.rhs_mode = DSOLVE_RHS_SEQUENTIAL;
             else
                 cli_usage_error("solve", "--rhs-mode: '%s' is not together or sequential", a.value);
-        } else if (cli_opt(&a, "--x0", NULL, 1))
+        } else if (cli_opt(&a, "--x0", NULL, 1)) {
             x0path = a.value;
+            solo = argv[at];
+        }
         else if (cli_opt(&a, "-o", "--output", 1))
             out = a.value;
         else if (cli_solve_param(&a, &params, &pkey) || cli_precond(&a, &params.pc, &pkey)) {
             /* --tol, --atol, --maxiter, --method, --precision, --precond
              * NAME, --precond-degree N, ...: checked by the daemon's own
              * check of its query parameters (net/job_params.h) */
-        } else if (cli_opt(&a, "--monitor", NULL, 0))
+        } else if (cli_opt(&a, "--monitor", NULL, 0)) {
             monitor = 1;
+            solo = argv[at];
+        }
         else if (cli_opt(&a, "--device", NULL, 1))
             opt->device = a.value;
-        else if (cli_opt(&a, "--devices-per-rank", NULL, 1))
+        else if (cli_opt(&a, "--devices-per-rank", NULL, 1)) {
             dopt.devices_per_rank = (int)cli_int(&a, "--devices-per-rank", a.value, 1);
-        else if (cli_opt(&a, "--min-rows-per-part", NULL, 1))
+            solo = argv[at];
+        } else if (cli_opt(&a, "--min-rows-per-part", NULL, 1)) {
             dopt.min_rows_per_part = cli_int(&a, "--min-rows-per-part", a.value, 1);
-        else if (cli_opt(&a, "--read-everywhere", NULL, 0))
+            solo = argv[at];
+        } else if (cli_opt(&a, "--read-everywhere", NULL, 0)) {
             dopt.read_everywhere = 1;
+            solo = argv[at];
+        }
         else if (cli_opt(&a, "--verbose", "-v", 0))
             dopt.verbose = 1;
         else if (cli_opt(&a, "--format", NULL, 1) || cli_opt(&a, "--spmv", NULL, 1)) {
@@ -168,18 +187,43 @@ int cmd_solve(int argc, char **argv)
             json = 1;
         else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
             cli_usage_error("solve", "unknown option '%s'", argv[a.i]);
-        else if (!path)
-            path = argv[a.i++];
         else
-            cli_usage_error("solve", "unexpected argument '%s'", argv[a.i]);
+            paths[npaths++] = argv[a.i++];
     }
-    if (!path)
+    if (!npaths)
         cli_usage_error("solve", "no matrix file given");
+    path = paths[0];
     opt->name = path;
     cls_error perr;
     if (job_params_solve_options(&params, opt, &perr))
         cli_usage_error("solve", "%s", perr.msg);
     dopt.pc = params.pc;
+    if (npaths > 1) { /* a batch: one launch, one device, one rank (cmd_batch.c) */
+        const char *size = getenv("OMPI_COMM_WORLD_SIZE");
+        if (solo)
+            cli_usage_error("solve", "several matrices are solved as a batch (b = A*1 each); %s "
+                            "applies to one matrix",
+                            solo);
+        if (opt->method != SOLVER_AUTO && opt->method != SOLVER_CG && opt->method != SOLVER_CG_SMALL)
+            cli_usage_error("solve", "several matrices are solved as a batch with cg's "
+                            "recurrence; --method %s applies to one matrix",
+                            solver_method_name(opt->method));
+        if (opt->backend == LA_BACKEND_NATIVE)
+            cli_usage_error("solve", "a batch runs as one OpenCL launch; --backend native "
+                            "applies to one matrix");
+        if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI &&
+            opt->precond != PRECOND_AUTO)
+            cli_usage_error("solve", "a batch runs no preconditioner but none or jacobi, not %s",
+                            pc_name(opt->precond));
+        if (size && atoi(size) > 1)
+            cli_usage_error("solve", "a batch runs on one device of one rank: run it without "
+                            "mpirun -np %s",
+                            size);
+        int brc = cli_solve_batch(paths, npaths, opt, json, out);
+        free(paths);
+        return brc;
+    }
+    free(paths);
 
     /* MPI: a singleton without mpirun; the daemon or a test may have
      * started it already */
