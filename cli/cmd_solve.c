@@ -201,23 +201,24 @@ int cmd_solve(int argc, char **argv)
     if (npaths > 1) { /* a batch: one launch, one device, one rank (cmd_batch.c) */
         const char *size = getenv("OMPI_COMM_WORLD_SIZE");
         if (solo)
-            cli_usage_error("solve", "several matrices are solved as a batch (b = A*1 each); %s "
-                            "applies to one matrix",
+            cli_usage_error("solve", "a batch (several matrices) takes no %s: it applies to one "
+                            "matrix (b = A*1 for each)",
                             solo);
         if (opt->method != SOLVER_AUTO && opt->method != SOLVER_CG && opt->method != SOLVER_CG_SMALL)
-            cli_usage_error("solve", "several matrices are solved as a batch with cg's "
-                            "recurrence; --method %s applies to one matrix",
+            cli_usage_error("solve", "a batch (several matrices) runs cg's recurrence; --method "
+                            "%s applies to one matrix",
                             solver_method_name(opt->method));
         if (opt->backend == LA_BACKEND_NATIVE)
-            cli_usage_error("solve", "a batch runs as one OpenCL launch; --backend native "
-                            "applies to one matrix");
+            cli_usage_error("solve", "a batch (several matrices) runs as one OpenCL launch; "
+                            "--backend native applies to one matrix");
         if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI &&
             opt->precond != PRECOND_AUTO)
-            cli_usage_error("solve", "a batch runs no preconditioner but none or jacobi, not %s",
+            cli_usage_error("solve", "a batch (several matrices) runs no preconditioner but "
+                            "none or jacobi, not %s",
                             pc_name(opt->precond));
         if (size && atoi(size) > 1)
-            cli_usage_error("solve", "a batch runs on one device of one rank: run it without "
-                            "mpirun -np %s",
+            cli_usage_error("solve", "a batch (several matrices) runs on one device of one "
+                            "rank: run it without mpirun -np %s",
                             size);
         int brc = cli_solve_batch(paths, npaths, opt, json, out);
         free(paths);

@@ -998,10 +998,13 @@ cli_row("CLI-UNKNOWN-OPTION", ["solve", "A", "--bogus"], ["check", "A", "--bogus
         ["springs", "--bogus"], ["nbody", "--bogus"], ["submit", "A", "--bogus"],
         ["status", ID0, "--bogus"], ["wait", ID0, "--bogus"], ["fetch", ID0, "--bogus"],
         ["cancel", ID0, "--bogus"], ["devices", "--bogus"], ["bench", "--bogus"], ["tune", "--bogus"])
-cli_row("CLI-UNEXPECTED-ARGUMENT", ["solve", "A", "B"], ["check", "A", "B"],
+cli_row("CLI-UNEXPECTED-ARGUMENT", ["check", "A", "B"],
         ["gen", "poisson2d", "3", "B"], ["curvature", "A", "B"], ["deform", "B"],
         ["springs", "A", "B"], ["nbody", "B"], ["submit", "A", "B"], ["status", ID0, "B"],
         ["devices", "B"], ["bench", "B"], ["tune", "B"])
+cli_row("CLI-BATCH-OPTION", ["solve", "A", "A", "-b", "A"], ["solve", "A", "A", "--x0", "A"],
+        ["solve", "A", "A", "--monitor"], ["solve", "A", "A", "--method", "pipecg"],
+        ["solve", "A", "A", "--backend", "native"], ["solve", "A", "A", "--precond", "ic0"])
 cli_row("CLI-NEEDS-VALUE", ["solve", "A", "--tol"], ["gen", "poisson2d", "3", "-o"],
         ["nbody", "--random"])
 cli_row("CLI-NOT-NUMBER", ["solve", "A", "--tol", "abc"], ["springs", "--grid", "3", "--dt", "1x"],
