@@ -2,6 +2,7 @@
 
     import clsolve
     x, info = clsolve.solve(A, b, rtol=1e-10)            # scipy.sparse.linalg.cg's shape
+    results = clsolve.solve_many([A1, (A2, b2)])           # [(x, info) or (None, JobFailed)]
 
     c = clsolve.Client("http://127.0.0.1:8080", token=None)
     job = c.submit("A.mtx", precond="jacobi", tol=1e-10)  # a path, scipy sparse, numpy, bytes
@@ -24,10 +25,10 @@ __version__ = "0.1.0"
 from .errors import (ApiError, BadRequest, Conflict, Error, JobCancelled, JobFailed, NotFound,
                      PayloadTooLarge, RequestTimeout, ServiceUnavailable, TransportError,
                      Unauthorized, WaitTimeout)
-from .client import Client, Job, solve
+from .client import Client, Job, solve, solve_many
 from .mm import matrix_market, vector_market
 
-__all__ = ["Client", "Job", "solve", "matrix_market", "vector_market", "Error", "ApiError",
+__all__ = ["Client", "Job", "solve", "solve_many", "matrix_market", "vector_market", "Error", "ApiError",
            "BadRequest", "Unauthorized", "NotFound", "Conflict", "PayloadTooLarge",
            "ServiceUnavailable", "TransportError", "RequestTimeout", "JobFailed", "JobCancelled",
            "WaitTimeout", "__version__"]

@@ -534,3 +534,38 @@ def solve(A, b=None, x0=None, *, tol=None, rtol=None, atol=None, maxiter=None, p
     if job.status == "cancelled":
         raise errors.JobCancelled(job)
     raise errors.JobFailed(job)
+
+
+def solve_many(systems, *, tol=None, rtol=None, atol=None, maxiter=None, precond=None, method=None,
+               precision=None, backend=None, url=None, token=None, client=None, timeout=None,
+               workers=8):
+    """Solves many independent systems on a clsolved daemon: systems is a
+    list of A or (A, b) (b None: b = A*1). Every system is checked first, as
+    solve() checks one, so a bad shape or dtype raises before anything is
+    sent. Then they are submitted and waited for by `workers` threads: the
+    daemon runs them side by side (its lanes; small systems take the
+    one-launch loop on a GPU, --method auto). Returns a list in the order
+    given, one (x, info) per system as solve() returns it, or (None, exc)
+    for a system whose job failed (exc: the JobFailed or JobCancelled with
+    the job and what the daemon said), so one bad system fails alone. HTTP
+    errors (ApiError) and transport errors still raise."""
+    from concurrent.futures import ThreadPoolExecutor
+    if tol is not None and rtol is not None:
+        raise TypeError("give tol or rtol, not both")
+    items = []
+    for s in systems:
+        A, b = (s[0], s[1]) if isinstance(s, tuple) else (s, None)
+        _check_system(A, b, None)
+        items.append((A, b))
+    c = client or Client(url, token=token)
+    opts = dict(tol=tol if tol is not None else rtol, atol=atol, maxiter=maxiter, precond=precond,
+                method=method, precision=precision, backend=backend, client=c, timeout=timeout)
+
+    def one(item):
+        try:
+            return solve(item[0], item[1], **opts)
+        except (errors.JobFailed, errors.JobCancelled) as e:
+            return None, e
+
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(items) or 1))) as ex:
+        return list(ex.map(one, items))

@@ -130,6 +130,33 @@ class Lists(unittest.TestCase):
             self.assertIsInstance(x, list)
         self.assertLess(rel_residual_lists(A, list(x), b), 1e-11)
 
+    def test_solve_many(self):
+        """Several systems, one call: each its own (x, info) in the order
+        given; a system whose job fails is (None, JobFailed) and the others
+        are still solved; a bad shape raises before anything is sent."""
+        sizes = [5, 30, 12, 50]
+        systems = []
+        for n in sizes:
+            A = laplacian_lists(n)
+            systems.append((A, [math.cos(i + 0.5 * n) for i in range(n)]))
+        systems.insert(2, shared("matrices/west0067.mtx"))  # not SPD: fails alone
+        systems.append(laplacian_lists(8))                   # b = A*1
+        out = clsolve.solve_many(systems, rtol=1e-12, client=client(), workers=3)
+        self.assertEqual(len(out), len(systems))
+        x, e = out[2]
+        self.assertIsNone(x)
+        self.assertIsInstance(e, clsolve.JobFailed)
+        self.assertEqual(e.code, "breakdown")
+        for k, (s, (x, info)) in enumerate(zip(systems, out)):
+            if k == 2:
+                continue
+            A, b = s if isinstance(s, tuple) else (s, [sum(row) for row in s])
+            self.assertEqual(info, 0, "system %d" % k)
+            self.assertEqual(len(x), len(A))
+            self.assertLess(rel_residual_lists(A, list(x), b), 1e-11, "system %d" % k)
+        with self.assertRaises(ValueError):  # checked before the upload
+            clsolve.solve_many([laplacian_lists(4), (laplacian_lists(4), [1.0] * 5)], client=nowhere())
+
     def test_not_converged_is_info_iterations(self):
         x, info = clsolve.solve(laplacian_lists(50), rtol=1e-14, maxiter=3, client=client())
         self.assertEqual(info, 3)
