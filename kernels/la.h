@@ -39,6 +39,7 @@
 #ifndef CLS_KERNELS_LA_H
 #define CLS_KERNELS_LA_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "../common/error.h"
@@ -245,6 +246,36 @@ int la_residual(la_ctx *la, const la_csr *A, const la_vec *b, const la_vec *x, l
  * has stopped (converged, breakdown) queued iterations do nothing.
  */
 enum { LA_CGF_RUN = 0, LA_CGF_CONVERGED = 1, LA_CGF_INDEFINITE = 2, LA_CGF_NANORINF = 3 };
+
+/* One iteration's tests and scalars on the host, from its reduced sums
+ * rr = r_k'r_k, rz = r_k'z_k, pq = p_k'Ap_k, qq = (Ap_k)'W(Ap_k), in the
+ * order every loop applies them (cgc_scalars and cgf_scalars are the
+ * kernels' copies): NaN or Inf in r -> NANORINF; rr <= stop2 -> CONVERGED;
+ * NaN or Inf in p'Ap (or q'Wq with single) -> NANORINF; p'Ap <= 0 ->
+ * INDEFINITE; else RUN with alpha = r'z / p'Ap and, with single, beta from
+ * the Chronopoulos-Gear identity (r_{k+1}'z_{k+1} = alpha^2 q'Wq - r'z,
+ * 0 at the noise level); without single *beta is 0 (Hestenes-Stiefel's
+ * comes from the next reduction). The native loops (kernels/cpu/la_cgn.c)
+ * and the distributed loop (solver/krylov/dcg.c) ask this one function. */
+static inline int la_cg_step(double rr, double rz, double pq, double qq, double stop2, int single,
+                             double *alpha, double *beta)
+{
+    *alpha = *beta = 0.0;
+    if (!isfinite(rr) || !isfinite(rz))
+        return LA_CGF_NANORINF;
+    if (rr <= stop2) /* ||r_k|| <= tol ||b|| */
+        return LA_CGF_CONVERGED;
+    if (!isfinite(pq) || (single && !isfinite(qq)))
+        return LA_CGF_NANORINF;
+    if (!(pq > 0.0)) /* p'Ap <= 0 */
+        return LA_CGF_INDEFINITE;
+    *alpha = rz / pq; /* alpha = r'z / p'Ap */
+    if (single) {
+        const double rz_next = *alpha * *alpha * qq - rz; /* r_{k+1}'z_{k+1} (identity) */
+        *beta = rz_next > 0.0 ? rz_next / rz : 0.0;
+    }
+    return LA_CGF_RUN;
+}
 
 typedef struct la_cgf_record {
     int64_t k; /* iterations done when the record was made */

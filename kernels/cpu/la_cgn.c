@@ -210,23 +210,8 @@ static void cgn_member(void *ctx, int id, int nt)
     cpu_spmv_dots(&w->A, w->p, w->q, w->d, !classic, blo, bhi, pt);
     cls_team_barrier(w->team);
     const double pq = cgn_sum(w, 0), qq = cgn_sum(w, 1), rz = w->rz, rr = w->rr;
-    int stop = LA_CGF_RUN;
-    double alpha = 0, beta = 0;
-    if (!isfinite(rr) || !isfinite(rz))
-        stop = LA_CGF_NANORINF;
-    else if (rr <= w->stop2) /* ||r_k|| <= tol ||b|| */
-        stop = LA_CGF_CONVERGED;
-    else if (!isfinite(pq) || (!classic && !isfinite(qq)))
-        stop = LA_CGF_NANORINF;
-    else if (!(pq > 0)) /* p'Ap <= 0 */
-        stop = LA_CGF_INDEFINITE;
-    else {
-        alpha = rz / pq; /* alpha = r'z / p'Ap */
-        if (!classic) {  /* beta from the Chronopoulos-Gear identity, as cgf_scalars */
-            const double rz_next = alpha * alpha * qq - rz;
-            beta = rz_next > 0 ? rz_next / rz : 0;
-        }
-    }
+    double alpha, beta; /* every member, from the same sums: the same verdict */
+    const int stop = la_cg_step(rr, rz, pq, qq, w->stop2, !classic, &alpha, &beta);
     if (id == 0) {
         c->stop = stop;
         c->pq = pq;

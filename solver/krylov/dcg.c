@@ -216,11 +216,13 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
                 opt->monitor(opt->monitor_ctx, k, res->rel_residual)) /* reduction tells all */
                 want_cancel = 1;
         }
-        if (!isfinite(rr) || !isfinite(rz)) {
+        /* the tests and alpha (beta too with single) from the sums: la_cg_step */
+        const int step = la_cg_step(rr, rz, pq, qq, stop2, opt->single_reduction, &alpha, &beta);
+        if (step == LA_CGF_NANORINF && (!isfinite(rr) || !isfinite(rz))) {
             rc = ksp_fail_residual(res, k, 0, err);
             goto done;
         }
-        if (rr <= stop2) { /* ||r_k|| <= tol ||b|| */
+        if (step == LA_CGF_CONVERGED) { /* ||r_k|| <= tol ||b|| */
             /* confirm on the true residual; restart from it if the
              * recurrence has drifted (residual replacement) */
             c.start = 1;
@@ -237,21 +239,18 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
                 goto maxiter;
             continue;
         }
-        if (k >= opt->maxiter)
+        if (k >= opt->maxiter) /* (p'Ap was not computed: no SpMV at maxiter) */
             goto maxiter;
-        if (!isfinite(pq) || !isfinite(qq)) {
+        if (step == LA_CGF_NANORINF) {
             rc = ksp_fail_curvature_nan(res, "p'Ap", pq, k + 1, 0, err);
             goto done;
         }
-        if (!(pq > 0.0)) {
+        if (step == LA_CGF_INDEFINITE) {
             rc = ksp_fail_indefinite(res, pq, k + 1, err);
             goto done;
         }
-        alpha = rz / pq; /* alpha = r'z / p'Ap */
-        if (opt->single_reduction) {
-            double rz_next = alpha * alpha * qq - rz; /* r_{k+1}'z_{k+1} (identity) */
-            beta = rz_next > 0 ? rz_next / rz : 0.0;  /* <= 0 only at the noise level */
-            for (int q = 0; q < s->nmine; q++)        /* x, r, p in one pass */
+        if (opt->single_reduction) {           /* beta from the identity (la_cg_step) */
+            for (int q = 0; q < s->nmine; q++) /* x, r, p in one pass */
                 DSYS_DO(s, la_cgp_update(&w[q], alpha, beta, DSYS_ERR));
         } else { /* Hestenes-Stiefel: beta from the computed r'z (cg.c says why) */
             for (int q = 0; q < s->nmine; q++) /* r -= alpha q */
