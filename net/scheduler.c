@@ -813,18 +813,27 @@ static void sched_pause(const scheduler_config *cfg, double seconds)
  * MPI_COMM_SELF. A job is small when its matrix declares at most
  * shared_max_entries stored entries (the header, read before the job runs;
  * the reader never trusts it beyond the data). Any other job (a large
- * system, a physics job) waits until every lane is idle and then has every
- * rank and device to itself, as before. Jobs are taken in order: a large
- * job at the head of the queue holds back the small ones behind it rather
- * than wait forever for a gap. The choice is in the job record
+ * system, a physics job) waits until every lane is idle and then starts
+ * with every rank and device. A large cg job then runs in a thread of its
+ * own (the exclusive lane, one at a time), and small jobs taken after it
+ * go on running in the lanes beside it, on the same devices: a large job
+ * takes minutes of host work (upload, parse) and saturates a GPU's memory
+ * bandwidth, and small ones, bound by latency, would otherwise wait behind
+ * it for all that time (issue 24: "small jobs keep their rate while a large
+ * job runs"). A physics job, and every job with lanes = 1, still has the
+ * machine to itself. Jobs are taken in order: a large job at the head of
+ * the queue holds back the small ones behind it until it starts (the lanes
+ * drain first), never longer. The choice is in the job record
  * ("placement"). Lanes need MPI_THREAD_MULTIPLE (clsolved asks for it; with
- * less, lanes = 1 and every job is exclusive).
+ * less, lanes = 1 and every job is exclusive, run by the scheduler's
+ * thread).
  */
 typedef struct sched_lanes {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int max, busy;
     unsigned used; /* bit k: lane k busy */
+    int big;       /* 1 while a large cg job runs in the exclusive lane */
 } sched_lanes;
 
 typedef struct lane_job {
@@ -851,6 +860,41 @@ static void *lane_run(void *arg)
     pthread_mutex_unlock(&j->L->mu);
     free(j);
     return NULL;
+}
+
+/* the exclusive lane: one large cg job on every rank, beside the lanes */
+typedef struct big_job {
+    MPI_Comm comm;
+    const scheduler_config *cfg;
+    sched_lanes *L;
+    job_claim claim;
+    adm_estimate est;
+    uint64_t budget;
+} big_job;
+
+static void *big_run(void *arg)
+{
+    big_job *j = arg;
+    run_cg(j->comm, 1, j->cfg, &j->claim, &j->est, j->budget);
+    job_params_free(&j->claim.params);
+    job_store_retention(j->cfg->store);
+    pthread_mutex_lock(&j->L->mu);
+    j->L->big = 0;
+    pthread_cond_broadcast(&j->L->cv);
+    pthread_mutex_unlock(&j->L->mu);
+    free(j);
+    return NULL;
+}
+
+/* Waits until the exclusive lane is free (stop or not: its job ends). */
+static void big_wait(sched_lanes *L)
+{
+    pthread_mutex_lock(&L->mu);
+    while (L->big) {
+        struct timespec ts = cls_deadline(CLOCK_REALTIME, 0.25);
+        pthread_cond_timedwait(&L->cv, &L->mu, &ts);
+    }
+    pthread_mutex_unlock(&L->mu);
 }
 
 /* Waits until at most `most` lanes are busy (or stop). */
@@ -981,14 +1025,38 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
                     pthread_mutex_unlock(&L.mu);
                 }
             } else {
-                /* the whole world: once every lane is idle */
-                if (L.busy > 0) {
+                /* the whole world: once the exclusive lane and every lane
+                 * are idle */
+                if (L.busy > 0 || L.big) {
                     job_store_set_phase(cfg->store, c.id, "waiting");
+                    big_wait(&L);
                     lanes_wait(&L, 0, cfg->stop, 1);
                 }
                 job_store_set_placement(cfg->store, c.id,
                                         placement_json("exclusive", -1, L.max, 1, cg ? size : 1));
-                if (cg)
+                big_job *bj = cg && L.max > 1 ? malloc(sizeof *bj) : NULL;
+                int started = 0;
+                if (bj) { /* in the exclusive lane: the lanes go on beside it */
+                    pthread_t tid;
+                    pthread_attr_t at;
+                    pthread_attr_init(&at);
+                    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+                    *bj = (big_job){comm, cfg, &L, c, est, budget};
+                    pthread_mutex_lock(&L.mu);
+                    L.big = 1;
+                    pthread_mutex_unlock(&L.mu);
+                    started = pthread_create(&tid, &at, big_run, bj) == 0;
+                    pthread_attr_destroy(&at);
+                    if (!started) {
+                        free(bj);
+                        pthread_mutex_lock(&L.mu);
+                        L.big = 0;
+                        pthread_mutex_unlock(&L.mu);
+                    }
+                }
+                if (started)
+                    ; /* its thread frees the claim's parameters */
+                else if (cg)
                     run_cg(comm, 1, cfg, &c, &est, budget);
 #ifdef CLS_NET_HAVE_PHYSICS
                 else
@@ -1001,7 +1069,8 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
                                                   0),
                                        NULL, NULL, &err);
 #endif
-                job_params_free(&c.params);
+                if (!started)
+                    job_params_free(&c.params);
             }
         }
         if (got == 1 || cls_now() - last_retention > cfg->retention_every_s) {
@@ -1009,8 +1078,10 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
             last_retention = cls_now();
         }
     }
-    /* drain: the lanes' jobs finish before the workers are told to exit */
+    /* drain: the lanes' jobs and the exclusive one finish before the
+     * workers are told to exit */
     lanes_wait(&L, 0, cfg->stop, 1);
+    big_wait(&L);
     pthread_mutex_destroy(&L.mu);
     pthread_cond_destroy(&L.cv);
     /* a last try for final states still unwritten (else the jobs run again
