@@ -14,6 +14,10 @@
 # with long polls (GET /v1/jobs/ID?wait=30, as clsolve and the Python client
 # do); WAIT=0 polls every 20 ms instead, as before them. PARAMS adds job
 # parameters (e.g. PARAMS="--param method=cg-small", the one-launch loop).
+# LARGE=FILE (mixed load, issue 24): in each run a large job of FILE
+# (LARGE_QUERY, default tol=1e-14&maxiter=6000: it runs to maxiter) is
+# submitted first and the small jobs start once it runs; its status, its
+# times and whether it still ran when the small load ended are printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=${1:-auto}
@@ -32,8 +36,32 @@ for mode in $MODES; do
         "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" --device "$DEVICE" --lanes $lanes >"$dir.log" 2>&1 &
         pid=$!
         for _ in $(seq 1 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
+        big=""
+        if [ -n "${LARGE:-}" ]; then
+            big=$(curl -sf -X POST --data-binary @"$LARGE" \
+                "http://127.0.0.1:$PORT/v1/jobs?${LARGE_QUERY:-tol=1e-14&maxiter=6000}" |
+                python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
+            for _ in $(seq 1 600); do
+                curl -sf "http://127.0.0.1:$PORT/v1/jobs/$big" | grep -q '"status":"running"' && break
+                sleep 0.1
+            done
+        fi
         timeout 300 python3 tests/load/loadgen.py "$BUS" --url http://127.0.0.1:$PORT --clients 40 \
             --jobs "${JOBS:-40}" --param precond=jacobi ${PARAMS:-} --metrics off --settle 0 --wait "${WAIT:-30}" >"$dir.json" 2>&1
+        if [ -n "$big" ]; then
+            ended=$(date +%s.%N)
+            for _ in $(seq 1 1200); do
+                curl -sf "http://127.0.0.1:$PORT/v1/jobs/$big" | grep -qE '"status":"(succeeded|failed|cancelled)"' && break
+                sleep 0.25
+            done
+            curl -sf "http://127.0.0.1:$PORT/v1/jobs/$big" | python3 -c "
+import json, sys, datetime
+j = json.load(sys.stdin); t = j.get('timings') or {}; r = j.get('result') or {}
+fin = datetime.datetime.fromisoformat(j['finished_at'].replace('Z', '+00:00')).timestamp()
+print(f\"large job: {j['status']}, {r.get('iterations')} iterations, parse {t.get('parse_s', 0):.2f} s, \"
+      f\"solve {t.get('solve_s', 0):.2f} s ({t.get('ms_per_iteration', 0):.4f} ms/iteration), total {t.get('total_s', 0):.2f} s; \"
+      f\"{'still running' if fin > float(sys.argv[1]) else 'already ended'} when the small load ended\")" "$ended"
+        fi
         kill $pid; wait $pid 2>/dev/null
         python3 - "$dir.json" $mode <<'PY'
 import json, sys
