@@ -16,8 +16,9 @@
 # parameters (e.g. PARAMS="--param method=cg-small", the one-launch loop).
 # LARGE=FILE (mixed load, issue 24): in each run a large job of FILE
 # (LARGE_QUERY, default tol=1e-14&maxiter=6000: it runs to maxiter) is
-# submitted first and the small jobs start once it runs; its status, its
-# times and whether it still ran when the small load ended are printed.
+# submitted first (streamed: curl -T; DAEMON_ARGS="--max-upload BYTES" above
+# 1 GiB) and the small jobs start once it runs; its status, its times and
+# whether it still ran when the small load ended are printed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 DEVICE=${1:-auto}
@@ -33,12 +34,13 @@ for mode in $MODES; do
         if [ $mode = cold ]; then export CLSOLVE_WARM=0; else unset CLSOLVE_WARM; fi
         lanes=1
         [ $mode = lanes ] && lanes=${LANES:-4}
-        "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" --device "$DEVICE" --lanes $lanes >"$dir.log" 2>&1 &
+        # shellcheck disable=SC2086
+        "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" --device "$DEVICE" --lanes $lanes ${DAEMON_ARGS:-} >"$dir.log" 2>&1 &
         pid=$!
         for _ in $(seq 1 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
         big=""
         if [ -n "${LARGE:-}" ]; then
-            big=$(curl -sf -X POST --data-binary @"$LARGE" \
+            big=$(curl -sf -X POST -T "$LARGE" \
                 "http://127.0.0.1:$PORT/v1/jobs?${LARGE_QUERY:-tol=1e-14&maxiter=6000}" |
                 python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
             for _ in $(seq 1 600); do
@@ -48,7 +50,9 @@ for mode in $MODES; do
         fi
         timeout 300 python3 tests/load/loadgen.py "$BUS" --url http://127.0.0.1:$PORT --clients 40 \
             --jobs "${JOBS:-40}" --param precond=jacobi ${PARAMS:-} --metrics off --settle 0 --wait "${WAIT:-30}" >"$dir.json" 2>&1
-        if [ -n "$big" ]; then
+        if [ -n "${LARGE:-}" ] && [ -z "$big" ]; then
+            echo "large job: not accepted (DAEMON_ARGS=\"--max-upload ...\"?)"
+        elif [ -n "$big" ]; then
             ended=$(date +%s.%N)
             for _ in $(seq 1 1200); do
                 curl -sf "http://127.0.0.1:$PORT/v1/jobs/$big" | grep -qE '"status":"(succeeded|failed|cancelled)"' && break
