@@ -12,7 +12,8 @@
  * indices point into the same range (the host shifted them), so every
  * vector of the batch is one array and work-group s touches only its rows.
  *
- * Each group runs cgs_run's recurrence (cg_small.cl: Hestenes and Stiefel,
+ * Each group runs cgs_run's recurrence, with cg_small.cl's own pieces
+ * (cgs_spmv_rows, cgs_step, cgs_update_rows, cgs_direction_rows; Hestenes and Stiefel,
  * J. Res. NBS 49 (1952); Saad, Algorithm 9.1, Jacobi or none; the same two
  * group tree reductions of compensated pairs) from x to its own end, in
  * this one launch:
@@ -31,10 +32,9 @@
  * state and the same reduced sums), so all reach every barrier.
  */
 
-#define CGB_RUN 0 /* la.h's LA_CGF_* */
-#define CGB_CONVERGED 1
-#define CGB_INDEFINITE 2
-#define CGB_NANORINF 3
+/* the stop codes are cg_small.cl's (CGS_*, la.h's LA_CGF_*): this file is
+ * built after it, in the same program, and runs its pieces */
+#define CGB_RUN CGS_RUN
 
 __kernel void cgb_run(__global const int *restrict row0, __global const int *restrict rowptr,
                       __global const int *restrict col, __global const mat_t *restrict val,
@@ -75,47 +75,22 @@ __kernel void cgb_run(__global const int *restrict row0, __global const int *res
         int k = k0, stop = CGB_RUN;
         acc_t pq_last = 0;
         while (stop == CGB_RUN && k < kmax) {
-            /* q = A p; the pair p'q (q'Wq is cgs_run's record only) */
+            /* q = A p; p'q (cg_small.cl's pieces, over this system's rows) */
             acc_t c[4] = {0, 0, 0, 0};
-            for (int row = lo + lid; row < hi; row += ls) {
-                const int end = rowptr[row + 1];
-                real sum = 0;
-                for (int j = rowptr[row]; j < end; j++)
-                    sum += (real)val[j] * p[col[j]];
-                q[row] = sum;
-                cls_acc2_dot(&c[0], &c[1], (acc_t)p[row], (acc_t)sum);
-            }
+            cgs_spmv_rows(lo, hi, lid, ls, rowptr, col, val, p, q, d, 0, c);
             acc_t pq, unused;
             cls_group_pairs2(scratch, c, &pq, &unused);
             pq_last = pq;
-            acc_t alpha = 0;
-            if (!isfinite(rr) || !isfinite(rz))
-                stop = CGB_NANORINF;
-            else if (rr <= s2) /* ||r_k|| <= tol ||b|| */
-                stop = CGB_CONVERGED;
-            else if (!isfinite(pq))
-                stop = CGB_NANORINF;
-            else if (!(pq > 0)) /* p'Ap <= 0 */
-                stop = CGB_INDEFINITE;
-            else
-                alpha = rz / pq; /* alpha = r'z / p'Ap */
+            acc_t alpha;
+            stop = cgs_step(rr, rz, pq, s2, &alpha);
             if (stop != CGB_RUN)
                 break; /* uniform: x stays x_k */
-            const real ra = (real)alpha;
             acc_t u[4] = {0, 0, 0, 0};
-            for (int row = lo + lid; row < hi; row += ls) {
-                x[row] += ra * p[row];
-                const real ri = r[row] - ra * q[row];
-                r[row] = ri;
-                const real zi = d ? d[row] * ri : ri;
-                cls_acc2_dot(&u[0], &u[1], (acc_t)ri, (acc_t)zi);
-                cls_acc2_dot(&u[2], &u[3], (acc_t)ri, (acc_t)ri);
-            }
+            cgs_update_rows(lo, hi, lid, ls, (real)alpha, x, r, p, q, d, u);
             acc_t rz1, rr1;
             cls_group_pairs2(scratch, u, &rz1, &rr1);
-            const real rb = (real)(rz1 / rz); /* beta = r_{k+1}'z_{k+1} / r_k'z_k */
-            for (int row = lo + lid; row < hi; row += ls) /* p = z + beta p */
-                p[row] = (d ? d[row] * r[row] : r[row]) + rb * p[row];
+            /* beta = r_{k+1}'z_{k+1} / r_k'z_k; p = z + beta p */
+            cgs_direction_rows(lo, hi, lid, ls, (real)(rz1 / rz), r, p, d);
             rz = rz1;
             rr = rr1;
             k++;

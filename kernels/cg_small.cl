@@ -43,6 +43,76 @@
 #define CGS_NANORINF 3
 
 /*
+ * The pieces of an iteration over the rows [lo, hi) of one system, the
+ * work-items striding (row = lo + lid + j ls): cgs_run's loop below and
+ * cg_batch.cl's (one system per group) are made of them.
+ */
+
+/* The tests and alpha from the reduced sums, in cgc_scalars' order
+ * (kernels/la.h's la_cg_step is the host's copy). */
+int cgs_step(const acc_t rr, const acc_t rz, const acc_t pq, const acc_t stop2, acc_t *alpha)
+{
+    *alpha = 0;
+    if (!isfinite(rr) || !isfinite(rz))
+        return CGS_NANORINF;
+    if (rr <= stop2) /* ||r_k|| <= tol ||b|| */
+        return CGS_CONVERGED;
+    if (!isfinite(pq))
+        return CGS_NANORINF;
+    if (!(pq > 0)) /* p'Ap <= 0 */
+        return CGS_INDEFINITE;
+    *alpha = rz / pq; /* alpha = r'z / p'Ap */
+    return CGS_RUN;
+}
+
+/* q = A p; the pair p'q into a[0..1] and, with wqq, q'Wq into a[2..3] */
+void cgs_spmv_rows(const int lo, const int hi, const int lid, const int ls,
+                   __global const int *restrict rowptr, __global const int *restrict col,
+                   __global const mat_t *restrict val, __global const real *restrict p,
+                   __global real *restrict q, __global const real *d, const int wqq, acc_t *a)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    for (int row = lo + lid; row < hi; row += ls) {
+        const int end = rowptr[row + 1];
+        real sum = 0;
+        for (int j = rowptr[row]; j < end; j++)
+            sum += (real)val[j] * p[col[j]];
+        q[row] = sum;
+        const acc_t ys = (acc_t)sum;
+        cls_acc2_dot(&a[0], &a[1], (acc_t)p[row], ys);
+        if (wqq)
+            cls_acc2_dot(&a[2], &a[3], ys * ys, d ? (acc_t)d[row] : (acc_t)1);
+    }
+}
+
+/* x += alpha p; r -= alpha q; the pairs r'z, r'r of the new r into u */
+void cgs_update_rows(const int lo, const int hi, const int lid, const int ls, const real ra,
+                     __global real *restrict x, __global real *restrict r,
+                     __global const real *restrict p, __global const real *restrict q,
+                     __global const real *d, acc_t *u)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    for (int row = lo + lid; row < hi; row += ls) {
+        x[row] += ra * p[row];
+        const real ri = r[row] - ra * q[row];
+        r[row] = ri;
+        const real zi = d ? d[row] * ri : ri;
+        cls_acc2_dot(&u[0], &u[1], (acc_t)ri, (acc_t)zi);
+        cls_acc2_dot(&u[2], &u[3], (acc_t)ri, (acc_t)ri);
+    }
+}
+
+/* p = z + beta p */
+void cgs_direction_rows(const int lo, const int hi, const int lid, const int ls, const real rb,
+                        __global const real *restrict r, __global real *restrict p,
+                        __global const real *d)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    for (int row = lo + lid; row < hi; row += ls)
+        p[row] = (d ? d[row] * r[row] : r[row]) + rb * p[row];
+}
+
+/*
  * The start, one work-group: with q = A x already computed (at full
  * precision, la_spmv_full), r = b - q; z = D^-1 r; p = z; then
  * sc = {0, 0, r'z, r'r} and ctl = {running, k0}.
@@ -101,32 +171,13 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
     for (int it = 0; run && it < iters; it++) {
         /* q = A p; the pairs p'q and q'Wq */
         acc_t a[4] = {0, 0, 0, 0};
-        for (int row = lid; row < n; row += ls) {
-            const int end = rowptr[row + 1];
-            real sum = 0;
-            for (int j = rowptr[row]; j < end; j++)
-                sum += (real)val[j] * p[col[j]];
-            q[row] = sum;
-            const acc_t ys = (acc_t)sum;
-            cls_acc2_dot(&a[0], &a[1], (acc_t)p[row], ys);
-            cls_acc2_dot(&a[2], &a[3], ys * ys, d ? (acc_t)d[row] : (acc_t)1);
-        }
+        cgs_spmv_rows(0, n, lid, ls, rowptr, col, val, p, q, d, 1, a);
         acc_t pq, qq;
         cls_group_pairs2(scratch, a, &pq, &qq); /* the same values in every work-item */
 
         /* the tests and alpha, in cgc_scalars' order */
-        int stop = CGS_RUN;
-        acc_t alpha = 0;
-        if (!isfinite(rr) || !isfinite(rz))
-            stop = CGS_NANORINF;
-        else if (rr <= stop2) /* ||r_k|| <= tol ||b|| */
-            stop = CGS_CONVERGED;
-        else if (!isfinite(pq))
-            stop = CGS_NANORINF;
-        else if (!(pq > 0)) /* p'Ap <= 0 */
-            stop = CGS_INDEFINITE;
-        else
-            alpha = rz / pq; /* alpha = r'z / p'Ap */
+        acc_t alpha;
+        const int stop = cgs_step(rr, rz, pq, stop2, &alpha);
         if (lid == 0) { /* record k; ctl[0] = stop, or ctl[1] = k + 1 */
             cls_fused_record(hist, nslots, k, rr, rz, pq, qq, alpha, beta, stop, sc, ctl);
         }
@@ -134,22 +185,12 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
             run = 0; /* uniform: x stays x_k */
         } else {
             /* x += alpha p; r -= alpha q; the pairs r'z, r'r of the new r */
-            const real ra = (real)alpha;
             acc_t u[4] = {0, 0, 0, 0};
-            for (int row = lid; row < n; row += ls) {
-                x[row] += ra * p[row];
-                const real ri = r[row] - ra * q[row];
-                r[row] = ri;
-                const real zi = d ? d[row] * ri : ri;
-                cls_acc2_dot(&u[0], &u[1], (acc_t)ri, (acc_t)zi);
-                cls_acc2_dot(&u[2], &u[3], (acc_t)ri, (acc_t)ri);
-            }
+            cgs_update_rows(0, n, lid, ls, (real)alpha, x, r, p, q, d, u);
             acc_t rz1, rr1;
             cls_group_pairs2(scratch, u, &rz1, &rr1);
             beta = rz1 / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next test */
-            const real rb = (real)beta;
-            for (int row = lid; row < n; row += ls) /* p = z + beta p */
-                p[row] = (d ? d[row] * r[row] : r[row]) + rb * p[row];
+            cgs_direction_rows(0, n, lid, ls, (real)beta, r, p, d); /* p = z + beta p */
             rz = rz1;
             rr = rr1;
             k++;

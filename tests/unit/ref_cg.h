@@ -6,6 +6,7 @@
 #ifndef CLS_TESTS_REF_CG_H
 #define CLS_TESTS_REF_CG_H
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -51,6 +52,17 @@ static inline int64_t ref_cg(const csr_matrix *A, const double *b, const double 
     free(p);
     free(q);
     return k;
+}
+
+/* ||a - b|| / ||b|| (||a - b|| when b = 0) */
+static inline double ref_rel_diff(const double *a, const double *b, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        num += (a[i] - b[i]) * (a[i] - b[i]);
+        den += b[i] * b[i];
+    }
+    return sqrt(num / (den > 0 ? den : 1));
 }
 
 #endif

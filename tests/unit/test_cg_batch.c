@@ -96,16 +96,6 @@ static void make_irregular(csr_matrix *A, int64_t n)
     free(diag);
 }
 
-static double rel_diff(const double *a, const double *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return sqrt(num / (den > 0 ? den : 1));
-}
-
 int main(int argc, char **argv)
 {
     const char *data = argc > 1 ? argv[1] : "../shared/data";
@@ -187,7 +177,7 @@ int main(int argc, char **argv)
             CHECK_MSG(llabs(k - kr) <= (kr / 50 > 1 ? kr / 50 : 1),
                       "%s (%s): %lld iterations, the reference %lld", S[s].name,
                       jac ? "jacobi" : "none", (long long)k, (long long)kr);
-            double dx = rel_diff(S[s].x, xr, n);
+            double dx = ref_rel_diff(S[s].x, xr, n);
             CHECK_MSG(dx < (s == 0 ? 1e-3 : 1e-7), "%s: x differs from the reference by %.3e",
                       S[s].name, dx);
             printf("  %-14s %5lld rows: %4lld iterations (reference %4lld), true residual "

@@ -27,16 +27,6 @@
 static cls_error err;
 #define OK(x) CHECK_MSG((x) == CLS_OK, "%s: %s", #x, err.msg)
 
-static double rel_diff(const double *a, const double *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    return sqrt(num / (den > 0 ? den : 1));
-}
-
 static double true_rel(const csr_matrix *A, const double *b, const double *x)
 {
     const int64_t n = A->nrows;
@@ -137,7 +127,7 @@ static void test_system(la_ctx *la, sys *s, int want_threads)
                    "%lld; |x_native - x_ref| / |x_ref| %.2e\n",
                    s->name, single ? "cg-single" : "cg", jac ? "jacobi" : "none",
                    (long long)rn.iterations, rn.cpu_threads, tn, (long long)ro.iterations,
-                   (long long)kr, rel_diff(xn, xr, n));
+                   (long long)kr, ref_rel_diff(xn, xr, n));
             CHECK_MSG(rcn == CLS_OK && rn.converged, "%s native: rc %d %s", s->name, rcn, err.msg);
             CHECK(rco == CLS_OK);
             CHECK_MSG(rn.cpu_threads == want_threads, "%s: %d threads, want %d", s->name,
@@ -155,9 +145,9 @@ static void test_system(la_ctx *la, sys *s, int want_threads)
                 CHECK_MSG(llabs(dr) <= 2 + kr / 50, "%s: native %lld vs reference %lld", s->name,
                           (long long)rn.iterations, (long long)kr);
             }
-            CHECK_MSG(rel_diff(xn, xr, n) < 1e-6 && rel_diff(xn, xo, n) < 1e-6,
+            CHECK_MSG(ref_rel_diff(xn, xr, n) < 1e-6 && ref_rel_diff(xn, xo, n) < 1e-6,
                       "%s: x differs: %.3e from the reference, %.3e from opencl", s->name,
-                      rel_diff(xn, xr, n), rel_diff(xn, xo, n));
+                      ref_rel_diff(xn, xr, n), ref_rel_diff(xn, xo, n));
             /* a second run: the same bits (sums in member order) */
             cg_result r2;
             double *x2 = malloc(n * sizeof *x2);
@@ -179,7 +169,7 @@ static void test_system(la_ctx *la, sys *s, int want_threads)
                               r3.iterations == rn.iterations && memcmp(x2, xn, n * sizeof *xn) == 0,
                           "%s: on one thread beside a held team (%d threads, %lld it): x differs "
                           "from the team's by %.3e",
-                          s->name, r3.cpu_threads, (long long)r3.iterations, rel_diff(x2, xn, n));
+                          s->name, r3.cpu_threads, (long long)r3.iterations, ref_rel_diff(x2, xn, n));
                 cg_result_free(&r3);
                 la_cgn_release(&hold);
                 la_vec_release(&hb);
@@ -196,9 +186,9 @@ static void test_system(la_ctx *la, sys *s, int want_threads)
         int rc = run(la, s, LA_BACKEND_NATIVE, 0, 0, 1e-300, 7, NULL, &r, xn);
         ref_cg(&s->A, s->b, NULL, 1e-300, 7, xr);
         CHECK_MSG(rc == CLS_ENOTCONV && r.iterations == 7 && r.nhistory == 8 &&
-                      r.reason == CG_DIVERGED_MAXITER && rel_diff(xn, xr, n) < 1e-12,
+                      r.reason == CG_DIVERGED_MAXITER && ref_rel_diff(xn, xr, n) < 1e-12,
                   "%s maxiter: rc %d iterations %lld history %lld, x %.3e from the reference",
-                  s->name, rc, (long long)r.iterations, (long long)r.nhistory, rel_diff(xn, xr, n));
+                  s->name, rc, (long long)r.iterations, (long long)r.nhistory, ref_rel_diff(xn, xr, n));
         cg_result_free(&r);
     }
     /* a cancel from the monitor */

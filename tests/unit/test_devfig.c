@@ -37,21 +37,34 @@ static ocl_device fake(const char *name, cl_device_type type)
     return d;
 }
 
-/* t(nnz) = lat + nnz / rate at two sizes, into dev's database */
-static void write_figures(const ocl_device *d, double lat, double rate)
+/* t(nnz) = lat + nnz / rate at two sizes of method ("cg": poisson3d 8 and
+ * 96; "cg-small": 8 and 24), into dev's database beside what it holds */
+static void put_figures(const ocl_device *d, const char *method, double lat, double rate)
 {
+    char path[4400], warn[1200];
+    cls_error e;
     tunedb db;
-    tunedb_init(&db, d);
-    static const long long sizes[2] = {3200, 6137856};
+    CHECK(tunedb_path(d, path, sizeof path));
+    if (tunedb_load(path, d, &db, warn, sizeof warn) != 0)
+        tunedb_init(&db, d);
+    const int small = !strcmp(method, "cg-small");
+    const long long sizes[2] = {3200, small ? 93888 : 6137856};
     for (int k = 0; k < 2; k++) {
-        tunedb_figure f = {"double", sizes[k] / 7, sizes[k], lat + (double)sizes[k] / rate, "cg"};
+        tunedb_figure f = {"double", sizes[k] / 7, sizes[k], lat + (double)sizes[k] / rate, ""};
+        snprintf(f.method, sizeof f.method, "%s", method);
         CHECK(tunedb_put_figure(&db, &f) == 0);
     }
-    char path[4400];
-    cls_error e;
-    CHECK(tunedb_path(d, path, sizeof path));
     CHECK_MSG(tunedb_save(path, &db, &e) == CLS_OK, "%s", e.msg);
     tunedb_free(&db);
+    tunedb_forget();
+}
+static void write_figures(const ocl_device *d, double lat, double rate)
+{
+    put_figures(d, "cg", lat, rate);
+}
+static void add_small_figures(const ocl_device *d, double lat, double rate)
+{
+    put_figures(d, "cg-small", lat, rate);
 }
 
 static void test_predict(void)
@@ -83,25 +96,6 @@ static void test_predict(void)
     CHECK(devfig_predict(f, 6, "pipecg", LA_DOUBLE, 1000, &ms) == -1);
 }
 
-/* cg-small's figures: t(nnz) = lat + nnz / rate at two sizes, beside what
- * dev's database holds */
-static void add_small_figures(const ocl_device *d, double lat, double rate)
-{
-    char path[4400], warn[1200];
-    cls_error e;
-    tunedb db;
-    CHECK(tunedb_path(d, path, sizeof path));
-    CHECK(tunedb_load(path, d, &db, warn, sizeof warn) == 0);
-    static const long long sizes[2] = {3200, 93888};
-    for (int k = 0; k < 2; k++) {
-        tunedb_figure f = {"double", sizes[k] / 7, sizes[k], lat + (double)sizes[k] / rate,
-                           "cg-small"};
-        CHECK(tunedb_put_figure(&db, &f) == 0);
-    }
-    CHECK_MSG(tunedb_save(path, &db, &e) == CLS_OK, "%s", e.msg);
-    tunedb_free(&db);
-    tunedb_forget();
-}
 
 /* --method auto's verdict (devfig_method): cg-small below the crossover of
  * its figures with cg's, cg above it; cg on a CPU device, without cg-small's
