@@ -59,7 +59,7 @@ const char *clsolve_help(const char *cmd);
 extern const char *const clsolve_help_commands[];
 
 int cmd_solve(int argc, char **argv);
-/* clsolve solve A1.mtx A2.mtx ...: the batch (cmd_batch.c); the exit code */
+/* clsolve solve A1.mtx A2.mtx ...: the batch (solve_batch.c); the exit code */
 struct solve_options;
 int cli_solve_batch(const char *const *paths, int n, const struct solve_options *opt, int json,
                     const char *out_dir);

@@ -109,7 +109,7 @@ int cmd_solve(int argc, char **argv)
     const char *path = NULL, *bpath = NULL, *x0path = NULL, *out = NULL;
     const char *bpaths[DSOLVE_MAX_RHS]; /* -b, given once per file */
     int nb = 0;
-    /* several matrices: a batch (cmd_batch.c); solo: an option it refuses */
+    /* several matrices: a batch (solve_batch.c); solo: an option it refuses */
     const char **paths = calloc((size_t)argc, sizeof *paths);
     int npaths = 0;
     const char *solo = NULL;
@@ -198,7 +198,7 @@ int cmd_solve(int argc, char **argv)
     if (job_params_solve_options(&params, opt, &perr))
         cli_usage_error("solve", "%s", perr.msg);
     dopt.pc = params.pc;
-    if (npaths > 1) { /* a batch: one launch, one device, one rank (cmd_batch.c) */
+    if (npaths > 1) { /* a batch: one launch, one device, one rank (solve_batch.c) */
         const char *size = getenv("OMPI_COMM_WORLD_SIZE");
         if (solo)
             cli_usage_error("solve", "a batch (several matrices) takes no %s: it applies to one "

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # clsolve solve A1.mtx A2.mtx ...: several systems as one batch, one launch
-# (cli/cmd_batch.c, solver/krylov/cg_batch.c), on PoCL:
+# (cli/solve_batch.c, solver/krylov/cg_batch.c), on PoCL:
 #  - the real SPD matrices and generated systems (files and gen: names):
 #    exit 0, every system converged, its true residual recomputed by an
 #    independent reader (mmref.py) from the x file -o wrote under tol, and

@@ -1,5 +1,5 @@
 /*
- * cmd_batch.c: `clsolve solve A1.mtx A2.mtx ...`: several independent
+ * solve_batch.c: `clsolve solve A1.mtx A2.mtx ...`: several independent
  * systems solved as one batch, in one kernel launch on one device
  * (solver/krylov/cg_batch.c: one work-group per system), b = A_i * 1 each.
  * A name may be a generator's (gen:poisson2d:N), as for one matrix.
