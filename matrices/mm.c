@@ -1959,6 +1959,64 @@ static int write_file(const char *path, const char *header, const csr_matrix *A,
     return CLS_OK;
 }
 
+char *mm_array_header(int64_t n, int64_t k, const char *comment)
+{
+    char size[64];
+    snprintf(size, sizeof size, "%lld %lld", (long long)n, (long long)(k > 1 ? k : 1));
+    return make_header("%%MatrixMarket matrix array real general", comment, size);
+}
+
+int mm_format_values(const double *x, int64_t n, char **out, size_t *len, cls_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = ncpu > 0 ? (int)(ncpu > 64 ? 64 : ncpu) : 1;
+    const int64_t grain = 4096; /* values per thread at least: a thread costs more below */
+    if ((int64_t)nt > (n + grain - 1) / grain)
+        nt = (int)((n + grain - 1) / grain);
+    if (nt < 1)
+        nt = 1;
+    wjob W[64];
+    memset(W, 0, sizeof W);
+    for (int t = 0; t < nt; t++) {
+        W[t].x = x;
+        W[t].lo = n * t / nt;
+        W[t].hi = n * (t + 1) / nt;
+    }
+    pthread_t tid[64];
+    int started[64] = {0};
+    for (int t = 1; t < nt; t++) {
+        started[t] = pthread_create(&tid[t], NULL, wjob_run, &W[t]) == 0;
+        if (!started[t])
+            wjob_run(&W[t]);
+    }
+    wjob_run(&W[0]);
+    size_t total = 0;
+    int failed = 0;
+    for (int t = 0; t < nt; t++) {
+        if (t > 0 && started[t])
+            pthread_join(tid[t], NULL);
+        failed |= W[t].failed;
+        total += W[t].len;
+    }
+    char *buf = failed ? NULL : malloc(total ? total : 1);
+    if (buf) {
+        size_t at = 0;
+        for (int t = 0; t < nt; t++) {
+            memcpy(buf + at, W[t].buf, W[t].len);
+            at += W[t].len;
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        free(W[t].buf);
+    if (!buf)
+        return cls_fail(err, CLS_EOTHER, "out of memory formatting %lld values", (long long)n);
+    *out = buf;
+    *len = total;
+    return CLS_OK;
+}
+
 int mm_write_vector(const char *path, const double *x, int64_t n, const char *comment,
                     cls_error *err)
 {

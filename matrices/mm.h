@@ -99,6 +99,16 @@ int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err);
 int mm_read_block(const char *path, int64_t max_cols, double **v, int64_t *rows, int64_t *cols,
                   cls_error *err);
 
+/* The text of an array file without writing one (the daemon renders a
+ * stored solution so): mm_array_header is its header for n x k values
+ * (banner, comment lines, size line; malloc'ed, NULL without memory);
+ * mm_format_values formats x[0..n) as its lines, each value exactly as
+ * mm_write_vector writes it, on every core, into *out (malloc'ed, *len
+ * bytes). A file written by mm_write_block is the header followed by the
+ * values so formatted, byte for byte. */
+char *mm_array_header(int64_t n, int64_t k, const char *comment);
+int mm_format_values(const double *x, int64_t n, char **out, size_t *len, cls_error *err);
+
 /* Writes the n x k column-major block x as an array file, as mm_write_vector. */
 int mm_write_block(const char *path, const double *x, int64_t n, int64_t k, const char *comment,
                    cls_error *err);

@@ -3,7 +3,8 @@
  *
  * On disk, DATA/jobs/ID/ holds one job: its inputs (matrix.mtx, rhs.mtx,
  * x0.mtx, options.json or input for physics), job.json (the record), and
- * after the run solution.mtx, solution.bin (little-endian float64),
+ * after the run solution.bin (little-endian float64; solution.mtx in jobs
+ * of older releases),
  * residuals.json, or out/ for physics outputs. An upload is streamed into
  * DATA/incoming/ID/; it becomes a job only by job_store_accept, which
  * writes job.json (temp file, fsync, rename, fsync dir), fsyncs the

@@ -1,6 +1,7 @@
 /*
  * routes_solution.c: GET /v1/jobs/ID/solution (see routes_solution.h): x as Matrix
- * Market (solution.mtx), little-endian float64 (solution.bin), NumPy's
+ * Market (rendered from solution.bin on every core as it is sent, or the
+ * solution.mtx an older job wrote), little-endian float64 (solution.bin), NumPy's
  * .npy (a 64-byte-aligned header, then solution.bin as it is) or JSON
  * (streamed from solution.bin, never loaded whole). ?format= picks one;
  * without it the Accept header does (by q-value; a wildcard or no Accept:
@@ -28,6 +29,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../matrices/mm.h"
 #include "gzstream.h"
 #include "metrics.h"
 #include "http_reply.h"
@@ -123,6 +125,89 @@ static void sol_json_free(void *cls)
     free(s);
 }
 
+/* Renders solution.bin as Matrix Market text: the header, then every
+ * value as mm_write_vector writes it (the same bytes a written
+ * solution.mtx had), MTX_CHUNK values at a time formatted on every core
+ * (mm_format_values), never loaded whole. */
+#define MTX_CHUNK ((int64_t)1 << 20)
+typedef struct mtx_stream {
+    int fd;
+    int64_t n, next;
+    char *hdr, *buf;
+    size_t hdr_len, hdr_off, len, off;
+    unsigned char *raw;
+    double *vals;
+} mtx_stream;
+
+static size_t take(char *out, size_t room, const char *src, size_t *off, size_t len)
+{
+    size_t k = len - *off < room ? len - *off : room;
+    memcpy(out, src + *off, k);
+    *off += k;
+    return k;
+}
+
+/* gzstream's source: bytes, 0 at the end, -1 on an error */
+static ssize_t mtx_source(void *ctx, char *out, size_t max)
+{
+    mtx_stream *m = ctx;
+    size_t w = 0;
+    while (w < max) {
+        if (m->hdr_off < m->hdr_len) {
+            w += take(out + w, max - w, m->hdr, &m->hdr_off, m->hdr_len);
+            continue;
+        }
+        if (m->off < m->len) {
+            w += take(out + w, max - w, m->buf, &m->off, m->len);
+            continue;
+        }
+        if (m->next >= m->n)
+            break;
+        const int64_t cnt = m->n - m->next < MTX_CHUNK ? m->n - m->next : MTX_CHUNK;
+        size_t got = 0;
+        while (got < (size_t)cnt * 8) {
+            ssize_t r = pread(m->fd, m->raw + got, (size_t)cnt * 8 - got, (off_t)(m->next * 8 + (int64_t)got));
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0)
+                return -1;
+            got += (size_t)r;
+        }
+        for (int64_t i = 0; i < cnt; i++) {
+            uint64_t u = 0;
+            for (int k = 0; k < 8; k++)
+                u |= (uint64_t)m->raw[8 * i + k] << (8 * k);
+            memcpy(&m->vals[i], &u, 8);
+        }
+        free(m->buf);
+        m->buf = NULL;
+        cls_error e;
+        if (mm_format_values(m->vals, cnt, &m->buf, &m->len, &e))
+            return -1;
+        m->off = 0;
+        m->next += cnt;
+    }
+    return (ssize_t)w;
+}
+
+static ssize_t mtx_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    ssize_t n = mtx_source(cls, buf, max);
+    return n > 0 ? n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void mtx_free(void *cls)
+{
+    mtx_stream *m = cls;
+    close(m->fd);
+    free(m->hdr);
+    free(m->buf);
+    free(m->raw);
+    free(m->vals);
+    free(m);
+}
+
 /* Solutions smaller than this go uncompressed even to a gzip client. */
 #define ROUTES_GZIP_MIN (32 * 1024)
 
@@ -213,15 +298,24 @@ static size_t npy_header(char *out, size_t cap, int64_t n, int64_t k)
 }
 
 /* The job's right-hand-side count (its result's rhs_columns; 1 when the
- * record has none). */
-static int64_t solution_columns(http_call *call)
+ * record has none) and, with comment, the line a written solution.mtx
+ * carried ("clsolve job ID: converged, N iterations"). */
+static int64_t solution_columns(http_call *call, char *comment, size_t cap)
 {
     char *text = NULL;
+    if (comment && cap)
+        snprintf(comment, cap, "clsolve job %s", call->id);
     if (job_store_get_json(call->cfg->store, call->id, &text) || !text)
         return 1;
     json_t *j = json_loads(text, 0, NULL);
     free(text);
-    json_int_t k = json_integer_value(json_object_get(json_object_get(j, "result"), "rhs_columns"));
+    json_t *res = json_object_get(j, "result");
+    json_int_t k = json_integer_value(json_object_get(res, "rhs_columns"));
+    json_t *it = json_object_get(res, "iterations");
+    if (comment && cap && json_is_integer(it))
+        snprintf(comment, cap, "clsolve job %s: %s, %lld iterations", call->id,
+                 json_is_true(json_object_get(res, "converged")) ? "converged" : "not converged",
+                 (long long)json_integer_value(it));
     json_decref(j);
     return k > 1 ? (int64_t)k : 1;
 }
@@ -331,6 +425,16 @@ enum MHD_Result routes_jobs_solution(http_call *call)
         return http_reply_unknown_job(c, id);
     snprintf(path, sizeof path, "%s/%s", dir, fmt == 0 ? "solution.mtx" : "solution.bin");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* jobs since solution.bin became the one durable copy have no
+     * solution.mtx: the text is rendered from solution.bin (older jobs
+     * keep the file they wrote, served as it is) */
+    int render = 0;
+    if (fd < 0 && fmt == 0 && errno == ENOENT) {
+        snprintf(path, sizeof path, "%s/solution.bin", dir);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        render = fd >= 0;
+    }
+    const char *fname = fmt == 0 && !render ? "solution.mtx" : "solution.bin";
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) != 0 || st == JOB_QUEUED || st == JOB_RUNNING) {
         if (fd >= 0)
@@ -343,19 +447,19 @@ enum MHD_Result routes_jobs_solution(http_call *call)
     /* what was written is what is served: a file whose size (or, read
      * whole once per run, whose CRC-32) differs from the record's is
      * damaged and refused, never sent as a cacheable 200 */
-    if (solution_damaged(call, fd, &sb, fmt == 0 ? "solution.mtx" : "solution.bin")) {
+    if (solution_damaged(call, fd, &sb, fname)) {
         close(fd);
         char d[300];
         snprintf(d, sizeof d,
                  "job %s's stored %s does not match what was written (size or checksum): the "
                  "file is damaged; the job's record is kept",
-                 id, fmt == 0 ? "solution.mtx" : "solution.bin");
+                 id, fname);
         return http_reply_problem(c, 500, "store-damaged", d, 0);
     }
     /* a finished job's solution never changes (a job runs once; a new
      * solve is a new job): cacheable for good, validated by its ETag */
     int gzip = gzstream_accepted(c) &&
-               (fmt == 1 ? sb.st_size / 8 * 24 : (long long)sb.st_size) >= ROUTES_GZIP_MIN;
+               (fmt == 1 || render ? sb.st_size / 8 * 24 : (long long)sb.st_size) >= ROUTES_GZIP_MIN;
     char etag[96];
     snprintf(etag, sizeof etag, "\"%s-%s-%lld%s\"", id,
              fmt == 0   ? "mtx"
@@ -374,7 +478,39 @@ enum MHD_Result routes_jobs_solution(http_call *call)
         return http_queue(c, 304, nm);
     }
     struct MHD_Response *r;
-    if (fmt == 1) {
+    if (render) {
+        mtx_stream *m = calloc(1, sizeof *m);
+        char comment[160];
+        const int64_t k = solution_columns(call, comment, sizeof comment);
+        const int64_t n = (int64_t)sb.st_size / 8;
+        if (m) {
+            m->fd = fd;
+            m->n = n;
+            m->hdr = mm_array_header(k > 1 ? n / k : n, k, comment);
+            m->hdr_len = m->hdr ? strlen(m->hdr) : 0;
+            m->raw = malloc((size_t)MTX_CHUNK * 8);
+            m->vals = malloc((size_t)MTX_CHUNK * sizeof *m->vals);
+        }
+        if (!m || !m->hdr || !m->raw || !m->vals) {
+            if (m)
+                mtx_free(m);
+            else
+                close(fd);
+            return MHD_NO;
+        }
+        r = gzip ? gzstream_response(mtx_source, m, mtx_free)
+                 : MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 256 * 1024, mtx_reader, m,
+                                                     mtx_free);
+        if (!r) {
+            if (!gzip)
+                mtx_free(m);
+            return MHD_NO;
+        }
+        MHD_add_response_header(r, "Content-Type", "text/plain; charset=us-ascii");
+        char cd[96];
+        snprintf(cd, sizeof cd, "attachment; filename=\"%s.mtx\"", id);
+        MHD_add_response_header(r, "Content-Disposition", cd);
+    } else if (fmt == 1) {
         sol_stream *s = calloc(1, sizeof *s);
         if (!s) {
             close(fd);
@@ -406,7 +542,8 @@ enum MHD_Result routes_jobs_solution(http_call *call)
         }
         fs->fd = fd;
         fs->pre_len =
-            npy_header(fs->pre, sizeof fs->pre, (int64_t)sb.st_size / 8, solution_columns(call));
+            npy_header(fs->pre, sizeof fs->pre, (int64_t)sb.st_size / 8,
+                       solution_columns(call, NULL, 0));
         r = gzip ? gzstream_response(fd_source_read, fs, fd_source_free)
                  : MHD_create_response_from_callback(fs->pre_len + (uint64_t)sb.st_size, 256 * 1024,
                                                      npy_reader, fs, fd_source_free);

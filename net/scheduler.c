@@ -4,7 +4,8 @@
  * A cg job: announce, dsolve_file (collective) with a monitor that
  * publishes (iteration, residual) to the store and returns the store's
  * cancel flag (DELETE stops the solve at the next iteration), then write
- * the outputs durably (solution.mtx, solution.bin, residuals.json) and
+ * the outputs durably (solution.bin, residuals.json; the Matrix Market
+ * text is rendered from solution.bin when downloaded) and
  * only then the final job.json. Messages from the reader name the file as
  * the client knows it ("matrix.mtx" or the uploaded name), never the
  * daemon's path. A physics job runs on rank 0 with its uploaded input
@@ -175,8 +176,14 @@ static json_t *error_json(const char *code, int exit_code, const char *msg, long
  * solution.bin's CRC-32 (zlib's), which the download route checks before it
  * serves the file (issue 27, item 7: a solution.bin cut to half was served
  * as 200 and cached for good). */
+/* What a job writes of its solution: solution.bin, little-endian float64,
+ * column after column, fsynced with its directory before the job is said
+ * to have succeeded. It is the one durable copy: the Matrix Market text
+ * (three times its size at %.17g, and 0.5 s of the 0.66 s a poisson3d 200
+ * job spent writing on an H200) is rendered from it when it is downloaded
+ * (routes_solution.c), as JSON and .npy are. */
 typedef struct sched_files {
-    int64_t mtx_bytes, bin_bytes;
+    int64_t bin_bytes;
     uint32_t bin_crc32;
 } sched_files;
 
@@ -184,24 +191,15 @@ static json_t *sched_files_json(const sched_files *f)
 {
     char crc[16];
     snprintf(crc, sizeof crc, "%08x", (unsigned)f->bin_crc32);
-    return json_pack("{s:{s:I}, s:{s:I, s:s}}", "solution.mtx", "bytes", (json_int_t)f->mtx_bytes,
-                     "solution.bin", "bytes", (json_int_t)f->bin_bytes, "crc32", crc);
+    return json_pack("{s:{s:I, s:s}}", "solution.bin", "bytes", (json_int_t)f->bin_bytes, "crc32",
+                     crc);
 }
 
 static int write_solution(const char *dir, const double *x, int64_t rows, int k,
-                          const char *comment, sched_files *files, cls_error *err)
+                          sched_files *files, cls_error *err)
 {
     char path[PATH_MAX];
     const int64_t n = rows * (k > 1 ? k : 1);
-    if (snprintf(path, sizeof path, "%s/solution.mtx", dir) >= (int)sizeof path)
-        return cls_fail(err, CLS_EOTHER, "job directory path too long");
-    if ((k > 1 ? mm_write_block(path, x, rows, k, comment, err)
-               : mm_write_vector(path, x, n, comment, err)) ||
-        fileio_sync_path(path, err) || fileio_sync_parent(path, err))
-        return CLS_EOTHER;
-    cls_trace("write: solution.mtx written and synced");
-    struct stat sb;
-    files->mtx_bytes = stat(path, &sb) == 0 ? (int64_t)sb.st_size : -1;
     unsigned char *bin = malloc((size_t)(n ? n : 1) * 8);
     if (!bin)
         return cls_fail(err, CLS_EOTHER, "out of memory for solution.bin");
@@ -391,24 +389,21 @@ static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, c
     json_t *error = NULL;
     cls_error werr;
     cls_error_clear(&werr);
-    sched_files files = {-1, -1, 0};
+    sched_files files = {-1, 0};
     if (x) {
-        char comment[320];
-        snprintf(comment, sizeof comment, "clsolve job %s: %s, %lld iterations", c->id,
-                 rep.cg.converged ? "converged" : "not converged", (long long)rep.cg.iterations);
         int wrc;
         /* a full disk keeps the solve: the job waits (its note and /readyz
          * say why) and the write is retried every second until space
          * returns, the job is cancelled, or a drain runs out of time
          * (queued again) -- never failed for lack of space (issue 27,
          * item 4) */
-        while ((wrc = write_solution(c->dir, x, rep.rows, rep.nrhs, comment, &files, &werr)) &&
+        while ((wrc = write_solution(c->dir, x, rep.rows, rep.nrhs, &files, &werr)) &&
                sched_disk_full(&werr)) {
             char note[240];
             snprintf(note, sizeof note,
                      "waits for disk space to write its solution (%.1f MB): the data directory's "
                      "disk is full",
-                     (double)rep.rows * (rep.nrhs > 1 ? rep.nrhs : 1) * 33.0 / 1048576.0);
+                     (double)rep.rows * (rep.nrhs > 1 ? rep.nrhs : 1) * 8.0 / 1048576.0);
             job_store_set_note(s, c->id, note);
             job_store_set_disk_wait(s, "the data directory's disk is full: a finished job waits "
                                        "to write its solution");
@@ -732,8 +727,8 @@ static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_esti
         return v;
     }
     /* the outputs are admitted as the inputs were (issue 27): the solution
-     * (solution.mtx, at most 33 bytes a value as %.17g text; solution.bin,
-     * 8) for each right-hand side's column, and 64 KiB for the record and
+     * (solution.bin, 8 bytes a value; the text is rendered at download) for
+     * each right-hand side's column, and 64 KiB for the record and
      * the residual history. Where it does not fit the free space less
      * --disk-reserve the job waits, as a finished one waits to write
      * (run_cg): its note and /readyz say so */
@@ -742,7 +737,7 @@ static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_esti
     if (c->in.has_rhs && snprintf(path, sizeof path, "%s/rhs.mtx", c->dir) < (int)sizeof path &&
         !mm_read_header(path, &bh, &err) && bh.cols > 1 && bh.cols < 4096)
         nrhs = bh.cols;
-    uint64_t need = (uint64_t)h.rows * (uint64_t)nrhs * 41u + ((uint64_t)64 << 10);
+    uint64_t need = (uint64_t)h.rows * (uint64_t)nrhs * 8u + ((uint64_t)64 << 10);
     if (sched_output_wait(cfg, c, need, "its solution"))
         return ADM_WAIT;
     job_store_set_note(cfg->store, c->id, NULL);

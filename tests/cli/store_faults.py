@@ -228,7 +228,7 @@ def cmd_paths(url, data, fdir, small, big):
     set_rule(fdir)
     check(st == 500 and b"is kept" in body, "record not removed: %d %s" % (st, body[:200]))
     check(get(cl, a) is not None and disk_status(data, a) == "succeeded", "... the job is kept")
-    set_rule(fdir, "unlink %s/%s/solution.mtx EIO 1 0" % (jobs, a))
+    set_rule(fdir, "unlink %s/%s/solution.bin EIO 1 0" % (jobs, a))
     st, _, body = cl.request("DELETE", "/v1/jobs/" + a)
     set_rule(fdir)
     check(st == 500 and b"is deleted, but some of its files" in body, "file not removed: %d %s" % (st, body[:200]))

@@ -71,7 +71,7 @@ echo "cancel at iteration $at, stopped at $stopped"
 r=$($DCLIENT request "$DURL" POST "/v1/jobs/$id/cancel")
 [ "$(sed -n 1p <<<"$r")" = 409 ] && ok || bad "cancel of a finished job: $r"
 [ "$(tail -n +2 <<<"$r" | jget "j['job_status']")" = succeeded ] && ok || bad "409 without job_status: $r"
-[ -e "$D/jobs/$id/solution.mtx" ] && [ "$(status_of "$DURL" "$id" | cut -d' ' -f1)" = succeeded ] && ok || bad "a late cancel removed the results"
+[ -e "$D/jobs/$id/solution.bin" ] && [ "$(status_of "$DURL" "$id" | cut -d' ' -f1)" = succeeded ] && ok || bad "a late cancel removed the results"
 
 # SIGTERM drains
 long=$($DCLIENT submit "$DURL" "$BIG" --param tol=1e-10)

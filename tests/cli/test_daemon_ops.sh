@@ -162,6 +162,20 @@ c=$(hdr -H "If-None-Match: $etag" "$U/v1/jobs/$big/solution")
 c=$(hdr -H 'If-None-Match: "other"' "$U/v1/jobs/$big/solution")
 [ "$c" = 200 ] && cmp -s "$t/b" "$t/x.mtx" && ok || bad "a stale ETag: $c"
 e2=$(hdr "$U/v1/jobs/$big/solution?format=binary" >/dev/null; sed -n 's/^ETag: *\(.*\)\r$/\1/Ip' "$t/h")
+# the Matrix Market text (rendered from solution.bin) holds its values exactly
+cp "$t/b" "$t/x.f64"
+$PY - "$t/x.mtx" "$t/x.f64" "$big" <<'PY' && ok || bad "the Matrix Market solution is not solution.bin's values"
+import struct, sys
+lines = open(sys.argv[1]).read().splitlines()
+raw = open(sys.argv[2], "rb").read()
+want = struct.unpack("<%dd" % (len(raw) // 8), raw)
+assert lines[0] == "%%MatrixMarket matrix array real general", lines[0]
+assert lines[1].startswith("% clsolve job " + sys.argv[3] + ": converged, "), lines[1]
+assert lines[2] == "%d 1" % len(want), lines[2]
+got = [float(v) for v in lines[3:]]
+assert len(got) == len(want) and all(a == b for a, b in zip(got, want)), "values differ"
+print("Matrix Market solution: %d values, exactly solution.bin's" % len(got))
+PY
 [ -n "$e2" ] && [ "$e2" != "$etag" ] && ok || bad "formats share an ETag: $e2"
 c=$(hdr "$U/v1/jobs/$big")
 grep -qi '^Cache-Control: no-store' "$t/h" && ok || bad "the job record is cacheable"
@@ -198,8 +212,9 @@ half=$(($(stat -c %s "$D/jobs/$big/solution.bin") / 2))
 truncate -s "$half" "$D/jobs/$big/solution.bin"
 [ "$(dmg "$big" binary)" = "500 urn:clsolve:problem:store-damaged" ] && ok || bad "a solution.bin cut to half: $(dmg "$big" binary)"
 [ "$(dmg "$big" json)" = "500 urn:clsolve:problem:store-damaged" ] && ok || bad "its JSON: $(dmg "$big" json)"
-truncate -s 100 "$D/jobs/$big/solution.mtx"
-[ "$(dmg "$big" mtx)" = "500 urn:clsolve:problem:store-damaged" ] && ok || bad "a cut solution.mtx: $(dmg "$big" mtx)"
+# the Matrix Market text is rendered from solution.bin: refused the same way
+[ "$(dmg "$big" mtx)" = "500 urn:clsolve:problem:store-damaged" ] && ok || bad "its Matrix Market text: $(dmg "$big" mtx)"
+[ ! -e "$D/jobs/$big/solution.mtx" ] && ok || bad "a job wrote solution.mtx (solution.bin is the one durable copy)"
 # one byte changed, same size, before the first download: the CRC-32
 fresh=$($DCLIENT submit "$U" "$t/p2.mtx" --param tol=1e-6)
 wait_job "$U" "$fresh" >/dev/null

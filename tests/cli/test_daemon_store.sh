@@ -77,8 +77,8 @@ daemon_stop 120 || bad "drain 2"
 ids=($($PY -c 'import json,sys; print(" ".join(k for k, v in json.load(open(sys.argv[1])).items() if v == "succeeded"))' "$TEST_TMP/snap.json"))
 [ ${#ids[@]} -ge 7 ] || { bad "need 7 finished jobs, have ${#ids[@]}"; finish; }
 A=${ids[0]} B=${ids[1]} C=${ids[2]} E1=${ids[3]} E2=${ids[4]} T=${ids[5]} X=${ids[6]}
-# T: its solution.mtx cut short (the record's size says otherwise)
-head -c 10 "$DATA/jobs/$T/solution.mtx" >"$DATA/jobs/$T/sol.cut" && mv "$DATA/jobs/$T/sol.cut" "$DATA/jobs/$T/solution.mtx"
+# T: its solution.bin cut short (the record's size says otherwise)
+head -c 10 "$DATA/jobs/$T/solution.bin" >"$DATA/jobs/$T/sol.cut" && mv "$DATA/jobs/$T/sol.cut" "$DATA/jobs/$T/solution.bin"
 head -c 40 "$DATA/jobs/$A/job.json" >"$DATA/jobs/$A/job.json.cut" && mv "$DATA/jobs/$A/job.json.cut" "$DATA/jobs/$A/job.json"
 $PY - "$DATA/jobs/$B/job.json" <<'PYEOF'
 import json, sys
@@ -101,7 +101,7 @@ grep -q "precond: 'ilu' is not one of" "$DATA/quarantine/$B/QUARANTINE.txt" && o
     bad "the reason for $B: $(cat "$DATA/quarantine/$B/QUARANTINE.txt")"
 [ ! -e "$DATA/jobs/$C" ] && grep -q "job $C quarantined in quarantine/$C (no-record)" "$D.log" && ok ||
     bad "a job directory without job.json (no removal under way) was not quarantined"
-grep -q "reason: damaged" "$DATA/quarantine/$T/QUARANTINE.txt" && grep -q "solution.mtx is 10 bytes" "$DATA/quarantine/$T/QUARANTINE.txt" && ok ||
+grep -q "reason: damaged" "$DATA/quarantine/$T/QUARANTINE.txt" && grep -q "solution.bin is 10 bytes" "$DATA/quarantine/$T/QUARANTINE.txt" && ok ||
     bad "the reason for $T: $(cat "$DATA/quarantine/$T/QUARANTINE.txt")"
 grep "quarantined in" "$D.log" | grep -q "$DATA" && bad "a quarantine log line names the data directory's path" || ok
 code=$($DCLIENT request "$DURL" GET "/v1/jobs/$E2" | sed -n 1p)
@@ -160,7 +160,7 @@ K2=$(submit --param keep=until-fetched) && [ "$(final "$K2")" = succeeded ] || b
 for _ in $(seq 1 100); do [ "$(status_of "$P")" = 404 ] && break; sleep 0.1; done
 [ "$(status_of "$P")" = 404 ] && [ ! -e "$D/jobs/$P" ] && ok || bad "the plain job was not removed by --keep 1"
 for k in "$K1" "$K2"; do
-    [ "$(status_of "$k")" = 200 ] && [ -f "$D/jobs/$k/solution.mtx" ] && ok || bad "unfetched keep job $k removed"
+    [ "$(status_of "$k")" = 200 ] && [ -f "$D/jobs/$k/solution.bin" ] && ok || bad "unfetched keep job $k removed"
     [ "$(job "$k" "j['keep'], j['fetched_at']")" = "until-fetched None" ] && ok ||
         bad "keep job $k: $(job "$k" "j['keep'], j['fetched_at']")"
 done

@@ -1244,6 +1244,41 @@ static void test_writer(void)
     }
     csr_free(&R);
     CHECK(mm_write_vector("/nonexistent-dir/x.mtx", x, 3, NULL, &e) == CLS_EOTHER);
+
+    /* the text rendered without a file (the daemon's downloads: header, then
+     * the values formatted on every core, in pieces) is the written file,
+     * byte for byte: a vector (special and random values) and a 2-column
+     * block, rendered whole and in pieces of 7 and 1,000 values */
+    for (int k = 1; k <= 2; k++) {
+        p = tpath("render.mtx");
+        const int64_t rows = N / k;
+        CHECK(k == 1 ? mm_write_vector(p, x, N, "rendered\nsecond", &e) == CLS_OK
+                     : mm_write_block(p, x, rows, 2, "rendered\nsecond", &e) == CLS_OK);
+        FILE *rf = fopen(p, "rb");
+        char *file = malloc(64 * N + 256);
+        size_t flen = rf ? fread(file, 1, 64 * N + 256, rf) : 0;
+        if (rf)
+            fclose(rf);
+        for (int piece = 0; piece < 3; piece++) {
+            const int64_t step = piece == 0 ? N : piece == 1 ? 7 : 1000;
+            char *hdr = mm_array_header(rows, k, "rendered\nsecond");
+            size_t at = hdr ? strlen(hdr) : 0;
+            int same = hdr && at <= flen && !memcmp(file, hdr, at);
+            for (int64_t i = 0; same && i < rows * k; i += step) {
+                char *txt = NULL;
+                size_t len = 0;
+                const int64_t cnt = rows * k - i < step ? rows * k - i : step;
+                same = mm_format_values(x + i, cnt, &txt, &len, &e) == CLS_OK && at + len <= flen &&
+                       !memcmp(file + at, txt, len);
+                at += len;
+                free(txt);
+            }
+            CHECK_MSG(same && at == flen, "rendered %d column(s) in pieces of %lld: not the file",
+                      k, (long long)step);
+            free(hdr);
+        }
+        free(file);
+    }
     csr_free(&A);
     coo_free(&C);
     free(x);
