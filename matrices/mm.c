@@ -1966,55 +1966,74 @@ char *mm_array_header(int64_t n, int64_t k, const char *comment)
     return make_header("%%MatrixMarket matrix array real general", comment, size);
 }
 
-int mm_format_values(const double *x, int64_t n, char **out, size_t *len, cls_error *err)
+int mm_text_format(mm_text *t, const double *x, int64_t n, cls_error *err)
 {
-    *out = NULL;
-    *len = 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int nt = ncpu > 0 ? (int)(ncpu > 64 ? 64 : ncpu) : 1;
+    int nt = ncpu > 0 ? (int)(ncpu > MM_TEXT_PIECES ? MM_TEXT_PIECES : ncpu) : 1;
     const int64_t grain = 4096; /* values per thread at least: a thread costs more below */
     if ((int64_t)nt > (n + grain - 1) / grain)
         nt = (int)((n + grain - 1) / grain);
     if (nt < 1)
         nt = 1;
-    wjob W[64];
+    wjob W[MM_TEXT_PIECES];
     memset(W, 0, sizeof W);
-    for (int t = 0; t < nt; t++) {
-        W[t].x = x;
-        W[t].lo = n * t / nt;
-        W[t].hi = n * (t + 1) / nt;
+    for (int i = 0; i < nt; i++) { /* each piece's buffer kept from the last call */
+        W[i].x = x;
+        W[i].lo = n * i / nt;
+        W[i].hi = n * (i + 1) / nt;
+        W[i].buf = t->piece[i];
+        W[i].cap = t->cap[i];
     }
-    pthread_t tid[64];
-    int started[64] = {0};
-    for (int t = 1; t < nt; t++) {
-        started[t] = pthread_create(&tid[t], NULL, wjob_run, &W[t]) == 0;
-        if (!started[t])
-            wjob_run(&W[t]);
+    pthread_t tid[MM_TEXT_PIECES];
+    int started[MM_TEXT_PIECES] = {0};
+    for (int i = 1; i < nt; i++) {
+        started[i] = pthread_create(&tid[i], NULL, wjob_run, &W[i]) == 0;
+        if (!started[i])
+            wjob_run(&W[i]);
     }
     wjob_run(&W[0]);
-    size_t total = 0;
     int failed = 0;
-    for (int t = 0; t < nt; t++) {
-        if (t > 0 && started[t])
-            pthread_join(tid[t], NULL);
-        failed |= W[t].failed;
-        total += W[t].len;
+    for (int i = 0; i < nt; i++) {
+        if (i > 0 && started[i])
+            pthread_join(tid[i], NULL);
+        failed |= W[i].failed;
+        t->piece[i] = W[i].buf;
+        t->cap[i] = W[i].cap;
+        t->len[i] = W[i].failed ? 0 : W[i].len;
     }
-    char *buf = failed ? NULL : malloc(total ? total : 1);
-    if (buf) {
-        size_t at = 0;
-        for (int t = 0; t < nt; t++) {
-            memcpy(buf + at, W[t].buf, W[t].len);
-            at += W[t].len;
-        }
+    t->n = failed ? 0 : nt;
+    return failed ? cls_fail(err, CLS_EOTHER, "out of memory formatting %lld values", (long long)n)
+                  : CLS_OK;
+}
+
+void mm_text_free(mm_text *t)
+{
+    for (int i = 0; i < MM_TEXT_PIECES; i++)
+        free(t->piece[i]);
+    memset(t, 0, sizeof *t);
+}
+
+int mm_format_values(const double *x, int64_t n, char **out, size_t *len, cls_error *err)
+{
+    mm_text t;
+    memset(&t, 0, sizeof t);
+    *out = NULL;
+    *len = 0;
+    int rc = mm_text_format(&t, x, n, err);
+    size_t total = 0;
+    for (int i = 0; i < t.n; i++)
+        total += t.len[i];
+    char *buf = rc ? NULL : malloc(total ? total : 1);
+    if (!rc && !buf)
+        rc = cls_fail(err, CLS_EOTHER, "out of memory formatting %lld values", (long long)n);
+    for (size_t i = 0, at = 0; buf && i < (size_t)t.n; at += t.len[i], i++)
+        memcpy(buf + at, t.piece[i], t.len[i]);
+    mm_text_free(&t);
+    if (!rc) {
+        *out = buf;
+        *len = total;
     }
-    for (int t = 0; t < nt; t++)
-        free(W[t].buf);
-    if (!buf)
-        return cls_fail(err, CLS_EOTHER, "out of memory formatting %lld values", (long long)n);
-    *out = buf;
-    *len = total;
-    return CLS_OK;
+    return rc;
 }
 
 int mm_write_vector(const char *path, const double *x, int64_t n, const char *comment,

@@ -108,6 +108,18 @@ int mm_read_block(const char *path, int64_t max_cols, double **v, int64_t *rows,
  * values so formatted, byte for byte. */
 char *mm_array_header(int64_t n, int64_t k, const char *comment);
 int mm_format_values(const double *x, int64_t n, char **out, size_t *len, cls_error *err);
+/* The same in pieces, one per core, each kept with its buffer from call to
+ * call (a stream renders chunk after chunk without fresh memory to fault
+ * in, and without joining the pieces): after mm_text_format, the text of
+ * x[0..n) is piece[0..n) in order. Start from a zeroed mm_text. */
+#define MM_TEXT_PIECES 64
+typedef struct mm_text {
+    int n;
+    char *piece[MM_TEXT_PIECES];
+    size_t len[MM_TEXT_PIECES], cap[MM_TEXT_PIECES];
+} mm_text;
+int mm_text_format(mm_text *t, const double *x, int64_t n, cls_error *err);
+void mm_text_free(mm_text *t);
 
 /* Writes the n x k column-major block x as an array file, as mm_write_vector. */
 int mm_write_block(const char *path, const double *x, int64_t n, int64_t k, const char *comment,

@@ -128,13 +128,17 @@ static void sol_json_free(void *cls)
 /* Renders solution.bin as Matrix Market text: the header, then every
  * value as mm_write_vector writes it (the same bytes a written
  * solution.mtx had), MTX_CHUNK values at a time formatted on every core
- * (mm_format_values), never loaded whole. */
+ * into pieces whose buffers are kept from chunk to chunk (mm_text), never
+ * loaded whole. */
 #define MTX_CHUNK ((int64_t)1 << 20)
 typedef struct mtx_stream {
     int fd;
     int64_t n, next;
-    char *hdr, *buf;
-    size_t hdr_len, hdr_off, len, off;
+    char *hdr;
+    size_t hdr_len, hdr_off;
+    mm_text text; /* the chunk's text, piece by piece */
+    int piece;    /* the piece being sent */
+    size_t off;   /* in it */
     unsigned char *raw;
     double *vals;
 } mtx_stream;
@@ -157,8 +161,12 @@ static ssize_t mtx_source(void *ctx, char *out, size_t max)
             w += take(out + w, max - w, m->hdr, &m->hdr_off, m->hdr_len);
             continue;
         }
-        if (m->off < m->len) {
-            w += take(out + w, max - w, m->buf, &m->off, m->len);
+        if (m->piece < m->text.n) {
+            w += take(out + w, max - w, m->text.piece[m->piece], &m->off, m->text.len[m->piece]);
+            if (m->off == m->text.len[m->piece]) {
+                m->piece++;
+                m->off = 0;
+            }
             continue;
         }
         if (m->next >= m->n)
@@ -166,7 +174,8 @@ static ssize_t mtx_source(void *ctx, char *out, size_t max)
         const int64_t cnt = m->n - m->next < MTX_CHUNK ? m->n - m->next : MTX_CHUNK;
         size_t got = 0;
         while (got < (size_t)cnt * 8) {
-            ssize_t r = pread(m->fd, m->raw + got, (size_t)cnt * 8 - got, (off_t)(m->next * 8 + (int64_t)got));
+            ssize_t r = pread(m->fd, m->raw + got, (size_t)cnt * 8 - got,
+                              (off_t)(m->next * 8 + (int64_t)got));
             if (r < 0 && errno == EINTR)
                 continue;
             if (r <= 0)
@@ -179,11 +188,10 @@ static ssize_t mtx_source(void *ctx, char *out, size_t max)
                 u |= (uint64_t)m->raw[8 * i + k] << (8 * k);
             memcpy(&m->vals[i], &u, 8);
         }
-        free(m->buf);
-        m->buf = NULL;
         cls_error e;
-        if (mm_format_values(m->vals, cnt, &m->buf, &m->len, &e))
+        if (mm_text_format(&m->text, m->vals, cnt, &e))
             return -1;
+        m->piece = 0;
         m->off = 0;
         m->next += cnt;
     }
@@ -202,7 +210,7 @@ static void mtx_free(void *cls)
     mtx_stream *m = cls;
     close(m->fd);
     free(m->hdr);
-    free(m->buf);
+    mm_text_free(&m->text);
     free(m->raw);
     free(m->vals);
     free(m);
