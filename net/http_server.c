@@ -41,8 +41,8 @@
 #include "routes.h"
 #include "routes_jobs.h"
 
-#define HTTP_LINGER_BYTES ((uint64_t)4 << 20) /* read after an early answer */
-#define HTTP_LINGER_S 2.0
+#define HTTP_LINGER_BYTES ((uint64_t)16 << 20) /* read after an early answer */
+#define HTTP_LINGER_S 5.0
 
 struct http_server {
     http_server_config cfg;
