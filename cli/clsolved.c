@@ -8,7 +8,8 @@
  *          [--health-reserve N]
  *          [--drain-timeout S] [--max-nnz N] [--max-matrix-bytes BYTES]
  *          [--keep-bytes SIZE|P%] [--disk-reserve SIZE|P%] [--lanes N]
- *          [--shared-max-entries N] [--port-file F] [--pid-file F] [--config FILE]
+ *          [--shared-max-entries N] [--batch auto|on|off] [--batch-max N]
+ *          [--port-file F] [--pid-file F] [--config FILE]
  *          [--version]
  *
  * The options (cli/usage/clsolved.txt, the source of --help and of the man
@@ -102,6 +103,7 @@ typedef struct clsolved_opts {
     int keep_bytes_pct, disk_reserve_pct;
     int lanes;
     int64_t shared_max_entries;
+    int batch, batch_max; /* SCHED_BATCH_*, jobs per launch */
 } clsolved_opts;
 
 static int parse_u64(const char *s, uint64_t *out, int suffixes)
@@ -224,6 +226,8 @@ static const char *const clsolved_options[] = {
     "--disk-reserve",
     "--lanes",
     "--shared-max-entries",
+    "--batch",
+    "--batch-max",
 };
 
 static int clsolved_option_known(const char *name)
@@ -302,6 +306,19 @@ static int apply_option(const char *name, const char *v, clsolved_opts *o)
         if (parse_u64(v, &u, 0) || u == 0 || u > 32)
             return -1;
         o->lanes = (int)u;
+    } else if (!strcmp(name, "--batch")) {
+        if (!strcmp(v, "auto"))
+            o->batch = SCHED_BATCH_AUTO;
+        else if (!strcmp(v, "off"))
+            o->batch = SCHED_BATCH_OFF;
+        else if (!strcmp(v, "on"))
+            o->batch = SCHED_BATCH_ON;
+        else
+            return -1;
+    } else if (!strcmp(name, "--batch-max")) {
+        if (parse_u64(v, &u, 0) || u == 0 || u > 4096)
+            return -1;
+        o->batch_max = (int)u;
     } else if (!strcmp(name, "--shared-max-entries")) {
         if (parse_u64(v, &u, 1) || u > INT64_MAX)
             return -1;
@@ -841,7 +858,9 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
                               .cluster = cluster,
                               .nranks = size,
                               .lanes = lanes,
-                              .shared_max_entries = o->shared_max_entries};
+                              .shared_max_entries = o->shared_max_entries,
+                              .batch = o->batch,
+                              .batch_max = o->batch_max};
     figures_start(); /* in the background: jobs do not wait for it */
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     clsolved_watch_done = 1;

@@ -25,10 +25,9 @@
 
 #include "cli.h"
 #include "common/timer.h"
-#include "kernels/la.h"
-#include "matrices/gen_rows.h"
 #include "matrices/mm.h"
-#include "solver/krylov/cg_batch.h"
+#include "solver/dbatch.h"
+#include "solver/dist/dvec.h"
 #include "solver/solve.h"
 
 typedef struct batch_item {
@@ -82,25 +81,14 @@ int cli_solve_batch(const char *const *paths, int n, const solve_options *opt, i
         cls_error e;
         cls_error_clear(&e);
         t->path = paths[i];
-        gen_grid g; /* gen:poisson2d:N and the like, as for one matrix */
-        int rc = strncmp(t->path, "gen:", 4)
-                     ? mm_read_csr(t->path, NULL, &t->A, NULL, NULL, &e)
-                     : (gen_grid_parse(t->path + 4, &g, &e)
-                            ? CLS_EINPUT
-                            : gen_grid_rows_csr(&g, 0, gen_grid_rows(&g), &t->A, &e));
-        if (!rc)
-            rc = solve_check_input(&t->A, NULL, 0, t->path, &e);
+        dbatch_input in;
+        int rc = dbatch_read(t->path, NULL, NULL, &in, &e);
         if (!rc) {
-            t->b = malloc((size_t)t->A.nrows * sizeof *t->b);
-            t->x = calloc((size_t)t->A.nrows, sizeof *t->x);
-            double *ones = malloc((size_t)t->A.nrows * sizeof *ones);
-            if (!t->b || !t->x || !ones)
+            t->A = in.A; /* b = A*1: x = 1 exactly */
+            t->b = in.b;
+            t->x = calloc((size_t)(t->A.nrows > 0 ? t->A.nrows : 1), sizeof *t->x);
+            if (!t->x)
                 rc = cls_fail(&e, CLS_EOTHER, "%s: out of memory", t->path);
-            for (int64_t r = 0; !rc && r < t->A.nrows; r++)
-                ones[r] = 1.0;
-            if (!rc)
-                csr_spmv_ref(&t->A, ones, t->b); /* b = A*1: x = 1 exactly */
-            free(ones);
         }
         if (rc) {
             t->rc = rc;
@@ -119,27 +107,17 @@ int cli_solve_batch(const char *const *paths, int n, const solve_options *opt, i
     int rc = CLS_OK;
     cls_error err;
     cls_error_clear(&err);
-    ocl_device dev;
-    ocl_ctx ocl;
-    la_ctx la;
-    int have_ocl = 0, have_la = 0;
-    double device_s = 0.0, t_setup = 0.0, t_solve = 0.0;
-    memset(&dev, 0, sizeof dev);
+    dbatch_info info;
+    double t_solve = 0.0;
+    memset(&info, 0, sizeof info);
     if (ns > 0) {
-        const double t1 = cls_now();
-        if (!(rc = ocl_pick_device(opt->device, &dev, &err)) &&
-            !(rc = ocl_ctx_create(&dev, &ocl, &err))) {
-            have_ocl = 1;
-            if (!(rc = la_init(&la, &ocl, opt->precision, NULL, &err)))
-                have_la = 1;
-        }
-        t_setup = cls_now() - t1;
-        if (!rc) {
-            const double t2 = cls_now();
-            rc = cg_batch_solve(&la, sys, ns, pc, &device_s, &err);
-            t_solve = cls_now() - t2;
-        }
+        const double t2 = cls_now();
+        rc = dbatch_solve(opt->device, opt->precision, pc, sys, ns, &info, &err);
+        t_solve = cls_now() - t2 - info.init_s;
     }
+    const ocl_device dev = info.device;
+    const int have_dev = ns > 0 && dev.name[0];
+    const double device_s = info.device_s, t_setup = info.init_s;
     /* the exit code: the device's failure, else the first system's */
     int code = rc;
     for (int i = 0; i < n && !rc; i++)
@@ -202,7 +180,7 @@ int cli_solve_batch(const char *const *paths, int n, const solve_options *opt, i
             "systems_total", n, "systems_solved", ns, "rows", (json_int_t)rows, "nnz",
             (json_int_t)nnz, "systems", arr, "times", "parse_s", t_parse, "setup_s", t_setup,
             "solve_s", t_solve, "device_s", device_s, "total_s", total);
-        if (have_ocl)
+        if (have_dev)
             json_object_set_new(root, "device",
                                 json_pack("{s:s, s:s, s:s}", "name", dev.name, "platform",
                                           dev.platform_name, "type", ocl_type_name(dev.type)));
@@ -242,10 +220,7 @@ int cli_solve_batch(const char *const *paths, int n, const solve_options *opt, i
         if (written)
             printf("%d solutions written to %s\n", written, out_dir);
     }
-    if (have_la)
-        la_release(&la);
-    if (have_ocl)
-        ocl_ctx_release(&ocl);
+    dsys_warm_release_all();
     for (int i = 0; i < n; i++) {
         csr_free(&it[i].A);
         free(it[i].b);

@@ -50,7 +50,9 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
     json_t *o = json_object();
     json_object_set_new(o, "converged", json_boolean(rc == CLS_OK));
     json_object_set_new(o, "exit_code", json_integer(rc));
-    if (rep->cg.nhistory > 0) { /* the solve ran: a failed read has no residuals */
+    /* the solve ran (a failed read has no residuals; a batched job no
+     * history, but its reason) */
+    if (rep->cg.nhistory > 0 || rep->cg.reason != 0) {
         json_object_set_new(o, "reason", json_string(cg_reason_name(rep->cg.reason)));
         json_object_set_new(o, "iterations", json_integer(rep->cg.iterations));
         json_object_set_new(o, "relative_residual", report_real(rep->cg.rel_residual));

@@ -12,6 +12,7 @@
  * only: options naming a file on this host fail it (job_files.h).
  */
 #include "scheduler.h"
+#include "sched_priv.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -44,14 +45,6 @@
 #include "../physics/job.h"
 #endif
 
-typedef struct sched_monitor_ctx {
-    job_store *store;
-    const char *id;
-    const scheduler_config *cfg;
-    int cancelled; /* DELETE */
-    int drained;   /* stopped by a drain that ran out of time: queued again */
-} sched_monitor_ctx;
-
 /* When the drain began (0: not draining); the lanes' monitors read it
  * too, hence the lock. */
 static double sched_drain_since;
@@ -60,7 +53,7 @@ static pthread_mutex_t sched_drain_mu = PTHREAD_MUTEX_INITIALIZER;
 static int sched_output_waiting;
 
 /* 1 once a drain has given the running jobs their time. */
-static int sched_drain_over(const scheduler_config *cfg)
+int sched_drain_over(const scheduler_config *cfg)
 {
     if (!*cfg->stop)
         return 0;
@@ -70,37 +63,6 @@ static int sched_drain_over(const scheduler_config *cfg)
     double since = sched_drain_since;
     pthread_mutex_unlock(&sched_drain_mu);
     return cls_now() - since > cfg->drain_timeout_s;
-}
-
-/* dsolve's phases (parsing, setting_up, solving, gathering) become the
- * job's progress.phase, each with the time it began */
-static void sched_phase(void *ctx, const char *phase)
-{
-    sched_monitor_ctx *c = ctx;
-    job_store_set_phase(c->store, c->id, phase);
-}
-
-static int sched_monitor(void *ctx, int64_t it, double res)
-{
-    sched_monitor_ctx *c = ctx;
-    if (job_store_progress(c->store, c->id, it, res))
-        c->cancelled = 1;
-    if (!c->cancelled && sched_drain_over(c->cfg))
-        c->drained = 1;
-    return c->cancelled || c->drained;
-}
-
-/* The reader's callback (mm_read_options): DELETE and the drain stop a
- * long read, as they stop iterations. */
-static int sched_read_progress(void *ctx, int64_t bytes)
-{
-    sched_monitor_ctx *c = ctx;
-    (void)bytes;
-    if (job_store_cancel_requested(c->store, c->id))
-        c->cancelled = 1;
-    else if (sched_drain_over(c->cfg))
-        c->drained = 1;
-    return c->cancelled || c->drained;
 }
 
 #ifdef CLS_NET_HAVE_PHYSICS
@@ -129,7 +91,7 @@ static char *str_replace_dup(const char *s, const char *from, const char *to)
 }
 #endif
 
-static void user_message(char *msg, size_t cap, const job_claim *c, const char *a, const char *b,
+void sched_user_message(char *msg, size_t cap, const job_claim *c, const char *a, const char *b,
                          const char *x0)
 {
     cls_str_replace_all(msg, cap, a, c->in.matrix_name);
@@ -143,7 +105,7 @@ static void user_message(char *msg, size_t cap, const job_claim *c, const char *
     cls_str_replace_all(msg, cap, c->dir, "the job directory");
 }
 
-static const char *error_code_name(int rc)
+const char *sched_error_code(int rc)
 {
     switch (rc) {
     case CLS_EINPUT:
@@ -159,7 +121,7 @@ static const char *error_code_name(int rc)
     }
 }
 
-static json_t *error_json(const char *code, int exit_code, const char *msg, long long line)
+json_t *sched_error_json(const char *code, int exit_code, const char *msg, long long line)
 {
     char m[1024];
     snprintf(m, sizeof m, "%s", msg);
@@ -170,129 +132,13 @@ static json_t *error_json(const char *code, int exit_code, const char *msg, long
     return e;
 }
 
-/* Writes x as solution.mtx and solution.bin (little-endian float64); k
- * right-hand sides: an n x k array, the columns one after the other. */
-/* What write_solution stored, for the record: each file's size, and
- * solution.bin's CRC-32 (zlib's), which the download route checks before it
- * serves the file (issue 27, item 7: a solution.bin cut to half was served
- * as 200 and cached for good). */
-/* What a job writes of its solution: solution.bin, little-endian float64,
- * column after column, fsynced with its directory before the job is said
- * to have succeeded. It is the one durable copy: the Matrix Market text
- * (three times its size at %.17g, and 0.5 s of the 0.66 s a poisson3d 200
- * job spent writing on an H200) is rendered from it when it is downloaded
- * (routes_solution.c), as JSON and .npy are. */
-typedef struct sched_files {
-    int64_t bin_bytes;
-    uint32_t bin_crc32;
-} sched_files;
-
-static json_t *sched_files_json(const sched_files *f)
-{
-    char crc[16];
-    snprintf(crc, sizeof crc, "%08x", (unsigned)f->bin_crc32);
-    return json_pack("{s:{s:I, s:s}}", "solution.bin", "bytes", (json_int_t)f->bin_bytes, "crc32",
-                     crc);
-}
-
-static int write_solution(const char *dir, const double *x, int64_t rows, int k,
-                          sched_files *files, cls_error *err)
-{
-    char path[PATH_MAX];
-    const int64_t n = rows * (k > 1 ? k : 1);
-    unsigned char *bin = malloc((size_t)(n ? n : 1) * 8);
-    if (!bin)
-        return cls_fail(err, CLS_EOTHER, "out of memory for solution.bin");
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t u;
-        memcpy(&u, &x[i], 8);
-        for (int k = 0; k < 8; k++)
-            bin[8 * i + k] = (unsigned char)(u >> (8 * k));
-    }
-    files->bin_bytes = n * 8;
-    files->bin_crc32 = (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), bin, (size_t)n * 8);
-    cls_trace("write: solution.bin packed, CRC-32");
-    int rc = snprintf(path, sizeof path, "%s/solution.bin", dir) >= (int)sizeof path
-                 ? cls_fail(err, CLS_EOTHER, "job directory path too long")
-                 : fileio_write_durable(path, bin, (size_t)n * 8, err);
-    free(bin);
-    cls_trace("write: solution.bin written and synced");
-    return rc;
-}
-
-/* 1 when a write failed for lack of space (or quota): worth a retry */
-static int sched_disk_full(const cls_error *e)
+int sched_disk_full(const cls_error *e)
 {
     return strstr(e->msg, strerror(ENOSPC)) || strstr(e->msg, strerror(EDQUOT));
 }
 
-static int write_residuals(const char *dir, const char *id, const double *h, int64_t n,
-                           int64_t first, cls_error *err)
-{
-    json_t *arr = json_array();
-    for (int64_t i = 0; i < n; i++)
-        json_array_append_new(arr, isfinite(h[i]) ? json_real(h[i]) : json_null());
-    json_t *o = json_pack("{s:s, s:I, s:o}", "id", id, "first_iteration", (json_int_t)first,
-                          "residuals", arr);
-    char *text = cls_json_shorten(json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17)));
-    json_decref(o);
-    if (!text)
-        return cls_fail(err, CLS_EOTHER, "out of memory for residuals.json");
-    char path[PATH_MAX];
-    int rc = snprintf(path, sizeof path, "%s/residuals.json", dir) >= (int)sizeof path
-                 ? cls_fail(err, CLS_EOTHER, "job directory path too long")
-                 : fileio_write_durable(path, text, strlen(text), err);
-    free(text);
-    return rc;
-}
-
-static int fill_msg(job_proto_msg *m, const job_claim *c, cls_error *err)
-{
-    memset(m, 0, sizeof *m);
-    m->cmd = JOB_PROTO_CG;
-    memcpy(m->id, c->id, sizeof m->id);
-    if (snprintf(m->a_path, sizeof m->a_path, "%s/matrix.mtx", c->dir) >= (int)sizeof m->a_path ||
-        (c->in.has_rhs &&
-         snprintf(m->b_path, sizeof m->b_path, "%s/rhs.mtx", c->dir) >= (int)sizeof m->b_path) ||
-        (c->in.has_x0 &&
-         snprintf(m->x0_path, sizeof m->x0_path, "%s/x0.mtx", c->dir) >= (int)sizeof m->x0_path))
-        return cls_fail(err, CLS_EOTHER, "data directory path too long for the job protocol");
-    /* the parameters were checked at submission (job_params_set); this
-     * is the same conversion `clsolve solve` makes of its options */
-    solve_options so;
-    solve_options_default(&so);
-    if (job_params_solve_options(&c->params, &so, err))
-        return CLS_EUSAGE;
-    m->tol = so.tol;
-    m->atol = so.atol;
-    m->maxiter = so.maxiter;
-    m->precond = (int32_t)so.precond;
-    m->pc = c->params.pc;
-    m->method = (int32_t)so.method;
-    m->precision = (int32_t)so.precision;
-    m->backend = (int32_t)so.backend;
-    m->devices_per_rank = 1;
-    return CLS_OK;
-}
-
-static void msg_options(const job_proto_msg *m, const char *device, dsolve_options *o)
-{
-    memset(o, 0, sizeof *o);
-    solve_options_default(&o->solve);
-    o->solve.tol = m->tol;
-    o->solve.atol = m->atol;
-    o->solve.maxiter = m->maxiter;
-    o->solve.precond = (solver_precond)m->precond;
-    o->pc = m->pc;
-    o->solve.precision = (la_precision)m->precision;
-    o->solve.method = (solver_method)m->method;
-    o->solve.backend = (la_backend)m->backend;
-    o->solve.device = device;
-    o->devices_per_rank = m->devices_per_rank > 1 ? m->devices_per_rank : 1;
-}
-
 /* The job's events in the structured log (log.h). */
-static void sched_log_started(const job_claim *c)
+void sched_log_started(const job_claim *c)
 {
     double wait = c->started > c->created ? c->started - c->created : 0;
     metrics_queue_wait(wait);
@@ -303,14 +149,14 @@ static void sched_log_started(const job_claim *c)
 /* The job's time before it ran, beside the phases of its run (total_s):
  * its upload (receive_s, 0 when unknown: a record from before the field)
  * and its wait in the queue (queue_s), for the dashboard's bar. */
-static void sched_wait_timings(json_t *timings, const job_claim *c)
+void sched_wait_timings(json_t *timings, const job_claim *c)
 {
     json_object_set_new(timings, "receive_s", json_real(c->in.receive_s > 0 ? c->in.receive_s : 0));
     double q = c->created > 0 && c->started >= c->created ? c->started - c->created : 0;
     json_object_set_new(timings, "queue_s", json_real(q));
 }
 
-static void sched_log_finished(const job_claim *c, job_status st, json_t *error, json_t *timings,
+void sched_log_finished(const job_claim *c, job_status st, json_t *error, json_t *timings,
                                int64_t iterations, double rel)
 {
     json_t *f = json_pack("{s:s, s:s, s:s}", "job", c->id, "kind", c->params.kind, "status",
@@ -328,191 +174,6 @@ static void sched_log_finished(const job_claim *c, job_status st, json_t *error,
     if (json_is_object(timings))
         json_object_set(f, "timings", timings);
     log_event("job_finished", f);
-}
-
-/* Runs a cg job. collective: every rank of comm is told (job_proto) and
- * solves it with rank 0; otherwise comm is MPI_COMM_SELF and the job runs
- * on this rank alone, in a lane. est and read_budget: the admission's
- * estimate and the reader's memory budget (admission.h). */
-static void run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, const job_claim *c,
-                   const adm_estimate *est, uint64_t read_budget)
-{
-    job_store *s = cfg->store;
-    job_proto_msg m;
-    cls_error err;
-    cls_error_clear(&err);
-    int bad = fill_msg(&m, c, &err);
-    m.devices_per_rank = est && est->devices_per_rank > 1 ? est->devices_per_rank : 1;
-    if (bad) {
-        if (job_store_complete(s, c->id, JOB_FAILED, NULL,
-                               error_json("internal", CLS_EOTHER, err.msg, 0), NULL, NULL, &err))
-            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
-        return;
-    }
-    sched_log_started(c);
-    double t0 = cls_now();
-    if (collective)
-        job_proto_send(comm, &m);
-
-    dsolve_options o;
-    msg_options(&m, cfg->device, &o);
-    sched_monitor_ctx mc = {.store = s, .id = c->id, .cfg = cfg};
-    o.solve.monitor = sched_monitor;
-    o.solve.monitor_ctx = &mc;
-    o.phase = sched_phase;
-    o.phase_ctx = &mc;
-    o.read_progress = sched_read_progress;
-    o.read_ctx = &mc;
-    o.read_max_memory = read_budget;
-    dsolve_report rep;
-    double *x = NULL;
-    int rc = dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL,
-                         m.x0_path[0] ? m.x0_path : NULL, &o, &rep, &x, &err);
-    double t_solved = cls_now();
-    cls_trace("write: the solve returned");
-    user_message(err.msg, sizeof err.msg, c, m.a_path, m.b_path, m.x0_path);
-
-    if (mc.drained) {
-        /* the drain ran out of time: the job runs again at the next start */
-        free(x);
-        dsolve_report_free(&rep);
-        if (job_store_requeue(s, c->id, &err))
-            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
-        fprintf(stderr, "clsolved: job %s stopped by the drain after %.0f s; queued again\n", c->id,
-                cfg->drain_timeout_s);
-        return;
-    }
-    job_store_set_phase(s, c->id, "writing");
-    job_status st = rc == CLS_OK ? JOB_SUCCEEDED : JOB_FAILED;
-    if (mc.cancelled)
-        st = JOB_CANCELLED;
-    json_t *error = NULL;
-    cls_error werr;
-    cls_error_clear(&werr);
-    sched_files files = {-1, 0};
-    if (x) {
-        int wrc;
-        /* a full disk keeps the solve: the job waits (its note and /readyz
-         * say why) and the write is retried every second until space
-         * returns, the job is cancelled, or a drain runs out of time
-         * (queued again) -- never failed for lack of space (issue 27,
-         * item 4) */
-        while ((wrc = write_solution(c->dir, x, rep.rows, rep.nrhs, &files, &werr)) &&
-               sched_disk_full(&werr)) {
-            char note[240];
-            snprintf(note, sizeof note,
-                     "waits for disk space to write its solution (%.1f MB): the data directory's "
-                     "disk is full",
-                     (double)rep.rows * (rep.nrhs > 1 ? rep.nrhs : 1) * 8.0 / 1048576.0);
-            job_store_set_note(s, c->id, note);
-            job_store_set_disk_wait(s, "the data directory's disk is full: a finished job waits "
-                                       "to write its solution");
-            if (job_store_cancel_requested(s, c->id)) {
-                mc.cancelled = 1;
-                break;
-            }
-            if (sched_drain_over(cfg)) {
-                job_store_set_disk_wait(s, NULL);
-                free(x);
-                dsolve_report_free(&rep);
-                if (job_store_requeue(s, c->id, &err))
-                    fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
-                return;
-            }
-            cls_error_clear(&werr);
-            nanosleep(&(struct timespec){1, 0}, NULL);
-        }
-        job_store_set_disk_wait(s, NULL);
-        job_store_set_note(s, c->id, "");
-        if (wrc && mc.cancelled) {
-            st = JOB_CANCELLED;
-            cls_error_clear(&werr);
-        } else if (wrc) {
-            st = JOB_FAILED;
-            rc = CLS_EOTHER;
-            user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
-            error = error_json("internal", CLS_EOTHER, werr.msg, 0);
-        }
-    }
-    int hrc = 0;
-    /* the residual history waits for space as the solution does (a few KB;
-     * a cancel or a drain ends the wait, the job then ends as it would) */
-    for (int tries = 0; rep.cg.nhistory > 0; tries++) {
-        cls_error_clear(&werr);
-        hrc = write_residuals(c->dir, c->id, rep.cg.history, rep.cg.nhistory, 0, &werr);
-        if (!hrc || !sched_disk_full(&werr) || job_store_cancel_requested(s, c->id) ||
-            sched_drain_over(cfg))
-            break;
-        job_store_set_disk_wait(s, "the data directory's disk is full: a finished job waits "
-                                   "to write its residual history");
-        nanosleep(&(struct timespec){1, 0}, NULL);
-    }
-    job_store_set_disk_wait(s, NULL);
-    cls_trace("write: residuals.json written");
-    if (hrc && !error) {
-        st = JOB_FAILED;
-        rc = CLS_EOTHER;
-        user_message(werr.msg, sizeof werr.msg, c, m.a_path, m.b_path, m.x0_path);
-        error = error_json("internal", CLS_EOTHER, werr.msg, 0);
-    }
-    double write_s = cls_now() - t_solved, total = cls_now() - t0;
-    if (!error && st == JOB_CANCELLED)
-        error = error_json("cancelled", CLS_EOTHER,
-                           strstr(err.msg, "reading stopped") ? "cancelled while reading the matrix"
-                           : err.msg[0]                       ? err.msg
-                                                              : "cancelled",
-                           0);
-    else if (!error && rc != CLS_OK)
-        error = error_json(error_code_name(rc), rc, err.msg, err.line);
-
-    json_t *result = NULL;
-    if (rep.rows > 0 || rep.cg.nhistory > 0) {
-        /* the report's keys are net/report.c's, shared with `clsolve solve
-         * --json`; the job adds its right-hand side and whether x was kept */
-        result = report_json(&rep, &o, rc);
-        json_object_set_new(result, "rhs", json_string(c->in.has_rhs ? c->in.rhs_name : "A*ones"));
-        json_object_set_new(result, "solution_available", json_boolean(x != NULL && !werr.msg[0]));
-        if (x && !werr.msg[0])
-            json_object_set_new(result, "solution_files", sched_files_json(&files));
-    }
-    json_t *devices = json_array();
-    for (int i = 0; i < rep.nparts && i < DSOLVE_MAX_PARTS; i++) {
-        const dsolve_part_info *p = &rep.parts[i];
-        json_t *d = cluster_device_json(&p->device);
-        json_object_set_new(d, "rank", json_integer(p->rank));
-        json_object_set_new(d, "rows",
-                            json_pack("[I, I]", (json_int_t)p->row_begin, (json_int_t)p->row_end));
-        json_object_set_new(d, "nnz", json_integer(p->nnz));
-        /* the configuration this part ran with, not the device default */
-        json_object_set_new(d, "work_group",
-                            json_pack("{s:I, s:I, s:I, s:I, s:s}", "local_size",
-                                      (json_int_t)p->config.local_size, "groups_per_cu",
-                                      (json_int_t)p->config.groups_per_cu, "spmv_local_size",
-                                      (json_int_t)p->config.spmv_local_size, "vector_width",
-                                      (json_int_t)p->config.vector_width, "spmv_variant",
-                                      la_spmv_variant_name(p->spmv)));
-        json_array_append_new(devices, d);
-        metrics_device_busy(p->rank, p->device.index, p->device.name, rep.setup_s + rep.solve_s);
-    }
-    json_t *timings = report_times_json(&rep);
-    json_object_set_new(timings, "total_s", json_real(total));
-    json_object_set_new(timings, "write_s", json_real(write_s));
-    sched_wait_timings(timings, c);
-    metrics_job_finished(st, rep.solve_s, rep.cg.iterations);
-    sched_log_finished(c, st, error, timings, rep.cg.iterations, rep.cg.rel_residual);
-    if (rep.rows > 0) { /* the phases it reached */
-        metrics_job_phase("parse", rep.parse_s);
-        metrics_job_phase("partition", rep.partition_s);
-        metrics_job_phase("init", rep.init_s);
-        metrics_job_phase("upload", rep.upload_s);
-        metrics_job_phase("solve", rep.solve_s);
-        metrics_job_phase("gather", rep.gather_s);
-    }
-    metrics_job_phase("total", total);
-    if (job_store_complete(s, c->id, st, result, error, timings, devices, &werr))
-        fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
-    free(x);
-    dsolve_report_free(&rep);
 }
 
 #ifdef CLS_NET_HAVE_PHYSICS
@@ -554,7 +215,7 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
         snprintf(input, sizeof input, "%s/%s", c->dir, c->in.input_file) >= (int)sizeof input) {
         if (job_store_complete(
                 s, c->id, JOB_FAILED, NULL,
-                error_json("internal", CLS_EOTHER, "data directory path too long", 0), NULL, NULL,
+                sched_error_json("internal", CLS_EOTHER, "data directory path too long", 0), NULL, NULL,
                 &err))
             fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
         return;
@@ -622,9 +283,9 @@ static void run_physics(const scheduler_config *cfg, const job_claim *c)
         st = JOB_CANCELLED;
         json_decref(result);
         result = NULL;
-        error = error_json("cancelled", CLS_EOTHER, rc ? err.msg : "cancelled", 0);
+        error = sched_error_json("cancelled", CLS_EOTHER, rc ? err.msg : "cancelled", 0);
     } else if (rc) {
-        error = error_json(error_code_name(rc), rc, err.msg, err.line);
+        error = sched_error_json(sched_error_code(rc), rc, err.msg, err.line);
     }
     metrics_job_finished(st, total, 0);
     metrics_job_phase("total", total);
@@ -666,14 +327,14 @@ static void sched_refuse(const scheduler_config *cfg, const job_claim *c, const 
     cls_error_clear(&err);
     fprintf(stderr, "clsolved: job %s refused: %s\n", c->id, msg);
     if (job_store_complete(cfg->store, c->id, JOB_FAILED, NULL,
-                           error_json("resources", CLS_EOTHER, msg, 0), NULL, NULL, &err))
+                           sched_error_json("resources", CLS_EOTHER, msg, 0), NULL, NULL, &err))
         fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
     metrics_job_finished(JOB_FAILED, 0, 0);
 }
 
 /* 1 when `need` bytes of c's outputs do not fit the data directory's free
  * space less --disk-reserve: the job's note and /readyz say what it waits
- * for (the store's output wait, which run_cg's full-disk retry sets too),
+ * for (the store's output wait, which sched_run_cg's full-disk retry sets too),
  * and the scheduler tries again in a second. 0 (and the wait cleared) when
  * they fit or the space is unknown. */
 static int sched_output_wait(const scheduler_config *cfg, const job_claim *c, uint64_t need,
@@ -731,7 +392,7 @@ static int sched_admit(const scheduler_config *cfg, const job_claim *c, adm_esti
      * each right-hand side's column, and 64 KiB for the record and
      * the residual history. Where it does not fit the free space less
      * --disk-reserve the job waits, as a finished one waits to write
-     * (run_cg): its note and /readyz say so */
+     * (sched_run_cg): its note and /readyz say so */
     mm_header bh;
     int64_t nrhs = 1;
     if (c->in.has_rhs && snprintf(path, sizeof path, "%s/rhs.mtx", c->dir) < (int)sizeof path &&
@@ -838,13 +499,22 @@ typedef struct lane_job {
     int lane;
     adm_estimate est;
     uint64_t budget;
+    job_claim *batch; /* nbatch > 1: these jobs in one launch (sched_batch.c), claim unused */
+    int nbatch;
 } lane_job;
 
 static void *lane_run(void *arg)
 {
     lane_job *j = arg;
-    run_cg(MPI_COMM_SELF, 0, j->cfg, &j->claim, &j->est, j->budget);
-    job_params_free(&j->claim.params);
+    if (j->nbatch > 1) {
+        sched_batch_run(j->cfg, j->batch, j->nbatch, j->budget);
+        for (int i = 0; i < j->nbatch; i++)
+            job_params_free(&j->batch[i].params);
+        free(j->batch);
+    } else {
+        sched_run_cg(MPI_COMM_SELF, 0, j->cfg, &j->claim, &j->est, j->budget);
+        job_params_free(&j->claim.params);
+    }
     /* --keep and --keep-bytes count this job at once, as after an exclusive
      * job (the scheduler's thread may be waiting for the queue) */
     job_store_retention(j->cfg->store);
@@ -870,7 +540,7 @@ typedef struct big_job {
 static void *big_run(void *arg)
 {
     big_job *j = arg;
-    run_cg(j->comm, 1, j->cfg, &j->claim, &j->est, j->budget);
+    sched_run_cg(j->comm, 1, j->cfg, &j->claim, &j->est, j->budget);
     job_params_free(&j->claim.params);
     job_store_retention(j->cfg->store);
     pthread_mutex_lock(&j->L->mu);
@@ -914,6 +584,45 @@ static int job_is_small(const job_claim *c, int64_t max_entries)
     if (mm_read_header(path, &h, &e) != CLS_OK)
         return 1; /* a bad header fails at once: no need for the whole world */
     return h.entries <= max_entries && h.rows <= max_entries;
+}
+
+/* The queued jobs that can join the batch c begins (sched_batch.c), in
+ * queue order, each admitted and claimed; the first that cannot stays
+ * queued and ends the gathering, so no job is overtaken by one behind it
+ * (a job admission fails at once is skipped: it has ended). Returns the
+ * batch, c first, with *n jobs (1: nothing else was waiting); NULL when
+ * out of memory. */
+static job_claim *batch_gather(const scheduler_config *cfg, const job_claim *c, int *n)
+{
+    const int cap = cfg->batch_max > 0 ? cfg->batch_max : 256;
+    job_claim *b = malloc((size_t)cap * sizeof *b);
+    *n = 0;
+    if (!b)
+        return NULL;
+    b[0] = *c;
+    int k = 1;
+    while (k < cap && !*cfg->stop) {
+        job_claim pk;
+        if (!job_store_peek_queued(cfg->store, 0, &pk))
+            break;
+        int ok = sched_batch_same(c, &pk) && sched_batch_fits(cfg, &pk), v = ADM_RUN;
+        adm_estimate est;
+        uint64_t budget;
+        if (ok)
+            v = sched_admit(cfg, &pk, &est, &budget);
+        job_params_free(&pk.params);
+        if (ok && v == ADM_NEVER)
+            continue; /* failed at once: the next one */
+        if (!ok || v != ADM_RUN)
+            break;
+        cls_error e;
+        int got = job_store_claim(cfg->store, pk.id, &b[k], &e);
+        if (got < 0)
+            break;
+        k += got == 1;
+    }
+    *n = k;
+    return b;
 }
 
 static json_t *placement_json(const char *mode, int lane, int lanes, int running, int ranks)
@@ -988,6 +697,13 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
         if (got == 1) {
             int cg = job_params_is_cg(&c.params);
             if (cg && L.max > 1 && job_is_small(&c, small_max)) {
+                /* more small jobs waiting behind it: one launch for all */
+                int nb = 1;
+                job_claim *batch = sched_batch_fits(cfg, &c) ? batch_gather(cfg, &c, &nb) : NULL;
+                if (batch && nb < 2) {
+                    free(batch);
+                    batch = NULL;
+                }
                 lane_job *j = malloc(sizeof *j);
                 pthread_t tid;
                 pthread_attr_t at;
@@ -1001,18 +717,29 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
                 L.busy++;
                 int running = L.busy;
                 pthread_mutex_unlock(&L.mu);
-                job_store_set_placement(cfg->store, c.id,
-                                        placement_json("shared", lane, L.max, running, 1));
+                for (int i = 0; i < (batch ? nb : 1); i++) {
+                    json_t *pl = placement_json(batch ? "batch" : "shared", lane, L.max, running, 1);
+                    if (batch)
+                        json_object_set_new(pl, "batch", json_integer(nb));
+                    job_store_set_placement(cfg->store, batch ? batch[i].id : c.id, pl);
+                }
                 int started = 0;
                 if (j) {
                     est.devices_per_rank = 1; /* a lane has one device */
-                    *j = (lane_job){cfg, &L, c, lane, est, budget};
+                    *j = (lane_job){cfg, &L, c, lane, est, budget, batch, batch ? nb : 1};
                     started = pthread_create(&tid, &at, lane_run, j) == 0;
                 }
                 pthread_attr_destroy(&at);
                 if (!started) { /* no thread: run it here, as a lane would */
                     free(j);
-                    run_cg(MPI_COMM_SELF, 0, cfg, &c, &est, budget);
+                    if (batch) {
+                        sched_batch_run(cfg, batch, nb, budget);
+                        for (int i = 1; i < nb; i++)
+                            job_params_free(&batch[i].params);
+                        free(batch);
+                    } else {
+                        sched_run_cg(MPI_COMM_SELF, 0, cfg, &c, &est, budget);
+                    }
                     job_params_free(&c.params);
                     pthread_mutex_lock(&L.mu);
                     L.busy--;
@@ -1052,14 +779,14 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
                 if (started)
                     ; /* its thread frees the claim's parameters */
                 else if (cg)
-                    run_cg(comm, 1, cfg, &c, &est, budget);
+                    sched_run_cg(comm, 1, cfg, &c, &est, budget);
 #ifdef CLS_NET_HAVE_PHYSICS
                 else
                     run_physics(cfg, &c);
 #else
                 else
                     job_store_complete(cfg->store, c.id, JOB_FAILED, NULL,
-                                       error_json("bad_request", CLS_EUSAGE,
+                                       sched_error_json("bad_request", CLS_EUSAGE,
                                                   "this daemon was built without the physics jobs",
                                                   0),
                                        NULL, NULL, &err);
@@ -1090,29 +817,4 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
     m.cmd = JOB_PROTO_EXIT;
     job_proto_send(comm, &m);
     return 0;
-}
-
-int scheduler_run_worker(MPI_Comm comm, const char *device)
-{
-    for (;;) {
-        job_proto_msg m;
-        if (job_proto_wait(comm, &m) != MPI_SUCCESS)
-            return 1;
-        if (m.cmd == JOB_PROTO_EXIT)
-            return 0;
-        if (m.cmd != JOB_PROTO_CG)
-            continue;
-        dsolve_options o;
-        msg_options(&m, device, &o);
-        dsolve_report rep;
-        cls_error err;
-        cls_error_clear(&err);
-        /* x is passed on every rank although only rank 0 receives one: the
-         * call is then identical everywhere, whatever dsolve does with it */
-        double *x = NULL;
-        dsolve_file(comm, m.a_path, m.b_path[0] ? m.b_path : NULL, m.x0_path[0] ? m.x0_path : NULL,
-                    &o, &rep, &x, &err);
-        free(x);
-        dsolve_report_free(&rep);
-    }
 }

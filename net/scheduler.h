@@ -36,6 +36,10 @@
 
 #include "job_store.h"
 
+/* --batch: off; auto (on GPUs and accelerators, the default); on (any
+ * device, for tests on PoCL) */
+enum { SCHED_BATCH_AUTO = 0, SCHED_BATCH_OFF = 1, SCHED_BATCH_ON = 2 };
+
 typedef struct scheduler_config {
     job_store *store;
     const char *device;          /* --device */
@@ -44,6 +48,8 @@ typedef struct scheduler_config {
     int lanes;                   /* small jobs running at once on rank 0 (<= 1: none beside) */
     int64_t shared_max_entries;  /* largest declared entries of a small job (0: 4 Mi) */
     double drain_timeout_s;      /* a running job's time to finish after *stop */
+    int batch;                   /* SCHED_BATCH_*: queued small jobs solved in one launch */
+    int batch_max;               /* jobs per launch at most (0: 256) */
     json_t *cluster;             /* the ranks' devices, for admission (may be NULL) */
     int nranks;
 } scheduler_config;

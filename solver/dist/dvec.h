@@ -151,6 +151,16 @@ void dsys_warm_release_all(void);
 void dsys_prewarm_start(const char *device, la_precision prec);
 void dsys_prewarm_join(void);
 
+/* One device's state outside a dsys, for work that is not one system's
+ * parts (the batch of many small systems, solver/dbatch.c): the device a
+ * one-part solve on this rank would take (dsys_pick_devices on
+ * MPI_COMM_SELF), its state taken from the warm set or built (a shared
+ * context, as dsys_open's), one-part kind. dsys_device_close gives it back
+ * to the warm set after la_finish and la_pool_clear, or releases it when
+ * failed is set or the set is full. */
+int dsys_device_open(const char *device, la_precision prec, dpart *p, cls_error *err);
+void dsys_device_close(dpart *p, la_precision prec, int failed);
+
 /* The devices this rank's slots use: candidates from spec (a list of
  * indices; one index; or every device of a type: auto = the type of the
  * first device in discovery order, GPUs first), and slot s of the rank with

@@ -160,3 +160,59 @@ void dsys_warm_release_all(void)
     pthread_mutex_unlock(&warm_mu);
     ocl_shared_release_all();
 }
+
+/* ------------------------------------------------- one device, no system */
+
+int dsys_device_open(const char *device, la_precision prec, dpart *p, cls_error *err)
+{
+    memset(p, 0, sizeof *p);
+    int inited = 0;
+    MPI_Initialized(&inited);
+    /* the CLI's batch runs without MPI: the same first device of the spec */
+    int rc = inited ? dsys_pick_devices(MPI_COMM_SELF, device, 1, 1, &p->dev, err)
+                    : ocl_pick_device(device && *device ? device : "auto", &p->dev, err);
+    if (rc)
+        return rc;
+    if (dwarm_take(p, prec, LA_FLAG_ONE_PART)) {
+        p->warm = 1;
+        p->have_ocl = p->have_la = p->have_ld = 1;
+        return CLS_OK;
+    }
+    if ((rc = dwarm_enabled() ? ocl_ctx_create_shared(&p->dev, &p->ocl, err)
+                              : ocl_ctx_create(&p->dev, &p->ocl, err)))
+        return rc;
+    p->have_ocl = 1;
+    if ((rc = la_init_flags(&p->la, &p->ocl, prec, NULL, LA_FLAG_ONE_PART, err))) {
+        dsys_device_close(p, prec, 1);
+        return rc;
+    }
+    p->have_la = 1;
+    p->cfg0 = p->la.cfg;
+    p->ngroups0 = p->la.ngroups;
+    if ((rc = ld_init(&p->ld, &p->la, err))) {
+        dsys_device_close(p, prec, 1);
+        return rc;
+    }
+    p->have_ld = 1;
+    return CLS_OK;
+}
+
+void dsys_device_close(dpart *p, la_precision prec, int failed)
+{
+    if (p->have_la) {
+        la_finish(&p->la, NULL);
+        la_pool_clear(&p->la);
+    }
+    if (!failed && p->have_ocl && p->have_la && p->have_ld && !p->ld.ev &&
+        dwarm_put(p, prec, LA_FLAG_ONE_PART)) {
+        p->have_ld = p->have_la = p->have_ocl = 0;
+        return;
+    }
+    if (p->have_ld)
+        ld_release(&p->ld);
+    if (p->have_la)
+        la_release(&p->la);
+    if (p->have_ocl)
+        ocl_ctx_release(&p->ocl);
+    p->have_ld = p->have_la = p->have_ocl = 0;
+}

@@ -1239,7 +1239,8 @@ daemon_row("DAEMON-NEEDS-VALUE", ["--data-dir", "DATA", "--listen"])
 daemon_row("DAEMON-BAD-VALUE", ["--data-dir", "DATA", "--max-upload", "12X"], ["--data-dir", "DATA", "--max-queued", "0"],
            ["--data-dir", "DATA", "--keep", "5y"], ["--data-dir", "DATA", "--max-connections", "0"],
            ["--data-dir", "DATA", "--timeout", "-1"], ["--data-dir", "DATA", "--lanes", "0"],
-           ["--data-dir", "DATA", "--lanes", "33"], ["--data-dir", "DATA", "--shared-max-entries", "x"])
+           ["--data-dir", "DATA", "--lanes", "33"], ["--data-dir", "DATA", "--shared-max-entries", "x"],
+           ["--data-dir", "DATA", "--batch", "sometimes"], ["--data-dir", "DATA", "--batch-max", "0"])
 daemon_row("DAEMON-NO-DATA-DIR", ["--listen", "127.0.0.1:0"])
 daemon_row("DAEMON-TOKEN-SHORT", ["--listen", "127.0.0.1:0", "--data-dir", "DATA", "--token-file", "SHORTTOK"])
 daemon_row("DAEMON-TOKEN-FILE", ["--listen", "127.0.0.1:0", "--data-dir", "DATA", "--token-file", "NOTOK"])
