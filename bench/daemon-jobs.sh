@@ -14,6 +14,9 @@
 # with long polls (GET /v1/jobs/ID?wait=30, as clsolve and the Python client
 # do); WAIT=0 polls every 20 ms instead, as before them. PARAMS adds job
 # parameters (e.g. PARAMS="--param method=cg-small", the one-launch loop).
+# MODES may add nobatch: as lanes with --batch off (issue 24: on a GPU
+# the daemon solves the small jobs waiting in its queue in one launch; each
+# run prints the batches it made, from /metrics).
 # LARGE=FILE (mixed load, issue 24): in each run a large job of FILE
 # (LARGE_QUERY, default tol=1e-14&maxiter=6000: it runs to maxiter) is
 # submitted first (streamed: curl -T; DAEMON_ARGS="--max-upload BYTES" above
@@ -32,10 +35,11 @@ for mode in $MODES; do
     for r in $(seq 1 "$REPS"); do
         dir=$(mktemp -d)
         if [ $mode = cold ]; then export CLSOLVE_WARM=0; else unset CLSOLVE_WARM; fi
-        lanes=1
-        [ $mode = lanes ] && lanes=${LANES:-4}
+        lanes=1 extra=""
+        [ $mode = lanes ] || [ $mode = nobatch ] && lanes=${LANES:-4}
+        [ $mode = nobatch ] && extra="--batch off"
         # shellcheck disable=SC2086
-        "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" --device "$DEVICE" --lanes $lanes ${DAEMON_ARGS:-} >"$dir.log" 2>&1 &
+        "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" --device "$DEVICE" --lanes $lanes ${DAEMON_ARGS:-} $extra >"$dir.log" 2>&1 &
         pid=$!
         for _ in $(seq 1 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
         big=""
@@ -66,15 +70,17 @@ print(f\"large job: {j['status']}, {r.get('iterations')} iterations, parse {t.ge
       f\"solve {t.get('solve_s', 0):.2f} s ({t.get('ms_per_iteration', 0):.4f} ms/iteration), total {t.get('total_s', 0):.2f} s; \"
       f\"{'still running' if fin > float(sys.argv[1]) else 'already ended'} when the small load ended\")" "$ended"
         fi
+        batches=$(curl -sf http://127.0.0.1:$PORT/metrics | awk '/^clsolve_batches_total/ {b=$2} /^clsolve_batched_jobs_total/ {j=$2} END {print b+0, j+0}')
         kill $pid; wait $pid 2>/dev/null
-        python3 - "$dir.json" $mode <<'PY'
+        python3 - "$dir.json" $mode $batches <<'PY'
 import json, sys
 s = open(sys.argv[1]).read()
 j = json.loads(s[s.index("{"):])
+nb, nj = int(sys.argv[3]), int(sys.argv[4])
 print(f"{sys.argv[2]}: {j['jobs']['verified']}/{j['jobs']['accepted']} verified, "
       f"{j['throughput']['jobs_per_s']:.1f} jobs/s, daemon run p50 {j['daemon_run']['p50_ms']} ms, "
       f"end to end p50 {j['job_e2e']['p50_ms']:.0f} ms, p99 {j['job_e2e'].get('p99_ms', float('nan')):.0f} ms, "
-      f"errors {j['errors']}")
+      f"errors {j['errors']}; {nj} jobs in {nb} batches" + (f" (mean {nj / nb:.1f})" if nb else ""))
 PY
         rm -rf "$dir" "$dir.log" "$dir.json"
         PORT=$((PORT + 1))

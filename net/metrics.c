@@ -40,6 +40,7 @@ static struct {
     int ranks;
     double start;
     uint64_t bytes, submitted, rejected;
+    uint64_t batches, batched; /* launches for many jobs, and their jobs */
     uint64_t finished[JOB_NSTATES];
     double solve_s;
     uint64_t iterations;
@@ -178,6 +179,14 @@ void metrics_job_submitted(void)
 {
     pthread_mutex_lock(&m.mu);
     m.submitted++;
+    pthread_mutex_unlock(&m.mu);
+}
+
+void metrics_batch(int jobs)
+{
+    pthread_mutex_lock(&m.mu);
+    m.batches++;
+    m.batched += (uint64_t)(jobs > 0 ? jobs : 0);
     pthread_mutex_unlock(&m.mu);
 }
 
@@ -411,6 +420,13 @@ char *metrics_render(job_store *store)
         "# HELP clsolve_uploads_rejected_total Uploads answered with an error.\n"
         "# TYPE clsolve_uploads_rejected_total counter\nclsolve_uploads_rejected_total %llu\n",
         (unsigned long long)m.rejected);
+    sb_printf(&b,
+              "# HELP clsolve_batches_total Launches that solved several queued small jobs "
+              "together (--batch).\n"
+              "# TYPE clsolve_batches_total counter\nclsolve_batches_total %llu\n"
+              "# HELP clsolve_batched_jobs_total Jobs gathered into those launches.\n"
+              "# TYPE clsolve_batched_jobs_total counter\nclsolve_batched_jobs_total %llu\n",
+              (unsigned long long)m.batches, (unsigned long long)m.batched);
     sb_printf(&b, "# HELP clsolve_jobs_finished_total Jobs finished since start, by final state.\n"
                   "# TYPE clsolve_jobs_finished_total counter\n");
     for (int s = JOB_SUCCEEDED; s < JOB_NSTATES; s++)

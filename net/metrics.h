@@ -21,6 +21,8 @@
 void metrics_init(int ranks);
 void metrics_bytes_received(uint64_t n);
 void metrics_job_submitted(void);
+/* a batch of `jobs` queued small jobs gathered for one launch (sched_batch.c) */
+void metrics_batch(int jobs);
 void metrics_upload_rejected(void);
 void metrics_job_finished(job_status st, double solve_s, int64_t iterations);
 /* Busy seconds of one device (set-up plus iterations of a job part). */

@@ -45,6 +45,7 @@
 #include "../solver/devfig.h"
 #include "../solver/dist/dvec.h"
 #include "../solver/solve.h"
+#include "metrics.h"
 
 /* the largest declared size a job may have to join a batch where no
  * figures decide (a CPU device under --batch on) */
@@ -168,6 +169,7 @@ static void batch_report(const batch_item *it, const dbatch_info *info, solver_p
 void sched_batch_run(const scheduler_config *cfg, job_claim *c, int n, uint64_t read_budget)
 {
     job_store *s = cfg->store;
+    metrics_batch(n);
     batch_item *it = calloc((size_t)n, sizeof *it);
     cg_batch_system *sys = calloc((size_t)n, sizeof *sys);
     if (!it || !sys) { /* no room for the batch: each job alone */

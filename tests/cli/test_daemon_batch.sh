@@ -127,6 +127,8 @@ print("batches: A %s, B %s; job 9 %s" % (pl(1), pl(7), pl(9)))
 sys.exit(1 if fails else 0)
 PYEOF
 [ $? -eq 0 ] && ok || bad "see above"
+curl -s "$DURL/metrics" | grep -qx "clsolve_batched_jobs_total 7" && ok ||
+    bad "metrics: $(curl -s "$DURL/metrics" | grep batch)"
 daemon_stop 60 && ok || bad "daemon did not drain"
 
 # --batch off: the same queue runs job by job
