@@ -105,6 +105,15 @@ void job_store_incoming_discard(job_store *s, const char *id);
  * (the upload is discarded). */
 int job_store_accept(job_store *s, const char *id, const job_params *p, const job_inputs *in,
                      uint64_t bytes, char **job_json, cls_error *err);
+/* Several uploads accepted together (POST /v1/batches): room for all n
+ * in the queue or JOB_STORE_FULL (every upload discarded); the records are
+ * made durable first and enter the queue together, so no job or all of
+ * them exist, and the scheduler meets them at once (one batch). job_json[i]
+ * receives each job's JSON. A failure after the jobs exist (out of memory
+ * inserting one) leaves job_json[i] NULL for the jobs that are not. */
+int job_store_accept_many(job_store *s, int n, const char *const *ids, const job_params *p,
+                          const job_inputs *in, const uint64_t *bytes, char **job_json,
+                          cls_error *err);
 
 /* --- reading (HTTP threads); each returns 0, or -1 for an unknown id --- */
 

@@ -34,6 +34,7 @@ static const routes_row routes_table[] = {
     {"GET",    "/v1/devices",                routes_devices,        ROUTES_TOKEN, routes_q_none,   0},
     {"GET",    "/v1/jobs",                   routes_jobs_list,      ROUTES_TOKEN, routes_q_list,   ROUTES_SLASH},
     {"POST",   "/v1/jobs",                   routes_jobs_post,      ROUTES_TOKEN, NULL,            ROUTES_SLASH | ROUTES_BODY},
+    {"POST",   "/v1/batches",                routes_jobs_post_batch, ROUTES_TOKEN, NULL,           ROUTES_SLASH | ROUTES_BODY},
     {"GET",    "/v1/jobs/{id}",              routes_jobs_get,       ROUTES_TOKEN, routes_q_wait,   ROUTES_SLASH},
     {"DELETE", "/v1/jobs/{id}",              routes_jobs_delete,    ROUTES_TOKEN, routes_q_none,   ROUTES_SLASH},
     {"GET",    "/v1/jobs/{id}/solution",     routes_jobs_solution,  ROUTES_TOKEN, routes_q_format, 0},

@@ -51,6 +51,7 @@
 #include "upload.h"
 
 #define OPTIONS_MAX (64 * 1024)
+#define ROUTES_BATCH_MAX 1024 /* systems in one POST /v1/batches */
 
 enum part { PART_NONE, PART_MATRIX, PART_RHS, PART_X0, PART_OPTIONS, PART_INPUT };
 
@@ -74,6 +75,15 @@ struct routes_post {
     size_t pending_len;
     char raw_name[256]; /* a raw body's filename (Content-Disposition) */
     double t0;          /* the request's first call (cls_now): receive_s */
+    /* POST /v1/batches: one job per matrix part; the systems before the
+     * current one (id, dir, in above) wait here for the end */
+    int batch;
+    struct batch_sys {
+        char id[IDS_LEN + 1];
+        char dir[PATH_MAX];
+        job_inputs in;
+    } *sys;
+    int nsys, capsys;
     /* a pending error: answered once the body has been read */
     unsigned err_status;
     char err_slug[32];
@@ -150,8 +160,12 @@ static int open_part_file(routes_post *p, enum part part, const char *filename, 
     case PART_MATRIX:
         stored = "matrix.mtx";
         def = "matrix.mtx";
+        if (p->batch) { /* unnamed systems of a batch: matrix1.mtx, matrix2.mtx, ... */
+            snprintf(disp, sizeof disp, "matrix%d.mtx", p->nsys + 1);
+            def = disp;
+        }
         display_name(filename, def, p->in.matrix_name, sizeof p->in.matrix_name);
-        snprintf(disp, sizeof disp, "%s", p->in.matrix_name);
+        snprintf(disp, sizeof disp, "%.255s", p->in.matrix_name);
         p->in.has_matrix = 1;
         break;
     case PART_RHS:
@@ -194,6 +208,44 @@ static int open_part_file(routes_post *p, enum part part, const char *filename, 
 
 /* --- multipart callbacks --- */
 
+/* The current system of a batch (its files closed) joins the finished
+ * ones. */
+static int batch_push(routes_post *p, cls_error *err)
+{
+    if (p->nsys >= ROUTES_BATCH_MAX) {
+        cls_fail(err, CLS_EINPUT, "a batch holds at most %d systems", ROUTES_BATCH_MAX);
+        return routes_fail(p, 413, "batch-too-large", err);
+    }
+    if (p->nsys == p->capsys) { /* grown as systems arrive (5 KB each) */
+        int cap = p->capsys ? 2 * p->capsys : 8;
+        struct batch_sys *n = realloc(p->sys, (size_t)cap * sizeof *n);
+        if (!n) {
+            cls_fail(err, CLS_EOTHER, "out of memory");
+            return routes_fail(p, 500, "internal", err);
+        }
+        p->sys = n;
+        p->capsys = cap;
+    }
+    struct batch_sys *b = &p->sys[p->nsys++];
+    memcpy(b->id, p->id, sizeof b->id);
+    snprintf(b->dir, sizeof b->dir, "%s", p->dir);
+    b->in = p->in;
+    memset(&p->in, 0, sizeof p->in);
+    p->id[0] = '\0';
+    return CLS_OK;
+}
+
+/* A batch's next matrix part: the current system joins the finished ones
+ * and a new upload directory begins the next. */
+static int batch_next_system(routes_post *p, cls_error *err)
+{
+    if (batch_push(p, err))
+        return CLS_EINPUT;
+    if (job_store_incoming_new(p->cfg->store, p->id, p->dir, sizeof p->dir, err))
+        return routes_fail(p, 500, "internal", err);
+    return CLS_OK;
+}
+
 static int mp_begin(void *ctx, const char *name, const char *filename, const char *ctype,
                     cls_error *err)
 {
@@ -213,6 +265,20 @@ static int mp_begin(void *ctx, const char *name, const char *filename, const cha
         cls_fail(err, CLS_EINPUT,
                  "unknown part '%.64s' (known: matrix, rhs, x0, options, input, mesh)", name);
         return routes_fail(p, 400, "bad-multipart", err);
+    }
+    if (p->batch) {
+        /* each matrix part begins a system; rhs and x0 belong to the
+         * matrix before them */
+        if (part == PART_INPUT) {
+            cls_fail(err, CLS_EINPUT, "a batch holds cg systems: parts matrix, rhs, x0, options");
+            return routes_fail(p, 400, "bad-multipart", err);
+        }
+        if ((part == PART_RHS || part == PART_X0) && !p->in.has_matrix) {
+            cls_fail(err, CLS_EINPUT, "part '%.64s' must follow the matrix it belongs to", name);
+            return routes_fail(p, 400, "bad-multipart", err);
+        }
+        if (part == PART_MATRIX && p->in.has_matrix && batch_next_system(p, err))
+            return CLS_EINPUT;
     }
     int dup = (part == PART_MATRIX && p->in.has_matrix) || (part == PART_RHS && p->in.has_rhs) ||
               (part == PART_X0 && p->in.has_x0) || (part == PART_INPUT && p->in.has_input) ||
@@ -322,6 +388,7 @@ static void post_free(routes_post *p)
 {
     if (!p)
         return;
+    free(p->sys);
     if (p->file_open)
         upload_file_abort(&p->file);
     job_params_free(&p->params);
@@ -477,6 +544,24 @@ enum MHD_Result routes_jobs_post(http_call *call)
     return call->upload ? MHD_YES : replied;
 }
 
+enum MHD_Result routes_jobs_post_batch(http_call *call)
+{
+    enum MHD_Result replied = MHD_YES;
+    routes_post *p = post_begin(call->conn, call->cfg, &replied);
+    if (p && !p->multipart) {
+        post_free(p);
+        metrics_upload_rejected();
+        return http_reply_problem(call->conn, 415, "bad-multipart",
+                                  "a batch is a multipart/form-data body: one part 'matrix' per "
+                                  "system (rhs and x0 after their matrix), 'options' for all",
+                                  0);
+    }
+    if (p)
+        p->batch = 1;
+    call->upload = p;
+    return p ? MHD_YES : replied;
+}
+
 uint64_t routes_jobs_post_bytes(const routes_post *p)
 {
     return p->bytes;
@@ -526,13 +611,22 @@ enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t l
     return post_feed(p, data, len) ? MHD_NO : MHD_YES;
 }
 
+/* every upload directory of p (a batch's systems too) */
+static void post_discard(routes_post *p)
+{
+    if (p->id[0])
+        job_store_incoming_discard(p->cfg->store, p->id);
+    for (int i = 0; i < p->nsys; i++)
+        job_store_incoming_discard(p->cfg->store, p->sys[i].id);
+}
+
 void routes_jobs_post_abort(routes_post *p)
 {
     if (p->file_open) {
         upload_file_abort(&p->file);
         p->file_open = 0;
     }
-    job_store_incoming_discard(p->cfg->store, p->id);
+    post_discard(p);
     post_free(p);
 }
 
@@ -571,6 +665,87 @@ static void physics_admit(routes_post *p)
         routes_fail(p, 507, "insufficient-storage", &err);
     else
         routes_fail(p, 413, "job-too-large", &err);
+}
+
+/* POST /v1/batches, the body complete and checked as one job's would be:
+ * every system needs its matrix; room for all in the queue or none
+ * (503); then each accepted in part order. 202 with the jobs. */
+static enum MHD_Result batch_end(struct MHD_Connection *c, routes_post *p)
+{
+    const http_server_config *cfg = p->cfg;
+    cls_error err;
+    cls_error_clear(&err);
+    if (!job_params_is_cg(&p->params)) {
+        cls_fail(&err, CLS_EINPUT, "a batch holds cg systems, not %s jobs", p->params.kind);
+        routes_fail(p, 400, "bad-parameter", &err);
+    } else if (!p->in.has_matrix) {
+        cls_fail(&err, CLS_EINPUT, "no matrix: a batch is one part 'matrix' per system");
+        routes_fail(p, 400, "bad-request", &err);
+    }
+    if (!p->err_status)
+        batch_push(p, &err); /* the last system */
+    const int n = p->nsys;
+    if (p->err_status) {
+        metrics_upload_rejected();
+        post_discard(p);
+        enum MHD_Result q =
+            http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
+                               p->err_status == 400 || p->err_status == 413 ? p->err.line : 0);
+        post_free(p);
+        return q;
+    }
+    const char **ids = malloc((size_t)n * sizeof *ids);
+    job_inputs *in = malloc((size_t)n * sizeof *in);
+    uint64_t *bytes = malloc((size_t)n * sizeof *bytes);
+    char **json = calloc((size_t)n, sizeof *json);
+    int rc = ids && in && bytes && json ? CLS_OK : cls_fail(&err, CLS_EOTHER, "out of memory");
+    const double receive_s = cls_now() - p->t0;
+    for (int i = 0; i < n && !rc; i++) {
+        ids[i] = p->sys[i].id;
+        in[i] = p->sys[i].in;
+        in[i].receive_s = receive_s;
+        bytes[i] = p->bytes / (uint64_t)n; /* each system's share of the body */
+    }
+    if (!rc)
+        rc = job_store_accept_many(cfg->store, n, ids, &p->params, in, bytes, json, &err);
+    else
+        post_discard(p);
+    json_t *jobs = json_array();
+    int accepted = 0;
+    for (int i = 0; json && i < n; i++) {
+        accepted += json[i] != NULL;
+        json_array_append_new(jobs, json[i] ? json_loads(json[i], 0, NULL) : json_null());
+        free(json[i]);
+    }
+    for (int i = 0; i < accepted; i++)
+        metrics_job_submitted();
+    free(ids);
+    free(in);
+    free(bytes);
+    free(json);
+    if (!rc)
+        log_event("batch_submitted",
+                  json_pack("{s:i, s:I, s:o}", "systems", n, "bytes", (json_int_t)p->bytes,
+                            "parameters", job_params_to_json(&p->params)));
+    post_free(p);
+    if (rc == JOB_STORE_FULL) {
+        metrics_upload_rejected();
+        json_decref(jobs);
+        char d[160];
+        snprintf(d, sizeof d, "the job queue has no room for %d jobs; retry later", n);
+        return http_reply_problem_hdr(c, 503, "queue-full", d, 0, "Retry-After", "5");
+    }
+    if (rc) {
+        char d[1200];
+        snprintf(d, sizeof d, "%d of %d systems were queued%s: %.900s", accepted, n,
+                 accepted ? " (their jobs run; GET /v1/jobs lists them)" : "", err.msg);
+        json_decref(jobs);
+        return http_reply_problem(c, 500, "internal", d, 0);
+    }
+    json_t *o = json_pack("{s:i, s:o}", "count", n, "jobs", jobs);
+    char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(o);
+    return http_reply_hdr(c, 202, "application/json", text, text ? strlen(text) : 0, NULL, NULL);
 }
 
 enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
@@ -622,9 +797,11 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
     }
     if (!p->err_status && !job_params_is_cg(&p->params))
         physics_admit(p);
+    if (!p->err_status && p->batch)
+        return batch_end(c, p);
     if (p->err_status) {
         metrics_upload_rejected();
-        job_store_incoming_discard(cfg->store, p->id);
+        post_discard(p);
         enum MHD_Result q =
             http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
                                p->err_status == 400 || p->err_status == 413 ? p->err.line : 0);

@@ -21,6 +21,10 @@ typedef struct routes_post routes_post;
 /* POST /v1/jobs, at the request's headers: checks limits and parameters,
  * then sets call->upload, or answers the refusal. */
 enum MHD_Result routes_jobs_post(http_call *call);
+/* POST /v1/batches: the same upload, one job per part 'matrix' (its rhs
+ * and x0 parts after it), the query and 'options' applying to every one;
+ * all queued or none. The other calls below carry it on as for one job. */
+enum MHD_Result routes_jobs_post_batch(http_call *call);
 /* A chunk of the body. Returns MHD_YES, or MHD_NO once the upload is
  * refused (nothing more is stored; routes_jobs_post_refusal says why and
  * the server answers: see http_server.c). */

@@ -356,6 +356,56 @@ class Client:
                 f.close()
         return Job(self, info["id"], info)
 
+    def submit_many(self, systems, **params):
+        """Submits several cg systems in one request (POST /v1/batches) and
+        returns their Jobs (queued), in order. systems: a list of A or
+        (A, b) or (A, b, x0), each as submit() takes them, checked before
+        anything is sent; params as submit()'s, for every system. The
+        daemon queues all of them or none (a bad file refuses the request:
+        ApiError 400 naming it) and solves those that can share a launch in
+        one. At most 1,024 systems per request."""
+        if "rtol" in params:
+            if "tol" in params:
+                raise TypeError("give tol or rtol, not both")
+            params["tol"] = params.pop("rtol")
+        items = []
+        for s in systems:
+            t = tuple(s) if isinstance(s, tuple) else (s,)
+            A, b, x0 = (t + (None, None))[:3]
+            _check_system(A, b, x0)
+            items.append((A, b, x0))
+        if not items:
+            return []
+        if len(items) > 1024:
+            raise ValueError("at most 1024 systems per request (%d given)" % len(items))
+        params = {k: v for k, v in params.items() if v is not None}
+        q = "?" + urllib.parse.urlencode(
+            {k: ("true" if v is True else "false" if v is False else v) for k, v in params.items()}
+        ) if params else ""
+        boundary = "clsolve-" + uuid.uuid4().hex
+        files, parts = [], []
+        try:
+            for i, (A, b, x0) in enumerate(items):
+                for field, obj, vec in (("matrix", A, False), ("rhs", b, True), ("x0", x0, True)):
+                    if obj is None:
+                        continue
+                    f, name = _upload(obj, vector=vec)
+                    files.append(f)
+                    fname = name or "%s%d.mtx" % (field, i + 1)
+                    parts.append(("%s--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
+                                  "filename=\"%s\"\r\nContent-Type: application/octet-stream"
+                                  "\r\n\r\n" % ("\r\n" if parts else "", boundary, field,
+                                                fname.replace('"', "_"))).encode())
+                    parts.append(f)
+            parts.append(("\r\n--%s--\r\n" % boundary).encode())
+            info = self.request("POST", "/v1/batches" + q, _Body(parts),
+                                {"Content-Type": "multipart/form-data; boundary=" + boundary},
+                                ok=(202,))
+        finally:
+            for f in files:
+                f.close()
+        return [Job(self, j["id"], j) for j in info["jobs"]]
+
     def job(self, job_id):
         """The Job with this id (fetched now)."""
         j = Job(self, job_id)
@@ -542,13 +592,15 @@ def solve_many(systems, *, tol=None, rtol=None, atol=None, maxiter=None, precond
     """Solves many independent systems on a clsolved daemon: systems is a
     list of A or (A, b) (b None: b = A*1). Every system is checked first, as
     solve() checks one, so a bad shape or dtype raises before anything is
-    sent. Then they are submitted and waited for by `workers` threads: the
-    daemon runs them side by side (its lanes; small systems take the
-    one-launch loop on a GPU, --method auto). Returns a list in the order
+    sent. Then they are sent in one request (Client.submit_many: POST
+    /v1/batches, 1,024 systems a request), so the daemon queues them
+    together and solves those that fit in one launch on a GPU, and waited
+    for by `workers` threads. Returns a list in the order
     given, one (x, info) per system as solve() returns it, or (None, exc)
     for a system whose job failed (exc: the JobFailed or JobCancelled with
     the job and what the daemon said), so one bad system fails alone. HTTP
-    errors (ApiError) and transport errors still raise."""
+    errors (ApiError: a file the daemon refuses at upload refuses the whole
+    request, and nothing is queued) and transport errors still raise."""
     from concurrent.futures import ThreadPoolExecutor
     if tol is not None and rtol is not None:
         raise TypeError("give tol or rtol, not both")
@@ -561,11 +613,22 @@ def solve_many(systems, *, tol=None, rtol=None, atol=None, maxiter=None, precond
     opts = dict(tol=tol if tol is not None else rtol, atol=atol, maxiter=maxiter, precond=precond,
                 method=method, precision=precision, backend=backend, client=c, timeout=timeout)
 
-    def one(item):
-        try:
-            return solve(item[0], item[1], **opts)
-        except (errors.JobFailed, errors.JobCancelled) as e:
-            return None, e
+    params = {k: v for k, v in opts.items() if k not in ("client", "timeout")}
+    jobs = []
+    for i in range(0, len(items), 1024):  # one request per 1,024 systems
+        jobs += c.submit_many(items[i:i + 1024], **params)
 
-    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(items) or 1))) as ex:
-        return list(ex.map(one, items))
+    def one(job):
+        job.wait(timeout=timeout, check=False)
+        err = job.error or {}
+        if job.status == "succeeded":
+            return job.solution(), 0
+        if job.status == "failed" and err.get("code") == "not_converged" and \
+                (job.result or {}).get("solution_available"):
+            return job.solution(), int(job.result.get("iterations") or 1)
+        if job.status == "cancelled":
+            return None, errors.JobCancelled(job)
+        return None, errors.JobFailed(job)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs) or 1))) as ex:
+        return list(ex.map(one, jobs))

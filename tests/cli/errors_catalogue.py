@@ -1538,6 +1538,24 @@ def _(t):
                      t.http("POST", "/v1/jobs", I2.encode(), {"Content-Encoding": "deflate"})]}
 
 
+@case("HTTP-BATCH-NOT-MULTIPART")
+def _(t):
+    return {"http": t.http("POST", "/v1/batches", I2.encode())}
+
+
+@case("HTTP-BATCH-ORDER")
+def _(t):
+    body, h = t.multipart([("rhs", "b.mtx", "%%MatrixMarket matrix array real general\n2 1\n1\n1\n"),
+                           ("matrix", "A.mtx", I2)])
+    return {"http": t.http("POST", "/v1/batches", body, h)}
+
+
+@case("HTTP-BATCH-TOO-LARGE")
+def _(t):
+    body, h = t.multipart([("matrix", "A%d.mtx" % i, I2) for i in range(1025)])
+    return {"http": t.http("POST", "/v1/batches", body, h)}
+
+
 @case("HTTP-414")
 def _(t):
     st, body, hd = raw_http(t, ("GET /v1/jobs/%s HTTP/1.1\r\nHost: x\r\n\r\n" % ("a" * 100000)).encode())

@@ -20,8 +20,9 @@
 # power networks without a preconditioner the count moves with rounding:
 # 1828 against 1770 for 494_bus at 1e-10 with job 2's b);
 # the failures' codes and messages, named by the client's file names; the
-# cancelled job cancelled. Then --batch off: the same two systems run one
-# by one (placement shared).
+# cancelled job cancelled. Then POST /v1/batches (one request, one launch;
+# refused whole for a bad header or a queue without room), and --batch off:
+# the same two systems run one by one (placement shared).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon_lib.sh"
 need_data matrices
@@ -130,6 +131,46 @@ PYEOF
 curl -s "$DURL/metrics" | grep -qx "clsolve_batched_jobs_total 7" && ok ||
     bad "metrics: $(curl -s "$DURL/metrics" | grep batch)"
 daemon_stop 60 && ok || bad "daemon did not drain"
+
+# POST /v1/batches: three systems in one request are queued together, so
+# the scheduler meets them at once and solves them in one launch; a bad
+# header refuses the request and queues nothing (no upload left behind);
+# more systems than the queue's room: 503, none queued
+# errors.md: HTTP-503-QUEUE-BATCH
+daemon_start 1 "$t/up" --batch on --lanes 2 --max-queued 3 || { bad "daemon start (upload)"; finish; }
+r=$(curl -s -F "matrix=@$M/1138_bus.mtx" -F "matrix=@$M/494_bus.mtx" -F "rhs=@$t/b494.mtx" \
+    -F "matrix=@$M/dwt_992.mtx" -F 'options={"tol": 1e-10}' "$DURL/v1/batches?precond=jacobi")
+ids=$(jget "' '.join(x['id'] for x in j['jobs'])" <<<"$r")
+[ "$(jget "j['count']" <<<"$r")" = 3 ] && [ "$(jget "[x['inputs']['rhs'] for x in j['jobs']]" <<<"$r")" = "[None, 'b494.mtx', None]" ] &&
+    ok || bad "batch upload: $r"
+k=0
+for id in $ids; do
+    k=$((k + 1))
+    wait_job "$DURL" "$id" 300 >"$t/u$k.json" || bad "upload job $k did not end"
+done
+$DCLIENT fetch "$DURL" "$(echo $ids | cut -d' ' -f2)" "$t/xu2.mtx" || bad "upload job 2: no solution"
+res=$($PY "$here/mmref.py" residual "$M/494_bus.mtx" "$t/xu2.mtx" "$t/b494.mtx" 2>&1)
+lt "$res" 1e-10 && ok || bad "upload job 2: true residual $res against its own b"
+$PY - "$t" <<'PYEOF'
+import json, sys
+J = [json.load(open("%s/u%d.json" % (sys.argv[1], k))) for k in (1, 2, 3)]
+got = [(j["status"], (j.get("placement") or {}).get("mode"), (j.get("placement") or {}).get("batch"),
+        (j.get("error") or {}).get("code")) for j in J]
+want = [("succeeded", "batch", 3, None), ("succeeded", "batch", 3, None), ("failed", "batch", 3, "breakdown")]
+print("uploaded batch:", got)
+sys.exit(0 if got == want else 1)
+PYEOF
+[ $? -eq 0 ] && ok || bad "the uploaded batch did not run as one launch (above)"
+n0=$(curl -s "$DURL/v1/jobs" | jget "j['total']")
+c=$(curl -s -o "$t/bad.json" -w '%{http_code}' -F "matrix=@$M/494_bus.mtx" \
+    -F "matrix=@$CLSOLVE_DATA/bad-mtx/mangle2.mtx" "$DURL/v1/batches")
+[ "$c" = 400 ] && grep -q "mangle2.mtx:1:" "$t/bad.json" && ok || bad "bad header: $c $(cat "$t/bad.json")"
+c=$(curl -s -o "$t/full.json" -w '%{http_code}' -F "matrix=@$M/494_bus.mtx" -F "matrix=@$M/494_bus.mtx" \
+    -F "matrix=@$M/494_bus.mtx" -F "matrix=@$M/494_bus.mtx" "$DURL/v1/batches")
+[ "$c" = 503 ] && grep -q "no room for 4 jobs" "$t/full.json" && ok || bad "4 > --max-queued 3: $c $(cat "$t/full.json")"
+[ "$(curl -s "$DURL/v1/jobs" | jget "j['total']")" = "$n0" ] && ok || bad "a refused batch queued jobs"
+[ -z "$(ls -A "$t/up/incoming" 2>/dev/null)" ] && ok || bad "uploads left in incoming/: $(ls "$t/up/incoming")"
+daemon_stop 60 && ok || bad "daemon did not drain (upload)"
 
 # --batch off: the same queue runs job by job
 daemon_start 1 "$t/off" --batch off --lanes 2 || { bad "daemon start (off)"; finish; }

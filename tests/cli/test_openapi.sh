@@ -79,6 +79,11 @@ cr "${A[@]}" -X DELETE "$U/v1/jobs/$q" >/dev/null               # 204
 big=$(curl -s "${A[@]}" --data-binary @"$M/1138_bus.mtx" "$U/v1/jobs?tol=1e-14&maxiter=1000000" | jget "j['id']")
 cr "${A[@]}" -X POST "$U/v1/jobs/$big/cancel" >/dev/null          # 202
 wait_job "$U" "$big" >/dev/null
+# POST /v1/batches: two systems (202 with both jobs), then a bad header (400)
+bj=$(curl -s "${A[@]}" -F "matrix=@$M/LFAT5.mtx" -F "matrix=@$M/494_bus.mtx" "$U/v1/batches?tol=1e-10")
+[ "$(jget "j['count']" <<<"$bj")" = 2 ] && ok || bad "batch: $bj"
+for b in $(jget "' '.join(x['id'] for x in j['jobs'])" <<<"$bj"); do wait_job "$U" "$b" >/dev/null; done
+[ "$(cr "${A[@]}" -F "matrix=@$M/LFAT5.mtx" -F "matrix=@$CLSOLVE_DATA/bad-mtx/mangle2.mtx" "$U/v1/batches")" = 400 ] && ok || bad "batch with a bad file"
 if [ -f "$CLSOLVE_DATA/meshes/spot.obj" ]; then
     pj=$(curl -s "${A[@]}" -F "input=@$CLSOLVE_DATA/meshes/spot.obj" "$U/v1/jobs?kind=curvature" | jget "j['id']")
     wait_job "$U" "$pj" >/dev/null

@@ -47,7 +47,8 @@ def setUpModule():
         f.write(TOKEN + "\n")
     log = open(data + ".log", "wb")
     D["p"] = subprocess.Popen([os.environ["CLSOLVED"], "--listen", "127.0.0.1:0", "--data-dir",
-                               data, "--port-file", port, "--token-file", tok],
+                               data, "--port-file", port, "--token-file", tok,
+                               "--batch", "on"],  # solve_many's batches on PoCL too
                               stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     for _ in range(600):
         if os.path.exists(port) and open(port).read().strip():
@@ -156,6 +157,33 @@ class Lists(unittest.TestCase):
             self.assertLess(rel_residual_lists(A, list(x), b), 1e-11, "system %d" % k)
         with self.assertRaises(ValueError):  # checked before the upload
             clsolve.solve_many([laplacian_lists(4), (laplacian_lists(4), [1.0] * 5)], client=nowhere())
+        # one request (POST /v1/batches): the daemon met the jobs together
+        # and solved them in one launch (its --batch on)
+        recent = client().jobs(limit=len(systems))
+        modes = sorted(((j.info.get("placement") or {}).get("mode"),
+                        (j.info.get("placement") or {}).get("batch")) for j in recent)
+        self.assertEqual(modes, [("batch", len(systems))] * len(systems), modes)
+
+    def test_submit_many(self):
+        """POST /v1/batches through the client: the jobs in order, each an
+        ordinary job; a file the daemon refuses at upload refuses the whole
+        request (ApiError 400 naming it) and queues nothing."""
+        c = client()
+        jobs = c.submit_many([laplacian_lists(6), (laplacian_lists(9), [1.0] * 9)], tol=1e-12)
+        self.assertEqual(len(jobs), 2)
+        for j, n in zip(jobs, (6, 9)):
+            j.wait(timeout=120)
+            self.assertEqual(j.status, "succeeded")
+            self.assertEqual(j.result["rows"], n)
+        before = len(c.jobs())
+        bad = os.path.join(TMP, "bad-batch.mtx")
+        with open(bad, "w") as f:
+            f.write("%%MatrixMarket matrix coordinate real nonsense\n2 2 1\n1 1 1\n")
+        with self.assertRaises(clsolve.ApiError) as cm:
+            c.submit_many([laplacian_lists(4), bad])
+        self.assertEqual(cm.exception.status, 400)
+        self.assertIn("bad-batch.mtx", str(cm.exception))
+        self.assertEqual(len(c.jobs()), before)
 
     def test_not_converged_is_info_iterations(self):
         x, info = clsolve.solve(laplacian_lists(50), rtol=1e-14, maxiter=3, client=client())
