@@ -416,6 +416,11 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
                       L->nparts);
         goto done;
     }
+    if (opt->solve.backend == LA_BACKEND_NATIVE && opt->solve.method == SOLVER_PIPECG) {
+        rc = cls_fail(err, CLS_EINPUT,
+                      "backend native runs cg and cg-single, not pipecg (use backend auto)");
+        goto done;
+    }
 
     /* 2. halo plans: parts view the rank's block, renumbered in place */
     DS_PHASE("setting_up");

@@ -50,6 +50,35 @@ void cpu_cgc_direction(double alpha, double beta, double *p, const double *r, co
 void cpu_cgf_update(double alpha, double beta, double *p, const double *q, double *x, double *r,
                     const double *d, int64_t lo, int64_t hi, double out[2]);
 
+/* The preconditioned single-reduction CG's passes (cpu_vec.c, cpu_spmv.c),
+ * the twins of pcg_fused.cl's pcgf_init, pcgf_update and pcgf_dots:
+ * r = b - A x; p = s = 0 */
+void cpu_pcg_start(const cpu_csr *A, const double *b, const double *x, double *r, double *p,
+                   double *s, int64_t lo, int64_t hi);
+/* p = u + beta p; s = w + beta s; x += alpha p; r -= alpha s */
+void cpu_pcg_update(double alpha, double beta, const double *u, const double *w, double *p,
+                    double *s, double *x, double *r, int64_t lo, int64_t hi);
+/* out[0] = r'u, out[1] = r'r */
+void cpu_pcg_dots(const double *r, const double *u, int64_t lo, int64_t hi, double out[2]);
+
+/* The preconditioners' passes (cpu_pc.c), the twins of pc.cl's kernels:
+ * Chebyshev's first step, d = c0 D^-1 r; z = d; res = r */
+void cpu_cheb_first(double c0, const double *dinv, const double *r, double *d, double *z,
+                    double *res, int64_t lo, int64_t hi);
+/* a later step with its SpMV fused: q = A d_in (not stored); res -= q;
+ * d_out = c1 d_in + c2 D^-1 res; z += d_out (d_in, d_out two buffers: other
+ * rows' products read d_in) */
+void cpu_cheb_step(const cpu_csr *A, double c1, double c2, const double *dinv, const double *din,
+                   double *dout, double *res, double *z, int64_t lo, int64_t hi);
+/* One Jacobi sweep on a triangular system stored as N (strictly
+ * triangular) and dl = 1 / diag: yout = dl .* (b - N yin); yin NULL means
+ * yin = dl .* b (ic0_sweep) */
+void cpu_tri_sweep(const cpu_csr *N, const double *dl, const double *b, const double *yin,
+                   double *yout, int64_t lo, int64_t hi);
+/* The exact solve, serially: y = dl .* (b - N y) row by row, forward for a
+ * lower N, backward for an upper one (the order ic0_level's levels keep) */
+void cpu_tri_solve(const cpu_csr *N, const double *dl, const double *b, double *y, int lower);
+
 /* Rows cut into `parts` ranges of about equal work (entries + 2 per row:
  * the matrix's bytes and the vectors'): bound[0] = 0 .. bound[parts] = n. */
 void cpu_rows_split(const int32_t *rp, int64_t n, int parts, int64_t *bound);

@@ -75,6 +75,18 @@ void cpu_residual_start(const cpu_csr *A, const double *b, const double *x, doub
     out[1] = rr;
 }
 
+void cpu_pcg_start(const cpu_csr *A, const double *b, const double *x, double *r, double *p,
+                   double *s, int64_t lo, int64_t hi)
+{
+    const int32_t *restrict rp = A->rp, *restrict col = A->col;
+    const double *restrict val = A->val;
+    for (int64_t i = lo; i < hi; i++) {
+        r[i] = b[i] - cpu_row(col, val, x, rp[i], rp[i + 1]);
+        p[i] = 0;
+        s[i] = 0;
+    }
+}
+
 void cpu_rows_split(const int32_t *rp, int64_t n, int parts, int64_t *bound)
 {
     const double total = (double)rp[n] + 2.0 * (double)n;

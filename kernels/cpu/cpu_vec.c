@@ -1,7 +1,8 @@
 /*
  * cpu_vec.c: the vector passes of the native CPU CG (cpu_ops.h), the twins
  * of cgc_update, cgc_direction and cgf_update (cg_classic.cl,
- * cg_fused.cl), with the same operations in the same order per entry.
+ * cg_fused.cl) and of pcgf_update and pcgf_dots (pcg_fused.cl), with the
+ * same operations in the same order per entry.
  *
  * The dot products run four independent accumulators over entries i mod 4
  * (added (0+1)+(2+3) at the end): one accumulator would chain every add on
@@ -94,5 +95,37 @@ void cpu_cgf_update(double alpha, double beta, double *restrict p, const double 
         rr[0] += ri * ri;
     }
     out[0] = SUM4(rz);
+    out[1] = SUM4(rr);
+}
+
+void cpu_pcg_update(double alpha, double beta, const double *restrict u, const double *restrict w,
+                    double *restrict p, double *restrict s, double *restrict x, double *restrict r,
+                    int64_t lo, int64_t hi)
+{
+    for (int64_t i = lo; i < hi; i++) {
+        const double pi = u[i] + beta * p[i];
+        const double si = w[i] + beta * s[i];
+        p[i] = pi;
+        s[i] = si;
+        x[i] += alpha * pi;
+        r[i] -= alpha * si;
+    }
+}
+
+void cpu_pcg_dots(const double *restrict r, const double *restrict u, int64_t lo, int64_t hi,
+                  double out[2])
+{
+    double ru[4] = {0, 0, 0, 0}, rr[4] = {0, 0, 0, 0};
+    int64_t i = lo;
+    for (; i + 4 <= hi; i += 4)
+        for (int l = 0; l < 4; l++) {
+            ru[l] += r[i + l] * u[i + l];
+            rr[l] += r[i + l] * r[i + l];
+        }
+    for (; i < hi; i++) {
+        ru[0] += r[i] * u[i];
+        rr[0] += r[i] * r[i];
+    }
+    out[0] = SUM4(ru);
     out[1] = SUM4(rr);
 }

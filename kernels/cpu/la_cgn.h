@@ -17,7 +17,7 @@
  * full): one or two barriers inside one team call, the stopping test and
  * the scalars computed by every member from the same ordered sums, and the
  * record appended to a ring that next reads back. The dot products are
- * summed in fixed row blocks (LA_CGN_BLOCK), so the iterates do not depend
+ * summed in fixed row blocks (cpu_ws.h), so the iterates do not depend
  * on the thread count. Past a stop, enqueued
  * iterations do nothing, as on the device. solver/krylov/cg.c binds it as
  * ksp_device_ops and uses it where la_cgn_usable says it can.
@@ -25,29 +25,17 @@
 #ifndef CLS_KERNELS_CPU_LA_CGN_H
 #define CLS_KERNELS_CPU_LA_CGN_H
 
-#include "../../common/team.h"
 #include "../la.h"
 #include "cpu_ops.h"
-
-/* Rows per block of the dot products: each block's sums are taken in one
- * order by whichever thread owns it, and the blocks' sums are added in block
- * order, so a solve gives the same bits on any number of threads (the
- * daemon's concurrent jobs run on fewer threads than a lone one, and its
- * tests compare their answers with a serial run's bit for bit). */
-#define LA_CGN_BLOCK 4096
+#include "cpu_ws.h"
 
 typedef struct la_cgn {
-    la_ctx *la;
+    cpu_ws ws; /* the mapped buffers, the team, the rows' ranges (cpu_ws.h) */
     cpu_csr A;
     const double *b, *d; /* d NULL without Jacobi */
     double *x;
     double *r, *p, *q;
     la_vec vr, vp, vq; /* their buffers */
-    cls_team *team; /* la_cgn_team's: borrowed */
-    int nt;
-    int64_t *bound;    /* nt + 1 row bounds, whole blocks of LA_CGN_BLOCK */
-    int64_t nblk;      /* blocks of LA_CGN_BLOCK rows */
-    double (*part)[4]; /* per block: p'q, q'Wq, r'z, r'r */
     int recurrence;    /* la_cgf_recurrence */
     double stop2;
     /* the loop's state between iterations */
@@ -56,21 +44,13 @@ typedef struct la_cgn {
     double rz, rr, beta_prev;
     la_cgf_record ring[LA_CGF_SLOTS];
     int64_t enq, seen;
-    /* the mapped buffers (unmapped by release) */
-    cl_mem mem[9];
-    void *ptr[9];
-    int nmap;
 } la_cgn;
 
-/* CLS_OK when the native loop can run this solve: a CPU device, double
- * precision, A in CSR buffers with no row offset. Otherwise CLS_EINPUT and
- * the reason in err (why the OpenCL kernels run instead). */
+/* CLS_OK when the native loop can run this solve (cpu_ws_usable: a CPU
+ * device, double precision, A in CSR buffers with no row offset).
+ * Otherwise CLS_EINPUT and the reason in err (why the OpenCL kernels run
+ * instead). */
 int la_cgn_usable(const la_ctx *la, const la_csr *A, cls_error *err);
-/* The process's team for the native loops, started on first use with
- * cls_team_threads() members and kept (a warm daemon keeps it too);
- * NULL if it cannot be made. */
-cls_team *la_cgn_team(void);
-int la_cgn_threads(void); /* the team's size (0 before first use) */
 
 int la_cgn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
                   double stop2, la_cgf_recurrence recurrence, la_cgn *w, cls_error *err);

@@ -111,6 +111,16 @@ double amg_device_upload_seconds(const amg_device *d);
  * tested against, HPCG style): z = M^-1 r. */
 int amg_apply_ref(const amg_hierarchy *h, const double *r, double *z, cls_error *err);
 
+/* The same V-cycle on a team of threads (amg_native.c: the native CPU
+ * loops' preconditioner), with work vectors made once per hierarchy:
+ * z = M^-1 r, the reference's bits on any number of threads. */
+typedef struct amg_native_ws amg_native_ws;
+struct cls_team;
+int amg_native_ws_create(const amg_hierarchy *h, amg_native_ws **out, cls_error *err);
+void amg_native_ws_free(amg_native_ws *w);
+int amg_apply_native(const amg_hierarchy *h, amg_native_ws *w, struct cls_team *team,
+                     const double *r, double *z, cls_error *err);
+
 /* The reference preconditioned CG (krylov/pcg_ref.c) with M = one V-cycle,
  * or NULL with dinv for Jacobi, or neither (amg_pcg.c): the solve of the
  * AMG tests and bench/amg_bench.c. Stops on the recurrence's

@@ -148,7 +148,7 @@ static int cgn_create(void *p, double bb, cls_error *err)
     cgn_work *c = p;
     int rc = la_cgn_create(c->in.la, c->in.A, c->in.b, c->in.x, c->in.dinv,
                            c->in.tol * c->in.tol * bb, c->in.recurrence, &c->w, err);
-    c->threads = c->w.nt;
+    c->threads = c->w.ws.nt;
     return rc;
 }
 static int cgn_start(void *p, int64_t k, double *rr, double *rz, cls_error *err)
@@ -198,21 +198,6 @@ static const ksp_device_ops cgn_ops = {
     .can_lose = 0,
 };
 
-/* 1 when this solve runs the native loops (opt->backend, la_cgn_usable);
- * CLS_EINPUT through err when NATIVE was asked for and cannot run */
-static int cg_native(la_ctx *la, const la_csr *A, const cg_options *opt, int *rc, cls_error *err)
-{
-    *rc = CLS_OK;
-    if (opt->backend == LA_BACKEND_OPENCL)
-        return 0;
-    cls_error why = {0};
-    if (la_cgn_usable(la, A, &why) == CLS_OK)
-        return 1;
-    if (opt->backend == LA_BACKEND_NATIVE)
-        *rc = cls_fail(err, CLS_EINPUT, "backend native: %s", why.msg);
-    return 0;
-}
-
 int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
              const cg_options *opt, cg_result *res, cls_error *err)
 {
@@ -221,10 +206,11 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
         return cls_fail(err, CLS_EOTHER, "cg_solve: Jacobi asked for without a diagonal");
     if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI && !opt->apply)
         return cls_fail(err, CLS_EOTHER, "cg_solve: a preconditioner asked for without its apply");
-    if (opt->backend == LA_BACKEND_NATIVE && (opt->classic || opt->one_launch || opt->apply))
+    if (opt->backend == LA_BACKEND_NATIVE &&
+        (opt->classic || opt->one_launch || (opt->apply && !opt->apply_host)))
         return cls_fail(err, CLS_EINPUT,
-                        "backend native runs the cg and cg-single loops with no preconditioner "
-                        "or jacobi (not %s)",
+                        "backend native runs the cg and cg-single loops, and the preconditioners "
+                        "with a native apply (chebyshev, ic0, amg) on one part (not %s)",
                         opt->apply        ? "this preconditioner"
                         : opt->one_launch ? "cg-small"
                                           : "the textbook twin");
@@ -244,7 +230,7 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
     c.tol = opt->tol;
     c.recurrence = opt->single_reduction ? LA_CGF_FUSED : LA_CGF_CLASSIC;
     int rc;
-    if (cg_native(la, A, opt, &rc, err)) {
+    if (ksp_device_native(la, A, opt->backend, &rc, err)) {
         cgn_work n;
         memset(&n, 0, sizeof n);
         n.in = c;

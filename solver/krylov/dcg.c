@@ -57,6 +57,7 @@ static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, pc *p
         if (pc && pc->type != PRECOND_NONE && pc->type != PRECOND_JACOBI) {
             o.apply = pc_apply_one; /* the preconditioned loop, pcg.c */
             o.apply_ctx = pc;
+            o.apply_host = pc_has_host(pc) ? pc_apply_host : NULL; /* its native form */
         }
         rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, &o, res, err);
         if (rc == CLS_EOTHER) /* a device error, or a cancel: not kept warm */

@@ -60,6 +60,13 @@ typedef int (*cg_monitor_fn)(void *ctx, int64_t iteration, double rel_residual);
  * enqueued on la's queue without blocking where it can: the fused loop
  * calls it once per iteration while later iterations are queued. */
 typedef int (*cg_apply_fn)(void *ctx, const la_vec *r, la_vec *z, cls_error *err);
+/* The same M on host arrays, for the native CPU loops (kernels/cpu/,
+ * la_pcn.h): z = M^-1 r with the workspace's team and row ranges (ws) and
+ * the system's matrix as mapped (A: the kinds that apply A use it). */
+struct cpu_ws;
+struct cpu_csr;
+typedef int (*cg_apply_host_fn)(void *ctx, const struct cpu_ws *ws, const struct cpu_csr *A,
+                                const double *r, double *z, cls_error *err);
 
 typedef struct cg_options {
     double tol;
@@ -82,6 +89,7 @@ typedef struct cg_options {
     cg_apply_fn apply;    /* a general preconditioner (precond is then neither NONE
                            * nor JACOBI): the preconditioned loop of pcg.c */
     void *apply_ctx;
+    cg_apply_host_fn apply_host; /* the same M natively (NULL: it has none; pcg.c) */
     la_backend backend; /* one part on a CPU device: native loops or OpenCL kernels (la.h) */
     const double *tols; /* several right-hand sides together (dbcg_solve): column c's
                          * tolerance (an absolute one makes it differ); NULL: tol */

@@ -17,6 +17,7 @@
 
 #include "../../common/timer.h"
 #include "../../common/trace.h"
+#include "../../kernels/cpu/cpu_ws.h"
 #include "../../kernels/la_pcm.h"
 #include "ksp_stop.h"
 
@@ -169,4 +170,17 @@ done:
     if (rc == CLS_EOTHER && err && err->code == CLS_OK)
         cls_fail(err, CLS_EOTHER, "the Krylov solve failed");
     return rc;
+}
+
+int ksp_device_native(la_ctx *la, const la_csr *A, la_backend backend, int *rc, cls_error *err)
+{
+    *rc = CLS_OK;
+    if (backend == LA_BACKEND_OPENCL)
+        return 0;
+    cls_error why = {0};
+    if (cpu_ws_usable(la, A, &why) == CLS_OK)
+        return 1;
+    if (backend == LA_BACKEND_NATIVE)
+        *rc = cls_fail(err, CLS_EINPUT, "backend native: %s", why.msg);
+    return 0;
 }

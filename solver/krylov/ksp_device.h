@@ -49,6 +49,11 @@ typedef struct ksp_device_ops {
 
 /* Solves with x holding the initial guess; la for b'b and x = 0. w must
  * be zeroed by the caller (ops->release runs on it in every case). */
+/* 1 when a one-part solve on la with A runs the native CPU loops
+ * (kernels/cpu/: backend auto or native, and cpu_ws_usable); *rc is
+ * CLS_EINPUT through err when native was asked for and cannot run. */
+int ksp_device_native(la_ctx *la, const la_csr *A, la_backend backend, int *rc, cls_error *err);
+
 int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_ops *ops, void *w,
                      const cg_options *opt, cg_result *res, cls_error *err);
 

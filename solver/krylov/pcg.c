@@ -36,6 +36,7 @@
  */
 #include <string.h>
 
+#include "../../kernels/cpu/la_pcn.h"
 #include "../../kernels/la_pcm.h"
 #include "krylov.h"
 #include "ksp_device.h"
@@ -115,9 +116,108 @@ static const ksp_device_ops pcm_ops = {
     .can_lose = 1,
 };
 
+/*
+ * The native twin (kernels/cpu/la_pcn.h): on a CPU device, when the
+ * preconditioner has a native apply (opt->apply_host), the same recurrence
+ * and records as C loops on a team of threads, M applied natively on the
+ * workspace's r and u.
+ */
+typedef struct pcn_work {
+    la_pcn w;
+    la_ctx *la;
+    const la_csr *A;
+    const la_vec *b;
+    la_vec *x;
+    const cg_options *opt;
+    int threads; /* the team the workspace ran on (for the report) */
+} pcn_work;
+
+static int pcn_create(void *p, double bb, cls_error *err)
+{
+    pcn_work *c = p;
+    int rc = la_pcn_create(c->la, c->A, c->b, c->x, c->opt->tol * c->opt->tol * bb, &c->w, err);
+    c->threads = c->w.ws.nt;
+    return rc;
+}
+/* u = M^-1 r, natively */
+static int pcn_apply(pcn_work *c, cls_error *err)
+{
+    return c->opt->apply_host(c->opt->apply_ctx, &c->w.ws, &c->w.A, c->w.r, c->w.u, err);
+}
+static int pcn_start(void *p, int64_t k, double *rr, double *ru, cls_error *err)
+{
+    pcn_work *c = p;
+    int rc;
+    if ((rc = la_pcn_restart(&c->w, k, err)) || (rc = pcn_apply(c, err)) ||
+        (rc = la_pcn_dots(&c->w, err)))
+        return rc;
+    return la_pcn_last(&c->w, rr, ru, err);
+}
+static int pcn_enqueue(void *p, int64_t room, cls_error *err)
+{
+    (void)room;
+    pcn_work *c = p;
+    int rc = la_pcn_enqueue(&c->w, err);
+    if (rc || c->w.stopped) /* past a stop nothing moves: M is not applied */
+        return rc;
+    return (rc = pcn_apply(c, err)) ? rc : la_pcn_dots(&c->w, err);
+}
+static int pcn_next(void *p, la_cgf_record *rec, cls_error *err)
+{
+    return la_pcn_next(&((pcn_work *)p)->w, rec, err);
+}
+static int pcn_last(void *p, double *rr, double *ru, cls_error *err)
+{
+    return la_pcn_last(&((pcn_work *)p)->w, rr, ru, err);
+}
+static int pcn_drain(void *p, cls_error *err)
+{
+    (void)p; /* every iteration ended in its enqueue */
+    (void)err;
+    return CLS_OK;
+}
+static void pcn_release(void *p)
+{
+    la_pcn_release(&((pcn_work *)p)->w);
+}
+static void pcn_counts(void *p, int64_t *enq, int64_t *seen)
+{
+    const la_pcn *w = &((pcn_work *)p)->w;
+    *enq = w->enq;
+    *seen = w->seen;
+}
+
+static const ksp_device_ops pcn_ops = {
+    .create = pcn_create,
+    .start = pcn_start,
+    .enqueue = pcn_enqueue,
+    .next = pcn_next,
+    .last = pcn_last,
+    .drain = pcn_drain,
+    .release = pcn_release,
+    .counts = pcn_counts,
+    .with_pc = 1,
+    .can_lose = 1,
+};
+
 int pcg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const cg_options *opt,
               cg_result *res, cls_error *err)
 {
+    int rc = CLS_OK;
+    if (opt->apply_host && ksp_device_native(la, A, opt->backend, &rc, err)) {
+        pcn_work n;
+        memset(&n, 0, sizeof n);
+        n.la = la;
+        n.A = A;
+        n.b = b;
+        n.x = x;
+        n.opt = opt;
+        rc = ksp_device_solve(la, b, x, &pcn_ops, &n, opt, res, err);
+        res->cpu_threads = n.threads;
+        return rc;
+    }
+    if (rc)
+        return rc;
     pcm_work c;
     memset(&c, 0, sizeof c);
     c.la = la;

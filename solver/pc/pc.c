@@ -90,6 +90,10 @@ static int pc_diag(pc *pc, cls_error *err)
     }
     if (!rc)
         rc = dvec_upload(s, &pc->dinv, h, err);
+    if (!rc && s->nmine == 1) { /* one part: kept for the native apply (pc_apply_host) */
+        pc->dinv_host = h[0];
+        h[0] = NULL;
+    }
     for (int k = 0; h && k < s->nmine; k++)
         free(h[k]);
     free(h);
@@ -195,10 +199,29 @@ int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err)
     return pc->kind->apply_part(pc, 0, &vr, &vz, err);
 }
 
+int pc_has_host(const pc *pc)
+{
+    const dsys *s = pc->s;
+    return pc->kind && pc->kind->apply_host && s->nmine == 1 && s->L && s->L->nparts == 1 &&
+           !s->parts[0].perm && s->parts[0].halo.nghost == 0;
+}
+
+int pc_apply_host(void *ctx, const struct cpu_ws *ws, const struct cpu_csr *A, const double *r,
+                  double *z, cls_error *err)
+{
+    pc *pc = ctx;
+    if (!pc_has_host(pc))
+        return cls_fail(err, CLS_EOTHER, "pc_apply_host: %s has no native apply here",
+                        pc_name(pc->type));
+    return pc->kind->apply_host(pc, ws, A, r, z, err);
+}
+
 void pc_release(pc *pc)
 {
     if (!pc)
         return;
+    free(pc->dinv_host);
+    pc->dinv_host = NULL;
     if (pc->kind && pc->kind->release)
         pc->kind->release(pc);
     for (int k = 0; pc->part && k < pc->nmine; k++)

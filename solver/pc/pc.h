@@ -81,6 +81,7 @@ typedef struct pc {
     int nmine;
     pc_part *part;
     dvec dinv;   /* D^-1 when the kind asks for it (jacobi, chebyshev) */
+    double *dinv_host; /* one part: its host copy, in the part's (= device) order */
     void *state; /* the kind's whole-system state (pc_cheby.c), freed by its release */
 } pc;
 
@@ -96,6 +97,16 @@ void pc_apply(pc *pc, const dvec *r, dvec *z);
 /* The one-part form, for cg_options.apply (ctx = the pc): z = M^-1 r on
  * part 0's device, enqueued without blocking. */
 int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err);
+/* The native form (kernels/cpu/, for solver/krylov/pcg.c's native loop):
+ * pc_has_host says whether the kind has one and the system is one part
+ * in its own order (no ghosts, no renumbering); pc_apply_host (a
+ * cg_apply_host_fn, ctx = the pc) computes z = M^-1 r on host arrays with
+ * the workspace's team: the same M as pc_apply_one's kernels. */
+int pc_has_host(const pc *pc);
+struct cpu_ws;
+struct cpu_csr;
+int pc_apply_host(void *ctx, const struct cpu_ws *ws, const struct cpu_csr *A, const double *r,
+                  double *z, cls_error *err);
 void pc_release(pc *pc);
 
 /* The info as a JSON object (for --json and the job record). */

@@ -11,6 +11,8 @@
  * the coarse levels take device memory of their own.
  */
 #include "pc_kind.h"
+#include "../../kernels/cpu/cpu_ops.h"
+#include "../../kernels/cpu/cpu_ws.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ typedef struct amg_part {
     amg_setup *own;                /* without the cache: the part's own set-up */
     struct pc_cache_entry *centry; /* with it: the entry (held) */
     amg_device *d;                 /* the device V-cycle */
+    amg_native_ws *nw;             /* the native V-cycle's work, made at its first use */
 } amg_part;
 
 static void amg_setup_drop(void *p)
@@ -118,6 +121,20 @@ static int pc_amg_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_erro
     return amg_apply(ap->d, &pc->s->parts[k].la, r, z, err); /* one V-cycle */
 }
 
+/* one V-cycle on the native loops' team (amg_native.c) */
+static int pc_amg_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const double *r,
+                             double *z, cls_error *err)
+{
+    amg_part *ap = pc->part[0].state;
+    const amg_setup *a = ap->own ? ap->own : pc_cache_data(ap->centry);
+    if (a->A.nrows != A->n)
+        return cls_fail(err, CLS_EOTHER, "amg: the hierarchy is not the system's");
+    int rc;
+    if (!ap->nw && (rc = amg_native_ws_create(a->h, &ap->nw, err)))
+        return rc;
+    return amg_apply_native(a->h, ap->nw, ws->team, r, z, err);
+}
+
 static void pc_amg_release(pc *pc)
 {
     for (int k = 0; pc->part && k < pc->nmine; k++) {
@@ -126,6 +143,7 @@ static void pc_amg_release(pc *pc)
             continue;
         if (ap->d)
             amg_device_release(ap->d);
+        amg_native_ws_free(ap->nw);
         pc_cache_release(ap->centry);
         if (ap->own)
             amg_setup_drop(ap->own);
@@ -147,6 +165,7 @@ const pc_kind pc_amg_kind = {
     .reports_setup = 1,
     .setup = pc_amg_setup,
     .apply_part = pc_amg_apply_part,
+    .apply_host = pc_amg_apply_host,
     .release = pc_amg_release,
     .info_json = pc_amg_info_json,
 };

@@ -36,8 +36,15 @@
  * Only SpMVs and vector updates: m - 1 SpMVs per application, each with
  * the engine's halo exchange, so the polynomial is global (not block
  * Jacobi) and adds no reduction to the iteration.
+ *
+ * Natively on a CPU device (one part; kernels/cpu/cpu_pc.c): one team call
+ * per application, a step per pass with the SpMV fused into it and a
+ * barrier between steps; d alternates between two host vectors, since a
+ * step reads d_{k-1} at other rows' columns while it writes d_k.
  */
 #include "pc_kind.h"
+#include "../../kernels/cpu/cpu_ops.h"
+#include "../../kernels/cpu/cpu_ws.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -53,6 +60,8 @@ typedef struct cheby_state {
     double c0;         /* d_0 = c0 D^-1 r */
     double c1[32];     /* step k: d = c1[k] d + c2[k] D^-1 res */
     double c2[32];
+    double *hd[2], *hres; /* the native apply's d (two) and res, n each, made at its first use */
+    int64_t hn;
 } cheby_state;
 
 /* the bounds kept in the cache (by the whole matrix's hash) */
@@ -378,11 +387,61 @@ static int pc_cheby_apply_one(pc *pc, const la_vec *r, la_vec *z, cls_error *err
     return rc;
 }
 
+typedef struct cheb_call {
+    pc *pc;
+    const cpu_ws *ws;
+    const cpu_csr *A;
+    const double *r;
+    double *z;
+} cheb_call;
+
+static void cheb_member(void *ctx, int id, int nt)
+{
+    (void)nt;
+    const cheb_call *c = ctx;
+    const cheby_state *st = c->pc->state;
+    const double *dinv = c->pc->dinv_host;
+    const int64_t lo = c->ws->bound[id], hi = c->ws->bound[id + 1];
+    cpu_cheb_first(st->c0, dinv, c->r, st->hd[0], c->z, st->hres, lo, hi);
+    for (int j = 1; j < c->pc->opt.degree; j++) {
+        cls_team_barrier(c->ws->team); /* d_{j-1} complete in every row */
+        cpu_cheb_step(c->A, st->c1[j], st->c2[j], dinv, st->hd[(j - 1) & 1], st->hd[j & 1],
+                      st->hres, c->z, lo, hi);
+    }
+}
+
+static int pc_cheby_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const double *r,
+                               double *z, cls_error *err)
+{
+    cheby_state *st = pc->state;
+    if (!pc->dinv_host)
+        return cls_fail(err, CLS_EOTHER, "chebyshev: no host diagonal for the native apply");
+    if (st->hn != A->n) {
+        for (int i = 0; i < 2; i++) {
+            free(st->hd[i]);
+            st->hd[i] = malloc((size_t)(A->n ? A->n : 1) * sizeof(double));
+        }
+        free(st->hres);
+        st->hres = malloc((size_t)(A->n ? A->n : 1) * sizeof(double));
+        st->hn = A->n;
+        if (!st->hd[0] || !st->hd[1] || !st->hres) {
+            st->hn = -1;
+            return cls_fail(err, CLS_EOTHER, "out of memory for the native Chebyshev vectors");
+        }
+    }
+    cheb_call c = {pc, ws, A, r, z};
+    cls_team_run(ws->team, cheb_member, &c);
+    return CLS_OK;
+}
+
 static void pc_cheby_release(pc *pc)
 {
     cheby_state *st = pc->state;
     if (!st)
         return;
+    free(st->hd[0]);
+    free(st->hd[1]);
+    free(st->hres);
     dvec_release(&st->cres);
     dvec_release(&st->cd);
     dvec_release(&st->cq);
@@ -408,6 +467,7 @@ const pc_kind pc_cheby_kind = {
     .setup = pc_cheby_setup,
     .apply = pc_cheby_apply,
     .apply_one = pc_cheby_apply_one,
+    .apply_host = pc_cheby_apply_host,
     .release = pc_cheby_release,
     .info_json = pc_cheby_info_json,
 };

@@ -41,6 +41,8 @@
  * 43/38/36 (exact 37). sweeps = 0 selects the exact level-scheduled solve.
  */
 #include "pc_kind.h"
+#include "../../kernels/cpu/cpu_ops.h"
+#include "../../kernels/cpu/cpu_ws.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -384,6 +386,7 @@ typedef struct ic0_part {
     int have_tri;
     struct pc_cache_entry *centry; /* the cache entry the factor came from (held) */
     pc_ic0_factor *own;            /* without the cache: the part's own factor */
+    double *h0, *h1;               /* the native apply's work (n each), made at its first use */
 } ic0_part;
 
 static void ic0_factor_drop(void *f)
@@ -504,6 +507,68 @@ static int pc_ic0_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_erro
     return la_tri_sweeps(kk, &ip->U, pc->opt.sweeps, &ip->t1, &ip->t0, z, err);
 }
 
+/* ------------------------------------------------------------- natively */
+
+typedef struct ic0_call {
+    const cpu_ws *ws;
+    const cpu_csr *L, *U;
+    const double *dl, *r;
+    double *t0, *t1, *z;
+    int sweeps;
+} ic0_call;
+
+/* la_tri_sweeps' order: sweep j of k writes y when k - j is even, else t0 */
+static void ic0_sweeps(const ic0_call *c, const cpu_csr *N, const double *b, double *t0, double *y,
+                       int64_t lo, int64_t hi)
+{
+    const double *in = NULL;
+    for (int j = 1; j <= c->sweeps; j++) {
+        double *out = (c->sweeps - j) % 2 == 0 ? y : t0;
+        cpu_tri_sweep(N, c->dl, b, in, out, lo, hi);
+        cls_team_barrier(c->ws->team); /* every row of the sweep before the next reads it */
+        in = out;
+    }
+}
+
+static void ic0_member(void *ctx, int id, int nt)
+{
+    (void)nt;
+    const ic0_call *c = ctx;
+    const int64_t lo = c->ws->bound[id], hi = c->ws->bound[id + 1];
+    ic0_sweeps(c, c->L, c->r, c->t0, c->t1, lo, hi); /* t1 ~ L^-1 r */
+    ic0_sweeps(c, c->U, c->t1, c->t0, c->z, lo, hi); /* z ~ U^-1 t1 */
+}
+
+/* z = U^-1 L^-1 r as the kernels compute it: exactly (sweeps 0), row by row
+ * on the calling thread, or by Jacobi sweeps on the team (pc_apply_part) */
+static int pc_ic0_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const double *r,
+                             double *z, cls_error *err)
+{
+    ic0_part *ip = pc->part[0].state;
+    const pc_ic0_factor *f = ip->own ? ip->own : pc_cache_data(ip->centry);
+    if (f->n != A->n)
+        return cls_fail(err, CLS_EOTHER, "ic0: the factor is not the system's");
+    if (!ip->h0) {
+        ip->h0 = malloc((size_t)(f->n ? f->n : 1) * sizeof(double));
+        ip->h1 = malloc((size_t)(f->n ? f->n : 1) * sizeof(double));
+        if (!ip->h0 || !ip->h1) {
+            free(ip->h0);
+            free(ip->h1);
+            ip->h0 = ip->h1 = NULL;
+            return cls_fail(err, CLS_EOTHER, "out of memory for the native IC(0) vectors");
+        }
+    }
+    const cpu_csr L = {f->lrow, f->lcol, f->lval, f->n}, U = {f->urow, f->ucol, f->uval, f->n};
+    if (pc->opt.sweeps == 0) {
+        cpu_tri_solve(&L, f->dl, r, ip->h1, 1);
+        cpu_tri_solve(&U, f->dl, ip->h1, z, 0);
+        return CLS_OK;
+    }
+    ic0_call c = {ws, &L, &U, f->dl, r, ip->h0, ip->h1, z, pc->opt.sweeps};
+    cls_team_run(ws->team, ic0_member, &c);
+    return CLS_OK;
+}
+
 static void pc_ic0_release(pc *pc)
 {
     for (int k = 0; pc->part && k < pc->nmine; k++) {
@@ -516,6 +581,8 @@ static void pc_ic0_release(pc *pc)
         }
         la_vec_release(&ip->t0);
         la_vec_release(&ip->t1);
+        free(ip->h0);
+        free(ip->h1);
         pc_cache_release(ip->centry);
         if (ip->own)
             ic0_factor_drop(ip->own);
@@ -540,6 +607,7 @@ const pc_kind pc_ic0_kind = {
     .reports_setup = 1,
     .setup = pc_ic0_setup,
     .apply_part = pc_ic0_apply_part,
+    .apply_host = pc_ic0_apply_host,
     .release = pc_ic0_release,
     .info_json = pc_ic0_info_json,
 };

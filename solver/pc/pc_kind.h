@@ -37,6 +37,11 @@ typedef struct pc_kind {
     void (*apply)(pc *pc, const dvec *r, dvec *z);
     /* the one-part form of a global M (NULL: apply_part on part 0) */
     int (*apply_one)(pc *pc, const la_vec *r, la_vec *z, cls_error *err);
+    /* z = M^-1 r natively on part 0's host arrays (pc_apply_host; NULL:
+     * none, the OpenCL kernels run it); ws: the native loop's team and
+     * ranges over A's rows, A: the system as mapped */
+    int (*apply_host)(pc *pc, const struct cpu_ws *ws, const struct cpu_csr *A, const double *r,
+                      double *z, cls_error *err);
     /* frees pc->state and every pc->part[k].state (may be NULL) */
     void (*release)(pc *pc);
     /* the kind's own keys of the report (may be NULL) */

@@ -573,14 +573,14 @@ def _(t):
     return out
 
 
-# backend native on what it cannot run: float precision, a general
-# preconditioner (the device is PoCL's CPU in CI: the device is never the reason)
+# backend native on what it cannot run: float precision, pipelined CG (the
+# device is PoCL's CPU in CI: the device is never the reason)
 @case("SOLVE-BACKEND-NATIVE")
 def _(t):
     m = T.mm(SYM, "2 2 3", "1 1 4", "2 1 1", "2 2 3")
     out = solve_case(t, m, args=["--backend", "native", "--precision", "float"],
                      query="?backend=native&precision=float")
-    out["cli"] = [out["cli"], t.cli("solve", t.file("A2.mtx", m), "--backend", "native", "--precond", "ic0")]
+    out["cli"] = [out["cli"], t.cli("solve", t.file("A2.mtx", m), "--backend", "native", "--method", "pipecg")]
     return out
 
 

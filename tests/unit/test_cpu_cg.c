@@ -165,7 +165,7 @@ static void test_system(la_ctx *la, sys *s, int want_threads)
                 OK(la_cgn_create(la, &s->dA, &hb, &hx, NULL, 0.0, LA_CGF_CLASSIC, &hold, &err));
                 cg_result r3;
                 run(la, s, LA_BACKEND_NATIVE, single, jac, tol, 20 * n, NULL, &r3, x2);
-                CHECK_MSG(hold.nt == want_threads && r3.cpu_threads == 1 &&
+                CHECK_MSG(hold.ws.nt == want_threads && r3.cpu_threads == 1 &&
                               r3.iterations == rn.iterations && memcmp(x2, xn, n * sizeof *xn) == 0,
                           "%s: on one thread beside a held team (%d threads, %lld it): x differs "
                           "from the team's by %.3e",

@@ -16,7 +16,10 @@
  *      interval and factors the set-up chose, outputs poisoned with NaN
  *      first; the one-part form (pc_apply_one) against the same; and
  *      y'M^-1 x = x'M^-1 y, x'M^-1 x > 0 on random vectors (so PCG's theory
- *      holds). Skips (77) without an OpenCL device.
+ *      holds); on one part, the native form (pc_apply_host: chebyshev,
+ *      ic0, amg on the CPU loops of kernels/cpu/) against the same
+ *      reference, on one thread and on three with the same bits. Skips
+ *      (77) without an OpenCL device.
  */
 #include <math.h>
 #include <mpi.h>
@@ -26,6 +29,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "common/team.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/cpu_ws.h"
 #include "kernels/ocl.h"
 #include "solver/dist/dvec.h"
 #include "solver/dist/halo.h"
@@ -371,6 +377,31 @@ static void ref_apply(sys *S, const csr_matrix *A, pc *pc, const double *r, doub
     }
 }
 
+/* z = M^-1 r by the native form (pc_apply_host) on a team of `threads`
+ * (uneven ranges), the system's matrix as the native loops see it (int32
+ * CSR); r and z in the one part's order (the natural one: pc_has_host) */
+static void host_apply(pc *pc, const csr_matrix *A, int threads, const double *r, double *z)
+{
+    const int64_t n = A->nrows;
+    int32_t *rp = malloc((size_t)(n + 1) * sizeof *rp);
+    for (int64_t i = 0; i <= n; i++)
+        rp[i] = (int32_t)A->rowptr[i];
+    const cpu_csr C = {rp, A->col, A->val, n};
+    cpu_ws ws;
+    memset(&ws, 0, sizeof ws);
+    ws.team = cls_team_create(threads);
+    ws.nt = cls_team_size(ws.team);
+    ws.n = n;
+    ws.bound = malloc((size_t)(ws.nt + 1) * sizeof *ws.bound);
+    cpu_rows_split(rp, n, ws.nt, ws.bound);
+    for (int64_t i = 0; i < n; i++)
+        z[i] = NAN; /* poisoned: a row not written stays NaN */
+    OK(pc_apply_host(pc, &ws, &C, r, z, &err));
+    cls_team_destroy(ws.team);
+    free(ws.bound);
+    free(rp);
+}
+
 static double dot(const double *a, const double *b, int64_t n)
 {
     double s = 0.0;
@@ -378,6 +409,8 @@ static double dot(const double *a, const double *b, int64_t n)
         s += a[i] * b[i];
     return s;
 }
+
+static int native_checked[PRECOND_AUTO + 1]; /* native applies compared, by kind */
 
 static void check_pc(sys *S, const csr_matrix *A, pc_options *o, const char *what)
 {
@@ -408,6 +441,29 @@ static void check_pc(sys *S, const csr_matrix *A, pc_options *o, const char *wha
         const double tol = pc.type == PRECOND_AMG ? 1e-9 : 1e-11;
         CHECK_MSG(worst <= tol * scale, "%s (%d parts%s): z off the reference by %.3g (of %.3g)",
                   what, S->nmine, one ? ", one-part form" : "", worst, scale);
+    }
+    /* the native form (kernels/cpu/, one part): the reference's M, the same
+     * bits on one thread and on three */
+    if (pc_has_host(&pc)) {
+        double *h1 = malloc((size_t)n * 8), *h3 = malloc((size_t)n * 8);
+        host_apply(&pc, A, 1, r, h1);
+        host_apply(&pc, A, 3, r, h3);
+        double worst = 0.0, scale = 0.0;
+        int same = 1;
+        for (int64_t i = 0; i < n; i++) {
+            scale = fmax(scale, fabs(zr[i]));
+            worst = fmax(worst, isfinite(h3[i]) ? fabs(h3[i] - zr[i]) : INFINITY);
+            same &= memcmp(&h1[i], &h3[i], sizeof h1[i]) == 0;
+        }
+        const double tol = pc.type == PRECOND_AMG ? 1e-9 : 1e-11;
+        CHECK_MSG(worst <= tol * scale, "%s: the native apply off the reference by %.3g (of %.3g)",
+                  what, worst, scale);
+        CHECK_MSG(same, "%s: the native apply differs between 1 and 3 threads", what);
+        native_checked[pc.type]++;
+        free(h1), free(h3);
+    } else {
+        CHECK_MSG(S->nmine > 1 || pc.type == PRECOND_JACOBI,
+                  "%s: one part without a native apply", what);
     }
     /* y'M^-1 r = r'M^-1 y, r'M^-1 r > 0 */
     dev_apply(S, &pc, y, zy, 0);
@@ -473,6 +529,12 @@ int main(int argc, char **argv)
         CHECK_SKIP("no OpenCL device: %s", e.msg);
     }
     test_device();
+    /* the native form was compared for every kind that has one */
+    CHECK_MSG(native_checked[PRECOND_CHEBYSHEV] > 0 && native_checked[PRECOND_IC0] > 0 &&
+                  native_checked[PRECOND_AMG] > 0,
+              "native applies compared: chebyshev %d, ic0 %d, amg %d",
+              native_checked[PRECOND_CHEBYSHEV], native_checked[PRECOND_IC0],
+              native_checked[PRECOND_AMG]);
     dsys_warm_release_all();
     pc_cache_clear();
     int rc = check_done("test_pc");

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The preconditioners on the native CPU loops (issue 29: kernels/cpu/la_pcn.c,
+# the kinds' native applies in solver/pc/), on PoCL's CPU device, one part:
+# for chebyshev, ic0 (exact and by 3 sweeps) and amg, on 1138_bus and a
+# generated poisson3d, `--backend native` and `--backend opencl` (the
+# kernels' path, tested against host references in test_pc.c) are run side
+# by side: both converge, their iteration counts agree within one, the
+# native run reports backend native and its threads, and the x it wrote has
+# a true residual under tol by an independent reader (mmref.py). With
+# CLSOLVE_CPU_THREADS=3 (uneven ranges) the native run gives the same
+# iterations as on one thread. `--backend auto` runs the native loops.
+. "$(dirname "$0")/lib.sh"
+need_data matrices
+t=$TEST_TMP
+M=$CLSOLVE_DATA/matrices
+"$CLSOLVE" gen poisson3d 20 -o "$t/p20.mtx" >/dev/null || { bad "gen"; finish; }
+tol=1e-9
+run() { # run NAME FILE BACKEND ARGS...: the --json of the solve into $t/NAME.json
+    local name=$1 f=$2 be=$3
+    shift 3
+    "$CLSOLVE" solve "$f" --device cpu --backend "$be" --tol $tol --json -o "$t/$name.x.mtx" "$@" \
+        >"$t/$name.json" 2>"$t/$name.err" || bad "$name: exit $? $(cat "$t/$name.err")"
+}
+for f in "$M/1138_bus.mtx" "$t/p20.mtx"; do
+    m=$(basename "$f" .mtx)
+    for pc in "chebyshev" "ic0 --precond-sweeps 0" "ic0" "amg"; do
+        set -- $pc
+        name="$m-${pc// /_}"
+        run "$name-n" "$f" native --precond $pc
+        run "$name-o" "$f" opencl --precond $pc
+        CLSOLVE_CPU_THREADS=3 run "$name-3" "$f" native --precond $pc
+        kn=$(json_get "$t/$name-n.json" "j['iterations']")
+        ko=$(json_get "$t/$name-o.json" "j['iterations']")
+        k3=$(json_get "$t/$name-3.json" "j['iterations']")
+        be=$(json_get "$t/$name-n.json" "j['backend'] + ' ' + str(j.get('cpu_threads', 0) > 0)")
+        [ "$be" = "native True" ] && ok || bad "$name: backend $be"
+        [ "$(json_get "$t/$name-n.json" "j['converged']")" = True ] && ok || bad "$name: native did not converge"
+        $PY -c "import sys; a,b=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs(a-b) <= 1 else 1)" "$kn" "$ko" &&
+            ok || bad "$name: $kn iterations native, $ko with the kernels"
+        [ "$kn" = "$k3" ] && ok || bad "$name: $kn iterations on the default threads, $k3 on 3"
+        res=$($PY "$here/mmref.py" residual "$f" "$t/$name-n.x.mtx" 2>&1)
+        lt "$res" $tol && ok || bad "$name: the true residual of native x is $res"
+        echo "$name: native $kn, kernels $ko iterations; native solve $(json_get "$t/$name-n.json" "'%.3f' % j['times']['solve_s']") s, kernels $(json_get "$t/$name-o.json" "'%.3f' % j['times']['solve_s']") s"
+    done
+done
+# auto runs the native loops for a general preconditioner too
+run auto "$t/p20.mtx" auto --precond amg
+[ "$(json_get "$t/auto.json" "j['backend']")" = native ] && ok || bad "auto: $(json_get "$t/auto.json" "j['backend']")"
+finish
