@@ -62,8 +62,8 @@ static const char *batch_dev_spec;
 static void batch_dev_find(void)
 {
     cls_error e;
-    batch_dev.ok = dsys_pick_devices(MPI_COMM_SELF, batch_dev_spec, 1, 1, &batch_dev.dev, &e) ==
-                   CLS_OK;
+    batch_dev.ok =
+        dsys_pick_devices(MPI_COMM_SELF, batch_dev_spec, 1, 1, &batch_dev.dev, &e) == CLS_OK;
 }
 
 int sched_batch_enabled(const scheduler_config *cfg)
@@ -118,10 +118,10 @@ int sched_batch_fits(const scheduler_config *cfg, const job_claim *c)
 typedef struct batch_item {
     job_claim *c;
     sched_cg_run r;
-    int begun;        /* sched_cg_begin worked: sched_cg_finish ends it */
-    dbatch_input in;  /* read and checked */
+    int begun;       /* sched_cg_begin worked: sched_cg_finish ends it */
+    dbatch_input in; /* read and checked */
     int have_in;
-    int rc;           /* before the launch: the reading's class */
+    int rc; /* before the launch: the reading's class */
     cls_error err;
     double read_s;
     double *x;
@@ -191,9 +191,8 @@ void sched_batch_run(const scheduler_config *cfg, job_claim *c, int n, uint64_t 
             continue; /* failed already */
         t->begun = 1;
         job_store_set_phase(s, t->c->id, "parsing");
-        mm_read_options ro = {.progress = sched_read_progress,
-                              .progress_ctx = &t->r.mc,
-                              .max_memory = read_budget};
+        mm_read_options ro = {
+            .progress = sched_read_progress, .progress_ctx = &t->r.mc, .max_memory = read_budget};
         const double t0 = cls_now();
         t->rc = dbatch_read(t->r.m.a_path, t->r.m.b_path[0] ? t->r.m.b_path : NULL, &ro, &t->in,
                             &t->err);

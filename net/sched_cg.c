@@ -85,8 +85,8 @@ static json_t *sched_files_json(const sched_files *f)
                      crc);
 }
 
-static int write_solution(const char *dir, const double *x, int64_t rows, int k,
-                          sched_files *files, cls_error *err)
+static int write_solution(const char *dir, const double *x, int64_t rows, int k, sched_files *files,
+                          cls_error *err)
 {
     char path[PATH_MAX];
     const int64_t n = rows * (k > 1 ? k : 1);
@@ -330,10 +330,11 @@ void sched_cg_finish(const scheduler_config *cfg, const job_claim *c, sched_cg_r
     double write_s = cls_now() - t_solved, total = cls_now() - t0;
     if (!error && st == JOB_CANCELLED)
         error = sched_error_json("cancelled", CLS_EOTHER,
-                           strstr(err.msg, "reading stopped") ? "cancelled while reading the matrix"
-                           : err.msg[0]                       ? err.msg
-                                                              : "cancelled",
-                           0);
+                                 strstr(err.msg, "reading stopped")
+                                     ? "cancelled while reading the matrix"
+                                 : err.msg[0] ? err.msg
+                                              : "cancelled",
+                                 0);
     else if (!error && rc != CLS_OK)
         error = sched_error_json(sched_error_code(rc), rc, err.msg, err.line);
 

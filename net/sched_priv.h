@@ -49,10 +49,10 @@ typedef struct sched_monitor_ctx {
 
 /* A cg job between its beginning and its end. */
 typedef struct sched_cg_run {
-    job_proto_msg m;    /* the files (a_path, b_path, x0_path) and parameters */
-    dsolve_options o;   /* the solver's options, the monitor and reader callbacks set */
+    job_proto_msg m;  /* the files (a_path, b_path, x0_path) and parameters */
+    dsolve_options o; /* the solver's options, the monitor and reader callbacks set */
     sched_monitor_ctx mc;
-    double t0;          /* when it began */
+    double t0; /* when it began */
 } sched_cg_run;
 
 /* The reader's callback (mm_read_options; ctx a sched_monitor_ctx):

@@ -26,8 +26,8 @@ void dbatch_input_free(dbatch_input *in)
     in->b = NULL;
 }
 
-int dbatch_read(const char *a_path, const char *b_path, const mm_read_options *ro,
-                dbatch_input *in, cls_error *err)
+int dbatch_read(const char *a_path, const char *b_path, const mm_read_options *ro, dbatch_input *in,
+                cls_error *err)
 {
     memset(in, 0, sizeof *in);
     csr_init(&in->A);

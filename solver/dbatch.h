@@ -30,18 +30,18 @@ typedef struct dbatch_input {
  * then solve_check_input's checks. A b_path with more than one column is
  * CLS_EINPUT (a batch system has one right-hand side). On failure in is
  * left empty and err names the file (and line). */
-int dbatch_read(const char *a_path, const char *b_path, const mm_read_options *ro,
-                dbatch_input *in, cls_error *err);
+int dbatch_read(const char *a_path, const char *b_path, const mm_read_options *ro, dbatch_input *in,
+                cls_error *err);
 void dbatch_input_free(dbatch_input *in);
 
 /* What dbatch_solve ran on and how long it took. */
 typedef struct dbatch_info {
     ocl_device device;
     la_config config; /* la's configuration there */
-    int warm;        /* the device state came from the warm set */
-    double init_s;   /* the device state, taken or built */
-    double solve_s;  /* cg_batch_solve, wall */
-    double device_s; /* of which its launches and reads */
+    int warm;         /* the device state came from the warm set */
+    double init_s;    /* the device state, taken or built */
+    double solve_s;   /* cg_batch_solve, wall */
+    double device_s;  /* of which its launches and reads */
 } dbatch_info;
 
 /* Solves sys[0..k) together (cg_batch_solve's contract: each system ends

@@ -17,8 +17,8 @@
 #include <math.h>
 #include <string.h>
 
-int la_pcn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, double stop2,
-                  la_pcn *w, cls_error *err)
+int la_pcn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, double stop2, la_pcn *w,
+                  cls_error *err)
 {
     memset(w, 0, sizeof *w);
     int rc = cpu_ws_usable(la, A, err);
@@ -34,7 +34,8 @@ int la_pcn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, doubl
     w->A.n = n;
     void *rp, *col = NULL, *val = NULL, *pb, *px;
     const size_t vb = (size_t)n * sizeof(double);
-    if ((rc = cpu_ws_map(ws, A->rowptr, (size_t)(n + 1) * sizeof(int32_t), CL_MAP_READ, &rp, err)) ||
+    if ((rc =
+             cpu_ws_map(ws, A->rowptr, (size_t)(n + 1) * sizeof(int32_t), CL_MAP_READ, &rp, err)) ||
         (rc = cpu_ws_map(ws, A->col, (size_t)A->nnz * sizeof(int32_t), CL_MAP_READ, &col, err)) ||
         (rc = cpu_ws_map(ws, A->val, (size_t)A->nnz * sizeof(double), CL_MAP_READ, &val, err)) ||
         (rc = cpu_ws_map(ws, b->buf, vb, CL_MAP_READ, &pb, err)) ||
@@ -85,8 +86,8 @@ static int pcn_scalars(const la_pcn *w, double delta, double *alpha, double *bet
         return LA_PCM_NANORINF;
     if (!(gamma > 0)) /* r'M^-1 r <= 0 */
         return LA_PCM_PC_INDEFINITE;
-    *beta = w->g0 > 0 ? gamma / w->g0 : 0;                           /* gamma / gamma_old */
-    *pap = w->g0 > 0 ? delta - *beta * gamma / w->a0 : delta;        /* p'Ap */
+    *beta = w->g0 > 0 ? gamma / w->g0 : 0;                    /* gamma / gamma_old */
+    *pap = w->g0 > 0 ? delta - *beta * gamma / w->a0 : delta; /* p'Ap */
     if (!(*pap > 0))
         return LA_PCM_INDEFINITE;
     *alpha = gamma / *pap; /* alpha = gamma / p'Ap */

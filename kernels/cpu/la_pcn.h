@@ -34,15 +34,15 @@ typedef struct la_pcn {
     double stop2;
     int64_t k;
     int stopped;
-    double gamma, rr;  /* r'u, r'r of the current r, u (la_pcn_dots) */
-    double g0, a0;     /* gamma_{k-1}, alpha_{k-1} (0: a start) */
+    double gamma, rr; /* r'u, r'r of the current r, u (la_pcn_dots) */
+    double g0, a0;    /* gamma_{k-1}, alpha_{k-1} (0: a start) */
     la_cgf_record ring[LA_CGF_SLOTS];
     int64_t enq, seen;
 } la_pcn;
 
 /* la_cgn_usable's conditions (cpu_ws_usable). */
-int la_pcn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, double stop2,
-                  la_pcn *w, cls_error *err);
+int la_pcn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, double stop2, la_pcn *w,
+                  cls_error *err);
 int la_pcn_restart(la_pcn *w, int64_t k, cls_error *err);
 int la_pcn_dots(la_pcn *w, cls_error *err);
 int la_pcn_enqueue(la_pcn *w, cls_error *err);
