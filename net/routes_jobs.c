@@ -667,6 +667,19 @@ static void physics_admit(routes_post *p)
         routes_fail(p, 413, "job-too-large", &err);
 }
 
+/* The upload's refusal once its body is read: every upload directory
+ * discarded, the problem answered. Frees p. */
+static enum MHD_Result post_refuse(struct MHD_Connection *c, routes_post *p)
+{
+    metrics_upload_rejected();
+    post_discard(p);
+    enum MHD_Result q =
+        http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
+                           p->err_status == 400 || p->err_status == 413 ? p->err.line : 0);
+    post_free(p);
+    return q;
+}
+
 /* POST /v1/batches, the body complete and checked as one job's would be:
  * every system needs its matrix; room for all in the queue or none
  * (503); then each accepted in part order. 202 with the jobs. */
@@ -685,15 +698,8 @@ static enum MHD_Result batch_end(struct MHD_Connection *c, routes_post *p)
     if (!p->err_status)
         batch_push(p, &err); /* the last system */
     const int n = p->nsys;
-    if (p->err_status) {
-        metrics_upload_rejected();
-        post_discard(p);
-        enum MHD_Result q =
-            http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
-                               p->err_status == 400 || p->err_status == 413 ? p->err.line : 0);
-        post_free(p);
-        return q;
-    }
+    if (p->err_status)
+        return post_refuse(c, p);
     const char **ids = malloc((size_t)n * sizeof *ids);
     job_inputs *in = malloc((size_t)n * sizeof *in);
     uint64_t *bytes = malloc((size_t)n * sizeof *bytes);
@@ -799,15 +805,8 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p)
         physics_admit(p);
     if (!p->err_status && p->batch)
         return batch_end(c, p);
-    if (p->err_status) {
-        metrics_upload_rejected();
-        post_discard(p);
-        enum MHD_Result q =
-            http_reply_problem(c, p->err_status, p->err_slug, p->err.msg,
-                               p->err_status == 400 || p->err_status == 413 ? p->err.line : 0);
-        post_free(p);
-        return q;
-    }
+    if (p->err_status)
+        return post_refuse(c, p);
     char *json = NULL;
     p->in.receive_s = cls_now() - p->t0;
     int rc = job_store_accept(cfg->store, p->id, &p->params, &p->in, p->bytes, &json, &err);

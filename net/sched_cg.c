@@ -47,18 +47,6 @@ static int sched_monitor(void *ctx, int64_t it, double res)
     return c->cancelled || c->drained;
 }
 
-/* The reader's callback (mm_read_options): DELETE and the drain stop a
- * long read, as they stop iterations. */
-int sched_read_progress(void *ctx, int64_t bytes)
-{
-    sched_monitor_ctx *c = ctx;
-    (void)bytes;
-    if (job_store_cancel_requested(c->store, c->id))
-        c->cancelled = 1;
-    else if (sched_drain_over(c->cfg))
-        c->drained = 1;
-    return c->cancelled || c->drained;
-}
 
 /* Writes x as solution.mtx and solution.bin (little-endian float64); k
  * right-hand sides: an n x k array, the columns one after the other. */

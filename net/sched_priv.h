@@ -3,7 +3,8 @@
  * takes jobs from the store and places them (lanes, the exclusive lane,
  * admission, physics); sched_cg.c runs one cg job from its files to its
  * record; sched_batch.c runs many small queued cg jobs in one launch with
- * sched_cg.c's beginning and end around it.
+ * sched_cg.c's beginning and end around it; sched_physics.c runs a physics
+ * job; sched_common.c holds what all of them use (and uses none of them).
  */
 #ifndef CLS_NET_SCHED_PRIV_H
 #define CLS_NET_SCHED_PRIV_H
@@ -17,10 +18,12 @@
 #include "job_proto.h"
 #include "scheduler.h"
 
-/* --- scheduler.c: shared by every kind of job --- */
+/* --- sched_common.c: shared by every kind of job --- */
 
-/* 1 once a drain has given the running jobs their time. */
+/* 1 once a drain has given the running jobs their time (the first call
+ * after the stop starts its clock); sched_drain_reset at a start. */
 int sched_drain_over(const scheduler_config *cfg);
+void sched_drain_reset(void);
 /* msg with the daemon's paths a, b, x0 replaced by the names the client
  * gave, and the job directory left out */
 void sched_user_message(char *msg, size_t cap, const job_claim *c, const char *a, const char *b,
@@ -31,14 +34,6 @@ const char *sched_error_code(int rc);
 json_t *sched_error_json(const char *code, int exit_code, const char *msg, long long line);
 /* 1 when a write failed for lack of space (or quota): worth a retry */
 int sched_disk_full(const cls_error *e);
-/* the job's events in the structured log, and its wait before it ran */
-void sched_log_started(const job_claim *c);
-void sched_wait_timings(json_t *timings, const job_claim *c);
-void sched_log_finished(const job_claim *c, job_status st, json_t *error, json_t *timings,
-                        int64_t iterations, double rel);
-
-/* --- sched_cg.c: one cg job --- */
-
 typedef struct sched_monitor_ctx {
     job_store *store;
     const char *id;
@@ -46,6 +41,16 @@ typedef struct sched_monitor_ctx {
     int cancelled; /* DELETE */
     int drained;   /* stopped by a drain that ran out of time: queued again */
 } sched_monitor_ctx;
+/* The reader's callback (mm_read_options; ctx a sched_monitor_ctx):
+ * DELETE and the drain stop a long read, as they stop iterations. */
+int sched_read_progress(void *ctx, int64_t bytes);
+/* the job's events in the structured log, and its wait before it ran */
+void sched_log_started(const job_claim *c);
+void sched_wait_timings(json_t *timings, const job_claim *c);
+void sched_log_finished(const job_claim *c, job_status st, json_t *error, json_t *timings,
+                        int64_t iterations, double rel);
+
+/* --- sched_cg.c: one cg job --- */
 
 /* A cg job between its beginning and its end. */
 typedef struct sched_cg_run {
@@ -55,9 +60,6 @@ typedef struct sched_cg_run {
     double t0; /* when it began */
 } sched_cg_run;
 
-/* The reader's callback (mm_read_options; ctx a sched_monitor_ctx):
- * DELETE and the drain stop a long read, as they stop iterations. */
-int sched_read_progress(void *ctx, int64_t bytes);
 /* Runs a cg job: collective, every rank of comm solves it with rank 0;
  * otherwise comm is MPI_COMM_SELF and the job runs on this rank alone, in
  * a lane. est and read_budget: the admission's estimate and the reader's
@@ -75,6 +77,10 @@ int sched_cg_begin(const scheduler_config *cfg, const job_claim *c, const adm_es
  * rep. */
 void sched_cg_finish(const scheduler_config *cfg, const job_claim *c, sched_cg_run *r, int rc,
                      cls_error *err, dsolve_report *rep, double *x);
+
+/* --- sched_physics.c: one physics job (a build with physics/job.c) --- */
+
+void sched_run_physics(const scheduler_config *cfg, const job_claim *c);
 
 /* --- sched_batch.c: queued small jobs in one launch --- */
 

@@ -1,15 +1,11 @@
 /*
- * scheduler.c: running jobs (see scheduler.h).
- *
- * A cg job: announce, dsolve_file (collective) with a monitor that
- * publishes (iteration, residual) to the store and returns the store's
- * cancel flag (DELETE stops the solve at the next iteration), then write
- * the outputs durably (solution.bin, residuals.json; the Matrix Market
- * text is rendered from solution.bin when downloaded) and
- * only then the final job.json. Messages from the reader name the file as
- * the client knows it ("matrix.mtx" or the uploaded name), never the
- * daemon's path. A physics job runs on rank 0 with its uploaded input
- * only: options naming a file on this host fail it (job_files.h).
+ * scheduler.c: taking jobs from the store and placing them (see
+ * scheduler.h): admission (what a job's input and output need against the
+ * machine and the disk), the lanes where small cg jobs run beside each
+ * other, the exclusive lane of a large one, batches of queued small jobs
+ * (gathered here, run by sched_batch.c), and the drain at a stop. How a
+ * job runs is its own room's: a cg job sched_cg.c's, a physics job
+ * sched_physics.c's.
  */
 #include "scheduler.h"
 #include "sched_priv.h"
@@ -45,259 +41,9 @@
 #include "../physics/job.h"
 #endif
 
-/* When the drain began (0: not draining); the lanes' monitors read it
- * too, hence the lock. */
-static double sched_drain_since;
-static pthread_mutex_t sched_drain_mu = PTHREAD_MUTEX_INITIALIZER;
 /* the scheduler's thread set the store's output wait (sched_output_wait) */
 static int sched_output_waiting;
 
-/* 1 once a drain has given the running jobs their time. */
-int sched_drain_over(const scheduler_config *cfg)
-{
-    if (!*cfg->stop)
-        return 0;
-    pthread_mutex_lock(&sched_drain_mu);
-    if (sched_drain_since == 0)
-        sched_drain_since = cls_now();
-    double since = sched_drain_since;
-    pthread_mutex_unlock(&sched_drain_mu);
-    return cls_now() - since > cfg->drain_timeout_s;
-}
-
-#ifdef CLS_NET_HAVE_PHYSICS
-/* s with every `from` replaced by `to`, malloc'ed (NULL when out of memory). */
-static char *str_replace_dup(const char *s, const char *from, const char *to)
-{
-    size_t fl = strlen(from), tl = strlen(to), n = 0;
-    if (!fl)
-        return strdup(s);
-    for (const char *p = s; (p = strstr(p, from)) != NULL; p += fl)
-        n++;
-    size_t len = strlen(s) + n * tl + 1;
-    char *out = malloc(len), *o = out;
-    if (!out)
-        return NULL;
-    const char *p = s, *q;
-    while ((q = strstr(p, from)) != NULL) {
-        memcpy(o, p, (size_t)(q - p));
-        o += q - p;
-        memcpy(o, to, tl);
-        o += tl;
-        p = q + fl;
-    }
-    strcpy(o, p);
-    return out;
-}
-#endif
-
-void sched_user_message(char *msg, size_t cap, const job_claim *c, const char *a, const char *b,
-                         const char *x0)
-{
-    cls_str_replace_all(msg, cap, a, c->in.matrix_name);
-    if (b[0])
-        cls_str_replace_all(msg, cap, b, c->in.rhs_name);
-    if (x0[0])
-        cls_str_replace_all(msg, cap, x0, c->in.x0_name);
-    char dir[PATH_MAX + 2];
-    snprintf(dir, sizeof dir, "%s/", c->dir);
-    cls_str_replace_all(msg, cap, dir, "");
-    cls_str_replace_all(msg, cap, c->dir, "the job directory");
-}
-
-const char *sched_error_code(int rc)
-{
-    switch (rc) {
-    case CLS_EINPUT:
-        return "bad_input";
-    case CLS_ENOTCONV:
-        return "not_converged";
-    case CLS_EBREAKDOWN:
-        return "breakdown";
-    case CLS_EUSAGE:
-        return "bad_request";
-    default:
-        return "internal";
-    }
-}
-
-json_t *sched_error_json(const char *code, int exit_code, const char *msg, long long line)
-{
-    char m[1024];
-    snprintf(m, sizeof m, "%s", msg);
-    problem_ascii(m);
-    json_t *e = json_pack("{s:s, s:i, s:s}", "code", code, "exit_code", exit_code, "message", m);
-    if (line > 0)
-        json_object_set_new(e, "line", json_integer(line));
-    return e;
-}
-
-int sched_disk_full(const cls_error *e)
-{
-    return strstr(e->msg, strerror(ENOSPC)) || strstr(e->msg, strerror(EDQUOT));
-}
-
-/* The job's events in the structured log (log.h). */
-void sched_log_started(const job_claim *c)
-{
-    double wait = c->started > c->created ? c->started - c->created : 0;
-    metrics_queue_wait(wait);
-    log_event("job_started", json_pack("{s:s, s:s, s:f}", "job", c->id, "kind", c->params.kind,
-                                       "queue_wait_s", wait));
-}
-
-/* The job's time before it ran, beside the phases of its run (total_s):
- * its upload (receive_s, 0 when unknown: a record from before the field)
- * and its wait in the queue (queue_s), for the dashboard's bar. */
-void sched_wait_timings(json_t *timings, const job_claim *c)
-{
-    json_object_set_new(timings, "receive_s", json_real(c->in.receive_s > 0 ? c->in.receive_s : 0));
-    double q = c->created > 0 && c->started >= c->created ? c->started - c->created : 0;
-    json_object_set_new(timings, "queue_s", json_real(q));
-}
-
-void sched_log_finished(const job_claim *c, job_status st, json_t *error, json_t *timings,
-                               int64_t iterations, double rel)
-{
-    json_t *f = json_pack("{s:s, s:s, s:s}", "job", c->id, "kind", c->params.kind, "status",
-                          job_status_name(st));
-    if (!f)
-        return;
-    if (iterations > 0 || isfinite(rel)) {
-        json_object_set_new(f, "iterations", json_integer(iterations));
-        json_object_set_new(f, "relative_residual", isfinite(rel) ? json_real(rel) : json_null());
-    }
-    if (json_is_object(error)) {
-        json_object_set(f, "code", json_object_get(error, "code"));
-        json_object_set(f, "message", json_object_get(error, "message"));
-    }
-    if (json_is_object(timings))
-        json_object_set(f, "timings", timings);
-    log_event("job_finished", f);
-}
-
-#ifdef CLS_NET_HAVE_PHYSICS
-/* fsyncs the files a physics job wrote, then the directory. */
-static int sync_dir_files(const char *dir, cls_error *err)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return CLS_OK;
-    struct dirent *e;
-    int rc = CLS_OK;
-    while ((e = readdir(d)) != NULL && !rc) {
-        if (e->d_name[0] == '.')
-            continue;
-        char p[PATH_MAX];
-        if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= (int)sizeof p)
-            continue;
-        struct stat st;
-        if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
-            rc = fileio_sync_path(p, err);
-    }
-    closedir(d);
-    return rc ? rc : fileio_sync_path(dir, err);
-}
-
-/* physics_ctl's stop: DELETE and the drain, as for a read (above) */
-static int sched_physics_stop(void *ctx)
-{
-    return sched_read_progress(ctx, 0);
-}
-
-static void run_physics(const scheduler_config *cfg, const job_claim *c)
-{
-    job_store *s = cfg->store;
-    char out[PATH_MAX], input[PATH_MAX];
-    cls_error err;
-    cls_error_clear(&err);
-    if (snprintf(out, sizeof out, "%s/out", c->dir) >= (int)sizeof out ||
-        snprintf(input, sizeof input, "%s/%s", c->dir, c->in.input_file) >= (int)sizeof input) {
-        if (job_store_complete(
-                s, c->id, JOB_FAILED, NULL,
-                sched_error_json("internal", CLS_EOTHER, "data directory path too long", 0), NULL, NULL,
-                &err))
-            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
-        return;
-    }
-    job_store_set_phase(s, c->id, "running");
-    sched_log_started(c);
-    double t0 = cls_now();
-    /* no options: the driver gets "{}" (a literal: a json_object() made
-     * here for it would leak) */
-    char *opts = c->params.options ? json_dumps(c->params.options, JSON_COMPACT) : strdup("{}");
-    char *result_text = NULL;
-    int rc = opts ? fileio_mkdir(out, &err) : cls_fail(&err, CLS_EOTHER, "out of memory");
-    /* the routes refuse path options at submission; a record queued by an
-     * older daemon is refused here, before the driver could open the path */
-    if (!rc)
-        rc = job_files_check(c->params.kind, c->params.options, &err);
-    sched_monitor_ctx mc = {.store = s, .id = c->id, .cfg = cfg};
-    physics_ctl ctl = {.stop = sched_physics_stop, .ctx = &mc};
-    if (!rc)
-        rc = physics_job_run(c->params.kind, opts, c->in.has_input ? input : NULL, out, cfg->device,
-                             &ctl, &result_text, &err);
-    if (mc.drained) {
-        /* the drain ran out of time: the job runs again at the next start */
-        free(opts);
-        free(result_text);
-        if (job_store_requeue(s, c->id, &err))
-            fprintf(stderr, "clsolved: job %s: %s\n", c->id, err.msg);
-        fprintf(stderr, "clsolved: job %s stopped by the drain after %.0f s; queued again\n", c->id,
-                cfg->drain_timeout_s);
-        return;
-    }
-    if (!rc)
-        rc = sync_dir_files(out, &err);
-    double total = cls_now() - t0;
-    free(opts);
-    if (c->in.has_input) {
-        char in_dir[PATH_MAX + 2];
-        snprintf(in_dir, sizeof in_dir, "%s/", c->dir);
-        cls_str_replace_all(err.msg, sizeof err.msg, input, c->in.input_name);
-        cls_str_replace_all(err.msg, sizeof err.msg, in_dir, "");
-    }
-    json_t *result = NULL, *error = NULL;
-    if (result_text && c->in.has_input) {
-        /* the driver names its input by path: show the client's name */
-        char in_dir[PATH_MAX + 2];
-        snprintf(in_dir, sizeof in_dir, "%s/", c->dir);
-        char *t1 = str_replace_dup(result_text, input, c->in.input_name);
-        char *t2 = t1 ? str_replace_dup(t1, in_dir, "") : NULL;
-        free(t1);
-        if (t2) {
-            free(result_text);
-            result_text = t2;
-        }
-    }
-    if (!rc && result_text) {
-        result = json_loads(result_text, 0, NULL);
-        if (!json_is_object(result)) {
-            json_decref(result);
-            result = json_pack("{s:s}", "summary", result_text);
-        }
-    }
-    free(result_text);
-    job_status st = rc ? JOB_FAILED : JOB_SUCCEEDED;
-    if (mc.cancelled) {
-        st = JOB_CANCELLED;
-        json_decref(result);
-        result = NULL;
-        error = sched_error_json("cancelled", CLS_EOTHER, rc ? err.msg : "cancelled", 0);
-    } else if (rc) {
-        error = sched_error_json(sched_error_code(rc), rc, err.msg, err.line);
-    }
-    metrics_job_finished(st, total, 0);
-    metrics_job_phase("total", total);
-    json_t *tm = json_pack("{s:f}", "total_s", total);
-    sched_wait_timings(tm, c);
-    sched_log_finished(c, st, error, tm, 0, NAN);
-    metrics_device_busy(0, -1, cfg->device, total);
-    cls_error werr;
-    if (job_store_complete(s, c->id, st, result, error, tm, NULL, &werr))
-        fprintf(stderr, "clsolved: job %s: %s\n", c->id, werr.msg);
-}
-#endif
 
 /* The measured text of a job's matrix: recorded at upload (gzip inflated
  * whole there), else the size of a plain file; -1 when unknown. */
@@ -638,9 +384,7 @@ static json_t *placement_json(const char *mode, int lane, int lanes, int running
 int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
 {
     double last_retention = cls_now(), last_retry = 0;
-    pthread_mutex_lock(&sched_drain_mu);
-    sched_drain_since = 0;
-    pthread_mutex_unlock(&sched_drain_mu);
+    sched_drain_reset();
     int size = 1;
     MPI_Comm_size(comm, &size);
     sched_lanes L = {.max = cfg->lanes > 1 ? cfg->lanes : 1};
@@ -782,7 +526,7 @@ int scheduler_run_root(MPI_Comm comm, const scheduler_config *cfg)
                     sched_run_cg(comm, 1, cfg, &c, &est, budget);
 #ifdef CLS_NET_HAVE_PHYSICS
                 else
-                    run_physics(cfg, &c);
+                    sched_run_physics(cfg, &c);
 #else
                 else
                     job_store_complete(cfg->store, c.id, JOB_FAILED, NULL,

@@ -575,6 +575,13 @@ def solve(A, b=None, x0=None, *, tol=None, rtol=None, atol=None, maxiter=None, p
     job = c.submit(A, b, x0, tol=tol if tol is not None else rtol, atol=atol, maxiter=maxiter,
                    precond=precond, method=method, precision=precision, backend=backend)
     job.wait(progress=progress, timeout=timeout, check=False)
+    return _outcome(job)
+
+
+def _outcome(job):
+    """A finished job as solve() returns it: (x, 0) when it converged, (x,
+    iterations) when maxiter stopped it with an iterate; JobCancelled or
+    JobFailed raised otherwise."""
     err = job.error or {}
     if job.status == "succeeded":
         return job.solution(), 0
@@ -620,15 +627,10 @@ def solve_many(systems, *, tol=None, rtol=None, atol=None, maxiter=None, precond
 
     def one(job):
         job.wait(timeout=timeout, check=False)
-        err = job.error or {}
-        if job.status == "succeeded":
-            return job.solution(), 0
-        if job.status == "failed" and err.get("code") == "not_converged" and \
-                (job.result or {}).get("solution_available"):
-            return job.solution(), int(job.result.get("iterations") or 1)
-        if job.status == "cancelled":
-            return None, errors.JobCancelled(job)
-        return None, errors.JobFailed(job)
+        try:
+            return _outcome(job)
+        except (errors.JobFailed, errors.JobCancelled) as e:
+            return None, e
 
     with ThreadPoolExecutor(max_workers=max(1, min(workers, len(jobs) or 1))) as ex:
         return list(ex.map(one, jobs))

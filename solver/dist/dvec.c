@@ -214,23 +214,9 @@ void dsys_close(dsys *s)
         p->have_dA = p->have_Ai = p->have_Ab = 0;
         free(p->perm);
         p->perm = NULL;
-        if (p->have_la)
-            la_finish(&p->la, NULL);
-        if (p->have_la)
-            la_pool_clear(&p->la); /* no device memory of this job stays */
-        /* a healthy part's device state stays warm for the next solve */
-        if (!s->failed && p->have_ocl && p->have_la && p->have_ld && !p->ld.ev &&
-            dwarm_put(p, s->prec, s->L && s->L->nparts == 1 ? LA_FLAG_ONE_PART : 0)) {
-            p->have_ld = p->have_la = p->have_ocl = 0;
-            continue;
-        }
-        if (p->have_ld)
-            ld_release(&p->ld);
-        if (p->have_la)
-            la_release(&p->la);
-        if (p->have_ocl)
-            ocl_ctx_release(&p->ocl);
-        p->have_ld = p->have_la = p->have_ocl = 0;
+        /* no device memory of this job stays; a healthy part's device
+         * state stays warm for the next solve */
+        dwarm_release(p, s->prec, s->L && s->L->nparts == 1 ? LA_FLAG_ONE_PART : 0, s->failed);
     }
     s->have_hc = 0;
 }

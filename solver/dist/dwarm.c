@@ -197,14 +197,14 @@ int dsys_device_open(const char *device, la_precision prec, dpart *p, cls_error 
     return CLS_OK;
 }
 
-void dsys_device_close(dpart *p, la_precision prec, int failed)
+void dwarm_release(dpart *p, la_precision prec, int flags, int failed)
 {
     if (p->have_la) {
         la_finish(&p->la, NULL);
         la_pool_clear(&p->la);
     }
     if (!failed && p->have_ocl && p->have_la && p->have_ld && !p->ld.ev &&
-        dwarm_put(p, prec, LA_FLAG_ONE_PART)) {
+        dwarm_put(p, prec, flags)) {
         p->have_ld = p->have_la = p->have_ocl = 0;
         return;
     }
@@ -215,4 +215,9 @@ void dsys_device_close(dpart *p, la_precision prec, int failed)
     if (p->have_ocl)
         ocl_ctx_release(&p->ocl);
     p->have_ld = p->have_la = p->have_ocl = 0;
+}
+
+void dsys_device_close(dpart *p, la_precision prec, int failed)
+{
+    dwarm_release(p, prec, LA_FLAG_ONE_PART, failed);
 }

@@ -15,5 +15,9 @@ int dwarm_take(dpart *p, la_precision prec, int flags);
 /* p's device state into the warm set; 0 (the caller releases it) if full
  * or the set is off. */
 int dwarm_put(dpart *p, la_precision prec, int flags);
+/* p's device state at the end of its use: la finished and its pool
+ * cleared (no device memory of the job stays), then into the warm set
+ * (a healthy state: not failed, no pending event) or released. */
+void dwarm_release(dpart *p, la_precision prec, int flags, int failed);
 
 #endif
