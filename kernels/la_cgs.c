@@ -11,6 +11,8 @@
  */
 #include "la_cgs.h"
 
+#include <stdlib.h>
+
 #include <string.h>
 
 #include "la_priv.h"
@@ -50,7 +52,11 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
 
     /* one work-group: the kernels' limit, LA_CGS_LOCAL, the rows rounded up
      * to 64, and the local memory (4 accumulators per work-item) */
-    size_t ls = lai_kernel_max(la, w->k_run, lai_min_sz(LA_CGS_LOCAL, la->ocl->dev.max_work_group));
+    size_t want = LA_CGS_LOCAL; /* $CLSOLVE_CGS_LOCAL: another, for measuring (bench/cg-small.sh) */
+    const char *env = getenv("CLSOLVE_CGS_LOCAL");
+    if (env && atoi(env) > 0)
+        want = (size_t)atoi(env);
+    size_t ls = lai_kernel_max(la, w->k_run, lai_min_sz(want, la->ocl->dev.max_work_group));
     ls = lai_kernel_max(la, w->k_start, ls);
     ls = lai_min_sz(ls, lai_max_sz(64, (size_t)((n + 63) / 64 * 64)));
     if (la->ocl->dev.local_mem > 0)
