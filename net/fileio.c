@@ -3,6 +3,7 @@
  * fileio.h). Every system call's result is checked and turned into a
  * message naming the path.
  */
+#define _GNU_SOURCE /* syncfs */
 #include "fileio.h"
 
 #include <dirent.h>
@@ -86,6 +87,37 @@ int fileio_write_durable(const char *path, const void *data, size_t len, cls_err
         return cls_fail(err, CLS_EOTHER, "%s: rename failed: %s", path, strerror(e));
     }
     return fileio_sync_parent(path, err);
+}
+
+int fileio_write_plain(const char *path, const void *data, size_t len, cls_error *err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", path, strerror(errno));
+    if (write_all(fd, data, len) != 0) {
+        int e = errno;
+        close(fd);
+        unlink(path);
+        return cls_fail(err, CLS_EOTHER, "%s: write failed: %s", path, strerror(e));
+    }
+    if (close(fd) != 0) {
+        int e = errno;
+        unlink(path);
+        return cls_fail(err, CLS_EOTHER, "%s: close failed: %s", path, strerror(e));
+    }
+    return CLS_OK;
+}
+
+int fileio_sync_fs(const char *path, cls_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
+    int rc = syncfs(fd) != 0 ? cls_fail(err, CLS_EOTHER, "%s: syncfs failed: %s", path,
+                                        strerror(errno))
+                             : CLS_OK;
+    close(fd);
+    return rc;
 }
 
 int fileio_mkdir(const char *path, cls_error *err)

@@ -19,6 +19,13 @@ int fileio_write_durable(const char *path, const void *data, size_t len, cls_err
 int fileio_sync_path(const char *path, cls_error *err);
 /* fsyncs the directory holding path (the parent of a renamed entry). */
 int fileio_sync_parent(const char *path, cls_error *err);
+/* The group commit's two halves: a file written (created or truncated)
+ * without an fsync, for a directory not yet visible; then every dirty
+ * page and entry of the file system holding path made durable at once
+ * (syncfs(2): one flush for many files, where an fsync each costs a
+ * journal commit each). */
+int fileio_write_plain(const char *path, const void *data, size_t len, cls_error *err);
+int fileio_sync_fs(const char *path, cls_error *err);
 int fileio_mkdir(const char *path, cls_error *err); /* mkdir, EEXIST is fine */
 /* Removes a directory and the plain files in it (one level: the job
  * directories hold no subdirectories except out/, which is removed too). */

@@ -108,7 +108,11 @@ int job_store_accept(job_store *s, const char *id, const job_params *p, const jo
 /* Several uploads accepted together (POST /v1/batches): room for all n
  * in the queue or JOB_STORE_FULL (every upload discarded); the records are
  * made durable first and enter the queue together, so no job or all of
- * them exist, and the scheduler meets them at once (one batch). job_json[i]
+ * them exist, and the scheduler meets them at once (one batch). The group
+ * is committed once: the uploads may have been written without fsyncs
+ * (upload.h's no_sync) and the records are, and one syncfs of the data
+ * directory's file system makes them all durable before the renames.
+ * job_json[i]
  * receives each job's JSON. A failure after the jobs exist (out of memory
  * inserting one) leaves job_json[i] NULL for the jobs that are not. */
 int job_store_accept_many(job_store *s, int n, const char *const *ids, const job_params *p,

@@ -196,6 +196,7 @@ static int open_part_file(routes_post *p, enum part part, const char *filename, 
     int rc = upload_file_open(&p->file, path, disp, check, err);
     if (rc)
         return rc;
+    p->file.no_sync = p->batch; /* a batch is committed once (job_store_accept_many) */
     if (check) {
         adm_limits lim = adm_limits_get();
         p->file.max_entries = lim.max_nnz;

@@ -245,7 +245,7 @@ int upload_file_close(upload_file *f, cls_error *err)
     free(f->prefix);
     f->prefix = NULL;
     if (f->fd >= 0) {
-        if (!rc && fsync(f->fd) != 0) {
+        if (!rc && !f->no_sync && fsync(f->fd) != 0) {
             f->write_errno = errno;
             rc = cls_fail(err, CLS_EOTHER, "%s: fsync failed: %s", f->display,
                           strerror(f->write_errno));

@@ -64,6 +64,8 @@ typedef struct upload_file {
     uint64_t max_text;   /* 0: no limit */
     int over_limit;      /* the failure was a limit (413), not bad content */
     int write_errno;     /* errno of a failed write (ENOSPC: disk full) */
+    int no_sync;         /* close without fsync: the caller syncs the file system once
+                          * for many uploads (a batch's group commit, job_store_accept_many) */
     mm_header header;
 } upload_file;
 
