@@ -204,3 +204,99 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
         sc[3] = rr;
     }
 }
+
+/*
+ * The same loop with ONE group reduction per iteration: the single-reduction
+ * recurrence of cg-single (Chronopoulos and Gear; cg_fused.cl, la_cg_step's
+ * `single`): the SpMV's pairs p'q, q'Wq and the previous update's r'z, r'r
+ * are reduced together (four pairs), beta comes from the identity
+ * r_{k+1}'z_{k+1} = alpha^2 q'Wq - r'z, and one pass updates x, r and p:
+ *   q = A p; [p'q, q'Wq, r'z, r'r]          one reduction
+ *   tests; alpha = r'z / p'q; beta = (alpha^2 q'Wq - r'z) / r'z
+ *   x += alpha p; r -= alpha q; p = z + beta p; partial r'z, r'r (own rows)
+ * The barrier count per iteration halves (the tree is log2 of the group's
+ * size deep), which is what bounds a small system's iteration on a GPU.
+ * The partial sums of the last update are reduced once more at the end of
+ * a launch, so sc holds the totals between launches (scratch: 8
+ * accumulators per work-item). Selected by la_cgs (LA_CGS_SINGLE).
+ */
+__kernel void cgs_run1(const int n, __global const int *restrict rowptr,
+                       __global const int *restrict col, __global const mat_t *restrict val,
+                       __global real *restrict x, __global real *restrict r,
+                       __global real *restrict p, __global real *restrict q,
+                       __global const real *d, __global acc_t *restrict sc,
+                       __global int *restrict ctl, __global acc_t *restrict hist, const int nslots,
+                       const acc_t stop2, const int count, __local acc_t *scratch)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
+    const int iters = ctl[0] == CGS_RUN ? count : 0;
+    int k = ctl[1];
+    acc_t beta = sc[1], rz = sc[2], rr = sc[3];
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    /* the launch's first reduction takes the totals as work-item 0's share */
+    acc_t u[4] = {lid == 0 ? rz : 0, 0, lid == 0 ? rr : 0, 0};
+    int run = 1;
+    for (int it = 0; run && it < iters; it++) {
+        acc_t a[8] = {0, 0, 0, 0, u[0], u[1], u[2], u[3]};
+        cgs_spmv_rows(0, n, lid, ls, rowptr, col, val, p, q, d, 1, a);
+        for (int c = 0; c < 8; c++)
+            scratch[8 * lid + c] = a[c];
+        for (int off = cls_pow2_floor(ls); off > 0; off >>= 1) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < off && lid + off < ls)
+                for (int c = 0; c < 4; c++) {
+                    acc_t hi = scratch[8 * lid + 2 * c], lo = scratch[8 * lid + 2 * c + 1];
+                    cls_acc2_pair(&hi, &lo, scratch[8 * (lid + off) + 2 * c],
+                                  scratch[8 * (lid + off) + 2 * c + 1]);
+                    scratch[8 * lid + 2 * c] = hi;
+                    scratch[8 * lid + 2 * c + 1] = lo;
+                }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const acc_t pq = scratch[0] + scratch[1], qq = scratch[2] + scratch[3];
+        rz = scratch[4] + scratch[5];
+        rr = scratch[6] + scratch[7];
+        barrier(CLK_LOCAL_MEM_FENCE); /* read by all before the next write */
+        acc_t alpha;
+        int stop = cgs_step(rr, rz, pq, stop2, &alpha);
+        if (stop == CGS_RUN && !isfinite(qq))
+            stop = CGS_NANORINF;
+        beta = 0;
+        if (stop == CGS_RUN) {
+            const acc_t rz1 = alpha * alpha * qq - rz; /* r_{k+1}'z_{k+1}, the identity */
+            beta = rz1 > 0 ? rz1 / rz : 0;
+        }
+        if (lid == 0)
+            cls_fused_record(hist, nslots, k, rr, rz, pq, qq, alpha, beta, stop, sc, ctl);
+        if (stop != CGS_RUN) {
+            run = 0;
+        } else {
+            for (int c = 0; c < 4; c++)
+                u[c] = 0;
+            for (int row = lid; row < n; row += ls) {
+                const real pi = p[row];
+                x[row] += (real)alpha * pi;
+                const real ri = r[row] - (real)alpha * q[row];
+                r[row] = ri;
+                const real zi = d ? d[row] * ri : ri;
+                p[row] = zi + (real)beta * pi;
+                cls_acc2_dot(&u[0], &u[1], (acc_t)ri, (acc_t)zi);
+                cls_acc2_dot(&u[2], &u[3], (acc_t)ri, (acc_t)ri);
+            }
+            k++;
+            barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    if (iters > 0 && run) { /* the count ran out: the last update's totals for sc */
+        acc_t t0, t1;
+        cls_group_pairs2(scratch, u, &t0, &t1);
+        rz = t0;
+        rr = t1;
+    }
+    if (lid == 0 && iters > 0) {
+        sc[1] = beta;
+        sc[2] = rz;
+        sc[3] = rr;
+    }
+}
