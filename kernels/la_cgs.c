@@ -36,8 +36,6 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                         "without its CSR arrays; use --format auto, csr or csr-vector",
                         la_spmv_variant_name(A->variant));
     w->la = la;
-    const char *single = getenv("CLSOLVE_CGS_SINGLE");
-    w->single = single && !strcmp(single, "1");
     w->A = A;
     w->b = *b;
     w->x = *x;
@@ -48,7 +46,7 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     cl_program prog;
     if ((rc = la_small_program(la, &prog, err)) || (rc = la_vec_create(la, n, &w->r, err)) ||
         (rc = la_vec_create(la, n, &w->p, err)) || (rc = la_vec_create(la, n, &w->q, err)) ||
-        (rc = ocl_create_kernel(prog, w->single ? "cgs_run1" : "cgs_run", &w->k_run, err)) ||
+        (rc = ocl_create_kernel(prog, "cgs_run", &w->k_run, err)) ||
         (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)))
         goto fail;
 
@@ -61,9 +59,8 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     size_t ls = lai_kernel_max(la, w->k_run, lai_min_sz(want, la->ocl->dev.max_work_group));
     ls = lai_kernel_max(la, w->k_start, ls);
     ls = lai_min_sz(ls, lai_max_sz(64, (size_t)((n + 63) / 64 * 64)));
-    const size_t nacc = w->single ? 8 : 4; /* accumulators per work-item in scratch */
     if (la->ocl->dev.local_mem > 0)
-        ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (nacc * as))));
+        ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (4 * as))));
     w->ls = ls ? ls : 1;
 
     if ((rc = lai_cgf_buffer(la, 4 * as, &w->sc, err)) || /* alpha, beta, r'z, r'r */
@@ -76,7 +73,7 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_MEM(A->val), A_MEM(w->x.buf), A_MEM(w->r.buf), A_MEM(w->p.buf),
                            A_MEM(w->q.buf), A_MEM(w->d.buf), A_MEM(w->sc), A_MEM(w->ctl),
                            A_MEM(w->hist), A_INT(slots), A_REAL(s2), A_INT(count),
-                           A_LOCAL((w->single ? 8 : 4) * w->ls * as))) ||
+                           A_LOCAL(4 * w->ls * as))) ||
         (rc = lai_set_args(w->k_start, "cgs_start", err, 10, A_INT(cn), A_MEM(w->b.buf),
                            A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
                            A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))))

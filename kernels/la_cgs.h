@@ -38,7 +38,6 @@ typedef struct la_cgs {
     cl_mem sc, ctl, hist;
     cl_kernel k_run, k_start;
     size_t ls; /* the one work-group's size */
-    int single; /* the single-reduction loop (cgs_run1): $CLSOLVE_CGS_SINGLE=1, for measuring */
     la_ring rg;
 } la_cgs;
 
