@@ -18,8 +18,9 @@
  *      y'M^-1 x = x'M^-1 y, x'M^-1 x > 0 on random vectors (so PCG's theory
  *      holds); on one part, the native form (pc_apply_host: chebyshev,
  *      ic0, amg on the CPU loops of kernels/cpu/) against the same
- *      reference, on one thread and on three with the same bits. Skips
- *      (77) without an OpenCL device.
+ *      reference, on one thread and on three with the same bits, and (first
+ *      trial) a whole native solve against the textbook PCG (ref_cg.h)
+ *      with the same M. Skips (77) without an OpenCL device.
  */
 #include <math.h>
 #include <mpi.h>
@@ -29,6 +30,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ref_cg.h"
 #include "common/team.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/cpu_ws.h"
@@ -38,8 +40,12 @@
 #include "solver/dist/partition.h"
 #include "solver/pc/pc.h"
 #include "solver/amg/amg.h"
+#include "solver/krylov/krylov.h"
 
 static cls_error err;
+static int native_checked[PRECOND_AUTO + 1]; /* native applies compared, by kind */
+static int native_solved[PRECOND_AUTO + 1];  /* native solves compared, by kind */
+static int solve_trial;                      /* 1 in the trial whose native solves run */
 
 #define OK(call)                                                                                   \
     do {                                                                                           \
@@ -402,6 +408,72 @@ static void host_apply(pc *pc, const csr_matrix *A, int threads, const double *r
     free(rp);
 }
 
+/* M through the device (the kernels' apply, checked against the host
+ * reference above), as the reference PCG's preconditioner */
+typedef struct dev_m {
+    sys *S;
+    pc *pc;
+} dev_m;
+static void dev_m_apply(void *ctx, const double *r, double *z)
+{
+    dev_m *m = ctx;
+    dev_apply(m->S, m->pc, r, z, 0);
+}
+
+/* A whole solve on the native loops (la_pcn with the kind's native apply,
+ * backend native) against the textbook PCG with the same M: iterations
+ * within 1 + 2%, x to 1e-6, the true residual under tol. */
+static void native_solve(sys *S, const csr_matrix *A, pc *pc, const char *what)
+{
+    const int64_t n = A->nrows;
+    dpart *p = &S->s.parts[0];
+    double *b = malloc((size_t)n * 8), *x = malloc((size_t)n * 8), *xr = malloc((size_t)n * 8);
+    for (int64_t i = 0; i < n; i++)
+        b[i] = 2.0 * check_uniform() - 1.0;
+    const double tol = 1e-10;
+    dvec vb, vx;
+    OK(dvec_create(&S->s, 0, &vb, &err));
+    OK(dvec_create(&S->s, 0, &vx, &err));
+    double *bs[1] = {b}, *xs[1] = {x};
+    OK(dvec_upload(&S->s, &vb, bs, &err));
+    dvec_fill(&S->s, 0.0, &vx);
+    cg_options o;
+    memset(&o, 0, sizeof o);
+    o.tol = tol;
+    o.maxiter = 10000;
+    o.precond = pc->type;
+    o.apply = pc_apply_one;
+    o.apply_ctx = pc;
+    o.apply_host = pc_apply_host;
+    o.backend = LA_BACKEND_NATIVE;
+    la_vec lb = vb.v[0], lx = vx.v[0];
+    lb.n = lx.n = n;
+    cg_result res;
+    cls_error_clear(&err);
+    int rc = cg_solve(&p->la, &p->Ai, &lb, &lx, NULL, &o, &res, &err);
+    CHECK_MSG(rc == CLS_OK && res.cpu_threads > 0, "%s: native solve rc %d (%s), threads %d", what,
+              rc, err.msg, res.cpu_threads);
+    OK(dvec_download(&S->s, &vx, xs, &err));
+    dev_m m = {S, pc};
+    const int64_t kr = ref_pcg(A, b, dev_m_apply, &m, tol, 10000, xr);
+    CHECK_MSG(llabs(res.iterations - kr) <= 1 + kr / 50, "%s: %lld iterations native, %lld textbook",
+              what, (long long)res.iterations, (long long)kr);
+    double *ax = malloc((size_t)n * 8), e = 0, bb = 0;
+    csr_spmv_ref(A, x, ax);
+    for (int64_t i = 0; i < n; i++) {
+        e += (b[i] - ax[i]) * (b[i] - ax[i]);
+        bb += b[i] * b[i];
+    }
+    CHECK_MSG(sqrt(e / bb) <= tol, "%s: native true residual %.3g", what, sqrt(e / bb));
+    CHECK_MSG(ref_rel_diff(x, xr, n) <= 1e-6, "%s: native x off the textbook's by %.3g", what,
+              ref_rel_diff(x, xr, n));
+    native_solved[pc->type]++;
+    cg_result_free(&res);
+    dvec_release(&vb);
+    dvec_release(&vx);
+    free(b), free(x), free(xr), free(ax);
+}
+
 static double dot(const double *a, const double *b, int64_t n)
 {
     double s = 0.0;
@@ -409,8 +481,6 @@ static double dot(const double *a, const double *b, int64_t n)
         s += a[i] * b[i];
     return s;
 }
-
-static int native_checked[PRECOND_AUTO + 1]; /* native applies compared, by kind */
 
 static void check_pc(sys *S, const csr_matrix *A, pc_options *o, const char *what)
 {
@@ -461,6 +531,8 @@ static void check_pc(sys *S, const csr_matrix *A, pc_options *o, const char *wha
         CHECK_MSG(same, "%s: the native apply differs between 1 and 3 threads", what);
         native_checked[pc.type]++;
         free(h1), free(h3);
+        if (solve_trial)
+            native_solve(S, A, &pc, what);
     } else {
         CHECK_MSG(S->nmine > 1 || pc.type == PRECOND_JACOBI,
                   "%s: one part without a native apply", what);
@@ -478,6 +550,7 @@ static void check_pc(sys *S, const csr_matrix *A, pc_options *o, const char *wha
 static void test_device(void)
 {
     for (int trial = 0; trial < 4; trial++) {
+        solve_trial = trial == 0;
         csr_matrix A;
         int64_t n = rnd(200, 1500);
         random_spd(n, (int)rnd(2, 5), &A);
@@ -535,6 +608,11 @@ int main(int argc, char **argv)
               "native applies compared: chebyshev %d, ic0 %d, amg %d",
               native_checked[PRECOND_CHEBYSHEV], native_checked[PRECOND_IC0],
               native_checked[PRECOND_AMG]);
+    CHECK_MSG(native_solved[PRECOND_CHEBYSHEV] > 0 && native_solved[PRECOND_IC0] > 0 &&
+                  native_solved[PRECOND_AMG] > 0,
+              "native solves compared: chebyshev %d, ic0 %d, amg %d",
+              native_solved[PRECOND_CHEBYSHEV], native_solved[PRECOND_IC0],
+              native_solved[PRECOND_AMG]);
     dsys_warm_release_all();
     pc_cache_clear();
     int rc = check_done("test_pc");
