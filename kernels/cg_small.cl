@@ -204,3 +204,95 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
         sc[3] = rr;
     }
 }
+
+/*
+ * cgs_run with the vectors a launch gathers and updates in local memory:
+ * p, q, r and the diagonal (4 n values) are loaded once per launch and
+ * written back at its end (p, r; x stays global: each work-item only adds
+ * to its own rows). An iteration then touches global memory only for the
+ * matrix and x, and its closing barrier fences local memory alone: on a
+ * GPU the global fence and the round trips of p's gathers, not the
+ * arithmetic, bound a small system's iteration. The same operations in the
+ * same order as cgs_run (the same iterates). la_cgs takes it when 4 n
+ * values and the reduction's scratch fit the device's local memory.
+ */
+__kernel void cgs_run_l(const int n, __global const int *restrict rowptr,
+                        __global const int *restrict col, __global const mat_t *restrict val,
+                        __global real *restrict x, __global real *restrict r,
+                        __global real *restrict p, __global real *restrict q,
+                        __global const real *d, __global acc_t *restrict sc,
+                        __global int *restrict ctl, __global acc_t *restrict hist,
+                        const int nslots, const acc_t stop2, const int count,
+                        __local acc_t *scratch, __local real *lv)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    (void)q;
+    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
+    const int iters = ctl[0] == CGS_RUN ? count : 0;
+    const int jac = d != 0;
+    int k = ctl[1];
+    acc_t beta = sc[1], rz = sc[2], rr = sc[3];
+    __local real *lp = lv, *lq = lv + n, *lr = lv + 2 * n, *ld = lv + 3 * n;
+    for (int i = lid; i < n; i += ls) {
+        lp[i] = p[i];
+        lr[i] = r[i];
+        ld[i] = jac ? d[i] : (real)1;
+    }
+    /* every work-item has read the state before work-item 0 rewrites it */
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    int run = 1;
+    for (int it = 0; run && it < iters; it++) {
+        /* q = A p; the pairs p'q and q'Wq (cgs_spmv_rows) */
+        acc_t a[4] = {0, 0, 0, 0};
+        for (int row = lid; row < n; row += ls) {
+            const int end = rowptr[row + 1];
+            real sum = 0;
+            for (int j = rowptr[row]; j < end; j++)
+                sum += (real)val[j] * lp[col[j]];
+            lq[row] = sum;
+            const acc_t ys = (acc_t)sum;
+            cls_acc2_dot(&a[0], &a[1], (acc_t)lp[row], ys);
+            cls_acc2_dot(&a[2], &a[3], ys * ys, jac ? (acc_t)ld[row] : (acc_t)1);
+        }
+        acc_t pq, qq;
+        cls_group_pairs2(scratch, a, &pq, &qq);
+        acc_t alpha;
+        const int stop = cgs_step(rr, rz, pq, stop2, &alpha);
+        if (lid == 0)
+            cls_fused_record(hist, nslots, k, rr, rz, pq, qq, alpha, beta, stop, sc, ctl);
+        if (stop != CGS_RUN) {
+            run = 0;
+        } else {
+            /* x += alpha p; r -= alpha q; r'z, r'r (cgs_update_rows) */
+            acc_t u[4] = {0, 0, 0, 0};
+            const real ra = (real)alpha;
+            for (int row = lid; row < n; row += ls) {
+                x[row] += ra * lp[row];
+                const real ri = lr[row] - ra * lq[row];
+                lr[row] = ri;
+                const real zi = jac ? ld[row] * ri : ri;
+                cls_acc2_dot(&u[0], &u[1], (acc_t)ri, (acc_t)zi);
+                cls_acc2_dot(&u[2], &u[3], (acc_t)ri, (acc_t)ri);
+            }
+            acc_t rz1, rr1;
+            cls_group_pairs2(scratch, u, &rz1, &rr1);
+            beta = rz1 / rz;
+            const real rb = (real)beta; /* p = z + beta p (cgs_direction_rows) */
+            for (int row = lid; row < n; row += ls)
+                lp[row] = (jac ? ld[row] * lr[row] : lr[row]) + rb * lp[row];
+            rz = rz1;
+            rr = rr1;
+            k++;
+            barrier(CLK_LOCAL_MEM_FENCE); /* p complete before the next SpMV */
+        }
+    }
+    for (int i = lid; i < n; i += ls) { /* the launch's p and r for the next one */
+        p[i] = lp[i];
+        r[i] = lr[i];
+    }
+    if (lid == 0 && iters > 0) {
+        sc[1] = beta;
+        sc[2] = rz;
+        sc[3] = rr;
+    }
+}
