@@ -47,7 +47,6 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     if ((rc = la_small_program(la, &prog, err)) || (rc = la_vec_create(la, n, &w->r, err)) ||
         (rc = la_vec_create(la, n, &w->p, err)) || (rc = la_vec_create(la, n, &w->q, err)) ||
         (rc = ocl_create_kernel(prog, "cgs_run", &w->k_run, err)) ||
-        (rc = ocl_create_kernel(prog, "cgs_run_l", &w->k_run_l, err)) ||
         (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)))
         goto fail;
 
@@ -63,23 +62,6 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     if (la->ocl->dev.local_mem > 0)
         ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (4 * as))));
     w->ls = ls ? ls : 1;
-    /* the vectors in local memory when they fit beside the scratch (cgs_run_l);
-     * $CLSOLVE_CGS_LOCALMEM=0 keeps them global, 1 asks for local (measuring) */
-    const size_t lvec = 4 * (size_t)n * la->elem + 1024, lmem = (size_t)la->ocl->dev.local_mem;
-    const char *lm = getenv("CLSOLVE_CGS_LOCALMEM");
-    w->local_vecs = lmem > lvec + 4 * 64 * as && !(lm && !strcmp(lm, "0"));
-    if (w->local_vecs) { /* cgs_run_l replaces cgs_run, its group as wide as the rest allows */
-        size_t lsl = lai_min_sz(w->ls, (lmem - lvec) / (4 * as) / 64 * 64);
-        lsl = lai_kernel_max(la, w->k_run_l, lsl);
-        w->local_vecs = lsl >= 64;
-        if (w->local_vecs)
-            w->ls = lsl;
-    }
-    if (w->local_vecs) {
-        clReleaseKernel(w->k_run);
-        w->k_run = w->k_run_l;
-        w->k_run_l = NULL;
-    }
 
     if ((rc = lai_cgf_buffer(la, 4 * as, &w->sc, err)) || /* alpha, beta, r'z, r'r */
         (rc = lai_cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
@@ -92,9 +74,6 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_MEM(w->q.buf), A_MEM(w->d.buf), A_MEM(w->sc), A_MEM(w->ctl),
                            A_MEM(w->hist), A_INT(slots), A_REAL(s2), A_INT(count),
                            A_LOCAL(4 * w->ls * as))) ||
-        (w->local_vecs &&
-         clSetKernelArg(w->k_run, 16, 4 * (size_t)n * la->elem, NULL) != CL_SUCCESS &&
-         (rc = cls_fail(err, CLS_EOTHER, "clSetKernelArg(cgs_run_l, 16) failed"))) ||
         (rc = lai_set_args(w->k_start, "cgs_start", err, 10, A_INT(cn), A_MEM(w->b.buf),
                            A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
                            A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))))
@@ -189,7 +168,7 @@ void la_cgs_release(la_cgs *w)
     if (!w || !w->la)
         return;
     la_cgs_drain(w, NULL);
-    cl_kernel *ks[] = {&w->k_run, &w->k_start, &w->k_run_l};
+    cl_kernel *ks[] = {&w->k_run, &w->k_start};
     cl_mem *ms[] = {&w->sc, &w->ctl, &w->hist};
     lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
     la_vec_release(&w->r);

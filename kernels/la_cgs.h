@@ -36,9 +36,8 @@ typedef struct la_cgs {
     la_vec b, x, d; /* borrowed handles (d.buf NULL without Jacobi) */
     la_vec r, p, q; /* owned work vectors */
     cl_mem sc, ctl, hist;
-    cl_kernel k_run, k_start, k_run_l;
-    size_t ls;      /* the one work-group's size */
-    int local_vecs; /* k_run is cgs_run_l: the vectors in local memory */
+    cl_kernel k_run, k_start;
+    size_t ls; /* the one work-group's size */
     la_ring rg;
 } la_cgs;
 
