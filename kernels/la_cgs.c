@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "la_priv.h"
+#include "../common/trace.h"
 #include "ocl_gate.h"
 
 #define CGS_REC 8 /* accumulators per record (cls_fused_record) */
@@ -49,6 +50,7 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         (rc = ocl_create_kernel(prog, "cgs_run", &w->k_run, err)) ||
         (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)))
         goto fail;
+    cls_trace("la_cgs: program, vectors, kernels");
 
     /* one work-group: the kernels' limit, LA_CGS_LOCAL, the rows rounded up
      * to 64, and the local memory (4 accumulators per work-item) */

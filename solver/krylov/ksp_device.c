@@ -66,12 +66,14 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
     const double t0 = cls_now();
     ksp_stop_init(&st, opt->tol);
     CLS_TRY(ksp_stop_rhs_la(la, b, x, res, &cap, &bb, &zero, err)); /* bb = b'b */
+    cls_trace("ksp: b'b");
     bnorm = sqrt(bb);
     if (zero) { /* b = 0: x = 0 is exact */
         rc = CLS_OK;
         goto done;
     }
     CLS_TRY(ops->create(w, bb, err));         /* the device stops when r'r <= tol^2 b'b */
+    cls_trace("ksp: workspace");
     CLS_TRY(ops->start(w, 0, &rr, &rz, err)); /* r = b - A x0; z = M^-1 r; p = z */
     cls_trace("ksp: initial residual");
     if (!isfinite(rr) || !isfinite(rz)) { /* rr = r'r; rz = r'z */
