@@ -62,14 +62,6 @@ int fileio_sync_parent(const char *path, cls_error *err)
     return fileio_sync_path(dir, err);
 }
 
-/* this thread's durable writes deferred to a group commit (fileio_defer) */
-static _Thread_local int fileio_deferred;
-
-void fileio_defer(int on)
-{
-    fileio_deferred = on;
-}
-
 int fileio_write_durable(const char *path, const void *data, size_t len, cls_error *err)
 {
     char tmp[PATH_MAX];
@@ -78,7 +70,7 @@ int fileio_write_durable(const char *path, const void *data, size_t len, cls_err
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", tmp, strerror(errno));
-    if (write_all(fd, data, len) != 0 || (!fileio_deferred && fsync(fd) != 0)) {
+    if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
         int e = errno;
         close(fd);
         unlink(tmp);
@@ -94,7 +86,7 @@ int fileio_write_durable(const char *path, const void *data, size_t len, cls_err
         unlink(tmp);
         return cls_fail(err, CLS_EOTHER, "%s: rename failed: %s", path, strerror(e));
     }
-    return fileio_deferred ? CLS_OK : fileio_sync_parent(path, err);
+    return fileio_sync_parent(path, err);
 }
 
 int fileio_write_plain(const char *path, const void *data, size_t len, cls_error *err)

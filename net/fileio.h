@@ -16,11 +16,6 @@
 #include "../common/error.h"
 
 int fileio_write_durable(const char *path, const void *data, size_t len, cls_error *err);
-/* on = 1: this thread's fileio_write_durable calls skip their fsyncs (the
- * temporary file and the rename stay: a crash leaves the old or the new
- * contents), until on = 0; the caller then makes them durable with one
- * fileio_sync_fs (a group commit: job_store_group_end). */
-void fileio_defer(int on);
 int fileio_sync_path(const char *path, cls_error *err);
 /* fsyncs the directory holding path (the parent of a renamed entry). */
 int fileio_sync_parent(const char *path, cls_error *err);

@@ -208,15 +208,6 @@ int job_store_history(job_store *s, const char *id, double **h, int64_t *n);
 /* Final state; the json objects are stolen (may be NULL). */
 int job_store_complete(job_store *s, const char *id, job_status st, json_t *result, json_t *error,
                        json_t *timings, json_t *devices, cls_error *err);
-/* A group commit of final states (the daemon's batches, sched_batch.c):
- * between begin and end, this thread's job_store_complete calls write
- * their records (and fileio_write_durable its outputs) without fsyncs and
- * defer their publication; end makes all of them durable with one syncfs
- * of the data directory's file system and then publishes them (or, if
- * that fails, keeps them pending for a retry, as a failed write would). A
- * client never sees a final state that is not on disk. */
-void job_store_group_begin(job_store *s);
-int job_store_group_end(job_store *s, cls_error *err);
 /* Non-zero when the running job has been asked to stop (DELETE), or is gone. */
 int job_store_cancel_requested(job_store *s, const char *id);
 /* Writes the final states whose records could not be written before;

@@ -257,24 +257,6 @@ static void pending_free(job_pending *p)
 /* The final state, finished at `finished` (the json objects are stolen).
  * The outcome is written first; what the table keeps depends on whether
  * the write succeeded, and whatever nobody keeps is dropped at the end. */
-/* A final state written but not yet durable nor published (a group
- * commit, job_store_group_begin): published by job_store_group_end. */
-typedef struct group_item {
-    char id[IDS_LEN + 1];
-    job_pending out;
-    int64_t iteration;
-    double residual;
-} group_item;
-
-static _Thread_local struct {
-    int on;
-    group_item *items;
-    int n, cap;
-} group;
-
-static void complete_publish(job_store *s, const char *id, job_pending out, int64_t iteration,
-                             double residual, int rc, const cls_error *err);
-
 static int complete_at(job_store *s, const char *id, job_status st, double finished, json_t *result,
                        json_t *error, json_t *timings, json_t *devices, cls_error *err)
 {
@@ -285,9 +267,7 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
     job_rec *r = job_store_find(s, id);
     if (!r) {
         pthread_mutex_unlock(&s->mu);
-        pthread_mutex_unlock(&s->io);
-        outcome_drop(&out);
-        return CLS_OK;
+        goto unlock;
     }
     job_rec v = *r;
     v.status = st;
@@ -309,41 +289,8 @@ static int complete_at(job_store *s, const char *id, job_status st, double finis
         v.residual = json_number_value(rres);
     pthread_mutex_unlock(&s->mu);
     rc = write_view(s, &v, err);
-    pthread_mutex_unlock(&s->io);
-    if (!rc && group.on) { /* published once the group is durable */
-        if (group.n == group.cap) {
-            int cap = group.cap ? 2 * group.cap : 64;
-            group_item *g = realloc(group.items, (size_t)cap * sizeof *g);
-            if (!g) { /* no room to defer: this one is made durable and published now */
-                rc = fileio_sync_fs(s->data, err);
-                complete_publish(s, id, out, v.iteration, v.residual, rc, err);
-                return rc;
-            }
-            group.items = g;
-            group.cap = cap;
-        }
-        group_item *g = &group.items[group.n++];
-        memcpy(g->id, v.id, sizeof g->id);
-        g->out = out;
-        g->iteration = v.iteration;
-        g->residual = v.residual;
-        return CLS_OK;
-    }
-    complete_publish(s, id, out, v.iteration, v.residual, rc, err);
-    return rc;
-}
-
-/* The final state into the table once its record is on disk (rc 0), or
- * kept pending for a retry (rc: the write failed; the table still says
- * running, as the disk does). */
-static void complete_publish(job_store *s, const char *id, job_pending out, int64_t iteration,
-                             double residual, int rc, const cls_error *err)
-{
-    const job_status st = out.status;
-    const double finished = out.finished;
-    pthread_mutex_lock(&s->io);
     pthread_mutex_lock(&s->mu);
-    job_rec *r = job_store_find(s, id);
+    r = job_store_find(s, id);
     if (r && rc) {
         /* the disk still says running: so does the table, until a retry
          * writes the final state kept here */
@@ -366,8 +313,8 @@ static void complete_publish(job_store *s, const char *id, job_pending out, int6
         r->updated = finished;
         r->phase_started = finished;
         snprintf(r->phase, sizeof r->phase, "done");
-        r->iteration = iteration;
-        r->residual = residual;
+        r->iteration = v.iteration;
+        r->residual = v.residual;
         /* swap: the record takes the outcome, `out` the objects it had */
         job_pending old = {0, 0, r->result, r->error, r->timings, r->devices};
         r->result = out.result;
@@ -386,33 +333,9 @@ static void complete_publish(job_store *s, const char *id, job_pending out, int6
         r->disk = job_store_dir_bytes(dir); /* io held: no removal meanwhile */
     }
     pthread_mutex_unlock(&s->mu);
+unlock:
     pthread_mutex_unlock(&s->io);
     outcome_drop(&out);
-}
-
-void job_store_group_begin(job_store *s)
-{
-    (void)s;
-    group.on = 1;
-    group.n = 0;
-    fileio_defer(1);
-}
-
-int job_store_group_end(job_store *s, cls_error *err)
-{
-    fileio_defer(0);
-    group.on = 0;
-    /* every record and output this thread wrote meanwhile, durable at once */
-    int rc = group.n ? fileio_sync_fs(s->data, err) : CLS_OK;
-    job_store_note_write(s, rc, err);
-    for (int i = 0; i < group.n; i++) {
-        group_item *g = &group.items[i];
-        complete_publish(s, g->id, g->out, g->iteration, g->residual, rc, err);
-    }
-    group.n = 0;
-    free(group.items);
-    group.items = NULL;
-    group.cap = 0;
     return rc;
 }
 

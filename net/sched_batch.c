@@ -17,9 +17,8 @@
  * job alone, with its file and line, as a job run alone would), its
  * cancel (a job cancelled before the launch leaves the batch; one
  * cancelled during the launch ends cancelled), its outputs written and
- * on disk before its record says succeeded (sched_cg_finish, the end every
- * cg job has; the batch's jobs are committed as a group, one syncfs for all
- * their files, job_store_group_begin). What a batched job does not have: a residual history (the
+ * synced before its record says succeeded (sched_cg_finish, the end every
+ * cg job has). What a batched job does not have: a residual history (the
  * launch keeps none; its record has the final iteration and residual), and
  * progress during the launch (it lasts milliseconds).
  *
@@ -243,10 +242,7 @@ void sched_batch_run(const scheduler_config *cfg, job_claim *c, int n, uint64_t 
                 job_store_set_phase(s, it[i].c->id, "solving");
         brc = dbatch_solve(cfg->device, prec, pc, sys, ns, &info, &berr);
     }
-    /* each job's end, committed as a group: the outputs and final records
-     * written without fsyncs, then one syncfs, then the jobs published
-     * (job_store_group_begin; a client never sees a state not on disk) */
-    job_store_group_begin(s);
+    /* each job's end */
     for (int i = 0; i < n; i++) {
         batch_item *t = &it[i];
         if (!t->begun)
@@ -281,9 +277,6 @@ void sched_batch_run(const scheduler_config *cfg, job_claim *c, int n, uint64_t 
         dbatch_input_free(&t->in);
         sched_cg_finish(cfg, t->c, &t->r, rc, &t->err, &rep, t->x);
     }
-    cls_error gerr;
-    if (job_store_group_end(s, &gerr))
-        fprintf(stderr, "clsolved: a batch's records: %s (kept for a retry)\n", gerr.msg);
     free(it);
     free(sys);
 }
