@@ -111,7 +111,10 @@ int job_store_accept(job_store *s, const char *id, const job_params *p, const jo
  * them exist, and the scheduler meets them at once (one batch). The group
  * is committed once: the uploads may have been written without fsyncs
  * (upload.h's no_sync) and the records are, and one syncfs of the data
- * directory's file system makes them all durable before the renames.
+ * directory's file system makes them all durable before the renames. (A
+ * crash during the renames leaves the jobs renamed so far queued without
+ * their 202, as a crash between one job's rename and its answer leaves it:
+ * they run at the next start, their records complete.)
  * job_json[i]
  * receives each job's JSON. A failure after the jobs exist (out of memory
  * inserting one) leaves job_json[i] NULL for the jobs that are not. */

@@ -175,11 +175,13 @@ static int accept_jobs(job_store *s, int n, const char *const *ids, const job_pa
         job_store_note_write(s, rc, err);
     }
     char inc[PATH_MAX], fin[PATH_MAX];
-    for (int i = 0; i < n && !rc; i++, renamed++) {
+    for (int i = 0; i < n && !rc; i++) {
         snprintf(inc, sizeof inc, "%s/incoming/%s", s->data, ids[i]);
         job_store_dir_of(s, ids[i], fin, sizeof fin);
         if (rename(inc, fin) != 0)
             rc = cls_fail(err, CLS_EOTHER, "%s: rename failed: %s", fin, strerror(errno));
+        else
+            renamed++; /* only a rename that happened is undone below */
     }
     /* the renames durable: jobs/ and incoming/ are every job's parents (a
      * failure: they may not be, so they are undone rather than acknowledged) */

@@ -130,7 +130,7 @@ typedef struct batch_item {
 
 /* The report a job run alone would have had, from its part of the batch. */
 static void batch_report(const batch_item *it, const dbatch_info *info, solver_precond pc, int n,
-                         dsolve_report *rep)
+                         int launched, dsolve_report *rep)
 {
     memset(rep, 0, sizeof *rep);
     rep->rows = it->in.A.nrows;
@@ -156,7 +156,7 @@ static void batch_report(const batch_item *it, const dbatch_info *info, solver_p
     p->device = info->device;
     p->spmv = LA_SPMV_SCALAR; /* one work-group sweeps its rows */
     p->config = info->config;
-    if (!it->sys)
+    if (!it->sys || !launched) /* not in the launch, or the launch failed: no iterate */
         return;
     rep->solve_s = info->solve_s;
     rep->cg.reason = it->sys->res.reason;
@@ -248,14 +248,14 @@ void sched_batch_run(const scheduler_config *cfg, job_claim *c, int n, uint64_t 
         if (!t->begun)
             continue;
         if (t->have_in && !t->sys && !t->rc && !t->r.mc.cancelled) {
-            /* left out of the launch (see above): alone, from the start */
+            /* left out of the launch (see above): alone, as begun */
             dbatch_input_free(&t->in);
             free(t->x);
-            sched_run_cg(MPI_COMM_SELF, 0, cfg, t->c, NULL, read_budget);
+            sched_cg_solve(MPI_COMM_SELF, 0, cfg, t->c, &t->r);
             continue;
         }
         dsolve_report rep;
-        batch_report(t, &info, pc, ns, &rep);
+        batch_report(t, &info, pc, ns, brc == CLS_OK, &rep);
         int rc = t->rc;
         if (t->sys) {
             if (brc) { /* the device failed: every job of the launch with it */

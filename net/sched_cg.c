@@ -205,16 +205,22 @@ void sched_run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, co
     sched_cg_run r;
     if (sched_cg_begin(cfg, c, est, read_budget, &r))
         return;
+    sched_cg_solve(comm, collective, cfg, c, &r);
+}
+
+void sched_cg_solve(MPI_Comm comm, int collective, const scheduler_config *cfg, const job_claim *c,
+                    sched_cg_run *r)
+{
     if (collective)
-        job_proto_send(comm, &r.m);
+        job_proto_send(comm, &r->m);
     dsolve_report rep;
     double *x = NULL;
     cls_error err;
     cls_error_clear(&err);
-    int rc = dsolve_file(comm, r.m.a_path, r.m.b_path[0] ? r.m.b_path : NULL,
-                         r.m.x0_path[0] ? r.m.x0_path : NULL, &r.o, &rep, &x, &err);
+    int rc = dsolve_file(comm, r->m.a_path, r->m.b_path[0] ? r->m.b_path : NULL,
+                         r->m.x0_path[0] ? r->m.x0_path : NULL, &r->o, &rep, &x, &err);
     cls_trace("write: the solve returned");
-    sched_cg_finish(cfg, c, &r, rc, &err, &rep, x);
+    sched_cg_finish(cfg, c, r, rc, &err, &rep, x);
 }
 
 /* What became of the job: the outputs written durably (a full disk waits),

@@ -66,6 +66,10 @@ typedef struct sched_cg_run {
  * memory budget. */
 void sched_run_cg(MPI_Comm comm, int collective, const scheduler_config *cfg, const job_claim *c,
                   const adm_estimate *est, uint64_t read_budget);
+/* The solve and the end of a job already begun (sched_cg_begin): what
+ * sched_run_cg does after the beginning. */
+void sched_cg_solve(MPI_Comm comm, int collective, const scheduler_config *cfg, const job_claim *c,
+                    sched_cg_run *r);
 /* The beginning: messages, options, monitor (r->o's callbacks point into
  * r: it must stay put until the end); the job logged as started. Not
  * CLS_OK: the job has been failed already. */

@@ -78,10 +78,12 @@ int cpu_ws_rows(cpu_ws *w, const int32_t *rp, int64_t n, cls_error *err)
 {
     const int want = cls_team_threads();
     cls_team *team = want > 1 && n >= CPU_WS_BLOCK * (int64_t)want ? cpu_ws_team() : NULL;
-    if (team && cls_team_size(team) > 1 && pthread_mutex_trylock(&ws_inuse) == 0)
+    if (team && cls_team_size(team) > 1 && pthread_mutex_trylock(&ws_inuse) == 0) {
         w->team = team;
-    else
+        w->holds_team = 1;
+    } else {
         w->team = ws_solo_team();
+    }
     if (!w->team)
         return cls_fail(err, CLS_EOTHER, "out of memory starting the native loops' threads");
     w->n = n;
@@ -116,7 +118,7 @@ void cpu_ws_release(cpu_ws *w)
         if (w->nmap)
             clFinish(w->la->ocl->queue);
     }
-    if (w->team && w->team != ws_solo)
+    if (w->holds_team)
         pthread_mutex_unlock(&ws_inuse);
     free(w->bound);
     free(w->part);

@@ -34,6 +34,7 @@
 typedef struct cpu_ws {
     la_ctx *la;
     cls_team *team; /* held until cpu_ws_release */
+    int holds_team; /* team is the process's (given back at release), not the solo one */
     int nt;         /* its members: every one takes a range (the barriers count them all) */
     int64_t n;
     int64_t *bound;    /* nt + 1 row bounds, whole blocks */
