@@ -341,11 +341,7 @@ class Client:
                     else:
                         f, name = _upload(obj, vector=vec)
                         files.append(f)
-                    fname = name or field + ".mtx"
-                    parts.append(("%s--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
-                                  "filename=\"%s\"\r\nContent-Type: application/octet-stream"
-                                  "\r\n\r\n" % ("\r\n" if parts else "", boundary, field,
-                                                fname.replace('"', "_"))).encode())
+                    parts.append(_part_header(boundary, field, name or field + ".mtx", not parts))
                     parts.append(f)
                 parts.append(("\r\n--%s--\r\n" % boundary).encode())
                 body = _Body(parts)
@@ -391,11 +387,8 @@ class Client:
                         continue
                     f, name = _upload(obj, vector=vec)
                     files.append(f)
-                    fname = name or "%s%d.mtx" % (field, i + 1)
-                    parts.append(("%s--%s\r\nContent-Disposition: form-data; name=\"%s\"; "
-                                  "filename=\"%s\"\r\nContent-Type: application/octet-stream"
-                                  "\r\n\r\n" % ("\r\n" if parts else "", boundary, field,
-                                                fname.replace('"', "_"))).encode())
+                    parts.append(_part_header(boundary, field, name or "%s%d.mtx" % (field, i + 1),
+                                              not parts))
                     parts.append(f)
             parts.append(("\r\n--%s--\r\n" % boundary).encode())
             info = self.request("POST", "/v1/batches" + q, _Body(parts),
@@ -576,6 +569,14 @@ def solve(A, b=None, x0=None, *, tol=None, rtol=None, atol=None, maxiter=None, p
                    precond=precond, method=method, precision=precision, backend=backend)
     job.wait(progress=progress, timeout=timeout, check=False)
     return _outcome(job)
+
+
+def _part_header(boundary, field, fname, first):
+    """The header of one multipart/form-data part (a file), with the CRLF
+    that ends the part before it unless it is the first."""
+    return ("%s--%s\r\nContent-Disposition: form-data; name=\"%s\"; filename=\"%s\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n" %
+            ("" if first else "\r\n", boundary, field, fname.replace('"', "_"))).encode()
 
 
 def _outcome(job):
