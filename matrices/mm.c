@@ -63,6 +63,7 @@
  *    open: ..."); corrupt gzip data is CLS_EINPUT at the current line.
  */
 #include "mm.h"
+#include "csr_bin.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -261,8 +262,32 @@ static int read_header_stream(mm_src *s, const char *path, mm_header *h, char **
     }
 }
 
+/* 1 when path holds the binary CSR form (csr_bin.h: its magic) */
+static int mm_is_binary(const char *path)
+{
+    unsigned char m[8];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(m, 1, sizeof m, f);
+    fclose(f);
+    return n == sizeof m && csr_bin_is_magic(m, n);
+}
+
 int mm_read_header(const char *path, mm_header *h, cls_error *err)
 {
+    if (mm_is_binary(path)) { /* the binary CSR form: its header */
+        unsigned char hb[CSR_BIN_HEADER];
+        FILE *f = fopen(path, "rb");
+        size_t n = f ? fread(hb, 1, sizeof hb, f) : 0;
+        if (f)
+            fclose(f);
+        uint64_t bytes;
+        if (n != sizeof hb)
+            return cls_fail(err, CLS_EINPUT, "%s: byte 0: shorter than the %d-byte header", path,
+                            CSR_BIN_HEADER);
+        return csr_bin_header(hb, path, h, &bytes, err);
+    }
     mm_src s;
     int rc = src_open(&s, path, err);
     if (rc)
@@ -1573,6 +1598,16 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
     double t0 = cls_now();
     mm_ctx x;
     csr_init(A);
+    if (mm_is_binary(path)) { /* the binary CSR form: read, not parsed (csr_bin.h) */
+        int rc = csr_bin_read(path, opt ? opt->max_memory : 0, A, h, err);
+        if (st) {
+            memset(st, 0, sizeof *st);
+            st->threads = 1;
+            st->stored_entries = st->expanded_nnz = A->nnz;
+            st->seconds = cls_now() - t0;
+        }
+        return rc;
+    }
     int rc = ctx_open(&x, path, resolve_threads(opt), err);
     x.threads_asked = opt && opt->threads > 0;
     x.opt = opt;

@@ -39,6 +39,12 @@ static int upload_check_limits(upload_file *f, cls_error *err)
     if (!m || (h->entries <= m && h->rows <= m && h->cols <= m))
         return CLS_OK;
     f->over_limit = 1;
+    if (f->binary == 1)
+        return cls_fail(err, CLS_EINPUT,
+                        "%s: the binary CSR header declares %lld x %lld with %lld entries; this "
+                        "daemon takes at most %lld (--max-nnz)",
+                        f->display, (long long)h->rows, (long long)h->cols,
+                        (long long)h->entries, (long long)m);
     if (h->entries > m)
         return cls_fail_line(err, CLS_EINPUT, h->size_line,
                              "%s:%lld: the size line declares %lld entries; this daemon takes at "
@@ -162,6 +168,9 @@ static int upload_check(upload_file *f, const unsigned char *data, size_t len, c
                       : upload_check_plain(f, (const char *)data, len, err);
 }
 
+static int upload_file_feed_text(upload_file *f, const unsigned char *p, size_t len,
+                                 cls_error *err);
+
 int upload_file_write(upload_file *f, const void *data, size_t len, cls_error *err)
 {
     const unsigned char *p = data;
@@ -195,6 +204,42 @@ int upload_file_write(upload_file *f, const void *data, size_t len, cls_error *e
     if (f->header_state != 0 && !(f->gz == 1 && f->measure))
         return CLS_OK;
     p = data;
+    if (f->binary == 0 && f->check_mm) {
+        /* the binary CSR form (csr_bin.h) or text: its first 8 bytes decide,
+         * its 32-byte header is checked as a size line is */
+        while (f->nhead < CSR_BIN_HEADER && len > 0 && csr_bin_is_magic(f->head, f->nhead)) {
+            f->head[f->nhead++] = *p++;
+            len--;
+        }
+        if (!csr_bin_is_magic(f->head, f->nhead)) {
+            f->binary = -1; /* text: the bytes held go through the checks below */
+            const size_t held = f->nhead;
+            f->nhead = 0;
+            int rc = upload_file_feed_text(f, f->head, held, err);
+            if (rc)
+                return rc;
+        } else if (f->nhead < CSR_BIN_HEADER) {
+            return CLS_OK; /* more of the header to come */
+        } else {
+            f->binary = 1;
+            f->gz = 0;
+            f->measure = 0;
+            int rc = csr_bin_header(f->head, f->display, &f->header, &f->bin_bytes, err);
+            if (rc)
+                return rc;
+            f->header_state = 1;
+            return upload_check_limits(f, err);
+        }
+    }
+    return upload_file_feed_text(f, p, len, err);
+}
+
+/* The text checks (gzip or plain) on bytes already stored. */
+static int upload_file_feed_text(upload_file *f, const unsigned char *p, size_t len,
+                                 cls_error *err)
+{
+    if (f->header_state != 0 && !(f->gz == 1 && f->measure))
+        return CLS_OK;
     if (f->gz < 0) {
         /* the first two bytes decide between gzip and plain text */
         while (f->nmagic < 2 && len > 0) {
@@ -214,7 +259,28 @@ int upload_file_write(upload_file *f, const void *data, size_t len, cls_error *e
 int upload_file_close(upload_file *f, cls_error *err)
 {
     int rc = CLS_OK;
-    if (f->header_state == 0) {
+    if (f->binary == 0 && f->nhead > 0 && f->header_state == 0) {
+        if (csr_bin_is_magic(f->head, f->nhead) && f->nhead >= 8)
+            rc = cls_fail(err, CLS_EINPUT, "%s: byte %zu: the binary CSR header ends early (%d "
+                          "bytes)",
+                          f->display, f->nhead, CSR_BIN_HEADER);
+        else { /* a short text file: its bytes to the checks */
+            f->binary = -1;
+            const size_t held = f->nhead;
+            f->nhead = 0;
+            rc = upload_file_feed_text(f, f->head, held, err);
+        }
+    }
+    if (!rc && f->binary == 1 && f->bytes != f->bin_bytes)
+        rc = cls_fail(err, CLS_EINPUT,
+                      "%s: the upload has %llu bytes but its header (%lld x %lld, %lld "
+                      "entries) makes %llu (binary CSR)",
+                      f->display, (unsigned long long)f->bytes, (long long)f->header.rows,
+                      (long long)f->header.cols, (long long)f->header.entries,
+                      (unsigned long long)f->bin_bytes);
+    if (f->binary == 1)
+        f->text_bytes = f->bytes; /* what admission counts: the arrays as they are */
+    if (!rc && f->header_state == 0) {
         if (f->gz < 0) { /* fewer than two bytes in all */
             f->gz = 0;
             rc = upload_check(f, f->magic, (size_t)f->nmagic, err);

@@ -36,6 +36,7 @@
 #include <zlib.h>
 
 #include "../common/error.h"
+#include "../matrices/csr_bin.h"
 #include "../matrices/mm.h"
 
 #define UPLOAD_PREFIX_MAX (256u * 1024u)
@@ -64,6 +65,11 @@ typedef struct upload_file {
     uint64_t max_text;   /* 0: no limit */
     int over_limit;      /* the failure was a limit (413), not bad content */
     int write_errno;     /* errno of a failed write (ENOSPC: disk full) */
+    int binary;          /* the binary CSR form (matrices/csr_bin.h): 0 undecided
+                          * (head holds the first bytes), 1 it is, -1 it is not */
+    unsigned char head[CSR_BIN_HEADER];
+    size_t nhead;
+    uint64_t bin_bytes;  /* the size its header makes */
     int no_sync;         /* close without fsync: the caller syncs the file system once
                           * for many uploads (a batch's group commit, job_store_accept_many) */
     mm_header header;

@@ -5,7 +5,8 @@
     results = clsolve.solve_many([A1, (A2, b2)])           # [(x, info) or (None, JobFailed)]
 
     c = clsolve.Client("http://127.0.0.1:8080", token=None)
-    job = c.submit("A.mtx", precond="jacobi", tol=1e-10)  # a path, scipy sparse, numpy, bytes
+    job = c.submit("A.mtx", precond="jacobi", tol=1e-10)  # a path, scipy sparse (sent as
+                                                           # binary CSR), numpy, bytes
     job.wait(progress=lambda j: print(j.phase, j.iteration, j.residual))
     x = job.solution()                                     # numpy array (a list without numpy)
 
@@ -26,9 +27,10 @@ from .errors import (ApiError, BadRequest, Conflict, Error, JobCancelled, JobFai
                      PayloadTooLarge, RequestTimeout, ServiceUnavailable, TransportError,
                      Unauthorized, WaitTimeout)
 from .client import Client, Job, solve, solve_many
-from .mm import matrix_market, vector_market
+from .mm import csr_binary, matrix_market, vector_market
 
-__all__ = ["Client", "Job", "solve", "solve_many", "matrix_market", "vector_market", "Error", "ApiError",
+__all__ = ["Client", "Job", "solve", "solve_many", "csr_binary", "matrix_market", "vector_market",
+           "Error", "ApiError",
            "BadRequest", "Unauthorized", "NotFound", "Conflict", "PayloadTooLarge",
            "ServiceUnavailable", "TransportError", "RequestTimeout", "JobFailed", "JobCancelled",
            "WaitTimeout", "__version__"]

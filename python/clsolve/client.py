@@ -36,8 +36,8 @@ import urllib.request
 import uuid
 
 from . import errors
-from .mm import (_is_scipy_sparse, _np, check_real_dtype, check_real_values, matrix_market,
-                 vector_market)
+from .mm import (_is_scipy_sparse, _np, check_real_dtype, check_real_values, csr_binary,
+                 matrix_market, vector_market)
 
 FINISHED = ("succeeded", "failed", "cancelled")
 _SOLVE_KEYS = ("tol", "atol", "maxiter", "precond", "method", "precision", "backend")
@@ -90,7 +90,10 @@ def _upload(obj, vector=False):
         return _bytes_file(data if isinstance(data, bytes) else data.encode()), \
             os.path.basename(getattr(obj, "name", "")) or None
     f = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-    (vector_market if vector else matrix_market)(obj, f)
+    if not vector and _is_scipy_sparse(obj):
+        csr_binary(obj, f)  # no text to write or parse: the arrays as they are
+    else:
+        (vector_market if vector else matrix_market)(obj, f)
     f.seek(0)
     return f, None
 

@@ -13,6 +13,7 @@ drops the imaginary part with no more than a ComplexWarning, and the
 solve would then answer a different system with info 0.
 """
 import io
+import struct
 
 try:
     import numpy as _np
@@ -48,6 +49,26 @@ def check_real_values(values, what):
         if isinstance(v, complex):
             raise TypeError("%s holds a complex number (%r): clsolve solves real systems only"
                             % (what, v))
+
+
+def csr_binary(A, out=None):
+    """Writes the scipy sparse matrix A in clsolve's binary CSR form
+    (docs/api.md, "Binary matrices": the magic CLSCSR01, int64 rows, columns
+    and entries, int64 row pointers, int32 columns, float64 values, all
+    little-endian; every entry stored, columns sorted and unique within a
+    row) to the binary file object out (a new BytesIO when None) and
+    returns out. A is not modified."""
+    out = out if out is not None else io.BytesIO()
+    check_real_dtype(getattr(A, "dtype", None), "the matrix")
+    C = A.tocsr(copy=True)
+    C.sum_duplicates()  # canonical: sorted columns, no duplicates
+    C.sort_indices()
+    m, n = C.shape
+    out.write(b"CLSCSR01" + struct.pack("<qqq", m, n, C.nnz))
+    out.write(_np.ascontiguousarray(C.indptr, dtype="<i8").tobytes())
+    out.write(_np.ascontiguousarray(C.indices, dtype="<i4").tobytes())
+    out.write(_np.ascontiguousarray(C.data, dtype="<f8").tobytes())
+    return out
 
 
 def matrix_market(A, out=None):

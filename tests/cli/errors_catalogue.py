@@ -464,6 +464,25 @@ def _(t):
     return mm_case(t, body, None, cmd="solve")
 
 
+# ---- the binary CSR form (matrices/csr_bin.h)
+
+def csr_bin(rows, cols, rowptr, col, val):
+    return (b"CLSCSR01" + struct.pack("<qqq", rows, cols, len(col)) +
+            struct.pack("<%dq" % len(rowptr), *rowptr) + struct.pack("<%di" % len(col), *col) +
+            struct.pack("<%dd" % len(val), *val))
+
+
+# 2 x 2 diagonal 4, 5 (SPD)
+BIN_OK = csr_bin(2, 2, [0, 1, 2], [0, 1], [4.0, 5.0])
+CASES["MM-BINARY-SIZE"] = lambda t: mm_case(t, BIN_OK[:-8], None, name="a.bin", cmd="solve")
+CASES["MM-BINARY-ROWPTR"] = lambda t: mm_case(t, csr_bin(2, 2, [0, 2, 1], [0, 1], [4.0, 5.0]),
+                                              None, name="a.bin", cmd="solve")
+CASES["MM-BINARY-ORDER"] = lambda t: mm_case(
+    t, csr_bin(2, 2, [0, 2, 3], [1, 0, 1], [1.0, 4.0, 5.0]), None, name="a.bin", cmd="solve")
+CASES["MM-BINARY-COLUMN"] = lambda t: mm_case(t, csr_bin(2, 2, [0, 1, 2], [0, 2], [4.0, 5.0]),
+                                              None, name="a.bin", cmd="solve")
+
+
 # ---- right-hand sides and initial guesses (Matrix Market vectors)
 
 I2 = T.mm(GEN, "2 2 2", "1 1 1", "2 2 1")

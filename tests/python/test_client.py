@@ -553,6 +553,32 @@ class Scipy(unittest.TestCase):
         N[0, 1] = 5.0
         self.assertIn("general", clsolve.matrix_market(N.tocsr()).getvalue().decode().splitlines()[0])
 
+    def test_binary_csr_on_the_wire(self):
+        """A scipy matrix goes up in the binary CSR form (no text): its bytes
+        are the documented layout, duplicates summed and columns sorted in a
+        copy (the caller's matrix untouched), and the daemon solves it."""
+        import struct
+        C = sp.coo_matrix(([1.0, 2.0, 4.0, 3.0, 5.0], ([1, 0, 1, 1, 0], [1, 0, 0, 1, 1])),
+                          shape=(2, 2))  # (1,1) twice: 1 + 3; unsorted
+        before = (C.row.copy(), C.col.copy(), C.data.copy())
+        raw = clsolve.csr_binary(C).getvalue()
+        self.assertEqual(raw[:8], b"CLSCSR01")
+        self.assertEqual(struct.unpack("<qqq", raw[8:32]), (2, 2, 4))
+        self.assertEqual(len(raw), 32 + 8 * 3 + 12 * 4)
+        self.assertEqual(struct.unpack("<3q", raw[32:56]), (0, 2, 4))
+        self.assertEqual(struct.unpack("<4i", raw[56:72]), (0, 1, 0, 1))
+        self.assertEqual(struct.unpack("<4d", raw[72:104]), (2.0, 5.0, 4.0, 4.0))
+        for a, b in zip(before, (C.row, C.col, C.data)):
+            np.testing.assert_array_equal(a, b)
+        A = self.poisson2d(20)
+        b = np.random.default_rng(8).standard_normal(A.shape[0])
+        job = client().submit(A, b, tol=1e-10)
+        job.wait(timeout=120)
+        self.assertEqual(job.status, "succeeded")
+        self.assertEqual(job.result["nnz"], A.nnz)
+        x = job.solution()
+        self.assertLess(np.linalg.norm(b - A @ x) / np.linalg.norm(b), 1e-10)
+
     def test_complex_sparse_is_refused_before_the_upload(self):
         A = self.poisson2d(4).astype(np.complex128)
         with warnings.catch_warnings():

@@ -1,0 +1,164 @@
+/*
+ * csr_bin.c: the binary CSR form (csr_bin.h). The file is read with plain
+ * read(2) into the arrays (no parse), then every check runs over them in
+ * one pass; a big-endian host would have to swap and is refused.
+ */
+#include "csr_bin.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int64_t le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return (int64_t)v;
+}
+
+int csr_bin_is_magic(const unsigned char *buf, size_t n)
+{
+    return memcmp(buf, CSR_BIN_MAGIC, n < 8 ? n : 8) == 0;
+}
+
+int csr_bin_header(const unsigned char *buf, const char *name, mm_header *h, uint64_t *bytes,
+                   cls_error *err)
+{
+    memset(h, 0, sizeof *h);
+    if (!csr_bin_is_magic(buf, 8))
+        return cls_fail(err, CLS_EINPUT, "%s: not a binary CSR file (magic %s)", name,
+                        CSR_BIN_MAGIC);
+    const int64_t rows = le64(buf + 8), cols = le64(buf + 16), nnz = le64(buf + 24);
+    /* the sizes must fit the index types: int64 row pointers, int32 columns */
+    if (rows < 0 || cols < 0 || nnz < 0 || rows > INT32_MAX || cols > INT32_MAX ||
+        nnz > (INT64_MAX - 64) / 16 - rows)
+        return cls_fail(err, CLS_EINPUT,
+                        "%s: byte 8: the header declares %lld x %lld with %lld entries, not a "
+                        "matrix this reader takes (at most 2^31-1 rows and columns)",
+                        name, (long long)rows, (long long)cols, (long long)nnz);
+    h->layout = MM_COORDINATE;
+    h->field = MM_REAL;
+    h->symmetry = MM_GENERAL;
+    h->rows = rows;
+    h->cols = cols;
+    h->entries = nnz;
+    h->size_line = 1;
+    *bytes = (uint64_t)CSR_BIN_HEADER + 8u * (uint64_t)(rows + 1) + 12u * (uint64_t)nnz;
+    return CLS_OK;
+}
+
+static int read_all(int fd, void *buf, size_t n)
+{
+    unsigned char *p = buf;
+    while (n > 0) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+int csr_bin_read(const char *path, uint64_t max_memory, csr_matrix *A, mm_header *h, cls_error *err)
+{
+    csr_init(A);
+    const uint16_t one = 1;
+    if (*(const unsigned char *)&one != 1)
+        return cls_fail(err, CLS_EOTHER, "%s: binary CSR needs a little-endian host", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return cls_fail(err, CLS_EINPUT, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char hb[CSR_BIN_HEADER];
+    struct stat st;
+    int rc = CLS_OK;
+    uint64_t want = 0;
+    mm_header hh;
+    if (fstat(fd, &st) != 0 || read_all(fd, hb, sizeof hb) != 0)
+        rc = cls_fail(err, CLS_EINPUT, "%s: byte 0: shorter than the %d-byte header", path,
+                      CSR_BIN_HEADER);
+    else if (!(rc = csr_bin_header(hb, path, &hh, &want, err)) && (uint64_t)st.st_size != want)
+        rc = cls_fail(err, CLS_EINPUT,
+                      "%s: the file has %lld bytes but its header (%lld x %lld, %lld entries) "
+                      "makes %llu",
+                      path, (long long)st.st_size, (long long)hh.rows, (long long)hh.cols,
+                      (long long)hh.entries, (unsigned long long)want);
+    else if (max_memory && want > max_memory)
+        rc = cls_fail(err, CLS_EOTHER,
+                      "%s: reading this matrix needs %.1f MB; %.1f MB are available", path,
+                      (double)want / 1048576.0, (double)max_memory / 1048576.0);
+    if (!rc)
+        rc = csr_alloc(A, hh.rows, hh.cols, hh.entries, err);
+    if (!rc && (read_all(fd, A->rowptr, 8u * (size_t)(hh.rows + 1)) ||
+                read_all(fd, A->col, 4u * (size_t)hh.entries) ||
+                read_all(fd, A->val, 8u * (size_t)hh.entries)))
+        rc = cls_fail(err, CLS_EINPUT, "%s: read failed: %s", path, strerror(errno));
+    close(fd);
+    /* the row pointers, then each row's columns: in range, increasing */
+    for (int64_t i = 0; !rc && i < hh.rows; i++) {
+        const int64_t b = A->rowptr[i], e = A->rowptr[i + 1];
+        if ((i == 0 && b != 0) || e < b || e > hh.entries) {
+            rc =
+                cls_fail(err, CLS_EINPUT,
+                         "%s: row %lld: row pointers %lld .. %lld (they start at 0, never "
+                         "decrease and end at %lld entries)",
+                         path, (long long)i + 1, (long long)b, (long long)e, (long long)hh.entries);
+            break;
+        }
+        for (int64_t j = b; j < e; j++) {
+            const int32_t c = A->col[j];
+            if (c < 0 || c >= hh.cols) {
+                rc = cls_fail(err, CLS_EINPUT, "%s: row %lld: column %lld out of range 1..%lld",
+                              path, (long long)i + 1, (long long)c + 1, (long long)hh.cols);
+                break;
+            }
+            if (j > b && c <= A->col[j - 1]) {
+                rc = cls_fail(err, CLS_EINPUT,
+                              "%s: row %lld: column %lld after %lld (columns must increase "
+                              "within a row: sorted, no duplicates)",
+                              path, (long long)i + 1, (long long)c + 1,
+                              (long long)A->col[j - 1] + 1);
+                break;
+            }
+        }
+    }
+    if (!rc && hh.rows == 0 && hh.entries != 0)
+        rc = cls_fail(err, CLS_EINPUT, "%s: no rows but %lld entries", path, (long long)hh.entries);
+    if (!rc && hh.rows > 0 && A->rowptr[hh.rows] != hh.entries)
+        rc = cls_fail(err, CLS_EINPUT, "%s: row %lld: the last row pointer is %lld, not %lld", path,
+                      (long long)hh.rows, (long long)A->rowptr[hh.rows], (long long)hh.entries);
+    if (rc) {
+        csr_free(A);
+        return rc;
+    }
+    if (h)
+        *h = hh;
+    return CLS_OK;
+}
+
+int csr_bin_write(const char *path, const csr_matrix *A, cls_error *err)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", path, strerror(errno));
+    unsigned char hb[CSR_BIN_HEADER];
+    memcpy(hb, CSR_BIN_MAGIC, 8);
+    const int64_t v[3] = {A->nrows, A->ncols, A->nnz};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 8; i++)
+            hb[8 + 8 * k + i] = (unsigned char)((uint64_t)v[k] >> (8 * i));
+    int ok = fwrite(hb, 1, sizeof hb, f) == sizeof hb &&
+             fwrite(A->rowptr, 8, (size_t)A->nrows + 1, f) == (size_t)A->nrows + 1 &&
+             fwrite(A->col, 4, (size_t)A->nnz, f) == (size_t)A->nnz &&
+             fwrite(A->val, 8, (size_t)A->nnz, f) == (size_t)A->nnz;
+    if (fclose(f) != 0)
+        ok = 0;
+    return ok ? CLS_OK : cls_fail(err, CLS_EOTHER, "%s: write failed", path);
+}
