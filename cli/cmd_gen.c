@@ -1,13 +1,15 @@
 /*
  * cmd_gen.c: `clsolve gen KIND N -o A.mtx` writes a generated stencil matrix
  * (matrices/gen.h) in symmetric coordinate storage, half the size of the
- * general form.
+ * general form; `--binary` (or an output named *.bin) in the binary CSR form
+ * (matrices/csr_bin.h).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "common/timer.h"
+#include "matrices/csr_bin.h"
 #include "matrices/gen.h"
 #include "matrices/mm.h"
 
@@ -15,12 +17,14 @@ int cmd_gen(int argc, char **argv)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "gen"};
     const char *kind = NULL, *nstr = NULL, *out = NULL;
-    int general = 0;
+    int general = 0, binary = 0;
     while (a.i < argc) {
         if (cli_opt(&a, "-o", "--output", 1))
             out = a.value;
         else if (cli_opt(&a, "--general", NULL, 0))
             general = 1;
+        else if (cli_opt(&a, "--binary", NULL, 0))
+            binary = 1;
         else if (argv[a.i][0] == '-' && argv[a.i][1] != '\0')
             cli_usage_error("gen", "unknown option '%s'", argv[a.i]);
         else if (!kind)
@@ -49,7 +53,10 @@ int cmd_gen(int argc, char **argv)
     }
     char comment[128];
     snprintf(comment, sizeof comment, "clsolve gen %s %lld", gen_kind_name(k), (long long)n);
-    rc = mm_write_csr(out, &A, !general, comment, &err);
+    const size_t ol = strlen(out);
+    if (ol > 4 && !strcmp(out + ol - 4, ".bin"))
+        binary = 1;
+    rc = binary ? csr_bin_write(out, &A, &err) : mm_write_csr(out, &A, !general, comment, &err);
     if (rc) {
         fprintf(stderr, "clsolve gen: %s\n", err.msg);
         csr_free(&A);
