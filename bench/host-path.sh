@@ -20,6 +20,7 @@
 #   CLSOLVE_MM_PROFILE=1 is set for both, so each read prints its threads,
 #   its path (mmap, read, gzip) and its phases (stderr, the daemon's log).
 #   BUILD=/tmp/b1 N=200 REPS=3 DEVICE=gpu bash bench/host-path.sh
+#   (FORMAT=bin: the file in the binary CSR form instead of Matrix Market)
 #   (MAXITER=K caps the iterations of both: the host path alone on PoCL)
 # Builds nothing; needs curl and python3 (standard library only).
 set -uo pipefail
@@ -38,7 +39,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=${WORK:-/tmp/host-path}
 mkdir -p "$W"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, commit $(git rev-parse --short HEAD 2>/dev/null)"
-M=$W/p$N.mtx
+# FORMAT=bin: the matrix in the binary CSR form (docs/api.md, "Binary matrices")
+M=$W/p$N.${FORMAT:-mtx}
 [ -s "$M" ] || "$C" gen poisson3d "$N" -o "$M" >/dev/null
 cat "$M" >/dev/null
 echo "file: $M $(stat -c %s "$M") bytes"
