@@ -1,11 +1,16 @@
 /*
- * csr_bin.c: the binary CSR form (csr_bin.h). The file is read with plain
- * read(2) into the arrays (no parse), then every check runs over them in
- * one pass; a big-endian host would have to swap and is refused.
+ * csr_bin.c: the binary CSR form (csr_bin.h). The arrays are read straight
+ * into place by pread(2) on every core (no parse; the page cache copied in
+ * parallel, as the text reader parses in parallel), then the rows are
+ * checked in parallel ranges, the first bad row named; a big-endian host
+ * would have to swap and is refused.
  */
 #include "csr_bin.h"
 
+#include "../common/parallel.h"
+
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +72,90 @@ static int read_all(int fd, void *buf, size_t n)
     return 0;
 }
 
+/* One array's elements [b, e) read in parallel ranges (pread: the page
+ * cache copied by every core, as the text reader parses on every core). */
+typedef struct bin_load {
+    int fd;
+    unsigned char *dst;
+    size_t elem;
+    off_t off;
+    atomic_int failed;
+} bin_load;
+
+static void bin_load_range(void *ctx, int range, int64_t b, int64_t e)
+{
+    (void)range;
+    bin_load *L = ctx;
+    unsigned char *p = L->dst + (size_t)b * L->elem;
+    size_t n = (size_t)(e - b) * L->elem;
+    off_t at = L->off + (off_t)((size_t)b * L->elem);
+    while (n > 0) {
+        ssize_t r = pread(L->fd, p, n, at);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            atomic_store(&L->failed, 1);
+            return;
+        }
+        p += r;
+        at += r;
+        n -= (size_t)r;
+    }
+}
+
+static int bin_load_array(int fd, void *dst, int64_t count, size_t elem, off_t off)
+{
+    bin_load L = {.fd = fd, .dst = dst, .elem = elem, .off = off};
+    atomic_init(&L.failed, 0);
+    if (count > 0)
+        cls_parallel_for(count, (int64_t)((8u << 20) / elem), bin_load_range, &L);
+    return atomic_load(&L.failed) ? -1 : 0;
+}
+
+/* Row i's checks: 0, or its error in err. */
+static int bin_row_check(const csr_matrix *A, const mm_header *h, const char *path, int64_t i,
+                         cls_error *err)
+{
+    const int64_t b = A->rowptr[i], e = A->rowptr[i + 1];
+    if ((i == 0 && b != 0) || e < b || e > h->entries)
+        return cls_fail(err, CLS_EINPUT,
+                        "%s: row %lld: row pointers %lld .. %lld (they start at 0, never "
+                        "decrease and end at %lld entries)",
+                        path, (long long)i + 1, (long long)b, (long long)e, (long long)h->entries);
+    for (int64_t j = b; j < e; j++) {
+        const int32_t c = A->col[j];
+        if (c < 0 || c >= h->cols)
+            return cls_fail(err, CLS_EINPUT, "%s: row %lld: column %lld out of range 1..%lld", path,
+                            (long long)i + 1, (long long)c + 1, (long long)h->cols);
+        if (j > b && c <= A->col[j - 1])
+            return cls_fail(err, CLS_EINPUT,
+                            "%s: row %lld: column %lld after %lld (columns must increase "
+                            "within a row: sorted, no duplicates)",
+                            path, (long long)i + 1, (long long)c + 1, (long long)A->col[j - 1] + 1);
+    }
+    return CLS_OK;
+}
+
+/* The rows checked in parallel ranges; each range keeps its first bad row,
+ * so the message is the first bad row's of the whole file. */
+typedef struct bin_check {
+    const csr_matrix *A;
+    const mm_header *h;
+    int64_t *first; /* per range: the first bad row, or -1 */
+} bin_check;
+
+static void bin_check_range(void *ctx, int range, int64_t b, int64_t e)
+{
+    bin_check *C = ctx;
+    cls_error scratch;
+    C->first[range] = -1;
+    for (int64_t i = b; i < e; i++)
+        if (bin_row_check(C->A, C->h, "", i, &scratch)) {
+            C->first[range] = i;
+            return;
+        }
+}
+
 int csr_bin_read(const char *path, uint64_t max_memory, csr_matrix *A, mm_header *h, cls_error *err)
 {
     csr_init(A);
@@ -96,37 +185,27 @@ int csr_bin_read(const char *path, uint64_t max_memory, csr_matrix *A, mm_header
                       (double)want / 1048576.0, (double)max_memory / 1048576.0);
     if (!rc)
         rc = csr_alloc(A, hh.rows, hh.cols, hh.entries, err);
-    if (!rc && (read_all(fd, A->rowptr, 8u * (size_t)(hh.rows + 1)) ||
-                read_all(fd, A->col, 4u * (size_t)hh.entries) ||
-                read_all(fd, A->val, 8u * (size_t)hh.entries)))
+    const off_t o_rp = CSR_BIN_HEADER, o_col = o_rp + 8 * (off_t)(hh.rows + 1),
+                o_val = o_col + 4 * (off_t)hh.entries;
+    if (!rc && (bin_load_array(fd, A->rowptr, hh.rows + 1, 8, o_rp) ||
+                bin_load_array(fd, A->col, hh.entries, 4, o_col) ||
+                bin_load_array(fd, A->val, hh.entries, 8, o_val)))
         rc = cls_fail(err, CLS_EINPUT, "%s: read failed: %s", path, strerror(errno));
     close(fd);
     /* the row pointers, then each row's columns: in range, increasing */
-    for (int64_t i = 0; !rc && i < hh.rows; i++) {
-        const int64_t b = A->rowptr[i], e = A->rowptr[i + 1];
-        if ((i == 0 && b != 0) || e < b || e > hh.entries) {
-            rc =
-                cls_fail(err, CLS_EINPUT,
-                         "%s: row %lld: row pointers %lld .. %lld (they start at 0, never "
-                         "decrease and end at %lld entries)",
-                         path, (long long)i + 1, (long long)b, (long long)e, (long long)hh.entries);
-            break;
-        }
-        for (int64_t j = b; j < e; j++) {
-            const int32_t c = A->col[j];
-            if (c < 0 || c >= hh.cols) {
-                rc = cls_fail(err, CLS_EINPUT, "%s: row %lld: column %lld out of range 1..%lld",
-                              path, (long long)i + 1, (long long)c + 1, (long long)hh.cols);
-                break;
-            }
-            if (j > b && c <= A->col[j - 1]) {
-                rc = cls_fail(err, CLS_EINPUT,
-                              "%s: row %lld: column %lld after %lld (columns must increase "
-                              "within a row: sorted, no duplicates)",
-                              path, (long long)i + 1, (long long)c + 1,
-                              (long long)A->col[j - 1] + 1);
-                break;
-            }
+    if (!rc && hh.rows > 0) {
+        const int64_t grain = 65536;
+        const int nr = cls_parallel_ranges(hh.rows, grain);
+        int64_t *first = malloc((size_t)nr * sizeof *first);
+        if (!first) {
+            rc = cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
+        } else {
+            bin_check C = {A, &hh, first};
+            cls_parallel_for(hh.rows, grain, bin_check_range, &C);
+            for (int r = 0; r < nr && !rc; r++)
+                if (first[r] >= 0)
+                    rc = bin_row_check(A, &hh, path, first[r], err);
+            free(first);
         }
     }
     if (!rc && hh.rows == 0 && hh.entries != 0)
