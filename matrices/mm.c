@@ -262,26 +262,22 @@ static int read_header_stream(mm_src *s, const char *path, mm_header *h, char **
     }
 }
 
-/* 1 when path holds the binary CSR form (csr_bin.h: its magic) */
-static int mm_is_binary(const char *path)
+/* 1 when path holds the binary CSR form (csr_bin.h: its magic); its
+ * first bytes (up to the header's 32) in hb, their count in *n */
+static int mm_is_binary(const char *path, unsigned char hb[CSR_BIN_HEADER], size_t *n)
 {
-    unsigned char m[8];
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return 0;
-    size_t n = fread(m, 1, sizeof m, f);
-    fclose(f);
-    return n == sizeof m && csr_bin_is_magic(m, n);
+    *n = f ? fread(hb, 1, CSR_BIN_HEADER, f) : 0;
+    if (f)
+        fclose(f);
+    return *n >= 8 && csr_bin_is_magic(hb, 8);
 }
 
 int mm_read_header(const char *path, mm_header *h, cls_error *err)
 {
-    if (mm_is_binary(path)) { /* the binary CSR form: its header */
-        unsigned char hb[CSR_BIN_HEADER];
-        FILE *f = fopen(path, "rb");
-        size_t n = f ? fread(hb, 1, sizeof hb, f) : 0;
-        if (f)
-            fclose(f);
+    unsigned char hb[CSR_BIN_HEADER];
+    size_t n;
+    if (mm_is_binary(path, hb, &n)) { /* the binary CSR form: its header */
         uint64_t bytes;
         if (n != sizeof hb)
             return cls_fail(err, CLS_EINPUT, "%s: byte 0: shorter than the %d-byte header", path,
@@ -1598,7 +1594,9 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
     double t0 = cls_now();
     mm_ctx x;
     csr_init(A);
-    if (mm_is_binary(path)) { /* the binary CSR form: read, not parsed (csr_bin.h) */
+    unsigned char hb[CSR_BIN_HEADER];
+    size_t hn;
+    if (mm_is_binary(path, hb, &hn)) { /* the binary CSR form: read, not parsed (csr_bin.h) */
         int rc = csr_bin_read(path, opt ? opt->max_memory : 0, A, h, err);
         if (st) {
             memset(st, 0, sizeof *st);

@@ -62,39 +62,14 @@ int fileio_sync_parent(const char *path, cls_error *err)
     return fileio_sync_path(dir, err);
 }
 
-int fileio_write_durable(const char *path, const void *data, size_t len, cls_error *err)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-        return cls_fail(err, CLS_EOTHER, "%s: path too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", tmp, strerror(errno));
-    if (write_all(fd, data, len) != 0 || fsync(fd) != 0) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        return cls_fail(err, CLS_EOTHER, "%s: write failed: %s", tmp, strerror(e));
-    }
-    if (close(fd) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return cls_fail(err, CLS_EOTHER, "%s: close failed: %s", tmp, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return cls_fail(err, CLS_EOTHER, "%s: rename failed: %s", path, strerror(e));
-    }
-    return fileio_sync_parent(path, err);
-}
-
-int fileio_write_plain(const char *path, const void *data, size_t len, cls_error *err)
+/* path created (or truncated) with data; fsynced when sync; removed on a
+ * failure */
+static int write_file(const char *path, const void *data, size_t len, int sync, cls_error *err)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return cls_fail(err, CLS_EOTHER, "%s: cannot create: %s", path, strerror(errno));
-    if (write_all(fd, data, len) != 0) {
+    if (write_all(fd, data, len) != 0 || (sync && fsync(fd) != 0)) {
         int e = errno;
         close(fd);
         unlink(path);
@@ -106,6 +81,27 @@ int fileio_write_plain(const char *path, const void *data, size_t len, cls_error
         return cls_fail(err, CLS_EOTHER, "%s: close failed: %s", path, strerror(e));
     }
     return CLS_OK;
+}
+
+int fileio_write_durable(const char *path, const void *data, size_t len, cls_error *err)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
+        return cls_fail(err, CLS_EOTHER, "%s: path too long", path);
+    int rc = write_file(tmp, data, len, 1, err);
+    if (rc)
+        return rc;
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return cls_fail(err, CLS_EOTHER, "%s: rename failed: %s", path, strerror(e));
+    }
+    return fileio_sync_parent(path, err);
+}
+
+int fileio_write_plain(const char *path, const void *data, size_t len, cls_error *err)
+{
+    return write_file(path, data, len, 0, err);
 }
 
 int fileio_sync_fs(const char *path, cls_error *err)

@@ -17,6 +17,7 @@
 #include "../common/timer.h"
 #include "../matrices/gen_rows.h"
 #include "dist/dvec.h"
+#include "dsolve_priv.h"
 #include "solve.h"
 
 void dbatch_input_free(dbatch_input *in)
@@ -55,12 +56,8 @@ int dbatch_read(const char *a_path, const char *b_path, const mm_read_options *r
         in->b = malloc((size_t)(n > 0 ? n : 1) * sizeof *in->b);
         if (!in->b)
             rc = cls_fail(err, CLS_EOTHER, "%s: out of memory for b", a_path);
-        for (int64_t i = 0; !rc && i < n; i++) { /* b = A*1: x = 1 exactly */
-            double s = 0.0;
-            for (int64_t j = in->A.rowptr[i]; j < in->A.rowptr[i + 1]; j++)
-                s += in->A.val[j];
-            in->b[i] = s;
-        }
+        else
+            dsolve_row_sums(&in->A, in->b); /* b = A*1, dsolve's default: x = 1 exactly */
     }
     if (!rc)
         rc = solve_check_input(&in->A, in->b, n, a_path, err);

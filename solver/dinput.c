@@ -151,7 +151,7 @@ static void row_sums_range(void *arg, int range, int64_t i0, int64_t i1)
 
 /* b = A 1, rows in parallel (each row's sum in entry order: the same bits
  * on any thread count) */
-static void row_sums(const csr_matrix *B, double *b)
+void dsolve_row_sums(const csr_matrix *B, double *b)
 {
     rowsum_ctx c = {B, b};
     cls_parallel_for(B->nrows, 65536, row_sums_range, &c);
@@ -466,7 +466,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
             rc = scatter_vector(comm, L, bf ? bf + c * hdr.nrows : NULL, everywhere, in->b + c * nb,
                                 err);
     else
-        row_sums(&in->blk, in->b); /* b = A * 1 */
+        dsolve_row_sums(&in->blk, in->b); /* b = A * 1 */
     if (!rc && hdr.has_x0) {
         rc = scatter_vector(comm, L, x0f, everywhere, in->x0, err);
         for (int c = 1; c < k; c++)

@@ -42,5 +42,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
 int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err);
 int dsolve_unscale_x(double *x, int64_t n, int x_exp, cls_error *err);
 void dsolve_input_free(ds_input *in);
+/* b = A * 1, the row sums (the default right-hand side), on the host's cores */
+void dsolve_row_sums(const csr_matrix *A, double *b);
 
 #endif
