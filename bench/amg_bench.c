@@ -10,6 +10,8 @@
  *   --smoother S --degree K --threshold T --coarse N --omega W --levels L
  *   --reps R          set-ups and solves repeated; min and median reported
  *   --vcycles K       V-cycles timed alone (default 20)
+ *   --setup WHERE     host | device (amg_build_device)   (default host)
+ *   --host-rows N     device set-up: levels of <= N rows on the host
  *   --jacobi          also Jacobi-PCG, for the iteration ratio
  *   -v                the hierarchy (amg_describe) on stderr
  *
@@ -60,7 +62,7 @@ int main(int argc, char **argv)
     la_precision prec = LA_DOUBLE;
     double tol = 1e-8;
     long long maxiter = 1000;
-    int reps = 3, vcycles = 20, jacobi = 0, verbose = 0;
+    int reps = 3, vcycles = 20, jacobi = 0, verbose = 0, on_device = 0;
     amg_options opt;
     amg_options_default(&opt);
     for (int i = 1; i < argc; i++) {
@@ -87,6 +89,10 @@ int main(int argc, char **argv)
             opt.coarse_size = atoll(v);
         else if (!strcmp(a, "--omega") && v)
             opt.omega_scale = atof(v);
+        else if (!strcmp(a, "--setup") && v)
+            on_device = !strcmp(v, "device");
+        else if (!strcmp(a, "--host-rows") && v)
+            opt.host_rows = atoll(v);
         else if (!strcmp(a, "--levels") && v)
             opt.max_levels = atoi(v);
         else if (!strcmp(a, "--reps") && v)
@@ -152,20 +158,27 @@ int main(int argc, char **argv)
         amg_hierarchy *h = NULL;
         amg_device *d = NULL;
         t = cls_now();
-        if (amg_build(&A, &opt, &h, &err) || amg_upload_fine(h, &la, &dA, &d, &err)) {
+        if (on_device) {
+            if (amg_build_device(&A, &opt, &la, &dA, &d, &err)) {
+                fprintf(stderr, "bench_amg: %s\n", err.msg);
+                failed = 1;
+                break;
+            }
+            amg_device_info(d, &info);
+        } else if (amg_build(&A, &opt, &h, &err) || amg_upload_fine(h, &la, &dA, &d, &err)) {
             fprintf(stderr, "bench_amg: %s\n", err.msg);
             failed = 1;
             amg_free(h);
             break;
-        }
-        amg_get_info(h, &info);
+        } else
+            amg_get_info(h, &info);
         double cur[5] = {info.strength_s, info.aggregate_s, info.prolong_s, info.rap_s,
                          info.coarse_s};
         for (int k = 0; k < 5; k++)
             ph[k] = fmin(ph[k], cur[k]);
         setup[r] = info.build_s;
-        upload[r] = amg_device_upload_seconds(d);
-        if (verbose && r == 0) {
+        upload[r] = on_device ? 0.0 : amg_device_upload_seconds(d);
+        if (verbose && r == 0 && h) {
             char buf[4096];
             amg_describe(h, buf, sizeof buf);
             fputs(buf, stderr);
@@ -227,6 +240,9 @@ int main(int argc, char **argv)
         setup[0], ph[0], ph[1], ph[2], ph[3], ph[4], mu, mv, (long long)res.iterations,
         res.converged, msv, solve[0], res.iterations ? 1e3 * msv / (double)res.iterations : 0.0, mt,
         bn > 0 ? sqrt(rn / bn) : 0.0, emax);
+    printf(
+        ", \"setup\": \"%s\", \"device_levels\": %d, \"host_levels_s\": %.4f, \"mis_rounds\": %d",
+        on_device ? "device" : "host", info.device_levels, info.host_levels_s, info.mis_rounds);
     if (jacobi)
         printf(", \"jacobi_iterations\": %lld, \"jacobi_converged\": %d, \"jacobi_solve_s\": %.4f",
                (long long)jres.iterations, jres.converged, jres.seconds);

@@ -6,7 +6,8 @@
 #
 #   CLSOLVE       the built clsolve (required), e.g. build/clsolve (Release)
 #   SIZES         poisson3d sizes                      (default "128 256 320")
-#   PCS           clsolve preconditioners              (default "jacobi chebyshev ic0 amg")
+#   PCS           clsolve preconditioners              (default "jacobi chebyshev ic0 amg amg-host";
+#                 amg-host: AMG set up on the host, amg-device: on the device)
 #   REUSE_SIZES   sizes of the ten-right-hand-side runs (default "256 320")
 #   MULTI_SIZE    size of the eight-together run        (default 256)
 #   MULTI_PCS     preconditioners of that run           (default "jacobi amg")
@@ -42,7 +43,7 @@
 set -uo pipefail
 : "${CLSOLVE:?set CLSOLVE to the built clsolve}"
 SIZES=${SIZES:-128 256 320}
-PCS=${PCS:-jacobi chebyshev ic0 amg}
+PCS=${PCS:-jacobi chebyshev ic0 amg amg-host}
 REUSE_SIZES=${REUSE_SIZES:-256 320}
 MULTI_SIZE=${MULTI_SIZE:-256}
 MULTI_PCS=${MULTI_PCS:-jacobi amg}
@@ -65,6 +66,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 } | tee "$OUT/machine.txt"
 
+# pcargs NAME: clsolve's preconditioner options for a PCS entry (amg-host:
+# AMG set up on the host, the peer of the device set-up amg gets on a GPU)
+pcargs() {
+    case $1 in
+    amg-host) echo "--precond amg --precond-setup host" ;;
+    amg-device) echo "--precond amg --precond-setup device" ;;
+    *) echo "--precond $1" ;;
+    esac
+}
 # c NAME ARGS...: one clsolve run, JSON kept as $OUT/NAME.json
 c() {
     local name=$1
@@ -77,21 +87,21 @@ for n in $SIZES; do
     for p in $PCS; do
         for r in $(seq 1 "$REPS"); do
             echo "poisson3d $n $p run $r" >&2
-            c "p$n-$p-$r" gen:poisson3d:"$n" --precond "$p"
+            c "p$n-$p-$r" gen:poisson3d:"$n" $(pcargs "$p")
         done
     done
 done
 for n in $REUSE_SIZES; do
     for p in $PCS; do
         echo "poisson3d $n $p ten right-hand sides" >&2
-        c "reuse$n-$p" gen:poisson3d:"$n" --precond "$p" -b gen:random:10 --rhs-mode sequential
+        c "reuse$n-$p" gen:poisson3d:"$n" $(pcargs "$p") -b gen:random:10 --rhs-mode sequential
     done
 done
 for p in $MULTI_PCS; do
     for k in 1 8; do
         for r in $(seq 1 "$REPS"); do
             echo "poisson3d $MULTI_SIZE $p $k right-hand sides together, run $r" >&2
-            c "multi$k-$p-$r" gen:poisson3d:"$MULTI_SIZE" --precond "$p" -b gen:random:$k
+            c "multi$k-$p-$r" gen:poisson3d:"$MULTI_SIZE" $(pcargs "$p") -b gen:random:$k
         done
     done
 done
@@ -194,8 +204,14 @@ print("Targets")
 for n in sizes:
     if (n, "amg") in best and (n, "jacobi") in best:
         r = best[(n, "amg")] / best[(n, "jacobi")]
-        print(f"- poisson3d {n}: amg / jacobi time to solution = {r:.3f} (target <= 0.333 at 256, 320): "
-              f"{'met' if r <= 1 / 3 else 'missed'}")
+        print(f"- poisson3d {n}: amg / jacobi time to solution = {r:.3f} (issue 25: <= 0.7): "
+              f"{'met' if r <= 0.7 else 'missed'}")
+    js = [j for j in runs(f"p{n}-amg") if j.get("converged")]
+    if js:
+        su = med(js, lambda j: j["preconditioner"]["setup_s"])
+        where = js[0].get("preconditioner", {}).get("amg", {}).get("setup", "?")
+        print(f"- poisson3d {n}: amg preconditioner set-up {su:.3f} s on the {where} "
+              f"(issue 25: <= 0.6 s at 256): {'met' if su <= 0.6 else 'missed'}")
 for n in reuse:
     if (n, "amg") in r10 and (n, "jacobi") in r10:
         r = r10[(n, "amg")] / r10[(n, "jacobi")]

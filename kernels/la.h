@@ -203,6 +203,13 @@ int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err);
  * the tuned configuration for A's size class (dA->cfg keeps a copy). */
 int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_csr *dA,
                   cls_error *err);
+/* Wraps CSR arrays already on the device (int32 row pointers and columns,
+ * double values; la_sparse.h builds them) as an la_csr in CSR-scalar or
+ * CSR-vector form by the mean row length, tuned as la_csr_upload tunes;
+ * dA takes the three buffers over (la_csr_release releases them). Double
+ * precision only. */
+int la_csr_adopt(la_ctx *la, cl_mem rowptr, cl_mem col, cl_mem val, int64_t nrows, int64_t ncols,
+                 int64_t nnz, la_csr *dA, cls_error *err);
 void la_csr_release(la_csr *dA);
 const char *la_spmv_variant_name(la_spmv_variant v);
 /* "auto", "scalar"|"csr", "vector"|"csr-vector", "adaptive", "sell", "bcsr";

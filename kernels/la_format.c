@@ -519,6 +519,51 @@ static int upload_csr_arrays(la_ctx *la, const csr_matrix *A, la_csr *dA, int wa
     return rc;
 }
 
+/* la->cfg tuned for format fmt on a matrix of class mc (the tuning
+ * database's entry for the format, size class and shape), clamped, and the
+ * partial-sum buffer sized for it */
+static int csr_configure(la_ctx *la, la_spmv_variant fmt, const la_matrix_class *mc, cls_error *err)
+{
+    la_config *c = &la->cfg;
+    if (!la->user_cfg) {
+        const tunedb *db = tunedb_for_device(&la->ocl->dev);
+        char key[32];
+        spmv_key(fmt, key, sizeof key);
+        int exact = 1, csrf = fmt == LA_SPMV_SCALAR || fmt == LA_SPMV_VECTOR;
+        size_t param = 0;
+        if (lai_overlay(la, db, key, mc->size_class, mc->shape, csrf,
+                        csrf ? &c->spmv_local_size : &c->fmt_local_size, &c->spmv_groups_per_cu,
+                        &param, &exact)) {
+            if (fmt == LA_SPMV_VECTOR && param)
+                c->vector_width = param;
+            if (fmt == LA_SPMV_SELL && param)
+                c->sell_c = param;
+            if (!strcmp(c->source, "default"))
+                snprintf(c->source, sizeof c->source, "%s",
+                         exact ? "tuned" : "tuned (nearest size)");
+        }
+    }
+    lai_clamp_config(la);
+    return lai_ensure_partial(la, la->ngroups, err);
+}
+
+/* the launch geometry of dA from la->cfg (after csr_configure) */
+static void csr_geometry(la_ctx *la, la_csr *dA, la_spmv_variant fmt)
+{
+    la_config *c = &la->cfg;
+    int csr_family = fmt == LA_SPMV_SCALAR || fmt == LA_SPMV_VECTOR || fmt == LA_SPMV_ADAPTIVE;
+    double mean = dA->nrows ? (double)dA->nnz / (double)dA->nrows : 0.0;
+    dA->vector_width = c->vector_width ? c->vector_width : la_auto_vector_width(mean);
+    if (dA->vector_width > c->spmv_local_size)
+        dA->vector_width = c->spmv_local_size;
+    dA->local_size = csr_family && fmt != LA_SPMV_ADAPTIVE ? c->spmv_local_size : c->fmt_local_size;
+    dA->max_groups = (size_t)la->ocl->dev.compute_units * c->spmv_groups_per_cu;
+    if (!dA->max_groups)
+        dA->max_groups = 1;
+    c->format = fmt;
+    dA->cfg = *c;
+}
+
 int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_csr *dA,
                   cls_error *err)
 {
@@ -554,28 +599,8 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
         if (fmt == LA_SPMV_BCSR)
             fmt = LA_SPMV_SCALAR;
     }
-    /* the format's own tuned launch configuration */
     la_config *c = &la->cfg;
-    if (!la->user_cfg) {
-        const tunedb *db = tunedb_for_device(&la->ocl->dev);
-        char key[32];
-        spmv_key(fmt, key, sizeof key);
-        int exact = 1, csrf = fmt == LA_SPMV_SCALAR || fmt == LA_SPMV_VECTOR;
-        size_t param = 0;
-        if (lai_overlay(la, db, key, mc.size_class, mc.shape, csrf,
-                        csrf ? &c->spmv_local_size : &c->fmt_local_size, &c->spmv_groups_per_cu,
-                        &param, &exact)) {
-            if (fmt == LA_SPMV_VECTOR && param)
-                c->vector_width = param;
-            if (fmt == LA_SPMV_SELL && param)
-                c->sell_c = param;
-            if (!strcmp(c->source, "default"))
-                snprintf(c->source, sizeof c->source, "%s",
-                         exact ? "tuned" : "tuned (nearest size)");
-        }
-    }
-    lai_clamp_config(la);
-    int rc = lai_ensure_partial(la, la->ngroups, err);
+    int rc = csr_configure(la, fmt, &mc, err);
     if (rc)
         return rc;
 
@@ -649,16 +674,36 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
         la_csr_release(dA);
         return rc;
     }
-    double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0.0;
-    dA->vector_width = c->vector_width ? c->vector_width : la_auto_vector_width(mean);
-    if (dA->vector_width > c->spmv_local_size)
-        dA->vector_width = c->spmv_local_size;
-    dA->local_size = csr_family && fmt != LA_SPMV_ADAPTIVE ? c->spmv_local_size : c->fmt_local_size;
-    dA->max_groups = (size_t)la->ocl->dev.compute_units * c->spmv_groups_per_cu;
-    if (!dA->max_groups)
-        dA->max_groups = 1;
-    c->format = fmt;
-    dA->cfg = *c;
+    csr_geometry(la, dA, fmt);
+    return CLS_OK;
+}
+
+int la_csr_adopt(la_ctx *la, cl_mem rowptr, cl_mem col, cl_mem val, int64_t nrows, int64_t ncols,
+                 int64_t nnz, la_csr *dA, cls_error *err)
+{
+    memset(dA, 0, sizeof *dA);
+    if (la->prec != LA_DOUBLE)
+        return cls_fail(err, CLS_EOTHER, "la_csr_adopt: device-built matrices are double only");
+    double mean = nrows ? (double)nnz / (double)nrows : 0.0;
+    /* no host copy to classify: the size class and the mean row length
+     * decide, as choose_format does for short and long rows */
+    la_matrix_class mc = {.mean_row = mean,
+                          .size_class = tunedb_size_class(nrows),
+                          .shape = mean > 12.0 ? "long" : "short"};
+    la_spmv_variant fmt = mean > 12.0 ? LA_SPMV_VECTOR : LA_SPMV_SCALAR;
+    lai_tuned_vector_config(la, nrows);
+    int rc = csr_configure(la, fmt, &mc, err);
+    if (rc)
+        return rc;
+    dA->rowptr = rowptr;
+    dA->col = col;
+    dA->val = val;
+    dA->nrows = nrows;
+    dA->ncols = ncols;
+    dA->nnz = nnz;
+    dA->variant = fmt;
+    dA->stored = nnz;
+    csr_geometry(la, dA, fmt);
     return CLS_OK;
 }
 

@@ -55,6 +55,7 @@ void amg_options_default(amg_options *opt)
     opt->lanczos_steps = 10;
     opt->coarse_size = 128;
     opt->max_levels = 10;
+    opt->host_rows = AMG_DSETUP_HOST_ROWS;
 }
 
 int amg_smoother_parse(const char *name, amg_smoother *s)
@@ -93,7 +94,7 @@ void amg_cheb_coeffs(const amg_options *opt, double lmax, amg_cheb *c)
     }
 }
 
-static int check_options(const amg_options *o, cls_error *err)
+int amg_options_check(const amg_options *o, cls_error *err)
 {
     if (!(o->threshold >= 0.0 && o->threshold < 1.0))
         return cls_fail(err, CLS_EUSAGE, "amg: threshold %g must be in [0, 1)", o->threshold);
@@ -251,7 +252,7 @@ int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, 
         h->opt = *opt;
     else
         amg_options_default(&h->opt);
-    int rc = check_options(&h->opt, err);
+    int rc = amg_options_check(&h->opt, err);
     if (rc) {
         free(h);
         return rc;

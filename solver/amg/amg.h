@@ -35,6 +35,9 @@
 #include "../krylov/krylov.h"
 
 #define AMG_MAX_LEVELS 25
+/* amg_options.host_rows' default: below it the kernels' launches and reads
+ * cost more than the host's work on a level */
+#define AMG_DSETUP_HOST_ROWS 50000
 
 typedef enum {
     AMG_SMOOTHER_CHEBYSHEV, /* Chebyshev polynomial in D^-1 A (PETSc GAMG's default) */
@@ -58,6 +61,9 @@ typedef struct amg_options {
     int lanczos_steps;   /* steps of the lambda_max estimate (default 10) */
     int64_t coarse_size; /* stop coarsening at this many rows or fewer (default 128) */
     int max_levels;      /* levels at most, the finest included (default 10) */
+    /* amg_build_device: a level of at most this many rows, and the levels
+     * below it, are set up on the host (default AMG_DSETUP_HOST_ROWS) */
+    int64_t host_rows;
 } amg_options;
 
 typedef struct amg_hierarchy amg_hierarchy;
@@ -74,6 +80,10 @@ typedef struct amg_info {
     /* seconds of amg_build by phase, summed over levels */
     double strength_s, aggregate_s, prolong_s, rap_s, coarse_s, build_s;
     int threads; /* host threads the set-up ran on */
+    /* amg_build_device: levels set up by kernels (the rest on the host),
+     * seconds of the host's levels and of the MIS rounds of level 0 */
+    int device_levels, mis_rounds;
+    double host_levels_s;
 } amg_info;
 
 void amg_options_default(amg_options *opt);
@@ -129,6 +139,23 @@ int amg_apply_native(const amg_hierarchy *h, amg_native_ws *w, struct cls_team *
 typedef pcg_ref_result amg_pcg_result;
 int amg_pcg(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, amg_device *M,
             const la_vec *dinv, double tol, int64_t maxiter, amg_pcg_result *res, cls_error *err);
+
+/* Builds the hierarchy of A on la's device (amg_dsetup.c) and returns it
+ * ready to apply: each level of more than opt->host_rows rows is set
+ * up by kernels (kernels/amg_setup.cl, la_sparse.h: the same aggregates,
+ * prolongator and R as amg_build's, RAP within rounding), the levels below
+ * on the host by amg_build from the downloaded coarse operator. dA0: the
+ * caller's device copy of A for level 0's SpMV (outlives the hierarchy),
+ * or NULL (A is uploaded); A: the host copy (its CSR arrays are uploaded
+ * for the set-up unless dA0 is in a CSR form). Double precision only: any
+ * other is CLS_EUSAGE, and the caller builds on the host. A phase 3 of the
+ * aggregation (a node left without an aggregate, rare: a strength graph
+ * that is not symmetric) hands the level and the rest to the host. */
+int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, const la_csr *dA0,
+                     amg_device **out, cls_error *err);
+/* The levels and set-up times of a hierarchy amg_build_device made (0), or
+ * -1 for one uploaded from the host (use amg_get_info on that). */
+int amg_device_info(const amg_device *d, amg_info *info);
 
 void amg_get_info(const amg_hierarchy *h, amg_info *info);
 /* One line per level and the totals into buf (truncated to len); returns

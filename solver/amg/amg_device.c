@@ -25,25 +25,6 @@
 #include "../../common/timer.h"
 #include "../../kernels/la_amg.h"
 
-typedef struct dev_level {
-    la_csr A, P, R;
-    const la_csr *Ause; /* &A, or the caller's fine matrix */
-    la_vec dinv, x, b, r, d, q;
-    amg_cheb cheb;
-    int64_t n;
-} dev_level;
-
-struct amg_device {
-    la_amg k;
-    int nlevels;
-    amg_smoother smoother;
-    int degree;
-    dev_level lev[AMG_MAX_LEVELS];
-    cl_mem coarse_inv;
-    int coarse_direct;
-    double upload_s;
-};
-
 void amg_device_release(amg_device *d)
 {
     if (!d)
@@ -69,11 +50,11 @@ double amg_device_upload_seconds(const amg_device *d)
     return d ? d->upload_s : 0.0;
 }
 
-static int upload_level(amg_device *d, const amg_hierarchy *h, int l, la_ctx *la, const la_csr *dA0,
-                        la_spmv_variant fmt, cls_error *err)
+int amg_upload_level(amg_device *d, const amg_hierarchy *h, int l, int ld, la_ctx *la,
+                     const la_csr *dA0, la_spmv_variant fmt, cls_error *err)
 {
     const amg_level *H = &h->lev[l];
-    dev_level *L = &d->lev[l];
+    dev_level *L = &d->lev[ld];
     int last = l == h->nlevels - 1, smooth = !last || !h->coarse_direct;
     int rc = CLS_OK;
     L->n = H->A.nrows;
@@ -87,7 +68,7 @@ static int upload_level(amg_device *d, const amg_hierarchy *h, int l, la_ctx *la
     if (!last && ((rc = la_csr_upload(la, &H->P, fmt, &L->P, err)) ||
                   (rc = la_csr_upload(la, &H->R, fmt, &L->R, err))))
         return rc;
-    if (l > 0 &&
+    if (ld > 0 &&
         ((rc = la_vec_create(la, L->n, &L->x, err)) || (rc = la_vec_create(la, L->n, &L->b, err))))
         return rc;
     if (smooth) {
@@ -127,7 +108,7 @@ int amg_upload_with(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, la_spmv_var
     size_t saved_groups = la->ngroups;
     int rc = la_amg_init(la, &d->k, err);
     for (int l = 0; !rc && l < h->nlevels; l++)
-        rc = upload_level(d, h, l, la, dA0, format, err);
+        rc = amg_upload_level(d, h, l, l, la, dA0, format, err);
     la->cfg = saved;
     la->ngroups = saved_groups;
     if (!rc)

@@ -85,7 +85,7 @@ static double lz_pass(lz_ctx *c, int pass, int64_t n)
 
 /* Largest eigenvalue of the symmetric tridiagonal (a[0..k), b[0..k-1)) by
  * bisection on the Sturm count (the number of eigenvalues below x). */
-static double tridiag_max_eig(const double *a, const double *b, int k)
+double amg_tridiag_max_eig(const double *a, const double *b, int k)
 {
     double lo = a[0], hi = a[0];
     for (int i = 0; i < k; i++) { /* Gershgorin */
@@ -159,7 +159,7 @@ int amg_lambda_max(const csr_matrix *A, const double *diag, int steps, double *l
     }
     free(buf);
     free(part);
-    *lmax = tridiag_max_eig(al, be, k);
+    *lmax = amg_tridiag_max_eig(al, be, k);
     if (!(*lmax > 0.0) || !isfinite(*lmax))
         return cls_fail(err, CLS_EBREAKDOWN,
                         "amg: the estimate of lambda_max(D^-1 A) is %g: the matrix is not "

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "amg.h"
+#include "../../kernels/la_amg.h"
 
 /* rows per fixed block of the deterministic reductions and per parallel
  * grain (large enough that a block's work dwarfs a thread start) */
@@ -111,5 +112,39 @@ int amg_rap(const csr_matrix *A, const csr_matrix *P, const csr_matrix *R, csr_m
 /* inv = A^-1 (dense, symmetrised) by Cholesky; CLS_EBREAKDOWN when a pivot
  * is not positive (A not SPD to working precision). */
 int amg_dense_inverse(const csr_matrix *A, double **inv, cls_error *err);
+
+/* The hierarchy on one device (amg_device.c uploads a host hierarchy into
+ * it, amg_dsetup.c builds its fine levels there): per level the operator,
+ * P and R = P' as la_csr, the smoother's inverse diagonal and Chebyshev
+ * coefficients, and the V-cycle's vectors. */
+typedef struct dev_level {
+    la_csr A, P, R;
+    const la_csr *Ause; /* &A, or the caller's fine matrix */
+    la_vec dinv, x, b, r, d, q;
+    amg_cheb cheb;
+    int64_t n;
+} dev_level;
+
+struct amg_device {
+    la_amg k;
+    int nlevels;
+    amg_smoother smoother;
+    int degree;
+    dev_level lev[AMG_MAX_LEVELS];
+    cl_mem coarse_inv;
+    int coarse_direct;
+    double upload_s;
+    int built;     /* 1: amg_build_device made it (info below) */
+    amg_info info; /* its levels and set-up times */
+};
+
+/* Uploads host level l of h as device level ld of d (ld > 0 gets the
+ * V-cycle's x and b); dA0: level 0's operator already on the device. */
+int amg_upload_level(amg_device *d, const amg_hierarchy *h, int l, int ld, la_ctx *la,
+                     const la_csr *dA0, la_spmv_variant fmt, cls_error *err);
+/* CLS_EUSAGE with a message when an option is out of range */
+int amg_options_check(const amg_options *o, cls_error *err);
+/* largest eigenvalue of the symmetric tridiagonal (a[0..k), b[0..k-1)) */
+double amg_tridiag_max_eig(const double *a, const double *b, int k);
 
 #endif

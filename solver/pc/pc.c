@@ -202,7 +202,7 @@ int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err)
 int pc_has_host(const pc *pc)
 {
     const dsys *s = pc->s;
-    return pc->kind && pc->kind->apply_host && s->nmine == 1 && s->L && s->L->nparts == 1 &&
+    return pc->kind && pc->kind->apply_host && !pc->device_only && s->nmine == 1 && s->L && s->L->nparts == 1 &&
            !s->parts[0].perm && s->parts[0].halo.nghost == 0;
 }
 

@@ -80,9 +80,11 @@ typedef struct pc {
     dsys *s;
     int nmine;
     pc_part *part;
-    dvec dinv;   /* D^-1 when the kind asks for it (jacobi, chebyshev) */
+    dvec dinv;         /* D^-1 when the kind asks for it (jacobi, chebyshev) */
     double *dinv_host; /* one part: its host copy, in the part's (= device) order */
-    void *state; /* the kind's whole-system state (pc_cheby.c), freed by its release */
+    void *state;       /* the kind's whole-system state (pc_cheby.c), freed by its release */
+    int device_only;   /* the set-up left M on the device only (amg set up there):
+                        * no native form */
 } pc;
 
 /* Collective: builds M for the system s (parts' matrices A, halo, device

@@ -4,6 +4,13 @@
  * its coarse levels are gathered): the hierarchy is solver/amg/'s (host
  * set-up, device V-cycle), this file only ties it to the table.
  *
+ * Where the hierarchy is set up (--precond-setup): on the device
+ * (amg_build_device: kernels for the large levels, the host for the small)
+ * by default on a GPU in double precision, since there the host set-up
+ * was all of AMG's cost; on the host otherwise (a CPU device's native
+ * V-cycle runs the host hierarchy; float and mixed build on the host). A
+ * device-built hierarchy lives on the device only, so it is not cached.
+ *
  * A hierarchy borrows the block it was built on, so whoever owns the one
  * owns the other: the cache (an entry holds both) or, without the cache,
  * the part. Level 0 shares the engine's own copy of the matrix when the
@@ -46,10 +53,9 @@ static void amg_setup_drop(void *p)
 
 /* the hierarchy's description for the report: levels, rows and nonzeros
  * per level, complexities, set-up time (amg_get_info) */
-static void pc_amg_describe(pc *pc, const amg_hierarchy *h)
+static void pc_amg_describe(pc *pc, const amg_info *in, int on_device)
 {
-    amg_info ai;
-    amg_get_info(h, &ai);
+    const amg_info ai = *in;
     json_t *o = json_object(), *rows = json_array(), *nnz = json_array();
     for (int l = 0; l < ai.levels && l < AMG_MAX_LEVELS; l++) {
         json_array_append_new(rows, json_integer(ai.rows[l]));
@@ -63,6 +69,14 @@ static void pc_amg_describe(pc *pc, const amg_hierarchy *h)
     json_object_set_new(o, "coarse_direct", json_boolean(ai.coarse_direct));
     json_object_set_new(o, "build_s", json_real(ai.build_s));
     json_object_set_new(o, "threads", json_integer(ai.threads));
+    json_object_set_new(o, "setup", json_string(on_device ? "device" : "host"));
+    if (on_device) {
+        json_object_set_new(o, "device_levels", json_integer(ai.device_levels));
+        json_object_set_new(o, "aggregate_s", json_real(ai.aggregate_s));
+        json_object_set_new(o, "prolong_s", json_real(ai.prolong_s));
+        json_object_set_new(o, "rap_s", json_real(ai.rap_s));
+        json_object_set_new(o, "host_levels_s", json_real(ai.host_levels_s));
+    }
     char *t = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (t && strlen(t) < sizeof pc->info.amg)
         snprintf(pc->info.amg, sizeof pc->info.amg, "%s", t);
@@ -71,7 +85,44 @@ static void pc_amg_describe(pc *pc, const amg_hierarchy *h)
     pc->info.levels = ai.levels;
 }
 
-/* one hierarchy per part's block: from the cache or built, then uploaded */
+/* *dev = 1: set the hierarchy up on the device (the rule in the file's
+ * comment) */
+static int pc_amg_on_device(const pc *pc, const dpart *p, int *dev, cls_error *err)
+{
+    int gpu = p->la.ocl->dev.type != CL_DEVICE_TYPE_CPU, dbl = p->la.prec == LA_DOUBLE;
+    if (pc->opt.setup == PC_SETUP_DEVICE && !dbl)
+        return cls_fail(err, CLS_EUSAGE,
+                        "--precond-setup device: the AMG set-up on the device needs "
+                        "--precision double");
+    *dev = pc->opt.setup == PC_SETUP_DEVICE || (pc->opt.setup == PC_SETUP_AUTO && gpu && dbl);
+    return CLS_OK;
+}
+
+/* the part's hierarchy built on the device (amg_dsetup.c) */
+static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error *err)
+{
+    amg_options ao;
+    amg_options_default(&ao);
+    const double tb = cls_now();
+    csr_matrix blk;
+    csr_init(&blk);
+    int lend = p->halo.nghost == 0 && !p->have_Ab; /* the engine's copy is the block */
+    int rc = pc_local_block(p, &blk, err);
+    if (!rc)
+        rc = amg_build_device(&blk, &ao, &p->la, lend ? &p->Ai : NULL, &ap->d, err);
+    csr_free(&blk);
+    if (rc)
+        return rc;
+    pc->info.build_s += cls_now() - tb;
+    pc->info.parts_built++;
+    amg_info ai;
+    if (k == 0 && amg_device_info(ap->d, &ai) == 0)
+        pc_amg_describe(pc, &ai, 1);
+    return CLS_OK;
+}
+
+/* one hierarchy per part's block: built on the device, or from the cache
+ * or built on the host, then uploaded */
 static int pc_amg_setup(pc *pc, cls_error *err)
 {
     dsys *s = pc->s;
@@ -82,10 +133,18 @@ static int pc_amg_setup(pc *pc, cls_error *err)
         if (!ap)
             return cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
         pc->part[k].state = ap;
+        int dev = 0, rc = pc_amg_on_device(pc, p, &dev, err);
+        if (rc)
+            return rc;
+        if (dev) {
+            if ((rc = pc_amg_setup_device(pc, p, ap, k, err)))
+                return rc;
+            pc->device_only = 1; /* the native loops need a host hierarchy */
+            continue;
+        }
         uint64_t key = cache ? pc_cache_part_key(p, PRECOND_AMG, 0) : 0;
         ap->centry = cache ? pc_cache_get(key, PRECOND_AMG, p->halo.nlocal) : NULL;
         amg_setup *a = pc_cache_data(ap->centry);
-        int rc;
         if (a) {
             pc->info.parts_reused++;
         } else {
@@ -109,8 +168,11 @@ static int pc_amg_setup(pc *pc, cls_error *err)
                                                 : amg_upload(a->h, &p->la, &ap->d, err);
         if (rc)
             return rc;
-        if (k == 0)
-            pc_amg_describe(pc, a->h);
+        if (k == 0) {
+            amg_info ai;
+            amg_get_info(a->h, &ai);
+            pc_amg_describe(pc, &ai, 0);
+        }
     }
     return CLS_OK;
 }
@@ -122,11 +184,16 @@ static int pc_amg_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_erro
 }
 
 /* one V-cycle on the native loops' team (amg_native.c) */
-static int pc_amg_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const double *r,
-                             double *z, cls_error *err)
+static int pc_amg_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const double *r, double *z,
+                             cls_error *err)
 {
     amg_part *ap = pc->part[0].state;
     const amg_setup *a = ap->own ? ap->own : pc_cache_data(ap->centry);
+    if (!a)
+        return cls_fail(err, CLS_EUSAGE,
+                        "amg: the hierarchy was set up on the device (--precond-setup device), "
+                        "and the native CPU loops need the host's: use --precond-setup host or "
+                        "--backend kernels");
     if (a->A.nrows != A->n)
         return cls_fail(err, CLS_EOTHER, "amg: the hierarchy is not the system's");
     int rc;

@@ -92,7 +92,15 @@ void pc_options_default(pc_options *o)
 }
 
 static const char *const pc_keys[] = {"precond",        "precond_degree", "precond_lanczos",
-                                      "precond_sweeps", "precond_shift",  "precond_reuse"};
+                                      "precond_sweeps", "precond_shift",  "precond_reuse",
+                                      "precond_setup"};
+
+static const char *const pc_setups[] = {"auto", "host", "device"};
+
+const char *pc_setup_name(int setup)
+{
+    return setup >= 0 && setup <= PC_SETUP_DEVICE ? pc_setups[setup] : "?";
+}
 
 int pc_options_key(const char *key)
 {
@@ -129,6 +137,15 @@ int pc_options_set(pc_options *o, const char *key, const char *value, cls_error 
         return pc_int(key, value, 0, 32, &o->sweeps, err);
     if (!strcmp(key, "precond_reuse"))
         return pc_int(key, value, 0, 1, &o->reuse, err);
+    if (!strcmp(key, "precond_setup")) {
+        for (int i = 0; i <= PC_SETUP_DEVICE; i++)
+            if (value && !strcmp(value, pc_setups[i])) {
+                o->setup = i;
+                return CLS_OK;
+            }
+        return cls_fail(err, CLS_EINPUT, "precond_setup: '%.64s' is not one of auto, host, device",
+                        value ? value : "");
+    }
     if (!strcmp(key, "precond_shift")) {
         char *end;
         double x = value ? strtod(value, &end) : -1.0;

@@ -30,12 +30,19 @@ typedef struct pc_options {
                           * 0: exact level-scheduled solves */
     double shift;        /* ic0: initial diagonal shift, a fraction of a_ii in [0, 10] (0) */
     int reuse;           /* 1 (default): reuse a cached set-up of the same matrix */
+    int setup;           /* amg: where the hierarchy is set up, PC_SETUP_* (default auto) */
 } pc_options;
+
+/* amg's set-up: auto (on a GPU's double-precision solve of one part the
+ * device, else the host), host, device (refused where it cannot run) */
+enum { PC_SETUP_AUTO, PC_SETUP_HOST, PC_SETUP_DEVICE };
+const char *pc_setup_name(int setup);
 
 void pc_options_default(pc_options *o);
 
 /* Sets one option by key: "precond" (a name or alias below), "precond_degree",
- * "precond_lanczos", "precond_sweeps", "precond_shift", "precond_reuse" (0 or 1).
+ * "precond_lanczos", "precond_sweeps", "precond_shift", "precond_reuse" (0 or 1),
+ * "precond_setup" (auto, host or device).
  * A bad value is CLS_EINPUT with a message naming the key; a key that is not
  * one of these is CLS_EUSAGE (callers ask pc_options_key first). */
 int pc_options_set(pc_options *o, const char *key, const char *value, cls_error *err);

@@ -1,0 +1,331 @@
+/*
+ * test_amg_dsetup.c: the AMG set-up on the device (amg_build_device)
+ * against its host twin (amg_build), on PoCL here.
+ *
+ * 1. Level by level, on fresh random SPD matrices (test_amg_gen.h), the
+ *    generated Poisson problems and the shared data's SPD matrices, with a
+ *    tiny host_rows so that most levels are built by the kernels: the same
+ *    number of levels; P, R and every coarse operator with the same pattern
+ *    (row pointers and columns identical: the same aggregates), values
+ *    within 1e-11 of the matrix's largest; lambda_max within 1e-9. Both
+ *    smoothers, thresholds 0 and 0.05.
+ * 2. The V-cycles agree: device-built M r against amg_apply_ref of the host
+ *    hierarchy within 1e-9 (relative to the largest entry).
+ * 3. PCG with the device-built hierarchy converges on poisson3d 48 in the
+ *    host hierarchy's iterations (within 1), and the true residual is
+ *    checked on the host.
+ * 4. Refusals: a float context (CLS_EUSAGE), a non-positive diagonal
+ *    (CLS_EBREAKDOWN with the row), a non-square matrix.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "matrices/gen.h"
+#include "matrices/mm.h"
+#include "solver/amg/amg.h"
+#include "solver/amg/amg_priv.h"
+#include "test_amg_gen.h"
+
+static cls_error err;
+
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        cls_error_clear(&err);                                                                     \
+        int rc_ = (call);                                                                          \
+        CHECK_MSG(rc_ == CLS_OK, "%s -> %d: %s", #call, rc_, err.msg);                             \
+    } while (0)
+
+/* a device la_csr (CSR form) downloaded into a host csr_matrix */
+static int download(la_ctx *la, const la_csr *M, csr_matrix *H)
+{
+    if (csr_alloc(H, M->nrows, M->ncols, M->nnz, &err))
+        return -1;
+    size_t n = (size_t)M->nrows, nnz = (size_t)M->nnz;
+    int32_t *rp = malloc((n + 1) * sizeof *rp);
+    cl_command_queue q = la->ocl->queue;
+    cl_int st = clEnqueueReadBuffer(q, M->rowptr, CL_TRUE, 0, (n + 1) * 4, rp, 0, NULL, NULL);
+    if (nnz && st == CL_SUCCESS)
+        st = clEnqueueReadBuffer(q, M->col, CL_TRUE, 0, nnz * 4, H->col, 0, NULL, NULL);
+    if (nnz && st == CL_SUCCESS)
+        st = clEnqueueReadBuffer(q, M->val, CL_TRUE, 0, nnz * 8, H->val, 0, NULL, NULL);
+    for (size_t i = 0; i <= n; i++)
+        H->rowptr[i] = rp[i];
+    free(rp);
+    return st == CL_SUCCESS ? 0 : -1;
+}
+
+/* device matrix M against host matrix H: same pattern, values within tol
+ * of the matrix's largest entry (R A P's sums cancel: within one row the
+ * entries of a random graph with both signs span many magnitudes) */
+static void same_matrix(la_ctx *la, const char *what, int l, const la_csr *M, const csr_matrix *H,
+                        double tol)
+{
+    csr_matrix D;
+    csr_init(&D);
+    CHECK_MSG(M->rowptr != NULL, "%s level %d: the device matrix is not in CSR form", what, l);
+    if (!M->rowptr || download(la, M, &D)) {
+        CHECK_MSG(0, "%s level %d: download failed", what, l);
+        return;
+    }
+    int same = D.nrows == H->nrows && D.ncols == H->ncols && D.nnz == H->nnz;
+    CHECK_MSG(same, "%s level %d: %lld x %lld (%lld nnz) on the device, %lld x %lld (%lld) host",
+              what, l, (long long)D.nrows, (long long)D.ncols, (long long)D.nnz,
+              (long long)H->nrows, (long long)H->ncols, (long long)H->nnz);
+    if (same) {
+        int64_t bad_rp = -1, bad_col = -1, bad_val = -1;
+        double worst = 0.0;
+        for (int64_t i = 0; i <= D.nrows && bad_rp < 0; i++)
+            if (D.rowptr[i] != H->rowptr[i])
+                bad_rp = i;
+        double m = 0.0; /* the matrix's largest entry */
+        for (int64_t k = 0; k < H->nnz; k++)
+            m = fmax(m, fabs(H->val[k]));
+        for (int64_t i = 0; i < D.nrows && bad_rp < 0; i++)
+            for (int64_t k = H->rowptr[i]; k < H->rowptr[i + 1]; k++) {
+                if (D.col[k] != H->col[k] && bad_col < 0)
+                    bad_col = k;
+                double e = fabs(D.val[k] - H->val[k]);
+                if (!(e <= tol * m) && bad_val < 0)
+                    bad_val = k;
+                if (m > 0)
+                    worst = fmax(worst, e / m);
+            }
+        CHECK_MSG(bad_rp < 0 && bad_col < 0 && bad_val < 0,
+                  "%s level %d: row pointer %lld, column %lld, value %lld differ (worst %g)", what,
+                  l, (long long)bad_rp, (long long)bad_col, (long long)bad_val, worst);
+    }
+    csr_free(&D);
+}
+
+/* z = M r with the device hierarchy, downloaded */
+static void dev_apply(la_ctx *la, amg_device *d, const double *r, double *z, int64_t n)
+{
+    la_vec vr = {0}, vz = {0};
+    OK(la_vec_create(la, n, &vr, &err));
+    OK(la_vec_create(la, n, &vz, &err));
+    OK(la_vec_upload(la, &vr, r, &err));
+    OK(la_fill(la, NAN, &vz, &err));
+    OK(amg_apply(d, la, &vr, &vz, &err));
+    OK(la_vec_download(la, &vz, z, &err));
+    la_vec_release(&vr);
+    la_vec_release(&vz);
+}
+
+/* 1 and 2 on one matrix */
+static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg_options *o)
+{
+    amg_hierarchy *h = NULL;
+    amg_device *d = NULL;
+    OK(amg_build(A, o, &h, &err));
+    OK(amg_build_device(A, o, la, NULL, &d, &err));
+    if (!h || !d) {
+        amg_free(h);
+        amg_device_release(d);
+        return;
+    }
+    amg_info hi, di;
+    amg_get_info(h, &hi);
+    CHECK(amg_device_info(d, &di) == 0);
+    CHECK_MSG(hi.levels == di.levels && d->nlevels == h->nlevels,
+              "%s: %d levels on the host, %d on the device", what, hi.levels, di.levels);
+    printf("  %s: %lld rows, %d levels (%d built on the device), set-up %.3f s\n", what,
+           (long long)A->nrows, di.levels, di.device_levels, di.build_s);
+    for (int l = 0; l < di.device_levels && l + 1 < h->nlevels && l + 1 < d->nlevels; l++) {
+        CHECK_MSG(fabs(di.lambda_max[l] - h->lev[l].lmax) <= 1e-9 * h->lev[l].lmax,
+                  "%s level %d: lambda_max %.17g on the device, %.17g host", what, l,
+                  di.lambda_max[l], h->lev[l].lmax);
+        same_matrix(la, what, l, &d->lev[l].P, &h->lev[l].P, 1e-11);
+        same_matrix(la, what, l, &d->lev[l].R, &h->lev[l].R, 1e-11);
+        same_matrix(la, what, l + 1, &d->lev[l + 1].A, &h->lev[l + 1].A, 1e-11);
+    }
+    int64_t n = A->nrows;
+    double *r = malloc((size_t)n * sizeof *r), *zr = malloc((size_t)n * sizeof *zr);
+    double *zd = malloc((size_t)n * sizeof *zd);
+    for (int t = 0; t < 2; t++) {
+        for (int64_t i = 0; i < n; i++)
+            r[i] = 2.0 * check_uniform() - 1.0;
+        OK(amg_apply_ref(h, r, zr, &err));
+        dev_apply(la, d, r, zd, n);
+        double e = 0.0, m = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            e = fmax(e, isnan(zd[i]) ? INFINITY : fabs(zd[i] - zr[i]));
+            m = fmax(m, fabs(zr[i]));
+        }
+        CHECK_MSG(e <= 1e-9 * m, "%s: the device-built V-cycle differs by %g (max %g)", what, e, m);
+    }
+    free(r);
+    free(zr);
+    free(zd);
+    amg_free(h);
+    amg_device_release(d);
+}
+
+/* 3: PCG iterations with either hierarchy */
+static int64_t pcg_iters(la_ctx *la, const csr_matrix *A, amg_device *M, double *true_res)
+{
+    int64_t n = A->nrows;
+    double *one = malloc((size_t)n * sizeof *one), *b = malloc((size_t)n * sizeof *b);
+    double *x = malloc((size_t)n * sizeof *x), *ax = malloc((size_t)n * sizeof *ax);
+    for (int64_t i = 0; i < n; i++)
+        one[i] = 1.0;
+    csr_spmv_ref(A, one, b);
+    la_csr dA = {0};
+    la_vec vb = {0}, vx = {0};
+    amg_pcg_result res = {0};
+    OK(la_csr_upload(la, A, LA_SPMV_AUTO, &dA, &err));
+    OK(la_vec_create(la, n, &vb, &err));
+    OK(la_vec_create(la, n, &vx, &err));
+    OK(la_vec_upload(la, &vb, b, &err));
+    OK(la_fill(la, 0.0, &vx, &err));
+    OK(amg_pcg(la, &dA, &vb, &vx, M, NULL, 1e-8, 100, &res, &err));
+    OK(la_vec_download(la, &vx, x, &err));
+    csr_spmv_ref(A, x, ax);
+    double rr = 0.0, bb = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        rr += (b[i] - ax[i]) * (b[i] - ax[i]);
+        bb += b[i] * b[i];
+    }
+    *true_res = sqrt(rr / bb);
+    la_vec_release(&vb);
+    la_vec_release(&vx);
+    la_csr_release(&dA);
+    free(one);
+    free(b);
+    free(x);
+    free(ax);
+    return res.converged ? res.iterations : -1;
+}
+
+static void test_pcg(la_ctx *la)
+{
+    csr_matrix A;
+    OK(gen_matrix(GEN_POISSON3D, 48, &A, &err));
+    amg_options o;
+    amg_options_default(&o);
+    o.host_rows = 500;
+    amg_hierarchy *h = NULL;
+    amg_device *dh = NULL, *dd = NULL;
+    la_csr dA = {0};
+    OK(amg_build(&A, &o, &h, &err));
+    if (h)
+        OK(amg_upload(h, la, &dh, &err));
+    OK(la_csr_upload(la, &A, LA_SPMV_AUTO, &dA, &err));
+    OK(amg_build_device(&A, &o, la, &dA, &dd, &err)); /* level 0 lent, in whatever format */
+    if (dh && dd) {
+        double rh, rd;
+        int64_t ih = pcg_iters(la, &A, dh, &rh), id = pcg_iters(la, &A, dd, &rd);
+        printf("  poisson3d 48: PCG %lld iterations with the host set-up, %lld with the device's "
+               "(true residuals %.2e, %.2e)\n",
+               (long long)ih, (long long)id, rh, rd);
+        CHECK_MSG(ih > 0 && id > 0 && llabs(ih - id) <= 1 && id <= 15,
+                  "poisson3d 48: %lld iterations (host set-up %lld)", (long long)id, (long long)ih);
+        CHECK_MSG(rd <= 1e-7, "poisson3d 48: true residual %g with the device set-up", rd);
+    }
+    amg_device_release(dd);
+    amg_device_release(dh);
+    la_csr_release(&dA);
+    amg_free(h);
+    csr_free(&A);
+}
+
+static void test_refusals(la_ctx *la, ocl_ctx *ocl)
+{
+    csr_matrix A;
+    OK(gen_matrix(GEN_POISSON2D, 40, &A, &err));
+    amg_options o;
+    amg_options_default(&o);
+    o.host_rows = 10;
+    amg_device *d = NULL;
+    /* a negative diagonal in row 777 */
+    for (int64_t k = A.rowptr[777]; k < A.rowptr[778]; k++)
+        if (A.col[k] == 777)
+            A.val[k] = -1.0;
+    cls_error_clear(&err);
+    int rc = amg_build_device(&A, &o, la, NULL, &d, &err);
+    CHECK_MSG(rc == CLS_EBREAKDOWN && strstr(err.msg, "row 777") && !d,
+              "a negative diagonal: rc %d (%s)", rc, err.msg);
+    csr_free(&A);
+    la_ctx lf;
+    OK(la_init(&lf, ocl, LA_FLOAT, NULL, &err));
+    OK(gen_matrix(GEN_POISSON2D, 20, &A, &err));
+    cls_error_clear(&err);
+    rc = amg_build_device(&A, &o, &lf, NULL, &d, &err);
+    CHECK_MSG(rc == CLS_EUSAGE && !d, "float: rc %d (%s)", rc, err.msg);
+    la_release(&lf);
+    A.ncols = A.nrows + 1;
+    cls_error_clear(&err);
+    rc = amg_build_device(&A, &o, la, NULL, &d, &err);
+    CHECK_MSG(rc == CLS_EINPUT && !d, "not square: rc %d (%s)", rc, err.msg);
+    A.ncols = A.nrows;
+    csr_free(&A);
+}
+
+int main(int argc, char **argv)
+{
+    check_seed("test_amg_dsetup");
+    const char *dir = argc > 1 ? argv[1] : NULL;
+    ocl_device dev;
+    cls_error_clear(&err);
+    if (ocl_pick_device("auto", &dev, &err))
+        CHECK_SKIP("no OpenCL device: %s", err.msg);
+    if (!dev.fp64)
+        CHECK_SKIP("the device set-up needs fp64; %s has none", dev.name);
+    ocl_ctx ocl;
+    if (ocl_ctx_create(&dev, &ocl, &err)) {
+        fprintf(stderr, "ocl_ctx_create: %s\n", err.msg);
+        return 1;
+    }
+    printf("device: %s %s\n", ocl_type_name(dev.type), dev.name);
+    la_ctx la;
+    OK(la_init(&la, &ocl, LA_DOUBLE, NULL, &err));
+    amg_options o;
+    amg_options_default(&o);
+    o.host_rows = 64;
+    o.coarse_size = 32;
+    char what[96];
+    for (int kind = 0; kind < 3; kind++)
+        for (int v = 0; v < 2; v++) {
+            csr_matrix A;
+            random_spd(kind, 2000 + (int64_t)(check_rand() % 8000), &A);
+            amg_options ov = o;
+            ov.smoother = v ? AMG_SMOOTHER_L1_JACOBI : AMG_SMOOTHER_CHEBYSHEV;
+            ov.threshold = v ? 0.05 : 0.0;
+            snprintf(what, sizeof what, "random kind %d, %s, threshold %g", kind,
+                     amg_smoother_name(ov.smoother), ov.threshold);
+            compare(&la, what, &A, &ov);
+            csr_free(&A);
+        }
+    csr_matrix A;
+    OK(gen_matrix(GEN_POISSON3D, 24, &A, &err));
+    compare(&la, "poisson3d 24", &A, &o);
+    csr_free(&A);
+    OK(gen_matrix(GEN_POISSON2D, 120, &A, &err));
+    compare(&la, "poisson2d 120", &A, &o);
+    csr_free(&A);
+    int data_missing = 1;
+    const char *spd[] = {"1138_bus.mtx", "494_bus.mtx", "ani1.mtx"};
+    for (size_t m = 0; dir && m < sizeof spd / sizeof *spd; m++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/matrices/%s", dir, spd[m]);
+        cls_error e;
+        cls_error_clear(&e);
+        if (mm_read_csr(path, NULL, &A, NULL, NULL, &e))
+            continue;
+        data_missing = 0;
+        compare(&la, spd[m], &A, &o);
+        csr_free(&A);
+    }
+    test_pcg(&la);
+    test_refusals(&la, &ocl);
+    la_release(&la);
+    ocl_ctx_release(&ocl);
+    int rc = check_done("test_amg_dsetup");
+    if (rc == 0 && data_missing)
+        CHECK_SKIP("shared data not found under %s: its matrices were not tested",
+                   dir ? dir : "(none)");
+    return rc;
+}
