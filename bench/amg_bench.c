@@ -241,8 +241,10 @@ int main(int argc, char **argv)
         res.converged, msv, solve[0], res.iterations ? 1e3 * msv / (double)res.iterations : 0.0, mt,
         bn > 0 ? sqrt(rn / bn) : 0.0, emax);
     printf(
-        ", \"setup\": \"%s\", \"device_levels\": %d, \"host_levels_s\": %.4f, \"mis_rounds\": %d",
-        on_device ? "device" : "host", info.device_levels, info.host_levels_s, info.mis_rounds);
+        ", \"setup\": \"%s\", \"device_levels\": %d, \"host_levels_s\": %.4f, \"mis_rounds\": %d, "
+        "\"fine_csr_s\": %.4f, \"spmv\": \"%s\"",
+        on_device ? "device" : "host", info.device_levels, info.host_levels_s, info.mis_rounds,
+        info.fine_csr_s, la_spmv_variant_name(dA.variant));
     if (jacobi)
         printf(", \"jacobi_iterations\": %lld, \"jacobi_converged\": %d, \"jacobi_solve_s\": %.4f",
                (long long)jres.iterations, jres.converged, jres.seconds);

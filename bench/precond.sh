@@ -8,9 +8,9 @@
 #   SIZES         poisson3d sizes                      (default "128 256 320")
 #   PCS           clsolve preconditioners              (default "jacobi chebyshev ic0 amg amg-host";
 #                 amg-host: AMG set up on the host, amg-device: on the device)
-#   REUSE_SIZES   sizes of the ten-right-hand-side runs (default "256 320")
+#   REUSE_SIZES   sizes of the ten-right-hand-side runs (default "256 320"; "" none)
 #   MULTI_SIZE    size of the eight-together run        (default 256)
-#   MULTI_PCS     preconditioners of that run           (default "jacobi amg")
+#   MULTI_PCS     preconditioners of that run           (default "jacobi amg"; "" none)
 #   DEVICE        clsolve's --device                    (default gpu)
 #   REPS          runs of each clsolve case             (default 3; medians)
 #   PETSC         1: PETSc GAMG and BoomerAMG on the host CPUs (default 1; needs
@@ -44,9 +44,9 @@ set -uo pipefail
 : "${CLSOLVE:?set CLSOLVE to the built clsolve}"
 SIZES=${SIZES:-128 256 320}
 PCS=${PCS:-jacobi chebyshev ic0 amg amg-host}
-REUSE_SIZES=${REUSE_SIZES:-256 320}
+REUSE_SIZES=${REUSE_SIZES-256 320}
 MULTI_SIZE=${MULTI_SIZE:-256}
-MULTI_PCS=${MULTI_PCS:-jacobi amg}
+MULTI_PCS=${MULTI_PCS-jacobi amg}
 DEVICE=${DEVICE:-gpu}
 REPS=${REPS:-3}
 PETSC=${PETSC:-1}

@@ -332,6 +332,26 @@ __kernel void amgs_dinv(int n, __global const int *rp, __global const double *va
     }
 }
 
+/* A's CSR arrays from its SELL-C-sigma copy (kernels/la_format.c's
+ * sell_fill_chunks: entry j of stored row r = c C + i at cs[c] + j C + i,
+ * stored row r holding row perm[r]): the solve's own copy serves the
+ * set-up, and only the row pointers cross the bus */
+__kernel void amgs_from_sell(int n, int C, __global const int *rp, __global const int *cs,
+                             __global const int *perm, int has_perm, __global const int *fcol,
+                             __global const double *fval, __global int *col,
+                             __global double *val)
+{
+    GSTRIDE_LOOP(r, n)
+    {
+        int row = has_perm ? perm[r] : r, c = r / C, i = r - c * C;
+        int b = rp[row], len = rp[row + 1] - b;
+        for (int j = 0; j < len; j++) {
+            col[b + j] = fcol[cs[c] + j * C + i];
+            val[b + j] = fval[cs[c] + j * C + i];
+        }
+    }
+}
+
 /* ---- Lanczos in the D inner product (amg_eig.c); partial sums per group */
 
 inline void amgs_group_sum(double s, __local double *sh, __global double *part)

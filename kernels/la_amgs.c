@@ -52,7 +52,8 @@ int la_amgs_init(la_ctx *la, la_amgs *k, cls_error *err)
               {&k->k_dinv, "amgs_dinv"},
               {&k->k_lz_start, "amgs_lz_start"},
               {&k->k_lz_w, "amgs_lz_w"},
-              {&k->k_lz_orth, "amgs_lz_orth"}};
+              {&k->k_lz_orth, "amgs_lz_orth"},
+              {&k->k_from_sell, "amgs_from_sell"}};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if ((rc = ocl_create_kernel(k->prog, ks[i].name, ks[i].k, err))) {
             la_amgs_release(k);
@@ -76,11 +77,11 @@ int la_amgs_init(la_ctx *la, la_amgs *k, cls_error *err)
 
 void la_amgs_release(la_amgs *k)
 {
-    cl_kernel *ks[] = {&k->k_diag,       &k->k_mis_init,     &k->k_mis_m1,  &k->k_mis_m2,
-                       &k->k_root_flags, &k->k_agg1,         &k->k_agg2,    &k->k_agg_sizes,
-                       &k->k_tval,       &k->k_prolong_rows, &k->k_compact, &k->k_tr_count,
-                       &k->k_tr_scatter, &k->k_sort_rows,    &k->k_dinv,    &k->k_lz_start,
-                       &k->k_lz_w,       &k->k_lz_orth};
+    cl_kernel *ks[] = {&k->k_diag,       &k->k_mis_init,     &k->k_mis_m1,   &k->k_mis_m2,
+                       &k->k_root_flags, &k->k_agg1,         &k->k_agg2,     &k->k_agg_sizes,
+                       &k->k_tval,       &k->k_prolong_rows, &k->k_compact,  &k->k_tr_count,
+                       &k->k_tr_scatter, &k->k_sort_rows,    &k->k_dinv,     &k->k_lz_start,
+                       &k->k_lz_w,       &k->k_lz_orth,      &k->k_from_sell};
     cl_mem *ms[] = {&k->part, &k->ctr};
     lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, 2);
     la_sparse_release(&k->sp);
@@ -112,6 +113,47 @@ static int read_int(la_ctx *la, cl_mem m, cl_int *v, cls_error *err)
 {
     cl_int st = clEnqueueReadBuffer(la->ocl->queue, m, CL_TRUE, 0, sizeof *v, v, 0, NULL, NULL);
     OCL_CHECK(err, st, "clEnqueueReadBuffer(AMG set-up counter)");
+    return CLS_OK;
+}
+
+int la_amgs_csr_from_sell(la_ctx *la, la_amgs *k, const la_csr *S, const int64_t *rowptr,
+                          la_dcsr *D, cls_error *err)
+{
+    memset(D, 0, sizeof *D);
+    if (S->variant != LA_SPMV_SELL || !S->aux || !S->fcol || !S->fval)
+        return cls_fail(err, CLS_EOTHER, "la_amgs_csr_from_sell: the matrix is not in SELL form");
+    size_t n = (size_t)S->nrows, nnz = (size_t)S->nnz;
+    cl_int *rp = malloc((n + 1) * sizeof *rp);
+    if (!rp)
+        return cls_fail(err, CLS_EOTHER, "out of memory converting row pointers");
+    for (size_t i = 0; i <= n; i++)
+        rp[i] = (cl_int)rowptr[i];
+    cl_int cn = (cl_int)n, C = (cl_int)S->sell_c, has_perm = S->perm != NULL;
+    cl_mem perm = S->perm ? S->perm : S->aux; /* any buffer when unused */
+    int rc;
+    if (!(rc = la_amgs_buffer(la, (n + 1) * sizeof(cl_int), &D->rowptr, err)) &&
+        !(rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_int), &D->col, err)) &&
+        !(rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_double), &D->val, err))) {
+        cl_int st = clEnqueueWriteBuffer(la->ocl->queue, D->rowptr, CL_TRUE, 0,
+                                         (n + 1) * sizeof(cl_int), rp, 0, NULL, NULL);
+        if (st != CL_SUCCESS)
+            rc =
+                cls_fail(err, CLS_EOTHER, "clEnqueueWriteBuffer(row pointers): %s", ocl_errstr(st));
+    }
+    free(rp);
+    if (!rc)
+        rc = lai_set_args(k->k_from_sell, "amgs_from_sell", err, 10, A_INT(cn), A_INT(C),
+                          A_MEM(D->rowptr), A_MEM(S->aux), A_MEM(perm), A_INT(has_perm),
+                          A_MEM(S->fcol), A_MEM(S->fval), A_MEM(D->col), A_MEM(D->val));
+    if (!rc)
+        rc = run(la, k, k->k_from_sell, "amgs_from_sell", (int64_t)n, err);
+    if (rc) {
+        la_dcsr_release(D);
+        return rc;
+    }
+    D->nrows = S->nrows;
+    D->ncols = S->ncols;
+    D->nnz = S->nnz;
     return CLS_OK;
 }
 

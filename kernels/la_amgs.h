@@ -19,7 +19,7 @@ typedef struct la_amgs {
     cl_program prog;
     cl_kernel k_diag, k_mis_init, k_mis_m1, k_mis_m2, k_root_flags, k_agg1, k_agg2, k_agg_sizes,
         k_tval, k_prolong_rows, k_compact, k_tr_count, k_tr_scatter, k_sort_rows, k_dinv,
-        k_lz_start, k_lz_w, k_lz_orth;
+        k_lz_start, k_lz_w, k_lz_orth, k_from_sell;
     size_t ls, groups; /* the grid of every grid-stride kernel */
     cl_mem part;       /* per-group partial sums (groups doubles) */
     cl_mem ctr;        /* one int counter read back by the host */
@@ -31,6 +31,11 @@ void la_amgs_release(la_amgs *k);
 
 /* a device buffer of `bytes` (la's context, read-write) */
 int la_amgs_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err);
+
+/* D = the CSR arrays of S, a SELL-C-sigma la_csr of the host matrix whose
+ * row pointers are rowptr (only those are uploaded): D's buffers made */
+int la_amgs_csr_from_sell(la_ctx *la, la_amgs *k, const la_csr *S, const int64_t *rowptr,
+                          la_dcsr *D, cls_error *err);
 
 /* diag = a_ii, dsq = 1/sqrt|a_ii| (amg_par_diag, amg_strength.c); *bad =
  * the first row whose a_ii is not positive, or -1 */

@@ -84,6 +84,7 @@ typedef struct amg_info {
      * seconds of the host's levels and of the MIS rounds of level 0 */
     int device_levels, mis_rounds;
     double host_levels_s;
+    double fine_csr_s; /* level 0's CSR arrays for the kernels (0: the solve's) */
 } amg_info;
 
 void amg_options_default(amg_options *opt);

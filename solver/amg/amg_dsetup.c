@@ -306,8 +306,14 @@ int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, co
     int csr_form = dA0 && dA0->rowptr && dA0->col && dA0->val &&
                    (dA0->variant == LA_SPMV_SCALAR || dA0->variant == LA_SPMV_VECTOR ||
                     dA0->variant == LA_SPMV_ADAPTIVE);
+    double tu = cls_now();
     if (csr_form) {
         cur = (la_dcsr){dA0->rowptr, dA0->col, dA0->val, A->nrows, A->ncols, A->nnz};
+        d->lev[0].Ause = dA0;
+    } else if (dA0 && dA0->variant == LA_SPMV_SELL) { /* rebuilt from it: no upload */
+        if ((rc = la_amgs_csr_from_sell(la, &s.k, dA0, A->rowptr, &tmp0, err)))
+            goto done;
+        cur = tmp0;
         d->lev[0].Ause = dA0;
     } else {
         if ((rc = dcsr_upload(la, A, &tmp0, err)))
@@ -321,6 +327,7 @@ int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, co
             d->lev[0].Ause = &d->lev[0].A;
         }
     }
+    in->fine_csr_s = cls_now() - tu;
     int64_t host_rows = o.coarse_size > o.host_rows ? o.coarse_size : o.host_rows;
     int l = 0;
     for (;; l++) {

@@ -76,6 +76,7 @@ static void pc_amg_describe(pc *pc, const amg_info *in, int on_device)
         json_object_set_new(o, "prolong_s", json_real(ai.prolong_s));
         json_object_set_new(o, "rap_s", json_real(ai.rap_s));
         json_object_set_new(o, "host_levels_s", json_real(ai.host_levels_s));
+        json_object_set_new(o, "fine_csr_s", json_real(ai.fine_csr_s));
     }
     char *t = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (t && strlen(t) < sizeof pc->info.amg)
@@ -107,10 +108,26 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
     csr_matrix blk;
     csr_init(&blk);
     int lend = p->halo.nghost == 0 && !p->have_Ab; /* the engine's copy is the block */
-    int rc = pc_local_block(p, &blk, err);
+    int rc = CLS_OK;
+    const csr_matrix *B = &blk;
+    int64_t n = p->halo.nlocal;
+    if (lend && !p->perm && p->A.rowptr[0] == 0 && p->A.nrows == n) {
+        /* the part's matrix is its block: a view, not a copy (the kernels
+         * need no sorted columns and keep nothing of it) */
+        blk = (csr_matrix){.nrows = n,
+                           .ncols = n,
+                           .nnz = p->A.rowptr[n],
+                           .rowptr = p->A.rowptr,
+                           .col = p->A.col,
+                           .val = p->A.val};
+        B = &blk;
+    } else if ((rc = pc_local_block(p, &blk, err)) == CLS_OK) {
+        B = &blk;
+    }
     if (!rc)
-        rc = amg_build_device(&blk, &ao, &p->la, lend ? &p->Ai : NULL, &ap->d, err);
-    csr_free(&blk);
+        rc = amg_build_device(B, &ao, &p->la, lend ? &p->Ai : NULL, &ap->d, err);
+    if (B == &blk && blk.rowptr != p->A.rowptr)
+        csr_free(&blk);
     if (rc)
         return rc;
     pc->info.build_s += cls_now() - tb;

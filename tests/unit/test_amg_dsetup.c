@@ -9,6 +9,8 @@
  *    (row pointers and columns identical: the same aggregates), values
  *    within 1e-11 of the matrix's largest; lambda_max within 1e-9. Both
  *    smoothers, thresholds 0 and 0.05.
+ *    Level 0 given to the set-up as the solve's copy in CSR (used as is) and
+ *    in SELL (turned back into CSR on the device), or not given (uploaded).
  * 2. The V-cycles agree: device-built M r against amg_apply_ref of the host
  *    hierarchy within 1e-9 (relative to the largest entry).
  * 3. PCG with the device-built hierarchy converges on poisson3d 48 in the
@@ -115,13 +117,21 @@ static void dev_apply(la_ctx *la, amg_device *d, const double *r, double *z, int
     la_vec_release(&vz);
 }
 
-/* 1 and 2 on one matrix */
-static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg_options *o)
+/* 1 and 2 on one matrix; fmt: level 0 lent to the set-up in this SpMV
+ * format (a SELL copy is turned back into CSR on the device), or
+ * LA_SPMV_AUTO: not lent (uploaded by the set-up) */
+static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg_options *o,
+                    la_spmv_variant fmt)
 {
     amg_hierarchy *h = NULL;
     amg_device *d = NULL;
+    la_csr dA = {0};
     OK(amg_build(A, o, &h, &err));
-    OK(amg_build_device(A, o, la, NULL, &d, &err));
+    if (fmt != LA_SPMV_AUTO) {
+        OK(la_csr_upload(la, A, fmt, &dA, &err));
+        CHECK_MSG(dA.variant == fmt, "%s: uploaded as %s", what, la_spmv_variant_name(dA.variant));
+    }
+    OK(amg_build_device(A, o, la, fmt != LA_SPMV_AUTO ? &dA : NULL, &d, &err));
     if (!h || !d) {
         amg_free(h);
         amg_device_release(d);
@@ -162,6 +172,7 @@ static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg
     free(zd);
     amg_free(h);
     amg_device_release(d);
+    la_csr_release(&dA);
 }
 
 /* 3: PCG iterations with either hierarchy */
@@ -296,15 +307,21 @@ int main(int argc, char **argv)
             ov.threshold = v ? 0.05 : 0.0;
             snprintf(what, sizeof what, "random kind %d, %s, threshold %g", kind,
                      amg_smoother_name(ov.smoother), ov.threshold);
-            compare(&la, what, &A, &ov);
+            compare(&la, what, &A, &ov, LA_SPMV_AUTO);
+            if (v == 0) { /* level 0 lent as SELL (sigma > 1 on kind 2's rows) */
+                snprintf(what, sizeof what, "random kind %d, level 0 in SELL", kind);
+                compare(&la, what, &A, &ov, LA_SPMV_SELL);
+            }
             csr_free(&A);
         }
     csr_matrix A;
     OK(gen_matrix(GEN_POISSON3D, 24, &A, &err));
-    compare(&la, "poisson3d 24", &A, &o);
+    compare(&la, "poisson3d 24", &A, &o, LA_SPMV_AUTO);
+    compare(&la, "poisson3d 24, level 0 in SELL", &A, &o, LA_SPMV_SELL);
+    compare(&la, "poisson3d 24, level 0 in CSR", &A, &o, LA_SPMV_SCALAR);
     csr_free(&A);
     OK(gen_matrix(GEN_POISSON2D, 120, &A, &err));
-    compare(&la, "poisson2d 120", &A, &o);
+    compare(&la, "poisson2d 120", &A, &o, LA_SPMV_AUTO);
     csr_free(&A);
     int data_missing = 1;
     const char *spd[] = {"1138_bus.mtx", "494_bus.mtx", "ani1.mtx"};
@@ -316,7 +333,7 @@ int main(int argc, char **argv)
         if (mm_read_csr(path, NULL, &A, NULL, NULL, &e))
             continue;
         data_missing = 0;
-        compare(&la, spd[m], &A, &o);
+        compare(&la, spd[m], &A, &o, LA_SPMV_AUTO);
         csr_free(&A);
     }
     test_pcg(&la);
