@@ -33,6 +33,7 @@
 #include "amg_priv.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,7 +132,23 @@ typedef struct dsetup {
     const amg_options *opt;
     amg_device *d;
     amg_info *info;
+    int prof;    /* CLSOLVE_AMG_PROFILE=1: each step waited for and timed */
+    double mark; /* the last step's end */
 } dsetup;
+
+/* with CLSOLVE_AMG_PROFILE=1, the seconds since the last mark on stderr
+ * (the queue drained first, so each step's kernels are its own) */
+static void prof(dsetup *s, int l, const char *step)
+{
+    if (!s->prof)
+        return;
+    cls_error e;
+    cls_error_clear(&e);
+    la_finish(s->la, &e);
+    double t = cls_now();
+    fprintf(stderr, "amg_dsetup: level %d %-10s %8.2f ms\n", l, step, 1e3 * (t - s->mark));
+    s->mark = t;
+}
 
 /* Level l on the device: its smoother's data, then P, R and the next
  * operator (*Ac). *handoff: this level goes to the host instead (phase 3
@@ -154,6 +171,7 @@ static int device_level(dsetup *s, int l, const la_dcsr *A, la_dcsr *Ac, int *ha
     if ((rc = la_amgs_buffer(la, nb, &diag, err)) || (rc = la_amgs_buffer(la, nb, &dsq, err)) ||
         (rc = la_amgs_diag(la, &s->k, A, diag, dsq, &bad, err)))
         goto done;
+    prof(s, l, "diagonal");
     if (bad >= 0) {
         rc = cls_fail(err, CLS_EBREAKDOWN,
                       "amg: level %d row %lld has a diagonal that is not positive: AMG needs a "
@@ -165,6 +183,7 @@ static int device_level(dsetup *s, int l, const la_dcsr *A, la_dcsr *Ac, int *ha
     int kk = 0;
     if ((rc = la_amgs_lanczos(la, &s->k, L->Ause, diag, o->lanczos_steps, al, be, &kk, err)))
         goto done;
+    prof(s, l, "lanczos");
     double lmax = kk > 0 ? amg_tridiag_max_eig(al, be, kk) : 0.0;
     if (!(lmax > 0.0) || !isfinite(lmax)) {
         rc = cls_fail(err, CLS_EBREAKDOWN,
@@ -184,6 +203,7 @@ static int device_level(dsetup *s, int l, const la_dcsr *A, la_dcsr *Ac, int *ha
         goto done;
     if (l == 0)
         s->info->mis_rounds = rounds;
+    prof(s, l, "aggregate");
     double t2 = cls_now();
     s->info->aggregate_s += t2 - t1;
     if (left > 0 || naggs == 0 || naggs >= n) {
@@ -194,20 +214,27 @@ static int device_level(dsetup *s, int l, const la_dcsr *A, la_dcsr *Ac, int *ha
     if ((rc = la_vec_create(la, n, &L->dinv, err)) ||
         (rc = la_amgs_dinv(la, &s->k, A, diag, o->smoother == AMG_SMOOTHER_L1_JACOBI, L->dinv.buf,
                            err)) ||
-        (rc = la_amgs_prolong(la, &s->k, A, diag, agg, naggs, o->omega_scale / lmax, &P, err)) ||
-        (rc = la_amgs_transpose(la, &s->k, &P, &R, err)) || (rc = la_finish(la, err)))
+        (rc = la_amgs_prolong(la, &s->k, A, diag, agg, naggs, o->omega_scale / lmax, &P, err)))
         goto done;
+    prof(s, l, "prolong");
+    if ((rc = la_amgs_transpose(la, &s->k, &P, &R, err)) || (rc = la_finish(la, err)))
+        goto done;
+    prof(s, l, "transpose");
     double t3 = cls_now();
     s->info->prolong_s += t3 - t2;
-    if ((rc = la_spgemm(la, &s->k.sp, A, &P, &AP, err)) ||
-        (rc = la_spgemm(la, &s->k.sp, &R, &AP, Ac, err)) || (rc = la_finish(la, err)))
+    if ((rc = la_spgemm(la, &s->k.sp, A, &P, &AP, err)))
         goto done;
+    prof(s, l, "A P");
+    if ((rc = la_spgemm(la, &s->k.sp, &R, &AP, Ac, err)) || (rc = la_finish(la, err)))
+        goto done;
+    prof(s, l, "R (A P)");
     s->info->rap_s += cls_now() - t3;
     amg_cheb_coeffs(o, lmax, &L->cheb);
     if ((rc = la_vec_create(la, n, &L->r, err)) || (rc = la_vec_create(la, n, &L->d, err)) ||
         (rc = la_vec_create(la, n, &L->q, err)) || (rc = adopt(la, &P, &L->P, err)) ||
         (rc = adopt(la, &R, &L->R, err)))
         goto done;
+    prof(s, l, "adopt");
 done:
     if (rc || *handoff) {
         la_dcsr_release(Ac);
@@ -286,7 +313,8 @@ int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, co
     if (dA0 && (dA0->nrows != A->nrows || dA0->row_offset != 0))
         return cls_fail(err, CLS_EOTHER, "amg_build_device: the device matrix is not A");
     double t0 = cls_now();
-    dsetup s = {.la = la, .opt = &o};
+    const char *pe = getenv("CLSOLVE_AMG_PROFILE");
+    dsetup s = {.la = la, .opt = &o, .prof = pe && pe[0] == '1', .mark = t0};
     amg_device *d = calloc(1, sizeof *d);
     amg_info *in = d ? &d->info : NULL;
     if (!d)
@@ -328,6 +356,7 @@ int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, co
         }
     }
     in->fine_csr_s = cls_now() - tu;
+    prof(&s, 0, "fine CSR");
     int64_t host_rows = o.coarse_size > o.host_rows ? o.coarse_size : o.host_rows;
     int l = 0;
     for (;; l++) {
@@ -354,6 +383,7 @@ int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, co
         N->Ause = &N->A;
     }
     rc = host_levels(&s, l, &cur, err); /* the rest on the host */
+    prof(&s, l, "host");
 done:
     la_dcsr_release(&tmp0);
     la_dcsr_release(&next);
