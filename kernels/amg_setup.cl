@@ -293,26 +293,38 @@ __kernel void amgs_tr_scatter(int n, __global const int *rp, __global const int 
     }
 }
 
-/* ... and each row of T sorted by column (the slots were claimed in any
- * order; sorted, T is the host's transpose bit for bit) */
-__kernel void amgs_sort_rows(int n, __global const int *rp, __global int *col,
-                             __global double *val)
+/* ... and each row of T put in column order: the slots were claimed in
+ * any order, and sorted T is the host's transpose bit for bit. An entry's
+ * place is the number of smaller columns in its row (columns are unique in
+ * a row of T: the rows of M they came from); one work-group per row, the
+ * row's columns in local memory when they fit (cap), else read from global
+ * memory. O(len^2 / work-items) per row: rows of a transpose are a few
+ * hundred entries, a few thousand on the coarsest levels, where a
+ * work-item's insertion sort took 100 ms. */
+__kernel void amgs_rank_sort(int n, __global const int *rp, __global const int *col_in,
+                             __global const double *val_in, __global int *col_out,
+                             __global double *val_out, __local int *keys, int cap)
 {
-    GSTRIDE_LOOP(i, n)
-    {
-        int b = rp[i], e = rp[i + 1];
-        for (int k = b + 1; k < e; k++) {
-            int c = col[k];
-            double v = val[k];
-            int p = k - 1;
-            while (p >= b && col[p] > c) {
-                col[p + 1] = col[p];
-                val[p + 1] = val[p];
-                p--;
-            }
-            col[p + 1] = c;
-            val[p + 1] = v;
+    int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
+    for (int row = (int)get_group_id(0); row < n; row += (int)get_num_groups(0)) {
+        int b = rp[row], len = rp[row + 1] - b;
+        int loc = len <= cap;
+        if (loc)
+            for (int k = lid; k < len; k += ls)
+                keys[k] = col_in[b + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = lid; k < len; k += ls) {
+            int key = col_in[b + k], r = 0;
+            if (loc)
+                for (int m = 0; m < len; m++)
+                    r += keys[m] < key;
+            else
+                for (int m = 0; m < len; m++)
+                    r += col_in[b + m] < key;
+            col_out[b + r] = key;
+            val_out[b + r] = val_in[b + k];
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 

@@ -48,7 +48,7 @@ int la_amgs_init(la_ctx *la, la_amgs *k, cls_error *err)
               {&k->k_compact, "amgs_compact"},
               {&k->k_tr_count, "amgs_tr_count"},
               {&k->k_tr_scatter, "amgs_tr_scatter"},
-              {&k->k_sort_rows, "amgs_sort_rows"},
+              {&k->k_rank_sort, "amgs_rank_sort"},
               {&k->k_dinv, "amgs_dinv"},
               {&k->k_lz_start, "amgs_lz_start"},
               {&k->k_lz_w, "amgs_lz_w"},
@@ -80,7 +80,7 @@ void la_amgs_release(la_amgs *k)
     cl_kernel *ks[] = {&k->k_diag,       &k->k_mis_init,     &k->k_mis_m1,   &k->k_mis_m2,
                        &k->k_root_flags, &k->k_agg1,         &k->k_agg2,     &k->k_agg_sizes,
                        &k->k_tval,       &k->k_prolong_rows, &k->k_compact,  &k->k_tr_count,
-                       &k->k_tr_scatter, &k->k_sort_rows,    &k->k_dinv,     &k->k_lz_start,
+                       &k->k_tr_scatter, &k->k_rank_sort,    &k->k_dinv,     &k->k_lz_start,
                        &k->k_lz_w,       &k->k_lz_orth,      &k->k_from_sell};
     cl_mem *ms[] = {&k->part, &k->ctr};
     lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, 2);
@@ -293,35 +293,48 @@ int la_amgs_transpose(la_ctx *la, la_amgs *k, const la_dcsr *M, la_dcsr *T, cls_
 {
     memset(T, 0, sizeof *T);
     cl_int n = (cl_int)M->nrows, m = (cl_int)M->ncols;
-    size_t nnz = (size_t)M->nnz, mm = (size_t)m;
-    cl_mem cnt = NULL;
+    size_t nnz = (size_t)M->nnz, mm = (size_t)m, nz1 = nnz ? nnz : 1;
+    cl_mem cnt = NULL, scol = NULL, sval = NULL;
     int64_t total = 0;
+    /* the rank sort: one group of up to 256 per row, the row's columns in
+     * local memory up to a quarter of it */
+    size_t ls = lai_kernel_max(la, k->k_rank_sort, 256);
+    ls = lai_pow2_floor(ls ? ls : 1);
+    size_t lm = la->ocl->dev.local_mem ? (size_t)la->ocl->dev.local_mem / 4 : 4096;
+    cl_int cap = (cl_int)(lm / sizeof(cl_int));
+    const char *ce = getenv("CLSOLVE_AMGS_SORT_CAP"); /* tests: the global-memory path */
+    if (ce && atoi(ce) > 0 && atoi(ce) < cap)
+        cap = atoi(ce);
+    size_t groups = lai_min_sz(mm ? mm : 1, lai_max_sz(1, (size_t)la->ocl->dev.compute_units * 64));
     int rc;
     if ((rc = la_amgs_buffer(la, (mm ? mm : 1) * sizeof(cl_int), &cnt, err)) ||
         (rc = la_amgs_buffer(la, (mm + 1) * sizeof(cl_int), &T->rowptr, err)) ||
-        (rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_int), &T->col, err)) ||
-        (rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_double), &T->val, err)) ||
+        (rc = la_amgs_buffer(la, nz1 * sizeof(cl_int), &T->col, err)) ||
+        (rc = la_amgs_buffer(la, nz1 * sizeof(cl_double), &T->val, err)) ||
+        (rc = la_amgs_buffer(la, nz1 * sizeof(cl_int), &scol, err)) ||
+        (rc = la_amgs_buffer(la, nz1 * sizeof(cl_double), &sval, err)) ||
         (rc = fill_int(la, cnt, 0, mm, err)) ||
         (rc = lai_set_args(k->k_tr_count, "amgs_tr_count", err, 4, A_INT(n), A_MEM(M->rowptr),
                            A_MEM(M->col), A_MEM(cnt))) ||
         (rc = run(la, k, k->k_tr_count, "amgs_tr_count", n, err)) ||
         (rc = la_scan_i32(la, &k->sp, cnt, m, T->rowptr, &total, err)) ||
         (rc = fill_int(la, cnt, 0, mm, err)) ||
-        (rc = lai_set_args(k->k_tr_scatter, "amgs_tr_scatter", err, 8, A_INT(n), A_MEM(M->rowptr),
-                           A_MEM(M->col), A_MEM(M->val), A_MEM(T->rowptr), A_MEM(cnt),
-                           A_MEM(T->col), A_MEM(T->val))) ||
+        (rc = lai_set_args(k->k_tr_scatter, "amgs_tr_scatter", err, 8, A_INT(n),
+                           A_MEM(M->rowptr), A_MEM(M->col), A_MEM(M->val), A_MEM(T->rowptr),
+                           A_MEM(cnt), A_MEM(scol), A_MEM(sval))) ||
         (rc = run(la, k, k->k_tr_scatter, "amgs_tr_scatter", n, err)) ||
-        (rc = lai_set_args(k->k_sort_rows, "amgs_sort_rows", err, 4, A_INT(m), A_MEM(T->rowptr),
-                           A_MEM(T->col), A_MEM(T->val))) ||
-        (rc = run(la, k, k->k_sort_rows, "amgs_sort_rows", m, err)))
+        (rc = lai_set_args(k->k_rank_sort, "amgs_rank_sort", err, 8, A_INT(m), A_MEM(T->rowptr),
+                           A_MEM(scol), A_MEM(sval), A_MEM(T->col), A_MEM(T->val),
+                           A_LOCAL((size_t)cap * sizeof(cl_int)), A_INT(cap))) ||
+        (m > 0 && (rc = lai_launch(la, k->k_rank_sort, "amgs_rank_sort", groups, ls, err))))
         la_dcsr_release(T);
     else {
         T->nrows = m;
         T->ncols = n;
         T->nnz = total;
     }
-    if (cnt)
-        clReleaseMemObject(cnt);
+    cl_mem *ms[] = {&cnt, &scol, &sval};
+    lai_release_objects(NULL, 0, ms, 3);
     return rc;
 }
 

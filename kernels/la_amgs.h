@@ -18,7 +18,7 @@
 typedef struct la_amgs {
     cl_program prog;
     cl_kernel k_diag, k_mis_init, k_mis_m1, k_mis_m2, k_root_flags, k_agg1, k_agg2, k_agg_sizes,
-        k_tval, k_prolong_rows, k_compact, k_tr_count, k_tr_scatter, k_sort_rows, k_dinv,
+        k_tval, k_prolong_rows, k_compact, k_tr_count, k_tr_scatter, k_rank_sort, k_dinv,
         k_lz_start, k_lz_w, k_lz_orth, k_from_sell;
     size_t ls, groups; /* the grid of every grid-stride kernel */
     cl_mem part;       /* per-group partial sums (groups doubles) */

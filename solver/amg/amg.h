@@ -37,7 +37,7 @@
 #define AMG_MAX_LEVELS 25
 /* amg_options.host_rows' default: below it the kernels' launches and reads
  * cost more than the host's work on a level */
-#define AMG_DSETUP_HOST_ROWS 50000
+#define AMG_DSETUP_HOST_ROWS 5000
 
 typedef enum {
     AMG_SMOOTHER_CHEBYSHEV, /* Chebyshev polynomial in D^-1 A (PETSc GAMG's default) */

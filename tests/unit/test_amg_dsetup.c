@@ -9,6 +9,8 @@
  *    (row pointers and columns identical: the same aggregates), values
  *    within 1e-11 of the matrix's largest; lambda_max within 1e-9. Both
  *    smoothers, thresholds 0 and 0.05.
+ *    R's rows sorted in local memory and (CLSOLVE_AMGS_SORT_CAP=8) from
+ *    global memory.
  *    Level 0 given to the set-up as the solve's copy in CSR (used as is) and
  *    in SELL (turned back into CSR on the device), or not given (uploaded).
  * 2. The V-cycles agree: device-built M r against amg_apply_ref of the host
@@ -319,6 +321,9 @@ int main(int argc, char **argv)
     compare(&la, "poisson3d 24", &A, &o, LA_SPMV_AUTO);
     compare(&la, "poisson3d 24, level 0 in SELL", &A, &o, LA_SPMV_SELL);
     compare(&la, "poisson3d 24, level 0 in CSR", &A, &o, LA_SPMV_SCALAR);
+    setenv("CLSOLVE_AMGS_SORT_CAP", "8", 1); /* R's rows sorted from global memory */
+    compare(&la, "poisson3d 24, long rows of R", &A, &o, LA_SPMV_AUTO);
+    unsetenv("CLSOLVE_AMGS_SORT_CAP");
     csr_free(&A);
     OK(gen_matrix(GEN_POISSON2D, 120, &A, &err));
     compare(&la, "poisson2d 120", &A, &o, LA_SPMV_AUTO);
