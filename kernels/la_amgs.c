@@ -15,7 +15,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/parallel.h"
+
 #define A_DBL(v) sizeof(cl_double), (const void *)&(v)
+
+typedef struct {
+    const int64_t *src;
+    cl_int *dst;
+} rp_ctx;
+
+static void rp_range(void *arg, int range, int64_t b, int64_t e)
+{
+    (void)range;
+    rp_ctx *c = arg;
+    for (int64_t i = b; i < e; i++)
+        c->dst[i] = (cl_int)c->src[i];
+}
+
+cl_int *la_amgs_rowptr32(const int64_t *rowptr, int64_t n)
+{
+    cl_int *rp = malloc((size_t)(n + 1) * sizeof *rp);
+    if (rp) {
+        rp_ctx c = {rowptr, rp};
+        cls_parallel_for(n + 1, 1 << 16, rp_range, &c);
+    }
+    return rp;
+}
 
 static const char *const amgs_sources[] = {"amg_setup.cl"};
 
@@ -123,11 +148,9 @@ int la_amgs_csr_from_sell(la_ctx *la, la_amgs *k, const la_csr *S, const int64_t
     if (S->variant != LA_SPMV_SELL || !S->aux || !S->fcol || !S->fval)
         return cls_fail(err, CLS_EOTHER, "la_amgs_csr_from_sell: the matrix is not in SELL form");
     size_t n = (size_t)S->nrows, nnz = (size_t)S->nnz;
-    cl_int *rp = malloc((n + 1) * sizeof *rp);
+    cl_int *rp = la_amgs_rowptr32(rowptr, (int64_t)n);
     if (!rp)
         return cls_fail(err, CLS_EOTHER, "out of memory converting row pointers");
-    for (size_t i = 0; i <= n; i++)
-        rp[i] = (cl_int)rowptr[i];
     cl_int cn = (cl_int)n, C = (cl_int)S->sell_c, has_perm = S->perm != NULL;
     cl_mem perm = S->perm ? S->perm : S->aux; /* any buffer when unused */
     int rc;

@@ -32,6 +32,10 @@ void la_amgs_release(la_amgs *k);
 /* a device buffer of `bytes` (la's context, read-write) */
 int la_amgs_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err);
 
+/* int32 row pointers of n rows (n + 1 entries, converted in parallel), or
+ * NULL out of memory; the caller frees */
+cl_int *la_amgs_rowptr32(const int64_t *rowptr, int64_t n);
+
 /* D = the CSR arrays of S, a SELL-C-sigma la_csr of the host matrix whose
  * row pointers are rowptr (only those are uploaded): D's buffers made */
 int la_amgs_csr_from_sell(la_ctx *la, la_amgs *k, const la_csr *S, const int64_t *rowptr,

@@ -45,11 +45,9 @@ static int dcsr_upload(la_ctx *la, const csr_matrix *A, la_dcsr *D, cls_error *e
 {
     memset(D, 0, sizeof *D);
     size_t n = (size_t)A->nrows, nnz = (size_t)A->nnz;
-    cl_int *rp = malloc((n + 1) * sizeof *rp);
+    cl_int *rp = la_amgs_rowptr32(A->rowptr, A->nrows);
     if (!rp)
         return cls_fail(err, CLS_EOTHER, "amg: out of memory converting row pointers");
-    for (size_t i = 0; i <= n; i++)
-        rp[i] = (cl_int)A->rowptr[i];
     int rc;
     cl_int st = CL_SUCCESS;
     if (!(rc = la_amgs_buffer(la, (n + 1) * sizeof(cl_int), &D->rowptr, err)) &&
