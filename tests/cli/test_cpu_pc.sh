@@ -9,6 +9,7 @@
 # a true residual under tol by an independent reader (mmref.py). With
 # CLSOLVE_CPU_THREADS=3 (uneven ranges) the native run gives the same
 # iterations as on one thread. `--backend auto` runs the native loops.
+# `--precond-setup device` (AMG set up by kernels) runs the kernels' path.
 . "$(dirname "$0")/lib.sh"
 need_data matrices
 t=$TEST_TMP
@@ -43,6 +44,28 @@ for f in "$M/1138_bus.mtx" "$t/p20.mtx"; do
         echo "$name: native $kn, kernels $ko iterations; native solve $(json_get "$t/$name-n.json" "'%.3f' % j['times']['solve_s']") s, kernels $(json_get "$t/$name-o.json" "'%.3f' % j['times']['solve_s']") s"
     done
 done
+# AMG set up by the device's kernels (issue 25, --precond-setup device): the
+# kernels' path runs it (the native loops need the host's hierarchy), the
+# report says where, the iterations are the host set-up's within one, and
+# the true residual of x is under tol; float is refused with exit 2
+for f in "$M/1138_bus.mtx" "$t/p20.mtx"; do
+    m=$(basename "$f" .mtx)
+    run "$m-amg-dev" "$f" auto --precond amg --precond-setup device
+    got=$(json_get "$t/$m-amg-dev.json" "j['backend'], j['preconditioner']['amg']['setup'], j['converged']")
+    [ "$got" = "opencl device True" ] && ok || bad "$m amg set up on the device: $got"
+    kd=$(json_get "$t/$m-amg-dev.json" "j['iterations']")
+    kh=$(json_get "$t/$m-amg-n.json" "j['iterations']")
+    $PY -c "import sys; sys.exit(0 if abs(int(sys.argv[1]) - int(sys.argv[2])) <= 1 else 1)" "$kd" "$kh" &&
+        ok || bad "$m: $kd iterations with the device's set-up, $kh with the host's"
+    res=$($PY "$here/mmref.py" residual "$f" "$t/$m-amg-dev.x.mtx" 2>&1)
+    lt "$res" $tol && ok || bad "$m amg set up on the device: the true residual of x is $res"
+    echo "$m: amg set up on the device: $kd iterations (host set-up $kh)"
+done
+"$CLSOLVE" solve "$t/p20.mtx" --device cpu --precond amg --precond-setup device --precision float \
+    >/dev/null 2>"$t/float.err"
+rc=$?
+[ $rc = 2 ] && grep -q "needs --precision double" "$t/float.err" && ok ||
+    bad "--precond-setup device --precision float: exit $rc, $(cat "$t/float.err")"
 # auto runs the native loops for a general preconditioner too
 run auto "$t/p20.mtx" auto --precond amg
 [ "$(json_get "$t/auto.json" "j['backend']")" = native ] && ok || bad "auto: $(json_get "$t/auto.json" "j['backend']")"

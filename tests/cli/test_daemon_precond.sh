@@ -73,6 +73,15 @@ code=$(head -1 $t/req.out)
 $DCLIENT request "$DURL" POST "/v1/jobs?precond=ic0&precond_sweeps=99" --body $M/ani1.mtx >$t/req.out
 code=$(head -1 $t/req.out)
 [ "$code" = 400 ] && ok || bad "precond_sweeps=99: $code"
+# AMG set up by the device's kernels: recorded in the parameters and the
+# result; a place that is not auto, host or device is a 400
+job $M/1138_bus.mtx "precond=amg&precond_setup=device"
+succeeded_right $M/1138_bus.mtx "amg set up on the device"
+[ "$(jf "j['result']['preconditioner']['amg']['setup'], j['parameters'].get('precond_setup')")" = "device device" ] &&
+    ok || bad "precond_setup=device: $(jf "j['result'].get('preconditioner'), j['parameters']")"
+$DCLIENT request "$DURL" POST "/v1/jobs?precond=amg&precond_setup=gpu" --body $M/ani1.mtx >$t/req.out
+code=$(head -1 $t/req.out)
+[ "$code" = 400 ] && ok || bad "precond_setup=gpu: $code"
 $PY - "$DURL" "$M/ani1.mtx" "$t/opt.json" <<'PY' || bad "options JSON precond"
 import json, sys, uuid, urllib.request, os
 url, mtx, out = sys.argv[1:]
