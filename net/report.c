@@ -76,6 +76,8 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
     if (rep->method_choice[0]) /* --method auto: what was compared, or why cg */
         json_object_set_new(o, "method_choice", json_string(rep->method_choice));
     json_object_set_new(o, "precond", json_string(report_precond(rep, opt)));
+    if (rep->precond_choice[0]) /* --precond auto: what it chose and why */
+        json_object_set_new(o, "precond_choice", json_string(rep->precond_choice));
     json_object_set_new(o, "preconditioner", pc_info_json(&rep->pc));
     json_object_set_new(o, "precision", json_string(la_precision_name(opt->solve.precision)));
     /* what ran the loop: the native CPU loops (kernels/cpu/) and their

@@ -461,7 +461,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     rep->partition_s = cls_now() - tp;
     cls_trace("dsolve: halo plans");
     const double to = cls_now();
-    const solver_precond ptype = pc_resolve(opt->solve.precond, in.nrows, in.nnz, L->nparts);
+    solver_precond ptype = pc_resolve(opt->solve.precond, in.nrows, in.nnz, L->nparts);
     method_pick mp = {.method = opt->solve.method, .prec = opt->solve.precision, .nnz = in.nnz};
     if (mp.method == SOLVER_AUTO)
         method_candidate(&mp, L->nparts, nrhs, ptype, opt->solve.backend, rep->method_choice,
@@ -492,6 +492,16 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     const solver_method method_id = mp.method;
     rep->method = method_id;
     rep->method_known = 1;
+    /* --precond auto once the device is known (one rank, one part: nothing
+     * to agree on); a method chosen for jacobi (cg-small) keeps it */
+    if (opt->solve.precond == PRECOND_AUTO && size == 1 && nmine == 1 &&
+        method_id != SOLVER_CG_SMALL) {
+        const ocl_device *dv = &parts[0].la.ocl->dev;
+        ptype = pc_resolve_device(PRECOND_AUTO, in.nrows, in.nnz, L->nparts,
+                                  !(dv->type & CL_DEVICE_TYPE_CPU),
+                                  opt->solve.precision == LA_DOUBLE, rep->precond_choice,
+                                  sizeof rep->precond_choice);
+    }
 
     /* 4. vectors: host arrays per column and part (x with room for its halo) */
     const int nm = nmine ? nmine : 1;

@@ -84,6 +84,7 @@ typedef struct dsolve_report {
     solver_method method;
     int method_known;
     char method_choice[256];
+    char precond_choice[256]; /* --precond auto: what it chose and why */
     pc_info pc;              /* the preconditioner: type as run, set-up time, built or reused */
     /* right-hand sides: nrhs columns; cols[c] and true_rel_cols[c] per
      * column (malloc'ed, rank 0); cg above sums them up: converged when

@@ -171,6 +171,31 @@ int pc_options_set(pc_options *o, const char *key, const char *value, cls_error 
  * then). The GPU measurements (bench/precond.sh) may move the threshold. */
 #define PC_AUTO_SMALL_ROWS 131072
 
+/* On a GPU, with the hierarchy set up on the device (docs/amg.md), AMG's
+ * time to solution was 1.09x Jacobi's at poisson3d 128 (2.1M rows), 0.77x at
+ * 256 (16.8M) and 0.67x at 320 (32.8M) on an H200 (docs/benchmarks.md,
+ * 2026-11-29): the crossing is between, and 4M rows errs towards Jacobi. */
+solver_precond pc_resolve_device(solver_precond t, int64_t nrows, int64_t nnz, int nparts,
+                                 int gpu, int dbl, char *why, size_t cap)
+{
+    solver_precond r = pc_resolve(t, nrows, nnz, nparts);
+    if (t != PRECOND_AUTO)
+        return r;
+    if (r == PRECOND_JACOBI && gpu && dbl && nparts == 1 && nrows >= PC_AUTO_GPU_AMG_ROWS) {
+        snprintf(why, cap,
+                 "amg: %lld rows on one GPU in double precision (>= %d): its set-up on the device "
+                 "costs less than the iterations it saves (docs/preconditioners.md)",
+                 (long long)nrows, PC_AUTO_GPU_AMG_ROWS);
+        return PRECOND_AMG;
+    }
+    snprintf(why, cap, "%s: %lld rows%s", pc_name(r), (long long)nrows,
+             r == PRECOND_AMG ? " (small: every set-up costs milliseconds)"
+             : gpu && dbl && nparts == 1
+                 ? " (below the rows where amg's set-up pays back on a GPU)"
+                 : " (amg's set-up would run on the host, or the system is split)");
+    return r;
+}
+
 solver_precond pc_resolve(solver_precond t, int64_t nrows, int64_t nnz, int nparts)
 {
     (void)nnz;

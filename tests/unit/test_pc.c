@@ -136,6 +136,30 @@ static void test_names(void)
     CHECK(pc_options_set(&o, "precondx", "1", &err) == CLS_EUSAGE);
     CHECK(pc_resolve(PRECOND_IC0, 10, 10, 1) == PRECOND_IC0);
     CHECK(pc_resolve(PRECOND_AUTO, 10, 10, 1) != PRECOND_AUTO);
+    /* precond_setup: auto | host | device, nothing else */
+    OK(pc_options_set(&o, "precond_setup", "device", &err));
+    CHECK(o.setup == PC_SETUP_DEVICE && !strcmp(pc_setup_name(o.setup), "device"));
+    OK(pc_options_set(&o, "precond_setup", "host", &err));
+    CHECK(o.setup == PC_SETUP_HOST);
+    CHECK(pc_options_set(&o, "precond_setup", "gpu", &err) == CLS_EINPUT &&
+          strstr(err.msg, "precond_setup"));
+    /* auto once the device is known: amg on one GPU in double from
+     * PC_AUTO_GPU_AMG_ROWS rows, jacobi on a CPU, in float or split */
+    char why[256];
+    const int64_t big = PC_AUTO_GPU_AMG_ROWS;
+    CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big, 1, 1, 1, why, sizeof why) ==
+              PRECOND_AMG &&
+          strstr(why, "amg:"));
+    CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big, 1, 0, 1, why, sizeof why) ==
+          PRECOND_JACOBI);
+    CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big, 1, 1, 0, why, sizeof why) ==
+          PRECOND_JACOBI);
+    CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big, 2, 1, 1, why, sizeof why) ==
+          PRECOND_JACOBI);
+    CHECK(pc_resolve_device(PRECOND_AUTO, big / 2, 7 * big / 2, 1, 1, 1, why, sizeof why) ==
+              PRECOND_JACOBI &&
+          strstr(why, "jacobi:"));
+    CHECK(pc_resolve_device(PRECOND_IC0, big, 7 * big, 1, 1, 1, why, sizeof why) == PRECOND_IC0);
 }
 
 static void test_tridiag(void)
