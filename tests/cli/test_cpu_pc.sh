@@ -61,6 +61,30 @@ for f in "$M/1138_bus.mtx" "$t/p20.mtx"; do
     lt "$res" $tol && ok || bad "$m amg set up on the device: the true residual of x is $res"
     echo "$m: amg set up on the device: $kd iterations (host set-up $kh)"
 done
+# split into parts (2 on one rank, and 2 ranks): each part's block set up on
+# the device (block Jacobi across parts, as the host's): the host set-up's
+# iterations within one
+for how in "--devices-per-rank 2 --min-rows-per-part 1" "mpi"; do
+    for w in host device; do
+        if [ "$how" = mpi ]; then
+            command -v mpirun >/dev/null || continue
+            POCL_MAX_PTHREAD_COUNT=${POCL_MAX_PTHREAD_COUNT:-1} mpirun --oversubscribe \
+                -x POCL_MAX_PTHREAD_COUNT -x CLSOLVE_CACHE_DIR -np 2 "$CLSOLVE" solve "$t/p20.mtx" \
+                --device cpu --tol $tol --json --min-rows-per-part 1 --precond amg \
+                --precond-setup $w >"$t/split-$w.json" 2>"$t/split-$w.err" ||
+                bad "2 ranks, $w set-up: exit $? $(head -3 "$t/split-$w.err")"
+        else
+            run "split-$w" "$t/p20.mtx" auto $how --precond amg --precond-setup $w
+        fi
+    done
+    got=$(json_get "$t/split-device.json" "j['converged'], j['preconditioner']['amg']['setup']")
+    [ "$got" = "True device" ] && ok || bad "$how, the device set-up: $got"
+    kd=$(json_get "$t/split-device.json" "j['iterations']")
+    kh=$(json_get "$t/split-host.json" "j['iterations']")
+    $PY -c "import sys; sys.exit(0 if abs(int(sys.argv[1]) - int(sys.argv[2])) <= 1 else 1)" "$kd" "$kh" &&
+        ok || bad "$how: $kd iterations with the device's set-up, $kh with the host's"
+    echo "split ($how): amg set up on the device $kd iterations, on the host $kh"
+done
 "$CLSOLVE" solve "$t/p20.mtx" --device cpu --precond amg --precond-setup device --precision float \
     >/dev/null 2>"$t/float.err"
 rc=$?
