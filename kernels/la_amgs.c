@@ -354,9 +354,9 @@ int la_amgs_transpose(la_ctx *la, la_amgs *k, const la_dcsr *M, la_dcsr *T, cls_
         (rc = run(la, k, k->k_tr_count, "amgs_tr_count", n, err)) ||
         (rc = la_scan_i32(la, &k->sp, cnt, m, T->rowptr, &total, err)) ||
         (rc = fill_int(la, cnt, 0, mm, err)) ||
-        (rc = lai_set_args(k->k_tr_scatter, "amgs_tr_scatter", err, 8, A_INT(n),
-                           A_MEM(M->rowptr), A_MEM(M->col), A_MEM(M->val), A_MEM(T->rowptr),
-                           A_MEM(cnt), A_MEM(scol), A_MEM(sval))) ||
+        (rc = lai_set_args(k->k_tr_scatter, "amgs_tr_scatter", err, 8, A_INT(n), A_MEM(M->rowptr),
+                           A_MEM(M->col), A_MEM(M->val), A_MEM(T->rowptr), A_MEM(cnt), A_MEM(scol),
+                           A_MEM(sval))) ||
         (rc = run(la, k, k->k_tr_scatter, "amgs_tr_scatter", n, err)) ||
         (rc = lai_set_args(k->k_rank_sort, "amgs_rank_sort", err, 8, A_INT(m), A_MEM(T->rowptr),
                            A_MEM(scol), A_MEM(sval), A_MEM(T->col), A_MEM(T->val),

@@ -467,9 +467,9 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         method_candidate(&mp, L->nparts, nrhs, ptype, opt->solve.backend, rep->method_choice,
                          sizeof rep->method_choice);
     /* cg-small reads the matrix in CSR (la_cgs.h): the automatic format is CSR for it */
-    const la_spmv_variant spmv =
-        mp.method == SOLVER_CG_SMALL && opt->solve.spmv == LA_SPMV_AUTO ? LA_SPMV_SCALAR
-                                                                        : opt->solve.spmv;
+    const la_spmv_variant spmv = mp.method == SOLVER_CG_SMALL && opt->solve.spmv == LA_SPMV_AUTO
+                                     ? LA_SPMV_SCALAR
+                                     : opt->solve.spmv;
     rc = dsys_open(&sys, comm, L, parts, nmine, opt->solve.device, G, opt->solve.precision, spmv, 1,
                    mp.candidate ? method_on_device : NULL, &mp, err);
     const double open_s = cls_now() - to;
@@ -497,10 +497,9 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     if (opt->solve.precond == PRECOND_AUTO && size == 1 && nmine == 1 &&
         method_id != SOLVER_CG_SMALL) {
         const ocl_device *dv = &parts[0].la.ocl->dev;
-        ptype = pc_resolve_device(PRECOND_AUTO, in.nrows, in.nnz, L->nparts,
-                                  !(dv->type & CL_DEVICE_TYPE_CPU),
-                                  opt->solve.precision == LA_DOUBLE, rep->precond_choice,
-                                  sizeof rep->precond_choice);
+        ptype = pc_resolve_device(
+            PRECOND_AUTO, in.nrows, in.nnz, L->nparts, !(dv->type & CL_DEVICE_TYPE_CPU),
+            opt->solve.precision == LA_DOUBLE, rep->precond_choice, sizeof rep->precond_choice);
     }
 
     /* 4. vectors: host arrays per column and part (x with room for its halo) */

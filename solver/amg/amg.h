@@ -114,6 +114,14 @@ int amg_upload_with(amg_hierarchy *h, la_ctx *la, const la_csr *dA0, la_spmv_var
 /* z = M^-1 r: one V-cycle from z = 0 (r and z: rows(A) entries, distinct).
  * Enqueues only; nothing is read back. */
 int amg_apply(amg_device *d, la_ctx *la, const la_vec *r, la_vec *z, cls_error *err);
+/* z[c] = M^-1 r[c] for k columns at once (k <= 8): one V-cycle whose
+ * SpMVs are block SpMMs (kernels/la_spmm.h), so each level's A, R and P
+ * are read once for the k columns; the vector updates stay per column.
+ * Each column is amg_apply's V-cycle (within rounding: the SpMM sums in
+ * its own order). Vectors for the extra columns are made at the first
+ * call. Enqueues only. */
+int amg_apply_block(amg_device *d, la_ctx *la, int k, const la_vec *const *r, la_vec *const *z,
+                    cls_error *err);
 void amg_device_release(amg_device *d);
 /* Seconds amg_upload took (host conversions, transfers, kernel build). */
 double amg_device_upload_seconds(const amg_device *d);

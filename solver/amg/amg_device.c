@@ -38,9 +38,17 @@ void amg_device_release(amg_device *d)
         for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
             if (vs[i]->buf)
                 la_vec_release(vs[i]);
+        for (int c = 0; c < 8; c++) {
+            la_vec *cs[] = {&L->cx[c], &L->cb[c], &L->cr[c], &L->cd[c], &L->cq[c]};
+            for (size_t i = 0; i < 5; i++)
+                if (cs[i]->buf)
+                    la_vec_release(cs[i]);
+        }
     }
     if (d->coarse_inv)
         clReleaseMemObject(d->coarse_inv);
+    if (d->have_sk)
+        la_spmm_release(&d->sk);
     la_amg_release(&d->k);
     free(d);
 }
@@ -198,4 +206,161 @@ int amg_apply(amg_device *d, la_ctx *la, const la_vec *r, la_vec *z, cls_error *
     if (n == 0)
         return CLS_OK;
     return dev_vcycle(d, la, 0, r, z, err);
+}
+
+/* ------------------------------------------------- k columns at once */
+
+/* the vectors of column c on level L (column 0: the one-column set) */
+typedef struct bvecs {
+    la_vec *x[8], *b[8], *r[8], *d[8], *q[8];
+} bvecs;
+
+static void level_cols(dev_level *L, int k, bvecs *v)
+{
+    for (int c = 0; c < k; c++) {
+        v->x[c] = c ? &L->cx[c] : &L->x;
+        v->b[c] = c ? &L->cb[c] : &L->b;
+        v->r[c] = c ? &L->cr[c] : &L->r;
+        v->d[c] = c ? &L->cd[c] : &L->d;
+        v->q[c] = c ? &L->cq[c] : &L->q;
+    }
+}
+
+/* the extra columns' vectors of every level, up to k */
+static int block_vectors(amg_device *dv, la_ctx *la, int k, cls_error *err)
+{
+    int rc;
+    for (int l = 0; l < dv->nlevels; l++) {
+        dev_level *L = &dv->lev[l];
+        int last = l == dv->nlevels - 1, smooth = !last || !dv->coarse_direct;
+        for (int c = L->ncols > 1 ? L->ncols : 1; c < k; c++) {
+            if (l > 0 && ((rc = la_vec_create(la, L->n, &L->cx[c], err)) ||
+                          (rc = la_vec_create(la, L->n, &L->cb[c], err))))
+                return rc;
+            if (smooth && ((rc = la_vec_create(la, L->n, &L->cr[c], err)) ||
+                           (rc = la_vec_create(la, L->n, &L->cd[c], err)) ||
+                           (rc = la_vec_create(la, L->n, &L->cq[c], err))))
+                return rc;
+        }
+        if (k > L->ncols)
+            L->ncols = k;
+    }
+    return CLS_OK;
+}
+
+/* Y = A X over k columns (the const casts: la_spmm's signature) */
+static int bspmm(amg_device *dv, const la_csr *A, int k, la_vec *const *x, la_vec *const *y,
+                 cls_error *err)
+{
+    return la_spmm(&dv->sk, A, k, (const la_vec *const *)x, y, err);
+}
+
+/* dev_smooth on k columns: the SpMVs as one SpMM, the updates per column */
+static int bsmooth(amg_device *dv, la_ctx *la, int l, int k, la_vec *const *b, la_vec *const *x,
+                   int zero, int want_r, cls_error *err)
+{
+    dev_level *L = &dv->lev[l];
+    const la_csr *A = L->Ause;
+    bvecs v;
+    level_cols(L, k, &v);
+    int rc;
+    if (dv->smoother == AMG_SMOOTHER_CHEBYSHEV) {
+        const amg_cheb *ch = &L->cheb;
+        if (!zero && (rc = bspmm(dv, A, k, x, v.q, err)))
+            return rc;
+        for (int c = 0; c < k; c++)
+            if ((rc = la_amg_cheb_first(la, &dv->k, zero, b[c], v.q[c], &L->dinv, ch->c0, v.r[c],
+                                        v.d[c], x[c], err)))
+                return rc;
+        for (int j = 1; j < ch->degree; j++) {
+            if ((rc = bspmm(dv, A, k, v.d, v.q, err)))
+                return rc;
+            for (int c = 0; c < k; c++)
+                if ((rc = la_amg_cheb_next(la, &dv->k, v.q[c], &L->dinv, ch->c1[j], ch->c2[j],
+                                           v.r[c], v.d[c], x[c], err)))
+                    return rc;
+        }
+        if (want_r) { /* r -= A d */
+            if ((rc = bspmm(dv, A, k, v.d, v.q, err)))
+                return rc;
+            for (int c = 0; c < k; c++)
+                if ((rc = la_axpy(la, -1.0, v.q[c], v.r[c], err)))
+                    return rc;
+        }
+        return CLS_OK;
+    }
+    for (int sw = 0; sw < dv->degree; sw++) { /* l1-Jacobi */
+        int z0 = zero && sw == 0;
+        if (!z0 && (rc = bspmm(dv, A, k, x, v.q, err)))
+            return rc;
+        for (int c = 0; c < k; c++)
+            if ((rc = la_amg_jacobi(la, &dv->k, z0, b[c], v.q[c], &L->dinv, x[c], err)))
+                return rc;
+    }
+    if (want_r) {
+        if ((rc = bspmm(dv, A, k, x, v.q, err)))
+            return rc;
+        for (int c = 0; c < k; c++)
+            if ((rc = la_amg_residual(la, &dv->k, b[c], v.q[c], v.r[c], err)))
+                return rc;
+    }
+    return CLS_OK;
+}
+
+static int bvcycle(amg_device *dv, la_ctx *la, int l, int k, la_vec *const *b, la_vec *const *x,
+                   cls_error *err)
+{
+    dev_level *L = &dv->lev[l];
+    int rc;
+    if (l == dv->nlevels - 1) {
+        if (!dv->coarse_direct)
+            return bsmooth(dv, la, l, k, b, x, 1, 0, err);
+        for (int c = 0; c < k; c++)
+            if ((rc = la_amg_dense(la, &dv->k, dv->coarse_inv, L->n, b[c], x[c], err)))
+                return rc;
+        return CLS_OK;
+    }
+    dev_level *N = &dv->lev[l + 1];
+    bvecs v, nv;
+    level_cols(L, k, &v);
+    level_cols(N, k, &nv);
+    if ((rc = bsmooth(dv, la, l, k, b, x, 1, 1, err)) ||
+        (rc = bspmm(dv, &L->R, k, v.r, nv.b, err)) || /* b_c = R r */
+        (rc = bvcycle(dv, la, l + 1, k, nv.b, nv.x, err)) ||
+        (rc = bspmm(dv, &L->P, k, nv.x, v.q, err))) /* x += P x_c */
+        return rc;
+    for (int c = 0; c < k; c++)
+        if ((rc = la_axpy(la, 1.0, v.q[c], x[c], err)))
+            return rc;
+    return bsmooth(dv, la, l, k, b, x, 0, 0, err);
+}
+
+int amg_apply_block(amg_device *d, la_ctx *la, int k, const la_vec *const *r, la_vec *const *z,
+                    cls_error *err)
+{
+    if (k < 1 || k > 8)
+        return cls_fail(err, CLS_EOTHER, "amg_apply_block: %d columns (1 to 8)", k);
+    if (k == 1)
+        return amg_apply(d, la, r[0], z[0], err);
+    int64_t n = d->lev[0].n;
+    for (int c = 0; c < k; c++) {
+        if (r[c]->n != n || z[c]->n != n)
+            return cls_fail(err, CLS_EOTHER,
+                            "amg_apply_block: column %d has vectors of %lld and %lld entries, "
+                            "matrix %lld",
+                            c, (long long)r[c]->n, (long long)z[c]->n, (long long)n);
+        if (r[c]->buf == z[c]->buf)
+            return cls_fail(err, CLS_EOTHER, "amg_apply_block: r and z must be different vectors");
+    }
+    if (n == 0)
+        return CLS_OK;
+    int rc;
+    if (!d->have_sk) {
+        if ((rc = la_spmm_create(la, &d->sk, err)))
+            return rc;
+        d->have_sk = 1;
+    }
+    if ((rc = block_vectors(d, la, k, err)))
+        return rc;
+    return bvcycle(d, la, 0, k, (la_vec *const *)r, z, err);
 }

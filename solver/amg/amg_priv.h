@@ -24,6 +24,7 @@
 
 #include "amg.h"
 #include "../../kernels/la_amg.h"
+#include "../../kernels/la_spmm.h"
 
 /* rows per fixed block of the deterministic reductions and per parallel
  * grain (large enough that a block's work dwarfs a thread start) */
@@ -121,6 +122,10 @@ typedef struct dev_level {
     la_csr A, P, R;
     const la_csr *Ause; /* &A, or the caller's fine matrix */
     la_vec dinv, x, b, r, d, q;
+    /* amg_apply_block: the same five of columns 1..7 (column 0: the above),
+     * made at the first block apply */
+    la_vec cx[8], cb[8], cr[8], cd[8], cq[8];
+    int ncols; /* columns with vectors (1: only the above) */
     amg_cheb cheb;
     int64_t n;
 } dev_level;
@@ -134,7 +139,9 @@ struct amg_device {
     cl_mem coarse_inv;
     int coarse_direct;
     double upload_s;
-    int built;     /* 1: amg_build_device made it (info below) */
+    int built;   /* 1: amg_build_device made it (info below) */
+    la_spmmk sk; /* amg_apply_block's SpMM kernels (made at its first use) */
+    int have_sk;
     amg_info info; /* its levels and set-up times */
 };
 

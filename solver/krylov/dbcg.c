@@ -22,7 +22,8 @@
  *   per column: u'w, w'w (la_pcm_block_sums_begin) with the last r'u, r'r
  *   ONE MPI_Allreduce of 4 sums per column, the failure count, the cancel flag
  *   per column, on the host: the tests and alpha, beta (dpcg.c's order)
- *   per column: update; u = M^-1 r (pc_apply); r'u, r'r
+ *   per column: update; then u = M^-1 r of the updated columns together
+ *   (pc_apply_block: amg's V-cycle as SpMMs); per column r'u, r'r
  *
  * The scalars live on the host for one part too (one read per iteration);
  * convergence is confirmed per column on b - Ax, with residual replacement,
@@ -314,6 +315,11 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
          * initial ones) first, as from the one-column loops */
         if (s->rank == 0 && opt->monitor && opt->monitor(opt->monitor_ctx, it, worst))
             want_cancel = 1; /* the next reduction tells every rank */
+        /* the updated columns' M^-1 r go together (pc_apply_block: one
+         * V-cycle of SpMMs for amg); each column's steps are its own */
+        const dvec *ur[DSOLVE_MAX_RHS_BLOCK];
+        dvec *uu[DSOLVE_MAX_RHS_BLOCK];
+        int upd[DSOLVE_MAX_RHS_BLOCK], nu = 0;
         for (int c = 0; c < k; c++) {
             bcol *bc = &B.col[c];
             if (!bc->active)
@@ -328,11 +334,17 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
                 continue;
             for (int q = 0; q < s->nmine; q++) /* p, s, x, r */
                 DSYS_DO(s, la_pcm_update(&B.w[q * k + c], bc->h.alpha, bc->h.beta, DSYS_ERR));
-            pc_apply(pc, &B.rv[c], &B.uv[c]); /* u = M^-1 r */
+            ur[nu] = &B.rv[c];
+            uu[nu] = &B.uv[c];
+            upd[nu++] = c;
+        }
+        pc_apply_block(pc, nu, ur, uu); /* u = M^-1 r */
+        for (int a = 0; a < nu; a++) {
+            int c = upd[a];
             for (int q = 0; q < s->nmine; q++)
                 DSYS_DO(s, la_pcm_dots(&B.w[q * k + c], DSYS_ERR));
-            bc->h.it++;
-            res[c].iterations = bc->h.it;
+            B.col[c].h.it++;
+            res[c].iterations = B.col[c].h.it;
         }
     }
     /* the outcome: the first failing column's class and message */

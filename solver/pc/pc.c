@@ -187,6 +187,31 @@ void pc_apply(pc *pc, const dvec *r, dvec *z)
     }
 }
 
+void pc_apply_block(pc *pc, int ncols, const dvec *const *r, dvec *const *z)
+{
+    dsys *s = pc->s;
+    if (pc->kind->apply || !pc->kind->apply_part_block || ncols < 2) {
+        for (int c = 0; c < ncols; c++)
+            pc_apply(pc, r[c], z[c]);
+        return;
+    }
+    for (int c0 = 0; c0 < ncols; c0 += 8) {
+        int m = ncols - c0 < 8 ? ncols - c0 : 8;
+        for (int k = 0; k < s->nmine; k++) {
+            la_vec vr[8], vz[8];
+            const la_vec *pr[8];
+            la_vec *pz[8];
+            for (int c = 0; c < m; c++) {
+                vr[c] = pc_loc(s, r[c0 + c], k);
+                vz[c] = pc_loc(s, z[c0 + c], k);
+                pr[c] = &vr[c];
+                pz[c] = &vz[c];
+            }
+            DSYS_DO(s, pc->kind->apply_part_block(pc, k, m, pr, pz, DSYS_ERR));
+        }
+    }
+}
+
 int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err)
 {
     pc *pc = ctx;
@@ -202,8 +227,8 @@ int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err)
 int pc_has_host(const pc *pc)
 {
     const dsys *s = pc->s;
-    return pc->kind && pc->kind->apply_host && !pc->device_only && s->nmine == 1 && s->L && s->L->nparts == 1 &&
-           !s->parts[0].perm && s->parts[0].halo.nghost == 0;
+    return pc->kind && pc->kind->apply_host && !pc->device_only && s->nmine == 1 && s->L &&
+           s->L->nparts == 1 && !s->parts[0].perm && s->parts[0].halo.nghost == 0;
 }
 
 int pc_apply_host(void *ctx, const struct cpu_ws *ws, const struct cpu_csr *A, const double *r,

@@ -96,6 +96,10 @@ int pc_setup(dsys *s, const pc_options *o, pc *pc, cls_error *err);
 /* z = M^-1 r over every part (z, r local vectors); sticky errors (dvec.h).
  * Collective for chebyshev (halo exchanges); local for the others. */
 void pc_apply(pc *pc, const dvec *r, dvec *z);
+/* z[c] = M^-1 r[c] for ncols columns (several right-hand sides solved
+ * together, krylov/dbcg.c): one block application where the kind has one
+ * (amg: one V-cycle of SpMMs), else pc_apply column by column. */
+void pc_apply_block(pc *pc, int ncols, const dvec *const *r, dvec *const *z);
 /* The one-part form, for cg_options.apply (ctx = the pc): z = M^-1 r on
  * part 0's device, enqueued without blocking. */
 int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err);

@@ -200,6 +200,13 @@ static int pc_amg_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_erro
     return amg_apply(ap->d, &pc->s->parts[k].la, r, z, err); /* one V-cycle */
 }
 
+static int pc_amg_apply_part_block(pc *pc, int k, int ncols, const la_vec *const *r,
+                                   la_vec *const *z, cls_error *err)
+{
+    amg_part *ap = pc->part[k].state;
+    return amg_apply_block(ap->d, &pc->s->parts[k].la, ncols, r, z, err); /* one V-cycle */
+}
+
 /* one V-cycle on the native loops' team (amg_native.c) */
 static int pc_amg_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const double *r, double *z,
                              cls_error *err)
@@ -249,6 +256,7 @@ const pc_kind pc_amg_kind = {
     .reports_setup = 1,
     .setup = pc_amg_setup,
     .apply_part = pc_amg_apply_part,
+    .apply_part_block = pc_amg_apply_part_block,
     .apply_host = pc_amg_apply_host,
     .release = pc_amg_release,
     .info_json = pc_amg_info_json,

@@ -33,6 +33,10 @@ typedef struct pc_kind {
     int (*setup)(pc *pc, cls_error *err);
     /* z = M^-1 r on part k alone (NULL for a kind with a global M) */
     int (*apply_part)(pc *pc, int k, const la_vec *r, la_vec *z, cls_error *err);
+    /* z[c] = M^-1 r[c], c < ncols (<= 8), on part k at once: the columns
+     * share M's matrix reads (NULL: apply_part per column) */
+    int (*apply_part_block)(pc *pc, int k, int ncols, const la_vec *const *r, la_vec *const *z,
+                            cls_error *err);
     /* z = M^-1 r over every part, collective (NULL: apply_part per part) */
     void (*apply)(pc *pc, const dvec *r, dvec *z);
     /* the one-part form of a global M (NULL: apply_part on part 0) */

@@ -175,8 +175,8 @@ int pc_options_set(pc_options *o, const char *key, const char *value, cls_error 
  * time to solution was 1.09x Jacobi's at poisson3d 128 (2.1M rows), 0.77x at
  * 256 (16.8M) and 0.67x at 320 (32.8M) on an H200 (docs/benchmarks.md,
  * 2026-11-29): the crossing is between, and 4M rows errs towards Jacobi. */
-solver_precond pc_resolve_device(solver_precond t, int64_t nrows, int64_t nnz, int nparts,
-                                 int gpu, int dbl, char *why, size_t cap)
+solver_precond pc_resolve_device(solver_precond t, int64_t nrows, int64_t nnz, int nparts, int gpu,
+                                 int dbl, char *why, size_t cap)
 {
     solver_precond r = pc_resolve(t, nrows, nnz, nparts);
     if (t != PRECOND_AUTO)

@@ -85,6 +85,30 @@ for how in "--devices-per-rank 2 --min-rows-per-part 1" "mpi"; do
         ok || bad "$how: $kd iterations with the device's set-up, $kh with the host's"
     echo "split ($how): amg set up on the device $kd iterations, on the host $kh"
 done
+# k right-hand sides together (issue 25: one V-cycle of SpMMs for the k,
+# amg_apply_block) column by column against the same k solved one after the
+# other: the same iterations within one, x within 1e-8 of the largest
+for w in host device; do
+    for mode in together sequential; do
+        run "k5-$w-$mode" "$t/p20.mtx" auto --precond amg --precond-setup $w -b gen:random:5 \
+            --rhs-mode $mode
+    done
+    its() { json_get "$1" "' '.join(str(c['iterations']) for c in j['columns'])"; }
+    $PY - "$(its "$t/k5-$w-together.json")" "$(its "$t/k5-$w-sequential.json")" \
+        "$t/k5-$w-together.x.mtx" "$t/k5-$w-sequential.x.mtx" <<'PY' && ok || bad "5 together ($w set-up) differ from 5 in turn"
+import sys
+a, b = [int(x) for x in sys.argv[1].split()], [int(x) for x in sys.argv[2].split()]
+def rd(p):
+    rows = [l for l in open(p) if not l.startswith('%')]
+    return [float(x) for l in rows[1:] for x in l.split()]
+xa, xb = rd(sys.argv[3]), rd(sys.argv[4])
+m = max(abs(v) for v in xb)
+d = max(abs(u - v) for u, v in zip(xa, xb))
+print("5 together: iterations %s, in turn %s; x differs by %.2e (max %.2e)" % (a, b, d, m))
+sys.exit(0 if len(a) == len(b) == 5 and all(abs(p - q) <= 1 for p, q in zip(a, b))
+         and len(xa) == len(xb) and d <= 1e-8 * m else 1)
+PY
+done
 "$CLSOLVE" solve "$t/p20.mtx" --device cpu --precond amg --precond-setup device --precision float \
     >/dev/null 2>"$t/float.err"
 rc=$?
