@@ -5,7 +5,7 @@
 # scripts named by these variables, prints a table, keeps the raw JSON.
 #
 #   CLSOLVE       the built clsolve (required), e.g. build/clsolve (Release)
-#   SIZES         poisson3d sizes                      (default "128 256 320")
+#   SIZES         poisson3d sizes                      (default "128 256 320"; "" none)
 #   PCS           clsolve preconditioners              (default "jacobi chebyshev ic0 amg amg-host";
 #                 amg-host: AMG set up on the host, amg-device: on the device)
 #   REUSE_SIZES   sizes of the ten-right-hand-side runs (default "256 320"; "" none)
@@ -42,7 +42,7 @@
 # one.
 set -uo pipefail
 : "${CLSOLVE:?set CLSOLVE to the built clsolve}"
-SIZES=${SIZES:-128 256 320}
+SIZES=${SIZES-128 256 320}
 PCS=${PCS:-jacobi chebyshev ic0 amg amg-host}
 REUSE_SIZES=${REUSE_SIZES-256 320}
 MULTI_SIZE=${MULTI_SIZE:-256}
