@@ -212,6 +212,11 @@ void pc_apply_block(pc *pc, int ncols, const dvec *const *r, dvec *const *z)
     }
 }
 
+int pc_has_block(const pc *pc)
+{
+    return pc->kind && pc->kind->apply_part_block && !pc->kind->apply;
+}
+
 int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err)
 {
     pc *pc = ctx;

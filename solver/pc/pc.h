@@ -100,6 +100,8 @@ void pc_apply(pc *pc, const dvec *r, dvec *z);
  * together, krylov/dbcg.c): one block application where the kind has one
  * (amg: one V-cycle of SpMMs), else pc_apply column by column. */
 void pc_apply_block(pc *pc, int ncols, const dvec *const *r, dvec *const *z);
+/* 1: the kind applies several columns at once (pc_apply_block shares work) */
+int pc_has_block(const pc *pc);
 /* The one-part form, for cg_options.apply (ctx = the pc): z = M^-1 r on
  * part 0's device, enqueued without blocking. */
 int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err);

@@ -243,8 +243,12 @@ sys.exit(0 if n == 4 and worst <= 1e-8 else 1)
 PY
 }
 for p in "chebyshev" "ic0"; do
-    run kt 1 -- $t/p3.mtx --tol $TOL --precond $p -b $t/B.mtx -b $t/b1.mtx
+    run kt 1 -- $t/p3.mtx --tol $TOL --precond $p -b $t/B.mtx -b $t/b1.mtx --rhs-mode together
     run ks 1 -- $t/p3.mtx --tol $TOL --precond $p -b $t/B.mtx -b $t/b1.mtx --rhs-mode sequential
+    # the default on a CPU device: the columns in turn on the native loops
+    run kd 1 -- $t/p3.mtx --tol $TOL --precond $p -b $t/B.mtx -b $t/b1.mtx
+    [ "$(json_get $t/kd.json "j['rhs_mode'], j['backend']")" = "sequential native" ] && ok ||
+        bad "$p: the default --rhs-mode on a CPU device: $(json_get $t/kd.json "j['rhs_mode'], j['backend']")"
     run kt2 2 -- $t/p3.mtx --tol $TOL --precond $p -b $t/B.mtx -b $t/b1.mtx --min-rows-per-part 1
     for r in kt ks kt2; do
         [ "$(cat $t/$r.rc)" = 0 ] && ok || bad "$p $r: exit $(cat $t/$r.rc): $(head -2 $t/$r.err)"
