@@ -48,7 +48,7 @@ static const char *const amgs_sources[] = {"amg_setup.cl"};
 
 int la_amgs_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
 {
-    return lai_cgf_buffer(la, bytes, m, err);
+    return lai_alloc_buffer(la, "AMG set-up", bytes, CL_MEM_READ_WRITE, NULL, m, err);
 }
 
 int la_amgs_init(la_ctx *la, la_amgs *k, cls_error *err)

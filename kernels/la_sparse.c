@@ -160,19 +160,7 @@ void la_dcsr_release(la_dcsr *M)
 /* a read-write device buffer of bytes (at least 1) */
 static int sparse_buffer(la_ctx *la, const char *what, size_t bytes, cl_mem *out, cls_error *err)
 {
-    const ocl_device *dev = &la->ocl->dev;
-    if (bytes > dev->max_alloc)
-        return cls_fail(err, CLS_EOTHER, "%s needs %.1f MB in one buffer but %s allows %.1f MB",
-                        what, (double)bytes / 1048576.0, dev->name,
-                        (double)dev->max_alloc / 1048576.0);
-    cl_int st;
-    *out = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &st);
-    if (st != CL_SUCCESS) {
-        *out = NULL;
-        return cls_fail(err, CLS_EOTHER, "clCreateBuffer(%s, %zu bytes) failed: %s (%d)", what,
-                        bytes, ocl_errstr(st), (int)st);
-    }
-    return CLS_OK;
+    return lai_alloc_buffer(la, what, bytes, CL_MEM_READ_WRITE, NULL, out, err);
 }
 
 static int sparse_read(la_ctx *la, cl_mem src, size_t bytes, void *dst, const char *what,

@@ -22,8 +22,8 @@
 
 /* ------------------------------------------------------------------ vectors */
 
-static int alloc_buffer(la_ctx *la, const char *what, size_t bytes, cl_mem_flags flags, void *host,
-                        cl_mem *out, cls_error *err)
+int lai_alloc_buffer(la_ctx *la, const char *what, size_t bytes, cl_mem_flags flags, void *host,
+                     cl_mem *out, cls_error *err)
 {
     const ocl_device *dev = &la->ocl->dev;
     if (bytes > dev->max_alloc)
@@ -80,8 +80,8 @@ int la_vec_create(la_ctx *la, int64_t n, la_vec *v, cls_error *err)
             v->pool = la;
             return vec_poison(la, v, err);
         }
-    int rc = alloc_buffer(la, "vector", (size_t)(n ? n : 1) * la->elem, CL_MEM_READ_WRITE, NULL,
-                          &v->buf, err);
+    int rc = lai_alloc_buffer(la, "vector", (size_t)(n ? n : 1) * la->elem, CL_MEM_READ_WRITE, NULL,
+                              &v->buf, err);
     if (rc)
         return rc;
     v->n = n;
@@ -269,7 +269,7 @@ int lai_write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const voi
 int lai_upload_buf(la_ctx *la, const char *what, size_t bytes, const void *host, cl_mem *out,
                    cls_error *err)
 {
-    int rc = alloc_buffer(la, what, bytes ? bytes : 1, CL_MEM_READ_ONLY, NULL, out, err);
+    int rc = lai_alloc_buffer(la, what, bytes ? bytes : 1, CL_MEM_READ_ONLY, NULL, out, err);
     if (rc || !bytes)
         return rc;
     rc = lai_write_device(la, *out, 0, bytes, host, err);
