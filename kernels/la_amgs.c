@@ -192,6 +192,60 @@ int la_amgs_csr_from_sell(la_ctx *la, la_amgs *k, const la_csr *S, const int64_t
     return CLS_OK;
 }
 
+/* CSR arrays of a host matrix on the device (int32 row pointers) */
+static int dcsr_upload(la_ctx *la, const csr_matrix *A, la_dcsr *D, cls_error *err)
+{
+    memset(D, 0, sizeof *D);
+    size_t n = (size_t)A->nrows, nnz = (size_t)A->nnz;
+    cl_int *rp = la_amgs_rowptr32(A->rowptr, A->nrows);
+    if (!rp)
+        return cls_fail(err, CLS_EOTHER, "out of memory converting row pointers");
+    int rc;
+    cl_int st = CL_SUCCESS;
+    if (!(rc = la_amgs_buffer(la, (n + 1) * sizeof(cl_int), &D->rowptr, err)) &&
+        !(rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_int), &D->col, err)) &&
+        !(rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_double), &D->val, err))) {
+        cl_command_queue q = la->ocl->queue;
+        st = clEnqueueWriteBuffer(q, D->rowptr, CL_TRUE, 0, (n + 1) * sizeof(cl_int), rp, 0, NULL,
+                                  NULL);
+        if (st == CL_SUCCESS && nnz)
+            st = clEnqueueWriteBuffer(q, D->col, CL_TRUE, 0, nnz * sizeof(cl_int), A->col, 0, NULL,
+                                      NULL);
+        if (st == CL_SUCCESS && nnz)
+            st = clEnqueueWriteBuffer(q, D->val, CL_TRUE, 0, nnz * sizeof(cl_double), A->val, 0,
+                                      NULL, NULL);
+        if (st != CL_SUCCESS)
+            rc = cls_fail(err, CLS_EOTHER, "uploading the matrix for a set-up failed: %s",
+                          ocl_errstr(st));
+    }
+    free(rp);
+    if (rc)
+        la_dcsr_release(D);
+    D->nrows = A->nrows;
+    D->ncols = A->ncols;
+    D->nnz = A->nnz;
+    return rc;
+}
+
+int la_amgs_csr_of(la_ctx *la, la_amgs *k, const csr_matrix *A, const la_csr *dA0, la_dcsr *D,
+                   int *owned, cls_error *err)
+{
+    memset(D, 0, sizeof *D);
+    *owned = 0;
+    int csr_form = dA0 && dA0->rowptr && dA0->col && dA0->val &&
+                   (dA0->variant == LA_SPMV_SCALAR || dA0->variant == LA_SPMV_VECTOR ||
+                    dA0->variant == LA_SPMV_ADAPTIVE);
+    if (csr_form) {
+        *D = (la_dcsr){dA0->rowptr, dA0->col, dA0->val, A->nrows, A->ncols, A->nnz};
+        return CLS_OK;
+    }
+    int rc = dA0 && dA0->variant == LA_SPMV_SELL
+                 ? la_amgs_csr_from_sell(la, k, dA0, A->rowptr, D, err)
+                 : dcsr_upload(la, A, D, err);
+    *owned = rc == CLS_OK;
+    return rc;
+}
+
 int la_amgs_diag(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem dsq, int64_t *bad,
                  cls_error *err)
 {

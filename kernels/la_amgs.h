@@ -41,6 +41,13 @@ cl_int *la_amgs_rowptr32(const int64_t *rowptr, int64_t n);
 int la_amgs_csr_from_sell(la_ctx *la, la_amgs *k, const la_csr *S, const int64_t *rowptr,
                           la_dcsr *D, cls_error *err);
 
+/* A's CSR arrays on the device for a set-up: dA0's own when it is in a
+ * CSR form (borrowed, *owned = 0), else rebuilt from dA0's SELL copy, else
+ * uploaded from the host's A (*owned = 1: D's buffers are the caller's).
+ * dA0 (may be NULL) must be A's device copy. */
+int la_amgs_csr_of(la_ctx *la, la_amgs *k, const csr_matrix *A, const la_csr *dA0, la_dcsr *D,
+                   int *owned, cls_error *err);
+
 /* diag = a_ii, dsq = 1/sqrt|a_ii| (amg_par_diag, amg_strength.c); *bad =
  * the first row whose a_ii is not positive, or -1 */
 int la_amgs_diag(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem dsq, int64_t *bad,

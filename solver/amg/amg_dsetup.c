@@ -40,41 +40,6 @@
 #include "../../common/timer.h"
 #include "../../kernels/la_amgs.h"
 
-/* CSR arrays of a host matrix on the device (int32 row pointers) */
-static int dcsr_upload(la_ctx *la, const csr_matrix *A, la_dcsr *D, cls_error *err)
-{
-    memset(D, 0, sizeof *D);
-    size_t n = (size_t)A->nrows, nnz = (size_t)A->nnz;
-    cl_int *rp = la_amgs_rowptr32(A->rowptr, A->nrows);
-    if (!rp)
-        return cls_fail(err, CLS_EOTHER, "amg: out of memory converting row pointers");
-    int rc;
-    cl_int st = CL_SUCCESS;
-    if (!(rc = la_amgs_buffer(la, (n + 1) * sizeof(cl_int), &D->rowptr, err)) &&
-        !(rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_int), &D->col, err)) &&
-        !(rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_double), &D->val, err))) {
-        cl_command_queue q = la->ocl->queue;
-        st = clEnqueueWriteBuffer(q, D->rowptr, CL_TRUE, 0, (n + 1) * sizeof(cl_int), rp, 0, NULL,
-                                  NULL);
-        if (st == CL_SUCCESS && nnz)
-            st = clEnqueueWriteBuffer(q, D->col, CL_TRUE, 0, nnz * sizeof(cl_int), A->col, 0, NULL,
-                                      NULL);
-        if (st == CL_SUCCESS && nnz)
-            st = clEnqueueWriteBuffer(q, D->val, CL_TRUE, 0, nnz * sizeof(cl_double), A->val, 0,
-                                      NULL, NULL);
-        if (st != CL_SUCCESS)
-            rc = cls_fail(err, CLS_EOTHER, "amg: uploading the matrix for the set-up failed: %s",
-                          ocl_errstr(st));
-    }
-    free(rp);
-    if (rc)
-        la_dcsr_release(D);
-    D->nrows = A->nrows;
-    D->ncols = A->ncols;
-    D->nnz = A->nnz;
-    return rc;
-}
-
 /* the operator of a level back on the host (the host's levels start there) */
 static int dcsr_download(la_ctx *la, const la_dcsr *D, csr_matrix *A, cls_error *err)
 {
@@ -329,29 +294,18 @@ int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, co
         goto done;
 
     /* level 0: the caller's CSR arrays when its copy has them, else ours */
-    int csr_form = dA0 && dA0->rowptr && dA0->col && dA0->val &&
-                   (dA0->variant == LA_SPMV_SCALAR || dA0->variant == LA_SPMV_VECTOR ||
-                    dA0->variant == LA_SPMV_ADAPTIVE);
     double tu = cls_now();
-    if (csr_form) {
-        cur = (la_dcsr){dA0->rowptr, dA0->col, dA0->val, A->nrows, A->ncols, A->nnz};
+    int owned = 0;
+    if ((rc = la_amgs_csr_of(la, &s.k, A, dA0, &cur, &owned, err)))
+        goto done;
+    if (owned)
+        tmp0 = cur;
+    if (dA0) {
         d->lev[0].Ause = dA0;
-    } else if (dA0 && dA0->variant == LA_SPMV_SELL) { /* rebuilt from it: no upload */
-        if ((rc = la_amgs_csr_from_sell(la, &s.k, dA0, A->rowptr, &tmp0, err)))
+    } else { /* the uploaded arrays become level 0's operator */
+        if ((rc = adopt(la, &tmp0, &d->lev[0].A, err)))
             goto done;
-        cur = tmp0;
-        d->lev[0].Ause = dA0;
-    } else {
-        if ((rc = dcsr_upload(la, A, &tmp0, err)))
-            goto done;
-        cur = tmp0;
-        if (dA0) {
-            d->lev[0].Ause = dA0;
-        } else { /* the uploaded arrays become level 0's operator */
-            if ((rc = adopt(la, &tmp0, &d->lev[0].A, err)))
-                goto done;
-            d->lev[0].Ause = &d->lev[0].A;
-        }
+        d->lev[0].Ause = &d->lev[0].A;
     }
     in->fine_csr_s = cls_now() - tu;
     prof(&s, 0, "fine CSR");
