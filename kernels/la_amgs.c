@@ -118,7 +118,7 @@ void la_amgs_release(la_amgs *k)
 }
 
 /* the grid of a row loop over n */
-static int run(la_ctx *la, la_amgs *k, cl_kernel kr, const char *name, int64_t n, cls_error *err)
+int la_amgs_run(la_ctx *la, la_amgs *k, cl_kernel kr, const char *name, int64_t n, cls_error *err)
 {
     if (n <= 0)
         return CLS_OK;
@@ -126,7 +126,7 @@ static int run(la_ctx *la, la_amgs *k, cl_kernel kr, const char *name, int64_t n
     return lai_launch(la, kr, name, lai_min_sz(need, k->groups), k->ls, err);
 }
 
-static int fill_int(la_ctx *la, cl_mem m, cl_int v, size_t count, cls_error *err)
+int la_amgs_fill_int(la_ctx *la, cl_mem m, cl_int v, size_t count, cls_error *err)
 {
     if (!count)
         return CLS_OK;
@@ -136,7 +136,7 @@ static int fill_int(la_ctx *la, cl_mem m, cl_int v, size_t count, cls_error *err
     return CLS_OK;
 }
 
-static int read_int(la_ctx *la, cl_mem m, cl_int *v, cls_error *err)
+int la_amgs_read_int(la_ctx *la, cl_mem m, cl_int *v, cls_error *err)
 {
     cl_int st = clEnqueueReadBuffer(la->ocl->queue, m, CL_TRUE, 0, sizeof *v, v, 0, NULL, NULL);
     OCL_CHECK(err, st, "clEnqueueReadBuffer(AMG set-up counter)");
@@ -176,7 +176,7 @@ int la_amgs_csr_from_sell(la_ctx *la, la_amgs *k, const la_csr *S, const int64_t
                           A_MEM(D->rowptr), A_MEM(S->aux), A_MEM(perm), A_INT(has_perm),
                           A_MEM(S->fcol), A_MEM(S->fval), A_MEM(D->col), A_MEM(D->val));
     if (!rc)
-        rc = run(la, k, k->k_from_sell, "amgs_from_sell", (int64_t)n, err);
+        rc = la_amgs_run(la, k, k->k_from_sell, "amgs_from_sell", (int64_t)n, err);
     if (prof && !rc && !(rc = la_finish(la, err)))
         fprintf(stderr,
                 "amg_dsetup: fine CSR from SELL: row pointers %.2f ms, buffers and upload %.2f "
@@ -252,10 +252,11 @@ int la_amgs_diag(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem d
     cl_int n = (cl_int)A->nrows, b = INT32_MAX;
     int rc;
     *bad = -1;
-    if ((rc = fill_int(la, k->ctr, INT32_MAX, 1, err)) ||
+    if ((rc = la_amgs_fill_int(la, k->ctr, INT32_MAX, 1, err)) ||
         (rc = lai_set_args(k->k_diag, "amgs_diag", err, 7, A_INT(n), A_MEM(A->rowptr),
                            A_MEM(A->col), A_MEM(A->val), A_MEM(diag), A_MEM(dsq), A_MEM(k->ctr))) ||
-        (rc = run(la, k, k->k_diag, "amgs_diag", n, err)) || (rc = read_int(la, k->ctr, &b, err)))
+        (rc = la_amgs_run(la, k, k->k_diag, "amgs_diag", n, err)) ||
+        (rc = la_amgs_read_int(la, k->ctr, &b, err)))
         return rc;
     if (b != INT32_MAX)
         *bad = b;
@@ -277,7 +278,7 @@ int la_amgs_aggregate(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem dsq, doub
         (rc = la_amgs_buffer(la, nn * sizeof(cl_ulong), &m1, err)) ||
         (rc = lai_set_args(k->k_mis_init, "amgs_mis_init", err, 7, A_INT(n), A_MEM(A->rowptr),
                            A_MEM(A->col), A_MEM(A->val), A_MEM(dsq), A_DBL(theta), A_MEM(t))) ||
-        (rc = run(la, k, k->k_mis_init, "amgs_mis_init", n, err)) ||
+        (rc = la_amgs_run(la, k, k->k_mis_init, "amgs_mis_init", n, err)) ||
         (rc = lai_set_args(k->k_mis_m1, "amgs_mis_m1", err, 8, A_INT(n), A_MEM(A->rowptr),
                            A_MEM(A->col), A_MEM(A->val), A_MEM(dsq), A_DBL(theta), A_MEM(t),
                            A_MEM(m1))) ||
@@ -293,10 +294,10 @@ int la_amgs_aggregate(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem dsq, doub
                           *rounds);
             goto done;
         }
-        if ((rc = fill_int(la, k->ctr, 0, 1, err)) ||
-            (rc = run(la, k, k->k_mis_m1, "amgs_mis_m1", n, err)) ||
-            (rc = run(la, k, k->k_mis_m2, "amgs_mis_m2", n, err)) ||
-            (rc = read_int(la, k->ctr, &undecided, err)))
+        if ((rc = la_amgs_fill_int(la, k->ctr, 0, 1, err)) ||
+            (rc = la_amgs_run(la, k, k->k_mis_m1, "amgs_mis_m1", n, err)) ||
+            (rc = la_amgs_run(la, k, k->k_mis_m2, "amgs_mis_m2", n, err)) ||
+            (rc = la_amgs_read_int(la, k->ctr, &undecided, err)))
             goto done;
     }
     /* the roots numbered in row order, phase 1, phase 2 */
@@ -307,17 +308,18 @@ int la_amgs_aggregate(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem dsq, doub
         (rc = la_amgs_buffer(la, nn * sizeof(cl_int), &agg1, err)) ||
         (rc = lai_set_args(k->k_root_flags, "amgs_root_flags", err, 3, A_INT(n), A_MEM(t),
                            A_MEM(flag))) ||
-        (rc = run(la, k, k->k_root_flags, "amgs_root_flags", n, err)) ||
+        (rc = la_amgs_run(la, k, k->k_root_flags, "amgs_root_flags", n, err)) ||
         (rc = la_scan_i32(la, &k->sp, flag, n, roff, &roots, err)) ||
         (rc = lai_set_args(k->k_agg1, "amgs_agg1", err, 9, A_INT(n), A_MEM(A->rowptr),
                            A_MEM(A->col), A_MEM(A->val), A_MEM(dsq), A_DBL(theta), A_MEM(t),
                            A_MEM(roff), A_MEM(agg1))) ||
-        (rc = run(la, k, k->k_agg1, "amgs_agg1", n, err)) ||
-        (rc = fill_int(la, k->ctr, 0, 1, err)) ||
+        (rc = la_amgs_run(la, k, k->k_agg1, "amgs_agg1", n, err)) ||
+        (rc = la_amgs_fill_int(la, k->ctr, 0, 1, err)) ||
         (rc = lai_set_args(k->k_agg2, "amgs_agg2", err, 9, A_INT(n), A_MEM(A->rowptr),
                            A_MEM(A->col), A_MEM(A->val), A_MEM(dsq), A_DBL(theta), A_MEM(agg1),
                            A_MEM(agg), A_MEM(k->ctr))) ||
-        (rc = run(la, k, k->k_agg2, "amgs_agg2", n, err)) || (rc = read_int(la, k->ctr, &lft, err)))
+        (rc = la_amgs_run(la, k, k->k_agg2, "amgs_agg2", n, err)) ||
+        (rc = la_amgs_read_int(la, k->ctr, &lft, err)))
         goto done;
     *naggs = roots;
     *left = lft;
@@ -350,23 +352,23 @@ int la_amgs_prolong(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_me
         (rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_double), &tv, err)) ||
         (rc = la_amgs_buffer(la, (nn ? nn : 1) * sizeof(cl_int), &cnt, err)) ||
         (rc = la_amgs_buffer(la, (nn + 1) * sizeof(cl_int), &P->rowptr, err)) ||
-        (rc = fill_int(la, size, 0, (size_t)na, err)) ||
+        (rc = la_amgs_fill_int(la, size, 0, (size_t)na, err)) ||
         (rc = lai_set_args(k->k_agg_sizes, "amgs_agg_sizes", err, 3, A_INT(n), A_MEM(agg),
                            A_MEM(size))) ||
-        (rc = run(la, k, k->k_agg_sizes, "amgs_agg_sizes", n, err)) ||
+        (rc = la_amgs_run(la, k, k->k_agg_sizes, "amgs_agg_sizes", n, err)) ||
         (rc = lai_set_args(k->k_tval, "amgs_tval", err, 3, A_INT(na), A_MEM(size), A_MEM(tval))) ||
-        (rc = run(la, k, k->k_tval, "amgs_tval", na, err)) ||
+        (rc = la_amgs_run(la, k, k->k_tval, "amgs_tval", na, err)) ||
         (rc = lai_set_args(k->k_prolong_rows, "amgs_prolong_rows", err, 11, A_INT(n),
                            A_MEM(A->rowptr), A_MEM(A->col), A_MEM(A->val), A_MEM(diag), A_MEM(agg),
                            A_MEM(tval), A_DBL(omega), A_MEM(tcol), A_MEM(tv), A_MEM(cnt))) ||
-        (rc = run(la, k, k->k_prolong_rows, "amgs_prolong_rows", n, err)) ||
+        (rc = la_amgs_run(la, k, k->k_prolong_rows, "amgs_prolong_rows", n, err)) ||
         (rc = la_scan_i32(la, &k->sp, cnt, n, P->rowptr, &total, err)) ||
         (rc = la_amgs_buffer(la, (size_t)(total ? total : 1) * sizeof(cl_int), &P->col, err)) ||
         (rc = la_amgs_buffer(la, (size_t)(total ? total : 1) * sizeof(cl_double), &P->val, err)) ||
         (rc = lai_set_args(k->k_compact, "amgs_compact", err, 7, A_INT(n), A_MEM(A->rowptr),
                            A_MEM(P->rowptr), A_MEM(tcol), A_MEM(tv), A_MEM(P->col),
                            A_MEM(P->val))) ||
-        (rc = run(la, k, k->k_compact, "amgs_compact", n, err)))
+        (rc = la_amgs_run(la, k, k->k_compact, "amgs_compact", n, err)))
         la_dcsr_release(P);
     else {
         P->nrows = n;
@@ -402,16 +404,16 @@ int la_amgs_transpose(la_ctx *la, la_amgs *k, const la_dcsr *M, la_dcsr *T, cls_
         (rc = la_amgs_buffer(la, nz1 * sizeof(cl_double), &T->val, err)) ||
         (rc = la_amgs_buffer(la, nz1 * sizeof(cl_int), &scol, err)) ||
         (rc = la_amgs_buffer(la, nz1 * sizeof(cl_double), &sval, err)) ||
-        (rc = fill_int(la, cnt, 0, mm, err)) ||
+        (rc = la_amgs_fill_int(la, cnt, 0, mm, err)) ||
         (rc = lai_set_args(k->k_tr_count, "amgs_tr_count", err, 4, A_INT(n), A_MEM(M->rowptr),
                            A_MEM(M->col), A_MEM(cnt))) ||
-        (rc = run(la, k, k->k_tr_count, "amgs_tr_count", n, err)) ||
+        (rc = la_amgs_run(la, k, k->k_tr_count, "amgs_tr_count", n, err)) ||
         (rc = la_scan_i32(la, &k->sp, cnt, m, T->rowptr, &total, err)) ||
-        (rc = fill_int(la, cnt, 0, mm, err)) ||
+        (rc = la_amgs_fill_int(la, cnt, 0, mm, err)) ||
         (rc = lai_set_args(k->k_tr_scatter, "amgs_tr_scatter", err, 8, A_INT(n), A_MEM(M->rowptr),
                            A_MEM(M->col), A_MEM(M->val), A_MEM(T->rowptr), A_MEM(cnt), A_MEM(scol),
                            A_MEM(sval))) ||
-        (rc = run(la, k, k->k_tr_scatter, "amgs_tr_scatter", n, err)) ||
+        (rc = la_amgs_run(la, k, k->k_tr_scatter, "amgs_tr_scatter", n, err)) ||
         (rc = lai_set_args(k->k_rank_sort, "amgs_rank_sort", err, 8, A_INT(m), A_MEM(T->rowptr),
                            A_MEM(scol), A_MEM(sval), A_MEM(T->col), A_MEM(T->val),
                            A_LOCAL((size_t)cap * sizeof(cl_int)), A_INT(cap))) ||
@@ -433,7 +435,7 @@ int la_amgs_dinv(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, int l1, 
     cl_int n = (cl_int)A->nrows, f = l1 ? 1 : 0;
     int rc = lai_set_args(k->k_dinv, "amgs_dinv", err, 6, A_INT(n), A_MEM(A->rowptr), A_MEM(A->val),
                           A_MEM(diag), A_INT(f), A_MEM(dinv));
-    return rc ? rc : run(la, k, k->k_dinv, "amgs_dinv", n, err);
+    return rc ? rc : la_amgs_run(la, k, k->k_dinv, "amgs_dinv", n, err);
 }
 
 /* the group partials of the last kernel, summed in group order */
@@ -478,7 +480,7 @@ int la_amgs_lanczos(la_ctx *la, la_amgs *k, const la_csr *dA, cl_mem diag, int s
         (rc = lai_set_args(k->k_lz_start, "amgs_lz_start", err, 6, A_INT(cn), A_MEM(diag),
                            A_MEM(arr[iv].buf), A_MEM(arr[ivp].buf), A_LOCAL(lmem),
                            A_MEM(k->part))) ||
-        (rc = run(la, k, k->k_lz_start, "amgs_lz_start", n, err)) ||
+        (rc = la_amgs_run(la, k, k->k_lz_start, "amgs_lz_start", n, err)) ||
         (rc = part_sum(la, k, n, &s, err)))
         goto done;
     sv = 1.0 / sqrt(s);
@@ -490,12 +492,12 @@ int la_amgs_lanczos(la_ctx *la, la_amgs *k, const la_csr *dA, cl_mem diag, int s
                  lai_set_args(k->k_lz_w, "amgs_lz_w", err, 11, A_INT(cn), A_MEM(diag), A_MEM(y.buf),
                               A_MEM(arr[iv].buf), A_MEM(arr[ivp].buf), A_DBL(sv), A_DBL(svp),
                               A_DBL(beta_k), A_MEM(arr[iw].buf), A_LOCAL(lmem), A_MEM(k->part))) ||
-            (rc = run(la, k, k->k_lz_w, "amgs_lz_w", n, err)) ||
+            (rc = la_amgs_run(la, k, k->k_lz_w, "amgs_lz_w", n, err)) ||
             (rc = part_sum(la, k, n, &a, err)) ||
             (rc = lai_set_args(k->k_lz_orth, "amgs_lz_orth", err, 8, A_INT(cn), A_MEM(diag),
                                A_MEM(arr[iv].buf), A_DBL(sv), A_DBL(a), A_MEM(arr[iw].buf),
                                A_LOCAL(lmem), A_MEM(k->part))) ||
-            (rc = run(la, k, k->k_lz_orth, "amgs_lz_orth", n, err)) ||
+            (rc = la_amgs_run(la, k, k->k_lz_orth, "amgs_lz_orth", n, err)) ||
             (rc = part_sum(la, k, n, &b2, err)))
             goto done;
         alpha[kk] = a;

@@ -29,6 +29,12 @@ typedef struct la_amgs {
 int la_amgs_init(la_ctx *la, la_amgs *k, cls_error *err);
 void la_amgs_release(la_amgs *k);
 
+/* kr over rows [0, n) on the set-up's grid (grid-stride kernels) */
+int la_amgs_run(la_ctx *la, la_amgs *k, cl_kernel kr, const char *name, int64_t n, cls_error *err);
+/* count int32 entries of m set to v; one int32 of m read back (blocking) */
+int la_amgs_fill_int(la_ctx *la, cl_mem m, cl_int v, size_t count, cls_error *err);
+int la_amgs_read_int(la_ctx *la, cl_mem m, cl_int *v, cls_error *err);
+
 /* a device buffer of `bytes` (la's context, read-write) */
 int la_amgs_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err);
 

@@ -273,6 +273,7 @@ json_t *pc_info_json(const pc_info *in)
     if (pc_kind_of(in->type)->reports_setup) { /* a set-up worth counting */
         json_object_set_new(o, "built", json_integer(in->parts_built));
         json_object_set_new(o, "reused", json_integer(in->parts_reused));
+        json_object_set_new(o, "setup", json_string(in->on_device ? "device" : "host"));
     }
     const pc_kind *kind = pc_kind_of(in->type);
     if (kind->info_json)

@@ -57,6 +57,7 @@ typedef struct pc_info {
     int shifted_parts;   /* ic0: parts that needed one */
     int64_t factor_nnz;  /* ic0: entries of L over all parts */
     int levels;          /* ic0 exact / amg: the largest part's levels */
+    int on_device;       /* ic0, amg: set up on the device (--precond-setup) */
     char note[256];      /* a human note (shift applied, ...), "" when none */
     char amg[512];       /* amg: amg_describe's JSON object text, "" otherwise */
 } pc_info;

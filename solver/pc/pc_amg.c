@@ -86,19 +86,6 @@ static void pc_amg_describe(pc *pc, const amg_info *in, int on_device)
     pc->info.levels = ai.levels;
 }
 
-/* *dev = 1: set the hierarchy up on the device (the rule in the file's
- * comment) */
-static int pc_amg_on_device(const pc *pc, const dpart *p, int *dev, cls_error *err)
-{
-    int gpu = p->la.ocl->dev.type != CL_DEVICE_TYPE_CPU, dbl = p->la.prec == LA_DOUBLE;
-    if (pc->opt.setup == PC_SETUP_DEVICE && !dbl)
-        return cls_fail(err, CLS_EUSAGE,
-                        "--precond-setup device: the AMG set-up on the device needs "
-                        "--precision double");
-    *dev = pc->opt.setup == PC_SETUP_DEVICE || (pc->opt.setup == PC_SETUP_AUTO && gpu && dbl);
-    return CLS_OK;
-}
-
 /* the part's hierarchy built on the device (amg_dsetup.c) */
 static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error *err)
 {
@@ -150,13 +137,14 @@ static int pc_amg_setup(pc *pc, cls_error *err)
         if (!ap)
             return cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
         pc->part[k].state = ap;
-        int dev = 0, rc = pc_amg_on_device(pc, p, &dev, err);
+        int dev = 0, rc = pc_setup_on_device(pc, p, &dev, err);
         if (rc)
             return rc;
         if (dev) {
             if ((rc = pc_amg_setup_device(pc, p, ap, k, err)))
                 return rc;
             pc->device_only = 1; /* the native loops need a host hierarchy */
+            pc->info.on_device = 1;
             continue;
         }
         uint64_t key = cache ? pc_cache_part_key(p, PRECOND_AMG, 0) : 0;

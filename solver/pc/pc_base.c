@@ -180,6 +180,19 @@ static pc_cache_entry pc_cache[PC_CACHE_MAX];
 static uint64_t pc_cache_clock;
 static pthread_mutex_t pc_cache_mu = PTHREAD_MUTEX_INITIALIZER;
 
+int pc_setup_on_device(const pc *pc, const dpart *p, int *dev, cls_error *err)
+{
+    int gpu = p->la.ocl->dev.type != CL_DEVICE_TYPE_CPU, dbl = p->la.prec == LA_DOUBLE;
+    *dev = 0;
+    if (pc->opt.setup == PC_SETUP_DEVICE && !dbl)
+        return cls_fail(err, CLS_EUSAGE,
+                        "--precond-setup device: the %s set-up on the device needs --precision "
+                        "double",
+                        pc_name(pc->type));
+    *dev = pc->opt.setup == PC_SETUP_DEVICE || (pc->opt.setup == PC_SETUP_AUTO && gpu && dbl);
+    return CLS_OK;
+}
+
 int pc_cache_enabled(const pc_options *o)
 {
     const char *v = getenv("CLSOLVE_PC_CACHE");

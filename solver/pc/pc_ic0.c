@@ -22,6 +22,13 @@
  * `precond.shift`, the job record) with a note; the preconditioner stays
  * SPD, so the answer is the answer, only the iterations change.
  *
+ * On a GPU in double precision (--precond-setup auto or device, with
+ * sweeps > 0) the factor is built on the device instead, by Chow and
+ * Patel's fixed-point sweeps (kernels/la_ic0s.h): the same factor within
+ * rounding once the sweeps reach the dependency depth, and as good a
+ * preconditioner after the default 5; a failed pivot there hands the part
+ * back to the host build below (its shift restarts).
+ *
  * Application, z = L^-T L^-1 r. Exact triangular solves are sequential
  * within a level of the dependency graph: one kernel launch per level,
  * 3N-2 levels for an N^3 7-point stencil (766 per solve at N = 256), each
@@ -42,6 +49,7 @@
  */
 #include "pc_kind.h"
 #include "../../kernels/cpu/cpu_ops.h"
+#include "../../kernels/la_ic0s.h"
 #include "../../kernels/cpu/cpu_ws.h"
 
 #include <math.h>
@@ -447,6 +455,43 @@ static int ic0_part_factor(pc *pc, int k, ic0_part *ip, const pc_ic0_factor **ou
     return CLS_OK;
 }
 
+/* Part k's factor built on the device (la_ic0s.h: Chow-Patel sweeps)
+ * straight into ip->L and ip->U. *done = 0: a pivot failed there (the
+ * matrix needs a diagonal shift): the caller builds on the host, whose
+ * restarts find it. Not cached: the factor lives on the device only. */
+static int ic0_part_device(pc *pc, int k, ic0_part *ip, int *done, cls_error *err)
+{
+    dpart *p = &pc->s->parts[k];
+    la_ctx *la = &p->la;
+    *done = 0;
+    const double tb = cls_now();
+    const int lend = p->halo.nghost == 0 && !p->have_Ab; /* the engine's copy is the block */
+    const int view = lend && !p->perm && p->A.rowptr[0] == 0;
+    csr_matrix B;
+    int rc = CLS_OK;
+    if (view)
+        B = p->A;
+    else if ((rc = pc_local_block(p, &B, err)))
+        return rc;
+    la_ic0s kk;
+    int64_t bad = -1;
+    if (!(rc = la_ic0s_init(la, &kk, err))) {
+        rc = la_ic0s_factor(la, &kk, &B, view ? &p->Ai : NULL, pc->opt.shift, 0, &ip->L, &ip->U,
+                            &bad, err);
+        la_ic0s_release(&kk);
+    }
+    if (!view)
+        csr_free(&B);
+    if (rc || bad >= 0)
+        return rc;
+    pc->info.build_s += cls_now() - tb;
+    pc->info.parts_built++;
+    pc->info.factor_nnz += ip->L.nnz + ip->L.n;
+    ip->have_tri = 1;
+    *done = 1;
+    return CLS_OK;
+}
+
 static int pc_ic0_setup(pc *pc, cls_error *err)
 {
     dsys *s = pc->s;
@@ -457,6 +502,27 @@ static int pc_ic0_setup(pc *pc, cls_error *err)
             return cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
         pc->part[k].state = ip;
         la_ctx *la = &s->parts[k].la;
+        int dev = 0, done = 0, rc0 = pc_setup_on_device(pc, &s->parts[k], &dev, err);
+        if (rc0)
+            return rc0;
+        if (dev && pc->opt.sweeps == 0) {
+            if (pc->opt.setup == PC_SETUP_DEVICE)
+                return cls_fail(err, CLS_EUSAGE,
+                                "--precond-setup device: ic0's exact solves (--precond-sweeps 0) "
+                                "need the host's level schedule; use --precond-setup host");
+            dev = 0;
+        }
+        if (dev && (rc0 = ic0_part_device(pc, k, ip, &done, err)))
+            return rc0;
+        if (done) {
+            pc->device_only = 1; /* the native loops need a host factor */
+            pc->info.on_device = 1;
+            if ((rc0 = la_vec_create(la, ip->L.n, &ip->t0, err)) ||
+                (rc0 = la_vec_create(la, ip->L.n, &ip->t1, err)))
+                return rc0;
+            cls_trace("pc: IC(0) factor on the device");
+            continue;
+        }
         const pc_ic0_factor *f;
         int reused = 0, rc;
         if ((rc = ic0_part_factor(pc, k, ip, &f, &reused, err)))
@@ -541,11 +607,15 @@ static void ic0_member(void *ctx, int id, int nt)
 
 /* z = U^-1 L^-1 r as the kernels compute it: exactly (sweeps 0), row by row
  * on the calling thread, or by Jacobi sweeps on the team (pc_apply_part) */
-static int pc_ic0_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const double *r,
-                             double *z, cls_error *err)
+static int pc_ic0_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const double *r, double *z,
+                             cls_error *err)
 {
     ic0_part *ip = pc->part[0].state;
     const pc_ic0_factor *f = ip->own ? ip->own : pc_cache_data(ip->centry);
+    if (!f)
+        return cls_fail(err, CLS_EUSAGE,
+                        "ic0: the factor was built on the device (--precond-setup device), and "
+                        "the native CPU loops need the host's: use --precond-setup host");
     if (f->n != A->n)
         return cls_fail(err, CLS_EOTHER, "ic0: the factor is not the system's");
     if (!ip->h0) {

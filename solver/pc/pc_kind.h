@@ -65,6 +65,10 @@ la_vec pc_loc(const dsys *s, const dvec *x, int k);
 uint64_t pc_cache_mix(uint64_t z);
 /* 1 when the options and CLSOLVE_PC_CACHE allow reuse */
 int pc_cache_enabled(const pc_options *o);
+/* *dev = 1: build part p's preconditioner on its device (amg, ic0): asked
+ * by --precond-setup device (refused, CLS_EUSAGE, outside double
+ * precision), or by auto on a GPU in double precision */
+int pc_setup_on_device(const pc *pc, const dpart *p, int *dev, cls_error *err);
 /* key of a per-part set-up: the part's content and what shapes the set-up
  * (extra: e.g. an option's bits); 0 when no hash could be made */
 uint64_t pc_cache_part_key(const dpart *p, solver_precond t, uint64_t extra);

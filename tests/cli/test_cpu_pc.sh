@@ -61,6 +61,29 @@ for f in "$M/1138_bus.mtx" "$t/p20.mtx"; do
     lt "$res" $tol && ok || bad "$m amg set up on the device: the true residual of x is $res"
     echo "$m: amg set up on the device: $kd iterations (host set-up $kh)"
 done
+# IC(0) built on the device (Chow-Patel sweeps, kernels/la_ic0s.h): the
+# kernels' path, the report says so, the host factor's iterations within 10%
+# and the true residual; exact solves (--precond-sweeps 0) need the host's
+# level schedule: refused with exit 2
+for f in "$M/1138_bus.mtx" "$t/p20.mtx"; do
+    m=$(basename "$f" .mtx)
+    run "$m-ic0-dev" "$f" auto --precond ic0 --precond-setup device
+    run "$m-ic0-host" "$f" opencl --precond ic0 --precond-setup host
+    got=$(json_get "$t/$m-ic0-dev.json" "j['backend'], j['preconditioner']['setup'], j['converged']")
+    [ "$got" = "opencl device True" ] && ok || bad "$m ic0 set up on the device: $got"
+    kd=$(json_get "$t/$m-ic0-dev.json" "j['iterations']")
+    kh=$(json_get "$t/$m-ic0-host.json" "j['iterations']")
+    $PY -c "import sys; d, h = int(sys.argv[1]), int(sys.argv[2]); sys.exit(0 if d <= h + h // 10 + 1 else 1)" "$kd" "$kh" &&
+        ok || bad "$m: ic0 $kd iterations with the device's factor, $kh with the host's"
+    res=$($PY "$here/mmref.py" residual "$f" "$t/$m-ic0-dev.x.mtx" 2>&1)
+    lt "$res" $tol && ok || bad "$m ic0 set up on the device: the true residual of x is $res"
+    echo "$m: ic0 factor built on the device: $kd iterations (host factor $kh)"
+done
+"$CLSOLVE" solve "$t/p20.mtx" --device cpu --precond ic0 --precond-sweeps 0 --precond-setup device \
+    >/dev/null 2>"$t/exact.err"
+rc=$?
+[ $rc = 2 ] && grep -q "level schedule" "$t/exact.err" && ok ||
+    bad "ic0 exact on the device: exit $rc, $(cat "$t/exact.err")"
 # split into parts (2 on one rank, and 2 ranks): each part's block set up on
 # the device (block Jacobi across parts, as the host's): the host set-up's
 # iterations within one

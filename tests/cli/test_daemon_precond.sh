@@ -79,6 +79,10 @@ job $M/1138_bus.mtx "precond=amg&precond_setup=device"
 succeeded_right $M/1138_bus.mtx "amg set up on the device"
 [ "$(jf "j['result']['preconditioner']['amg']['setup'], j['parameters'].get('precond_setup')")" = "device device" ] &&
     ok || bad "precond_setup=device: $(jf "j['result'].get('preconditioner'), j['parameters']")"
+job $M/1138_bus.mtx "precond=ic0&precond_setup=device"
+succeeded_right $M/1138_bus.mtx "ic0 set up on the device"
+[ "$(jf "j['result']['preconditioner']['setup'], j['result']['preconditioner']['reused']")" = "device 0" ] &&
+    ok || bad "ic0 precond_setup=device: $(jf "j['result'].get('preconditioner')")"
 $DCLIENT request "$DURL" POST "/v1/jobs?precond=amg&precond_setup=gpu" --body $M/ani1.mtx >$t/req.out
 code=$(head -1 $t/req.out)
 [ "$code" = 400 ] && ok || bad "precond_setup=gpu: $code"
