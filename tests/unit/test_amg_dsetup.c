@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_dev.h"
 #include "matrices/gen.h"
 #include "matrices/mm.h"
 #include "solver/amg/amg.h"
@@ -333,20 +334,9 @@ int main(int argc, char **argv)
 {
     check_seed("test_amg_dsetup");
     const char *dir = argc > 1 ? argv[1] : NULL;
-    ocl_device dev;
-    cls_error_clear(&err);
-    if (ocl_pick_device("auto", &dev, &err))
-        CHECK_SKIP("no OpenCL device: %s", err.msg);
-    if (!dev.fp64)
-        CHECK_SKIP("the device set-up needs fp64; %s has none", dev.name);
     ocl_ctx ocl;
-    if (ocl_ctx_create(&dev, &ocl, &err)) {
-        fprintf(stderr, "ocl_ctx_create: %s\n", err.msg);
-        return 1;
-    }
-    printf("device: %s %s\n", ocl_type_name(dev.type), dev.name);
     la_ctx la;
-    OK(la_init(&la, &ocl, LA_DOUBLE, NULL, &err));
+    test_dev_open(&ocl, &la);
     amg_options o;
     amg_options_default(&o);
     o.host_rows = 64;

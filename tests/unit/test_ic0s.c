@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_dev.h"
 #include "kernels/la_ic0s.h"
 #include "matrices/gen.h"
 #include "matrices/mm.h"
@@ -215,19 +216,9 @@ int main(int argc, char **argv)
 {
     check_seed("test_ic0s");
     const char *dir = argc > 1 ? argv[1] : NULL;
-    ocl_device dev;
-    cls_error_clear(&err);
-    if (ocl_pick_device("auto", &dev, &err))
-        CHECK_SKIP("no OpenCL device: %s", err.msg);
-    if (!dev.fp64)
-        CHECK_SKIP("the device set-up needs fp64; %s has none", dev.name);
     ocl_ctx ocl;
-    if (ocl_ctx_create(&dev, &ocl, &err)) {
-        fprintf(stderr, "ocl_ctx_create: %s\n", err.msg);
-        return 1;
-    }
     la_ctx la;
-    OK(la_init(&la, &ocl, LA_DOUBLE, NULL, &err));
+    test_dev_open(&ocl, &la);
     la_ic0s k;
     OK(la_ic0s_init(&la, &k, &err));
     char what[96];

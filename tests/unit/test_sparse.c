@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_dev.h"
 #include "kernels/la.h"
 #include "kernels/la_sparse.h"
 #include "matrices/gen.h"
@@ -405,20 +406,9 @@ int main(int argc, char **argv)
     (void)argc;
     (void)argv;
     check_seed("test_sparse");
-    ocl_device dev;
-    cls_error_clear(&err);
-    if (ocl_pick_device("auto", &dev, &err))
-        CHECK_SKIP("no OpenCL device: %s", err.msg);
-    if (!dev.fp64)
-        CHECK_SKIP("device %s has no double precision", dev.name);
     ocl_ctx ocl;
-    if (ocl_ctx_create(&dev, &ocl, &err)) {
-        fprintf(stderr, "ocl_ctx_create: %s\n", err.msg);
-        return 1;
-    }
-    printf("device: %s %s\n", ocl_type_name(dev.type), dev.name);
     la_ctx la;
-    OK(la_init(&la, &ocl, LA_DOUBLE, NULL, &err));
+    test_dev_open(&ocl, &la);
     la_sparse k;
     OK(la_sparse_init(&la, &k, &err));
     if (k.prog) {
