@@ -322,10 +322,16 @@ int la_spgemm(la_ctx *la, la_sparse *k, const la_dcsr *A, const la_dcsr *B, la_d
                            &C->rowptr, err);
     if (rc)
         goto fail;
-    if (nrows == 0) { /* off[0] = 0 */
-        if ((rc = sparse_buffer(la, "spgemm placeholder", sizeof(cl_int), &w.cnt, err)) ||
-            (rc = la_scan_i32(la, k, w.cnt, 0, C->rowptr, NULL, err)) ||
-            (rc = sparse_buffer(la, "spgemm C columns", sizeof(cl_int), &C->col, err)) ||
+    if (nrows == 0) { /* C is 0 x m: its one row pointer is 0 */
+        const cl_int zero = 0;
+        cl_int st = clEnqueueFillBuffer(la->ocl->queue, C->rowptr, &zero, sizeof zero, 0,
+                                        sizeof zero, 0, NULL, NULL);
+        if (st != CL_SUCCESS) {
+            rc = cls_fail(err, CLS_EOTHER, "clEnqueueFillBuffer(spgemm row pointers): %s",
+                          ocl_errstr(st));
+            goto fail;
+        }
+        if ((rc = sparse_buffer(la, "spgemm C columns", sizeof(cl_int), &C->col, err)) ||
             (rc = sparse_buffer(la, "spgemm C values", sizeof(cl_double), &C->val, err)))
             goto fail;
         sg_work_release(&w);
