@@ -165,7 +165,12 @@ int cmd_solve(int argc, char **argv)
             dopt.min_rows_per_part = cli_int(&a, "--min-rows-per-part", a.value, 1);
             solo = argv[at];
         } else if (cli_opt(&a, "--read-everywhere", NULL, 0)) {
-            dopt.read_everywhere = 1;
+            dopt.read_mode = DSOLVE_READ_EVERYWHERE;
+            solo = argv[at];
+        } else if (cli_opt(&a, "--read", NULL, 1)) {
+            if (dsolve_read_mode_parse(a.value, &dopt.read_mode) != 0)
+                cli_usage_error("solve", "--read: '%s' is not auto, rank0, everywhere or ranged",
+                                a.value);
             solo = argv[at];
         }
         else if (cli_opt(&a, "--verbose", "-v", 0))

@@ -275,13 +275,22 @@ static int mm_is_binary(const char *path, unsigned char hb[CSR_BIN_HEADER], size
 
 int mm_read_header(const char *path, mm_header *h, cls_error *err)
 {
+    return mm_read_header_at(path, h, NULL, err);
+}
+
+int mm_read_header_at(const char *path, mm_header *h, mm_where *w, cls_error *err)
+{
     unsigned char hb[CSR_BIN_HEADER];
     size_t n;
+    if (w)
+        memset(w, 0, sizeof *w);
     if (mm_is_binary(path, hb, &n)) { /* the binary CSR form: its header */
         uint64_t bytes;
         if (n != sizeof hb)
             return cls_fail(err, CLS_EINPUT, "%s: byte 0: shorter than the %d-byte header", path,
                             CSR_BIN_HEADER);
+        if (w)
+            w->binary = 1;
         return csr_bin_header(hb, path, h, &bytes, err);
     }
     mm_src s;
@@ -291,6 +300,12 @@ int mm_read_header(const char *path, mm_header *h, cls_error *err)
     char *buf = NULL;
     size_t len, cap, end;
     rc = read_header_stream(&s, path, h, &buf, &len, &cap, &end, err);
+    if (!rc && w && !s.gz && s.file_size >= 0) {
+        /* the bytes delivered, less those of the buffer the header did not use */
+        w->plain = 1;
+        w->file_size = s.file_size;
+        w->data_off = s.consumed - (int64_t)(len - end);
+    }
     free(buf);
     src_close(&s);
     return rc;
@@ -759,6 +774,7 @@ typedef struct mm_ctx {
     int64_t line;    /* line number of buf[0] */
     int64_t count;   /* entries (values) accepted */
     int64_t stored;  /* of which in the output arrays (below the dense sums) */
+    int64_t err_count; /* a bad line: the entries before it */
     /* dense summation (mm.h): sums and the cells seen, row-major */
     int dense;
     double *dsum;
@@ -999,6 +1015,27 @@ static void run_jobs(tjob *jobs, int n, int nt, void *(*fn)(void *))
             pthread_join(tid[t], NULL);
 }
 
+/* Fewer entries (values) than the size line declares: the file ends at `line`. */
+static int fail_short(const char *path, const mm_header *h, int64_t count, int64_t line,
+                      cls_error *err)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, "file ends after %lld of %lld %s declared on line %lld",
+             (long long)count, (long long)h->entries,
+             h->layout == MM_ARRAY ? "values" : "entries", (long long)h->size_line);
+    return mm_fail_line(err, path, line, msg);
+}
+
+/* More than declared: the first entry beyond, at `line`. */
+static int fail_long(const char *path, const mm_header *h, int64_t line, cls_error *err)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "more %s than the %lld declared on line %lld",
+             h->layout == MM_ARRAY ? "values" : "entries", (long long)h->entries,
+             (long long)h->size_line);
+    return mm_fail_line(err, path, line, msg);
+}
+
 /* Parses buf[0..n), which ends with '\n', with up to x->nthreads threads
  * over up to MM_RANGES_PER_THREAD ranges each. Pass 1 counts each range's
  * newlines, which bounds its entries; pass 2 parses each range straight
@@ -1156,19 +1193,16 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
 
     /* take the ranges in file order */
     int64_t base = x->line, total = 0;
-    char msg[512];
     for (int t = 0; t < nt; t++) {
         tjob *J = &jobs[t];
         if (x->count + total + J->n > x->h.entries) {
             int64_t k = x->h.entries - x->count - total;
-            int64_t ln = base + nl_before_entry(J->beg, J->end, k);
-            snprintf(msg, sizeof msg, "more %s than the %lld declared on line %lld",
-                     x->array ? "values" : "entries", (long long)x->h.entries,
-                     (long long)x->h.size_line);
-            return ctx_fail(x, err, ln, msg);
+            return fail_long(x->path, &x->h, base + nl_before_entry(J->beg, J->end, k), err);
         }
-        if (J->err)
+        if (J->err) {
+            x->err_count = x->count + total + J->n;
             return ctx_fail(x, err, base + J->nl, J->msg);
+        }
         total += J->n;
         base += J->nl;
     }
@@ -1400,13 +1434,8 @@ static int read_entries(mm_ctx *x, cls_error *err)
         return rc;
     if (x->dsum && x->count == x->h.entries && (rc = dense_to_coo(x, err)))
         return rc;
-    if (x->count < x->h.entries) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "file ends after %lld of %lld %s declared on line %lld",
-                 (long long)x->count, (long long)x->h.entries, x->array ? "values" : "entries",
-                 (long long)x->h.size_line);
-        return ctx_fail(x, err, x->line - 1, msg);
-    }
+    if (x->count < x->h.entries)
+        return fail_short(x->path, &x->h, x->count, x->line - 1, err);
     x->coo.nnz = x->stored;
     return CLS_OK;
 }
@@ -1655,6 +1684,111 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
     }
     ctx_free(&x);
     return rc;
+}
+
+/* A span of the entry section, for ranged reads (mm_range.h): the file is
+ * mapped and [b, e) parsed as the whole-file read parses its entry section,
+ * on every core, from line `line`. Nothing here knows the declared count:
+ * the caller holds only its share and checks the sum. */
+int mm_read_span(const char *path, const mm_read_options *opt, const mm_header *h, int64_t b,
+                 int64_t e, int64_t line, coo_matrix *C, mm_span_result *res, cls_error *err)
+{
+    mm_ctx x;
+    memset(&x, 0, sizeof x);
+    memset(res, 0, sizeof *res);
+    coo_init(C);
+    x.src.fd = -1;
+    x.path = path;
+    x.nthreads = resolve_threads(opt);
+    x.threads_asked = opt && opt->threads > 0;
+    x.opt = opt;
+    x.h = *h;
+    x.h.entries = INT64_MAX; /* the sum over the spans is checked by the caller */
+    x.line = line;
+    x.vk = h->field == MM_PATTERN ? VK_NONE : h->field == MM_INTEGER ? VK_INT : VK_REAL;
+    x.min_entry_bytes = 4;
+    x.coo.nrows = h->rows;
+    x.coo.ncols = h->cols;
+    if (h->layout != MM_COORDINATE || h->field == MM_COMPLEX || b < 0 || e < b)
+        return cls_fail(err, CLS_EOTHER, "%s: internal error: not a span of coordinate entries",
+                        path);
+    x.jobs = calloc((size_t)x.nthreads * MM_RANGES_PER_THREAD, sizeof *x.jobs);
+    if (!x.jobs)
+        return oom(&x, err);
+    int rc = CLS_OK;
+    size_t mapped = 0;
+    if (e > b) {
+        int fd = open(path, O_RDONLY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) != 0) {
+            rc = cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
+        } else if ((int64_t)st.st_size < e) {
+            rc = cls_fail(err, CLS_EOTHER, "%s: the file shrank to %lld bytes while it was read",
+                          path, (long long)st.st_size);
+        } else {
+            void *m = mmap(NULL, (size_t)e, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (m == MAP_FAILED) {
+                rc = cls_fail(err, CLS_EOTHER, "%s: cannot map: %s", path, strerror(errno));
+            } else {
+                mapped = (size_t)e;
+                x.map = m;
+                x.map_len = (size_t)e;
+                x.map_off = (size_t)b;
+                /* this rank's pages only, read ahead as the parse walks them */
+                madvise((char *)m + (b & ~(int64_t)4095), (size_t)(e - (b & ~(int64_t)4095)),
+                        MADV_WILLNEED);
+            }
+        }
+        if (fd >= 0)
+            close(fd);
+        if (!rc)
+            rc = read_mapped(&x, err);
+        if (x.map)
+            munmap(x.map, mapped);
+        x.map = NULL;
+    }
+    res->entries = rc ? x.err_count : x.count;
+    res->next_line = x.line;
+    if (!rc) {
+        x.coo.nnz = x.stored;
+        *C = x.coo;
+        coo_init(&x.coo);
+    }
+    ctx_free(&x);
+    return rc;
+}
+
+int64_t mm_count_newlines(const char *p, size_t n)
+{
+    return count_newlines(p, n);
+}
+
+int mm_span_fail_long(const char *path, const mm_header *h, int64_t b, int64_t e, int64_t line,
+                      int64_t k, cls_error *err)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
+    void *m = e > b ? mmap(NULL, (size_t)e, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+    close(fd);
+    if (m == MAP_FAILED)
+        return cls_fail(err, CLS_EOTHER, "%s: cannot map: %s", path, strerror(errno));
+    /* the span's last line may lack its '\n': nl_before_entry stops at e */
+    int64_t nl = nl_before_entry((const char *)m + b, (const char *)m + e, k);
+    munmap(m, (size_t)e);
+    return fail_long(path, h, line + nl, err);
+}
+
+int mm_check_count(const char *path, const mm_header *h, int64_t entries, int64_t last_line,
+                   cls_error *err)
+{
+    if (entries < h->entries)
+        return fail_short(path, h, entries, last_line, err);
+    mm_ctx x;
+    memset(&x, 0, sizeof x);
+    x.path = path;
+    x.h = *h;
+    return check_rows_backed(&x, h->rows, entries, err);
 }
 
 int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err)

@@ -80,6 +80,42 @@ uint64_t mm_read_memory_estimate(const mm_header *h, int64_t entries);
 /* Reads only the header of a file (plain or .gz). */
 int mm_read_header(const char *path, mm_header *h, cls_error *err);
 
+/* Where a file's entries are: a plain (uncompressed, regular) Matrix Market
+ * file's entry section starts at byte data_off of file_size; binary: the
+ * binary CSR form (csr_bin.h). Both 0 for gzip and pipes. */
+typedef struct mm_where {
+    int plain, binary;
+    int64_t data_off, file_size;
+} mm_where;
+
+/* mm_read_header, and where the entries start (w may be NULL). */
+int mm_read_header_at(const char *path, mm_header *h, mm_where *w, cls_error *err);
+
+/* Ranged reads (mm_range.h builds on these): bytes [b, e) of a plain
+ * coordinate file's entry section, b at the start of a line and e at the
+ * start of one or at the end of the file, parsed as the whole-file read
+ * parses them, into C as stored (0-based, not mirrored, duplicates kept),
+ * the first line numbered `line`. The declared entry count is not checked:
+ * the caller checks the sum over all spans. res->entries: the entries
+ * parsed (on a bad line: those before it); res->next_line: the line after
+ * the span. */
+typedef struct mm_span_result {
+    int64_t entries, next_line;
+} mm_span_result;
+int mm_read_span(const char *path, const mm_read_options *opt, const mm_header *h, int64_t b,
+                 int64_t e, int64_t line, coo_matrix *C, mm_span_result *res, cls_error *err);
+/* '\n' bytes in p[0..n), 32 bytes a step */
+int64_t mm_count_newlines(const char *p, size_t n);
+/* The errors of the whole-file read, for a caller that summed the spans:
+ * mm_span_fail_long reports the first entry beyond the declared count,
+ * the k-th (0-based) entry of span [b, e) that starts at `line`;
+ * mm_check_count refuses fewer entries than declared (the file ends at
+ * last_line) and more rows than the entries back (mm.c's rule). */
+int mm_span_fail_long(const char *path, const mm_header *h, int64_t b, int64_t e, int64_t line,
+                      int64_t k, cls_error *err);
+int mm_check_count(const char *path, const mm_header *h, int64_t entries, int64_t last_line,
+                   cls_error *err);
+
 /* Reads a sparse (coordinate) or dense (array) real/integer/pattern matrix
  * into CSR, expanding symmetric and skew-symmetric storage and summing
  * duplicates. Complex is refused as not supported. opt and st may be NULL. */

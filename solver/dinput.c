@@ -2,9 +2,11 @@
  * dinput.c: phase 1 of dsolve_file and what every phase relies on: the
  * agreement of all ranks on an outcome (dsolve_agree), transfers larger
  * than an int count (dsolve_send_big / recv_big), and the input itself:
- * rank 0 reads the Matrix Market file and scatters row blocks, or every rank
- * reads it (--read-everywhere), or every rank generates its own rows
- * (gen:...); b and x0 likewise; the layout (partition.h); then the scaling
+ * every rank parses its share of the file's bytes (dinput_ranged.c, the
+ * default on several ranks), or rank 0 reads the Matrix Market file and
+ * scatters row blocks, or every rank reads it (--read everywhere), or every
+ * rank generates its own rows (gen:...); b and x0 are read by rank 0 and
+ * scattered (every rank reads them with --read everywhere); the layout (partition.h); then the scaling
  * by powers of two that keeps b'b and p'Ap inside the floating-point range
  * (dsolve_scale, dsolve_unscale_x). See dsolve.h for the contract.
  */
@@ -24,8 +26,9 @@
 /* ------------------------------------------------------------- agreement */
 
 /* Every rank passes its local outcome; all return the first failing rank's
- * class, with its message in err. */
-int dsolve_agree(MPI_Comm comm, int rc, cls_error *err)
+ * class, with its message in err (prefixed "rank N: " when prefix is set
+ * and N is not 0). */
+static int agree(MPI_Comm comm, int rc, int prefix, cls_error *err)
 {
     int me, size, first;
     MPI_Comm_rank(comm, &me);
@@ -45,7 +48,7 @@ int dsolve_agree(MPI_Comm comm, int rc, cls_error *err)
         m.rc = rc;
         if (err) {
             m.line = err->line;
-            if (first != 0)
+            if (first != 0 && prefix)
                 snprintf(m.msg, sizeof m.msg, "rank %d: %.1000s", first, err->msg);
             else
                 memcpy(m.msg, err->msg, sizeof m.msg);
@@ -58,6 +61,16 @@ int dsolve_agree(MPI_Comm comm, int rc, cls_error *err)
     m.msg[sizeof m.msg - 1] = '\0';
     cls_fail_line(err, m.rc, m.line, "%s", m.msg);
     return m.rc;
+}
+
+int dsolve_agree(MPI_Comm comm, int rc, cls_error *err)
+{
+    return agree(comm, rc, 1, err);
+}
+
+int dsolve_agree_plain(MPI_Comm comm, int rc, cls_error *err)
+{
+    return agree(comm, rc, 0, err);
 }
 
 /* ------------------------------------------------------- big transfers */
@@ -278,7 +291,8 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
     const int gen = strncmp(a_path, "gen:", 4) == 0;
-    const int everywhere = !gen && opt->read_everywhere;
+    const dsolve_read_mode mode = opt->read_everywhere ? DSOLVE_READ_EVERYWHERE : opt->read_mode;
+    const int everywhere = !gen && mode == DSOLVE_READ_EVERYWHERE;
     csr_matrix A; /* the whole matrix, where it is read */
     double *bf = NULL, *x0f = NULL;
     gen_grid grid;
@@ -298,6 +312,23 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     int nrhs = 0;
     memset(&hdr, 0, sizeof hdr);
 
+    /* 1-. every rank its share of the file's bytes, where it can */
+    int ranged = 0;
+    mm_header rh;
+    mm_where rw;
+    if (!gen && (mode == DSOLVE_READ_RANGED || (mode == DSOLVE_READ_AUTO && size > 1))) {
+        ranged = dsolve_ranged_possible(comm, a_path, &rh, &rw);
+        if (!ranged && mode == DSOLVE_READ_RANGED) {
+            if (me == 0 && !(rc = mm_read_header_at(a_path, &rh, &rw, err)))
+                rc = cls_fail(err, CLS_EINPUT,
+                              "%s: cannot be read in ranges (--read ranged): that needs a plain "
+                              "(not gzip) coordinate Matrix Market file that every rank sees "
+                              "alike",
+                              a_path);
+            return dsolve_agree(comm, me == 0 ? rc : CLS_OK, err);
+        }
+    }
+
     /* 1a. who reads what */
     if (gen) {
         rc = gen_grid_parse(a_path + 4, &grid, err);
@@ -307,6 +338,16 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         }
         if (!rc && me == 0)
             rc = read_vectors(a_path, b_paths, nb_paths, x0_path, hdr.nrows, &bf, &nrhs, &x0f, err);
+    } else if (ranged) {
+        rc = dsolve_read_ranged(comm, a_path, &rh, &rw, opt, G, &in->L, &in->blk, &hdr.nnz,
+                                &hdr.duplicates, err);
+        if (rc)
+            goto done; /* agreed */
+        hdr.nrows = hdr.ncols = rh.rows;
+        if (me == 0)
+            rc = read_vectors(a_path, b_paths, nb_paths, x0_path, hdr.nrows, &bf, &nrhs, &x0f, err);
+        for (int c = 0; !rc && me == 0 && c < nrhs; c++)
+            rc = solve_check_vector(bf + c * hdr.nrows, hdr.nrows, "right-hand side", err);
     } else if (everywhere || me == 0) {
         mm_header h;
         mm_read_stats st;
@@ -349,7 +390,9 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     hdr.nrhs = genk > 0 ? genk : nb_paths > 0 ? nrhs : 1;
     hdr.has_x0 = x0_path != NULL;
     const int64_t min_rows = opt->min_rows_per_part;
-    if (gen || everywhere) {
+    if (ranged) {
+        /* laid out by the read */
+    } else if (gen || everywhere) {
         rc = part_plan(hdr.nrows, gen ? grid_row_nnz : csr_row_nnz, gen ? (void *)&grid : &A, size,
                        G, min_rows, DSOLVE_MAX_PARTS, &in->L, err);
     } else {
@@ -397,7 +440,9 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     cls_trace("input: layout");
 
     /* 1c. this rank's rows */
-    if (gen) {
+    if (ranged) {
+        /* read as this rank's block */
+    } else if (gen) {
         rc = gen_grid_rows_csr(&grid, in->rb, in->re, &in->blk, err);
     } else if (everywhere) {
         rc = csr_extract(&A, in->rb, in->re, &in->blk, err);

@@ -69,6 +69,23 @@ int dsolve_engine_parse(const char *name, dsolve_engine *e)
     return -1;
 }
 
+static const char *const read_mode_names[] = {"auto", "rank0", "everywhere", "ranged"};
+
+const char *dsolve_read_mode_name(dsolve_read_mode m)
+{
+    return m >= DSOLVE_READ_AUTO && m <= DSOLVE_READ_RANGED ? read_mode_names[m] : "auto";
+}
+
+int dsolve_read_mode_parse(const char *name, dsolve_read_mode *m)
+{
+    for (int i = DSOLVE_READ_AUTO; i <= DSOLVE_READ_RANGED; i++)
+        if (!strcmp(name, read_mode_names[i])) {
+            *m = (dsolve_read_mode)i;
+            return 0;
+        }
+    return -1;
+}
+
 void dsolve_report_free(dsolve_report *rep)
 {
     if (!rep)

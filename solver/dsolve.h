@@ -49,6 +49,25 @@ typedef enum { DSOLVE_RHS_AUTO, DSOLVE_RHS_TOGETHER, DSOLVE_RHS_SEQUENTIAL } dso
  * and the report says AUTO. */
 typedef enum { DSOLVE_ENGINE_AUTO, DSOLVE_ENGINE_LOCAL, DSOLVE_ENGINE_DISTRIBUTED } dsolve_engine;
 
+/* Who reads a matrix file on several ranks: RANK0 reads it and sends each
+ * rank its rows; EVERYWHERE: every rank reads all of it and keeps its rows;
+ * RANGED: every rank parses only its share of the file's bytes and the
+ * entries are routed to their rows' ranks (dinput_ranged.c; plain
+ * coordinate files seen alike by every rank); AUTO: RANGED where it can,
+ * on more than one rank, else RANK0. Gzip, array and binary files are read
+ * by rank 0 in every mode but EVERYWHERE; RANGED asked for such a file is
+ * refused (CLS_EINPUT). */
+typedef enum {
+    DSOLVE_READ_AUTO,
+    DSOLVE_READ_RANK0,
+    DSOLVE_READ_EVERYWHERE,
+    DSOLVE_READ_RANGED
+} dsolve_read_mode;
+
+const char *dsolve_read_mode_name(dsolve_read_mode m);
+/* "auto", "rank0", "everywhere", "ranged": 0, or -1 for an unknown name */
+int dsolve_read_mode_parse(const char *name, dsolve_read_mode *m);
+
 const char *dsolve_engine_name(dsolve_engine e);
 /* "auto", "local", "distributed": 0, or -1 for an unknown name */
 int dsolve_engine_parse(const char *name, dsolve_engine *e);
@@ -102,7 +121,9 @@ typedef struct dsolve_options {
                                 * rank within one iteration's reduction */
     int devices_per_rank;      /* 0: the length of a device list, else one */
     int64_t min_rows_per_part; /* 0: PART_MIN_ROWS_DEFAULT (partition.h) */
-    int read_everywhere;       /* every rank reads the file itself */
+    int read_everywhere;       /* every rank reads the file itself (read_mode EVERYWHERE) */
+    dsolve_read_mode read_mode; /* who reads a Matrix Market file (AUTO: ranged on
+                                 * several ranks when every rank sees the file) */
     int (*read_progress)(void *ctx,
                          int64_t bytes); /* the reader's progress callback
                                           * (rank 0; mm_read_options): non-zero stops the read */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../matrices/csr.h"
+#include "../matrices/mm.h"
 #include "dsolve.h"
 #include "dist/partition.h"
 
@@ -31,6 +32,9 @@ typedef struct ds_input {
 } ds_input;
 
 int dsolve_agree(MPI_Comm comm, int rc, cls_error *err);
+/* The same without the "rank N: " prefix: for messages that say where
+ * already (a file's line, a matrix entry), the same from any rank. */
+int dsolve_agree_plain(MPI_Comm comm, int rc, cls_error *err);
 int dsolve_send_big(const void *buf, int64_t count, MPI_Datatype t, size_t tsize, int dest,
                     MPI_Comm comm, cls_error *err);
 int dsolve_recv_big(void *buf, int64_t count, MPI_Datatype t, size_t tsize, int src, MPI_Comm comm,
@@ -38,6 +42,15 @@ int dsolve_recv_big(void *buf, int64_t count, MPI_Datatype t, size_t tsize, int 
 int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, int nb_paths,
                  const char *x0_path, const dsolve_options *opt, int G, ds_input *in,
                  cls_error *err);
+/* The ranged read (dinput_ranged.c). dsolve_ranged_possible is collective:
+ * 1 on every rank when every rank sees rank 0's file and it can be read in
+ * ranges (its header and where in h, w); dsolve_read_ranged reads it so,
+ * leaving the layout and this rank's block, the stored entries and the
+ * duplicates summed, checked as solve_check_input checks; agreed. */
+int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_where *w);
+int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, const mm_where *w,
+                       const dsolve_options *opt, int G, part_layout *L, csr_matrix *blk,
+                       int64_t *nnz, int64_t *duplicates, cls_error *err);
 /* x_exp[c] per right-hand side */
 int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err);
 int dsolve_unscale_x(double *x, int64_t n, int x_exp, cls_error *err);

@@ -132,7 +132,7 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
                 continue;
             int64_t t = find_entry(A, j, i);
             double aji = t < 0 ? 0.0 : A->val[t];
-            if (fabs(A->val[k] - aji) > 1e-12 * c->maxabs) {
+            if (fabs(A->val[k] - aji) > SOLVE_SYM_RTOL * c->maxabs) {
                 r->bad_row = i;
                 r->bad_entry = k;
                 return;
@@ -144,12 +144,9 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
 int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const char *name,
                       cls_error *err)
 {
-    if (A->nrows != A->ncols)
-        return cls_fail(err, CLS_EINPUT,
-                        "%s: matrix is %lld x %lld; conjugate gradients needs a square matrix",
-                        name, (long long)A->nrows, (long long)A->ncols);
-    if (A->nrows == 0) /* the checks below would find nothing and call it a bad value */
-        return cls_fail(err, CLS_EINPUT, "%s: matrix is 0 x 0: there is no system to solve", name);
+    int rc = solve_check_shape(A->nrows, A->ncols, name, err);
+    if (rc)
+        return rc;
     if (b && nb != A->nrows)
         return cls_fail(err, CLS_EINPUT,
                         "right-hand side has %lld entries but the matrix has %lld rows",
@@ -163,7 +160,7 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
     for (int q = 0; q < t; q++) {
         if (c.r[q].bad_val >= 0) {
             free(c.r);
-            return cls_fail(err, CLS_EINPUT, "%s: matrix holds a NaN or Inf value", name);
+            return solve_fail_nonfinite(name, err);
         }
         if (c.r[q].maxabs > c.maxabs)
             c.maxabs = c.r[q].maxabs;
@@ -187,22 +184,48 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
     const int64_t i = bad.bad_row;
     if (bad.bad_entry < 0) {
         int64_t d = find_entry(A, i, i);
-        double aii = d < 0 ? 0.0 : A->val[d];
-        return cls_fail(err, CLS_EBREAKDOWN,
-                        "%s: matrix is not positive definite: diagonal entry (%lld,%lld) "
-                        "is %s%.6g; conjugate gradients needs a symmetric "
-                        "positive-definite matrix",
-                        name, (long long)i + 1, (long long)i + 1, d < 0 ? "missing, i.e. " : "",
-                        aii);
+        return solve_fail_diagonal(name, i, d >= 0, d < 0 ? 0.0 : A->val[d], err);
     }
     const int64_t k = bad.bad_entry, j = A->col[k];
     int64_t tk = find_entry(A, j, i);
+    return solve_fail_symmetry(name, i, j, A->val[k], tk < 0 ? 0.0 : A->val[tk], err);
+}
+
+int solve_check_shape(int64_t rows, int64_t cols, const char *name, cls_error *err)
+{
+    if (rows != cols)
+        return cls_fail(err, CLS_EINPUT,
+                        "%s: matrix is %lld x %lld; conjugate gradients needs a square matrix",
+                        name, (long long)rows, (long long)cols);
+    if (rows == 0) /* the checks below would find nothing and call it a bad value */
+        return cls_fail(err, CLS_EINPUT, "%s: matrix is 0 x 0: there is no system to solve", name);
+    return CLS_OK;
+}
+
+int solve_fail_nonfinite(const char *name, cls_error *err)
+{
+    return cls_fail(err, CLS_EINPUT, "%s: matrix holds a NaN or Inf value", name);
+}
+
+int solve_fail_diagonal(const char *name, int64_t i, int present, double aii, cls_error *err)
+{
+    return cls_fail(err, CLS_EBREAKDOWN,
+                    "%s: matrix is not positive definite: diagonal entry (%lld,%lld) "
+                    "is %s%.6g; conjugate gradients needs a symmetric "
+                    "positive-definite matrix",
+                    name, (long long)i + 1, (long long)i + 1, present ? "" : "missing, i.e. ",
+                    aii);
+}
+
+int solve_fail_symmetry(const char *name, int64_t i, int64_t j, double aij, double aji,
+                        cls_error *err)
+{
     return cls_fail(err, CLS_EBREAKDOWN,
                     "%s: matrix is not symmetric: a(%lld,%lld) = %.17g but "
                     "a(%lld,%lld) = %.17g; conjugate gradients needs a "
                     "symmetric positive-definite matrix",
-                    name, (long long)i + 1, (long long)j + 1, A->val[k], (long long)j + 1,
-                    (long long)i + 1, tk < 0 ? 0.0 : A->val[tk]);
+                    name, (long long)i + 1, (long long)j + 1, aij, (long long)j + 1,
+                    (long long)i + 1, aji);
 }
 
 int solve_check_vector(const double *v, int64_t n, const char *what, cls_error *err)

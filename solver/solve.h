@@ -48,6 +48,17 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
 /* "WHAT entry I is NaN or Inf" (CLS_EINPUT) for the first non-finite entry
  * of v (a right-hand side, an initial guess), 1-based; CLS_OK otherwise. */
 int solve_check_vector(const double *v, int64_t n, const char *what, cls_error *err);
+/* The pieces of solve_check_input, for checks spread over ranks
+ * (dist/dcheck.c) that must say what it says: the shape; then the
+ * messages for a NaN or Inf, a diagonal entry (i,i) that is not positive
+ * (present: stored at all), and a(i,j) != a(j,i) beyond SOLVE_SYM_RTOL
+ * max |a_ij| (i, j 0-based). Each returns its error class. */
+#define SOLVE_SYM_RTOL 1e-12
+int solve_check_shape(int64_t rows, int64_t cols, const char *name, cls_error *err);
+int solve_fail_nonfinite(const char *name, cls_error *err);
+int solve_fail_diagonal(const char *name, int64_t i, int present, double aii, cls_error *err);
+int solve_fail_symmetry(const char *name, int64_t i, int64_t j, double aij, double aji,
+                        cls_error *err);
 
 /* Norms without overflow or underflow, as LAPACK's dlassq/dnrm2: the sum of
  * squares is kept as scale^2 * ssq (start with scale = 0, ssq = 1). */

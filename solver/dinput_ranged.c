@@ -1,0 +1,250 @@
+/*
+ * dinput_ranged.c: phase 1's ranged read, where no rank reads the whole
+ * file (dsolve.h: read mode "ranged", the default under mpirun).
+ *
+ *  1. Every rank reads the header and says whether it sees the same plain
+ *     coordinate file as rank 0 (size, header, and a CRC of its first and
+ *     last 64 KiB): a rank on another host without the file, or with
+ *     another file at the path, makes the read fall back to rank 0's.
+ *  2. Each rank parses the byte span of its share of the lines
+ *     (mm_range.h), from its true first line (a prefix sum of the spans'
+ *     line counts), so a bad line is reported at its number from any rank;
+ *     the declared count is checked on the sums.
+ *  3. The layout: each row's entry count (mirrors included) summed over
+ *     the ranks, and part_plan on it, as rank 0 plans from the whole
+ *     matrix (the same layout, unless the file holds duplicates: they are
+ *     counted before they are summed).
+ *  4. Each triplet goes to the rank that owns its row (droute.h), mirrors
+ *     made as it is packed, and every rank assembles its block's CSR on
+ *     all its cores (csr_from_coo_take: duplicates summed in ascending
+ *     value order, so the bits are those of the whole-file read).
+ *  5. The checks of solve_check_input, spread over the ranks (dcheck.h).
+ *
+ * Memory per rank: its span's triplets (16 bytes an entry), then the
+ * packed copy, then what arrives and its CSR: about 2.7x its block's CSR
+ * at the peak, against the whole matrix on rank 0 when it reads alone.
+ */
+#include "dsolve_priv.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../common/timer.h"
+#include "../common/trace.h"
+#include "../matrices/mm_range.h"
+#include "dist/dcheck.h"
+#include "dist/droute.h"
+
+/* what rank 0 and every other rank must see alike */
+typedef struct ranged_print {
+    int64_t size, data_off, rows, cols, entries;
+    int32_t symmetry, field, ok;
+    uint32_t crc_head, crc_tail;
+} ranged_print;
+
+static uint32_t crc_at(int fd, int64_t off, int64_t n)
+{
+    unsigned char buf[65536];
+    if (n > (int64_t)sizeof buf)
+        n = (int64_t)sizeof buf;
+    ssize_t got = n > 0 ? pread(fd, buf, (size_t)n, (off_t)off) : 0;
+    return (uint32_t)crc32(0L, buf, got > 0 ? (uInt)got : 0u);
+}
+
+static void print_of(const char *path, const mm_header *h, const mm_where *w, int ok,
+                     ranged_print *p)
+{
+    memset(p, 0, sizeof *p);
+    p->ok = ok;
+    if (!ok)
+        return;
+    p->size = w->file_size;
+    p->data_off = w->data_off;
+    p->rows = h->rows;
+    p->cols = h->cols;
+    p->entries = h->entries;
+    p->symmetry = h->symmetry;
+    p->field = h->field;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        p->ok = 0;
+        return;
+    }
+    p->crc_head = crc_at(fd, 0, w->file_size);
+    int64_t tail = w->file_size > 65536 ? w->file_size - 65536 : 0;
+    p->crc_tail = crc_at(fd, tail, w->file_size - tail);
+    close(fd);
+}
+
+int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_where *w)
+{
+    int me;
+    MPI_Comm_rank(comm, &me);
+    cls_error e;
+    cls_error_clear(&e);
+    int ok = mm_read_header_at(a_path, h, w, &e) == CLS_OK && mm_range_ok(h, w);
+    ranged_print mine, root;
+    print_of(a_path, h, w, ok, &mine);
+    root = mine;
+    if (MPI_Bcast(&root, (int)sizeof root, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        return 0;
+    int same = mine.ok && memcmp(&mine, &root, sizeof mine) == 0, all = 0;
+    if (MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
+        return 0;
+    return all;
+}
+
+static int64_t count_row_nnz(const void *ctx, int64_t i)
+{
+    return ((const int64_t *)ctx)[i];
+}
+
+/* 2. this rank's span, parsed; the count checked on the sums */
+static int parse_span(MPI_Comm comm, const char *path, const mm_header *h, const mm_where *w,
+                      const dsolve_options *opt, coo_matrix *C, cls_error *err)
+{
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    int64_t b = 0, e = 0, lines = 0;
+    int rc = mm_range_span(path, w, me, size, &b, &e, err);
+    if (!rc)
+        rc = mm_range_lines(path, b, e, &lines, err);
+    if ((rc = dsolve_agree(comm, rc, err)))
+        return rc;
+    int64_t before = 0, total = 0;
+    MPI_Exscan(&lines, &before, 1, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(&lines, &total, 1, MPI_INT64_T, MPI_SUM, comm);
+    if (me == 0)
+        before = 0; /* MPI_Exscan leaves rank 0's undefined */
+    const int64_t first_line = h->size_line + 1 + before;
+    mm_read_options ro = {.max_memory = opt->read_max_memory};
+    if (me == 0) { /* the daemon's cancel and drain reach rank 0's read */
+        ro.progress = opt->read_progress;
+        ro.progress_ctx = opt->read_ctx;
+    }
+    mm_span_result res;
+    rc = mm_read_span(path, &ro, h, b, e, first_line, C, &res, err);
+    /* the count: the declared one is passed within the span whose entries
+     * cross it, before any bad line after it (the whole-file read's order) */
+    int64_t ebefore = 0, etotal = 0;
+    MPI_Exscan(&res.entries, &ebefore, 1, MPI_INT64_T, MPI_SUM, comm);
+    MPI_Allreduce(&res.entries, &etotal, 1, MPI_INT64_T, MPI_SUM, comm);
+    if (me == 0)
+        ebefore = 0;
+    if (ebefore <= h->entries && ebefore + res.entries > h->entries)
+        rc = mm_span_fail_long(path, h, b, e, first_line, h->entries - ebefore, err);
+    if ((rc = dsolve_agree_plain(comm, rc, err)))
+        return rc;
+    return mm_check_count(path, h, etotal, h->size_line + total, err); /* alike on every rank */
+}
+
+int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, const mm_where *w,
+                       const dsolve_options *opt, int G, part_layout *L, csr_matrix *blk,
+                       int64_t *nnz, int64_t *duplicates, cls_error *err)
+{
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    coo_matrix C, mine;
+    coo_init(&C);
+    coo_init(&mine);
+    csr_init(blk);
+    memset(L, 0, sizeof *L);
+    int64_t *cnt = NULL, *rank_begin = NULL, *pnnz = NULL;
+    int rc = solve_check_shape(h->rows, h->cols, a_path, err);
+    if (rc)
+        goto done; /* alike on every rank: the header */
+    double t0 = cls_now();
+    if ((rc = parse_span(comm, a_path, h, w, opt, &C, err)))
+        goto done;
+    double t1 = cls_now();
+    cls_trace("input: ranged parse");
+    /* 3. the layout from every row's count (rows backed: mm_check_count) */
+    const int64_t n = h->rows;
+    const int mirror = h->symmetry == MM_SYMMETRIC ? 1 : h->symmetry == MM_SKEW_SYMMETRIC ? -1 : 0;
+    cnt = calloc((size_t)n, sizeof *cnt);
+    rank_begin = malloc(((size_t)size + 1) * sizeof *rank_begin);
+    rc = cnt && rank_begin ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the row counts");
+    if ((rc = dsolve_agree(comm, rc, err)))
+        goto done;
+    for (int64_t k = 0; k < C.nnz; k++) {
+        cnt[C.row[k]]++;
+        if (mirror && C.row[k] != C.col[k])
+            cnt[C.col[k]]++;
+    }
+    for (int64_t off = 0; off < n; off += DS_CHUNK) {
+        int c = (int)(n - off < DS_CHUNK ? n - off : DS_CHUNK);
+        if (MPI_Allreduce(MPI_IN_PLACE, cnt + off, c, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS) {
+            rc = cls_fail(err, CLS_EOTHER, "MPI_Allreduce(row counts) failed");
+            break;
+        }
+    }
+    if (!rc)
+        rc = part_plan(n, count_row_nnz, cnt, size, G, opt->min_rows_per_part, DSOLVE_MAX_PARTS, L,
+                       err);
+    free(cnt);
+    cnt = NULL;
+    if ((rc = dsolve_agree(comm, rc, err)))
+        goto done;
+    for (int r = 0; r <= size; r++)
+        rank_begin[r] = L->begin[L->first[r]];
+    double t2 = cls_now();
+    /* 4. every triplet to its row's rank, then this rank's CSR */
+    rc = droute_coo(comm, rank_begin, &C, mirror, &mine, err);
+    if ((rc = dsolve_agree(comm, rc, err)))
+        goto done;
+    double t3 = cls_now();
+    const int64_t rb = rank_begin[me], re = rank_begin[me + 1];
+    for (int64_t k = 0; k < mine.nnz; k++)
+        mine.row[k] -= (int32_t)rb;
+    mine.nrows = re - rb;
+    mine.ncols = n;
+    int64_t expanded = 0, dups = 0;
+    rc = csr_from_coo_take(&mine, 0, 0, blk, &expanded, &dups, err);
+    if (!rc)
+        blk->ncols = n;
+    if ((rc = dsolve_agree(comm, rc, err)))
+        goto done;
+    double t4 = cls_now();
+    /* the parts' stored entries, now that duplicates are summed */
+    pnnz = calloc((size_t)L->nparts, sizeof *pnnz);
+    rc = pnnz ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the layout");
+    if ((rc = dsolve_agree(comm, rc, err)))
+        goto done;
+    for (int k = L->first[me]; k < L->first[me + 1]; k++)
+        pnnz[k] = blk->rowptr[L->begin[k + 1] - rb] - blk->rowptr[L->begin[k] - rb];
+    int64_t sums[2] = {blk->nnz, dups};
+    if (MPI_Allreduce(MPI_IN_PLACE, pnnz, L->nparts, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
+        MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS)
+        rc = cls_fail(err, CLS_EOTHER, "MPI_Allreduce(layout) failed");
+    if ((rc = dsolve_agree(comm, rc, err)))
+        goto done;
+    memcpy(L->nnz, pnnz, (size_t)L->nparts * sizeof *pnnz);
+    *nnz = sums[0];
+    *duplicates = sums[1];
+    /* 5. the checks */
+    rc = dcheck_matrix(comm, rank_begin, blk, mirror != 0, a_path, err);
+    double t5 = cls_now();
+    char line[200];
+    snprintf(line, sizeof line,
+             "input: ranged read: parse %.3f s, layout %.3f s, route %.3f s, assemble %.3f s, "
+             "check %.3f s",
+             t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
+    cls_trace(line);
+done:
+    free(cnt);
+    free(rank_begin);
+    free(pnnz);
+    coo_free(&C);
+    coo_free(&mine);
+    if (rc) {
+        csr_free(blk);
+        part_free(L);
+    }
+    return rc;
+}
