@@ -6,7 +6,8 @@
 #    CPU devices): iterations within +-1 and x within 1e-10 relative of the
 #    one-rank result (the solver is built to give the same bits: compensated
 #    dots, partition-independent SpMV; the test asks only what the issue asks)
-#  - the three input paths (rank 0 scatters, --read-everywhere, gen:)
+#  - the four input paths (rank 0 scatters, --read everywhere, --read ranged
+#    (test_ranged_read.sh has its own cases), gen:)
 #  - edge cases: more parts than rows, a part with no ghosts, a rank with no
 #    OpenCL device (clear error, same exit code everywhere), exit codes 2/3/4
 #  - the halo unit test under mpirun
@@ -138,10 +139,11 @@ fi
 unset POCL_DEVICES
 
 # the three input paths give the same system
-run file 3 -- $t/p3.mtx --tol 1e-10 --min-rows-per-part 1
+run file 3 -- $t/p3.mtx --tol 1e-10 --min-rows-per-part 1 --read rank0
 run every 3 -- $t/p3.mtx --tol 1e-10 --min-rows-per-part 1 --read-everywhere
+run ranged 3 -- $t/p3.mtx --tol 1e-10 --min-rows-per-part 1 --read ranged
 run gen 3 -- gen:poisson3d:14 --tol 1e-10 --min-rows-per-part 1
-for r in every gen; do
+for r in every ranged gen; do
     [ "$(cat $t/$r.rc)" = 0 ] && ok || bad "input $r: exit $(cat $t/$r.rc)"
     same "$(its file)" "$(its $r)" $t/file.mtx $t/$r.mtx "input path $r"
 done
