@@ -114,24 +114,24 @@ static int bin_load_array(int fd, void *dst, int64_t count, size_t elem, off_t o
 
 /* Row i's checks: 0, or its error in err. */
 static int bin_row_check(const csr_matrix *A, const mm_header *h, const char *path, int64_t i,
-                         cls_error *err)
+                         int64_t base, cls_error *err)
 {
     const int64_t b = A->rowptr[i], e = A->rowptr[i + 1];
     if ((i == 0 && b != 0) || e < b || e > h->entries)
         return cls_fail(err, CLS_EINPUT,
                         "%s: row %lld: row pointers %lld .. %lld (they start at 0, never "
                         "decrease and end at %lld entries)",
-                        path, (long long)i + 1, (long long)b, (long long)e, (long long)h->entries);
+                        path, (long long)(base + i) + 1, (long long)b, (long long)e, (long long)h->entries);
     for (int64_t j = b; j < e; j++) {
         const int32_t c = A->col[j];
         if (c < 0 || c >= h->cols)
             return cls_fail(err, CLS_EINPUT, "%s: row %lld: column %lld out of range 1..%lld", path,
-                            (long long)i + 1, (long long)c + 1, (long long)h->cols);
+                            (long long)(base + i) + 1, (long long)c + 1, (long long)h->cols);
         if (j > b && c <= A->col[j - 1])
             return cls_fail(err, CLS_EINPUT,
                             "%s: row %lld: column %lld after %lld (columns must increase "
                             "within a row: sorted, no duplicates)",
-                            path, (long long)i + 1, (long long)c + 1, (long long)A->col[j - 1] + 1);
+                            path, (long long)(base + i) + 1, (long long)c + 1, (long long)A->col[j - 1] + 1);
     }
     return CLS_OK;
 }
@@ -150,39 +150,134 @@ static void bin_check_range(void *ctx, int range, int64_t b, int64_t e)
     cls_error scratch;
     C->first[range] = -1;
     for (int64_t i = b; i < e; i++)
-        if (bin_row_check(C->A, C->h, "", i, &scratch)) {
+        if (bin_row_check(C->A, C->h, "", i, 0, &scratch)) {
             C->first[range] = i;
             return;
         }
 }
 
-int csr_bin_read(const char *path, uint64_t max_memory, csr_matrix *A, mm_header *h, cls_error *err)
+/* Opens the file and checks its header against its size and the memory
+ * allowed (0: no limit). *fd is open on success. */
+static int bin_open(const char *path, uint64_t max_memory, int *fd, mm_header *hh, cls_error *err)
 {
-    csr_init(A);
     const uint16_t one = 1;
+    *fd = -1;
     if (*(const unsigned char *)&one != 1)
         return cls_fail(err, CLS_EOTHER, "%s: binary CSR needs a little-endian host", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0)
         return cls_fail(err, CLS_EINPUT, "%s: cannot open: %s", path, strerror(errno));
     unsigned char hb[CSR_BIN_HEADER];
     struct stat st;
     int rc = CLS_OK;
     uint64_t want = 0;
-    mm_header hh;
-    if (fstat(fd, &st) != 0 || read_all(fd, hb, sizeof hb) != 0)
+    if (fstat(*fd, &st) != 0 || read_all(*fd, hb, sizeof hb) != 0)
         rc = cls_fail(err, CLS_EINPUT, "%s: byte 0: shorter than the %d-byte header", path,
                       CSR_BIN_HEADER);
-    else if (!(rc = csr_bin_header(hb, path, &hh, &want, err)) && (uint64_t)st.st_size != want)
+    else if (!(rc = csr_bin_header(hb, path, hh, &want, err)) && (uint64_t)st.st_size != want)
         rc = cls_fail(err, CLS_EINPUT,
                       "%s: the file has %lld bytes but its header (%lld x %lld, %lld entries) "
                       "makes %llu",
-                      path, (long long)st.st_size, (long long)hh.rows, (long long)hh.cols,
-                      (long long)hh.entries, (unsigned long long)want);
+                      path, (long long)st.st_size, (long long)hh->rows, (long long)hh->cols,
+                      (long long)hh->entries, (unsigned long long)want);
     else if (max_memory && want > max_memory)
         rc = cls_fail(err, CLS_EOTHER,
                       "%s: reading this matrix needs %.1f MB; %.1f MB are available", path,
                       (double)want / 1048576.0, (double)max_memory / 1048576.0);
+    if (rc) {
+        close(*fd);
+        *fd = -1;
+    }
+    return rc;
+}
+
+/* Rows [0, A->nrows) checked in parallel ranges: the first bad row's error
+ * (rows numbered from base + 1 in the message), or CLS_OK. */
+static int bin_check_rows(const csr_matrix *A, const mm_header *h, const char *path, int64_t base,
+                          cls_error *err)
+{
+    const int64_t grain = 65536;
+    const int nr = cls_parallel_ranges(A->nrows, grain);
+    int64_t *first = malloc((size_t)nr * sizeof *first);
+    if (!first)
+        return cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
+    bin_check C = {A, h, first};
+    cls_parallel_for(A->nrows, grain, bin_check_range, &C);
+    int rc = CLS_OK;
+    for (int r = 0; r < nr && !rc; r++)
+        if (first[r] >= 0)
+            rc = bin_row_check(A, h, path, first[r], base, err);
+    free(first);
+    return rc;
+}
+
+int csr_bin_read_rowptr(const char *path, mm_header *h, int64_t **rowptr, cls_error *err)
+{
+    int fd;
+    *rowptr = NULL;
+    int rc = bin_open(path, 0, &fd, h, err);
+    if (rc)
+        return rc;
+    int64_t *rp = malloc((size_t)(h->rows + 1) * sizeof *rp);
+    if (!rp)
+        rc = cls_fail(err, CLS_EOTHER, "%s: out of memory for the row pointers", path);
+    else if (bin_load_array(fd, rp, h->rows + 1, 8, CSR_BIN_HEADER))
+        rc = cls_fail(err, CLS_EINPUT, "%s: read failed: %s", path, strerror(errno));
+    close(fd);
+    for (int64_t i = 0; !rc && i < h->rows; i++)
+        if (rp[0] != 0 || rp[i + 1] < rp[i] || rp[i + 1] > h->entries)
+            rc = cls_fail(err, CLS_EINPUT, "%s: row %lld: bad row pointers", path,
+                          (long long)i + 1);
+    if (!rc && rp[h->rows] != h->entries)
+        rc = cls_fail(err, CLS_EINPUT, "%s: the last row pointer is not %lld", path,
+                      (long long)h->entries);
+    if (rc) {
+        free(rp);
+        return rc;
+    }
+    *rowptr = rp;
+    return CLS_OK;
+}
+
+int csr_bin_read_rows(const char *path, const mm_header *h, const int64_t *rowptr, int64_t r0,
+                      int64_t r1, csr_matrix *B, cls_error *err)
+{
+    csr_init(B);
+    int fd;
+    mm_header hh;
+    int rc = bin_open(path, 0, &fd, &hh, err);
+    if (rc)
+        return rc;
+    const int64_t k0 = rowptr[r0], nnz = rowptr[r1] - k0;
+    if (hh.rows != h->rows || hh.cols != h->cols || hh.entries != h->entries)
+        rc = cls_fail(err, CLS_EOTHER, "%s: the file changed while it was read", path);
+    if (!rc)
+        rc = csr_alloc(B, r1 - r0, h->cols, nnz, err);
+    const off_t o_col = CSR_BIN_HEADER + 8 * (off_t)(h->rows + 1),
+                o_val = o_col + 4 * (off_t)h->entries;
+    if (!rc && (bin_load_array(fd, B->col, nnz, 4, o_col + 4 * (off_t)k0) ||
+                bin_load_array(fd, B->val, nnz, 8, o_val + 8 * (off_t)k0)))
+        rc = cls_fail(err, CLS_EINPUT, "%s: read failed: %s", path, strerror(errno));
+    close(fd);
+    for (int64_t i = r0; !rc && i <= r1; i++)
+        B->rowptr[i - r0] = rowptr[i] - k0;
+    mm_header hb = *h; /* the block's entries bound its row pointers */
+    hb.entries = nnz;
+    if (!rc && B->nrows > 0)
+        rc = bin_check_rows(B, &hb, path, r0, err);
+    if (rc)
+        csr_free(B);
+    return rc;
+}
+
+int csr_bin_read(const char *path, uint64_t max_memory, csr_matrix *A, mm_header *h, cls_error *err)
+{
+    csr_init(A);
+    int fd;
+    mm_header hh;
+    int rc = bin_open(path, max_memory, &fd, &hh, err);
+    if (rc)
+        return rc;
     if (!rc)
         rc = csr_alloc(A, hh.rows, hh.cols, hh.entries, err);
     const off_t o_rp = CSR_BIN_HEADER, o_col = o_rp + 8 * (off_t)(hh.rows + 1),
@@ -193,21 +288,8 @@ int csr_bin_read(const char *path, uint64_t max_memory, csr_matrix *A, mm_header
         rc = cls_fail(err, CLS_EINPUT, "%s: read failed: %s", path, strerror(errno));
     close(fd);
     /* the row pointers, then each row's columns: in range, increasing */
-    if (!rc && hh.rows > 0) {
-        const int64_t grain = 65536;
-        const int nr = cls_parallel_ranges(hh.rows, grain);
-        int64_t *first = malloc((size_t)nr * sizeof *first);
-        if (!first) {
-            rc = cls_fail(err, CLS_EOTHER, "%s: out of memory", path);
-        } else {
-            bin_check C = {A, &hh, first};
-            cls_parallel_for(hh.rows, grain, bin_check_range, &C);
-            for (int r = 0; r < nr && !rc; r++)
-                if (first[r] >= 0)
-                    rc = bin_row_check(A, &hh, path, first[r], err);
-            free(first);
-        }
-    }
+    if (!rc && hh.rows > 0)
+        rc = bin_check_rows(A, &hh, path, 0, err);
     if (!rc && hh.rows == 0 && hh.entries != 0)
         rc = cls_fail(err, CLS_EINPUT, "%s: no rows but %lld entries", path, (long long)hh.entries);
     if (!rc && hh.rows > 0 && A->rowptr[hh.rows] != hh.entries)

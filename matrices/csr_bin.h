@@ -46,6 +46,14 @@ int csr_bin_header(const unsigned char *buf, const char *name, mm_header *h, uin
  * the header against the file's size). */
 int csr_bin_read(const char *path, uint64_t max_memory, csr_matrix *A, mm_header *h,
                  cls_error *err);
+/* Ranged reads (several ranks, each its own rows): the header and every
+ * row pointer, checked (from 0, never decreasing, ending at nnz; *rowptr
+ * malloc'ed); then rows [r0, r1) alone (B: its row pointers from 0, the
+ * columns and values read from their offsets), each row checked as
+ * csr_bin_read checks it, the message naming the row of the file. */
+int csr_bin_read_rowptr(const char *path, mm_header *h, int64_t **rowptr, cls_error *err);
+int csr_bin_read_rows(const char *path, const mm_header *h, const int64_t *rowptr, int64_t r0,
+                      int64_t r1, csr_matrix *B, cls_error *err);
 /* Writes A in the form (tests, tools). */
 int csr_bin_write(const char *path, const csr_matrix *A, cls_error *err);
 

@@ -20,6 +20,7 @@
 
 #include "../common/parallel.h"
 #include "../common/trace.h"
+#include "../matrices/csr_bin.h"
 #include "../matrices/gen_rows.h"
 #include "../matrices/mm.h"
 
@@ -316,15 +317,18 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     int ranged = 0;
     mm_header rh;
     mm_where rw;
+    int64_t *bin_rowptr = NULL;
     if (!gen && (mode == DSOLVE_READ_RANGED || (mode == DSOLVE_READ_AUTO && size > 1))) {
-        ranged = dsolve_ranged_possible(comm, a_path, &rh, &rw);
+        ranged = dsolve_ranged_possible(comm, a_path, &rh, &rw, &bin_rowptr);
         if (!ranged && mode == DSOLVE_READ_RANGED) {
-            if (me == 0 && !(rc = mm_read_header_at(a_path, &rh, &rw, err)))
+            if (me == 0 && !(rc = mm_read_header_at(a_path, &rh, &rw, err)) &&
+                !(rw.binary && (rc = csr_bin_read_rowptr(a_path, &rh, &bin_rowptr, err))))
                 rc = cls_fail(err, CLS_EINPUT,
                               "%s: cannot be read in ranges (--read ranged): that needs a plain "
-                              "(not gzip) coordinate Matrix Market file that every rank sees "
-                              "alike",
+                              "(not gzip) coordinate Matrix Market file or the binary form that "
+                              "every rank sees alike",
                               a_path);
+            free(bin_rowptr);
             return dsolve_agree(comm, me == 0 ? rc : CLS_OK, err);
         }
     }
@@ -339,8 +343,10 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         if (!rc && me == 0)
             rc = read_vectors(a_path, b_paths, nb_paths, x0_path, hdr.nrows, &bf, &nrhs, &x0f, err);
     } else if (ranged) {
-        rc = dsolve_read_ranged(comm, a_path, &rh, &rw, opt, G, &in->L, &in->blk, &hdr.nnz,
-                                &hdr.duplicates, err);
+        rc = dsolve_read_ranged(comm, a_path, &rh, &rw, bin_rowptr, opt, G, &in->L, &in->blk,
+                                &hdr.nnz, &hdr.duplicates, err);
+        free(bin_rowptr);
+        bin_rowptr = NULL;
         if (rc)
             goto done; /* agreed */
         hdr.nrows = hdr.ncols = rh.rows;

@@ -27,6 +27,7 @@
 #include "dsolve_priv.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 
 #include "../common/timer.h"
 #include "../common/trace.h"
+#include "../matrices/csr_bin.h"
 #include "../matrices/mm_range.h"
 #include "dist/dcheck.h"
 #include "dist/droute.h"
@@ -42,7 +44,7 @@
 /* what rank 0 and every other rank must see alike */
 typedef struct ranged_print {
     int64_t size, data_off, rows, cols, entries;
-    int32_t symmetry, field, ok;
+    int32_t symmetry, field, ok, binary;
     uint32_t crc_head, crc_tail;
 } ranged_print;
 
@@ -60,9 +62,11 @@ static void print_of(const char *path, const mm_header *h, const mm_where *w, in
 {
     memset(p, 0, sizeof *p);
     p->ok = ok;
+    p->binary = w->binary;
     if (!ok)
         return;
-    p->size = w->file_size;
+    struct stat st;
+    p->size = stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
     p->data_off = w->data_off;
     p->rows = h->rows;
     p->cols = h->cols;
@@ -80,13 +84,17 @@ static void print_of(const char *path, const mm_header *h, const mm_where *w, in
     close(fd);
 }
 
-int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_where *w)
+int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_where *w,
+                           int64_t **bin_rowptr)
 {
-    int me;
-    MPI_Comm_rank(comm, &me);
     cls_error e;
     cls_error_clear(&e);
-    int ok = mm_read_header_at(a_path, h, w, &e) == CLS_OK && mm_range_ok(h, w);
+    *bin_rowptr = NULL;
+    int ok = mm_read_header_at(a_path, h, w, &e) == CLS_OK && (w->binary || mm_range_ok(h, w));
+    /* the binary form: every rank needs every row pointer for the layout;
+     * bad ones are left to rank 0's read, which says where */
+    if (ok && w->binary)
+        ok = csr_bin_read_rowptr(a_path, h, bin_rowptr, &e) == CLS_OK;
     ranged_print mine, root;
     print_of(a_path, h, w, ok, &mine);
     root = mine;
@@ -94,7 +102,11 @@ int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_w
         return 0;
     int same = mine.ok && memcmp(&mine, &root, sizeof mine) == 0, all = 0;
     if (MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS)
-        return 0;
+        all = 0;
+    if (!all) {
+        free(*bin_rowptr);
+        *bin_rowptr = NULL;
+    }
     return all;
 }
 
@@ -143,10 +155,62 @@ static int parse_span(MPI_Comm comm, const char *path, const mm_header *h, const
     return mm_check_count(path, h, etotal, h->size_line + total, err); /* alike on every rank */
 }
 
-int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, const mm_where *w,
-                       const dsolve_options *opt, int G, part_layout *L, csr_matrix *blk,
-                       int64_t *nnz, int64_t *duplicates, cls_error *err)
+static int64_t rowptr_row_nnz(const void *ctx, int64_t i)
 {
+    const int64_t *rp = ctx;
+    return rp[i + 1] - rp[i];
+}
+
+/* The binary form: the layout from the row pointers every rank holds, then
+ * each rank reads its rows' columns and values from their offsets. */
+static int read_binary(MPI_Comm comm, const char *a_path, const mm_header *h,
+                       const int64_t *rowptr, const dsolve_options *opt, int G, part_layout *L,
+                       csr_matrix *blk, int64_t *nnz, int64_t *duplicates, cls_error *err)
+{
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    int rc = solve_check_shape(h->rows, h->cols, a_path, err);
+    if (!rc)
+        rc = part_plan(h->rows, rowptr_row_nnz, rowptr, size, G, opt->min_rows_per_part,
+                       DSOLVE_MAX_PARTS, L, err);
+    if (rc) /* alike on every rank: the header and the row pointers */
+        return rc;
+    int64_t *rank_begin = malloc(((size_t)size + 1) * sizeof *rank_begin);
+    if (rank_begin) {
+        for (int r = 0; r <= size; r++)
+            rank_begin[r] = L->begin[L->first[r]];
+        rc = csr_bin_read_rows(a_path, h, rowptr, rank_begin[me], rank_begin[me + 1], blk, err);
+    } else {
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the layout");
+    }
+    if (!rc)
+        blk->ncols = h->rows;
+    if (!(rc = dsolve_agree_plain(comm, rc, err))) {
+        *nnz = h->entries;
+        *duplicates = 0;
+        cls_trace("input: ranged read of the binary form");
+        rc = dcheck_matrix(comm, rank_begin, blk, 0, a_path, err);
+    }
+    free(rank_begin);
+    return rc;
+}
+
+int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, const mm_where *w,
+                       const int64_t *bin_rowptr, const dsolve_options *opt, int G,
+                       part_layout *L, csr_matrix *blk, int64_t *nnz, int64_t *duplicates,
+                       cls_error *err)
+{
+    if (w->binary) {
+        memset(L, 0, sizeof *L);
+        csr_init(blk);
+        int rc = read_binary(comm, a_path, h, bin_rowptr, opt, G, L, blk, nnz, duplicates, err);
+        if (rc) {
+            csr_free(blk);
+            part_free(L);
+        }
+        return rc;
+    }
     int me, size;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);

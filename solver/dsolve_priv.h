@@ -44,13 +44,16 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
                  cls_error *err);
 /* The ranged read (dinput_ranged.c). dsolve_ranged_possible is collective:
  * 1 on every rank when every rank sees rank 0's file and it can be read in
- * ranges (its header and where in h, w); dsolve_read_ranged reads it so,
+ * ranges (its header and where in h, w; for the binary form, every row
+ * pointer in *bin_rowptr, malloc'ed); dsolve_read_ranged reads it so,
  * leaving the layout and this rank's block, the stored entries and the
  * duplicates summed, checked as solve_check_input checks; agreed. */
-int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_where *w);
+int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_where *w,
+                           int64_t **bin_rowptr);
 int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, const mm_where *w,
-                       const dsolve_options *opt, int G, part_layout *L, csr_matrix *blk,
-                       int64_t *nnz, int64_t *duplicates, cls_error *err);
+                       const int64_t *bin_rowptr, const dsolve_options *opt, int G,
+                       part_layout *L, csr_matrix *blk, int64_t *nnz, int64_t *duplicates,
+                       cls_error *err);
 /* x_exp[c] per right-hand side */
 int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err);
 int dsolve_unscale_x(double *x, int64_t n, int x_exp, cls_error *err);

@@ -14,6 +14,8 @@
 #    file), the count declared too high or too low, a negative diagonal in
 #    the last rank's rows, an unsymmetric pair whose halves are on two
 #    ranks (the distributed symmetry check);
+#  - the binary CSR form: the same, and a bad column in any rank's rows
+#    named at its row of the file; bad row pointers left to rank 0's read;
 #  - gzip: --read auto falls back to rank 0, --read ranged is refused;
 #    --read bogus is a usage error.
 # The sanitized stage (CLSOLVE_TEST_STAGE=sanitized) runs fewer rank counts
@@ -176,6 +178,44 @@ grep -q "tok95.mtx:[0-9]*: column index is not a number" <<<"$(msg one)" && ok |
 run one 1 $t/unsym.mtx
 grep -q "not symmetric: a(1,$((1 + 121)))" <<<"$(msg one)" && ok || bad "unsym: $(msg one)"
 echo "bad files: the same message and exit on 2 and 4 ranks as on one"
+
+# ---- the binary CSR form: every rank reads its rows' bytes (the row
+# pointers for the layout); bad columns reported at the file's row
+"$CLSOLVE" gen poisson3d 11 -o $t/p.bin >/dev/null
+$PY - "$t" <<'PY'
+import struct, sys
+t = sys.argv[1]
+b = bytearray(open(t + "/p.bin", "rb").read())
+n, m, nnz = struct.unpack_from("<qqq", b, 8)
+rp = struct.unpack_from("<%dq" % (n + 1), b, 32)
+col0 = 32 + 8 * (n + 1)
+def bad(name, row, what):
+    c = bytearray(b)
+    k = rp[row] + 1  # the row's second entry
+    if what == "range":
+        struct.pack_into("<i", c, col0 + 4 * k, n + 5)
+    elif what == "order":
+        struct.pack_into("<i", c, col0 + 4 * k, struct.unpack_from("<i", c, col0 + 4 * (k - 1))[0])
+    else:  # a row pointer that decreases
+        struct.pack_into("<q", c, 32 + 8 * row, rp[row + 1] + 1)
+    open(t + "/" + name, "wb").write(c)
+bad("bincol.bin", n - 3, "range")
+bad("binord.bin", n // 2, "order")
+bad("binrp.bin", n // 3, "rowptr")
+PY
+for np in 1 2 4; do
+    run r0 $np $t/p.bin --read rank0 --min-rows-per-part 1
+    run rg $np $t/p.bin --read ranged --min-rows-per-part 1
+    [ "$(cat $t/rg.rc)" = 0 ] && cmp -s $t/r0.x $t/rg.x && [ "$(info r0)" = "$(info rg)" ] && ok ||
+        bad "binary np=$np: exit $(cat $t/rg.rc) $(msg rg)"
+done
+for f in bincol binord binrp; do
+    run one 1 $t/$f.bin --read rank0
+    run rg 4 $t/$f.bin --min-rows-per-part 1
+    [ -n "$(msg one)" ] && [ "$(cat $t/rg.rc)" = "$(cat $t/one.rc)" ] && [ "$(msg rg)" = "$(msg one)" ] && ok ||
+        bad "$f np=4: exit $(cat $t/rg.rc) '$(msg rg)', one rank: $(cat $t/one.rc) '$(msg one)'"
+done
+echo "binary form: ranged = rank 0's read; bad columns at the file's row from any rank"
 
 # ---- what is not read in ranges
 gzip -kf $t/sym.mtx
