@@ -34,6 +34,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../common/parallel.h"
 #include "../common/timer.h"
 #include "../common/trace.h"
 #include "../matrices/csr_bin.h"
@@ -108,6 +109,25 @@ int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_w
         *bin_rowptr = NULL;
     }
     return all;
+}
+
+/* each row's entries, mirrors included, counted on every core */
+typedef struct count_ctx {
+    const coo_matrix *C;
+    int64_t *cnt;
+    int mirror;
+} count_ctx;
+
+static void count_range(void *arg, int range, int64_t k0, int64_t k1)
+{
+    (void)range;
+    const count_ctx *c = arg;
+    for (int64_t k = k0; k < k1; k++) {
+        const int32_t i = c->C->row[k], j = c->C->col[k];
+        __atomic_fetch_add(&c->cnt[i], 1, __ATOMIC_RELAXED);
+        if (c->mirror && i != j)
+            __atomic_fetch_add(&c->cnt[j], 1, __ATOMIC_RELAXED);
+    }
 }
 
 static int64_t count_row_nnz(const void *ctx, int64_t i)
@@ -236,11 +256,9 @@ int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, co
     rc = cnt && rank_begin ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the row counts");
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;
-    for (int64_t k = 0; k < C.nnz; k++) {
-        cnt[C.row[k]]++;
-        if (mirror && C.row[k] != C.col[k])
-            cnt[C.col[k]]++;
-    }
+    count_ctx cc = {&C, cnt, mirror};
+    if (C.nnz > 0)
+        cls_parallel_for(C.nnz, 65536, count_range, &cc);
     for (int64_t off = 0; off < n; off += DS_CHUNK) {
         int c = (int)(n - off < DS_CHUNK ? n - off : DS_CHUNK);
         if (MPI_Allreduce(MPI_IN_PLACE, cnt + off, c, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS) {

@@ -1,10 +1,13 @@
 /*
- * droute.c: triplets to the owners of their rows (droute.h). The records
- * are packed straight from the triplet arrays into one send buffer grouped
- * by destination (a count pass, then a fill), so the peak is the triplets
- * plus the packed copy until the triplets are freed, then the packed copy
- * plus what arrives. MPI counts are ints: a rank that would send or
- * receive 2^31 records or more in one exchange is told to use more ranks.
+ * droute.c: triplets to the owners of their rows (droute.h). The triplets
+ * are packed on every core into three send arrays grouped by destination
+ * (a count pass, then a fill, over fixed ranges: within a destination the
+ * order is C's whatever the thread count), and three MPI_Alltoallv (rows,
+ * columns, values) receive straight into the arrays the assembly reads.
+ * The peak is the triplets plus the packed copy until the triplets are
+ * freed, then the packed copy plus what arrives. MPI counts are ints: a
+ * rank that would send or receive 2^31 entries or more in one exchange is
+ * told to use more ranks.
  */
 #include "droute.h"
 
@@ -12,10 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct droute_rec {
-    int32_t row, col;
-    double val;
-} droute_rec;
+#include "../../common/parallel.h"
 
 int droute_owner(const int64_t *rank_begin, int size, int64_t row)
 {
@@ -30,22 +30,62 @@ int droute_owner(const int64_t *rank_begin, int size, int64_t row)
     return lo;
 }
 
-/* Calls put(r, row, col, val) for every record C gives, mirrors included. */
-#define DROUTE_EACH(C, mirror, BODY)                                                               \
-    for (int64_t k_ = 0; k_ < (C)->nnz; k_++) {                                                    \
-        int32_t i_ = (C)->row[k_], j_ = (C)->col[k_];                                              \
-        double v_ = (C)->val[k_];                                                                  \
-        {                                                                                          \
-            int32_t row = i_, col = j_;                                                            \
-            double val = v_;                                                                       \
-            BODY                                                                                   \
-        }                                                                                          \
-        if ((mirror) && i_ != j_) {                                                                \
-            int32_t row = j_, col = i_;                                                            \
-            double val = (mirror) < 0 ? -v_ : v_;                                                  \
-            BODY                                                                                   \
-        }                                                                                          \
+/* The packing, on every core: fixed ranges of C's entries (in order), each
+ * counting its records per destination, then writing them at its own
+ * offsets, so the records of a destination keep C's order whatever the
+ * thread count. */
+typedef struct pack_ctx {
+    const coo_matrix *C;
+    int mirror, size;
+    const int64_t *rank_begin;
+    int64_t *cnt; /* ranges x size: counts, then write positions */
+    int32_t *row, *col;
+    double *val;
+} pack_ctx;
+
+/* the owner of row, starting from the last one found (rows of a span are
+ * mostly near each other) */
+static inline int owner_near(const pack_ctx *c, int *last, int64_t row)
+{
+    int r = *last;
+    if (!(c->rank_begin[r] <= row && row < c->rank_begin[r + 1]))
+        r = *last = droute_owner(c->rank_begin, c->size, row);
+    return r;
+}
+
+static void pack_count(void *arg, int range, int64_t k0, int64_t k1)
+{
+    pack_ctx *c = arg;
+    int64_t *cnt = c->cnt + (size_t)range * (size_t)c->size;
+    int last = 0;
+    for (int64_t k = k0; k < k1; k++) {
+        const int32_t i = c->C->row[k], j = c->C->col[k];
+        cnt[owner_near(c, &last, i)]++;
+        if (c->mirror && i != j)
+            cnt[owner_near(c, &last, j)]++;
     }
+}
+
+static void pack_fill(void *arg, int range, int64_t k0, int64_t k1)
+{
+    pack_ctx *c = arg;
+    int64_t *pos = c->cnt + (size_t)range * (size_t)c->size;
+    int last = 0;
+    for (int64_t k = k0; k < k1; k++) {
+        const int32_t i = c->C->row[k], j = c->C->col[k];
+        const double v = c->C->val[k];
+        int64_t at = pos[owner_near(c, &last, i)]++;
+        c->row[at] = i;
+        c->col[at] = j;
+        c->val[at] = v;
+        if (c->mirror && i != j) {
+            at = pos[owner_near(c, &last, j)]++;
+            c->row[at] = j;
+            c->col[at] = i;
+            c->val[at] = c->mirror < 0 ? -v : v;
+        }
+    }
+}
 
 /* 1 on every rank when any rank's rc is not CLS_OK (the caller agrees on
  * the message: a rank that did not fail keeps CLS_OK) */
@@ -56,6 +96,8 @@ static int any_failed(MPI_Comm comm, int rc)
     return anybad;
 }
 
+#define PACK_GRAIN 65536
+
 int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror,
                coo_matrix *out, cls_error *err)
 {
@@ -63,42 +105,50 @@ int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirr
     MPI_Comm_size(comm, &size);
     coo_init(out);
     int rc = CLS_OK;
-    int64_t *cnt = calloc((size_t)size * 2, sizeof *cnt), *pos = cnt ? cnt + size : NULL;
+    const int nr = cls_parallel_ranges(C->nnz, PACK_GRAIN);
+    pack_ctx pc = {.C = C, .mirror = mirror, .size = size, .rank_begin = rank_begin};
+    pc.cnt = calloc((size_t)nr * (size_t)size, sizeof *pc.cnt);
     int *sc = calloc((size_t)size * 4, sizeof *sc);
-    droute_rec *send = NULL, *recv = NULL;
-    MPI_Datatype rec = MPI_DATATYPE_NULL;
     int64_t total = 0, in = 0;
-    if (!cnt || !sc) {
+    if (!pc.cnt || !sc) {
         rc = cls_fail(err, CLS_EOTHER, "out of memory routing the entries");
     } else {
-        DROUTE_EACH(C, mirror,
-                    { (void)col; (void)val; cnt[droute_owner(rank_begin, size, row)]++; })
+        if (C->nnz > 0)
+            cls_parallel_for(C->nnz, PACK_GRAIN, pack_count, &pc);
+        /* the write positions: destination by destination, range by range */
         for (int r = 0; r < size; r++) {
-            pos[r] = total;
-            total += cnt[r];
+            int64_t n_r = 0;
+            for (int q = 0; q < nr; q++) {
+                int64_t *x = &pc.cnt[(size_t)q * (size_t)size + (size_t)r];
+                int64_t c = *x;
+                *x = total + n_r;
+                n_r += c;
+            }
+            sc[r] = n_r > INT_MAX ? INT_MAX : (int)n_r;
+            sc[size + r] = total > INT_MAX ? 0 : (int)total;
+            total += n_r;
         }
         if (total > INT_MAX)
             rc = cls_fail(err, CLS_EOTHER,
                           "%lld entries to send from one rank: more than one exchange carries; "
                           "run on more ranks",
                           (long long)total);
-        else if (!(send = malloc((size_t)(total ? total : 1) * sizeof *send)))
-            rc = cls_fail(err, CLS_EOTHER, "out of memory routing %lld entries", (long long)total);
+        else {
+            size_t t = (size_t)(total ? total : 1);
+            pc.row = malloc(t * sizeof *pc.row);
+            pc.col = malloc(t * sizeof *pc.col);
+            pc.val = malloc(t * sizeof *pc.val);
+            if (!pc.row || !pc.col || !pc.val)
+                rc = cls_fail(err, CLS_EOTHER, "out of memory routing %lld entries",
+                              (long long)total);
+        }
     }
     if (any_failed(comm, rc))
         goto done;
-    int *sd = sc + size, *rcnt = sc + 2 * size, *rd = sc + 3 * size;
-    DROUTE_EACH(C, mirror, {
-        droute_rec *d = &send[pos[droute_owner(rank_begin, size, row)]++];
-        d->row = row;
-        d->col = col;
-        d->val = val;
-    })
+    if (C->nnz > 0)
+        cls_parallel_for(C->nnz, PACK_GRAIN, pack_fill, &pc);
     coo_free(C);
-    for (int r = 0; r < size; r++) {
-        sc[r] = (int)cnt[r];
-        sd[r] = (int)(pos[r] - cnt[r]);
-    }
+    int *sd = sc + size, *rcnt = sc + 2 * size, *rd = sc + 3 * size;
     if (MPI_Alltoall(sc, 1, MPI_INT, rcnt, 1, MPI_INT, comm) != MPI_SUCCESS)
         rc = cls_fail(err, CLS_EOTHER, "MPI_Alltoall(entry counts) failed");
     for (int r = 0; r < size && !rc; r++) {
@@ -110,39 +160,36 @@ int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirr
                       "%lld entries for one rank: more than one exchange carries; run on more "
                       "ranks",
                       (long long)in);
-    else if (!rc && !(recv = malloc((size_t)(in ? in : 1) * sizeof *recv)))
-        rc = cls_fail(err, CLS_EOTHER, "out of memory receiving %lld entries", (long long)in);
-    if (any_failed(comm, rc))
+    if (!rc) {
+        size_t t = (size_t)(in ? in : 1);
+        out->row = malloc(t * sizeof *out->row);
+        out->col = malloc(t * sizeof *out->col);
+        out->val = malloc(t * sizeof *out->val);
+        if (!out->row || !out->col || !out->val)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory receiving %lld entries", (long long)in);
+    }
+    if (any_failed(comm, rc)) {
+        coo_free(out);
         goto done;
-    MPI_Type_contiguous((int)sizeof(droute_rec), MPI_BYTE, &rec);
-    MPI_Type_commit(&rec);
-    if (MPI_Alltoallv(send, sc, sd, rec, recv, rcnt, rd, rec, comm) != MPI_SUCCESS) {
+    }
+    /* three exchanges, straight into the arrays the assembly reads */
+    if (MPI_Alltoallv(pc.row, sc, sd, MPI_INT32_T, out->row, rcnt, rd, MPI_INT32_T, comm) !=
+            MPI_SUCCESS ||
+        MPI_Alltoallv(pc.col, sc, sd, MPI_INT32_T, out->col, rcnt, rd, MPI_INT32_T, comm) !=
+            MPI_SUCCESS ||
+        MPI_Alltoallv(pc.val, sc, sd, MPI_DOUBLE, out->val, rcnt, rd, MPI_DOUBLE, comm) !=
+            MPI_SUCCESS) {
+        coo_free(out);
         rc = cls_fail(err, CLS_EOTHER, "MPI_Alltoallv(entries) failed");
         goto done;
     }
-    free(send);
-    send = NULL;
-    out->row = malloc((size_t)(in ? in : 1) * sizeof *out->row);
-    out->col = malloc((size_t)(in ? in : 1) * sizeof *out->col);
-    out->val = malloc((size_t)(in ? in : 1) * sizeof *out->val);
-    if (!out->row || !out->col || !out->val) {
-        coo_free(out);
-        rc = cls_fail(err, CLS_EOTHER, "out of memory for %lld entries", (long long)in);
-        goto done;
-    }
-    for (int64_t k = 0; k < in; k++) {
-        out->row[k] = recv[k].row;
-        out->col[k] = recv[k].col;
-        out->val[k] = recv[k].val;
-    }
     out->nnz = out->cap = in;
 done:
-    if (rec != MPI_DATATYPE_NULL)
-        MPI_Type_free(&rec);
     coo_free(C);
-    free(send);
-    free(recv);
-    free(cnt);
+    free(pc.row);
+    free(pc.col);
+    free(pc.val);
+    free(pc.cnt);
     free(sc);
     return rc;
 }
