@@ -23,6 +23,7 @@
  * as they are. Small inputs use one thread (thread start costs more).
  */
 #include "csr.h"
+#include "../common/bigmem.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -97,39 +98,7 @@ void csr_set_parallel_min(int64_t nnz)
     csr_par_min = nnz > 0 ? nnz : CSR_DEFAULT_PAR_MIN;
 }
 
-/* Large arrays are written once, front to back, by many threads: transparent
- * huge pages cut their page faults 512-fold where the system allows it. */
-static void hint_huge(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t page = 4096;
-    if (bytes < ((size_t)8 << 20))
-        return;
-    uintptr_t b = ((uintptr_t)p + page - 1) & ~(page - 1);
-    uintptr_t e = ((uintptr_t)p + bytes) & ~(page - 1);
-    if (e > b)
-        madvise((void *)b, e - b, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
 
-static void *big_malloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (p)
-        hint_huge(p, bytes);
-    return p;
-}
-
-static void *big_calloc(size_t bytes)
-{
-    void *p = calloc(bytes ? bytes : 1, 1);
-    if (p)
-        hint_huge(p, bytes);
-    return p;
-}
 
 /* Total order on doubles (IEEE 754 totalOrder on the bits): sorting equal
  * columns by value makes the order in which duplicates are summed, and so
@@ -511,8 +480,8 @@ static int finish_rows(asm_ctx *c, csr_matrix *A, int64_t *dups_out, double *tso
     }
     int64_t nnz = total - dups;
     c->nrowptr = malloc((size_t)(c->nrows + 1) * sizeof *c->nrowptr);
-    c->ncol = big_malloc((size_t)(nnz ? nnz : 1) * sizeof *c->ncol);
-    c->nval = big_malloc((size_t)(nnz ? nnz : 1) * sizeof *c->nval);
+    c->ncol = cls_big_malloc((size_t)(nnz ? nnz : 1) * sizeof *c->ncol);
+    c->nval = cls_big_malloc((size_t)(nnz ? nnz : 1) * sizeof *c->nval);
     if (!c->nrowptr || !c->ncol || !c->nval) {
         free(c->nrowptr);
         free(c->ncol);
@@ -558,8 +527,8 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int threads
     A->nrows = C->nrows;
     A->ncols = C->ncols;
     int64_t nrows = C->nrows;
-    c->cur = big_calloc((size_t)(nrows ? nrows : 1) * sizeof *c->cur);
-    A->rowptr = big_malloc((size_t)(nrows + 1) * sizeof *A->rowptr);
+    c->cur = cls_big_calloc((size_t)(nrows ? nrows : 1) * sizeof *c->cur);
+    A->rowptr = cls_big_malloc((size_t)(nrows + 1) * sizeof *A->rowptr);
     if (!c->cur || !A->rowptr)
         goto oom;
     c->rowptr = A->rowptr;
@@ -591,8 +560,8 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int threads
             c->col = NULL;
             c->val = NULL;
         } else {
-            A->col = big_malloc((size_t)(c->n ? c->n : 1) * sizeof *A->col);
-            A->val = big_malloc((size_t)(c->n ? c->n : 1) * sizeof *A->val);
+            A->col = cls_big_malloc((size_t)(c->n ? c->n : 1) * sizeof *A->col);
+            A->val = cls_big_malloc((size_t)(c->n ? c->n : 1) * sizeof *A->val);
             if (!A->col || !A->val)
                 goto oom;
             c->acol = A->col;
@@ -610,8 +579,8 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int threads
         int64_t total = c->n + off;
         if (expanded)
             *expanded = total;
-        A->col = big_malloc((size_t)(total ? total : 1) * sizeof *A->col);
-        A->val = big_malloc((size_t)(total ? total : 1) * sizeof *A->val);
+        A->col = cls_big_malloc((size_t)(total ? total : 1) * sizeof *A->col);
+        A->val = cls_big_malloc((size_t)(total ? total : 1) * sizeof *A->val);
         if (!A->col || !A->val)
             goto oom;
         c->acol = A->col;

@@ -63,6 +63,7 @@
  *    open: ..."); corrupt gzip data is CLS_EINPUT at the current line.
  */
 #include "mm.h"
+#include "../common/bigmem.h"
 #include "csr_bin.h"
 
 #include <errno.h>
@@ -812,23 +813,6 @@ static int oom(mm_ctx *x, cls_error *err)
     return cls_fail(err, CLS_EOTHER, "%s: out of memory", x->path);
 }
 
-/* The output arrays are large and written once by many threads: transparent
- * huge pages cut their page faults 512-fold where the system allows it. */
-static void hint_huge(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    const uintptr_t page = 4096;
-    if (bytes < ((size_t)8 << 20))
-        return;
-    uintptr_t b = ((uintptr_t)p + page - 1) & ~(page - 1);
-    uintptr_t e = ((uintptr_t)p + bytes) & ~(page - 1);
-    if (e > b)
-        madvise((void *)b, e - b, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
 
 /* Bytes the read holds with room for ncap entries: the output arrays, the
  * CSR they become, the row pointers, the dense sums. */
@@ -896,7 +880,7 @@ static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
             return oom(x, err);
         x->vals = nv;
         x->vcap = ncap;
-        hint_huge(nv, (size_t)ncap * sizeof *nv);
+        cls_hint_huge(nv, (size_t)ncap * sizeof *nv);
     } else {
         int32_t *nr = realloc(x->coo.row, (size_t)ncap * sizeof *nr);
         if (nr)
@@ -910,9 +894,9 @@ static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
         if (!nr || !nc || !nv)
             return oom(x, err);
         x->coo.cap = ncap;
-        hint_huge(nr, (size_t)ncap * sizeof *nr);
-        hint_huge(nc, (size_t)ncap * sizeof *nc);
-        hint_huge(nv, (size_t)ncap * sizeof *nv);
+        cls_hint_huge(nr, (size_t)ncap * sizeof *nr);
+        cls_hint_huge(nc, (size_t)ncap * sizeof *nc);
+        cls_hint_huge(nv, (size_t)ncap * sizeof *nv);
     }
     return CLS_OK;
 }

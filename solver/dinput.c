@@ -100,6 +100,37 @@ int dsolve_recv_big(void *buf, int64_t count, MPI_Datatype t, size_t tsize, int 
     return CLS_OK;
 }
 
+/* ---------------------------------------------------------------- layout */
+
+int dsolve_share_layout(MPI_Comm comm, int64_t nrows, int G, int root_rc, part_layout *L,
+                        cls_error *err)
+{
+    int me, size, nparts;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    nparts = me == 0 ? (root_rc ? -1 : L->nparts) : 0;
+    if (MPI_Bcast(&nparts, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+        return dsolve_agree(comm, cls_fail(err, CLS_EOTHER, "MPI_Bcast(layout) failed"), err);
+    if (nparts < 0) /* rank 0 failed and says why */
+        return dsolve_agree(comm, me == 0 ? root_rc : CLS_OK, err);
+    int rc = CLS_OK;
+    int64_t *bounds = malloc(2 * ((size_t)nparts + 1) * sizeof *bounds);
+    if (!bounds) {
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the layout");
+    } else {
+        if (me == 0) {
+            memcpy(bounds, L->begin, ((size_t)nparts + 1) * sizeof *bounds);
+            memcpy(bounds + nparts + 1, L->nnz, (size_t)nparts * sizeof *bounds);
+        }
+        if (MPI_Bcast(bounds, 2 * (nparts + 1), MPI_INT64_T, 0, comm) != MPI_SUCCESS)
+            rc = cls_fail(err, CLS_EOTHER, "MPI_Bcast(layout) failed");
+        else if (me != 0)
+            rc = part_from_bounds(nrows, bounds, bounds + nparts + 1, nparts, size, G, L, err);
+        free(bounds);
+    }
+    return dsolve_agree(comm, rc, err);
+}
+
 /* ----------------------------------------------------------------- input */
 
 static int64_t csr_row_nnz(const void *ctx, int64_t i)
@@ -308,7 +339,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
 
     struct {
         int64_t nrows, ncols, nnz, duplicates;
-        int nparts, has_b, has_x0, nrhs;
+        int has_b, has_x0, nrhs;
     } hdr;
     int nrhs = 0;
     memset(&hdr, 0, sizeof hdr);
@@ -402,35 +433,14 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         rc = part_plan(hdr.nrows, gen ? grid_row_nnz : csr_row_nnz, gen ? (void *)&grid : &A, size,
                        G, min_rows, DSOLVE_MAX_PARTS, &in->L, err);
     } else {
-        int64_t *bounds = NULL;
-        if (me == 0) {
+        if (me == 0)
             rc = part_plan(hdr.nrows, csr_row_nnz, &A, size, G, min_rows, DSOLVE_MAX_PARTS, &in->L,
                            err);
-            hdr.nparts = rc ? -1 : in->L.nparts;
-        }
         if (MPI_Bcast(&hdr, (int)sizeof hdr, MPI_BYTE, 0, comm) != MPI_SUCCESS) {
             rc = cls_fail(err, CLS_EOTHER, "MPI_Bcast(header) failed");
             goto done;
         }
-        if (hdr.nparts < 0) { /* rank 0 failed and will say why */
-            rc = dsolve_agree(comm, me == 0 ? rc : CLS_OK, err);
-            goto done;
-        }
-        bounds = malloc(2 * ((size_t)hdr.nparts + 1) * sizeof *bounds);
-        if (!bounds) {
-            rc = cls_fail(err, CLS_EOTHER, "out of memory for the layout");
-        } else {
-            if (me == 0) {
-                memcpy(bounds, in->L.begin, ((size_t)hdr.nparts + 1) * sizeof *bounds);
-                memcpy(bounds + hdr.nparts + 1, in->L.nnz, (size_t)hdr.nparts * sizeof *bounds);
-            }
-            if (MPI_Bcast(bounds, 2 * (hdr.nparts + 1), MPI_INT64_T, 0, comm) != MPI_SUCCESS)
-                rc = cls_fail(err, CLS_EOTHER, "MPI_Bcast(layout) failed");
-            else if (me != 0)
-                rc = part_from_bounds(hdr.nrows, bounds, bounds + hdr.nparts + 1, hdr.nparts, size,
-                                      G, &in->L, err);
-            free(bounds);
-        }
+        rc = dsolve_share_layout(comm, hdr.nrows, G, rc, &in->L, err);
     }
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;

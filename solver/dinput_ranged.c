@@ -27,6 +27,7 @@
 #include "dsolve_priv.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../common/bigmem.h"
 #include "../common/parallel.h"
 #include "../common/timer.h"
 #include "../common/trace.h"
@@ -111,12 +113,28 @@ int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_w
     return all;
 }
 
-/* each row's entries, mirrors included, counted on every core */
+/* each row's entries, mirrors included, counted on every core over the
+ * window of rows [lo, hi) this rank's entries touch */
 typedef struct count_ctx {
     const coo_matrix *C;
-    int64_t *cnt;
+    int64_t *cnt, lo;
+    int32_t *wlo, *whi; /* per range: the rows touched */
     int mirror;
 } count_ctx;
+
+static void window_range(void *arg, int range, int64_t k0, int64_t k1)
+{
+    const count_ctx *c = arg;
+    int32_t lo = INT32_MAX, hi = -1;
+    for (int64_t k = k0; k < k1; k++) {
+        int32_t i = c->C->row[k], j = c->mirror ? c->C->col[k] : i;
+        int32_t a = i < j ? i : j, b = i < j ? j : i;
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+    }
+    c->wlo[range] = lo;
+    c->whi[range] = hi;
+}
 
 static void count_range(void *arg, int range, int64_t k0, int64_t k1)
 {
@@ -124,15 +142,98 @@ static void count_range(void *arg, int range, int64_t k0, int64_t k1)
     const count_ctx *c = arg;
     for (int64_t k = k0; k < k1; k++) {
         const int32_t i = c->C->row[k], j = c->C->col[k];
-        __atomic_fetch_add(&c->cnt[i], 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&c->cnt[i - c->lo], 1, __ATOMIC_RELAXED);
         if (c->mirror && i != j)
-            __atomic_fetch_add(&c->cnt[j], 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&c->cnt[j - c->lo], 1, __ATOMIC_RELAXED);
     }
 }
 
 static int64_t count_row_nnz(const void *ctx, int64_t i)
 {
     return ((const int64_t *)ctx)[i];
+}
+
+/* 3. The layout. Each rank counts its entries' rows (mirrors included)
+ * over the window of rows they touch (for a file written row by row, about
+ * its share of the rows); rank 0 sums the windows, plans as it plans from
+ * the whole matrix, and gives every rank the bounds. Only rank 0 holds a
+ * count per row: the others send about n / ranks of them. */
+static int plan_layout(MPI_Comm comm, const coo_matrix *C, int mirror, int64_t n,
+                       const dsolve_options *opt, int G, part_layout *L, cls_error *err)
+{
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    const int64_t grain = 65536;
+    const int nr = C->nnz > 0 ? cls_parallel_ranges(C->nnz, grain) : 0;
+    count_ctx cc = {.C = C, .mirror = mirror};
+    int64_t win[2] = {0, 0}; /* rows [lo, hi) */
+    cc.wlo = malloc(((size_t)nr + 1) * sizeof *cc.wlo);
+    cc.whi = malloc(((size_t)nr + 1) * sizeof *cc.whi);
+    int rc = cc.wlo && cc.whi ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the layout");
+    if (!rc && nr > 0) {
+        cls_parallel_for(C->nnz, grain, window_range, &cc);
+        int32_t lo = INT32_MAX, hi = -1;
+        for (int q = 0; q < nr; q++) {
+            lo = cc.wlo[q] < lo ? cc.wlo[q] : lo;
+            hi = cc.whi[q] > hi ? cc.whi[q] : hi;
+        }
+        win[0] = lo;
+        win[1] = (int64_t)hi + 1;
+    }
+    cc.lo = win[0];
+    if (!rc && !(cc.cnt = cls_big_calloc((size_t)(win[1] - win[0]) * sizeof *cc.cnt)))
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the row counts");
+    if (!rc && nr > 0)
+        cls_parallel_for(C->nnz, grain, count_range, &cc);
+    free(cc.wlo);
+    free(cc.whi);
+    int64_t *wins = me == 0 ? malloc(2 * (size_t)size * sizeof *wins) : NULL, *all = NULL,
+            *tmp = NULL;
+    if (me == 0 && !rc && !wins)
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the layout");
+    if ((rc = dsolve_agree(comm, rc, err)))
+        goto out;
+    if (MPI_Gather(win, 2, MPI_INT64_T, wins, 2, MPI_INT64_T, 0, comm) != MPI_SUCCESS) {
+        rc = dsolve_agree(comm, cls_fail(err, CLS_EOTHER, "MPI_Gather(windows) failed"), err);
+        goto out;
+    }
+    if (me == 0) { /* room for the sum and for the largest window */
+        int64_t wmax = 0;
+        for (int r = 1; r < size; r++)
+            wmax = wins[2 * r + 1] - wins[2 * r] > wmax ? wins[2 * r + 1] - wins[2 * r] : wmax;
+        all = cls_big_calloc((size_t)n * sizeof *all);
+        tmp = malloc((size_t)(wmax ? wmax : 1) * sizeof *tmp);
+        if (!all || !tmp)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory for the row counts");
+    }
+    if ((rc = dsolve_agree(comm, rc, err)))
+        goto out;
+    if (me != 0) { /* the counts to rank 0, which plans */
+        rc = dsolve_send_big(cc.cnt, win[1] - win[0], MPI_INT64_T, sizeof(int64_t), 0, comm, err);
+        rc = dsolve_share_layout(comm, n, G, rc, L, err);
+        goto out;
+    }
+    for (int64_t i = win[0]; i < win[1]; i++)
+        all[i] = cc.cnt[i - win[0]];
+    for (int r = 1; r < size; r++) {
+        const int64_t lo = wins[2 * r], len = wins[2 * r + 1] - lo;
+        int rrc = dsolve_recv_big(tmp, len, MPI_INT64_T, sizeof(int64_t), r, comm, err);
+        if (!rc)
+            rc = rrc;
+        for (int64_t i = 0; !rc && i < len; i++)
+            all[lo + i] += tmp[i];
+    }
+    if (!rc)
+        rc = part_plan(n, count_row_nnz, all, size, G, opt->min_rows_per_part, DSOLVE_MAX_PARTS, L,
+                       err);
+    rc = dsolve_share_layout(comm, n, G, rc, L, err);
+out:
+    free(cc.cnt);
+    free(tmp);
+    free(all);
+    free(wins);
+    return rc;
 }
 
 /* 2. this rank's span, parsed; the count checked on the sums */
@@ -239,7 +340,7 @@ int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, co
     coo_init(&mine);
     csr_init(blk);
     memset(L, 0, sizeof *L);
-    int64_t *cnt = NULL, *rank_begin = NULL, *pnnz = NULL;
+    int64_t *rank_begin = NULL, *pnnz = NULL;
     int rc = solve_check_shape(h->rows, h->cols, a_path, err);
     if (rc)
         goto done; /* alike on every rank: the header */
@@ -248,29 +349,13 @@ int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, co
         goto done;
     double t1 = cls_now();
     cls_trace("input: ranged parse");
-    /* 3. the layout from every row's count (rows backed: mm_check_count) */
+    /* 3. the layout (rows backed: mm_check_count) */
     const int64_t n = h->rows;
     const int mirror = h->symmetry == MM_SYMMETRIC ? 1 : h->symmetry == MM_SKEW_SYMMETRIC ? -1 : 0;
-    cnt = calloc((size_t)n, sizeof *cnt);
+    if ((rc = plan_layout(comm, &C, mirror, n, opt, G, L, err)))
+        goto done; /* agreed */
     rank_begin = malloc(((size_t)size + 1) * sizeof *rank_begin);
-    rc = cnt && rank_begin ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the row counts");
-    if ((rc = dsolve_agree(comm, rc, err)))
-        goto done;
-    count_ctx cc = {&C, cnt, mirror};
-    if (C.nnz > 0)
-        cls_parallel_for(C.nnz, 65536, count_range, &cc);
-    for (int64_t off = 0; off < n; off += DS_CHUNK) {
-        int c = (int)(n - off < DS_CHUNK ? n - off : DS_CHUNK);
-        if (MPI_Allreduce(MPI_IN_PLACE, cnt + off, c, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS) {
-            rc = cls_fail(err, CLS_EOTHER, "MPI_Allreduce(row counts) failed");
-            break;
-        }
-    }
-    if (!rc)
-        rc = part_plan(n, count_row_nnz, cnt, size, G, opt->min_rows_per_part, DSOLVE_MAX_PARTS, L,
-                       err);
-    free(cnt);
-    cnt = NULL;
+    rc = rank_begin ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the layout");
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;
     for (int r = 0; r <= size; r++)
@@ -319,7 +404,6 @@ int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, co
              t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
     cls_trace(line);
 done:
-    free(cnt);
     free(rank_begin);
     free(pnnz);
     coo_free(&C);

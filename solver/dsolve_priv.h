@@ -42,6 +42,10 @@ int dsolve_recv_big(void *buf, int64_t count, MPI_Datatype t, size_t tsize, int 
 int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, int nb_paths,
                  const char *x0_path, const dsolve_options *opt, int G, ds_input *in,
                  cls_error *err);
+/* Collective: rank 0's layout (planned when root_rc is CLS_OK; its error
+ * otherwise) given to every rank; the agreed outcome. */
+int dsolve_share_layout(MPI_Comm comm, int64_t nrows, int G, int root_rc, part_layout *L,
+                        cls_error *err);
 /* The ranged read (dinput_ranged.c). dsolve_ranged_possible is collective:
  * 1 on every rank when every rank sees rank 0's file and it can be read in
  * ranges (its header and where in h, w; for the binary form, every row
