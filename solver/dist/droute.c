@@ -98,11 +98,28 @@ static int any_failed(MPI_Comm comm, int rc)
 
 #define PACK_GRAIN 65536
 
+typedef struct self_ctx {
+    const pack_ctx *pc;
+    coo_matrix *out;
+    int64_t from, to;
+} self_ctx;
+
+static void self_copy(void *arg, int range, int64_t k0, int64_t k1)
+{
+    (void)range;
+    const self_ctx *x = arg;
+    const size_t n = (size_t)(k1 - k0);
+    memcpy(x->out->row + x->to + k0, x->pc->row + x->from + k0, n * sizeof *x->out->row);
+    memcpy(x->out->col + x->to + k0, x->pc->col + x->from + k0, n * sizeof *x->out->col);
+    memcpy(x->out->val + x->to + k0, x->pc->val + x->from + k0, n * sizeof *x->out->val);
+}
+
 int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror,
                coo_matrix *out, cls_error *err)
 {
-    int size;
+    int size, me;
     MPI_Comm_size(comm, &size);
+    MPI_Comm_rank(comm, &me);
     coo_init(out);
     int rc = CLS_OK;
     const int nr = cls_parallel_ranges(C->nnz, PACK_GRAIN);
@@ -172,7 +189,13 @@ int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirr
         coo_free(out);
         goto done;
     }
-    /* three exchanges, straight into the arrays the assembly reads */
+    /* this rank's own entries (most of them, for a file written row by
+     * row) copied on every core; the others in three exchanges, straight
+     * into the arrays the assembly reads */
+    self_ctx sx = {&pc, out, sd[me], rd[me]};
+    if (sc[me] > 0)
+        cls_parallel_for(sc[me], 1 << 20, self_copy, &sx);
+    sc[me] = rcnt[me] = 0;
     if (MPI_Alltoallv(pc.row, sc, sd, MPI_INT32_T, out->row, rcnt, rd, MPI_INT32_T, comm) !=
             MPI_SUCCESS ||
         MPI_Alltoallv(pc.col, sc, sd, MPI_INT32_T, out->col, rcnt, rd, MPI_INT32_T, comm) !=
