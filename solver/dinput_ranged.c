@@ -181,7 +181,7 @@ static int plan_layout(MPI_Comm comm, const coo_matrix *C, int mirror, int64_t n
         win[1] = (int64_t)hi + 1;
     }
     cc.lo = win[0];
-    if (!rc && !(cc.cnt = calloc(1, (size_t)(win[1] - win[0]) * sizeof *cc.cnt)))
+    if (!rc && !(cc.cnt = calloc((size_t)(win[1] > win[0] ? win[1] - win[0] : 1), sizeof *cc.cnt)))
         rc = cls_fail(err, CLS_EOTHER, "out of memory for the row counts");
     if (!rc && nr > 0)
         cls_parallel_for(C->nnz, grain, count_range, &cc);
@@ -201,7 +201,7 @@ static int plan_layout(MPI_Comm comm, const coo_matrix *C, int mirror, int64_t n
         int64_t wmax = 0;
         for (int r = 1; r < size; r++)
             wmax = wins[2 * r + 1] - wins[2 * r] > wmax ? wins[2 * r + 1] - wins[2 * r] : wmax;
-        all = calloc((size_t)n, sizeof *all);
+        all = calloc((size_t)(n ? n : 1), sizeof *all);
         tmp = malloc((size_t)(wmax ? wmax : 1) * sizeof *tmp);
         if (!all || !tmp)
             rc = cls_fail(err, CLS_EOTHER, "out of memory for the row counts");
