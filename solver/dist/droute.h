@@ -5,7 +5,8 @@
  * its byte span, whose rows may belong to any rank; the distributed check
  * (dcheck.c) sends each upper entry to the owner of its mirror. Both are
  * this one collective: a count per destination, the triplets packed by
- * destination, one MPI_Alltoallv of 16-byte records. Rows belong to ranks
+ * destination on every core, three MPI_Alltoallv (rows, columns, values;
+ * a rank's own entries are copied, not sent). Rows belong to ranks
  * in contiguous blocks (rank_begin, as partition.h lays them out), so the
  * owner of a row is a binary search over size + 1 bounds.
  */
