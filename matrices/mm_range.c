@@ -43,8 +43,8 @@ static int cut_at(int fd, const char *path, const mm_where *w, int64_t c, int64_
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
-            return cls_fail(err, CLS_EOTHER, "%s: read error at byte %lld: %s", path,
-                            (long long)p, got < 0 ? strerror(errno) : "the file is shorter");
+            return cls_fail(err, CLS_EOTHER, "%s: read error at byte %lld: %s", path, (long long)p,
+                            got < 0 ? strerror(errno) : "the file is shorter");
         const char *nl = memchr(buf, '\n', (size_t)got);
         if (nl) {
             *at = p + (nl - buf) + 1;
@@ -56,8 +56,8 @@ static int cut_at(int fd, const char *path, const mm_where *w, int64_t c, int64_
     return CLS_OK;
 }
 
-int mm_range_span(const char *path, const mm_where *w, int part, int nparts, int64_t *b,
-                  int64_t *e, cls_error *err)
+int mm_range_span(const char *path, const mm_where *w, int part, int nparts, int64_t *b, int64_t *e,
+                  cls_error *err)
 {
     const int64_t n = w->file_size - w->data_off;
     int fd = open(path, O_RDONLY);

@@ -34,8 +34,8 @@
 int mm_range_ok(const mm_header *h, const mm_where *w);
 
 /* Span `part` of nparts: bytes [*b, *e) of the entry section. */
-int mm_range_span(const char *path, const mm_where *w, int part, int nparts, int64_t *b,
-                  int64_t *e, cls_error *err);
+int mm_range_span(const char *path, const mm_where *w, int part, int nparts, int64_t *b, int64_t *e,
+                  cls_error *err);
 
 /* Lines that start in [b, e): its newlines, and one more for a last line
  * without one (only the file's end has it). */

@@ -283,9 +283,9 @@ static int64_t rowptr_row_nnz(const void *ctx, int64_t i)
 
 /* The binary form: the layout from the row pointers every rank holds, then
  * each rank reads its rows' columns and values from their offsets. */
-static int read_binary(MPI_Comm comm, const char *a_path, const mm_header *h,
-                       const int64_t *rowptr, const dsolve_options *opt, int G, part_layout *L,
-                       csr_matrix *blk, int64_t *nnz, int64_t *duplicates, cls_error *err)
+static int read_binary(MPI_Comm comm, const char *a_path, const mm_header *h, const int64_t *rowptr,
+                       const dsolve_options *opt, int G, part_layout *L, csr_matrix *blk,
+                       int64_t *nnz, int64_t *duplicates, cls_error *err)
 {
     int me, size;
     MPI_Comm_rank(comm, &me);
@@ -317,9 +317,8 @@ static int read_binary(MPI_Comm comm, const char *a_path, const mm_header *h,
 }
 
 int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, const mm_where *w,
-                       const int64_t *bin_rowptr, const dsolve_options *opt, int G,
-                       part_layout *L, csr_matrix *blk, int64_t *nnz, int64_t *duplicates,
-                       cls_error *err)
+                       const int64_t *bin_rowptr, const dsolve_options *opt, int G, part_layout *L,
+                       csr_matrix *blk, int64_t *nnz, int64_t *duplicates, cls_error *err)
 {
     if (w->binary) {
         memset(L, 0, sizeof *L);

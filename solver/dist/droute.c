@@ -114,8 +114,8 @@ static void self_copy(void *arg, int range, int64_t k0, int64_t k1)
     memcpy(x->out->val + x->to + k0, x->pc->val + x->from + k0, n * sizeof *x->out->val);
 }
 
-int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror,
-               coo_matrix *out, cls_error *err)
+int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror, coo_matrix *out,
+               cls_error *err)
 {
     int size, me;
     MPI_Comm_size(comm, &size);

@@ -28,7 +28,7 @@ int droute_owner(const int64_t *rank_begin, int size, int64_t row);
  * soon as it is packed). *out receives this rank's triplets, rows still
  * global, in rank order and within a rank in C's order. The outcome is
  * this rank's: the caller agrees. */
-int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror,
-               coo_matrix *out, cls_error *err);
+int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror, coo_matrix *out,
+               cls_error *err);
 
 #endif

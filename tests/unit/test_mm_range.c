@@ -32,8 +32,8 @@ static char dir[256];
  * entry line bad_at reads "i x v" instead. declared: the size line's count.
  * Returns the 1-based line of the bad entry (or of entry `declared`, the
  * first beyond a short declaration), 0 if none. */
-static int64_t write_file(const char *path, int64_t n, int64_t k, int64_t bad_at,
-                          int64_t declared, int crlf_all, int final_nl)
+static int64_t write_file(const char *path, int64_t n, int64_t k, int64_t bad_at, int64_t declared,
+                          int crlf_all, int final_nl)
 {
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
