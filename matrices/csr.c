@@ -660,8 +660,7 @@ void csr_diagonal(const csr_matrix *A, double *d)
     }
 }
 
-/* Binary search for column j in row i; returns the index or -1. */
-static int64_t csr_find(const csr_matrix *A, int64_t i, int32_t j)
+int64_t csr_find(const csr_matrix *A, int64_t i, int64_t j)
 {
     int64_t lo = A->rowptr[i], hi = A->rowptr[i + 1] - 1;
     while (lo <= hi) {

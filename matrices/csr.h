@@ -41,6 +41,10 @@ typedef struct csr_stats {
     double max_asym;    /* max |a_ij - a_ji| / max |a_ij| */
 } csr_stats;
 
+/* The index of column j in row i (columns sorted within the row), or -1:
+ * a binary search. */
+int64_t csr_find(const csr_matrix *A, int64_t i, int64_t j);
+
 void csr_init(csr_matrix *A);
 void csr_free(csr_matrix *A);
 int csr_alloc(csr_matrix *A, int64_t nrows, int64_t ncols, int64_t nnz, cls_error *err);

@@ -64,21 +64,6 @@ const char *la_precision_name(la_precision p)
     return la_precision_str(p);
 }
 
-/* Binary search for column j in row i of a sorted CSR row. */
-static int64_t find_entry(const csr_matrix *A, int64_t i, int64_t j)
-{
-    int64_t lo = A->rowptr[i], hi = A->rowptr[i + 1] - 1;
-    while (lo <= hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (A->col[mid] == j)
-            return mid;
-        if (A->col[mid] < j)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
 
 /* The checks over row ranges in parallel: each range finds its first
  * non-finite value, its largest |a_ij|, and then its first row whose
@@ -120,7 +105,7 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
     }
     r->bad_row = -1;
     for (int64_t i = i0; i < i1; i++) {
-        int64_t d = find_entry(A, i, i);
+        int64_t d = csr_find(A, i, i);
         if (!(d >= 0 && A->val[d] > 0.0)) {
             r->bad_row = i;
             r->bad_entry = -1;
@@ -130,7 +115,7 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
             int64_t j = A->col[k];
             if (j <= i)
                 continue;
-            int64_t t = find_entry(A, j, i);
+            int64_t t = csr_find(A, j, i);
             double aji = t < 0 ? 0.0 : A->val[t];
             if (fabs(A->val[k] - aji) > SOLVE_SYM_RTOL * c->maxabs) {
                 r->bad_row = i;
@@ -183,11 +168,11 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
         return CLS_OK;
     const int64_t i = bad.bad_row;
     if (bad.bad_entry < 0) {
-        int64_t d = find_entry(A, i, i);
+        int64_t d = csr_find(A, i, i);
         return solve_fail_diagonal(name, i, d >= 0, d < 0 ? 0.0 : A->val[d], err);
     }
     const int64_t k = bad.bad_entry, j = A->col[k];
-    int64_t tk = find_entry(A, j, i);
+    int64_t tk = csr_find(A, j, i);
     return solve_fail_symmetry(name, i, j, A->val[k], tk < 0 ? 0.0 : A->val[tk], err);
 }
 

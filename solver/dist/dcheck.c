@@ -21,21 +21,6 @@
 #include "../solve.h"
 #include "droute.h"
 
-/* column k's entry of sorted row i (local), or -1 */
-static int64_t row_find(const csr_matrix *A, int64_t i, int64_t col)
-{
-    int64_t lo = A->rowptr[i], hi = A->rowptr[i + 1] - 1;
-    while (lo <= hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (A->col[mid] == col)
-            return mid;
-        if (A->col[mid] < col)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
 
 /* The failure this rank holds with the smallest key. */
 typedef struct dcheck_fail {
@@ -76,7 +61,7 @@ int dcheck_matrix(MPI_Comm comm, const int64_t *rank_begin, const csr_matrix *bl
     /* 2. the diagonal */
     dcheck_fail f = {.key = INT64_MAX};
     for (int64_t li = 0; li < blk->nrows; li++) {
-        int64_t d = row_find(blk, li, rb + li);
+        int64_t d = csr_find(blk, li, rb + li);
         if (!(d >= 0 && blk->val[d] > 0.0)) {
             fail_keep(&f, n, rb + li, -1, d < 0 ? 0.0 : blk->val[d], 0.0, d >= 0);
             break; /* rows in order: the first is this rank's smallest key */
@@ -112,7 +97,7 @@ int dcheck_matrix(MPI_Comm comm, const int64_t *rank_begin, const csr_matrix *bl
             rc = rrc;
         for (int64_t k = 0; !rc && k < got.nnz; k++) {
             const int64_t j = got.row[k], i = got.col[k];
-            int64_t t = row_find(blk, j - rb, i);
+            int64_t t = csr_find(blk, j - rb, i);
             double aji = t < 0 ? 0.0 : blk->val[t];
             if (fabs(got.val[k] - aji) > tol)
                 fail_keep(&f, n, i, j, got.val[k], aji, 1);
