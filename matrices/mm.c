@@ -1670,12 +1670,14 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
     return rc;
 }
 
-/* A span of the entry section, for ranged reads (mm_range.h): the file is
- * mapped and [b, e) parsed as the whole-file read parses its entry section,
- * on every core, from line `line`. Nothing here knows the declared count:
- * the caller holds only its share and checks the sum. */
-int mm_read_span(const char *path, const mm_read_options *opt, const mm_header *h, int64_t b,
-                 int64_t e, int64_t line, coo_matrix *C, mm_span_result *res, cls_error *err)
+/* A span of the entry section, for ranged reads (mm_range.h): base[b, e)
+ * (a mapped file, or the span's bytes received from another rank: then b
+ * is 0) parsed as the whole-file read parses its entry section, on every
+ * core, from line `line`. Nothing here knows the declared count: the
+ * caller holds only its share and checks the sum. */
+static int read_span(const char *path, const mm_read_options *opt, const mm_header *h,
+                     const char *base, int64_t b, int64_t e, int64_t line, coo_matrix *C,
+                     mm_span_result *res, cls_error *err)
 {
     mm_ctx x;
     memset(&x, 0, sizeof x);
@@ -1700,36 +1702,12 @@ int mm_read_span(const char *path, const mm_read_options *opt, const mm_header *
     if (!x.jobs)
         return oom(&x, err);
     int rc = CLS_OK;
-    size_t mapped = 0;
     if (e > b) {
-        int fd = open(path, O_RDONLY);
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) != 0) {
-            rc = cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
-        } else if ((int64_t)st.st_size < e) {
-            rc = cls_fail(err, CLS_EOTHER, "%s: the file shrank to %lld bytes while it was read",
-                          path, (long long)st.st_size);
-        } else {
-            void *m = mmap(NULL, (size_t)e, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (m == MAP_FAILED) {
-                rc = cls_fail(err, CLS_EOTHER, "%s: cannot map: %s", path, strerror(errno));
-            } else {
-                mapped = (size_t)e;
-                x.map = m;
-                x.map_len = (size_t)e;
-                x.map_off = (size_t)b;
-                /* this rank's pages only, read ahead as the parse walks them */
-                madvise((char *)m + (b & ~(int64_t)4095), (size_t)(e - (b & ~(int64_t)4095)),
-                        MADV_WILLNEED);
-            }
-        }
-        if (fd >= 0)
-            close(fd);
-        if (!rc)
-            rc = read_mapped(&x, err);
-        if (x.map)
-            munmap(x.map, mapped);
-        x.map = NULL;
+        x.map = (char *)base; /* read only: read_mapped parses it in place */
+        x.map_len = (size_t)e;
+        x.map_off = (size_t)b;
+        rc = read_mapped(&x, err);
+        x.map = NULL; /* the caller's */
     }
     res->entries = rc ? x.err_count : x.count;
     res->next_line = x.line;
@@ -1742,25 +1720,75 @@ int mm_read_span(const char *path, const mm_read_options *opt, const mm_header *
     return rc;
 }
 
+/* The file's bytes [0, e) mapped read-only (*m), or CLS_EOTHER */
+static int map_prefix(const char *path, int64_t e, void **m, cls_error *err)
+{
+    int fd = open(path, O_RDONLY);
+    struct stat st;
+    int rc = CLS_OK;
+    *m = MAP_FAILED;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        rc = cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
+    else if ((int64_t)st.st_size < e)
+        rc = cls_fail(err, CLS_EOTHER, "%s: the file shrank to %lld bytes while it was read", path,
+                      (long long)st.st_size);
+    else if ((*m = mmap(NULL, (size_t)e, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+        rc = cls_fail(err, CLS_EOTHER, "%s: cannot map: %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+int mm_read_span(const char *path, const mm_read_options *opt, const mm_header *h, int64_t b,
+                 int64_t e, int64_t line, coo_matrix *C, mm_span_result *res, cls_error *err)
+{
+    void *m = NULL;
+    if (e > b) {
+        int rc = map_prefix(path, e, &m, err);
+        if (rc) {
+            memset(res, 0, sizeof *res);
+            coo_init(C);
+            return rc;
+        }
+        /* this rank's pages only, read ahead as the parse walks them */
+        madvise((char *)m + (b & ~(int64_t)4095), (size_t)(e - (b & ~(int64_t)4095)),
+                MADV_WILLNEED);
+    }
+    int rc = read_span(path, opt, h, m, b, e, line, C, res, err);
+    if (e > b)
+        munmap(m, (size_t)e);
+    return rc;
+}
+
+int mm_read_span_mem(const char *path, const mm_read_options *opt, const mm_header *h,
+                     const char *buf, size_t n, int64_t line, coo_matrix *C, mm_span_result *res,
+                     cls_error *err)
+{
+    return read_span(path, opt, h, buf, 0, (int64_t)n, line, C, res, err);
+}
+
 int64_t mm_count_newlines(const char *p, size_t n)
 {
     return count_newlines(p, n);
 }
 
+int mm_span_fail_long_mem(const char *path, const mm_header *h, const char *buf, size_t n,
+                          int64_t line, int64_t k, cls_error *err)
+{
+    /* the span's last line may lack its '\n': nl_before_entry stops at its end */
+    return fail_long(path, h, line + nl_before_entry(buf, buf + n, k), err);
+}
+
 int mm_span_fail_long(const char *path, const mm_header *h, int64_t b, int64_t e, int64_t line,
                       int64_t k, cls_error *err)
 {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
-    void *m = e > b ? mmap(NULL, (size_t)e, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    close(fd);
-    if (m == MAP_FAILED)
-        return cls_fail(err, CLS_EOTHER, "%s: cannot map: %s", path, strerror(errno));
-    /* the span's last line may lack its '\n': nl_before_entry stops at e */
-    int64_t nl = nl_before_entry((const char *)m + b, (const char *)m + e, k);
+    void *m;
+    int rc = map_prefix(path, e, &m, err);
+    if (rc)
+        return rc;
+    rc = mm_span_fail_long_mem(path, h, (const char *)m + b, (size_t)(e - b), line, k, err);
     munmap(m, (size_t)e);
-    return fail_long(path, h, line + nl, err);
+    return rc;
 }
 
 int mm_check_count(const char *path, const mm_header *h, int64_t entries, int64_t last_line,

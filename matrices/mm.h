@@ -104,6 +104,11 @@ typedef struct mm_span_result {
 } mm_span_result;
 int mm_read_span(const char *path, const mm_read_options *opt, const mm_header *h, int64_t b,
                  int64_t e, int64_t line, coo_matrix *C, mm_span_result *res, cls_error *err);
+/* The same for a span's n bytes in memory (received from a rank that holds
+ * the file: mm_range.h), path naming it in messages. */
+int mm_read_span_mem(const char *path, const mm_read_options *opt, const mm_header *h,
+                     const char *buf, size_t n, int64_t line, coo_matrix *C, mm_span_result *res,
+                     cls_error *err);
 /* '\n' bytes in p[0..n), 32 bytes a step */
 int64_t mm_count_newlines(const char *p, size_t n);
 /* The errors of the whole-file read, for a caller that summed the spans:
@@ -113,6 +118,8 @@ int64_t mm_count_newlines(const char *p, size_t n);
  * last_line) and more rows than the entries back (mm.c's rule). */
 int mm_span_fail_long(const char *path, const mm_header *h, int64_t b, int64_t e, int64_t line,
                       int64_t k, cls_error *err);
+int mm_span_fail_long_mem(const char *path, const mm_header *h, const char *buf, size_t n,
+                          int64_t line, int64_t k, cls_error *err);
 int mm_check_count(const char *path, const mm_header *h, int64_t entries, int64_t last_line,
                    cls_error *err);
 

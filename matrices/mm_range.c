@@ -84,6 +84,25 @@ static void lines_range(void *arg, int range, int64_t i0, int64_t i1)
     c->count[range] = mm_count_newlines(c->p + i0, (size_t)(i1 - i0));
 }
 
+int64_t mm_range_lines_mem(const char *p, size_t n)
+{
+    if (n == 0)
+        return 0;
+    const int64_t grain = (int64_t)4 << 20;
+    int t = cls_parallel_ranges((int64_t)n, grain);
+    int64_t *count = calloc((size_t)t, sizeof *count), lines = 0;
+    if (count) {
+        lines_ctx c = {p, count};
+        cls_parallel_for((int64_t)n, grain, lines_range, &c);
+        for (int q = 0; q < t; q++)
+            lines += count[q];
+        free(count);
+    } else {
+        lines = mm_count_newlines(p, n); /* on one core, then */
+    }
+    return lines + (p[n - 1] != '\n');
+}
+
 int mm_range_lines(const char *path, int64_t b, int64_t e, int64_t *lines, cls_error *err)
 {
     *lines = 0;
@@ -96,20 +115,7 @@ int mm_range_lines(const char *path, int64_t b, int64_t e, int64_t *lines, cls_e
     close(fd);
     if (m == MAP_FAILED)
         return cls_fail(err, CLS_EOTHER, "%s: cannot map: %s", path, strerror(errno));
-    const int64_t grain = (int64_t)4 << 20;
-    int t = cls_parallel_ranges(e - b, grain);
-    int64_t *count = calloc((size_t)t, sizeof *count);
-    if (!count) {
-        munmap(m, (size_t)e);
-        return cls_fail(err, CLS_EOTHER, "%s: out of memory counting lines", path);
-    }
-    lines_ctx c = {(const char *)m + b, count};
-    cls_parallel_for(e - b, grain, lines_range, &c);
-    for (int q = 0; q < t; q++)
-        *lines += count[q];
-    if (((const char *)m)[e - 1] != '\n')
-        (*lines)++;
-    free(count);
+    *lines = mm_range_lines_mem((const char *)m + b, (size_t)(e - b));
     munmap(m, (size_t)e);
     return CLS_OK;
 }

@@ -40,5 +40,7 @@ int mm_range_span(const char *path, const mm_where *w, int part, int nparts, int
 /* Lines that start in [b, e): its newlines, and one more for a last line
  * without one (only the file's end has it). */
 int mm_range_lines(const char *path, int64_t b, int64_t e, int64_t *lines, cls_error *err);
+/* The same for a span's n bytes in memory. */
+int64_t mm_range_lines_mem(const char *p, size_t n);
 
 #endif

@@ -349,8 +349,9 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     mm_header rh;
     mm_where rw;
     int64_t *bin_rowptr = NULL;
+    int stream = 0;
     if (!gen && (mode == DSOLVE_READ_RANGED || (mode == DSOLVE_READ_AUTO && size > 1))) {
-        ranged = dsolve_ranged_possible(comm, a_path, &rh, &rw, &bin_rowptr);
+        ranged = dsolve_ranged_possible(comm, a_path, &rh, &rw, &bin_rowptr, &stream);
         if (!ranged && mode == DSOLVE_READ_RANGED) {
             if (me == 0 && !(rc = mm_read_header_at(a_path, &rh, &rw, err)) &&
                 !(rw.binary && (rc = csr_bin_read_rowptr(a_path, &rh, &bin_rowptr, err))))
@@ -374,7 +375,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         if (!rc && me == 0)
             rc = read_vectors(a_path, b_paths, nb_paths, x0_path, hdr.nrows, &bf, &nrhs, &x0f, err);
     } else if (ranged) {
-        rc = dsolve_read_ranged(comm, a_path, &rh, &rw, bin_rowptr, opt, G, &in->L, &in->blk,
+        rc = dsolve_read_ranged(comm, a_path, &rh, &rw, bin_rowptr, stream, opt, G, &in->L, &in->blk,
                                 &hdr.nnz, &hdr.duplicates, err);
         free(bin_rowptr);
         bin_rowptr = NULL;

@@ -4,8 +4,10 @@
  *
  *  1. Every rank reads the header and says whether it sees the same plain
  *     coordinate file as rank 0 (size, header, and a CRC of its first and
- *     last 64 KiB): a rank on another host without the file, or with
- *     another file at the path, makes the read fall back to rank 0's.
+ *     last 64 KiB). A rank on another host without the file, or with
+ *     another file at the path, gets its span's bytes from rank 0 over MPI
+ *     and parses them as the others parse theirs (rank 0 only sends bytes:
+ *     the parse stays spread over the ranks).
  *  2. Each rank parses the byte span of its share of the lines
  *     (mm_range.h), from its true first line (a prefix sum of the spans'
  *     line counts), so a bad line is reported at its number from any rank;
@@ -26,7 +28,9 @@
  */
 #include "dsolve_priv.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -86,13 +90,25 @@ static void print_of(const char *path, const mm_header *h, const mm_where *w, in
     close(fd);
 }
 
-int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_where *w,
-                           int64_t **bin_rowptr)
+/* CLSOLVE_READ_STREAM=1: every rank but 0 acts as if it could not see the
+ * file (tests: one host stands in for hosts without a shared file) */
+static int stream_forced(void)
 {
+    const char *v = getenv("CLSOLVE_READ_STREAM");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_where *w,
+                           int64_t **bin_rowptr, int *stream)
+{
+    int me;
+    MPI_Comm_rank(comm, &me);
     cls_error e;
     cls_error_clear(&e);
     *bin_rowptr = NULL;
-    int ok = mm_read_header_at(a_path, h, w, &e) == CLS_OK && (w->binary || mm_range_ok(h, w));
+    *stream = 0;
+    int ok = (me == 0 || !stream_forced()) && mm_read_header_at(a_path, h, w, &e) == CLS_OK &&
+             (w->binary || mm_range_ok(h, w));
     /* the binary form: every rank needs every row pointer for the layout;
      * bad ones are left to rank 0's read, which says where */
     if (ok && w->binary)
@@ -109,7 +125,24 @@ int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_w
         free(*bin_rowptr);
         *bin_rowptr = NULL;
     }
-    return all;
+    if (all || !root.ok || root.binary)
+        return all;
+    /* rank 0 holds a text file that some rank cannot see (another host, no
+     * shared file system): rank 0 sends those ranks their spans' bytes */
+    struct {
+        mm_header h;
+        mm_where w;
+    } hw;
+    if (me == 0) {
+        hw.h = *h;
+        hw.w = *w;
+    }
+    if (MPI_Bcast(&hw, (int)sizeof hw, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+        return 0;
+    *h = hw.h;
+    *w = hw.w;
+    *stream = !same;
+    return 1;
 }
 
 /* each row's entries, mirrors included, counted on every core over the
@@ -235,19 +268,84 @@ out:
     return rc;
 }
 
+/* This rank's span: its bounds (rank 0 cuts the file for every rank) and,
+ * where the rank cannot see the file, its bytes from rank 0 (*buf). */
+static int span_of(MPI_Comm comm, const char *path, const mm_where *w, int stream, int64_t *b,
+                   int64_t *e, char **buf, cls_error *err)
+{
+    int me, size;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    int64_t *cuts = malloc(((size_t)size + 1) * sizeof *cuts);
+    int *streamed = malloc((size_t)size * sizeof *streamed), any = 0;
+    int rc = cuts && streamed ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the spans");
+    for (int r = 0; me == 0 && !rc && r < size; r++)
+        rc = mm_range_span(path, w, r, size, &cuts[r], &cuts[r + 1], err);
+    if ((rc = dsolve_agree(comm, rc, err)))
+        goto out;
+    MPI_Bcast(cuts, size + 1, MPI_INT64_T, 0, comm);
+    MPI_Allgather(&stream, 1, MPI_INT, streamed, 1, MPI_INT, comm);
+    *b = cuts[me];
+    *e = cuts[me + 1];
+    for (int r = 0; r < size; r++)
+        any |= streamed[r] && cuts[r + 1] > cuts[r];
+    if (!any)
+        goto out;
+    cls_trace("input: spans' bytes sent by rank 0 to the ranks without the file");
+    /* rank 0 maps the file; a streamed rank makes room for its bytes */
+    void *m = MAP_FAILED;
+    if (me == 0) {
+        int fd = open(path, O_RDONLY);
+        if (fd >= 0) {
+            m = mmap(NULL, (size_t)w->file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+            close(fd);
+        }
+        if (m == MAP_FAILED)
+            rc = cls_fail(err, CLS_EOTHER, "%s: cannot map: %s", path, strerror(errno));
+    } else if (stream && !(*buf = malloc((size_t)(*e - *b) + 1))) {
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for %lld bytes of %s", (long long)(*e - *b),
+                      path);
+    }
+    if ((rc = dsolve_agree(comm, rc, err))) {
+        if (m != MAP_FAILED)
+            munmap(m, (size_t)w->file_size);
+        goto out;
+    }
+    for (int r = 1; me == 0 && r < size; r++)
+        if (streamed[r] && cuts[r + 1] > cuts[r])
+            rc = dsolve_send_big((const char *)m + cuts[r], cuts[r + 1] - cuts[r], MPI_BYTE, 1, r,
+                                 comm, err);
+    if (me != 0 && stream && *e > *b)
+        rc = dsolve_recv_big(*buf, *e - *b, MPI_BYTE, 1, 0, comm, err);
+    if (m != MAP_FAILED)
+        munmap(m, (size_t)w->file_size);
+    rc = dsolve_agree(comm, rc, err);
+out:
+    free(cuts);
+    free(streamed);
+    return rc;
+}
+
 /* 2. this rank's span, parsed; the count checked on the sums */
 static int parse_span(MPI_Comm comm, const char *path, const mm_header *h, const mm_where *w,
-                      const dsolve_options *opt, coo_matrix *C, cls_error *err)
+                      int stream, const dsolve_options *opt, coo_matrix *C, cls_error *err)
 {
     int me, size;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
     int64_t b = 0, e = 0, lines = 0;
-    int rc = mm_range_span(path, w, me, size, &b, &e, err);
-    if (!rc)
+    char *buf = NULL;
+    int rc = span_of(comm, path, w, stream, &b, &e, &buf, err);
+    if (rc)
+        return rc; /* agreed */
+    if (buf)
+        lines = mm_range_lines_mem(buf, (size_t)(e - b));
+    else
         rc = mm_range_lines(path, b, e, &lines, err);
-    if ((rc = dsolve_agree(comm, rc, err)))
+    if ((rc = dsolve_agree(comm, rc, err))) {
+        free(buf);
         return rc;
+    }
     int64_t before = 0, total = 0;
     MPI_Exscan(&lines, &before, 1, MPI_INT64_T, MPI_SUM, comm);
     MPI_Allreduce(&lines, &total, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -260,7 +358,8 @@ static int parse_span(MPI_Comm comm, const char *path, const mm_header *h, const
         ro.progress_ctx = opt->read_ctx;
     }
     mm_span_result res;
-    rc = mm_read_span(path, &ro, h, b, e, first_line, C, &res, err);
+    rc = buf ? mm_read_span_mem(path, &ro, h, buf, (size_t)(e - b), first_line, C, &res, err)
+             : mm_read_span(path, &ro, h, b, e, first_line, C, &res, err);
     /* the count: the declared one is passed within the span whose entries
      * cross it, before any bad line after it (the whole-file read's order) */
     int64_t ebefore = 0, etotal = 0;
@@ -269,7 +368,10 @@ static int parse_span(MPI_Comm comm, const char *path, const mm_header *h, const
     if (me == 0)
         ebefore = 0;
     if (ebefore <= h->entries && ebefore + res.entries > h->entries)
-        rc = mm_span_fail_long(path, h, b, e, first_line, h->entries - ebefore, err);
+        rc = buf ? mm_span_fail_long_mem(path, h, buf, (size_t)(e - b), first_line,
+                                         h->entries - ebefore, err)
+                 : mm_span_fail_long(path, h, b, e, first_line, h->entries - ebefore, err);
+    free(buf);
     if ((rc = dsolve_agree_plain(comm, rc, err)))
         return rc;
     return mm_check_count(path, h, etotal, h->size_line + total, err); /* alike on every rank */
@@ -317,8 +419,9 @@ static int read_binary(MPI_Comm comm, const char *a_path, const mm_header *h, co
 }
 
 int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, const mm_where *w,
-                       const int64_t *bin_rowptr, const dsolve_options *opt, int G, part_layout *L,
-                       csr_matrix *blk, int64_t *nnz, int64_t *duplicates, cls_error *err)
+                       const int64_t *bin_rowptr, int stream, const dsolve_options *opt, int G,
+                       part_layout *L, csr_matrix *blk, int64_t *nnz, int64_t *duplicates,
+                       cls_error *err)
 {
     if (w->binary) {
         memset(L, 0, sizeof *L);
@@ -343,7 +446,7 @@ int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, co
     if (rc)
         goto done; /* alike on every rank: the header */
     double t0 = cls_now();
-    if ((rc = parse_span(comm, a_path, h, w, opt, &C, err)))
+    if ((rc = parse_span(comm, a_path, h, w, stream, opt, &C, err)))
         goto done;
     double t1 = cls_now();
     cls_trace("input: ranged parse");

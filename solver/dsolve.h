@@ -3,17 +3,22 @@
  * point for `mpirun -np K clsolve solve` and for the daemon's workers.
  *
  * dsolve_file is collective over comm: every rank calls it with the same
- * arguments (paths readable by rank 0 at least). Rank 0 reads the system and
- * distributes it, the parts are solved together, and the solution and the
+ * arguments (paths readable by rank 0 at least). The system is read and
+ * distributed, the parts are solved together, and the solution and the
  * report are gathered on rank 0. Failures are agreed: every rank returns the
  * same exit class, and rank 0's err holds the message (a failure first seen
- * on another rank is prefixed "rank N: ").
+ * on another rank is prefixed "rank N: ", but for an input's file line or
+ * entry, which says where already).
  *
- * The system comes from one of three sources:
- *   - a Matrix Market file read by rank 0, which sends every other rank its
- *     row block and keeps only its own (default; rank 0 never holds more
- *     than one copy of the matrix);
- *   - the same file read by every rank (read_everywhere: the path must be
+ * The system comes from one of four sources (read_mode):
+ *   - a Matrix Market file of which every rank parses only its share of the
+ *     bytes, the entries routed to their rows' ranks (RANGED, the default on
+ *     several ranks; a rank that cannot see the file gets its bytes from
+ *     rank 0; dinput_ranged.c);
+ *   - the file read by rank 0, which sends every other rank its row block
+ *     and keeps only its own (RANK0: the default on one rank, and for gzip
+ *     and array files; rank 0 never holds more than one copy of the matrix);
+ *   - the same file read by every rank (EVERYWHERE: the path must be
  *     readable on every host, e.g. a shared file system), each keeping its
  *     block: no scatter traffic, each rank's memory holds the whole matrix
  *     while it parses;
@@ -53,7 +58,8 @@ typedef enum { DSOLVE_ENGINE_AUTO, DSOLVE_ENGINE_LOCAL, DSOLVE_ENGINE_DISTRIBUTE
  * rank its rows; EVERYWHERE: every rank reads all of it and keeps its rows;
  * RANGED: every rank parses only its share of the file's bytes and the
  * entries are routed to their rows' ranks (dinput_ranged.c; plain
- * coordinate files seen alike by every rank); AUTO: RANGED where it can,
+ * coordinate files, a rank that cannot see the file getting its bytes from
+ * rank 0; the binary form where every rank sees it); AUTO: RANGED where it can,
  * on more than one rank, else RANK0. Gzip, array and binary files are read
  * by rank 0 in every mode but EVERYWHERE; RANGED asked for such a file is
  * refused (CLS_EINPUT). */

@@ -49,13 +49,15 @@ int dsolve_share_layout(MPI_Comm comm, int64_t nrows, int G, int root_rc, part_l
 /* The ranged read (dinput_ranged.c). dsolve_ranged_possible is collective:
  * 1 on every rank when every rank sees rank 0's file and it can be read in
  * ranges (its header and where in h, w; for the binary form, every row
- * pointer in *bin_rowptr, malloc'ed); dsolve_read_ranged reads it so,
+ * pointer in *bin_rowptr, malloc'ed). A text file that rank 0 holds and
+ * some rank cannot see is read in ranges too: *stream is set on such a
+ * rank, which gets its span's bytes from rank 0. dsolve_read_ranged reads it so,
  * leaving the layout and this rank's block, the stored entries and the
  * duplicates summed, checked as solve_check_input checks; agreed. */
 int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_where *w,
-                           int64_t **bin_rowptr);
+                           int64_t **bin_rowptr, int *stream);
 int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, const mm_where *w,
-                       const int64_t *bin_rowptr, const dsolve_options *opt, int G,
+                       const int64_t *bin_rowptr, int stream, const dsolve_options *opt, int G,
                        part_layout *L, csr_matrix *blk, int64_t *nnz, int64_t *duplicates,
                        cls_error *err);
 /* x_exp[c] per right-hand side */

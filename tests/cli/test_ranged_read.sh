@@ -14,6 +14,9 @@
 #    file), the count declared too high or too low, a negative diagonal in
 #    the last rank's rows, an unsymmetric pair whose halves are on two
 #    ranks (the distributed symmetry check);
+#  - ranks that cannot see the file (CLSOLVE_READ_STREAM=1 stands in for
+#    hosts without a shared file system) get their spans' bytes from rank 0:
+#    the same x and the same messages;
 #  - the binary CSR form: the same, and a bad column in any rank's rows
 #    named at its row of the file; bad row pointers left to rank 0's read;
 #  - gzip: --read auto falls back to rank 0, --read ranged is refused;
@@ -178,6 +181,30 @@ grep -q "tok95.mtx:[0-9]*: column index is not a number" <<<"$(msg one)" && ok |
 run one 1 $t/unsym.mtx
 grep -q "not symmetric: a(1,$((1 + 121)))" <<<"$(msg one)" && ok || bad "unsym: $(msg one)"
 echo "bad files: the same message and exit on 2 and 4 ranks as on one"
+
+# ---- ranks that cannot see the file (another host, no shared file system)
+# get their spans' bytes from rank 0: CLSOLVE_READ_STREAM=1 makes every rank
+# but 0 act so
+runs() {
+    local name=$1 np=$2
+    shift 2
+    CLSOLVE_READ_STREAM=1 CLSOLVE_TRACE=1 "${MPIRUN[@]}" -x CLSOLVE_READ_STREAM -x CLSOLVE_TRACE \
+        -np "$np" "$CLSOLVE" solve "$@" --json -o "$t/$name.x" >"$t/$name.json" 2>"$t/$name.err"
+    echo $? >"$t/$name.rc"
+}
+for f in sym crlf dups general; do
+    run r0 3 $t/$f.mtx --read rank0 --min-rows-per-part 1
+    runs st 3 $t/$f.mtx --read ranged --min-rows-per-part 1
+    [ "$(cat $t/st.rc)" = 0 ] && cmp -s $t/r0.x $t/st.x && ok || bad "$f streamed: exit $(cat $t/st.rc) $(msg st)"
+    grep -q "sent by rank 0" $t/st.err && ok || bad "$f: the spans were not sent by rank 0"
+done
+for f in bad70 tok40 long short unsym; do
+    run one 1 $t/$f.mtx --read rank0
+    runs st 4 $t/$f.mtx --read ranged --min-rows-per-part 1
+    [ "$(cat $t/st.rc)" = "$(cat $t/one.rc)" ] && [ "$(msg st)" = "$(msg one)" ] && ok ||
+        bad "$f streamed: exit $(cat $t/st.rc) '$(msg st)', one rank: '$(msg one)'"
+done
+echo "ranks without the file: their bytes from rank 0, the same x and messages"
 
 # ---- the binary CSR form: every rank reads its rows' bytes (the row
 # pointers for the layout); bad columns reported at the file's row
