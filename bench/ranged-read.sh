@@ -4,7 +4,9 @@
 # added, in one command:
 #   poisson3d N (default 200: 8 M rows, 589 MB) written as .mtx and read once
 #   (the page cache); then REPS passes, each running for every NP in NPS
-#   (default "1 2 4") and every MODE in MODES (default "rank0 ranged"), in
+#   (default "1 2 4") and every MODE in MODES (default "rank0 ranged";
+#   "streamed" is ranged with CLSOLVE_READ_STREAM=1: every rank but 0 gets
+#   its span's bytes from rank 0, as on hosts without the file), in
 #   turn: `mpirun -np NP clsolve solve FILE --read MODE --maxiter MAXITER
 #   --json` (MAXITER default 1: the host path; the ranks share the host's
 #   devices). Each rank runs under a small wrapper that prints its peak
@@ -51,8 +53,12 @@ done
 for rep in $(seq 1 "$REPS"); do
     for np in $NPS; do
         for mode in $MODES; do
+            read=$mode
+            stream=0
+            [ "$mode" = streamed ] && read=ranged stream=1
             s=$(date +%s.%N)
-            mpirun --oversubscribe -np "$np" "$PY" "$W/rss.py" "$C" solve "$M" --read "$mode" \
+            CLSOLVE_READ_STREAM=$stream mpirun --oversubscribe -x CLSOLVE_READ_STREAM -np "$np" \
+                "$PY" "$W/rss.py" "$C" solve "$M" --read "$read" \
                 --device "$DEVICE" --maxiter "$MAXITER" --json >"$W/run.json" 2>"$W/run.err"
             rc=$?
             e=$(date +%s.%N)
