@@ -311,10 +311,30 @@ static int span_of(MPI_Comm comm, const char *path, const mm_where *w, int strea
             munmap(m, (size_t)w->file_size);
         goto out;
     }
-    for (int r = 1; me == 0 && r < size; r++)
-        if (streamed[r] && cuts[r + 1] > cuts[r])
-            rc = dsolve_send_big((const char *)m + cuts[r], cuts[r + 1] - cuts[r], MPI_BYTE, 1, r,
-                                 comm, err);
+    if (me == 0) { /* to every such rank at once: each takes its pages in parallel */
+        int nreq = 0;
+        for (int r = 1; r < size; r++)
+            if (streamed[r])
+                nreq += (int)((cuts[r + 1] - cuts[r] + DS_CHUNK - 1) / DS_CHUNK);
+        MPI_Request *req = malloc((size_t)(nreq ? nreq : 1) * sizeof *req);
+        if (!req) { /* one after another, then */
+            for (int r = 1; r < size; r++)
+                if (streamed[r] && cuts[r + 1] > cuts[r])
+                    rc = dsolve_send_big((const char *)m + cuts[r], cuts[r + 1] - cuts[r],
+                                         MPI_BYTE, 1, r, comm, err);
+        } else {
+            int q = 0;
+            for (int r = 1; r < size; r++)
+                for (int64_t o = cuts[r]; streamed[r] && o < cuts[r + 1]; o += DS_CHUNK) {
+                    int64_t c = cuts[r + 1] - o < DS_CHUNK ? cuts[r + 1] - o : DS_CHUNK;
+                    MPI_Isend((const char *)m + o, (int)c, MPI_BYTE, r, DS_TAG_SCATTER, comm,
+                              &req[q++]);
+                }
+            if (MPI_Waitall(q, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+                rc = cls_fail(err, CLS_EOTHER, "MPI_Isend of the spans' bytes failed");
+            free(req);
+        }
+    }
     if (me != 0 && stream && *e > *b)
         rc = dsolve_recv_big(*buf, *e - *b, MPI_BYTE, 1, 0, comm, err);
     if (m != MAP_FAILED)
