@@ -73,6 +73,7 @@
 #include "net/job_proto.h"
 #include "net/job_store.h"
 #include "net/metrics.h"
+#include "net/preparse.h"
 #include "net/scheduler.h"
 
 static volatile sig_atomic_t clsolved_stop;
@@ -862,7 +863,12 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
                               .batch = o->batch,
                               .batch_max = o->batch_max};
     figures_start(); /* in the background: jobs do not wait for it */
+    /* one rank reads each matrix alone: parse uploads as they arrive; under
+     * mpirun the ranks read their byte ranges instead (net/preparse.h) */
+    preparse_enable(size == 1);
     scheduler_run_root(MPI_COMM_WORLD, &sched);
+    preparse_enable(0);
+    preparse_clear();
     clsolved_watch_done = 1;
     if (have_watch)
         pthread_join(watch, NULL);

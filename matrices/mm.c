@@ -90,6 +90,7 @@
 #define MM_MIN_RANGE 256 /* bytes per range below which fewer ranges are used */
 #define MM_MIN_THREAD_BYTES (256u << 10) /* bytes per parse thread at least */
 #define MM_RANGES_PER_THREAD 8 /* ranges are claimed dynamically: load balance */
+#define MM_FOLLOW_MIN ((size_t)8 << 20) /* a growing file: the least a block waits for */
 
 static size_t mm_block_size = MM_DEFAULT_BLOCK;
 
@@ -108,6 +109,10 @@ typedef struct mm_src {
     int64_t consumed;  /* bytes delivered so far (decompressed for gzip) */
     int eof;
     char zmsg[128]; /* zlib's word on the last gzip error */
+    /* a file still being written (mm_read_options.grow): asked at its
+     * current end whether more is coming */
+    int (*grow)(void *ctx, int64_t have);
+    void *grow_ctx;
 } mm_src;
 
 static int src_open(mm_src *s, const char *path, cls_error *err)
@@ -197,6 +202,15 @@ static int64_t src_read(mm_src *s, char *buf, size_t n, const char *path, int64_
                     continue;
                 return cls_fail(err, CLS_EOTHER, "%s: read error: %s", path, strerror(errno)),
                        -1;
+            }
+            if (r == 0 && s->grow) { /* the writer's end, not the file's? */
+                if (done >= MM_FOLLOW_MIN)
+                    break; /* parse what has come while more arrives */
+                int g = s->grow(s->grow_ctx, s->consumed + (int64_t)done);
+                if (g > 0)
+                    continue;
+                if (g < 0)
+                    return cls_fail(err, CLS_EOTHER, "%s: reading stopped", path), -1;
             }
             if (r == 0) {
                 s->eof = 1;
@@ -1244,7 +1258,8 @@ static int resolve_threads(const mm_read_options *opt)
 }
 
 /* Opens the file and reads the header; the unread rest stays in x->buf. */
-static int ctx_open(mm_ctx *x, const char *path, int nthreads, cls_error *err)
+static int ctx_open(mm_ctx *x, const char *path, int nthreads, const mm_read_options *opt,
+                    cls_error *err)
 {
     memset(x, 0, sizeof *x);
     x->path = path;
@@ -1252,6 +1267,12 @@ static int ctx_open(mm_ctx *x, const char *path, int nthreads, cls_error *err)
     int rc = src_open(&x->src, path, err);
     if (rc)
         return rc;
+    if (opt && opt->grow && !x->src.gz) {
+        /* its size is not known yet: read in blocks as it grows, never mapped */
+        x->src.grow = opt->grow;
+        x->src.grow_ctx = opt->grow_ctx;
+        x->src.file_size = -1;
+    }
     size_t hdr_end = 0;
     rc = read_header_stream(&x->src, path, &x->h, &x->buf, &x->len, &x->cap, &hdr_end, err);
     if (rc)
@@ -1619,7 +1640,7 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
         }
         return rc;
     }
-    int rc = ctx_open(&x, path, resolve_threads(opt), err);
+    int rc = ctx_open(&x, path, resolve_threads(opt), opt, err);
     x.threads_asked = opt && opt->threads > 0;
     x.opt = opt;
     double t1 = cls_now();
@@ -1808,7 +1829,7 @@ int mm_read_vector(const char *path, double **v, int64_t *n, cls_error *err)
     mm_ctx x;
     *v = NULL;
     *n = 0;
-    int rc = ctx_open(&x, path, resolve_threads(NULL), err);
+    int rc = ctx_open(&x, path, resolve_threads(NULL), NULL, err);
     if (!rc && x.h.field == MM_PATTERN)
         rc = ctx_fail(&x, err, 1, "a vector must be real or integer, not pattern");
     if (!rc && x.h.rows != 1 && x.h.cols != 1) {
@@ -1851,7 +1872,7 @@ int mm_read_block(const char *path, int64_t max_cols, double **v, int64_t *rows,
     mm_ctx x;
     *v = NULL;
     *rows = *cols = 0;
-    int rc = ctx_open(&x, path, resolve_threads(NULL), err);
+    int rc = ctx_open(&x, path, resolve_threads(NULL), NULL, err);
     if (!rc && x.h.field == MM_PATTERN)
         rc = ctx_fail(&x, err, 1, "a vector must be real or integer, not pattern");
     if (!rc && x.h.symmetry != MM_GENERAL && x.h.rows != 1 && x.h.cols != 1)

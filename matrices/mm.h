@@ -56,6 +56,14 @@ typedef struct mm_read_options {
      * alone): over it the read fails, CLS_EOTHER "NAME:LINE: reading this
      * matrix needs at least N MB ...; M MB are available". */
     uint64_t max_memory;
+    /* A plain file still being written (the daemon parses an upload as it
+     * arrives): at the bytes' current end the reader calls grow(ctx, bytes
+     * read so far), which waits and returns 1 when more have come, 0 at
+     * the file's true end, or -1 to stop the read (CLS_EOTHER, "NAME:
+     * reading stopped"). Such a file is read in blocks, never mapped. NULL:
+     * the file is complete. */
+    int (*grow)(void *ctx, int64_t have);
+    void *grow_ctx;
 } mm_read_options;
 
 /* A coordinate matrix that declares more entries than it has cells (rows x

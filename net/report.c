@@ -112,6 +112,9 @@ json_t *report_times_json(const dsolve_report *rep)
     const double loop_s = rep->solve_s - rep->cg.start_s - rep->cg.confirm_s;
     json_t *t = json_object();
     json_object_set_new(t, "parse_s", json_real(rep->parse_s));
+    /* the matrix was parsed while its upload arrived (net/preparse.h):
+     * parse_s is then what was left after the last byte */
+    json_object_set_new(t, "parsed_while_uploading", json_boolean(rep->preparsed));
     json_object_set_new(t, "setup_s", json_real(rep->setup_s));
     json_object_set_new(t, "partition_s", json_real(rep->partition_s));
     json_object_set_new(t, "init_s", json_real(rep->init_s));

@@ -197,6 +197,7 @@ static int open_part_file(routes_post *p, enum part part, const char *filename, 
     if (rc)
         return rc;
     p->file.no_sync = p->batch; /* a batch is committed once (job_store_accept_many) */
+    p->file.preparse_ok = part == PART_MATRIX && !p->batch; /* preparse.h */
     if (check) {
         adm_limits lim = adm_limits_get();
         p->file.max_entries = lim.max_nnz;

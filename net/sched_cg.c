@@ -10,6 +10,7 @@
  * the same beginning and end around its one launch for many jobs.
  */
 #include "sched_priv.h"
+#include "preparse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -164,6 +165,13 @@ static void msg_options(const job_proto_msg *m, const char *device, dsolve_optio
     o->devices_per_rank = m->devices_per_rank > 1 ? m->devices_per_rank : 1;
 }
 
+static int sched_take_matrix(void *ctx, const char *path, csr_matrix *A, mm_header *h,
+                             mm_read_stats *st)
+{
+    (void)ctx;
+    return preparse_take(path, A, h, st);
+}
+
 /* The job's messages, options and monitor; CLS_OK, or the job has been
  * failed (its parameters could not be made the solver's options). */
 int sched_cg_begin(const scheduler_config *cfg, const job_claim *c, const adm_estimate *est,
@@ -190,6 +198,7 @@ int sched_cg_begin(const scheduler_config *cfg, const job_claim *c, const adm_es
     r->o.phase = sched_phase;
     r->o.phase_ctx = &r->mc;
     r->o.read_progress = sched_read_progress;
+    r->o.take_matrix = sched_take_matrix; /* parsed while it was uploaded (preparse.h) */
     r->o.read_ctx = &r->mc;
     r->o.read_max_memory = read_budget;
     return CLS_OK;

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE /* sync_file_range */
 #include "upload.h"
+#include "preparse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -201,6 +202,13 @@ int upload_file_write(upload_file *f, const void *data, size_t len, cls_error *e
         if (f->max_text && f->text_bytes > f->max_text)
             return upload_text_over(f, err);
     }
+    if (f->pre)
+        preparse_feed(f->pre, f->bytes);
+    else if (f->preparse_ok && f->gz == 0 && f->binary == -1 && f->header_state == 1 &&
+             f->bytes >= PREPARSE_MIN_BYTES) {
+        f->preparse_ok = 0; /* one try */
+        f->pre = preparse_start(f->path, f->bytes);
+    }
     if (f->header_state != 0 && !(f->gz == 1 && f->measure))
         return CLS_OK;
     p = data;
@@ -259,6 +267,10 @@ static int upload_file_feed_text(upload_file *f, const unsigned char *p, size_t 
 int upload_file_close(upload_file *f, cls_error *err)
 {
     int rc = CLS_OK;
+    if (f->pre) { /* every byte is written: the parse reads to the end (before the fsync) */
+        preparse_end(f->pre, 1);
+        f->pre = NULL;
+    }
     if (f->binary == 0 && f->nhead > 0 && f->header_state == 0) {
         if (csr_bin_is_magic(f->head, f->nhead) && f->nhead >= 8)
             rc = cls_fail(err, CLS_EINPUT, "%s: byte %zu: the binary CSR header ends early (%d "
@@ -325,6 +337,10 @@ int upload_file_close(upload_file *f, cls_error *err)
 
 void upload_file_abort(upload_file *f)
 {
+    if (f->pre) {
+        preparse_end(f->pre, 0);
+        f->pre = NULL;
+    }
     if (f->zs_live) {
         inflateEnd(&f->zs);
         f->zs_live = 0;

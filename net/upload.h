@@ -40,6 +40,8 @@
 #include "../matrices/mm.h"
 
 #define UPLOAD_PREFIX_MAX (256u * 1024u)
+
+struct preparse;
 #define UPLOAD_SYNC_STEP (16u << 20)
 
 typedef struct upload_file {
@@ -72,6 +74,8 @@ typedef struct upload_file {
     uint64_t bin_bytes;  /* the size its header makes */
     int no_sync;         /* close without fsync: the caller syncs the file system once
                           * for many uploads (a batch's group commit, job_store_accept_many) */
+    int preparse_ok;     /* a job's matrix: parse it as it arrives (preparse.h) */
+    struct preparse *pre;
     mm_header header;
 } upload_file;
 

@@ -330,6 +330,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     gen_grid grid;
     csr_init(&A);
     csr_init(&in->blk);
+    in->preparsed = 0;
     int genk = 0, grc = CLS_OK; /* -b gen:random:K */
     if (nb_paths == 1 && rhs_gen_spec(b_paths[0], &genk, &grc, err)) {
         if (grc)
@@ -393,7 +394,11 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         mm_read_options ro = {.progress = opt->read_progress,
                               .progress_ctx = opt->read_ctx,
                               .max_memory = opt->read_max_memory};
-        rc = mm_read_csr(a_path, &ro, &A, &h, &st, err);
+        if (me == 0 && size == 1 && opt->take_matrix &&
+            opt->take_matrix(opt->take_ctx, a_path, &A, &h, &st))
+            in->preparsed = 1;
+        else
+            rc = mm_read_csr(a_path, &ro, &A, &h, &st, err);
         if (!rc) {
             hdr.nrows = A.nrows;
             hdr.ncols = A.ncols;

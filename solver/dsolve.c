@@ -416,6 +416,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     rep->rows = in.nrows;
     rep->nnz = in.nnz;
     rep->duplicates = in.duplicates;
+    rep->preparsed = in.preparsed;
     rep->nparts = L->nparts;
     if (me == 0 && opt->verbose)
         part_print(L, stderr);

@@ -35,6 +35,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "../matrices/mm.h"
 #include "krylov/dcg.h"
 #include "pc/pc.h"
 #include "solve.h"
@@ -93,6 +94,7 @@ typedef struct dsolve_report {
     cg_result cg; /* iterations, reason, history (rank 0) */
     double true_rel_residual;
     int64_t rows, nnz, duplicates;
+    int preparsed; /* the matrix was parsed while its upload arrived (take_matrix) */
     int ranks, devices_per_rank, nparts;
     dsolve_engine engine;                     /* the engine that ran: LOCAL or DISTRIBUTED */
     dsolve_part_info parts[DSOLVE_MAX_PARTS]; /* rank 0 */
@@ -143,6 +145,13 @@ typedef struct dsolve_options {
     pc_options pc;            /* the preconditioner's parameters (degree, sweeps, reuse);
                                * its type is solve.precond */
     dsolve_rhs_mode rhs_mode; /* several right-hand sides: together or one by one */
+    /* rank 0, reading a matrix file alone (the rank-0 read, one rank):
+     * a matrix already parsed from that file (the daemon parses an upload
+     * as it arrives: net/preparse.h), taken instead of reading it; 0 when
+     * there is none (the file is read). */
+    int (*take_matrix)(void *ctx, const char *path, csr_matrix *A, mm_header *h,
+                       mm_read_stats *st);
+    void *take_ctx;
     /* rank 0, when set: told as each phase begins ("parsing", "setting_up",
      * "solving", "gathering"), for progress that says what is going on */
     void (*phase)(void *ctx, const char *phase);

@@ -21,6 +21,7 @@
 /* What every rank knows after phase 1. */
 typedef struct ds_input {
     int64_t nrows, nnz, duplicates;
+    int preparsed; /* rank 0 took a matrix parsed while its upload arrived */
     int has_b, has_x0;
     int nrhs; /* right-hand sides: b and x0 hold nrhs columns of re - rb */
     part_layout L;
