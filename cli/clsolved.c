@@ -9,6 +9,7 @@
  *          [--drain-timeout S] [--max-nnz N] [--max-matrix-bytes BYTES]
  *          [--keep-bytes SIZE|P%] [--disk-reserve SIZE|P%] [--lanes N]
  *          [--shared-max-entries N] [--batch auto|on|off] [--batch-max N]
+ *          [--parse-while-uploading on|off]
  *          [--port-file F] [--pid-file F] [--config FILE]
  *          [--version]
  *
@@ -105,6 +106,7 @@ typedef struct clsolved_opts {
     int lanes;
     int64_t shared_max_entries;
     int batch, batch_max; /* SCHED_BATCH_*, jobs per launch */
+    int preparse;         /* --parse-while-uploading on (net/preparse.h) */
 } clsolved_opts;
 
 static int parse_u64(const char *s, uint64_t *out, int suffixes)
@@ -229,6 +231,7 @@ static const char *const clsolved_options[] = {
     "--shared-max-entries",
     "--batch",
     "--batch-max",
+    "--parse-while-uploading",
 };
 
 static int clsolved_option_known(const char *name)
@@ -314,6 +317,13 @@ static int apply_option(const char *name, const char *v, clsolved_opts *o)
             o->batch = SCHED_BATCH_OFF;
         else if (!strcmp(v, "on"))
             o->batch = SCHED_BATCH_ON;
+        else
+            return -1;
+    } else if (!strcmp(name, "--parse-while-uploading")) {
+        if (!strcmp(v, "on"))
+            o->preparse = 1;
+        else if (!strcmp(v, "off"))
+            o->preparse = 0;
         else
             return -1;
     } else if (!strcmp(name, "--batch-max")) {
@@ -863,9 +873,11 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
                               .batch = o->batch,
                               .batch_max = o->batch_max};
     figures_start(); /* in the background: jobs do not wait for it */
-    /* one rank reads each matrix alone: parse uploads as they arrive; under
-     * mpirun the ranks read their byte ranges instead (net/preparse.h) */
-    preparse_enable(size == 1);
+    /* asked for, and one rank reads each matrix alone: parse uploads as they
+     * arrive; under mpirun the ranks read their byte ranges instead
+     * (net/preparse.h) */
+    if (size == 1)
+        preparse_enable(o->preparse); /* CLSOLVE_PREPARSE=0|1 overrides (benchmarks) */
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     preparse_enable(0);
     preparse_clear();

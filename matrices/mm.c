@@ -865,7 +865,9 @@ static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
     int64_t cap = x->array ? x->vcap : x->coo.cap;
     if (need <= cap)
         return CLS_OK;
-    int64_t ncap = cap + cap / 2;
+    /* a growing file (grow): its size is unknown, so the output grows with
+     * it; doubling halves the moves of 1.5x */
+    int64_t ncap = x->src.grow ? 2 * cap : cap + cap / 2;
     if (ncap < need)
         ncap = need;
     if (ncap < 4096)
@@ -894,7 +896,8 @@ static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
             return oom(x, err);
         x->vals = nv;
         x->vcap = ncap;
-        cls_hint_huge(nv, (size_t)ncap * sizeof *nv);
+        if (!x->src.grow)
+            cls_hint_huge(nv, (size_t)ncap * sizeof *nv);
     } else {
         int32_t *nr = realloc(x->coo.row, (size_t)ncap * sizeof *nr);
         if (nr)
@@ -908,9 +911,11 @@ static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
         if (!nr || !nc || !nv)
             return oom(x, err);
         x->coo.cap = ncap;
-        cls_hint_huge(nr, (size_t)ncap * sizeof *nr);
-        cls_hint_huge(nc, (size_t)ncap * sizeof *nc);
-        cls_hint_huge(nv, (size_t)ncap * sizeof *nv);
+        if (!x->src.grow) { /* a growing file's output moves as it grows */
+            cls_hint_huge(nr, (size_t)ncap * sizeof *nr);
+            cls_hint_huge(nc, (size_t)ncap * sizeof *nc);
+            cls_hint_huge(nv, (size_t)ncap * sizeof *nv);
+        }
     }
     return CLS_OK;
 }

@@ -21,8 +21,15 @@
  * available memory at most, and a new one starts only while fewer than
  * PREPARSE_MAX are held.
  *
- * Only a daemon of one rank preparses (preparse_enable): under mpirun the
- * ranks read their own byte ranges of the file (dinput_ranged.c).
+ * Only a daemon of one rank preparses, and only when asked
+ * (`clsolved --parse-while-uploading on`, preparse_enable): under mpirun
+ * the ranks read their own byte ranges of the file (dinput_ranged.c). It is
+ * off by default because it did not pay on the host measured: on one H200
+ * host (16 cores) it took 0.08 s off the job's parse of a 589 MB upload
+ * (0.26-0.27 s left, mostly the CSR assembly after the last byte) but
+ * slowed the receive about as much (docs/benchmarks.md). The reader's
+ * output grows with the file (realloc, no huge-page hints: with them the
+ * growth took 1.0 s), and the parse leaves two cores to the receive.
  */
 #ifndef CLS_NET_PREPARSE_H
 #define CLS_NET_PREPARSE_H
@@ -37,7 +44,9 @@
 
 typedef struct preparse preparse;
 
-/* On (the daemon has one rank) or off (the default). */
+/* On (a daemon of one rank, --parse-while-uploading on) or off (the
+ * default). CLSOLVE_PREPARSE=0 or 1 in the environment overrides `on`
+ * (benchmarks compare the two in one daemon build). */
 void preparse_enable(int on);
 int preparse_enabled(void);
 

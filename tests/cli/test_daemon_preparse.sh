@@ -15,7 +15,7 @@
 t=$TEST_TMP
 D=$t/data
 rm -rf "$D" "$D".*
-daemon_start 1 "$D" || { bad "daemon start"; finish; }
+daemon_start 1 "$D" --parse-while-uploading on || { bad "daemon start"; finish; }
 export CLSOLVE_SERVER=$DURL
 "$CLSOLVE" gen poisson3d 50 -o "$t/p50.mtx" >/dev/null
 "$CLSOLVE" solve "$t/p50.mtx" --tol 1e-10 -o "$t/cli.mtx" >/dev/null 2>&1 || bad "the CLI's solve"
