@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,36 +137,112 @@ static void bcsr_detect(const csr_matrix *A, size_t melem, size_t *kout, double 
     free(mark);
 }
 
+/* The widest row of each chunk of C rows (rows in order, or through perm),
+ * over the host's cores: SELL's padding is a chunk's width times C. */
+typedef struct chunk_ctx {
+    const csr_matrix *A;
+    const int32_t *perm; /* NULL: rows in order */
+    int64_t C;
+    int64_t *width; /* per chunk, or NULL */
+    int64_t *sum;   /* per range: the widths' sum */
+} chunk_ctx;
+
+static void chunk_widths(void *arg, int range, int64_t c0, int64_t c1)
+{
+    const chunk_ctx *x = arg;
+    const int64_t n = x->A->nrows;
+    int64_t s = 0;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t w = 0;
+        for (int64_t r = c * x->C; r < (c + 1) * x->C && r < n; r++) {
+            int64_t i = x->perm ? x->perm[r] : r;
+            int64_t len = x->A->rowptr[i + 1] - x->A->rowptr[i];
+            w = len > w ? len : w;
+        }
+        if (x->width)
+            x->width[c] = w;
+        s += w;
+    }
+    x->sum[range] = s;
+}
+
+/* Sum of the chunks' widths (exact: integers, whatever the thread count). */
+static int64_t chunk_width_sum(const csr_matrix *A, const int32_t *perm, int64_t C,
+                               int64_t *width)
+{
+    const int64_t nchunks = (A->nrows + C - 1) / C;
+    if (nchunks == 0)
+        return 0;
+    int t = cls_parallel_ranges(nchunks, 4096);
+    int64_t *sum = calloc((size_t)t, sizeof *sum), total = 0;
+    chunk_ctx x = {A, perm, C, width, sum};
+    if (!sum) { /* one range, on this thread */
+        int64_t one = 0;
+        x.sum = &one;
+        chunk_widths(&x, 0, 0, nchunks);
+        return one;
+    }
+    cls_parallel_for(nchunks, 4096, chunk_widths, &x);
+    for (int q = 0; q < t; q++)
+        total += sum[q];
+    free(sum);
+    return total;
+}
+
 static double sell_fill_of(const csr_matrix *A, size_t C)
 {
     if (A->nnz == 0)
         return 1.0;
-    double stored = 0;
-    for (int64_t c0 = 0; c0 < A->nrows; c0 += (int64_t)C) {
-        int64_t w = 0;
-        for (int64_t r = c0; r < c0 + (int64_t)C && r < A->nrows; r++) {
-            int64_t len = A->rowptr[r + 1] - A->rowptr[r];
-            if (len > w)
-                w = len;
-        }
-        stored += (double)w * (double)C;
+    return (double)chunk_width_sum(A, NULL, (int64_t)C, NULL) * (double)C / (double)A->nnz;
+}
+
+/* Row-length statistics over the host's cores, in integers (exact, so
+ * the same on any thread count). */
+typedef struct rowstat {
+    int64_t sum, sq, max, empty;
+} rowstat;
+
+typedef struct rowstat_ctx {
+    const csr_matrix *A;
+    rowstat *r; /* per range */
+} rowstat_ctx;
+
+static void rowstat_range(void *arg, int range, int64_t i0, int64_t i1)
+{
+    const rowstat_ctx *x = arg;
+    rowstat s = {0, 0, 0, 0};
+    for (int64_t i = i0; i < i1; i++) {
+        int64_t len = x->A->rowptr[i + 1] - x->A->rowptr[i];
+        s.sum += len;
+        s.sq += len * len;
+        s.max = len > s.max ? len : s.max;
+        s.empty += len == 0;
     }
-    return stored / (double)A->nnz;
+    x->r[range] = s;
 }
 
 void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc)
 {
     memset(mc, 0, sizeof *mc);
     double sum = 0, sq = 0;
-    for (int64_t i = 0; i < A->nrows; i++) {
-        int64_t len = A->rowptr[i + 1] - A->rowptr[i];
-        sum += (double)len;
-        sq += (double)len * (double)len;
-        if (len > mc->max_row)
-            mc->max_row = len;
-        if (len == 0)
-            mc->empty_rows++;
+    const int64_t grain = 65536;
+    int t = A->nrows > 0 ? cls_parallel_ranges(A->nrows, grain) : 0;
+    rowstat *rs = t ? calloc((size_t)t, sizeof *rs) : NULL;
+    rowstat one;
+    rowstat_ctx rx = {A, rs ? rs : &one};
+    if (rs) {
+        cls_parallel_for(A->nrows, grain, rowstat_range, &rx);
+    } else if (A->nrows > 0) { /* one range, on this thread */
+        rowstat_range(&rx, 0, 0, A->nrows);
+        t = 1;
     }
+    for (int q = 0; q < t; q++) {
+        sum += (double)rx.r[q].sum;
+        sq += (double)rx.r[q].sq;
+        mc->max_row = rx.r[q].max > mc->max_row ? rx.r[q].max : mc->max_row;
+        mc->empty_rows += rx.r[q].empty;
+    }
+    free(rs);
     double n = A->nrows > 0 ? (double)A->nrows : 1.0;
     mc->mean_row = sum / n;
     double var = sq / n - mc->mean_row * mc->mean_row;
@@ -347,6 +424,44 @@ static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
     }
 }
 
+/* SELL's row order: within each window of sigma rows, by decreasing
+ * length (sell_key_cmp); sigma 1 keeps the rows in order. Windows are
+ * independent: a range of them per thread, each with its own keys. */
+typedef struct perm_ctx {
+    const csr_matrix *A;
+    int32_t *perm;
+    int64_t sigma;
+    atomic_int failed;
+} perm_ctx;
+
+static void perm_windows(void *arg, int range, int64_t w0, int64_t w1)
+{
+    (void)range;
+    perm_ctx *x = arg;
+    const int64_t n = x->A->nrows;
+    if (x->sigma <= 1) {
+        for (int64_t i = w0; i < w1; i++)
+            x->perm[i] = (int32_t)i;
+        return;
+    }
+    sell_key *keys = malloc((size_t)x->sigma * sizeof *keys);
+    if (!keys) {
+        atomic_store(&x->failed, 1);
+        return;
+    }
+    for (int64_t w = w0; w < w1; w++) {
+        int64_t r0 = w * x->sigma, m = n - r0 < x->sigma ? n - r0 : x->sigma;
+        for (int64_t i = 0; i < m; i++) {
+            keys[i].row = r0 + i;
+            keys[i].len = x->A->rowptr[r0 + i + 1] - x->A->rowptr[r0 + i];
+        }
+        qsort(keys, (size_t)m, sizeof *keys, sell_key_cmp);
+        for (int64_t i = 0; i < m; i++)
+            x->perm[r0 + i] = (int32_t)keys[i].row;
+    }
+    free(keys);
+}
+
 static int sell_build(const csr_matrix *A, size_t C, size_t sigma, size_t melem, sell_host *s,
                       cls_error *err)
 {
@@ -360,41 +475,31 @@ static int sell_build(const csr_matrix *A, size_t C, size_t sigma, size_t melem,
         sell_free(s);
         return cls_fail(err, CLS_EOTHER, "out of memory building SELL-C-sigma");
     }
-    for (int64_t i = 0; i < n; i++)
-        perm[i] = (int32_t)i;
-    if (sigma > 1) {
-        sell_key *keys = malloc((size_t)(sigma) * sizeof *keys);
-        if (!keys) {
-            free(perm);
-            sell_free(s);
-            return cls_fail(err, CLS_EOTHER, "out of memory building SELL-C-sigma");
-        }
-        for (int64_t w0 = 0; w0 < n; w0 += (int64_t)sigma) {
-            int64_t m = n - w0 < (int64_t)sigma ? n - w0 : (int64_t)sigma;
-            for (int64_t i = 0; i < m; i++) {
-                keys[i].row = w0 + i;
-                keys[i].len = A->rowptr[w0 + i + 1] - A->rowptr[w0 + i];
-            }
-            qsort(keys, (size_t)m, sizeof *keys, sell_key_cmp);
-            for (int64_t i = 0; i < m; i++)
-                perm[w0 + i] = (int32_t)keys[i].row;
-        }
-        free(keys);
+    int64_t *width = malloc((size_t)(s->nchunks ? s->nchunks : 1) * sizeof *width);
+    if (!width) {
+        free(perm);
+        sell_free(s);
+        return cls_fail(err, CLS_EOTHER, "out of memory building SELL-C-sigma");
     }
+    /* the rows of each window of sigma sorted by length, windows on every core */
+    perm_ctx pc = {.A = A, .perm = perm, .sigma = (int64_t)(sigma > 1 ? sigma : 1)};
+    atomic_init(&pc.failed, 0);
+    if (n > 0)
+        cls_parallel_for((n + pc.sigma - 1) / pc.sigma, sigma > 1 ? 64 : 65536, perm_windows,
+                         &pc);
+    if (atomic_load(&pc.failed)) {
+        free(width);
+        free(perm);
+        sell_free(s);
+        return cls_fail(err, CLS_EOTHER, "out of memory building SELL-C-sigma");
+    }
+    chunk_width_sum(A, perm, (int64_t)C, width); /* each chunk's width, on every core */
     int64_t pos = 0;
     for (int64_t c = 0; c < s->nchunks; c++) {
-        int64_t w = 0;
-        for (int64_t i = 0; i < (int64_t)C; i++) {
-            int64_t r = c * (int64_t)C + i;
-            if (r < n) {
-                int64_t len = A->rowptr[perm[r] + 1] - A->rowptr[perm[r]];
-                if (len > w)
-                    w = len;
-            }
-        }
         s->cs[c] = (int32_t)pos;
-        pos += w * (int64_t)C;
+        pos += width[c] * (int64_t)C;
         if (pos > INT32_MAX) {
+            free(width);
             free(perm);
             sell_free(s);
             return cls_fail(err, CLS_EOTHER,
@@ -402,6 +507,7 @@ static int sell_build(const csr_matrix *A, size_t C, size_t sigma, size_t melem,
                             "another format or partition it");
         }
     }
+    free(width);
     s->cs[s->nchunks] = (int32_t)pos;
     s->stored = pos;
     s->col = malloc((size_t)(pos ? pos : 1) * sizeof *s->col);
