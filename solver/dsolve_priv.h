@@ -1,7 +1,8 @@
 /*
- * dsolve_priv.h: what dsolve.c (the solve's phases) and dinput.c (phase 1:
- * reading, generating or scattering the system; the layout; the scaling)
- * share. Not for other modules: dsolve.h is the contract.
+ * dsolve_priv.h: what dsolve.c (the solve's phases), dinput.c and
+ * dinput_ranged.c (phase 1: reading, generating or scattering the system;
+ * the layout; the scaling) and dcomm.c (agreement, big transfers, the
+ * shared layout) share. Not for other modules: dsolve.h is the contract.
  */
 #ifndef CLS_SOLVER_DSOLVE_PRIV_H
 #define CLS_SOLVER_DSOLVE_PRIV_H
