@@ -880,12 +880,12 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
         preparse_enable(o->preparse); /* CLSOLVE_PREPARSE=0|1 overrides (benchmarks) */
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     preparse_enable(0);
-    preparse_clear();
     clsolved_watch_done = 1;
     if (have_watch)
         pthread_join(watch, NULL);
     fprintf(stderr, "clsolved: drained, exiting\n");
     root_close(r);
+    preparse_clear(); /* after the server stopped: no upload holds an entry now */
     return 0;
 }
 

@@ -790,6 +790,7 @@ typedef struct mm_ctx {
     int64_t count;   /* entries (values) accepted */
     int64_t stored;  /* of which in the output arrays (below the dense sums) */
     int64_t err_count; /* a bad line: the entries before it */
+    int span;          /* one rank's span of a ranged read: h.entries bounds nothing here */
     /* dense summation (mm.h): sums and the cells seen, row-major */
     int dense;
     double *dsum;
@@ -872,7 +873,7 @@ static int out_reserve(mm_ctx *x, int64_t need, cls_error *err)
         ncap = need;
     if (ncap < 4096)
         ncap = 4096;
-    if (ncap > x->h.entries)
+    if (!x->span && ncap > x->h.entries)
         ncap = x->h.entries;
     if (ncap < need)
         ncap = need;
@@ -1198,7 +1199,7 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
     int64_t base = x->line, total = 0;
     for (int t = 0; t < nt; t++) {
         tjob *J = &jobs[t];
-        if (x->count + total + J->n > x->h.entries) {
+        if (!x->span && x->count + total + J->n > x->h.entries) {
             int64_t k = x->h.entries - x->count - total;
             return fail_long(x->path, &x->h, base + nl_before_entry(J->beg, J->end, k), err);
         }
@@ -1375,7 +1376,7 @@ static int read_mapped(mm_ctx *x, cls_error *err)
          * is reserved once; a memory limit it would pass falls back to
          * growing. */
         int64_t cap0 = (int64_t)(total / x->min_entry_bytes) + 1;
-        if (cap0 > x->h.entries)
+        if (!x->span && cap0 > x->h.entries)
             cap0 = x->h.entries;
         uint64_t limit = x->opt ? x->opt->max_memory : 0;
         double t0 = cls_now();
@@ -1715,7 +1716,7 @@ static int read_span(const char *path, const mm_read_options *opt, const mm_head
     x.threads_asked = opt && opt->threads > 0;
     x.opt = opt;
     x.h = *h;
-    x.h.entries = INT64_MAX; /* the sum over the spans is checked by the caller */
+    x.span = 1; /* the declared count is the whole file's: the caller checks the sum */
     x.line = line;
     x.vk = h->field == MM_PATTERN ? VK_NONE : h->field == MM_INTEGER ? VK_INT : VK_REAL;
     x.min_entry_bytes = 4;

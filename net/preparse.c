@@ -30,6 +30,7 @@ struct preparse {
     mm_read_stats st;
     dev_t dev;
     ino_t ino;
+    struct timespec mtime; /* the file when its upload ended: size (written) and mtime */
     uint64_t max_memory;
 };
 
@@ -84,7 +85,9 @@ static void *run(void *arg)
     mm_read_options o = {.grow = grow,
                          .grow_ctx = p,
                          .max_memory = p->max_memory,
-                         .threads = cpus > 4 ? cpus - 2 : cpus > 1 ? cpus - 1 : 1};
+                         .threads = cpus > 4   ? cpus - 2
+                                    : cpus > 1 ? cpus - 1
+                                               : 1};
     cls_error err;
     cls_error_clear(&err);
     csr_matrix A;
@@ -188,9 +191,16 @@ void preparse_feed(preparse *p, uint64_t bytes)
 
 void preparse_end(preparse *p, int complete)
 {
+    struct stat sb;
+    int known = complete && stat(p->path, &sb) == 0;
     pthread_mutex_lock(&reg_mu);
     p->ended = 1;
-    p->complete = complete;
+    /* the file as its upload left it: a job takes the entry only for that
+     * file (an inode freed by a refused job is reused at once on ext4) */
+    p->complete =
+        known && sb.st_dev == p->dev && sb.st_ino == p->ino && (uint64_t)sb.st_size == p->written;
+    if (known)
+        p->mtime = sb.st_mtim;
     p->ended_at = mono();
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&reg_mu);
@@ -201,20 +211,25 @@ int preparse_take(const char *path, csr_matrix *A, mm_header *h, mm_read_stats *
     struct stat sb;
     if (stat(path, &sb) != 0)
         return 0;
-    preparse *p = NULL;
+    preparse *p = NULL, *gone[PREPARSE_MAX];
     pthread_mutex_lock(&reg_mu);
+    int ngone = prune(gone);
     for (int i = 0; i < PREPARSE_MAX && !p; i++)
-        if (reg[i] && reg[i]->dev == sb.st_dev && reg[i]->ino == sb.st_ino) {
+        if (reg[i] && reg[i]->ended && reg[i]->complete && reg[i]->dev == sb.st_dev &&
+            reg[i]->ino == sb.st_ino && reg[i]->written == (uint64_t)sb.st_size &&
+            reg[i]->mtime.tv_sec == sb.st_mtim.tv_sec &&
+            reg[i]->mtime.tv_nsec == sb.st_mtim.tv_nsec) {
             p = reg[i];
             reg[i] = NULL;
         }
     pthread_mutex_unlock(&reg_mu);
+    free_all(gone, ngone);
     if (!p)
         return 0;
     pthread_mutex_lock(&reg_mu);
     while (!p->finished && p->ended && p->complete)
         pthread_cond_wait(&p->cv, &reg_mu);
-    int ok = p->finished && p->ended && p->complete && !p->rc && p->written == (uint64_t)sb.st_size;
+    int ok = p->finished && p->ended && p->complete && !p->rc;
     pthread_mutex_unlock(&reg_mu);
     if (!ok) { /* the file is read as before */
         if (!p->ended)

@@ -51,7 +51,7 @@
 typedef struct ranged_print {
     int64_t size, data_off, rows, cols, entries;
     int32_t symmetry, field, ok, binary;
-    uint32_t crc_head, crc_tail;
+    uint32_t crc_head, crc_tail, crc_samples, crc_rowptr;
 } ranged_print;
 
 static uint32_t crc_at(int fd, int64_t off, int64_t n)
@@ -63,8 +63,13 @@ static uint32_t crc_at(int fd, int64_t off, int64_t n)
     return (uint32_t)crc32(0L, buf, got > 0 ? (uInt)got : 0u);
 }
 
-static void print_of(const char *path, const mm_header *h, const mm_where *w, int ok,
-                     ranged_print *p)
+/* A rank's view of the file: its header, its size, and CRCs of its first
+ * and last 64 KiB, of 16 pieces of 4 KiB spread over it, and (the binary
+ * form) of every row pointer, which each rank holds already. Two files
+ * that differ where none of these look pass as one: the samples make a
+ * stale copy of another time step (same size, other values) unlikely to. */
+static void print_of(const char *path, const mm_header *h, const mm_where *w, const int64_t *rowptr,
+                     int ok, ranged_print *p)
 {
     memset(p, 0, sizeof *p);
     p->ok = ok;
@@ -84,9 +89,21 @@ static void print_of(const char *path, const mm_header *h, const mm_where *w, in
         p->ok = 0;
         return;
     }
-    p->crc_head = crc_at(fd, 0, w->file_size);
-    int64_t tail = w->file_size > 65536 ? w->file_size - 65536 : 0;
-    p->crc_tail = crc_at(fd, tail, w->file_size - tail);
+    const int64_t size = p->size > 0 ? p->size : 0;
+    p->crc_head = crc_at(fd, 0, size);
+    int64_t tail = size > 65536 ? size - 65536 : 0;
+    p->crc_tail = crc_at(fd, tail, size - tail);
+    uint32_t c = 0;
+    for (int k = 1; k <= 16 && size > 0; k++) {
+        int64_t at = size / 17 * k, n = size - at < 4096 ? size - at : 4096;
+        c = (uint32_t)crc32(c, (const Bytef *)&(uint32_t){crc_at(fd, at, n)}, 4);
+    }
+    p->crc_samples = c;
+    if (rowptr)
+        p->crc_rowptr = (uint32_t)crc32(0L, (const Bytef *)rowptr,
+                                        (uInt)((size_t)(h->rows + 1) * sizeof *rowptr > 1u << 30
+                                                   ? 1u << 30
+                                                   : (size_t)(h->rows + 1) * sizeof *rowptr));
     close(fd);
 }
 
@@ -107,14 +124,15 @@ int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_w
     cls_error_clear(&e);
     *bin_rowptr = NULL;
     *stream = 0;
-    int ok = (me == 0 || !stream_forced()) && mm_read_header_at(a_path, h, w, &e) == CLS_OK &&
-             (w->binary || mm_range_ok(h, w));
+    struct stat sb; /* a pipe is not opened here: its bytes are rank 0's read's */
+    int ok = (me == 0 || !stream_forced()) && stat(a_path, &sb) == 0 && S_ISREG(sb.st_mode) &&
+             mm_read_header_at(a_path, h, w, &e) == CLS_OK && (w->binary || mm_range_ok(h, w));
     /* the binary form: every rank needs every row pointer for the layout;
      * bad ones are left to rank 0's read, which says where */
     if (ok && w->binary)
         ok = csr_bin_read_rowptr(a_path, h, bin_rowptr, &e) == CLS_OK;
     ranged_print mine, root;
-    print_of(a_path, h, w, ok, &mine);
+    print_of(a_path, h, w, *bin_rowptr, ok, &mine);
     root = mine;
     if (MPI_Bcast(&root, (int)sizeof root, MPI_BYTE, 0, comm) != MPI_SUCCESS)
         return 0;
@@ -320,8 +338,8 @@ static int span_of(MPI_Comm comm, const char *path, const mm_where *w, int strea
         if (!req) { /* one after another, then */
             for (int r = 1; r < size; r++)
                 if (streamed[r] && cuts[r + 1] > cuts[r])
-                    rc = dsolve_send_big((const char *)m + cuts[r], cuts[r + 1] - cuts[r],
-                                         MPI_BYTE, 1, r, comm, err);
+                    rc = dsolve_send_big((const char *)m + cuts[r], cuts[r + 1] - cuts[r], MPI_BYTE,
+                                         1, r, comm, err);
         } else {
             int q = 0;
             for (int r = 1; r < size; r++)
@@ -341,6 +359,10 @@ static int span_of(MPI_Comm comm, const char *path, const mm_where *w, int strea
         munmap(m, (size_t)w->file_size);
     rc = dsolve_agree(comm, rc, err);
 out:
+    if (rc) {
+        free(*buf);
+        *buf = NULL;
+    }
     free(cuts);
     free(streamed);
     return rc;
@@ -416,7 +438,7 @@ static int read_binary(MPI_Comm comm, const char *a_path, const mm_header *h, co
     if (!rc)
         rc = part_plan(h->rows, rowptr_row_nnz, rowptr, size, G, opt->min_rows_per_part,
                        DSOLVE_MAX_PARTS, L, err);
-    if (rc) /* alike on every rank: the header and the row pointers */
+    if ((rc = dsolve_agree(comm, rc, err))) /* alike but for a lack of memory */
         return rc;
     int64_t *rank_begin = malloc(((size_t)size + 1) * sizeof *rank_begin);
     if (rank_begin) {
