@@ -3,8 +3,8 @@
  * file (dsolve.h: read mode "ranged", the default under mpirun).
  *
  *  1. Every rank reads the header and says whether it sees the same plain
- *     coordinate file as rank 0 (size, header, and a CRC of its first and
- *     last 64 KiB). A rank on another host without the file, or with
+ *     coordinate file as rank 0 (print_of: size, header, CRCs of samples
+ *     of it). A rank on another host without the file, or with
  *     another file at the path, gets its span's bytes from rank 0 over MPI
  *     and parses them as the others parse theirs (rank 0 only sends bytes:
  *     the parse stays spread over the ranks).
