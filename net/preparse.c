@@ -18,6 +18,7 @@
 #include "../common/sysres.h"
 
 struct preparse {
+    uint64_t id; /* preparse_end's answer, for preparse_forget */
     char path[4096];
     pthread_t tid;
     pthread_cond_t cv;
@@ -37,6 +38,7 @@ struct preparse {
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static preparse *reg[PREPARSE_MAX];
 static int enabled;
+static uint64_t next_id = 1;
 
 static double mono(void)
 {
@@ -156,6 +158,9 @@ preparse *preparse_start(const char *path, uint64_t bytes)
     if (!p)
         return NULL;
     snprintf(p->path, sizeof p->path, "%s", path);
+    pthread_mutex_lock(&reg_mu);
+    p->id = next_id++;
+    pthread_mutex_unlock(&reg_mu);
     pthread_cond_init(&p->cv, NULL);
     p->written = bytes;
     p->dev = sb.st_dev;
@@ -189,7 +194,7 @@ void preparse_feed(preparse *p, uint64_t bytes)
     pthread_mutex_unlock(&reg_mu);
 }
 
-void preparse_end(preparse *p, int complete)
+uint64_t preparse_end(preparse *p, int complete)
 {
     struct stat sb;
     int known = complete && stat(p->path, &sb) == 0;
@@ -203,7 +208,23 @@ void preparse_end(preparse *p, int complete)
         p->mtime = sb.st_mtim;
     p->ended_at = mono();
     pthread_cond_broadcast(&p->cv);
+    uint64_t id = p->id;
     pthread_mutex_unlock(&reg_mu);
+    return id;
+}
+
+void preparse_forget(uint64_t id)
+{
+    preparse *p = NULL;
+    pthread_mutex_lock(&reg_mu);
+    for (int i = 0; id && i < PREPARSE_MAX && !p; i++)
+        if (reg[i] && reg[i]->id == id) {
+            p = reg[i];
+            reg[i] = NULL;
+        }
+    pthread_mutex_unlock(&reg_mu);
+    if (p)
+        entry_free(p);
 }
 
 int preparse_take(const char *path, csr_matrix *A, mm_header *h, mm_read_stats *st)
@@ -211,17 +232,20 @@ int preparse_take(const char *path, csr_matrix *A, mm_header *h, mm_read_stats *
     struct stat sb;
     if (stat(path, &sb) != 0)
         return 0;
-    preparse *p = NULL, *gone[PREPARSE_MAX];
+    preparse *p = NULL, *gone[2 * PREPARSE_MAX];
     pthread_mutex_lock(&reg_mu);
     int ngone = prune(gone);
-    for (int i = 0; i < PREPARSE_MAX && !p; i++)
-        if (reg[i] && reg[i]->ended && reg[i]->complete && reg[i]->dev == sb.st_dev &&
-            reg[i]->ino == sb.st_ino && reg[i]->written == (uint64_t)sb.st_size &&
+    for (int i = 0; i < PREPARSE_MAX; i++) {
+        if (!reg[i] || !reg[i]->ended || reg[i]->dev != sb.st_dev || reg[i]->ino != sb.st_ino)
+            continue;
+        if (!p && reg[i]->complete && reg[i]->written == (uint64_t)sb.st_size &&
             reg[i]->mtime.tv_sec == sb.st_mtim.tv_sec &&
-            reg[i]->mtime.tv_nsec == sb.st_mtim.tv_nsec) {
+            reg[i]->mtime.tv_nsec == sb.st_mtim.tv_nsec)
             p = reg[i];
-            reg[i] = NULL;
-        }
+        else /* this inode's file is not what that upload left: stale */
+            gone[ngone++] = reg[i];
+        reg[i] = NULL;
+    }
     pthread_mutex_unlock(&reg_mu);
     free_all(gone, ngone);
     if (!p)

@@ -56,8 +56,11 @@ preparse *preparse_start(const char *path, uint64_t bytes);
 /* The upload has written `bytes` in all. */
 void preparse_feed(preparse *p, uint64_t bytes);
 /* The upload wrote its last byte (complete) or was abandoned; p is the
- * registry's from now on. */
-void preparse_end(preparse *p, int complete);
+ * registry's from now on. Returns the parse's id, for preparse_forget. */
+uint64_t preparse_end(preparse *p, int complete);
+/* The upload's job will not run (refused after the upload, discarded):
+ * its parse is freed now. 0 or an unknown id: nothing. */
+void preparse_forget(uint64_t id);
 
 /* The matrix parsed from path's file while it arrived: 1 (A, h, st
  * filled; A is the caller's) after waiting for the parse to end, 0 when

@@ -48,6 +48,7 @@
 #include "metrics.h"
 #include "multipart.h"
 #include "problem.h"
+#include "preparse.h"
 #include "upload.h"
 
 #define OPTIONS_MAX (64 * 1024)
@@ -616,6 +617,7 @@ enum MHD_Result routes_jobs_post_data(routes_post *p, const char *data, size_t l
 /* every upload directory of p (a batch's systems too) */
 static void post_discard(routes_post *p)
 {
+    preparse_forget(p->file.pre_id); /* its matrix's parse is nobody's now */
     if (p->id[0])
         job_store_incoming_discard(p->cfg->store, p->id);
     for (int i = 0; i < p->nsys; i++)

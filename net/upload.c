@@ -268,7 +268,7 @@ int upload_file_close(upload_file *f, cls_error *err)
 {
     int rc = CLS_OK;
     if (f->pre) { /* every byte is written: the parse reads to the end (before the fsync) */
-        preparse_end(f->pre, 1);
+        f->pre_id = preparse_end(f->pre, 1);
         f->pre = NULL;
     }
     if (f->binary == 0 && f->nhead > 0 && f->header_state == 0) {

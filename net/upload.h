@@ -76,6 +76,7 @@ typedef struct upload_file {
                           * for many uploads (a batch's group commit, job_store_accept_many) */
     int preparse_ok;     /* a job's matrix: parse it as it arrives (preparse.h) */
     struct preparse *pre;
+    uint64_t pre_id;     /* its parse's id once the upload ended (0: none) */
     mm_header header;
 } upload_file;
 

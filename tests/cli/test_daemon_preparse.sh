@@ -8,6 +8,9 @@
 #    file's line, as without the preparse (the parse that failed is dropped
 #    and the job's own read reports);
 #  - gzip and small uploads are read by the job, as before;
+#  - a matrix refused after its upload (a bad options part after it) is
+#    never taken by the next job, even one whose file has the same size and
+#    may get the freed inode: that job's x is its own matrix's;
 #  - an upload abandoned half-way leaves the daemon serving, and the next
 #    large upload is parsed as it arrives again.
 . "$(dirname "$0")/lib.sh"
@@ -15,7 +18,7 @@
 t=$TEST_TMP
 D=$t/data
 rm -rf "$D" "$D".*
-daemon_start 1 "$D" --parse-while-uploading on || { bad "daemon start"; finish; }
+daemon_start 1 "$D" --parse-while-uploading on --lanes 1 || { bad "daemon start"; finish; }
 export CLSOLVE_SERVER=$DURL
 "$CLSOLVE" gen poisson3d 50 -o "$t/p50.mtx" >/dev/null
 "$CLSOLVE" solve "$t/p50.mtx" --tol 1e-10 -o "$t/cli.mtx" >/dev/null 2>&1 || bad "the CLI's solve"
@@ -82,6 +85,69 @@ id=$(post "$t/small.mtx")
 job "$id"
 [ "$(field "(j['status'], j['timings']['parsed_while_uploading'])")" = "('succeeded', False)" ] &&
     ok || bad "small upload: $(field "(j['status'], j.get('timings'))")"
+
+# a matrix uploaded, then refused (a bad options part after it): its parse
+# is never taken, not even by the next upload of a file of the same size,
+# which may get the freed inode: that job solves its own matrix
+sed 's/ 6$/ 7/' "$t/p50.mtx" >"$t/p50b.mtx" # the same bytes but the diagonal
+[ "$(stat -c %s "$t/p50.mtx")" = "$(stat -c %s "$t/p50b.mtx")" ] && ok || bad "p50b: not the same size"
+"$CLSOLVE" solve "$t/p50b.mtx" --tol 1e-10 -o "$t/cli_b.mtx" >/dev/null 2>&1 || bad "the CLI's solve of p50b"
+code=$(curl -s -o "$t/refused.json" -w '%{http_code}' -F "matrix=@$t/p50.mtx" -F 'options={"tol": 5}' \
+    "$DURL/v1/jobs")
+[ "$code" = 400 ] && ok || bad "the refused upload: $code $(cat "$t/refused.json")"
+id=$(curl -s -F "matrix=@$t/p50b.mtx" -F 'options={"tol": 1e-10}' "$DURL/v1/jobs" |
+    $PY -c 'import json,sys; print(json.load(sys.stdin).get("id", ""))')
+job "$id"
+d=$(curl -s "$DURL/v1/jobs/$id/solution" -o "$t/xb.mtx"; $PY - "$t/cli_b.mtx" "$t/xb.mtx" <<'PY'
+import sys
+def vec(p):
+    with open(p) as f:
+        return [float(l) for l in [l for l in f if l.strip() and not l.startswith('%')][1:]]
+a, b = vec(sys.argv[1]), vec(sys.argv[2])
+print(max(abs(u - v) for u, v in zip(a, b)) / max(abs(u) for u in a) if len(a) == len(b) else "inf")
+PY
+)
+[ "$(field "j['status']")" = succeeded ] && lt "$d" 1e-12 && ok ||
+    bad "after a refused upload of the same size: $(field "j['status']"), x off by $d"
+echo "a refused upload's parse is never another job's"
+
+# the file changed after its upload (same inode, same size, other values):
+# the parse made while it arrived is not that file's any more, and the job
+# reads the file. One lane: a long job holds it while the file is changed.
+"$CLSOLVE" gen poisson2d 700 -o "$t/p2.mtx" >/dev/null # CG's slowest: seconds on two cores
+long=$(curl -s --data-binary @"$t/p2.mtx" "$DURL/v1/jobs?tol=1e-13&maxiter=1000000" |
+    $PY -c 'import json,sys; print(json.load(sys.stdin).get("id", ""))')
+id=$(post "$t/p50.mtx" --limit-rate 16M)
+for _ in $(seq 1 100); do
+    [ "$(curl -s "$DURL/v1/jobs/$id" | $PY -c 'import json,sys; print(json.load(sys.stdin)["status"])')" = queued ] && break
+    sleep 0.1
+done
+f=$(ls "$D"/jobs/"$id"/matrix.mtx 2>/dev/null)
+if [ -n "$f" ]; then
+    $PY - "$f" "$t/p50b.mtx" <<'PY'
+import os, sys
+data = open(sys.argv[2], "rb").read()
+with open(sys.argv[1], "r+b") as f:  # in place: the inode stays
+    f.write(data)
+PY
+    curl -s -X DELETE "$DURL/v1/jobs/$long" >/dev/null
+    job "$id"
+    d=$(curl -s "$DURL/v1/jobs/$id/solution" -o "$t/xc.mtx"; $PY - "$t/cli_b.mtx" "$t/xc.mtx" <<'PY'
+import sys
+def vec(p):
+    with open(p) as f:
+        return [float(l) for l in [l for l in f if l.strip() and not l.startswith('%')][1:]]
+a, b = vec(sys.argv[1]), vec(sys.argv[2])
+print(max(abs(u - v) for u, v in zip(a, b)) / max(abs(u) for u in a) if len(a) == len(b) else "inf")
+PY
+)
+    [ "$(field "(j['status'], j['timings']['parsed_while_uploading'])")" = "('succeeded', False)" ] &&
+        lt "$d" 1e-12 && ok || bad "a file changed after its upload: $(field "(j['status'], j.get('timings', {}).get('parsed_while_uploading'))"), x off by $d"
+else
+    bad "job $id: no matrix file in $D/jobs"
+    curl -s -X DELETE "$DURL/v1/jobs/$long" >/dev/null
+fi
+echo "a file changed after its upload is read again"
 
 # an upload abandoned half-way, then a whole one
 timeout 0.4 curl -s --limit-rate 8M --data-binary @"$t/p50.mtx" "$DURL/v1/jobs?tol=1e-10" >/dev/null 2>&1
