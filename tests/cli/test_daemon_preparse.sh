@@ -91,7 +91,10 @@ job "$id"
 # which may get the freed inode: that job solves its own matrix
 sed 's/ 6$/ 7/' "$t/p50.mtx" >"$t/p50b.mtx" # the same bytes but the diagonal
 [ "$(stat -c %s "$t/p50.mtx")" = "$(stat -c %s "$t/p50b.mtx")" ] && ok || bad "p50b: not the same size"
-"$CLSOLVE" solve "$t/p50b.mtx" --tol 1e-10 -o "$t/cli_b.mtx" >/dev/null 2>&1 || bad "the CLI's solve of p50b"
+"$CLSOLVE" solve "$t/p50b.mtx" --tol 1e-10 -o "$t/cli_b.mtx" --json >"$t/cli_b.json" 2>/dev/null ||
+    bad "the CLI's solve of p50b"
+# b = A 1 makes x = 1 for both matrices: the iterations tell them apart (39 against 144)
+its_b=$(json_get "$t/cli_b.json" "j['iterations']")
 code=$(curl -s -o "$t/refused.json" -w '%{http_code}' -F "matrix=@$t/p50.mtx" -F 'options={"tol": 5}' \
     "$DURL/v1/jobs")
 [ "$code" = 400 ] && ok || bad "the refused upload: $code $(cat "$t/refused.json")"
@@ -107,8 +110,8 @@ a, b = vec(sys.argv[1]), vec(sys.argv[2])
 print(max(abs(u - v) for u, v in zip(a, b)) / max(abs(u) for u in a) if len(a) == len(b) else "inf")
 PY
 )
-[ "$(field "j['status']")" = succeeded ] && lt "$d" 1e-12 && ok ||
-    bad "after a refused upload of the same size: $(field "j['status']"), x off by $d"
+[ "$(field "j['status']")" = succeeded ] && lt "$d" 1e-12 && [ "$(field "j['result']['iterations']")" = "$its_b" ] && ok ||
+    bad "after a refused upload of the same size: $(field "(j['status'], j.get('result', {}).get('iterations'))") (the CLI: $its_b), x off by $d"
 echo "a refused upload's parse is never another job's"
 
 # the file changed after its upload (same inode, same size, other values):
@@ -141,7 +144,7 @@ a, b = vec(sys.argv[1]), vec(sys.argv[2])
 print(max(abs(u - v) for u, v in zip(a, b)) / max(abs(u) for u in a) if len(a) == len(b) else "inf")
 PY
 )
-    [ "$(field "(j['status'], j['timings']['parsed_while_uploading'])")" = "('succeeded', False)" ] &&
+    [ "$(field "(j['status'], j['timings']['parsed_while_uploading'], j['result']['iterations'])")" = "('succeeded', False, $its_b)" ] &&
         lt "$d" 1e-12 && ok || bad "a file changed after its upload: $(field "(j['status'], j.get('timings', {}).get('parsed_while_uploading'))"), x off by $d"
 else
     bad "job $id: no matrix file in $D/jobs"
