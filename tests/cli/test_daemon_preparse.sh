@@ -33,10 +33,11 @@ post() {
 job() { curl -s "$DURL/v1/jobs/$1?wait=60" >"$t/job.json"; }
 field() { json_get "$t/job.json" "$1"; }
 
-# x of job ID against the CLI's: relative difference
+# xdiff ID [REF]: x of job ID against the CLI's (REF, default cli.mtx): the
+# largest difference relative to the largest entry
 xdiff() {
     curl -s "$DURL/v1/jobs/$1/solution" -o "$t/x.mtx"
-    $PY - "$t/cli.mtx" "$t/x.mtx" <<'PY'
+    $PY - "${2:-$t/cli.mtx}" "$t/x.mtx" <<'PY'
 import sys
 def vec(p):
     with open(p) as f:
@@ -101,15 +102,7 @@ code=$(curl -s -o "$t/refused.json" -w '%{http_code}' -F "matrix=@$t/p50.mtx" -F
 id=$(curl -s -F "matrix=@$t/p50b.mtx" -F 'options={"tol": 1e-10}' "$DURL/v1/jobs" |
     $PY -c 'import json,sys; print(json.load(sys.stdin).get("id", ""))')
 job "$id"
-d=$(curl -s "$DURL/v1/jobs/$id/solution" -o "$t/xb.mtx"; $PY - "$t/cli_b.mtx" "$t/xb.mtx" <<'PY'
-import sys
-def vec(p):
-    with open(p) as f:
-        return [float(l) for l in [l for l in f if l.strip() and not l.startswith('%')][1:]]
-a, b = vec(sys.argv[1]), vec(sys.argv[2])
-print(max(abs(u - v) for u, v in zip(a, b)) / max(abs(u) for u in a) if len(a) == len(b) else "inf")
-PY
-)
+d=$(xdiff "$id" "$t/cli_b.mtx")
 [ "$(field "j['status']")" = succeeded ] && lt "$d" 1e-12 && [ "$(field "j['result']['iterations']")" = "$its_b" ] && ok ||
     bad "after a refused upload of the same size: $(field "(j['status'], j.get('result', {}).get('iterations'))") (the CLI: $its_b), x off by $d"
 echo "a refused upload's parse is never another job's"
@@ -135,15 +128,7 @@ with open(sys.argv[1], "r+b") as f:  # in place: the inode stays
 PY
     curl -s -X DELETE "$DURL/v1/jobs/$long" >/dev/null
     job "$id"
-    d=$(curl -s "$DURL/v1/jobs/$id/solution" -o "$t/xc.mtx"; $PY - "$t/cli_b.mtx" "$t/xc.mtx" <<'PY'
-import sys
-def vec(p):
-    with open(p) as f:
-        return [float(l) for l in [l for l in f if l.strip() and not l.startswith('%')][1:]]
-a, b = vec(sys.argv[1]), vec(sys.argv[2])
-print(max(abs(u - v) for u, v in zip(a, b)) / max(abs(u) for u in a) if len(a) == len(b) else "inf")
-PY
-)
+    d=$(xdiff "$id" "$t/cli_b.mtx")
     [ "$(field "(j['status'], j['timings']['parsed_while_uploading'], j['result']['iterations'])")" = "('succeeded', False, $its_b)" ] &&
         lt "$d" 1e-12 && ok || bad "a file changed after its upload: $(field "(j['status'], j.get('timings', {}).get('parsed_while_uploading'))"), x off by $d"
 else
