@@ -160,7 +160,8 @@ typedef struct la_matrix_class {
     int64_t max_row, empty_rows;
     size_t block_k;    /* natural block size found (0: none) */
     double block_fill; /* stored / nnz with k x k blocks */
-    double sell_fill;  /* stored / nnz in SELL-32-1 */
+    double sell_fill;  /* stored / nnz in SELL-C-1 */
+    size_t sell_fill_c; /* that C */
     int size_class;    /* tunedb size class of nrows */
     const char *shape; /* "short", "long", "irregular", "blocked" */
 } la_matrix_class;

@@ -248,7 +248,8 @@ void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc)
     double var = sq / n - mc->mean_row * mc->mean_row;
     mc->cv_row = mc->mean_row > 0 ? sqrt(var > 0 ? var : 0) / mc->mean_row : 0;
     bcsr_detect(A, la->melem, &mc->block_k, &mc->block_fill);
-    mc->sell_fill = sell_fill_of(A, la->cfg.sell_c ? la->cfg.sell_c : 32);
+    mc->sell_fill_c = la->cfg.sell_c ? la->cfg.sell_c : 32;
+    mc->sell_fill = sell_fill_of(A, mc->sell_fill_c);
     mc->size_class = tunedb_size_class(A->nrows);
     if (mc->block_k)
         mc->shape = "blocked";
@@ -735,8 +736,8 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
         sell_host s;
         size_t C = c->sell_c;
         size_t sigma = c->sell_sigma;
-        if (!sigma)
-            sigma = sell_fill_of(A, C) <= 1.1 ? 1 : 32 * C;
+        if (!sigma) /* the classification's fill when it measured this C */
+            sigma = (C == mc.sell_fill_c ? mc.sell_fill : sell_fill_of(A, C)) <= 1.1 ? 1 : 32 * C;
         rc = sell_build(A, C, sigma, la->melem, &s, err);
         cls_trace("la_csr_upload: SELL built on the host");
         if (!rc) {
