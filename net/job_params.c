@@ -268,7 +268,7 @@ int job_params_finish(job_params *p, cls_error *err)
             return cls_fail(err, CLS_EINPUT,
                             "unknown parameter '%.64s' for kind=cg (known: kind, keep, tol, atol, "
                             "maxiter, precond, precond_degree, precond_lanczos, precond_sweeps, "
-                            "precond_shift, precond_reuse, precond_setup, method, precision)",
+                            "precond_shift, precond_reuse, precond_setup, precond_coupling, method, precision)",
                             k);
         }
         return CLS_OK;
@@ -311,6 +311,9 @@ json_t *job_params_to_json(const job_params *p)
             json_object_set_new(o, "precond_reuse", json_integer(p->pc.reuse));
         if (p->pc.setup != d.setup)
             json_object_set_new(o, "precond_setup", json_string(pc_setup_name(p->pc.setup)));
+        if (p->pc.coupling != d.coupling)
+            json_object_set_new(o, "precond_coupling",
+                                json_string(pc_coupling_name(p->pc.coupling)));
         json_object_set_new(o, "method", json_string(p->method));
         json_object_set_new(o, "precision", json_string(p->precision));
         if (strcmp(p->backend, "auto") != 0)

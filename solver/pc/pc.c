@@ -72,7 +72,7 @@ static void diag_rows(void *arg, int range, int64_t i0, int64_t i1)
 }
 
 /* D^-1 of every part, uploaded into pc->dinv (device order) */
-static int pc_diag(pc *pc, cls_error *err)
+int pc_diag(pc *pc, cls_error *err)
 {
     dsys *s = pc->s;
     double **h = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *h);
@@ -110,6 +110,7 @@ int pc_setup(dsys *s, const pc_options *o, pc *pc, cls_error *err)
     pc->info.type = o->type;
     pc->nmine = s->nmine;
     const pc_kind *kind = pc->kind;
+    pc->apply = kind->apply; /* a kind's set-up may choose a global M (amg coupled) */
     const double t0 = cls_now();
     int rc = CLS_OK;
     pc->part = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *pc->part);
@@ -177,8 +178,8 @@ int pc_setup(dsys *s, const pc_options *o, pc *pc, cls_error *err)
 void pc_apply(pc *pc, const dvec *r, dvec *z)
 {
     dsys *s = pc->s;
-    if (pc->kind->apply) { /* a global M (collective) */
-        pc->kind->apply(pc, r, z);
+    if (pc->apply) { /* a global M (collective) */
+        pc->apply(pc, r, z);
         return;
     }
     for (int k = 0; k < s->nmine; k++) {
@@ -190,7 +191,7 @@ void pc_apply(pc *pc, const dvec *r, dvec *z)
 void pc_apply_block(pc *pc, int ncols, const dvec *const *r, dvec *const *z)
 {
     dsys *s = pc->s;
-    if (pc->kind->apply || !pc->kind->apply_part_block || ncols < 2) {
+    if (pc->apply || !pc->kind->apply_part_block || ncols < 2) {
         for (int c = 0; c < ncols; c++)
             pc_apply(pc, r[c], z[c]);
         return;
@@ -214,7 +215,7 @@ void pc_apply_block(pc *pc, int ncols, const dvec *const *r, dvec *const *z)
 
 int pc_has_block(const pc *pc)
 {
-    return pc->kind && pc->kind->apply_part_block && !pc->kind->apply;
+    return pc->kind && pc->kind->apply_part_block && !pc->apply;
 }
 
 int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err)

@@ -86,6 +86,10 @@ typedef struct pc {
     void *state;       /* the kind's whole-system state (pc_cheby.c), freed by its release */
     int device_only;   /* the set-up left M on the device only (amg set up there):
                         * no native form */
+    /* z = M^-1 r over every part when M is global (collective): the kind's
+     * apply, or what its set-up chose (amg coupled across parts); NULL:
+     * the kind's apply_part on each part */
+    void (*apply)(struct pc *pc, const dvec *r, dvec *z);
 } pc;
 
 /* Collective: builds M for the system s (parts' matrices A, halo, device

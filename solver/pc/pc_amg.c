@@ -1,8 +1,8 @@
 /*
- * pc_amg.c: smoothed-aggregation AMG as a preconditioner, one V-cycle per
- * part's block (block Jacobi across parts, as PETSc's GAMG per rank before
- * its coarse levels are gathered): the hierarchy is solver/amg/'s (host
- * set-up, device V-cycle), this file only ties it to the table.
+ * pc_amg.c: smoothed-aggregation AMG as a preconditioner: on one part (or
+ * with --precond-coupling block) one V-cycle per part's block, the
+ * hierarchy solver/amg/'s (host or device set-up, device V-cycle); this file
+ * ties it to the table.
  *
  * Where the hierarchy is set up (--precond-setup): on the device
  * (amg_build_device: kernels for the large levels, the host for the small)
@@ -10,6 +10,11 @@
  * was all of AMG's cost; on the host otherwise (a CPU device's native
  * V-cycle runs the host hierarchy; float and mixed build on the host). A
  * device-built hierarchy lives on the device only, so it is not cached.
+ *
+ * On more than one part (--precond-coupling auto or coupled) the set-up
+ * is pc_amg_coupled.c's instead: one M over every part, the fine level
+ * smoothed with halo exchanges and the coarse levels on one device. With
+ * --precond-coupling block each part gets its own hierarchy, as below.
  *
  * A hierarchy borrows the block it was built on, so whoever owns the one
  * owns the other: the cache (an entry holds both) or, without the cache,
@@ -130,6 +135,8 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
 static int pc_amg_setup(pc *pc, cls_error *err)
 {
     dsys *s = pc->s;
+    if (pc->opt.coupling != PC_COUPLING_BLOCK && s->L && s->L->nparts > 1)
+        return pc_amg_coupled_setup(pc, err); /* one M over every part */
     const int cache = pc_cache_enabled(&pc->opt);
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
@@ -216,6 +223,7 @@ static int pc_amg_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const d
 
 static void pc_amg_release(pc *pc)
 {
+    pc_amg_coupled_release(pc); /* the coupled mode's state, if any */
     for (int k = 0; pc->part && k < pc->nmine; k++) {
         amg_part *ap = pc->part[k].state;
         if (!ap)
@@ -241,6 +249,7 @@ static void pc_amg_info_json(const pc_info *in, json_t *o)
 
 const pc_kind pc_amg_kind = {
     .needs_kernels = 1,
+    .collective = 1, /* the coupled mode's set-up exchanges halos and gathers */
     .reports_setup = 1,
     .setup = pc_amg_setup,
     .apply_part = pc_amg_apply_part,

@@ -146,10 +146,9 @@ static int cheb_dots(dsys *s, int ndots, const dvec *const *x, const dvec *const
 }
 
 /* Lanczos bounds of D^-1 A: `steps` of Jacobi-PCG from a random b */
-static int cheb_lanczos(pc *pc, double *lmin, double *lmax, int *used, cls_error *err)
+int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_error *err)
 {
     dsys *s = pc->s;
-    const int m = pc->opt.lanczos;
     dvec r = {0}, z = {0}, p = {0}, q = {0};
     double *al = calloc((size_t)m, sizeof *al), *be = calloc((size_t)m, sizeof *be);
     double **host = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *host);
@@ -262,7 +261,7 @@ static int cheb_build(pc *pc, cheby_state *st, cls_error *err)
         lmax = pc->info.lmax;
         used = pc->info.lanczos;
     } else if (pc->opt.degree > 1) {
-        if ((rc = cheb_lanczos(pc, &lmin, &lmax, &used, err)))
+        if ((rc = pc_cheby_bounds(pc, pc->opt.lanczos, &lmin, &lmax, &used, err)))
             return rc;
     } else {
         lmin = lmax = 1.0; /* degree 1 is Jacobi up to a scale: no bounds needed */
@@ -346,27 +345,33 @@ static int pc_cheby_setup(pc *pc, cls_error *err)
     return rc;
 }
 
+void pc_cheby_poly(pc *pc, int degree, double c0, const double *c1, const double *c2, dvec *cd,
+                   dvec *cq, dvec *cres, const dvec *r, dvec *z)
+{
+    dsys *s = pc->s;
+    for (int k = 0; k < s->nmine; k++) { /* d = c0 D^-1 r; z = d */
+        la_vec vd = pc_loc(s, &pc->dinv, k), vr = pc_loc(s, r, k), vz = pc_loc(s, z, k),
+               dd = pc_loc(s, cd, k);
+        DSYS_DO(s, la_cheb_first(&pc->part[k].k, c0, &vd, &vr, &dd, &vz, DSYS_ERR));
+    }
+    for (int j = 1; j < degree; j++) {
+        dvec_spmv(s, cd, cq); /* q = A d (halo exchange) */
+        for (int k = 0; k < s->nmine; k++) {
+            la_vec vd = pc_loc(s, &pc->dinv, k), vq = pc_loc(s, cq, k),
+                   vr = pc_loc(s, j == 1 ? r : cres, k), vs = pc_loc(s, cres, k),
+                   dd = pc_loc(s, cd, k), vz = pc_loc(s, z, k);
+            DSYS_DO(s, la_cheb_step(&pc->part[k].k, c1[j], c2[j], &vd, &vq, &vr, &vs, &dd, &vz,
+                                    DSYS_ERR));
+        }
+    }
+}
+
 /* z = M^-1 r over every part: d_0 = c0 D^-1 r, then the recurrence with
  * one halo-exchanged SpMV per step */
 static void pc_cheby_apply(pc *pc, const dvec *r, dvec *z)
 {
-    dsys *s = pc->s;
     cheby_state *st = pc->state;
-    for (int k = 0; k < s->nmine; k++) { /* d = c0 D^-1 r; z = d */
-        la_vec vd = pc_loc(s, &pc->dinv, k), vr = pc_loc(s, r, k), vz = pc_loc(s, z, k),
-               dd = pc_loc(s, &st->cd, k);
-        DSYS_DO(s, la_cheb_first(&pc->part[k].k, st->c0, &vd, &vr, &dd, &vz, DSYS_ERR));
-    }
-    for (int j = 1; j < pc->opt.degree; j++) {
-        dvec_spmv(s, &st->cd, &st->cq); /* q = A d (halo exchange) */
-        for (int k = 0; k < s->nmine; k++) {
-            la_vec vd = pc_loc(s, &pc->dinv, k), vq = pc_loc(s, &st->cq, k),
-                   vr = pc_loc(s, j == 1 ? r : &st->cres, k), vs = pc_loc(s, &st->cres, k),
-                   dd = pc_loc(s, &st->cd, k), vz = pc_loc(s, z, k);
-            DSYS_DO(s, la_cheb_step(&pc->part[k].k, st->c1[j], st->c2[j], &vd, &vq, &vr, &vs, &dd,
-                                    &vz, DSYS_ERR));
-        }
-    }
+    pc_cheby_poly(pc, pc->opt.degree, st->c0, st->c1, st->c2, &st->cd, &st->cq, &st->cres, r, z);
 }
 
 /* the one-part form: the SpMV on part 0's own block, no exchange */

@@ -56,6 +56,22 @@ typedef struct pc_kind {
 #include "kinds.def"
 #undef PC_KIND
 
+/* D^-1 of every part into pc->dinv (device order; what needs_diag asks) */
+int pc_diag(pc *pc, cls_error *err);
+/* Collective: Lanczos estimates of D^-1 A's extreme eigenvalues from m
+ * steps of Jacobi-PCG over every part (pc_cheby.c; needs pc->dinv) */
+int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_error *err);
+/* z = p(D^-1 A) D^-1 r over every part (pc_cheby.c's recurrence, each SpMV
+ * halo-exchanged) with the coefficients of pc_cheby_coeffs; cd (ghosted),
+ * cq and cres are work vectors, z is written (not accumulated) */
+void pc_cheby_poly(pc *pc, int degree, double c0, const double *c1, const double *c2, dvec *cd,
+                   dvec *cq, dvec *cres, const dvec *r, dvec *z);
+
+/* amg coupled across parts (pc_amg_coupled.c): collective set-up of the
+ * coupled hierarchy into pc->state, sets pc->apply; its release */
+int pc_amg_coupled_setup(pc *pc, cls_error *err);
+void pc_amg_coupled_release(pc *pc);
+
 /* part k's slice of a distributed vector (its own rows) */
 la_vec pc_loc(const dsys *s, const dvec *x, int k);
 

@@ -93,9 +93,15 @@ void pc_options_default(pc_options *o)
 
 static const char *const pc_keys[] = {"precond",        "precond_degree", "precond_lanczos",
                                       "precond_sweeps", "precond_shift",  "precond_reuse",
-                                      "precond_setup"};
+                                      "precond_setup",  "precond_coupling"};
 
 static const char *const pc_setups[] = {"auto", "host", "device"};
+static const char *const pc_couplings[] = {"auto", "coupled", "block"};
+
+const char *pc_coupling_name(int coupling)
+{
+    return coupling >= 0 && coupling <= PC_COUPLING_BLOCK ? pc_couplings[coupling] : "?";
+}
 
 const char *pc_setup_name(int setup)
 {
@@ -144,6 +150,16 @@ int pc_options_set(pc_options *o, const char *key, const char *value, cls_error 
                 return CLS_OK;
             }
         return cls_fail(err, CLS_EINPUT, "precond_setup: '%.64s' is not one of auto, host, device",
+                        value ? value : "");
+    }
+    if (!strcmp(key, "precond_coupling")) {
+        for (int i = 0; i <= PC_COUPLING_BLOCK; i++)
+            if (value && !strcmp(value, pc_couplings[i])) {
+                o->coupling = i;
+                return CLS_OK;
+            }
+        return cls_fail(err, CLS_EINPUT,
+                        "precond_coupling: '%.64s' is not one of auto, coupled, block",
                         value ? value : "");
     }
     if (!strcmp(key, "precond_shift")) {

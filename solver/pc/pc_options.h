@@ -31,6 +31,7 @@ typedef struct pc_options {
     double shift;        /* ic0: initial diagonal shift, a fraction of a_ii in [0, 10] (0) */
     int reuse;           /* 1 (default): reuse a cached set-up of the same matrix */
     int setup;           /* amg: where the hierarchy is set up, PC_SETUP_* (default auto) */
+    int coupling;        /* amg over several parts: PC_COUPLING_* (default auto) */
 } pc_options;
 
 /* amg's set-up: auto (on a GPU's double-precision solve of one part the
@@ -38,11 +39,20 @@ typedef struct pc_options {
 enum { PC_SETUP_AUTO, PC_SETUP_HOST, PC_SETUP_DEVICE };
 const char *pc_setup_name(int setup);
 
+/* amg over several parts: auto (coupled), coupled (one hierarchy over every
+ * part: the fine level smoothed with halo exchanges, the coarse levels of
+ * the global Galerkin operator on one device; iterations that do not grow
+ * with the parts) or block (one hierarchy per part's block, block Jacobi
+ * across parts, no communication inside M) */
+enum { PC_COUPLING_AUTO, PC_COUPLING_COUPLED, PC_COUPLING_BLOCK };
+const char *pc_coupling_name(int coupling);
+
 void pc_options_default(pc_options *o);
 
 /* Sets one option by key: "precond" (a name or alias below), "precond_degree",
  * "precond_lanczos", "precond_sweeps", "precond_shift", "precond_reuse" (0 or 1),
- * "precond_setup" (auto, host or device).
+ * "precond_setup" (auto, host or device), "precond_coupling" (auto, coupled or
+ * block).
  * A bad value is CLS_EINPUT with a message naming the key; a key that is not
  * one of these is CLS_EUSAGE (callers ask pc_options_key first). */
 int pc_options_set(pc_options *o, const char *key, const char *value, cls_error *err);
