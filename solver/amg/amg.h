@@ -172,23 +172,27 @@ void amg_get_info(const amg_hierarchy *h, amg_info *info);
 int amg_describe(const amg_hierarchy *h, char *buf, size_t len);
 
 /* ------------------------- a hierarchy coupled across parts (amg_coupled.c) */
-/* Level 0's smoothed prolongator of one part's block B (square, local
- * numbering): amg_build's level-0 diagonal check, lambda_max, strength,
- * aggregates and P = (I - w D^-1 B) T, the same bits; its columns are the
- * part's aggregates. opt NULL: the defaults. */
-int amg_part_prolongator(const csr_matrix *B, const amg_options *opt, csr_matrix *P,
-                         cls_error *err);
-/* The part's rows of the global coarse operator P'AP, P = diag(P_1..P_K):
- * A the part's rows (nlocal x (nlocal + nghost), ghost columns after the
- * local ones), P its prolongator (nlocal x naggs), coff its first coarse
- * row, G the global P's rows of its ghosts (nghost rows, global coarse
- * columns), nc the global coarse size. C: naggs x nc, sorted columns. */
-int amg_coupled_rows(const csr_matrix *A, const csr_matrix *P, int64_t coff, const csr_matrix *G,
-                     int64_t nc, csr_matrix *C, cls_error *err);
+/* Level 0's aggregates of one part's block B (square, local numbering):
+ * amg_build's diagonal check, strength and MIS(2) aggregation, the same
+ * aggregates; agg has B->nrows entries (-1: in none). opt NULL: defaults. */
+int amg_part_aggregates(const csr_matrix *B, const amg_options *opt, int32_t *agg, int64_t *naggs,
+                        cls_error *err);
+/* t[i] = T(i, agg[i]) = 1/sqrt(|aggregate of i|), 0 for a node in none */
+void amg_tentative_values(const int32_t *agg, int64_t n, int64_t naggs, double *t);
+/* A part's rows of P = (I - omega D^-1 A) T: A its rows (nlocal x (nlocal +
+ * nghost), local columns first, rowptr from 0), agg and tnode per column
+ * (the global aggregate and T's value of every local and ghost node, -1
+ * and 0 for none), nc the global aggregates. P: nlocal x nc. */
+int amg_part_prolongator(const csr_matrix *A, const int32_t *agg, const double *tnode, int64_t nc,
+                         double omega, csr_matrix *P, cls_error *err);
+/* A part's share of the coarse operator P'AP (the global P's rows: P for
+ * the part's rows, G for its ghosts, nghost x nc): C = P' (A [P; G]),
+ * nc x nc with sorted columns, nonzero in the rows of the aggregates P
+ * touches; the coarse operator is the sum of the parts' C. */
+int amg_coupled_rows(const csr_matrix *A, const csr_matrix *P, const csr_matrix *G,
+                     csr_matrix *C, cls_error *err);
 /* T = A' (amg_rap.c's transpose) */
 int amg_csr_transpose(const csr_matrix *A, csr_matrix *T, cls_error *err);
-/* y = A x on the host's threads (amg_par_spmv) */
-void amg_csr_apply(const csr_matrix *A, const double *x, double *y);
 /* "chebyshev" | "l1-jacobi" (also "l1jacobi", "jacobi"); -1 if unknown. */
 int amg_smoother_parse(const char *name, amg_smoother *s);
 const char *amg_smoother_name(amg_smoother s);

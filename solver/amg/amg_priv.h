@@ -102,6 +102,11 @@ int amg_lambda_max(const csr_matrix *A, const double *diag, int steps, double *l
 int amg_prolongator(const csr_matrix *A, const double *diag, const int32_t *agg, int64_t naggs,
                     double omega, csr_matrix *P, cls_error *err);
 
+/* the same with T(j, agg(j)) given per column j of A (tnode; agg and tnode
+ * have A->ncols entries, aggregates numbered below naggs) */
+int amg_prolongator_t(const csr_matrix *A, const double *diag, const int32_t *agg,
+                      const double *tnode, int64_t naggs, double omega, csr_matrix *P,
+                      cls_error *err);
 int amg_transpose(const csr_matrix *A, csr_matrix *T, cls_error *err);
 /* C = A B (sorted: columns sorted in each row; otherwise in the order the
  * row first met them) */

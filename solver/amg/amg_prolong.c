@@ -15,6 +15,11 @@
  * at A's row offsets first and compacted after (no symbolic pass).
  *
  * lambda_max(D^-1 A) comes from amg_eig.c.
+ *
+ * amg_prolongator_t takes T(j, agg(j)) per column instead of the sizes: a
+ * part's rows of a prolongator coupled across parts (amg_coupled.c), whose
+ * ghost columns belong to other parts' aggregates, whose sizes it cannot
+ * count. A may then be rectangular (its columns: local, then ghosts).
  */
 #include "amg_priv.h"
 
@@ -29,7 +34,8 @@ typedef struct {
     const csr_matrix *A;
     const double *diag;
     const int32_t *agg;
-    const double *tval; /* 1/sqrt(|aggregate|) */
+    const double *tval;  /* 1/sqrt(|aggregate|) */
+    const double *tnode; /* or T(j, agg(j)) per column j (amg_prolongator_t) */
     _Atomic int32_t *size;
     double omega;
     int32_t *tcol; /* rows written at A's row offsets */
@@ -68,7 +74,7 @@ static void pr_range(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
             if (a < 0)
                 continue;
             /* (delta_ij - omega a_ij / a_ii) T(j, a) */
-            double v = ((j == i ? 1.0 : 0.0) - s * A->val[k]) * c->tval[a];
+            double v = ((j == i ? 1.0 : 0.0) - s * A->val[k]) * (c->tnode ? c->tnode[j] : c->tval[a]);
             int64_t p = m;
             while (p > 0 && cols[p - 1] > a)
                 p--;
@@ -89,11 +95,19 @@ static void pr_range(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
 int amg_prolongator(const csr_matrix *A, const double *diag, const int32_t *agg, int64_t naggs,
                     double omega, csr_matrix *P, cls_error *err)
 {
+    return amg_prolongator_t(A, diag, agg, NULL, naggs, omega, P, err);
+}
+
+int amg_prolongator_t(const csr_matrix *A, const double *diag, const int32_t *agg,
+                      const double *tnode, int64_t naggs, double omega, csr_matrix *P,
+                      cls_error *err)
+{
     int64_t n = A->nrows;
     csr_init(P);
-    pr_ctx c = {.A = A, .diag = diag, .agg = agg, .omega = omega, .P = P};
-    double *tval = malloc((size_t)(naggs ? naggs : 1) * sizeof *tval);
-    c.size = calloc((size_t)(naggs ? naggs : 1), sizeof *c.size);
+    pr_ctx c = {.A = A, .diag = diag, .agg = agg, .tnode = tnode, .omega = omega, .P = P};
+    const int64_t nt = tnode ? 1 : naggs; /* the sizes only when T is not given */
+    double *tval = malloc((size_t)(nt ? nt : 1) * sizeof *tval);
+    c.size = calloc((size_t)(nt ? nt : 1), sizeof *c.size);
     c.tcol = malloc((size_t)(A->nnz ? A->nnz : 1) * sizeof *c.tcol);
     c.tv = malloc((size_t)(A->nnz ? A->nnz : 1) * sizeof *c.tv);
     c.ptr = malloc((size_t)(n + 1) * sizeof *c.ptr);
@@ -104,10 +118,12 @@ int amg_prolongator(const csr_matrix *A, const double *diag, const int32_t *agg,
                       (long long)n);
         goto done;
     }
-    c.pass = 0;
-    amg_par_chunks(n, AMG_GRAIN, pr_range, &c);
-    for (int64_t a = 0; a < naggs; a++)
-        tval[a] = 1.0 / sqrt((double)atomic_load_explicit(&c.size[a], memory_order_relaxed));
+    if (!tnode) {
+        c.pass = 0;
+        amg_par_chunks(n, AMG_GRAIN, pr_range, &c);
+        for (int64_t a = 0; a < naggs; a++)
+            tval[a] = 1.0 / sqrt((double)atomic_load_explicit(&c.size[a], memory_order_relaxed));
+    }
     c.pass = 1;
     amg_par_chunks(n, AMG_GRAIN, pr_range, &c);
     int64_t nnz = amg_par_offsets(c.ptr, n);

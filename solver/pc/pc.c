@@ -223,6 +223,16 @@ int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err)
     pc *pc = ctx;
     la_vec vr = *r, vz = *z;
     vr.n = vz.n = pc->s->parts[0].halo.nlocal;
+    if (pc->apply && !pc->kind->apply_one) { /* a global M on its one part (one rank) */
+        dsys *s = pc->s;
+        dvec dr = {.v = &vr, .nmine = 1}, dz = {.v = &vz, .nmine = 1};
+        pc->apply(pc, &dr, &dz);
+        if (s->failed) {
+            *err = s->ferr;
+            return err->code ? err->code : CLS_EOTHER;
+        }
+        return CLS_OK;
+    }
     if (pc->kind->apply_one)
         return pc->kind->apply_one(pc, &vr, &vz, err);
     if (!pc->kind->apply_part)

@@ -135,7 +135,10 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
 static int pc_amg_setup(pc *pc, cls_error *err)
 {
     dsys *s = pc->s;
-    if (pc->opt.coupling != PC_COUPLING_BLOCK && s->L && s->L->nparts > 1)
+    /* coupled on one part only when asked and on one rank (the one-part
+     * loop runs M on its rank alone) */
+    if (s->L && ((pc->opt.coupling == PC_COUPLING_AUTO && s->L->nparts > 1) ||
+                 (pc->opt.coupling == PC_COUPLING_COUPLED && (s->L->nparts > 1 || s->size == 1))))
         return pc_amg_coupled_setup(pc, err); /* one M over every part */
     const int cache = pc_cache_enabled(&pc->opt);
     for (int k = 0; k < s->nmine; k++) {

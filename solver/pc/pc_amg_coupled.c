@@ -16,10 +16,14 @@
  *                                        every SpMV halo-exchanged (the
  *                                        global polynomial, as pc_cheby.c)
  *   t  = r - A z                     one halo-exchanged SpMV
- *   tc = P' t                        per part, on its device (P = diag(P_k))
- *   ec = V(A_c) tc                   tc gathered on the coarse rank, one
- *                                        V-cycle of amg_build's hierarchy
- *                                        of A_c = P'AP there, ec scattered
+ *   tc = P' t                        per part, on its device: the part's
+ *                                        share of every aggregate its rows
+ *                                        touch (its own and its neighbours')
+ *   ec = V(A_c) tc                   the shares gathered and summed on the
+ *                                        coarse rank, one V-cycle of the
+ *                                        hierarchy of A_c = P'AP there, each
+ *                                        part sent ec at the aggregates it
+ *                                        touches
  *   z += P ec                        per part, on its device
  *   z += S (r - A z)                 the same S after
  *
@@ -29,23 +33,29 @@
  * levels (which the single hierarchy would smooth with its own level-1
  * Chebyshev instead of the device V-cycle of the same operator).
  *
- * The set-up (collective, every step agreed before the next):
- *   1. each part: its block's aggregates and smoothed P_k
- *      (amg_part_prolongator, the host's level 0), P_k and P_k' uploaded;
- *   2. the coarse offsets: the parts' aggregate counts summed over ranks;
- *   3. the ghosts' rows of P: K halo exchanges of the m-th entry of each
- *      row (its global coarse column and its value), K the longest row;
- *   4. each part: its rows of P'AP (amg_coupled_rows);
- *   5. the rows gathered on the rank of part 0 (the coarse rank), which
- *      builds A_c's hierarchy on its device (amg_build_device on a GPU in
- *      double precision, else amg_build and amg_upload);
- *   6. lambda_max of D^-1 A by Lanczos over every part (pc_cheby_bounds).
+ * The set-up (collective, every step agreed before the next; the
+ * aggregation and the products are solver/amg/amg_coupled.c's):
+ *   1. each part: its block's aggregates (amg_part_aggregates), numbered
+ *      globally part after part (the counts summed over ranks);
+ *   2. lambda_max of D^-1 A by Lanczos over every part (pc_cheby_bounds):
+ *      the smoother's interval and P's omega;
+ *   3. the ghosts' aggregates and T values: two halo exchanges;
+ *   4. each part: its rows of P = (I - omega D^-1 A) T (amg_part_prolongator),
+ *      then the ghosts' rows of P: K halo exchanges of the m-th entry of
+ *      each row (its global coarse column and its value), K the longest;
+ *   5. each part: its share of P'AP (amg_coupled_rows), gathered on the rank
+ *      of part 0 (the coarse rank) and summed there, which builds A_c's
+ *      hierarchy on its device (amg_build_device on a GPU in double
+ *      precision, else amg_build and amg_upload);
+ *   6. each part: the aggregates its P touches, their list gathered on the
+ *      coarse rank (the index of the per-application gather and scatter);
+ *      P and P' with columns (rows) compressed to that list, uploaded.
  *
  * Per application: 2 + 2 (degree - 1) halo-exchanged SpMVs of A, one SpMV
- * of P' and one of P per part, a gather and a scatter of the coarse vector
- * (its rows are ~1/20 of the fine ones for 3D problems) and the coarse
- * V-cycle on one device. The coarse vector crosses host memory: it moves
- * between devices and ranks.
+ * of P' and one of P per part, a gather and a scatter of the parts' coarse
+ * shares (about 1/20 of the fine rows for 3D problems, plus the aggregates
+ * across each boundary) and the coarse V-cycle on one device. The coarse
+ * vector crosses host memory: it moves between devices and ranks.
  */
 #include "pc_kind.h"
 
@@ -60,19 +70,25 @@
 
 /* one part's prolongator, on the host and its device */
 typedef struct amgc_part {
-    csr_matrix P, R; /* device row order; R = P' */
+    int32_t *agg;   /* its nodes' global aggregates, then its ghosts' (set-up only) */
+    double *tnode;  /* T's values, the same (set-up only) */
+    int64_t naggs;  /* its own aggregates */
+    csr_matrix P;   /* device row order, global coarse columns */
+    int32_t *touch; /* the aggregates P touches, ascending */
+    int64_t ntouch;
+    csr_matrix Pc, Rc; /* P with its columns compressed to touch[], and P' */
     la_csr dP, dR;
     int have_dP, have_dR;
-    la_vec tc, ec; /* its coarse rows on its device */
+    la_vec tc, ec; /* its shares of the touched aggregates, on its device */
     int have_tc, have_ec;
 } amgc_part;
 
 typedef struct amgc_state {
     amgc_part *pp; /* by slot */
-    int64_t *coff; /* nparts + 1: part q's coarse rows [coff[q], coff[q+1]) */
+    int64_t *coff; /* nparts + 1: part q's aggregates [coff[q], coff[q+1]) */
     int64_t nc;    /* coarse rows in all */
     int root;      /* the coarse rank (part 0's) */
-    double *mine;  /* this rank's coarse rows, its parts in order */
+    double *mine;  /* this rank's shares (its parts' touched aggregates in order) */
     int64_t nmine_c;
     /* the coarse rank's */
     csr_matrix Ac;
@@ -80,7 +96,9 @@ typedef struct amgc_state {
     amg_device *cd;
     la_vec ctc, cec;
     int have_cv;
-    double *cbuf;
+    double *cbuf, *rbuf; /* nc; the shares of every rank (ntot) */
+    int32_t *idx;        /* ntot: the aggregate of each share */
+    int64_t ntot;
     int *cnt, *displ; /* per rank, for the gather and scatter */
     /* the fine level's smoother */
     int degree;
@@ -129,8 +147,61 @@ static int amgc_rows(const dpart *p, csr_matrix *B, cls_error *err)
     return rc;
 }
 
-/* step 3: the global P's rows of part slot k's ghosts, into G[k] */
-static int amgc_ghost_rows(dsys *s, amgc_state *st, csr_matrix *G, cls_error *err)
+/* row of A (halo order) -> device row, per slot */
+static int amgc_iperm(dsys *s, int32_t **ip, cls_error *err)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        const dpart *p = &s->parts[k];
+        const int64_t n = p->halo.nlocal;
+        if (!(ip[k] = malloc((size_t)(n + 1) * sizeof **ip)))
+            return cls_fail(err, CLS_EOTHER, "amg coupled: out of memory");
+        for (int64_t i = 0; i < n; i++)
+            ip[k][p->perm ? p->perm[i] : i] = (int32_t)i;
+    }
+    return CLS_OK;
+}
+
+/* host vectors of nlocal + nghost doubles per slot (x[k] NULL on failure) */
+static int amgc_hvecs(dsys *s, double **x, cls_error *err)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        const dpart *p = &s->parts[k];
+        if (!(x[k] = malloc((size_t)(p->halo.nlocal + p->halo.nghost + 1) * sizeof **x)))
+            return cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for an exchange");
+    }
+    return CLS_OK;
+}
+
+/* step 3: each ghost's global aggregate and T value from its owner */
+static int amgc_ghost_nodes(dsys *s, amgc_state *st, halo_comm *hc, int32_t **ip, double **xa,
+                            double **xt, cls_error *err)
+{
+    for (int k = 0; k < s->nmine; k++) {
+        const dpart *p = &s->parts[k];
+        const amgc_part *q = &st->pp[k];
+        for (int64_t r = 0; r < p->halo.nlocal; r++) {
+            xa[k][r] = (double)q->agg[ip[k][r]];
+            xt[k][r] = q->tnode[ip[k][r]];
+        }
+    }
+    int rc = halo_exchange_host(hc, xa, err);
+    if (!rc)
+        rc = halo_exchange_host(hc, xt, err);
+    for (int k = 0; !rc && k < s->nmine; k++) {
+        const dpart *p = &s->parts[k];
+        amgc_part *q = &st->pp[k];
+        const int64_t n = p->halo.nlocal;
+        for (int64_t g = 0; g < p->halo.nghost; g++) {
+            q->agg[n + g] = (int32_t)xa[k][n + g];
+            q->tnode[n + g] = xt[k][n + g];
+        }
+    }
+    return rc;
+}
+
+/* step 4's exchange: the global P's rows of slot k's ghosts, into G[k] */
+static int amgc_ghost_rows(dsys *s, amgc_state *st, halo_comm *hc, int32_t **ip, double **xc,
+                           double **xv, csr_matrix *G, cls_error *err)
 {
     int64_t kmax = 0;
     for (int k = 0; k < s->nmine; k++) {
@@ -142,51 +213,35 @@ static int amgc_ghost_rows(dsys *s, amgc_state *st, csr_matrix *G, cls_error *er
     if (MPI_Allreduce(MPI_IN_PLACE, &kmax, 1, MPI_INT64_T, MPI_MAX, s->comm) != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "amg coupled: MPI_Allreduce failed");
     const int K = (int)kmax;
-    halo_comm hc;
-    int rc = halo_comm_init(&hc, s->comm, s->L, s->plans_copy, s->nmine, sizeof(double), NULL, NULL,
-                            err);
-    if (rc)
-        return rc;
-    const int nm = s->nmine ? s->nmine : 1;
-    double **xc = calloc((size_t)nm, sizeof *xc), **xv = calloc((size_t)nm, sizeof *xv);
-    double **gc = calloc((size_t)nm, sizeof *gc), **gv = calloc((size_t)nm, sizeof *gv);
-    int32_t **iperm = calloc((size_t)nm, sizeof *iperm);
-    if (!xc || !xv || !gc || !gv || !iperm)
+    int rc = CLS_OK;
+    double **gc = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *gc);
+    double **gv = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *gv);
+    if (!gc || !gv)
         rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the ghosts' rows");
     for (int k = 0; !rc && k < s->nmine; k++) {
-        const dpart *p = &s->parts[k];
-        const int64_t n = p->halo.nlocal, ng = p->halo.nghost, nk = (int64_t)K * ng;
-        xc[k] = malloc((size_t)(n + ng + 1) * sizeof **xc);
-        xv[k] = malloc((size_t)(n + ng + 1) * sizeof **xv);
+        const int64_t nk = (int64_t)K * s->parts[k].halo.nghost;
         gc[k] = malloc((size_t)(nk + 1) * sizeof **gc);
         gv[k] = malloc((size_t)(nk + 1) * sizeof **gv);
-        iperm[k] = malloc((size_t)(n + 1) * sizeof **iperm);
-        if (!xc[k] || !xv[k] || !gc[k] || !gv[k] || !iperm[k]) {
+        if (!gc[k] || !gv[k])
             rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the ghosts' rows");
-            break;
-        }
-        for (int64_t i = 0; i < n; i++) /* row of A (halo order) -> device row */
-            iperm[k][p->perm ? p->perm[i] : i] = (int32_t)i;
     }
-    if (amgc_any_failed(s, rc)) {
-        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
-        goto done;
-    }
-    for (int m = 0; !rc && m < K; m++) {
-        for (int k = 0; k < s->nmine; k++) { /* the m-th entry of each row, in A's row order */
+    /* every rank runs the K rounds (a local failure is agreed after) */
+    for (int m = 0; m < K; m++) {
+        for (int k = 0; !rc && k < s->nmine; k++) { /* the m-th entry of each row */
             const dpart *p = &s->parts[k];
             const csr_matrix *P = &st->pp[k].P;
-            const int64_t off = st->coff[p->part];
             for (int64_t r = 0; r < p->halo.nlocal; r++) {
-                const int64_t i = iperm[k][r], e = P->rowptr[i] + m;
+                const int64_t i = ip[k][r], e = P->rowptr[i] + m;
                 const int has = e < P->rowptr[i + 1];
-                xc[k][r] = has ? (double)(P->col[e] + off) : -1.0;
+                xc[k][r] = has ? (double)P->col[e] : -1.0;
                 xv[k][r] = has ? P->val[e] : 0.0;
             }
         }
-        if ((rc = halo_exchange_host(&hc, xc, err)) || (rc = halo_exchange_host(&hc, xv, err)))
-            break;
-        for (int k = 0; k < s->nmine; k++) {
+        int r1 = halo_exchange_host(hc, xc, err);
+        int r2 = r1 ? r1 : halo_exchange_host(hc, xv, err);
+        if (!rc)
+            rc = r2;
+        for (int k = 0; !rc && k < s->nmine; k++) {
             const dpart *p = &s->parts[k];
             const int64_t n = p->halo.nlocal;
             for (int64_t g = 0; g < p->halo.nghost; g++) {
@@ -213,123 +268,107 @@ static int amgc_ghost_rows(dsys *s, amgc_state *st, csr_matrix *G, cls_error *er
             G[k].rowptr[g + 1] = q;
         }
     }
-done:
     for (int k = 0; k < s->nmine; k++) {
-        if (xc)
-            free(xc[k]);
-        if (xv)
-            free(xv[k]);
         if (gc)
             free(gc[k]);
         if (gv)
             free(gv[k]);
-        if (iperm)
-            free(iperm[k]);
     }
-    free(xc);
-    free(xv);
     free(gc);
     free(gv);
-    free(iperm);
-    halo_comm_free(&hc);
     return rc;
 }
 
-/* step 5: the parts' coarse rows stacked on the coarse rank (C[k]: slot
- * k's); ranks drive ascending runs of parts, so rank order is row order */
+/* MPI_Gatherv of n items of type t to the coarse rank (counts, displs and
+ * the receive buffer there, NULL elsewhere) */
+static int amgc_gatherv(dsys *s, const amgc_state *st, const void *buf, int64_t n, MPI_Datatype t,
+                        void *recv, const int *cnt, const int *dis)
+{
+    return MPI_Gatherv(buf, (int)n, t, recv, cnt, dis, t, st->root, s->comm) == MPI_SUCCESS;
+}
+
+/* the coarse rank's counts and displacements of n per rank; *total */
+static int amgc_counts(dsys *s, const amgc_state *st, int64_t n, int *cnt, int *dis, int64_t *total,
+                       cls_error *err)
+{
+    int me = n > INT_MAX ? -1 : (int)n, *all = cnt;
+    if (MPI_Gather(&me, 1, MPI_INT, all, 1, MPI_INT, st->root, s->comm) != MPI_SUCCESS)
+        return cls_fail(err, CLS_EOTHER, "amg coupled: MPI_Gather failed");
+    if (s->rank != st->root)
+        return CLS_OK;
+    int64_t sum = 0;
+    for (int r = 0; r < s->size; r++) {
+        if (cnt[r] < 0 || sum > INT_MAX)
+            return cls_fail(err, CLS_EOTHER,
+                            "amg coupled: the coarse shares exceed what one gather carries");
+        dis[r] = (int)sum;
+        sum += cnt[r];
+    }
+    if (sum > INT_MAX)
+        return cls_fail(err, CLS_EOTHER,
+                        "amg coupled: the coarse shares exceed what one gather carries");
+    *total = sum;
+    return CLS_OK;
+}
+
+/* step 5: the parts' shares C[k] of P'AP gathered on the coarse rank and
+ * summed there (csr_from_coo: duplicates summed in ascending value order,
+ * so the sum does not depend on the order of the parts) */
 static int amgc_gather_rows(dsys *s, amgc_state *st, const csr_matrix *C, cls_error *err)
 {
-    int64_t rows = 0, nnz = 0;
-    for (int k = 0; k < s->nmine; k++) {
-        rows += C[k].nrows;
+    int64_t nnz = 0;
+    for (int k = 0; k < s->nmine; k++)
         nnz += C[k].rowptr[C[k].nrows];
-    }
-    int rc = CLS_OK;
     const int me = s->rank == st->root;
-    if (nnz > INT_MAX || rows > INT_MAX)
-        rc = cls_fail(err, CLS_EOTHER,
-                      "amg coupled: a rank's %lld coarse entries exceed what one gather carries",
-                      (long long)nnz);
-    int *len = malloc((size_t)(rows + 1) * sizeof *len);
+    int rc = CLS_OK;
+    int32_t *row = malloc((size_t)(nnz + 1) * sizeof *row);
     int32_t *col = malloc((size_t)(nnz + 1) * sizeof *col);
     double *val = malloc((size_t)(nnz + 1) * sizeof *val);
-    int *all = NULL, *rcnt = NULL, *rdis = NULL, *ncnt = NULL, *ndis = NULL, *glen = NULL;
-    if (me) {
-        all = malloc((size_t)s->size * 2 * sizeof *all);
-        rcnt = malloc((size_t)s->size * sizeof *rcnt);
-        rdis = malloc((size_t)s->size * sizeof *rdis);
-        ncnt = malloc((size_t)s->size * sizeof *ncnt);
-        ndis = malloc((size_t)s->size * sizeof *ndis);
-    }
-    if (!rc && (!len || !col || !val || (me && (!all || !rcnt || !rdis || !ncnt || !ndis))))
+    int *cnt = me ? malloc((size_t)s->size * sizeof *cnt) : NULL;
+    int *dis = me ? malloc((size_t)s->size * sizeof *dis) : NULL;
+    coo_matrix T;
+    coo_init(&T);
+    if (!row || !col || !val || (me && (!cnt || !dis)))
         rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the coarse rows");
-    if (!rc) {
-        int64_t r = 0, q = 0;
-        for (int k = 0; k < s->nmine; k++) {
-            const csr_matrix *c = &C[k];
-            for (int64_t i = 0; i < c->nrows; i++)
-                len[r++] = (int)(c->rowptr[i + 1] - c->rowptr[i]);
-            const int64_t m = c->rowptr[c->nrows];
-            if (m) {
-                memcpy(col + q, c->col, (size_t)m * sizeof *col);
-                memcpy(val + q, c->val, (size_t)m * sizeof *val);
+    for (int64_t k = 0, q = 0; !rc && k < s->nmine; k++) /* C's triplets */
+        for (int64_t I = 0; I < C[k].nrows; I++)
+            for (int64_t e = C[k].rowptr[I]; e < C[k].rowptr[I + 1]; e++, q++) {
+                row[q] = (int32_t)I;
+                col[q] = C[k].col[e];
+                val[q] = C[k].val[e];
             }
-            q += m;
-        }
-    }
     if (amgc_any_failed(s, rc)) {
         rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
         goto done;
     }
-    int counts[2] = {(int)rows, (int)nnz};
-    MPI_Gather(counts, 2, MPI_INT, all, 2, MPI_INT, st->root, s->comm);
-    if (me) {
-        int64_t trow = 0, tnnz = 0;
-        for (int q = 0; q < s->size; q++) {
-            rcnt[q] = all[2 * q];
-            rdis[q] = (int)trow;
-            ncnt[q] = all[2 * q + 1];
-            ndis[q] = (int)(tnnz < INT_MAX ? tnnz : 0);
-            trow += all[2 * q];
-            tnnz += all[2 * q + 1];
-        }
-        if (tnnz > INT_MAX)
-            rc = cls_fail(err, CLS_EOTHER,
-                          "amg coupled: the coarse operator's %lld entries exceed one gather",
-                          (long long)tnnz);
-        else if (trow != st->nc)
-            rc = cls_fail(err, CLS_EOTHER, "amg coupled: %lld coarse rows gathered, %lld expected",
-                          (long long)trow, (long long)st->nc);
-        else if (!(glen = malloc((size_t)(trow + 1) * sizeof *glen)))
-            rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the coarse rows");
-        else
-            rc = csr_alloc(&st->Ac, st->nc, st->nc, tnnz, err);
-    }
-    if (amgc_any_failed(s, rc)) {
-        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
-        goto done;
-    }
-    if (MPI_Gatherv(len, (int)rows, MPI_INT, glen, rcnt, rdis, MPI_INT, st->root, s->comm) ||
-        MPI_Gatherv(col, (int)nnz, MPI_INT32_T, me ? st->Ac.col : NULL, ncnt, ndis, MPI_INT32_T,
-                    st->root, s->comm) ||
-        MPI_Gatherv(val, (int)nnz, MPI_DOUBLE, me ? st->Ac.val : NULL, ncnt, ndis, MPI_DOUBLE,
-                    st->root, s->comm))
-        rc = cls_fail(err, CLS_EOTHER, "amg coupled: MPI_Gatherv of the coarse rows failed");
+    int64_t tot = 0;
+    rc = amgc_counts(s, st, nnz, cnt, dis, &tot, err);
     if (!rc && me) {
-        st->Ac.rowptr[0] = 0;
-        for (int64_t i = 0; i < st->nc; i++)
-            st->Ac.rowptr[i + 1] = st->Ac.rowptr[i] + glen[i];
+        T.row = malloc((size_t)(tot + 1) * sizeof *T.row);
+        T.col = malloc((size_t)(tot + 1) * sizeof *T.col);
+        T.val = malloc((size_t)(tot + 1) * sizeof *T.val);
+        T.nnz = T.cap = tot;
+        T.nrows = T.ncols = st->nc;
+        if (!T.row || !T.col || !T.val)
+            rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the coarse rows");
     }
+    if (amgc_any_failed(s, rc)) {
+        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
+        goto done;
+    }
+    if (!amgc_gatherv(s, st, row, nnz, MPI_INT32_T, T.row, cnt, dis) ||
+        !amgc_gatherv(s, st, col, nnz, MPI_INT32_T, T.col, cnt, dis) ||
+        !amgc_gatherv(s, st, val, nnz, MPI_DOUBLE, T.val, cnt, dis))
+        rc = cls_fail(err, CLS_EOTHER, "amg coupled: MPI_Gatherv of the coarse rows failed");
+    if (!rc && me)
+        rc = csr_from_coo(&T, &st->Ac, NULL, err);
 done:
-    free(len);
+    coo_free(&T);
+    free(row);
     free(col);
     free(val);
-    free(all);
-    free(rcnt);
-    free(rdis);
-    free(ncnt);
-    free(ndis);
-    free(glen);
+    free(cnt);
+    free(dis);
     return rc;
 }
 
@@ -379,51 +418,133 @@ static void amgc_describe(pc *pc, const amgc_state *st, double build_s, int on_d
     json_decref(o);
 }
 
-/* step 1 and 4's local work: P_k and its upload; the part's rows of P'AP
- * come after the ghosts' rows are in */
-static int amgc_prolongators(pc *pc, amgc_state *st, const amg_options *ao, cls_error *err)
+/* step 1: each part's aggregates of its block, T's values */
+static int amgc_aggregates(pc *pc, amgc_state *st, const amg_options *ao, cls_error *err)
 {
     dsys *s = pc->s;
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
         amgc_part *q = &st->pp[k];
+        const int64_t n = p->halo.nlocal, m = n + p->halo.nghost;
+        q->agg = malloc((size_t)(m + 1) * sizeof *q->agg);
+        q->tnode = malloc((size_t)(m + 1) * sizeof *q->tnode);
+        if (!q->agg || !q->tnode)
+            return cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the aggregates");
         csr_matrix B;
         int rc = pc_local_block(p, &B, err);
         if (!rc)
-            rc = amg_part_prolongator(&B, ao, &q->P, err);
+            rc = amg_part_aggregates(&B, ao, q->agg, &q->naggs, err);
         csr_free(&B);
         if (rc)
             return rc;
-        st->coff[p->part + 1] = q->P.ncols; /* summed over ranks, then scanned */
+        amg_tentative_values(q->agg, n, q->naggs, q->tnode);
+        st->coff[p->part + 1] = q->naggs; /* summed over ranks, then scanned */
     }
     return CLS_OK;
 }
 
-static int amgc_upload(pc *pc, amgc_state *st, cls_error *err)
+/* step 6: the aggregates P touches; P and P' compressed to them, uploaded */
+static int amgc_compress(pc *pc, amgc_state *st, cls_error *err)
 {
     dsys *s = pc->s;
-    int rc = CLS_OK;
+    int32_t *pos = malloc((size_t)(st->nc ? st->nc : 1) * sizeof *pos);
+    int rc = pos ? CLS_OK : cls_fail(err, CLS_EOTHER, "amg coupled: out of memory");
     for (int k = 0; !rc && k < s->nmine; k++) {
         dpart *p = &s->parts[k];
         amgc_part *q = &st->pp[k];
-        const int64_t na = q->P.ncols;
-        if ((rc = amg_csr_transpose(&q->P, &q->R, err)))
+        const csr_matrix *P = &q->P;
+        const int64_t nnz = P->rowptr[P->nrows];
+        for (int64_t e = 0; e < nnz; e++)
+            pos[P->col[e]] = -1;
+        int64_t nt = 0;
+        for (int64_t e = 0; e < nnz; e++)
+            if (pos[P->col[e]] == -1) {
+                pos[P->col[e]] = -2;
+                nt++;
+            }
+        if (!(q->touch = malloc((size_t)(nt + 1) * sizeof *q->touch))) {
+            rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory");
             break;
-        if ((rc = la_csr_upload(&p->la, &q->P, LA_SPMV_AUTO, &q->dP, err)))
+        }
+        nt = 0;
+        for (int64_t e = 0; e < nnz; e++)
+            if (pos[P->col[e]] == -2) {
+                pos[P->col[e]] = -3;
+                q->touch[nt++] = P->col[e];
+            }
+        /* ascending: the gather's order, and P's columns keep their order */
+        for (int64_t a = 1; a < nt; a++) {
+            int32_t v = q->touch[a];
+            int64_t b = a;
+            for (; b > 0 && q->touch[b - 1] > v; b--)
+                q->touch[b] = q->touch[b - 1];
+            q->touch[b] = v;
+        }
+        q->ntouch = nt;
+        for (int64_t a = 0; a < nt; a++)
+            pos[q->touch[a]] = (int32_t)a;
+        if ((rc = csr_alloc(&q->Pc, P->nrows, nt, nnz, err)))
+            break;
+        memcpy(q->Pc.rowptr, P->rowptr, (size_t)(P->nrows + 1) * sizeof *P->rowptr);
+        for (int64_t e = 0; e < nnz; e++) {
+            q->Pc.col[e] = pos[P->col[e]];
+            q->Pc.val[e] = P->val[e];
+        }
+        if ((rc = amg_csr_transpose(&q->Pc, &q->Rc, err)) ||
+            (rc = la_csr_upload(&p->la, &q->Pc, LA_SPMV_AUTO, &q->dP, err)))
             break;
         q->have_dP = 1;
-        if ((rc = la_csr_upload(&p->la, &q->R, LA_SPMV_AUTO, &q->dR, err)))
+        if ((rc = la_csr_upload(&p->la, &q->Rc, LA_SPMV_AUTO, &q->dR, err)))
             break;
         q->have_dR = 1;
-        if ((rc = la_vec_create(&p->la, na ? na : 1, &q->tc, err)))
+        if ((rc = la_vec_create(&p->la, nt ? nt : 1, &q->tc, err)))
             break;
         q->have_tc = 1;
-        q->tc.n = na;
-        if ((rc = la_vec_create(&p->la, na ? na : 1, &q->ec, err)))
+        q->tc.n = nt;
+        if ((rc = la_vec_create(&p->la, nt ? nt : 1, &q->ec, err)))
             break;
         q->have_ec = 1;
-        q->ec.n = na;
+        q->ec.n = nt;
+        st->nmine_c += nt;
     }
+    free(pos);
+    return rc;
+}
+
+/* step 6's index: every rank's touched aggregates, on the coarse rank */
+static int amgc_index(dsys *s, amgc_state *st, cls_error *err)
+{
+    const int me = s->rank == st->root;
+    int rc = CLS_OK;
+    int32_t *list = malloc((size_t)(st->nmine_c + 1) * sizeof *list);
+    st->mine = malloc((size_t)(st->nmine_c + 1) * sizeof *st->mine);
+    if (me) {
+        st->cnt = malloc((size_t)s->size * sizeof *st->cnt);
+        st->displ = malloc((size_t)s->size * sizeof *st->displ);
+    }
+    if (!list || !st->mine || (me && (!st->cnt || !st->displ)))
+        rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the coarse index");
+    for (int k = 0, q = 0; !rc && k < s->nmine; k++)
+        for (int64_t a = 0; a < st->pp[k].ntouch; a++)
+            list[q++] = st->pp[k].touch[a];
+    if (amgc_any_failed(s, rc)) {
+        free(list);
+        return rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
+    }
+    rc = amgc_counts(s, st, st->nmine_c, st->cnt, st->displ, &st->ntot, err);
+    if (!rc && me) {
+        st->idx = malloc((size_t)(st->ntot + 1) * sizeof *st->idx);
+        st->rbuf = malloc((size_t)(st->ntot + 1) * sizeof *st->rbuf);
+        if (!st->idx || !st->rbuf)
+            rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the coarse index");
+    }
+    if (amgc_any_failed(s, rc)) {
+        free(list);
+        return rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
+    }
+    if (!amgc_gatherv(s, st, list, st->nmine_c, MPI_INT32_T, st->idx, st->cnt, st->displ))
+        rc = cls_fail(err, CLS_EOTHER, "amg coupled: MPI_Gatherv of the coarse index failed");
+    free(list);
     return rc;
 }
 
@@ -452,15 +573,8 @@ static int amgc_coarse(pc *pc, amgc_state *st, const amg_options *ao, int *on_de
     }
     st->have_cv = 1;
     st->ctc.n = st->cec.n = st->nc;
-    st->cbuf = malloc((size_t)nc * sizeof *st->cbuf);
-    st->cnt = malloc((size_t)s->size * sizeof *st->cnt);
-    st->displ = malloc((size_t)s->size * sizeof *st->displ);
-    if (!st->cbuf || !st->cnt || !st->displ)
+    if (!(st->cbuf = malloc((size_t)nc * sizeof *st->cbuf)))
         return cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the coarse vectors");
-    for (int r = 0; r < s->size; r++) {
-        st->displ[r] = (int)st->coff[s->L->first[r]];
-        st->cnt[r] = (int)(st->coff[s->L->first[r + 1]] - st->coff[s->L->first[r]]);
-    }
     return CLS_OK;
 }
 
@@ -477,24 +591,30 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     pc->state = st;
     pc->device_only = 1; /* no native form: M spans every part */
     st->root = L->rank[0];
-    st->pp = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *st->pp);
+    const size_t nm = (size_t)(s->nmine ? s->nmine : 1);
+    st->pp = calloc(nm, sizeof *st->pp);
     st->coff = calloc((size_t)L->nparts + 1, sizeof *st->coff);
-    csr_matrix *G = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *G);
-    csr_matrix *C = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *C);
-    int rc = st->pp && st->coff && G && C
+    csr_matrix *G = calloc(nm, sizeof *G), *C = calloc(nm, sizeof *C);
+    int32_t **ip = calloc(nm, sizeof *ip);
+    double **x1 = calloc(nm, sizeof *x1), **x2 = calloc(nm, sizeof *x2);
+    halo_comm hc;
+    int have_hc = 0, on_device = 0;
+    int rc = st->pp && st->coff && G && C && ip && x1 && x2
                  ? CLS_OK
                  : cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
     for (int k = 0; G && C && k < s->nmine; k++) {
         csr_init(&G[k]);
         csr_init(&C[k]);
     }
-    if (!rc)
-        rc = pc_diag(pc, err);
-    if (!rc)
-        rc = amgc_prolongators(pc, st, &ao, err);
+    if (!rc && !(rc = halo_comm_init(&hc, s->comm, L, s->plans_copy, s->nmine, sizeof(double), NULL,
+                                     NULL, err)))
+        have_hc = 1;
+    if (!rc && !(rc = amgc_iperm(s, ip, err)) && !(rc = amgc_hvecs(s, x1, err)) &&
+        !(rc = amgc_hvecs(s, x2, err)) && !(rc = pc_diag(pc, err)))
+        rc = amgc_aggregates(pc, st, &ao, err);
     if (amgc_any_failed(s, rc))
         goto fail;
-    /* step 2: the coarse offsets, the aggregate counts summed over ranks */
+    /* step 1's numbering: the aggregate counts summed over ranks */
     if (MPI_Allreduce(MPI_IN_PLACE, st->coff + 1, L->nparts, MPI_INT64_T, MPI_SUM, s->comm)) {
         rc = cls_fail(err, CLS_EOTHER, "amg coupled: MPI_Allreduce failed");
         goto fail;
@@ -509,37 +629,48 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
                       (long long)st->nc);
         goto fail;
     }
+    for (int k = 0; k < s->nmine; k++) { /* local aggregates -> global */
+        amgc_part *q = &st->pp[k];
+        const int64_t off = st->coff[s->parts[k].part];
+        for (int64_t i = 0; i < s->parts[k].halo.nlocal; i++)
+            q->agg[i] = q->agg[i] >= 0 ? (int32_t)(q->agg[i] + off) : -1;
+    }
+    /* step 2: lambda_max(D^-1 A): the smoother's interval, P's omega */
+    double lmin = 0.0;
+    int used = 0;
+    if ((rc = pc_cheby_bounds(pc, ao.lanczos_steps, &lmin, &st->lmax, &used, err)))
+        goto fail;
     /* steps 3 and 4 */
-    rc = amgc_ghost_rows(s, st, G, err);
+    rc = amgc_ghost_nodes(s, st, &hc, ip, x1, x2, err);
     for (int k = 0; !rc && k < s->nmine; k++) {
         csr_matrix A;
         if (!(rc = amgc_rows(&s->parts[k], &A, err)))
-            rc = amg_coupled_rows(&A, &st->pp[k].P, st->coff[s->parts[k].part], &G[k], st->nc,
-                                  &C[k], err);
+            rc = amg_part_prolongator(&A, st->pp[k].agg, st->pp[k].tnode, st->nc,
+                                      ao.omega_scale / st->lmax, &st->pp[k].P, err);
         csr_free(&A);
     }
-    if (!rc)
-        rc = amgc_upload(pc, st, err);
+    if (amgc_any_failed(s, rc))
+        goto fail;
+    rc = amgc_ghost_rows(s, st, &hc, ip, x1, x2, G, err);
+    for (int k = 0; !rc && k < s->nmine; k++) {
+        csr_matrix A;
+        if (!(rc = amgc_rows(&s->parts[k], &A, err)))
+            rc = amg_coupled_rows(&A, &st->pp[k].P, &G[k], &C[k], err);
+        csr_free(&A);
+    }
     if (amgc_any_failed(s, rc))
         goto fail;
     /* step 5 */
     if ((rc = amgc_gather_rows(s, st, C, err)))
         goto fail;
-    int on_device = 0;
     if (s->rank == st->root)
         rc = amgc_coarse(pc, st, &ao, &on_device, err);
-    int64_t nm = 0;
-    for (int k = 0; k < s->nmine; k++)
-        nm += st->pp[k].P.ncols;
-    st->nmine_c = nm;
-    if (!rc && !(st->mine = malloc((size_t)(nm ? nm : 1) * sizeof *st->mine)))
-        rc = cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
+    if (!rc)
+        rc = amgc_compress(pc, st, err);
     if (amgc_any_failed(s, rc))
         goto fail;
-    /* step 6: the smoother's interval, from lambda_max(D^-1 A) of every part */
-    double lmin = 0.0;
-    int used = 0;
-    if ((rc = pc_cheby_bounds(pc, ao.lanczos_steps, &lmin, &st->lmax, &used, err)))
+    /* step 6 */
+    if ((rc = amgc_index(s, st, err)))
         goto fail;
     st->degree = ao.degree;
     pc_cheby_coeffs(ao.degree, ao.cheb_lower * st->lmax, ao.cheb_upper * st->lmax, &st->c0, st->c1,
@@ -553,14 +684,34 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     pc->info.build_s += build_s;
     pc->info.parts_built += s->nmine;
     pc->info.on_device = on_device;
+    pc->info.lmax = st->lmax; /* the twin in test_pc.c rebuilds M from it */
     amgc_describe(pc, st, build_s, on_device);
 fail:
-    for (int k = 0; G && C && k < s->nmine; k++) {
-        csr_free(&G[k]);
-        csr_free(&C[k]);
+    for (int k = 0; k < s->nmine; k++) {
+        if (G)
+            csr_free(&G[k]);
+        if (C)
+            csr_free(&C[k]);
+        if (ip)
+            free(ip[k]);
+        if (x1)
+            free(x1[k]);
+        if (x2)
+            free(x2[k]);
+        if (st->pp) { /* the set-up's own */
+            free(st->pp[k].agg);
+            free(st->pp[k].tnode);
+            st->pp[k].agg = NULL;
+            st->pp[k].tnode = NULL;
+        }
     }
     free(G);
     free(C);
+    free(ip);
+    free(x1);
+    free(x2);
+    if (have_hc)
+        halo_comm_free(&hc);
     return rc;
 }
 
@@ -575,29 +726,33 @@ static void amgc_coarse_correct(pc *pc, amgc_state *st)
 {
     dsys *s = pc->s;
     int64_t off = 0;
-    for (int k = 0; k < s->nmine; k++) { /* tc = P' t, read back */
+    for (int k = 0; k < s->nmine; k++) { /* the shares tc = P_k' t_k, read back */
         dpart *p = &s->parts[k];
         amgc_part *q = &st->pp[k];
         la_vec vt = pc_loc(s, &st->t, k);
         DSYS_DO(s, la_spmv(&p->la, &q->dR, &vt, &q->tc, DSYS_ERR));
         DSYS_DO(s, la_vec_download(&p->la, &q->tc, st->mine + off, DSYS_ERR));
-        off += q->P.ncols;
+        off += q->ntouch;
     }
     const int me = s->rank == st->root;
-    if (MPI_Gatherv(st->mine, (int)st->nmine_c, MPI_DOUBLE, me ? st->cbuf : NULL, st->cnt,
-                    st->displ, MPI_DOUBLE, st->root, s->comm) != MPI_SUCCESS) {
+    if (!amgc_gatherv(s, st, st->mine, st->nmine_c, MPI_DOUBLE, st->rbuf, st->cnt, st->displ)) {
         cls_error e;
         cls_fail(&e, CLS_EOTHER, "amg coupled: MPI_Gatherv of the coarse residual failed");
         dsys_fail(s, &e);
     }
-    if (me) {
+    if (me) { /* the shares summed (in rank, part and aggregate order), the V-cycle */
         la_ctx *la0 = &s->parts[0].la;
+        memset(st->cbuf, 0, (size_t)st->nc * sizeof *st->cbuf);
+        for (int64_t m = 0; m < st->ntot; m++)
+            st->cbuf[st->idx[m]] += st->rbuf[m];
         DSYS_DO(s, la_vec_upload(la0, &st->ctc, st->cbuf, DSYS_ERR));
         DSYS_DO(s, amg_apply(st->cd, la0, &st->ctc, &st->cec, DSYS_ERR));
         DSYS_DO(s, la_vec_download(la0, &st->cec, st->cbuf, DSYS_ERR));
+        for (int64_t m = 0; m < st->ntot; m++)
+            st->rbuf[m] = st->cbuf[st->idx[m]];
     }
-    if (MPI_Scatterv(me ? st->cbuf : NULL, st->cnt, st->displ, MPI_DOUBLE, st->mine,
-                     (int)st->nmine_c, MPI_DOUBLE, st->root, s->comm) != MPI_SUCCESS) {
+    if (MPI_Scatterv(st->rbuf, st->cnt, st->displ, MPI_DOUBLE, st->mine, (int)st->nmine_c,
+                     MPI_DOUBLE, st->root, s->comm) != MPI_SUCCESS) {
         cls_error e;
         cls_fail(&e, CLS_EOTHER, "amg coupled: MPI_Scatterv of the coarse correction failed");
         dsys_fail(s, &e);
@@ -610,7 +765,7 @@ static void amgc_coarse_correct(pc *pc, amgc_state *st)
         DSYS_DO(s, la_vec_upload(&p->la, &q->ec, st->mine + off, DSYS_ERR));
         DSYS_DO(s, la_spmv(&p->la, &q->dP, &q->ec, &vw, DSYS_ERR));
         DSYS_DO(s, la_axpy(&p->la, 1.0, &vw, &vz, DSYS_ERR));
-        off += q->P.ncols;
+        off += q->ntouch;
     }
 }
 
@@ -646,7 +801,11 @@ void pc_amg_coupled_release(pc *pc)
         if (q->have_ec)
             la_vec_release(&q->ec);
         csr_free(&q->P);
-        csr_free(&q->R);
+        csr_free(&q->Pc);
+        csr_free(&q->Rc);
+        free(q->touch);
+        free(q->agg);
+        free(q->tnode);
     }
     free(st->pp);
     if (st->have_cv) {
@@ -667,6 +826,8 @@ void pc_amg_coupled_release(pc *pc)
     free(st->coff);
     free(st->mine);
     free(st->cbuf);
+    free(st->rbuf);
+    free(st->idx);
     free(st->cnt);
     free(st->displ);
     free(st);

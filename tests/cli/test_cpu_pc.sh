@@ -74,9 +74,10 @@ dev_check ic0 10
 rc=$?
 [ $rc = 2 ] && grep -q "level schedule" "$t/exact.err" && ok ||
     bad "ic0 exact on the device: exit $rc, $(cat "$t/exact.err")"
-# split into parts (2 on one rank, and 2 ranks): each part's block set up on
-# the device (block Jacobi across parts, as the host's): the host set-up's
-# iterations within one
+# split into parts (2 on one rank, and 2 ranks) with --precond-coupling block:
+# each part's block set up on the device (block Jacobi across parts, as the
+# host's): the host set-up's iterations within one (the coupled hierarchy:
+# test_amg_coupled.sh)
 for how in "--devices-per-rank 2 --min-rows-per-part 1" "mpi"; do
     for w in host device; do
         if [ "$how" = mpi ]; then
@@ -84,10 +85,11 @@ for how in "--devices-per-rank 2 --min-rows-per-part 1" "mpi"; do
             POCL_MAX_PTHREAD_COUNT=${POCL_MAX_PTHREAD_COUNT:-1} mpirun --oversubscribe \
                 -x POCL_MAX_PTHREAD_COUNT -x CLSOLVE_CACHE_DIR -np 2 "$CLSOLVE" solve "$t/p20.mtx" \
                 --device cpu --tol $tol --json --min-rows-per-part 1 --precond amg \
-                --precond-setup $w >"$t/split-$w.json" 2>"$t/split-$w.err" ||
+                --precond-setup $w --precond-coupling block >"$t/split-$w.json" 2>"$t/split-$w.err" ||
                 bad "2 ranks, $w set-up: exit $? $(head -3 "$t/split-$w.err")"
         else
-            run "split-$w" "$t/p20.mtx" auto $how --precond amg --precond-setup $w
+            run "split-$w" "$t/p20.mtx" auto $how --precond amg --precond-setup $w \
+                --precond-coupling block
         fi
     done
     got=$(json_get "$t/split-device.json" "j['converged'], j['preconditioner']['amg']['setup']")

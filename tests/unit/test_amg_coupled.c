@@ -4,14 +4,17 @@
  * problems split into K = 1..5 contiguous row blocks, as a distributed
  * system is:
  *
- * 1. amg_part_prolongator is amg_build's level-0 P, the same bits.
- * 2. Each part's rows of P'AP (amg_coupled_rows, with the ghosts' rows of
- *    the global P brought in as the halo brings them) stacked equal the
- *    global Galerkin product computed in one piece (amg_rap over the whole
- *    matrix with the block-diagonal P), within 1e-12 of its largest entry,
- *    with the same pattern; the stacked operator is symmetric.
- * 3. With one part it is amg_build's level-1 operator.
- * 4. Mismatched shapes are refused; an empty part gives an empty P.
+ * 1. Each part aggregates its block (amg_part_aggregates); with the ghosts'
+ *    aggregates and T values brought in as the halo brings them, each
+ *    part's rows of P (amg_part_prolongator) are the rows of the global P
+ *    smoothed with the whole matrix, bit for bit; with one part that is
+ *    amg_build's level-0 P.
+ * 2. The parts' shares of P'AP (amg_coupled_rows, with the ghosts' rows of
+ *    P), summed, equal the global Galerkin product (amg_rap over the whole
+ *    matrix) within 1e-12 of its largest entry; it is symmetric; with one
+ *    part it is amg_build's level-1 operator.
+ * 3. Mismatched shapes are refused; an empty part has no aggregates; a
+ *    non-positive diagonal is named by its row.
  * Inputs are fresh each run (seed printed; CLSOLVE_TEST_SEED replays).
  */
 #include <math.h>
@@ -61,52 +64,73 @@ static int cmp64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* the coupled product over K parts against the global one */
+/* the coupled pieces over K parts against the global ones */
 static void check_split(const char *what, const csr_matrix *A, int K)
 {
     const int64_t n = A->nrows;
+    /* amg_build on the whole: its lambda_max gives omega, its level 0 P
+     * and level 1 operator are what one part must reproduce */
+    amg_hierarchy *h = NULL;
+    amg_options o;
+    amg_options_default(&o);
+    o.coarse_size = 1;
+    OK(amg_build(A, &o, &h, &err));
+    if (!h || h->nlevels < 2) {
+        CHECK_MSG(0, "%s: amg_build made %d levels", what, h ? h->nlevels : 0);
+        amg_free(h);
+        return;
+    }
+    const double omega = o.omega_scale / h->lev[0].lmax;
     int64_t *begin = malloc((size_t)(K + 1) * sizeof *begin);
     for (int k = 0; k <= K; k++)
         begin[k] = n * k / K;
-    csr_matrix *P = calloc((size_t)K, sizeof *P);
-    int64_t *coff = calloc((size_t)K + 1, sizeof *coff);
+    /* each part aggregates its block; global numbering part after part */
+    int32_t *agg = malloc((size_t)n * sizeof *agg);
+    double *tnode = malloc((size_t)n * sizeof *tnode);
+    int64_t nc = 0;
     for (int k = 0; k < K; k++) {
         csr_matrix B;
         csr_init(&B);
         block_of(A, begin[k], begin[k + 1], &B);
-        OK(amg_part_prolongator(&B, NULL, &P[k], &err));
-        coff[k + 1] = coff[k] + P[k].ncols;
+        int64_t na = 0;
+        OK(amg_part_aggregates(&B, NULL, agg + begin[k], &na, &err));
+        amg_tentative_values(agg + begin[k], begin[k + 1] - begin[k], na, tnode + begin[k]);
+        for (int64_t i = begin[k]; i < begin[k + 1]; i++)
+            agg[i] = agg[i] >= 0 ? (int32_t)(agg[i] + nc) : -1;
+        nc += na;
         csr_free(&B);
     }
-    const int64_t nc = coff[K];
-    /* the global P: block diagonal */
-    int64_t pnnz = 0;
-    for (int k = 0; k < K; k++)
-        pnnz += P[k].rowptr[P[k].nrows];
-    csr_matrix Pg;
+    /* the global P from those aggregates, with T given and counted */
+    double *diag = malloc((size_t)n * sizeof *diag);
+    amg_par_diag(A, diag);
+    csr_matrix Pg, Pg2, Rg, Cref;
     csr_init(&Pg);
-    OK(csr_alloc(&Pg, n, nc, pnnz, &err));
-    int64_t q = 0;
-    Pg.rowptr[0] = 0;
-    for (int k = 0; k < K; k++)
-        for (int64_t i = 0; i < P[k].nrows; i++) {
-            for (int64_t e = P[k].rowptr[i]; e < P[k].rowptr[i + 1]; e++) {
-                Pg.col[q] = (int32_t)(P[k].col[e] + coff[k]);
-                Pg.val[q++] = P[k].val[e];
-            }
-            Pg.rowptr[begin[k] + i + 1] = q;
-        }
-    csr_matrix Rg, Cref;
+    csr_init(&Pg2);
     csr_init(&Rg);
     csr_init(&Cref);
+    OK(amg_prolongator_t(A, diag, agg, tnode, nc, omega, &Pg, &err));
+    OK(amg_prolongator(A, diag, agg, nc, omega, &Pg2, &err));
+    int same = Pg.rowptr[n] == Pg2.rowptr[n];
+    for (int64_t e = 0; same && e < Pg.rowptr[n]; e++)
+        same = Pg.col[e] == Pg2.col[e] && Pg.val[e] == Pg2.val[e];
+    CHECK_MSG(same, "%s K=%d: P with T given differs from P with T counted", what, K);
+    if (K == 1) { /* one part: amg_build's level 0 P, bit for bit */
+        const csr_matrix *P0 = &h->lev[0].P;
+        int pbits = P0->ncols == Pg.ncols && P0->rowptr[n] == Pg.rowptr[n];
+        for (int64_t i = 0; pbits && i <= n; i++)
+            pbits = P0->rowptr[i] == Pg.rowptr[i];
+        for (int64_t e = 0; pbits && e < P0->rowptr[n]; e++)
+            pbits = P0->col[e] == Pg.col[e] && P0->val[e] == Pg.val[e];
+        CHECK_MSG(pbits, "%s: one part's P is not amg_build's level-0 P", what);
+    }
     OK(amg_transpose(&Pg, &Rg, &err));
     OK(amg_rap(A, &Pg, &Rg, &Cref, &err));
-    /* each part: its rows with local-then-ghost columns, the ghosts' rows */
-    double maxref = 0.0, maxdiff = 0.0;
-    int64_t pattern_bad = 0;
-    csr_matrix Cs; /* the stacked rows, dense per row for the comparison */
-    csr_init(&Cs);
-    double *dense = calloc((size_t)nc, sizeof *dense);
+    double maxref = 0.0;
+    for (int64_t e = 0; e < Cref.rowptr[nc]; e++)
+        maxref = fmax(maxref, fabs(Cref.val[e]));
+    /* each part: its rows (local then ghost columns), its P rows, its share */
+    double *sum = calloc((size_t)(nc ? nc : 1) * (size_t)(nc ? nc : 1), sizeof *sum);
+    int64_t pdiff = 0, cshape = 0;
     for (int k = 0; k < K; k++) {
         const int64_t r0 = begin[k], r1 = begin[k + 1], nl = r1 - r0;
         int64_t *gh = malloc((size_t)(A->rowptr[r1] - A->rowptr[r0] + 1) * sizeof *gh);
@@ -120,14 +144,15 @@ static void check_split(const char *what, const csr_matrix *A, int K)
             if (!u || gh[u - 1] != gh[g])
                 gh[u++] = gh[g];
         ng = u;
-        csr_matrix Ak, G, C;
+        csr_matrix Ak, G, C, Pk;
         csr_init(&Ak);
         csr_init(&G);
         csr_init(&C);
+        csr_init(&Pk);
         OK(csr_alloc(&Ak, nl, nl + ng, A->rowptr[r1] - A->rowptr[r0], &err));
         Ak.rowptr[0] = 0;
-        q = 0;
-        for (int64_t i = r0; i < r1; i++) {
+        int64_t q = 0;
+        for (int64_t i = r0; i < r1; i++) { /* the row's entries in A's order */
             for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++) {
                 int64_t j = A->col[e];
                 if (j >= r0 && j < r1) {
@@ -139,6 +164,26 @@ static void check_split(const char *what, const csr_matrix *A, int K)
                 Ak.val[q++] = A->val[e];
             }
             Ak.rowptr[i - r0 + 1] = q;
+        }
+        int32_t *ak = malloc((size_t)(nl + ng + 1) * sizeof *ak);
+        double *tk = malloc((size_t)(nl + ng + 1) * sizeof *tk);
+        for (int64_t i = 0; i < nl; i++) {
+            ak[i] = agg[r0 + i];
+            tk[i] = tnode[r0 + i];
+        }
+        for (int64_t g = 0; g < ng; g++) { /* what the halo brings */
+            ak[nl + g] = agg[gh[g]];
+            tk[nl + g] = tnode[gh[g]];
+        }
+        OK(amg_part_prolongator(&Ak, ak, tk, nc, omega, &Pk, &err));
+        for (int64_t i = 0; i < nl && Pk.nrows == nl; i++) { /* the global P's rows, bits */
+            int64_t a = Pk.rowptr[i], b = Pg.rowptr[r0 + i];
+            if (Pk.rowptr[i + 1] - a != Pg.rowptr[r0 + i + 1] - b) {
+                pdiff++;
+                continue;
+            }
+            for (int64_t e = 0; e < Pk.rowptr[i + 1] - a; e++)
+                pdiff += Pk.col[a + e] != Pg.col[b + e] || Pk.val[a + e] != Pg.val[b + e];
         }
         int64_t gnnz = 0;
         for (int64_t g = 0; g < ng; g++)
@@ -153,42 +198,36 @@ static void check_split(const char *what, const csr_matrix *A, int K)
             }
             G.rowptr[g + 1] = q;
         }
-        OK(amg_coupled_rows(&Ak, &P[k], coff[k], &G, nc, &C, &err));
-        CHECK_MSG(C.nrows == P[k].ncols && C.ncols == nc, "%s K=%d part %d: C is %lld x %lld", what,
-                  K, k, (long long)C.nrows, (long long)C.ncols);
-        for (int64_t I = 0; I < C.nrows && I < P[k].ncols; I++) {
-            const int64_t gI = coff[k] + I;
-            for (int64_t e = Cref.rowptr[gI]; e < Cref.rowptr[gI + 1]; e++) {
-                dense[Cref.col[e]] = Cref.val[e];
-                maxref = fmax(maxref, fabs(Cref.val[e]));
-            }
-            int64_t cnt = 0;
+        OK(amg_coupled_rows(&Ak, &Pk, &G, &C, &err));
+        cshape += C.nrows != nc || C.ncols != nc;
+        for (int64_t I = 0; I < C.nrows && C.nrows == nc; I++)
             for (int64_t e = C.rowptr[I]; e < C.rowptr[I + 1]; e++) {
-                if (e > C.rowptr[I] && C.col[e] <= C.col[e - 1])
-                    pattern_bad++; /* sorted, no duplicates */
-                maxdiff = fmax(maxdiff, fabs(C.val[e] - dense[C.col[e]]));
-                dense[C.col[e]] = 0.0;
-                cnt++;
+                cshape += e > C.rowptr[I] && C.col[e] <= C.col[e - 1]; /* sorted */
+                sum[I * nc + C.col[e]] += C.val[e];
             }
-            for (int64_t e = Cref.rowptr[gI]; e < Cref.rowptr[gI + 1]; e++) {
-                maxdiff = fmax(maxdiff, fabs(dense[Cref.col[e]])); /* missed by C */
-                dense[Cref.col[e]] = 0.0;
-            }
-            pattern_bad += cnt != Cref.rowptr[gI + 1] - Cref.rowptr[gI];
-        }
         csr_free(&Ak);
         csr_free(&G);
         csr_free(&C);
+        csr_free(&Pk);
+        free(ak);
+        free(tk);
         free(gh);
     }
-    CHECK_MSG(maxdiff <= 1e-12 * maxref && pattern_bad == 0,
-              "%s K=%d: coupled P'AP differs by %g (max %g), %lld rows' patterns differ", what, K,
-              maxdiff, maxref, (long long)pattern_bad);
-    /* symmetric: the global product's (I, J) against (J, I) */
-    double asym = 0.0;
+    CHECK_MSG(pdiff == 0, "%s K=%d: %lld entries of the parts' P differ from the global P", what, K,
+              (long long)pdiff);
+    CHECK_MSG(cshape == 0, "%s K=%d: the parts' shares are misshapen (%lld)", what, K,
+              (long long)cshape);
+    double maxdiff = 0.0, asym = 0.0;
     for (int64_t I = 0; I < nc; I++) {
         for (int64_t e = Cref.rowptr[I]; e < Cref.rowptr[I + 1]; e++)
-            dense[Cref.col[e]] = Cref.val[e];
+            sum[I * nc + Cref.col[e]] -= Cref.val[e];
+    }
+    for (int64_t e = 0; e < nc * nc; e++)
+        maxdiff = fmax(maxdiff, fabs(sum[e]));
+    CHECK_MSG(maxdiff <= 1e-12 * maxref,
+              "%s K=%d: the summed shares differ from P'AP by %g (max %g)", what, K, maxdiff,
+              maxref);
+    for (int64_t I = 0; I < nc; I++) /* symmetric */
         for (int64_t e = Cref.rowptr[I]; e < Cref.rowptr[I + 1]; e++) {
             int64_t J = Cref.col[e];
             double v = 0.0;
@@ -197,48 +236,28 @@ static void check_split(const char *what, const csr_matrix *A, int K)
                     v = Cref.val[f];
             asym = fmax(asym, fabs(v - Cref.val[e]));
         }
-        for (int64_t e = Cref.rowptr[I]; e < Cref.rowptr[I + 1]; e++)
-            dense[Cref.col[e]] = 0.0;
-    }
     CHECK_MSG(asym <= 1e-12 * maxref, "%s K=%d: P'AP is not symmetric (%g)", what, K, asym);
     if (K == 1) { /* one part: amg_build's level-1 operator */
-        amg_hierarchy *h = NULL;
-        amg_options o;
-        amg_options_default(&o);
-        o.coarse_size = 1;
-        OK(amg_build(A, &o, &h, &err));
-        if (h && h->nlevels > 1) {
-            const csr_matrix *A1 = &h->lev[1].A;
-            int same = A1->nrows == Cref.nrows && A1->rowptr[A1->nrows] == Cref.rowptr[Cref.nrows];
-            double d = 0.0;
-            for (int64_t e = 0; same && e < A1->rowptr[A1->nrows]; e++) {
-                same = A1->col[e] == Cref.col[e];
-                d = fmax(d, fabs(A1->val[e] - Cref.val[e]));
-            }
-            CHECK_MSG(same && d <= 1e-12 * maxref,
-                      "%s: one part's P'AP is not amg_build's level 1 (pattern %d, %g)", what,
-                      same, d);
-            const csr_matrix *P0 = &h->lev[0].P;
-            int pbits = P0->nrows == P[0].nrows && P0->ncols == P[0].ncols &&
-                        P0->rowptr[P0->nrows] == P[0].rowptr[P[0].nrows];
-            for (int64_t e = 0; pbits && e < P0->rowptr[P0->nrows]; e++)
-                pbits = P0->col[e] == P[0].col[e] && P0->val[e] == P[0].val[e];
-            for (int64_t i = 0; pbits && i <= P0->nrows; i++)
-                pbits = P0->rowptr[i] == P[0].rowptr[i];
-            CHECK_MSG(pbits, "%s: amg_part_prolongator is not amg_build's level-0 P", what);
+        const csr_matrix *A1 = &h->lev[1].A;
+        int sm = A1->nrows == Cref.nrows && A1->rowptr[A1->nrows] == Cref.rowptr[Cref.nrows];
+        double d = 0.0;
+        for (int64_t e = 0; sm && e < A1->rowptr[A1->nrows]; e++) {
+            sm = A1->col[e] == Cref.col[e];
+            d = fmax(d, fabs(A1->val[e] - Cref.val[e]));
         }
-        amg_free(h);
+        CHECK_MSG(sm && d <= 1e-12 * maxref,
+                  "%s: one part's P'AP is not amg_build's level 1 (pattern %d, %g)", what, sm, d);
     }
-    for (int k = 0; k < K; k++)
-        csr_free(&P[k]);
-    free(P);
-    free(coff);
+    amg_free(h);
     free(begin);
-    free(dense);
+    free(agg);
+    free(tnode);
+    free(diag);
+    free(sum);
     csr_free(&Pg);
+    csr_free(&Pg2);
     csr_free(&Rg);
     csr_free(&Cref);
-    csr_free(&Cs);
 }
 
 int main(int argc, char **argv)
@@ -279,35 +298,38 @@ int main(int argc, char **argv)
         csr_init(&G);
         csr_init(&C);
         OK(gen_matrix(GEN_POISSON2D, 8, &A, &err));
-        OK(amg_part_prolongator(&A, NULL, &P, &err));
+        int32_t agg[64];
+        double t[64];
+        int64_t na = 0;
+        OK(amg_part_aggregates(&A, NULL, agg, &na, &err));
+        amg_tentative_values(agg, A.nrows, na, t);
+        OK(amg_part_prolongator(&A, agg, t, na, 0.5, &P, &err));
         OK(csr_alloc(&G, 3, P.ncols, 0, &err)); /* 3 ghosts, but A has no ghost columns */
         for (int i = 0; i <= 3; i++)
             G.rowptr[i] = 0;
         cls_error_clear(&err);
-        CHECK(amg_coupled_rows(&A, &P, 0, &G, P.ncols, &C, &err) == CLS_EOTHER &&
-              strstr(err.msg, "ghosts"));
-        cls_error_clear(&err);
-        CHECK(amg_coupled_rows(&A, &P, 5, &G, P.ncols, &C, &err) == CLS_EOTHER);
-        csr_matrix E, PE;
+        CHECK(amg_coupled_rows(&A, &P, &G, &C, &err) == CLS_EOTHER && strstr(err.msg, "ghosts"));
+        csr_matrix E;
         csr_init(&E);
-        csr_init(&PE);
         OK(csr_alloc(&E, 0, 0, 0, &err));
         E.rowptr[0] = 0;
-        OK(amg_part_prolongator(&E, NULL, &PE, &err));
-        CHECK(PE.nrows == 0 && PE.ncols == 0);
-        /* a non-positive diagonal is named */
-        A.val[A.rowptr[3]] = A.col[A.rowptr[3]] == 3 ? -1.0 : A.val[A.rowptr[3]];
+        int64_t ne = -1;
+        OK(amg_part_aggregates(&E, NULL, agg, &ne, &err));
+        CHECK(ne == 0);
+        /* a non-positive diagonal is named, in the aggregation and in P */
         for (int64_t e = A.rowptr[3]; e < A.rowptr[4]; e++)
             if (A.col[e] == 3)
                 A.val[e] = -1.0;
+        cls_error_clear(&err);
+        CHECK(amg_part_aggregates(&A, NULL, agg, &na, &err) == CLS_EBREAKDOWN &&
+              strstr(err.msg, "row 3"));
         csr_matrix PB;
         csr_init(&PB);
         cls_error_clear(&err);
-        CHECK(amg_part_prolongator(&A, NULL, &PB, &err) == CLS_EBREAKDOWN &&
+        CHECK(amg_part_prolongator(&A, agg, t, na, 0.5, &PB, &err) == CLS_EBREAKDOWN &&
               strstr(err.msg, "row 3"));
         csr_free(&PB);
         csr_free(&E);
-        csr_free(&PE);
         csr_free(&A);
         csr_free(&P);
         csr_free(&G);

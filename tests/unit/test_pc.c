@@ -147,8 +147,7 @@ static void test_names(void)
      * PC_AUTO_GPU_AMG_ROWS rows, jacobi on a CPU, in float or split */
     char why[256];
     const int64_t big = PC_AUTO_GPU_AMG_ROWS;
-    CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big, 1, 1, 1, why, sizeof why) ==
-              PRECOND_AMG &&
+    CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big, 1, 1, 1, why, sizeof why) == PRECOND_AMG &&
           strstr(why, "amg:"));
     CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big, 1, 0, 1, why, sizeof why) ==
           PRECOND_JACOBI);
@@ -358,10 +357,117 @@ static void dev_apply(sys *S, pc *pc, const double *r, double *z, int one)
     dvec_release(&vz);
 }
 
+/* The host twin of amg coupled across parts (pc_amg_coupled.c), from its
+ * definition on the whole matrix in natural order: the parts' aggregates
+ * (each part's block, device order, numbered part after part), P = (I -
+ * omega D^-1 A) T with the whole A, A_c = P'AP and amg_build's hierarchy of
+ * it, S the Chebyshev smoother on [0.1, 1.1] lambda_max; z = S r, then
+ * z += P V(A_c) P'(r - A z), then z += S (r - A z). */
+static void ref_apply_coupled(sys *S, const csr_matrix *A, pc *pc, const double *r, double *z)
+{
+    const int64_t n = A->nrows;
+    amg_options ao;
+    amg_options_default(&ao);
+    int32_t *agg = malloc((size_t)n * sizeof *agg);
+    double *tn = malloc((size_t)n * sizeof *tn), *dinv = malloc((size_t)n * sizeof *dinv);
+    int64_t nc = 0;
+    for (int k = 0; k < S->nmine; k++) {
+        const dpart *p = &S->s.parts[k];
+        const int64_t nl = p->halo.nlocal, off = S->L.begin[k];
+        csr_matrix B;
+        OK(pc_local_block(p, &B, &err));
+        int32_t *a = malloc((size_t)(nl + 1) * sizeof *a);
+        double *t = malloc((size_t)(nl + 1) * sizeof *t);
+        int64_t na = 0;
+        OK(amg_part_aggregates(&B, &ao, a, &na, &err));
+        amg_tentative_values(a, nl, na, t);
+        for (int64_t i = 0; i < nl; i++) {
+            const int64_t g = off + (p->perm ? p->perm[i] : i);
+            agg[g] = a[i] >= 0 ? (int32_t)(a[i] + nc) : -1;
+            tn[g] = t[i];
+        }
+        nc += na;
+        free(a), free(t);
+        csr_free(&B);
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
+            if (A->col[e] == i)
+                dinv[i] = 1.0 / A->val[e];
+    double *diag = malloc((size_t)n * sizeof *diag);
+    for (int64_t i = 0; i < n; i++)
+        diag[i] = 1.0 / dinv[i];
+    csr_matrix P, R, Ac;
+    csr_init(&P), csr_init(&R), csr_init(&Ac);
+    const double lmax = pc->info.lmax;
+    OK(amg_part_prolongator(A, agg, tn, nc, ao.omega_scale / lmax, &P, &err));
+    OK(amg_csr_transpose(&P, &R, &err));
+    csr_matrix AP;
+    csr_init(&AP);
+    /* A_c = R (A P) by dense columns: small systems only */
+    double *Pd = calloc((size_t)(n * nc), sizeof *Pd), *APd = calloc((size_t)(n * nc), 8);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t e = P.rowptr[i]; e < P.rowptr[i + 1]; e++)
+            Pd[i * nc + P.col[e]] = P.val[e];
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
+            for (int64_t c = 0; c < nc; c++)
+                APd[i * nc + c] += A->val[e] * Pd[A->col[e] * nc + c];
+    coo_matrix T;
+    coo_init(&T);
+    T.nrows = T.ncols = nc;
+    for (int64_t I = 0; I < nc; I++)
+        for (int64_t J = 0; J < nc; J++) {
+            double v = 0.0;
+            for (int64_t e = R.rowptr[I]; e < R.rowptr[I + 1]; e++)
+                v += R.val[e] * APd[R.col[e] * nc + J];
+            if (v != 0.0) {
+                if (T.nnz == T.cap) {
+                    T.cap = T.cap ? 2 * T.cap : 1024;
+                    T.row = realloc(T.row, (size_t)T.cap * sizeof *T.row);
+                    T.col = realloc(T.col, (size_t)T.cap * sizeof *T.col);
+                    T.val = realloc(T.val, (size_t)T.cap * sizeof *T.val);
+                }
+                T.row[T.nnz] = (int32_t)I, T.col[T.nnz] = (int32_t)J, T.val[T.nnz++] = v;
+            }
+        }
+    OK(csr_from_coo(&T, &Ac, NULL, &err));
+    coo_free(&T);
+    amg_hierarchy *h = NULL;
+    OK(amg_build(&Ac, &ao, &h, &err));
+    double *t = malloc((size_t)n * 8), *w = malloc((size_t)n * 8), *tc = malloc((size_t)nc * 8),
+           *ec = malloc((size_t)nc * 8);
+    const double lo = ao.cheb_lower * lmax, hi = ao.cheb_upper * lmax;
+    pc_cheby_ref(A, dinv, ao.degree, lo, hi, r, z); /* z = S r */
+    csr_spmv_ref(A, z, t);
+    for (int64_t i = 0; i < n; i++)
+        t[i] = r[i] - t[i];
+    csr_spmv_ref(&R, t, tc);
+    if (h)
+        OK(amg_apply_ref(h, tc, ec, &err));
+    csr_spmv_ref(&P, ec, w);
+    for (int64_t i = 0; i < n; i++)
+        z[i] += w[i];
+    csr_spmv_ref(A, z, t);
+    for (int64_t i = 0; i < n; i++)
+        t[i] = r[i] - t[i];
+    pc_cheby_ref(A, dinv, ao.degree, lo, hi, t, w);
+    for (int64_t i = 0; i < n; i++)
+        z[i] += w[i];
+    amg_free(h);
+    csr_free(&P), csr_free(&R), csr_free(&Ac), csr_free(&AP);
+    free(agg), free(tn), free(dinv), free(diag), free(Pd), free(APd), free(t), free(w), free(tc),
+        free(ec);
+}
+
 /* the host reference of M^-1 r for the set-up pc chose */
 static void ref_apply(sys *S, const csr_matrix *A, pc *pc, const double *r, double *z)
 {
     const int64_t n = A->nrows;
+    if (pc->type == PRECOND_AMG && strstr(pc->info.amg, "\"coupled\"")) {
+        ref_apply_coupled(S, A, pc, r, z);
+        return;
+    }
     if (pc->type == PRECOND_CHEBYSHEV || pc->type == PRECOND_JACOBI) {
         double *dinv = malloc((size_t)n * sizeof *dinv);
         for (int64_t i = 0; i < n; i++)
@@ -480,8 +586,9 @@ static void native_solve(sys *S, const csr_matrix *A, pc *pc, const char *what)
     OK(dvec_download(&S->s, &vx, xs, &err));
     dev_m m = {S, pc};
     const int64_t kr = ref_pcg(A, b, dev_m_apply, &m, tol, 10000, xr);
-    CHECK_MSG(llabs(res.iterations - kr) <= 1 + kr / 50, "%s: %lld iterations native, %lld textbook",
-              what, (long long)res.iterations, (long long)kr);
+    CHECK_MSG(llabs(res.iterations - kr) <= 1 + kr / 50,
+              "%s: %lld iterations native, %lld textbook", what, (long long)res.iterations,
+              (long long)kr);
     double *ax = malloc((size_t)n * 8), e = 0, bb = 0;
     csr_spmv_ref(A, x, ax);
     for (int64_t i = 0; i < n; i++) {
@@ -558,8 +665,8 @@ static void check_pc(sys *S, const csr_matrix *A, pc_options *o, const char *wha
         if (solve_trial)
             native_solve(S, A, &pc, what);
     } else {
-        CHECK_MSG(S->nmine > 1 || pc.type == PRECOND_JACOBI,
-                  "%s: one part without a native apply", what);
+        CHECK_MSG(S->nmine > 1 || pc.type == PRECOND_JACOBI, "%s: one part without a native apply",
+                  what);
     }
     /* y'M^-1 r = r'M^-1 y, r'M^-1 r > 0 */
     dev_apply(S, &pc, y, zy, 0);
