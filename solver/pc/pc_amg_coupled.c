@@ -108,6 +108,20 @@ typedef struct amgc_state {
 
 static void amgc_apply(pc *pc, const dvec *r, dvec *z);
 
+/* CLSOLVE_AMG_PROFILE=1: each set-up step's seconds on this rank, on stderr */
+static void amgc_mark(const dsys *s, const char *step, double *t)
+{
+    static int prof = -1;
+    if (prof < 0) {
+        const char *e = getenv("CLSOLVE_AMG_PROFILE");
+        prof = e && *e == '1';
+    }
+    const double now = cls_now();
+    if (prof)
+        fprintf(stderr, "amg coupled, rank %d: %-22s %.3f s\n", s->rank, step, now - *t);
+    *t = now;
+}
+
 /* 1 when any rank failed (rc != CLS_OK on it): all ranks stop together */
 static int amgc_any_failed(dsys *s, int rc)
 {
@@ -609,9 +623,11 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     if (!rc && !(rc = halo_comm_init(&hc, s->comm, L, s->plans_copy, s->nmine, sizeof(double), NULL,
                                      NULL, err)))
         have_hc = 1;
+    double tm = tb;
     if (!rc && !(rc = amgc_iperm(s, ip, err)) && !(rc = amgc_hvecs(s, x1, err)) &&
         !(rc = amgc_hvecs(s, x2, err)) && !(rc = pc_diag(pc, err)))
         rc = amgc_aggregates(pc, st, &ao, err);
+    amgc_mark(s, "aggregates", &tm);
     if (amgc_any_failed(s, rc))
         goto fail;
     /* step 1's numbering: the aggregate counts summed over ranks */
@@ -640,6 +656,7 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     int used = 0;
     if ((rc = pc_cheby_bounds(pc, ao.lanczos_steps, &lmin, &st->lmax, &used, err)))
         goto fail;
+    amgc_mark(s, "lambda_max", &tm);
     /* steps 3 and 4 */
     rc = amgc_ghost_nodes(s, st, &hc, ip, x1, x2, err);
     for (int k = 0; !rc && k < s->nmine; k++) {
@@ -649,9 +666,11 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
                                       ao.omega_scale / st->lmax, &st->pp[k].P, err);
         csr_free(&A);
     }
+    amgc_mark(s, "prolongator", &tm);
     if (amgc_any_failed(s, rc))
         goto fail;
     rc = amgc_ghost_rows(s, st, &hc, ip, x1, x2, G, err);
+    amgc_mark(s, "ghost rows of P", &tm);
     for (int k = 0; !rc && k < s->nmine; k++) {
         csr_matrix A;
         if (!(rc = amgc_rows(&s->parts[k], &A, err)))
@@ -660,13 +679,17 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     }
     if (amgc_any_failed(s, rc))
         goto fail;
+    amgc_mark(s, "shares of P'AP", &tm);
     /* step 5 */
     if ((rc = amgc_gather_rows(s, st, C, err)))
         goto fail;
+    amgc_mark(s, "gather, sum", &tm);
     if (s->rank == st->root)
         rc = amgc_coarse(pc, st, &ao, &on_device, err);
+    amgc_mark(s, "coarse hierarchy", &tm);
     if (!rc)
         rc = amgc_compress(pc, st, err);
+    amgc_mark(s, "P, P' uploaded", &tm);
     if (amgc_any_failed(s, rc))
         goto fail;
     /* step 6 */
