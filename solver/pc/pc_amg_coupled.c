@@ -65,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../common/parallel.h"
 #include "../../common/timer.h"
 #include "../amg/amg.h"
 
@@ -325,64 +326,188 @@ static int amgc_counts(dsys *s, const amgc_state *st, int64_t n, int *cnt, int *
     return CLS_OK;
 }
 
-/* step 5: the parts' shares C[k] of P'AP gathered on the coarse rank and
- * summed there (csr_from_coo: duplicates summed in ascending value order,
- * so the sum does not depend on the order of the parts) */
-static int amgc_gather_rows(dsys *s, amgc_state *st, const csr_matrix *C, cls_error *err)
+/* the coarse rank's merge of the shares: row I's pieces (in rank, part
+ * order) into one sorted row, duplicates summed in that order */
+typedef struct amgc_merge {
+    const int64_t *first; /* nc + 1: row I's pieces are order[first[I] .. first[I+1]) */
+    const int64_t *order, *poff;
+    const int32_t *plen, *col;
+    const double *val;
+    const int64_t *ub; /* nc + 1: row I's entries at most, prefix */
+    int32_t *scol;     /* scratch, ub[nc] */
+    double *sval;
+    int64_t *len; /* the merged length of each row */
+} amgc_merge;
+
+static void amgc_merge_rows(void *ctx, int range, int64_t b, int64_t e)
 {
-    int64_t nnz = 0;
-    for (int k = 0; k < s->nmine; k++)
-        nnz += C[k].rowptr[C[k].nrows];
-    const int me = s->rank == st->root;
-    int rc = CLS_OK;
-    int32_t *row = malloc((size_t)(nnz + 1) * sizeof *row);
-    int32_t *col = malloc((size_t)(nnz + 1) * sizeof *col);
-    double *val = malloc((size_t)(nnz + 1) * sizeof *val);
-    int *cnt = me ? malloc((size_t)s->size * sizeof *cnt) : NULL;
-    int *dis = me ? malloc((size_t)s->size * sizeof *dis) : NULL;
-    coo_matrix T;
-    coo_init(&T);
-    if (!row || !col || !val || (me && (!cnt || !dis)))
-        rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the coarse rows");
-    for (int64_t k = 0, q = 0; !rc && k < s->nmine; k++) /* C's triplets */
-        for (int64_t I = 0; I < C[k].nrows; I++)
-            for (int64_t e = C[k].rowptr[I]; e < C[k].rowptr[I + 1]; e++, q++) {
-                row[q] = (int32_t)I;
-                col[q] = C[k].col[e];
-                val[q] = C[k].val[e];
+    (void)range;
+    const amgc_merge *m = ctx;
+    for (int64_t I = b; I < e; I++) {
+        int32_t *c = m->scol + m->ub[I];
+        double *v = m->sval + m->ub[I];
+        int64_t q = 0;
+        for (int64_t f = m->first[I]; f < m->first[I + 1]; f++) {
+            const int64_t pc = m->order[f];
+            for (int64_t t = 0; t < m->plen[pc]; t++) { /* insert, stable: equal columns keep
+                                                         * the pieces' order */
+                const int32_t cc = m->col[m->poff[pc] + t];
+                const double vv = m->val[m->poff[pc] + t];
+                int64_t a = q++;
+                for (; a > 0 && c[a - 1] > cc; a--) {
+                    c[a] = c[a - 1];
+                    v[a] = v[a - 1];
+                }
+                c[a] = cc;
+                v[a] = vv;
             }
-    if (amgc_any_failed(s, rc)) {
-        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
+        }
+        int64_t w = 0;
+        for (int64_t a = 0; a < q; a++) {
+            if (w > 0 && c[w - 1] == c[a]) {
+                v[w - 1] += v[a];
+                continue;
+            }
+            c[w] = c[a];
+            v[w++] = v[a];
+        }
+        m->len[I] = w;
+    }
+}
+
+typedef struct amgc_copy {
+    const amgc_merge *m;
+    csr_matrix *A;
+} amgc_copy;
+
+static void amgc_copy_rows(void *ctx, int range, int64_t b, int64_t e)
+{
+    (void)range;
+    const amgc_copy *c = ctx;
+    for (int64_t I = b; I < e; I++) {
+        const int64_t n = c->A->rowptr[I + 1] - c->A->rowptr[I];
+        memcpy(c->A->col + c->A->rowptr[I], c->m->scol + c->m->ub[I], (size_t)n * sizeof(int32_t));
+        memcpy(c->A->val + c->A->rowptr[I], c->m->sval + c->m->ub[I], (size_t)n * sizeof(double));
+    }
+}
+
+/* the pieces (rows rid[p] of plen[p] entries, at poff[p]) summed into A_c */
+static int amgc_merge_pieces(amgc_state *st, int64_t np, const int32_t *rid, const int32_t *plen,
+                             const int32_t *col, const double *val, cls_error *err)
+{
+    const int64_t nc = st->nc;
+    int64_t *first = calloc((size_t)nc + 2, sizeof *first), *ub = calloc((size_t)nc + 1, 8);
+    int64_t *order = malloc((size_t)(np + 1) * sizeof *order), *poff = malloc((size_t)(np + 1) * 8);
+    int64_t *len = malloc((size_t)(nc + 1) * sizeof *len);
+    int32_t *scol = NULL;
+    double *sval = NULL;
+    int rc = CLS_OK;
+    if (!first || !ub || !order || !poff || !len) {
+        rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory merging the coarse rows");
         goto done;
     }
-    int64_t tot = 0;
-    rc = amgc_counts(s, st, nnz, cnt, dis, &tot, err);
+    poff[0] = 0;
+    for (int64_t p = 0; p < np; p++) {
+        if (rid[p] < 0 || rid[p] >= nc) {
+            rc = cls_fail(err, CLS_EOTHER, "amg coupled: coarse row %d out of range", rid[p]);
+            goto done;
+        }
+        poff[p + 1] = poff[p] + plen[p];
+        first[rid[p] + 2]++;
+        ub[rid[p] + 1] += plen[p];
+    }
+    for (int64_t I = 0; I < nc; I++) {
+        first[I + 2] += first[I + 1];
+        ub[I + 1] += ub[I];
+    }
+    for (int64_t p = 0; p < np; p++) /* counting sort of the pieces by row, stable */
+        order[first[rid[p] + 1]++] = p;
+    scol = malloc((size_t)(ub[nc] + 1) * sizeof *scol);
+    sval = malloc((size_t)(ub[nc] + 1) * sizeof *sval);
+    if (!scol || !sval) {
+        rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory merging the coarse rows");
+        goto done;
+    }
+    amgc_merge m = {first, order, poff, plen, col, val, ub, scol, sval, len};
+    cls_parallel_for(nc, 4096, amgc_merge_rows, &m);
+    int64_t nnz = 0;
+    for (int64_t I = 0; I < nc; I++)
+        nnz += len[I];
+    if ((rc = csr_alloc(&st->Ac, nc, nc, nnz, err)))
+        goto done;
+    st->Ac.rowptr[0] = 0;
+    for (int64_t I = 0; I < nc; I++)
+        st->Ac.rowptr[I + 1] = st->Ac.rowptr[I] + len[I];
+    amgc_copy cp = {&m, &st->Ac};
+    cls_parallel_for(nc, 4096, amgc_copy_rows, &cp);
+done:
+    free(first), free(ub), free(order), free(poff), free(len), free(scol), free(sval);
+    return rc;
+}
+
+/* step 5: the parts' shares C[k] of P'AP gathered on the coarse rank and
+ * summed there: each nonempty row a piece, the pieces of a row merged in
+ * rank and part order (the sum does not depend on timing) */
+static int amgc_gather_rows(dsys *s, amgc_state *st, const csr_matrix *C, cls_error *err)
+{
+    int64_t nnz = 0, np = 0;
+    for (int k = 0; k < s->nmine; k++) {
+        nnz += C[k].rowptr[C[k].nrows];
+        for (int64_t I = 0; I < C[k].nrows; I++)
+            np += C[k].rowptr[I + 1] > C[k].rowptr[I];
+    }
+    const int me = s->rank == st->root;
+    int rc = CLS_OK;
+    int32_t *rid = malloc((size_t)(np + 1) * sizeof *rid), *len = malloc((size_t)(np + 1) * 4);
+    int32_t *col = malloc((size_t)(nnz + 1) * sizeof *col);
+    double *val = malloc((size_t)(nnz + 1) * sizeof *val);
+    int *pc = me ? malloc((size_t)s->size * sizeof *pc) : NULL;
+    int *pd = me ? malloc((size_t)s->size * sizeof *pd) : NULL;
+    int *ec = me ? malloc((size_t)s->size * sizeof *ec) : NULL;
+    int *ed = me ? malloc((size_t)s->size * sizeof *ed) : NULL;
+    int32_t *grid = NULL, *glen = NULL, *gcol = NULL;
+    double *gval = NULL;
+    if (!rid || !len || !col || !val || (me && (!pc || !pd || !ec || !ed)))
+        rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the coarse rows");
+    for (int64_t k = 0, q = 0, r = 0; !rc && k < s->nmine; k++) /* the pieces */
+        for (int64_t I = 0; I < C[k].nrows; I++) {
+            const int64_t a = C[k].rowptr[I], b = C[k].rowptr[I + 1];
+            if (a == b)
+                continue;
+            rid[r] = (int32_t)I;
+            len[r++] = (int32_t)(b - a);
+            memcpy(col + q, C[k].col + a, (size_t)(b - a) * sizeof *col);
+            memcpy(val + q, C[k].val + a, (size_t)(b - a) * sizeof *val);
+            q += b - a;
+        }
+    if (amgc_any_failed(s, rc))
+        return rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
+    int64_t tp = 0, te = 0;
+    rc = amgc_counts(s, st, np, pc, pd, &tp, err);
+    if (!rc)
+        rc = amgc_counts(s, st, nnz, ec, ed, &te, err);
     if (!rc && me) {
-        T.row = malloc((size_t)(tot + 1) * sizeof *T.row);
-        T.col = malloc((size_t)(tot + 1) * sizeof *T.col);
-        T.val = malloc((size_t)(tot + 1) * sizeof *T.val);
-        T.nnz = T.cap = tot;
-        T.nrows = T.ncols = st->nc;
-        if (!T.row || !T.col || !T.val)
+        grid = malloc((size_t)(tp + 1) * sizeof *grid);
+        glen = malloc((size_t)(tp + 1) * sizeof *glen);
+        gcol = malloc((size_t)(te + 1) * sizeof *gcol);
+        gval = malloc((size_t)(te + 1) * sizeof *gval);
+        if (!grid || !glen || !gcol || !gval)
             rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the coarse rows");
     }
     if (amgc_any_failed(s, rc)) {
         rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
         goto done;
     }
-    if (!amgc_gatherv(s, st, row, nnz, MPI_INT32_T, T.row, cnt, dis) ||
-        !amgc_gatherv(s, st, col, nnz, MPI_INT32_T, T.col, cnt, dis) ||
-        !amgc_gatherv(s, st, val, nnz, MPI_DOUBLE, T.val, cnt, dis))
+    if (!amgc_gatherv(s, st, rid, np, MPI_INT32_T, grid, pc, pd) ||
+        !amgc_gatherv(s, st, len, np, MPI_INT32_T, glen, pc, pd) ||
+        !amgc_gatherv(s, st, col, nnz, MPI_INT32_T, gcol, ec, ed) ||
+        !amgc_gatherv(s, st, val, nnz, MPI_DOUBLE, gval, ec, ed))
         rc = cls_fail(err, CLS_EOTHER, "amg coupled: MPI_Gatherv of the coarse rows failed");
     if (!rc && me)
-        rc = csr_from_coo(&T, &st->Ac, NULL, err);
+        rc = amgc_merge_pieces(st, tp, grid, glen, gcol, gval, err);
 done:
-    coo_free(&T);
-    free(row);
-    free(col);
-    free(val);
-    free(cnt);
-    free(dis);
+    free(rid), free(len), free(col), free(val), free(pc), free(pd), free(ec), free(ed);
+    free(grid), free(glen), free(gcol), free(gval);
     return rc;
 }
 
