@@ -11,8 +11,9 @@
  * V-cycle runs the host hierarchy; float and mixed build on the host). A
  * device-built hierarchy lives on the device only, so it is not cached.
  *
- * On more than one part (--precond-coupling auto or coupled) the set-up
- * is pc_amg_coupled.c's instead: one M over every part, the fine level
+ * On more than one part with --precond-coupling coupled (and by auto where
+ * the set-up runs on the host: pc_amg_coupled_wanted) the set-up is
+ * pc_amg_coupled.c's instead: one M over every part, the fine level
  * smoothed with halo exchanges and the coarse levels on one device. With
  * --precond-coupling block each part gets its own hierarchy, as below.
  *
@@ -75,6 +76,8 @@ static void pc_amg_describe(pc *pc, const amg_info *in, int on_device)
     json_object_set_new(o, "build_s", json_real(ai.build_s));
     json_object_set_new(o, "threads", json_integer(ai.threads));
     json_object_set_new(o, "setup", json_string(on_device ? "device" : "host"));
+    if (pc->s->L && pc->s->L->nparts > 1) /* one hierarchy per part's block */
+        json_object_set_new(o, "coupling", json_string("block"));
     if (on_device) {
         json_object_set_new(o, "device_levels", json_integer(ai.device_levels));
         json_object_set_new(o, "aggregate_s", json_real(ai.aggregate_s));
@@ -130,15 +133,40 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
     return CLS_OK;
 }
 
+/* Collective: 1 for the coupled hierarchy. Asked for: coupled on several
+ * parts, or on one part of one rank (the one-part loop runs M on its rank
+ * alone). auto: coupled on several parts where the hierarchy is set up on
+ * the host anyway (CPU devices, float and mixed, --precond-setup host);
+ * block where it is set up on the device: there the coupled set-up's host
+ * work cost 9-10 s at poisson3d 256 against the block's 0.2-0.7 s on an
+ * H200, more than its fewer iterations (16 against 66-79 on 2-4 parts)
+ * save in one solve (docs/benchmarks.md, "AMG coupled across parts"). */
+static int pc_amg_coupled_wanted(pc *pc)
+{
+    dsys *s = pc->s;
+    if (!s->L || pc->opt.coupling == PC_COUPLING_BLOCK)
+        return 0;
+    if (pc->opt.coupling == PC_COUPLING_COUPLED)
+        return s->L->nparts > 1 || s->size == 1;
+    if (s->L->nparts <= 1)
+        return 0;
+    int dev = 0;
+    if (s->nmine > 0) {
+        cls_error e;
+        cls_error_clear(&e);
+        if (pc_setup_on_device(pc, &s->parts[0], &dev, &e) != CLS_OK)
+            dev = 0; /* the block set-up reports it */
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &dev, 1, MPI_INT, MPI_MAX, s->comm);
+    return !dev;
+}
+
 /* one hierarchy per part's block: built on the device, or from the cache
  * or built on the host, then uploaded */
 static int pc_amg_setup(pc *pc, cls_error *err)
 {
     dsys *s = pc->s;
-    /* coupled on one part only when asked and on one rank (the one-part
-     * loop runs M on its rank alone) */
-    if (s->L && ((pc->opt.coupling == PC_COUPLING_AUTO && s->L->nparts > 1) ||
-                 (pc->opt.coupling == PC_COUPLING_COUPLED && (s->L->nparts > 1 || s->size == 1))))
+    if (pc_amg_coupled_wanted(pc))
         return pc_amg_coupled_setup(pc, err); /* one M over every part */
     const int cache = pc_cache_enabled(&pc->opt);
     for (int k = 0; k < s->nmine; k++) {

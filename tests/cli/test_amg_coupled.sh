@@ -12,8 +12,9 @@
 #  - block Jacobi across parts (--precond-coupling block) takes more
 #    iterations than coupled on the 4-part Poisson problem (what the
 #    coupling is for);
-#  - the coarse hierarchy set up on the device (--precond-setup device)
-#    gives the host set-up's iterations within one; float converges;
+#  - the coarse hierarchy set up on the device (--precond-setup device
+#    --precond-coupling coupled) gives the host set-up's iterations within
+#    one; auto with the device set-up is block; float converges;
 #  - --precond-coupling coupled on one part takes the one-part hierarchy's
 #    iterations within one (the same aggregates and P; only the estimate
 #    of lambda_max differs);
@@ -86,14 +87,19 @@ done
 # block Jacobi across parts loses the coupling: more iterations on 4 parts
 run p24-block4 "$t/p24.mtx" --devices-per-rank 4 --precond-coupling block
 kb=$(its p24-block4) kc=$(its p24-d4)
-[ "$(json_get "$t/p24-block4.json" "'coupling' in j['preconditioner']['amg']")" = False ] && ok ||
-    bad "block: the report says coupled"
+[ "$(json_get "$t/p24-block4.json" "j['preconditioner']['amg']['coupling']")" = block ] && ok ||
+    bad "block: the report says $(json_get "$t/p24-block4.json" "j['preconditioner']['amg'].get('coupling')")"
 [ "$kb" -ge $((kc + 3)) ] && ok || bad "block on 4 parts: $kb iterations, coupled $kc"
 echo "p24 on 4 parts: block Jacobi AMG $kb iterations, coupled $kc"
 # the coarse hierarchy set up on the device; float
-run p24-dev "$t/p24.mtx" --devices-per-rank 3 --precond-setup device
-got=$(json_get "$t/p24-dev.json" "j['converged'], j['preconditioner']['setup']")
-[ "$got" = "True device" ] && ok || bad "device set-up: $got"
+run p24-dev "$t/p24.mtx" --devices-per-rank 3 --precond-setup device --precond-coupling coupled
+got=$(json_get "$t/p24-dev.json" "j['converged'], j['preconditioner']['setup'], j['preconditioner']['amg']['coupling']")
+[ "$got" = "True device coupled" ] && ok || bad "device set-up: $got"
+# auto where the set-up runs on the device: block (its set-up on the device
+# beats the coupled one's host work there)
+run p24-devauto "$t/p24.mtx" --devices-per-rank 3 --precond-setup device
+got=$(json_get "$t/p24-devauto.json" "j['converged'], j['preconditioner']['amg']['coupling']")
+[ "$got" = "True block" ] && ok || bad "auto with the device set-up: $got"
 a=$(its p24-dev) b=$(its p24-d3)
 [ $((a - b)) -le 1 ] && [ $((b - a)) -le 1 ] && ok ||
     bad "3 parts: $a iterations with the device set-up, $b with the host's"
