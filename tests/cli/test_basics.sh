@@ -78,7 +78,7 @@ complete_words() { # complete_words FILE WORD... : what TAB offers after the las
 }
 [ "$(complete_words "$B/completion/clsolve" clsolve so)" = solve ] && ok || bad "complete 'clsolve so'"
 # the preconditioner's parameters (--precond-degree, ...) complete too
-[ "$(complete_words "$B/completion/clsolve" clsolve solve --prec)" = "--precond --precond-degree --precond-lanczos --precond-sweeps --precond-shift --precond-reuse --precond-setup --precision" ] && ok \
+[ "$(complete_words "$B/completion/clsolve" clsolve solve --prec)" = "--precond --precond-degree --precond-lanczos --precond-sweeps --precond-shift --precond-reuse --precond-setup --precond-coupling --precision" ] && ok \
     || bad "complete 'clsolve solve --prec': $(complete_words "$B/completion/clsolve" clsolve solve --prec)"
 # --precond: the names, then PETSc's that it takes too (solver/pc/kinds.def)
 [ "$(complete_words "$B/completion/clsolve" clsolve solve --precond "")" = "none jacobi chebyshev ic0 amg auto identity pbjacobi diagonal cheby cheb icc ic bjacobi gamg sa ml" ] && ok \

@@ -86,6 +86,16 @@ succeeded_right $M/1138_bus.mtx "ic0 set up on the device"
 $DCLIENT request "$DURL" POST "/v1/jobs?precond=amg&precond_setup=gpu" --body $M/ani1.mtx >$t/req.out
 code=$(head -1 $t/req.out)
 [ "$code" = 400 ] && ok || bad "precond_setup=gpu: $code"
+# AMG coupled across parts asked for (on the daemon's one part: the same
+# machinery, one rank): recorded in the parameters and the result; a
+# coupling that is not auto, coupled or block is a 400
+job $M/1138_bus.mtx "precond=amg&precond_coupling=coupled"
+succeeded_right $M/1138_bus.mtx "amg coupled"
+[ "$(jf "j['result']['preconditioner']['amg']['coupling'], j['parameters'].get('precond_coupling')")" = "coupled coupled" ] &&
+    ok || bad "precond_coupling=coupled: $(jf "j['result'].get('preconditioner'), j['parameters']")"
+$DCLIENT request "$DURL" POST "/v1/jobs?precond=amg&precond_coupling=loose" --body $M/ani1.mtx >$t/req.out
+code=$(head -1 $t/req.out)
+[ "$code" = 400 ] && grep -q precond_coupling $t/req.out && ok || bad "precond_coupling=loose: $code $(cat $t/req.out)"
 $PY - "$DURL" "$M/ani1.mtx" "$t/opt.json" <<'PY' || bad "options JSON precond"
 import json, sys, uuid, urllib.request, os
 url, mtx, out = sys.argv[1:]
