@@ -135,6 +135,11 @@ void pc_cache_clear(void);
 /* the part's local block (own rows and columns) in device order, CSR with
  * 64-bit row pointers from 0; malloc'ed arrays */
 int pc_local_block(const dpart *p, csr_matrix *B, cls_error *err);
+/* the part's rows in device order: local_only keeps the own columns (the
+ * block), else ghost columns stay nlocal + g; local columns in device
+ * order; sorted: columns ascending in each row, else in A's order. On
+ * every core; pc_local_block is (p, 1, 1) */
+int pc_part_rows(const dpart *p, int local_only, int sorted, csr_matrix *B, cls_error *err);
 /* 64-bit content hash of a CSR block (rows, columns, values) */
 uint64_t pc_hash_csr(const csr_matrix *B);
 /* 64-bit content hash of a part's rows (global rows, columns and values) */

@@ -132,36 +132,6 @@ static int amgc_any_failed(dsys *s, int rc)
     return any;
 }
 
-/* part k's rows in device order, local columns in device order, ghost
- * columns (>= nlocal) as they are */
-static int amgc_rows(const dpart *p, csr_matrix *B, cls_error *err)
-{
-    const csr_matrix *A = &p->A;
-    const int64_t n = p->halo.nlocal, base = A->rowptr[0];
-    int32_t *iperm = NULL;
-    csr_init(B);
-    if (p->perm) {
-        if (!(iperm = malloc((size_t)(n ? n : 1) * sizeof *iperm)))
-            return cls_fail(err, CLS_EOTHER, "out of memory for a part's rows");
-        for (int64_t i = 0; i < n; i++)
-            iperm[p->perm[i]] = (int32_t)i;
-    }
-    int rc = csr_alloc(B, n, n + p->halo.nghost, A->rowptr[n] - base, err);
-    int64_t q = 0;
-    B->rowptr[0] = 0;
-    for (int64_t i = 0; !rc && i < n; i++) {
-        int64_t r = p->perm ? p->perm[i] : i;
-        for (int64_t e = A->rowptr[r] - base; e < A->rowptr[r + 1] - base; e++) {
-            int32_t c = A->col[e];
-            B->col[q] = c < n && iperm ? iperm[c] : c;
-            B->val[q++] = A->val[e];
-        }
-        B->rowptr[i + 1] = q;
-    }
-    free(iperm);
-    return rc;
-}
-
 /* row of A (halo order) -> device row, per slot */
 static int amgc_iperm(dsys *s, int32_t **ip, cls_error *err)
 {
@@ -583,7 +553,7 @@ static int amgc_aggregates(pc *pc, amgc_state *st, const amg_options *ao, cls_er
 }
 
 /* step 6: the aggregates P touches; P and P' compressed to them, uploaded */
-static int amgc_compress(pc *pc, amgc_state *st, cls_error *err)
+static int amgc_compress(pc *pc, amgc_state *st, double *tm, cls_error *err)
 {
     dsys *s = pc->s;
     int32_t *pos = malloc((size_t)(st->nc ? st->nc : 1) * sizeof *pos);
@@ -629,8 +599,10 @@ static int amgc_compress(pc *pc, amgc_state *st, cls_error *err)
             q->Pc.col[e] = pos[P->col[e]];
             q->Pc.val[e] = P->val[e];
         }
-        if ((rc = amg_csr_transpose(&q->Pc, &q->Rc, err)) ||
-            (rc = la_csr_upload(&p->la, &q->Pc, LA_SPMV_AUTO, &q->dP, err)))
+        if ((rc = amg_csr_transpose(&q->Pc, &q->Rc, err)))
+            break;
+        amgc_mark(pc->s, "P compressed, P'", tm);
+        if ((rc = la_csr_upload(&p->la, &q->Pc, LA_SPMV_AUTO, &q->dP, err)))
             break;
         q->have_dP = 1;
         if ((rc = la_csr_upload(&p->la, &q->Rc, LA_SPMV_AUTO, &q->dR, err)))
@@ -733,25 +705,28 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     const size_t nm = (size_t)(s->nmine ? s->nmine : 1);
     st->pp = calloc(nm, sizeof *st->pp);
     st->coff = calloc((size_t)L->nparts + 1, sizeof *st->coff);
-    csr_matrix *G = calloc(nm, sizeof *G), *C = calloc(nm, sizeof *C);
+    csr_matrix *G = calloc(nm, sizeof *G), *C = calloc(nm, sizeof *C), *Ar = calloc(nm, sizeof *Ar);
     int32_t **ip = calloc(nm, sizeof *ip);
     double **x1 = calloc(nm, sizeof *x1), **x2 = calloc(nm, sizeof *x2);
     halo_comm hc;
     int have_hc = 0, on_device = 0;
-    int rc = st->pp && st->coff && G && C && ip && x1 && x2
+    int rc = st->pp && st->coff && G && C && Ar && ip && x1 && x2
                  ? CLS_OK
                  : cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
-    for (int k = 0; G && C && k < s->nmine; k++) {
+    for (int k = 0; G && C && Ar && k < s->nmine; k++) {
         csr_init(&G[k]);
         csr_init(&C[k]);
+        csr_init(&Ar[k]);
     }
     if (!rc && !(rc = halo_comm_init(&hc, s->comm, L, s->plans_copy, s->nmine, sizeof(double), NULL,
                                      NULL, err)))
         have_hc = 1;
     double tm = tb;
     if (!rc && !(rc = amgc_iperm(s, ip, err)) && !(rc = amgc_hvecs(s, x1, err)) &&
-        !(rc = amgc_hvecs(s, x2, err)) && !(rc = pc_diag(pc, err)))
+        !(rc = amgc_hvecs(s, x2, err)) && !(rc = pc_diag(pc, err))) {
+        amgc_mark(s, "diagonal, work", &tm);
         rc = amgc_aggregates(pc, st, &ao, err);
+    }
     amgc_mark(s, "aggregates", &tm);
     if (amgc_any_failed(s, rc))
         goto fail;
@@ -784,23 +759,18 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     amgc_mark(s, "lambda_max", &tm);
     /* steps 3 and 4 */
     rc = amgc_ghost_nodes(s, st, &hc, ip, x1, x2, err);
-    for (int k = 0; !rc && k < s->nmine; k++) {
-        csr_matrix A;
-        if (!(rc = amgc_rows(&s->parts[k], &A, err)))
-            rc = amg_part_prolongator(&A, st->pp[k].agg, st->pp[k].tnode, st->nc,
+    for (int k = 0; !rc && k < s->nmine; k++)
+        if (!(rc = pc_part_rows(&s->parts[k], 0, 0, &Ar[k], err)))
+            rc = amg_part_prolongator(&Ar[k], st->pp[k].agg, st->pp[k].tnode, st->nc,
                                       ao.omega_scale / st->lmax, &st->pp[k].P, err);
-        csr_free(&A);
-    }
     amgc_mark(s, "prolongator", &tm);
     if (amgc_any_failed(s, rc))
         goto fail;
     rc = amgc_ghost_rows(s, st, &hc, ip, x1, x2, G, err);
     amgc_mark(s, "ghost rows of P", &tm);
     for (int k = 0; !rc && k < s->nmine; k++) {
-        csr_matrix A;
-        if (!(rc = amgc_rows(&s->parts[k], &A, err)))
-            rc = amg_coupled_rows(&A, &st->pp[k].P, &G[k], &C[k], err);
-        csr_free(&A);
+        rc = amg_coupled_rows(&Ar[k], &st->pp[k].P, &G[k], &C[k], err);
+        csr_free(&Ar[k]);
     }
     if (amgc_any_failed(s, rc))
         goto fail;
@@ -813,7 +783,7 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
         rc = amgc_coarse(pc, st, &ao, &on_device, err);
     amgc_mark(s, "coarse hierarchy", &tm);
     if (!rc)
-        rc = amgc_compress(pc, st, err);
+        rc = amgc_compress(pc, st, &tm, err);
     amgc_mark(s, "P, P' uploaded", &tm);
     if (amgc_any_failed(s, rc))
         goto fail;
@@ -840,6 +810,8 @@ fail:
             csr_free(&G[k]);
         if (C)
             csr_free(&C[k]);
+        if (Ar)
+            csr_free(&Ar[k]);
         if (ip)
             free(ip[k]);
         if (x1)
@@ -855,6 +827,7 @@ fail:
     }
     free(G);
     free(C);
+    free(Ar);
     free(ip);
     free(x1);
     free(x2);
