@@ -161,10 +161,11 @@ static int amgc_hvecs(dsys *s, double **x, cls_error *err)
 static int amgc_ghost_nodes(dsys *s, amgc_state *st, halo_comm *hc, int32_t **ip, double **xa,
                             double **xt, cls_error *err)
 {
-    for (int k = 0; k < s->nmine; k++) {
+    for (int k = 0; k < s->nmine; k++) { /* only the rows a neighbour receives */
         const dpart *p = &s->parts[k];
         const amgc_part *q = &st->pp[k];
-        for (int64_t r = 0; r < p->halo.nlocal; r++) {
+        for (int64_t m = 0; m < p->halo.nsend_total; m++) {
+            const int64_t r = p->halo.send_idx[m];
             xa[k][r] = (double)q->agg[ip[k][r]];
             xt[k][r] = q->tnode[ip[k][r]];
         }
@@ -212,10 +213,11 @@ static int amgc_ghost_rows(dsys *s, amgc_state *st, halo_comm *hc, int32_t **ip,
     }
     /* every rank runs the K rounds (a local failure is agreed after) */
     for (int m = 0; m < K; m++) {
-        for (int k = 0; !rc && k < s->nmine; k++) { /* the m-th entry of each row */
+        for (int k = 0; !rc && k < s->nmine; k++) { /* the m-th entry of each sent row */
             const dpart *p = &s->parts[k];
             const csr_matrix *P = &st->pp[k].P;
-            for (int64_t r = 0; r < p->halo.nlocal; r++) {
+            for (int64_t sm = 0; sm < p->halo.nsend_total; sm++) {
+                const int64_t r = p->halo.send_idx[sm];
                 const int64_t i = ip[k][r], e = P->rowptr[i] + m;
                 const int has = e < P->rowptr[i + 1];
                 xc[k][r] = has ? (double)P->col[e] : -1.0;
@@ -418,8 +420,13 @@ done:
 /* step 5: the parts' shares C[k] of P'AP gathered on the coarse rank and
  * summed there: each nonempty row a piece, the pieces of a row merged in
  * rank and part order (the sum does not depend on timing) */
-static int amgc_gather_rows(dsys *s, amgc_state *st, const csr_matrix *C, cls_error *err)
+static int amgc_gather_rows(dsys *s, amgc_state *st, csr_matrix *C, cls_error *err)
 {
+    if (s->size == 1 && s->nmine == 1) { /* one share: it is A_c (sorted rows) */
+        st->Ac = C[0];
+        csr_init(&C[0]);
+        return CLS_OK;
+    }
     int64_t nnz = 0, np = 0;
     for (int k = 0; k < s->nmine; k++) {
         nnz += C[k].rowptr[C[k].nrows];
@@ -556,39 +563,29 @@ static int amgc_aggregates(pc *pc, amgc_state *st, const amg_options *ao, cls_er
 static int amgc_compress(pc *pc, amgc_state *st, double *tm, cls_error *err)
 {
     dsys *s = pc->s;
-    int32_t *pos = malloc((size_t)(st->nc ? st->nc : 1) * sizeof *pos);
+    int32_t *pos = calloc((size_t)(st->nc ? st->nc : 1), sizeof *pos);
     int rc = pos ? CLS_OK : cls_fail(err, CLS_EOTHER, "amg coupled: out of memory");
     for (int k = 0; !rc && k < s->nmine; k++) {
         dpart *p = &s->parts[k];
         amgc_part *q = &st->pp[k];
         const csr_matrix *P = &q->P;
         const int64_t nnz = P->rowptr[P->nrows];
+        /* the touched aggregates, ascending (the gather's order; P's columns
+         * keep their order): marked, then read off in one pass */
+        memset(pos, 0, (size_t)st->nc * sizeof *pos);
         for (int64_t e = 0; e < nnz; e++)
-            pos[P->col[e]] = -1;
+            pos[P->col[e]] = 1;
         int64_t nt = 0;
-        for (int64_t e = 0; e < nnz; e++)
-            if (pos[P->col[e]] == -1) {
-                pos[P->col[e]] = -2;
-                nt++;
-            }
+        for (int64_t a = 0; a < st->nc; a++)
+            nt += pos[a];
         if (!(q->touch = malloc((size_t)(nt + 1) * sizeof *q->touch))) {
             rc = cls_fail(err, CLS_EOTHER, "amg coupled: out of memory");
             break;
         }
         nt = 0;
-        for (int64_t e = 0; e < nnz; e++)
-            if (pos[P->col[e]] == -2) {
-                pos[P->col[e]] = -3;
-                q->touch[nt++] = P->col[e];
-            }
-        /* ascending: the gather's order, and P's columns keep their order */
-        for (int64_t a = 1; a < nt; a++) {
-            int32_t v = q->touch[a];
-            int64_t b = a;
-            for (; b > 0 && q->touch[b - 1] > v; b--)
-                q->touch[b] = q->touch[b - 1];
-            q->touch[b] = v;
-        }
+        for (int64_t a = 0; a < st->nc; a++)
+            if (pos[a])
+                q->touch[nt++] = (int32_t)a;
         q->ntouch = nt;
         for (int64_t a = 0; a < nt; a++)
             pos[q->touch[a]] = (int32_t)a;
