@@ -177,6 +177,13 @@ int amg_describe(const amg_hierarchy *h, char *buf, size_t len);
  * aggregates; agg has B->nrows entries (-1: in none). opt NULL: defaults. */
 int amg_part_aggregates(const csr_matrix *B, const amg_options *opt, int32_t *agg, int64_t *naggs,
                         cls_error *err);
+/* The same aggregates by the device set-up's kernels on la's device (B
+ * uploaded): its diagonal check and MIS(2) rounds, the host's aggregates
+ * (la_amgs_aggregate), downloaded into agg. Double precision only
+ * (CLS_EUSAGE otherwise); a node the kernels leave free (the host's phase
+ * 3) hands the whole aggregation to amg_part_aggregates. */
+int amg_device_aggregates(const csr_matrix *B, const amg_options *opt, la_ctx *la, int32_t *agg,
+                          int64_t *naggs, cls_error *err);
 /* t[i] = T(i, agg[i]) = 1/sqrt(|aggregate of i|), 0 for a node in none */
 void amg_tentative_values(const int32_t *agg, int64_t n, int64_t naggs, double *t);
 /* A part's rows of P = (I - omega D^-1 A) T: A its rows (nlocal x (nlocal +

@@ -368,3 +368,67 @@ int amg_device_info(const amg_device *d, amg_info *info)
     *info = d->info;
     return 0;
 }
+
+int amg_device_aggregates(const csr_matrix *B, const amg_options *opt, la_ctx *la, int32_t *agg,
+                          int64_t *naggs, cls_error *err)
+{
+    amg_options o;
+    if (opt)
+        o = *opt;
+    else
+        amg_options_default(&o);
+    const int64_t n = B->nrows;
+    *naggs = 0;
+    if (la->prec != LA_DOUBLE)
+        return cls_fail(err, CLS_EUSAGE, "amg: the set-up on the device needs double precision");
+    if (B->nnz > INT32_MAX || n >= INT32_MAX)
+        return cls_fail(err, CLS_EUSAGE, "amg: %lld nonzeros exceed the device's 32-bit indices",
+                        (long long)B->nnz);
+    if (n == 0)
+        return CLS_OK;
+    la_amgs k;
+    int rc = la_amgs_init(la, &k, err);
+    if (rc)
+        return rc;
+    la_dcsr D = {0};
+    int owned = 0;
+    cl_mem diag = NULL, dsq = NULL, dagg = NULL;
+    size_t nb = (size_t)n * sizeof(cl_double);
+    int64_t bad = -1, left = 0;
+    int rounds = 0;
+    if ((rc = la_amgs_csr_of(la, &k, B, NULL, &D, &owned, err)) ||
+        (rc = la_amgs_buffer(la, nb, &diag, err)) || (rc = la_amgs_buffer(la, nb, &dsq, err)) ||
+        (rc = la_amgs_diag(la, &k, &D, diag, dsq, &bad, err)))
+        goto done;
+    if (bad >= 0) {
+        rc = cls_fail(err, CLS_EBREAKDOWN,
+                      "amg: row %lld of the part has a diagonal that is not positive: AMG needs a "
+                      "symmetric positive-definite matrix (positive diagonal)",
+                      (long long)bad);
+        goto done;
+    }
+    if ((rc = la_amgs_buffer(la, (size_t)n * sizeof(cl_int), &dagg, err)) ||
+        (rc = la_amgs_aggregate(la, &k, &D, dsq, o.threshold, dagg, naggs, &left, &rounds, err)))
+        goto done;
+    if (left > 0) { /* phase 3 is the host's: the whole aggregation there */
+        la_amgs_release(&k);
+        if (owned)
+            la_dcsr_release(&D);
+        release_mem(&diag);
+        release_mem(&dsq);
+        release_mem(&dagg);
+        return amg_part_aggregates(B, &o, agg, naggs, err);
+    }
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, dagg, CL_TRUE, 0, (size_t)n * sizeof(cl_int),
+                                    agg, 0, NULL, NULL);
+    if (st != CL_SUCCESS)
+        rc = cls_fail(err, CLS_EOTHER, "amg: reading the aggregates failed: %s", ocl_errstr(st));
+done:
+    if (owned)
+        la_dcsr_release(&D);
+    release_mem(&diag);
+    release_mem(&dsq);
+    release_mem(&dagg);
+    la_amgs_release(&k);
+    return rc;
+}

@@ -298,6 +298,27 @@ static void test_pcg(la_ctx *la)
     csr_free(&A);
 }
 
+/* amg_device_aggregates (the coupled hierarchy's aggregation of a part's
+ * block on a GPU) against amg_part_aggregates: the same aggregates */
+static void same_aggregates(la_ctx *la, const char *what, const csr_matrix *A, double threshold)
+{
+    amg_options o;
+    amg_options_default(&o);
+    o.threshold = threshold;
+    const int64_t n = A->nrows;
+    int32_t *h = malloc((size_t)(n + 1) * sizeof *h), *d = malloc((size_t)(n + 1) * sizeof *d);
+    int64_t nh = -1, nd = -2;
+    OK(amg_part_aggregates(A, &o, h, &nh, &err));
+    OK(amg_device_aggregates(A, &o, la, d, &nd, &err));
+    int64_t diff = 0;
+    for (int64_t i = 0; i < n; i++)
+        diff += h[i] != d[i];
+    CHECK_MSG(nh == nd && diff == 0, "%s: device aggregates %lld (%lld nodes differ), host %lld",
+              what, (long long)nd, (long long)diff, (long long)nh);
+    free(h);
+    free(d);
+}
+
 static void test_refusals(la_ctx *la, ocl_ctx *ocl)
 {
     csr_matrix A;
@@ -383,6 +404,15 @@ int main(int argc, char **argv)
         compare(&la, spd[m], &A, &o, LA_SPMV_AUTO);
         csr_free(&A);
     }
+    for (int kind = 0; kind < 3; kind++) {
+        random_spd(kind, 1000 + (int64_t)(check_rand() % 4000), &A);
+        snprintf(what, sizeof what, "aggregates, random kind %d", kind);
+        same_aggregates(&la, what, &A, kind == 1 ? 0.05 : 0.0);
+        csr_free(&A);
+    }
+    OK(gen_matrix(GEN_POISSON3D, 20, &A, &err));
+    same_aggregates(&la, "aggregates, poisson3d 20", &A, 0.0);
+    csr_free(&A);
     test_pcg(&la);
     test_refusals(&la, &ocl);
     la_release(&la);
