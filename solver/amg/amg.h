@@ -198,6 +198,12 @@ int amg_part_prolongator(const csr_matrix *A, const int32_t *agg, const double *
  * touches; the coarse operator is the sum of the parts' C. */
 int amg_coupled_rows(const csr_matrix *A, const csr_matrix *P, const csr_matrix *G,
                      csr_matrix *C, cls_error *err);
+/* The same share by the device set-up's kernels on la's device (A, [P; G]
+ * and P uploaded; la_spgemm twice, la_amgs_transpose; C downloaded): equal
+ * within rounding (the products sum in another order), the same pattern.
+ * Double precision only (CLS_EUSAGE otherwise, and past 32-bit indices). */
+int amg_device_coupled_rows(la_ctx *la, const csr_matrix *A, const csr_matrix *P,
+                            const csr_matrix *G, csr_matrix *C, cls_error *err);
 /* T = A' (amg_rap.c's transpose) */
 int amg_csr_transpose(const csr_matrix *A, csr_matrix *T, cls_error *err);
 /* "chebyshev" | "l1-jacobi" (also "l1jacobi", "jacobi"); -1 if unknown. */

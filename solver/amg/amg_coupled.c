@@ -111,38 +111,54 @@ int amg_part_prolongator(const csr_matrix *A, const int32_t *agg, const double *
     return rc;
 }
 
-int amg_coupled_rows(const csr_matrix *A, const csr_matrix *P, const csr_matrix *G, csr_matrix *C,
-                     cls_error *err)
+int amg_coupled_check(const csr_matrix *A, const csr_matrix *P, const csr_matrix *G, cls_error *err)
 {
-    csr_init(C);
-    const int64_t nl = P->nrows, ng = G->nrows, nc = P->ncols;
-    if (A->nrows != nl || A->ncols != nl + ng || (ng && G->ncols != nc))
+    const int64_t nl = P->nrows, ng = G->nrows;
+    if (A->nrows != nl || A->ncols != nl + ng || (ng && G->ncols != P->ncols))
         return cls_fail(err, CLS_EOTHER,
                         "amg_coupled_rows: the part's rows (%lld x %lld) do not match its "
                         "prolongator (%lld rows) and ghosts (%lld)",
                         (long long)A->nrows, (long long)A->ncols, (long long)nl, (long long)ng);
+    return CLS_OK;
+}
+
+int amg_coupled_stack(const csr_matrix *P, const csr_matrix *G, csr_matrix *X, cls_error *err)
+{
+    const int64_t nl = P->nrows, ng = G->nrows, nc = P->ncols;
+    const int64_t pb = P->rowptr[0], gb = ng ? G->rowptr[0] : 0;
+    const int64_t pn = P->rowptr[nl] - pb, gn = ng ? G->rowptr[ng] - gb : 0;
+    int rc = csr_alloc(X, nl + ng, nc, pn + gn, err);
+    if (rc)
+        return rc;
+    for (int64_t i = 0; i <= nl; i++)
+        X->rowptr[i] = P->rowptr[i] - pb;
+    if (pn) {
+        memcpy(X->col, P->col + pb, (size_t)pn * sizeof *X->col);
+        memcpy(X->val, P->val + pb, (size_t)pn * sizeof *X->val);
+    }
+    for (int64_t g = 0; g < ng; g++)
+        X->rowptr[nl + g + 1] = pn + G->rowptr[g + 1] - gb;
+    if (gn) {
+        memcpy(X->col + pn, G->col + gb, (size_t)gn * sizeof *X->col);
+        memcpy(X->val + pn, G->val + gb, (size_t)gn * sizeof *X->val);
+    }
+    return CLS_OK;
+}
+
+int amg_coupled_rows(const csr_matrix *A, const csr_matrix *P, const csr_matrix *G, csr_matrix *C,
+                     cls_error *err)
+{
+    csr_init(C);
+    int rc = amg_coupled_check(A, P, G, err);
+    if (rc)
+        return rc;
     /* [P_p; G]: the rows A_p's columns reach */
     csr_matrix X, AX, R;
     csr_init(&X);
     csr_init(&AX);
     csr_init(&R);
-    const int64_t pb = P->rowptr[0], gb = ng ? G->rowptr[0] : 0;
-    const int64_t pn = P->rowptr[nl] - pb, gn = ng ? G->rowptr[ng] - gb : 0;
-    int rc = csr_alloc(&X, nl + ng, nc, pn + gn, err);
-    if (rc)
+    if ((rc = amg_coupled_stack(P, G, &X, err)))
         return rc;
-    for (int64_t i = 0; i <= nl; i++)
-        X.rowptr[i] = P->rowptr[i] - pb;
-    if (pn) {
-        memcpy(X.col, P->col + pb, (size_t)pn * sizeof *X.col);
-        memcpy(X.val, P->val + pb, (size_t)pn * sizeof *X.val);
-    }
-    for (int64_t g = 0; g < ng; g++)
-        X.rowptr[nl + g + 1] = pn + G->rowptr[g + 1] - gb;
-    if (gn) {
-        memcpy(X.col + pn, G->col + gb, (size_t)gn * sizeof *X.col);
-        memcpy(X.val + pn, G->val + gb, (size_t)gn * sizeof *X.val);
-    }
     /* C = P_p' (A_p X): P_p' is nc x nl, A_p X is nl x nc */
     if (!(rc = amg_spgemm(A, &X, 0, &AX, err)) && !(rc = amg_transpose(P, &R, err)))
         rc = amg_spgemm(&R, &AX, 1, C, err);

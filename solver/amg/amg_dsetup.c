@@ -432,3 +432,48 @@ done:
     la_amgs_release(&k);
     return rc;
 }
+
+int amg_device_coupled_rows(la_ctx *la, const csr_matrix *A, const csr_matrix *P,
+                            const csr_matrix *G, csr_matrix *C, cls_error *err)
+{
+    csr_init(C);
+    int rc = amg_coupled_check(A, P, G, err);
+    if (rc)
+        return rc;
+    if (la->prec != LA_DOUBLE)
+        return cls_fail(err, CLS_EUSAGE, "amg: the set-up on the device needs double precision");
+    if (A->nnz > INT32_MAX || A->ncols >= INT32_MAX || P->nnz + G->nnz > INT32_MAX ||
+        P->ncols >= INT32_MAX)
+        return cls_fail(err, CLS_EUSAGE, "amg: a part's %lld nonzeros exceed 32-bit indices",
+                        (long long)A->nnz);
+    csr_matrix X;
+    csr_init(&X);
+    if ((rc = amg_coupled_stack(P, G, &X, err)))
+        return rc;
+    la_amgs k;
+    if ((rc = la_amgs_init(la, &k, err))) {
+        csr_free(&X);
+        return rc;
+    }
+    la_dcsr dA = {0}, dX = {0}, dP = {0}, dAX = {0}, dR = {0}, dC = {0};
+    int oa = 0, ox = 0, op = 0;
+    if (!(rc = la_amgs_csr_of(la, &k, A, NULL, &dA, &oa, err)) &&
+        !(rc = la_amgs_csr_of(la, &k, &X, NULL, &dX, &ox, err)) &&
+        !(rc = la_amgs_csr_of(la, &k, P, NULL, &dP, &op, err)) &&
+        !(rc = la_spgemm(la, &k.sp, &dA, &dX, &dAX, err)) &&
+        !(rc = la_amgs_transpose(la, &k, &dP, &dR, err)) &&
+        !(rc = la_spgemm(la, &k.sp, &dR, &dAX, &dC, err)) && !(rc = la_finish(la, err)))
+        rc = dcsr_download(la, &dC, C, err);
+    if (oa)
+        la_dcsr_release(&dA);
+    if (ox)
+        la_dcsr_release(&dX);
+    if (op)
+        la_dcsr_release(&dP);
+    la_dcsr_release(&dAX);
+    la_dcsr_release(&dR);
+    la_dcsr_release(&dC);
+    la_amgs_release(&k);
+    csr_free(&X);
+    return rc;
+}

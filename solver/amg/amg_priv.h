@@ -108,6 +108,11 @@ int amg_prolongator_t(const csr_matrix *A, const double *diag, const int32_t *ag
                       const double *tnode, int64_t naggs, double omega, csr_matrix *P,
                       cls_error *err);
 int amg_transpose(const csr_matrix *A, csr_matrix *T, cls_error *err);
+/* amg_coupled_rows' pieces, shared with its device twin (amg_dsetup.c):
+ * the shapes checked; X = [P; G] stacked */
+int amg_coupled_check(const csr_matrix *A, const csr_matrix *P, const csr_matrix *G,
+                      cls_error *err);
+int amg_coupled_stack(const csr_matrix *P, const csr_matrix *G, csr_matrix *X, cls_error *err);
 /* C = A B (sorted: columns sorted in each row; otherwise in the order the
  * row first met them) */
 int amg_spgemm(const csr_matrix *A, const csr_matrix *B, int sorted, csr_matrix *C, cls_error *err);

@@ -45,8 +45,10 @@
  *   4. each part: its rows of P = (I - omega D^-1 A) T (amg_part_prolongator),
  *      then the ghosts' rows of P: K halo exchanges of the m-th entry of
  *      each row (its global coarse column and its value), K the longest;
- *   5. each part: its share of P'AP (amg_coupled_rows), gathered on the rank
- *      of part 0 (the coarse rank) and summed there, which builds A_c's
+ *   5. each part: its share of P'AP (amg_coupled_rows, or by the device's
+ *      SpGEMM, amg_device_coupled_rows, on a GPU in double precision),
+ *      gathered on the rank of part 0 (the coarse rank) and summed there,
+ *      which builds A_c's
  *      hierarchy on its device (amg_build_device on a GPU in double
  *      precision, else amg_build and amg_upload);
  *   6. each part: the aggregates its P touches, their list gathered on the
@@ -776,7 +778,19 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     rc = amgc_ghost_rows(s, st, &hc, ip, x1, x2, G, err);
     amgc_mark(s, "ghost rows of P", &tm);
     for (int k = 0; !rc && k < s->nmine; k++) {
-        rc = amg_coupled_rows(&Ar[k], &st->pp[k].P, &G[k], &C[k], err);
+        /* on a GPU in double precision by the device's SpGEMM (the same
+         * share within rounding), else the host's */
+        int dev = 0;
+        if (pc_setup_on_device(pc, &s->parts[k], &dev, err) != CLS_OK) {
+            dev = 0;
+            cls_error_clear(err);
+        }
+        rc = dev ? amg_device_coupled_rows(&s->parts[k].la, &Ar[k], &st->pp[k].P, &G[k], &C[k], err)
+                 : amg_coupled_rows(&Ar[k], &st->pp[k].P, &G[k], &C[k], err);
+        if (rc == CLS_EUSAGE && dev) { /* past the device's 32-bit indices: the host */
+            cls_error_clear(err);
+            rc = amg_coupled_rows(&Ar[k], &st->pp[k].P, &G[k], &C[k], err);
+        }
         csr_free(&Ar[k]);
     }
     if (amgc_any_failed(s, rc))

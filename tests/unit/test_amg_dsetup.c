@@ -319,6 +319,81 @@ static void same_aggregates(la_ctx *la, const char *what, const csr_matrix *A, d
     free(d);
 }
 
+/* amg_device_coupled_rows against amg_coupled_rows: the share of P'AP of
+ * rows [r0, n) of A (the columns below r0 ghosts), P from the whole
+ * matrix's aggregates; the same pattern, values within 1e-12 */
+static void same_share(la_ctx *la, const char *what, const csr_matrix *A, int64_t r0)
+{
+    const int64_t n = A->nrows, nl = n - r0;
+    int32_t *agg = malloc((size_t)n * sizeof *agg);
+    double *t = malloc((size_t)n * sizeof *t), *diag = malloc((size_t)n * sizeof *diag);
+    int64_t na = 0;
+    OK(amg_part_aggregates(A, NULL, agg, &na, &err));
+    amg_tentative_values(agg, n, na, t);
+    amg_par_diag(A, diag);
+    csr_matrix Pg, Ak, Pk, G, Ch, Cd;
+    csr_init(&Pg), csr_init(&Ak), csr_init(&Pk), csr_init(&G), csr_init(&Ch), csr_init(&Cd);
+    OK(amg_prolongator(A, diag, agg, na, 0.7, &Pg, &err));
+    /* rows [r0, n): local columns j - r0, ghosts (j < r0) after them in order */
+    int32_t *gi = malloc((size_t)(r0 + 1) * sizeof *gi);
+    int64_t ng = 0;
+    for (int64_t j = 0; j < r0; j++)
+        gi[j] = -1;
+    for (int64_t e = A->rowptr[r0]; e < A->rowptr[n]; e++)
+        if (A->col[e] < r0)
+            gi[A->col[e]] = 0;
+    for (int64_t j = 0; j < r0; j++)
+        if (gi[j] == 0)
+            gi[j] = (int32_t)ng++;
+    OK(csr_alloc(&Ak, nl, nl + ng, A->rowptr[n] - A->rowptr[r0], &err));
+    int64_t q = 0;
+    Ak.rowptr[0] = 0;
+    for (int64_t i = r0; i < n; i++) {
+        for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++) {
+            const int64_t j = A->col[e];
+            Ak.col[q] = (int32_t)(j >= r0 ? j - r0 : nl + gi[j]);
+            Ak.val[q++] = A->val[e];
+        }
+        Ak.rowptr[i - r0 + 1] = q;
+    }
+    OK(csr_alloc(&Pk, nl, na, Pg.rowptr[n] - Pg.rowptr[r0], &err));
+    for (int64_t i = 0; i <= nl; i++)
+        Pk.rowptr[i] = Pg.rowptr[r0 + i] - Pg.rowptr[r0];
+    memcpy(Pk.col, Pg.col + Pg.rowptr[r0], (size_t)Pk.nnz * sizeof *Pk.col);
+    memcpy(Pk.val, Pg.val + Pg.rowptr[r0], (size_t)Pk.nnz * sizeof *Pk.val);
+    int64_t gn = 0;
+    for (int64_t j = 0; j < r0; j++)
+        if (gi[j] >= 0)
+            gn += Pg.rowptr[j + 1] - Pg.rowptr[j];
+    OK(csr_alloc(&G, ng, na, gn, &err));
+    G.rowptr[0] = 0;
+    q = 0;
+    for (int64_t j = 0, g = 0; j < r0; j++) {
+        if (gi[j] < 0)
+            continue;
+        for (int64_t e = Pg.rowptr[j]; e < Pg.rowptr[j + 1]; e++) {
+            G.col[q] = Pg.col[e];
+            G.val[q++] = Pg.val[e];
+        }
+        G.rowptr[++g] = q;
+    }
+    OK(amg_coupled_rows(&Ak, &Pk, &G, &Ch, &err));
+    OK(amg_device_coupled_rows(la, &Ak, &Pk, &G, &Cd, &err));
+    int same = Ch.nrows == Cd.nrows && Ch.ncols == Cd.ncols && Ch.nnz == Cd.nnz;
+    double mx = 0.0, d = 0.0;
+    for (int64_t i = 0; same && i <= Ch.nrows; i++)
+        same = Ch.rowptr[i] == Cd.rowptr[i];
+    for (int64_t e = 0; same && e < Ch.nnz; e++) {
+        same = Ch.col[e] == Cd.col[e];
+        mx = fmax(mx, fabs(Ch.val[e]));
+        d = fmax(d, fabs(Ch.val[e] - Cd.val[e]));
+    }
+    CHECK_MSG(same && d <= 1e-12 * mx, "%s: the device share differs (pattern %d, %g of %g)", what,
+              same, d, mx);
+    free(agg), free(t), free(diag), free(gi);
+    csr_free(&Pg), csr_free(&Ak), csr_free(&Pk), csr_free(&G), csr_free(&Ch), csr_free(&Cd);
+}
+
 static void test_refusals(la_ctx *la, ocl_ctx *ocl)
 {
     csr_matrix A;
@@ -412,6 +487,11 @@ int main(int argc, char **argv)
     }
     OK(gen_matrix(GEN_POISSON3D, 20, &A, &err));
     same_aggregates(&la, "aggregates, poisson3d 20", &A, 0.0);
+    same_share(&la, "share of P'AP, poisson3d 20, one part", &A, 0);
+    same_share(&la, "share of P'AP, poisson3d 20, rows from 3000", &A, 3000);
+    csr_free(&A);
+    random_spd(2, 3000, &A);
+    same_share(&la, "share of P'AP, random graph, rows from 1234", &A, 1234);
     csr_free(&A);
     test_pcg(&la);
     test_refusals(&la, &ocl);
