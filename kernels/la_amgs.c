@@ -340,27 +340,36 @@ done:
 int la_amgs_prolong(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem agg,
                     int64_t naggs, double omega, la_dcsr *P, cls_error *err)
 {
+    return la_amgs_prolong_t(la, k, A, diag, agg, NULL, naggs, omega, P, err);
+}
+
+int la_amgs_prolong_t(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem agg,
+                      cl_mem tval_in, int64_t naggs, double omega, la_dcsr *P, cls_error *err)
+{
     memset(P, 0, sizeof *P);
     cl_int n = (cl_int)A->nrows, na = (cl_int)naggs;
     size_t nn = (size_t)n, nnz = (size_t)A->nnz;
     cl_mem size = NULL, tval = NULL, tcol = NULL, tv = NULL, cnt = NULL;
     int64_t total = 0;
-    int rc;
-    if ((rc = la_amgs_buffer(la, (size_t)(na ? na : 1) * sizeof(cl_int), &size, err)) ||
-        (rc = la_amgs_buffer(la, (size_t)(na ? na : 1) * sizeof(cl_double), &tval, err)) ||
-        (rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_int), &tcol, err)) ||
+    int rc = CLS_OK;
+    if (!tval_in && /* T's values from the aggregates' sizes */
+        ((rc = la_amgs_buffer(la, (size_t)(na ? na : 1) * sizeof(cl_int), &size, err)) ||
+         (rc = la_amgs_buffer(la, (size_t)(na ? na : 1) * sizeof(cl_double), &tval, err)) ||
+         (rc = la_amgs_fill_int(la, size, 0, (size_t)na, err)) ||
+         (rc = lai_set_args(k->k_agg_sizes, "amgs_agg_sizes", err, 3, A_INT(n), A_MEM(agg),
+                            A_MEM(size))) ||
+         (rc = la_amgs_run(la, k, k->k_agg_sizes, "amgs_agg_sizes", n, err)) ||
+         (rc = lai_set_args(k->k_tval, "amgs_tval", err, 3, A_INT(na), A_MEM(size), A_MEM(tval))) ||
+         (rc = la_amgs_run(la, k, k->k_tval, "amgs_tval", na, err))))
+        goto done;
+    const cl_mem tv_use = tval_in ? tval_in : tval;
+    if ((rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_int), &tcol, err)) ||
         (rc = la_amgs_buffer(la, (nnz ? nnz : 1) * sizeof(cl_double), &tv, err)) ||
         (rc = la_amgs_buffer(la, (nn ? nn : 1) * sizeof(cl_int), &cnt, err)) ||
         (rc = la_amgs_buffer(la, (nn + 1) * sizeof(cl_int), &P->rowptr, err)) ||
-        (rc = la_amgs_fill_int(la, size, 0, (size_t)na, err)) ||
-        (rc = lai_set_args(k->k_agg_sizes, "amgs_agg_sizes", err, 3, A_INT(n), A_MEM(agg),
-                           A_MEM(size))) ||
-        (rc = la_amgs_run(la, k, k->k_agg_sizes, "amgs_agg_sizes", n, err)) ||
-        (rc = lai_set_args(k->k_tval, "amgs_tval", err, 3, A_INT(na), A_MEM(size), A_MEM(tval))) ||
-        (rc = la_amgs_run(la, k, k->k_tval, "amgs_tval", na, err)) ||
         (rc = lai_set_args(k->k_prolong_rows, "amgs_prolong_rows", err, 11, A_INT(n),
                            A_MEM(A->rowptr), A_MEM(A->col), A_MEM(A->val), A_MEM(diag), A_MEM(agg),
-                           A_MEM(tval), A_DBL(omega), A_MEM(tcol), A_MEM(tv), A_MEM(cnt))) ||
+                           A_MEM(tv_use), A_DBL(omega), A_MEM(tcol), A_MEM(tv), A_MEM(cnt))) ||
         (rc = la_amgs_run(la, k, k->k_prolong_rows, "amgs_prolong_rows", n, err)) ||
         (rc = la_scan_i32(la, &k->sp, cnt, n, P->rowptr, &total, err)) ||
         (rc = la_amgs_buffer(la, (size_t)(total ? total : 1) * sizeof(cl_int), &P->col, err)) ||
@@ -375,6 +384,7 @@ int la_amgs_prolong(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_me
         P->ncols = naggs;
         P->nnz = total;
     }
+done:;
     cl_mem *ms[] = {&size, &tval, &tcol, &tv, &cnt};
     lai_release_objects(NULL, 0, ms, 5);
     return rc;

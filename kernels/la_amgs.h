@@ -67,6 +67,12 @@ int la_amgs_diag(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem d
 int la_amgs_aggregate(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem dsq, double theta,
                       cl_mem agg, int64_t *naggs, int64_t *left, int *rounds, cls_error *err);
 
+/* the same as la_amgs_prolong with T's values given per aggregate (tval,
+ * naggs doubles; NULL: from the sizes): a part's rows of a prolongator
+ * coupled across parts, whose ghost columns (A rectangular, local columns
+ * first) belong to other parts' aggregates (agg: one per column, global) */
+int la_amgs_prolong_t(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem agg,
+                      cl_mem tval, int64_t naggs, double omega, la_dcsr *P, cls_error *err);
 /* P = (I - omega D^-1 A) T(agg) (amg_prolongator); P's buffers created */
 int la_amgs_prolong(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem agg,
                     int64_t naggs, double omega, la_dcsr *P, cls_error *err);

@@ -192,6 +192,12 @@ void amg_tentative_values(const int32_t *agg, int64_t n, int64_t naggs, double *
  * and 0 for none), nc the global aggregates. P: nlocal x nc. */
 int amg_part_prolongator(const csr_matrix *A, const int32_t *agg, const double *tnode, int64_t nc,
                          double omega, csr_matrix *P, cls_error *err);
+/* The same rows by the device set-up's prolongator kernel on la's device
+ * (A, agg and T's values per aggregate uploaded, P downloaded): the host's
+ * P. Double precision only (CLS_EUSAGE otherwise, and past 32-bit indices). */
+int amg_device_prolongator(la_ctx *la, const csr_matrix *A, const int32_t *agg,
+                           const double *tnode, int64_t nc, double omega, csr_matrix *P,
+                           cls_error *err);
 /* A part's share of the coarse operator P'AP (the global P's rows: P for
  * the part's rows, G for its ghosts, nghost x nc): C = P' (A [P; G]),
  * nc x nc with sorted columns, nonzero in the rows of the aggregates P

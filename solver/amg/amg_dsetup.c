@@ -477,3 +477,76 @@ int amg_device_coupled_rows(la_ctx *la, const csr_matrix *A, const csr_matrix *P
     csr_free(&X);
     return rc;
 }
+
+int amg_device_prolongator(la_ctx *la, const csr_matrix *A, const int32_t *agg, const double *tnode,
+                           int64_t nc, double omega, csr_matrix *P, cls_error *err)
+{
+    csr_init(P);
+    const int64_t n = A->nrows, m = A->ncols;
+    if (la->prec != LA_DOUBLE)
+        return cls_fail(err, CLS_EUSAGE, "amg: the set-up on the device needs double precision");
+    if (A->rowptr[0] != 0 || m < n)
+        return cls_fail(err, CLS_EOTHER,
+                        "amg_device_prolongator: the part's rows (%lld x %lld) are not local "
+                        "then ghost columns from offset 0",
+                        (long long)n, (long long)m);
+    if (A->nnz > INT32_MAX || m >= INT32_MAX || nc >= INT32_MAX)
+        return cls_fail(err, CLS_EUSAGE, "amg: a part's %lld nonzeros exceed 32-bit indices",
+                        (long long)A->nnz);
+    /* T's value per aggregate: every column's aggregate has its T value */
+    double *tval = calloc((size_t)(nc ? nc : 1), sizeof *tval);
+    if (!tval)
+        return cls_fail(err, CLS_EOTHER, "amg: out of memory (a part's prolongator)");
+    for (int64_t j = 0; j < m; j++)
+        if (agg[j] >= 0 && agg[j] < nc)
+            tval[agg[j]] = tnode[j];
+    la_amgs k;
+    int rc = la_amgs_init(la, &k, err);
+    if (rc) {
+        free(tval);
+        return rc;
+    }
+    la_dcsr dA = {0}, dP = {0};
+    int owned = 0;
+    cl_mem diag = NULL, dsq = NULL, dagg = NULL, dtv = NULL;
+    const size_t nb = (size_t)(n ? n : 1) * sizeof(cl_double);
+    int64_t bad = -1;
+    cl_command_queue q = la->ocl->queue;
+    if ((rc = la_amgs_csr_of(la, &k, A, NULL, &dA, &owned, err)) ||
+        (rc = la_amgs_buffer(la, nb, &diag, err)) || (rc = la_amgs_buffer(la, nb, &dsq, err)) ||
+        (rc = la_amgs_buffer(la, (size_t)(m ? m : 1) * sizeof(cl_int), &dagg, err)) ||
+        (rc = la_amgs_buffer(la, (size_t)(nc ? nc : 1) * sizeof(cl_double), &dtv, err)) ||
+        (rc = la_amgs_diag(la, &k, &dA, diag, dsq, &bad, err)))
+        goto done;
+    if (bad >= 0) {
+        rc = cls_fail(err, CLS_EBREAKDOWN,
+                      "amg: row %lld of the part has a diagonal that is not positive: AMG needs a "
+                      "symmetric positive-definite matrix (positive diagonal)",
+                      (long long)bad);
+        goto done;
+    }
+    cl_int st = m ? clEnqueueWriteBuffer(q, dagg, CL_TRUE, 0, (size_t)m * sizeof(cl_int), agg, 0,
+                                         NULL, NULL)
+                  : CL_SUCCESS;
+    if (st == CL_SUCCESS && nc)
+        st = clEnqueueWriteBuffer(q, dtv, CL_TRUE, 0, (size_t)nc * sizeof(cl_double), tval, 0, NULL,
+                                  NULL);
+    if (st != CL_SUCCESS) {
+        rc = cls_fail(err, CLS_EOTHER, "amg: writing the aggregates failed: %s", ocl_errstr(st));
+        goto done;
+    }
+    if (!(rc = la_amgs_prolong_t(la, &k, &dA, diag, dagg, dtv, nc, omega, &dP, err)) &&
+        !(rc = la_finish(la, err)))
+        rc = dcsr_download(la, &dP, P, err);
+done:
+    if (owned)
+        la_dcsr_release(&dA);
+    la_dcsr_release(&dP);
+    release_mem(&diag);
+    release_mem(&dsq);
+    release_mem(&dagg);
+    release_mem(&dtv);
+    la_amgs_release(&k);
+    free(tval);
+    return rc;
+}

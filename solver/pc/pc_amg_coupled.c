@@ -538,6 +538,16 @@ static void amgc_describe(pc *pc, const amgc_state *st, double build_s, int on_d
     json_decref(o);
 }
 
+/* part k's set-up steps run on its device (a GPU in double precision, or
+ * --precond-setup device where it can run), else on the host */
+static int amgc_on_device(pc *pc, int k)
+{
+    cls_error e;
+    cls_error_clear(&e);
+    int dev = 0;
+    return pc_setup_on_device(pc, &pc->s->parts[k], &dev, &e) == CLS_OK && dev;
+}
+
 /* step 1: each part's aggregates of its block, T's values */
 static int amgc_aggregates(pc *pc, amgc_state *st, const amg_options *ao, cls_error *err)
 {
@@ -551,17 +561,17 @@ static int amgc_aggregates(pc *pc, amgc_state *st, const amg_options *ao, cls_er
         if (!q->agg || !q->tnode)
             return cls_fail(err, CLS_EOTHER, "amg coupled: out of memory for the aggregates");
         csr_matrix B;
-        int dev = 0, rc = pc_local_block(p, &B, err);
-        if (!rc && (rc = pc_setup_on_device(pc, p, &dev, err)) == CLS_EUSAGE) {
-            dev = 0; /* --precond-setup device where it cannot run: the host */
-            cls_error_clear(err);
-            rc = CLS_OK;
-        }
+        int rc = pc_local_block(p, &B, err);
         /* on a GPU in double precision the device set-up's kernels (the
-         * same aggregates, 30x faster at 16.8M rows), else the host's */
+         * same aggregates), else (or past their 32-bit indices) the host's */
         if (!rc)
-            rc = dev ? amg_device_aggregates(&B, ao, &p->la, q->agg, &q->naggs, err)
-                     : amg_part_aggregates(&B, ao, q->agg, &q->naggs, err);
+            rc = amgc_on_device(pc, k)
+                     ? amg_device_aggregates(&B, ao, &p->la, q->agg, &q->naggs, err)
+                     : CLS_EUSAGE;
+        if (rc == CLS_EUSAGE) {
+            cls_error_clear(err);
+            rc = amg_part_aggregates(&B, ao, q->agg, &q->naggs, err);
+        }
         csr_free(&B);
         if (rc)
             return rc;
@@ -768,10 +778,21 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     amgc_mark(s, "lambda_max", &tm);
     /* steps 3 and 4 */
     rc = amgc_ghost_nodes(s, st, &hc, ip, x1, x2, err);
-    for (int k = 0; !rc && k < s->nmine; k++)
-        if (!(rc = pc_part_rows(&s->parts[k], 0, 0, &Ar[k], err)))
-            rc = amg_part_prolongator(&Ar[k], st->pp[k].agg, st->pp[k].tnode, st->nc,
-                                      ao.omega_scale / st->lmax, &st->pp[k].P, err);
+    for (int k = 0; !rc && k < s->nmine; k++) {
+        if ((rc = pc_part_rows(&s->parts[k], 0, 0, &Ar[k], err)))
+            break;
+        /* on a GPU in double precision by the device's kernel (the same
+         * rows), else the host's */
+        amgc_part *q = &st->pp[k];
+        const double omega = ao.omega_scale / st->lmax;
+        rc = amgc_on_device(pc, k) ? amg_device_prolongator(&s->parts[k].la, &Ar[k], q->agg,
+                                                            q->tnode, st->nc, omega, &q->P, err)
+                                   : CLS_EUSAGE;
+        if (rc == CLS_EUSAGE) { /* the host's (or past the device's 32-bit indices) */
+            cls_error_clear(err);
+            rc = amg_part_prolongator(&Ar[k], q->agg, q->tnode, st->nc, omega, &q->P, err);
+        }
+    }
     amgc_mark(s, "prolongator", &tm);
     if (amgc_any_failed(s, rc))
         goto fail;
@@ -780,14 +801,10 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     for (int k = 0; !rc && k < s->nmine; k++) {
         /* on a GPU in double precision by the device's SpGEMM (the same
          * share within rounding), else the host's */
-        int dev = 0;
-        if (pc_setup_on_device(pc, &s->parts[k], &dev, err) != CLS_OK) {
-            dev = 0;
-            cls_error_clear(err);
-        }
-        rc = dev ? amg_device_coupled_rows(&s->parts[k].la, &Ar[k], &st->pp[k].P, &G[k], &C[k], err)
-                 : amg_coupled_rows(&Ar[k], &st->pp[k].P, &G[k], &C[k], err);
-        if (rc == CLS_EUSAGE && dev) { /* past the device's 32-bit indices: the host */
+        rc = amgc_on_device(pc, k)
+                 ? amg_device_coupled_rows(&s->parts[k].la, &Ar[k], &st->pp[k].P, &G[k], &C[k], err)
+                 : CLS_EUSAGE;
+        if (rc == CLS_EUSAGE) { /* the host's (or past the device's 32-bit indices) */
             cls_error_clear(err);
             rc = amg_coupled_rows(&Ar[k], &st->pp[k].P, &G[k], &C[k], err);
         }

@@ -377,6 +377,37 @@ static void same_share(la_ctx *la, const char *what, const csr_matrix *A, int64_
         }
         G.rowptr[++g] = q;
     }
+    /* the part's rows of P by the device's kernel, from the columns'
+     * aggregates and T values, against the host's */
+    int32_t *ae = malloc((size_t)(nl + ng + 1) * sizeof *ae);
+    double *te = malloc((size_t)(nl + ng + 1) * sizeof *te);
+    for (int64_t i = 0; i < nl; i++)
+        ae[i] = agg[r0 + i], te[i] = t[r0 + i];
+    for (int64_t j = 0; j < r0; j++)
+        if (gi[j] >= 0)
+            ae[nl + gi[j]] = agg[j], te[nl + gi[j]] = t[j];
+    csr_matrix Ph, Pd;
+    csr_init(&Ph), csr_init(&Pd);
+    OK(amg_part_prolongator(&Ak, ae, te, na, 0.7, &Ph, &err));
+    OK(amg_device_prolongator(la, &Ak, ae, te, na, 0.7, &Pd, &err));
+    int psame = Ph.nrows == Pd.nrows && Ph.nnz == Pd.nnz && Ph.ncols == Pd.ncols;
+    double pd = 0.0, pm = 0.0;
+    for (int64_t i = 0; psame && i <= Ph.nrows; i++)
+        psame = Ph.rowptr[i] == Pd.rowptr[i];
+    for (int64_t e = 0; psame && e < Ph.nnz; e++) {
+        psame = Ph.col[e] == Pd.col[e];
+        pm = fmax(pm, fabs(Ph.val[e]));
+        pd = fmax(pd, fabs(Ph.val[e] - Pd.val[e]));
+    }
+    CHECK_MSG(psame && pd <= 1e-14 * pm, "%s: the device's P differs (pattern %d, %g of %g)", what,
+              psame, pd, pm);
+    /* and the host's rows are the global P's (bits) */
+    int gsame = Ph.nnz == Pk.nnz;
+    for (int64_t e = 0; gsame && e < Ph.nnz; e++)
+        gsame = Ph.col[e] == Pk.col[e] && Ph.val[e] == Pk.val[e];
+    CHECK_MSG(gsame, "%s: the part's P is not the global P's rows", what);
+    free(ae), free(te);
+    csr_free(&Ph), csr_free(&Pd);
     OK(amg_coupled_rows(&Ak, &Pk, &G, &Ch, &err));
     OK(amg_device_coupled_rows(la, &Ak, &Pk, &G, &Cd, &err));
     int same = Ch.nrows == Cd.nrows && Ch.ncols == Cd.ncols && Ch.nnz == Cd.nnz;
