@@ -137,10 +137,11 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
  * parts, or on one part of one rank (the one-part loop runs M on its rank
  * alone). auto: coupled on several parts where the hierarchy is set up on
  * the host anyway (CPU devices, float and mixed, --precond-setup host);
- * block where it is set up on the device: there the coupled set-up's host
- * work cost 9-10 s at poisson3d 256 against the block's 0.2-0.7 s on an
- * H200, more than its fewer iterations (16 against 66-79 on 2-4 parts)
- * save in one solve (docs/benchmarks.md, "AMG coupled across parts"). */
+ * block where it is set up on the device: there the coupled set-up cost
+ * 2.6-5.3 s at poisson3d 256 against the block's 0.2-0.6 s on an H200
+ * (its steps move each part's rows to the device and back), more than its
+ * fewer iterations (16 against 66-79 on 2-4 parts) save in one solve
+ * (docs/benchmarks.md, "AMG coupled across parts"). */
 static int pc_amg_coupled_wanted(pc *pc)
 {
     dsys *s = pc->s;
