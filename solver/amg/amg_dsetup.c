@@ -369,6 +369,27 @@ int amg_device_info(const amg_device *d, amg_info *info)
     return 0;
 }
 
+/* a part's rows on the device for the coupled set-up's steps: A's CSR
+ * arrays (D, *owned as la_amgs_csr_of), its diagonal and 1/sqrt|a_ii|,
+ * and the check that the diagonal is positive (the row named) */
+static int part_upload(la_ctx *la, la_amgs *k, const csr_matrix *A, la_dcsr *D, int *owned,
+                       cl_mem *diag, cl_mem *dsq, cls_error *err)
+{
+    const size_t nb = (size_t)(A->nrows ? A->nrows : 1) * sizeof(cl_double);
+    int64_t bad = -1;
+    int rc;
+    if ((rc = la_amgs_csr_of(la, k, A, NULL, D, owned, err)) ||
+        (rc = la_amgs_buffer(la, nb, diag, err)) || (rc = la_amgs_buffer(la, nb, dsq, err)) ||
+        (rc = la_amgs_diag(la, k, D, *diag, *dsq, &bad, err)))
+        return rc;
+    if (bad >= 0)
+        return cls_fail(err, CLS_EBREAKDOWN,
+                        "amg: row %lld of the part has a diagonal that is not positive: AMG needs "
+                        "a symmetric positive-definite matrix (positive diagonal)",
+                        (long long)bad);
+    return CLS_OK;
+}
+
 int amg_device_aggregates(const csr_matrix *B, const amg_options *opt, la_ctx *la, int32_t *agg,
                           int64_t *naggs, cls_error *err)
 {
@@ -393,21 +414,10 @@ int amg_device_aggregates(const csr_matrix *B, const amg_options *opt, la_ctx *l
     la_dcsr D = {0};
     int owned = 0;
     cl_mem diag = NULL, dsq = NULL, dagg = NULL;
-    size_t nb = (size_t)n * sizeof(cl_double);
-    int64_t bad = -1, left = 0;
+    int64_t left = 0;
     int rounds = 0;
-    if ((rc = la_amgs_csr_of(la, &k, B, NULL, &D, &owned, err)) ||
-        (rc = la_amgs_buffer(la, nb, &diag, err)) || (rc = la_amgs_buffer(la, nb, &dsq, err)) ||
-        (rc = la_amgs_diag(la, &k, &D, diag, dsq, &bad, err)))
-        goto done;
-    if (bad >= 0) {
-        rc = cls_fail(err, CLS_EBREAKDOWN,
-                      "amg: row %lld of the part has a diagonal that is not positive: AMG needs a "
-                      "symmetric positive-definite matrix (positive diagonal)",
-                      (long long)bad);
-        goto done;
-    }
-    if ((rc = la_amgs_buffer(la, (size_t)n * sizeof(cl_int), &dagg, err)) ||
+    if ((rc = part_upload(la, &k, B, &D, &owned, &diag, &dsq, err)) ||
+        (rc = la_amgs_buffer(la, (size_t)n * sizeof(cl_int), &dagg, err)) ||
         (rc = la_amgs_aggregate(la, &k, &D, dsq, o.threshold, dagg, naggs, &left, &rounds, err)))
         goto done;
     if (left > 0) { /* phase 3 is the host's: the whole aggregation there */
@@ -509,22 +519,11 @@ int amg_device_prolongator(la_ctx *la, const csr_matrix *A, const int32_t *agg, 
     la_dcsr dA = {0}, dP = {0};
     int owned = 0;
     cl_mem diag = NULL, dsq = NULL, dagg = NULL, dtv = NULL;
-    const size_t nb = (size_t)(n ? n : 1) * sizeof(cl_double);
-    int64_t bad = -1;
     cl_command_queue q = la->ocl->queue;
-    if ((rc = la_amgs_csr_of(la, &k, A, NULL, &dA, &owned, err)) ||
-        (rc = la_amgs_buffer(la, nb, &diag, err)) || (rc = la_amgs_buffer(la, nb, &dsq, err)) ||
+    if ((rc = part_upload(la, &k, A, &dA, &owned, &diag, &dsq, err)) ||
         (rc = la_amgs_buffer(la, (size_t)(m ? m : 1) * sizeof(cl_int), &dagg, err)) ||
-        (rc = la_amgs_buffer(la, (size_t)(nc ? nc : 1) * sizeof(cl_double), &dtv, err)) ||
-        (rc = la_amgs_diag(la, &k, &dA, diag, dsq, &bad, err)))
+        (rc = la_amgs_buffer(la, (size_t)(nc ? nc : 1) * sizeof(cl_double), &dtv, err)))
         goto done;
-    if (bad >= 0) {
-        rc = cls_fail(err, CLS_EBREAKDOWN,
-                      "amg: row %lld of the part has a diagonal that is not positive: AMG needs a "
-                      "symmetric positive-definite matrix (positive diagonal)",
-                      (long long)bad);
-        goto done;
-    }
     cl_int st = m ? clEnqueueWriteBuffer(q, dagg, CL_TRUE, 0, (size_t)m * sizeof(cl_int), agg, 0,
                                          NULL, NULL)
                   : CL_SUCCESS;
