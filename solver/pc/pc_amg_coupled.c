@@ -174,9 +174,9 @@ static int amgc_ghost_nodes(dsys *s, amgc_state *st, halo_comm *hc, int32_t **ip
             xt[k][r] = q->tnode[ip[k][r]];
         }
     }
-    int rc = halo_exchange_host(hc, xa, err);
-    if (!rc)
-        rc = halo_exchange_host(hc, xt, err);
+    int rc = halo_exchange_host(hc, xa, err), r2 = halo_exchange_host(hc, xt, err);
+    if (!rc) /* both exchanges on every rank: the neighbours post both */
+        rc = r2;
     for (int k = 0; !rc && k < s->nmine; k++) {
         const dpart *p = &s->parts[k];
         amgc_part *q = &st->pp[k];
@@ -228,10 +228,9 @@ static int amgc_ghost_rows(dsys *s, amgc_state *st, halo_comm *hc, int32_t **ip,
                 xv[k][r] = has ? P->val[e] : 0.0;
             }
         }
-        int r1 = halo_exchange_host(hc, xc, err);
-        int r2 = r1 ? r1 : halo_exchange_host(hc, xv, err);
+        int r1 = halo_exchange_host(hc, xc, err), r2 = halo_exchange_host(hc, xv, err);
         if (!rc)
-            rc = r2;
+            rc = r1 ? r1 : r2;
         for (int k = 0; !rc && k < s->nmine; k++) {
             const dpart *p = &s->parts[k];
             const int64_t n = p->halo.nlocal;
@@ -461,12 +460,15 @@ static int amgc_gather_rows(dsys *s, amgc_state *st, csr_matrix *C, cls_error *e
             memcpy(val + q, C[k].val + a, (size_t)(b - a) * sizeof *val);
             q += b - a;
         }
-    if (amgc_any_failed(s, rc))
-        return rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
+    if (amgc_any_failed(s, rc)) {
+        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
+        goto done;
+    }
     int64_t tp = 0, te = 0;
-    rc = amgc_counts(s, st, np, pc, pd, &tp, err);
+    rc = amgc_counts(s, st, np, pc, pd, &tp, err); /* both gathers on every rank */
+    int rc2 = amgc_counts(s, st, nnz, ec, ed, &te, err);
     if (!rc)
-        rc = amgc_counts(s, st, nnz, ec, ed, &te, err);
+        rc = rc2;
     if (!rc && me) {
         grid = malloc((size_t)(tp + 1) * sizeof *grid);
         glen = malloc((size_t)(tp + 1) * sizeof *glen);
@@ -773,8 +775,11 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     /* step 2: lambda_max(D^-1 A): the smoother's interval, P's omega */
     double lmin = 0.0;
     int used = 0;
-    if ((rc = pc_cheby_bounds(pc, ao.lanczos_steps, &lmin, &st->lmax, &used, err)))
+    rc = pc_cheby_bounds(pc, ao.lanczos_steps, &lmin, &st->lmax, &used, err);
+    if (amgc_any_failed(s, rc)) { /* its last step is local */
+        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
         goto fail;
+    }
     amgc_mark(s, "lambda_max", &tm);
     /* steps 3 and 4 */
     rc = amgc_ghost_nodes(s, st, &hc, ip, x1, x2, err);
@@ -814,8 +819,11 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
         goto fail;
     amgc_mark(s, "shares of P'AP", &tm);
     /* step 5 */
-    if ((rc = amgc_gather_rows(s, st, C, err)))
+    rc = amgc_gather_rows(s, st, C, err); /* may fail on the coarse rank alone */
+    if (amgc_any_failed(s, rc)) {
+        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
         goto fail;
+    }
     amgc_mark(s, "gather, sum", &tm);
     if (s->rank == st->root)
         rc = amgc_coarse(pc, st, &ao, &on_device, err);
@@ -831,10 +839,13 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
     st->degree = ao.degree;
     pc_cheby_coeffs(ao.degree, ao.cheb_lower * st->lmax, ao.cheb_upper * st->lmax, &st->c0, st->c1,
                     st->c2);
-    if ((rc = dvec_create(s, 1, &st->zz, err)) || (rc = dvec_create(s, 0, &st->t, err)) ||
-        (rc = dvec_create(s, 0, &st->w, err)) || (rc = dvec_create(s, 0, &st->cres, err)) ||
-        (rc = dvec_create(s, 1, &st->cd_, err)) || (rc = dvec_create(s, 0, &st->cq, err)))
+    dvec *const work[] = {&st->zz, &st->t, &st->w, &st->cres, &st->cd_, &st->cq};
+    for (int v = 0; !rc && v < 6; v++) /* zz and cd_ ghosted: the SpMVs read them */
+        rc = dvec_create(s, v == 0 || v == 4, work[v], err);
+    if (amgc_any_failed(s, rc)) { /* describe's reduction comes next: agree first */
+        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
         goto fail;
+    }
     pc->apply = amgc_apply; /* everything is in */
     const double build_s = cls_now() - tb;
     pc->info.build_s += build_s;
