@@ -57,7 +57,7 @@
  *
  * Per application: 2 + 2 (degree - 1) halo-exchanged SpMVs of A, one SpMV
  * of P' and one of P per part, a gather and a scatter of the parts' coarse
- * shares (about 1/20 of the fine rows for 3D problems, plus the aggregates
+ * shares (about a tenth of the fine rows on poisson3d, plus the aggregates
  * across each boundary) and the coarse V-cycle on one device. The coarse
  * vector crosses host memory: it moves between devices and ranks.
  */
