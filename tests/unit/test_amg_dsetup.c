@@ -319,6 +319,23 @@ static void same_aggregates(la_ctx *la, const char *what, const csr_matrix *A, d
     free(d);
 }
 
+/* H and D: the same shape and pattern, values within tol of H's largest */
+static void same_csr(const char *what, const char *which, const csr_matrix *H, const csr_matrix *D,
+                     double tol)
+{
+    int same = H->nrows == D->nrows && H->ncols == D->ncols && H->nnz == D->nnz;
+    double mx = 0.0, d = 0.0;
+    for (int64_t i = 0; same && i <= H->nrows; i++)
+        same = H->rowptr[i] == D->rowptr[i];
+    for (int64_t e = 0; same && e < H->nnz; e++) {
+        same = H->col[e] == D->col[e];
+        mx = fmax(mx, fabs(H->val[e]));
+        d = fmax(d, fabs(H->val[e] - D->val[e]));
+    }
+    CHECK_MSG(same && d <= tol * mx, "%s: %s differs (pattern %d, %g of %g)", what, which, same, d,
+              mx);
+}
+
 /* amg_device_coupled_rows against amg_coupled_rows: the share of P'AP of
  * rows [r0, n) of A (the columns below r0 ghosts), P from the whole
  * matrix's aggregates; the same pattern, values within 1e-12 */
@@ -390,17 +407,7 @@ static void same_share(la_ctx *la, const char *what, const csr_matrix *A, int64_
     csr_init(&Ph), csr_init(&Pd);
     OK(amg_part_prolongator(&Ak, ae, te, na, 0.7, &Ph, &err));
     OK(amg_device_prolongator(la, &Ak, ae, te, na, 0.7, &Pd, &err));
-    int psame = Ph.nrows == Pd.nrows && Ph.nnz == Pd.nnz && Ph.ncols == Pd.ncols;
-    double pd = 0.0, pm = 0.0;
-    for (int64_t i = 0; psame && i <= Ph.nrows; i++)
-        psame = Ph.rowptr[i] == Pd.rowptr[i];
-    for (int64_t e = 0; psame && e < Ph.nnz; e++) {
-        psame = Ph.col[e] == Pd.col[e];
-        pm = fmax(pm, fabs(Ph.val[e]));
-        pd = fmax(pd, fabs(Ph.val[e] - Pd.val[e]));
-    }
-    CHECK_MSG(psame && pd <= 1e-14 * pm, "%s: the device's P differs (pattern %d, %g of %g)", what,
-              psame, pd, pm);
+    same_csr(what, "the device's P", &Ph, &Pd, 1e-14);
     /* and the host's rows are the global P's (bits) */
     int gsame = Ph.nnz == Pk.nnz;
     for (int64_t e = 0; gsame && e < Ph.nnz; e++)
@@ -410,17 +417,7 @@ static void same_share(la_ctx *la, const char *what, const csr_matrix *A, int64_
     csr_free(&Ph), csr_free(&Pd);
     OK(amg_coupled_rows(&Ak, &Pk, &G, &Ch, &err));
     OK(amg_device_coupled_rows(la, &Ak, &Pk, &G, &Cd, &err));
-    int same = Ch.nrows == Cd.nrows && Ch.ncols == Cd.ncols && Ch.nnz == Cd.nnz;
-    double mx = 0.0, d = 0.0;
-    for (int64_t i = 0; same && i <= Ch.nrows; i++)
-        same = Ch.rowptr[i] == Cd.rowptr[i];
-    for (int64_t e = 0; same && e < Ch.nnz; e++) {
-        same = Ch.col[e] == Cd.col[e];
-        mx = fmax(mx, fabs(Ch.val[e]));
-        d = fmax(d, fabs(Ch.val[e] - Cd.val[e]));
-    }
-    CHECK_MSG(same && d <= 1e-12 * mx, "%s: the device share differs (pattern %d, %g of %g)", what,
-              same, d, mx);
+    same_csr(what, "the device share", &Ch, &Cd, 1e-12);
     free(agg), free(t), free(diag), free(gi);
     csr_free(&Pg), csr_free(&Ak), csr_free(&Pk), csr_free(&G), csr_free(&Ch), csr_free(&Cd);
 }
