@@ -175,6 +175,8 @@ int cmd_solve(int argc, char **argv)
         }
         else if (cli_opt(&a, "--verbose", "-v", 0))
             dopt.verbose = 1;
+        else if (cli_opt(&a, "--profile", NULL, 0))
+            dopt.profile = 1;
         else if (cli_opt(&a, "--format", NULL, 1) || cli_opt(&a, "--spmv", NULL, 1)) {
             /* --spmv auto|scalar|vector is the old name of --format */
             if (la_spmv_variant_parse(a.value, &opt->spmv) != 0)
@@ -400,6 +402,8 @@ int cmd_solve(int argc, char **argv)
         if (out && x && (rc == CLS_OK || rc == CLS_ENOTCONV))
             printf("solution written to %s\n", out);
     }
+    if (!json && rep.profile)
+        report_profile_print(stderr, rep.profile);
 
 out:
     fflush(stdout);

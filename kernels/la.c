@@ -174,14 +174,29 @@ int lai_enqueue(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_
     size_t global = groups * ls;
     cl_event ev = NULL;
     int want = la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev);
-    cl_int st = ocl_enqueue_kernel(la->ocl, k, global, &ls, want ? &ev : NULL);
+    cl_int st = ocl_enqueue_kernel(la->ocl, k, global, &ls, want || la->prof ? &ev : NULL);
     if (st != CL_SUCCESS)
         return cls_fail(err, CLS_EOTHER,
                         "clEnqueueNDRangeKernel(%s, global %zu, local %zu) failed: %s (%d)", kname,
                         global, ls, ocl_errstr(st), (int)st);
+    if (want && la->prof)
+        clRetainEvent(ev);
     if (want)
         la->ev[la->nev++] = ev;
+    lai_prof_take(la, ev);
     return CLS_OK;
+}
+
+void lai_prof_take(la_ctx *la, cl_event ev)
+{
+    if (la->prof && ev)
+        la->prof(la->prof_ctx, la->prof_step, ev);
+}
+
+void lai_prof_share(la_ctx *la, cl_event ev)
+{
+    if (la->prof && ev && clRetainEvent(ev) == CL_SUCCESS)
+        la->prof(la->prof_ctx, la->prof_step, ev);
 }
 
 size_t la_acc_size(const la_ctx *la)

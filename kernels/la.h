@@ -126,6 +126,14 @@ typedef struct la_ctx {
     int capture;
     int nev;
     cl_event ev[8];
+    /* a profiling run's sink (solver/dist/dprof.c): while prof is set, the
+     * commands of a distributed iteration (la's kernels and scalar writes,
+     * ld's halo kernels and copies, the sums' reads) hand it their event,
+     * tagged with the step the caller set in prof_step; the sink takes the
+     * reference. NULL outside a profiling run: no event is even created. */
+    void (*prof)(void *ctx, int step, cl_event ev);
+    void *prof_ctx;
+    int prof_step;
 } la_ctx;
 
 typedef struct la_vec {

@@ -33,11 +33,13 @@ static int launch(ld_ctx *ld, cl_kernel k, const char *kname, size_t groups, siz
                   cls_error *err)
 {
     size_t global = groups * ls;
-    cl_int st = ocl_enqueue_kernel(ld->la->ocl, k, global, &ls, NULL);
+    cl_event ev = NULL;
+    cl_int st = ocl_enqueue_kernel(ld->la->ocl, k, global, &ls, ld->la->prof ? &ev : NULL);
     if (st != CL_SUCCESS)
         return cls_fail(err, CLS_EOTHER,
                         "clEnqueueNDRangeKernel(%s, global %zu, local %zu) failed: %s (%d)", kname,
                         global, ls, ocl_errstr(st), (int)st);
+    lai_prof_take(ld->la, ev);
     return CLS_OK;
 }
 
@@ -351,6 +353,7 @@ int ld_read_async(ld_ctx *ld, cl_mem buf, size_t offset, size_t bytes, void *hos
     cl_int st =
         clEnqueueReadBuffer(ld->la->ocl->queue, buf, CL_FALSE, offset, bytes, host, 0, NULL, ev);
     OCL_CHECK(err, st, "clEnqueueReadBuffer(halo)");
+    lai_prof_share(ld->la, *ev);
     return CLS_OK;
 }
 
@@ -363,6 +366,7 @@ int ld_write_async(ld_ctx *ld, cl_mem buf, size_t offset, size_t bytes, const vo
     cl_int st =
         clEnqueueWriteBuffer(ld->la->ocl->queue, buf, CL_FALSE, offset, bytes, host, 0, NULL, ev);
     OCL_CHECK(err, st, "clEnqueueWriteBuffer(halo)");
+    lai_prof_share(ld->la, *ev);
     return CLS_OK;
 }
 
@@ -444,6 +448,7 @@ static int reduce_begin(ld_ctx *ld, size_t groups, int ncomp, cls_error *err)
     if (st != CL_SUCCESS)
         ld->ev = NULL;
     OCL_CHECK(err, st, "clEnqueueReadBuffer(reduction)");
+    lai_prof_share(la, ld->ev);
     ld->ncomp = ncomp;
     st = clFlush(la->ocl->queue);
     OCL_CHECK(err, st, "clFlush");

@@ -74,6 +74,11 @@ void lai_acc_to_double(const la_ctx *la, const void *buf, int n, double *out);
 int lai_check_len(const char *op, int64_t a, int64_t b, cls_error *err);
 void lai_clamp_config(la_ctx *la);
 void *lai_convert_vals(const double *v, int64_t n, size_t melem);
+/* a profiling run (la_ctx.prof): lai_prof_take hands the sink a command's
+ * event (its reference with it); lai_prof_share hands it one the caller
+ * keeps too (a new reference). Both do nothing outside a profiling run. */
+void lai_prof_take(la_ctx *la, cl_event ev);
+void lai_prof_share(la_ctx *la, cl_event ev);
 int lai_enqueue(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t ls,
                 cls_error *err);
 int lai_ensure_partial(la_ctx *la, size_t groups, cls_error *err);

@@ -310,8 +310,11 @@ int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double s
         scalf[1] = (float)beta;
         src = scalf;
     }
-    cl_int st = clEnqueueWriteBuffer(la->ocl->queue, sc, CL_FALSE, 0, 2 * as, src, 0, NULL, NULL);
+    cl_event ev = NULL;
+    cl_int st = clEnqueueWriteBuffer(la->ocl->queue, sc, CL_FALSE, 0, 2 * as, src, 0, NULL,
+                                     la->prof ? &ev : NULL);
     OCL_CHECK(err, st, "clEnqueueWriteBuffer(alpha, beta)");
+    lai_prof_take(la, ev);
     return CLS_OK;
 }
 
@@ -329,6 +332,7 @@ int lai_sums_read(la_ctx *la, cl_mem res, unsigned char *host, cl_event *ev, con
         *ev = NULL;
         OCL_CHECK(err, st, "clEnqueueReadBuffer(part sums)");
     }
+    lai_prof_share(la, *ev);
     OCL_CHECK(err, clFlush(la->ocl->queue), "clFlush");
     return CLS_OK;
 }

@@ -101,7 +101,89 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
     json_object_set_new(o, "warm_devices", json_integer(rep->warm_parts));
     if (rep->device_choice[0]) /* --device auto on one part: what was compared */
         json_object_set_new(o, "device_choice", json_string(rep->device_choice));
+    if (rep->profile)
+        json_object_set_new(o, "profile", report_profile_json(rep->profile));
     return o;
+}
+
+/* --profile: each rank's iteration in microseconds per iteration (dprof.h) */
+json_t *report_profile_json(const dprof_report *pr)
+{
+    json_t *o = json_object(), *ranks = json_array();
+    int64_t its = 0;
+    for (int r = 0; r < pr->nranks; r++) {
+        const dprof_rank_sum *rs = &pr->rank[r];
+        const double per = rs->iterations > 0 ? 1e6 / (double)rs->iterations : 0.0;
+        if (rs->iterations > its)
+            its = rs->iterations;
+        json_t *jr = json_object(), *waits = json_object(), *parts = json_array();
+        double waited = 0.0;
+        for (int w = 0; w < DPROF_NWAITS; w++) {
+            json_object_set_new(waits, dprof_wait_name(w), json_real(rs->wait_s[w] * per));
+            waited += rs->wait_s[w];
+        }
+        json_object_set_new(jr, "rank", json_integer(rs->rank));
+        json_object_set_new(jr, "wall", json_real(rs->wall_s * per));
+        json_object_set_new(jr, "host_waits", waits);
+        /* the rest of the host's time: enqueueing, the scalars, the tests */
+        json_object_set_new(jr, "host_other", json_real((rs->wall_s - waited) * per));
+        for (int k = 0; k < rs->nparts; k++) {
+            const dprof_part_sum *ps = &rs->part[k];
+            json_t *jp = json_object(), *steps = json_object();
+            double busy = 0.0;
+            for (int q = 0; q < DPROF_NSTEPS; q++) {
+                json_object_set_new(steps, dprof_step_name(q), json_real(ps->step_s[q] * per));
+                busy += ps->step_s[q];
+            }
+            json_object_set_new(jp, "slot", json_integer(k));
+            json_object_set_new(jp, "steps", steps);
+            json_object_set_new(jp, "device_busy", json_real(busy * per));
+            json_object_set_new(jp, "device_idle", json_real(ps->idle_s * per));
+            json_object_set_new(jp, "device_span", json_real(ps->span_s * per));
+            /* a negative count: an event was lost, the figures are partial */
+            json_object_set_new(jp, "commands", ps->commands < 0
+                                                    ? json_integer(-1)
+                                                    : json_real((double)ps->commands * per * 1e-6));
+            json_array_append_new(parts, jp);
+        }
+        json_object_set_new(jr, "parts", parts);
+        json_array_append_new(ranks, jr);
+    }
+    json_object_set_new(o, "unit", json_string("microseconds per iteration"));
+    json_object_set_new(o, "iterations", json_integer(its));
+    json_object_set_new(o, "ranks", ranks);
+    return o;
+}
+
+void report_profile_print(FILE *f, const dprof_report *pr)
+{
+    json_t *o = report_profile_json(pr);
+    fprintf(f, "profile: microseconds per iteration over %lld iterations\n",
+            (long long)json_integer_value(json_object_get(o, "iterations")));
+    size_t i, j;
+    json_t *r, *p;
+    json_array_foreach(json_object_get(o, "ranks"), i, r)
+    {
+        const char *key;
+        json_t *v;
+        fprintf(f, "rank %lld: wall %.1f; host waits:",
+                (long long)json_integer_value(json_object_get(r, "rank")),
+                json_real_value(json_object_get(r, "wall")));
+        json_object_foreach(json_object_get(r, "host_waits"), key, v)
+            fprintf(f, " %s %.1f", key, json_real_value(v));
+        fprintf(f, "; other %.1f\n", json_real_value(json_object_get(r, "host_other")));
+        json_array_foreach(json_object_get(r, "parts"), j, p)
+        {
+            fprintf(f, "  device %lld: busy %.1f, idle %.1f;",
+                    (long long)json_integer_value(json_object_get(p, "slot")),
+                    json_real_value(json_object_get(p, "device_busy")),
+                    json_real_value(json_object_get(p, "device_idle")));
+            json_object_foreach(json_object_get(p, "steps"), key, v)
+                fprintf(f, " %s %.1f", key, json_real_value(v));
+            fprintf(f, "\n");
+        }
+    }
+    json_decref(o);
 }
 
 json_t *report_times_json(const dsolve_report *rep)

@@ -15,6 +15,7 @@
 #define CLS_NET_REPORT_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 #include "../solver/dsolve.h"
 
@@ -32,5 +33,11 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
  * ms_per_iteration, loop_ms_per_iteration, warm_devices. The caller adds
  * total_s and the times around the solve only it measured (write_s, ...). */
 json_t *report_times_json(const dsolve_report *rep);
+
+/* --profile (dprof.h): each rank's host wall time and waits, each device's
+ * busy, idle and per-step time, in microseconds per iteration; and the same
+ * as a table */
+json_t *report_profile_json(const dprof_report *pr);
+void report_profile_print(FILE *f, const dprof_report *pr);
 
 #endif

@@ -95,8 +95,40 @@ void dsolve_report_free(dsolve_report *rep)
         cg_result_free(&rep->cols[c]);
     free(rep->cols);
     free(rep->true_rel_cols);
+    if (rep->profile) {
+        dprof_report_free(rep->profile);
+        free(rep->profile);
+        rep->profile = NULL;
+    }
     rep->cols = NULL;
     rep->true_rel_cols = NULL;
+}
+
+/* --profile: this rank's profile closed, every rank's gathered on rank 0
+ * (rep->profile); collective */
+static void dsolve_profile_gather(MPI_Comm comm, dsys *s, dsolve_report *rep)
+{
+    int me = 0, size = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    dprof_rank_sum mine;
+    dprof_close(s->prof, rep->cg.iterations, &mine);
+    s->prof = NULL;
+    mine.rank = me;
+    dprof_rank_sum *all = NULL;
+    if (me == 0)
+        all = calloc((size_t)size, sizeof *all);
+    /* the same binary on every rank: the struct travels as bytes */
+    MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, comm);
+    if (me == 0 && all) {
+        rep->profile = calloc(1, sizeof *rep->profile);
+        if (rep->profile) {
+            rep->profile->nranks = size;
+            rep->profile->rank = all;
+        } else {
+            free(all);
+        }
+    }
 }
 
 /* rep->cg from the columns: converged when all are, the first failing
@@ -631,6 +663,13 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     }
     rep->together =
         nrhs > 1 && method->solve_block && opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL && !native_cols;
+    if (opt->profile) { /* --profile: the loop's steps timed (dprof.h) */
+        la_ctx *las[DPROF_MAX_PARTS];
+        int np = nmine < DPROF_MAX_PARTS ? nmine : DPROF_MAX_PARTS;
+        for (int k = 0; k < np; k++)
+            las[k] = &parts[k].la;
+        sys.prof = dprof_open(las, np);
+    }
     if (rep->together) { /* the columns in lockstep, the matrix read once (dbcg.c) */
         rc = method->solve_block(&sys, vb, vx, nrhs, &pc, &co, rep->cols, err);
     } else { /* one after the other on the same set-up */
@@ -651,6 +690,8 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         }
     }
     dsolve_summary(rep);
+    if (opt->profile)
+        dsolve_profile_gather(comm, &sys, rep);
     {
         cls_error ferr;
         cls_error_clear(&ferr);

@@ -121,6 +121,9 @@ typedef struct dsolve_report {
     int together; /* 1: the columns iterated together (dbcg.c) */
     cg_result *cols;
     double *true_rel_cols;
+    /* --profile (rank 0): each rank's iteration profile (dprof.h); NULL
+     * when not asked for */
+    dprof_report *profile;
 } dsolve_report;
 
 typedef struct dsolve_options {
@@ -138,6 +141,7 @@ typedef struct dsolve_options {
     void *read_ctx;
     uint64_t read_max_memory; /* the reader's memory limit (mm_read_options), 0: none */
     int verbose;              /* rank 0 prints the layout to stderr */
+    int profile;              /* time each step of an iteration (dprof.h): rep->profile */
     dsolve_engine engine;     /* AUTO: local for one part (CG), else distributed */
     int prewarm;              /* one rank, one device: start the device's OpenCL
                                * state while the input is read (dsys_prewarm_*;

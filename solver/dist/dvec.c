@@ -178,6 +178,11 @@ void dsys_close(dsys *s)
         MPI_Wait(&s->req, MPI_STATUS_IGNORE);
         s->pending = 0;
     }
+    if (s->prof) { /* a failed solve's profile: its events released */
+        dprof_rank_sum unused;
+        dprof_close(s->prof, 0, &unused);
+        s->prof = NULL;
+    }
     if (s->have_hc)
         halo_comm_free(&s->hc);
     if (s->have_mpi_types) {
@@ -359,39 +364,57 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
 {
     cls_error e;
     cls_error_clear(&e);
+    dprof *pf = s->prof; /* --profile: each step's commands tagged, each wait timed */
+    double t;
     /* 1. the receive buffers are free once the last ghost writes are done */
+    t = cls_now();
     for (int k = 0; k < s->nmine; k++)
         DSYS_DO(s, ld_event_wait(&s->parts[k].ev_ghost, DSYS_ERR));
+    dprof_wait_add(pf, DPROF_W_GHOST, cls_now() - t);
+    t = cls_now();
     ds_check(s, halo_comm_post_recvs(&s->hc, &e), &e);
+    double t_halo = cls_now() - t;
     /* 2. pack, read back, interior rows */
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
         if (p->halo.nsend_total > 0) {
+            dprof_step_set(pf, k, DPROF_PACK);
             DSYS_DO(s, ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, x[k], p->d_sendbuf,
                                DSYS_ERR));
+            dprof_step_set(pf, k, DPROF_HALO_READ);
             DSYS_DO(s,
                     ld_read_async(&p->ld, p->d_sendbuf, 0, (size_t)p->halo.nsend_total * p->la.elem,
                                   p->h_send, &p->ev_pack, DSYS_ERR));
         }
+        dprof_step_set(pf, k, DPROF_INTERIOR);
         DSYS_DO(s, rows(s, k, 0, ctx, DSYS_ERR));
         DSYS_DO(s, ld_flush(&p->ld, DSYS_ERR));
     }
     /* 3. send as each part's halo lands; copies between this rank's parts */
     for (int k = 0; k < s->nmine; k++) {
+        t = cls_now();
         DSYS_DO(s, ld_event_wait(&s->parts[k].ev_pack, DSYS_ERR));
+        dprof_wait_add(pf, DPROF_W_PACK, cls_now() - t);
+        t = cls_now();
         ds_check(s, halo_comm_send(&s->hc, k, &e), &e);
+        t_halo += cls_now() - t;
     }
+    t = cls_now();
     ds_check(s, halo_comm_local(&s->hc, &e), &e);
     ds_check(s, halo_comm_wait(&s->hc, &e), &e);
+    dprof_wait_add(pf, DPROF_W_HALO, t_halo + cls_now() - t);
     /* 4. ghosts in, boundary rows */
     for (int k = 0; k < s->nmine; k++) {
         dpart *p = &s->parts[k];
+        dprof_step_set(pf, k, DPROF_HALO_WRITE);
         if (p->halo.nghost > 0)
             DSYS_DO(s, ld_write_async(&p->ld, x[k]->buf, (size_t)p->halo.nlocal * p->la.elem,
                                       (size_t)p->halo.nghost * p->la.elem, p->h_recv, &p->ev_ghost,
                                       DSYS_ERR));
+        dprof_step_set(pf, k, DPROF_BOUNDARY);
         DSYS_DO(s, rows(s, k, 1, ctx, DSYS_ERR));
         DSYS_DO(s, ld_flush(&p->ld, DSYS_ERR));
+        dprof_step_set(pf, k, DPROF_OTHER);
     }
 }
 
@@ -449,6 +472,7 @@ static void gather_local(dsys *s, int ncomp, dsum *out)
 {
     memset(out, 0, sizeof *out);
     out->n = ncomp;
+    const double t = cls_now();
     for (int k = 0; k < s->nmine; k++) {
         double v[6] = {0, 0, 0, 0, 0, 0};
         dpart *p = &s->parts[k];
@@ -456,6 +480,8 @@ static void gather_local(dsys *s, int ncomp, dsum *out)
             cls_error e;
             if (ld_result_wait(&p->ld, v, &e))
                 dsys_fail(s, &e);
+            else /* every command before the read has run */
+                dprof_resolve(s->prof, k);
         } else if (p->ld.ev) {
             cls_error e;
             ld_event_wait(&p->ld.ev, &e); /* drain it */
@@ -463,6 +489,7 @@ static void gather_local(dsys *s, int ncomp, dsum *out)
         for (int c = 0; c < ncomp; c++)
             dsum_pair_add(&out->hi[c], &out->lo[c], v[2 * c], v[2 * c + 1]);
     }
+    dprof_wait_add(s->prof, DPROF_W_SUMS, cls_now() - t);
 }
 
 void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const *y, dsum *out)
@@ -567,16 +594,20 @@ int dsys_reduce_sums(dsys *s, dsys_sums_fn wait, void *ctx, double v[4], int can
     dsum ls;
     memset(&ls, 0, sizeof ls);
     ls.n = 4;
+    const double t = cls_now();
     for (int k = 0; k < s->nmine; k++) {
         double o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         if (!s->failed) {
             cls_error e;
             if (wait(ctx, k, o, &e))
                 dsys_fail(s, &e);
+            else /* every command before the sums' read has run */
+                dprof_resolve(s->prof, k);
         }
         for (int q = 0; q < 4; q++)
             dsum_pair_add(&ls.hi[q], &ls.lo[q], o[2 * q], o[2 * q + 1]);
     }
+    dprof_wait_add(s->prof, DPROF_W_SUMS, cls_now() - t);
     return dsys_allreduce(s, &ls, v, cancel_in, cancel_out, err);
 }
 
@@ -586,7 +617,9 @@ int dsys_allreduce(dsys *s, const dsum *in, double *v, int cancel_in, int *cance
     int rc = pack_rbuf(s, in, cancel_in, err);
     if (rc)
         return rc;
+    const double t = cls_now();
     int m = MPI_Allreduce(MPI_IN_PLACE, s->rbuf, in->n + 2, s->pair, s->pair_sum, s->comm);
+    dprof_wait_add(s->prof, DPROF_W_ALLREDUCE, cls_now() - t);
     if (m != MPI_SUCCESS) {
         cls_error e;
         cls_fail(&e, CLS_EOTHER, "MPI_Allreduce failed (code %d)", m);
@@ -655,7 +688,9 @@ int dsys_iallreduce_end(dsys *s, double *v, int *cancel_out, cls_error *err)
     if (!s->pending)
         return cls_fail(err, CLS_EOTHER, "dsys: no reduction in flight");
     s->pending = 0;
+    const double t = cls_now();
     int m = MPI_Wait(&s->req, MPI_STATUS_IGNORE);
+    dprof_wait_add(s->prof, DPROF_W_ALLREDUCE, cls_now() - t);
     if (m != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Wait(Iallreduce) failed (code %d)", m);
     return reduced(s, v, cancel_out, err);

@@ -36,6 +36,7 @@
 
 #include "../../kernels/la.h"
 #include "../../kernels/la_dist.h"
+#include "dprof.h"
 #include "halo.h"
 #include "partition.h"
 
@@ -92,6 +93,7 @@ typedef struct dsys {
     MPI_Datatype pair;
     MPI_Op pair_sum;
     int have_mpi_types;
+    dprof *prof; /* --profile: the iteration's steps timed (dprof.h), else NULL */
 } dsys;
 
 /* Sums of this rank's parts, compensated: sum c is hi[c] + lo[c]. */

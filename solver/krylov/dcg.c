@@ -59,6 +59,7 @@ static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, pc *p
             o.apply_ctx = pc;
             o.apply_host = pc_has_host(pc) ? pc_apply_host : NULL; /* its native form */
         }
+        dprof_iteration(s->prof); /* --profile: the whole loop, its start-up in it */
         rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, &o, res, err);
         if (rc == CLS_EOTHER) /* a device error, or a cancel: not kept warm */
             dsys_fail(s, err);
@@ -91,7 +92,6 @@ typedef struct dcg_ctx {
 
 static int dcg_rows(dsys *s, int k, int boundary, void *ctx, cls_error *err)
 {
-    (void)s;
     dcg_ctx *c = ctx;
     la_cgp *w = &c->w[k];
     int rc;
@@ -99,7 +99,10 @@ static int dcg_rows(dsys *s, int k, int boundary, void *ctx, cls_error *err)
         return boundary ? la_cgp_start(w, err) : CLS_OK;
     if (c->with_spmv && (rc = la_cgp_spmv(w, boundary, err)))
         return rc;
-    return boundary ? la_cgp_sums_begin(w, c->with_spmv, err) : CLS_OK;
+    if (!boundary)
+        return CLS_OK;
+    dprof_step_set(s->prof, k, DPROF_SUMS);
+    return la_cgp_sums_begin(w, c->with_spmv, err);
 }
 
 /* the parts' sums of a round (dsys_reduce_sums) */
@@ -122,8 +125,10 @@ static int dcg_round(dsys *s, dcg_ctx *c, la_vec *const *vecs, double v[4], int 
 static int dcg_sums_round(dsys *s, dcg_ctx *c, double v[4], int cancel_in, int *cancel_out,
                           cls_error *err)
 {
+    dprof_step_set(s->prof, -1, DPROF_SUMS);
     for (int q = 0; q < s->nmine; q++)
         DSYS_DO(s, la_cgp_sums_begin(&c->w[q], 0, DSYS_ERR));
+    dprof_step_set(s->prof, -1, DPROF_OTHER);
     return dsys_reduce_sums(s, dcg_sums, c, v, cancel_in, cancel_out, err);
 }
 
@@ -200,6 +205,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
 
     int64_t k = 0, kstart = 0; /* k: updates applied; kstart: at the last (re)start */
     for (;;) {
+        dprof_iteration(s->prof); /* --profile: the measured window starts here */
         /* q = A p with p'q, q'Wq; r_k'z_k and r_k'r_k of the last update */
         c.start = 0;
         c.with_spmv = k < opt->maxiter; /* at maxiter only r_k is needed */
@@ -250,6 +256,7 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
             rc = ksp_fail_indefinite(res, pq, k + 1, err);
             goto done;
         }
+        dprof_step_set(s->prof, -1, DPROF_UPDATE);
         if (opt->single_reduction) {           /* beta from the identity (la_cg_step) */
             for (int q = 0; q < s->nmine; q++) /* x, r, p in one pass */
                 DSYS_DO(s, la_cgp_update(&w[q], alpha, beta, DSYS_ERR));
@@ -260,9 +267,11 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
             if (cancel)
                 goto cancelled;
             beta = v[2] / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next round */
+            dprof_step_set(s->prof, -1, DPROF_UPDATE);
             for (int q = 0; q < s->nmine; q++) /* x += alpha p; p = z + beta p */
                 DSYS_DO(s, la_cgp_direction(&w[q], alpha, beta, DSYS_ERR));
         }
+        dprof_step_set(s->prof, -1, DPROF_OTHER);
         k++;
         res->iterations = k;
     }

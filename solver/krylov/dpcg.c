@@ -43,7 +43,6 @@ typedef struct dpcg_ctx {
 
 static int dpcg_rows(dsys *s, int k, int boundary, void *ctx, cls_error *err)
 {
-    (void)s;
     dpcg_ctx *c = ctx;
     la_pcm *w = &c->w[k];
     int rc;
@@ -51,7 +50,10 @@ static int dpcg_rows(dsys *s, int k, int boundary, void *ctx, cls_error *err)
         return boundary ? la_pcm_restart(w, 0, err) : CLS_OK;
     if ((rc = la_pcm_spmv(w, boundary, err)))
         return rc;
-    return boundary ? la_pcm_sums_begin(w, 1, err) : CLS_OK;
+    if (!boundary)
+        return CLS_OK;
+    dprof_step_set(s->prof, k, DPROF_SUMS);
+    return la_pcm_sums_begin(w, 1, err);
 }
 
 /* restart: exchange x, r = b - Ax, p = s = 0, u = M^-1 r, the sums */
@@ -125,6 +127,7 @@ int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, c
     pcg_host_restarted(&h);
 
     for (;;) {
+        dprof_iteration(s->prof); /* --profile: the measured window starts here */
         CLS_TRY(dpcg_round(s, &c, us, v, want_cancel, &cancel, err)); /* the one reduction */
         if (cancel)
             goto cancelled;
@@ -158,11 +161,16 @@ int dpcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, c
         case PCG_HOST_UPDATE:
             break;
         }
+        dprof_step_set(s->prof, -1, DPROF_UPDATE);
         for (int q = 0; q < s->nmine; q++) /* p, s, x, r in one pass */
             DSYS_DO(s, la_pcm_update(&w[q], h.alpha, h.beta, DSYS_ERR));
+        dprof_hold(s->prof, DPROF_PRECOND);
         pc_apply(pc, &rv, &uv); /* u = M^-1 r */
+        dprof_release(s->prof);
+        dprof_step_set(s->prof, -1, DPROF_SUMS);
         for (int q = 0; q < s->nmine; q++)
             DSYS_DO(s, la_pcm_dots(&w[q], DSYS_ERR));
+        dprof_step_set(s->prof, -1, DPROF_OTHER);
         h.it++;
         res->iterations = h.it;
     }

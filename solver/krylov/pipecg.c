@@ -130,8 +130,11 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
         restart = 1;
 
         for (;;) {
+            dprof_iteration(s->prof); /* --profile: the measured window starts here */
+            dprof_hold(s->prof, DPROF_PRECOND);
             if (jacobi)
                 pipecg_precond(s, pc, &w, &m); /* m = M w */
+            dprof_release(s->prof);
             dvec_spmv(s, mm, &nv);             /* n = A m, while the sums fly */
             CLS_TRY(dsys_iallreduce_end(s, v, &cancel, err));
             gamma = v[0]; /* gamma = r'u */
@@ -182,8 +185,10 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
             /* z = n + beta z; q = m + beta q; s = w + beta s; p = u + beta p;
              * x += alpha p; r -= alpha s; u -= alpha q; w -= alpha z;
              * and the next gamma, delta, rr */
+            dprof_step_set(s->prof, -1, DPROF_UPDATE); /* the updates and their dots */
             dvec_pipecg_update_local(s, alpha, beta, &nv, jacobi ? &m : NULL, &w, &z,
                                      jacobi ? &q : NULL, &sv, &p, x, &r, jacobi ? &u : NULL, &ls);
+            dprof_step_set(s->prof, -1, DPROF_OTHER);
             if ((k + 1) % period == 0) {
                 /* residual replacement without a restart (PIPECGRR, Cools et
                  * al. 2018, Alg. 3): the recurrence vectors are recomputed
