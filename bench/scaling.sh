@@ -27,7 +27,11 @@
 #   WEAK_N=32 ITERS=10 EXTRA="--min-rows-per-part 1" CLSOLVE=build/clsolve \
 #   bash bench/scaling.sh
 # EXTRA: more `clsolve solve` options for every run. METHODS (default
-# "cg pipecg"), NO_WEAK=1 and NO_ONERANK=1 narrow the runs.
+# "cg pipecg"), NO_WEAK=1, NO_ONERANK=1, NO_SMALL=1 and NO_PROFILE=1 narrow
+# the runs. SMALL (default poisson3d:160): the latency-bound strong case,
+# every method on 1..G GPUs. The iteration profile (--profile, issue 28):
+# a run of its own per method and G for STRONG and SMALL, tabled per rank
+# in $OUT/profiles.txt.
 set -uo pipefail
 OUT=${OUT:-/tmp/clsolve-out}
 mkdir -p "$OUT"
@@ -102,17 +106,65 @@ for method in ${METHODS:-cg pipecg}; do
     done
 done
 
+# the latency-bound strong case (small parts): every method, one rank per GPU
+if [ -n "${SMALL:-poisson3d:160}" ] && [ -z "${NO_SMALL:-}" ]; then
+    for method in ${METHODS:-cg pipecg}; do
+        for g in $GPUS; do run small "$g" ranks "$method" "gen:${SMALL:-poisson3d:160}"; done
+    done
+fi
+
+# the iteration profile (--profile, a run of its own so that the timed runs
+# create no events): every step of an iteration per rank, G > 1, strong
+PROFILES=$OUT/profiles.txt
+: >"$PROFILES"
+if [ -z "${NO_PROFILE:-}" ]; then
+    for method in ${METHODS:-cg pipecg}; do
+        for g in $GPUS; do
+            for spec in "$STRONG" ${SMALL:-poisson3d:160}; do
+                tag=profile-${spec//[:x]/-}-g$g-$method
+                "${MPI[@]}" -np "$g" "$CLSOLVE" solve "gen:$spec" --device "$DEVICE" ${EXTRA:-} \
+                    --method "$method" --maxiter "$ITERS" --tol 1e-300 --json --profile \
+                    >"$OUT/$tag.json" 2>"$OUT/$tag.err"
+                python3 - "$OUT/$tag.json" "$spec" "$g" "$method" >>"$PROFILES" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+spec, g, method = sys.argv[2:]
+p = j["profile"]
+print("### %s, %s GPU(s), %s: %.4f ms/iteration (loop), profile in us per iteration" %
+      (spec, g, method, j["times"]["loop_ms_per_iteration"]))
+steps = list(p["ranks"][0]["parts"][0]["steps"]) if p["ranks"][0]["parts"] else []
+waits = list(p["ranks"][0]["host_waits"])
+print("| rank | wall | " + " | ".join("host: " + w for w in waits) + " | host other | device busy | device idle | " + " | ".join(steps) + " | commands |")
+print("|" + "---|" * (6 + len(waits) + len(steps)))
+for r in p["ranks"]:
+    for d in r["parts"] or [None]:
+        cells = ["%d" % r["rank"], "%.1f" % r["wall"]] + ["%.1f" % r["host_waits"][w] for w in waits] + ["%.1f" % r["host_other"]]
+        if d:
+            cells += ["%.1f" % d["device_busy"], "%.1f" % d["device_idle"]] + ["%.1f" % d["steps"][s] for s in steps] + ["%.2f" % d["commands"]]
+        else:
+            cells += ["-"] * (3 + len(steps))
+        print("| " + " | ".join(cells) + " |")
+print()
+PY
+            done
+        done
+    done
+    cat "$PROFILES"
+fi
+
 python3 - "$RESULTS" <<'PY' | tee "$OUT/scaling.md"
 import sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 base = {}
+best = {}
 for r in rows:
     kind, g, layout, method = r[0], int(r[1]), r[2], r[3]
     if g == 1 and layout == "ranks":
         base[(kind, method)] = float(r[6])
-print("| scaling | GPUs | layout | method | rows | ms/iteration | %s | parts | setup s | devices |"
+        best[kind] = min(best.get(kind, 1e30), float(r[6]))
+print("| scaling | GPUs | layout | method | rows | ms/iteration | %s | vs the best single GPU | parts | setup s | devices |"
       % "speed-up (strong) / efficiency (weak)")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for r in sorted(rows, key=lambda r: (r[0], r[3], int(r[1]), r[2])):
     kind, g, layout, method, n, its, ms, parts, ranks, dpr, setup, wall, devs = r
     b = base.get((kind, method))
@@ -124,9 +176,10 @@ for r in sorted(rows, key=lambda r: (r[0], r[3], int(r[1]), r[2])):
         rel = "%.0f%%" % (100 * b / float(ms))
     lay = ("1 rank/GPU" if layout == "ranks" else "local engine (reference)"
            if layout == "local" else "1 rank, %s GPUs" % dpr)
-    print("| %s | %s | %s | %s | %.1f M | %s | %s | %s | %s | %s |"
-          % (kind, g, lay, method, int(n) / 1e6, ms, rel, parts, setup, devs.replace("_", " ")))
+    vb = ("%.2fx" % (best[kind] / float(ms))) if kind in best else "-"
+    print("| %s | %s | %s | %s | %.1f M | %s | %s | %s | %s | %s | %s |"
+          % (kind, g, lay, method, int(n) / 1e6, ms, rel, vb, parts, setup, devs.replace("_", " ")))
 print()
-print("Targets (issue 3): strong >= 1.9x on 2 GPUs, >= 3.5x on 4; weak efficiency >= 90%.")
+print("Targets (issue 28): strong >= 1.9x on 2 GPUs, >= 3.6x on 4 against the best single GPU; weak efficiency >= 90%.")
 print("Bueno (2013): 2.70x on three Tesla C1060, single precision, order 10^7.")
 PY
