@@ -55,6 +55,8 @@ fi
 echo "GPUs found: $NGPU; measuring G = $GPUS; $ITERS iterations per run"
 MPI=(mpirun --oversubscribe --bind-to none)
 [ -n "${POCL_DEVICES:-}" ] && MPI+=(-x POCL_DEVICES)
+# the A/B switches of the halo's queue and the host's waits (ocl.h, la_dist.h)
+for v in CLSOLVE_HALO_QUEUE CLSOLVE_EVENT_WAIT; do [ -n "${!v:-}" ] && MPI+=(-x "$v"); done
 RESULTS=$OUT/scaling-runs.txt
 : >"$RESULTS"
 

@@ -126,6 +126,12 @@ void ld_release(ld_ctx *ld)
 {
     if (!ld)
         return;
+    if (ld->cq) {
+        clFinish(ld->cq);
+        clReleaseCommandQueue(ld->cq);
+    }
+    if (ld->ev_mark)
+        clReleaseEvent(ld->ev_mark);
     if (ld->ev) {
         clWaitForEvents(1, &ld->ev);
         clReleaseEvent(ld->ev);
@@ -344,15 +350,57 @@ int ld_pack(ld_ctx *ld, cl_mem idx, int64_t n, const la_vec *x, cl_mem buf, cls_
     return launch(ld, ld->k_pack, "halo_pack", groups_for(ld, n, ls), ls, err);
 }
 
+/* the copy queue (ld_halo_mark): wanted on GPUs, whose copy engines run
+ * beside the kernels; on CPU devices the copies are the same threads'
+ * work. CLSOLVE_HALO_QUEUE=copy|main overrides (the tests run the copy
+ * queue on PoCL). */
+static int ld_copy_queue_wanted(const ocl_device *dev)
+{
+    const char *e = getenv("CLSOLVE_HALO_QUEUE");
+    if (e && !strcmp(e, "copy"))
+        return 1;
+    if (e && !strcmp(e, "main"))
+        return 0;
+    return (dev->type & CL_DEVICE_TYPE_GPU) != 0;
+}
+
+int ld_halo_mark(ld_ctx *ld, cls_error *err)
+{
+    if (!ld->cq_tried) { /* created on first use: a solve without halos has none */
+        ld->cq_tried = 1;
+        if (ld_copy_queue_wanted(&ld->la->ocl->dev)) {
+            cl_int st;
+            ld->cq = clCreateCommandQueue(ld->la->ocl->context, ld->la->ocl->dev.id,
+                                          CL_QUEUE_PROFILING_ENABLE, &st);
+            if (st != CL_SUCCESS) /* the main queue does it all, as before */
+                ld->cq = NULL;
+        }
+    }
+    if (!ld->cq)
+        return CLS_OK;
+    if (ld->ev_mark)
+        clReleaseEvent(ld->ev_mark);
+    ld->ev_mark = NULL;
+    cl_int st = clEnqueueMarkerWithWaitList(ld->la->ocl->queue, 0, NULL, &ld->ev_mark);
+    if (st != CL_SUCCESS)
+        ld->ev_mark = NULL;
+    OCL_CHECK(err, st, "clEnqueueMarkerWithWaitList(halo)");
+    OCL_CHECK(err, clFlush(ld->la->ocl->queue), "clFlush");
+    return CLS_OK;
+}
+
 int ld_read_async(ld_ctx *ld, cl_mem buf, size_t offset, size_t bytes, void *host, cl_event *ev,
                   cls_error *err)
 {
     *ev = NULL;
     if (bytes == 0)
         return CLS_OK;
-    cl_int st =
-        clEnqueueReadBuffer(ld->la->ocl->queue, buf, CL_FALSE, offset, bytes, host, 0, NULL, ev);
+    const int copy = ld->cq && ld->ev_mark; /* after the pack, beside the interior rows */
+    cl_int st = clEnqueueReadBuffer(copy ? ld->cq : ld->la->ocl->queue, buf, CL_FALSE, offset,
+                                    bytes, host, copy ? 1 : 0, copy ? &ld->ev_mark : NULL, ev);
     OCL_CHECK(err, st, "clEnqueueReadBuffer(halo)");
+    if (copy)
+        OCL_CHECK(err, clFlush(ld->cq), "clFlush(copy queue)");
     lai_prof_share(ld->la, *ev);
     return CLS_OK;
 }
@@ -363,27 +411,32 @@ int ld_write_async(ld_ctx *ld, cl_mem buf, size_t offset, size_t bytes, const vo
     *ev = NULL;
     if (bytes == 0)
         return CLS_OK;
-    cl_int st =
-        clEnqueueWriteBuffer(ld->la->ocl->queue, buf, CL_FALSE, offset, bytes, host, 0, NULL, ev);
+    /* on the copy queue after the mark (the last readers of the ghosts ran
+     * before it), while the interior rows still run; the main queue waits
+     * for it before the boundary rows */
+    const int copy = ld->cq && ld->ev_mark;
+    cl_int st = clEnqueueWriteBuffer(copy ? ld->cq : ld->la->ocl->queue, buf, CL_FALSE, offset,
+                                     bytes, host, copy ? 1 : 0, copy ? &ld->ev_mark : NULL, ev);
     OCL_CHECK(err, st, "clEnqueueWriteBuffer(halo)");
+    if (copy) {
+        OCL_CHECK(err, clFlush(ld->cq), "clFlush(copy queue)");
+        OCL_CHECK(err, clEnqueueBarrierWithWaitList(ld->la->ocl->queue, 1, ev, NULL),
+                  "clEnqueueBarrierWithWaitList(halo)");
+    }
     lai_prof_share(ld->la, *ev);
     return CLS_OK;
 }
 
-int ld_event_wait(cl_event *ev, cls_error *err)
+int ld_event_wait(const ld_ctx *ld, cl_event *ev, cls_error *err)
 {
     if (!*ev)
         return CLS_OK;
-    cl_int st = clWaitForEvents(1, ev);
-    cl_int es = CL_COMPLETE;
-    if (st == CL_SUCCESS)
-        st = clGetEventInfo(*ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL);
+    cl_int st = ocl_event_wait(ld && ld->la ? &ld->la->ocl->dev : NULL, *ev);
     clReleaseEvent(*ev);
     *ev = NULL;
-    OCL_CHECK(err, st, "clWaitForEvents");
-    if (es < 0)
-        return cls_fail(err, CLS_EOTHER, "a device command failed: %s (%d)", ocl_errstr(es),
-                        (int)es);
+    if (st != CL_SUCCESS) /* the wait's error, or the command's own status */
+        return cls_fail(err, CLS_EOTHER, "a device command failed: %s (%d)", ocl_errstr(st),
+                        (int)st);
     return CLS_OK;
 }
 
@@ -461,7 +514,7 @@ int ld_result_wait(ld_ctx *ld, double out[6], cls_error *err)
         out[c] = 0.0;
     if (!ld->ev)
         return cls_fail(err, CLS_EOTHER, "ld_result_wait: no reduction pending");
-    int rc = ld_event_wait(&ld->ev, err);
+    int rc = ld_event_wait(ld, &ld->ev, err);
     if (rc)
         return rc;
     for (int c = 0; c < 2 * ld->ncomp; c++) {

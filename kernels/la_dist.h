@@ -45,6 +45,12 @@ typedef struct ld_ctx {
     unsigned char host[6 * sizeof(double)];
     cl_event ev; /* the pending result read, NULL when none */
     int ncomp;   /* sums in the pending result */
+    /* the halo's copy queue (GPUs): the read of the packed halo and the
+     * write of the ghosts run on it, beside the interior rows' kernel on
+     * the main queue; ev_mark is the main queue's point they wait for */
+    cl_command_queue cq;
+    cl_event ev_mark;
+    int cq_tried;
 } ld_ctx;
 
 typedef struct ld_rows_set {
@@ -95,7 +101,12 @@ int ld_read_async(ld_ctx *ld, cl_mem buf, size_t offset, size_t bytes, void *hos
 int ld_write_async(ld_ctx *ld, cl_mem buf, size_t offset, size_t bytes, const void *host,
                    cl_event *ev, cls_error *err);
 /* Waits for *ev (if any) and releases it. */
-int ld_event_wait(cl_event *ev, cls_error *err);
+/* The halo's copies on their own queue (GPUs; ld_ctx.cq): marks the main
+ * queue after the pack; ld_read_async and ld_write_async then run on the
+ * copy queue after that mark, and the main queue's next commands wait for
+ * the write. Without a copy queue they run on the main queue, in order. */
+int ld_halo_mark(ld_ctx *ld, cls_error *err);
+int ld_event_wait(const ld_ctx *ld, cl_event *ev, cls_error *err);
 /* Submits queued work to the device. */
 int ld_flush(ld_ctx *ld, cls_error *err);
 

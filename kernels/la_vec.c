@@ -342,7 +342,7 @@ int lai_sums_wait(la_ctx *la, const unsigned char *host, cl_event *ev, double ou
 {
     if (!*ev)
         return cls_fail(err, CLS_EOTHER, "%s: no read of the sums pending", who);
-    cl_int st = clWaitForEvents(1, ev);
+    cl_int st = ocl_event_wait(&la->ocl->dev, *ev); /* polls on a GPU (ocl.h says why) */
     clReleaseEvent(*ev);
     *ev = NULL;
     OCL_CHECK(err, st, "clWaitForEvents(part sums)");

@@ -128,6 +128,15 @@ int ocl_cache_path(const ocl_ctx *ctx, const char *text, const char *options, ch
 int ocl_prebuilt_path(const ocl_ctx *ctx, const char *text, const char *options, char *buf,
                       size_t cap);
 
+/* Waits for ev to complete: CL_SUCCESS, or the command's (negative)
+ * status or the wait's error. On a GPU it polls the event's status (a
+ * blocking clWaitForEvents puts the thread to sleep, and the driver's
+ * wake-up is paid on every reduction of a distributed iteration), falling
+ * back to blocking after 100 ms; on a CPU device it blocks (a polling host
+ * thread takes a core from the device's own threads). CLSOLVE_EVENT_WAIT=
+ * poll|block overrides the choice (a benchmark's A/B). */
+cl_int ocl_event_wait(const ocl_device *dev, cl_event ev);
+
 /* Seconds between the START and END of a profiled event (waits for it);
  * -1.0 if the event failed or has no profiling information. */
 double ocl_event_seconds(cl_event ev);

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -500,6 +501,41 @@ int ocl_create_kernel(cl_program prog, const char *name, cl_kernel *k, cls_error
                         (int)st);
     }
     return CLS_OK;
+}
+
+static int ocl_event_poll_wanted(const ocl_device *dev)
+{
+    static int mode = -1; /* -1: not read; 0: by device; 1: poll; 2: block */
+    if (mode < 0) {
+        const char *e = getenv("CLSOLVE_EVENT_WAIT");
+        mode = e && !strcmp(e, "poll") ? 1 : e && !strcmp(e, "block") ? 2 : 0;
+    }
+    return mode == 1 || (mode == 0 && dev && (dev->type & CL_DEVICE_TYPE_GPU));
+}
+
+cl_int ocl_event_wait(const ocl_device *dev, cl_event ev)
+{
+    cl_int es = CL_QUEUED, st;
+    if (ocl_event_poll_wanted(dev)) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (unsigned i = 0;; i++) {
+            st = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL);
+            if (st != CL_SUCCESS)
+                return st;
+            if (es <= CL_COMPLETE)
+                return es < 0 ? es : CL_SUCCESS;
+            if ((i & 1023) == 1023) { /* long waits sleep in the driver */
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 100000000L)
+                    break;
+            }
+        }
+    }
+    st = clWaitForEvents(1, &ev);
+    if (st == CL_SUCCESS)
+        st = clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es, NULL);
+    return st != CL_SUCCESS ? st : es < 0 ? es : CL_SUCCESS;
 }
 
 double ocl_event_seconds(cl_event ev)

@@ -137,7 +137,9 @@ json_t *report_profile_json(const dprof_report *pr)
             }
             json_object_set_new(jp, "slot", json_integer(k));
             json_object_set_new(jp, "steps", steps);
-            json_object_set_new(jp, "device_busy", json_real(busy * per));
+            /* the main queue's busy time; the copy queue's beside it */
+            json_object_set_new(jp, "device_busy", json_real((busy - ps->copy_s) * per));
+            json_object_set_new(jp, "copy_queue_busy", json_real(ps->copy_s * per));
             json_object_set_new(jp, "device_idle", json_real(ps->idle_s * per));
             json_object_set_new(jp, "device_span", json_real(ps->span_s * per));
             /* a negative count: an event was lost, the figures are partial */
@@ -174,10 +176,11 @@ void report_profile_print(FILE *f, const dprof_report *pr)
         fprintf(f, "; other %.1f\n", json_real_value(json_object_get(r, "host_other")));
         json_array_foreach(json_object_get(r, "parts"), j, p)
         {
-            fprintf(f, "  device %lld: busy %.1f, idle %.1f;",
+            fprintf(f, "  device %lld: busy %.1f, idle %.1f, copy queue %.1f;",
                     (long long)json_integer_value(json_object_get(p, "slot")),
                     json_real_value(json_object_get(p, "device_busy")),
-                    json_real_value(json_object_get(p, "device_idle")));
+                    json_real_value(json_object_get(p, "device_idle")),
+                    json_real_value(json_object_get(p, "copy_queue_busy")));
             json_object_foreach(json_object_get(p, "steps"), key, v)
                 fprintf(f, " %s %.1f", key, json_real_value(v));
             fprintf(f, "\n");

@@ -138,15 +138,19 @@ void dprof_resolve(dprof *d, int k)
             clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) ==
                 CL_SUCCESS &&
             t1 >= t0) {
+            cl_command_queue q = NULL;
+            clGetEventInfo(ev, CL_EVENT_COMMAND_QUEUE, sizeof q, &q, NULL);
             p->sum.step_s[p->ev[i].step] += (double)(t1 - t0) * 1e-9;
             p->sum.commands++;
-            if (!p->seen) {
+            if (q && q != p->la->ocl->queue) { /* the halo's copy queue: beside the chain */
+                p->sum.copy_s += (double)(t1 - t0) * 1e-9;
+            } else if (!p->seen) {
                 p->first_start = t0;
                 p->seen = 1;
             } else if (t0 > p->last_end) { /* in-order queue: the device waited */
                 p->sum.idle_s += (double)(t0 - p->last_end) * 1e-9;
             }
-            if (t1 > p->last_end)
+            if ((!q || q == p->la->ocl->queue) && t1 > p->last_end)
                 p->last_end = t1;
         } else {
             p->lost = 1;

@@ -11,7 +11,10 @@
  *     From the events' START and END: each step's device time, and the
  *     device's idle time, the gaps between one command's end and the next
  *     one's start on the part's in-order queue (the device waiting for the
- *     host: a halo in flight, a reduction, a launch not yet made);
+ *     host: a halo in flight, a reduction, a launch not yet made). The
+ *     halo's copies on a GPU run on a queue of their own (ld_halo_mark),
+ *     beside the kernels: their time is in their steps and in copy_s, not
+ *     in the main queue's busy time and gaps;
  *   - the host's: cls_now around each place the rank blocks (the ghost
  *     buffers free, the packed halo read back, the MPI halo exchange, the
  *     parts' sums, the all-reduce); the rest of the wall time is the host
@@ -63,7 +66,8 @@ const char *dprof_wait_name(dprof_wait w);
 
 typedef struct dprof_part_sum {
     double step_s[DPROF_NSTEPS]; /* device seconds per step */
-    double idle_s;               /* gaps between commands */
+    double idle_s;               /* gaps between the main queue's commands */
+    double copy_s;               /* commands on the halo's copy queue (in step_s too) */
     double span_s;               /* first command's start to last one's end */
     int64_t commands;
 } dprof_part_sum;

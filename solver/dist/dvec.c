@@ -196,9 +196,9 @@ void dsys_close(dsys *s)
         dpart *p = &s->parts[k];
         cls_error e;
         if (p->ev_pack)
-            ld_event_wait(&p->ev_pack, &e);
+            ld_event_wait(&p->ld, &p->ev_pack, &e);
         if (p->ev_ghost)
-            ld_event_wait(&p->ev_ghost, &e);
+            ld_event_wait(&p->ld, &p->ev_ghost, &e);
         if (p->have_ld) {
             ld_pinned_free(&p->ld, p->pin_send, p->h_send);
             ld_pinned_free(&p->ld, p->pin_recv, p->h_recv);
@@ -369,7 +369,7 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
     /* 1. the receive buffers are free once the last ghost writes are done */
     t = cls_now();
     for (int k = 0; k < s->nmine; k++)
-        DSYS_DO(s, ld_event_wait(&s->parts[k].ev_ghost, DSYS_ERR));
+        DSYS_DO(s, ld_event_wait(&s->parts[k].ld, &s->parts[k].ev_ghost, DSYS_ERR));
     dprof_wait_add(pf, DPROF_W_GHOST, cls_now() - t);
     t = cls_now();
     ds_check(s, halo_comm_post_recvs(&s->hc, &e), &e);
@@ -381,6 +381,12 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
             dprof_step_set(pf, k, DPROF_PACK);
             DSYS_DO(s, ld_pack(&p->ld, p->d_send_idx, p->halo.nsend_total, x[k], p->d_sendbuf,
                                DSYS_ERR));
+        }
+        /* the copies' start on the copy queue (GPUs): after the pack and
+         * the last round's readers of the ghosts */
+        if (p->halo.nsend_total > 0 || p->halo.nghost > 0)
+            DSYS_DO(s, ld_halo_mark(&p->ld, DSYS_ERR));
+        if (p->halo.nsend_total > 0) {
             dprof_step_set(pf, k, DPROF_HALO_READ);
             DSYS_DO(s,
                     ld_read_async(&p->ld, p->d_sendbuf, 0, (size_t)p->halo.nsend_total * p->la.elem,
@@ -393,7 +399,7 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx)
     /* 3. send as each part's halo lands; copies between this rank's parts */
     for (int k = 0; k < s->nmine; k++) {
         t = cls_now();
-        DSYS_DO(s, ld_event_wait(&s->parts[k].ev_pack, DSYS_ERR));
+        DSYS_DO(s, ld_event_wait(&s->parts[k].ld, &s->parts[k].ev_pack, DSYS_ERR));
         dprof_wait_add(pf, DPROF_W_PACK, cls_now() - t);
         t = cls_now();
         ds_check(s, halo_comm_send(&s->hc, k, &e), &e);
@@ -484,7 +490,7 @@ static void gather_local(dsys *s, int ncomp, dsum *out)
                 dprof_resolve(s->prof, k);
         } else if (p->ld.ev) {
             cls_error e;
-            ld_event_wait(&p->ld.ev, &e); /* drain it */
+            ld_event_wait(&p->ld, &p->ld.ev, &e); /* drain it */
         }
         for (int c = 0; c < ncomp; c++)
             dsum_pair_add(&out->hi[c], &out->lo[c], v[2 * c], v[2 * c + 1]);

@@ -271,6 +271,8 @@ int dcg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt, cg
             for (int q = 0; q < s->nmine; q++) /* x += alpha p; p = z + beta p */
                 DSYS_DO(s, la_cgp_direction(&w[q], alpha, beta, DSYS_ERR));
         }
+        for (int q = 0; q < s->nmine; q++) /* submitted now: the device starts while the */
+            DSYS_DO(s, ld_flush(&s->parts[q].ld, DSYS_ERR)); /* host enqueues the next round */
         dprof_step_set(s->prof, -1, DPROF_OTHER);
         k++;
         res->iterations = k;
