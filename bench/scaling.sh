@@ -146,6 +146,10 @@ for r in p["ranks"]:
         else:
             cells += ["-"] * (3 + len(steps))
         print("| " + " | ".join(cells) + " |")
+for r in p["ranks"]:
+    for d in r["parts"]:
+        print("rank %d: device idle %.1f us/it, before: %s; copy queue %.1f" % (r["rank"], d["device_idle"],
+              ", ".join("%s %.1f" % (k, v) for k, v in d["idle_before"].items() if v >= 0.05), d["copy_queue_busy"]))
 print()
 PY
             done

@@ -140,6 +140,13 @@ json_t *report_profile_json(const dprof_report *pr)
             /* the main queue's busy time; the copy queue's beside it */
             json_object_set_new(jp, "device_busy", json_real((busy - ps->copy_s) * per));
             json_object_set_new(jp, "copy_queue_busy", json_real(ps->copy_s * per));
+            /* the idle time by the step whose command waited (what the
+             * device waited for: a halo before boundary_spmv, the
+             * reduction's turnaround before update) */
+            json_t *ib = json_object();
+            for (int q = 0; q < DPROF_NSTEPS; q++)
+                json_object_set_new(ib, dprof_step_name(q), json_real(ps->idle_before_s[q] * per));
+            json_object_set_new(jp, "idle_before", ib);
             json_object_set_new(jp, "device_idle", json_real(ps->idle_s * per));
             json_object_set_new(jp, "device_span", json_real(ps->span_s * per));
             /* a negative count: an event was lost, the figures are partial */

@@ -149,6 +149,7 @@ void dprof_resolve(dprof *d, int k)
                 p->seen = 1;
             } else if (t0 > p->last_end) { /* in-order queue: the device waited */
                 p->sum.idle_s += (double)(t0 - p->last_end) * 1e-9;
+                p->sum.idle_before_s[p->ev[i].step] += (double)(t0 - p->last_end) * 1e-9;
             }
             if ((!q || q == p->la->ocl->queue) && t1 > p->last_end)
                 p->last_end = t1;

@@ -68,6 +68,7 @@ typedef struct dprof_part_sum {
     double step_s[DPROF_NSTEPS]; /* device seconds per step */
     double idle_s;               /* gaps between the main queue's commands */
     double copy_s;               /* commands on the halo's copy queue (in step_s too) */
+    double idle_before_s[DPROF_NSTEPS]; /* idle_s by the step of the command that waited */
     double span_s;               /* first command's start to last one's end */
     int64_t commands;
 } dprof_part_sum;
