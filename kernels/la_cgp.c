@@ -9,6 +9,7 @@
 #include "la_priv.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost, const la_vec *b,
@@ -22,6 +23,9 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
     int rc = la_part_in_set(Ai, Ab, nghost, b, x, "la_cgp_create", &w->in, err);
     if (rc)
         return rc;
+    if (!(w->io = malloc(sizeof *w->io)))
+        return cls_fail(err, CLS_EOTHER, "out of memory for a part's workspace");
+    lai_iohost_init(la, w->io);
     if (dinv && dinv->n != w->in.n)
         return cls_fail(err, CLS_EOTHER, "la_cgp_create: inconsistent part sizes");
     if ((rc = la_vec_create(la, w->in.n, &w->r, err)) ||
@@ -86,6 +90,11 @@ void la_cgp_release(la_cgp *w)
     if (!w || !w->la)
         return;
     lai_sums_discard(&w->ev_res);
+    if (w->io) {
+        lai_iohost_free(w->la, w->io);
+        free(w->io);
+        w->io = NULL;
+    }
     cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd, &w->k_init,
                        &w->k_fold,   &w->k_updc,   &w->k_dir};
     cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl};
@@ -126,23 +135,23 @@ int la_cgp_sums_begin(la_cgp *w, int with_spmv, cls_error *err)
         return rc;
     if (w->ev_res)
         return cls_fail(err, CLS_EOTHER, "la_cgp: a read of the sums is already pending");
-    return lai_sums_read(la, w->res, w->host, &w->ev_res, "la_cgp", err);
+    return lai_sums_read(la, w->res, w->io->host, &w->ev_res, "la_cgp", err);
 }
 
 int la_cgp_sums_wait(la_cgp *w, double out[8], cls_error *err)
 {
-    return lai_sums_wait(w->la, w->host, &w->ev_res, out, "la_cgp", err);
+    return lai_sums_wait(w->la, w->io->host, &w->ev_res, out, "la_cgp", err);
 }
 
 int la_cgp_update(la_cgp *w, double alpha, double beta, cls_error *err)
 {
-    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->scal, w->scalf, err);
+    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->io->scal, w->io->scalf, err);
     return rc ? rc : la_launch(w->la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err);
 }
 
 int la_cgp_update_r(la_cgp *w, double alpha, cls_error *err)
 {
-    int rc = lai_write_scalars(w->la, w->sc, alpha, 0.0, w->scal, w->scalf, err);
+    int rc = lai_write_scalars(w->la, w->sc, alpha, 0.0, w->io->scal, w->io->scalf, err);
     return rc ? rc : la_launch(w->la, w->k_updc, "cgc_update", w->gu, w->ls_upd, err);
 }
 
@@ -150,6 +159,6 @@ int la_cgp_direction(la_cgp *w, double alpha, double beta, cls_error *err)
 {
     /* sc's host copy is free again: the reduction of beta waited for the
      * update that read the last write */
-    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->scal, w->scalf, err);
+    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->io->scal, w->io->scalf, err);
     return rc ? rc : la_launch(w->la, w->k_dir, "cgc_direction", w->gu, w->ls_upd, err);
 }

@@ -44,10 +44,8 @@ typedef struct la_cgp {
     cl_kernel k_spmv_i, k_spmv_b, k_upd, k_init, k_fold;
     cl_kernel k_updc, k_dir; /* the classic recurrence (cg_classic.cl) */
     size_t gi, gb, gu, ls_i, ls_b, ls_upd, ls_fold;
-    unsigned char host[8 * sizeof(double)]; /* the sums read back */
+    struct lai_iohost *io; /* the sums read back, alpha and beta written: pinned (la_priv.h) */
     cl_event ev_res;
-    double scal[2]; /* alpha, beta as written to sc (host copy stays live) */
-    float scalf[2];
 } la_cgp;
 
 /* Sets the part's workspace up. Ai: the interior rows (or every row when

@@ -450,35 +450,19 @@ int ld_flush(ld_ctx *ld, cls_error *err)
 int ld_pinned_alloc(ld_ctx *ld, size_t bytes, cl_mem *mem, void **ptr, cls_error *err)
 {
     *ptr = NULL;
-    int rc = make_buffer(ld, "pinned staging buffer", bytes ? bytes : 1,
-                         CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, NULL, mem, err);
-    if (rc)
-        return rc;
-    cl_int st;
-    *ptr = clEnqueueMapBuffer(ld->la->ocl->queue, *mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                              bytes ? bytes : 1, 0, NULL, NULL, &st);
-    if (st != CL_SUCCESS) {
-        clReleaseMemObject(*mem);
-        *mem = NULL;
-        *ptr = NULL;
-        OCL_CHECK(err, st, "clEnqueueMapBuffer(staging)");
-    }
-    return CLS_OK;
+    *mem = NULL;
+    if (bytes > ld->la->ocl->dev.max_alloc)
+        return cls_fail(err, CLS_EOTHER,
+                        "pinned staging buffer needs %.1f MB but device %s allows %.1f MB per "
+                        "buffer; use more parts",
+                        (double)bytes / 1048576.0, ld->la->ocl->dev.name,
+                        (double)ld->la->ocl->dev.max_alloc / 1048576.0);
+    return lai_pinned_alloc(ld->la, bytes, mem, ptr, err);
 }
 
 void ld_pinned_free(ld_ctx *ld, cl_mem mem, void *ptr)
 {
-    if (!mem)
-        return;
-    if (ptr) {
-        cl_event ev = NULL;
-        if (clEnqueueUnmapMemObject(ld->la->ocl->queue, mem, ptr, 0, NULL, &ev) == CL_SUCCESS &&
-            ev) {
-            clWaitForEvents(1, &ev);
-            clReleaseEvent(ev);
-        }
-    }
-    clReleaseMemObject(mem);
+    lai_pinned_free(ld->la, mem, ptr);
 }
 
 /* ------------------------------------------------------------ reductions */

@@ -12,6 +12,7 @@
 #include "la_priv.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PCG_REC 8 /* accumulators per record, as pcg_fused.cl */
@@ -29,6 +30,11 @@ void la_pcm_release(la_pcm *w)
         return;
     la_pcm_drain(w, NULL);
     lai_sums_discard(&w->ev_res);
+    if (w->io) {
+        lai_iohost_free(w->la, w->io);
+        free(w->io);
+        w->io = NULL;
+    }
     cl_kernel *ks[] = {&w->k_spmv_i, &w->k_spmv_b, &w->k_upd,  &w->k_dots,
                        &w->k_init,   &w->k_fold,   &w->k_scal, &w->k_wdots};
     cl_mem *ms[] = {&w->psi, &w->psb, &w->pu, &w->res, &w->sc, &w->ctl, &w->hist, &w->pw};
@@ -53,6 +59,9 @@ int la_pcm_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         return rc;
     if (one_part && (Ab || nghost)) /* the device-scalar form has no halo */
         return cls_fail(err, CLS_EOTHER, "la_pcm_create: inconsistent part sizes");
+    if (!(w->io = malloc(sizeof *w->io)))
+        return cls_fail(err, CLS_EOTHER, "out of memory for a part's workspace");
+    lai_iohost_init(la, w->io);
     const cl_int ctl0[2] = {0, 0};
     const unsigned char zeros[4 * sizeof(double)] = {0};
     if ((rc = la_aux_program(la, &aux, err)) || (rc = la_vec_create(la, w->in.n, &w->r, err)) ||
@@ -164,7 +173,7 @@ int la_pcm_sums_begin(la_pcm *w, int with_spmv, cls_error *err)
                               w->ls_fold, err)) ||
         (rc = la_launch(la, w->k_fold, "cgf_fold", 1, w->ls_fold, err)))
         return rc;
-    return lai_sums_read(la, w->res, w->host, &w->ev_res, "la_pcm", err);
+    return lai_sums_read(la, w->res, w->io->host, &w->ev_res, "la_pcm", err);
 }
 
 int la_pcm_block_sums_begin(la_pcm *w, cls_error *err)
@@ -189,7 +198,7 @@ int la_pcm_block_sums_begin(la_pcm *w, cls_error *err)
                               w->ls_fold, err)) ||
         (rc = la_launch(la, w->k_fold, "cgf_fold", 1, w->ls_fold, err)))
         return rc;
-    cl_int st = clEnqueueReadBuffer(la->ocl->queue, w->res, CL_FALSE, 0, 8 * as, w->host, 0, NULL,
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, w->res, CL_FALSE, 0, 8 * as, w->io->host, 0, NULL,
                                     &w->ev_res);
     if (st != CL_SUCCESS) {
         w->ev_res = NULL;
@@ -201,12 +210,12 @@ int la_pcm_block_sums_begin(la_pcm *w, cls_error *err)
 
 int la_pcm_sums_wait(la_pcm *w, double out[8], cls_error *err)
 {
-    return lai_sums_wait(w->la, w->host, &w->ev_res, out, "la_pcm", err);
+    return lai_sums_wait(w->la, w->io->host, &w->ev_res, out, "la_pcm", err);
 }
 
 int la_pcm_update(la_pcm *w, double alpha, double beta, cls_error *err)
 {
-    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->scal, w->scalf, err);
+    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->io->scal, w->io->scalf, err);
     return rc ? rc : la_launch(w->la, w->k_upd, "pcgf_update", w->gu, w->ls_upd, err);
 }
 

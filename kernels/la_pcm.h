@@ -50,10 +50,8 @@ typedef struct la_pcm {
     size_t gi, gb, gu, ls_i, ls_b, ls_upd, ls_fold;
     int one_part; /* device scalars and the record ring */
     double stop2;
-    unsigned char host[8 * sizeof(double)]; /* the K-part sums read back */
+    struct lai_iohost *io; /* the sums read back, alpha and beta written: pinned (la_priv.h) */
     cl_event ev_res;
-    double scal[2];
-    float scalf[2];
     la_ring rg; /* one part: the records of the queued iterations (as la_cgf) */
 } la_pcm;
 

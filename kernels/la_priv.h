@@ -67,6 +67,30 @@ int lai_fused_spmv_bind(la_ctx *la, const la_csr *A, cl_mem x, cl_mem y, cl_mem 
 /* the interior rows' SpMV (boundary 0) or the boundary rows' (1, when kb) */
 int lai_split_spmv(la_ctx *la, int boundary, const la_csr *Ai, cl_kernel ki, size_t gi, size_t ls_i,
                    cl_kernel kb, size_t gb, size_t ls_b, cls_error *err);
+/* Page-locked host memory (CL_MEM_ALLOC_HOST_PTR, mapped once): copies
+ * to and from it are the DMA alone, where a pageable buffer costs the
+ * driver a staging pass and a host thread's wake-up on every copy. */
+int lai_pinned_alloc(la_ctx *la, size_t bytes, cl_mem *mem, void **ptr, cls_error *err);
+void lai_pinned_free(la_ctx *la, cl_mem mem, void *ptr);
+
+/* A part's per-iteration host traffic (la_cgp, la_pcm): the eight sums
+ * read back and alpha, beta written, in pinned memory where the device
+ * allows (own: the fallback, and CLSOLVE_PAGEABLE_SUMS=1's A/B). */
+typedef struct lai_iohost {
+    unsigned char *host; /* 8 accumulators read back */
+    double *scal;        /* alpha, beta as written (the host copy stays live) */
+    float *scalf;
+    cl_mem pin;
+    void *pin_ptr;
+    struct {
+        unsigned char host[8 * sizeof(double)];
+        double scal[2];
+        float scalf[2];
+    } own;
+} lai_iohost;
+void lai_iohost_init(la_ctx *la, lai_iohost *io);
+void lai_iohost_free(la_ctx *la, lai_iohost *io);
+
 /* alpha, beta of a host-scalar CG loop into sc (la_vec.c) */
 int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double scal[2],
                       float scalf[2], cls_error *err);

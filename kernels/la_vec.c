@@ -318,6 +318,65 @@ int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double s
     return CLS_OK;
 }
 
+int lai_pinned_alloc(la_ctx *la, size_t bytes, cl_mem *mem, void **ptr, cls_error *err)
+{
+    *ptr = NULL;
+    cl_int st;
+    *mem = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                          bytes ? bytes : 1, NULL, &st);
+    if (st != CL_SUCCESS) {
+        *mem = NULL;
+        OCL_CHECK(err, st, "clCreateBuffer(pinned staging)");
+    }
+    *ptr = clEnqueueMapBuffer(la->ocl->queue, *mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                              bytes ? bytes : 1, 0, NULL, NULL, &st);
+    if (st != CL_SUCCESS) {
+        clReleaseMemObject(*mem);
+        *mem = NULL;
+        *ptr = NULL;
+        OCL_CHECK(err, st, "clEnqueueMapBuffer(staging)");
+    }
+    return CLS_OK;
+}
+
+void lai_pinned_free(la_ctx *la, cl_mem mem, void *ptr)
+{
+    if (!mem)
+        return;
+    if (ptr) {
+        cl_event ev = NULL;
+        if (clEnqueueUnmapMemObject(la->ocl->queue, mem, ptr, 0, NULL, &ev) == CL_SUCCESS && ev) {
+            clWaitForEvents(1, &ev);
+            clReleaseEvent(ev);
+        }
+    }
+    clReleaseMemObject(mem);
+}
+
+void lai_iohost_init(la_ctx *la, lai_iohost *io)
+{
+    memset(io, 0, sizeof *io);
+    io->host = io->own.host;
+    io->scal = io->own.scal;
+    io->scalf = io->own.scalf;
+    const char *e = getenv("CLSOLVE_PAGEABLE_SUMS");
+    if (e && !strcmp(e, "1"))
+        return;
+    cls_error ignored; /* no pinned memory: the pageable fallback works, slower */
+    if (lai_pinned_alloc(la, 128, &io->pin, &io->pin_ptr, &ignored))
+        return;
+    unsigned char *b = io->pin_ptr;
+    io->host = b;                                   /* 64 bytes */
+    io->scal = (double *)(void *)(b + 64);         /* 16 */
+    io->scalf = (float *)(void *)(b + 64 + 16);    /* 8 */
+}
+
+void lai_iohost_free(la_ctx *la, lai_iohost *io)
+{
+    lai_pinned_free(la, io->pin, io->pin_ptr);
+    memset(io, 0, sizeof *io);
+}
+
 /* the eight sums of a part (cgf_fold's res) read back without blocking:
  * the K-part loops (la_cgp, la_pcm) wait for them only after every part
  * has started its own */
