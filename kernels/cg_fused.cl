@@ -179,15 +179,14 @@ __kernel void cgf_fold(const int gi, __global const acc_t *restrict pi, const in
 }
 
 /* x += alpha p ; r -= alpha q ; z = D^-1 r ; p = z + beta p ;
- * partial: the pairs r'z, r'r of the new r. d may be NULL. */
-__kernel void cgf_update(const int n, __global const acc_t *restrict sc,
-                         __global const int *restrict ctl, __global real *restrict p,
-                         __global const real *restrict q, __global real *restrict x,
-                         __global real *restrict r, __global const real *d,
-                         __global acc_t *restrict partial, __local acc_t *scratch)
+ * partial: the pairs r'z, r'r of the new r. d may be NULL. One body for
+ * both kernels below (every work-item calls it: it ends in a barrier). */
+static void cgf_update_rows(const int n, const real alpha, const real beta, const int run,
+                            __global real *restrict p, __global const real *restrict q,
+                            __global real *restrict x, __global real *restrict r,
+                            __global const real *d, __global acc_t *restrict partial,
+                            __local acc_t *scratch)
 {
-    const int run = ctl[0] == CGF_RUN; /* no early return: see real.cl */
-    const real alpha = (real)sc[0], beta = (real)sc[1];
     acc_t rz = 0, rzl = 0, rr = 0, rrl = 0;
     if (d) {
         CLS_EACH(i, n, run) {
@@ -213,6 +212,29 @@ __kernel void cgf_update(const int n, __global const acc_t *restrict sc,
         rzl = rrl;
     }
     cls_write_pairs2(partial, scratch, rz, rzl, rr, rrl);
+}
+
+/* alpha, beta from the device (sc: the device-scalar loop writes them) */
+__kernel void cgf_update(const int n, __global const acc_t *restrict sc,
+                         __global const int *restrict ctl, __global real *restrict p,
+                         __global const real *restrict q, __global real *restrict x,
+                         __global real *restrict r, __global const real *d,
+                         __global acc_t *restrict partial, __local acc_t *scratch)
+{
+    const int run = ctl[0] == CGF_RUN; /* no early return: see real.cl */
+    cgf_update_rows(n, (real)sc[0], (real)sc[1], run, p, q, x, r, d, partial, scratch);
+}
+
+/* alpha, beta from the host as arguments (a distributed part, la_cgp.c):
+ * no copy to the device ahead of the launch */
+__kernel void cgf_update_args(const int n, const acc_t alpha, const acc_t beta,
+                              __global const int *restrict ctl, __global real *restrict p,
+                              __global const real *restrict q, __global real *restrict x,
+                              __global real *restrict r, __global const real *d,
+                              __global acc_t *restrict partial, __local acc_t *scratch)
+{
+    const int run = ctl[0] == CGF_RUN;
+    cgf_update_rows(n, (real)alpha, (real)beta, run, p, q, x, r, d, partial, scratch);
 }
 
 /* r = b - q ; partial[g] = r'r (the true residual, q = A x) */

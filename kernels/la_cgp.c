@@ -51,7 +51,7 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
         (rc = lai_fused_spmv_bind(la, Ab, w->p.buf, w->q.buf, w->d.buf, w->ctl, &w->k_spmv_b,
                                   &w->psb, &w->gb, &w->ls_b, err)))
         goto fail;
-    if ((rc = ocl_create_kernel(la->prog, "cgf_update", &w->k_upd, err)) ||
+    if ((rc = ocl_create_kernel(la->prog, "cgf_update_args", &w->k_upd, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgf_init", &w->k_init, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgf_fold", &w->k_fold, err)) ||
         (rc = ocl_create_kernel(la->prog, "cgc_update", &w->k_updc, err)) ||
@@ -71,8 +71,12 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
     if ((rc = lai_cgf_buffer(la, 4 * w->gu * as, &w->pu, err)))
         goto fail;
     cl_int cn = (cl_int)w->in.n;
-    if ((rc = lai_cgf_bind_update(la, w->k_upd, w->k_init, cn, w->sc, w->ctl, &w->in.b, &w->in.x,
-                                  &w->d, &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)) ||
+    w->cn = cn;
+    const real_arg zero = lai_mk_acc(la, 0.0); /* alpha, beta: set by each update */
+    if ((rc = lai_set_args(w->k_upd, "cgf_update_args", err, 11, A_INT(cn), A_REAL(zero),
+                           A_REAL(zero), A_MEM(w->ctl), A_MEM(w->p.buf), A_MEM(w->q.buf),
+                           A_MEM(w->in.x.buf), A_MEM(w->r.buf), A_MEM(w->d.buf), A_MEM(w->pu),
+                           A_LOCAL(4 * w->ls_upd * as))) ||
         (rc = lai_cgf_bind_update(la, w->k_updc, w->k_init, cn, w->sc, w->ctl, &w->in.b, &w->in.x,
                                   &w->d, &w->r, &w->p, &w->q, w->pu, w->ls_upd, err)) ||
         (rc =
@@ -145,8 +149,10 @@ int la_cgp_sums_wait(la_cgp *w, double out[8], cls_error *err)
 
 int la_cgp_update(la_cgp *w, double alpha, double beta, cls_error *err)
 {
-    int rc = lai_write_scalars(w->la, w->sc, alpha, beta, w->io->scal, w->io->scalf, err);
-    return rc ? rc : la_launch(w->la, w->k_upd, "cgf_update", w->gu, w->ls_upd, err);
+    /* alpha, beta as the kernel's arguments: no copy ahead of the launch */
+    const real_arg a = lai_mk_acc(w->la, alpha), bt = lai_mk_acc(w->la, beta);
+    int rc = lai_set_args(w->k_upd, "cgf_update_args", err, 3, A_INT(w->cn), A_REAL(a), A_REAL(bt));
+    return rc ? rc : la_launch(w->la, w->k_upd, "cgf_update_args", w->gu, w->ls_upd, err);
 }
 
 int la_cgp_update_r(la_cgp *w, double alpha, cls_error *err)

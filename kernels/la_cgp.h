@@ -20,7 +20,7 @@
  *   la_cgp_update_r,        the classic recurrence (cg_classic.cl): r and
  *   la_cgp_direction        the pairs, then x and p = z + beta p once beta
  *                           is reduced (a second reduction per iteration)
- *   la_cgp_update           cgf_update with alpha, beta written to sc:
+ *   la_cgp_update           cgf_update_args, alpha and beta its arguments:
  *                           x += alpha p; r -= alpha q; z = D^-1 r;
  *                           p = z + beta p, and the next r'z, r'r pairs
  *
@@ -44,6 +44,7 @@ typedef struct la_cgp {
     cl_kernel k_spmv_i, k_spmv_b, k_upd, k_init, k_fold;
     cl_kernel k_updc, k_dir; /* the classic recurrence (cg_classic.cl) */
     size_t gi, gb, gu, ls_i, ls_b, ls_upd, ls_fold;
+    cl_int cn; /* rows, as the update kernel takes them */
     struct lai_iohost *io; /* the sums read back, alpha and beta written: pinned (la_priv.h) */
     cl_event ev_res;
 } la_cgp;
