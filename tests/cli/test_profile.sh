@@ -92,7 +92,7 @@ mrun cgq 2 --method cg --profile
 check cgq 2 1 13
 POCL_DEVICES="pthread pthread" mrun devq 1 --devices-per-rank 2 --method cg-single --profile
 check devq 1 2 8
-for m in cg pipecg; do
+for m in cg cg-single pipecg; do
     for q in main copy; do
         CLSOLVE_HALO_QUEUE=$q want_rc=0 mrun conv-$m-$q 3 --method $m --tol 1e-9 --maxiter 500
     done
