@@ -44,7 +44,7 @@ typedef struct la_cgp {
     cl_kernel k_spmv_i, k_spmv_b, k_upd, k_init, k_fold;
     cl_kernel k_updc, k_dir; /* the classic recurrence (cg_classic.cl) */
     size_t gi, gb, gu, ls_i, ls_b, ls_upd, ls_fold;
-    cl_int cn; /* rows, as the update kernel takes them */
+    cl_int cn;             /* rows, as the update kernel takes them */
     struct lai_iohost *io; /* the sums read back, alpha and beta written: pinned (la_priv.h) */
     cl_event ev_res;
 } la_cgp;

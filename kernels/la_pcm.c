@@ -198,8 +198,8 @@ int la_pcm_block_sums_begin(la_pcm *w, cls_error *err)
                               w->ls_fold, err)) ||
         (rc = la_launch(la, w->k_fold, "cgf_fold", 1, w->ls_fold, err)))
         return rc;
-    cl_int st = clEnqueueReadBuffer(la->ocl->queue, w->res, CL_FALSE, 0, 8 * as, w->io->host, 0, NULL,
-                                    &w->ev_res);
+    cl_int st = clEnqueueReadBuffer(la->ocl->queue, w->res, CL_FALSE, 0, 8 * as, w->io->host, 0,
+                                    NULL, &w->ev_res);
     if (st != CL_SUCCESS) {
         w->ev_res = NULL;
         OCL_CHECK(err, st, "clEnqueueReadBuffer(part sums)");

@@ -366,9 +366,9 @@ void lai_iohost_init(la_ctx *la, lai_iohost *io)
     if (lai_pinned_alloc(la, 128, &io->pin, &io->pin_ptr, &ignored))
         return;
     unsigned char *b = io->pin_ptr;
-    io->host = b;                                   /* 64 bytes */
-    io->scal = (double *)(void *)(b + 64);         /* 16 */
-    io->scalf = (float *)(void *)(b + 64 + 16);    /* 8 */
+    io->host = b;                               /* 64 bytes */
+    io->scal = (double *)(void *)(b + 64);      /* 16 */
+    io->scalf = (float *)(void *)(b + 64 + 16); /* 8 */
 }
 
 void lai_iohost_free(la_ctx *la, lai_iohost *io)

@@ -71,8 +71,9 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
     }
     json_object_set_new(o, "tol", json_real(opt->solve.tol));
     json_object_set_new(o, "atol", json_real(opt->solve.atol));
-    json_object_set_new(o, "method", json_string(solver_method_name(
-                                         rep->method_known ? rep->method : opt->solve.method)));
+    json_object_set_new(
+        o, "method",
+        json_string(solver_method_name(rep->method_known ? rep->method : opt->solve.method)));
     if (rep->method_choice[0]) /* --method auto: what was compared, or why cg */
         json_object_set_new(o, "method_choice", json_string(rep->method_choice));
     json_object_set_new(o, "precond", json_string(report_precond(rep, opt)));
@@ -150,9 +151,9 @@ json_t *report_profile_json(const dprof_report *pr)
             json_object_set_new(jp, "device_idle", json_real(ps->idle_s * per));
             json_object_set_new(jp, "device_span", json_real(ps->span_s * per));
             /* a negative count: an event was lost, the figures are partial */
-            json_object_set_new(jp, "commands", ps->commands < 0
-                                                    ? json_integer(-1)
-                                                    : json_real((double)ps->commands * per * 1e-6));
+            json_object_set_new(jp, "commands",
+                                ps->commands < 0 ? json_integer(-1)
+                                                 : json_real((double)ps->commands * per * 1e-6));
             json_array_append_new(parts, jp);
         }
         json_object_set_new(jr, "parts", parts);

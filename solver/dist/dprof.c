@@ -34,9 +34,9 @@ struct dprof {
     dprof_part part[];
 };
 
-static const char *const step_names[DPROF_NSTEPS] = {
-    "pack", "halo_read", "interior_spmv", "halo_write", "boundary_spmv",
-    "sums", "update",    "precond",       "other"};
+static const char *const step_names[DPROF_NSTEPS] = {"pack",       "halo_read",     "interior_spmv",
+                                                     "halo_write", "boundary_spmv", "sums",
+                                                     "update",     "precond",       "other"};
 static const char *const wait_names[DPROF_NWAITS] = {"ghost_buffers", "halo_packed", "halo_mpi",
                                                      "sums", "allreduce"};
 

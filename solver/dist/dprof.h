@@ -65,11 +65,11 @@ const char *dprof_wait_name(dprof_wait w);
 #define DPROF_MAX_PARTS 16 /* parts of one rank a report carries */
 
 typedef struct dprof_part_sum {
-    double step_s[DPROF_NSTEPS]; /* device seconds per step */
-    double idle_s;               /* gaps between the main queue's commands */
-    double copy_s;               /* commands on the halo's copy queue (in step_s too) */
+    double step_s[DPROF_NSTEPS];        /* device seconds per step */
+    double idle_s;                      /* gaps between the main queue's commands */
+    double copy_s;                      /* commands on the halo's copy queue (in step_s too) */
     double idle_before_s[DPROF_NSTEPS]; /* idle_s by the step of the command that waited */
-    double span_s;               /* first command's start to last one's end */
+    double span_s;                      /* first command's start to last one's end */
     int64_t commands;
 } dprof_part_sum;
 
@@ -77,8 +77,8 @@ typedef struct dprof_part_sum {
 typedef struct dprof_rank_sum {
     int rank, nparts;
     int64_t iterations;
-    double wall_s;                /* host: the loop's wall time */
-    double wait_s[DPROF_NWAITS];  /* host: blocked there */
+    double wall_s;               /* host: the loop's wall time */
+    double wait_s[DPROF_NWAITS]; /* host: blocked there */
     dprof_part_sum part[DPROF_MAX_PARTS];
 } dprof_rank_sum;
 

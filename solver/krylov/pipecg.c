@@ -135,7 +135,7 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
             if (jacobi)
                 pipecg_precond(s, pc, &w, &m); /* m = M w */
             dprof_release(s->prof);
-            dvec_spmv(s, mm, &nv);             /* n = A m, while the sums fly */
+            dvec_spmv(s, mm, &nv); /* n = A m, while the sums fly */
             CLS_TRY(dsys_iallreduce_end(s, v, &cancel, err));
             gamma = v[0]; /* gamma = r'u */
             delta = v[1]; /* delta = w'u */
