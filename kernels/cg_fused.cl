@@ -181,7 +181,7 @@ __kernel void cgf_fold(const int gi, __global const acc_t *restrict pi, const in
 /* x += alpha p ; r -= alpha q ; z = D^-1 r ; p = z + beta p ;
  * partial: the pairs r'z, r'r of the new r. d may be NULL. One body for
  * both kernels below (every work-item calls it: it ends in a barrier). */
-static void cgf_update_rows(const int n, const real alpha, const real beta, const int run,
+inline void cgf_update_rows(const int n, const real alpha, const real beta, const int run,
                             __global real *restrict p, __global const real *restrict q,
                             __global real *restrict x, __global real *restrict r,
                             __global const real *d, __global acc_t *restrict partial,

@@ -23,11 +23,11 @@ int la_cgp_create(la_ctx *la, const la_csr *Ai, const la_csr *Ab, int64_t nghost
     int rc = la_part_in_set(Ai, Ab, nghost, b, x, "la_cgp_create", &w->in, err);
     if (rc)
         return rc;
+    if (dinv && dinv->n != w->in.n)
+        return cls_fail(err, CLS_EOTHER, "la_cgp_create: inconsistent part sizes");
     if (!(w->io = malloc(sizeof *w->io)))
         return cls_fail(err, CLS_EOTHER, "out of memory for a part's workspace");
     lai_iohost_init(la, w->io);
-    if (dinv && dinv->n != w->in.n)
-        return cls_fail(err, CLS_EOTHER, "la_cgp_create: inconsistent part sizes");
     if ((rc = la_vec_create(la, w->in.n, &w->r, err)) ||
         (rc = la_vec_create(la, w->in.n + nghost, &w->p, err)) ||
         (rc = la_vec_create(la, w->in.n, &w->q, err)) ||

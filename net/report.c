@@ -111,6 +111,8 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
 json_t *report_profile_json(const dprof_report *pr)
 {
     json_t *o = json_object(), *ranks = json_array();
+    if (pr->note[0])
+        json_object_set_new(o, "note", json_string(pr->note));
     int64_t its = 0;
     for (int r = 0; r < pr->nranks; r++) {
         const dprof_rank_sum *rs = &pr->rank[r];
@@ -167,6 +169,10 @@ json_t *report_profile_json(const dprof_report *pr)
 
 void report_profile_print(FILE *f, const dprof_report *pr)
 {
+    if (pr->note[0]) {
+        fprintf(f, "profile: %s\n", pr->note);
+        return;
+    }
     json_t *o = report_profile_json(pr);
     fprintf(f, "profile: microseconds per iteration over %lld iterations\n",
             (long long)json_integer_value(json_object_get(o, "iterations")));

@@ -106,7 +106,7 @@ void dsolve_report_free(dsolve_report *rep)
 
 /* --profile: this rank's profile closed, every rank's gathered on rank 0
  * (rep->profile); collective */
-static void dsolve_profile_gather(MPI_Comm comm, dsys *s, dsolve_report *rep)
+static void dsolve_profile_gather(MPI_Comm comm, dsys *s, dsolve_report *rep, int nrhs)
 {
     int me = 0, size = 1;
     MPI_Comm_rank(comm, &me);
@@ -115,20 +115,33 @@ static void dsolve_profile_gather(MPI_Comm comm, dsys *s, dsolve_report *rep)
     dprof_close(s->prof, rep->cg.iterations, &mine);
     s->prof = NULL;
     mine.rank = me;
+    dprof_report *pr = NULL;
     dprof_rank_sum *all = NULL;
-    if (me == 0)
-        all = calloc((size_t)size, sizeof *all);
-    /* the same binary on every rank: the struct travels as bytes */
-    MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, comm);
-    if (me == 0 && all) {
-        rep->profile = calloc(1, sizeof *rep->profile);
-        if (rep->profile) {
-            rep->profile->nranks = size;
-            rep->profile->rank = all;
-        } else {
-            free(all);
-        }
+    int ok = 1;
+    if (me == 0) {
+        pr = calloc(1, sizeof *pr);
+        all = nrhs == 1 ? calloc((size_t)size, sizeof *all) : NULL;
+        ok = pr && all;
     }
+    MPI_Bcast(&ok, 1, MPI_INT, 0, comm); /* every rank gathers, or none */
+    /* the same binary on every rank: the struct travels as bytes */
+    if (ok && MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0,
+                         comm) != MPI_SUCCESS)
+        ok = 0;
+    if (me != 0)
+        return;
+    if (pr && ok) {
+        pr->nranks = size;
+        pr->rank = all;
+    } else {
+        free(all);
+        if (pr)
+            snprintf(pr->note, sizeof pr->note, "%s",
+                     nrhs > 1 ? "not profiled: --profile times the iteration of one right-hand "
+                                "side, this solve has several"
+                              : "not profiled: out of memory, or the gather failed");
+    }
+    rep->profile = pr;
 }
 
 /* rep->cg from the columns: converged when all are, the first failing
@@ -663,7 +676,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     }
     rep->together =
         nrhs > 1 && method->solve_block && opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL && !native_cols;
-    if (opt->profile) { /* --profile: the loop's steps timed (dprof.h) */
+    if (opt->profile && nrhs == 1) { /* --profile: the loop's steps timed (dprof.h) */
         la_ctx *las[DPROF_MAX_PARTS];
         int np = nmine < DPROF_MAX_PARTS ? nmine : DPROF_MAX_PARTS;
         for (int k = 0; k < np; k++)
@@ -690,8 +703,6 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         }
     }
     dsolve_summary(rep);
-    if (opt->profile)
-        dsolve_profile_gather(comm, &sys, rep);
     {
         cls_error ferr;
         cls_error_clear(&ferr);
@@ -699,6 +710,8 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             dsys_fail(&sys, &ferr);
     }
     rep->solve_s = cls_now() - t2;
+    if (opt->profile) /* after solve_s: the gather is not the solve's time */
+        dsolve_profile_gather(comm, &sys, rep, nrhs);
     /* a device failure anywhere outranks the method's own verdict */
     {
         cls_error ferr = sys.ferr;

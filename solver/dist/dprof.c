@@ -51,9 +51,21 @@ const char *dprof_wait_name(dprof_wait w)
 }
 
 /* la_ctx.prof: keeps the event (its reference is ours) */
+/* events a part holds before the sink resolves the older half itself: a
+ * loop that never waits where dprof_resolve is called (the one-part fused
+ * loop) stays bounded too */
+#define DPROF_HOLD 4096
+
+static void dprof_resolve_first(dprof_part *p, int count);
+
 static void dprof_sink(void *ctx, int step, cl_event ev)
 {
     dprof_part *p = ctx;
+    if (p->nev >= DPROF_HOLD) { /* the older half is done once its last one is */
+        const int half = p->nev / 2;
+        if (clWaitForEvents(1, &p->ev[half - 1].ev) == CL_SUCCESS)
+            dprof_resolve_first(p, half);
+    }
     if (p->nev == p->cap) {
         int cap = p->cap ? 2 * p->cap : 64;
         dprof_ev *n = realloc(p->ev, (size_t)cap * sizeof *n);
@@ -125,12 +137,10 @@ void dprof_wait_add(dprof *d, dprof_wait w, double t)
         d->wait_s[w] += t;
 }
 
-void dprof_resolve(dprof *d, int k)
+/* resolves part p's first count events (complete: the caller knows) */
+static void dprof_resolve_first(dprof_part *p, int count)
 {
-    if (!d || k < 0 || k >= d->nparts)
-        return;
-    dprof_part *p = &d->part[k];
-    for (int i = 0; i < p->nev; i++) {
+    for (int i = 0; i < count; i++) {
         cl_ulong t0 = 0, t1 = 0;
         cl_event ev = p->ev[i].ev;
         if (clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) ==
@@ -158,7 +168,16 @@ void dprof_resolve(dprof *d, int k)
         }
         clReleaseEvent(ev);
     }
-    p->nev = 0;
+    memmove(p->ev, p->ev + count, (size_t)(p->nev - count) * sizeof *p->ev);
+    p->nev -= count;
+}
+
+void dprof_resolve(dprof *d, int k)
+{
+    if (!d || k < 0 || k >= d->nparts)
+        return;
+    dprof_part *p = &d->part[k];
+    dprof_resolve_first(p, p->nev);
 }
 
 void dprof_close(dprof *d, int64_t iterations, dprof_rank_sum *out)

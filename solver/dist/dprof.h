@@ -26,7 +26,10 @@
  *
  * Events are resolved each time the rank has waited for a part's sums
  * (every command before them on that in-order queue has completed), so the
- * profile holds one iteration's events at a time, whatever the count.
+ * profile holds one iteration's events at a time; a loop that waits
+ * elsewhere (one part's fused loop) has its older events resolved by the
+ * sink once a part holds 4096. Several right-hand sides are not profiled
+ * (the report says so): the window would mix the columns.
  */
 #ifndef CLSOLVE_DPROF_H
 #define CLSOLVE_DPROF_H
@@ -86,6 +89,7 @@ typedef struct dprof_rank_sum {
 typedef struct dprof_report {
     int nranks;
     dprof_rank_sum *rank;
+    char note[160]; /* why there is no profile (nranks 0), else empty */
 } dprof_report;
 void dprof_report_free(dprof_report *r);
 

@@ -478,13 +478,16 @@ static void gather_local(dsys *s, int ncomp, dsum *out)
 {
     memset(out, 0, sizeof *out);
     out->n = ncomp;
-    const double t = cls_now();
+    double waited = 0.0; /* the waits alone, not the profile's own work */
     for (int k = 0; k < s->nmine; k++) {
         double v[6] = {0, 0, 0, 0, 0, 0};
         dpart *p = &s->parts[k];
         if (!s->failed && p->ld.ev) {
             cls_error e;
-            if (ld_result_wait(&p->ld, v, &e))
+            const double t = cls_now();
+            const int rc = ld_result_wait(&p->ld, v, &e);
+            waited += cls_now() - t;
+            if (rc)
                 dsys_fail(s, &e);
             else /* every command before the read has run */
                 dprof_resolve(s->prof, k);
@@ -495,7 +498,7 @@ static void gather_local(dsys *s, int ncomp, dsum *out)
         for (int c = 0; c < ncomp; c++)
             dsum_pair_add(&out->hi[c], &out->lo[c], v[2 * c], v[2 * c + 1]);
     }
-    dprof_wait_add(s->prof, DPROF_W_SUMS, cls_now() - t);
+    dprof_wait_add(s->prof, DPROF_W_SUMS, waited);
 }
 
 void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const *y, dsum *out)
@@ -600,12 +603,15 @@ int dsys_reduce_sums(dsys *s, dsys_sums_fn wait, void *ctx, double v[4], int can
     dsum ls;
     memset(&ls, 0, sizeof ls);
     ls.n = 4;
-    const double t = cls_now();
+    double waited = 0.0; /* the waits alone, not the profile's own work */
     for (int k = 0; k < s->nmine; k++) {
         double o[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         if (!s->failed) {
             cls_error e;
-            if (wait(ctx, k, o, &e))
+            const double t = cls_now();
+            const int rc = wait(ctx, k, o, &e);
+            waited += cls_now() - t;
+            if (rc)
                 dsys_fail(s, &e);
             else /* every command before the sums' read has run */
                 dprof_resolve(s->prof, k);
@@ -613,7 +619,7 @@ int dsys_reduce_sums(dsys *s, dsys_sums_fn wait, void *ctx, double v[4], int can
         for (int q = 0; q < 4; q++)
             dsum_pair_add(&ls.hi[q], &ls.lo[q], o[2 * q], o[2 * q + 1]);
     }
-    dprof_wait_add(s->prof, DPROF_W_SUMS, cls_now() - t);
+    dprof_wait_add(s->prof, DPROF_W_SUMS, waited);
     return dsys_allreduce(s, &ls, v, cancel_in, cancel_out, err);
 }
 
