@@ -11,14 +11,14 @@
 #    SpMV, halo write, boundary SpMV, sums, update) took time, and the
 #    host's waits do not exceed its wall time;
 #  - the commands per iteration are what the loops enqueue: 13 for cg
-#    (two reductions), 8 for cg-single (one: alpha and beta go as arguments), within 0.5 (the last
-#    round and the confirmation);
+#    (two reductions), 8 for cg-single (one; alpha and beta go as
+#    arguments), within 0.5 (the last round and the confirmation);
 #  - pipecg and the preconditioned loop (chebyshev) are profiled too: the
 #    updates and the preconditioner's application have their own times;
 #  - one part (one rank): the fused loop's device time is reported;
 #  - the halo's copy queue (CLSOLVE_HALO_QUEUE=copy, the GPUs' default)
 #    gives the main queue's iterations and residuals bit for bit on 3
-#    ranks (cg, pipecg), and its time shows as copy_queue_busy;
+#    ranks (cg, cg-single, pipecg), and its time shows as copy_queue_busy;
 #  - several right-hand sides are not profiled, and the profile says why;
 #  - without --profile there is no "profile" key, and the text output
 #    prints the table on stderr.
