@@ -6,7 +6,7 @@
  * la->cfg.spmv_local_size (SpMV). Reductions write 3 compensated partial
  * sums, (hi, lo) pairs, per group (partial is 6 * ngroups long; dcg.cl says
  * why) and dreduce folds them with one work-group. The pairs are read into
- * ld->host with a non-blocking read; the event is kept until ld_result_wait.
+ * ld_host(ld) with a non-blocking read; the event is kept until ld_result_wait.
  *
  * Precision: LA_DOUBLE and LA_MIXED both have double vectors (la->elem), so
  * every "double vectors" test is prec != LA_FLOAT. The split CSR kernels of
@@ -41,6 +41,11 @@ static int launch(ld_ctx *ld, cl_kernel k, const char *kname, size_t groups, siz
                         global, ls, ocl_errstr(st), (int)st);
     lai_prof_take(ld->la, ev);
     return CLS_OK;
+}
+
+static unsigned char *ld_host(ld_ctx *ld)
+{
+    return ld->host_pin_ptr ? (unsigned char *)ld->host_pin_ptr : ld->host_own;
 }
 
 static size_t groups_for(const ld_ctx *ld, int64_t n, size_t ls)
@@ -110,6 +115,13 @@ int ld_init(ld_ctx *ld, la_ctx *la, cls_error *err)
                         la->cfg.local_size, 6 * la->cfg.local_size * ld->acc, dev->name,
                         (unsigned long long)dev->local_mem);
     }
+    {
+        cls_error ignored; /* no pinned memory: the pageable fallback works, slower */
+        const char *e = getenv("CLSOLVE_PAGEABLE_SUMS");
+        if (!(e && !strcmp(e, "1")))
+            (void)lai_pinned_alloc(la, sizeof ld->host_own, &ld->host_pin, &ld->host_pin_ptr,
+                                   &ignored);
+    }
     cl_int st;
     ld->partial =
         clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE, 6 * la->ngroups * ld->acc, NULL, &st);
@@ -136,6 +148,8 @@ void ld_release(ld_ctx *ld)
         clWaitForEvents(1, &ld->ev);
         clReleaseEvent(ld->ev);
     }
+    if (ld->host_pin) /* after the read into it */
+        lai_pinned_free(ld->la, ld->host_pin, ld->host_pin_ptr);
     cl_kernel *ks[] = {
         &ld->k_pack,   &ld->k_spmv_scalar,   &ld->k_spmv_vector, &ld->k_dots,
         &ld->k_pipecg, &ld->k_pipecg_jacobi, &ld->k_reduce,
@@ -481,7 +495,7 @@ static int reduce_begin(ld_ctx *ld, size_t groups, int ncomp, cls_error *err)
     if (rc || (rc = launch(ld, ld->k_reduce, "dreduce", 1, ls, err)))
         return rc;
     cl_int st = clEnqueueReadBuffer(la->ocl->queue, ld->result, CL_FALSE, 0,
-                                    ld->acc * 2 * (size_t)ncomp, ld->host, 0, NULL, &ld->ev);
+                                    ld->acc * 2 * (size_t)ncomp, ld_host(ld), 0, NULL, &ld->ev);
     if (st != CL_SUCCESS)
         ld->ev = NULL;
     OCL_CHECK(err, st, "clEnqueueReadBuffer(reduction)");
@@ -504,11 +518,11 @@ int ld_result_wait(ld_ctx *ld, double out[6], cls_error *err)
     for (int c = 0; c < 2 * ld->ncomp; c++) {
         if (ld->acc == sizeof(double)) {
             double v;
-            memcpy(&v, ld->host + (size_t)c * ld->acc, sizeof v);
+            memcpy(&v, ld_host(ld) + (size_t)c * ld->acc, sizeof v);
             out[c] = v;
         } else {
             float v;
-            memcpy(&v, ld->host + (size_t)c * ld->acc, sizeof v);
+            memcpy(&v, ld_host(ld) + (size_t)c * ld->acc, sizeof v);
             out[c] = v;
         }
     }

@@ -42,7 +42,12 @@ typedef struct ld_ctx {
     cl_mem partial; /* 3 (hi, lo) pairs per work-group */
     cl_mem result;  /* 3 (hi, lo) pairs */
     size_t acc;     /* bytes of an accumulator (double, or float without fp64) */
-    unsigned char host[6 * sizeof(double)];
+    /* the sums read back: into host_pin_ptr (pinned) where the device
+     * allows, else host_own (a pageable read costs the driver a staging
+     * pass); no pointer into the struct itself, which the warm set copies */
+    unsigned char host_own[6 * sizeof(double)];
+    cl_mem host_pin;
+    void *host_pin_ptr;
     cl_event ev; /* the pending result read, NULL when none */
     int ncomp;   /* sums in the pending result */
     /* the halo's copy queue (GPUs): the read of the packed halo and the

@@ -517,9 +517,14 @@ void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const
     gather_local(s, ndots, out);
 }
 
-void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,
+void dvec_sums_wait(dsys *s, int ncomp, dsum *out)
+{
+    gather_local(s, ncomp, out);
+}
+
+void dvec_pipecg_update_begin(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,
                               dvec *w, dvec *z, dvec *q, dvec *sv, dvec *p, dvec *x, dvec *r,
-                              dvec *u, dsum *out)
+                              dvec *u)
 {
     for (int k = 0; k < s->nmine; k++) {
         la_vec vn = loc(s, nv, k), vw = loc(s, w, k), vz = loc(s, z, k), vs = loc(s, sv, k),
@@ -534,7 +539,6 @@ void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv
                                           &vz, u ? &vq : NULL, &vs, &vp, &vx, &vr, u ? &vu : NULL,
                                           DSYS_ERR));
     }
-    gather_local(s, 3, out);
 }
 
 /* ------------------------------------------------------------- reductions */

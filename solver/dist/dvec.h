@@ -220,9 +220,13 @@ void dsys_spmv_halo(dsys *s, la_vec *const *x, dsys_rows_fn rows, void *ctx);
  * out->n sums, compensated (la_dist.h): x_c'y_c for c < ndots; r'r; r'z and
  * r'r; r'u, w'u and r'r. */
 void dvec_dots_local(dsys *s, int ndots, const dvec *const *x, const dvec *const *y, dsum *out);
-void dvec_pipecg_update_local(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,
+/* pipelined CG's fused update with its three sums (r'u, w'u, r'r), only
+ * enqueued: dvec_sums_wait(s, 3, out) waits for them, after the caller
+ * has enqueued the next SpMV so that the device never waits for the host */
+void dvec_pipecg_update_begin(dsys *s, double alpha, double beta, const dvec *nv, const dvec *m,
                               dvec *w, dvec *z, dvec *q, dvec *sv, dvec *p, dvec *x, dvec *r,
-                              dvec *u, dsum *out);
+                              dvec *u);
+void dvec_sums_wait(dsys *s, int ncomp, dsum *out);
 
 /* The four compensated sums of a method's round: each part's eight doubles
  * (four (hi, lo) pairs, as la_cgp_sums_wait and la_pcm_sums_wait give them)
