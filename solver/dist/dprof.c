@@ -177,7 +177,18 @@ void dprof_resolve(dprof *d, int k)
     if (!d || k < 0 || k >= d->nparts)
         return;
     dprof_part *p = &d->part[k];
-    dprof_resolve_first(p, p->nev);
+    /* the leading events that have completed: a loop may have enqueued
+     * more behind the ones it waited for (pipecg's next SpMV) */
+    int done = 0;
+    while (done < p->nev) {
+        cl_int es = CL_QUEUED;
+        if (clGetEventInfo(p->ev[done].ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof es, &es,
+                           NULL) != CL_SUCCESS ||
+            es > CL_COMPLETE)
+            break;
+        done++;
+    }
+    dprof_resolve_first(p, done);
 }
 
 void dprof_close(dprof *d, int64_t iterations, dprof_rank_sum *out)

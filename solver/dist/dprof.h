@@ -111,7 +111,8 @@ void dprof_release(dprof *d);
 void dprof_iteration(dprof *d);
 /* a host wait of t seconds */
 void dprof_wait_add(dprof *d, dprof_wait w, double t);
-/* part k's queue has completed every command recorded so far: resolve them */
+/* part k's queue has completed the commands the caller waited for: resolve
+ * those of its recorded events that have completed, in order */
 void dprof_resolve(dprof *d, int k);
 /* the end of the loop: drains the queues, resolves, stops the hooks and
  * sums this rank's profile for iterations updates */

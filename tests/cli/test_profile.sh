@@ -63,6 +63,7 @@ for r in p["ranks"]:
         if (d["copy_queue_busy"] > 0) != (copyq and nranks * nparts > 1): bad.append("copy queue %.1f" % d["copy_queue_busy"])
         if not (busy > 0 and abs(busy + idle - span) <= 0.02 * span + 1): bad.append("busy %.1f + idle %.1f vs span %.1f" % (busy, idle, span))
         if abs(sum(d["idle_before"].values()) - idle) > 1e-6 * idle + 1e-6: bad.append("idle is not idle_before's sum")
+        if not d["commands"] > 0: bad.append("events lost (commands %s)" % d["commands"])
         if span > 1.1 * w + 50: bad.append("span %.1f > wall %.1f" % (span, w))
         if cmds != "-":
             for s in ("pack", "halo_read", "interior_spmv", "halo_write", "boundary_spmv") + (("sums", "update") if cmds != "+" else ()):
