@@ -168,7 +168,8 @@ static void dprof_resolve_first(dprof_part *p, int count)
         }
         clReleaseEvent(ev);
     }
-    memmove(p->ev, p->ev + count, (size_t)(p->nev - count) * sizeof *p->ev);
+    if (count > 0 && p->nev > count) /* (no events yet: p->ev may be NULL) */
+        memmove(p->ev, p->ev + count, (size_t)(p->nev - count) * sizeof *p->ev);
     p->nev -= count;
 }
 
