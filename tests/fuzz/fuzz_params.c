@@ -266,6 +266,8 @@ static void fp_check_precedence(const job_params *p, const char *text, size_t le
             ok = s && !strcmp(p->method, s);
         else if (!strcmp(k, "precision"))
             ok = s && !strcmp(p->precision, s);
+        else if (!strcmp(k, "backend")) /* a cg parameter, kept apart like method */
+            ok = s && !strcmp(p->backend, s);
         else
             ok = p->options && json_equal(json_object_get(p->options, k), v);
         if (!ok)
