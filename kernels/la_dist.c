@@ -115,13 +115,7 @@ int ld_init(ld_ctx *ld, la_ctx *la, cls_error *err)
                         la->cfg.local_size, 6 * la->cfg.local_size * ld->acc, dev->name,
                         (unsigned long long)dev->local_mem);
     }
-    {
-        cls_error ignored; /* no pinned memory: the pageable fallback works, slower */
-        const char *e = getenv("CLSOLVE_PAGEABLE_SUMS");
-        if (!(e && !strcmp(e, "1")))
-            (void)lai_pinned_alloc(la, sizeof ld->host_own, &ld->host_pin, &ld->host_pin_ptr,
-                                   &ignored);
-    }
+    (void)lai_pinned_small(la, sizeof ld->host_own, &ld->host_pin, &ld->host_pin_ptr);
     cl_int st;
     ld->partial =
         clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE, 6 * la->ngroups * ld->acc, NULL, &st);

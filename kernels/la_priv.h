@@ -72,6 +72,10 @@ int lai_split_spmv(la_ctx *la, int boundary, const la_csr *Ai, cl_kernel ki, siz
  * driver a staging pass and a host thread's wake-up on every copy. */
 int lai_pinned_alloc(la_ctx *la, size_t bytes, cl_mem *mem, void **ptr, cls_error *err);
 void lai_pinned_free(la_ctx *la, cl_mem mem, void *ptr);
+/* a few bytes of pinned memory for a per-iteration read or write: 1 when
+ * allocated; 0 leaves *mem, *ptr NULL and the caller on its pageable
+ * buffer (no pinned memory, or CLSOLVE_PAGEABLE_SUMS=1's A/B) */
+int lai_pinned_small(la_ctx *la, size_t bytes, cl_mem *mem, void **ptr);
 
 /* A part's per-iteration host traffic (la_cgp, la_pcm): the eight sums
  * read back and alpha, beta written, in pinned memory where the device

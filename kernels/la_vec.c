@@ -189,22 +189,10 @@ int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err)
 static int stage_ensure(la_ctx *la, cls_error *err)
 {
     for (int k = 0; k < 2; k++) {
-        if (la->stage[k])
-            continue;
-        cl_int st;
-        la->stage[k] = clCreateBuffer(la->ocl->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
-                                      LA_STAGE_BYTES, NULL, &st);
-        if (st != CL_SUCCESS) {
-            la->stage[k] = NULL;
-            OCL_CHECK(err, st, "clCreateBuffer(staging)");
-        }
-        la->stage_ptr[k] =
-            clEnqueueMapBuffer(la->ocl->queue, la->stage[k], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                               LA_STAGE_BYTES, 0, NULL, NULL, &st);
-        if (st != CL_SUCCESS) {
-            la->stage_ptr[k] = NULL;
-            OCL_CHECK(err, st, "clEnqueueMapBuffer(staging)");
-        }
+        int rc;
+        if (!la->stage[k] &&
+            (rc = lai_pinned_alloc(la, LA_STAGE_BYTES, &la->stage[k], &la->stage_ptr[k], err)))
+            return rc;
     }
     return CLS_OK;
 }
@@ -353,17 +341,20 @@ void lai_pinned_free(la_ctx *la, cl_mem mem, void *ptr)
     clReleaseMemObject(mem);
 }
 
+int lai_pinned_small(la_ctx *la, size_t bytes, cl_mem *mem, void **ptr)
+{
+    const char *e = getenv("CLSOLVE_PAGEABLE_SUMS");
+    cls_error ignored; /* no pinned memory: the pageable fallback works, slower */
+    return !(e && !strcmp(e, "1")) && lai_pinned_alloc(la, bytes, mem, ptr, &ignored) == CLS_OK;
+}
+
 void lai_iohost_init(la_ctx *la, lai_iohost *io)
 {
     memset(io, 0, sizeof *io);
     io->host = io->own.host;
     io->scal = io->own.scal;
     io->scalf = io->own.scalf;
-    const char *e = getenv("CLSOLVE_PAGEABLE_SUMS");
-    if (e && !strcmp(e, "1"))
-        return;
-    cls_error ignored; /* no pinned memory: the pageable fallback works, slower */
-    if (lai_pinned_alloc(la, 128, &io->pin, &io->pin_ptr, &ignored))
+    if (!lai_pinned_small(la, 128, &io->pin, &io->pin_ptr))
         return;
     unsigned char *b = io->pin_ptr;
     io->host = b;                               /* 64 bytes */
