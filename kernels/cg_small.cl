@@ -204,3 +204,203 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
         sc[3] = rr;
     }
 }
+
+/*
+ * cgs_run_reg: cgs_run's iterations with the vectors in registers.
+ *
+ * Why: cgs_run keeps x, r, p, q in global memory, so every step of an
+ * iteration (SpMV, update, direction) is a chain of dependent global
+ * loads, and its two tree reductions cost 12 barriers each; on an H200 a
+ * 1138_bus iteration took 8.7 us that way, for 4,054 nonzeros. When the
+ * system has at most CGS_RPW rows per work-item (n <= CGS_RPW * ls), each
+ * work-item keeps its rows' x, r, p and the diagonal in registers for the
+ * whole launch, the rows' bounds too, and p also in local memory (pl, n
+ * reals), where the SpMV gathers it: what an iteration reads from global
+ * memory is only the matrix, which stays in the L1 cache after the first.
+ * The rows a work-item owns are cgs_run's (row = lid + j ls) and the sums
+ * are taken in its order, so with the tree reduction the iterates are
+ * cgs_run's bit for bit (tests/cli/test_cg_small.sh compares them).
+ *
+ * On NVIDIA GPUs (CLS_NV_SHFL, set by la_small_program) the two
+ * reductions are warp shuffles: a butterfly in registers within each warp
+ * of 32, one barrier, then every warp folds the warps' partials the same
+ * way, so each reduction costs one barrier instead of twelve. Each fold
+ * adds the lower lane's pair to the upper's whatever the lane, so every
+ * work-item gets the same bits and the stop test stays uniform. The sums
+ * are then taken in another order than cgs_run's (rounding-level
+ * differences; iteration counts agree within one or two).
+ */
+#ifndef CGS_RPW
+#define CGS_RPW 8
+#endif
+
+#ifdef CLS_NV_SHFL
+/* v from lane (lane ^ m) of this warp (PTX shfl.sync.bfly, all 32 lanes) */
+inline uint cls_shfl_xor_u(const uint v, const int m)
+{
+    uint o;
+    asm volatile("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;" : "=r"(o) : "r"(v), "r"(m));
+    return o;
+}
+#if defined(CLS_REAL_DOUBLE) || defined(CLS_ACC_DOUBLE)
+inline acc_t cls_shfl_xor(const acc_t v, const int m)
+{
+    const uint2 u = as_uint2(v);
+    return as_double((uint2)(cls_shfl_xor_u(u.x, m), cls_shfl_xor_u(u.y, m)));
+}
+#else
+inline acc_t cls_shfl_xor(const acc_t v, const int m)
+{
+    return as_float(cls_shfl_xor_u(as_uint(v), m));
+}
+#endif
+
+/* a[0..3] (two pairs) summed over the warp, the same bits in every lane */
+inline void cls_warp_pairs2(acc_t *a, const int lane)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    for (int m = 16; m > 0; m >>= 1) {
+        acc_t o[4];
+        for (int c = 0; c < 4; c++)
+            o[c] = cls_shfl_xor(a[c], m);
+        const int up = lane & m; /* the lower lane's pair first, in both lanes */
+        for (int c = 0; c < 4; c += 2) {
+            acc_t hi = up ? o[c] : a[c], lo = up ? o[c + 1] : a[c + 1];
+            cls_acc2_pair(&hi, &lo, up ? a[c] : o[c], up ? a[c + 1] : o[c + 1]);
+            a[c] = hi;
+            a[c + 1] = lo;
+        }
+    }
+}
+
+/* The group's two sums from a[0..3]: warps, one barrier, warps again.
+ * scratch holds 4 acc_t per warp; a caller alternates two of them so that
+ * no barrier is needed between one reduction's reads and the next's
+ * writes. The local size is a multiple of 32 (la_cgs.c). */
+inline void cgs_group_pairs2_reg(__local acc_t *scratch, acc_t *a, acc_t *s0, acc_t *s1)
+{
+    const int lid = (int)get_local_id(0), lane = lid & 31, nw = (int)get_local_size(0) >> 5;
+    cls_warp_pairs2(a, lane);
+    if (lane == 0)
+        for (int c = 0; c < 4; c++)
+            scratch[4 * (lid >> 5) + c] = a[c];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    acc_t b[4] = {0, 0, 0, 0};
+    if (lane < nw)
+        for (int c = 0; c < 4; c++)
+            b[c] = scratch[4 * lane + c];
+    cls_warp_pairs2(b, lane);
+    *s0 = b[0] + b[1];
+    *s1 = b[2] + b[3];
+}
+#define CGS_SCRATCH_2 (4 * 32) /* the second reduction's scratch */
+#else
+/* cgs_run's tree (cls_group_pairs2; it ends with a barrier, so one
+ * scratch serves both reductions) */
+inline void cgs_group_pairs2_reg(__local acc_t *scratch, acc_t *a, acc_t *s0, acc_t *s1)
+{
+    cls_group_pairs2(scratch, a, s0, s1);
+}
+#define CGS_SCRATCH_2 0
+#endif
+
+__kernel void cgs_run_reg(const int n, __global const int *restrict rowptr,
+                          __global const int *restrict col, __global const mat_t *restrict val,
+                          __global real *restrict x, __global real *restrict r,
+                          __global real *restrict p, __global real *restrict q,
+                          __global const real *d, __global acc_t *restrict sc,
+                          __global int *restrict ctl, __global acc_t *restrict hist,
+                          const int nslots, const acc_t stop2, const int count,
+                          __local acc_t *scratch, __local real *pl)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
+    const int iters = ctl[0] == CGS_RUN ? count : 0; /* uniform: one read per work-item */
+    int k = ctl[1];
+    acc_t beta = sc[1], rz = sc[2], rr = sc[3];
+    /* the rows' state into registers, p into local memory too */
+    real xv[CGS_RPW], rv[CGS_RPW], pv[CGS_RPW], qv[CGS_RPW], dv[CGS_RPW];
+    int lo[CGS_RPW], hi[CGS_RPW];
+    for (int j = 0; j < CGS_RPW; j++) {
+        const int row = lid + j * ls, in = row < n;
+        xv[j] = in ? x[row] : 0;
+        rv[j] = in ? r[row] : 0;
+        pv[j] = in ? p[row] : 0;
+        qv[j] = 0;
+        dv[j] = in && d ? d[row] : 1;
+        lo[j] = in ? rowptr[row] : 0;
+        hi[j] = in ? rowptr[row + 1] : 0;
+        if (in)
+            pl[row] = pv[j];
+    }
+    /* every work-item has read the state before work-item 0 rewrites it,
+     * and pl is complete */
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    int run = 1;
+    for (int it = 0; run && it < iters; it++) {
+        /* q = A p (p gathered from local memory); the pairs p'q, q'Wq */
+        acc_t a[4] = {0, 0, 0, 0};
+        for (int j = 0; j < CGS_RPW; j++) {
+            real sum = 0;
+            for (int e = lo[j]; e < hi[j]; e++)
+                sum += (real)val[e] * pl[col[e]];
+            qv[j] = sum;
+            if (lid + j * ls < n) {
+                const acc_t ys = (acc_t)sum;
+                cls_acc2_dot(&a[0], &a[1], (acc_t)pv[j], ys);
+                cls_acc2_dot(&a[2], &a[3], ys * ys, (acc_t)dv[j]);
+            }
+        }
+        acc_t pq, qq;
+        cgs_group_pairs2_reg(scratch, a, &pq, &qq); /* the same values in every work-item */
+
+        acc_t alpha;
+        const int stop = cgs_step(rr, rz, pq, stop2, &alpha);
+        if (lid == 0)
+            cls_fused_record(hist, nslots, k, rr, rz, pq, qq, alpha, beta, stop, sc, ctl);
+        if (stop != CGS_RUN) {
+            run = 0; /* uniform: x stays x_k */
+        } else {
+            /* x += alpha p; r -= alpha q; the pairs r'z, r'r of the new r */
+            const real ra = (real)alpha;
+            acc_t u[4] = {0, 0, 0, 0};
+            for (int j = 0; j < CGS_RPW; j++)
+                if (lid + j * ls < n) {
+                    xv[j] += ra * pv[j];
+                    const real ri = rv[j] - ra * qv[j];
+                    rv[j] = ri;
+                    const real zi = d ? dv[j] * ri : ri;
+                    cls_acc2_dot(&u[0], &u[1], (acc_t)ri, (acc_t)zi);
+                    cls_acc2_dot(&u[2], &u[3], (acc_t)ri, (acc_t)ri);
+                }
+            acc_t rz1, rr1;
+            cgs_group_pairs2_reg(scratch + CGS_SCRATCH_2, u, &rz1, &rr1);
+            beta = rz1 / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next test */
+            const real rb = (real)beta;
+            for (int j = 0; j < CGS_RPW; j++) /* p = z + beta p */
+                if (lid + j * ls < n) {
+                    pv[j] = (d ? dv[j] * rv[j] : rv[j]) + rb * pv[j];
+                    pl[lid + j * ls] = pv[j];
+                }
+            rz = rz1;
+            rr = rr1;
+            k++;
+            /* p (every row) in local memory before the next SpMV reads it */
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    for (int j = 0; j < CGS_RPW; j++) { /* the state back, for the next launch and the host */
+        const int row = lid + j * ls;
+        if (row < n && iters > 0) {
+            x[row] = xv[j];
+            r[row] = rv[j];
+            p[row] = pv[j];
+            q[row] = qv[j];
+        }
+    }
+    if (lid == 0 && iters > 0) {
+        sc[1] = beta;
+        sc[2] = rz;
+        sc[3] = rr;
+    }
+}

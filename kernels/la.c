@@ -658,14 +658,40 @@ int la_aux_program(la_ctx *la, cl_program *out, cls_error *err)
 
 static const char *const la_small_sources[] = {"real.cl", "cg_small.cl", "cg_batch.cl"};
 
+/*
+ * NVIDIA GPUs get the one-launch loop's reductions as warp shuffles (inline
+ * PTX, cg_small.cl's cgs_run_reg: one barrier per reduction instead of a
+ * tree's twelve). A driver whose compiler refuses the PTX gets the trees, as
+ * every other device does; CLSOLVE_CGS_SHUFFLE=0|1 overrides the choice.
+ */
+static int la_small_wants_shuffle(const la_ctx *la)
+{
+    const char *env = getenv("CLSOLVE_CGS_SHUFFLE");
+    if (env && (!strcmp(env, "0") || !strcmp(env, "1")))
+        return env[0] == '1';
+    return (la->ocl->dev.type & CL_DEVICE_TYPE_GPU) && strstr(la->ocl->dev.vendor, "NVIDIA");
+}
+
 int la_small_program(la_ctx *la, cl_program *out, cls_error *err)
 {
     if (!la->small_prog) {
-        int rc = ocl_build_program(la->ocl, la_small_sources,
-                                   (int)(sizeof la_small_sources / sizeof *la_small_sources),
-                                   la->build_opts, &la->small_prog, err);
-        if (rc)
-            return rc;
+        const int n = (int)(sizeof la_small_sources / sizeof *la_small_sources);
+        la->small_shuffle = 0;
+        if (la_small_wants_shuffle(la)) {
+            char opts[sizeof la->build_opts + 32];
+            cls_error e;
+            snprintf(opts, sizeof opts, "%s -DCLS_NV_SHFL", la->build_opts);
+            if (!ocl_build_program(la->ocl, la_small_sources, n, opts, &la->small_prog, &e))
+                la->small_shuffle = 1;
+            else
+                cls_trace("la_small_program: no warp shuffles; trees instead");
+        }
+        if (!la->small_prog) {
+            int rc = ocl_build_program(la->ocl, la_small_sources, n, la->build_opts,
+                                       &la->small_prog, err);
+            if (rc)
+                return rc;
+        }
     }
     *out = la->small_prog;
     return CLS_OK;

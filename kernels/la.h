@@ -101,6 +101,7 @@ typedef struct la_ctx {
     char build_opts[128];  /* the options prog was built with (la_aux_program) */
     cl_program aux_prog;   /* the preconditioners' kernels, built on first use */
     cl_program small_prog; /* cg_small.cl (--method cg-small), built on first use */
+    int small_shuffle;     /* small_prog has -DCLS_NV_SHFL: warp-shuffle reductions */
     cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce, k_axpy, k_xpay,
         k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
     cl_kernel k_spmv_adaptive, k_spmv_sell, k_spmv_bcsr, k_spmv_hi, k_residual;
@@ -166,12 +167,12 @@ typedef struct la_csr {
 typedef struct la_matrix_class {
     double mean_row, cv_row; /* mean row length, stddev / mean */
     int64_t max_row, empty_rows;
-    size_t block_k;    /* natural block size found (0: none) */
-    double block_fill; /* stored / nnz with k x k blocks */
-    double sell_fill;  /* stored / nnz in SELL-C-1 */
+    size_t block_k;     /* natural block size found (0: none) */
+    double block_fill;  /* stored / nnz with k x k blocks */
+    double sell_fill;   /* stored / nnz in SELL-C-1 */
     size_t sell_fill_c; /* that C */
-    int size_class;    /* tunedb size class of nrows */
-    const char *shape; /* "short", "long", "irregular", "blocked" */
+    int size_class;     /* tunedb size class of nrows */
+    const char *shape;  /* "short", "long", "irregular", "blocked" */
 } la_matrix_class;
 
 void la_config_default(const ocl_device *dev, la_config *cfg);

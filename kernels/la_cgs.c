@@ -11,6 +11,7 @@
  */
 #include "la_cgs.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <string.h>
@@ -45,10 +46,12 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     const int64_t n = A->nrows;
     const size_t as = lai_acc_size(la);
     cl_program prog;
+    cl_kernel k_reg = NULL;
     if ((rc = la_small_program(la, &prog, err)) || (rc = la_vec_create(la, n, &w->r, err)) ||
         (rc = la_vec_create(la, n, &w->p, err)) || (rc = la_vec_create(la, n, &w->q, err)) ||
         (rc = ocl_create_kernel(prog, "cgs_run", &w->k_run, err)) ||
-        (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)))
+        (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)) ||
+        (rc = ocl_create_kernel(prog, "cgs_run_reg", &k_reg, err)))
         goto fail;
     cls_trace("la_cgs: program, vectors, kernels");
 
@@ -65,6 +68,30 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (4 * as))));
     w->ls = ls ? ls : 1;
 
+    /* the registers' kernel when the rows fit LA_CGS_RPW per work-item and p
+     * with the reductions' scratch fits in local memory; shuffles want whole
+     * warps. Same ls as cgs_run's, so the two give the same bits (trees). */
+    const size_t rs = la->prec == LA_FLOAT ? sizeof(cl_float) : sizeof(cl_double); /* real */
+    const size_t scr_reg = la->small_shuffle ? 2 * 4 * 32 * as : 4 * w->ls * as;
+    const char *kenv = getenv("CLSOLVE_CGS_KERNEL");
+    w->reg =
+        !(kenv && !strcmp(kenv, "global")) && (size_t)n <= LA_CGS_RPW * w->ls &&
+        w->ls <= lai_kernel_max(la, k_reg, w->ls) && (!la->small_shuffle || w->ls % 32 == 0) &&
+        (la->ocl->dev.local_mem <= 0 || scr_reg + (size_t)n * rs <= (size_t)la->ocl->dev.local_mem);
+    if (w->reg) {
+        clReleaseKernel(w->k_run);
+        w->k_run = k_reg;
+        k_reg = NULL;
+    }
+    {
+        char msg[160];
+        snprintf(msg, sizeof msg, "la_cgs: %s%s, %zu work-items, %lld rows, local memory %llu",
+                 w->reg ? "cgs_run_reg" : "cgs_run",
+                 w->reg && la->small_shuffle ? " (shuffles)" : "", w->ls, (long long)n,
+                 (unsigned long long)la->ocl->dev.local_mem);
+        cls_trace(msg);
+    }
+
     if ((rc = lai_cgf_buffer(la, 4 * as, &w->sc, err)) || /* alpha, beta, r'z, r'r */
         (rc = lai_cgf_buffer(la, 2 * sizeof(cl_int), &w->ctl, err)) ||
         (rc = lai_cgf_buffer(la, LA_CGF_SLOTS * CGS_REC * as, &w->hist, err)))
@@ -75,7 +102,10 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_MEM(A->val), A_MEM(w->x.buf), A_MEM(w->r.buf), A_MEM(w->p.buf),
                            A_MEM(w->q.buf), A_MEM(w->d.buf), A_MEM(w->sc), A_MEM(w->ctl),
                            A_MEM(w->hist), A_INT(slots), A_REAL(s2), A_INT(count),
-                           A_LOCAL(4 * w->ls * as))) ||
+                           A_LOCAL(w->reg ? scr_reg : 4 * w->ls * as))) ||
+        (w->reg && (rc = clSetKernelArg(w->k_run, 16, (size_t)n * rs, NULL)) != CL_SUCCESS &&
+         (rc = cls_fail(err, CLS_EOTHER, "clSetKernelArg(cgs_run_reg, 16) failed: %s (%d)",
+                        ocl_errstr(rc), rc))) ||
         (rc = lai_set_args(w->k_start, "cgs_start", err, 10, A_INT(cn), A_MEM(w->b.buf),
                            A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
                            A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))))
@@ -84,6 +114,8 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         goto fail;
     return CLS_OK;
 fail:
+    if (k_reg)
+        clReleaseKernel(k_reg);
     la_cgs_release(w);
     return rc;
 }
