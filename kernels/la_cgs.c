@@ -22,6 +22,14 @@
 
 #define CGS_REC 8 /* accumulators per record (cls_fused_record) */
 
+/* cgs_run_reg's p and q in local memory (arguments 16, 17) */
+static int cgs_reg_locals(cl_kernel k, size_t bytes, cls_error *err)
+{
+    for (cl_uint i = 16; i < 18; i++)
+        OCL_CHECK(err, clSetKernelArg(k, i, bytes, NULL), "clSetKernelArg(cgs_run_reg)");
+    return CLS_OK;
+}
+
 int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
                   double stop2, la_cgs *w, cls_error *err)
 {
@@ -68,16 +76,22 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (4 * as))));
     w->ls = ls ? ls : 1;
 
-    /* the registers' kernel when the rows fit LA_CGS_RPW per work-item and p
-     * with the reductions' scratch fits in local memory; shuffles want whole
-     * warps. Same ls as cgs_run's, so the two give the same bits (trees). */
+    /* GPUs: the registers' kernel when the rows fit LA_CGS_RPW per work-item (and
+     * 16-bit columns), and p and q with the reductions' scratch fit in local
+     * memory; shuffles want whole warps. Same ls as cgs_run's, so the two
+     * give the same bits (with trees). CPU devices keep cgs_run: the
+     * registers buy nothing there (PoCL: 0.094 s against 0.095 for
+     * 1138_bus) and PoCL compiles the unrolled kernel anew for each work-group
+     * size (about 12 s on the 2-core VM). CLSOLVE_CGS_KERNEL=reg|global
+     * chooses (tests, measurements). */
     const size_t rs = la->prec == LA_FLOAT ? sizeof(cl_float) : sizeof(cl_double); /* real */
     const size_t scr_reg = la->small_shuffle ? 2 * 4 * 32 * as : 4 * w->ls * as;
+    const size_t lmem = (size_t)la->ocl->dev.local_mem;
     const char *kenv = getenv("CLSOLVE_CGS_KERNEL");
-    w->reg =
-        !(kenv && !strcmp(kenv, "global")) && (size_t)n <= LA_CGS_RPW * w->ls &&
-        w->ls <= lai_kernel_max(la, k_reg, w->ls) && (!la->small_shuffle || w->ls % 32 == 0) &&
-        (la->ocl->dev.local_mem <= 0 || scr_reg + (size_t)n * rs <= (size_t)la->ocl->dev.local_mem);
+    const int gpu = (la->ocl->dev.type & CL_DEVICE_TYPE_GPU) != 0;
+    w->reg = (kenv ? !strcmp(kenv, "reg") : gpu) && (size_t)n <= LA_CGS_RPW * w->ls && n <= 65536 &&
+             w->ls <= lai_kernel_max(la, k_reg, w->ls) && (!la->small_shuffle || w->ls % 32 == 0) &&
+             (!lmem || scr_reg + 2 * (size_t)n * rs <= lmem);
     if (w->reg) {
         clReleaseKernel(w->k_run);
         w->k_run = k_reg;
@@ -103,9 +117,7 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_MEM(w->q.buf), A_MEM(w->d.buf), A_MEM(w->sc), A_MEM(w->ctl),
                            A_MEM(w->hist), A_INT(slots), A_REAL(s2), A_INT(count),
                            A_LOCAL(w->reg ? scr_reg : 4 * w->ls * as))) ||
-        (w->reg && (rc = clSetKernelArg(w->k_run, 16, (size_t)n * rs, NULL)) != CL_SUCCESS &&
-         (rc = cls_fail(err, CLS_EOTHER, "clSetKernelArg(cgs_run_reg, 16) failed: %s (%d)",
-                        ocl_errstr(rc), rc))) ||
+        (w->reg && (rc = cgs_reg_locals(w->k_run, (size_t)n * rs, err))) ||
         (rc = lai_set_args(w->k_start, "cgs_start", err, 10, A_INT(cn), A_MEM(w->b.buf),
                            A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
                            A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))))
