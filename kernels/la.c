@@ -636,6 +636,12 @@ void la_release(la_ctx *la)
     if (la->small_prog)
         clReleaseProgram(la->small_prog);
     la->small_prog = NULL;
+    for (int i = 0; i <= LA_SMALL_RPW_MAX; i++) {
+        if (la->small_reg[i])
+            clReleaseProgram(la->small_reg[i]);
+        la->small_reg[i] = NULL;
+        la->small_shuffle[i] = 0;
+    }
     la->partial = la->result = NULL;
     la->partial_cap = 0;
     la->prog = NULL;
@@ -658,11 +664,26 @@ int la_aux_program(la_ctx *la, cl_program *out, cls_error *err)
 
 static const char *const la_small_sources[] = {"real.cl", "cg_small.cl", "cg_batch.cl"};
 
+int la_small_program(la_ctx *la, cl_program *out, cls_error *err)
+{
+    if (!la->small_prog) {
+        int rc = ocl_build_program(la->ocl, la_small_sources,
+                                   (int)(sizeof la_small_sources / sizeof *la_small_sources),
+                                   la->build_opts, &la->small_prog, err);
+        if (rc)
+            return rc;
+    }
+    *out = la->small_prog;
+    return CLS_OK;
+}
+
+static const char *const la_small_reg_sources[] = {"real.cl", "cg_small.cl", "cg_small_reg.cl"};
+
 /*
- * NVIDIA GPUs get the one-launch loop's reductions as warp shuffles (inline
- * PTX, cg_small.cl's cgs_run_reg: one barrier per reduction instead of a
- * tree's twelve). A driver whose compiler refuses the PTX gets the trees, as
- * every other device does; CLSOLVE_CGS_SHUFFLE=0|1 overrides the choice.
+ * NVIDIA GPUs get the register loop's reductions as warp shuffles (inline
+ * PTX, cg_small_reg.cl: one barrier per reduction instead of a tree's
+ * twelve). A driver whose compiler refuses the PTX gets the trees, as every
+ * other device does; CLSOLVE_CGS_SHUFFLE=0|1 overrides the choice.
  */
 static int la_small_wants_shuffle(const la_ctx *la)
 {
@@ -672,28 +693,30 @@ static int la_small_wants_shuffle(const la_ctx *la)
     return (la->ocl->dev.type & CL_DEVICE_TYPE_GPU) && strstr(la->ocl->dev.vendor, "NVIDIA");
 }
 
-int la_small_program(la_ctx *la, cl_program *out, cls_error *err)
+int la_small_reg_program(la_ctx *la, int rpw, cl_program *out, int *shuffle, cls_error *err)
 {
-    if (!la->small_prog) {
-        const int n = (int)(sizeof la_small_sources / sizeof *la_small_sources);
-        la->small_shuffle = 0;
-        if (la_small_wants_shuffle(la)) {
-            char opts[sizeof la->build_opts + 32];
-            cls_error e;
-            snprintf(opts, sizeof opts, "%s -DCLS_NV_SHFL", la->build_opts);
-            if (!ocl_build_program(la->ocl, la_small_sources, n, opts, &la->small_prog, &e))
-                la->small_shuffle = 1;
-            else
-                cls_trace("la_small_program: no warp shuffles; trees instead");
-        }
-        if (!la->small_prog) {
-            int rc = ocl_build_program(la->ocl, la_small_sources, n, la->build_opts,
-                                       &la->small_prog, err);
-            if (rc)
-                return rc;
-        }
+    if (rpw < 1 || rpw > LA_SMALL_RPW_MAX)
+        return cls_fail(err, CLS_EOTHER, "la_small_reg_program: %d rows per work-item", rpw);
+    const int n = (int)(sizeof la_small_reg_sources / sizeof *la_small_reg_sources);
+    char opts[sizeof la->build_opts + 48];
+    if (!la->small_reg[rpw] && la_small_wants_shuffle(la)) {
+        cls_error e;
+        snprintf(opts, sizeof opts, "%s -DCGS_RPW=%d -DCLS_NV_SHFL", la->build_opts, rpw);
+        if (!ocl_build_program(la->ocl, la_small_reg_sources, n, opts, &la->small_reg[rpw], &e))
+            la->small_shuffle[rpw] = 1;
+        else
+            cls_trace("la_small_reg_program: no warp shuffles; trees instead");
     }
-    *out = la->small_prog;
+    if (!la->small_reg[rpw]) {
+        la->small_shuffle[rpw] = 0;
+        snprintf(opts, sizeof opts, "%s -DCGS_RPW=%d", la->build_opts, rpw);
+        int rc =
+            ocl_build_program(la->ocl, la_small_reg_sources, n, opts, &la->small_reg[rpw], err);
+        if (rc)
+            return rc;
+    }
+    *out = la->small_reg[rpw];
+    *shuffle = la->small_shuffle[rpw];
     return CLS_OK;
 }
 

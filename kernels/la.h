@@ -85,6 +85,7 @@ typedef struct la_config {
 } la_config;
 
 #define LA_POOL_MAX 16
+#define LA_SMALL_RPW_MAX 8 /* cg_small_reg.cl's largest CGS_RPW */
 
 typedef struct la_ctx {
     ocl_ctx *ocl;
@@ -101,7 +102,8 @@ typedef struct la_ctx {
     char build_opts[128];  /* the options prog was built with (la_aux_program) */
     cl_program aux_prog;   /* the preconditioners' kernels, built on first use */
     cl_program small_prog; /* cg_small.cl (--method cg-small), built on first use */
-    int small_shuffle;     /* small_prog has -DCLS_NV_SHFL: warp-shuffle reductions */
+    cl_program small_reg[LA_SMALL_RPW_MAX + 1]; /* cg_small_reg.cl per rows per work-item */
+    int small_shuffle[LA_SMALL_RPW_MAX + 1];    /* small_reg[i] has -DCLS_NV_SHFL (warp shuffles) */
     cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce, k_axpy, k_xpay,
         k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
     cl_kernel k_spmv_adaptive, k_spmv_sell, k_spmv_bcsr, k_spmv_hi, k_residual;
@@ -427,6 +429,10 @@ size_t la_cgf_grid_cap(const la_ctx *la);
 int la_aux_program(la_ctx *la, cl_program *out, cls_error *err);
 /* The same for the one-launch CG's kernels (real.cl, cg_small.cl; la_cgs.h). */
 int la_small_program(la_ctx *la, cl_program *out, cls_error *err);
+/* cg_small_reg.cl's program for rpw (1..LA_SMALL_RPW_MAX) rows per
+ * work-item, built on first use; *shuffle says whether its reductions are
+ * warp shuffles (NVIDIA GPUs) or trees. */
+int la_small_reg_program(la_ctx *la, int rpw, cl_program *out, int *shuffle, cls_error *err);
 
 /* Waits for every queued command (for timing). */
 int la_finish(la_ctx *la, cls_error *err);

@@ -22,6 +22,55 @@
 
 #define CGS_REC 8 /* accumulators per record (cls_fused_record) */
 
+/*
+ * GPUs run cgs_run_reg (cg_small_reg.cl) when the rows fit
+ * LA_SMALL_RPW_MAX per work-item (and 16-bit columns), and p and q with
+ * the reductions' scratch fit in local memory; shuffles want whole warps.
+ * Its work-group is cgs_run's (so with trees the two give the same bits)
+ * unless CLSOLVE_CGS_REG_LOCAL names another; the program is the one built
+ * for exactly the rows per work-item needed (la_small_reg_program). CPU
+ * devices keep cgs_run: the registers buy nothing there (PoCL: 0.094 s
+ * against 0.095 for 1138_bus) and PoCL compiles the unrolled kernel anew
+ * for each work-group size (about 12 s on the 2-core VM).
+ * CLSOLVE_CGS_KERNEL=reg|global chooses (tests, measurements).
+ */
+static int cgs_pick_reg(la_cgs *w, int64_t n, size_t as, size_t rs, size_t *scratch, cls_error *err)
+{
+    la_ctx *la = w->la;
+    const char *kenv = getenv("CLSOLVE_CGS_KERNEL");
+    const int gpu = (la->ocl->dev.type & CL_DEVICE_TYPE_GPU) != 0;
+    if (!(kenv ? !strcmp(kenv, "reg") : gpu) || n > 65536)
+        return CLS_OK;
+    size_t lr = w->ls;
+    const char *lenv = getenv("CLSOLVE_CGS_REG_LOCAL");
+    if (lenv && atoi(lenv) > 0)
+        lr = lai_min_sz((size_t)atoi(lenv), la->ocl->dev.max_work_group);
+    const int64_t rpw = (n + (int64_t)lr - 1) / (int64_t)lr;
+    if (rpw > LA_SMALL_RPW_MAX)
+        return CLS_OK;
+    cl_program prog;
+    cl_kernel k;
+    int shuffle = 0, rc;
+    if ((rc = la_small_reg_program(la, (int)rpw, &prog, &shuffle, err)) ||
+        (rc = ocl_create_kernel(prog, "cgs_run_reg", &k, err)))
+        return rc;
+    const size_t scr = shuffle ? 2 * 4 * 32 * as : 4 * lr * as;
+    const size_t lmem = (size_t)la->ocl->dev.local_mem;
+    if (lr > lai_kernel_max(la, k, lr) || (shuffle && lr % 32) ||
+        (lmem && scr + 2 * (size_t)n * rs > lmem)) {
+        clReleaseKernel(k);
+        return CLS_OK;
+    }
+    clReleaseKernel(w->k_run);
+    w->k_run = k;
+    w->reg = 1;
+    w->shuffle = shuffle;
+    w->lr = lr;
+    w->rpw = (int)rpw;
+    *scratch = scr;
+    return CLS_OK;
+}
+
 /* cgs_run_reg's p and q in local memory (arguments 16, 17) */
 static int cgs_reg_locals(cl_kernel k, size_t bytes, cls_error *err)
 {
@@ -54,12 +103,10 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     const int64_t n = A->nrows;
     const size_t as = lai_acc_size(la);
     cl_program prog;
-    cl_kernel k_reg = NULL;
     if ((rc = la_small_program(la, &prog, err)) || (rc = la_vec_create(la, n, &w->r, err)) ||
         (rc = la_vec_create(la, n, &w->p, err)) || (rc = la_vec_create(la, n, &w->q, err)) ||
         (rc = ocl_create_kernel(prog, "cgs_run", &w->k_run, err)) ||
-        (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)) ||
-        (rc = ocl_create_kernel(prog, "cgs_run_reg", &k_reg, err)))
+        (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)))
         goto fail;
     cls_trace("la_cgs: program, vectors, kernels");
 
@@ -76,33 +123,18 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (4 * as))));
     w->ls = ls ? ls : 1;
 
-    /* GPUs: the registers' kernel when the rows fit LA_CGS_RPW per work-item (and
-     * 16-bit columns), and p and q with the reductions' scratch fit in local
-     * memory; shuffles want whole warps. Same ls as cgs_run's, so the two
-     * give the same bits (with trees). CPU devices keep cgs_run: the
-     * registers buy nothing there (PoCL: 0.094 s against 0.095 for
-     * 1138_bus) and PoCL compiles the unrolled kernel anew for each work-group
-     * size (about 12 s on the 2-core VM). CLSOLVE_CGS_KERNEL=reg|global
-     * chooses (tests, measurements). */
     const size_t rs = la->prec == LA_FLOAT ? sizeof(cl_float) : sizeof(cl_double); /* real */
-    const size_t scr_reg = la->small_shuffle ? 2 * 4 * 32 * as : 4 * w->ls * as;
-    const size_t lmem = (size_t)la->ocl->dev.local_mem;
-    const char *kenv = getenv("CLSOLVE_CGS_KERNEL");
-    const int gpu = (la->ocl->dev.type & CL_DEVICE_TYPE_GPU) != 0;
-    w->reg = (kenv ? !strcmp(kenv, "reg") : gpu) && (size_t)n <= LA_CGS_RPW * w->ls && n <= 65536 &&
-             w->ls <= lai_kernel_max(la, k_reg, w->ls) && (!la->small_shuffle || w->ls % 32 == 0) &&
-             (!lmem || scr_reg + 2 * (size_t)n * rs <= lmem);
-    if (w->reg) {
-        clReleaseKernel(w->k_run);
-        w->k_run = k_reg;
-        k_reg = NULL;
-    }
+    size_t scr_reg = 0;
+    if ((rc = cgs_pick_reg(w, n, as, rs, &scr_reg, err)))
+        goto fail;
     {
         char msg[160];
-        snprintf(msg, sizeof msg, "la_cgs: %s%s, %zu work-items, %lld rows, local memory %llu",
-                 w->reg ? "cgs_run_reg" : "cgs_run",
-                 w->reg && la->small_shuffle ? " (shuffles)" : "", w->ls, (long long)n,
-                 (unsigned long long)la->ocl->dev.local_mem);
+        snprintf(msg, sizeof msg, "la_cgs: %s, %zu work-items, %d rows per work-item, %lld rows",
+                 !w->reg      ? "cgs_run"
+                 : w->shuffle ? "cgs_run_reg (shuffles)"
+                              : "cgs_run_reg",
+                 w->reg ? w->lr : w->ls, w->reg ? w->rpw : (int)((n + w->ls - 1) / w->ls),
+                 (long long)n);
         cls_trace(msg);
     }
 
@@ -126,8 +158,6 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         goto fail;
     return CLS_OK;
 fail:
-    if (k_reg)
-        clReleaseKernel(k_reg);
     la_cgs_release(w);
     return rc;
 }
@@ -184,7 +214,7 @@ int la_cgs_enqueue(la_cgs *w, int64_t room, cls_error *err)
     cl_int count = (cl_int)m;
     OCL_CHECK(err, clSetKernelArg(w->k_run, 14, sizeof count, &count), "clSetKernelArg(cgs_run)");
     cl_event ev = NULL;
-    size_t ls = w->ls;
+    size_t ls = w->reg ? w->lr : w->ls;
     cl_int st = ocl_enqueue_kernel(la->ocl, w->k_run, ls, &ls, &ev); /* one work-group */
     if (st != CL_SUCCESS)
         return cls_fail(err, CLS_EOTHER,

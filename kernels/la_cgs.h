@@ -16,10 +16,11 @@
  * LA_CGS_LOCAL and no more than the rows rounded up to 64; the matrix is
  * read in CSR whatever format it was uploaded in (la_csr keeps the CSR
  * arrays). Vectors live in global memory between launches: r, p, q owned,
- * b, x, the diagonal borrowed. Within a launch, a system of at most
- * LA_CGS_RPW rows per work-item whose p fits in local memory runs
- * cgs_run_reg, its rows in registers; a larger one runs cgs_run, the plain
- * twin (CLSOLVE_CGS_KERNEL=global|reg chooses, for measuring and tests).
+ * b, x, the diagonal borrowed. Within a launch, on a GPU, a system of at
+ * most LA_SMALL_RPW_MAX rows per work-item whose p and q fit in local
+ * memory runs cgs_run_reg, the system in registers; another runs cgs_run,
+ * the plain twin (CLSOLVE_CGS_KERNEL=global|reg chooses, for measuring and
+ * tests).
  */
 #ifndef CLS_KERNELS_LA_CGS_H
 #define CLS_KERNELS_LA_CGS_H
@@ -32,8 +33,6 @@
 /* The largest work-group the loop asks for (the reductions are trees over
  * it: 4 accumulators per work-item of local memory) */
 #define LA_CGS_LOCAL 1024
-/* Rows per work-item cgs_run_reg keeps in registers (cg_small.cl's CGS_RPW) */
-#define LA_CGS_RPW 8
 
 typedef struct la_cgs {
     la_ctx *la;
@@ -42,8 +41,11 @@ typedef struct la_cgs {
     la_vec r, p, q; /* owned work vectors */
     cl_mem sc, ctl, hist;
     cl_kernel k_run, k_start;
-    int reg;   /* k_run is cgs_run_reg (the vectors in registers) */
-    size_t ls; /* the one work-group's size */
+    size_t ls;   /* the one work-group's size (cgs_start; cgs_run) */
+    int reg;     /* k_run is cgs_run_reg (cg_small_reg.cl, the system in registers) */
+    int shuffle; /* its reductions are warp shuffles */
+    int rpw;     /* its rows per work-item */
+    size_t lr;   /* its work-group's size */
     la_ring rg;
 } la_cgs;
 
