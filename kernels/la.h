@@ -306,7 +306,7 @@ typedef struct la_cgf_record {
     int stop; /* LA_CGF_* */
 } la_cgf_record;
 
-#define LA_CGF_SLOTS 64
+#define LA_CGF_SLOTS 256
 #define LA_CGF_MAXLAG 8
 
 /* What a part's CG workspace borrows (la_cgp, la_pcm): Ai the interior rows

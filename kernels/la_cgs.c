@@ -96,6 +96,10 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                         la_spmv_variant_name(A->variant));
     w->la = la;
     w->A = A;
+    w->batch = LA_CGS_BATCH;
+    const char *benv = getenv("CLSOLVE_CGS_BATCH");
+    if (benv && atoi(benv) > 0 && atoi(benv) < LA_CGS_BATCH)
+        w->batch = atoi(benv);
     w->b = *b;
     w->x = *x;
     if (dinv)
@@ -205,7 +209,7 @@ int la_cgs_enqueue(la_cgs *w, int64_t room, cls_error *err)
 {
     la_ctx *la = w->la;
     const int64_t free_slots = LA_CGF_SLOTS - 1 - (w->rg.enq - w->rg.seen);
-    int64_t m = room < LA_CGS_BATCH ? room : LA_CGS_BATCH;
+    int64_t m = room < w->batch ? room : w->batch;
     if (m > free_slots)
         m = free_slots;
     if (m < 1)

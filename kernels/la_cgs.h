@@ -28,8 +28,12 @@
 #include "la.h"
 
 /* Iterations one launch may run: two launches in flight (ksp_device.c)
- * plus the lag must fit the ring's LA_CGF_SLOTS - 1 records. */
-#define LA_CGS_BATCH 24
+ * plus the lag must fit the ring's LA_CGF_SLOTS - 1 records. Each launch
+ * loads the system into registers again (cg_small_reg.cl) and waits for
+ * its start: on an H200, 1138_bus, 24 iterations per launch cost 0.5 us
+ * per iteration over the kernel's own clock. CLSOLVE_CGS_BATCH=N (fewer)
+ * for measuring. */
+#define LA_CGS_BATCH 96
 /* The largest work-group the loop asks for (the reductions are trees over
  * it: 4 accumulators per work-item of local memory) */
 #define LA_CGS_LOCAL 1024
@@ -46,6 +50,7 @@ typedef struct la_cgs {
     int shuffle; /* its reductions are warp shuffles */
     int rpw;     /* its rows per work-item */
     size_t lr;   /* its work-group's size */
+    int batch;   /* iterations per launch, at most LA_CGS_BATCH */
     la_ring rg;
 } la_cgs;
 
