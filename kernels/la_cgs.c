@@ -24,15 +24,16 @@
 
 /*
  * GPUs run cgs_run_reg (cg_small_reg.cl) when the rows fit
- * LA_SMALL_RPW_MAX per work-item (and 16-bit columns), and p and q with
- * the reductions' scratch fit in local memory; shuffles want whole warps.
- * Its work-group is cgs_run's (so with trees the two give the same bits)
- * unless CLSOLVE_CGS_REG_LOCAL names another; the program is the one built
- * for exactly the rows per work-item needed (la_small_reg_program). CPU
- * devices keep cgs_run: the registers buy nothing there (PoCL: 0.094 s
- * against 0.095 for 1138_bus) and PoCL compiles the unrolled kernel anew
- * for each work-group size (about 12 s on the 2-core VM).
- * CLSOLVE_CGS_KERNEL=reg|global chooses (tests, measurements).
+ * LA_SMALL_RPW_MAX per work-item at LA_CGS_REG_LOCAL work-items (and
+ * 16-bit columns), and p and q with the reductions' scratch fit in local
+ * memory; shuffles want whole warps. Its program is the one built for the
+ * rows per work-item needed (la_small_reg_program) and holds cgs_start
+ * too, so such a solve loads no other. CPU devices keep cgs_run: the
+ * registers buy nothing there (PoCL: 0.094 s against 0.095 for 1138_bus)
+ * and PoCL compiles the unrolled kernel anew for each work-group size
+ * (about 12 s on the 2-core VM). CLSOLVE_CGS_KERNEL=reg|global chooses,
+ * CLSOLVE_CGS_REG_LOCAL another work-group size (tests, measurements).
+ * Returns CLS_OK with w->reg 0 when the system does not fit.
  */
 static int cgs_pick_reg(la_cgs *w, int64_t n, size_t as, size_t rs, size_t *scratch, cls_error *err)
 {
@@ -41,31 +42,38 @@ static int cgs_pick_reg(la_cgs *w, int64_t n, size_t as, size_t rs, size_t *scra
     const int gpu = (la->ocl->dev.type & CL_DEVICE_TYPE_GPU) != 0;
     if (!(kenv ? !strcmp(kenv, "reg") : gpu) || n > 65536)
         return CLS_OK;
-    size_t lr = w->ls;
+    size_t lr = LA_CGS_REG_LOCAL;
     const char *lenv = getenv("CLSOLVE_CGS_REG_LOCAL");
     if (lenv && atoi(lenv) > 0)
-        lr = lai_min_sz((size_t)atoi(lenv), la->ocl->dev.max_work_group);
+        lr = (size_t)atoi(lenv);
+    lr = lai_min_sz(lr, la->ocl->dev.max_work_group);
+    lr = lai_min_sz(lr, lai_max_sz(32, (size_t)((n + 31) / 32 * 32)));
     const int64_t rpw = (n + (int64_t)lr - 1) / (int64_t)lr;
     if (rpw > LA_SMALL_RPW_MAX)
         return CLS_OK;
     cl_program prog;
-    cl_kernel k;
+    cl_kernel k = NULL, ks = NULL;
     int shuffle = 0, rc;
     if ((rc = la_small_reg_program(la, (int)rpw, &prog, &shuffle, err)) ||
-        (rc = ocl_create_kernel(prog, "cgs_run_reg", &k, err)))
+        (rc = ocl_create_kernel(prog, "cgs_run_reg", &k, err)) ||
+        (rc = ocl_create_kernel(prog, "cgs_start", &ks, err))) {
+        if (k)
+            clReleaseKernel(k);
         return rc;
+    }
     const size_t scr = shuffle ? 2 * 4 * 32 * as : 4 * lr * as;
     const size_t lmem = (size_t)la->ocl->dev.local_mem;
-    if (lr > lai_kernel_max(la, k, lr) || (shuffle && lr % 32) ||
-        (lmem && scr + 2 * (size_t)n * rs > lmem)) {
+    if (lr > lai_kernel_max(la, k, lr) || lr > lai_kernel_max(la, ks, lr) || (shuffle && lr % 32) ||
+        (lmem && (scr + 2 * (size_t)n * rs > lmem || 4 * lr * as > lmem))) {
         clReleaseKernel(k);
+        clReleaseKernel(ks);
         return CLS_OK;
     }
-    clReleaseKernel(w->k_run);
     w->k_run = k;
+    w->k_start = ks;
     w->reg = 1;
     w->shuffle = shuffle;
-    w->lr = lr;
+    w->ls = lr;
     w->rpw = (int)rpw;
     *scratch = scr;
     return CLS_OK;
@@ -106,39 +114,38 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
         w->d = *dinv;
     const int64_t n = A->nrows;
     const size_t as = lai_acc_size(la);
-    cl_program prog;
-    if ((rc = la_small_program(la, &prog, err)) || (rc = la_vec_create(la, n, &w->r, err)) ||
-        (rc = la_vec_create(la, n, &w->p, err)) || (rc = la_vec_create(la, n, &w->q, err)) ||
-        (rc = ocl_create_kernel(prog, "cgs_run", &w->k_run, err)) ||
-        (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)))
-        goto fail;
-    cls_trace("la_cgs: program, vectors, kernels");
-
-    /* one work-group: the kernels' limit, LA_CGS_LOCAL, the rows rounded up
-     * to 64, and the local memory (4 accumulators per work-item) */
-    size_t want = LA_CGS_LOCAL; /* $CLSOLVE_CGS_LOCAL: another, for measuring (bench/cg-small.sh) */
-    const char *env = getenv("CLSOLVE_CGS_LOCAL");
-    if (env && atoi(env) > 0)
-        want = (size_t)atoi(env);
-    size_t ls = lai_kernel_max(la, w->k_run, lai_min_sz(want, la->ocl->dev.max_work_group));
-    ls = lai_kernel_max(la, w->k_start, ls);
-    ls = lai_min_sz(ls, lai_max_sz(64, (size_t)((n + 63) / 64 * 64)));
-    if (la->ocl->dev.local_mem > 0)
-        ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (4 * as))));
-    w->ls = ls ? ls : 1;
-
     const size_t rs = la->prec == LA_FLOAT ? sizeof(cl_float) : sizeof(cl_double); /* real */
     size_t scr_reg = 0;
-    if ((rc = cgs_pick_reg(w, n, as, rs, &scr_reg, err)))
+    if ((rc = la_vec_create(la, n, &w->r, err)) || (rc = la_vec_create(la, n, &w->p, err)) ||
+        (rc = la_vec_create(la, n, &w->q, err)) || (rc = cgs_pick_reg(w, n, as, rs, &scr_reg, err)))
         goto fail;
+    if (!w->reg) {
+        cl_program prog;
+        if ((rc = la_small_program(la, &prog, err)) ||
+            (rc = ocl_create_kernel(prog, "cgs_run", &w->k_run, err)) ||
+            (rc = ocl_create_kernel(prog, "cgs_start", &w->k_start, err)))
+            goto fail;
+        /* one work-group: the kernels' limit, LA_CGS_LOCAL, the rows rounded
+         * up to 64, and the local memory (4 accumulators per work-item) */
+        size_t want = LA_CGS_LOCAL; /* $CLSOLVE_CGS_LOCAL: another, for measuring */
+        const char *env = getenv("CLSOLVE_CGS_LOCAL");
+        if (env && atoi(env) > 0)
+            want = (size_t)atoi(env);
+        size_t ls = lai_kernel_max(la, w->k_run, lai_min_sz(want, la->ocl->dev.max_work_group));
+        ls = lai_kernel_max(la, w->k_start, ls);
+        ls = lai_min_sz(ls, lai_max_sz(64, (size_t)((n + 63) / 64 * 64)));
+        if (la->ocl->dev.local_mem > 0)
+            ls = lai_min_sz(ls, lai_max_sz(1, (size_t)(la->ocl->dev.local_mem / 2 / (4 * as))));
+        w->ls = ls ? ls : 1;
+    }
+    cls_trace("la_cgs: program, vectors, kernels");
     {
         char msg[160];
         snprintf(msg, sizeof msg, "la_cgs: %s, %zu work-items, %d rows per work-item, %lld rows",
                  !w->reg      ? "cgs_run"
                  : w->shuffle ? "cgs_run_reg (shuffles)"
                               : "cgs_run_reg",
-                 w->reg ? w->lr : w->ls, w->reg ? w->rpw : (int)((n + w->ls - 1) / w->ls),
-                 (long long)n);
+                 w->ls, (int)((n + (int64_t)w->ls - 1) / (int64_t)w->ls), (long long)n);
         cls_trace(msg);
     }
 
@@ -218,7 +225,7 @@ int la_cgs_enqueue(la_cgs *w, int64_t room, cls_error *err)
     cl_int count = (cl_int)m;
     OCL_CHECK(err, clSetKernelArg(w->k_run, 14, sizeof count, &count), "clSetKernelArg(cgs_run)");
     cl_event ev = NULL;
-    size_t ls = w->reg ? w->lr : w->ls;
+    size_t ls = w->ls;
     cl_int st = ocl_enqueue_kernel(la->ocl, w->k_run, ls, &ls, &ev); /* one work-group */
     if (st != CL_SUCCESS)
         return cls_fail(err, CLS_EOTHER,

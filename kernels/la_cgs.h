@@ -37,6 +37,9 @@
 /* The largest work-group the loop asks for (the reductions are trees over
  * it: 4 accumulators per work-item of local memory) */
 #define LA_CGS_LOCAL 1024
+/* cgs_run_reg's work-group: NVIDIA's compiler allows it no more (its
+ * registers: CL_KERNEL_WORK_GROUP_SIZE 256 on an H200, as for cgs_run) */
+#define LA_CGS_REG_LOCAL 256
 
 typedef struct la_cgs {
     la_ctx *la;
@@ -45,11 +48,10 @@ typedef struct la_cgs {
     la_vec r, p, q; /* owned work vectors */
     cl_mem sc, ctl, hist;
     cl_kernel k_run, k_start;
-    size_t ls;   /* the one work-group's size (cgs_start; cgs_run) */
+    size_t ls;   /* the one work-group's size */
     int reg;     /* k_run is cgs_run_reg (cg_small_reg.cl, the system in registers) */
     int shuffle; /* its reductions are warp shuffles */
     int rpw;     /* its rows per work-item */
-    size_t lr;   /* its work-group's size */
     int batch;   /* iterations per launch, at most LA_CGS_BATCH */
     la_ring rg;
 } la_cgs;

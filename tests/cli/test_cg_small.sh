@@ -78,6 +78,41 @@ for a in "$M/494_bus.mtx" "$M/1138_bus.mtx" "$M/ani1.mtx" "$M/LFAT5.mtx" "$t/p2d
     done
 done
 
+# The register kernel (cg_small_reg.cl, cgs_run_reg: a GPU's default when the
+# system fits) against its plain twin cgs_run, both forced on PoCL at the same
+# work-group size: with trees (no warp shuffles off NVIDIA) every sum is taken
+# in the same order, so x, the iterations and the residual history must be the
+# same bits. 1138_bus at 256 work-items: 5 rows and up to 30 entries per
+# work-item, all in registers; poisson3d 10 at 128: 8 rows (the most) and
+# about 55 entries, past the 32 in registers, so the rest come from global
+# memory. The trace must name the kernel that ran (a fallback would compare
+# cgs_run with itself).
+for case in "$M/1138_bus.mtx:256:jacobi" "$t/p3d10.mtx:128:none"; do
+    IFS=: read -r a ls pc <<<"$case"
+    m=$(basename "$a" .mtx)
+    for k in reg global; do
+        CLSOLVE_TRACE=1 CLSOLVE_CGS_KERNEL=$k CLSOLVE_CGS_LOCAL=$ls CLSOLVE_CGS_REG_LOCAL=$ls \
+            "$CLSOLVE" solve "$a" --method cg-small --precond "$pc" --tol 1e-10 --json \
+            -o "$t/twin_$k.mtx" >"$t/twin_$k.json" 2>"$t/twin_$k.err"
+        echo $? >"$t/twin_$k.rc"
+    done
+    if [ "$(cat "$t/twin_reg.rc")" -ne 0 ] || [ "$(cat "$t/twin_global.rc")" -ne 0 ]; then
+        bad "$m twin: exit $(cat "$t/twin_reg.rc") / $(cat "$t/twin_global.rc"): $(grep -v '^\[trace' "$t/twin_reg.err" | head -3)"
+        continue
+    fi
+    grep -q "la_cgs: cgs_run_reg, $ls work-items" "$t/twin_reg.err" && ok ||
+        bad "$m twin: the register kernel did not run: $(grep 'la_cgs: cgs' "$t/twin_reg.err")"
+    grep -q "la_cgs: cgs_run, $ls work-items" "$t/twin_global.err" && ok ||
+        bad "$m twin: the plain kernel did not run: $(grep 'la_cgs: cgs' "$t/twin_global.err")"
+    cmp -s "$t/twin_reg.mtx" "$t/twin_global.mtx" && ok || bad "$m twin: x differs from cgs_run's"
+    got=$(jg twin_reg "(j['iterations'], j['residuals'])")
+    [ "$got" = "$(jg twin_global "(j['iterations'], j['residuals'])")" ] && ok ||
+        bad "$m twin: iterations or residual history differ from cgs_run's"
+    res=$($PY "$here/mmref.py" residual "$a" "$t/twin_reg.mtx")
+    lt "$res" 1e-10 && ok || bad "$m twin: recomputed true residual $res >= 1e-10"
+    echo "$m ($pc, $ls work-items): cgs_run_reg = cgs_run bit for bit, $(jg twin_reg "j['iterations']") iterations, residual $res"
+done
+
 # maxiter: exactly there, not converged, exit 4, as cg
 for mi in 50 1; do
     solve mi_cg cg "$M/1138_bus.mtx" --precond jacobi --maxiter $mi
