@@ -11,7 +11,10 @@
 # cg-single and cg-small REPS times each (after one unrecorded warm-up run
 # per system, which builds and caches the kernels) and prints, per system
 # and method, the iterations and `clsolve solve --json`'s times.solve_s
-# (min and median) and ms per iteration (min solve_s / iterations). Runs
+# (min and median), the loop's own time (solve_s less the start and the
+# true-residual confirmation: min and median), ms per iteration (min
+# solve_s / iterations), the worst true relative residual, and which
+# one-launch kernel ran (--json's loop_kernel). Runs
 # alternate between the methods, so a drift of the machine hits all three.
 # Every run's JSON line goes to $OUT/runs.jsonl. --method auto (the
 # default, item 3) runs beside them: its row says which method it ran
@@ -68,6 +71,8 @@ j = json.load(sys.stdin)
 print(json.dumps({'system': sys.argv[1], 'method': sys.argv[2], 'rep': int(sys.argv[3]),
                   'rows': j.get('rows'), 'converged': j.get('converged'),
                   'iterations': j.get('iterations'), 'solve_s': j['times']['solve_s'],
+                  'loop_s': j['times']['solve_s'] - j['times']['solve_start_s'] - j['times']['solve_confirm_s'],
+                  'true_rel': j.get('true_relative_residual'), 'kernel': j.get('loop_kernel'),
                   'ran': j.get('method'), 'method_choice': j.get('method_choice'),
                   'device': (j.get('devices') or [{}])[0].get('name'),
                   'error': j.get('error')}))" "$1" "$2" "$3" >>"$OUT/runs.jsonl" ||
@@ -84,8 +89,8 @@ done
 $PY - "$OUT/runs.jsonl" <<'PY'
 import json, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
-print("| system | rows | method (ran) | iterations | solve_s min | solve_s median | ms/iteration (min) | device |")
-print("|---|---|---|---|---|---|---|---|")
+print("| system | rows | method (ran) | iterations | solve_s min | solve_s median | loop ms min / median | ms/iteration (min) | worst true residual | device |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 seen = []
 for r in runs:
     if (r["system"], r["method"]) not in seen:
@@ -95,14 +100,23 @@ for system, method in seen:
     bad = [r for r in rs if r.get("error") or not r.get("converged")]
     name = system.rsplit("/", 1)[-1]
     if bad or not rs:
-        print(f"| {name} | | {method} | failed: {(bad or [{}])[0].get('error')} | | | | |")
+        print(f"| {name} | | {method} | failed: {(bad or [{}])[0].get('error')} | | | | | | |")
         continue
     t = [r["solve_s"] for r in rs]
     its = sorted({r["iterations"] for r in rs})
     ran = sorted({r.get("ran") or "?" for r in rs})
     label = method if ran == [method] else f"{method} ({'/'.join(ran)})"
+    lp = [1e3 * r["loop_s"] for r in rs]
+    tr = max(r.get("true_rel") or 0.0 for r in rs)
     print(f"| {name} | {rs[0]['rows']} | {label} | {'/'.join(map(str, its))} | {min(t):.4f} | "
-          f"{statistics.median(t):.4f} | {1e3 * min(t) / max(1, its[0]):.4f} | {rs[0]['device']} |")
+          f"{statistics.median(t):.4f} | {min(lp):.2f} / {statistics.median(lp):.2f} | "
+          f"{1e3 * min(t) / max(1, its[0]):.4f} | {tr:.1e} | {rs[0]['device']} |")
+kernels = {}
+for r in runs:
+    if r.get("kernel") and r["rep"] > 0:
+        kernels.setdefault((r["system"].rsplit("/", 1)[-1], r["method"]), r["kernel"])
+for (name, method), k in kernels.items():
+    print(f"{name}, {method}: {k}")
 for r in runs:
     if r["method"] == "auto" and r["rep"] == 1 and r.get("method_choice"):
         print(f"auto on {r['system'].rsplit('/', 1)[-1]}: {r['method_choice']}")

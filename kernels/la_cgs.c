@@ -140,12 +140,8 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     }
     cls_trace("la_cgs: program, vectors, kernels");
     {
-        char msg[160];
-        snprintf(msg, sizeof msg, "la_cgs: %s, %zu work-items, %d rows per work-item, %lld rows",
-                 !w->reg      ? "cgs_run"
-                 : w->shuffle ? "cgs_run_reg (shuffles)"
-                              : "cgs_run_reg",
-                 w->ls, (int)((n + (int64_t)w->ls - 1) / (int64_t)w->ls), (long long)n);
+        char msg[128];
+        la_cgs_describe(w, msg, sizeof msg);
         cls_trace(msg);
     }
 
@@ -171,6 +167,16 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
 fail:
     la_cgs_release(w);
     return rc;
+}
+
+void la_cgs_describe(const la_cgs *w, char *buf, size_t cap)
+{
+    const int64_t n = w->A ? w->A->nrows : 0;
+    snprintf(buf, cap, "%s, %zu work-items, %lld rows per work-item",
+             !w->reg      ? "cgs_run (global memory)"
+             : w->shuffle ? "cgs_run_reg (registers, warp shuffles)"
+                          : "cgs_run_reg (registers)",
+             w->ls, (long long)((n + (int64_t)w->ls - 1) / (int64_t)w->ls));
 }
 
 int la_cgs_drain(la_cgs *w, cls_error *err)

@@ -70,6 +70,9 @@ int la_cgs_enqueue(la_cgs *w, int64_t room, cls_error *err);
 int la_cgs_next(la_cgs *w, la_cgf_record *rec, cls_error *err);
 /* r'r and r'z of the residual the last iteration left (blocking). */
 int la_cgs_last(la_cgs *w, double *rr, double *rz, cls_error *err);
+/* The kernel the loop runs and its geometry, for reports ("cgs_run_reg
+ * (registers, warp shuffles), 256 work-items, 5 rows per work-item"). */
+void la_cgs_describe(const la_cgs *w, char *buf, size_t cap);
 /* Waits for every queued read. */
 int la_cgs_drain(la_cgs *w, cls_error *err);
 void la_cgs_release(la_cgs *w);

@@ -76,6 +76,8 @@ json_t *report_json(const dsolve_report *rep, const dsolve_options *opt, int rc)
         json_string(solver_method_name(rep->method_known ? rep->method : opt->solve.method)));
     if (rep->method_choice[0]) /* --method auto: what was compared, or why cg */
         json_object_set_new(o, "method_choice", json_string(rep->method_choice));
+    if (rep->cg.kernel[0]) /* cg-small: which one-launch kernel ran, and how */
+        json_object_set_new(o, "loop_kernel", json_string(rep->cg.kernel));
     json_object_set_new(o, "precond", json_string(report_precond(rep, opt)));
     if (rep->precond_choice[0]) /* --precond auto: what it chose and why */
         json_object_set_new(o, "precond_choice", json_string(rep->precond_choice));

@@ -51,12 +51,17 @@ typedef struct cgs_work {
     const la_vec *b, *dinv;
     la_vec *x;
     double tol;
+    char *kernel; /* cg_result.kernel */
+    size_t kernel_cap;
 } cgs_work;
 
 static int cgs_create(void *p, double bb, cls_error *err)
 {
     cgs_work *c = p; /* the device stops when r'r <= tol^2 b'b */
-    return la_cgs_create(c->la, c->A, c->b, c->x, c->dinv, c->tol * c->tol * bb, &c->w, err);
+    int rc = la_cgs_create(c->la, c->A, c->b, c->x, c->dinv, c->tol * c->tol * bb, &c->w, err);
+    if (rc == CLS_OK)
+        la_cgs_describe(&c->w, c->kernel, c->kernel_cap);
+    return rc;
 }
 static int cgs_start(void *p, int64_t k, double *rr, double *rz, cls_error *err)
 {
@@ -137,5 +142,7 @@ int cg_small_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, cons
     c.x = x;
     c.dinv = opt->precond == PRECOND_JACOBI ? dinv : NULL;
     c.tol = opt->tol;
+    c.kernel = res->kernel;
+    c.kernel_cap = sizeof res->kernel;
     return ksp_device_solve(la, b, x, &cgs_ops, &c, opt, res, err);
 }

@@ -105,6 +105,7 @@ typedef struct cg_result {
     double start_s;   /* of the solve: workspace and the initial residual */
     double confirm_s; /* of the solve: true-residual confirmations and restarts */
     int cpu_threads;  /* the native CPU loops ran on this many threads (0: OpenCL kernels) */
+    char kernel[96];  /* cg-small: the loop's kernel and its geometry ("" otherwise) */
 } cg_result;
 
 /* Solves A x = b with x holding the initial guess on entry. dinv is the
