@@ -24,7 +24,10 @@
  *   rz' = r'z, rr' = r'r         group tree reduction #2 (z = D^-1 r, W = D^-1)
  *   beta = rz' / rz; p = z + beta p
  * so the iterates and records are cg_classic.cl's (two computed dot
- * products, beta from their quotient), with the same stop codes. The
+ * products, beta from their quotient), with the same stop codes. With
+ * --precond chebyshev (deg > 0) z = M^-1 r is the Chebyshev polynomial's
+ * recurrence over the whole group (cgs_cheb_rows), stored in z, between
+ * the update and the second reduction. The
  * scalars never leave the work-item registers inside a launch; sc[] keeps
  * them between launches: alpha, beta (the last made p), r'z, r'r.
  *
@@ -113,6 +116,89 @@ void cgs_direction_rows(const int lo, const int hi, const int lid, const int ls,
 }
 
 /*
+ * Chebyshev inside the loop (--precond chebyshev): z = M^-1 r with
+ * M^-1 = p(D^-1 A) D^-1, the three-term recurrence of pc.cl's cheb_first
+ * and cheb_step (Saad, Algorithm 12.1, as PETSc's KSPChebyshev) over the
+ * rows [lo, hi) of one work-group, a barrier where the preconditioner's
+ * own loop has a launch:
+ *   d_0 = c0 D^-1 r;  z = d_0
+ *   step j = 1 .. deg-1:  res_j = res_{j-1} - A d_{j-1} (res_0 = r);
+ *                         d_j = c1[j] d_{j-1} + c2[j] D^-1 res_j;  z += d_j
+ * coef[0] = c0, coef[j] = c1[j], coef[32 + j] = c2[j] (pc_cheby_coeffs).
+ * d alternates between d0 and d1, so one barrier per step (every row of
+ * d_{j-1} written before any work-item's SpMV reads it, every read done
+ * before d_{j+1} overwrites the same buffer) is enough; the first also
+ * completes r, of which d_0 reads only the caller's own rows. Every
+ * work-item calls it, whatever deg (deg 0: nothing, no barrier), and
+ * unconditionally: PoCL mishandled it under `if (deg > 0)`. z's rows are the
+ * caller's own afterwards (no fence at the end).
+ */
+void cgs_cheb_rows(const int lo, const int hi, const int lid, const int ls, const int deg,
+                   __global const real *restrict coef, __global const int *restrict rowptr,
+                   __global const int *restrict col, __global const mat_t *restrict val,
+                   __global const real *restrict dinv, __global const real *restrict r,
+                   __global real *restrict z, __global real *d0, __global real *d1,
+                   __global real *restrict res)
+{
+    const real c0 = deg > 0 ? coef[0] : 0;
+    for (int row = lo + lid; row < hi && deg > 0; row += ls) {
+        const real di = c0 * dinv[row] * r[row];
+        d0[row] = di;
+        z[row] = di;
+    }
+    for (int j = 1; j < deg; j++) {
+        barrier(CLK_GLOBAL_MEM_FENCE); /* d_{j-1} complete */
+        __global const real *din = (j & 1) ? d0 : d1;
+        __global real *dout = (j & 1) ? d1 : d0;
+        __global const real *rin = j == 1 ? r : res;
+        const real c1 = coef[j], c2 = coef[32 + j];
+        for (int row = lo + lid; row < hi; row += ls) {
+            real q = 0;
+            const int end = rowptr[row + 1];
+            for (int e = rowptr[row]; e < end; e++)
+                q += (real)val[e] * din[col[e]];
+            const real ri = rin[row] - q;
+            const real di = c1 * din[row] + c2 * dinv[row] * ri;
+            res[row] = ri;
+            dout[row] = di;
+            z[row] += di;
+        }
+    }
+}
+
+/* x += alpha p; r -= alpha q (own rows; Chebyshev's loop takes its sums
+ * after the preconditioner) */
+void cgs_step_rows(const int lo, const int hi, const int lid, const int ls, const real ra,
+                   __global real *restrict x, __global real *restrict r,
+                   __global const real *restrict p, __global const real *restrict q)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    for (int row = lo + lid; row < hi; row += ls) {
+        x[row] += ra * p[row];
+        r[row] = r[row] - ra * q[row];
+    }
+}
+
+/* the pairs r'z, r'r into u (own rows, z stored) */
+void cgs_rz_rows(const int lo, const int hi, const int lid, const int ls,
+                 __global const real *restrict r, __global const real *restrict z, acc_t *u)
+{
+    for (int row = lo + lid; row < hi; row += ls) {
+        cls_acc2_dot(&u[0], &u[1], (acc_t)r[row], (acc_t)z[row]);
+        cls_acc2_dot(&u[2], &u[3], (acc_t)r[row], (acc_t)r[row]);
+    }
+}
+
+/* p = z + beta p, z stored */
+void cgs_direction_z_rows(const int lo, const int hi, const int lid, const int ls, const real rb,
+                          __global const real *restrict z, __global real *restrict p)
+{
+#pragma OPENCL FP_CONTRACT OFF
+    for (int row = lo + lid; row < hi; row += ls)
+        p[row] = z[row] + rb * p[row];
+}
+
+/*
  * The start, one work-group: with q = A x already computed (at full
  * precision, la_spmv_full), r = b - q; z = D^-1 r; p = z; then
  * sc = {0, 0, r'z, r'r} and ctl = {running, k0}.
@@ -121,11 +207,24 @@ __kernel void cgs_start(const int n, __global const real *restrict b,
                         __global const real *restrict q, __global real *restrict r,
                         __global real *restrict p, __global const real *d,
                         __global acc_t *restrict sc, __global int *restrict ctl, const int k0,
-                        __local acc_t *scratch)
+                        __local acc_t *scratch, const int deg, __global const real *coef,
+                        __global const int *rowptr, __global const int *col,
+                        __global const mat_t *val, __global real *z, __global real *d0,
+                        __global real *d1, __global real *res)
 {
     const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
     acc_t a[4] = {0, 0, 0, 0}; /* r'z, r'r as (hi, lo) pairs */
-    for (int i = lid; i < n; i += ls) {
+    /* Chebyshev: r; z = M^-1 r over the group; p = z. cgs_cheb_rows is
+     * called whatever deg (no steps, no barrier, at 0): PoCL (2.10) ran a
+     * barrier under `if (deg > 0)` wrongly once some work-items had no rows */
+    for (int i = lid; i < n && deg > 0; i += ls)
+        r[i] = b[i] - q[i];
+    cgs_cheb_rows(0, n, lid, ls, deg, coef, rowptr, col, val, d, r, z, d0, d1, res);
+    for (int i = lid; i < n && deg > 0; i += ls)
+        p[i] = z[i];
+    if (deg > 0)
+        cgs_rz_rows(0, n, lid, ls, r, z, a);
+    for (int i = lid; i < n && deg == 0; i += ls) {
         const real ri = b[i] - q[i];
         const real zi = d ? d[i] * ri : ri;
         r[i] = ri;
@@ -158,7 +257,9 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
                       __global real *restrict p, __global real *restrict q,
                       __global const real *d, __global acc_t *restrict sc,
                       __global int *restrict ctl, __global acc_t *restrict hist, const int nslots,
-                      const acc_t stop2, const int count, __local acc_t *scratch)
+                      const acc_t stop2, const int count, __local acc_t *scratch, const int deg,
+                      __global const real *coef, __global real *z, __global real *d0,
+                      __global real *d1, __global real *res)
 {
 #pragma OPENCL FP_CONTRACT OFF
     const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
@@ -186,11 +287,20 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
         } else {
             /* x += alpha p; r -= alpha q; the pairs r'z, r'r of the new r */
             acc_t u[4] = {0, 0, 0, 0};
-            cgs_update_rows(0, n, lid, ls, (real)alpha, x, r, p, q, d, u);
+            if (deg > 0) /* Chebyshev: z = M^-1 r over the whole r first */
+                cgs_step_rows(0, n, lid, ls, (real)alpha, x, r, p, q);
+            else
+                cgs_update_rows(0, n, lid, ls, (real)alpha, x, r, p, q, d, u);
+            cgs_cheb_rows(0, n, lid, ls, deg, coef, rowptr, col, val, d, r, z, d0, d1, res);
+            if (deg > 0)
+                cgs_rz_rows(0, n, lid, ls, r, z, u);
             acc_t rz1, rr1;
             cls_group_pairs2(scratch, u, &rz1, &rr1);
             beta = rz1 / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next test */
-            cgs_direction_rows(0, n, lid, ls, (real)beta, r, p, d); /* p = z + beta p */
+            if (deg > 0) /* p = z + beta p */
+                cgs_direction_z_rows(0, n, lid, ls, (real)beta, z, p);
+            else
+                cgs_direction_rows(0, n, lid, ls, (real)beta, r, p, d);
             rz = rz1;
             rr = rr1;
             k++;

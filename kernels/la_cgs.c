@@ -79,6 +79,67 @@ static int cgs_pick_reg(la_cgs *w, int64_t n, size_t as, size_t rs, size_t *scra
     return CLS_OK;
 }
 
+/* Chebyshev (--precond chebyshev): its vectors z, d0, d1, res and the
+ * coefficients as `real`, coef[0] = c0, coef[j] = c1[j], coef[32 + j] =
+ * c2[j] (cg_small.cl's cgs_cheb_rows) */
+static int cgs_cheb_create(la_cgs *w, const la_cheb_coef *c, int64_t n, size_t rs, cls_error *err)
+{
+    la_ctx *la = w->la;
+    double v[64] = {0};
+    v[0] = c->c0;
+    for (int j = 1; j < c->degree && j < 32; j++) {
+        v[j] = c->c1[j];
+        v[32 + j] = c->c2[j];
+    }
+    unsigned char host[64 * sizeof(double)];
+    for (int i = 0; i < 64; i++) {
+        if (rs == sizeof(cl_float)) {
+            const cl_float f = (cl_float)v[i];
+            memcpy(host + i * rs, &f, rs);
+        } else {
+            memcpy(host + i * rs, &v[i], rs);
+        }
+    }
+    int rc;
+    if ((rc = la_vec_create(la, n, &w->z, err)) || (rc = la_vec_create(la, n, &w->d0, err)) ||
+        (rc = la_vec_create(la, n, &w->d1, err)) || (rc = la_vec_create(la, n, &w->res, err)) ||
+        (rc = lai_upload_buf(la, "Chebyshev coefficients", 64 * rs, host, &w->coef, err)))
+        return rc;
+    return CLS_OK;
+}
+
+static int cgs_cheb_vecs(const la_cgs *w, cl_kernel k, cl_uint i, cls_error *err);
+
+/* deg and coef at argument i of k (deg 0: none) */
+static int cgs_cheb_args(const la_cgs *w, cl_kernel k, cl_uint i, cls_error *err)
+{
+    cl_int deg = w->deg;
+    OCL_CHECK(err, clSetKernelArg(k, i, sizeof deg, &deg), "clSetKernelArg(one-launch CG)");
+    OCL_CHECK(err, clSetKernelArg(k, i + 1, sizeof(cl_mem), &w->coef),
+              "clSetKernelArg(one-launch CG)");
+    return i == 16 ? cgs_cheb_vecs(w, k, 18, err) : CLS_OK;
+}
+
+/* z, d0, d1, res from argument i of k (NULL buffers without Chebyshev) */
+static int cgs_cheb_vecs(const la_cgs *w, cl_kernel k, cl_uint i, cls_error *err)
+{
+    const cl_mem m[4] = {w->z.buf, w->d0.buf, w->d1.buf, w->res.buf};
+    for (cl_uint j = 0; j < 4; j++)
+        OCL_CHECK(err, clSetKernelArg(k, i + j, sizeof(cl_mem), &m[j]),
+                  "clSetKernelArg(one-launch CG)");
+    return CLS_OK;
+}
+
+/* A's CSR arrays from argument i of k */
+static int cgs_csr_args(const la_csr *A, cl_kernel k, cl_uint i, cls_error *err)
+{
+    const cl_mem m[3] = {A->rowptr, A->col, A->val};
+    for (cl_uint j = 0; j < 3; j++)
+        OCL_CHECK(err, clSetKernelArg(k, i + j, sizeof(cl_mem), &m[j]),
+                  "clSetKernelArg(one-launch CG)");
+    return CLS_OK;
+}
+
 /* cgs_run_reg's p and q in local memory (arguments 16, 17) */
 static int cgs_reg_locals(cl_kernel k, size_t bytes, cls_error *err)
 {
@@ -88,7 +149,7 @@ static int cgs_reg_locals(cl_kernel k, size_t bytes, cls_error *err)
 }
 
 int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
-                  double stop2, la_cgs *w, cls_error *err)
+                  const la_cheb_coef *cheb, double stop2, la_cgs *w, cls_error *err)
 {
     memset(w, 0, sizeof *w);
     int rc;
@@ -102,7 +163,11 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                         "--method cg-small reads the matrix in CSR, but it was uploaded as %s "
                         "without its CSR arrays; use --format auto, csr or csr-vector",
                         la_spmv_variant_name(A->variant));
+    if (cheb && (!dinv || cheb->degree < 1 || cheb->degree > 32))
+        return cls_fail(err, CLS_EOTHER, "la_cgs_create: Chebyshev of degree %d%s", cheb->degree,
+                        dinv ? "" : " without a diagonal");
     w->la = la;
+    w->deg = cheb ? cheb->degree : 0;
     w->A = A;
     w->batch = LA_CGS_BATCH;
     const char *benv = getenv("CLSOLVE_CGS_BATCH");
@@ -117,7 +182,9 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     const size_t rs = la->prec == LA_FLOAT ? sizeof(cl_float) : sizeof(cl_double); /* real */
     size_t scr_reg = 0;
     if ((rc = la_vec_create(la, n, &w->r, err)) || (rc = la_vec_create(la, n, &w->p, err)) ||
-        (rc = la_vec_create(la, n, &w->q, err)) || (rc = cgs_pick_reg(w, n, as, rs, &scr_reg, err)))
+        (rc = la_vec_create(la, n, &w->q, err)) ||
+        (cheb && (rc = cgs_cheb_create(w, cheb, n, rs, err))) ||
+        (!cheb && (rc = cgs_pick_reg(w, n, as, rs, &scr_reg, err))))
         goto fail;
     if (!w->reg) {
         cl_program prog;
@@ -157,9 +224,12 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_MEM(w->hist), A_INT(slots), A_REAL(s2), A_INT(count),
                            A_LOCAL(w->reg ? scr_reg : 4 * w->ls * as))) ||
         (w->reg && (rc = cgs_reg_locals(w->k_run, (size_t)n * rs, err))) ||
+        (!w->reg && (rc = cgs_cheb_args(w, w->k_run, 16, err))) ||
         (rc = lai_set_args(w->k_start, "cgs_start", err, 10, A_INT(cn), A_MEM(w->b.buf),
                            A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
-                           A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))))
+                           A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))) ||
+        (rc = cgs_cheb_args(w, w->k_start, 10, err)) ||
+        (rc = cgs_csr_args(A, w->k_start, 12, err)) || (rc = cgs_cheb_vecs(w, w->k_start, 15, err)))
         goto fail;
     if ((rc = lai_ring_open(la, w->hist, LA_CGF_SLOTS * CGS_REC * as, "one-launch CG", err)))
         goto fail;
@@ -262,9 +332,9 @@ void la_cgs_release(la_cgs *w)
         return;
     la_cgs_drain(w, NULL);
     cl_kernel *ks[] = {&w->k_run, &w->k_start};
-    cl_mem *ms[] = {&w->sc, &w->ctl, &w->hist};
+    cl_mem *ms[] = {&w->sc, &w->ctl, &w->hist, &w->coef};
     lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, (int)(sizeof ms / sizeof *ms));
-    la_vec_release(&w->r);
-    la_vec_release(&w->p);
-    la_vec_release(&w->q);
+    la_vec *vs[] = {&w->r, &w->p, &w->q, &w->z, &w->d0, &w->d1, &w->res};
+    for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
+        la_vec_release(vs[i]);
 }

@@ -26,6 +26,7 @@
 #define CLS_KERNELS_LA_CGS_H
 
 #include "la.h"
+#include "la_pc.h"
 
 /* Iterations one launch may run: two launches in flight (ksp_device.c)
  * plus the lag must fit the ring's LA_CGF_SLOTS - 1 records. Each launch
@@ -44,8 +45,11 @@
 typedef struct la_cgs {
     la_ctx *la;
     const la_csr *A;
-    la_vec b, x, d; /* borrowed handles (d.buf NULL without Jacobi) */
-    la_vec r, p, q; /* owned work vectors */
+    la_vec b, x, d;        /* borrowed handles (d.buf NULL without Jacobi) */
+    la_vec r, p, q;        /* owned work vectors */
+    int deg;               /* Chebyshev's degree inside the loop (0: none or Jacobi) */
+    la_vec z, d0, d1, res; /* its vectors (owned, NULL buffers without it) */
+    cl_mem coef;           /* its coefficients (cgs_cheb_rows) */
     cl_mem sc, ctl, hist;
     cl_kernel k_run, k_start;
     size_t ls;   /* the one work-group's size */
@@ -57,9 +61,10 @@ typedef struct la_cgs {
 } la_cgs;
 
 /* Sets the workspace up for A x = b (x updated in place, dinv NULL without
- * Jacobi); the loop stops when r'r <= stop2 (tol^2 b'b). */
+ * Jacobi or Chebyshev; cheb, with dinv, runs that preconditioner inside the
+ * loop, cgs_run only); the loop stops when r'r <= stop2 (tol^2 b'b). */
 int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
-                  double stop2, la_cgs *w, cls_error *err);
+                  const la_cheb_coef *cheb, double stop2, la_cgs *w, cls_error *err);
 /* (Re)starts from the current x at iteration k: r = b - A x (A at full
  * precision), p = z = D^-1 r. Returns r'r and r'z (blocking). */
 int la_cgs_start(la_cgs *w, int64_t k, double *rr, double *rz, cls_error *err);

@@ -29,6 +29,14 @@ typedef struct la_pck {
 int la_pck_create(la_ctx *la, la_pck *k, cls_error *err);
 void la_pck_release(la_pck *k);
 
+/* A Chebyshev preconditioner's recurrence (pc_cheby_coeffs): d_0 = c0 D^-1 r,
+ * then for j = 1 .. degree-1: d_j = c1[j] d_{j-1} + c2[j] D^-1 res_j. What
+ * the one-launch CG runs inside its kernel (la_cgs.h). */
+typedef struct la_cheb_coef {
+    int degree; /* 1..32 */
+    double c0, c1[32], c2[32];
+} la_cheb_coef;
+
 int la_cheb_first(la_pck *k, double c0, const la_vec *dinv, const la_vec *r, la_vec *d, la_vec *z,
                   cls_error *err);
 int la_cheb_step(la_pck *k, double c1, double c2, const la_vec *dinv, const la_vec *q,

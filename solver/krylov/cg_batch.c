@@ -99,8 +99,7 @@ int cg_batch_solve(la_ctx *la, cg_batch_system *sys, int k, solver_precond preco
     double *pq = malloc((size_t)k * sizeof *pq), *bnorm = malloc((size_t)k * sizeof *bnorm);
     int *maxit = malloc((size_t)k * sizeof *maxit), *state = malloc((size_t)k * 2 * sizeof *state);
     ksp_stop *st = malloc((size_t)k * sizeof *st);
-    int rc = b && x && (dinv || !jac) && row0 && stop2 && rr && pq && bnorm && maxit &&
-                     state && st
+    int rc = b && x && (dinv || !jac) && row0 && stop2 && rr && pq && bnorm && maxit && state && st
                  ? csr_alloc(&M, n, n, nnz, err)
                  : cls_fail(err, CLS_EOTHER, "out of memory for a batch of %d systems", k);
     if (!rc)
@@ -169,7 +168,8 @@ int cg_batch_solve(la_ctx *la, cg_batch_system *sys, int k, solver_precond preco
                     q->res.rel_residual = 0.0;
                     break;
                 }
-                int v = ksp_stop_confirm(&st[s], solve_true_residual(q->A, q->b, xs), it, &q->res, &e);
+                int v =
+                    ksp_stop_confirm(&st[s], solve_true_residual(q->A, q->b, xs), it, &q->res, &e);
                 if (v == KSP_RESTART && it < maxit[s]) {
                     state[2 * s] = LA_CGF_RUN; /* from x, at iteration it */
                     /* and aiming at half the residual: the start's r = b - Ax,

@@ -33,9 +33,13 @@
  *
  * Scope, refused with CLS_EINPUT and a message naming the method: a system
  * split over several parts or ranks (one work-group is one device's; use
- * --method cg there) and any preconditioner but none and jacobi (the
- * preconditioner would need launches of its own). Every precision runs:
- * the kernel is written in real.cl's real / mat_t / acc_t.
+ * --method cg there) and any preconditioner but none, jacobi and
+ * chebyshev. Chebyshev runs inside the launch (cg_small.cl's
+ * cgs_cheb_rows: its polynomial's SpMVs with barriers where pc.cl has
+ * launches; the coefficients and D^-1 come from the set-up pc through
+ * cg_options.cheby, dcg.c); IC(0) and AMG would need their factors' and
+ * levels' launches. Every precision runs: the kernel is written in real.cl's
+ * real / mat_t / acc_t.
  */
 #include <string.h>
 
@@ -49,6 +53,7 @@ typedef struct cgs_work {
     la_ctx *la;
     const la_csr *A;
     const la_vec *b, *dinv;
+    const la_cheb_coef *cheby; /* --precond chebyshev, applied in the kernel */
     la_vec *x;
     double tol;
     char *kernel; /* cg_result.kernel */
@@ -58,7 +63,8 @@ typedef struct cgs_work {
 static int cgs_create(void *p, double bb, cls_error *err)
 {
     cgs_work *c = p; /* the device stops when r'r <= tol^2 b'b */
-    int rc = la_cgs_create(c->la, c->A, c->b, c->x, c->dinv, c->tol * c->tol * bb, &c->w, err);
+    int rc =
+        la_cgs_create(c->la, c->A, c->b, c->x, c->dinv, c->cheby, c->tol * c->tol * bb, &c->w, err);
     if (rc == CLS_OK)
         la_cgs_describe(&c->w, c->kernel, c->kernel_cap);
     return rc;
@@ -117,11 +123,11 @@ static const ksp_device_ops cgs_ops = {
 
 int cg_small_check_precond(solver_precond t, cls_error *err)
 {
-    if (t == PRECOND_NONE || t == PRECOND_JACOBI)
+    if (t == PRECOND_NONE || t == PRECOND_JACOBI || t == PRECOND_CHEBYSHEV)
         return CLS_OK;
     return cls_fail(err, CLS_EINPUT,
-                    "--method cg-small runs no preconditioner but none or jacobi, not %s; use "
-                    "--method cg with --precond %s",
+                    "--method cg-small runs no preconditioner but none, jacobi or chebyshev, not "
+                    "%s; use --method cg with --precond %s",
                     pc_name(t), pc_name(t));
 }
 
@@ -132,15 +138,19 @@ int cg_small_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, cons
     int rc = cg_small_check_precond(opt->precond, err);
     if (rc)
         return rc;
-    if (opt->precond == PRECOND_JACOBI && !dinv)
-        return cls_fail(err, CLS_EOTHER, "cg_small_solve: Jacobi asked for without a diagonal");
+    if ((opt->precond == PRECOND_JACOBI || opt->precond == PRECOND_CHEBYSHEV) && !dinv)
+        return cls_fail(err, CLS_EOTHER, "cg_small_solve: %s asked for without a diagonal",
+                        pc_name(opt->precond));
+    if (opt->precond == PRECOND_CHEBYSHEV && !opt->cheby)
+        return cls_fail(err, CLS_EOTHER, "cg_small_solve: Chebyshev without its coefficients");
     cgs_work c;
     memset(&c, 0, sizeof c);
     c.la = la;
     c.A = A;
     c.b = b;
     c.x = x;
-    c.dinv = opt->precond == PRECOND_JACOBI ? dinv : NULL;
+    c.dinv = opt->precond == PRECOND_JACOBI || opt->precond == PRECOND_CHEBYSHEV ? dinv : NULL;
+    c.cheby = opt->precond == PRECOND_CHEBYSHEV ? opt->cheby : NULL;
     c.tol = opt->tol;
     c.kernel = res->kernel;
     c.kernel_cap = sizeof res->kernel;

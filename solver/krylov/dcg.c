@@ -54,13 +54,22 @@ static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, pc *p
             vd.n = p->halo.nlocal;
         }
         cg_options o = *opt;
-        if (pc && pc->type != PRECOND_NONE && pc->type != PRECOND_JACOBI) {
+        la_cheb_coef cheb;
+        if (opt->one_launch && pc && pc->type == PRECOND_CHEBYSHEV) {
+            /* cg-small runs Chebyshev inside its kernel: the coefficients and D^-1 */
+            rc = pc_cheby_coef(pc, &cheb, err);
+            o.cheby = &cheb;
+            vd = pc->dinv.v[0];
+            vd.n = p->halo.nlocal;
+            dinv = &pc->dinv;
+        } else if (pc && pc->type != PRECOND_NONE && pc->type != PRECOND_JACOBI) {
             o.apply = pc_apply_one; /* the preconditioned loop, pcg.c */
             o.apply_ctx = pc;
             o.apply_host = pc_has_host(pc) ? pc_apply_host : NULL; /* its native form */
         }
         dprof_iteration(s->prof); /* --profile: the whole loop, its start-up in it */
-        rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, &o, res, err);
+        if (rc == CLS_OK)
+            rc = cg_solve(&p->la, &p->Ai, &vb, &vx, dinv ? &vd : NULL, &o, res, err);
         if (rc == CLS_EOTHER) /* a device error, or a cancel: not kept warm */
             dsys_fail(s, err);
     }

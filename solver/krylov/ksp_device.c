@@ -72,7 +72,7 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
         rc = CLS_OK;
         goto done;
     }
-    CLS_TRY(ops->create(w, bb, err));         /* the device stops when r'r <= tol^2 b'b */
+    CLS_TRY(ops->create(w, bb, err)); /* the device stops when r'r <= tol^2 b'b */
     cls_trace("ksp: workspace");
     CLS_TRY(ops->start(w, 0, &rr, &rz, err)); /* r = b - A x0; z = M^-1 r; p = z */
     cls_trace("ksp: initial residual");
@@ -133,7 +133,8 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
         if (rec.stop == LA_CGF_RUN)
             continue;
         if (ops->can_lose && rec.stop == LA_CGF_INDEFINITE && rec.beta != 0.0 &&
-            ksp_stop_lost_pap(&st, rec.pq, rec.qq, res->rel_residual)) { /* record: p'Ap, delta = u'Au */
+            ksp_stop_lost_pap(&st, rec.pq, rec.qq,
+                              res->rel_residual)) { /* record: p'Ap, delta = u'Au */
             /* p'Ap of the recurrence lost its sign: restart from b - Ax */
             CLS_TRY(ops->drain(w, err));
             CLS_TRY(ops->start(w, rec.k, &rr, &rz, err));

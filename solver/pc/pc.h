@@ -150,6 +150,10 @@ void pc_cheby_ref(const csr_matrix *A, const double *dinv, int degree, double lo
                   const double *r, double *z);
 /* coefficients of the recurrence for [lo, hi] and degree */
 void pc_cheby_coeffs(int degree, double lo, double hi, double *c0, double *c1, double *c2);
+/* A set-up chebyshev pc's recurrence (degree and coefficients; its diagonal
+ * is pc->dinv), for a loop that applies it itself (cg-small's kernel).
+ * CLS_EOTHER for another kind. */
+int pc_cheby_coef(const pc *pc, la_cheb_coef *out, cls_error *err);
 /* the extreme eigenvalues of a symmetric tridiagonal matrix (diag a[0..m),
  * off-diagonal b[0..m-1)) by bisection on Sturm counts */
 void pc_tridiag_extremes(int m, const double *a, const double *b, double *lmin, double *lmax);

@@ -366,6 +366,19 @@ void pc_cheby_poly(pc *pc, int degree, double c0, const double *c1, const double
     }
 }
 
+int pc_cheby_coef(const pc *pc, la_cheb_coef *out, cls_error *err)
+{
+    if (!pc || pc->type != PRECOND_CHEBYSHEV || !pc->state)
+        return cls_fail(err, CLS_EOTHER, "pc_cheby_coef: not a set-up chebyshev preconditioner");
+    const cheby_state *st = pc->state;
+    memset(out, 0, sizeof *out);
+    out->degree = pc->opt.degree;
+    out->c0 = st->c0;
+    memcpy(out->c1, st->c1, sizeof out->c1);
+    memcpy(out->c2, st->c2, sizeof out->c2);
+    return CLS_OK;
+}
+
 /* z = M^-1 r over every part: d_0 = c0 D^-1 r, then the recurrence with
  * one halo-exchanged SpMV per step */
 static void pc_cheby_apply(pc *pc, const dvec *r, dvec *z)

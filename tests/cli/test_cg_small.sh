@@ -26,9 +26,11 @@
 #  - --method auto (the default) on this CPU device: cg, and method_choice
 #    says why (cg-small's figures are a GPU's); named, cg-small runs and no
 #    choice is reported; the verdict by figures is test_devfig's
+#  - Chebyshev inside the launch against cg with Chebyshev (degrees 1, 2, 4;
+#    mixed precision)
 #  - refusals, exit 3 with a message naming the method: --precond ic0 and
-#    chebyshev; a system split into two parts on one rank, and over two
-#    ranks (mpirun, when present)
+#    amg; a system split into two parts on one rank, and over two ranks
+#    (mpirun, when present)
 . "$(dirname "$0")/lib.sh"
 need_data matrices
 M=$CLSOLVE_DATA/matrices
@@ -115,6 +117,38 @@ for case in "$M/1138_bus.mtx:256:jacobi" "$t/p3d10.mtx:128:none"; do
     echo "$m ($pc, $ls work-items): cgs_run_reg = cgs_run bit for bit, $(jg twin_reg "j['iterations']") iterations, residual $res"
 done
 
+# Chebyshev inside the one launch (cgs_cheb_rows: the polynomial's SpMVs with
+# barriers where pc.cl's recurrence has launches) against cg with the same
+# preconditioner: exit 0, the iterations within 2% (the same polynomial, the
+# sums in another order), the true residual recomputed by mmref.py under tol,
+# x within the bound of cg_small_check.py. Degrees 1 (no SpMV in the
+# polynomial), 2 and 4 (the default); 494_bus and poisson2d 30 have work-items
+# without rows (512 and 960 for 494 and 900 rows), which PoCL once ran wrongly.
+for case in "$M/494_bus.mtx:4" "$M/1138_bus.mtx:4" "$t/p2d30.mtx:2" "$M/494_bus.mtx:1"; do
+    IFS=: read -r a deg <<<"$case"
+    m=$(basename "$a" .mtx)
+    solve "ch_cg" cg "$a" --precond chebyshev --precond-degree "$deg" --tol $tol
+    solve "ch_s" cg-small "$a" --precond chebyshev --precond-degree "$deg" --tol $tol
+    if [ "$(cat "$t/ch_s.rc")" -ne 0 ] || [ "$(cat "$t/ch_cg.rc")" -ne 0 ]; then
+        bad "$m chebyshev $deg: cg-small exit $(cat "$t/ch_s.rc"), cg exit $(cat "$t/ch_cg.rc"): $(cat "$t/ch_s.err")"
+        continue
+    fi
+    [ "$(jg ch_s "(j['method'], j['precond'], j['preconditioner']['degree'])")" = "('cg-small', 'chebyshev', $deg)" ] &&
+        ok || bad "$m chebyshev $deg: $(jg ch_s "(j['method'], j['precond'], j['preconditioner'].get('degree'))")"
+    is=$(jg ch_s "j['iterations']")
+    ic=$(jg ch_cg "j['iterations']")
+    within "$is" "$ic" 0.02 && ok || bad "$m chebyshev $deg: cg-small $is iterations, cg $ic (want within 2%)"
+    res=$($PY "$here/mmref.py" residual "$a" "$t/ch_s.mtx")
+    lt "$res" $tol && ok || bad "$m chebyshev $deg: recomputed true residual $res >= $tol"
+    xd=$($PY3 "$here/cg_small_check.py" xdiff "$a" "$t/ch_s.mtx" "$t/ch_cg.mtx")
+    [ $? -eq 0 ] && ok || bad "$m chebyshev $deg: |x - x_cg|/|x_cg| and its bound: $xd"
+    echo "$m chebyshev degree $deg: cg-small $is iterations, cg $ic; residual $res; $xd"
+done
+solve ch_mx cg-small "$M/494_bus.mtx" --precond chebyshev --precision mixed
+res=$($PY "$here/mmref.py" residual "$M/494_bus.mtx" "$t/ch_mx.mtx" 2>/dev/null)
+[ "$(cat "$t/ch_mx.rc")" -eq 0 ] && lt "$res" 1e-8 && ok ||
+    bad "chebyshev, mixed: exit $(cat "$t/ch_mx.rc"), residual $res: $(cat "$t/ch_mx.err")"
+
 # maxiter: exactly there, not converged, exit 4, as cg
 for mi in 50 1; do
     solve mi_cg cg "$M/1138_bus.mtx" --precond jacobi --maxiter $mi
@@ -158,7 +192,7 @@ echo "dwt_992: exit $rc, $msg"
 
 # refusals: exit 3, the method and the preconditioner named
 # errors.md: SOLVE-CG-SMALL-PRECOND SOLVE-CG-SMALL-PARTS
-for pc in ic0 chebyshev; do
+for pc in ic0 amg; do
     solve ref_$pc cg-small "$M/494_bus.mtx" --precond $pc
     rc=$(cat "$t/ref_$pc.rc")
     msg=$(cat "$t/ref_$pc.err")
