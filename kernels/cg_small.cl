@@ -166,6 +166,52 @@ void cgs_cheb_rows(const int lo, const int hi, const int lid, const int ls, cons
     }
 }
 
+/*
+ * IC(0) inside the loop (--precond ic0, swept: --precond-sweeps k > 0):
+ * z ~ U^-1 L^-1 r by k Jacobi sweeps on each triangle, pc.cl's ic0_sweep
+ * (Anzt, Chow and Dongarra, Euro-Par 2015) over the rows of one work-group,
+ * a barrier where la_tri_sweeps has a launch. A triangle is N (its strict
+ * part, CSR) and dl = 1 / diag; sweep 1 reads y_0 = dl .* b implicitly:
+ *   y_j = dl .* (b - N y_{j-1})
+ * and the outputs alternate between t and y so that sweep k lands in y
+ * (sweep j writes y when k - j is even), as la_tri_sweeps does. Each sweep
+ * begins with a barrier (its input complete, and every read of the buffer
+ * it overwrites done); b's rows are the caller's own. Every work-item calls
+ * it, whatever k (k 0: nothing).
+ */
+void cgs_tri_sweeps(const int lo, const int hi, const int lid, const int ls, const int k,
+                    __global const int *restrict rowptr, __global const int *restrict col,
+                    __global const real *restrict val, __global const real *restrict dl,
+                    __global const real *b, __global real *t, __global real *y)
+{
+    __global const real *in = NULL;
+    for (int j = 1; j <= k; j++) {
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        __global real *out = (k - j) % 2 == 0 ? y : t;
+        for (int row = lo + lid; row < hi; row += ls) {
+            real s = b[row];
+            const int end = rowptr[row + 1];
+            for (int e = rowptr[row]; e < end; e++) {
+                const int c = col[e];
+                s -= val[e] * (in ? in[c] : dl[c] * b[c]);
+            }
+            out[row] = dl[row] * s;
+        }
+        in = out;
+    }
+}
+
+/* z = U^-1 L^-1 r by k sweeps each (L's result in t1, t0 their scratch) */
+void cgs_ic0_rows(const int lo, const int hi, const int lid, const int ls, const int k,
+                  __global const int *lrow, __global const int *lcol, __global const real *lval,
+                  __global const real *ldl, __global const int *urow, __global const int *ucol,
+                  __global const real *uval, __global const real *udl, __global const real *r,
+                  __global real *z, __global real *t0, __global real *t1)
+{
+    cgs_tri_sweeps(lo, hi, lid, ls, k, lrow, lcol, lval, ldl, r, t0, t1);
+    cgs_tri_sweeps(lo, hi, lid, ls, k, urow, ucol, uval, udl, t1, t0, z);
+}
+
 /* x += alpha p; r -= alpha q (own rows; Chebyshev's loop takes its sums
  * after the preconditioner) */
 void cgs_step_rows(const int lo, const int hi, const int lid, const int ls, const real ra,
@@ -210,21 +256,26 @@ __kernel void cgs_start(const int n, __global const real *restrict b,
                         __local acc_t *scratch, const int deg, __global const real *coef,
                         __global const int *rowptr, __global const int *col,
                         __global const mat_t *val, __global real *z, __global real *d0,
-                        __global real *d1, __global real *res)
+                        __global real *d1, __global real *res, const int sweeps, __global const int *lrow, __global const int *lcol,
+                        __global const real *lval, __global const real *ldl,
+                        __global const int *urow, __global const int *ucol,
+                        __global const real *uval, __global const real *udl)
 {
     const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
     acc_t a[4] = {0, 0, 0, 0}; /* r'z, r'r as (hi, lo) pairs */
     /* Chebyshev: r; z = M^-1 r over the group; p = z. cgs_cheb_rows is
      * called whatever deg (no steps, no barrier, at 0): PoCL (2.10) ran a
      * barrier under `if (deg > 0)` wrongly once some work-items had no rows */
-    for (int i = lid; i < n && deg > 0; i += ls)
+    const int zs = deg > 0 || sweeps > 0; /* z stored: Chebyshev or IC(0) */
+    for (int i = lid; i < n && zs; i += ls)
         r[i] = b[i] - q[i];
     cgs_cheb_rows(0, n, lid, ls, deg, coef, rowptr, col, val, d, r, z, d0, d1, res);
-    for (int i = lid; i < n && deg > 0; i += ls)
+    cgs_ic0_rows(0, n, lid, ls, sweeps, lrow, lcol, lval, ldl, urow, ucol, uval, udl, r, z, d0, d1);
+    for (int i = lid; i < n && zs; i += ls)
         p[i] = z[i];
-    if (deg > 0)
+    if (zs)
         cgs_rz_rows(0, n, lid, ls, r, z, a);
-    for (int i = lid; i < n && deg == 0; i += ls) {
+    for (int i = lid; i < n && !zs; i += ls) {
         const real ri = b[i] - q[i];
         const real zi = d ? d[i] * ri : ri;
         r[i] = ri;
@@ -259,11 +310,15 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
                       __global int *restrict ctl, __global acc_t *restrict hist, const int nslots,
                       const acc_t stop2, const int count, __local acc_t *scratch, const int deg,
                       __global const real *coef, __global real *z, __global real *d0,
-                      __global real *d1, __global real *res)
+                      __global real *d1, __global real *res, const int sweeps, __global const int *lrow, __global const int *lcol,
+                      __global const real *lval, __global const real *ldl,
+                      __global const int *urow, __global const int *ucol,
+                      __global const real *uval, __global const real *udl)
 {
 #pragma OPENCL FP_CONTRACT OFF
     const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
     const int iters = ctl[0] == CGS_RUN ? count : 0; /* uniform: one read per work-item */
+    const int zs = deg > 0 || sweeps > 0;             /* z stored: Chebyshev or IC(0) */
     int k = ctl[1];
     acc_t beta = sc[1], rz = sc[2], rr = sc[3];
     /* every work-item has read the state before work-item 0 rewrites it */
@@ -287,17 +342,19 @@ __kernel void cgs_run(const int n, __global const int *restrict rowptr,
         } else {
             /* x += alpha p; r -= alpha q; the pairs r'z, r'r of the new r */
             acc_t u[4] = {0, 0, 0, 0};
-            if (deg > 0) /* Chebyshev: z = M^-1 r over the whole r first */
+            if (zs) /* Chebyshev or IC(0): z = M^-1 r over the whole r first */
                 cgs_step_rows(0, n, lid, ls, (real)alpha, x, r, p, q);
             else
                 cgs_update_rows(0, n, lid, ls, (real)alpha, x, r, p, q, d, u);
             cgs_cheb_rows(0, n, lid, ls, deg, coef, rowptr, col, val, d, r, z, d0, d1, res);
-            if (deg > 0)
+            cgs_ic0_rows(0, n, lid, ls, sweeps, lrow, lcol, lval, ldl, urow, ucol, uval, udl, r, z,
+                         d0, d1);
+            if (zs)
                 cgs_rz_rows(0, n, lid, ls, r, z, u);
             acc_t rz1, rr1;
             cls_group_pairs2(scratch, u, &rz1, &rr1);
             beta = rz1 / rz; /* r_{k+1}'z_{k+1} / r_k'z_k; NaN stops at the next test */
-            if (deg > 0) /* p = z + beta p */
+            if (zs) /* p = z + beta p */
                 cgs_direction_z_rows(0, n, lid, ls, (real)beta, z, p);
             else
                 cgs_direction_rows(0, n, lid, ls, (real)beta, r, p, d);

@@ -130,6 +130,21 @@ static int cgs_cheb_vecs(const la_cgs *w, cl_kernel k, cl_uint i, cls_error *err
     return CLS_OK;
 }
 
+/* IC(0)'s sweeps and triangles from argument i of k (0 and NULLs without) */
+static int cgs_ic0_args(const la_cgs *w, cl_kernel k, cl_uint i, cls_error *err)
+{
+    const la_tri *l = w->pc.l, *u = w->pc.u;
+    cl_int sweeps = l ? w->pc.sweeps : 0;
+    const cl_mem m[8] = {l ? l->rowptr : NULL, l ? l->col : NULL,    l ? l->val : NULL,
+                         l ? l->dl : NULL,     l ? u->rowptr : NULL, l ? u->col : NULL,
+                         l ? u->val : NULL,    l ? u->dl : NULL};
+    OCL_CHECK(err, clSetKernelArg(k, i, sizeof sweeps, &sweeps), "clSetKernelArg(one-launch CG)");
+    for (cl_uint j = 0; j < 8; j++)
+        OCL_CHECK(err, clSetKernelArg(k, i + 1 + j, sizeof(cl_mem), &m[j]),
+                  "clSetKernelArg(one-launch CG)");
+    return CLS_OK;
+}
+
 /* A's CSR arrays from argument i of k */
 static int cgs_csr_args(const la_csr *A, cl_kernel k, cl_uint i, cls_error *err)
 {
@@ -149,7 +164,7 @@ static int cgs_reg_locals(cl_kernel k, size_t bytes, cls_error *err)
 }
 
 int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
-                  const la_cheb_coef *cheb, double stop2, la_cgs *w, cls_error *err)
+                  const la_cgs_prec *pc, double stop2, la_cgs *w, cls_error *err)
 {
     memset(w, 0, sizeof *w);
     int rc;
@@ -163,11 +178,17 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                         "--method cg-small reads the matrix in CSR, but it was uploaded as %s "
                         "without its CSR arrays; use --format auto, csr or csr-vector",
                         la_spmv_variant_name(A->variant));
+    const la_cheb_coef *cheb = pc ? pc->cheb : NULL;
+    const int ic0 = pc && pc->l;
+    if (ic0 && (!pc->u || pc->sweeps < 1 || pc->sweeps > 32 || pc->l->n != A->nrows))
+        return cls_fail(err, CLS_EOTHER, "la_cgs_create: IC(0) with %d sweeps", pc->sweeps);
     if (cheb && (!dinv || cheb->degree < 1 || cheb->degree > 32))
         return cls_fail(err, CLS_EOTHER, "la_cgs_create: Chebyshev of degree %d%s", cheb->degree,
                         dinv ? "" : " without a diagonal");
     w->la = la;
     w->deg = cheb ? cheb->degree : 0;
+    if (pc)
+        w->pc = *pc;
     w->A = A;
     w->batch = LA_CGS_BATCH;
     const char *benv = getenv("CLSOLVE_CGS_BATCH");
@@ -184,7 +205,10 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
     if ((rc = la_vec_create(la, n, &w->r, err)) || (rc = la_vec_create(la, n, &w->p, err)) ||
         (rc = la_vec_create(la, n, &w->q, err)) ||
         (cheb && (rc = cgs_cheb_create(w, cheb, n, rs, err))) ||
-        (!cheb && (rc = cgs_pick_reg(w, n, as, rs, &scr_reg, err))))
+        (ic0 &&
+         ((rc = la_vec_create(la, n, &w->z, err)) || (rc = la_vec_create(la, n, &w->d0, err)) ||
+          (rc = la_vec_create(la, n, &w->d1, err)))) ||
+        (!cheb && !ic0 && (rc = cgs_pick_reg(w, n, as, rs, &scr_reg, err))))
         goto fail;
     if (!w->reg) {
         cl_program prog;
@@ -229,7 +253,10 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
                            A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))) ||
         (rc = cgs_cheb_args(w, w->k_start, 10, err)) ||
-        (rc = cgs_csr_args(A, w->k_start, 12, err)) || (rc = cgs_cheb_vecs(w, w->k_start, 15, err)))
+        (rc = cgs_csr_args(A, w->k_start, 12, err)) ||
+        (rc = cgs_cheb_vecs(w, w->k_start, 15, err)) ||
+        (!w->reg && (rc = cgs_ic0_args(w, w->k_run, 22, err))) ||
+        (rc = cgs_ic0_args(w, w->k_start, 19, err)))
         goto fail;
     if ((rc = lai_ring_open(la, w->hist, LA_CGF_SLOTS * CGS_REC * as, "one-launch CG", err)))
         goto fail;

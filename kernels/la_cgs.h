@@ -42,12 +42,22 @@
  * registers: CL_KERNEL_WORK_GROUP_SIZE 256 on an H200, as for cgs_run) */
 #define LA_CGS_REG_LOCAL 256
 
+/* A preconditioner the loop applies inside its kernel (cg_small.cl):
+ * Chebyshev's recurrence (with the diagonal as dinv), or IC(0)'s triangles
+ * by `sweeps` Jacobi sweeps each; all NULL: none or Jacobi. Borrowed. */
+typedef struct la_cgs_prec {
+    const la_cheb_coef *cheb;
+    const la_tri *l, *u;
+    int sweeps;
+} la_cgs_prec;
+
 typedef struct la_cgs {
     la_ctx *la;
     const la_csr *A;
     la_vec b, x, d;        /* borrowed handles (d.buf NULL without Jacobi) */
     la_vec r, p, q;        /* owned work vectors */
     int deg;               /* Chebyshev's degree inside the loop (0: none or Jacobi) */
+    la_cgs_prec pc;        /* the preconditioner inside the loop */
     la_vec z, d0, d1, res; /* its vectors (owned, NULL buffers without it) */
     cl_mem coef;           /* its coefficients (cgs_cheb_rows) */
     cl_mem sc, ctl, hist;
@@ -61,10 +71,10 @@ typedef struct la_cgs {
 } la_cgs;
 
 /* Sets the workspace up for A x = b (x updated in place, dinv NULL without
- * Jacobi or Chebyshev; cheb, with dinv, runs that preconditioner inside the
+ * Jacobi or Chebyshev; pc (may be NULL) a preconditioner run inside the
  * loop, cgs_run only); the loop stops when r'r <= stop2 (tol^2 b'b). */
 int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,
-                  const la_cheb_coef *cheb, double stop2, la_cgs *w, cls_error *err);
+                  const la_cgs_prec *pc, double stop2, la_cgs *w, cls_error *err);
 /* (Re)starts from the current x at iteration k: r = b - A x (A at full
  * precision), p = z = D^-1 r. Returns r'r and r'z (blocking). */
 int la_cgs_start(la_cgs *w, int64_t k, double *rr, double *rz, cls_error *err);

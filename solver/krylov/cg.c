@@ -205,7 +205,7 @@ int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_v
     if (opt->precond == PRECOND_JACOBI && !dinv && !opt->apply)
         return cls_fail(err, CLS_EOTHER, "cg_solve: Jacobi asked for without a diagonal");
     if (opt->precond != PRECOND_NONE && opt->precond != PRECOND_JACOBI && !opt->apply &&
-        !(opt->one_launch && opt->cheby))
+        !(opt->one_launch && (opt->cheby || opt->ic0_l)))
         return cls_fail(err, CLS_EOTHER, "cg_solve: a preconditioner asked for without its apply");
     if (opt->backend == LA_BACKEND_NATIVE &&
         (opt->classic || opt->one_launch || (opt->apply && !opt->apply_host)))

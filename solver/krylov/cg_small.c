@@ -53,7 +53,7 @@ typedef struct cgs_work {
     la_ctx *la;
     const la_csr *A;
     const la_vec *b, *dinv;
-    const la_cheb_coef *cheby; /* --precond chebyshev, applied in the kernel */
+    la_cgs_prec pc; /* Chebyshev or IC(0), applied in the kernel */
     la_vec *x;
     double tol;
     char *kernel; /* cg_result.kernel */
@@ -64,7 +64,7 @@ static int cgs_create(void *p, double bb, cls_error *err)
 {
     cgs_work *c = p; /* the device stops when r'r <= tol^2 b'b */
     int rc =
-        la_cgs_create(c->la, c->A, c->b, c->x, c->dinv, c->cheby, c->tol * c->tol * bb, &c->w, err);
+        la_cgs_create(c->la, c->A, c->b, c->x, c->dinv, &c->pc, c->tol * c->tol * bb, &c->w, err);
     if (rc == CLS_OK)
         la_cgs_describe(&c->w, c->kernel, c->kernel_cap);
     return rc;
@@ -123,11 +123,11 @@ static const ksp_device_ops cgs_ops = {
 
 int cg_small_check_precond(solver_precond t, cls_error *err)
 {
-    if (t == PRECOND_NONE || t == PRECOND_JACOBI || t == PRECOND_CHEBYSHEV)
+    if (t == PRECOND_NONE || t == PRECOND_JACOBI || t == PRECOND_CHEBYSHEV || t == PRECOND_IC0)
         return CLS_OK;
     return cls_fail(err, CLS_EINPUT,
-                    "--method cg-small runs no preconditioner but none, jacobi or chebyshev, not "
-                    "%s; use --method cg with --precond %s",
+                    "--method cg-small runs no preconditioner but none, jacobi, chebyshev or ic0, "
+                    "not %s; use --method cg with --precond %s",
                     pc_name(t), pc_name(t));
 }
 
@@ -143,6 +143,8 @@ int cg_small_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, cons
                         pc_name(opt->precond));
     if (opt->precond == PRECOND_CHEBYSHEV && !opt->cheby)
         return cls_fail(err, CLS_EOTHER, "cg_small_solve: Chebyshev without its coefficients");
+    if (opt->precond == PRECOND_IC0 && (!opt->ic0_l || !opt->ic0_u || opt->ic0_sweeps < 1))
+        return cls_fail(err, CLS_EOTHER, "cg_small_solve: IC(0) without its swept triangles");
     cgs_work c;
     memset(&c, 0, sizeof c);
     c.la = la;
@@ -150,7 +152,12 @@ int cg_small_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, cons
     c.b = b;
     c.x = x;
     c.dinv = opt->precond == PRECOND_JACOBI || opt->precond == PRECOND_CHEBYSHEV ? dinv : NULL;
-    c.cheby = opt->precond == PRECOND_CHEBYSHEV ? opt->cheby : NULL;
+    c.pc.cheb = opt->precond == PRECOND_CHEBYSHEV ? opt->cheby : NULL;
+    if (opt->precond == PRECOND_IC0) {
+        c.pc.l = opt->ic0_l;
+        c.pc.u = opt->ic0_u;
+        c.pc.sweeps = opt->ic0_sweeps;
+    }
     c.tol = opt->tol;
     c.kernel = res->kernel;
     c.kernel_cap = sizeof res->kernel;

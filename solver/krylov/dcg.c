@@ -62,6 +62,9 @@ static int dcg_one_part(dsys *s, const dvec *b, dvec *x, const dvec *dinv, pc *p
             vd = pc->dinv.v[0];
             vd.n = p->halo.nlocal;
             dinv = &pc->dinv;
+        } else if (opt->one_launch && pc && pc->type == PRECOND_IC0) {
+            /* cg-small sweeps IC(0)'s triangles inside its kernel */
+            rc = pc_ic0_tri(pc, &o.ic0_l, &o.ic0_u, &o.ic0_sweeps, err);
         } else if (pc && pc->type != PRECOND_NONE && pc->type != PRECOND_JACOBI) {
             o.apply = pc_apply_one; /* the preconditioned loop, pcg.c */
             o.apply_ctx = pc;

@@ -75,22 +75,24 @@ typedef struct cg_options {
     solver_precond precond;
     cg_monitor_fn monitor;
     void *monitor_ctx;
-    int classic;               /* 1: the two-synchronisation Hestenes-Stiefel loop (reference);
-                                * 0: the fused single-synchronisation loop (default) */
-    int single_reduction;      /* one device, no preconditioner or Jacobi: 1 takes beta from the
-                                * Chronopoulos-Gear identity (one reduction, three launches per
-                                * iteration, iterates that drift on ill-conditioned matrices);
-                                * 0 (default) the Hestenes-Stiefel beta (cg.c says why) */
-    int one_launch;            /* one device, no preconditioner or Jacobi: the whole loop in one
-                                * work-group, many iterations per launch (cg_small.c,
-                                * --method cg-small) */
-    int lag;                   /* fused: iterations the host may run ahead of the records it
-                                * has read (0: 2); convergence stops the device itself, so a
-                                * larger lag costs only no-op launches */
-    const la_cheb_coef *cheby; /* one_launch with --precond chebyshev: its recurrence, applied
-                                * inside the kernel with the diagonal passed as dinv */
-    cg_apply_fn apply;         /* a general preconditioner (precond is then neither NONE
-                                * nor JACOBI): the preconditioned loop of pcg.c */
+    int classic;                 /* 1: the two-synchronisation Hestenes-Stiefel loop (reference);
+                                  * 0: the fused single-synchronisation loop (default) */
+    int single_reduction;        /* one device, no preconditioner or Jacobi: 1 takes beta from the
+                                  * Chronopoulos-Gear identity (one reduction, three launches per
+                                  * iteration, iterates that drift on ill-conditioned matrices);
+                                  * 0 (default) the Hestenes-Stiefel beta (cg.c says why) */
+    int one_launch;              /* one device, no preconditioner or Jacobi: the whole loop in one
+                                  * work-group, many iterations per launch (cg_small.c,
+                                  * --method cg-small) */
+    int lag;                     /* fused: iterations the host may run ahead of the records it
+                                  * has read (0: 2); convergence stops the device itself, so a
+                                  * larger lag costs only no-op launches */
+    const la_cheb_coef *cheby;   /* one_launch with --precond chebyshev: its recurrence, applied
+                                  * inside the kernel with the diagonal passed as dinv */
+    const la_tri *ic0_l, *ic0_u; /* one_launch with --precond ic0: its triangles, swept */
+    int ic0_sweeps;              /* inside the kernel, ic0_sweeps each (1..32) */
+    cg_apply_fn apply;           /* a general preconditioner (precond is then neither NONE
+                                  * nor JACOBI): the preconditioned loop of pcg.c */
     void *apply_ctx;
     cg_apply_host_fn apply_host; /* the same M natively (NULL: it has none; pcg.c) */
     la_backend backend; /* one part on a CPU device: native loops or OpenCL kernels (la.h) */

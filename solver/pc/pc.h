@@ -154,6 +154,10 @@ void pc_cheby_coeffs(int degree, double lo, double hi, double *c0, double *c1, d
  * is pc->dinv), for a loop that applies it itself (cg-small's kernel).
  * CLS_EOTHER for another kind. */
 int pc_cheby_coef(const pc *pc, la_cheb_coef *out, cls_error *err);
+/* A set-up ic0 pc's device triangles on part 0 (L, U = L^T) and its sweeps,
+ * for a loop that applies them itself (cg-small's kernel). CLS_EINPUT for
+ * the exact level solve (--precond-sweeps 0), CLS_EOTHER for another kind. */
+int pc_ic0_tri(const pc *pc, const la_tri **l, const la_tri **u, int *sweeps, cls_error *err);
 /* the extreme eigenvalues of a symmetric tridiagonal matrix (diag a[0..m),
  * off-diagonal b[0..m-1)) by bisection on Sturm counts */
 void pc_tridiag_extremes(int m, const double *a, const double *b, double *lmin, double *lmax);

@@ -558,6 +558,21 @@ static int pc_ic0_setup(pc *pc, cls_error *err)
     return CLS_OK;
 }
 
+int pc_ic0_tri(const pc *pc, const la_tri **l, const la_tri **u, int *sweeps, cls_error *err)
+{
+    const ic0_part *ip = pc && pc->type == PRECOND_IC0 && pc->part ? pc->part[0].state : NULL;
+    if (!ip || !ip->have_tri)
+        return cls_fail(err, CLS_EOTHER, "pc_ic0_tri: not a set-up ic0 preconditioner");
+    if (pc->opt.sweeps < 1)
+        return cls_fail(err, CLS_EINPUT,
+                        "--method cg-small runs ic0 by its sweeps (--precond-sweeps 1..32, "
+                        "default 3), not the exact level-scheduled solve (--precond-sweeps 0)");
+    *l = &ip->L;
+    *u = &ip->U;
+    *sweeps = pc->opt.sweeps;
+    return CLS_OK;
+}
+
 static int pc_ic0_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_error *err)
 {
     ic0_part *ip = pc->part[k].state;
