@@ -125,25 +125,34 @@ done
 # x within the bound of cg_small_check.py. Degrees 1 (no SpMV in the
 # polynomial), 2 and 4 (the default); 494_bus and poisson2d 30 have work-items
 # without rows (512 and 960 for 494 and 900 rows), which PoCL once ran wrongly.
+# inner A.mtx PC OPTION VALUE: cg-small and cg with --precond PC --OPTION VALUE,
+# the checks above; the JSON's preconditioner[KEY] must say VALUE (KEY is
+# the option less "precond-")
+inner() {
+    local a=$1 pc=$2 opt=$3 v=$4 m key
+    m=$(basename "$a" .mtx)
+    key=${opt#precond-}
+    solve in_cg cg "$a" --precond "$pc" --"$opt" "$v" --tol $tol
+    solve in_s cg-small "$a" --precond "$pc" --"$opt" "$v" --tol $tol
+    if [ "$(cat "$t/in_s.rc")" -ne 0 ] || [ "$(cat "$t/in_cg.rc")" -ne 0 ]; then
+        bad "$m $pc $key $v: cg-small exit $(cat "$t/in_s.rc"), cg exit $(cat "$t/in_cg.rc"): $(cat "$t/in_s.err")"
+        return
+    fi
+    local got is ic res xd
+    got=$(jg in_s "(j['method'], j['precond'], j['preconditioner'].get('$key'))")
+    [ "$got" = "('cg-small', '$pc', $v)" ] && ok || bad "$m $pc $key $v: $got"
+    is=$(jg in_s "j['iterations']")
+    ic=$(jg in_cg "j['iterations']")
+    within "$is" "$ic" 0.02 && ok || bad "$m $pc $key $v: cg-small $is iterations, cg $ic (want within 2%)"
+    res=$($PY "$here/mmref.py" residual "$a" "$t/in_s.mtx")
+    lt "$res" $tol && ok || bad "$m $pc $key $v: recomputed true residual $res >= $tol"
+    xd=$($PY3 "$here/cg_small_check.py" xdiff "$a" "$t/in_s.mtx" "$t/in_cg.mtx")
+    [ $? -eq 0 ] && ok || bad "$m $pc $key $v: |x - x_cg|/|x_cg| and its bound: $xd"
+    echo "$m $pc, $key $v: cg-small $is iterations, cg $ic; residual $res; $xd"
+}
 for case in "$M/494_bus.mtx:4" "$M/1138_bus.mtx:4" "$t/p2d30.mtx:2" "$M/494_bus.mtx:1"; do
     IFS=: read -r a deg <<<"$case"
-    m=$(basename "$a" .mtx)
-    solve "ch_cg" cg "$a" --precond chebyshev --precond-degree "$deg" --tol $tol
-    solve "ch_s" cg-small "$a" --precond chebyshev --precond-degree "$deg" --tol $tol
-    if [ "$(cat "$t/ch_s.rc")" -ne 0 ] || [ "$(cat "$t/ch_cg.rc")" -ne 0 ]; then
-        bad "$m chebyshev $deg: cg-small exit $(cat "$t/ch_s.rc"), cg exit $(cat "$t/ch_cg.rc"): $(cat "$t/ch_s.err")"
-        continue
-    fi
-    [ "$(jg ch_s "(j['method'], j['precond'], j['preconditioner']['degree'])")" = "('cg-small', 'chebyshev', $deg)" ] &&
-        ok || bad "$m chebyshev $deg: $(jg ch_s "(j['method'], j['precond'], j['preconditioner'].get('degree'))")"
-    is=$(jg ch_s "j['iterations']")
-    ic=$(jg ch_cg "j['iterations']")
-    within "$is" "$ic" 0.02 && ok || bad "$m chebyshev $deg: cg-small $is iterations, cg $ic (want within 2%)"
-    res=$($PY "$here/mmref.py" residual "$a" "$t/ch_s.mtx")
-    lt "$res" $tol && ok || bad "$m chebyshev $deg: recomputed true residual $res >= $tol"
-    xd=$($PY3 "$here/cg_small_check.py" xdiff "$a" "$t/ch_s.mtx" "$t/ch_cg.mtx")
-    [ $? -eq 0 ] && ok || bad "$m chebyshev $deg: |x - x_cg|/|x_cg| and its bound: $xd"
-    echo "$m chebyshev degree $deg: cg-small $is iterations, cg $ic; residual $res; $xd"
+    inner "$a" chebyshev precond-degree "$deg"
 done
 # IC(0) by its sweeps inside the launch (cgs_tri_sweeps: la_tri_sweeps'
 # recurrence, a barrier per sweep) against cg with the same factor and sweeps:
@@ -152,23 +161,7 @@ done
 # cg's own two backends differ by 2.4% (335 and 327 iterations, 2026-11-29).
 for case in "$M/494_bus.mtx:3" "$M/1138_bus.mtx:5" "$t/p2d30.mtx:1"; do
     IFS=: read -r a sw <<<"$case"
-    m=$(basename "$a" .mtx)
-    solve "ic_cg" cg "$a" --precond ic0 --precond-sweeps "$sw" --tol $tol
-    solve "ic_s" cg-small "$a" --precond ic0 --precond-sweeps "$sw" --tol $tol
-    if [ "$(cat "$t/ic_s.rc")" -ne 0 ] || [ "$(cat "$t/ic_cg.rc")" -ne 0 ]; then
-        bad "$m ic0 $sw sweeps: cg-small exit $(cat "$t/ic_s.rc"), cg exit $(cat "$t/ic_cg.rc"): $(cat "$t/ic_s.err")"
-        continue
-    fi
-    [ "$(jg ic_s "(j['method'], j['precond'], j['preconditioner']['sweeps'])")" = "('cg-small', 'ic0', $sw)" ] &&
-        ok || bad "$m ic0 $sw: $(jg ic_s "(j['method'], j['precond'], j['preconditioner'].get('sweeps'))")"
-    is=$(jg ic_s "j['iterations']")
-    ic=$(jg ic_cg "j['iterations']")
-    within "$is" "$ic" 0.02 && ok || bad "$m ic0 $sw sweeps: cg-small $is iterations, cg $ic (want within 2%)"
-    res=$($PY "$here/mmref.py" residual "$a" "$t/ic_s.mtx")
-    lt "$res" $tol && ok || bad "$m ic0 $sw sweeps: recomputed true residual $res >= $tol"
-    xd=$($PY3 "$here/cg_small_check.py" xdiff "$a" "$t/ic_s.mtx" "$t/ic_cg.mtx")
-    [ $? -eq 0 ] && ok || bad "$m ic0 $sw sweeps: |x - x_cg|/|x_cg| and its bound: $xd"
-    echo "$m ic0, $sw sweeps: cg-small $is iterations, cg $ic; residual $res; $xd"
+    inner "$a" ic0 precond-sweeps "$sw"
 done
 # errors.md: SOLVE-CG-SMALL-IC0-EXACT
 solve ic_exact cg-small "$M/494_bus.mtx" --precond ic0 --precond-sweeps 0
