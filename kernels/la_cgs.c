@@ -108,51 +108,34 @@ static int cgs_cheb_create(la_cgs *w, const la_cheb_coef *c, int64_t n, size_t r
     return CLS_OK;
 }
 
-static int cgs_cheb_vecs(const la_cgs *w, cl_kernel k, cl_uint i, cls_error *err);
-
-/* deg and coef at argument i of k (deg 0: none) */
-static int cgs_cheb_args(const la_cgs *w, cl_kernel k, cl_uint i, cls_error *err)
+/* count buffers (NULL ones too) as arguments i, i+1, ... of k */
+static int cgs_mems(cl_kernel k, cl_uint i, const cl_mem *m, cl_uint count, cls_error *err)
 {
-    cl_int deg = w->deg;
+    for (cl_uint j = 0; j < count; j++)
+        OCL_CHECK(err, clSetKernelArg(k, i + j, sizeof(cl_mem), &m[j]),
+                  "clSetKernelArg(one-launch CG)");
+    return CLS_OK;
+}
+
+/* The preconditioner inside the loop: Chebyshev's deg and coef from
+ * argument i of k (deg 0: none), its vectors z, d0, d1, res from j, IC(0)'s
+ * sweeps and triangles from l (0 and NULLs without). cgs_run: 16, 18, 22;
+ * cgs_start: 10, 15, 19 (A's CSR arrays between). */
+static int cgs_prec_args(const la_cgs *w, cl_kernel k, cl_uint i, cl_uint j, cl_uint l,
+                         cls_error *err)
+{
+    const la_tri *lo = w->pc.l, *up = w->pc.u;
+    cl_int deg = w->deg, sweeps = lo ? w->pc.sweeps : 0;
+    const cl_mem v[4] = {w->z.buf, w->d0.buf, w->d1.buf, w->res.buf};
+    const cl_mem t[8] = {lo ? lo->rowptr : NULL, lo ? lo->col : NULL,    lo ? lo->val : NULL,
+                         lo ? lo->dl : NULL,     lo ? up->rowptr : NULL, lo ? up->col : NULL,
+                         lo ? up->val : NULL,    lo ? up->dl : NULL};
     OCL_CHECK(err, clSetKernelArg(k, i, sizeof deg, &deg), "clSetKernelArg(one-launch CG)");
-    OCL_CHECK(err, clSetKernelArg(k, i + 1, sizeof(cl_mem), &w->coef),
-              "clSetKernelArg(one-launch CG)");
-    return i == 16 ? cgs_cheb_vecs(w, k, 18, err) : CLS_OK;
-}
-
-/* z, d0, d1, res from argument i of k (NULL buffers without Chebyshev) */
-static int cgs_cheb_vecs(const la_cgs *w, cl_kernel k, cl_uint i, cls_error *err)
-{
-    const cl_mem m[4] = {w->z.buf, w->d0.buf, w->d1.buf, w->res.buf};
-    for (cl_uint j = 0; j < 4; j++)
-        OCL_CHECK(err, clSetKernelArg(k, i + j, sizeof(cl_mem), &m[j]),
-                  "clSetKernelArg(one-launch CG)");
-    return CLS_OK;
-}
-
-/* IC(0)'s sweeps and triangles from argument i of k (0 and NULLs without) */
-static int cgs_ic0_args(const la_cgs *w, cl_kernel k, cl_uint i, cls_error *err)
-{
-    const la_tri *l = w->pc.l, *u = w->pc.u;
-    cl_int sweeps = l ? w->pc.sweeps : 0;
-    const cl_mem m[8] = {l ? l->rowptr : NULL, l ? l->col : NULL,    l ? l->val : NULL,
-                         l ? l->dl : NULL,     l ? u->rowptr : NULL, l ? u->col : NULL,
-                         l ? u->val : NULL,    l ? u->dl : NULL};
-    OCL_CHECK(err, clSetKernelArg(k, i, sizeof sweeps, &sweeps), "clSetKernelArg(one-launch CG)");
-    for (cl_uint j = 0; j < 8; j++)
-        OCL_CHECK(err, clSetKernelArg(k, i + 1 + j, sizeof(cl_mem), &m[j]),
-                  "clSetKernelArg(one-launch CG)");
-    return CLS_OK;
-}
-
-/* A's CSR arrays from argument i of k */
-static int cgs_csr_args(const la_csr *A, cl_kernel k, cl_uint i, cls_error *err)
-{
-    const cl_mem m[3] = {A->rowptr, A->col, A->val};
-    for (cl_uint j = 0; j < 3; j++)
-        OCL_CHECK(err, clSetKernelArg(k, i + j, sizeof(cl_mem), &m[j]),
-                  "clSetKernelArg(one-launch CG)");
-    return CLS_OK;
+    OCL_CHECK(err, clSetKernelArg(k, l, sizeof sweeps, &sweeps), "clSetKernelArg(one-launch CG)");
+    int rc;
+    if ((rc = cgs_mems(k, i + 1, &w->coef, 1, err)) || (rc = cgs_mems(k, j, v, 4, err)))
+        return rc;
+    return cgs_mems(k, l + 1, t, 8, err);
 }
 
 /* cgs_run_reg's p and q in local memory (arguments 16, 17) */
@@ -248,15 +231,12 @@ int la_cgs_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const
                            A_MEM(w->hist), A_INT(slots), A_REAL(s2), A_INT(count),
                            A_LOCAL(w->reg ? scr_reg : 4 * w->ls * as))) ||
         (w->reg && (rc = cgs_reg_locals(w->k_run, (size_t)n * rs, err))) ||
-        (!w->reg && (rc = cgs_cheb_args(w, w->k_run, 16, err))) ||
+        (!w->reg && (rc = cgs_prec_args(w, w->k_run, 16, 18, 22, err))) ||
         (rc = lai_set_args(w->k_start, "cgs_start", err, 10, A_INT(cn), A_MEM(w->b.buf),
                            A_MEM(w->q.buf), A_MEM(w->r.buf), A_MEM(w->p.buf), A_MEM(w->d.buf),
                            A_MEM(w->sc), A_MEM(w->ctl), A_INT(k0), A_LOCAL(4 * w->ls * as))) ||
-        (rc = cgs_cheb_args(w, w->k_start, 10, err)) ||
-        (rc = cgs_csr_args(A, w->k_start, 12, err)) ||
-        (rc = cgs_cheb_vecs(w, w->k_start, 15, err)) ||
-        (!w->reg && (rc = cgs_ic0_args(w, w->k_run, 22, err))) ||
-        (rc = cgs_ic0_args(w, w->k_start, 19, err)))
+        (rc = cgs_prec_args(w, w->k_start, 10, 15, 19, err)) ||
+        (rc = cgs_mems(w->k_start, 12, (const cl_mem[3]){A->rowptr, A->col, A->val}, 3, err)))
         goto fail;
     if ((rc = lai_ring_open(la, w->hist, LA_CGF_SLOTS * CGS_REC * as, "one-launch CG", err)))
         goto fail;
