@@ -4,14 +4,15 @@
 #   1. poisson3d N (default 200: 8 M rows, 589 MB) written as .mtx and read
 #      once (the page cache, as the issue's figures);
 #   2. `clsolve solve FILE --precond jacobi --tol 1e-8 --json`, REPS runs:
-#      wall clock and every phase of its `times`;
+#      wall clock and every phase of its `times`; after each, the same
+#      with `-o x.mtx` (x written, as the daemon's download gives it);
 #   3. the daemon, one rank, for each of DAEMONS (default "plain mpirun1"):
 #      plain = clsolved started directly, mpirun1 = `mpirun -np 1
 #      --bind-to none clsolved`, bound = `mpirun -np 1 clsolved` (Open
 #      MPI's default binding: one core, which clsolved widens: common/
 #      affinity.h), keep = bound with CLSOLVE_BINDING=keep (the binding
 #      kept, as before the widening). A small job warms it; then REPS
-#      times: POST the file (curl --data-binary), wait for the job with
+#      times: POST the file (curl -T, streamed), wait for the job with
 #      long polls (GET /v1/jobs/ID?wait=30: answered when it ends; POLL=1
 #      polls every 50 ms instead, as before the long poll),
 #      download the solution (Matrix Market; then, apart, the same as .npy);
@@ -44,6 +45,7 @@ M=$W/p$N.${FORMAT:-mtx}
 [ -s "$M" ] || "$C" gen poisson3d "$N" -o "$M" >/dev/null
 cat "$M" >/dev/null
 echo "file: $M $(stat -c %s "$M") bytes"
+: >"$W/summary.txt"
 now() { date +%s.%N; }
 dt() { $PY -c "print('%.3f' % ($2 - $1))"; }
 
@@ -53,7 +55,7 @@ for r in $(seq 1 "$REPS"); do
     CLSOLVE_MM_PROFILE=1 "$C" solve "$M" --device "$DEVICE" --precond jacobi --tol 1e-8 --json ${MAXITER:+--maxiter $MAXITER} \
         >"$W/cli.json" 2>"$W/cli.err"
     e=$(now)
-    $PY - "$W/cli.json" "$(dt "$s" "$e")" <<'EOF'
+    $PY - "$W/cli.json" "$(dt "$s" "$e")" <<'EOF' | tee -a "$W/summary.txt"
 import json, sys
 j = json.load(open(sys.argv[1])); t = j["times"]
 keys = ["startup_s", "parse_s", "setup_s", "solve_s", "gather_s", "write_s", "total_s"]
@@ -61,6 +63,13 @@ print("cli: wall %s s, iterations %s," % (sys.argv[2], j.get("iterations")),
       " ".join("%s=%.3f" % (k[:-2], t[k]) for k in keys if k in t))
 EOF
     grep -h "^mm_read_csr" "$W/cli.err" | sed 's/^/    /'
+    # the same writing x (-o, Matrix Market text): x in hand, as the
+    # daemon's download gives it
+    s=$(now)
+    "$C" solve "$M" --device "$DEVICE" --precond jacobi --tol 1e-8 ${MAXITER:+--maxiter $MAXITER} \
+        -o "$W/cli-x.mtx" >/dev/null 2>&1
+    e=$(now)
+    echo "cli -o x.mtx: wall $(dt "$s" "$e") s" | tee -a "$W/summary.txt"
 done
 
 for mode in $DAEMONS; do
@@ -83,9 +92,17 @@ for mode in $DAEMONS; do
     "$C" gen poisson2d 30 -o "$W/warm.mtx" >/dev/null
     for f in "$W/warm.mtx" $(for r in $(seq 1 "$REPS"); do echo "$M"; done); do
         s=$(now)
-        id=$(curl -sf -X POST --data-binary @"$f" -H "Content-Type: application/octet-stream" -H "Expect:" \
-            "$U/v1/jobs?precond=jacobi&tol=1e-8${MAXITER:+&maxiter=$MAXITER}" | $PY -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+        # the id taken by a bash match: a Python started per submit cost
+        # 0.15 s of this machine's 0.19 s "submit" (the pyenv interpreter's
+        # start), a cost of this script, not of the daemon or of a client
+        # that is already running
+        # -T streams the file (--data-binary @FILE reads it whole into
+        # curl's memory before sending: 0.2 s of the client's at 147 MB)
+        resp=$(curl -sf -X POST -T "$f" -H "Content-Type: application/octet-stream" -H "Expect:" \
+            "$U/v1/jobs?precond=jacobi&tol=1e-8${MAXITER:+&maxiter=$MAXITER}")
         a=$(now)
+        [[ $resp =~ \"id\":\"([^\"]+)\" ]] || { echo "no job id in: $resp" >&2; continue; }
+        id=${BASH_REMATCH[1]}
         # a poll is one curl and a bash match (a Python per poll took a
         # visible share of a 2-core machine from the solve); a long poll
         # is answered when the job ends
@@ -101,12 +118,13 @@ for mode in $DAEMONS; do
         e2=$(now)
         curl -sf "$U/v1/jobs/$id" >"$W/job.json"
         $PY - "$W/job.json" "$(dt "$s" "$a")" "$(dt "$a" "$b")" "$(dt "$b" "$e")" "$(dt "$s" "$e")" "$mode" \
-            "$(dt "$e" "$e2")" <<'EOF'
+            "$(dt "$e" "$e2")" <<'EOF' | tee -a "$W/summary.txt"
 import json, sys
 j = json.load(open(sys.argv[1])); t = j.get("timings") or {}
 keys = ["receive_s", "queue_s", "parse_s", "setup_s", "solve_s", "gather_s", "write_s", "total_s"]
-print("daemon %s: %s, submit %s s, wait %s s, download %s s (.npy: %s s), end to end %s s;" % (
-    sys.argv[6], j["status"], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[7], sys.argv[5]),
+e2e_npy = float(sys.argv[2]) + float(sys.argv[3]) + float(sys.argv[7])
+print("daemon %s: %s, submit %s s, wait %s s, download %s s (.npy: %s s), end to end %s s (.npy: %.3f s);" % (
+    sys.argv[6], j["status"], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[7], sys.argv[5], e2e_npy),
     " ".join("%s=%.3f" % (k[:-2], t[k]) for k in keys if k in t))
 EOF
     done
@@ -116,3 +134,23 @@ EOF
     rm -rf "$dir"
     PORT=$((PORT + 1))
 done
+# min / median of each way, and each median over the CLI's (no x written)
+$PY - "$W/summary.txt" <<'EOF'
+import re, statistics, sys
+ways = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"cli( -o x.mtx)?: wall ([\d.]+)", line)
+    if m:
+        ways.setdefault("cli" + (m.group(1) or ""), []).append(float(m.group(2)))
+    m = re.match(r"daemon (\S+): \S+, .*end to end ([\d.]+) s \(.npy: ([\d.]+) s\)", line)
+    if m:
+        ways.setdefault("daemon %s, x as .mtx" % m.group(1), []).append(float(m.group(2)))
+        ways.setdefault("daemon %s, x as .npy" % m.group(1), []).append(float(m.group(3)))
+if not ways.get("cli"):
+    sys.exit(0)
+cli = statistics.median(ways["cli"])
+print("--- summary: wall or end to end (s), min / median; the median over the CLI's (no x written)")
+for k, v in ways.items():
+    med = statistics.median(v)
+    print("%-26s n=%-3d %.3f / %.3f  %.2fx" % (k, len(v), min(v), med, med / cli))
+EOF

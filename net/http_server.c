@@ -62,7 +62,7 @@ typedef struct http_req {
     int waited;        /* it was: its metrics go under the route's "?wait" name */
     int query_refused; /* the URI log callback cut the query: 414 */
     int uri_control;   /* the raw URI holds a control byte, raw or %-escaped: 400 */
-    size_t nparams, query_len;
+    size_t nparams, query_len, uri_len;
     int early; /* answered on the socket while the body came: drop, then close */
     uint64_t linger_bytes;
     double linger_until;
@@ -82,6 +82,21 @@ void http_server_set_cluster(http_server *s, json_t *cluster)
 
 /* Constant-time comparison: the time depends on the expected token's
  * length only, never on where the first difference is. */
+/* libmicrohttpd's memory per connection: its read buffer is half of it,
+ * and an upload arrives in pieces of that size, each a recv and a write to
+ * the upload file. At 64 KiB a 147 MB upload took 0.44-0.53 s to receive
+ * on the 2-core machine (4,500 pieces), at 1 MiB 0.32-0.35 s (docs/
+ * benchmarks.md, "The receive"). The pool is mapped, not touched: a
+ * connection that sends a few header bytes keeps a few pages resident. */
+#define HTTP_CONN_MEMORY ((size_t)256 << 10)
+
+static size_t http_conn_memory(void)
+{
+    const char *v = getenv("CLSOLVE_HTTP_CONN_MEMORY"); /* bytes: benchmarks compare */
+    long n = v ? atol(v) : 0;
+    return n >= 16384 ? (size_t)n : HTTP_CONN_MEMORY;
+}
+
 static int http_token_equal(const char *got, size_t glen, const char *want)
 {
     size_t wlen = strlen(want);
@@ -311,6 +326,7 @@ static void *http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
     if (!rq || !uri)
         return rq;
     rq->uri_control = http_uri_has_control(uri);
+    rq->uri_len = strlen(uri);
     char *q = strchr(uri, '?');
     if (!q)
         return rq;
@@ -325,6 +341,25 @@ static void *http_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
         q[1] = '\0';
     }
     return rq;
+}
+
+static enum MHD_Result http_header_add(void *cls, enum MHD_ValueKind kind, const char *key,
+                                       const char *value)
+{
+    (void)kind;
+    *(size_t *)cls += strlen(key) + (value ? strlen(value) : 0) + 4; /* ": " and CRLF */
+    return MHD_YES;
+}
+
+/* The bytes of the request's header fields as sent (names, values, ": "
+ * and CRLF each): libmicrohttpd keeps every field in its connection buffer
+ * (HTTP_CONN_MEMORY / 2), so a field of 70 KB reaches the daemon, which
+ * holds the header to HTTP_MAX_HEADER as nginx and Apache hold theirs. */
+static size_t http_header_bytes(struct MHD_Connection *c)
+{
+    size_t n = 0;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, http_header_add, &n);
+    return n;
 }
 
 /* The first call's protocol checks: answered at once (the body, if any, is
@@ -342,6 +377,21 @@ static int http_protocol_checks(http_server *s, struct MHD_Connection *c, http_r
                  "chunked (compress with Content-Encoding: gzip or a .gz file)",
                  te);
         *q = http_reply_problem(c, 501, "not-implemented", d, 0);
+        return 1;
+    }
+    if (rq->uri_len > HTTP_MAX_URI && !rq->query_refused) {
+        char d[160];
+        snprintf(d, sizeof d, "the request target has %zu bytes; at most %d are accepted",
+                 rq->uri_len, HTTP_MAX_URI);
+        *q = http_reply_problem(c, 414, "uri-too-long", d, 0);
+        return 1;
+    }
+    size_t header_bytes = http_header_bytes(c);
+    if (header_bytes > HTTP_MAX_HEADER) {
+        char d[160];
+        snprintf(d, sizeof d, "the header fields have %zu bytes; at most %d are accepted",
+                 header_bytes, HTTP_MAX_HEADER);
+        *q = http_reply_problem(c, 431, "header-too-large", d, 0);
         return 1;
     }
     if (rq->query_refused) {
@@ -638,7 +688,7 @@ int http_server_start(http_server **out, const http_server_config *cfg, cls_erro
         flags, 0, NULL, NULL, http_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : 4),
         MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)cfg->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+        (unsigned)cfg->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, http_conn_memory(),
         MHD_OPTION_NOTIFY_COMPLETED, http_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
         http_guard_notify, s->guard, MHD_OPTION_URI_LOG_CALLBACK, http_uri_log, s, MHD_OPTION_END);
     if (!s->mhd) {

@@ -6,8 +6,11 @@
  * Every request passes, in this order: the connection guard (http_guard.h:
  * header deadline, per-address limit, capacity with a reserve for the
  * health routes), the protocol checks that libmicrohttpd leaves to us (at
- * most HTTP_MAX_PARAMS query parameters and HTTP_MAX_QUERY bytes of query:
- * 414; a Transfer-Encoding other than chunked: 501), bearer-token check
+ * most HTTP_MAX_PARAMS query parameters and HTTP_MAX_QUERY bytes of query,
+ * and HTTP_MAX_URI bytes of request target: 414; HTTP_MAX_HEADER bytes of
+ * header fields: 431; a Transfer-Encoding other than chunked: 501; what
+ * is longer than libmicrohttpd's buffer, HTTP_CONN_MEMORY / 2, it answers
+ * itself with an HTML page before any of this runs), bearer-token check
  * (when a token is configured; /healthz, /readyz and the static dashboard
  * files are exempt), route match (404 for unknown paths and unknown jobs,
  * 405 with Allow for a wrong method), query-parameter validation (400
@@ -37,8 +40,10 @@ unsigned http_server_port(const http_server *s);
  * ready (cluster is borrowed until http_server_stop). */
 void http_server_set_cluster(http_server *s, json_t *cluster);
 
-#define HTTP_MAX_PARAMS 64  /* query parameters per request */
-#define HTTP_MAX_QUERY 8192 /* bytes of query string */
+#define HTTP_MAX_PARAMS 64    /* query parameters per request */
+#define HTTP_MAX_QUERY 8192   /* bytes of query string */
+#define HTTP_MAX_URI 16384    /* bytes of request target (path and query): 414 */
+#define HTTP_MAX_HEADER 32768 /* bytes of header fields, names and values: 431 */
 void http_server_stop(http_server *s);
 
 #endif

@@ -9,22 +9,36 @@
 const char *problem_status_title(unsigned status)
 {
     switch (status) {
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 409: return "Conflict";
-    case 411: return "Length Required";
-    case 413: return "Content Too Large";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 409:
+        return "Conflict";
+    case 411:
+        return "Length Required";
+    case 413:
+        return "Content Too Large";
     case 414:
         return "URI Too Long";
-    case 415: return "Unsupported Media Type";
-    case 500: return "Internal Server Error";
+    case 415:
+        return "Unsupported Media Type";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
     case 501:
         return "Not Implemented";
-    case 503: return "Service Unavailable";
-    case 507: return "Insufficient Storage";
-    default: return status >= 500 ? "Server Error" : "Client Error";
+    case 503:
+        return "Service Unavailable";
+    case 507:
+        return "Insufficient Storage";
+    default:
+        return status >= 500 ? "Server Error" : "Client Error";
     }
 }
 
@@ -48,9 +62,9 @@ char *problem_json_ext(unsigned status, const char *slug, const char *detail, lo
     problem_ascii(d);
     detail = d;
     snprintf(type, sizeof type, "urn:clsolve:problem:%s", slug ? slug : "error");
-    json_t *o = json_pack("{s:s, s:s, s:i, s:s}", "type", type, "title",
-                          problem_status_title(status), "status", (int)status, "detail",
-                          detail ? detail : "");
+    json_t *o =
+        json_pack("{s:s, s:s, s:i, s:s}", "type", type, "title", problem_status_title(status),
+                  "status", (int)status, "detail", detail ? detail : "");
     if (!o) {
         json_decref(extra);
         return NULL;

@@ -42,7 +42,7 @@
 #define UPLOAD_PREFIX_MAX (256u * 1024u)
 
 struct preparse;
-#define UPLOAD_SYNC_STEP (16u << 20)
+#define UPLOAD_SYNC_STEP (2u << 20)
 
 typedef struct upload_file {
     int fd;

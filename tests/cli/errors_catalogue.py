@@ -1545,10 +1545,10 @@ def _(t):
 @case("HTTP-CHUNK-EXTENSION")
 def _(t):
     req = (b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + t.token.encode()
-           + b"\r\nTransfer-Encoding: chunked\r\n\r\n5;" + b"e" * 100000
+           + b"\r\nTransfer-Encoding: chunked\r\n\r\n5;" + b"e" * 300000
            + b"\r\nhello\r\n0\r\n\r\n")
     st, body, hd = raw_http(t, req)
-    return {"http": Obs("http", st, body, what="100 KB chunk extension", extra={"headers": hd})}
+    return {"http": Obs("http", st, body, what="300 KB chunk extension", extra={"headers": hd})}
 
 
 @case("HTTP-415")
@@ -1584,7 +1584,10 @@ def _(t):
 @case("HTTP-431")
 def _(t):
     st, body, hd = raw_http(t, ("GET /v1/jobs HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n" % ("a" * 70000)).encode())
-    return {"http": Obs("http", st, body, what="70 KB header", extra={"headers": hd})}
+    big = ("GET /v1/jobs HTTP/1.1\r\nHost: x\r\nX-A: %s\r\nX-B: %s\r\n\r\n" % ("a" * 20000, "b" * 20000)).encode()
+    st2, body2, hd2 = raw_http(t, big)
+    return {"http": [Obs("http", st, body, what="70 KB header", extra={"headers": hd}),
+                     Obs("http", st2, body2, what="two 20 KB fields", extra={"headers": hd2})]}
 
 
 @case("HTTP-400-FRAMING")
