@@ -27,6 +27,9 @@
  * once it is on disk). Its writeback is started every UPLOAD_SYNC_STEP
  * bytes as the upload arrives (sync_file_range, which does not wait), so
  * the close waits for the last step's pages, not for a whole 589 MB file's.
+ * The step is 2 MiB: at 16 MiB a 16 MB upload (poisson3d 64) started no
+ * writeback before its close, whose fsync then took 25-40 ms of its 50-70
+ * ms receive on the 2-core machine; at 2 MiB the receive took 8-15 ms less.
  */
 #ifndef CLS_NET_UPLOAD_H
 #define CLS_NET_UPLOAD_H

@@ -1578,7 +1578,7 @@ def _(t):
 @case("HTTP-414")
 def _(t):
     st, body, hd = raw_http(t, ("GET /v1/jobs/%s HTTP/1.1\r\nHost: x\r\n\r\n" % ("a" * 100000)).encode())
-    return {"http": Obs("http", st, body, what="100 KB URL", extra={"headers": hd})}
+    return {"http": t.answer(st, hd, body.encode(), what="100 KB URL")}
 
 
 @case("HTTP-431")
@@ -1586,8 +1586,8 @@ def _(t):
     st, body, hd = raw_http(t, ("GET /v1/jobs HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n" % ("a" * 70000)).encode())
     big = ("GET /v1/jobs HTTP/1.1\r\nHost: x\r\nX-A: %s\r\nX-B: %s\r\n\r\n" % ("a" * 20000, "b" * 20000)).encode()
     st2, body2, hd2 = raw_http(t, big)
-    return {"http": [Obs("http", st, body, what="70 KB header", extra={"headers": hd}),
-                     Obs("http", st2, body2, what="two 20 KB fields", extra={"headers": hd2})]}
+    return {"http": [t.answer(st, hd, body.encode(), what="70 KB header"),
+                     t.answer(st2, hd2, body2.encode(), what="two 20 KB fields")]}
 
 
 @case("HTTP-400-FRAMING")

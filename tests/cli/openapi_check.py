@@ -143,8 +143,10 @@ def check_record(spec, rec):
     if item is None:
         # an unknown path: 404, or 401 first when a token is wanted, or 400
         # when the request was refused before routing (its framing, or a
-        # control byte in its target: docs/errors.md HTTP-400-*)
-        if status not in (400, 401, 404) or ctype != "application/problem+json":
+        # control byte in its target: docs/errors.md HTTP-400-*), or 414 and
+        # 431 for a target or header over the daemon's limits (HTTP-414,
+        # HTTP-431), also checked before routing
+        if status not in (400, 401, 404, 414, 431) or ctype != "application/problem+json":
             out.append("%s: a path the document does not have, answered other than 404 problem" % what)
         return out, None
     op_method = "get" if method == "head" else method
