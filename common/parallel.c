@@ -4,6 +4,8 @@
  * tens of microseconds to start a thread.
  */
 #include "parallel.h"
+
+#include <string.h>
 #include "sysres.h"
 
 #include <pthread.h>
@@ -68,4 +70,22 @@ void cls_parallel_for(int64_t n, int64_t grain, cls_range_fn fn, void *ctx)
     for (int i = 0; i < t; i++)
         if (started[i])
             pthread_join(tid[i], NULL);
+}
+
+typedef struct copy_ctx {
+    unsigned char *dst;
+    const unsigned char *src;
+} copy_ctx;
+
+static void copy_range(void *arg, int range, int64_t a, int64_t e)
+{
+    (void)range;
+    const copy_ctx *c = arg;
+    memcpy(c->dst + a, c->src + a, (size_t)(e - a));
+}
+
+void cls_parallel_memcpy(void *dst, const void *src, size_t bytes)
+{
+    copy_ctx c = {dst, src};
+    cls_parallel_for((int64_t)bytes, (int64_t)2 << 20, copy_range, &c);
 }

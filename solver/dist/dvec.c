@@ -14,6 +14,7 @@
  * Everything a device does is enqueued on its in-order queue; the host
  * blocks only on the packed halos (step 3) and in the reductions.
  */
+#include "../../common/parallel.h"
 #include "../../common/trace.h"
 #include "../devfig.h"
 #include "dvec.h"
@@ -293,6 +294,20 @@ int dvec_upload(dsys *s, dvec *x, double *const *host, cls_error *err)
     return CLS_OK;
 }
 
+typedef struct unperm_ctx {
+    double *host;
+    const double *dev;
+    const int32_t *perm;
+} unperm_ctx;
+
+static void unperm_range(void *arg, int range, int64_t a, int64_t e)
+{
+    (void)range;
+    const unperm_ctx *u = arg;
+    for (int64_t i = a; i < e; i++) /* perm is a permutation: no two i write one entry */
+        u->host[u->perm[i]] = u->dev[i];
+}
+
 int dvec_download(dsys *s, const dvec *x, double *const *host, cls_error *err)
 {
     for (int k = 0; k < s->nmine; k++) {
@@ -302,8 +317,10 @@ int dvec_download(dsys *s, const dvec *x, double *const *host, cls_error *err)
         if (p->perm && !(t = malloc((size_t)(v.n ? v.n : 1) * sizeof *t)))
             return cls_fail(err, CLS_EOTHER, "out of memory downloading a vector");
         int rc = la_vec_download(&s->parts[k].la, &v, t ? t : host[k], err);
-        for (int64_t i = 0; t && !rc && i < v.n; i++)
-            host[k][p->perm[i]] = t[i];
+        if (t && !rc) { /* back to the file's order, on every core */
+            unperm_ctx u = {host[k], t, p->perm};
+            cls_parallel_for(v.n, 1 << 18, unperm_range, &u);
+        }
         free(t);
         if (rc)
             return rc;
