@@ -6,6 +6,8 @@
 #define _GNU_SOURCE /* syncfs */
 #include "fileio.h"
 
+#include "../common/parallel.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static int write_all(int fd, const char *p, size_t len)
 {
@@ -109,9 +112,9 @@ int fileio_sync_fs(const char *path, cls_error *err)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return cls_fail(err, CLS_EOTHER, "%s: cannot open: %s", path, strerror(errno));
-    int rc = syncfs(fd) != 0 ? cls_fail(err, CLS_EOTHER, "%s: syncfs failed: %s", path,
-                                        strerror(errno))
-                             : CLS_OK;
+    int rc = syncfs(fd) != 0
+                 ? cls_fail(err, CLS_EOTHER, "%s: syncfs failed: %s", path, strerror(errno))
+                 : CLS_OK;
     close(fd);
     return rc;
 }
@@ -213,4 +216,86 @@ int fileio_read_small(const char *path, size_t max, char **data, size_t *len, cl
     if (len)
         *len = n;
     return CLS_OK;
+}
+
+/* ------------------------------------------------------------- CRC-32 */
+
+#define FILEIO_CRC_GRAIN ((int64_t)4 << 20)
+
+typedef struct crc_ctx {
+    const unsigned char *data; /* or NULL: read from fd */
+    int fd;
+    uLong *crc;   /* per range */
+    int64_t *len; /* per range */
+    int *failed;  /* per range */
+} crc_ctx;
+
+static void crc_range(void *arg, int range, int64_t a, int64_t e)
+{
+    const crc_ctx *c = arg;
+    uLong crc = crc32_z(0L, Z_NULL, 0);
+    c->len[range] = e - a;
+    c->failed[range] = 0;
+    if (c->data) {
+        c->crc[range] = crc32_z(crc, c->data + a, (size_t)(e - a));
+        return;
+    }
+    unsigned char *buf = malloc((size_t)1 << 20);
+    if (!buf) {
+        c->failed[range] = 1;
+        return;
+    }
+    for (int64_t off = a; off < e;) {
+        size_t want = (size_t)(e - off < ((int64_t)1 << 20) ? e - off : ((int64_t)1 << 20));
+        ssize_t n = pread(c->fd, buf, want, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            c->failed[range] = 1;
+            break;
+        }
+        crc = crc32_z(crc, buf, (size_t)n);
+        off += n;
+    }
+    free(buf);
+    c->crc[range] = crc;
+}
+
+static int crc_run(const unsigned char *data, int fd, int64_t len, uint32_t *out)
+{
+    int t = cls_parallel_ranges(len, FILEIO_CRC_GRAIN);
+    uLong *crc = calloc((size_t)t, sizeof *crc);
+    int64_t *lens = calloc((size_t)t, sizeof *lens);
+    int *failed = calloc((size_t)t, sizeof *failed);
+    int rc = 0;
+    if (!crc || !lens || !failed) {
+        rc = -1;
+    } else {
+        crc_ctx c = {data, fd, crc, lens, failed};
+        uLong all = crc32_z(0L, Z_NULL, 0);
+        if (len > 0)
+            cls_parallel_for(len, FILEIO_CRC_GRAIN, crc_range, &c);
+        for (int q = 0; len > 0 && q < t && !rc; q++) {
+            rc = failed[q] ? -1 : 0;
+            all = crc32_combine(all, crc[q], (z_off_t)lens[q]);
+        }
+        *out = (uint32_t)all;
+    }
+    free(crc);
+    free(lens);
+    free(failed);
+    return rc;
+}
+
+uint32_t fileio_crc32(const void *data, size_t len)
+{
+    uint32_t out = 0;
+    if (crc_run(data, -1, (int64_t)len, &out)) /* out of memory for the ranges: one pass */
+        out = (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), data, len);
+    return out;
+}
+
+int fileio_crc32_fd(int fd, int64_t len, uint32_t *out)
+{
+    return crc_run(NULL, fd, len, out);
 }

@@ -15,6 +15,7 @@
  * check is answered 500 and recorded as damaged (quarantined at the next
  * start).
  */
+#include "fileio.h"
 #include "routes_solution.h"
 
 #include <errno.h>
@@ -27,7 +28,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "../matrices/mm.h"
 #include "gzstream.h"
@@ -202,7 +202,9 @@ static ssize_t mtx_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
     ssize_t n = mtx_source(cls, buf, max);
-    return n > 0 ? n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+    return n > 0    ? n
+           : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM
+                    : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
 static void mtx_free(void *cls)
@@ -386,22 +388,10 @@ static int solution_damaged(http_call *call, int fd, const struct stat *sb, cons
     }
     if (!has_crc || verified)
         return 0;
-    uLong c = crc32_z(0L, Z_NULL, 0);
-    unsigned char buf[1 << 16];
-    off_t off = 0;
-    for (;;) {
-        ssize_t n = pread(fd, buf, sizeof buf, off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return 1;
-        }
-        if (n == 0)
-            break;
-        c = crc32_z(c, buf, (size_t)n);
-        off += n;
-    }
-    if ((uint32_t)c != crc) {
+    uint32_t c;
+    if (fileio_crc32_fd(fd, (int64_t)sb->st_size, &c))
+        return 1;
+    if (c != crc) {
         char why[96];
         snprintf(why, sizeof why, "%s has CRC-32 %08x, the record says %08x", name, (unsigned)c,
                  (unsigned)crc);
@@ -466,8 +456,9 @@ enum MHD_Result routes_jobs_solution(http_call *call)
     }
     /* a finished job's solution never changes (a job runs once; a new
      * solve is a new job): cacheable for good, validated by its ETag */
-    int gzip = gzstream_accepted(c) &&
-               (fmt == 1 || render ? sb.st_size / 8 * 24 : (long long)sb.st_size) >= ROUTES_GZIP_MIN;
+    int gzip =
+        gzstream_accepted(c) &&
+        (fmt == 1 || render ? sb.st_size / 8 * 24 : (long long)sb.st_size) >= ROUTES_GZIP_MIN;
     char etag[96];
     snprintf(etag, sizeof etag, "\"%s-%s-%lld%s\"", id,
              fmt == 0   ? "mtx"
@@ -549,9 +540,8 @@ enum MHD_Result routes_jobs_solution(http_call *call)
             return MHD_NO;
         }
         fs->fd = fd;
-        fs->pre_len =
-            npy_header(fs->pre, sizeof fs->pre, (int64_t)sb.st_size / 8,
-                       solution_columns(call, NULL, 0));
+        fs->pre_len = npy_header(fs->pre, sizeof fs->pre, (int64_t)sb.st_size / 8,
+                                 solution_columns(call, NULL, 0));
         r = gzip ? gzstream_response(fd_source_read, fs, fd_source_free)
                  : MHD_create_response_from_callback(fs->pre_len + (uint64_t)sb.st_size, 256 * 1024,
                                                      npy_reader, fs, fd_source_free);

@@ -9,6 +9,7 @@
  * uploaded name), never the daemon's path. The batch (sched_batch.c) runs
  * the same beginning and end around its one launch for many jobs.
  */
+#include "../common/parallel.h"
 #include "sched_priv.h"
 #include "preparse.h"
 
@@ -48,7 +49,6 @@ static int sched_monitor(void *ctx, int64_t it, double res)
     return c->cancelled || c->drained;
 }
 
-
 /* Writes x as solution.mtx and solution.bin (little-endian float64); k
  * right-hand sides: an n x k array, the columns one after the other. */
 /* What write_solution stored, for the record: each file's size, and
@@ -74,6 +74,24 @@ static json_t *sched_files_json(const sched_files *f)
                      crc);
 }
 
+/* little-endian float64 whatever the host's order, on every core */
+typedef struct pack_ctx {
+    const double *x;
+    unsigned char *bin;
+} pack_ctx;
+
+static void pack_range(void *arg, int range, int64_t a, int64_t e)
+{
+    (void)range;
+    const pack_ctx *p = arg;
+    for (int64_t i = a; i < e; i++) {
+        uint64_t u;
+        memcpy(&u, &p->x[i], 8);
+        for (int k = 0; k < 8; k++)
+            p->bin[8 * i + k] = (unsigned char)(u >> (8 * k));
+    }
+}
+
 static int write_solution(const char *dir, const double *x, int64_t rows, int k, sched_files *files,
                           cls_error *err)
 {
@@ -82,14 +100,10 @@ static int write_solution(const char *dir, const double *x, int64_t rows, int k,
     unsigned char *bin = malloc((size_t)(n ? n : 1) * 8);
     if (!bin)
         return cls_fail(err, CLS_EOTHER, "out of memory for solution.bin");
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t u;
-        memcpy(&u, &x[i], 8);
-        for (int k = 0; k < 8; k++)
-            bin[8 * i + k] = (unsigned char)(u >> (8 * k));
-    }
+    pack_ctx pk = {x, bin};
+    cls_parallel_for(n, 1 << 18, pack_range, &pk);
     files->bin_bytes = n * 8;
-    files->bin_crc32 = (uint32_t)crc32_z(crc32_z(0L, Z_NULL, 0), bin, (size_t)n * 8);
+    files->bin_crc32 = fileio_crc32(bin, (size_t)n * 8);
     cls_trace("write: solution.bin packed, CRC-32");
     int rc = snprintf(path, sizeof path, "%s/solution.bin", dir) >= (int)sizeof path
                  ? cls_fail(err, CLS_EOTHER, "job directory path too long")
