@@ -11,7 +11,8 @@
 #      --bind-to none clsolved`, bound = `mpirun -np 1 clsolved` (Open
 #      MPI's default binding: one core, which clsolved widens: common/
 #      affinity.h), keep = bound with CLSOLVE_BINDING=keep (the binding
-#      kept, as before the widening). A small job warms it; then REPS
+#      kept, as before the widening), npG = `mpirun -np G --bind-to none
+#      clsolved` (G ranks, a GPU each). A small job warms it; then REPS
 #      times: POST the file (curl -T, streamed), wait for the job with
 #      long polls (GET /v1/jobs/ID?wait=30: answered when it ends; POLL=1
 #      polls every 50 ms instead, as before the long poll),
@@ -80,6 +81,7 @@ for mode in $DAEMONS; do
     mpirun1) launch=(mpirun -np 1 --bind-to none) ;;
     bound) launch=(mpirun -np 1) ;;
     keep) launch=(mpirun -np 1 -x CLSOLVE_BINDING=keep) ;;
+    np[0-9]*) launch=(mpirun -np "${mode#np}" --bind-to none) ;; # a rank per GPU
     *) echo "unknown daemon mode $mode" >&2; continue ;;
     esac
     CLSOLVE_MM_PROFILE=1 setsid "${launch[@]}" "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" \
