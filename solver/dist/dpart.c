@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../common/parallel.h"
 #include "../../common/trace.h"
 
 /* ---------------------------------------------------------------- devices */
@@ -132,6 +133,56 @@ int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int
     return CLS_OK;
 }
 
+/* part_device_order's passes over row ranges: ranges are fixed by n and the
+ * thread count and write only their own rows, so B is the one a single
+ * pass builds (serial, they took 39-44 s of 10^9 rows' set-up on 2 ranks) */
+#define ORDER_GRAIN 65536
+
+typedef struct reorder_ctx {
+    const csr_matrix *A;
+    csr_matrix *B;
+    const int32_t *perm; /* device row -> row of A, NULL: the same */
+    int32_t *iperm;      /* row of A -> device row */
+    int64_t n, base;
+    int64_t *sum; /* per range: its entries, then where they start */
+} reorder_ctx;
+
+static void iperm_range(void *arg, int range, int64_t a, int64_t e)
+{
+    (void)range;
+    const reorder_ctx *c = arg;
+    for (int64_t i = a; i < e; i++)
+        c->iperm[c->perm[i]] = (int32_t)i;
+}
+
+static void order_lengths(void *arg, int range, int64_t a, int64_t e)
+{
+    const reorder_ctx *c = arg;
+    int64_t s = 0;
+    for (int64_t i = a; i < e; i++) {
+        int64_t r = c->perm ? c->perm[i] : i;
+        s += c->A->rowptr[r + 1] - c->A->rowptr[r];
+    }
+    c->sum[range] = s;
+}
+
+static void order_rows(void *arg, int range, int64_t a, int64_t e)
+{
+    const reorder_ctx *c = arg;
+    const csr_matrix *A = c->A;
+    csr_matrix *B = c->B;
+    int64_t j = c->sum[range];
+    for (int64_t i = a; i < e; i++) {
+        int64_t r = c->perm ? c->perm[i] : i;
+        for (int64_t k = A->rowptr[r] - c->base; k < A->rowptr[r + 1] - c->base; k++, j++) {
+            int32_t col = A->col[k];
+            B->col[j] = (c->iperm && col < c->n) ? c->iperm[col] : col;
+            B->val[j] = A->val[k];
+        }
+        B->rowptr[i + 1] = j;
+    }
+}
+
 /* The device numbering of a part: interior rows first. Fills p->ni and
  * p->perm (NULL when the interior comes first already, e.g. no ghosts),
  * *B with the part's rows in that order (columns of local rows renumbered
@@ -162,8 +213,8 @@ static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error 
         }
         memcpy(p->perm, h->interior, (size_t)h->ninterior * sizeof *p->perm);
         memcpy(p->perm + h->ninterior, h->boundary, (size_t)h->nboundary * sizeof *p->perm);
-        for (int64_t i = 0; i < n; i++)
-            iperm[p->perm[i]] = (int32_t)i;
+        reorder_ctx ic = {.perm = p->perm, .iperm = iperm};
+        cls_parallel_for(n, ORDER_GRAIN, iperm_range, &ic);
     }
     const int as_is = !iperm && h->nghost == 0 && base == 0;
     int rc = as_is ? CLS_OK : csr_alloc(B, n, A->ncols, A->nnz, err);
@@ -177,17 +228,27 @@ static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error 
         csr_free(B);
         return rc;
     }
-    int64_t j = 0;
-    if (!as_is)
-        B->rowptr[0] = 0;
-    for (int64_t i = 0; !as_is && i < n; i++) {
-        int64_t r = iperm ? p->perm[i] : i;
-        for (int64_t e = A->rowptr[r] - base; e < A->rowptr[r + 1] - base; e++, j++) {
-            int32_t c = A->col[e];
-            B->col[j] = (iperm && c < n) ? iperm[c] : c;
-            B->val[j] = A->val[e];
+    if (!as_is) { /* row pointers by a prefix sum over row ranges, then the rows, on every core */
+        const int nt = cls_parallel_ranges(n, ORDER_GRAIN);
+        int64_t *sum = calloc((size_t)nt, sizeof *sum);
+        if (!sum) {
+            free(iperm);
+            free(*send);
+            *send = NULL;
+            csr_free(B);
+            return cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
         }
-        B->rowptr[i + 1] = j;
+        reorder_ctx rc_ = {A, B, iperm ? p->perm : NULL, iperm, n, base, sum};
+        cls_parallel_for(n, ORDER_GRAIN, order_lengths, &rc_);
+        int64_t run = 0;
+        for (int t = 0; t < nt; t++) {
+            int64_t x = sum[t];
+            sum[t] = run;
+            run += x;
+        }
+        B->rowptr[0] = 0;
+        cls_parallel_for(n, ORDER_GRAIN, order_rows, &rc_);
+        free(sum);
     }
     for (int64_t e = 0; e < h->nsend_total; e++)
         (*send)[e] = iperm ? iperm[h->send_idx[e]] : h->send_idx[e];
@@ -195,18 +256,44 @@ static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error 
     return CLS_OK;
 }
 
-/* Rows [r0, r1) of B as a matrix of their own (row pointers from 0). */
+/* Rows [r0, r1) of B as a matrix of their own: row pointers from 0 (a
+ * copy, on every core), columns and values B's own (a view: a copy of both
+ * blocks doubled a part's host memory, and the copies of 10^9 rows on 2
+ * ranks ran the host out of its 251 GB). Free with csr_rows_free. */
+typedef struct rebase_ctx {
+    const int64_t *src;
+    int64_t *dst, j0;
+} rebase_ctx;
+
+static void rebase_range(void *arg, int range, int64_t a, int64_t e)
+{
+    (void)range;
+    const rebase_ctx *c = arg;
+    for (int64_t i = a; i < e; i++)
+        c->dst[i] = c->src[i] - c->j0;
+}
+
 static int csr_rows(const csr_matrix *B, int64_t r0, int64_t r1, csr_matrix *C, cls_error *err)
 {
     int64_t j0 = B->rowptr[r0], nz = B->rowptr[r1] - j0;
-    int rc = csr_alloc(C, r1 - r0, B->ncols, nz, err);
-    if (rc)
-        return rc;
-    for (int64_t i = r0; i <= r1; i++)
-        C->rowptr[i - r0] = B->rowptr[i] - j0;
-    memcpy(C->col, B->col + j0, (size_t)nz * sizeof *C->col);
-    memcpy(C->val, B->val + j0, (size_t)nz * sizeof *C->val);
+    memset(C, 0, sizeof *C);
+    C->rowptr = malloc((size_t)(r1 - r0 + 1) * sizeof *C->rowptr);
+    if (!C->rowptr)
+        return cls_fail(err, CLS_EOTHER, "out of memory for a block's row pointers");
+    C->nrows = r1 - r0;
+    C->ncols = B->ncols;
+    C->nnz = nz;
+    C->col = B->col + j0;
+    C->val = B->val + j0;
+    rebase_ctx rb = {B->rowptr + r0, C->rowptr, j0};
+    cls_parallel_for(r1 - r0 + 1, 1 << 18, rebase_range, &rb);
     return CLS_OK;
+}
+
+static void csr_rows_free(csr_matrix *C)
+{
+    free(C->rowptr);
+    memset(C, 0, sizeof *C);
 }
 
 /* The one SpMV format of every part (dsys_open's comment). */
@@ -241,13 +328,13 @@ int dpart_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row, cls
             if (!(rc = csr_rows(&B, 0, p->ni, &C, err))) {
                 rc = la_csr_upload(&p->la, &C, v, &p->Ai, err);
                 p->have_Ai = !rc;
-                csr_free(&C);
+                csr_rows_free(&C);
             }
             if (!rc && !(rc = csr_rows(&B, p->ni, h->nlocal, &C, err))) {
                 rc = la_csr_upload(&p->la, &C, v, &p->Ab, err);
                 p->have_Ab = !rc;
                 p->Ab.row_offset = p->ni;
-                csr_free(&C);
+                csr_rows_free(&C);
             }
         }
         /* CSR-vector sums a row over its lanes: the width must be the same

@@ -9,6 +9,8 @@
  */
 #include "halo.h"
 
+#include "../../common/parallel.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,95 @@ static int64_t ghost_index(const int64_t *g, int64_t n, int64_t key)
     return lo;
 }
 
+/* The row-range passes of halo_plan_local. Ranges are fixed by n and the
+ * thread count, and each writes only its own slots and rows, so the plan is
+ * the one a single pass makes. */
+#define HALO_ROW_GRAIN 65536
+
+typedef struct halo_scan {
+    const csr_matrix *A;
+    int64_t b, e, nrows, base;
+    int64_t *g;   /* the off-part columns, at off[range] */
+    int64_t *cnt; /* per range: off-part entries (pass 1), boundary rows (pass 3) */
+    int64_t *bad; /* per range: the first entry outside the columns, or -1 */
+    int64_t *off; /* per range: where its entries (rows) go */
+} halo_scan;
+
+static void scan_count(void *arg, int range, int64_t r0, int64_t r1)
+{
+    halo_scan *c = arg;
+    const csr_matrix *A = c->A;
+    int64_t cnt = 0, bad = -1;
+    for (int64_t k = A->rowptr[r0] - c->base; k < A->rowptr[r1] - c->base; k++) {
+        int64_t j = A->col[k];
+        if (j < 0 || j >= c->nrows) {
+            bad = k;
+            break;
+        }
+        cnt += j < c->b || j >= c->e;
+    }
+    c->cnt[range] = cnt;
+    c->bad[range] = bad;
+}
+
+static void scan_gather(void *arg, int range, int64_t r0, int64_t r1)
+{
+    const halo_scan *c = arg;
+    const csr_matrix *A = c->A;
+    int64_t *g = c->g + c->off[range];
+    for (int64_t k = A->rowptr[r0] - c->base; k < A->rowptr[r1] - c->base; k++) {
+        int64_t j = A->col[k];
+        if (j < c->b || j >= c->e)
+            *g++ = j;
+    }
+}
+
+typedef struct halo_renum {
+    csr_matrix *A;
+    int64_t b, e, n, base;
+    const int64_t *g;
+    int64_t ng;
+    int64_t *cnt, *off;
+    int32_t *interior, *boundary;
+} halo_renum;
+
+static void renum_rows(void *arg, int range, int64_t r0, int64_t r1)
+{
+    const halo_renum *c = arg;
+    csr_matrix *A = c->A;
+    int64_t nb = 0;
+    for (int64_t i = r0; i < r1; i++) {
+        int ghost = 0;
+        for (int64_t k = A->rowptr[i] - c->base; k < A->rowptr[i + 1] - c->base; k++) {
+            int64_t j = A->col[k];
+            if (j >= c->b && j < c->e)
+                A->col[k] = (int32_t)(j - c->b);
+            else {
+                A->col[k] = (int32_t)(c->n + ghost_index(c->g, c->ng, j));
+                ghost = 1;
+            }
+        }
+        nb += ghost;
+    }
+    c->cnt[range] = nb;
+}
+
+static void split_rows(void *arg, int range, int64_t r0, int64_t r1)
+{
+    const halo_renum *c = arg;
+    const csr_matrix *A = c->A;
+    int64_t nb = c->off[range], ni = r0 - nb; /* the rows before r0 not boundary */
+    for (int64_t i = r0; i < r1; i++) {
+        int ghost = 0;
+        for (int64_t k = A->rowptr[i] - c->base; k < A->rowptr[i + 1] - c->base && !ghost; k++)
+            ghost = A->col[k] >= c->n;
+        if (ghost)
+            c->boundary[nb++] = (int32_t)i;
+        else
+            c->interior[ni++] = (int32_t)i;
+    }
+}
+
 int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part, cls_error *err)
 {
     memset(h, 0, sizeof *h);
@@ -98,25 +189,49 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
         return CLS_OK;
     }
 
-    /* 1. the off-part columns, sorted and unique */
-    int64_t noff = 0;
-    for (int64_t k = 0; k < A->nnz; k++)
-        if (A->col[k] < b || A->col[k] >= e)
-            noff++;
-    int64_t *g = malloc((size_t)(noff ? noff : 1) * sizeof *g);
-    if (!g)
+    /* 1. the off-part columns, sorted and unique: counted, then gathered,
+     * row ranges on every core (a pass over 3.5e9 entries took seconds on
+     * one: the halo plans were 22.7 s of 10^9 rows' set-up on 2 ranks) */
+    const int nt = cls_parallel_ranges(n, HALO_ROW_GRAIN);
+    halo_scan sc = {A,
+                    b,
+                    e,
+                    L->nrows,
+                    base,
+                    NULL,
+                    calloc((size_t)nt, sizeof(int64_t)),
+                    calloc((size_t)nt, sizeof(int64_t)),
+                    calloc((size_t)nt, sizeof(int64_t))};
+    if (!sc.cnt || !sc.bad || !sc.off) {
+        free(sc.cnt);
+        free(sc.bad);
+        free(sc.off);
         return cls_fail(err, CLS_EOTHER, "out of memory for the ghost list of part %d", part);
-    noff = 0;
-    for (int64_t k = 0; k < A->nnz; k++) {
-        int64_t j = A->col[k];
-        if (j < 0 || j >= L->nrows) {
-            free(g);
-            return cls_fail(err, CLS_EINPUT, "halo: column %lld outside the %lld columns",
-                            (long long)j + 1, (long long)L->nrows);
-        }
-        if (j < b || j >= e)
-            g[noff++] = j;
     }
+    cls_parallel_for(n, HALO_ROW_GRAIN, scan_count, &sc);
+    int64_t noff = 0, bad = -1;
+    for (int t = 0; t < nt; t++) {
+        sc.off[t] = noff;
+        noff += sc.cnt[t];
+        if (bad < 0 && sc.bad[t] >= 0)
+            bad = sc.bad[t]; /* the first in the file's order, as one pass found it */
+    }
+    if (bad >= 0) {
+        free(sc.cnt);
+        free(sc.bad);
+        free(sc.off);
+        return cls_fail(err, CLS_EINPUT, "halo: column %lld outside the %lld columns",
+                        (long long)A->col[bad] + 1, (long long)L->nrows);
+    }
+    int64_t *g = malloc((size_t)(noff ? noff : 1) * sizeof *g);
+    if (!g) {
+        free(sc.cnt);
+        free(sc.bad);
+        free(sc.off);
+        return cls_fail(err, CLS_EOTHER, "out of memory for the ghost list of part %d", part);
+    }
+    sc.g = g;
+    cls_parallel_for(n, HALO_ROW_GRAIN, scan_gather, &sc);
     qsort(g, (size_t)noff, sizeof *g, cmp_i64);
     int64_t ng = 0;
     for (int64_t k = 0; k < noff; k++)
@@ -125,6 +240,9 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
     h->ghost_global = g;
     h->nghost = ng;
     if (n + ng > INT32_MAX) {
+        free(sc.cnt);
+        free(sc.bad);
+        free(sc.off);
         halo_plan_free(h);
         return cls_fail(err, CLS_EOTHER,
                         "part %d has %lld rows and %lld ghosts, beyond 32-bit local indices; "
@@ -143,6 +261,9 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
     }
     h->recv = calloc((size_t)(nrun ? nrun : 1), sizeof *h->recv);
     if (!h->recv) {
+        free(sc.cnt);
+        free(sc.bad);
+        free(sc.off);
         halo_plan_free(h);
         return cls_fail(err, CLS_EOTHER, "out of memory for the halo plan of part %d", part);
     }
@@ -157,20 +278,15 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
         h->recv[h->nrecv - 1].count++;
     }
 
-    /* 3. renumber in place, and sort rows into interior and boundary */
+    /* 3. renumber in place, and sort rows into interior and boundary, row
+     * ranges on every core: each range counts its boundary rows, and the
+     * lists are filled at the ranges' offsets, in row order as one pass */
+    halo_renum rn = {A, b, e, n, base, g, ng, sc.cnt, sc.off, NULL, NULL};
+    cls_parallel_for(n, HALO_ROW_GRAIN, renum_rows, &rn); /* sc.cnt[t]: boundary rows */
     int64_t nb = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int ghost = 0;
-        for (int64_t k = A->rowptr[i] - base; k < A->rowptr[i + 1] - base; k++) {
-            int64_t j = A->col[k];
-            if (j >= b && j < e)
-                A->col[k] = (int32_t)(j - b);
-            else {
-                A->col[k] = (int32_t)(n + ghost_index(g, ng, j));
-                ghost = 1;
-            }
-        }
-        nb += ghost;
+    for (int t = 0; t < nt; t++) {
+        sc.off[t] = nb;
+        nb += sc.cnt[t];
     }
     A->ncols = n + ng;
     h->nboundary = nb;
@@ -178,20 +294,18 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
     h->interior = malloc((size_t)(h->ninterior ? h->ninterior : 1) * sizeof(int32_t));
     h->boundary = malloc((size_t)(nb ? nb : 1) * sizeof(int32_t));
     if (!h->interior || !h->boundary) {
+        free(sc.cnt);
+        free(sc.bad);
+        free(sc.off);
         halo_plan_free(h);
         return cls_fail(err, CLS_EOTHER, "out of memory for the row lists of part %d", part);
     }
-    int64_t ni = 0;
-    nb = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int ghost = 0;
-        for (int64_t k = A->rowptr[i] - base; k < A->rowptr[i + 1] - base && !ghost; k++)
-            ghost = A->col[k] >= n;
-        if (ghost)
-            h->boundary[nb++] = (int32_t)i;
-        else
-            h->interior[ni++] = (int32_t)i;
-    }
+    rn.interior = h->interior;
+    rn.boundary = h->boundary;
+    cls_parallel_for(n, HALO_ROW_GRAIN, split_rows, &rn);
+    free(sc.cnt);
+    free(sc.bad);
+    free(sc.off);
     return CLS_OK;
 }
 
