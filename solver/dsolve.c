@@ -371,8 +371,10 @@ static int gather_column(MPI_Comm comm, dsys *s, const dvec *vx, double **xs, do
         want = xfull != NULL;
     MPI_Bcast(&want, 1, MPI_INT, 0, comm);
     int rc = dsolve_agree(comm, dvec_download(s, vx, xs, err), err);
+    cls_trace("gather: x down");
     if (!rc)
         rc = dsolve_agree(comm, true_residual(comm, L, parts, nmine, xs, bs, true_rel, err), err);
+    cls_trace("gather: true residual");
     if (rc || !want)
         return rc;
     if (me == 0) {
@@ -389,8 +391,8 @@ static int gather_column(MPI_Comm comm, dsys *s, const dvec *vx, double **xs, do
         if (!blk)
             rc = cls_fail(err, CLS_EOTHER, "out of memory gathering x");
         for (int k = 0; k < nmine && blk; k++)
-            memcpy(blk + (L->begin[parts[k].part] - in->rb), xs[k],
-                   (size_t)parts[k].halo.nlocal * sizeof *blk);
+            cls_parallel_memcpy(blk + (L->begin[parts[k].part] - in->rb), xs[k],
+                                (size_t)parts[k].halo.nlocal * sizeof *blk);
         if (!rc)
             rc = dsolve_send_big(blk, nblk, MPI_DOUBLE, sizeof(double), 0, comm, err);
         free(blk);

@@ -273,6 +273,32 @@ static la_vec loc(const dsys *s, const dvec *x, int k)
 
 /* host arrays are in the part's row order (A's); devices hold them in
  * device order (interior first): perm translates */
+/* A vector between the file's order and the device's, on every core:
+ * perm (device row -> row of A) is a permutation, so no two i write one
+ * entry. perm_range: out[i] = in[perm[i]] (up); unperm_range: out[perm[i]]
+ * = in[i] (down). */
+typedef struct unperm_ctx {
+    double *out;
+    const double *in;
+    const int32_t *perm;
+} unperm_ctx;
+
+static void unperm_range(void *arg, int range, int64_t a, int64_t e)
+{
+    (void)range;
+    const unperm_ctx *u = arg;
+    for (int64_t i = a; i < e; i++)
+        u->out[u->perm[i]] = u->in[i];
+}
+
+static void perm_range(void *arg, int range, int64_t a, int64_t e)
+{
+    (void)range;
+    const unperm_ctx *u = arg;
+    for (int64_t i = a; i < e; i++)
+        u->out[i] = u->in[u->perm[i]];
+}
+
 int dvec_upload(dsys *s, dvec *x, double *const *host, cls_error *err)
 {
     for (int k = 0; k < s->nmine; k++) {
@@ -283,8 +309,8 @@ int dvec_upload(dsys *s, dvec *x, double *const *host, cls_error *err)
             t = malloc((size_t)(v.n ? v.n : 1) * sizeof *t);
             if (!t)
                 return cls_fail(err, CLS_EOTHER, "out of memory uploading a vector");
-            for (int64_t i = 0; i < v.n; i++)
-                t[i] = host[k][p->perm[i]];
+            unperm_ctx u = {t, host[k], p->perm};
+            cls_parallel_for(v.n, 1 << 18, perm_range, &u);
         }
         int rc = la_vec_upload(&s->parts[k].la, &v, t ? t : host[k], err);
         free(t);
@@ -292,20 +318,6 @@ int dvec_upload(dsys *s, dvec *x, double *const *host, cls_error *err)
             return rc;
     }
     return CLS_OK;
-}
-
-typedef struct unperm_ctx {
-    double *host;
-    const double *dev;
-    const int32_t *perm;
-} unperm_ctx;
-
-static void unperm_range(void *arg, int range, int64_t a, int64_t e)
-{
-    (void)range;
-    const unperm_ctx *u = arg;
-    for (int64_t i = a; i < e; i++) /* perm is a permutation: no two i write one entry */
-        u->host[u->perm[i]] = u->dev[i];
 }
 
 int dvec_download(dsys *s, const dvec *x, double *const *host, cls_error *err)
@@ -317,7 +329,7 @@ int dvec_download(dsys *s, const dvec *x, double *const *host, cls_error *err)
         if (p->perm && !(t = malloc((size_t)(v.n ? v.n : 1) * sizeof *t)))
             return cls_fail(err, CLS_EOTHER, "out of memory downloading a vector");
         int rc = la_vec_download(&s->parts[k].la, &v, t ? t : host[k], err);
-        if (t && !rc) { /* back to the file's order, on every core */
+        if (t && !rc) {
             unperm_ctx u = {host[k], t, p->perm};
             cls_parallel_for(v.n, 1 << 18, unperm_range, &u);
         }
