@@ -130,6 +130,7 @@ int lai_spmv_setup(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem y,
 void lai_tuned_vector_config(la_ctx *la, int64_t rows);
 int lai_upload_buf(la_ctx *la, const char *what, size_t bytes, const void *host, cl_mem *out,
                    cls_error *err);
+int lai_read_device(la_ctx *la, cl_mem src, size_t off, size_t bytes, void *host, cls_error *err);
 int lai_write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const void *src,
                      cls_error *err);
 

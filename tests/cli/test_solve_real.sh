@@ -86,4 +86,25 @@ for args in "-b gen:random:4" "-b gen:random:4 --rhs-mode sequential" "" "--meth
     if [ $rc -eq 5 ] && [[ $msg == *"not positive definite"* ]] && [ -n "$it" ] && [ "$it" -le 5 ]; then ok
     else bad "dwt_992 $args: exit $rc, '$msg' (want exit 5, not positive definite, within 5 iterations)"; fi
 done
+# The staged copies (kernels/la_vec.c: page-locked buffers, a GPU's path
+# for large vectors and matrices) forced on PoCL in 4 KiB pieces, one rank
+# and two: x bit for bit the direct copies', and the trace shows the
+# staged path ran (a switch that did nothing cannot pass)
+m=1138_bus
+for np in 1 2; do
+    run() { # run MODE OUT
+        if [ $np = 1 ]; then
+            env CLSOLVE_STAGE=$1 CLSOLVE_STAGE_PIECE=4096 CLSOLVE_TRACE=1 "$CLSOLVE" solve "$M/$m.mtx" \
+                --backend opencl --precond jacobi --tol 1e-10 -o "$2"
+        else
+            mpirun --oversubscribe -x POCL_MAX_PTHREAD_COUNT -x CLSOLVE_CACHE_DIR -np 2 -x CLSOLVE_STAGE=$1 -x CLSOLVE_STAGE_PIECE=4096 -x CLSOLVE_TRACE=1 \
+                "$CLSOLVE" solve "$M/$m.mtx" --backend opencl --precond jacobi --tol 1e-10 -o "$2"
+        fi
+    }
+    run never "$TEST_TMP/x_never_$np.mtx" >/dev/null 2>"$TEST_TMP/never_$np.err" || bad "np $np: direct copies failed"
+    run always "$TEST_TMP/x_staged_$np.mtx" >/dev/null 2>"$TEST_TMP/staged_$np.err" || bad "np $np: staged copies failed"
+    grep -q "la: staged read" "$TEST_TMP/staged_$np.err" && grep -q "la: staged write" "$TEST_TMP/staged_$np.err" \
+        && ! grep -q "la: staged" "$TEST_TMP/never_$np.err" && ok || bad "np $np: the staged path did not run as asked"
+    cmp -s "$TEST_TMP/x_never_$np.mtx" "$TEST_TMP/x_staged_$np.mtx" && ok || bad "np $np: x differs between staged and direct copies"
+done
 finish
