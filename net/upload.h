@@ -50,13 +50,13 @@ struct preparse;
 typedef struct upload_file {
     int fd;
     char path[PATH_MAX];
-    char display[256];   /* the name messages use ("matrix.mtx" or the upload's name) */
-    int check_mm;        /* check a Matrix Market header */
-    int header_state;    /* 0 pending, 1 checked ok, 2 left to the reader */
-    int gz;              /* -1 undecided, 0 plain, 1 gzip */
+    char display[256]; /* the name messages use ("matrix.mtx" or the upload's name) */
+    int check_mm;      /* check a Matrix Market header */
+    int header_state;  /* 0 pending, 1 checked ok, 2 left to the reader */
+    int gz;            /* -1 undecided, 0 plain, 1 gzip */
     unsigned char magic[2];
     int nmagic;
-    char *prefix;        /* the pending banner or size line (decompressed) */
+    char *prefix; /* the pending banner or size line (decompressed) */
     size_t prefix_len;
     mm_header_scan scan; /* where the header check stopped */
     z_stream zs;
@@ -74,12 +74,12 @@ typedef struct upload_file {
                           * (head holds the first bytes), 1 it is, -1 it is not */
     unsigned char head[CSR_BIN_HEADER];
     size_t nhead;
-    uint64_t bin_bytes;  /* the size its header makes */
-    int no_sync;         /* close without fsync: the caller syncs the file system once
-                          * for many uploads (a batch's group commit, job_store_accept_many) */
-    int preparse_ok;     /* a job's matrix: parse it as it arrives (preparse.h) */
+    uint64_t bin_bytes; /* the size its header makes */
+    int no_sync;        /* close without fsync: the caller syncs the file system once
+                         * for many uploads (a batch's group commit, job_store_accept_many) */
+    int preparse_ok;    /* a job's matrix: parse it as it arrives (preparse.h) */
     struct preparse *pre;
-    uint64_t pre_id;     /* its parse's id once the upload ended (0: none) */
+    uint64_t pre_id; /* its parse's id once the upload ended (0: none) */
     mm_header header;
 } upload_file;
 
