@@ -130,6 +130,13 @@ int lai_spmv_setup(la_ctx *la, cl_kernel k, const la_csr *A, cl_mem x, cl_mem y,
 void lai_tuned_vector_config(la_ctx *la, int64_t rows);
 int lai_upload_buf(la_ctx *la, const char *what, size_t bytes, const void *host, cl_mem *out,
                    cls_error *err);
+/* staged writes with the bytes made in place (la_vec.c) */
+typedef size_t (*lai_piece_fn)(void *ctx, size_t done, size_t max);
+typedef void (*lai_fill_fn)(void *ctx, void *stage, size_t done, size_t len);
+int lai_write_staged(la_ctx *la, cl_mem dst, size_t off, size_t bytes, lai_piece_fn next,
+                     lai_fill_fn fill, void *ctx, cls_error *err);
+int lai_stage_in_use(const la_ctx *la, size_t bytes); /* 1: lai_write_device stages */
+size_t lai_stage_piece(void);                         /* the bytes of one staged piece */
 int lai_read_device(la_ctx *la, cl_mem src, size_t off, size_t bytes, void *host, cls_error *err);
 int lai_write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const void *src,
                      cls_error *err);

@@ -196,49 +196,89 @@ static int stage_ensure(la_ctx *la, cls_error *err)
     return CLS_OK;
 }
 
-/* dst[off, off + bytes) = src, blocking: staged on a GPU, direct otherwise */
-int lai_write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const void *src,
-                     cls_error *err)
+/* The staged writer: pieces of dst, each filled by `fill` straight into a
+ * page-locked buffer (a copy, or a format built in place: la_format.c's
+ * SELL arrays), alternating between the two buffers so the host fills one
+ * while the device drains the other. `next` chooses each piece: at most
+ * `max` bytes from `done`; it returns the piece's length (0: a piece that
+ * cannot fit, CLS_EOTHER). Blocking. */
+int lai_write_staged(la_ctx *la, cl_mem dst, size_t off, size_t bytes, lai_piece_fn next,
+                     lai_fill_fn fill, void *ctx, cls_error *err)
 {
-    cl_int st;
-    if (!stage_use(la, bytes)) {
-        st = clEnqueueWriteBuffer(la->ocl->queue, dst, CL_TRUE, off, bytes, src, 0, NULL, NULL);
-        OCL_CHECK(err, st, "clEnqueueWriteBuffer");
-        return CLS_OK;
-    }
     int rc = stage_ensure(la, err);
     if (rc)
         return rc;
     const size_t piece = stage_piece();
     cls_trace("la: staged write");
+    cl_int st = CL_SUCCESS;
     size_t done = 0;
-    for (int k = 0; done < bytes; k ^= 1) {
-        size_t len = bytes - done < piece ? bytes - done : piece;
-        if (la->stage_ev[k]) { /* the device has drained this buffer's last chunk */
+    for (int k = 0; done < bytes && !rc; k ^= 1) {
+        size_t len = next ? next(ctx, done, piece) : (bytes - done < piece ? bytes - done : piece);
+        if (len == 0 || len > piece || len > bytes - done) {
+            rc = cls_fail(err, CLS_EOTHER,
+                          "a staged piece of %zu bytes does not fit the %zu-byte buffer", len,
+                          piece);
+            break;
+        }
+        if (la->stage_ev[k]) { /* the device has drained this buffer's last piece */
             st = clWaitForEvents(1, &la->stage_ev[k]);
             clReleaseEvent(la->stage_ev[k]);
             la->stage_ev[k] = NULL;
-            OCL_CHECK(err, st, "clWaitForEvents(staging)");
+            if (st != CL_SUCCESS) {
+                rc = cls_fail(err, CLS_EOTHER, "clWaitForEvents(staging): %s", ocl_errstr(st));
+                break;
+            }
         }
-        /* on every core: one copies into page-locked memory at 6-10 GB/s,
-         * below what the bus drains (25-50 GB/s) */
-        cls_parallel_memcpy(la->stage_ptr[k], (const unsigned char *)src + done, len);
+        fill(ctx, la->stage_ptr[k], done, len);
         st = clEnqueueWriteBuffer(la->ocl->queue, dst, CL_FALSE, off + done, len, la->stage_ptr[k],
                                   0, NULL, &la->stage_ev[k]);
-        if (st != CL_SUCCESS)
+        if (st != CL_SUCCESS) {
             la->stage_ev[k] = NULL;
-        OCL_CHECK(err, st, "clEnqueueWriteBuffer(staged)");
+            rc = cls_fail(err, CLS_EOTHER, "clEnqueueWriteBuffer(staged): %s", ocl_errstr(st));
+            break;
+        }
         clFlush(la->ocl->queue);
         done += len;
     }
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 2; k++) /* every piece in flight is waited for, failed or not */
         if (la->stage_ev[k]) {
             st = clWaitForEvents(1, &la->stage_ev[k]);
             clReleaseEvent(la->stage_ev[k]);
             la->stage_ev[k] = NULL;
-            OCL_CHECK(err, st, "clWaitForEvents(staging)");
+            if (st != CL_SUCCESS && !rc)
+                rc = cls_fail(err, CLS_EOTHER, "clWaitForEvents(staging): %s", ocl_errstr(st));
         }
-    return CLS_OK;
+    return rc;
+}
+
+int lai_stage_in_use(const la_ctx *la, size_t bytes)
+{
+    return stage_use(la, bytes);
+}
+
+size_t lai_stage_piece(void)
+{
+    return stage_piece();
+}
+
+static void copy_fill(void *ctx, void *stage, size_t done, size_t len)
+{
+    /* on every core: one copies into page-locked memory at 6-10 GB/s,
+     * below what the bus drains (25-50 GB/s) */
+    cls_parallel_memcpy(stage, (const unsigned char *)ctx + done, len);
+}
+
+/* dst[off, off + bytes) = src, blocking: staged on a GPU, direct otherwise */
+int lai_write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const void *src,
+                     cls_error *err)
+{
+    if (!stage_use(la, bytes)) {
+        cl_int st =
+            clEnqueueWriteBuffer(la->ocl->queue, dst, CL_TRUE, off, bytes, src, 0, NULL, NULL);
+        OCL_CHECK(err, st, "clEnqueueWriteBuffer");
+        return CLS_OK;
+    }
+    return lai_write_staged(la, dst, off, bytes, NULL, copy_fill, (void *)src, err);
 }
 
 /* host = src[off, off + bytes), blocking: staged on a GPU, direct otherwise.

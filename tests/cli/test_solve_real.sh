@@ -88,23 +88,33 @@ for args in "-b gen:random:4" "-b gen:random:4 --rhs-mode sequential" "" "--meth
 done
 # The staged copies (kernels/la_vec.c: page-locked buffers, a GPU's path
 # for large vectors and matrices) forced on PoCL in 4 KiB pieces, one rank
-# and two: x bit for bit the direct copies', and the trace shows the
-# staged path ran (a switch that did nothing cannot pass)
+# and two, in the default format and in SELL (whose columns and values are
+# then built straight into the staging buffers, la_format.c's sell_stream):
+# x bit for bit the direct copies', and the trace shows the staged path ran
+# (a switch that did nothing cannot pass)
 m=1138_bus
-for np in 1 2; do
-    run() { # run MODE OUT
-        if [ $np = 1 ]; then
-            env CLSOLVE_STAGE=$1 CLSOLVE_STAGE_PIECE=4096 CLSOLVE_TRACE=1 "$CLSOLVE" solve "$M/$m.mtx" \
-                --backend opencl --precond jacobi --tol 1e-10 -o "$2"
-        else
-            mpirun --oversubscribe -x POCL_MAX_PTHREAD_COUNT -x CLSOLVE_CACHE_DIR -np 2 -x CLSOLVE_STAGE=$1 -x CLSOLVE_STAGE_PIECE=4096 -x CLSOLVE_TRACE=1 \
-                "$CLSOLVE" solve "$M/$m.mtx" --backend opencl --precond jacobi --tol 1e-10 -o "$2"
+for fmt in auto sell; do
+    for np in 1 2; do
+        run() { # run MODE OUT
+            if [ $np = 1 ]; then
+                env CLSOLVE_STAGE=$1 CLSOLVE_STAGE_PIECE=4096 CLSOLVE_TRACE=1 "$CLSOLVE" solve "$M/$m.mtx" \
+                    --backend opencl --format $fmt --precond jacobi --tol 1e-10 -o "$2"
+            else
+                mpirun --oversubscribe -x POCL_MAX_PTHREAD_COUNT -x CLSOLVE_CACHE_DIR -np 2 -x CLSOLVE_STAGE=$1 \
+                    -x CLSOLVE_STAGE_PIECE=4096 -x CLSOLVE_TRACE=1 "$CLSOLVE" solve "$M/$m.mtx" --backend opencl \
+                    --format $fmt --precond jacobi --tol 1e-10 -o "$2"
+            fi
+        }
+        w="$fmt np $np"
+        run never "$TEST_TMP/x_never.mtx" >/dev/null 2>"$TEST_TMP/never.err" || bad "$w: direct copies failed"
+        run always "$TEST_TMP/x_staged.mtx" >/dev/null 2>"$TEST_TMP/staged.err" || bad "$w: staged copies failed"
+        grep -q "la: staged read" "$TEST_TMP/staged.err" && grep -q "la: staged write" "$TEST_TMP/staged.err" &&
+            ! grep -q "la: staged" "$TEST_TMP/never.err" && ok || bad "$w: the staged path did not run as asked"
+        if [ $fmt = sell ]; then
+            grep -q "SELL planned, streamed" "$TEST_TMP/staged.err" && grep -q "SELL built on the host" "$TEST_TMP/never.err" &&
+                ok || bad "$w: SELL was not streamed when staged, or streamed when not"
         fi
-    }
-    run never "$TEST_TMP/x_never_$np.mtx" >/dev/null 2>"$TEST_TMP/never_$np.err" || bad "np $np: direct copies failed"
-    run always "$TEST_TMP/x_staged_$np.mtx" >/dev/null 2>"$TEST_TMP/staged_$np.err" || bad "np $np: staged copies failed"
-    grep -q "la: staged read" "$TEST_TMP/staged_$np.err" && grep -q "la: staged write" "$TEST_TMP/staged_$np.err" \
-        && ! grep -q "la: staged" "$TEST_TMP/never_$np.err" && ok || bad "np $np: the staged path did not run as asked"
-    cmp -s "$TEST_TMP/x_never_$np.mtx" "$TEST_TMP/x_staged_$np.mtx" && ok || bad "np $np: x differs between staged and direct copies"
+        cmp -s "$TEST_TMP/x_never.mtx" "$TEST_TMP/x_staged.mtx" && ok || bad "$w: x differs between staged and direct copies"
+    done
 done
 finish
