@@ -200,6 +200,10 @@ typedef struct asm_ctx {
     int nt;
     int mirror; /* 0, or +-1: add (j, i, mirror * v) for each i != j */
     int64_t n, nrows, nnz_out;
+    int64_t rb; /* the rows kept: [rb, rb + nrows) of the input's numbering */
+    const int32_t *row2, *col2; /* a second input, taken as it is (no mirror) */
+    const double *val2;
+    int64_t n2;
     int64_t ntouch; /* entries of acol/aval that ph_touch maps in */
     const int32_t *row, *col;
     const double *val;
@@ -209,7 +213,7 @@ typedef struct asm_ctx {
     double *aval, *nval;
     int64_t part[CSR_MAX_THREADS + 1];
     int64_t rlo[CSR_MAX_THREADS + 1]; /* rows of thread t: [rlo[t], rlo[t+1]) */
-    int64_t offdiag[CSR_MAX_THREADS], dups[CSR_MAX_THREADS];
+    int64_t kept[CSR_MAX_THREADS], dups[CSR_MAX_THREADS];
     int unsorted[CSR_MAX_THREADS];
 } asm_ctx;
 
@@ -260,19 +264,30 @@ static inline int64_t bump(_Atomic int64_t *p, int par)
     return v;
 }
 
+/* Row r of the input is row r - rb of the output, when that is one. */
+static inline int in_rows(const asm_ctx *c, int64_t r)
+{
+    return (uint64_t)r < (uint64_t)c->nrows;
+}
+
 static void ph_count(asm_ctx *c, int t)
 {
     const int par = c->nt > 1;
-    int64_t off = 0;
+    int64_t kept = 0;
     for (int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt); k < e; k++) {
-        int32_t i = c->row[k], j = c->col[k];
-        bump(&c->cur[i], par);
-        if (c->mirror && i != j) {
+        const int64_t i = c->row[k] - c->rb, j = c->col[k] - c->rb;
+        if (in_rows(c, i)) {
+            bump(&c->cur[i], par);
+            kept++;
+        }
+        if (c->mirror && i != j && in_rows(c, j)) {
             bump(&c->cur[j], par);
-            off++;
+            kept++;
         }
     }
-    c->offdiag[t] = off;
+    for (int64_t k = blk(c->n2, t, c->nt), e = blk(c->n2, t + 1, c->nt); k < e; k++)
+        bump(&c->cur[c->row2[k] - c->rb], par);
+    c->kept[t] = kept + blk(c->n2, t + 1, c->nt) - blk(c->n2, t, c->nt);
 }
 
 /* Exclusive prefix sum of cur[] over rows, in two phases: block sums, then
@@ -334,16 +349,24 @@ static void ph_scatter(asm_ctx *c, int t)
     const int par = c->nt > 1;
     const double sign = c->mirror < 0 ? -1.0 : 1.0;
     for (int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt); k < e; k++) {
-        int32_t i = c->row[k], j = c->col[k];
-        double v = c->val[k];
-        int64_t d = bump(&c->cur[i], par);
-        c->acol[d] = j;
-        c->aval[d] = v;
-        if (c->mirror && i != j) {
-            d = bump(&c->cur[j], par);
-            c->acol[d] = i;
+        const int32_t gi = c->row[k], gj = c->col[k];
+        const int64_t i = gi - c->rb, j = gj - c->rb;
+        const double v = c->val[k];
+        if (in_rows(c, i)) {
+            int64_t d = bump(&c->cur[i], par);
+            c->acol[d] = gj;
+            c->aval[d] = v;
+        }
+        if (c->mirror && i != j && in_rows(c, j)) {
+            int64_t d = bump(&c->cur[j], par);
+            c->acol[d] = gi;
             c->aval[d] = sign * v;
         }
+    }
+    for (int64_t k = blk(c->n2, t, c->nt), e = blk(c->n2, t + 1, c->nt); k < e; k++) {
+        int64_t d = bump(&c->cur[c->row2[k] - c->rb], par);
+        c->acol[d] = c->col2[k];
+        c->aval[d] = c->val2[k];
     }
 }
 
@@ -364,6 +387,9 @@ static void ph_check_sorted(asm_ctx *c, int t)
     int bad = 0;
     for (; k < e; k++)
         bad |= c->row[k] > c->row[k + 1];
+    /* grouped, and every row kept: rows ascend, so the ends decide */
+    if (c->n > 0 && t == 0)
+        bad |= !in_rows(c, c->row[0] - c->rb) || !in_rows(c, c->row[c->n - 1] - c->rb);
     c->unsorted[t] = bad;
 }
 
@@ -373,12 +399,12 @@ static void ph_rowptr_sorted(asm_ctx *c, int t)
 {
     int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt);
     for (; k < e; k++) {
-        int64_t prev = k ? c->row[k - 1] : -1;
-        for (int64_t r = prev + 1; r <= c->row[k]; r++)
+        int64_t prev = k ? c->row[k - 1] - c->rb : -1;
+        for (int64_t r = prev + 1; r <= c->row[k] - c->rb; r++)
             c->rowptr[r] = k;
     }
     if (e == c->n && e > blk(c->n, t, c->nt))
-        for (int64_t r = (int64_t)c->row[c->n - 1] + 1; r <= c->nrows; r++)
+        for (int64_t r = c->row[c->n - 1] - c->rb + 1; r <= c->nrows; r++)
             c->rowptr[r] = c->n;
 }
 
@@ -507,26 +533,37 @@ static int profile_on(void)
     return s && *s && strcmp(s, "0") != 0;
 }
 
-/* The two entry points share this: take != 0 may adopt C's arrays (and
- * frees C in any case). */
-static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int threads,
-                    csr_matrix *A, int64_t *expanded, int64_t *duplicates, cls_error *err)
+/* The entry points share this: Cm != NULL (C itself) may adopt C's arrays
+ * and frees C in any case; rows [rb, re) of C are kept (re < 0: all of
+ * them); X (may be NULL) is more entries, rows in [rb, re), no mirror,
+ * freed in any case. */
+static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb, int64_t re,
+                    coo_matrix *X, int threads, csr_matrix *A, int64_t *expanded,
+                    int64_t *duplicates, cls_error *err)
 {
     double t0 = now_s();
     csr_init(A);
+    const int64_t nrows = re < 0 ? C->nrows : re - rb;
+    const int64_t n2 = X ? X->nnz : 0;
     asm_ctx *c = calloc(1, sizeof *c);
     if (!c)
         goto oom;
-    c->nt = asm_threads(threads, C->nnz + C->nrows);
+    c->nt = asm_threads(threads, C->nnz + n2 + nrows);
     c->mirror = mirror;
     c->n = C->nnz;
-    c->nrows = C->nrows;
+    c->nrows = nrows;
+    c->rb = re < 0 ? 0 : rb;
     c->row = C->row;
     c->col = C->col;
     c->val = C->val;
-    A->nrows = C->nrows;
+    if (n2 > 0) {
+        c->n2 = n2;
+        c->row2 = X->row;
+        c->col2 = X->col;
+        c->val2 = X->val;
+    }
+    A->nrows = nrows;
     A->ncols = C->ncols;
-    int64_t nrows = C->nrows;
     c->cur = cls_big_calloc((size_t)(nrows ? nrows : 1) * sizeof *c->cur);
     A->rowptr = cls_big_malloc((size_t)(nrows + 1) * sizeof *A->rowptr);
     if (!c->cur || !A->rowptr)
@@ -536,7 +573,7 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int threads
     double t1, t2, t3;
 
     int sorted = 0;
-    if (!mirror) {
+    if (!mirror && n2 == 0) {
         run_par(c, ph_check_sorted);
         sorted = 1;
         for (int t = 0; t < c->nt; t++)
@@ -573,10 +610,9 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int threads
         t2 = now_s();
     } else {
         run_par(c, ph_count); /* into cur[], zeroed by calloc */
-        int64_t off = 0;
+        int64_t total = 0;
         for (int t = 0; t < c->nt; t++)
-            off += c->offdiag[t];
-        int64_t total = c->n + off;
+            total += c->kept[t];
         if (expanded)
             *expanded = total;
         A->col = cls_big_malloc((size_t)(total ? total : 1) * sizeof *A->col);
@@ -610,6 +646,8 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int threads
     free(c);
     if (Cm)
         coo_free(Cm);
+    if (X)
+        coo_free(X);
     return CLS_OK;
 oom:
     if (c)
@@ -618,24 +656,33 @@ oom:
     csr_free(A);
     if (Cm)
         coo_free(Cm);
+    if (X)
+        coo_free(X);
     return cls_fail(err, CLS_EOTHER, "out of memory assembling CSR");
 }
 
 int csr_from_coo_mt(const coo_matrix *C, int mirror, int threads, csr_matrix *A,
                     int64_t *expanded, int64_t *duplicates, cls_error *err)
 {
-    return assemble(NULL, C, mirror, threads, A, expanded, duplicates, err);
+    return assemble(NULL, C, mirror, 0, -1, NULL, threads, A, expanded, duplicates, err);
 }
 
 int csr_from_coo_take(coo_matrix *C, int mirror, int threads, csr_matrix *A,
                       int64_t *expanded, int64_t *duplicates, cls_error *err)
 {
-    return assemble(C, C, mirror, threads, A, expanded, duplicates, err);
+    return assemble(C, C, mirror, 0, -1, NULL, threads, A, expanded, duplicates, err);
+}
+
+int csr_from_coo_rows_take(coo_matrix *C, int mirror, int64_t rb, int64_t re, coo_matrix *X,
+                           int threads, csr_matrix *A, int64_t *expanded, int64_t *duplicates,
+                           cls_error *err)
+{
+    return assemble(C, C, mirror, rb, re, X, threads, A, expanded, duplicates, err);
 }
 
 int csr_from_coo(const coo_matrix *C, csr_matrix *A, int64_t *duplicates, cls_error *err)
 {
-    return assemble(NULL, C, 0, 0, A, NULL, duplicates, err);
+    return assemble(NULL, C, 0, 0, -1, NULL, 0, A, NULL, duplicates, err);
 }
 
 void csr_spmv_ref(const csr_matrix *A, const double *x, double *y)

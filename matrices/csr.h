@@ -74,6 +74,17 @@ int csr_from_coo_mt(const coo_matrix *C, int mirror, int threads, csr_matrix *A,
 int csr_from_coo_take(coo_matrix *C, int mirror, int threads, csr_matrix *A,
                       int64_t *expanded, int64_t *duplicates, cls_error *err);
 
+/* As csr_from_coo_take, for the rows [rb, re) of C's numbering only: an
+ * entry (or, with mirror, its mirror) whose row is outside is skipped;
+ * A's row r is C's row rb + r, its columns C's. X (may be NULL) holds
+ * more entries of those rows, already expanded (no mirror applied),
+ * rows in C's numbering. C and X are consumed. A ranged read keeps its
+ * own rows of the triplets it parsed and adds what other ranks sent,
+ * without copying its own into one list first (solver/dinput_ranged.c). */
+int csr_from_coo_rows_take(coo_matrix *C, int mirror, int64_t rb, int64_t re, coo_matrix *X,
+                           int threads, csr_matrix *A, int64_t *expanded, int64_t *duplicates,
+                           cls_error *err);
+
 /* Entries (plus rows) below which assembly runs on one thread (default
  * 65536; <= 0 restores it). Tests set 1 to run small inputs in parallel. */
 void csr_set_parallel_min(int64_t nnz);

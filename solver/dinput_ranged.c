@@ -16,15 +16,19 @@
  *     the ranks, and part_plan on it, as rank 0 plans from the whole
  *     matrix (the same layout, unless the file holds duplicates: they are
  *     counted before they are summed).
- *  4. Each triplet goes to the rank that owns its row (droute.h), mirrors
+ *  4. Each triplet another rank owns goes to it (droute_foreign), mirrors
  *     made as it is packed, and every rank assembles its block's CSR on
- *     all its cores (csr_from_coo_take: duplicates summed in ascending
- *     value order, so the bits are those of the whole-file read).
+ *     all its cores from its own triplets, where the parse left them, and
+ *     those that arrived (csr_from_coo_rows_take: duplicates summed in
+ *     ascending value order, so the bits are those of the whole-file
+ *     read). A file written row by row moves only the records near the
+ *     spans' ends.
  *  5. The checks of solve_check_input, spread over the ranks (dcheck.h).
  *
- * Memory per rank: its span's triplets (16 bytes an entry), then the
- * packed copy, then what arrives and its CSR: about 2.7x its block's CSR
- * at the peak, against the whole matrix on rank 0 when it reads alone.
+ * Memory per rank: its span's triplets (16 bytes an entry), the packed
+ * copy of what other ranks own and what arrives (near nothing for a file
+ * written row by row), then its CSR: about 2.3x its block's CSR at the
+ * peak, against the whole matrix on rank 0 when it reads alone.
  */
 #include "dsolve_priv.h"
 
@@ -167,7 +171,8 @@ int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_w
  * window of rows [lo, hi) this rank's entries touch */
 typedef struct count_ctx {
     const coo_matrix *C;
-    int64_t *cnt, lo;
+    int32_t *cnt; /* a row's entries: at most its columns, < 2^31 */
+    int64_t lo;
     int32_t *wlo, *whi; /* per range: the rows touched */
     int mirror;
 } count_ctx;
@@ -203,14 +208,46 @@ static int64_t count_row_nnz(const void *ctx, int64_t i)
     return ((const int64_t *)ctx)[i];
 }
 
+/* rank 0's sum of the windows, on every core: all[lo + i] (+)= win[i] */
+typedef struct sum_ctx {
+    int64_t *all;
+    const int32_t *win;
+    int64_t lo;
+    int add;
+} sum_ctx;
+
+static void sum_range(void *arg, int range, int64_t i0, int64_t i1)
+{
+    (void)range;
+    const sum_ctx *c = arg;
+    int64_t *a = c->all + c->lo;
+    if (c->add)
+        for (int64_t i = i0; i < i1; i++)
+            a[i] += c->win[i];
+    else if (c->win)
+        for (int64_t i = i0; i < i1; i++)
+            a[i] = c->win[i];
+    else
+        memset(a + i0, 0, (size_t)(i1 - i0) * sizeof *a);
+}
+
+static void sum_into(int64_t *all, int64_t lo, int64_t len, const int32_t *win, int add)
+{
+    sum_ctx c = {all, win, lo, add};
+    if (len > 0)
+        cls_parallel_for(len, 1 << 16, sum_range, &c);
+}
+
 /* 3. The layout. Each rank counts its entries' rows (mirrors included)
  * over the window of rows they touch (for a file written row by row, about
  * its share of the rows); rank 0 sums the windows, plans as it plans from
  * the whole matrix, and gives every rank the bounds. Only rank 0 holds a
  * count per row: the others send about n / ranks of them. */
 static int plan_layout(MPI_Comm comm, const coo_matrix *C, int mirror, int64_t n,
-                       const dsolve_options *opt, int G, part_layout *L, cls_error *err)
+                       const dsolve_options *opt, int G, part_layout *L, double *t_count,
+                       double *t_sum, cls_error *err)
 {
+    const double t0 = cls_now();
     int me, size;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
@@ -221,6 +258,11 @@ static int plan_layout(MPI_Comm comm, const coo_matrix *C, int mirror, int64_t n
     cc.wlo = malloc(((size_t)nr + 1) * sizeof *cc.wlo);
     cc.whi = malloc(((size_t)nr + 1) * sizeof *cc.whi);
     int rc = cc.wlo && cc.whi ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the layout");
+    if (!rc && (mirror ? 2 : 1) * C->nnz >= INT32_MAX) /* the counts are int32 */
+        rc = cls_fail(err, CLS_EOTHER,
+                      "%lld entries in one rank's share of the file, more than its row counts "
+                      "hold; run on more ranks",
+                      (long long)C->nnz);
     if (!rc && nr > 0) {
         cls_parallel_for(C->nnz, grain, window_range, &cc);
         int32_t lo = INT32_MAX, hi = -1;
@@ -238,8 +280,9 @@ static int plan_layout(MPI_Comm comm, const coo_matrix *C, int mirror, int64_t n
         cls_parallel_for(C->nnz, grain, count_range, &cc);
     free(cc.wlo);
     free(cc.whi);
-    int64_t *wins = me == 0 ? malloc(2 * (size_t)size * sizeof *wins) : NULL, *all = NULL,
-            *tmp = NULL;
+    *t_count = cls_now() - t0;
+    int64_t *wins = me == 0 ? malloc(2 * (size_t)size * sizeof *wins) : NULL, *all = NULL;
+    int32_t *tmp = NULL;
     if (me == 0 && !rc && !wins)
         rc = cls_fail(err, CLS_EOTHER, "out of memory for the layout");
     if ((rc = dsolve_agree(comm, rc, err)))
@@ -252,7 +295,7 @@ static int plan_layout(MPI_Comm comm, const coo_matrix *C, int mirror, int64_t n
         int64_t wmax = 0;
         for (int r = 1; r < size; r++)
             wmax = wins[2 * r + 1] - wins[2 * r] > wmax ? wins[2 * r + 1] - wins[2 * r] : wmax;
-        all = calloc((size_t)(n ? n : 1), sizeof *all);
+        all = malloc((size_t)(n ? n : 1) * sizeof *all);
         tmp = malloc((size_t)(wmax ? wmax : 1) * sizeof *tmp);
         if (!all || !tmp)
             rc = cls_fail(err, CLS_EOTHER, "out of memory for the row counts");
@@ -260,20 +303,22 @@ static int plan_layout(MPI_Comm comm, const coo_matrix *C, int mirror, int64_t n
     if ((rc = dsolve_agree(comm, rc, err)))
         goto out;
     if (me != 0) { /* the counts to rank 0, which plans */
-        rc = dsolve_send_big(cc.cnt, win[1] - win[0], MPI_INT64_T, sizeof(int64_t), 0, comm, err);
+        rc = dsolve_send_big(cc.cnt, win[1] - win[0], MPI_INT32_T, sizeof(int32_t), 0, comm, err);
         rc = dsolve_share_layout(comm, n, G, rc, L, err);
         goto out;
     }
-    for (int64_t i = win[0]; i < win[1]; i++)
-        all[i] = cc.cnt[i - win[0]];
+    sum_into(all, 0, win[0], NULL, 0); /* zeros outside rank 0's window */
+    sum_into(all, win[0], win[1] - win[0], cc.cnt, 0);
+    sum_into(all, win[1], n - win[1], NULL, 0);
     for (int r = 1; r < size; r++) {
         const int64_t lo = wins[2 * r], len = wins[2 * r + 1] - lo;
-        int rrc = dsolve_recv_big(tmp, len, MPI_INT64_T, sizeof(int64_t), r, comm, err);
+        int rrc = dsolve_recv_big(tmp, len, MPI_INT32_T, sizeof(int32_t), r, comm, err);
         if (!rc)
             rc = rrc;
-        for (int64_t i = 0; !rc && i < len; i++)
-            all[lo + i] += tmp[i];
+        if (!rc)
+            sum_into(all, lo, len, tmp, 1);
     }
+    *t_sum = cls_now() - t0 - *t_count;
     if (!rc)
         rc = part_plan(n, count_row_nnz, all, size, G, opt->min_rows_per_part, DSOLVE_MAX_PARTS, L,
                        err);
@@ -495,7 +540,8 @@ int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, co
     /* 3. the layout (rows backed: mm_check_count) */
     const int64_t n = h->rows;
     const int mirror = h->symmetry == MM_SYMMETRIC ? 1 : h->symmetry == MM_SKEW_SYMMETRIC ? -1 : 0;
-    if ((rc = plan_layout(comm, &C, mirror, n, opt, G, L, err)))
+    double tl_count = 0.0, tl_sum = 0.0;
+    if ((rc = plan_layout(comm, &C, mirror, n, opt, G, L, &tl_count, &tl_sum, err)))
         goto done; /* agreed */
     rank_begin = malloc(((size_t)size + 1) * sizeof *rank_begin);
     rc = rank_begin ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for the layout");
@@ -504,18 +550,16 @@ int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, co
     for (int r = 0; r <= size; r++)
         rank_begin[r] = L->begin[L->first[r]];
     double t2 = cls_now();
-    /* 4. every triplet to its row's rank, then this rank's CSR */
-    rc = droute_coo(comm, rank_begin, &C, mirror, &mine, err);
+    /* 4. the triplets other ranks own to them, then this rank's CSR from
+     * its own in C and what arrived */
+    rc = droute_foreign(comm, rank_begin, &C, mirror, &mine, err);
     if ((rc = dsolve_agree(comm, rc, err)))
         goto done;
     double t3 = cls_now();
     const int64_t rb = rank_begin[me], re = rank_begin[me + 1];
-    for (int64_t k = 0; k < mine.nnz; k++)
-        mine.row[k] -= (int32_t)rb;
-    mine.nrows = re - rb;
-    mine.ncols = n;
+    C.ncols = n;
     int64_t expanded = 0, dups = 0;
-    rc = csr_from_coo_take(&mine, 0, 0, blk, &expanded, &dups, err);
+    rc = csr_from_coo_rows_take(&C, mirror, rb, re, &mine, 0, blk, &expanded, &dups, err);
     if (!rc)
         blk->ncols = n;
     if ((rc = dsolve_agree(comm, rc, err)))
@@ -540,11 +584,11 @@ int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, co
     /* 5. the checks */
     rc = dcheck_matrix(comm, rank_begin, blk, mirror != 0, a_path, err);
     double t5 = cls_now();
-    char line[200];
+    char line[240];
     snprintf(line, sizeof line,
-             "input: ranged read: parse %.3f s, layout %.3f s, route %.3f s, assemble %.3f s, "
-             "check %.3f s",
-             t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
+             "input: ranged read: parse %.3f s, layout %.3f s (count %.3f, sums %.3f), route "
+             "%.3f s, assemble %.3f s, check %.3f s",
+             t1 - t0, t2 - t1, tl_count, tl_sum, t3 - t2, t4 - t3, t5 - t4);
     cls_trace(line);
 done:
     free(rank_begin);

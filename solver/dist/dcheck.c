@@ -17,6 +17,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../common/parallel.h"
+
 #include "../dsolve_priv.h"
 #include "../solve.h"
 #include "droute.h"
@@ -38,6 +40,52 @@ static void fail_keep(dcheck_fail *f, int64_t n, int64_t i, int64_t j, double ai
         *f = (dcheck_fail){key, i, j, aij, aji, present};
 }
 
+/* Steps 1 and 2 on every core, over fixed ranges: per range the values'
+ * verdict and the first row with a bad diagonal; the ranges are combined
+ * in order, so the row found is the scan's. */
+#define DCHECK_MAX_RANGES 256
+typedef struct scan_ctx {
+    const csr_matrix *blk;
+    int64_t rb;
+    double nonfinite[DCHECK_MAX_RANGES], amax[DCHECK_MAX_RANGES];
+    int64_t bad_row[DCHECK_MAX_RANGES]; /* local row; -1 none */
+} scan_ctx;
+
+static void scan_values(void *arg, int range, int64_t k0, int64_t k1)
+{
+    scan_ctx *c = arg;
+    double bad = 0.0, m = 0.0;
+    for (int64_t k = k0; k < k1; k++) {
+        const double v = c->blk->val[k];
+        if (!isfinite(v))
+            bad = 1.0;
+        else if (fabs(v) > m)
+            m = fabs(v);
+    }
+    c->nonfinite[range] = bad;
+    c->amax[range] = m;
+}
+
+static void scan_diagonal(void *arg, int range, int64_t i0, int64_t i1)
+{
+    scan_ctx *c = arg;
+    c->bad_row[range] = -1;
+    for (int64_t li = i0; li < i1; li++) {
+        int64_t d = csr_find(c->blk, li, c->rb + li);
+        if (!(d >= 0 && c->blk->val[d] > 0.0)) {
+            c->bad_row[range] = li;
+            return;
+        }
+    }
+}
+
+/* a grain that keeps the ranges within DCHECK_MAX_RANGES */
+static int64_t scan_grain(int64_t n)
+{
+    int64_t g = n / DCHECK_MAX_RANGES + 1;
+    return g < 65536 ? 65536 : g;
+}
+
 int dcheck_matrix(MPI_Comm comm, const int64_t *rank_begin, const csr_matrix *blk,
                   int exact_symmetric, const char *name, cls_error *err)
 {
@@ -45,28 +93,42 @@ int dcheck_matrix(MPI_Comm comm, const int64_t *rank_begin, const csr_matrix *bl
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
     const int64_t rb = rank_begin[me], n = rank_begin[size];
+    scan_ctx *sx = malloc(sizeof *sx);
+    if (!sx)
+        return dsolve_agree(comm, cls_fail(err, CLS_EOTHER, "out of memory checking the matrix"),
+                            err);
+    sx->blk = blk;
+    sx->rb = rb;
     /* 1. values */
     double m[2] = {0.0, 0.0}; /* a non-finite value seen; max |a_ij| */
-    for (int64_t k = 0; k < blk->nnz; k++) {
-        if (!isfinite(blk->val[k]))
-            m[0] = 1.0;
-        else if (fabs(blk->val[k]) > m[1])
-            m[1] = fabs(blk->val[k]);
+    if (blk->nnz > 0) {
+        const int64_t g = scan_grain(blk->nnz);
+        cls_parallel_for(blk->nnz, g, scan_values, sx);
+        for (int r = 0, nr = cls_parallel_ranges(blk->nnz, g); r < nr; r++) {
+            m[0] = sx->nonfinite[r] > m[0] ? sx->nonfinite[r] : m[0];
+            m[1] = sx->amax[r] > m[1] ? sx->amax[r] : m[1];
+        }
     }
+    /* 2. the diagonal: the first bad row of the first range that has one */
+    dcheck_fail f = {.key = INT64_MAX};
+    if (blk->nrows > 0) {
+        const int64_t g = scan_grain(blk->nrows);
+        cls_parallel_for(blk->nrows, g, scan_diagonal, sx);
+        for (int r = 0, nr = cls_parallel_ranges(blk->nrows, g); r < nr; r++) {
+            const int64_t li = sx->bad_row[r];
+            if (li >= 0) {
+                const int64_t d = csr_find(blk, li, rb + li);
+                fail_keep(&f, n, rb + li, -1, d < 0 ? 0.0 : blk->val[d], 0.0, d >= 0);
+                break; /* rows in order: the first is this rank's smallest key */
+            }
+        }
+    }
+    free(sx);
     if (MPI_Allreduce(MPI_IN_PLACE, m, 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
         return dsolve_agree(comm, cls_fail(err, CLS_EOTHER, "MPI_Allreduce(check) failed"), err);
     if (m[0] != 0.0)
         return dsolve_agree_plain(comm, me == 0 ? solve_fail_nonfinite(name, err) : CLS_OK, err);
     const double tol = SOLVE_SYM_RTOL * m[1];
-    /* 2. the diagonal */
-    dcheck_fail f = {.key = INT64_MAX};
-    for (int64_t li = 0; li < blk->nrows; li++) {
-        int64_t d = csr_find(blk, li, rb + li);
-        if (!(d >= 0 && blk->val[d] > 0.0)) {
-            fail_keep(&f, n, rb + li, -1, d < 0 ? 0.0 : blk->val[d], 0.0, d >= 0);
-            break; /* rows in order: the first is this rank's smallest key */
-        }
-    }
     /* 3. the mirrors */
     int rc = CLS_OK;
     if (!exact_symmetric) {

@@ -5,7 +5,10 @@
  * order is C's whatever the thread count), and three MPI_Alltoallv (rows,
  * columns, values) receive straight into the arrays the assembly reads.
  * The peak is the triplets plus the packed copy until the triplets are
- * freed, then the packed copy plus what arrives. MPI counts are ints: a
+ * freed, then the packed copy plus what arrives. droute_foreign packs and
+ * sends only what other ranks own: for a file written row by row that is
+ * the few records near the span's ends, so neither a packed copy of the
+ * span nor a copy of this rank's own records is made. MPI counts are ints: a
  * rank that would send or receive 2^31 entries or more in one exchange is
  * told to use more ranks.
  */
@@ -37,6 +40,7 @@ int droute_owner(const int64_t *rank_begin, int size, int64_t row)
 typedef struct pack_ctx {
     const coo_matrix *C;
     int mirror, size;
+    int skip; /* a rank whose records are not packed (droute_foreign's own), or -1 */
     const int64_t *rank_begin;
     int64_t *cnt; /* ranges x size: counts, then write positions */
     int32_t *row, *col;
@@ -64,6 +68,8 @@ static void pack_count(void *arg, int range, int64_t k0, int64_t k1)
         if (c->mirror && i != j)
             cnt[owner_near(c, &last, j)]++;
     }
+    if (c->skip >= 0)
+        cnt[c->skip] = 0;
 }
 
 static void pack_fill(void *arg, int range, int64_t k0, int64_t k1)
@@ -74,12 +80,15 @@ static void pack_fill(void *arg, int range, int64_t k0, int64_t k1)
     for (int64_t k = k0; k < k1; k++) {
         const int32_t i = c->C->row[k], j = c->C->col[k];
         const double v = c->C->val[k];
-        int64_t at = pos[owner_near(c, &last, i)]++;
-        c->row[at] = i;
-        c->col[at] = j;
-        c->val[at] = v;
-        if (c->mirror && i != j) {
-            at = pos[owner_near(c, &last, j)]++;
+        int r = owner_near(c, &last, i);
+        if (r != c->skip) {
+            const int64_t at = pos[r]++;
+            c->row[at] = i;
+            c->col[at] = j;
+            c->val[at] = v;
+        }
+        if (c->mirror && i != j && (r = owner_near(c, &last, j)) != c->skip) {
+            const int64_t at = pos[r]++;
             c->row[at] = j;
             c->col[at] = i;
             c->val[at] = c->mirror < 0 ? -v : v;
@@ -114,8 +123,10 @@ static void self_copy(void *arg, int range, int64_t k0, int64_t k1)
     memcpy(x->out->val + x->to + k0, x->pc->val + x->from + k0, n * sizeof *x->out->val);
 }
 
-int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror, coo_matrix *out,
-               cls_error *err)
+/* Both entry points: own != 0 routes this rank's records too (a copy),
+ * and consumes C as soon as it is packed; own == 0 leaves them, and C. */
+static int route(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror, int own,
+                 coo_matrix *out, cls_error *err)
 {
     int size, me;
     MPI_Comm_size(comm, &size);
@@ -123,7 +134,8 @@ int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirr
     coo_init(out);
     int rc = CLS_OK;
     const int nr = cls_parallel_ranges(C->nnz, PACK_GRAIN);
-    pack_ctx pc = {.C = C, .mirror = mirror, .size = size, .rank_begin = rank_begin};
+    pack_ctx pc = {
+        .C = C, .mirror = mirror, .size = size, .skip = own ? -1 : me, .rank_begin = rank_begin};
     pc.cnt = calloc((size_t)nr * (size_t)size, sizeof *pc.cnt);
     int *sc = calloc((size_t)size * 4, sizeof *sc);
     int64_t total = 0, in = 0;
@@ -164,7 +176,8 @@ int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirr
         goto done;
     if (C->nnz > 0)
         cls_parallel_for(C->nnz, PACK_GRAIN, pack_fill, &pc);
-    coo_free(C);
+    if (own)
+        coo_free(C);
     int *sd = sc + size, *rcnt = sc + 2 * size, *rd = sc + 3 * size;
     if (MPI_Alltoall(sc, 1, MPI_INT, rcnt, 1, MPI_INT, comm) != MPI_SUCCESS)
         rc = cls_fail(err, CLS_EOTHER, "MPI_Alltoall(entry counts) failed");
@@ -208,11 +221,24 @@ int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirr
     }
     out->nnz = out->cap = in;
 done:
-    coo_free(C);
+    if (own)
+        coo_free(C);
     free(pc.row);
     free(pc.col);
     free(pc.val);
     free(pc.cnt);
     free(sc);
     return rc;
+}
+
+int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror, coo_matrix *out,
+               cls_error *err)
+{
+    return route(comm, rank_begin, C, mirror, 1, out, err);
+}
+
+int droute_foreign(MPI_Comm comm, const int64_t *rank_begin, const coo_matrix *C, int mirror,
+                   coo_matrix *out, cls_error *err)
+{
+    return route(comm, rank_begin, (coo_matrix *)C, mirror, 0, out, err);
 }

@@ -31,4 +31,12 @@ int droute_owner(const int64_t *rank_begin, int size, int64_t row);
 int droute_coo(MPI_Comm comm, const int64_t *rank_begin, coo_matrix *C, int mirror, coo_matrix *out,
                cls_error *err);
 
+/* Collective. As droute_coo, but only the records (mirrors included) that
+ * other ranks own move: C is left as it is, with this rank's own records
+ * in it, and *out receives what the other ranks' C hold for this rank's
+ * rows (rows global). The caller assembles its rows from both
+ * (csr_from_coo_rows_take). */
+int droute_foreign(MPI_Comm comm, const int64_t *rank_begin, const coo_matrix *C, int mirror,
+                   coo_matrix *out, cls_error *err);
+
 #endif

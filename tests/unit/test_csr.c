@@ -260,6 +260,137 @@ static void test_mirror(void)
     coo_free(&C);
 }
 
+/* The entries of C, mirrored, whose row is in [rb, re): what a rank of a
+ * ranged read owns of them (rows kept global, no mirror left to apply). */
+static void coo_rows_of(coo_matrix *E, const coo_matrix *C, int mirror, int64_t rb, int64_t re)
+{
+    coo_make(E, C->nrows, C->ncols, 2 * C->nnz);
+    int64_t n = 0;
+    for (int64_t k = 0; k < C->nnz; k++) {
+        const int32_t i = C->row[k], j = C->col[k];
+        if (i >= rb && i < re) {
+            E->row[n] = i;
+            E->col[n] = j;
+            E->val[n++] = C->val[k];
+        }
+        if (mirror && i != j && j >= rb && j < re) {
+            E->row[n] = j;
+            E->col[n] = i;
+            E->val[n++] = mirror < 0 ? -C->val[k] : C->val[k];
+        }
+    }
+    E->nnz = n;
+}
+
+/* csr_from_coo_rows_take, as a ranged read uses it: the entries are split
+ * between this rank's parse (C1) and the others' (C2); the rank keeps its
+ * rows of C1 and receives its rows of C2, mirrored (X). The result must be
+ * the reference of its rows of C1 + C2, bit for bit, with the same
+ * duplicates and expanded count, for every thread count. */
+static void check_rows(const char *what, const coo_matrix *C, int mirror, int64_t rb, int64_t re,
+                       int split)
+{
+    coo_matrix C1, C2, all, X, ref_in;
+    coo_make(&C1, C->nrows, C->ncols, C->nnz);
+    coo_make(&C2, C->nrows, C->ncols, C->nnz);
+    C1.nnz = C2.nnz = 0;
+    for (int64_t k = 0; k < C->nnz; k++) {
+        coo_matrix *D = split && check_rand() % 3 == 0 ? &C2 : &C1;
+        D->row[D->nnz] = C->row[k];
+        D->col[D->nnz] = C->col[k];
+        D->val[D->nnz++] = C->val[k];
+    }
+    coo_rows_of(&X, &C2, mirror, rb, re);
+    coo_rows_of(&all, C, mirror, rb, re);
+    /* the reference: those rows renumbered from 0, assembled naively */
+    coo_make(&ref_in, re - rb, C->ncols, all.nnz);
+    for (int64_t k = 0; k < all.nnz; k++) {
+        ref_in.row[k] = (int32_t)(all.row[k] - rb);
+        ref_in.col[k] = all.col[k];
+        ref_in.val[k] = all.val[k];
+    }
+    csr_matrix ref;
+    int64_t rdups, rexp;
+    naive_csr(&ref_in, 0, &ref, &rdups, &rexp);
+    cls_error e;
+    for (int q = 0; q < NTC; q++) {
+        coo_matrix D, Y;
+        coo_copy(&D, &C1);
+        coo_copy(&Y, &X);
+        csr_matrix A;
+        int64_t dups = -1, exp = -1;
+        int rc = csr_from_coo_rows_take(&D, mirror, rb, re, &Y, thread_counts[q], &A, &exp,
+                                        &dups, &e);
+        CHECK_MSG(rc == CLS_OK, "%s: rows take rc %d", what, rc);
+        CHECK_MSG(D.row == NULL && Y.row == NULL, "%s: rows take left its inputs", what);
+        if (rc)
+            continue;
+        CHECK_MSG(csr_bits_equal(&A, &ref), "%s: rows [%lld, %lld), %d threads differ", what,
+                  (long long)rb, (long long)re, thread_counts[q]);
+        CHECK_MSG(dups == rdups && exp == rexp, "%s: rows, %d threads: dups %lld/%lld, "
+                  "expanded %lld/%lld", what, thread_counts[q], (long long)dups,
+                  (long long)rdups, (long long)exp, (long long)rexp);
+        csr_free(&A);
+    }
+    csr_free(&ref);
+    coo_free(&ref_in);
+    coo_free(&all);
+    coo_free(&X);
+    coo_free(&C1);
+    coo_free(&C2);
+}
+
+/* Windows at the start, the middle and the end, empty ones, with and
+ * without entries from other ranks; grouped input whose rows all lie in
+ * the window takes the adopting path with a shifted row numbering. */
+static void test_rows_window(void)
+{
+    coo_matrix C;
+    const int64_t n = 60000, nr = 900;
+    coo_make(&C, nr, nr, n);
+    for (int64_t k = 0; k < n; k++) {
+        int32_t i = (int32_t)(check_rand() % (uint64_t)nr);
+        int32_t j = (int32_t)(check_rand() % (uint64_t)nr);
+        if (check_rand() % 5 == 0)
+            j = i;
+        if (j > i) {
+            int32_t t = i;
+            i = j;
+            j = t;
+        }
+        C.row[k] = i;
+        C.col[k] = j;
+        C.val[k] = rand_val();
+    }
+    static const int64_t win[][2] = {{0, 300}, {300, 650}, {650, 900}, {0, 900}, {400, 400}};
+    for (int m = -1; m <= 1; m++)
+        for (int w = 0; w < 5; w++)
+            for (int split = 0; split <= 1; split++)
+                check_rows(m ? (m > 0 ? "rows, symmetric" : "rows, skew") : "rows, general", &C,
+                           m, win[w][0], win[w][1], split);
+    /* grouped by row and inside the window: adopted, rows renumbered */
+    coo_matrix G;
+    coo_make(&G, nr, nr, 0);
+    G.nnz = 0;
+    free(G.row);
+    free(G.col);
+    free(G.val);
+    G.row = malloc(3 * 200 * sizeof *G.row);
+    G.col = malloc(3 * 200 * sizeof *G.col);
+    G.val = malloc(3 * 200 * sizeof *G.val);
+    for (int32_t i = 500; i < 700; i++)
+        for (int r = 0; r < 3; r++) {
+            G.row[G.nnz] = i;
+            G.col[G.nnz] = (int32_t)(check_rand() % (uint64_t)nr);
+            G.val[G.nnz++] = rand_val();
+        }
+    G.cap = G.nnz;
+    check_rows("rows, grouped", &G, 0, 450, 750, 0);
+    check_rows("rows, grouped, others", &G, 0, 450, 750, 1);
+    coo_free(&G);
+    coo_free(&C);
+}
+
 /* Sorted and unique: the adopting path without merge; every row a few
  * entries, many rows empty (including the first and the last). */
 static void test_sorted_empty_rows(void)
@@ -367,6 +498,7 @@ int main(void)
     test_small();
     test_random_dups();
     test_mirror();
+    test_rows_window();
     test_sorted_empty_rows();
     test_huge_row();
     csr_set_parallel_min(0);
