@@ -98,8 +98,6 @@ void csr_set_parallel_min(int64_t nnz)
     csr_par_min = nnz > 0 ? nnz : CSR_DEFAULT_PAR_MIN;
 }
 
-
-
 /* Total order on doubles (IEEE 754 totalOrder on the bits): sorting equal
  * columns by value makes the order in which duplicates are summed, and so
  * the sum, a function of the multiset of entries alone. */
@@ -200,7 +198,7 @@ typedef struct asm_ctx {
     int nt;
     int mirror; /* 0, or +-1: add (j, i, mirror * v) for each i != j */
     int64_t n, nrows, nnz_out;
-    int64_t rb; /* the rows kept: [rb, rb + nrows) of the input's numbering */
+    int64_t rb;                 /* the rows kept: [rb, rb + nrows) of the input's numbering */
     const int32_t *row2, *col2; /* a second input, taken as it is (no mirror) */
     const double *val2;
     int64_t n2;
@@ -661,14 +659,14 @@ oom:
     return cls_fail(err, CLS_EOTHER, "out of memory assembling CSR");
 }
 
-int csr_from_coo_mt(const coo_matrix *C, int mirror, int threads, csr_matrix *A,
-                    int64_t *expanded, int64_t *duplicates, cls_error *err)
+int csr_from_coo_mt(const coo_matrix *C, int mirror, int threads, csr_matrix *A, int64_t *expanded,
+                    int64_t *duplicates, cls_error *err)
 {
     return assemble(NULL, C, mirror, 0, -1, NULL, threads, A, expanded, duplicates, err);
 }
 
-int csr_from_coo_take(coo_matrix *C, int mirror, int threads, csr_matrix *A,
-                      int64_t *expanded, int64_t *duplicates, cls_error *err)
+int csr_from_coo_take(coo_matrix *C, int mirror, int threads, csr_matrix *A, int64_t *expanded,
+                      int64_t *duplicates, cls_error *err)
 {
     return assemble(C, C, mirror, 0, -1, NULL, threads, A, expanded, duplicates, err);
 }

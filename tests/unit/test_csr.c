@@ -157,9 +157,10 @@ static void check_all(const char *what, const coo_matrix *C, int mirror)
                 continue;
             CHECK_MSG(csr_bits_equal(&A, &ref), "%s: mt, %d threads, run %d differs", what, nt,
                       run);
-            CHECK_MSG(dups == rdups && exp == rexp, "%s: mt, %d threads: dups %lld/%lld, "
-                      "expanded %lld/%lld", what, nt, (long long)dups, (long long)rdups,
-                      (long long)exp, (long long)rexp);
+            CHECK_MSG(dups == rdups && exp == rexp,
+                      "%s: mt, %d threads: dups %lld/%lld, "
+                      "expanded %lld/%lld",
+                      what, nt, (long long)dups, (long long)rdups, (long long)exp, (long long)rexp);
             csr_free(&A);
 
             coo_matrix D;
@@ -170,10 +171,10 @@ static void check_all(const char *what, const coo_matrix *C, int mirror)
                       "%s: take left C with arrays", what);
             if (rc)
                 continue;
-            CHECK_MSG(csr_bits_equal(&A, &ref), "%s: take, %d threads, run %d differs", what,
-                      nt, run);
-            CHECK_MSG(dups == rdups && exp == rexp, "%s: take, %d threads: dups %lld/%lld",
-                      what, nt, (long long)dups, (long long)rdups);
+            CHECK_MSG(csr_bits_equal(&A, &ref), "%s: take, %d threads, run %d differs", what, nt,
+                      run);
+            CHECK_MSG(dups == rdups && exp == rexp, "%s: take, %d threads: dups %lld/%lld", what,
+                      nt, (long long)dups, (long long)rdups);
             csr_free(&A);
         }
     }
@@ -319,17 +320,19 @@ static void check_rows(const char *what, const coo_matrix *C, int mirror, int64_
         coo_copy(&Y, &X);
         csr_matrix A;
         int64_t dups = -1, exp = -1;
-        int rc = csr_from_coo_rows_take(&D, mirror, rb, re, &Y, thread_counts[q], &A, &exp,
-                                        &dups, &e);
+        int rc =
+            csr_from_coo_rows_take(&D, mirror, rb, re, &Y, thread_counts[q], &A, &exp, &dups, &e);
         CHECK_MSG(rc == CLS_OK, "%s: rows take rc %d", what, rc);
         CHECK_MSG(D.row == NULL && Y.row == NULL, "%s: rows take left its inputs", what);
         if (rc)
             continue;
         CHECK_MSG(csr_bits_equal(&A, &ref), "%s: rows [%lld, %lld), %d threads differ", what,
                   (long long)rb, (long long)re, thread_counts[q]);
-        CHECK_MSG(dups == rdups && exp == rexp, "%s: rows, %d threads: dups %lld/%lld, "
-                  "expanded %lld/%lld", what, thread_counts[q], (long long)dups,
-                  (long long)rdups, (long long)exp, (long long)rexp);
+        CHECK_MSG(dups == rdups && exp == rexp,
+                  "%s: rows, %d threads: dups %lld/%lld, "
+                  "expanded %lld/%lld",
+                  what, thread_counts[q], (long long)dups, (long long)rdups, (long long)exp,
+                  (long long)rexp);
         csr_free(&A);
     }
     csr_free(&ref);
@@ -366,8 +369,8 @@ static void test_rows_window(void)
     for (int m = -1; m <= 1; m++)
         for (int w = 0; w < 5; w++)
             for (int split = 0; split <= 1; split++)
-                check_rows(m ? (m > 0 ? "rows, symmetric" : "rows, skew") : "rows, general", &C,
-                           m, win[w][0], win[w][1], split);
+                check_rows(m ? (m > 0 ? "rows, symmetric" : "rows, skew") : "rows, general", &C, m,
+                           win[w][0], win[w][1], split);
     /* grouped by row and inside the window: adopted, rows renumbered */
     coo_matrix G;
     coo_make(&G, nr, nr, 0);
@@ -424,8 +427,8 @@ static void test_sorted_empty_rows(void)
     cls_error e;
     int64_t dups = -1;
     CHECK(csr_from_coo_mt(&C, 0, 3, &A, NULL, &dups, &e) == CLS_OK);
-    CHECK(dups == 0 && A.nnz == n && A.rowptr[0] == 0 && A.rowptr[1] == 0 &&
-          A.rowptr[nr] == n && A.rowptr[nr - 1] == n);
+    CHECK(dups == 0 && A.nnz == n && A.rowptr[0] == 0 && A.rowptr[1] == 0 && A.rowptr[nr] == n &&
+          A.rowptr[nr - 1] == n);
     csr_free(&A);
     coo_free(&C);
 }
