@@ -13,6 +13,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,17 +166,32 @@ int la_vec_upload(la_ctx *la, la_vec *v, const double *host, cls_error *err)
 /* CLSOLVE_STAGE=always stages every copy on any device, in pieces of
  * CLSOLVE_STAGE_PIECE bytes (at most LA_STAGE_BYTES): the tests run the
  * GPU's path on PoCL, many pieces on small vectors; =never never stages */
-static int stage_mode(void)
+static struct {
+    int mode; /* 1 always, -1 never, 0 as the device and size say */
+    size_t piece;
+} stage_env;
+static pthread_once_t stage_env_once = PTHREAD_ONCE_INIT;
+
+/* read once per process: every upload and download asks */
+static void stage_env_read(void)
 {
     const char *v = getenv("CLSOLVE_STAGE");
-    return !v ? 0 : !strcmp(v, "always") ? 1 : !strcmp(v, "never") ? -1 : 0;
+    stage_env.mode = !v ? 0 : !strcmp(v, "always") ? 1 : !strcmp(v, "never") ? -1 : 0;
+    v = getenv("CLSOLVE_STAGE_PIECE");
+    long long n = v ? atoll(v) : 0;
+    stage_env.piece = n >= 64 && (size_t)n < LA_STAGE_BYTES ? (size_t)n / 8 * 8 : LA_STAGE_BYTES;
+}
+
+static int stage_mode(void)
+{
+    pthread_once(&stage_env_once, stage_env_read);
+    return stage_env.mode;
 }
 
 static size_t stage_piece(void)
 {
-    const char *v = getenv("CLSOLVE_STAGE_PIECE");
-    long long n = v ? atoll(v) : 0;
-    return n >= 64 && (size_t)n < LA_STAGE_BYTES ? (size_t)n / 8 * 8 : LA_STAGE_BYTES;
+    pthread_once(&stage_env_once, stage_env_read);
+    return stage_env.piece;
 }
 
 static int stage_use(const la_ctx *la, size_t bytes)
@@ -285,6 +301,28 @@ int lai_write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const voi
  * The twin of lai_write_device: the device fills one page-locked buffer
  * while the host copies the other out on every core (a pageable read of
  * a 2 GB x took 1.7 s of a 2-rank gather at 5.1e8 rows on 2 H200s) */
+/* lai_read_device's reads: the next piece of the range into buffer k */
+typedef struct staged_read {
+    la_ctx *la;
+    cl_mem src;
+    size_t off, bytes, piece, next;
+    size_t at[2], len[2];
+    cl_event ev[2];
+} staged_read;
+
+static cl_int read_piece(staged_read *r, int k)
+{
+    r->len[k] = r->bytes - r->next < r->piece ? r->bytes - r->next : r->piece;
+    r->at[k] = r->next;
+    cl_int st = clEnqueueReadBuffer(r->la->ocl->queue, r->src, CL_FALSE, r->off + r->next,
+                                    r->len[k], r->la->stage_ptr[k], 0, NULL, &r->ev[k]);
+    if (st != CL_SUCCESS)
+        r->ev[k] = NULL;
+    else
+        r->next += r->len[k];
+    return st;
+}
+
 int lai_read_device(la_ctx *la, cl_mem src, size_t off, size_t bytes, void *host, cls_error *err)
 {
     cl_int st;
@@ -296,51 +334,37 @@ int lai_read_device(la_ctx *la, cl_mem src, size_t off, size_t bytes, void *host
     int rc = stage_ensure(la, err);
     if (rc)
         return rc;
-    const size_t piece = stage_piece();
     cls_trace("la: staged read");
-    cl_event ev[2] = {NULL, NULL};
-    size_t at[2] = {0, 0}, len[2] = {0, 0}, next = 0;
-    /* two reads in flight; each is copied out when it completes */
-    for (int k = 0; k < 2 && next < bytes; k++) {
-        len[k] = bytes - next < piece ? bytes - next : piece;
-        at[k] = next;
-        st = clEnqueueReadBuffer(la->ocl->queue, src, CL_FALSE, off + next, len[k],
-                                 la->stage_ptr[k], 0, NULL, &ev[k]);
-        if (st != CL_SUCCESS)
-            ev[k] = NULL;
-        OCL_CHECK(err, st, "clEnqueueReadBuffer(staged)");
-        next += len[k];
-    }
+    staged_read r = {.la = la, .src = src, .off = off, .bytes = bytes, .piece = stage_piece()};
+    /* two reads in flight; each is copied out when it completes and its
+     * buffer takes the next piece */
+    st = CL_SUCCESS;
+    for (int k = 0; k < 2 && r.next < bytes && st == CL_SUCCESS; k++)
+        st = read_piece(&r, k);
     clFlush(la->ocl->queue);
-    for (int k = 0; ev[k]; k ^= 1) {
-        st = clWaitForEvents(1, &ev[k]);
-        clReleaseEvent(ev[k]);
-        ev[k] = NULL;
+    const char *what = "clEnqueueReadBuffer(staged)";
+    for (int k = 0; st == CL_SUCCESS && r.ev[k]; k ^= 1) {
+        st = clWaitForEvents(1, &r.ev[k]);
+        clReleaseEvent(r.ev[k]);
+        r.ev[k] = NULL;
         if (st != CL_SUCCESS) {
-            if (ev[k ^ 1]) {
-                clWaitForEvents(1, &ev[k ^ 1]);
-                clReleaseEvent(ev[k ^ 1]);
-            }
-            OCL_CHECK(err, st, "clWaitForEvents(staged read)");
+            what = "clWaitForEvents(staged read)";
+            break;
         }
-        cls_parallel_memcpy((unsigned char *)host + at[k], la->stage_ptr[k], len[k]);
-        if (next < bytes) {
-            len[k] = bytes - next < piece ? bytes - next : piece;
-            at[k] = next;
-            st = clEnqueueReadBuffer(la->ocl->queue, src, CL_FALSE, off + next, len[k],
-                                     la->stage_ptr[k], 0, NULL, &ev[k]);
-            if (st != CL_SUCCESS) {
-                ev[k] = NULL;
-                if (ev[k ^ 1]) {
-                    clWaitForEvents(1, &ev[k ^ 1]);
-                    clReleaseEvent(ev[k ^ 1]);
-                }
-            }
-            OCL_CHECK(err, st, "clEnqueueReadBuffer(staged)");
+        cls_parallel_memcpy((unsigned char *)host + r.at[k], la->stage_ptr[k], r.len[k]);
+        if (r.next < bytes) {
+            st = read_piece(&r, k);
             clFlush(la->ocl->queue);
-            next += len[k];
         }
     }
+    /* after a failure, a read still in flight ends before its buffer is
+     * used again */
+    for (int k = 0; k < 2; k++)
+        if (r.ev[k]) {
+            clWaitForEvents(1, &r.ev[k]);
+            clReleaseEvent(r.ev[k]);
+        }
+    OCL_CHECK(err, st, what);
     return CLS_OK;
 }
 

@@ -27,8 +27,10 @@
  *
  * Memory per rank: its span's triplets (16 bytes an entry), the packed
  * copy of what other ranks own and what arrives (near nothing for a file
- * written row by row), then its CSR: about 2.3x its block's CSR at the
- * peak, against the whole matrix on rank 0 when it reads alone.
+ * written row by row), then its CSR beside the triplets: at the peak
+ * about 1.7x its block's CSR for symmetric storage (a stored entry is half
+ * of two) and 2.3x for general, against the whole matrix on rank 0 when it
+ * reads alone.
  */
 #include "dsolve_priv.h"
 

@@ -133,37 +133,54 @@ int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int
     return CLS_OK;
 }
 
-/* part_device_order's passes over row ranges: ranges are fixed by n and the
- * thread count and write only their own rows, so B is the one a single
- * pass builds (serial, they took 39-44 s of 10^9 rows' set-up on 2 ranks) */
+/* dpart_rows' passes over row ranges: ranges are fixed by n and the thread
+ * count and write only their own rows, so B is the one a single pass
+ * builds (serial, the device order took 39-44 s of 10^9 rows' set-up on 2
+ * ranks) */
 #define ORDER_GRAIN 65536
 
 typedef struct reorder_ctx {
     const csr_matrix *A;
     csr_matrix *B;
-    const int32_t *perm; /* device row -> row of A, NULL: the same */
-    int32_t *iperm;      /* row of A -> device row */
+    const int32_t *perm;  /* row of B -> row of A, NULL: the same */
+    const int32_t *iperm; /* local column renumbering, NULL: none */
     int64_t n, base;
+    int local_only, sorted;
     int64_t *sum; /* per range: its entries, then where they start */
 } reorder_ctx;
-
-static void iperm_range(void *arg, int range, int64_t a, int64_t e)
-{
-    (void)range;
-    const reorder_ctx *c = arg;
-    for (int64_t i = a; i < e; i++)
-        c->iperm[c->perm[i]] = (int32_t)i;
-}
 
 static void order_lengths(void *arg, int range, int64_t a, int64_t e)
 {
     const reorder_ctx *c = arg;
+    const csr_matrix *A = c->A;
     int64_t s = 0;
     for (int64_t i = a; i < e; i++) {
-        int64_t r = c->perm ? c->perm[i] : i;
-        s += c->A->rowptr[r + 1] - c->A->rowptr[r];
+        const int64_t r = c->perm ? c->perm[i] : i;
+        if (!c->local_only) {
+            s += A->rowptr[r + 1] - A->rowptr[r];
+            continue;
+        }
+        for (int64_t k = A->rowptr[r] - c->base; k < A->rowptr[r + 1] - c->base; k++)
+            s += A->col[k] < c->n;
     }
     c->sum[range] = s;
+}
+
+/* insertion sort of one row by column: rows are short and nearly sorted */
+static void sort_row(int32_t *col, double *val, int64_t len)
+{
+    for (int64_t a = 1; a < len; a++) {
+        const int32_t cc = col[a];
+        const double v = val[a];
+        int64_t d = a;
+        while (d > 0 && col[d - 1] > cc) {
+            col[d] = col[d - 1];
+            val[d] = val[d - 1];
+            d--;
+        }
+        col[d] = cc;
+        val[d] = v;
+    }
 }
 
 static void order_rows(void *arg, int range, int64_t a, int64_t e)
@@ -173,14 +190,62 @@ static void order_rows(void *arg, int range, int64_t a, int64_t e)
     csr_matrix *B = c->B;
     int64_t j = c->sum[range];
     for (int64_t i = a; i < e; i++) {
-        int64_t r = c->perm ? c->perm[i] : i;
-        for (int64_t k = A->rowptr[r] - c->base; k < A->rowptr[r + 1] - c->base; k++, j++) {
-            int32_t col = A->col[k];
+        const int64_t r = c->perm ? c->perm[i] : i, j0 = j;
+        for (int64_t k = A->rowptr[r] - c->base; k < A->rowptr[r + 1] - c->base; k++) {
+            const int32_t col = A->col[k];
+            if (c->local_only && col >= c->n)
+                continue;
             B->col[j] = (c->iperm && col < c->n) ? c->iperm[col] : col;
-            B->val[j] = A->val[k];
+            B->val[j++] = A->val[k];
         }
+        if (c->sorted)
+            sort_row(B->col + j0, B->val + j0, j - j0);
         B->rowptr[i + 1] = j;
     }
+}
+
+int dpart_rows(const csr_matrix *A, int64_t n, const int32_t *perm, const int32_t *iperm,
+               int local_only, int sorted, csr_matrix *B, cls_error *err)
+{
+    csr_init(B);
+    const int nt = cls_parallel_ranges(n, ORDER_GRAIN);
+    int64_t *sum = calloc((size_t)nt, sizeof *sum);
+    if (!sum)
+        return cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
+    reorder_ctx c = {A, B, perm, iperm, n, n ? A->rowptr[0] : 0, local_only, sorted, sum};
+    cls_parallel_for(n, ORDER_GRAIN, order_lengths, &c);
+    int64_t run = 0; /* the ranges' first entries: a prefix sum over ranges */
+    for (int t = 0; t < nt; t++) {
+        const int64_t x = sum[t];
+        sum[t] = run;
+        run += x;
+    }
+    int rc = csr_alloc(B, n, A->ncols, run, err);
+    if (!rc) {
+        B->rowptr[0] = 0;
+        cls_parallel_for(n, ORDER_GRAIN, order_rows, &c);
+    }
+    free(sum);
+    return rc;
+}
+
+static void iperm_range(void *arg, int range, int64_t a, int64_t e)
+{
+    (void)range;
+    const int32_t *perm = ((const int32_t *const *)arg)[0];
+    int32_t *iperm = ((int32_t *const *)arg)[1];
+    for (int64_t i = a; i < e; i++)
+        iperm[perm[i]] = (int32_t)i;
+}
+
+int dpart_iperm(const int32_t *perm, int64_t n, int32_t **iperm, cls_error *err)
+{
+    *iperm = malloc((size_t)(n ? n : 1) * sizeof **iperm);
+    if (!*iperm)
+        return cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
+    const void *arg[2] = {perm, *iperm};
+    cls_parallel_for(n, ORDER_GRAIN, iperm_range, (void *)arg);
+    return CLS_OK;
 }
 
 /* The device numbering of a part: interior rows first. Fills p->ni and
@@ -204,56 +269,31 @@ static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error 
     int identity = 1;
     for (int64_t i = 0; i < h->ninterior && identity; i++)
         identity = h->interior[i] == (int32_t)i;
+    int rc = CLS_OK;
     if (!identity) {
         p->perm = malloc((size_t)(n ? n : 1) * sizeof *p->perm);
-        iperm = malloc((size_t)(n ? n : 1) * sizeof *iperm);
-        if (!p->perm || !iperm) {
-            free(iperm);
+        if (!p->perm)
             return cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
-        }
         memcpy(p->perm, h->interior, (size_t)h->ninterior * sizeof *p->perm);
         memcpy(p->perm + h->ninterior, h->boundary, (size_t)h->nboundary * sizeof *p->perm);
-        reorder_ctx ic = {.perm = p->perm, .iperm = iperm};
-        cls_parallel_for(n, ORDER_GRAIN, iperm_range, &ic);
+        if ((rc = dpart_iperm(p->perm, n, &iperm, err)))
+            return rc;
     }
+    *send = malloc((size_t)(h->nsend_total ? h->nsend_total : 1) * sizeof **send);
+    if (!*send)
+        rc = cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
     const int as_is = !iperm && h->nghost == 0 && base == 0;
-    int rc = as_is ? CLS_OK : csr_alloc(B, n, A->ncols, A->nnz, err);
-    if (!rc) {
-        *send = malloc((size_t)(h->nsend_total ? h->nsend_total : 1) * sizeof **send);
-        if (!*send)
-            rc = cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
-    }
-    if (rc) {
-        free(iperm);
-        csr_free(B);
-        return rc;
-    }
-    if (!as_is) { /* row pointers by a prefix sum over row ranges, then the rows, on every core */
-        const int nt = cls_parallel_ranges(n, ORDER_GRAIN);
-        int64_t *sum = calloc((size_t)nt, sizeof *sum);
-        if (!sum) {
-            free(iperm);
-            free(*send);
-            *send = NULL;
-            csr_free(B);
-            return cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
-        }
-        reorder_ctx rc_ = {A, B, iperm ? p->perm : NULL, iperm, n, base, sum};
-        cls_parallel_for(n, ORDER_GRAIN, order_lengths, &rc_);
-        int64_t run = 0;
-        for (int t = 0; t < nt; t++) {
-            int64_t x = sum[t];
-            sum[t] = run;
-            run += x;
-        }
-        B->rowptr[0] = 0;
-        cls_parallel_for(n, ORDER_GRAIN, order_rows, &rc_);
-        free(sum);
-    }
-    for (int64_t e = 0; e < h->nsend_total; e++)
+    if (!rc && !as_is)
+        rc = dpart_rows(A, n, iperm ? p->perm : NULL, iperm, 0, 0, B, err);
+    for (int64_t e = 0; !rc && e < h->nsend_total; e++)
         (*send)[e] = iperm ? iperm[h->send_idx[e]] : h->send_idx[e];
     free(iperm);
-    return CLS_OK;
+    if (rc) {
+        free(*send);
+        *send = NULL;
+        csr_free(B);
+    }
+    return rc;
 }
 
 /* Rows [r0, r1) of B as a matrix of their own: row pointers from 0 (a

@@ -175,6 +175,18 @@ int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int
  * send list. mean_row is the whole matrix's. */
 int dpart_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row, cls_error *err);
 
+/* B = rows perm[0..n) of A (perm NULL: rows 0..n), the local columns
+ * (< n) renumbered by iperm (NULL: kept), the others (ghosts) kept, or
+ * dropped with local_only; each row's entries in A's order, or sorted by
+ * column with sorted. A may be a view (row pointers from A->rowptr[0]).
+ * On every core; the same B for any thread count. The device order
+ * (dpart_upload) and the preconditioners' blocks (pc_part_rows) use it. */
+int dpart_rows(const csr_matrix *A, int64_t n, const int32_t *perm, const int32_t *iperm,
+               int local_only, int sorted, csr_matrix *B, cls_error *err);
+/* *iperm (malloc'd) = the inverse of the permutation perm of 0..n), on
+ * every core */
+int dpart_iperm(const int32_t *perm, int64_t n, int32_t **iperm, cls_error *err);
+
 /* Records a local failure (the first one's message is kept). */
 void dsys_fail(dsys *s, const cls_error *e);
 

@@ -202,11 +202,10 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
                     calloc((size_t)nt, sizeof(int64_t)),
                     calloc((size_t)nt, sizeof(int64_t)),
                     calloc((size_t)nt, sizeof(int64_t))};
+    int rc = CLS_OK;
     if (!sc.cnt || !sc.bad || !sc.off) {
-        free(sc.cnt);
-        free(sc.bad);
-        free(sc.off);
-        return cls_fail(err, CLS_EOTHER, "out of memory for the ghost list of part %d", part);
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the ghost list of part %d", part);
+        goto out;
     }
     cls_parallel_for(n, HALO_ROW_GRAIN, scan_count, &sc);
     int64_t noff = 0, bad = -1;
@@ -217,18 +216,14 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
             bad = sc.bad[t]; /* the first in the file's order, as one pass found it */
     }
     if (bad >= 0) {
-        free(sc.cnt);
-        free(sc.bad);
-        free(sc.off);
-        return cls_fail(err, CLS_EINPUT, "halo: column %lld outside the %lld columns",
-                        (long long)A->col[bad] + 1, (long long)L->nrows);
+        rc = cls_fail(err, CLS_EINPUT, "halo: column %lld outside the %lld columns",
+                      (long long)A->col[bad] + 1, (long long)L->nrows);
+        goto out;
     }
     int64_t *g = malloc((size_t)(noff ? noff : 1) * sizeof *g);
     if (!g) {
-        free(sc.cnt);
-        free(sc.bad);
-        free(sc.off);
-        return cls_fail(err, CLS_EOTHER, "out of memory for the ghost list of part %d", part);
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the ghost list of part %d", part);
+        goto out;
     }
     sc.g = g;
     cls_parallel_for(n, HALO_ROW_GRAIN, scan_gather, &sc);
@@ -240,14 +235,11 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
     h->ghost_global = g;
     h->nghost = ng;
     if (n + ng > INT32_MAX) {
-        free(sc.cnt);
-        free(sc.bad);
-        free(sc.off);
-        halo_plan_free(h);
-        return cls_fail(err, CLS_EOTHER,
-                        "part %d has %lld rows and %lld ghosts, beyond 32-bit local indices; "
-                        "use more parts",
-                        part, (long long)n, (long long)ng);
+        rc = cls_fail(err, CLS_EOTHER,
+                      "part %d has %lld rows and %lld ghosts, beyond 32-bit local indices; "
+                      "use more parts",
+                      part, (long long)n, (long long)ng);
+        goto out;
     }
 
     /* 2. receive runs: ghosts sorted by index are sorted by owner */
@@ -261,11 +253,8 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
     }
     h->recv = calloc((size_t)(nrun ? nrun : 1), sizeof *h->recv);
     if (!h->recv) {
-        free(sc.cnt);
-        free(sc.bad);
-        free(sc.off);
-        halo_plan_free(h);
-        return cls_fail(err, CLS_EOTHER, "out of memory for the halo plan of part %d", part);
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the halo plan of part %d", part);
+        goto out;
     }
     last = -1;
     for (int64_t k = 0; k < ng; k++) {
@@ -294,19 +283,19 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
     h->interior = malloc((size_t)(h->ninterior ? h->ninterior : 1) * sizeof(int32_t));
     h->boundary = malloc((size_t)(nb ? nb : 1) * sizeof(int32_t));
     if (!h->interior || !h->boundary) {
-        free(sc.cnt);
-        free(sc.bad);
-        free(sc.off);
-        halo_plan_free(h);
-        return cls_fail(err, CLS_EOTHER, "out of memory for the row lists of part %d", part);
+        rc = cls_fail(err, CLS_EOTHER, "out of memory for the row lists of part %d", part);
+        goto out;
     }
     rn.interior = h->interior;
     rn.boundary = h->boundary;
     cls_parallel_for(n, HALO_ROW_GRAIN, split_rows, &rn);
+out:
     free(sc.cnt);
     free(sc.bad);
     free(sc.off);
-    return CLS_OK;
+    if (rc)
+        halo_plan_free(h); /* what the plan holds so far (nothing before the ghosts) */
+    return rc;
 }
 
 static int tag_of(const part_layout *L, int dst, int src, int setup)

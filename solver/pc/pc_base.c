@@ -106,96 +106,16 @@ uint64_t pc_hash_part(const dpart *p)
 
 /* ------------------------------------------------------------- the block */
 
-/* pc_part_rows' work: row i of B is row perm[i] of A, in two passes (the
- * lengths, then the entries at their offsets), each over every core */
-typedef struct rows_ctx {
-    const dpart *p;
-    const int32_t *iperm;
-    int local_only, sorted;
-    csr_matrix *B;
-    int pass;
-} rows_ctx;
-
-static void part_rows(void *arg, int range, int64_t b, int64_t e)
-{
-    (void)range;
-    const rows_ctx *c = arg;
-    const csr_matrix *A = &c->p->A;
-    const int64_t n = c->p->halo.nlocal, base = A->rowptr[0];
-    csr_matrix *B = c->B;
-    for (int64_t i = b; i < e; i++) {
-        const int64_t r = c->p->perm ? c->p->perm[i] : i;
-        if (c->pass == 0) {
-            int64_t m = 0;
-            for (int64_t k = A->rowptr[r] - base; k < A->rowptr[r + 1] - base; k++)
-                m += !c->local_only || A->col[k] < n;
-            B->rowptr[i + 1] = m;
-            continue;
-        }
-        const int64_t s0 = B->rowptr[i];
-        int64_t q = s0;
-        for (int64_t k = A->rowptr[r] - base; k < A->rowptr[r + 1] - base; k++) {
-            const int32_t col = A->col[k];
-            if (c->local_only && col >= n)
-                continue;
-            B->col[q] = col < n && c->iperm ? c->iperm[col] : col;
-            B->val[q++] = A->val[k];
-        }
-        if (!c->sorted)
-            continue;
-        /* insertion sort: rows are short and nearly sorted */
-        for (int64_t a = s0 + 1; a < q; a++) {
-            int32_t cc = B->col[a];
-            double v = B->val[a];
-            int64_t d = a;
-            while (d > s0 && B->col[d - 1] > cc) {
-                B->col[d] = B->col[d - 1];
-                B->val[d] = B->val[d - 1];
-                d--;
-            }
-            B->col[d] = cc;
-            B->val[d] = v;
-        }
-    }
-}
-
-static void part_iperm(void *arg, int range, int64_t b, int64_t e)
-{
-    (void)range;
-    const rows_ctx *c = arg;
-    int32_t *ip = (int32_t *)c->iperm;
-    for (int64_t i = b; i < e; i++)
-        ip[c->p->perm[i]] = (int32_t)i;
-}
-
 int pc_part_rows(const dpart *p, int local_only, int sorted, csr_matrix *B, cls_error *err)
 {
     const int64_t n = p->halo.nlocal;
-    csr_init(B);
     int32_t *iperm = NULL;
-    if (p->perm && !(iperm = malloc((size_t)(n ? n : 1) * sizeof *iperm)))
-        return cls_fail(err, CLS_EOTHER, "out of memory for a part's rows");
-    int64_t *len = malloc((size_t)(n + 1) * sizeof *len);
-    if (!len) {
-        free(iperm);
-        return cls_fail(err, CLS_EOTHER, "out of memory for a part's rows");
-    }
-    csr_matrix L = {.nrows = n, .rowptr = len};
-    rows_ctx c = {p, iperm, local_only, sorted, &L, 0};
-    if (iperm)
-        cls_parallel_for(n, 65536, part_iperm, &c);
-    cls_parallel_for(n, 65536, part_rows, &c);
-    len[0] = 0;
-    for (int64_t i = 0; i < n; i++)
-        len[i + 1] += len[i];
-    int rc = csr_alloc(B, n, local_only ? n : n + p->halo.nghost, len[n], err);
-    if (!rc) {
-        memcpy(B->rowptr, len, (size_t)(n + 1) * sizeof *len);
-        c.B = B;
-        c.pass = 1;
-        cls_parallel_for(n, 65536, part_rows, &c);
-    }
-    free(len);
+    csr_init(B);
+    int rc = p->perm ? dpart_iperm(p->perm, n, &iperm, err) : CLS_OK;
+    if (!rc)
+        rc = dpart_rows(&p->A, n, p->perm, iperm, local_only, sorted, B, err);
+    if (!rc)
+        B->ncols = local_only ? n : n + p->halo.nghost;
     free(iperm);
     return rc;
 }
