@@ -685,6 +685,22 @@ int csr_from_coo(const coo_matrix *C, csr_matrix *A, int64_t *duplicates, cls_er
     return assemble(NULL, C, 0, 0, -1, NULL, 0, A, NULL, duplicates, err);
 }
 
+void csr_sort_row_by_col(int32_t *col, double *val, int64_t n)
+{
+    for (int64_t a = 1; a < n; a++) {
+        const int32_t cc = col[a];
+        const double v = val[a];
+        int64_t d = a;
+        while (d > 0 && col[d - 1] > cc) {
+            col[d] = col[d - 1];
+            val[d] = val[d - 1];
+            d--;
+        }
+        col[d] = cc;
+        val[d] = v;
+    }
+}
+
 void csr_spmv_ref(const csr_matrix *A, const double *x, double *y)
 {
     for (int64_t i = 0; i < A->nrows; i++) {

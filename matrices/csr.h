@@ -37,8 +37,8 @@ typedef struct csr_stats {
     double mean_row, stddev_row;
     int64_t missing_diag, zero_diag, negative_diag; /* counts over min(nrows,ncols) */
     int64_t first_bad_diag;                         /* 0-based row, -1 if none */
-    int symmetric;      /* 1 if A == A^T exactly (pattern and values) */
-    double max_asym;    /* max |a_ij - a_ji| / max |a_ij| */
+    int symmetric;                                  /* 1 if A == A^T exactly (pattern and values) */
+    double max_asym;                                /* max |a_ij - a_ji| / max |a_ij| */
 } csr_stats;
 
 /* The index of column j in row i (columns sorted within the row), or -1:
@@ -65,14 +65,14 @@ int csr_from_coo(const coo_matrix *C, csr_matrix *A, int64_t *duplicates, cls_er
  * (i, j, v) with i != j (symmetric storage), -1 adds (j, i, -v) (skew).
  * *expanded (may be NULL) gets the entry count after mirroring, before the
  * duplicate merge. */
-int csr_from_coo_mt(const coo_matrix *C, int mirror, int threads, csr_matrix *A,
-                    int64_t *expanded, int64_t *duplicates, cls_error *err);
+int csr_from_coo_mt(const coo_matrix *C, int mirror, int threads, csr_matrix *A, int64_t *expanded,
+                    int64_t *duplicates, cls_error *err);
 
 /* As csr_from_coo_mt, but consumes C (it is freed and emptied on return,
  * success or not): when C is grouped by ascending row and mirror is 0, its
  * column and value arrays become A's without a copy. */
-int csr_from_coo_take(coo_matrix *C, int mirror, int threads, csr_matrix *A,
-                      int64_t *expanded, int64_t *duplicates, cls_error *err);
+int csr_from_coo_take(coo_matrix *C, int mirror, int threads, csr_matrix *A, int64_t *expanded,
+                      int64_t *duplicates, cls_error *err);
 
 /* As csr_from_coo_take, for the rows [rb, re) of C's numbering only: an
  * entry (or, with mirror, its mirror) whose row is outside is skipped;
@@ -88,6 +88,11 @@ int csr_from_coo_rows_take(coo_matrix *C, int mirror, int64_t rb, int64_t re, co
 /* Entries (plus rows) below which assembly runs on one thread (default
  * 65536; <= 0 restores it). Tests set 1 to run small inputs in parallel. */
 void csr_set_parallel_min(int64_t nnz);
+
+/* Sorts one row's (column, value) pairs by column, by insertion: for rows
+ * that are short and nearly sorted (a renumbered part's rows, a product's
+ * rows). Equal columns keep their order. */
+void csr_sort_row_by_col(int32_t *col, double *val, int64_t n);
 
 /* y = A x in double, the reference every kernel is checked against. */
 void csr_spmv_ref(const csr_matrix *A, const double *x, double *y);

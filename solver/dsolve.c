@@ -444,6 +444,12 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     DS_PHASE("parsing");
     if (opt->prewarm && size == 1 && G == 1)
         dsys_prewarm_start(opt->solve.device, opt->solve.precision);
+    else if (opt->prewarm && G == 1) { /* every rank starts the device its part will use */
+        int lr = 0;
+        cls_error pe;
+        if (dsys_node_rank(comm, &lr, &pe) == CLS_OK)
+            dsys_prewarm_start_part(opt->solve.device, opt->solve.precision, lr);
+    }
     rc = dsolve_input(comm, a_path, b_paths, nb_paths, x0_path, opt, G, &in, err);
     const double tw = cls_now();
     dsys_prewarm_join(); /* what it still takes after the input counts as init */

@@ -58,23 +58,6 @@ static void sort_cols(int32_t *c, int64_t m)
     }
 }
 
-/* sorts (col, val) pairs of one row by column (insertion: rows are short) */
-static void sort_pairs(int32_t *c, double *v, int64_t m)
-{
-    for (int64_t i = 1; i < m; i++) {
-        int32_t ci = c[i];
-        double vi = v[i];
-        int64_t j = i;
-        while (j > 0 && c[j - 1] > ci) {
-            c[j] = c[j - 1];
-            v[j] = v[j - 1];
-            j--;
-        }
-        c[j] = ci;
-        v[j] = vi;
-    }
-}
-
 /* -------------------------------------------------------------- transpose */
 
 typedef struct {
@@ -100,8 +83,8 @@ static void tr_range(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
             }
     } else { /* rows of T (b..e index T's rows here) sorted by column */
         for (int64_t r = b; r < e; r++)
-            sort_pairs(c->T->col + c->T->rowptr[r], c->T->val + c->T->rowptr[r],
-                       c->T->rowptr[r + 1] - c->T->rowptr[r]);
+            csr_sort_row_by_col(c->T->col + c->T->rowptr[r], c->T->val + c->T->rowptr[r],
+                                c->T->rowptr[r + 1] - c->T->rowptr[r]);
     }
 }
 

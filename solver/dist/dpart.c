@@ -51,22 +51,35 @@ static int parse_list(const char *spec, int **out, int *n)
     return 0;
 }
 
-int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
-                      ocl_device *out, cls_error *err)
+int dsys_node_rank(MPI_Comm comm, int *lr, cls_error *err)
 {
-    if (!spec || !*spec)
-        spec = "auto";
-    /* the node-local rank, so ranks sharing a host take different devices */
     MPI_Comm node;
-    int lr = 0;
+    *lr = 0;
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Comm_split_type(shared) failed");
-    int mrc = MPI_Comm_rank(node, &lr);
+    int mrc = MPI_Comm_rank(node, lr);
     MPI_Comm_free(&node);
     if (mrc != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Comm_rank(node) failed");
-    if (nmine == 0)
-        return CLS_OK; /* a rank without parts needs no device */
+    return CLS_OK;
+}
+
+int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
+                      ocl_device *out, cls_error *err)
+{
+    /* the node-local rank, so ranks sharing a host take different devices */
+    int lr = 0;
+    int rc = dsys_node_rank(comm, &lr, err);
+    if (rc || nmine == 0)
+        return rc; /* a rank without parts needs no device */
+    return dsys_pick_local(spec, lr, devices_per_rank, nmine, out, err);
+}
+
+int dsys_pick_local(const char *spec, int lr, int devices_per_rank, int nmine, ocl_device *out,
+                    cls_error *err)
+{
+    if (!spec || !*spec)
+        spec = "auto";
 
     ocl_device *devs = NULL;
     int n = 0;
@@ -166,23 +179,6 @@ static void order_lengths(void *arg, int range, int64_t a, int64_t e)
     c->sum[range] = s;
 }
 
-/* insertion sort of one row by column: rows are short and nearly sorted */
-static void sort_row(int32_t *col, double *val, int64_t len)
-{
-    for (int64_t a = 1; a < len; a++) {
-        const int32_t cc = col[a];
-        const double v = val[a];
-        int64_t d = a;
-        while (d > 0 && col[d - 1] > cc) {
-            col[d] = col[d - 1];
-            val[d] = val[d - 1];
-            d--;
-        }
-        col[d] = cc;
-        val[d] = v;
-    }
-}
-
 static void order_rows(void *arg, int range, int64_t a, int64_t e)
 {
     const reorder_ctx *c = arg;
@@ -199,7 +195,7 @@ static void order_rows(void *arg, int range, int64_t a, int64_t e)
             B->val[j++] = A->val[k];
         }
         if (c->sorted)
-            sort_row(B->col + j0, B->val + j0, j - j0);
+            csr_sort_row_by_col(B->col + j0, B->val + j0, j - j0);
         B->rowptr[i + 1] = j;
     }
 }

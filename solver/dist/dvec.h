@@ -151,6 +151,11 @@ void dsys_warm_release_all(void);
  * dsys_open then finds the state in the warm set. A failure is silent: the
  * solve makes its device state itself and reports what goes wrong. */
 void dsys_prewarm_start(const char *device, la_precision prec);
+/* The same for a rank of several that will solve one part of a system of
+ * several parts (G = 1) on the device its node-local rank lr picks
+ * (dsys_node_rank): the multi-part kind of state, so that the device's
+ * start (0.3 s on an H200 under mpirun) overlaps the ranged read. */
+void dsys_prewarm_start_part(const char *device, la_precision prec, int lr);
 void dsys_prewarm_join(void);
 
 /* One device's state outside a dsys, for work that is not one system's
@@ -169,6 +174,11 @@ void dsys_device_close(dpart *p, la_precision prec, int failed);
  * node-local index lr takes candidate (lr * devices_per_rank + s) mod n. */
 int dsys_pick_devices(MPI_Comm comm, const char *spec, int devices_per_rank, int nmine,
                       ocl_device *out, cls_error *err);
+/* Its two halves: the node-local rank (collective on comm), and the pick
+ * for a given one (no MPI: the prewarm's thread calls it). */
+int dsys_node_rank(MPI_Comm comm, int *lr, cls_error *err);
+int dsys_pick_local(const char *spec, int lr, int devices_per_rank, int nmine, ocl_device *out,
+                    cls_error *err);
 
 /* Uploads part p's matrix (dpart.c): in device numbering (p->ni, p->perm
  * set here), as la blocks Ai and Ab (fused) or as split CSR, with its halo

@@ -92,6 +92,8 @@ static struct {
     int started;
     char device[64];
     la_precision prec;
+    int lr;    /* the node-local rank whose device it is; -1: one rank */
+    int flags; /* the kind of state: LA_FLAG_ONE_PART or 0 (several parts) */
 } prewarm;
 
 static void *prewarm_run(void *arg)
@@ -100,11 +102,12 @@ static void *prewarm_run(void *arg)
     dpart p;
     cls_error e;
     memset(&p, 0, sizeof p);
-    if (ocl_pick_device(prewarm.device, &p.dev, &e) != CLS_OK)
+    if (prewarm.lr < 0 ? ocl_pick_device(prewarm.device, &p.dev, &e) != CLS_OK
+                       : dsys_pick_local(prewarm.device, prewarm.lr, 1, 1, &p.dev, &e) != CLS_OK)
         return NULL;
     if (ocl_ctx_create_shared(&p.dev, &p.ocl, &e) != CLS_OK)
         return NULL;
-    if (la_init_flags(&p.la, &p.ocl, prewarm.prec, NULL, LA_FLAG_ONE_PART, &e) != CLS_OK) {
+    if (la_init_flags(&p.la, &p.ocl, prewarm.prec, NULL, prewarm.flags, &e) != CLS_OK) {
         ocl_ctx_release(&p.ocl);
         return NULL;
     }
@@ -114,7 +117,7 @@ static void *prewarm_run(void *arg)
     if (ld_init(&p.ld, &p.la, &e) != CLS_OK) {
         la_release(&p.la);
         ocl_ctx_release(&p.ocl);
-    } else if (!dwarm_put(&p, prewarm.prec, LA_FLAG_ONE_PART)) {
+    } else if (!dwarm_put(&p, prewarm.prec, prewarm.flags)) {
         ld_release(&p.ld);
         la_release(&p.la);
         ocl_ctx_release(&p.ocl);
@@ -122,17 +125,31 @@ static void *prewarm_run(void *arg)
     return NULL;
 }
 
-void dsys_prewarm_start(const char *device, la_precision prec)
+static void prewarm_launch(const char *device, la_precision prec, int lr, int flags)
 {
     if (prewarm.started || !dwarm_enabled())
         return;
     if (!device || !*device)
         device = "auto";
-    if (strchr(device, ',') || strlen(device) >= sizeof prewarm.device)
-        return; /* a list: several parts, not the one-part case */
+    if (strlen(device) >= sizeof prewarm.device)
+        return;
     snprintf(prewarm.device, sizeof prewarm.device, "%s", device);
     prewarm.prec = prec;
+    prewarm.lr = lr;
+    prewarm.flags = flags;
     prewarm.started = pthread_create(&prewarm.tid, NULL, prewarm_run, NULL) == 0;
+}
+
+void dsys_prewarm_start(const char *device, la_precision prec)
+{
+    if (device && strchr(device, ','))
+        return; /* a list: several parts, not the one-part case */
+    prewarm_launch(device, prec, -1, LA_FLAG_ONE_PART);
+}
+
+void dsys_prewarm_start_part(const char *device, la_precision prec, int lr)
+{
+    prewarm_launch(device, prec, lr, 0);
 }
 
 void dsys_prewarm_join(void)

@@ -51,6 +51,27 @@ static double rand_val(void)
     return (r & 1) ? -v : v;
 }
 
+/* n random entries of an nr x nr lower triangle (a fifth on the diagonal),
+ * with duplicates, as a symmetric file stores them */
+static void coo_random_lower(coo_matrix *C, int64_t n, int64_t nr)
+{
+    coo_make(C, nr, nr, n);
+    for (int64_t k = 0; k < n; k++) {
+        int32_t i = (int32_t)(check_rand() % (uint64_t)nr);
+        int32_t j = (int32_t)(check_rand() % (uint64_t)nr);
+        if (check_rand() % 5 == 0)
+            j = i;
+        if (j > i) {
+            int32_t t = i;
+            i = j;
+            j = t;
+        }
+        C->row[k] = i;
+        C->col[k] = j;
+        C->val[k] = rand_val();
+    }
+}
+
 static void shuffle(coo_matrix *C)
 {
     for (int64_t k = C->nnz - 1; k > 0; k--) {
@@ -238,22 +259,7 @@ static void test_random_dups(void)
 static void test_mirror(void)
 {
     coo_matrix C;
-    const int64_t n = 100000, nr = 700;
-    coo_make(&C, nr, nr, n);
-    for (int64_t k = 0; k < n; k++) {
-        int32_t i = (int32_t)(check_rand() % (uint64_t)nr);
-        int32_t j = (int32_t)(check_rand() % (uint64_t)nr);
-        if (check_rand() % 5 == 0)
-            j = i;
-        if (j > i) { /* lower triangle, as a symmetric file stores it */
-            int32_t t = i;
-            i = j;
-            j = t;
-        }
-        C.row[k] = i;
-        C.col[k] = j;
-        C.val[k] = rand_val();
-    }
+    coo_random_lower(&C, 100000, 700);
     check_all("symmetric", &C, 1);
     check_all("skew", &C, -1);
     shuffle(&C);
@@ -349,22 +355,8 @@ static void check_rows(const char *what, const coo_matrix *C, int mirror, int64_
 static void test_rows_window(void)
 {
     coo_matrix C;
-    const int64_t n = 60000, nr = 900;
-    coo_make(&C, nr, nr, n);
-    for (int64_t k = 0; k < n; k++) {
-        int32_t i = (int32_t)(check_rand() % (uint64_t)nr);
-        int32_t j = (int32_t)(check_rand() % (uint64_t)nr);
-        if (check_rand() % 5 == 0)
-            j = i;
-        if (j > i) {
-            int32_t t = i;
-            i = j;
-            j = t;
-        }
-        C.row[k] = i;
-        C.col[k] = j;
-        C.val[k] = rand_val();
-    }
+    const int64_t nr = 900;
+    coo_random_lower(&C, 60000, nr);
     static const int64_t win[][2] = {{0, 300}, {300, 650}, {650, 900}, {0, 900}, {400, 400}};
     for (int m = -1; m <= 1; m++)
         for (int w = 0; w < 5; w++)
