@@ -173,7 +173,7 @@ int dsolve_ranged_possible(MPI_Comm comm, const char *a_path, mm_header *h, mm_w
  * window of rows [lo, hi) this rank's entries touch */
 typedef struct count_ctx {
     const coo_matrix *C;
-    int32_t *cnt; /* a row's entries: at most its columns, < 2^31 */
+    int32_t *cnt; /* a row's entries here: < 2^31 by plan_layout's guard */
     int64_t lo;
     int32_t *wlo, *whi; /* per range: the rows touched */
     int mirror;

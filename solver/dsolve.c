@@ -444,7 +444,10 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     DS_PHASE("parsing");
     if (opt->prewarm && size == 1 && G == 1)
         dsys_prewarm_start(opt->solve.device, opt->solve.precision);
-    else if (opt->prewarm && G == 1) { /* every rank starts the device its part will use */
+    else if (opt->prewarm && G == 1) {
+        /* every rank starts the device its part will use; a system that
+         * turns out to be one part (or a rank left without one) leaves
+         * that state unused in the warm set: a device start, no error */
         int lr = 0;
         cls_error pe;
         if (dsys_node_rank(comm, &lr, &pe) == CLS_OK)

@@ -23,7 +23,6 @@
 #include "../solve.h"
 #include "droute.h"
 
-
 /* The failure this rank holds with the smallest key. */
 typedef struct dcheck_fail {
     int64_t key; /* i (n + 1) + (j + 1); INT64_MAX: none */
@@ -93,10 +92,9 @@ int dcheck_matrix(MPI_Comm comm, const int64_t *rank_begin, const csr_matrix *bl
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
     const int64_t rb = rank_begin[me], n = rank_begin[size];
-    scan_ctx *sx = malloc(sizeof *sx);
-    if (!sx)
-        return dsolve_agree(comm, cls_fail(err, CLS_EOTHER, "out of memory checking the matrix"),
-                            err);
+    /* on the stack (6 KB): a rank that failed to allocate it would leave
+     * the others waiting in the all-reduce below */
+    scan_ctx scan, *sx = &scan;
     sx->blk = blk;
     sx->rb = rb;
     /* 1. values */
@@ -123,7 +121,6 @@ int dcheck_matrix(MPI_Comm comm, const int64_t *rank_begin, const csr_matrix *bl
             }
         }
     }
-    free(sx);
     if (MPI_Allreduce(MPI_IN_PLACE, m, 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS)
         return dsolve_agree(comm, cls_fail(err, CLS_EOTHER, "MPI_Allreduce(check) failed"), err);
     if (m[0] != 0.0)
