@@ -215,6 +215,23 @@ int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err);
  * the tuned configuration for A's size class (dA->cfg keeps a copy). */
 int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_csr *dA,
                   cls_error *err);
+/* Rows of a host CSR matrix as a matrix of their own, without a copy: row
+ * i is A's row rows[i] (rows NULL: row first + i), and a column c < nmap
+ * is cmap[c] (cmap NULL: columns as stored). A part's device order
+ * (interior rows first, local columns renumbered) is such a view of the
+ * part. Each row keeps its entries in their stored order. */
+typedef struct la_csr_view {
+    const csr_matrix *A;
+    const int32_t *rows;
+    int64_t first, nrows;
+    const int32_t *cmap;
+    int64_t nmap;
+} la_csr_view;
+/* la_csr_upload of a view: the formats are built from A's arrays through
+ * the maps, as they would be from a copy of the rows (the same device
+ * arrays, bit for bit). */
+int la_csr_upload_view(la_ctx *la, const la_csr_view *v, la_spmv_variant variant, la_csr *dA,
+                       cls_error *err);
 /* Wraps CSR arrays already on the device (int32 row pointers and columns,
  * double values; la_sparse.h builds them) as an la_csr in CSR-scalar or
  * CSR-vector form by the mean row length, tuned as la_csr_upload tunes;

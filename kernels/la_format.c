@@ -3,8 +3,11 @@
  * classified from its row statistics (la_classify), a format chosen from
  * them and the tuning database (choose_format), built on the host (SELL-C-
  * sigma and BCSR in parallel over chunks and block rows where they are
- * independent) and uploaded through la_vec.c's staged copies. Design of the
- * layer: la_priv.h; the formats' kernels: spmv_*.cl.
+ * independent) and uploaded through la_vec.c's staged copies. Every build
+ * reads its rows through a csr_src (below): a whole matrix, or a view of
+ * one (la_csr_upload_view), which is how a part goes up in device order
+ * without a renumbered copy. Design of the layer: la_priv.h; the formats'
+ * kernels: spmv_*.cl.
  */
 #include "../common/parallel.h"
 #include "../common/trace.h"
@@ -20,6 +23,114 @@
 #include <string.h>
 
 #include "tunedb.h"
+
+/* --------------------------------------------------------------- sources */
+
+/* What every builder below reads: the rows of a host CSR matrix, in order
+ * or picked through a row map, with the columns below nmap renumbered
+ * (la_csr_view; a part's device order: interior rows first). The formats
+ * are built from it directly: a device-order copy of a part (as large as
+ * the part's CSR, the whole of what held the host's peak above 2x a
+ * part's CSR at 2.6e8 rows per rank) is never made. Each row keeps its
+ * entries in their stored order, so the device sums a row as it would from
+ * the copy, bit for bit. */
+typedef struct csr_src {
+    const int64_t *rowptr; /* A's; its col and val count from base = rowptr[0] */
+    const int32_t *col;
+    const double *val;
+    int64_t base;
+    const int32_t *rows; /* row i is A's row rows[i]; NULL: first + i */
+    int64_t first, nrows, ncols, nnz;
+    const int32_t *cmap; /* column c < nmap reads cmap[c]; NULL: none */
+    int64_t nmap;
+} csr_src;
+
+static inline int64_t src_row(const csr_src *s, int64_t i)
+{
+    return s->rows ? s->rows[i] : s->first + i;
+}
+
+/* where row i's entries start in col and val */
+static inline int64_t src_beg(const csr_src *s, int64_t i)
+{
+    return s->rowptr[src_row(s, i)] - s->base;
+}
+
+static inline int64_t src_len(const csr_src *s, int64_t i)
+{
+    const int64_t r = src_row(s, i);
+    return s->rowptr[r + 1] - s->rowptr[r];
+}
+
+static inline int32_t src_col(const csr_src *s, int64_t k)
+{
+    const int32_t c = s->col[k];
+    return s->cmap && c < s->nmap ? s->cmap[c] : c;
+}
+
+/* the rows, columns and values are A's own, in one block: col and val
+ * can go to the device as they are */
+static int src_plain(const csr_src *s)
+{
+    return !s->rows && !s->cmap;
+}
+
+typedef struct src_nnz_ctx {
+    const csr_src *s;
+    int64_t *sum; /* per range */
+} src_nnz_ctx;
+
+static void src_nnz_range(void *arg, int range, int64_t a, int64_t e)
+{
+    const src_nnz_ctx *x = arg;
+    int64_t t = 0;
+    for (int64_t i = a; i < e; i++)
+        t += src_len(x->s, i);
+    x->sum[range] = t;
+}
+
+static int src_of_view(const la_csr_view *v, csr_src *s, cls_error *err)
+{
+    const csr_matrix *A = v->A;
+    /* a whole matrix counts as its nnz says (la_csr_upload refuses one
+     * beyond 32-bit indices before it reads an array) */
+    const int whole = !v->rows && v->first == 0 && v->nrows == A->nrows;
+    *s = (csr_src){A->rowptr,
+                   A->col,
+                   A->val,
+                   A->rowptr ? A->rowptr[0] : 0,
+                   v->rows,
+                   v->first,
+                   v->nrows,
+                   A->ncols,
+                   whole ? A->nnz : 0,
+                   v->cmap,
+                   v->cmap ? v->nmap : 0};
+    if (whole)
+        return CLS_OK;
+    if (!v->rows) {
+        s->nnz = v->nrows ? A->rowptr[v->first + v->nrows] - A->rowptr[v->first] : 0;
+        return CLS_OK;
+    }
+    if (v->nrows == 0)
+        return CLS_OK;
+    const int t = cls_parallel_ranges(v->nrows, 65536);
+    int64_t *sum = calloc((size_t)t, sizeof *sum);
+    if (!sum)
+        return cls_fail(err, CLS_EOTHER, "out of memory counting a matrix's entries");
+    src_nnz_ctx x = {s, sum};
+    cls_parallel_for(v->nrows, 65536, src_nnz_range, &x);
+    for (int q = 0; q < t; q++)
+        s->nnz += sum[q];
+    free(sum);
+    return CLS_OK;
+}
+
+static void src_of_csr(const csr_matrix *A, csr_src *s)
+{
+    la_csr_view v = {A, NULL, 0, A->nrows, NULL, 0};
+    src_of_view(&v, s, NULL); /* no row map: nothing to allocate */
+}
 
 /* ------------------------------------------------------------------ formats */
 
@@ -85,13 +196,13 @@ static void spmv_key(la_spmv_variant v, char *buf, size_t cap)
  */
 #define BCSR_MAX_K 8
 
-static int64_t bcsr_count_blocks(const csr_matrix *A, int64_t k, int64_t nbr, int32_t *mark)
+static int64_t bcsr_count_blocks(const csr_src *A, int64_t k, int64_t nbr, int32_t *mark)
 {
     int64_t nb = 0;
     for (int64_t br = 0; br < nbr; br++)
         for (int64_t i = br * k; i < (br + 1) * k; i++)
-            for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) {
-                int32_t bc = (int32_t)(A->col[j] / k);
+            for (int64_t j = src_beg(A, i), e = j + src_len(A, i); j < e; j++) {
+                int32_t bc = (int32_t)(src_col(A, j) / k);
                 if (mark[bc] != (int32_t)br) {
                     mark[bc] = (int32_t)br;
                     nb++;
@@ -100,7 +211,7 @@ static int64_t bcsr_count_blocks(const csr_matrix *A, int64_t k, int64_t nbr, in
     return nb;
 }
 
-static void bcsr_detect(const csr_matrix *A, size_t melem, size_t *kout, double *fill_out)
+static void bcsr_detect(const csr_src *A, size_t melem, size_t *kout, double *fill_out)
 {
     *kout = 0;
     *fill_out = 0;
@@ -118,7 +229,9 @@ static void bcsr_detect(const csr_matrix *A, size_t melem, size_t *kout, double 
         for (int64_t i = 0; i < nbc; i++)
             mark[i] = -1;
         int64_t sbr = nbr < 2048 ? nbr : 2048;
-        int64_t snnz = A->rowptr[sbr * k];
+        int64_t snnz = 0;
+        for (int64_t i = 0; i < sbr * k; i++)
+            snnz += src_len(A, i);
         int64_t sb = bcsr_count_blocks(A, k, sbr, mark);
         if (snnz > 0 && (double)(sb * k * k) > 1.5 * (double)snnz)
             continue;
@@ -140,7 +253,7 @@ static void bcsr_detect(const csr_matrix *A, size_t melem, size_t *kout, double 
 /* The widest row of each chunk of C rows (rows in order, or through perm),
  * over the host's cores: SELL's padding is a chunk's width times C. */
 typedef struct chunk_ctx {
-    const csr_matrix *A;
+    const csr_src *A;
     const int32_t *perm; /* NULL: rows in order */
     int64_t C;
     int64_t *width; /* per chunk, or NULL */
@@ -155,8 +268,7 @@ static void chunk_widths(void *arg, int range, int64_t c0, int64_t c1)
     for (int64_t c = c0; c < c1; c++) {
         int64_t w = 0;
         for (int64_t r = c * x->C; r < (c + 1) * x->C && r < n; r++) {
-            int64_t i = x->perm ? x->perm[r] : r;
-            int64_t len = x->A->rowptr[i + 1] - x->A->rowptr[i];
+            int64_t len = src_len(x->A, x->perm ? x->perm[r] : r);
             w = len > w ? len : w;
         }
         if (x->width)
@@ -167,7 +279,7 @@ static void chunk_widths(void *arg, int range, int64_t c0, int64_t c1)
 }
 
 /* Sum of the chunks' widths (exact: integers, whatever the thread count). */
-static int64_t chunk_width_sum(const csr_matrix *A, const int32_t *perm, int64_t C, int64_t *width)
+static int64_t chunk_width_sum(const csr_src *A, const int32_t *perm, int64_t C, int64_t *width)
 {
     const int64_t nchunks = (A->nrows + C - 1) / C;
     if (nchunks == 0)
@@ -188,7 +300,7 @@ static int64_t chunk_width_sum(const csr_matrix *A, const int32_t *perm, int64_t
     return total;
 }
 
-static double sell_fill_of(const csr_matrix *A, size_t C)
+static double sell_fill_of(const csr_src *A, size_t C)
 {
     if (A->nnz == 0)
         return 1.0;
@@ -202,7 +314,7 @@ typedef struct rowstat {
 } rowstat;
 
 typedef struct rowstat_ctx {
-    const csr_matrix *A;
+    const csr_src *A;
     rowstat *r; /* per range */
 } rowstat_ctx;
 
@@ -211,7 +323,7 @@ static void rowstat_range(void *arg, int range, int64_t i0, int64_t i1)
     const rowstat_ctx *x = arg;
     rowstat s = {0, 0, 0, 0};
     for (int64_t i = i0; i < i1; i++) {
-        int64_t len = x->A->rowptr[i + 1] - x->A->rowptr[i];
+        int64_t len = src_len(x->A, i);
         s.sum += len;
         s.sq += len * len;
         s.max = len > s.max ? len : s.max;
@@ -220,7 +332,7 @@ static void rowstat_range(void *arg, int range, int64_t i0, int64_t i1)
     x->r[range] = s;
 }
 
-void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc)
+static void classify_src(const la_ctx *la, const csr_src *A, la_matrix_class *mc)
 {
     memset(mc, 0, sizeof *mc);
     double sum = 0, sq = 0;
@@ -258,6 +370,13 @@ void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc)
         mc->shape = "short";
     else
         mc->shape = "long";
+}
+
+void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc)
+{
+    csr_src s;
+    src_of_csr(A, &s);
+    classify_src(la, &s, mc);
 }
 
 /*
@@ -313,7 +432,7 @@ size_t la_auto_vector_width(double mean_row)
 
 /* CSR-Adaptive row blocks: consecutive rows with at most `budget` entries
  * and at most `budget` rows together, or one longer row alone. */
-static int adaptive_blocks(const csr_matrix *A, int64_t budget, int32_t **out, int64_t *nb,
+static int adaptive_blocks(const csr_src *A, int64_t budget, int32_t **out, int64_t *nb,
                            cls_error *err)
 {
     int64_t cap = 1024, n = 0;
@@ -324,12 +443,11 @@ static int adaptive_blocks(const csr_matrix *A, int64_t budget, int32_t **out, i
     int64_t r = 0;
     while (r < A->nrows) {
         int64_t start = r, sum = 0;
-        if (A->rowptr[r + 1] - A->rowptr[r] > budget)
+        if (src_len(A, r) > budget)
             r++;
         else
-            while (r < A->nrows && r - start < budget &&
-                   sum + (A->rowptr[r + 1] - A->rowptr[r]) <= budget) {
-                sum += A->rowptr[r + 1] - A->rowptr[r];
+            while (r < A->nrows && r - start < budget && sum + src_len(A, r) <= budget) {
+                sum += src_len(A, r);
                 r++;
             }
         if (n == cap) {
@@ -385,7 +503,7 @@ static void put_val(void *val, size_t melem, int64_t k, double v)
 }
 
 typedef struct sell_fill_ctx {
-    const csr_matrix *A;
+    const csr_src *A;
     const int32_t *cs, *perm;
     int32_t *col;         /* entry k at col[k - kbase], or NULL */
     void *val;            /* the same for the values, or NULL */
@@ -398,7 +516,7 @@ static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
 {
     (void)range;
     const sell_fill_ctx *f = arg;
-    const csr_matrix *A = f->A;
+    const csr_src *A = f->A;
     const int64_t C = f->C, n = A->nrows;
     for (int64_t c = f->c0 + c0; c < f->c0 + c1; c++) {
         int64_t w = (f->cs[c + 1] - f->cs[c]) / C;
@@ -406,15 +524,15 @@ static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
             int64_t r = c * C + i, len = 0, j0 = 0;
             int32_t padcol = 0;
             if (r < n) {
-                j0 = A->rowptr[f->perm[r]];
-                len = A->rowptr[f->perm[r] + 1] - j0;
+                j0 = src_beg(A, f->perm[r]);
+                len = src_len(A, f->perm[r]);
                 if (len)
-                    padcol = A->col[j0 + len - 1];
+                    padcol = src_col(A, j0 + len - 1);
             }
             for (int64_t j = 0; j < w; j++) {
                 int64_t k = f->cs[c] + j * C + i - f->kbase;
                 if (f->col)
-                    f->col[k] = j < len ? A->col[j0 + j] : padcol;
+                    f->col[k] = j < len ? src_col(A, j0 + j) : padcol;
                 if (f->val)
                     put_val(f->val, f->melem, k, j < len ? A->val[j0 + j] : 0.0);
             }
@@ -426,7 +544,7 @@ static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
  * length (sell_key_cmp); sigma 1 keeps the rows in order. Windows are
  * independent: a range of them per thread, each with its own keys. */
 typedef struct perm_ctx {
-    const csr_matrix *A;
+    const csr_src *A;
     int32_t *perm;
     int64_t sigma;
     atomic_int failed;
@@ -451,7 +569,7 @@ static void perm_windows(void *arg, int range, int64_t w0, int64_t w1)
         int64_t r0 = w * x->sigma, m = n - r0 < x->sigma ? n - r0 : x->sigma;
         for (int64_t i = 0; i < m; i++) {
             keys[i].row = r0 + i;
-            keys[i].len = x->A->rowptr[r0 + i + 1] - x->A->rowptr[r0 + i];
+            keys[i].len = src_len(x->A, r0 + i);
         }
         qsort(keys, (size_t)m, sizeof *keys, sell_key_cmp);
         for (int64_t i = 0; i < m; i++)
@@ -462,7 +580,7 @@ static void perm_windows(void *arg, int range, int64_t w0, int64_t w1)
 
 /* The chunk starts and the row order (sell_fill_host or sell_stream then
  * make the columns and values). */
-static int sell_build(const csr_matrix *A, size_t C, size_t sigma, sell_host *s, cls_error *err)
+static int sell_build(const csr_src *A, size_t C, size_t sigma, sell_host *s, cls_error *err)
 {
     memset(s, 0, sizeof *s);
     int64_t n = A->nrows;
@@ -515,7 +633,7 @@ static int sell_build(const csr_matrix *A, size_t C, size_t sigma, sell_host *s,
 
 /* The columns and values on the host (sell_stream makes them in the
  * staging buffers instead) */
-static int sell_fill_host(const csr_matrix *A, size_t C, size_t melem, sell_host *s, cls_error *err)
+static int sell_fill_host(const csr_src *A, size_t C, size_t melem, sell_host *s, cls_error *err)
 {
     const int64_t pos = s->stored;
     s->col = malloc((size_t)(pos ? pos : 1) * sizeof *s->col);
@@ -576,7 +694,7 @@ static size_t sell_chunk_max(const sell_host *s, size_t esize)
     return (size_t)m * esize;
 }
 
-static int sell_stream(la_ctx *la, const csr_matrix *A, const sell_host *s, size_t C, la_csr *dA,
+static int sell_stream(la_ctx *la, const csr_src *A, const sell_host *s, size_t C, la_csr *dA,
                        cls_error *err)
 {
     const size_t bytes[2] = {(size_t)s->stored * sizeof(int32_t), (size_t)s->stored * la->melem};
@@ -612,7 +730,7 @@ static void bcsr_free(bcsr_host *b)
     memset(b, 0, sizeof *b);
 }
 
-static int bcsr_build(const csr_matrix *A, int64_t k, size_t melem, bcsr_host *b, cls_error *err)
+static int bcsr_build(const csr_src *A, int64_t k, size_t melem, bcsr_host *b, cls_error *err)
 {
     memset(b, 0, sizeof *b);
     b->nbr = A->nrows / k;
@@ -642,8 +760,8 @@ static int bcsr_build(const csr_matrix *A, int64_t k, size_t melem, bcsr_host *b
         int64_t first = pos;
         /* distinct block columns of this block row, sorted */
         for (int64_t i = br * k; i < (br + 1) * k; i++)
-            for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) {
-                int32_t bc = (int32_t)(A->col[j] / k);
+            for (int64_t j = src_beg(A, i), e = j + src_len(A, i); j < e; j++) {
+                int32_t bc = (int32_t)(src_col(A, j) / k);
                 if (mark[bc] < first) {
                     mark[bc] = (int32_t)pos;
                     b->bcol[pos++] = bc;
@@ -662,37 +780,95 @@ static int bcsr_build(const csr_matrix *A, int64_t k, size_t melem, bcsr_host *b
         for (int64_t s = first; s < pos; s++)
             mark[b->bcol[s]] = (int32_t)s;
         for (int64_t i = br * k; i < (br + 1) * k; i++)
-            for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) {
-                int64_t slot = mark[A->col[j] / k];
-                put_val(b->val, melem, slot * k * k + (i - br * k) * k + A->col[j] % k, A->val[j]);
+            for (int64_t j = src_beg(A, i), e = j + src_len(A, i); j < e; j++) {
+                const int32_t col = src_col(A, j);
+                int64_t slot = mark[col / k];
+                put_val(b->val, melem, slot * k * k + (i - br * k) * k + col % k, A->val[j]);
             }
     }
     b->browptr[b->nbr] = (int32_t)pos;
     free(mark);
     return CLS_OK;
 }
-static int upload_csr_arrays(la_ctx *la, const csr_matrix *A, la_csr *dA, int want_lo,
-                             cls_error *err)
+/* rows [a, e) of a source into CSR arrays whose row pointers rp are known:
+ * columns, values (in the device's precision) or both */
+typedef struct gather_ctx {
+    const csr_src *s;
+    const cl_int *rp;
+    int32_t *col;
+    void *val;
+    size_t melem;
+} gather_ctx;
+
+static void gather_rows(void *arg, int range, int64_t a, int64_t e)
+{
+    (void)range;
+    const gather_ctx *g = arg;
+    for (int64_t i = a; i < e; i++) {
+        const int64_t k0 = src_beg(g->s, i), len = src_len(g->s, i), o = g->rp[i];
+        for (int64_t j = 0; j < len; j++) {
+            if (g->col)
+                g->col[o + j] = src_col(g->s, k0 + j);
+            if (g->val)
+                put_val(g->val, g->melem, o + j, g->s->val[k0 + j]);
+        }
+    }
+}
+
+/* The CSR arrays of A on the device. A plain source goes up as it is
+ * (the values converted when the device's precision is single); the
+ * columns and values of a mapped one are gathered one array at a time. */
+static int upload_csr_arrays(la_ctx *la, const csr_src *A, la_csr *dA, int want_lo, cls_error *err)
 {
     size_t nr = (size_t)A->nrows, nnz = (size_t)A->nnz;
     cl_int *rp = malloc((nr + 1) * sizeof *rp);
     if (!rp)
         return cls_fail(err, CLS_EOTHER, "out of memory converting row pointers");
-    for (size_t i = 0; i <= nr; i++)
-        rp[i] = (cl_int)A->rowptr[i];
+    rp[0] = 0;
+    for (size_t i = 0; i < nr; i++)
+        rp[i + 1] = rp[i] + (cl_int)src_len(A, (int64_t)i);
     int rc = lai_upload_buf(la, "row pointers", (nr + 1) * sizeof(cl_int), rp, &dA->rowptr, err);
-    free(rp);
-    if (!rc)
-        rc = lai_upload_buf(la, "column indices", nnz * sizeof(cl_int), A->col, &dA->col, err);
-    if (!rc && want_lo) {
-        void *f = lai_convert_vals(A->val, A->nnz, la->melem);
-        if (!f && la->melem != sizeof(double))
-            return cls_fail(err, CLS_EOTHER, "out of memory converting values to float");
-        rc = lai_upload_buf(la, "values", nnz * la->melem, f ? f : (void *)A->val, &dA->val, err);
+    const int plain = src_plain(A);
+    const int64_t k0 = nr ? A->rowptr[A->first] - A->base : 0;
+    gather_ctx g = {A, rp, NULL, NULL, 0};
+    if (!rc && plain) {
+        rc = lai_upload_buf(la, "column indices", nnz * sizeof(cl_int), A->col + k0, &dA->col, err);
+    } else if (!rc) {
+        g.col = malloc((nnz ? nnz : 1) * sizeof *g.col);
+        if (!g.col)
+            rc = cls_fail(err, CLS_EOTHER, "out of memory gathering column indices");
+        else
+            cls_parallel_for((int64_t)nr, 65536, gather_rows, &g);
+        if (!rc)
+            rc = lai_upload_buf(la, "column indices", nnz * sizeof(cl_int), g.col, &dA->col, err);
+        free(g.col);
+        g.col = NULL;
+    }
+    /* the values in the device's precision (want_lo), then in double for
+     * the mixed precision's refinement */
+    for (int hi = 0; hi < 2 && !rc; hi++) {
+        if (hi ? la->prec != LA_MIXED : !want_lo)
+            continue;
+        const size_t melem = hi ? sizeof(double) : la->melem;
+        const char *what = hi ? "values (double)" : "values";
+        cl_mem *out = hi ? &dA->val_hi : &dA->val;
+        void *f = NULL;
+        if (plain && melem != sizeof(double) && !(f = lai_convert_vals(A->val + k0, A->nnz, melem)))
+            rc = cls_fail(err, CLS_EOTHER, "out of memory converting values to float");
+        if (!plain) {
+            g.val = f = malloc((nnz ? nnz : 1) * melem);
+            g.melem = melem;
+            if (!f)
+                rc = cls_fail(err, CLS_EOTHER, "out of memory gathering values");
+            else
+                cls_parallel_for((int64_t)nr, 65536, gather_rows, &g);
+        }
+        if (!rc)
+            rc = lai_upload_buf(la, what, nnz * melem, f ? f : (const void *)(A->val + k0), out,
+                                err);
         free(f);
     }
-    if (!rc && la->prec == LA_MIXED)
-        rc = lai_upload_buf(la, "values (double)", nnz * sizeof(double), A->val, &dA->val_hi, err);
+    free(rp);
     return rc;
 }
 
@@ -741,8 +917,8 @@ static void csr_geometry(la_ctx *la, la_csr *dA, la_spmv_variant fmt)
     dA->cfg = *c;
 }
 
-int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_csr *dA,
-                  cls_error *err)
+static int upload_src(la_ctx *la, const csr_src *A, la_spmv_variant variant, la_csr *dA,
+                      cls_error *err)
 {
     memset(dA, 0, sizeof *dA);
     if (A->nnz > INT32_MAX || A->nrows >= INT32_MAX || A->ncols > INT32_MAX)
@@ -764,7 +940,7 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
 
     la_matrix_class mc;
     cls_trace("la_csr_upload: begin");
-    la_classify(la, A, &mc);
+    classify_src(la, A, &mc);
     cls_trace("la_csr_upload: classified");
     lai_tuned_vector_config(la, A->nrows);
     la_spmv_variant fmt = variant == LA_SPMV_AUTO ? choose_format(la, &mc) : variant;
@@ -863,6 +1039,23 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
     }
     csr_geometry(la, dA, fmt);
     return CLS_OK;
+}
+
+int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_csr *dA,
+                  cls_error *err)
+{
+    csr_src s;
+    src_of_csr(A, &s);
+    return upload_src(la, &s, variant, dA, err);
+}
+
+int la_csr_upload_view(la_ctx *la, const la_csr_view *v, la_spmv_variant variant, la_csr *dA,
+                       cls_error *err)
+{
+    csr_src s;
+    memset(dA, 0, sizeof *dA);
+    int rc = src_of_view(v, &s, err);
+    return rc ? rc : upload_src(la, &s, variant, dA, err);
 }
 
 int la_csr_adopt(la_ctx *la, cl_mem rowptr, cl_mem col, cl_mem val, int64_t nrows, int64_t ncols,

@@ -55,8 +55,9 @@ int csr_alloc(csr_matrix *A, int64_t nrows, int64_t ncols, int64_t nnz, cls_erro
     csr_init(A);
     if (nrows < 0 || ncols < 0 || nnz < 0)
         return cls_fail(err, CLS_EOTHER, "csr_alloc: negative size");
-    /* written once by many threads (a part's device order, the blocks of
-     * the preconditioners): huge pages where the system gives them */
+    /* written once by many threads (a part's rows in the split engine's
+     * device order, the blocks of the preconditioners): huge pages where
+     * the system gives them */
     A->rowptr = cls_big_calloc(((size_t)nrows + 1) * sizeof *A->rowptr);
     A->col = cls_big_malloc((size_t)(nnz ? nnz : 1) * sizeof *A->col);
     A->val = cls_big_malloc((size_t)(nnz ? nnz : 1) * sizeof *A->val);

@@ -3,9 +3,10 @@
  * run on (dsys_pick_devices: a --device spec and the node-local rank) and
  * how a part's rows go to its device (dpart_upload): renumbered interior
  * rows first, so that the interior and the boundary rows are two blocks in
- * la's tuned format (the fused engine), or as split CSR (the twin the halo
- * test checks); one format for every part, so that a row sums the same in
- * any partition. dsys_open (dvec.c) calls them.
+ * la's tuned format (the fused engine: views of the part, la_csr_view, so
+ * that no renumbered copy of a part is ever held beside it), or as split
+ * CSR (the twin the halo test checks); one format for every part, so that
+ * a row sums the same in any partition. dsys_open (dvec.c) calls them.
  */
 #include "dvec.h"
 
@@ -246,11 +247,15 @@ int dpart_iperm(const int32_t *perm, int64_t n, int32_t **iperm, cls_error *err)
 
 /* The device numbering of a part: interior rows first. Fills p->ni and
  * p->perm (NULL when the interior comes first already, e.g. no ghosts),
- * *B with the part's rows in that order (columns of local rows renumbered
- * likewise, ghosts unchanged, each row's entries in their stored order, so
- * a row sums the same in any partition), and *send with the halo's send
- * list in device numbering. */
-static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error *err)
+ * *iperm with its inverse (the local columns' renumbering; NULL with
+ * p->perm), *send with the halo's send list in device numbering and, when
+ * B is given, *B with the part's rows in that order (columns of local rows
+ * renumbered likewise, ghosts unchanged, each row's entries in their
+ * stored order, so a row sums the same in any partition). The fused
+ * engine reads that order through a view of the part (la_csr_view) and
+ * asks for no copy. */
+static int part_device_order(dpart *p, csr_matrix *B, int32_t **iperm_out, int32_t **send,
+                             cls_error *err)
 {
     /* B stays empty (B->rowptr NULL) when A can be uploaded as it is: no
      * renumbering, no ghosts and row pointers from 0 (the one-part case:
@@ -259,8 +264,10 @@ static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error 
     const csr_matrix *A = &p->A;
     const int64_t n = h->nlocal, base = A->rowptr[0];
     int32_t *iperm = NULL;
-    memset(B, 0, sizeof *B);
+    if (B)
+        memset(B, 0, sizeof *B);
     *send = NULL;
+    *iperm_out = NULL;
     p->ni = h->ninterior;
     int identity = 1;
     for (int64_t i = 0; i < h->ninterior && identity; i++)
@@ -279,57 +286,20 @@ static int part_device_order(dpart *p, csr_matrix *B, int32_t **send, cls_error 
     if (!*send)
         rc = cls_fail(err, CLS_EOTHER, "out of memory renumbering a part");
     const int as_is = !iperm && h->nghost == 0 && base == 0;
-    if (!rc && !as_is)
+    if (!rc && B && !as_is)
         rc = dpart_rows(A, n, iperm ? p->perm : NULL, iperm, 0, 0, B, err);
     for (int64_t e = 0; !rc && e < h->nsend_total; e++)
         (*send)[e] = iperm ? iperm[h->send_idx[e]] : h->send_idx[e];
-    free(iperm);
     if (rc) {
+        free(iperm);
         free(*send);
         *send = NULL;
-        csr_free(B);
+        if (B)
+            csr_free(B);
+        return rc;
     }
-    return rc;
-}
-
-/* Rows [r0, r1) of B as a matrix of their own: row pointers from 0 (a
- * copy, on every core), columns and values B's own (a view: a copy of both
- * blocks doubled a part's host memory, and the copies of 10^9 rows on 2
- * ranks ran the host out of its 251 GB). Free with csr_rows_free. */
-typedef struct rebase_ctx {
-    const int64_t *src;
-    int64_t *dst, j0;
-} rebase_ctx;
-
-static void rebase_range(void *arg, int range, int64_t a, int64_t e)
-{
-    (void)range;
-    const rebase_ctx *c = arg;
-    for (int64_t i = a; i < e; i++)
-        c->dst[i] = c->src[i] - c->j0;
-}
-
-static int csr_rows(const csr_matrix *B, int64_t r0, int64_t r1, csr_matrix *C, cls_error *err)
-{
-    int64_t j0 = B->rowptr[r0], nz = B->rowptr[r1] - j0;
-    memset(C, 0, sizeof *C);
-    C->rowptr = malloc((size_t)(r1 - r0 + 1) * sizeof *C->rowptr);
-    if (!C->rowptr)
-        return cls_fail(err, CLS_EOTHER, "out of memory for a block's row pointers");
-    C->nrows = r1 - r0;
-    C->ncols = B->ncols;
-    C->nnz = nz;
-    C->col = B->col + j0;
-    C->val = B->val + j0;
-    rebase_ctx rb = {B->rowptr + r0, C->rowptr, j0};
-    cls_parallel_for(r1 - r0 + 1, 1 << 18, rebase_range, &rb);
+    *iperm_out = iperm;
     return CLS_OK;
-}
-
-static void csr_rows_free(csr_matrix *C)
-{
-    free(C->rowptr);
-    memset(C, 0, sizeof *C);
 }
 
 /* The one SpMV format of every part (dsys_open's comment). */
@@ -346,32 +316,31 @@ static la_spmv_variant parts_format(la_spmv_variant asked, const ocl_device *dev
  * split CSR, and its send list. */
 int dpart_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row, cls_error *err)
 {
-    csr_matrix B, C;
-    int32_t *send = NULL;
-    int rc = part_device_order(p, &B, &send, err);
+    csr_matrix B;
+    int32_t *send = NULL, *iperm = NULL;
+    memset(&B, 0, sizeof B);
+    int rc = part_device_order(p, fused ? NULL : &B, &iperm, &send, err);
     cls_trace("part_upload: device order");
     if (rc)
         return rc;
     const halo_plan *h = &p->halo;
-    memset(&C, 0, sizeof C);
     if (fused) {
+        /* the interior block, then the boundary's: rows of the part in
+         * device order, read through p->perm and iperm (no copy) */
         la_spmv_variant v = parts_format(spmv, &p->dev, mean_row);
-        if (h->nghost == 0) {
-            rc = la_csr_upload(&p->la, B.rowptr ? &B : &p->A, v, &p->Ai, err);
-            p->have_Ai = !rc;
-            p->ni = h->nlocal;
-        } else {
-            if (!(rc = csr_rows(&B, 0, p->ni, &C, err))) {
-                rc = la_csr_upload(&p->la, &C, v, &p->Ai, err);
-                p->have_Ai = !rc;
-                csr_rows_free(&C);
-            }
-            if (!rc && !(rc = csr_rows(&B, p->ni, h->nlocal, &C, err))) {
-                rc = la_csr_upload(&p->la, &C, v, &p->Ab, err);
-                p->have_Ab = !rc;
-                p->Ab.row_offset = p->ni;
-                csr_rows_free(&C);
-            }
+        const int64_t ni = h->nghost == 0 ? h->nlocal : p->ni;
+        la_csr_view in = {&p->A, p->perm, 0, ni, iperm, iperm ? h->nlocal : 0};
+        rc = la_csr_upload_view(&p->la, &in, v, &p->Ai, err);
+        p->have_Ai = !rc;
+        p->ni = ni;
+        if (!rc && h->nghost != 0) {
+            la_csr_view bd = in;
+            bd.rows = p->perm ? p->perm + ni : NULL;
+            bd.first = p->perm ? 0 : ni;
+            bd.nrows = h->nlocal - ni;
+            rc = la_csr_upload_view(&p->la, &bd, v, &p->Ab, err);
+            p->have_Ab = !rc;
+            p->Ab.row_offset = ni;
         }
         /* CSR-vector sums a row over its lanes: the width must be the same
          * in every block of every partition (the whole matrix's mean row),
@@ -401,6 +370,7 @@ int dpart_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row, cls
     if (!rc)
         rc = ld_index_upload(&p->ld, send, h->nsend_total, &p->d_send_idx, err);
     free(send);
+    free(iperm);
     csr_free(&B);
     return rc;
 }

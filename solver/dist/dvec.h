@@ -189,8 +189,10 @@ int dpart_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row, cls
  * (< n) renumbered by iperm (NULL: kept), the others (ghosts) kept, or
  * dropped with local_only; each row's entries in A's order, or sorted by
  * column with sorted. A may be a view (row pointers from A->rowptr[0]).
- * On every core; the same B for any thread count. The device order
- * (dpart_upload) and the preconditioners' blocks (pc_part_rows) use it. */
+ * On every core; the same B for any thread count. The split engine's
+ * device order (dpart_upload; the fused engine reads that order through a
+ * la_csr_view, no copy) and the preconditioners' blocks (pc_part_rows)
+ * use it. */
 int dpart_rows(const csr_matrix *A, int64_t n, const int32_t *perm, const int32_t *iperm,
                int local_only, int sorted, csr_matrix *B, cls_error *err);
 /* *iperm (malloc'd) = the inverse of the permutation perm of 0..n), on

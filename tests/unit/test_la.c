@@ -231,6 +231,216 @@ static void test_spmv(la_ctx *la, const char *what)
     }
 }
 
+/* ------------------------------------------------------------- views */
+
+/* every buffer of dA, as bytes (cl_mem NULL: size 0) */
+static int buf_bytes(la_ctx *la, cl_mem m, unsigned char **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!m)
+        return 0;
+    if (clGetMemObjectInfo(m, CL_MEM_SIZE, sizeof *n, n, NULL) != CL_SUCCESS)
+        return -1;
+    *out = malloc(*n ? *n : 1);
+    if (!*out)
+        return -1;
+    return clEnqueueReadBuffer(la->ocl->queue, m, CL_TRUE, 0, *n, *out, 0, NULL, NULL) == CL_SUCCESS
+               ? 0
+               : -1;
+}
+
+/* dA and dB hold the same format, the same scalars and the same device
+ * arrays, byte for byte */
+static void check_same_upload(la_ctx *la, const la_csr *dA, const la_csr *dB, const char *what)
+{
+    CHECK_MSG(dA->variant == dB->variant && dA->nrows == dB->nrows && dA->ncols == dB->ncols &&
+                  dA->nnz == dB->nnz && dA->stored == dB->stored && dA->naux == dB->naux &&
+                  dA->sell_c == dB->sell_c && dA->sell_sigma == dB->sell_sigma &&
+                  dA->block_k == dB->block_k && dA->vector_width == dB->vector_width &&
+                  dA->local_size == dB->local_size,
+              "%s: view %s (%lld entries, %lld stored) against the copy's %s (%lld, %lld)", what,
+              la_spmv_variant_name(dA->variant), (long long)dA->nnz, (long long)dA->stored,
+              la_spmv_variant_name(dB->variant), (long long)dB->nnz, (long long)dB->stored);
+    const cl_mem a[] = {dA->rowptr, dA->col,  dA->val,  dA->aux,
+                        dA->perm,   dA->fcol, dA->fval, dA->val_hi};
+    const cl_mem b[] = {dB->rowptr, dB->col,  dB->val,  dB->aux,
+                        dB->perm,   dB->fcol, dB->fval, dB->val_hi};
+    static const char *const names[] = {"rowptr", "col",  "val",  "aux",
+                                        "perm",   "fcol", "fval", "val_hi"};
+    for (int q = 0; q < 8; q++) {
+        unsigned char *x, *y;
+        size_t nx, ny;
+        int rx = buf_bytes(la, a[q], &x, &nx), ry = buf_bytes(la, b[q], &y, &ny);
+        /* an empty array is a 1-byte buffer never written: sizes only */
+        CHECK_MSG(!rx && !ry && nx == ny && (nx <= 1 || !memcmp(x, y, nx)),
+                  "%s %s: the view's %s (%zu bytes) differs from the copy's (%zu bytes)", what,
+                  la_spmv_variant_name(dA->variant), names[q], nx, ny);
+        free(x);
+        free(y);
+    }
+}
+
+/* rows `rows` (or first + i) of A, columns below nmap through cmap, copied
+ * the plain way: what a view must upload as */
+static void view_copy(const csr_matrix *A, const int32_t *rows, int64_t first, int64_t nrows,
+                      const int32_t *cmap, int64_t nmap, csr_matrix *B)
+{
+    const int64_t base = A->rowptr[0];
+    int64_t nnz = 0;
+    for (int64_t i = 0; i < nrows; i++) {
+        int64_t r = rows ? rows[i] : first + i;
+        nnz += A->rowptr[r + 1] - A->rowptr[r];
+    }
+    cls_error e;
+    if (csr_alloc(B, nrows, A->ncols, nnz, &e))
+        abort();
+    B->rowptr[0] = 0;
+    int64_t j = 0;
+    for (int64_t i = 0; i < nrows; i++) {
+        int64_t r = rows ? rows[i] : first + i;
+        for (int64_t k = A->rowptr[r] - base; k < A->rowptr[r + 1] - base; k++) {
+            int32_t c = A->col[k];
+            B->col[j] = cmap && c < nmap ? cmap[c] : c;
+            B->val[j++] = A->val[k];
+        }
+        B->rowptr[i + 1] = j;
+    }
+}
+
+static void check_view(la_ctx *la, const la_csr_view *v, la_spmv_variant var, const char *what)
+{
+    csr_matrix B;
+    view_copy(v->A, v->rows, v->first, v->nrows, v->cmap, v->nmap, &B);
+    la_csr dA, dB;
+    cls_error_clear(&err);
+    int ra = la_csr_upload_view(la, v, var, &dA, &err);
+    CHECK_MSG(ra == CLS_OK, "%s: la_csr_upload_view: %s", what, err.msg);
+    int rb = la_csr_upload(la, &B, var, &dB, &err);
+    CHECK_MSG(rb == CLS_OK, "%s: la_csr_upload: %s", what, err.msg);
+    if (!ra && !rb)
+        check_same_upload(la, &dA, &dB, what);
+    if (!ra)
+        la_csr_release(&dA);
+    if (!rb)
+        la_csr_release(&dB);
+    csr_free(&B);
+}
+
+static void shuffle(int32_t *p, int64_t n)
+{
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t s = rnd_int(0, i);
+        int32_t t = p[i];
+        p[i] = p[s];
+        p[s] = t;
+    }
+}
+
+/* A part's device order read through la_csr_view uploads as the copy
+ * dpart once made: every format, row maps and none, a first row, row
+ * pointers from a base other than 0 (a part of a ranged read), columns
+ * past nmap (ghosts) left alone. A 2x2-blocked matrix permuted by block
+ * keeps its blocks, so BCSR is built through the maps too. */
+static void test_views(la_ctx *la, const char *what)
+{
+    static const la_spmv_variant vars[] = {LA_SPMV_AUTO,     LA_SPMV_SCALAR, LA_SPMV_VECTOR,
+                                           LA_SPMV_ADAPTIVE, LA_SPMV_SELL,   LA_SPMV_BCSR};
+    for (int m = 0; m < 3; m++) {
+        const int blocked = m == 2;
+        int64_t n = blocked ? 2 * rnd_int(200, 3000) : rnd_int(m ? 2000 : 1, m ? 30000 : 400);
+        int64_t ncols = n + (blocked ? 2 * rnd_int(0, 500) : rnd_int(0, 3000)); /* ghosts */
+        csr_matrix A;
+        if (blocked) { /* dense 2x2 blocks, a few per block row */
+            int64_t nb = n / 2, nbc = ncols / 2, per = 3, pos = 0;
+            cls_error e;
+            if (csr_alloc(&A, n, ncols, nb * per * 4, &e))
+                abort();
+            A.rowptr[0] = 0;
+            for (int64_t br = 0; br < nb; br++) {
+                int32_t bc[3];
+                for (int t = 0; t < per; t++) {
+                    int again;
+                    do { /* distinct, sorted */
+                        bc[t] = (int32_t)rnd_int(0, nbc - 1);
+                        again = 0;
+                        for (int u = 0; u < t; u++)
+                            again |= bc[u] == bc[t];
+                    } while (again);
+                }
+                qsort(bc, (size_t)per, sizeof *bc, cmp_i32);
+                for (int rr = 0; rr < 2; rr++) {
+                    for (int t = 0; t < per; t++)
+                        for (int cc = 0; cc < 2; cc++) {
+                            A.col[pos] = 2 * bc[t] + cc;
+                            A.val[pos++] = uni();
+                        }
+                    A.rowptr[2 * br + rr + 1] = pos;
+                }
+            }
+        } else {
+            random_csr(n, ncols, &A);
+        }
+        /* the same rows with row pointers from a base: a part of a ranged read */
+        const int64_t base = rnd_int(0, 1) ? rnd_int(1, 1000000) : 0;
+        for (int64_t i = 0; i <= n; i++)
+            A.rowptr[i] += base;
+        int32_t *perm = malloc((size_t)n * sizeof *perm),
+                *iperm = malloc((size_t)n * sizeof *iperm);
+        if (blocked) { /* block rows shuffled, each block's rows kept in order */
+            int64_t nb = n / 2;
+            int32_t *bp = malloc((size_t)nb * sizeof *bp);
+            for (int64_t b = 0; b < nb; b++)
+                bp[b] = (int32_t)b;
+            shuffle(bp, nb);
+            for (int64_t b = 0; b < nb; b++)
+                for (int rr = 0; rr < 2; rr++)
+                    perm[2 * b + rr] = 2 * bp[b] + rr;
+            free(bp);
+        } else {
+            for (int64_t i = 0; i < n; i++)
+                perm[i] = (int32_t)i;
+            shuffle(perm, n);
+        }
+        for (int64_t i = 0; i < n; i++)
+            iperm[perm[i]] = (int32_t)i;
+        const int64_t ni = blocked ? 2 * rnd_int(0, n / 2) : rnd_int(0, n);
+        char w[160];
+        for (size_t q = 0; q < sizeof vars / sizeof *vars; q++) {
+            la_csr_view whole = {&A, NULL, 0, n, NULL, 0};
+            la_csr_view in = {&A, perm, 0, ni, iperm, n};
+            la_csr_view bd = {&A, perm + ni, 0, n - ni, iperm, n};
+            la_csr_view tail = {&A, NULL, ni, n - ni, NULL, 0};
+            snprintf(w, sizeof w, "%s view m%d base %lld whole", what, m, (long long)base);
+            check_view(la, &whole, vars[q], w);
+            snprintf(w, sizeof w, "%s view m%d base %lld interior %lld/%lld", what, m,
+                     (long long)base, (long long)ni, (long long)n);
+            check_view(la, &in, vars[q], w);
+            snprintf(w, sizeof w, "%s view m%d base %lld boundary", what, m, (long long)base);
+            check_view(la, &bd, vars[q], w);
+            snprintf(w, sizeof w, "%s view m%d base %lld rows from %lld", what, m, (long long)base,
+                     (long long)ni);
+            check_view(la, &tail, vars[q], w);
+        }
+        /* the blocked matrix is read as BCSR through the maps */
+        if (blocked) {
+            la_csr_view all = {&A, perm, 0, n, iperm, n};
+            la_csr d;
+            cls_error_clear(&err);
+            if (la_csr_upload_view(la, &all, LA_SPMV_BCSR, &d, &err) == CLS_OK) {
+                CHECK_MSG(d.variant == LA_SPMV_BCSR && d.block_k == 2,
+                          "%s: a 2x2-blocked view uploads as %s, k %zu", what,
+                          la_spmv_variant_name(d.variant), d.block_k);
+                la_csr_release(&d);
+            }
+            check_view(la, &all, LA_SPMV_BCSR, "blocked, permuted by block");
+        }
+        free(perm);
+        free(iperm);
+        csr_free(&A);
+    }
+}
+
 /* sum x_i y_i in long double with Kahan compensation, plus sum |x_i y_i| */
 static long double ref_dot(const la_ctx *la, const double *x, const double *y, int64_t n,
                            double *abssum)
@@ -593,6 +803,7 @@ static void run_all(ocl_ctx *ocl, la_precision prec, const la_config *cfg, const
            la.cfg.local_size, la.cfg.groups_per_cu, la.ngroups, la.cfg.spmv_local_size);
     int before = check_failures;
     test_spmv(&la, what);
+    test_views(&la, what);
     test_dot(&la);
     test_blas1(&la);
     test_cg_updates(&la);
@@ -635,6 +846,16 @@ int main(void)
     }
     run_all(&ocl, LA_FLOAT, NULL, "float/default");
     run_all(&ocl, LA_FLOAT, &tiny, "float/tiny");
+    if (dev.fp64) { /* mixed precision uploads the values twice: both through the view */
+        la_ctx lm;
+        cls_error_clear(&err);
+        int rc = la_init(&lm, &ocl, LA_MIXED, NULL, &err);
+        CHECK_MSG(rc == CLS_OK, "la_init mixed: %s", err.msg);
+        if (!rc) {
+            test_views(&lm, "mixed");
+            la_release(&lm);
+        }
+    }
 
     ocl_ctx_release(&ocl);
     return check_done("test_la");
