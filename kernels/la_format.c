@@ -75,63 +75,6 @@ static int src_plain(const csr_src *s)
     return !s->rows && !s->cmap;
 }
 
-typedef struct src_nnz_ctx {
-    const csr_src *s;
-    int64_t *sum; /* per range */
-} src_nnz_ctx;
-
-static void src_nnz_range(void *arg, int range, int64_t a, int64_t e)
-{
-    const src_nnz_ctx *x = arg;
-    int64_t t = 0;
-    for (int64_t i = a; i < e; i++)
-        t += src_len(x->s, i);
-    x->sum[range] = t;
-}
-
-static int src_of_view(const la_csr_view *v, csr_src *s, cls_error *err)
-{
-    const csr_matrix *A = v->A;
-    /* a whole matrix counts as its nnz says (la_csr_upload refuses one
-     * beyond 32-bit indices before it reads an array) */
-    const int whole = !v->rows && v->first == 0 && v->nrows == A->nrows;
-    *s = (csr_src){A->rowptr,
-                   A->col,
-                   A->val,
-                   A->rowptr ? A->rowptr[0] : 0,
-                   v->rows,
-                   v->first,
-                   v->nrows,
-                   A->ncols,
-                   whole ? A->nnz : 0,
-                   v->cmap,
-                   v->cmap ? v->nmap : 0};
-    if (whole)
-        return CLS_OK;
-    if (!v->rows) {
-        s->nnz = v->nrows ? A->rowptr[v->first + v->nrows] - A->rowptr[v->first] : 0;
-        return CLS_OK;
-    }
-    if (v->nrows == 0)
-        return CLS_OK;
-    const int t = cls_parallel_ranges(v->nrows, 65536);
-    int64_t *sum = calloc((size_t)t, sizeof *sum);
-    if (!sum)
-        return cls_fail(err, CLS_EOTHER, "out of memory counting a matrix's entries");
-    src_nnz_ctx x = {s, sum};
-    cls_parallel_for(v->nrows, 65536, src_nnz_range, &x);
-    for (int q = 0; q < t; q++)
-        s->nnz += sum[q];
-    free(sum);
-    return CLS_OK;
-}
-
-static void src_of_csr(const csr_matrix *A, csr_src *s)
-{
-    la_csr_view v = {A, NULL, 0, A->nrows, NULL, 0};
-    src_of_view(&v, s, NULL); /* no row map: nothing to allocate */
-}
-
 /* ------------------------------------------------------------------ formats */
 
 static const char *const variant_names[LA_SPMV_COUNT] = {"auto",     "scalar", "vector",
@@ -330,6 +273,51 @@ static void rowstat_range(void *arg, int range, int64_t i0, int64_t i1)
         s.empty += len == 0;
     }
     x->r[range] = s;
+}
+
+/* A view as a source; a mapped view's entries counted through its row map
+ * on every core */
+static int src_of_view(const la_csr_view *v, csr_src *s, cls_error *err)
+{
+    const csr_matrix *A = v->A;
+    /* a whole matrix counts as its nnz says (la_csr_upload refuses one
+     * beyond 32-bit indices before it reads an array) */
+    const int whole = !v->rows && v->first == 0 && v->nrows == A->nrows;
+    *s = (csr_src){.rowptr = A->rowptr,
+                   .col = A->col,
+                   .val = A->val,
+                   .base = A->rowptr ? A->rowptr[0] : 0,
+                   .rows = v->rows,
+                   .first = v->first,
+                   .nrows = v->nrows,
+                   .ncols = A->ncols,
+                   .nnz = whole ? A->nnz : 0,
+                   .cmap = v->cmap,
+                   .nmap = v->cmap ? v->nmap : 0};
+    if (whole)
+        return CLS_OK;
+    if (!v->rows) {
+        s->nnz = v->nrows ? A->rowptr[v->first + v->nrows] - A->rowptr[v->first] : 0;
+        return CLS_OK;
+    }
+    if (v->nrows == 0)
+        return CLS_OK;
+    const int t = cls_parallel_ranges(v->nrows, 65536);
+    rowstat *r = calloc((size_t)t, sizeof *r);
+    if (!r)
+        return cls_fail(err, CLS_EOTHER, "out of memory counting a matrix's entries");
+    rowstat_ctx x = {s, r};
+    cls_parallel_for(v->nrows, 65536, rowstat_range, &x);
+    for (int q = 0; q < t; q++)
+        s->nnz += r[q].sum;
+    free(r);
+    return CLS_OK;
+}
+
+static void src_of_csr(const csr_matrix *A, csr_src *s)
+{
+    la_csr_view v = {A, NULL, 0, A->nrows, NULL, 0};
+    src_of_view(&v, s, NULL); /* no row map: nothing to allocate */
 }
 
 static void classify_src(const la_ctx *la, const csr_src *A, la_matrix_class *mc)
