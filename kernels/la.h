@@ -207,7 +207,7 @@ void la_vec_release(la_vec *v);
 int la_vec_upload(la_ctx *la, la_vec *v, const double *host, cls_error *err);
 int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err);
 
-/* Uploads A in the given format. AUTO chooses from the row statistics and
+/* Uploads A (its row pointers from any base) in the given format. AUTO chooses from the row statistics and
  * the tuning database (la_classify, choose_format in la.c); a format that
  * cannot hold A (BCSR without blocks) falls back to AUTO's choice. Fails
  * with a clear message if nnz exceeds 32-bit indices or the device's max
@@ -217,9 +217,12 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
                   cls_error *err);
 /* Rows of a host CSR matrix as a matrix of their own, without a copy: row
  * i is A's row rows[i] (rows NULL: row first + i), and a column c < nmap
- * is cmap[c] (cmap NULL: columns as stored). A part's device order
- * (interior rows first, local columns renumbered) is such a view of the
- * part. Each row keeps its entries in their stored order. */
+ * is cmap[c] (cmap NULL: columns as stored, nmap unused). A part's device
+ * order (interior rows first, local columns renumbered) is such a view of
+ * the part. Each row keeps its entries in their stored order; the view
+ * has A's ncols. A's row pointers may start at any base (its col and val
+ * then count from it). Unchecked, the caller's to keep: every row named
+ * is one of A's, and every cmap[c] < A->ncols. */
 typedef struct la_csr_view {
     const csr_matrix *A;
     const int32_t *rows;

@@ -4,7 +4,7 @@
  * them and the tuning database (choose_format), built on the host (SELL-C-
  * sigma and BCSR in parallel over chunks and block rows where they are
  * independent) and uploaded through la_vec.c's staged copies. Every build
- * reads its rows through a csr_src (below): a whole matrix, or a view of
+ * reads its rows through a fmt_src (below): a whole matrix, or a view of
  * one (la_csr_upload_view), which is how a part goes up in device order
  * without a renumbered copy. Design of the layer: la_priv.h; the formats'
  * kernels: spmv_*.cl.
@@ -34,7 +34,7 @@
  * part's CSR at 2.6e8 rows per rank) is never made. Each row keeps its
  * entries in their stored order, so the device sums a row as it would from
  * the copy, bit for bit. */
-typedef struct csr_src {
+typedef struct fmt_src {
     const int64_t *rowptr; /* A's; its col and val count from base = rowptr[0] */
     const int32_t *col;
     const double *val;
@@ -43,26 +43,26 @@ typedef struct csr_src {
     int64_t first, nrows, ncols, nnz;
     const int32_t *cmap; /* column c < nmap reads cmap[c]; NULL: none */
     int64_t nmap;
-} csr_src;
+} fmt_src;
 
-static inline int64_t src_row(const csr_src *s, int64_t i)
+static inline int64_t src_row(const fmt_src *s, int64_t i)
 {
     return s->rows ? s->rows[i] : s->first + i;
 }
 
 /* where row i's entries start in col and val */
-static inline int64_t src_beg(const csr_src *s, int64_t i)
+static inline int64_t src_beg(const fmt_src *s, int64_t i)
 {
     return s->rowptr[src_row(s, i)] - s->base;
 }
 
-static inline int64_t src_len(const csr_src *s, int64_t i)
+static inline int64_t src_len(const fmt_src *s, int64_t i)
 {
     const int64_t r = src_row(s, i);
     return s->rowptr[r + 1] - s->rowptr[r];
 }
 
-static inline int32_t src_col(const csr_src *s, int64_t k)
+static inline int32_t src_col(const fmt_src *s, int64_t k)
 {
     const int32_t c = s->col[k];
     return s->cmap && c < s->nmap ? s->cmap[c] : c;
@@ -70,7 +70,7 @@ static inline int32_t src_col(const csr_src *s, int64_t k)
 
 /* the rows, columns and values are A's own, in one block: col and val
  * can go to the device as they are */
-static int src_plain(const csr_src *s)
+static int src_plain(const fmt_src *s)
 {
     return !s->rows && !s->cmap;
 }
@@ -139,7 +139,7 @@ static void spmv_key(la_spmv_variant v, char *buf, size_t cap)
  */
 #define BCSR_MAX_K 8
 
-static int64_t bcsr_count_blocks(const csr_src *A, int64_t k, int64_t nbr, int32_t *mark)
+static int64_t bcsr_count_blocks(const fmt_src *A, int64_t k, int64_t nbr, int32_t *mark)
 {
     int64_t nb = 0;
     for (int64_t br = 0; br < nbr; br++)
@@ -154,7 +154,7 @@ static int64_t bcsr_count_blocks(const csr_src *A, int64_t k, int64_t nbr, int32
     return nb;
 }
 
-static void bcsr_detect(const csr_src *A, size_t melem, size_t *kout, double *fill_out)
+static void bcsr_detect(const fmt_src *A, size_t melem, size_t *kout, double *fill_out)
 {
     *kout = 0;
     *fill_out = 0;
@@ -196,7 +196,7 @@ static void bcsr_detect(const csr_src *A, size_t melem, size_t *kout, double *fi
 /* The widest row of each chunk of C rows (rows in order, or through perm),
  * over the host's cores: SELL's padding is a chunk's width times C. */
 typedef struct chunk_ctx {
-    const csr_src *A;
+    const fmt_src *A;
     const int32_t *perm; /* NULL: rows in order */
     int64_t C;
     int64_t *width; /* per chunk, or NULL */
@@ -222,7 +222,7 @@ static void chunk_widths(void *arg, int range, int64_t c0, int64_t c1)
 }
 
 /* Sum of the chunks' widths (exact: integers, whatever the thread count). */
-static int64_t chunk_width_sum(const csr_src *A, const int32_t *perm, int64_t C, int64_t *width)
+static int64_t chunk_width_sum(const fmt_src *A, const int32_t *perm, int64_t C, int64_t *width)
 {
     const int64_t nchunks = (A->nrows + C - 1) / C;
     if (nchunks == 0)
@@ -243,7 +243,7 @@ static int64_t chunk_width_sum(const csr_src *A, const int32_t *perm, int64_t C,
     return total;
 }
 
-static double sell_fill_of(const csr_src *A, size_t C)
+static double sell_fill_of(const fmt_src *A, size_t C)
 {
     if (A->nnz == 0)
         return 1.0;
@@ -257,7 +257,7 @@ typedef struct rowstat {
 } rowstat;
 
 typedef struct rowstat_ctx {
-    const csr_src *A;
+    const fmt_src *A;
     rowstat *r; /* per range */
 } rowstat_ctx;
 
@@ -277,13 +277,13 @@ static void rowstat_range(void *arg, int range, int64_t i0, int64_t i1)
 
 /* A view as a source; a mapped view's entries counted through its row map
  * on every core */
-static int src_of_view(const la_csr_view *v, csr_src *s, cls_error *err)
+static int src_of_view(const la_csr_view *v, fmt_src *s, cls_error *err)
 {
     const csr_matrix *A = v->A;
     /* a whole matrix counts as its nnz says (la_csr_upload refuses one
      * beyond 32-bit indices before it reads an array) */
     const int whole = !v->rows && v->first == 0 && v->nrows == A->nrows;
-    *s = (csr_src){.rowptr = A->rowptr,
+    *s = (fmt_src){.rowptr = A->rowptr,
                    .col = A->col,
                    .val = A->val,
                    .base = A->rowptr ? A->rowptr[0] : 0,
@@ -314,13 +314,13 @@ static int src_of_view(const la_csr_view *v, csr_src *s, cls_error *err)
     return CLS_OK;
 }
 
-static void src_of_csr(const csr_matrix *A, csr_src *s)
+static void src_of_csr(const csr_matrix *A, fmt_src *s)
 {
     la_csr_view v = {A, NULL, 0, A->nrows, NULL, 0};
     src_of_view(&v, s, NULL); /* no row map: nothing to allocate */
 }
 
-static void classify_src(const la_ctx *la, const csr_src *A, la_matrix_class *mc)
+static void classify_src(const la_ctx *la, const fmt_src *A, la_matrix_class *mc)
 {
     memset(mc, 0, sizeof *mc);
     double sum = 0, sq = 0;
@@ -362,7 +362,7 @@ static void classify_src(const la_ctx *la, const csr_src *A, la_matrix_class *mc
 
 void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc)
 {
-    csr_src s;
+    fmt_src s;
     src_of_csr(A, &s);
     classify_src(la, &s, mc);
 }
@@ -420,7 +420,7 @@ size_t la_auto_vector_width(double mean_row)
 
 /* CSR-Adaptive row blocks: consecutive rows with at most `budget` entries
  * and at most `budget` rows together, or one longer row alone. */
-static int adaptive_blocks(const csr_src *A, int64_t budget, int32_t **out, int64_t *nb,
+static int adaptive_blocks(const fmt_src *A, int64_t budget, int32_t **out, int64_t *nb,
                            cls_error *err)
 {
     int64_t cap = 1024, n = 0;
@@ -491,7 +491,7 @@ static void put_val(void *val, size_t melem, int64_t k, double v)
 }
 
 typedef struct sell_fill_ctx {
-    const csr_src *A;
+    const fmt_src *A;
     const int32_t *cs, *perm;
     int32_t *col;         /* entry k at col[k - kbase], or NULL */
     void *val;            /* the same for the values, or NULL */
@@ -504,7 +504,7 @@ static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
 {
     (void)range;
     const sell_fill_ctx *f = arg;
-    const csr_src *A = f->A;
+    const fmt_src *A = f->A;
     const int64_t C = f->C, n = A->nrows;
     for (int64_t c = f->c0 + c0; c < f->c0 + c1; c++) {
         int64_t w = (f->cs[c + 1] - f->cs[c]) / C;
@@ -532,7 +532,7 @@ static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
  * length (sell_key_cmp); sigma 1 keeps the rows in order. Windows are
  * independent: a range of them per thread, each with its own keys. */
 typedef struct perm_ctx {
-    const csr_src *A;
+    const fmt_src *A;
     int32_t *perm;
     int64_t sigma;
     atomic_int failed;
@@ -568,7 +568,7 @@ static void perm_windows(void *arg, int range, int64_t w0, int64_t w1)
 
 /* The chunk starts and the row order (sell_fill_host or sell_stream then
  * make the columns and values). */
-static int sell_build(const csr_src *A, size_t C, size_t sigma, sell_host *s, cls_error *err)
+static int sell_build(const fmt_src *A, size_t C, size_t sigma, sell_host *s, cls_error *err)
 {
     memset(s, 0, sizeof *s);
     int64_t n = A->nrows;
@@ -621,7 +621,7 @@ static int sell_build(const csr_src *A, size_t C, size_t sigma, sell_host *s, cl
 
 /* The columns and values on the host (sell_stream makes them in the
  * staging buffers instead) */
-static int sell_fill_host(const csr_src *A, size_t C, size_t melem, sell_host *s, cls_error *err)
+static int sell_fill_host(const fmt_src *A, size_t C, size_t melem, sell_host *s, cls_error *err)
 {
     const int64_t pos = s->stored;
     s->col = malloc((size_t)(pos ? pos : 1) * sizeof *s->col);
@@ -635,8 +635,8 @@ static int sell_fill_host(const csr_src *A, size_t C, size_t melem, sell_host *s
 
 /* SELL's columns, then its values, built chunk by chunk straight into the
  * page-locked staging buffers while the device drains the other: no host
- * copy of either array (at 2.6e8 rows a part's 21 GB, on top of the part
- * and its device-order copy), and the build overlaps the upload. Pieces
+ * copy of either array (at 2.6e8 rows a part's 21 GB, on top of the part),
+ * and the build overlaps the upload. Pieces
  * end at chunk boundaries; a chunk must fit one piece (sell_chunk_max). */
 typedef struct sell_stream_ctx {
     sell_fill_ctx f;
@@ -682,7 +682,7 @@ static size_t sell_chunk_max(const sell_host *s, size_t esize)
     return (size_t)m * esize;
 }
 
-static int sell_stream(la_ctx *la, const csr_src *A, const sell_host *s, size_t C, la_csr *dA,
+static int sell_stream(la_ctx *la, const fmt_src *A, const sell_host *s, size_t C, la_csr *dA,
                        cls_error *err)
 {
     const size_t bytes[2] = {(size_t)s->stored * sizeof(int32_t), (size_t)s->stored * la->melem};
@@ -718,7 +718,7 @@ static void bcsr_free(bcsr_host *b)
     memset(b, 0, sizeof *b);
 }
 
-static int bcsr_build(const csr_src *A, int64_t k, size_t melem, bcsr_host *b, cls_error *err)
+static int bcsr_build(const fmt_src *A, int64_t k, size_t melem, bcsr_host *b, cls_error *err)
 {
     memset(b, 0, sizeof *b);
     b->nbr = A->nrows / k;
@@ -778,55 +778,102 @@ static int bcsr_build(const csr_src *A, int64_t k, size_t melem, bcsr_host *b, c
     free(mark);
     return CLS_OK;
 }
-/* rows [a, e) of a source into CSR arrays whose row pointers rp are known:
- * columns, values (in the device's precision) or both */
+
+/* A source's CSR arrays, made on every core: the row pointers (a pass for
+ * each range's entries, a prefix over the ranges, a pass that writes them;
+ * ranges are fixed by the row count and the thread count, so both passes
+ * see the same ones), then the columns or the values of a mapped source,
+ * one array at a time. */
 typedef struct gather_ctx {
-    const csr_src *s;
-    const cl_int *rp;
+    const fmt_src *s;
+    cl_int *rp;
+    int64_t *sum; /* per range: its entries, then where they start */
     int32_t *col;
     void *val;
     size_t melem;
 } gather_ctx;
 
+static void gather_lengths(void *arg, int range, int64_t a, int64_t e)
+{
+    const gather_ctx *g = arg;
+    int64_t t = 0;
+    for (int64_t i = a; i < e; i++)
+        t += src_len(g->s, i);
+    g->sum[range] = t;
+}
+
+static void gather_rowptr(void *arg, int range, int64_t a, int64_t e)
+{
+    const gather_ctx *g = arg;
+    int64_t o = g->sum[range];
+    for (int64_t i = a; i < e; i++) {
+        o += src_len(g->s, i);
+        g->rp[i + 1] = (cl_int)o;
+    }
+}
+
 static void gather_rows(void *arg, int range, int64_t a, int64_t e)
 {
     (void)range;
     const gather_ctx *g = arg;
+    const fmt_src *s = g->s;
     for (int64_t i = a; i < e; i++) {
-        const int64_t k0 = src_beg(g->s, i), len = src_len(g->s, i), o = g->rp[i];
-        for (int64_t j = 0; j < len; j++) {
-            if (g->col)
-                g->col[o + j] = src_col(g->s, k0 + j);
-            if (g->val)
-                put_val(g->val, g->melem, o + j, g->s->val[k0 + j]);
-        }
+        const int64_t k0 = src_beg(s, i), len = src_len(s, i), o = g->rp[i];
+        if (g->col)
+            for (int64_t j = 0; j < len; j++)
+                g->col[o + j] = src_col(s, k0 + j);
+        else if (g->melem == sizeof(double))
+            memcpy((double *)g->val + o, s->val + k0, (size_t)len * sizeof(double));
+        else
+            for (int64_t j = 0; j < len; j++)
+                ((float *)g->val)[o + j] = (float)s->val[k0 + j];
     }
 }
+
+#define GATHER_GRAIN 65536
 
 /* The CSR arrays of A on the device. A plain source goes up as it is
  * (the values converted when the device's precision is single); the
  * columns and values of a mapped one are gathered one array at a time. */
-static int upload_csr_arrays(la_ctx *la, const csr_src *A, la_csr *dA, int want_lo, cls_error *err)
+static int upload_csr_arrays(la_ctx *la, const fmt_src *A, la_csr *dA, int want_lo, cls_error *err)
 {
     size_t nr = (size_t)A->nrows, nnz = (size_t)A->nnz;
-    cl_int *rp = malloc((nr + 1) * sizeof *rp);
-    if (!rp)
+    const int nt = nr ? cls_parallel_ranges((int64_t)nr, GATHER_GRAIN) : 0;
+    gather_ctx g = {
+        A, malloc((nr + 1) * sizeof(cl_int)), calloc((size_t)nt + 1, sizeof(int64_t)), NULL, NULL,
+        0};
+    if (!g.rp || !g.sum) {
+        free(g.rp);
+        free(g.sum);
         return cls_fail(err, CLS_EOTHER, "out of memory converting row pointers");
-    rp[0] = 0;
-    for (size_t i = 0; i < nr; i++)
-        rp[i + 1] = rp[i] + (cl_int)src_len(A, (int64_t)i);
-    int rc = lai_upload_buf(la, "row pointers", (nr + 1) * sizeof(cl_int), rp, &dA->rowptr, err);
+    }
+    g.rp[0] = 0;
+    if (nr) {
+        cls_parallel_for((int64_t)nr, GATHER_GRAIN, gather_lengths, &g);
+        int64_t run = 0; /* the ranges' first entries */
+        for (int t = 0; t < nt; t++) {
+            const int64_t x = g.sum[t];
+            g.sum[t] = run;
+            run += x;
+        }
+        cls_parallel_for((int64_t)nr, GATHER_GRAIN, gather_rowptr, &g);
+    }
+    free(g.sum);
+    g.sum = NULL;
+    int rc = lai_upload_buf(la, "row pointers", (nr + 1) * sizeof(cl_int), g.rp, &dA->rowptr, err);
     const int plain = src_plain(A);
-    const int64_t k0 = nr ? A->rowptr[A->first] - A->base : 0;
-    gather_ctx g = {A, rp, NULL, NULL, 0};
+    /* a plain source's first entry (no offset on an empty matrix's NULL arrays) */
+    const int64_t k0 = nnz ? A->rowptr[A->first] - A->base : 0;
+    const int32_t *col0 = nnz ? A->col + k0 : A->col;
+    const double *val0 = nnz ? A->val + k0 : A->val;
     if (!rc && plain) {
-        rc = lai_upload_buf(la, "column indices", nnz * sizeof(cl_int), A->col + k0, &dA->col, err);
+        rc = lai_upload_buf(la, "column indices", nnz * sizeof(cl_int), col0, &dA->col, err);
     } else if (!rc) {
         g.col = malloc((nnz ? nnz : 1) * sizeof *g.col);
         if (!g.col)
             rc = cls_fail(err, CLS_EOTHER, "out of memory gathering column indices");
         else
-            cls_parallel_for((int64_t)nr, 65536, gather_rows, &g);
+            cls_parallel_for((int64_t)nr, GATHER_GRAIN, gather_rows, &g);
         if (!rc)
             rc = lai_upload_buf(la, "column indices", nnz * sizeof(cl_int), g.col, &dA->col, err);
         free(g.col);
@@ -841,7 +888,7 @@ static int upload_csr_arrays(la_ctx *la, const csr_src *A, la_csr *dA, int want_
         const char *what = hi ? "values (double)" : "values";
         cl_mem *out = hi ? &dA->val_hi : &dA->val;
         void *f = NULL;
-        if (plain && melem != sizeof(double) && !(f = lai_convert_vals(A->val + k0, A->nnz, melem)))
+        if (plain && melem != sizeof(double) && !(f = lai_convert_vals(val0, A->nnz, melem)))
             rc = cls_fail(err, CLS_EOTHER, "out of memory converting values to float");
         if (!plain) {
             g.val = f = malloc((nnz ? nnz : 1) * melem);
@@ -849,14 +896,13 @@ static int upload_csr_arrays(la_ctx *la, const csr_src *A, la_csr *dA, int want_
             if (!f)
                 rc = cls_fail(err, CLS_EOTHER, "out of memory gathering values");
             else
-                cls_parallel_for((int64_t)nr, 65536, gather_rows, &g);
+                cls_parallel_for((int64_t)nr, GATHER_GRAIN, gather_rows, &g);
         }
         if (!rc)
-            rc = lai_upload_buf(la, what, nnz * melem, f ? f : (const void *)(A->val + k0), out,
-                                err);
+            rc = lai_upload_buf(la, what, nnz * melem, f ? f : (const void *)val0, out, err);
         free(f);
     }
-    free(rp);
+    free(g.rp);
     return rc;
 }
 
@@ -905,7 +951,7 @@ static void csr_geometry(la_ctx *la, la_csr *dA, la_spmv_variant fmt)
     dA->cfg = *c;
 }
 
-static int upload_src(la_ctx *la, const csr_src *A, la_spmv_variant variant, la_csr *dA,
+static int upload_src(la_ctx *la, const fmt_src *A, la_spmv_variant variant, la_csr *dA,
                       cls_error *err)
 {
     memset(dA, 0, sizeof *dA);
@@ -1032,7 +1078,7 @@ static int upload_src(la_ctx *la, const csr_src *A, la_spmv_variant variant, la_
 int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_csr *dA,
                   cls_error *err)
 {
-    csr_src s;
+    fmt_src s;
     src_of_csr(A, &s);
     return upload_src(la, &s, variant, dA, err);
 }
@@ -1040,8 +1086,8 @@ int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_c
 int la_csr_upload_view(la_ctx *la, const la_csr_view *v, la_spmv_variant variant, la_csr *dA,
                        cls_error *err)
 {
-    csr_src s;
-    memset(dA, 0, sizeof *dA);
+    fmt_src s;
+    memset(dA, 0, sizeof *dA); /* released alike when the count fails */
     int rc = src_of_view(v, &s, err);
     return rc ? rc : upload_src(la, &s, variant, dA, err);
 }

@@ -247,8 +247,8 @@ int dpart_iperm(const int32_t *perm, int64_t n, int32_t **iperm, cls_error *err)
 
 /* The device numbering of a part: interior rows first. Fills p->ni and
  * p->perm (NULL when the interior comes first already, e.g. no ghosts),
- * *iperm with its inverse (the local columns' renumbering; NULL with
- * p->perm), *send with the halo's send list in device numbering and, when
+ * *iperm with its inverse (the local columns' renumbering; NULL when
+ * p->perm is), *send with the halo's send list in device numbering and, when
  * B is given, *B with the part's rows in that order (columns of local rows
  * renumbered likewise, ghosts unchanged, each row's entries in their
  * stored order, so a row sums the same in any partition). The fused
@@ -329,7 +329,12 @@ int dpart_upload(dpart *p, int fused, la_spmv_variant spmv, double mean_row, cls
          * device order, read through p->perm and iperm (no copy) */
         la_spmv_variant v = parts_format(spmv, &p->dev, mean_row);
         const int64_t ni = h->nghost == 0 ? h->nlocal : p->ni;
-        la_csr_view in = {&p->A, p->perm, 0, ni, iperm, iperm ? h->nlocal : 0};
+        la_csr_view in = {.A = &p->A,
+                          .rows = p->perm,
+                          .first = 0,
+                          .nrows = ni,
+                          .cmap = iperm,
+                          .nmap = iperm ? h->nlocal : 0};
         rc = la_csr_upload_view(&p->la, &in, v, &p->Ai, err);
         p->have_Ai = !rc;
         p->ni = ni;

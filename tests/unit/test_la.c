@@ -13,7 +13,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <spawn.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "kernels/la.h"
@@ -339,21 +342,25 @@ static void shuffle(int32_t *p, int64_t n)
 
 /* A part's device order read through la_csr_view uploads as the copy
  * dpart once made: every format, row maps and none, a first row, row
- * pointers from a base other than 0 (a part of a ranged read), columns
- * past nmap (ghosts) left alone. A 2x2-blocked matrix permuted by block
- * keeps its blocks, so BCSR is built through the maps too. */
+ * pointers from 0 and from a base (a part of a ranged read), an empty
+ * interior or boundary, columns past nmap (ghosts) left alone, rows with
+ * no entries. A 2x2-blocked matrix permuted by block keeps its blocks, so
+ * BCSR is built through the maps too. */
 static void test_views(la_ctx *la, const char *what)
 {
     static const la_spmv_variant vars[] = {LA_SPMV_AUTO,     LA_SPMV_SCALAR, LA_SPMV_VECTOR,
                                            LA_SPMV_ADAPTIVE, LA_SPMV_SELL,   LA_SPMV_BCSR};
-    for (int m = 0; m < 3; m++) {
-        const int blocked = m == 2;
-        int64_t n = blocked ? 2 * rnd_int(200, 3000) : rnd_int(m ? 2000 : 1, m ? 30000 : 400);
+    const int nv = (int)(sizeof vars / sizeof *vars);
+    for (int m = 0; m < 4; m++) {
+        const int blocked = m == 2, empty = m == 3;
+        int64_t n = blocked ? 2 * rnd_int(200, 3000)
+                    : empty ? 37
+                            : rnd_int(m ? 2000 : 1, m ? 8000 : 400);
         int64_t ncols = n + (blocked ? 2 * rnd_int(0, 500) : rnd_int(0, 3000)); /* ghosts */
         csr_matrix A;
+        cls_error e;
         if (blocked) { /* dense 2x2 blocks, a few per block row */
             int64_t nb = n / 2, nbc = ncols / 2, per = 3, pos = 0;
-            cls_error e;
             if (csr_alloc(&A, n, ncols, nb * per * 4, &e))
                 abort();
             A.rowptr[0] = 0;
@@ -378,13 +385,12 @@ static void test_views(la_ctx *la, const char *what)
                     A.rowptr[2 * br + rr + 1] = pos;
                 }
             }
+        } else if (empty) { /* rows, no entries */
+            if (csr_alloc(&A, n, ncols, 0, &e))
+                abort();
         } else {
             random_csr(n, ncols, &A);
         }
-        /* the same rows with row pointers from a base: a part of a ranged read */
-        const int64_t base = rnd_int(0, 1) ? rnd_int(1, 1000000) : 0;
-        for (int64_t i = 0; i <= n; i++)
-            A.rowptr[i] += base;
         int32_t *perm = malloc((size_t)n * sizeof *perm),
                 *iperm = malloc((size_t)n * sizeof *iperm);
         if (blocked) { /* block rows shuffled, each block's rows kept in order */
@@ -404,41 +410,81 @@ static void test_views(la_ctx *la, const char *what)
         }
         for (int64_t i = 0; i < n; i++)
             iperm[perm[i]] = (int32_t)i;
-        const int64_t ni = blocked ? 2 * rnd_int(0, n / 2) : rnd_int(0, n);
         char w[160];
-        for (size_t q = 0; q < sizeof vars / sizeof *vars; q++) {
-            la_csr_view whole = {&A, NULL, 0, n, NULL, 0};
-            la_csr_view in = {&A, perm, 0, ni, iperm, n};
-            la_csr_view bd = {&A, perm + ni, 0, n - ni, iperm, n};
-            la_csr_view tail = {&A, NULL, ni, n - ni, NULL, 0};
-            snprintf(w, sizeof w, "%s view m%d base %lld whole", what, m, (long long)base);
-            check_view(la, &whole, vars[q], w);
-            snprintf(w, sizeof w, "%s view m%d base %lld interior %lld/%lld", what, m,
-                     (long long)base, (long long)ni, (long long)n);
-            check_view(la, &in, vars[q], w);
-            snprintf(w, sizeof w, "%s view m%d base %lld boundary", what, m, (long long)base);
-            check_view(la, &bd, vars[q], w);
-            snprintf(w, sizeof w, "%s view m%d base %lld rows from %lld", what, m, (long long)base,
-                     (long long)ni);
-            check_view(la, &tail, vars[q], w);
+        for (int pass = 0; pass < 2; pass++) {
+            /* the same rows with row pointers from a base: a part of a ranged read */
+            const int64_t base = pass ? rnd_int(1, 1000000) : 0;
+            for (int64_t i = 0; i <= n; i++)
+                A.rowptr[i] += base;
+            for (int q = 0; q < nv; q++) {
+                la_csr_view whole = {&A, NULL, 0, n, NULL, 0};
+                snprintf(w, sizeof w, "%s view m%d base %lld whole", what, m, (long long)base);
+                check_view(la, &whole, vars[q], w);
+            }
+            /* interior rows: none, some, all */
+            const int64_t nis[3] = {0, blocked ? 2 * rnd_int(0, n / 2) : rnd_int(0, n), n};
+            for (int c = 0; c < 3; c++) {
+                const int64_t ni = nis[c];
+                for (int q = 0; q < nv; q++) {
+                    la_csr_view in = {&A, perm, 0, ni, iperm, n};
+                    la_csr_view bd = {&A, perm + ni, 0, n - ni, iperm, n};
+                    la_csr_view tail = {&A, NULL, ni, n - ni, NULL, 0};
+                    snprintf(w, sizeof w, "%s view m%d base %lld interior %lld/%lld", what, m,
+                             (long long)base, (long long)ni, (long long)n);
+                    check_view(la, &in, vars[q], w);
+                    snprintf(w, sizeof w, "%s view m%d base %lld boundary", what, m,
+                             (long long)base);
+                    check_view(la, &bd, vars[q], w);
+                    snprintf(w, sizeof w, "%s view m%d base %lld rows from %lld", what, m,
+                             (long long)base, (long long)ni);
+                    check_view(la, &tail, vars[q], w);
+                }
+            }
+            for (int64_t i = 0; i <= n; i++)
+                A.rowptr[i] -= base;
         }
         /* the blocked matrix is read as BCSR through the maps */
         if (blocked) {
             la_csr_view all = {&A, perm, 0, n, iperm, n};
             la_csr d;
             cls_error_clear(&err);
-            if (la_csr_upload_view(la, &all, LA_SPMV_BCSR, &d, &err) == CLS_OK) {
+            int rc = la_csr_upload_view(la, &all, LA_SPMV_BCSR, &d, &err);
+            CHECK_MSG(rc == CLS_OK, "%s: a 2x2-blocked view: %s", what, err.msg);
+            if (rc == CLS_OK) {
                 CHECK_MSG(d.variant == LA_SPMV_BCSR && d.block_k == 2,
                           "%s: a 2x2-blocked view uploads as %s, k %zu", what,
                           la_spmv_variant_name(d.variant), d.block_k);
                 la_csr_release(&d);
             }
-            check_view(la, &all, LA_SPMV_BCSR, "blocked, permuted by block");
         }
         free(perm);
         free(iperm);
         csr_free(&A);
     }
+}
+
+/* test_views again in a child of this program whose copies to the device
+ * are all staged, in pieces of 4 KiB (CLSOLVE_STAGE, read once per
+ * process): SELL's arrays then are built chunk by chunk into the staging
+ * buffers (sell_stream), the path of a part of 10^8 rows. */
+extern char **environ;
+
+static void test_views_staged(void)
+{
+    const char *self = "/proc/self/exe";
+    if (setenv("CLSOLVE_STAGE", "always", 1) || setenv("CLSOLVE_STAGE_PIECE", "4096", 1)) {
+        CHECK_MSG(0, "setenv failed");
+        return;
+    }
+    pid_t pid;
+    char *const argv[] = {(char *)self, "--views", NULL};
+    int rc = posix_spawn(&pid, self, NULL, NULL, argv, environ), st = 0;
+    CHECK_MSG(rc == 0, "posix_spawn %s: %s", self, strerror(rc));
+    if (rc == 0)
+        CHECK_MSG(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "the staged views (%s --views) failed: status %d", self, st);
+    unsetenv("CLSOLVE_STAGE");
+    unsetenv("CLSOLVE_STAGE_PIECE");
 }
 
 /* sum x_i y_i in long double with Kahan compensation, plus sum |x_i y_i| */
@@ -813,9 +859,10 @@ static void run_all(ocl_ctx *ocl, la_precision prec, const la_config *cfg, const
     la_release(&la);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    check_seed("test_la");
+    const int views_only = argc > 1 && !strcmp(argv[1], "--views");
+    check_seed(views_only ? "test_la --views" : "test_la");
     ocl_device dev;
     cls_error_clear(&err);
     if (ocl_pick_device("auto", &dev, &err))
@@ -825,8 +872,8 @@ int main(void)
         fprintf(stderr, "ocl_ctx_create: %s\n", err.msg);
         return 1;
     }
-    printf("device: %s %s (%s), fp64 %d\n", ocl_type_name(dev.type), dev.name,
-           dev.platform_name, dev.fp64);
+    printf("device: %s %s (%s), fp64 %d\n", ocl_type_name(dev.type), dev.name, dev.platform_name,
+           dev.fp64);
 
     la_config def;
     la_config_default(&dev, &def);
@@ -840,6 +887,21 @@ int main(void)
     tiny.spmv_local_size = 64;
     tiny.groups_per_cu = 1;
 
+    if (views_only) { /* test_views_staged's child */
+        const la_precision precs[2] = {LA_DOUBLE, LA_FLOAT};
+        for (int q = dev.fp64 ? 0 : 1; q < 2; q++) {
+            la_ctx l;
+            cls_error_clear(&err);
+            int rc = la_init(&l, &ocl, precs[q], NULL, &err);
+            CHECK_MSG(rc == CLS_OK, "la_init: %s", err.msg);
+            if (!rc) {
+                test_views(&l, q ? "float, staged" : "double, staged");
+                la_release(&l);
+            }
+        }
+        ocl_ctx_release(&ocl);
+        return check_done("test_la --views");
+    }
     if (dev.fp64) {
         run_all(&ocl, LA_DOUBLE, NULL, "double/default");
         run_all(&ocl, LA_DOUBLE, &tiny, "double/tiny");
@@ -858,5 +920,6 @@ int main(void)
     }
 
     ocl_ctx_release(&ocl);
+    test_views_staged();
     return check_done("test_la");
 }
