@@ -588,6 +588,14 @@ int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err)
 
 /* x = 2^x_exp x' on rank 0, after the gather. An x beyond double's range
  * cannot be returned: CLS_EBREAKDOWN rather than infinities. */
+int dsolve_unscale_fail(int64_t i, cls_error *err)
+{
+    return cls_fail(err, CLS_EBREAKDOWN,
+                    "solution entry %lld is beyond the range of double precision: the "
+                    "system's scale (max |a_ij| against ||b||) is too extreme",
+                    (long long)i + 1);
+}
+
 int dsolve_unscale_x(double *x, int64_t n, int x_exp, cls_error *err)
 {
     if (!x_exp)
@@ -595,10 +603,7 @@ int dsolve_unscale_x(double *x, int64_t n, int x_exp, cls_error *err)
     for (int64_t i = 0; i < n; i++) {
         x[i] = ldexp(x[i], x_exp);
         if (!isfinite(x[i]))
-            return cls_fail(err, CLS_EBREAKDOWN,
-                            "solution entry %lld is beyond the range of double precision: the "
-                            "system's scale (max |a_ij| against ||b||) is too extreme",
-                            (long long)i + 1);
+            return dsolve_unscale_fail(i, err);
     }
     return CLS_OK;
 }

@@ -121,6 +121,11 @@ typedef struct dsolve_report {
     int together; /* 1: the columns iterated together (dbcg.c) */
     cg_result *cols;
     double *true_rel_cols;
+    /* b = A*1 (no right-hand side given, one column): max |x_i - 1| over
+     * every rank's rows, x as returned (scaled back); NAN otherwise. Every
+     * rank's share of x is measured where it is: `clsolve solve` without
+     * -o gathers no x for it. */
+    double max_err_ones;
     /* --profile (rank 0): each rank's iteration profile (dprof.h); NULL
      * when not asked for */
     dprof_report *profile;

@@ -65,6 +65,8 @@ int dsolve_read_ranged(MPI_Comm comm, const char *a_path, const mm_header *h, co
 /* x_exp[c] per right-hand side */
 int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err);
 int dsolve_unscale_x(double *x, int64_t n, int x_exp, cls_error *err);
+/* dsolve_unscale_x's failure: entry i (0-based) beyond double's range */
+int dsolve_unscale_fail(int64_t i, cls_error *err);
 void dsolve_input_free(ds_input *in);
 /* b = A * 1, the row sums (the default right-hand side), on the host's cores */
 void dsolve_row_sums(const csr_matrix *A, double *b);

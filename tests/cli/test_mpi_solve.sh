@@ -116,6 +116,20 @@ grep -q "does nothing" $t/eng2.err && ok || bad "--engine: no note"
 same "$(its eng1)" "$(its eng2)" $t/eng1.mtx $t/eng2.mtx "--engine local, 2 parts"
 run engp 1 -- $t/p3.mtx --tol 1e-10 --method pipecg --engine local
 [ "$(cat $t/engp.rc)" = 0 ] && ok || bad "--engine local --method pipecg: exit $(cat $t/engp.rc)"
+# without -o, x stays where each rank's rows are: the error against x = 1
+# (b = A*1) is measured there, and is the written x's to the bit
+"${MPIRUN[@]}" -np 2 "$CLSOLVE" solve $t/p3.mtx --tol 1e-10 --min-rows-per-part 1 --json \
+    >$t/nox.json 2>$t/nox.err
+if $PY - $t/nox.json $t/eng2.mtx $t/eng2.json <<'PY'; then ok; else bad "max |x - 1| without -o: $(cat $t/nox.err)"; fi
+import json, sys
+j, x, w = json.load(open(sys.argv[1])), sys.argv[2], json.load(open(sys.argv[3]))
+with open(x) as f:
+    v = [float(l) for l in [l for l in f if not l.startswith('%')][1:]]
+m = max(abs(u - 1.0) for u in v)
+ok = j['max_error_vs_exact'] == m == w['max_error_vs_exact'] and j['iterations'] == w['iterations']
+print('without -o %r, from the written x %r, with -o %r' % (j['max_error_vs_exact'], m, w['max_error_vs_exact']))
+sys.exit(0 if ok else 1)
+PY
 
 # several devices per rank: 1 rank x 2 devices, 2 ranks x 2 devices
 export POCL_DEVICES="pthread pthread"

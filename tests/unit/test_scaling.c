@@ -113,8 +113,9 @@ typedef struct run {
     cls_error err;
 } run;
 
-static void solve(run *r, const char *a, const char *b, const char *x0, int engine,
-                  la_precision prec, double tol)
+/* x NULL: x not asked for (`clsolve solve` without -o) */
+static void solve_x(run *r, const char *a, const char *b, const char *x0, int engine,
+                    la_precision prec, double tol, double **x)
 {
     dsolve_options o;
     dsolve_options_default(&o);
@@ -127,7 +128,13 @@ static void solve(run *r, const char *a, const char *b, const char *x0, int engi
     o.solve.device = "auto";
     cls_error_clear(&r->err);
     r->x = NULL;
-    r->rc = dsolve_file(MPI_COMM_WORLD, a, b, x0, &o, &r->rep, &r->x, &r->err);
+    r->rc = dsolve_file(MPI_COMM_WORLD, a, b, x0, &o, &r->rep, x, &r->err);
+}
+
+static void solve(run *r, const char *a, const char *b, const char *x0, int engine,
+                  la_precision prec, double tol)
+{
+    solve_x(r, a, b, x0, engine, prec, tol, &r->x);
 }
 
 static void done(run *r)
@@ -202,6 +209,21 @@ static void test_tiny_and_huge(void)
                           engine);
                 CHECK_MSG(max_err(lo.x, 50, one) < (p ? 1e-3 : 1e-8), "tridiag %s/%d: x not 1",
                           what, engine);
+                /* b = A*1: the error against 1, measured where each part's
+                 * rows are, is the gathered x's to the bit, scaled or not */
+                const run *rs[3] = {&u, &lo, &hi};
+                for (int q = 0; q < 3; q++)
+                    CHECK_MSG(rs[q]->rep.max_err_ones == max_err(rs[q]->x, 50, one),
+                              "tridiag %s/%d/%d: max |x - 1| reported %.17g, of x %.17g", what,
+                              engine, q, rs[q]->rep.max_err_ones, max_err(rs[q]->x, 50, one));
+                /* and the same when x is not asked for (no gather) */
+                run nx;
+                solve_x(&nx, thi, NULL, NULL, engine, prec, tol, NULL);
+                CHECK_MSG(nx.rc == CLS_OK && nx.rep.max_err_ones == hi.rep.max_err_ones &&
+                              nx.rep.cg.iterations == hi.rep.cg.iterations,
+                          "tridiag %s/%d, x not asked for: rc %d, max |x - 1| %.17g against %.17g",
+                          what, engine, nx.rc, nx.rep.max_err_ones, hi.rep.max_err_ones);
+                done(&nx);
             }
             done(&u);
             done(&lo);
@@ -306,6 +328,12 @@ static void test_refusals(void)
         CHECK_MSG(r.rc == CLS_EBREAKDOWN && !r.x &&
                       strstr(r.err.msg, "beyond the range of double precision"),
                   "x = 1e600: rc %d: %s", r.rc, r.err.msg);
+        done(&r);
+        /* the same refusal when x is not asked for: each rank checks its rows */
+        solve_x(&r, a300, b300, NULL, engine, LA_DOUBLE, 1e-8, NULL);
+        CHECK_MSG(r.rc == CLS_EBREAKDOWN && !r.rep.cg.converged &&
+                      strstr(r.err.msg, "beyond the range of double precision"),
+                  "x = 1e600, x not asked for: rc %d: %s", r.rc, r.err.msg);
         done(&r);
     }
 }
