@@ -207,12 +207,11 @@ void la_vec_release(la_vec *v);
 int la_vec_upload(la_ctx *la, la_vec *v, const double *host, cls_error *err);
 int la_vec_download(la_ctx *la, const la_vec *v, double *host, cls_error *err);
 
-/* Uploads A (its row pointers from any base) in the given format. AUTO chooses from the row statistics and
- * the tuning database (la_classify, choose_format in la.c); a format that
- * cannot hold A (BCSR without blocks) falls back to AUTO's choice. Fails
- * with a clear message if nnz exceeds 32-bit indices or the device's max
- * allocation. Unless the caller gave la_init a cfg, la->cfg is replaced by
- * the tuned configuration for A's size class (dA->cfg keeps a copy). */
+/* Uploads A (its row pointers from any base) in the given format. AUTO chooses from the row
+ * statistics and the tuning database (la_classify, choose_format in la.c); a format that cannot
+ * hold A (BCSR without blocks) falls back to AUTO's choice. Fails with a clear message if nnz
+ * exceeds 32-bit indices or the device's max allocation. Unless the caller gave la_init a cfg,
+ * la->cfg is replaced by the tuned configuration for A's size class (dA->cfg keeps a copy). */
 int la_csr_upload(la_ctx *la, const csr_matrix *A, la_spmv_variant variant, la_csr *dA,
                   cls_error *err);
 /* Rows of a host CSR matrix as a matrix of their own, without a copy: row
