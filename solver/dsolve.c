@@ -18,8 +18,10 @@
  *   5. the Krylov method: dcg_solve or pipecg_solve
  *   6. x downloaded; the true residual ||b - Ax|| / ||b|| recomputed in
  *      double on the host (host halo exchange, halo.h; scaled sums of
- *      squares); x gathered once on rank 0 and scaled back; the report
- *      (one entry per part) gathered on rank 0.
+ *      squares); x gathered once on rank 0 and scaled back where the
+ *      caller asks for it, else measured where it is (x_scan: max |x - 1|
+ *      for b = A*1, the range of x scaled back); the report (one entry per
+ *      part) gathered on rank 0.
  * All communication runs on a duplicate of the caller's communicator with
  * MPI_ERRORS_RETURN, so dsolve's messages never meet the daemon's and an MPI
  * failure is reported instead of aborting.
