@@ -930,6 +930,7 @@ done:
         pc_release(&pc);
     if (have_sys)
         dsys_close(&sys);
+    cls_trace("dsolve: devices released");
     for (int k = 0; parts && k < nmine; k++)
         halo_plan_free(&parts[k].halo);
     free(parts);
@@ -939,6 +940,7 @@ done:
     free(bs);
     free(xfull);
     dsolve_input_free(&in);
+    cls_trace("dsolve: host memory released");
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
     /* the release of device and host memory ends the last phase: a few ms,
