@@ -194,9 +194,9 @@ int gen_grid_rows_csr(const gen_grid *g, int64_t r0, int64_t r1, csr_matrix *B, 
     int t = cls_parallel_ranges(rows, grain);
     int64_t *sum = calloc((size_t)t, sizeof *sum);
     /* row lengths first, into a rowptr of its own (csr_alloc wants nnz).
-     * The arrays are written once on every core and freed at the solve's
-     * end: huge pages where the system gives them (freeing 4 KiB pages of
-     * a 2.6e8-row block took about a second) */
+     * The arrays are written once on every core and freed whole (at a
+     * solve's end, for one): huge pages where the system gives them
+     * (freeing 4 KiB pages of a 2.6e8-row block took about a second) */
     int64_t *rowptr = cls_big_calloc(((size_t)rows + 1) * sizeof *rowptr);
     if (!sum || !rowptr) {
         free(sum);

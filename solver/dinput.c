@@ -586,8 +586,8 @@ int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err)
     return CLS_OK;
 }
 
-/* x = 2^x_exp x' on rank 0, after the gather. An x beyond double's range
- * cannot be returned: CLS_EBREAKDOWN rather than infinities. */
+/* The refusal of an x whose entry i (0-based) is beyond double's range once
+ * scaled back: CLS_EBREAKDOWN rather than infinities. */
 int dsolve_unscale_fail(int64_t i, cls_error *err)
 {
     return cls_fail(err, CLS_EBREAKDOWN,
@@ -596,6 +596,8 @@ int dsolve_unscale_fail(int64_t i, cls_error *err)
                     (long long)i + 1);
 }
 
+/* x = 2^x_exp x' on rank 0, after the gather (where x is not gathered,
+ * dsolve.c's x_scan checks the range where the rows are) */
 int dsolve_unscale_x(double *x, int64_t n, int x_exp, cls_error *err)
 {
     if (!x_exp)

@@ -457,9 +457,11 @@ static int x_scan(MPI_Comm comm, const part_layout *L, const dpart *parts, int n
         free(pm);
         free(pb);
     }
-    if (MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS ||
-        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
-        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "MPI_Allreduce(x against 1) failed");
+    /* both, on every rank, whatever the first gave: the same collectives everywhere */
+    const int r1 = MPI_Allreduce(MPI_IN_PLACE, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
+    const int r2 = MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT64_T, MPI_MIN, comm);
+    if ((r1 != MPI_SUCCESS || r2 != MPI_SUCCESS) && !rc)
+        rc = cls_fail(err, CLS_EOTHER, "MPI_Allreduce(x against 1) failed");
     *max_err = m;
     *first_bad = bad == INT64_MAX ? -1 : bad;
     return rc;
@@ -831,8 +833,12 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
                                 xfull ? xfull + c * in.nrows : NULL, &rep->true_rel_cols[c], &derr);
         /* b = A*1: the error against 1; x not asked for: its range, which
          * scaling x back on rank 0 checks otherwise (below) */
+        /* nb_paths and x_exp are alike on every rank (a collective call's
+         * arguments; x_exp from all-reduced scales): the same scans everywhere */
         const int ones = nb_paths == 0 && nrhs == 1;
         for (int c = 0; c < nrhs && !drc && (ones || !want_x); c++) {
+            if (!ones && !x_exp[c]) /* unscaled: nothing to refuse */
+                continue;
             double m = NAN;
             int64_t bad = -1;
             drc = dsolve_agree(
@@ -840,10 +846,12 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             if (!drc && ones)
                 rep->max_err_ones = bad >= 0 ? NAN : m;
             if (!drc && bad >= 0 && !want_x) {
-                if (rc == CLS_OK || rc == CLS_ENOTCONV)
-                    rc = dsolve_unscale_fail(bad, err);
+                /* as scaling a gathered x back refuses it (below): the first
+                 * column out of range decides */
+                rc = dsolve_unscale_fail(bad, err);
                 rep->cg.converged = rep->cols[c].converged = 0;
                 rep->cg.reason = rep->cols[c].reason = CG_DIVERGED_NANORINF;
+                break;
             }
         }
         if (drc) {

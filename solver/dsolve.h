@@ -102,7 +102,8 @@ typedef struct dsolve_report {
     /* setup_s in phases (rank 0's view): halo plans; devices opened
      * (contexts, programs: the OpenCL start-up a solve cannot avoid); the
      * matrix, vectors and workspace uploaded; then after the solve: x read
-     * back, the true residual recomputed and x gathered on rank 0 */
+     * back, the true residual recomputed and x gathered on rank 0 where
+     * it is asked for, the memory released */
     double partition_s, init_s, upload_s, gather_s;
     int warm_parts;          /* parts (rank 0's view) whose device state was kept warm */
     char device_choice[512]; /* one part, --device auto: the device compared figures (devfig.h) */
@@ -122,9 +123,10 @@ typedef struct dsolve_report {
     cg_result *cols;
     double *true_rel_cols;
     /* b = A*1 (no right-hand side given, one column): max |x_i - 1| over
-     * every rank's rows, x as returned (scaled back); NAN otherwise. Every
-     * rank's share of x is measured where it is: `clsolve solve` without
-     * -o gathers no x for it. */
+     * every rank's rows, x as returned (scaled back; NaN entries skipped, as
+     * a loop of `>` skips them); NAN with right-hand sides given, with an x
+     * out of range or when x could not be read back. Every rank's share of
+     * x is measured where it is: `clsolve solve` without -o gathers no x. */
     double max_err_ones;
     /* --profile (rank 0): each rank's iteration profile (dprof.h); NULL
      * when not asked for */
@@ -171,7 +173,9 @@ void dsolve_options_default(dsolve_options *o);
 
 /* Collective. x (rank 0 only, may be NULL elsewhere) receives a malloc'ed
  * solution of rep->rows entries when the solve produced an iterate (converged
- * or not). b_path NULL: b = A*1. x0_path NULL: zero initial guess. */
+ * or not). b_path NULL: b = A*1. x0_path NULL: zero initial guess. An x that
+ * is beyond double's range once scaled back is refused (CLS_EBREAKDOWN)
+ * whether x is asked for or not (NULL: each rank checks its rows). */
 int dsolve_file(MPI_Comm comm, const char *a_path, const char *b_path, const char *x0_path,
                 const dsolve_options *opt, dsolve_report *rep, double **x, cls_error *err);
 

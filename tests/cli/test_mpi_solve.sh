@@ -130,6 +130,44 @@ ok = j['max_error_vs_exact'] == m == w['max_error_vs_exact'] and j['iterations']
 print('without -o %r, from the written x %r, with -o %r' % (j['max_error_vs_exact'], m, w['max_error_vs_exact']))
 sys.exit(0 if ok else 1)
 PY
+# the same on a system scaled by 2^-600 (x scaled back by each rank: x_exp != 0)
+$PY - $t/p3.mtx $t/p3s.mtx <<'PY'
+import math, sys
+with open(sys.argv[1]) as f, open(sys.argv[2], 'w') as g:
+    head = True
+    for l in f:
+        if l.startswith('%') or head:
+            g.write(l)
+            head = head and l.startswith('%')
+            continue
+        i, j, v = l.split()
+        g.write('%s %s %r\n' % (i, j, math.ldexp(float(v), -600)))
+PY
+run scaled 2 -- $t/p3s.mtx --tol 1e-10 --min-rows-per-part 1
+"${MPIRUN[@]}" -np 2 "$CLSOLVE" solve $t/p3s.mtx --tol 1e-10 --min-rows-per-part 1 --json \
+    >$t/scaledx.json 2>$t/scaledx.err
+if $PY - $t/scaledx.json $t/scaled.mtx $t/scaled.json $t/eng2.json <<'PY'; then ok; else bad "scaled, max |x - 1| without -o: $(cat $t/scaledx.err)"; fi
+import json, sys
+j, x, w, u = json.load(open(sys.argv[1])), sys.argv[2], json.load(open(sys.argv[3])), json.load(open(sys.argv[4]))
+with open(x) as f:
+    v = [float(l) for l in [l for l in f if not l.startswith('%')][1:]]
+m = max(abs(e - 1.0) for e in v)
+print('scaled: without -o %r, from the written x %r, with -o %r; iterations %s, unscaled %s' % (
+    j['max_error_vs_exact'], m, w['max_error_vs_exact'], j['iterations'], u['iterations']))
+sys.exit(0 if j['max_error_vs_exact'] == m == w['max_error_vs_exact'] and
+         j['iterations'] == w['iterations'] == u['iterations'] else 1)
+PY
+# an x beyond double's range is refused with or without -o, named at its row:
+# A = 1e-300 I, b = (1, 1e300) gives x = (1e300, 1e600); row 2 is rank 1's
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1e-300\n2 2 1e-300\n' >$t/d300.mtx
+printf '%%%%MatrixMarket matrix array real general\n2 1\n1\n1e300\n' >$t/b300.mtx
+for o in "" "-o $t/r300.mtx"; do
+    "${MPIRUN[@]}" -np 2 "$CLSOLVE" solve $t/d300.mtx -b $t/b300.mtx --min-rows-per-part 1 $o \
+        >$t/r300.out 2>$t/r300.err
+    rc=$?
+    [ $rc = 5 ] && grep -q "solution entry 2 is beyond the range of double precision" $t/r300.err && ok ||
+        bad "x out of range on 2 ranks (${o:-no -o}): exit $rc: $(head -c 300 $t/r300.err)"
+done
 
 # several devices per rank: 1 rank x 2 devices, 2 ranks x 2 devices
 export POCL_DEVICES="pthread pthread"
