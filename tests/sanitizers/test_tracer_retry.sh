@@ -37,6 +37,9 @@ test_cg_small.sh: 127 checks, 1 failed" Failed tracer
 block cli.check_next_line "FAIL: solve p3d10: exit 1
 $crash
 x.sh: 12 checks, 1 failed" Failed tracer
+block cli.daemon_stop "Tracer caught signal 11: addr=0x0 pc=0x1 sp=0x2
+FAIL: daemon did not drain
+x.sh: 20 checks, 1 failed" Failed tracer
 block cli.passing "x.sh: 3 checks, 0 failed" Passed -
 block cli.own_failure "FAIL: residual 1e-3 over 1e-8
 FAIL: chebyshev: exit 1: $crash
@@ -57,6 +60,10 @@ block cli.timeout "$crash
 ***Timeout" Failed other
 block cli.plain "x.sh: 4 checks, 1 failed
 FAIL: x" Failed other
+block cli.two_after_one "Tracer caught signal 11: addr=0x0 pc=0x1 sp=0x2
+FAIL: daemon did not drain
+FAIL: job lost
+x.sh: 20 checks, 2 failed" Failed other
 block cli.fail_at_end "x.sh: 4 checks, 0 failed
 FAIL:" Failed other
 
