@@ -275,9 +275,10 @@ static void rowstat_range(void *arg, int range, int64_t i0, int64_t i1)
     x->r[range] = s;
 }
 
-/* A view as a source; a mapped view's entries counted through its row map
- * on every core */
-static int src_of_view(const la_csr_view *v, fmt_src *s, cls_error *err)
+/* A view as a source. A mapped view's entry count is unknown (-1) until
+ * the row statistics of upload_src, which walk its row map anyway, sum it:
+ * one pass over the rows instead of two. */
+static void src_of_view(const la_csr_view *v, fmt_src *s)
 {
     const csr_matrix *A = v->A;
     /* a whole matrix counts as its nnz says (la_csr_upload refuses one
@@ -295,35 +296,24 @@ static int src_of_view(const la_csr_view *v, fmt_src *s, cls_error *err)
                    .cmap = v->cmap,
                    .nmap = v->cmap ? v->nmap : 0};
     if (whole)
-        return CLS_OK;
-    if (!v->rows) {
+        return;
+    if (!v->rows)
         s->nnz = v->nrows ? A->rowptr[v->first + v->nrows] - A->rowptr[v->first] : 0;
-        return CLS_OK;
-    }
-    if (v->nrows == 0)
-        return CLS_OK;
-    const int t = cls_parallel_ranges(v->nrows, 65536);
-    rowstat *r = calloc((size_t)t, sizeof *r);
-    if (!r)
-        return cls_fail(err, CLS_EOTHER, "out of memory counting a matrix's entries");
-    rowstat_ctx x = {s, r};
-    cls_parallel_for(v->nrows, 65536, rowstat_range, &x);
-    for (int q = 0; q < t; q++)
-        s->nnz += r[q].sum;
-    free(r);
-    return CLS_OK;
+    else if (v->nrows > 0)
+        s->nnz = -1;
 }
 
 static void src_of_csr(const csr_matrix *A, fmt_src *s)
 {
     la_csr_view v = {A, NULL, 0, A->nrows, NULL, 0};
-    src_of_view(&v, s, NULL); /* no row map: nothing to allocate */
+    src_of_view(&v, s);
 }
 
-static void classify_src(const la_ctx *la, const fmt_src *A, la_matrix_class *mc)
+/* the row statistics of every row, over the host's cores (one range on
+ * this thread when there is no memory for more) */
+static rowstat src_rowstats(const fmt_src *A)
 {
-    memset(mc, 0, sizeof *mc);
-    double sum = 0, sq = 0;
+    rowstat tot = {0, 0, 0, 0};
     const int64_t grain = 65536;
     int t = A->nrows > 0 ? cls_parallel_ranges(A->nrows, grain) : 0;
     rowstat *rs = t ? calloc((size_t)t, sizeof *rs) : NULL;
@@ -331,17 +321,27 @@ static void classify_src(const la_ctx *la, const fmt_src *A, la_matrix_class *mc
     rowstat_ctx rx = {A, rs ? rs : &one};
     if (rs) {
         cls_parallel_for(A->nrows, grain, rowstat_range, &rx);
-    } else if (A->nrows > 0) { /* one range, on this thread */
+    } else if (A->nrows > 0) {
         rowstat_range(&rx, 0, 0, A->nrows);
         t = 1;
     }
     for (int q = 0; q < t; q++) {
-        sum += (double)rx.r[q].sum;
-        sq += (double)rx.r[q].sq;
-        mc->max_row = rx.r[q].max > mc->max_row ? rx.r[q].max : mc->max_row;
-        mc->empty_rows += rx.r[q].empty;
+        tot.sum += rx.r[q].sum;
+        tot.sq += rx.r[q].sq;
+        tot.max = rx.r[q].max > tot.max ? rx.r[q].max : tot.max;
+        tot.empty += rx.r[q].empty;
     }
     free(rs);
+    return tot;
+}
+
+/* the class of A from its row statistics st (src_rowstats) */
+static void classify_src(const la_ctx *la, const fmt_src *A, const rowstat *st, la_matrix_class *mc)
+{
+    memset(mc, 0, sizeof *mc);
+    const double sum = (double)st->sum, sq = (double)st->sq;
+    mc->max_row = st->max;
+    mc->empty_rows = st->empty;
     double n = A->nrows > 0 ? (double)A->nrows : 1.0;
     mc->mean_row = sum / n;
     double var = sq / n - mc->mean_row * mc->mean_row;
@@ -364,7 +364,8 @@ void la_classify(const la_ctx *la, const csr_matrix *A, la_matrix_class *mc)
 {
     fmt_src s;
     src_of_csr(A, &s);
-    classify_src(la, &s, mc);
+    const rowstat st = src_rowstats(&s);
+    classify_src(la, &s, &st, mc);
 }
 
 /*
@@ -951,10 +952,19 @@ static void csr_geometry(la_ctx *la, la_csr *dA, la_spmv_variant fmt)
     dA->cfg = *c;
 }
 
-static int upload_src(la_ctx *la, const fmt_src *A, la_spmv_variant variant, la_csr *dA,
-                      cls_error *err)
+static int upload_src(la_ctx *la, fmt_src *A, la_spmv_variant variant, la_csr *dA, cls_error *err)
 {
     memset(dA, 0, sizeof *dA);
+    cls_trace("la_csr_upload: begin");
+    /* a mapped view's entries are counted by its row statistics
+     * (src_of_view), which the checks below need: they come first there.
+     * Elsewhere the checks come first, before any array is read. */
+    rowstat st;
+    const int counted = A->nnz < 0;
+    if (counted) {
+        st = src_rowstats(A);
+        A->nnz = st.sum;
+    }
     if (A->nnz > INT32_MAX || A->nrows >= INT32_MAX || A->ncols > INT32_MAX)
         return cls_fail(err, CLS_EOTHER,
                         "matrix of %lld rows and %lld nonzeros exceeds the 32-bit indices of "
@@ -973,8 +983,9 @@ static int upload_src(la_ctx *la, const fmt_src *A, la_spmv_variant variant, la_
         return cls_fail(err, CLS_EUSAGE, "unknown SpMV format %d", (int)variant);
 
     la_matrix_class mc;
-    cls_trace("la_csr_upload: begin");
-    classify_src(la, A, &mc);
+    if (!counted)
+        st = src_rowstats(A);
+    classify_src(la, A, &st, &mc);
     cls_trace("la_csr_upload: classified");
     lai_tuned_vector_config(la, A->nrows);
     la_spmv_variant fmt = variant == LA_SPMV_AUTO ? choose_format(la, &mc) : variant;
@@ -1087,9 +1098,8 @@ int la_csr_upload_view(la_ctx *la, const la_csr_view *v, la_spmv_variant variant
                        cls_error *err)
 {
     fmt_src s;
-    memset(dA, 0, sizeof *dA); /* released alike when the count fails */
-    int rc = src_of_view(v, &s, err);
-    return rc ? rc : upload_src(la, &s, variant, dA, err);
+    src_of_view(v, &s);
+    return upload_src(la, &s, variant, dA, err);
 }
 
 int la_csr_adopt(la_ctx *la, cl_mem rowptr, cl_mem col, cl_mem val, int64_t nrows, int64_t ncols,
