@@ -59,7 +59,7 @@ typedef struct pc_info {
     int levels;          /* ic0 exact / amg: the largest part's levels */
     int on_device;       /* ic0, amg: set up on the device (--precond-setup) */
     char note[256];      /* a human note (shift applied, ...), "" when none */
-    char amg[512];       /* amg: amg_describe's JSON object text, "" otherwise */
+    char amg[1024];      /* amg: amg_describe's JSON object text, "" otherwise */
 } pc_info;
 
 /* ---------------------------------------------------------------- objects */

@@ -78,13 +78,17 @@ static void pc_amg_describe(pc *pc, const amg_info *in, int on_device)
     json_object_set_new(o, "setup", json_string(on_device ? "device" : "host"));
     if (pc->s->L && pc->s->L->nparts > 1) /* one hierarchy per part's block */
         json_object_set_new(o, "coupling", json_string("block"));
+    /* the set-up's steps, where it ran (amg_get_info, amg_device_info) */
+    json_object_set_new(o, "aggregate_s", json_real(ai.aggregate_s));
+    json_object_set_new(o, "prolong_s", json_real(ai.prolong_s));
+    json_object_set_new(o, "rap_s", json_real(ai.rap_s));
     if (on_device) {
         json_object_set_new(o, "device_levels", json_integer(ai.device_levels));
-        json_object_set_new(o, "aggregate_s", json_real(ai.aggregate_s));
-        json_object_set_new(o, "prolong_s", json_real(ai.prolong_s));
-        json_object_set_new(o, "rap_s", json_real(ai.rap_s));
         json_object_set_new(o, "host_levels_s", json_real(ai.host_levels_s));
         json_object_set_new(o, "fine_csr_s", json_real(ai.fine_csr_s));
+    } else {
+        json_object_set_new(o, "strength_s", json_real(ai.strength_s));
+        json_object_set_new(o, "coarse_s", json_real(ai.coarse_s));
     }
     char *t = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
     if (t && strlen(t) < sizeof pc->info.amg)
