@@ -873,11 +873,11 @@ static int root_run(const clsolved_opts *o, int size, clsolved_root *r, json_t *
                               .batch = o->batch,
                               .batch_max = o->batch_max};
     figures_start(); /* in the background: jobs do not wait for it */
-    /* asked for, and one rank reads each matrix alone: parse uploads as they
-     * arrive; under mpirun the ranks read their byte ranges instead
-     * (net/preparse.h) */
-    if (size == 1)
-        preparse_enable(o->preparse); /* CLSOLVE_PREPARSE=0|1 overrides (benchmarks) */
+    /* asked for: parse uploads on rank 0 as they arrive (net/preparse.h);
+     * under mpirun the other ranks then get their rows from rank 0's
+     * parsed matrix (dsolve_input) instead of parsing their byte ranges
+     * after the upload, which they still do for a matrix not parsed so */
+    preparse_enable(o->preparse); /* CLSOLVE_PREPARSE=0|1 overrides (benchmarks) */
     scheduler_run_root(MPI_COMM_WORLD, &sched);
     preparse_enable(0);
     clsolved_watch_done = 1;

@@ -21,9 +21,11 @@
  * available memory at most, and a new one starts only while fewer than
  * PREPARSE_MAX are held.
  *
- * Only a daemon of one rank preparses, and only when asked
- * (`clsolved --parse-while-uploading on`, preparse_enable): under mpirun
- * the ranks read their own byte ranges of the file (dinput_ranged.c). It is
+ * Rank 0 preparses only when asked (`clsolved --parse-while-uploading on`,
+ * preparse_enable). Under mpirun the job then takes the parsed matrix on
+ * rank 0 and sends the other ranks their rows (dsolve_input), rather than
+ * every rank reading its byte range of the file after the upload
+ * (dinput_ranged.c), which is what happens without the option. It is
  * off by default because it did not pay on the host measured: on one H200
  * host (16 cores) it took 0.08 s off the job's parse of a 589 MB upload
  * (0.26-0.27 s left, mostly the CSR assembly after the last byte) but
@@ -44,7 +46,7 @@
 
 typedef struct preparse preparse;
 
-/* On (a daemon of one rank, --parse-while-uploading on) or off (the
+/* On (--parse-while-uploading on) or off (the
  * default). CLSOLVE_PREPARSE=0 or 1 in the environment overrides `on`
  * (benchmarks compare the two in one daemon build). */
 void preparse_enable(int on);

@@ -237,13 +237,30 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     int nrhs = 0;
     memset(&hdr, 0, sizeof hdr);
 
-    /* 1-. every rank its share of the file's bytes, where it can */
+    /* 1-. a matrix the daemon parsed while its upload arrived (take_matrix,
+     * rank 0's): its parse is done, so it is taken on any number of ranks,
+     * and the others get their rows from rank 0 (1c) rather than parse
+     * their byte ranges after the upload ended. The ranks agree on it (the
+     * workers have no take_matrix: rank 0 says). */
+    int took = 0;
+    mm_header th;
+    mm_read_stats tst;
+    memset(&tst, 0, sizeof tst);
+    if (!gen && !everywhere && mode != DSOLVE_READ_RANGED) {
+        if (me == 0 && opt->take_matrix && opt->take_matrix(opt->take_ctx, a_path, &A, &th, &tst))
+            took = 1;
+        if (size > 1 && MPI_Bcast(&took, 1, MPI_INT, 0, comm) != MPI_SUCCESS) {
+            csr_free(&A);
+            return dsolve_agree(comm, cls_fail(err, CLS_EOTHER, "MPI_Bcast(taken) failed"), err);
+        }
+    }
+    /* 1-. else every rank its share of the file's bytes, where it can */
     int ranged = 0;
     mm_header rh;
     mm_where rw;
     int64_t *bin_rowptr = NULL;
     int stream = 0;
-    if (!gen && (mode == DSOLVE_READ_RANGED || (mode == DSOLVE_READ_AUTO && size > 1))) {
+    if (!gen && !took && (mode == DSOLVE_READ_RANGED || (mode == DSOLVE_READ_AUTO && size > 1))) {
         ranged = dsolve_ranged_possible(comm, a_path, &rh, &rw, &bin_rowptr, &stream);
         if (!ranged && mode == DSOLVE_READ_RANGED) {
             if (me == 0 && !(rc = mm_read_header_at(a_path, &rh, &rw, err)) &&
@@ -286,11 +303,13 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         mm_read_options ro = {.progress = opt->read_progress,
                               .progress_ctx = opt->read_ctx,
                               .max_memory = opt->read_max_memory};
-        if (me == 0 && size == 1 && opt->take_matrix &&
-            opt->take_matrix(opt->take_ctx, a_path, &A, &h, &st))
+        if (took) {
+            h = th;
+            st = tst;
             in->preparsed = 1;
-        else
+        } else {
             rc = mm_read_csr(a_path, &ro, &A, &h, &st, err);
+        }
         if (!rc) {
             hdr.nrows = A.nrows;
             hdr.ncols = A.ncols;

@@ -156,10 +156,11 @@ typedef struct dsolve_options {
     pc_options pc;            /* the preconditioner's parameters (degree, sweeps, reuse);
                                * its type is solve.precond */
     dsolve_rhs_mode rhs_mode; /* several right-hand sides: together or one by one */
-    /* rank 0, reading a matrix file alone (the rank-0 read, one rank):
-     * a matrix already parsed from that file (the daemon parses an upload
-     * as it arrives: net/preparse.h), taken instead of reading it; 0 when
-     * there is none (the file is read). */
+    /* rank 0 (read modes auto and rank0): a matrix already parsed from
+     * that file (the daemon parses an upload as it arrives:
+     * net/preparse.h), taken instead of reading it, on any number of ranks
+     * (the others then get their rows from rank 0, not by a ranged read);
+     * 0 when there is none (the file is read). */
     int (*take_matrix)(void *ctx, const char *path, csr_matrix *A, mm_header *h,
                        mm_read_stats *st);
     void *take_ctx;

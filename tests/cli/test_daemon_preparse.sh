@@ -12,7 +12,11 @@
 #    never taken by the next job, even one whose file has the same size and
 #    may get the freed inode: that job's x is its own matrix's;
 #  - an upload abandoned half-way leaves the daemon serving, and the next
-#    large upload is parsed as it arrives again.
+#    large upload is parsed as it arrives again;
+#  - under mpirun -np 2 the upload parsed on rank 0 serves both ranks (the
+#    other gets its rows from rank 0), x is the CLI's, a bad line is still
+#    reported at its line; with the option off both ranks read their byte
+#    ranges as before.
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
 t=$TEST_TMP
@@ -147,4 +151,29 @@ job "$id"
 code=$(curl -s -o /dev/null -w '%{http_code}' "$DURL/healthz")
 [ "$code" = 200 ] && ok || bad "healthz after it all: $code"
 echo "gzip and small uploads read by the job; an abandoned upload leaves the daemon serving"
+
+# under mpirun -np 2: rank 0 parses the upload as it arrives and the other
+# rank gets its rows from that matrix (dsolve_input) instead of reading its
+# byte range; without the option both read their ranges, as before. x is
+# the CLI's either way, on both ranks' parts.
+daemon_stop 60 && ok || bad "one-rank daemon stop"
+for opt in on off; do
+    D2=$t/data2-$opt
+    rm -rf "$D2" "$D2".*
+    daemon_start 2 "$D2" --parse-while-uploading "$opt" --lanes 1 || { bad "two-rank daemon start ($opt)"; continue; }
+    want=$([ $opt = on ] && echo True || echo False)
+    id=$(post "$t/p50.mtx" --limit-rate 16M)
+    job "$id"
+    [ "$(field "(j['status'], j['timings']['parsed_while_uploading'], j['result']['parts']['ranks'])")" = "('succeeded', $want, 2)" ] &&
+        ok || bad "two ranks, --parse-while-uploading $opt: $(field "(j['status'], j.get('timings'), j.get('result', {}).get('parts'))")"
+    d=$(xdiff "$id")
+    lt "$d" 1e-12 && ok || bad "two ranks, --parse-while-uploading $opt: x differs from the CLI's by $d"
+    # a bad line: the job's own (ranged) read names it, from either rank
+    id=$(post "$t/bad.mtx" --limit-rate 16M)
+    job "$id"
+    [ "$(field "j['status']")" = failed ] && grep -q "matrix.mtx:$badline: column index is not a number" <<<"$(field "j['error']['message']")" &&
+        ok || bad "two ranks ($opt), bad line $badline: $(field "(j['status'], j.get('error'))")"
+    daemon_stop 60 && ok || bad "two-rank daemon stop ($opt)"
+    echo "two ranks, --parse-while-uploading $opt: parsed while uploading $want, x is the CLI's"
+done
 finish
