@@ -12,7 +12,8 @@
 #      MPI's default binding: one core, which clsolved widens: common/
 #      affinity.h), keep = bound with CLSOLVE_BINDING=keep (the binding
 #      kept, as before the widening), npG = `mpirun -np G --bind-to none
-#      clsolved` (G ranks, a GPU each). A job of 160,000 rows (50
+#      clsolved` (G ranks, a GPU each); MODE+pre (plain+pre, np2+pre):
+#      that daemon with --parse-while-uploading on. A job of 160,000 rows (50
 #      iterations, split over the ranks as the measured one) warms it; then REPS
 #      times: POST the file (curl -T, streamed), wait for the job with
 #      long polls (GET /v1/jobs/ID?wait=30: answered when it ends; POLL=1
@@ -77,15 +78,19 @@ done
 for mode in $DAEMONS; do
     dir=$W/data-$mode
     rm -rf "$dir" "$dir.log"
-    case $mode in
+    # MODE+pre: the same daemon with --parse-while-uploading on
+    base=${mode%+pre}
+    dopt=()
+    [ "$base" != "$mode" ] && dopt=(--parse-while-uploading on)
+    case $base in
     plain) launch=() ;;
     mpirun1) launch=(mpirun -np 1 --bind-to none) ;;
     bound) launch=(mpirun -np 1) ;;
     keep) launch=(mpirun -np 1 -x CLSOLVE_BINDING=keep) ;;
-    np[0-9]*) launch=(mpirun -np "${mode#np}" --bind-to none) ;; # a rank per GPU
+    np[0-9]*) launch=(mpirun -np "${base#np}" --bind-to none) ;; # a rank per GPU
     *) echo "unknown daemon mode $mode" >&2; continue ;;
     esac
-    CLSOLVE_MM_PROFILE=1 setsid "${launch[@]}" "$D" --listen 127.0.0.1:$PORT --data-dir "$dir" \
+    CLSOLVE_MM_PROFILE=1 setsid "${launch[@]}" "$D" "${dopt[@]}" --listen 127.0.0.1:$PORT --data-dir "$dir" \
         --device "$DEVICE" --pid-file "$dir.pid" </dev/null >"$dir.log" 2>&1 &
     lpid=$!
     for _ in $(seq 1 300); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
