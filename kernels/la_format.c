@@ -959,7 +959,7 @@ static int upload_src(la_ctx *la, fmt_src *A, la_spmv_variant variant, la_csr *d
     /* a mapped view's entries are counted by its row statistics
      * (src_of_view), which the checks below need: they come first there.
      * Elsewhere the checks come first, before any array is read. */
-    rowstat st;
+    rowstat st = {0, 0, 0, 0};
     const int counted = A->nnz < 0;
     if (counted) {
         st = src_rowstats(A);

@@ -22,6 +22,7 @@ daemon_start() {
     record_responses
     rm -f "$data.port" "$data.pid"
     DLOG=$data.log
+    DLOG_OFF=$(stat -c %s "$DLOG" 2>/dev/null || echo 0) # this daemon's part of the log
     # shellcheck disable=SC2086
     setsid "$MPIRUN" -np "$np" --oversubscribe --bind-to none ${DAEMON_WRAP:-} "$CLSOLVED" --listen 127.0.0.1:0 \
         --data-dir "$data" --port-file "$data.port" --pid-file "$data.pid" "$@" \
@@ -62,11 +63,14 @@ daemon_stop() {
         if ! kill -0 "$DPID" 2>/dev/null; then
             wait "$DPID" && return 0
             rc=$?
-            # LeakSanitizer's tracer crashing at a sanitized daemon's exit
-            # (tests/sanitizers/tracer_retry.sh) is said right before the
-            # test's FAIL line, which the sanitized stage's retry reads
-            grep -m1 -h "Tracer caught signal\|LeakSanitizer has encountered a fatal error" \
-                "$DLOG" >&2 2>/dev/null || true
+            # this daemon's sanitizer reports go to the test's output, a
+            # crash of LeakSanitizer's tracer at its exit last, right
+            # before the test's FAIL line: the sanitized stage's retry
+            # (tests/sanitizers/tracer_retry.sh) reads them there
+            tail -c +$((DLOG_OFF + 1)) "$DLOG" 2>/dev/null |
+                grep -E "ERROR: (Address|Leak)Sanitizer|runtime error:|detected memory leaks" >&2
+            tail -c +$((DLOG_OFF + 1)) "$DLOG" 2>/dev/null |
+                grep -m1 -E "Tracer caught signal|LeakSanitizer has encountered a fatal error" >&2
             return $rc
         fi
         sleep 0.1

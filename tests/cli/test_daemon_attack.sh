@@ -182,6 +182,9 @@ PY
 D2=$TEST_TMP/data2
 DURL1=$DURL
 DRANK01=$DRANK0
+DPID1=$DPID
+DLOG1=$DLOG
+DLOG_OFF1=$DLOG_OFF
 # (--min-body-rate 0: the two stalled uploads that hold the connections
 # would otherwise be slow bodies, the first to go, 1b above)
 daemon_start 1 "$D2" --max-connections 2 --health-reserve 2 --min-body-rate 0 ||
@@ -227,6 +230,9 @@ EOF
 daemon_stop 60 || bad "second daemon drain"
 DURL=$DURL1
 DRANK0=$DRANK01
+DPID=$DPID1
+DLOG=$DLOG1
+DLOG_OFF=$DLOG_OFF1
 daemon_stop 60 || bad "drain"
 
 # 6. a long parse: cancel, then the drain, stop it while it reads

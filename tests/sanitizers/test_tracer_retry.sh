@@ -5,8 +5,9 @@
 # must tell apart: LeakSanitizer's tracer crashing at a test's own exit or
 # at the exit of a program a check ran (test_cg_small in CI, 2026-11-30),
 # and everything it must not retry: a leak report, an ASan or UBSan error,
-# a failed CHECK, a check failing for its own reason beside a tracer crash,
-# more failures counted than the crash explains, a timeout, a plain failure.
+# a failed CHECK, a check failing for its own reason beside a tracer crash
+# (before it or after it), more failures counted than the crash explains,
+# a script that stopped before its count, a timeout, a plain failure.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -64,6 +65,16 @@ block cli.two_after_one "Tracer caught signal 11: addr=0x0 pc=0x1 sp=0x2
 FAIL: daemon did not drain
 FAIL: job lost
 x.sh: 20 checks, 2 failed" Failed other
+block cli.crash_between_two "FAIL: bad line not named
+$crash
+FAIL: daemon stop
+x.sh: 20 checks, 2 failed" Failed other
+block cli.aborted "x.sh: line 40: v: unbound variable
+$crash" Failed other
+block cli.daemon_asan "==9==ERROR: AddressSanitizer: heap-use-after-free on address 0x1
+Tracer caught signal 11: addr=0x0 pc=0x1 sp=0x2
+FAIL: daemon stop
+x.sh: 20 checks, 1 failed" Failed other
 block cli.fail_at_end "x.sh: 4 checks, 0 failed
 FAIL:" Failed other
 

@@ -20,8 +20,10 @@
 # the tracer's crash on its line, the line before or the next (the check
 # ran a program that did its work and then died of the crash at exit; CI
 # saw this in test_cg_small; daemon_stop says a daemon's crash right before
-# the FAIL line), with a check count ("N checks, K failed") of no more
-# failures than that. Anything else fails the stage at once, as before.
+# the FAIL line; a crash line explains one FAIL line), and a check count
+# ("N checks, K failed", which the test must have printed: it ran to its
+# end) of no more failures than that. Anything else fails the stage at
+# once, as before.
 # `tracer_retry.sh --classify LOG` prints the verdict per failed test
 # (tests/sanitizers/test_tracer_retry.sh checks it).
 set -euo pipefail
@@ -32,14 +34,14 @@ set -euo pipefail
 tracer_classify() {
     awk '
     function sig(l) { return l ~ /Tracer caught signal|LeakSanitizer has encountered a fatal error/ }
-    /^[0-9]+\/[0-9]+ Test: / { name = $3; tracer = 0; bad = 0; said = 0; explained = 0; pending = 0; prev = 0; next }
-    pending { pending = 0; if (sig($0) && $0 !~ /^FAIL/) explained++; else bad = 1 }
+    /^[0-9]+\/[0-9]+ Test: / { name = $3; tracer = 0; bad = 0; said = -1; explained = 0; pending = 0; prev = 0; used = 0; next }
+    pending { pending = 0; used = 0; if (sig($0) && $0 !~ /^FAIL/) { explained++; used = 1 } else bad = 1 }
     sig($0) { tracer = 1 }
     /^FAIL/ { if (sig($0) || prev) explained++; else pending = 1 }
-    { prev = sig($0) && $0 !~ /^FAIL/ }
-    /LeakSanitizer: detected memory leaks|ERROR: AddressSanitizer|runtime error:|CHECK failed|Timeout/ { bad = 1 }
+    { prev = !used && sig($0) && $0 !~ /^FAIL/; used = 0 }
+    /LeakSanitizer: detected memory leaks|ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:|CHECK failed|Timeout/ { bad = 1 }
     / checks, [0-9]+ failed/ { s = $0; sub(/.* checks, /, "", s); sub(/ failed.*/, "", s); said = s + 0 }
-    /^Test Failed/ { print name, (tracer && !bad && !pending && said <= explained) ? "tracer" : "other" }
+    /^Test Failed/ { print name, (tracer && !bad && !pending && said >= 0 && said <= explained) ? "tracer" : "other" }
     ' "$1"
 }
 if [ "${1:-}" = --classify ]; then
