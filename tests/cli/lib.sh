@@ -12,6 +12,14 @@ export no_proxy=127.0.0.1,localhost,::1 NO_PROXY=127.0.0.1,localhost,::1
 
 ok() { checks=$((checks + 1)); }
 bad() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*" >&2; }
+# tracer_crash FILE: FILE, a program's stderr, shows LeakSanitizer's own
+# tracer crashing at the program's exit (sanitized builds) and no sanitizer
+# report of the program's own: a run to repeat, not a result
+# (tests/sanitizers/tracer_retry.sh says why)
+tracer_crash() {
+    grep -qE "Tracer caught signal|LeakSanitizer has encountered a fatal error" "$1" 2>/dev/null &&
+        ! grep -qE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$1"
+}
 
 need_data() {
     if [ ! -d "$CLSOLVE_DATA/$1" ]; then

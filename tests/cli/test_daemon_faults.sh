@@ -173,6 +173,14 @@ mkdir -p "$MNT"
 if mount -t tmpfs -o size=4m tmpfs "$MNT" 2>/dev/null; then
     daemon_start 1 "$MNT/d" || { bad "daemon on tmpfs"; finish; }
     code=$(upload_code "$DURL" "$BIGUP")
+    # the daemon answers 507 while the body still arrives and closes; a
+    # client still sending can meet the reset before it reads the answer
+    # (HTTP 000, once in the sanitized stage, 2026-11-30): once more, then
+    # it must be 507
+    if [ "$code" = 000 ]; then
+        echo "upload onto a full disk: no answer read (000); once more" >&2
+        code=$(upload_code "$DURL" "$BIGUP")
+    fi
     [ "$code" = 507 ] && ok || bad "upload onto a full disk: HTTP $code, expected 507: $(head -c 300 "$TEST_TMP/body")"
     grep -q "insufficient-storage" "$TEST_TMP/body" && ok || bad "507 body: $(head -c 300 "$TEST_TMP/body")"
     incoming_empty "$MNT/d" && ok || bad "partial upload left: $(ls -la "$MNT/d/incoming")"
