@@ -85,6 +85,12 @@ int csr_from_coo_rows_take(coo_matrix *C, int mirror, int64_t rb, int64_t re, co
                            int threads, csr_matrix *A, int64_t *expanded, int64_t *duplicates,
                            cls_error *err);
 
+/* The way the calling thread's last assembly went: "adopt" or "copy" (grouped
+ * by row, no mirror), "grouped mirror" (symmetric storage grouped by row),
+ * "scatter" (the rest). For tests and profiles. CLSOLVE_CSR_PATH=scatter
+ * makes symmetric input take the scatter path (A/B runs). */
+const char *csr_last_path(void);
+
 /* Entries (plus rows) below which assembly runs on one thread (default
  * 65536; <= 0 restores it). Tests set 1 to run small inputs in parallel. */
 void csr_set_parallel_min(int64_t nnz);

@@ -267,6 +267,113 @@ static void test_mirror(void)
     coo_free(&C);
 }
 
+/* C's entries grouped by ascending row (a stable counting sort: the order
+ * within a row is kept), into G. */
+static void coo_group_rows(coo_matrix *G, const coo_matrix *C)
+{
+    coo_make(G, C->nrows, C->ncols, C->nnz);
+    int64_t *cnt = calloc((size_t)C->nrows + 1, sizeof *cnt);
+    for (int64_t k = 0; k < C->nnz; k++)
+        cnt[C->row[k] + 1]++;
+    for (int64_t i = 0; i < C->nrows; i++)
+        cnt[i + 1] += cnt[i];
+    for (int64_t k = 0; k < C->nnz; k++) {
+        int64_t d = cnt[C->row[k]]++;
+        G->row[d] = C->row[k];
+        G->col[d] = C->col[k];
+        G->val[d] = C->val[k];
+    }
+    free(cnt);
+}
+
+/* As check_all, and the assembly took the path named (thread count 3). */
+static void check_path(const char *what, const coo_matrix *C, int mirror, const char *path)
+{
+    check_all(what, C, mirror);
+    csr_matrix A;
+    cls_error e;
+    CHECK(csr_from_coo_mt(C, mirror, 3, &A, NULL, NULL, &e) == CLS_OK);
+    CHECK_MSG(strcmp(csr_last_path(), path) == 0, "%s: took the %s path, not %s", what,
+              csr_last_path(), path);
+    csr_free(&A);
+}
+
+/* Symmetric storage grouped by row, as files are written: the grouped
+ * mirror (per-thread row windows, no atomics) against the reference, for
+ * the lower triangle with unsorted columns and duplicates, the upper
+ * triangle (rows come out of order and are sorted after), a band (windows
+ * that barely meet), leading and trailing empty rows, skew; and the
+ * scatter path where it does not apply. */
+static void test_grouped_mirror(void)
+{
+    coo_matrix C, G;
+    coo_random_lower(&C, 100000, 700);
+    coo_group_rows(&G, &C);
+    check_path("grouped lower, symmetric", &G, 1, "grouped mirror");
+    check_path("grouped lower, skew", &G, -1, "grouped mirror");
+    coo_free(&G);
+    for (int64_t k = 0; k < C.nnz; k++) { /* the upper triangle */
+        int32_t t = C.row[k];
+        C.row[k] = C.col[k];
+        C.col[k] = t;
+    }
+    coo_group_rows(&G, &C);
+    check_path("grouped upper, symmetric", &G, 1, "grouped mirror");
+    coo_free(&G);
+    coo_free(&C);
+
+    /* a band of half-width 5 in rows 10..989 of 1000, columns sorted,
+     * some entries twice */
+    const int64_t nr = 1000;
+    coo_make(&C, nr, nr, 8 * nr);
+    int64_t n = 0;
+    for (int32_t i = 10; i < nr - 10; i++)
+        for (int32_t j = i - 5; j <= i; j++) {
+            if (check_rand() % 3 == 0)
+                continue;
+            int reps = check_rand() % 7 == 0 ? 2 : 1;
+            for (int r = 0; r < reps && n < C.cap; r++) {
+                C.row[n] = i;
+                C.col[n] = j;
+                C.val[n++] = rand_val();
+            }
+        }
+    C.nnz = n;
+    check_path("grouped band, symmetric", &C, 1, "grouped mirror");
+    check_path("grouped band, skew", &C, -1, "grouped mirror");
+    /* the same, CLSOLVE_CSR_PATH=scatter: the atomic path, same bits */
+    setenv("CLSOLVE_CSR_PATH", "scatter", 1);
+    check_path("grouped band, scatter forced", &C, 1, "scatter");
+    unsetenv("CLSOLVE_CSR_PATH");
+    shuffle(&C);
+    check_path("band, shuffled", &C, 1, "scatter");
+    coo_free(&C);
+
+    /* entries all over 600k rows: eight threads' windows cover 4.8 M rows,
+     * past the cap (2 x 600k + 2^20), so eight take the scatter path, one
+     * the windows; the same bits either way */
+    coo_random_lower(&C, 50000, 600000);
+    coo_group_rows(&G, &C);
+    check_all("grouped, wide windows", &G, 1);
+    csr_matrix A, B;
+    cls_error e;
+    CHECK(csr_from_coo_mt(&G, 1, 8, &A, NULL, NULL, &e) == CLS_OK);
+    CHECK_MSG(strcmp(csr_last_path(), "scatter") == 0, "wide windows, 8 threads: %s",
+              csr_last_path());
+    CHECK(csr_from_coo_mt(&G, 1, 1, &B, NULL, NULL, &e) == CLS_OK);
+    CHECK_MSG(strcmp(csr_last_path(), "grouped mirror") == 0, "wide windows, 1 thread: %s",
+              csr_last_path());
+    CHECK(csr_bits_equal(&A, &B));
+    csr_free(&A);
+    csr_free(&B);
+    coo_free(&G);
+    coo_free(&C);
+
+    coo_make(&C, 5, 5, 0); /* no entries */
+    check_path("grouped, empty", &C, 1, "grouped mirror");
+    coo_free(&C);
+}
+
 /* The entries of C, mirrored, whose row is in [rb, re): what a rank of a
  * ranged read owns of them (rows kept global, no mirror left to apply). */
 static void coo_rows_of(coo_matrix *E, const coo_matrix *C, int mirror, int64_t rb, int64_t re)
@@ -493,6 +600,7 @@ int main(void)
     test_small();
     test_random_dups();
     test_mirror();
+    test_grouped_mirror();
     test_rows_window();
     test_sorted_empty_rows();
     test_huge_row();
