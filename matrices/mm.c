@@ -1256,6 +1256,9 @@ static void ctx_free(mm_ctx *x)
 static int resolve_threads(const mm_read_options *opt)
 {
     int nt = opt && opt->threads > 0 ? opt->threads : 0;
+    const char *env = getenv("CLSOLVE_MM_THREADS"); /* a measuring switch */
+    if (!nt && env && atoi(env) > 0)
+        nt = atoi(env);
     if (!nt) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         nt = c > 0 ? (int)c : 1;
