@@ -34,9 +34,13 @@
  * when rows are shared between threads (32 threads spent 97 ms counting
  * and 81 ms scattering poisson3d 256's 67 M stored entries, 3-5x the text
  * parse). The windows' total is capped (ASM_WINDOW_CAP): a matrix whose
- * threads mirror all over its rows takes the scatter path. Both paths put
- * the same multiset of entries in each row, and the sort that follows
- * fixes the order, so the result is the same bits.
+ * threads mirror all over its rows takes the scatter path. A ranged read
+ * (csr_from_coo_rows_take) takes it too: its span's entries are grouped,
+ * the rows it keeps are a run of them, and the few entries other ranks
+ * sent (the mirrors near the span's ends) get one more window, filled and
+ * scattered serially; many of them (more than an eighth) take the scatter
+ * path. Both paths put the same multiset of entries in each row, and the
+ * sort that follows fixes the order, so the result is the same bits.
  */
 #include "csr.h"
 #include "../common/bigmem.h"
@@ -238,11 +242,14 @@ typedef struct asm_ctx {
     int64_t rlo[CSR_MAX_THREADS + 1]; /* rows of thread t: [rlo[t], rlo[t+1]) */
     int64_t kept[CSR_MAX_THREADS], dups[CSR_MAX_THREADS];
     int unsorted[CSR_MAX_THREADS];
-    /* the grouped mirror: drow[i] is row i's first stored entry (nrows + 1);
-     * thread t's mirror counts, then cursors, over rows [jlo[t], jhi[t]) */
+    /* the grouped mirror: the entries of the rows kept are [kb, ke) of the
+     * input; drow[i] is row i's first one, counted from kb (nrows + 1);
+     * thread t's mirror counts, then cursors, over rows [jlo[t], jhi[t]);
+     * window nt is the second input's (one, filled serially) */
+    int64_t kb, ke;
     int64_t *drow;
-    uint32_t *win[CSR_MAX_THREADS];
-    int64_t jlo[CSR_MAX_THREADS], jhi[CSR_MAX_THREADS];
+    uint32_t *win[CSR_MAX_THREADS + 1];
+    int64_t jlo[CSR_MAX_THREADS + 1], jhi[CSR_MAX_THREADS + 1];
     int wfail[CSR_MAX_THREADS];
 } asm_ctx;
 
@@ -416,9 +423,6 @@ static void ph_check_sorted(asm_ctx *c, int t)
     int bad = 0;
     for (; k < e; k++)
         bad |= c->row[k] > c->row[k + 1];
-    /* grouped, and every row kept: rows ascend, so the ends decide */
-    if (c->n > 0 && t == 0)
-        bad |= !in_rows(c, c->row[0] - c->rb) || !in_rows(c, c->row[c->n - 1] - c->rb);
     c->unsorted[t] = bad;
 }
 
@@ -496,8 +500,8 @@ static void ph_window(asm_ctx *c, int t) /* the rows thread t mirrors into */
 {
     int64_t lo = INT64_MAX, hi = -1;
     for (int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt); k < e; k++) {
-        const int64_t i = c->row[k], j = c->col[k];
-        if (i != j) {
+        const int64_t i = c->row[k], j = c->col[k] - c->rb;
+        if (i != c->col[k] && in_rows(c, j)) {
             lo = j < lo ? j : lo;
             hi = j > hi ? j : hi;
         }
@@ -513,16 +517,18 @@ static void ph_wcount(asm_ctx *c, int t) /* thread t's mirror count per row of i
     c->wfail[t] = !w;
     if (!w)
         return;
-    for (int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt); k < e; k++)
-        if (c->row[k] != c->col[k])
-            w[c->col[k] - lo]++;
+    for (int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt); k < e; k++) {
+        const int64_t j = c->col[k] - c->rb;
+        if (c->row[k] != c->col[k] && in_rows(c, j))
+            w[j - lo]++;
+    }
 }
 
 /* The threads whose windows meet rows [a, b), in ascending order. */
 static int windows_over(const asm_ctx *c, int64_t a, int64_t b, int *ts)
 {
     int m = 0;
-    for (int t = 0; t < c->nt; t++)
+    for (int t = 0; t <= c->nt; t++)
         if (c->win[t] && c->jlo[t] < b && c->jhi[t] > a)
             ts[m++] = t;
     return m;
@@ -532,7 +538,7 @@ static int windows_over(const asm_ctx *c, int64_t a, int64_t b, int *ts)
 static void ph_wlen(asm_ctx *c, int t)
 {
     const int64_t a = blk(c->nrows, t, c->nt), b = blk(c->nrows, t + 1, c->nt);
-    int ts[CSR_MAX_THREADS];
+    int ts[CSR_MAX_THREADS + 1];
     const int m = windows_over(c, a, b, ts);
     int64_t longest = 0;
     for (int64_t i = a; i < b; i++) {
@@ -573,7 +579,7 @@ static void ph_rsum_b(asm_ctx *c, int t)
 static void ph_woff(asm_ctx *c, int t)
 {
     const int64_t a = blk(c->nrows, t, c->nt), b = blk(c->nrows, t + 1, c->nt);
-    int ts[CSR_MAX_THREADS];
+    int ts[CSR_MAX_THREADS + 1];
     const int m = windows_over(c, a, b, ts);
     for (int64_t i = a; i < b; i++) {
         uint32_t run = (uint32_t)(c->drow[i + 1] - c->drow[i]);
@@ -596,22 +602,73 @@ static void ph_wscatter(asm_ctx *c, int t)
     uint32_t *w = c->win[t];
     const int64_t lo = c->jlo[t];
     for (int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt); k < e; k++) {
-        const int32_t i = c->row[k], j = c->col[k];
+        const int32_t gi = c->row[k], gj = c->col[k];
+        const int64_t i = gi - c->rb, j = gj - c->rb;
         const double v = c->val[k];
-        int64_t d = c->rowptr[i] + (k - c->drow[i]);
-        c->acol[d] = j;
-        c->aval[d] = v;
-        if (i != j) {
-            d = c->rowptr[j] + w[j - lo]++;
-            c->acol[d] = i;
+        if (k >= c->kb && k < c->ke) {
+            const int64_t d = c->rowptr[i] + (k - c->kb - c->drow[i]);
+            c->acol[d] = gj;
+            c->aval[d] = v;
+        }
+        if (gi != gj && in_rows(c, j)) {
+            const int64_t d = c->rowptr[j] + w[j - lo]++;
+            c->acol[d] = gi;
             c->aval[d] = sign * v;
         }
     }
 }
 
+/* The second input's window: its rows' span, then its count per row. */
+static int window_second(asm_ctx *c)
+{
+    if (c->n2 == 0)
+        return 0;
+    int64_t lo = INT64_MAX, hi = -1;
+    for (int64_t k = 0; k < c->n2; k++) {
+        const int64_t r = c->row2[k] - c->rb;
+        lo = r < lo ? r : lo;
+        hi = r > hi ? r : hi;
+    }
+    if (hi < lo)
+        return -1; /* not reached: n2 > 0 */
+    c->jlo[c->nt] = lo;
+    c->jhi[c->nt] = hi + 1;
+    uint32_t *w = c->win[c->nt] = calloc((size_t)(hi - lo + 1), sizeof *w);
+    if (!w)
+        return -1;
+    for (int64_t k = 0; k < c->n2; k++)
+        w[c->row2[k] - c->rb - lo]++;
+    return 0;
+}
+
+static void scatter_second(asm_ctx *c)
+{
+    uint32_t *w = c->win[c->nt];
+    for (int64_t k = 0; k < c->n2; k++) {
+        const int64_t r = c->row2[k] - c->rb;
+        const int64_t d = c->rowptr[r] + w[r - c->jlo[c->nt]]++;
+        c->acol[d] = c->col2[k];
+        c->aval[d] = c->val2[k];
+    }
+}
+
+/* The first entry whose row is >= r, in entries grouped by ascending row. */
+static int64_t first_row_at(const asm_ctx *c, int64_t r)
+{
+    int64_t l = 0, h = c->n;
+    while (l < h) {
+        const int64_t m = l + (h - l) / 2;
+        if (c->row[m] >= r)
+            h = m;
+        else
+            l = m + 1;
+    }
+    return l;
+}
+
 static void windows_free(asm_ctx *c)
 {
-    for (int t = 0; t < c->nt; t++) {
+    for (int t = 0; t <= c->nt; t++) {
         free(c->win[t]);
         c->win[t] = NULL;
     }
@@ -631,31 +688,43 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
 {
     if (c->nt > 1 && c->n / c->nt + 1 >= (int64_t)UINT32_MAX)
         return 1; /* a window count must fit 32 bits */
+    if ((c->nt == 1 && c->n >= (int64_t)UINT32_MAX) || c->n2 >= (int64_t)UINT32_MAX ||
+        c->n2 > c->n / 8 + 4096)
+        return 1; /* the second input is scattered serially: only a few */
     run_par(c, ph_window);
     int64_t cover = 0;
-    for (int t = 0; t < c->nt; t++) {
-        if (c->jlo[t] < 0 || c->jhi[t] > c->nrows)
-            return 1; /* a mirror outside the rows: the scatter path skips it */
+    for (int t = 0; t < c->nt; t++)
         cover += c->jhi[t] - c->jlo[t];
-    }
-    if (cover > ASM_WINDOW_CAP(c->nrows) || (c->nt == 1 && c->n >= (int64_t)UINT32_MAX))
+    if (cover > ASM_WINDOW_CAP(c->nrows))
         return 1;
+    /* the rows kept are a run of the grouped input: [kb, ke) */
+    c->kb = first_row_at(c, c->rb);
+    c->ke = first_row_at(c, c->rb + c->nrows);
     c->drow = cls_big_malloc((size_t)(c->nrows + 1) * sizeof *c->drow);
     if (!c->drow)
         return -1;
-    int64_t *rowptr = c->rowptr; /* ph_rowptr_sorted writes c->rowptr */
-    c->rowptr = c->drow;
-    if (c->n == 0)
-        memset(c->drow, 0, (size_t)(c->nrows + 1) * sizeof *c->drow);
-    else
-        run_par(c, ph_rowptr_sorted);
-    c->rowptr = rowptr;
+    { /* ph_rowptr_sorted over that run, into drow */
+        int64_t *rowptr = c->rowptr, n = c->n;
+        const int32_t *row = c->row;
+        c->rowptr = c->drow;
+        c->row = row + c->kb;
+        c->n = c->ke - c->kb;
+        if (c->n == 0)
+            memset(c->drow, 0, (size_t)(c->nrows + 1) * sizeof *c->drow);
+        else
+            run_par(c, ph_rowptr_sorted);
+        c->rowptr = rowptr;
+        c->row = row;
+        c->n = n;
+    }
     run_par(c, ph_wcount);
+    int failed = window_second(c) != 0;
     for (int t = 0; t < c->nt; t++)
-        if (c->wfail[t]) {
-            windows_free(c);
-            return -1;
-        }
+        failed |= c->wfail[t];
+    if (failed) {
+        windows_free(c);
+        return -1;
+    }
     run_par(c, ph_wlen);
     int64_t longest = 0;
     for (int t = 0; t < c->nt; t++)
@@ -688,6 +757,8 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
         *expanded = total;
     *t1 = now_s();
     run_par(c, ph_wscatter);
+    if (c->n2)
+        scatter_second(c);
     windows_free(c);
     return 0;
 }
@@ -807,13 +878,17 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
     const char *path = "scatter";
     double t1, t2, t3;
 
+    /* grouped by ascending row: adopted as they are (no mirror, every row
+     * kept, nothing else), or the grouped mirror */
     int sorted = 0;
-    const int whole = re < 0 && rb == 0;
-    if (n2 == 0 && (!mirror || (whole && !grouped_mirror_off()))) {
+    if ((!mirror && n2 == 0) || (mirror && !grouped_mirror_off())) {
         run_par(c, ph_check_sorted);
         sorted = 1;
         for (int t = 0; t < c->nt; t++)
             sorted &= !c->unsorted[t];
+        /* rows ascend, so the ends say whether every row is kept */
+        if (sorted && !mirror && c->n > 0)
+            sorted = in_rows(c, c->row[0] - c->rb) && in_rows(c, c->row[c->n - 1] - c->rb);
     }
     int grouped = 1; /* 0: built by the grouped mirror */
     if (sorted && mirror) {

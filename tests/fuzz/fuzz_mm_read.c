@@ -17,7 +17,10 @@
  *   B  CLSOLVE_MM_NOMAP=1: the block-read path with a tiny block size
  *      (16..271 bytes) so lines and ranges cross block boundaries and the
  *      reader thread prefetches, 2 threads, and parallel CSR assembly
- *      forced on (csr_set_parallel_min(1))
+ *      forced on (csr_set_parallel_min(1)); for every other input (a bit
+ *      of the hash) CLSOLVE_CSR_PATH=scatter, so symmetric storage grouped
+ *      by row is assembled by the atomic scatter there and by the grouped
+ *      mirror in A and M
  *   C  the input gzip-compressed and read through zlib, 2 threads
  *      (an input that already starts with the gzip magic goes to zlib in
  *      A, M and B as well, so corrupt and truncated streams are covered too;
@@ -120,9 +123,11 @@ static size_t gzip_bytes(const uint8_t *data, size_t size, uint8_t **out)
     return n;
 }
 
-static void read_one(result *r, int nomap, size_t block, int threads, int par_csr)
+static void read_one(result *r, int nomap, size_t block, int threads, int par_csr, int scatter)
 {
     memset(r, 0, sizeof *r);
+    if (scatter)
+        setenv("CLSOLVE_CSR_PATH", "scatter", 1);
     if (nomap)
         setenv("CLSOLVE_MM_NOMAP", "1", 1);
     else
@@ -135,6 +140,7 @@ static void read_one(result *r, int nomap, size_t block, int threads, int par_cs
     mm_set_block_size(0);
     csr_set_parallel_min(0);
     unsetenv("CLSOLVE_MM_NOMAP");
+    unsetenv("CLSOLVE_CSR_PATH");
 }
 
 static void check_csr(const result *r)
@@ -212,11 +218,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     result a, b, c;
     put_file(data, size);
-    read_one(&a, 0, 0, 1, 0);
-    read_one(&b, 0, 32 + (hash >> 8) % 2048, 2, 0);
+    read_one(&a, 0, 0, 1, 0, 0);
+    read_one(&b, 0, 32 + (hash >> 8) % 2048, 2, 0, 0);
     same(&a, &b, "one-block and mapped results differ");
     csr_free(&b.A);
-    read_one(&b, 1, 16 + hash % 256, 2, 1);
+    read_one(&b, 1, 16 + hash % 256, 2, 1, (hash >> 20) & 1);
     same(&a, &b, "one-block and small-block results differ");
 
     int raw_gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
@@ -228,7 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n = gzip_bytes(data, size, &gz);
         put_file(gz, n);
         free(gz);
-        read_one(&c, 0, 0, 2, 0);
+        read_one(&c, 0, 0, 2, 0, 0);
         same(&a, &c, "plain and gzip results differ");
         csr_free(&c.A);
         put_file(data, size);

@@ -401,6 +401,8 @@ static void coo_rows_of(coo_matrix *E, const coo_matrix *C, int mirror, int64_t 
  * rows of C1 and receives its rows of C2, mirrored (X). The result must be
  * the reference of its rows of C1 + C2, bit for bit, with the same
  * duplicates and expanded count, for every thread count. */
+static const char *want_path; /* check_rows: the path every assembly must take, or NULL */
+
 static void check_rows(const char *what, const coo_matrix *C, int mirror, int64_t rb, int64_t re,
                        int split)
 {
@@ -409,7 +411,12 @@ static void check_rows(const char *what, const coo_matrix *C, int mirror, int64_
     coo_make(&C2, C->nrows, C->ncols, C->nnz);
     C1.nnz = C2.nnz = 0;
     for (int64_t k = 0; k < C->nnz; k++) {
-        coo_matrix *D = split && check_rand() % 3 == 0 ? &C2 : &C1;
+        /* split 1: a third at random to the others; 2: the rows beyond
+         * [rb - 2, re + 2) (a ranged read's span of a file written row by
+         * row: the others send only the mirrors near the ends) */
+        coo_matrix *D = split == 1 && check_rand() % 3 == 0                     ? &C2
+                        : split == 2 && (C->row[k] < rb - 2 || C->row[k] >= re + 2) ? &C2
+                                                                                    : &C1;
         D->row[D->nnz] = C->row[k];
         D->col[D->nnz] = C->col[k];
         D->val[D->nnz++] = C->val[k];
@@ -439,8 +446,11 @@ static void check_rows(const char *what, const coo_matrix *C, int mirror, int64_
         CHECK_MSG(D.row == NULL && Y.row == NULL, "%s: rows take left its inputs", what);
         if (rc)
             continue;
-        CHECK_MSG(csr_bits_equal(&A, &ref), "%s: rows [%lld, %lld), %d threads differ", what,
-                  (long long)rb, (long long)re, thread_counts[q]);
+        CHECK_MSG(csr_bits_equal(&A, &ref), "%s: rows [%lld, %lld), %d threads differ (%s)", what,
+                  (long long)rb, (long long)re, thread_counts[q], csr_last_path());
+        if (want_path)
+            CHECK_MSG(strcmp(csr_last_path(), want_path) == 0, "%s: %d threads took %s, not %s",
+                      what, thread_counts[q], csr_last_path(), want_path);
         CHECK_MSG(dups == rdups && exp == rexp,
                   "%s: rows, %d threads: dups %lld/%lld, "
                   "expanded %lld/%lld",
@@ -459,6 +469,35 @@ static void check_rows(const char *what, const coo_matrix *C, int mirror, int64_
 /* Windows at the start, the middle and the end, empty ones, with and
  * without entries from other ranks; grouped input whose rows all lie in
  * the window takes the adopting path with a shifted row numbering. */
+/* A ranged read's assembly of symmetric storage grouped by row: the rows
+ * of a window of a band matrix from the rank's span (rows a little beyond
+ * the window on both sides, skipped) and the mirrors the next rank sends
+ * (X): the grouped mirror, against the reference. */
+static void test_rows_grouped(void)
+{
+    coo_matrix C;
+    const int64_t nr = 1000;
+    coo_make(&C, nr, nr, 6 * nr);
+    int64_t n = 0;
+    for (int32_t i = 0; i < nr; i++)
+        for (int32_t j = i - 5 < 0 ? 0 : i - 5; j <= i; j++)
+            if (check_rand() % 4 != 0) {
+                C.row[n] = i;
+                C.col[n] = j;
+                C.val[n++] = rand_val();
+            }
+    C.nnz = n;
+    static const int64_t win[][2] = {{0, 300}, {300, 650}, {650, 1000}, {0, 1000}, {400, 400}};
+    want_path = "grouped mirror";
+    for (int m = -1; m <= 1; m += 2)
+        for (int w = 0; w < 5; w++)
+            for (int split = 0; split <= 2; split += 2)
+                check_rows(m > 0 ? "rows grouped, symmetric" : "rows grouped, skew", &C, m,
+                           win[w][0], win[w][1], split);
+    want_path = NULL;
+    coo_free(&C);
+}
+
 static void test_rows_window(void)
 {
     coo_matrix C;
@@ -602,6 +641,7 @@ int main(void)
     test_mirror();
     test_grouped_mirror();
     test_rows_window();
+    test_rows_grouped();
     test_sorted_empty_rows();
     test_huge_row();
     csr_set_parallel_min(0);
