@@ -414,7 +414,7 @@ static void check_rows(const char *what, const coo_matrix *C, int mirror, int64_
         /* split 1: a third at random to the others; 2: the rows beyond
          * [rb - 2, re + 2) (a ranged read's span of a file written row by
          * row: the others send only the mirrors near the ends) */
-        coo_matrix *D = split == 1 && check_rand() % 3 == 0                     ? &C2
+        coo_matrix *D = split == 1 && check_rand() % 3 == 0                         ? &C2
                         : split == 2 && (C->row[k] < rb - 2 || C->row[k] >= re + 2) ? &C2
                                                                                     : &C1;
         D->row[D->nnz] = C->row[k];
