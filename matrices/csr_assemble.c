@@ -479,7 +479,8 @@ static int windows_over(const asm_ctx *c, int64_t a, int64_t b, int *ts)
     return m;
 }
 
-/* Row lengths into rowptr[i]: its stored entries plus its mirrors. */
+/* Row lengths into cur[i] (for psum, as the scatter path's counts): its
+ * stored entries plus its mirrors. */
 static void ph_wlen(asm_ctx *c, int t)
 {
     const int64_t a = blk(c->nrows, t, c->nt), b = blk(c->nrows, t + 1, c->nt);
@@ -493,29 +494,10 @@ static void ph_wlen(asm_ctx *c, int t)
             if (i >= c->jlo[u] && i < c->jhi[u])
                 len += c->win[u][i - c->jlo[u]];
         }
-        c->rowptr[i] = len;
+        atomic_store_explicit(&c->cur[i], len, memory_order_relaxed);
         longest = len > longest ? len : longest;
     }
     c->kept[t] = longest;
-}
-
-/* Exclusive prefix sum of rowptr[] in place: block sums, then the fill. */
-static void ph_rsum_a(asm_ctx *c, int t)
-{
-    int64_t s = 0;
-    for (int64_t i = blk(c->nrows, t, c->nt), e = blk(c->nrows, t + 1, c->nt); i < e; i++)
-        s += c->rowptr[i];
-    c->part[t + 1] = s;
-}
-
-static void ph_rsum_b(asm_ctx *c, int t)
-{
-    int64_t run = c->part[t];
-    for (int64_t i = blk(c->nrows, t, c->nt), e = blk(c->nrows, t + 1, c->nt); i < e; i++) {
-        const int64_t len = c->rowptr[i];
-        c->rowptr[i] = run;
-        run += len;
-    }
 }
 
 /* Each window entry becomes that thread's first place in the row, counted
@@ -678,12 +660,7 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
         windows_free(c);
         return 1;
     }
-    run_par(c, ph_rsum_a);
-    c->part[0] = 0;
-    for (int t = 0; t < c->nt; t++)
-        c->part[t + 1] += c->part[t];
-    run_par(c, ph_rsum_b);
-    const int64_t total = c->part[c->nt];
+    const int64_t total = psum(c, ph_psum_b); /* cur[] becomes rowptr[] (unused after) */
     c->rowptr[c->nrows] = total;
     run_par(c, ph_woff);
     A->col = cls_big_malloc((size_t)(total ? total : 1) * sizeof *A->col);

@@ -1257,8 +1257,9 @@ static int resolve_threads(const mm_read_options *opt)
 {
     int nt = opt && opt->threads > 0 ? opt->threads : 0;
     const char *env = getenv("CLSOLVE_MM_THREADS"); /* a measuring switch */
-    if (!nt && env && atoi(env) > 0)
-        nt = atoi(env);
+    const int env_nt = env ? atoi(env) : 0;
+    if (!nt && env_nt > 0)
+        nt = env_nt;
     if (!nt) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         nt = c > 0 ? (int)c : 1;
