@@ -30,6 +30,7 @@
 #include "common/eta.h"
 #include "common/numfmt.h"
 #include "common/timer.h"
+#include "common/trace.h"
 #include "progress.h"
 #include "matrices/mm.h"
 #include "net/job_params.h"
@@ -419,7 +420,9 @@ out:
     free(x);
     dsys_warm_release_all();
     pc_cache_clear();
+    cls_trace("solve: released");
     if (own_mpi)
         MPI_Finalize();
+    cls_trace("solve: MPI finalized");
     return rc;
 }

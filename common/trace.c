@@ -1,10 +1,19 @@
 /*
  * trace.c: the CLSOLVE_TRACE step clock (trace.h).
+ *
+ * The first line also names the clock's start on the wall clock (seconds
+ * since the epoch), so a script that takes `date +%s.%N` before the process
+ * and after it sees what the exec, the libraries' loading and the exit
+ * cost beside the traced steps. Steps come from several threads (the
+ * device's start runs beside the parse): one lock keeps lines whole and
+ * the deltas in order.
  */
 #include "trace.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "timer.h"
 
@@ -12,15 +21,23 @@ void cls_trace(const char *what)
 {
     static int on = -1;
     static double first, last;
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     if (on < 0) {
         const char *v = getenv("CLSOLVE_TRACE");
         on = v && *v && *v != '0';
     }
     if (!on)
         return;
+    pthread_mutex_lock(&mu);
     double now = cls_now();
-    if (first == 0.0)
+    if (first == 0.0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
         first = last = now;
+        fprintf(stderr, "[trace] clock starts at epoch %.6f\n",
+                (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
+    }
     fprintf(stderr, "[trace] %9.4f s (+%.4f s) %s\n", now - first, now - last, what);
     last = now;
+    pthread_mutex_unlock(&mu);
 }

@@ -319,7 +319,11 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         }
         /* the checks need the whole matrix: rank 0 makes them */
         if (!rc && me == 0)
-            rc = solve_check_input(&A, bf, bf ? A.nrows : 0, a_path, err);
+            rc = solve_check_input_stored(
+                &A, bf, bf ? A.nrows : 0, a_path,
+                h.layout == MM_COORDINATE &&
+                    (h.symmetry == MM_SYMMETRIC || h.symmetry == MM_SKEW_SYMMETRIC),
+                err);
         for (int c = 1; !rc && me == 0 && c < nrhs; c++) /* and every further column */
             rc = solve_check_vector(bf + c * A.nrows, A.nrows, "right-hand side", err);
     }

@@ -488,6 +488,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     double **xs = NULL, **bs = NULL, *xfull = NULL; /* [c * nmine + part] */
     int have_sys = 0, have_pc = 0, nmine = 0, nrhs = 0, x_exp[DSOLVE_MAX_RHS];
     double t0 = cls_now(), t1 = t0, t2 = t0, tg = t0;
+    cls_trace("dsolve: start");
 
     memset(&in, 0, sizeof in);
     memset(&sys, 0, sizeof sys);

@@ -83,6 +83,7 @@ typedef struct chk_ctx {
     chk_range *r;
     double maxabs; /* pass 2: over the whole matrix */
     int pass;
+    int mirrored; /* pass 2: the diagonal only (solve_check_input_stored) */
 } chk_ctx;
 
 static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
@@ -111,7 +112,7 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
             r->bad_entry = -1;
             return;
         }
-        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1] && !c->mirrored; k++) {
             int64_t j = A->col[k];
             if (j <= i)
                 continue;
@@ -129,6 +130,12 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
 int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const char *name,
                       cls_error *err)
 {
+    return solve_check_input_stored(A, b, nb, name, 0, err);
+}
+
+int solve_check_input_stored(const csr_matrix *A, const double *b, int64_t nb, const char *name,
+                             int mirrored, cls_error *err)
+{
     int rc = solve_check_shape(A->nrows, A->ncols, name, err);
     if (rc)
         return rc;
@@ -138,7 +145,7 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
                         (long long)nb, (long long)A->nrows);
     const int64_t grain = 16384;
     int t = cls_parallel_ranges(A->nrows, grain);
-    chk_ctx c = {A, calloc((size_t)t, sizeof(chk_range)), 0.0, 1};
+    chk_ctx c = {A, calloc((size_t)t, sizeof(chk_range)), 0.0, 1, mirrored != 0};
     if (!c.r)
         return cls_fail(err, CLS_EOTHER, "out of memory checking the matrix");
     cls_parallel_for(A->nrows, grain, chk_rows, &c);

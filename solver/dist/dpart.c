@@ -269,8 +269,10 @@ static int part_device_order(dpart *p, csr_matrix *B, int32_t **iperm_out, int32
     *send = NULL;
     *iperm_out = NULL;
     p->ni = h->ninterior;
+    /* interior rows are listed in row order (halo_plan_local), so with no
+     * boundary row they are 0 .. n-1: no pass over them (the sole part) */
     int identity = 1;
-    for (int64_t i = 0; i < h->ninterior && identity; i++)
+    for (int64_t i = 0; i < h->ninterior && identity && h->nboundary > 0; i++)
         identity = h->interior[i] == (int32_t)i;
     int rc = CLS_OK;
     if (!identity) {

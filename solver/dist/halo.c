@@ -150,6 +150,16 @@ static void split_rows(void *arg, int range, int64_t r0, int64_t r1)
     }
 }
 
+/* the sole part's interior list, 0 .. n-1 (67 MB at poisson3d 256: a
+ * serial fill was 20-30 ms of the set-up) */
+static void fill_identity(void *arg, int range, int64_t r0, int64_t r1)
+{
+    (void)range;
+    int32_t *rows = arg;
+    for (int64_t i = r0; i < r1; i++)
+        rows[i] = (int32_t)i;
+}
+
 int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part, cls_error *err)
 {
     memset(h, 0, sizeof *h);
@@ -182,8 +192,7 @@ int halo_plan_local(halo_plan *h, csr_matrix *A, const part_layout *L, int part,
                             "part %d has %lld rows, beyond 32-bit local indices; use more parts",
                             part, (long long)n);
         }
-        for (int64_t i = 0; i < n; i++)
-            h->interior[i] = (int32_t)i;
+        cls_parallel_for(n, HALO_ROW_GRAIN, fill_identity, h->interior);
         h->ninterior = n;
         A->ncols = n;
         return CLS_OK;

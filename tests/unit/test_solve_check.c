@@ -84,6 +84,34 @@ int main(int argc, char **argv)
         A.val[d1] = dv;
         A.val[k2] = v2;
     }
+    /* mirrored storage (solve_check_input_stored): the symmetry test is
+     * left out, the diagonal and the values are still checked */
+    {
+        int64_t r; /* a row with both x-neighbours (not at a grid line's end) */
+        do
+            r = 1 + (int64_t)(check_rand() % (uint64_t)(n - 2));
+        while (find(&A, r, r + 1) < 0 || find(&A, r, r - 1) < 0);
+        int64_t k = find(&A, r, r + 1), d = find(&A, r, r);
+        double v = A.val[k], dv = A.val[d];
+        A.val[k] = v * 1.5;
+        cls_error_clear(&e);
+        CHECK_MSG(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, &e) == CLS_OK,
+                  "mirrored: the symmetry test ran (%s)", e.msg);
+        CHECK(solve_check_input_stored(&A, NULL, 0, "m.mtx", 0, &e) == CLS_EBREAKDOWN);
+        A.val[k] = v;
+        A.val[d] = -2.0;
+        cls_error_clear(&e);
+        snprintf(want, sizeof want, "diagonal entry (%lld,%lld)", (long long)r + 1,
+                 (long long)r + 1);
+        CHECK_MSG(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, &e) == CLS_EBREAKDOWN &&
+                      strstr(e.msg, want),
+                  "mirrored, bad diagonal: %s", e.msg);
+        A.val[d] = dv;
+        A.val[find(&A, r, r - 1)] = 1.0 / 0.0;
+        CHECK(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, &e) == CLS_EINPUT);
+        A.val[find(&A, r, r - 1)] = A.val[find(&A, r - 1, r)];
+        expect(&A, CLS_OK, NULL, "restored");
+    }
     /* a NaN anywhere outranks a bad row before it */
     A.val[find(&A, 5, 5)] = -1.0;
     A.val[A.nnz - 3] = 0.0 / 0.0;
