@@ -85,8 +85,10 @@ typedef struct cg_options {
                                   * work-group, many iterations per launch (cg_small.c,
                                   * --method cg-small) */
     int lag;                     /* fused: iterations the host may run ahead of the records it
-                                  * has read (0: 2); convergence stops the device itself, so a
-                                  * larger lag costs only no-op launches */
+                                  * has read (0: 2, and 1 once iterations prove slow:
+                                  * ksp_device.h); convergence stops the device itself, so a
+                                  * larger lag costs no-op launches, and with a preconditioner
+                                  * its M^-1 of each queued iteration */
     const la_cheb_coef *cheby;   /* one_launch with --precond chebyshev: its recurrence, applied
                                   * inside the kernel with the diagonal passed as dinv */
     const la_tri *ic0_l, *ic0_u; /* one_launch with --precond ic0: its triangles, swept */

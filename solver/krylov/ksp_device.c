@@ -21,6 +21,11 @@
 #include "../../kernels/la_pcm.h"
 #include "ksp_stop.h"
 
+/* the mean time between records from which one queued iteration is kept
+ * (ksp_device.h): an iteration this long covers the host's read and the
+ * enqueue of the next, even of an AMG V-cycle's few dozen launches */
+#define KSP_DEVICE_SLOW_S 1e-3
+
 /* Updates applied after a cancel: the records still queued say which of
  * the queued iterations ran (a stopped device applies none). */
 static int64_t ksp_device_applied(const ksp_device_ops *ops, void *w, int64_t kstart)
@@ -55,7 +60,10 @@ static int ksp_device_breakdown(const ksp_device_ops *ops, const la_cgf_record *
 int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_ops *ops, void *w,
                      const cg_options *opt, cg_result *res, cls_error *err)
 {
-    const int lag = opt->lag > 0 ? (opt->lag < LA_CGF_MAXLAG ? opt->lag : LA_CGF_MAXLAG) : 2;
+    int lag = opt->lag > 0 ? (opt->lag < LA_CGF_MAXLAG ? opt->lag : LA_CGF_MAXLAG) : 2;
+    const int lag_adapts = opt->lag <= 0;
+    double t_rec0 = 0.0; /* the first record's arrival */
+    int64_t nrec = 0;    /* records read since it (the adaptation's evidence) */
     const int batch = ops->batch > 1 ? ops->batch : 1; /* records one enqueue may add */
     int64_t cap = 0, kstart = 0, enq, seen;
     int rc = CLS_EOTHER, zero;
@@ -119,6 +127,13 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
             goto done;
         }
         CLS_TRY(ops->next(w, &rec, err)); /* record k: rr, rz, pq, alpha, beta */
+        if (lag_adapts && lag > 1) { /* slow iterations: one queued (ksp_device.h) */
+            const double now = cls_now();
+            if (nrec++ == 0)
+                t_rec0 = now;
+            else if (nrec >= 3 && (now - t_rec0) / (double)(nrec - 1) >= KSP_DEVICE_SLOW_S)
+                lag = 1;
+        }
         rel = sqrt(rec.rr) / bnorm;       /* ||r_k|| / ||b|| */
         if (rec.k > kstart) {             /* (record kstart is the start) */
             res->iterations = rec.k;
@@ -149,8 +164,11 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
          * has drifted (ksp_stop.h) */
         {
             const double tc = cls_now();
-            CLS_TRY(ops->drain(w, err));                  /* queued iterations were no-ops */
-            CLS_TRY(ops->start(w, rec.k, &rr, &rz, err)); /* r = b - A x; z = M^-1 r; p = z */
+            CLS_TRY(ops->drain(w, err)); /* queued iterations were no-ops */
+            if (ops->residual)
+                CLS_TRY(ops->residual(w, rec.k, &rr, err)); /* r = b - A x; r'r */
+            else
+                CLS_TRY(ops->start(w, rec.k, &rr, &rz, err)); /* and z = M^-1 r; p = z */
             res->confirm_s += cls_now() - tc;
         }
         if ((rc = ksp_stop_confirm(&st, sqrt(rr) / bnorm, rec.k, res, err)) != KSP_RESTART)
@@ -160,6 +178,8 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
             rc = ksp_fail_maxiter(res, kstart, res->rel_residual, opt->tol, err);
             goto done;
         }
+        if (ops->residual) /* the restart's state: z = M^-1 r, p = z */
+            CLS_TRY(ops->start(w, rec.k, &rr, &rz, err));
         continue;
 
     breakdown:

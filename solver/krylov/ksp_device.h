@@ -7,6 +7,12 @@
  * stopping test are computed on the device, which stops itself, and the
  * host only enqueues iterations and reads each one's record (residual,
  * scalars, stop code: la_cgf_record) while `lag` later ones are queued.
+ * The queue hides the host's read and enqueue (tens of microseconds); its
+ * price is the queued iterations after the stopping one, which still run
+ * their preconditioner (the SpMV and updates see the stop flag, M^-1 does
+ * not). So when iterations turn out slow (KSP_DEVICE_SLOW_S a record on
+ * average, as an AMG V-cycle at 10^7 rows), one iteration queued is enough
+ * and the loop keeps one (opt->lag, when set, is kept as given).
  * What the loop owns is everything but the recurrence: the queue depth, the
  * history and the monitor, maxiter, the confirmation on the true residual
  * and the restart (ksp_stop.h), the lost-recurrence restart, the breakdown
@@ -36,6 +42,10 @@ typedef struct ksp_device_ops {
     int (*next)(void *w, la_cgf_record *rec, cls_error *err);     /* the next record, blocking */
     int (*last)(void *w, double *rr, double *rz, cls_error *err); /* after the last update */
     int (*drain)(void *w, cls_error *err); /* wait for the queued (no-op) iterations */
+    /* optional: r = b - Ax and r'r only (blocking), for the confirmation
+     * on the true residual, which then applies no M^-1 (a V-cycle of AMG)
+     * unless it restarts; NULL: start serves */
+    int (*residual)(void *w, int64_t k, double *rr, cls_error *err);
     void (*release)(void *w);
     void (*counts)(void *w, int64_t *enq, int64_t *seen); /* iterations queued, records read */
     int with_pc;  /* messages name the preconditioner; LA_PCM_PC_INDEFINITE may come */

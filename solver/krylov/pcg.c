@@ -68,6 +68,17 @@ static int pcm_start(void *p, int64_t k, double *rr, double *ru, cls_error *err)
         return rc;
     return la_pcm_last(&c->w, rr, ru, err);
 }
+/* the confirmation's true residual: r = b - Ax, then the sums (r'u of a
+ * stale u, unused) and r'r (blocking); M^-1 only if it restarts */
+static int pcm_residual(void *p, int64_t k, double *rr, cls_error *err)
+{
+    pcm_work *c = p;
+    double ru;
+    int rc;
+    if ((rc = la_pcm_restart(&c->w, k, err)) || (rc = la_pcm_dots(&c->w, err)))
+        return rc;
+    return la_pcm_last(&c->w, rr, &ru, err);
+}
 /* one iteration: SpMV (u'w), scalars, update (la_pcm_enqueue), u = M^-1 r,
  * then r'u and r'r (la_pcm_dots) */
 static int pcm_enqueue(void *p, int64_t room, cls_error *err)
@@ -110,6 +121,7 @@ static const ksp_device_ops pcm_ops = {
     .next = pcm_next,
     .last = pcm_last,
     .drain = pcm_drain,
+    .residual = pcm_residual,
     .release = pcm_release,
     .counts = pcm_counts,
     .with_pc = 1,
