@@ -140,6 +140,99 @@ __kernel void amgs_mis_m2(int n, __global const int *rp, __global const int *col
         atomic_add(left, cnt);
 }
 
+/* The same two passes with a team of `lanes` work-items per row (a power
+ * of two dividing the group), for the coarse levels whose rows hold
+ * dozens of entries: one work-item walking such a row reads memory far
+ * from its neighbours' (33 entries a row at poisson3d 256's level 1). The
+ * lanes take every lanes-th entry and the largest tuple is reduced in
+ * local memory (red: one ulong per work-item); a maximum is exact, so the
+ * result is the one-work-item kernels' bit for bit. Rows go to a group in
+ * blocks of (group size / lanes), a grid-stride loop over the blocks, so
+ * every work-item of a group meets the same barriers. */
+__kernel void amgs_mis_m1_team(int n, __global const int *rp, __global const int *col,
+                               __global const double *val, __global const double *dsq,
+                               double theta, __global const ulong *t, __global ulong *m1,
+                               int lanes, __local ulong *red)
+{
+    const int lid = (int)get_local_id(0), lane = lid & (lanes - 1);
+    const int per = (int)get_local_size(0) / lanes;
+    for (int b = (int)get_group_id(0) * per; b < n; b += (int)get_num_groups(0) * per) {
+        const int i = b + lid / lanes;
+        ulong m = 0;
+        if (i < n) {
+            m = lane == 0 ? t[i] : 0UL;
+            for (int k = rp[i] + lane; k < rp[i + 1]; k += lanes) {
+                int j = col[k];
+                if (amgs_strong(i, j, val[k], dsq, theta) >= 0.0f && t[j] > m)
+                    m = t[j];
+            }
+        }
+        red[lid] = m;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int h = lanes >> 1; h > 0; h >>= 1) {
+            if (lane < h && red[lid + h] > red[lid])
+                red[lid] = red[lid + h];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (i < n && lane == 0)
+            m1[i] = red[lid];
+        barrier(CLK_LOCAL_MEM_FENCE); /* red is rewritten by the next block */
+    }
+}
+
+__kernel void amgs_mis_m2_team(int n, __global const int *rp, __global const int *col,
+                               __global const double *val, __global const double *dsq,
+                               double theta, __global ulong *t, __global const ulong *m1,
+                               __global int *left, int lanes, __local ulong *red)
+{
+    __local int cnt;
+    const int lid = (int)get_local_id(0), lane = lid & (lanes - 1);
+    const int per = (int)get_local_size(0) / lanes;
+    if (lid == 0)
+        cnt = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int mine = 0;
+    for (int b = (int)get_group_id(0) * per; b < n; b += (int)get_num_groups(0) * per) {
+        const int i = b + lid / lanes;
+        ulong ti = 0, m = 0;
+        int und = 0;
+        if (i < n) {
+            ti = t[i]; /* every lane reads it before lane 0 may write it below */
+            und = (ti >> 62) == MIS_UNDECIDED;
+        }
+        if (und) {
+            m = lane == 0 ? m1[i] : 0UL;
+            for (int k = rp[i] + lane; k < rp[i + 1]; k += lanes) {
+                int j = col[k];
+                if (amgs_strong(i, j, val[k], dsq, theta) >= 0.0f && m1[j] > m)
+                    m = m1[j];
+            }
+        }
+        red[lid] = m;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int h = lanes >> 1; h > 0; h >>= 1) {
+            if (lane < h && red[lid + h] > red[lid])
+                red[lid] = red[lid + h];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (und && lane == 0) {
+            m = red[lid];
+            if (m == ti)
+                t[i] = amgs_tuple(MIS_IN, i);
+            else if ((m >> 62) == MIS_IN)
+                t[i] = amgs_tuple(MIS_OUT, i);
+            else
+                mine++;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (mine)
+        atomic_add(&cnt, mine);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0 && cnt)
+        atomic_add(left, cnt);
+}
+
 /* pass 2's flags for the scan that numbers the roots in row order */
 __kernel void amgs_root_flags(int n, __global const ulong *t, __global int *flag)
 {

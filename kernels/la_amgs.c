@@ -80,7 +80,9 @@ int la_amgs_init(la_ctx *la, la_amgs *k, cls_error *err)
               {&k->k_lz_start, "amgs_lz_start"},
               {&k->k_lz_w, "amgs_lz_w"},
               {&k->k_lz_orth, "amgs_lz_orth"},
-              {&k->k_from_sell, "amgs_from_sell"}};
+              {&k->k_from_sell, "amgs_from_sell"},
+              {&k->k_mis_m1_team, "amgs_mis_m1_team"},
+              {&k->k_mis_m2_team, "amgs_mis_m2_team"}};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if ((rc = ocl_create_kernel(k->prog, ks[i].name, ks[i].k, err))) {
             la_amgs_release(k);
@@ -104,11 +106,12 @@ int la_amgs_init(la_ctx *la, la_amgs *k, cls_error *err)
 
 void la_amgs_release(la_amgs *k)
 {
-    cl_kernel *ks[] = {&k->k_diag,       &k->k_mis_init,     &k->k_mis_m1,   &k->k_mis_m2,
-                       &k->k_root_flags, &k->k_agg1,         &k->k_agg2,     &k->k_agg_sizes,
-                       &k->k_tval,       &k->k_prolong_rows, &k->k_compact,  &k->k_tr_count,
-                       &k->k_tr_scatter, &k->k_rank_sort,    &k->k_dinv,     &k->k_lz_start,
-                       &k->k_lz_w,       &k->k_lz_orth,      &k->k_from_sell};
+    cl_kernel *ks[] = {&k->k_diag,       &k->k_mis_init,     &k->k_mis_m1,    &k->k_mis_m2,
+                       &k->k_root_flags, &k->k_agg1,         &k->k_agg2,      &k->k_agg_sizes,
+                       &k->k_tval,       &k->k_prolong_rows, &k->k_compact,   &k->k_tr_count,
+                       &k->k_tr_scatter, &k->k_rank_sort,    &k->k_dinv,      &k->k_lz_start,
+                       &k->k_lz_w,       &k->k_lz_orth,      &k->k_from_sell, &k->k_mis_m1_team,
+                       &k->k_mis_m2_team};
     cl_mem *ms[] = {&k->part, &k->ctr};
     lai_release_objects(ks, (int)(sizeof ks / sizeof *ks), ms, 2);
     la_sparse_release(&k->sp);
@@ -263,6 +266,35 @@ int la_amgs_diag(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem d
     return CLS_OK;
 }
 
+/* The lanes per row of the MIS rounds' team kernels for A, or 0 for one
+ * work-item a row: about a quarter of the mean row, 4 to 32 (and at most
+ * the group), from AMGS_TEAM_MIN_ROW entries a row on */
+static int amgs_team_lanes(const la_amgs *k, const la_dcsr *A)
+{
+    const double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0.0;
+    const char *f = getenv("CLSOLVE_AMGS_TEAM");
+    int on = mean >= AMGS_TEAM_MIN_ROW;
+    if (f && (*f == '0' || *f == '1'))
+        on = *f == '1';
+    if (!on)
+        return 0;
+    int lanes = 4;
+    while (lanes < 32 && 4.0 * lanes < mean)
+        lanes *= 2;
+    while ((size_t)lanes > k->ls)
+        lanes /= 2;
+    return lanes >= 2 ? lanes : 0;
+}
+
+/* a team kernel over n rows, lanes work-items a row, on the set-up's grid */
+static int amgs_run_team(la_ctx *la, la_amgs *k, cl_kernel kr, const char *name, int64_t n,
+                         int lanes, cls_error *err)
+{
+    const int64_t per = (int64_t)(k->ls / (size_t)lanes);
+    size_t need = (size_t)((n + per - 1) / per);
+    return lai_launch(la, kr, name, lai_min_sz(need, k->groups), k->ls, err);
+}
+
 int la_amgs_aggregate(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem dsq, double theta,
                       cl_mem agg, int64_t *naggs, int64_t *left, int *rounds, cls_error *err)
 {
@@ -286,6 +318,16 @@ int la_amgs_aggregate(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem dsq, doub
                            A_MEM(A->col), A_MEM(A->val), A_MEM(dsq), A_DBL(theta), A_MEM(t),
                            A_MEM(m1), A_MEM(k->ctr))))
         goto done;
+    const cl_int lanes = amgs_team_lanes(k, A);
+    if (lanes && ((rc = lai_set_args(k->k_mis_m1_team, "amgs_mis_m1_team", err, 10, A_INT(n),
+                                     A_MEM(A->rowptr), A_MEM(A->col), A_MEM(A->val), A_MEM(dsq),
+                                     A_DBL(theta), A_MEM(t), A_MEM(m1), A_INT(lanes),
+                                     A_LOCAL(k->ls * sizeof(cl_ulong)))) ||
+                  (rc = lai_set_args(k->k_mis_m2_team, "amgs_mis_m2_team", err, 11, A_INT(n),
+                                     A_MEM(A->rowptr), A_MEM(A->col), A_MEM(A->val), A_MEM(dsq),
+                                     A_DBL(theta), A_MEM(t), A_MEM(m1), A_MEM(k->ctr), A_INT(lanes),
+                                     A_LOCAL(k->ls * sizeof(cl_ulong))))))
+        goto done;
     /* rounds until none is undecided: each enters at least the largest
      * undecided tuple, so at most n rounds (a few dozen in practice) */
     for (cl_int undecided = n; undecided > 0; (*rounds)++) {
@@ -295,8 +337,10 @@ int la_amgs_aggregate(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem dsq, doub
             goto done;
         }
         if ((rc = la_amgs_fill_int(la, k->ctr, 0, 1, err)) ||
-            (rc = la_amgs_run(la, k, k->k_mis_m1, "amgs_mis_m1", n, err)) ||
-            (rc = la_amgs_run(la, k, k->k_mis_m2, "amgs_mis_m2", n, err)) ||
+            (rc = lanes ? amgs_run_team(la, k, k->k_mis_m1_team, "amgs_mis_m1_team", n, lanes, err)
+                        : la_amgs_run(la, k, k->k_mis_m1, "amgs_mis_m1", n, err)) ||
+            (rc = lanes ? amgs_run_team(la, k, k->k_mis_m2_team, "amgs_mis_m2_team", n, lanes, err)
+                        : la_amgs_run(la, k, k->k_mis_m2, "amgs_mis_m2", n, err)) ||
             (rc = la_amgs_read_int(la, k->ctr, &undecided, err)))
             goto done;
     }

@@ -19,7 +19,7 @@ typedef struct la_amgs {
     cl_program prog;
     cl_kernel k_diag, k_mis_init, k_mis_m1, k_mis_m2, k_root_flags, k_agg1, k_agg2, k_agg_sizes,
         k_tval, k_prolong_rows, k_compact, k_tr_count, k_tr_scatter, k_rank_sort, k_dinv,
-        k_lz_start, k_lz_w, k_lz_orth, k_from_sell;
+        k_lz_start, k_lz_w, k_lz_orth, k_from_sell, k_mis_m1_team, k_mis_m2_team;
     size_t ls, groups; /* the grid of every grid-stride kernel */
     cl_mem part;       /* per-group partial sums (groups doubles) */
     cl_mem ctr;        /* one int counter read back by the host */
@@ -63,7 +63,11 @@ int la_amgs_diag(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem d
  * (amg_aggregate.c: the distance-2 MIS of the same tuples, phases 1 and
  * 2); *naggs = the roots; *left = nodes with strong edges that phase 2
  * left free (phase 3 is the host's: the caller falls back when > 0);
- * *rounds = MIS rounds run */
+ * *rounds = MIS rounds run. Rows of AMGS_TEAM_MIN_ROW entries or more on
+ * average are walked by a team of work-items each in the MIS rounds
+ * (amgs_mis_*_team; CLSOLVE_AMGS_TEAM=0 or 1 forces one way, for the
+ * tests and measurements) */
+#define AMGS_TEAM_MIN_ROW 12.0
 int la_amgs_aggregate(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem dsq, double theta,
                       cl_mem agg, int64_t *naggs, int64_t *left, int *rounds, cls_error *err);
 
