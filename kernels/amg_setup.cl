@@ -141,9 +141,10 @@ __kernel void amgs_mis_m2(int n, __global const int *rp, __global const int *col
 }
 
 /* The same two passes with a team of `lanes` work-items per row (a power
- * of two dividing the group), for the coarse levels whose rows hold
- * dozens of entries: one work-item walking such a row reads memory far
- * from its neighbours' (33 entries a row at poisson3d 256's level 1). The
+ * of two dividing the group), for rows of more than a few entries: one
+ * work-item walking such a row reads memory far from its neighbours' (33
+ * entries a row at poisson3d 256's level 1: its rounds took 2.5x as long;
+ * 7 at level 0: 10% longer). The
  * lanes take every lanes-th entry and the largest tuple is reduced in
  * local memory (red: one ulong per work-item); a maximum is exact, so the
  * result is the one-work-item kernels' bit for bit. Rows go to a group in

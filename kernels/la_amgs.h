@@ -67,7 +67,7 @@ int la_amgs_diag(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem diag, cl_mem d
  * average are walked by a team of work-items each in the MIS rounds
  * (amgs_mis_*_team; CLSOLVE_AMGS_TEAM=0 or 1 forces one way, for the
  * tests and measurements) */
-#define AMGS_TEAM_MIN_ROW 12.0
+#define AMGS_TEAM_MIN_ROW 6.0
 int la_amgs_aggregate(la_ctx *la, la_amgs *k, const la_dcsr *A, cl_mem dsq, double theta,
                       cl_mem agg, int64_t *naggs, int64_t *left, int *rounds, cls_error *err);
 

@@ -508,8 +508,9 @@ int main(int argc, char **argv)
         csr_free(&A);
     }
     /* the MIS rounds both ways: one work-item a row, and a team a row
-     * (la_amgs.h; by default a team from 12 entries a row on: the coarse
-     * levels of the hierarchies above) */
+     * (la_amgs.h; by default a team from 6 entries a row on: the Poisson
+     * hierarchies above on every level, the _bus matrices' fine level
+     * one work-item a row) */
     for (int team = 0; team < 2; team++) {
         setenv("CLSOLVE_AMGS_TEAM", team ? "1" : "0", 1);
         for (int kind = 0; kind < 3; kind++) {
