@@ -150,6 +150,20 @@ __kernel void amgs_mis_m2(int n, __global const int *rp, __global const int *col
  * result is the one-work-item kernels' bit for bit. Rows go to a group in
  * blocks of (group size / lanes), a grid-stride loop over the blocks, so
  * every work-item of a group meets the same barriers. */
+/* the largest of the lanes' m, for lane 0 of each row's team (every
+ * work-item of the group calls it: it holds barriers) */
+inline ulong amgs_team_max(__local ulong *red, ulong m, int lid, int lane, int lanes)
+{
+    red[lid] = m;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int h = lanes >> 1; h > 0; h >>= 1) {
+        if (lane < h && red[lid + h] > red[lid])
+            red[lid] = red[lid + h];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    return red[lid];
+}
+
 __kernel void amgs_mis_m1_team(int n, __global const int *rp, __global const int *col,
                                __global const double *val, __global const double *dsq,
                                double theta, __global const ulong *t, __global ulong *m1,
@@ -168,15 +182,9 @@ __kernel void amgs_mis_m1_team(int n, __global const int *rp, __global const int
                     m = t[j];
             }
         }
-        red[lid] = m;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int h = lanes >> 1; h > 0; h >>= 1) {
-            if (lane < h && red[lid + h] > red[lid])
-                red[lid] = red[lid + h];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
+        m = amgs_team_max(red, m, lid, lane, lanes);
         if (i < n && lane == 0)
-            m1[i] = red[lid];
+            m1[i] = m;
         barrier(CLK_LOCAL_MEM_FENCE); /* red is rewritten by the next block */
     }
 }
@@ -209,15 +217,8 @@ __kernel void amgs_mis_m2_team(int n, __global const int *rp, __global const int
                     m = m1[j];
             }
         }
-        red[lid] = m;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int h = lanes >> 1; h > 0; h >>= 1) {
-            if (lane < h && red[lid + h] > red[lid])
-                red[lid] = red[lid + h];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
+        m = amgs_team_max(red, m, lid, lane, lanes);
         if (und && lane == 0) {
-            m = red[lid];
             if (m == ti)
                 t[i] = amgs_tuple(MIS_IN, i);
             else if ((m >> 62) == MIS_IN)

@@ -127,7 +127,7 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
             goto done;
         }
         CLS_TRY(ops->next(w, &rec, err)); /* record k: rr, rz, pq, alpha, beta */
-        if (lag_adapts && lag > 1) { /* slow iterations: one queued (ksp_device.h) */
+        if (lag_adapts && lag > 1) {      /* slow iterations: one queued (ksp_device.h) */
             const double now = cls_now();
             if (nrec++ == 0)
                 t_rec0 = now;
