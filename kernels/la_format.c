@@ -139,6 +139,10 @@ static void spmv_key(la_spmv_variant v, char *buf, size_t cap)
  */
 #define BCSR_MAX_K 8
 
+/* The k x k blocks of the first nbr block rows. mark: one int32 per block
+ * column, all 0 (calloc: pages nobody touches are never written, so a
+ * sample of a few block rows costs only its own columns' pages); it holds
+ * the last block row + 1 that saw each block column. */
 static int64_t bcsr_count_blocks(const fmt_src *A, int64_t k, int64_t nbr, int32_t *mark)
 {
     int64_t nb = 0;
@@ -146,11 +150,22 @@ static int64_t bcsr_count_blocks(const fmt_src *A, int64_t k, int64_t nbr, int32
         for (int64_t i = br * k; i < (br + 1) * k; i++)
             for (int64_t j = src_beg(A, i), e = j + src_len(A, i); j < e; j++) {
                 int32_t bc = (int32_t)(src_col(A, j) / k);
-                if (mark[bc] != (int32_t)br) {
-                    mark[bc] = (int32_t)br;
+                if (mark[bc] != (int32_t)(br + 1)) {
+                    mark[bc] = (int32_t)(br + 1);
                     nb++;
                 }
             }
+    return nb;
+}
+
+/* bcsr_count_blocks on fresh zeroed marks (-1: out of memory) */
+static int64_t bcsr_count_fresh(const fmt_src *A, int64_t k, int64_t nbr)
+{
+    int32_t *mark = calloc((size_t)(A->ncols / k + 1), sizeof *mark);
+    if (!mark)
+        return -1;
+    int64_t nb = bcsr_count_blocks(A, k, nbr, mark);
+    free(mark);
     return nb;
 }
 
@@ -162,25 +177,23 @@ static void bcsr_detect(const fmt_src *A, size_t melem, size_t *kout, double *fi
         return;
     double csr_bytes = (double)A->nnz * (double)(melem + 4) + 4.0 * (double)(A->nrows + 1);
     double best = 0.9 * csr_bytes;
-    int32_t *mark = malloc((size_t)(A->ncols / 2 + 1) * sizeof *mark);
-    if (!mark)
-        return;
+    /* fresh marks for each count: setting a mark per block column for each
+     * k (three passes over 8 M of them at poisson3d 256) cost more than the
+     * samples that reject k */
     for (int64_t k = BCSR_MAX_K; k >= 2; k--) {
         if (A->nrows % k || A->ncols % k)
             continue;
-        int64_t nbr = A->nrows / k, nbc = A->ncols / k;
-        for (int64_t i = 0; i < nbc; i++)
-            mark[i] = -1;
+        int64_t nbr = A->nrows / k;
         int64_t sbr = nbr < 2048 ? nbr : 2048;
         int64_t snnz = 0;
         for (int64_t i = 0; i < sbr * k; i++)
             snnz += src_len(A, i);
-        int64_t sb = bcsr_count_blocks(A, k, sbr, mark);
-        if (snnz > 0 && (double)(sb * k * k) > 1.5 * (double)snnz)
+        int64_t sb = bcsr_count_fresh(A, k, sbr);
+        if (sb < 0 || (snnz > 0 && (double)(sb * k * k) > 1.5 * (double)snnz))
             continue;
-        for (int64_t i = 0; i < nbc; i++)
-            mark[i] = -1;
-        int64_t nb = bcsr_count_blocks(A, k, nbr, mark);
+        int64_t nb = bcsr_count_fresh(A, k, nbr);
+        if (nb < 0)
+            continue;
         double fill = (double)(nb * k * k) / (double)A->nnz;
         double bytes = (double)nb * (double)(k * k) * (double)melem + 4.0 * (double)nb +
                        4.0 * (double)(nbr + 1);
@@ -190,7 +203,6 @@ static void bcsr_detect(const fmt_src *A, size_t melem, size_t *kout, double *fi
             *fill_out = fill;
         }
     }
-    free(mark);
 }
 
 /* The widest row of each chunk of C rows (rows in order, or through perm),
@@ -731,8 +743,7 @@ static int bcsr_build(const fmt_src *A, int64_t k, size_t melem, bcsr_host *b, c
         bcsr_free(b);
         return cls_fail(err, CLS_EOTHER, "out of memory building BCSR");
     }
-    for (int64_t i = 0; i < nbc; i++)
-        mark[i] = -1;
+    memset(mark, 0, (size_t)(nbc ? nbc : 1) * sizeof *mark);
     b->nblocks = bcsr_count_blocks(A, k, b->nbr, mark);
     b->bcol = malloc((size_t)(b->nblocks ? b->nblocks : 1) * sizeof *b->bcol);
     b->val = calloc((size_t)(b->nblocks ? b->nblocks : 1) * (size_t)(k * k), melem);
