@@ -87,6 +87,35 @@ __kernel void amgs_mis_init(int n, __global const int *rp, __global const int *c
     }
 }
 
+/* the largest of m and src[j] over row i's strong entries k0, k0 + step,
+ * ... below k1: the MIS rounds' one loop (a work-item's whole row, step 1,
+ * or a team lane's share) */
+inline ulong amgs_strong_max(int i, int k0, int k1, int step, __global const int *col,
+                             __global const double *val, __global const double *dsq,
+                             double theta, __global const ulong *src, ulong m)
+{
+    for (int k = k0; k < k1; k += step) {
+        int j = col[k];
+        if (amgs_strong(i, j, val[k], dsq, theta) >= 0.0f && src[j] > m)
+            m = src[j];
+    }
+    return m;
+}
+
+/* an undecided node's decision from m, the largest tuple within distance
+ * 2: in (its own tuple is the largest), out (an in-node's is), or still
+ * undecided (returns 1) */
+inline int amgs_decide(__global ulong *t, int i, ulong ti, ulong m)
+{
+    if (m == ti)
+        t[i] = amgs_tuple(MIS_IN, i);
+    else if ((m >> 62) == MIS_IN)
+        t[i] = amgs_tuple(MIS_OUT, i);
+    else
+        return 1;
+    return 0;
+}
+
 /* pass 0: m1 = the largest tuple of the closed strong neighbourhood */
 __kernel void amgs_mis_m1(int n, __global const int *rp, __global const int *col,
                           __global const double *val, __global const double *dsq, double theta,
@@ -94,13 +123,7 @@ __kernel void amgs_mis_m1(int n, __global const int *rp, __global const int *col
 {
     GSTRIDE_LOOP(i, n)
     {
-        ulong m = t[i];
-        for (int k = rp[i]; k < rp[i + 1]; k++) {
-            int j = col[k];
-            if (amgs_strong(i, j, val[k], dsq, theta) >= 0.0f && t[j] > m)
-                m = t[j];
-        }
-        m1[i] = m;
+        m1[i] = amgs_strong_max(i, rp[i], rp[i + 1], 1, col, val, dsq, theta, t, t[i]);
     }
 }
 
@@ -120,18 +143,8 @@ __kernel void amgs_mis_m2(int n, __global const int *rp, __global const int *col
         ulong ti = t[i];
         if ((ti >> 62) != MIS_UNDECIDED)
             continue;
-        ulong m = m1[i];
-        for (int k = rp[i]; k < rp[i + 1]; k++) {
-            int j = col[k];
-            if (amgs_strong(i, j, val[k], dsq, theta) >= 0.0f && m1[j] > m)
-                m = m1[j];
-        }
-        if (m == ti)
-            t[i] = amgs_tuple(MIS_IN, i);
-        else if ((m >> 62) == MIS_IN)
-            t[i] = amgs_tuple(MIS_OUT, i);
-        else
-            mine++;
+        ulong m = amgs_strong_max(i, rp[i], rp[i + 1], 1, col, val, dsq, theta, m1, m1[i]);
+        mine += amgs_decide(t, i, ti, m);
     }
     if (mine)
         atomic_add(&cnt, mine);
@@ -144,7 +157,7 @@ __kernel void amgs_mis_m2(int n, __global const int *rp, __global const int *col
  * of two dividing the group), for rows of more than a few entries: one
  * work-item walking such a row reads memory far from its neighbours' (33
  * entries a row at poisson3d 256's level 1: its rounds took 2.5x as long;
- * 7 at level 0: 10% longer). The
+ * at level 0, 7 entries a row, the two ways tie). The
  * lanes take every lanes-th entry and the largest tuple is reduced in
  * local memory (red: one ulong per work-item); a maximum is exact, so the
  * result is the one-work-item kernels' bit for bit. Rows go to a group in
@@ -174,14 +187,9 @@ __kernel void amgs_mis_m1_team(int n, __global const int *rp, __global const int
     for (int b = (int)get_group_id(0) * per; b < n; b += (int)get_num_groups(0) * per) {
         const int i = b + lid / lanes;
         ulong m = 0;
-        if (i < n) {
-            m = lane == 0 ? t[i] : 0UL;
-            for (int k = rp[i] + lane; k < rp[i + 1]; k += lanes) {
-                int j = col[k];
-                if (amgs_strong(i, j, val[k], dsq, theta) >= 0.0f && t[j] > m)
-                    m = t[j];
-            }
-        }
+        if (i < n)
+            m = amgs_strong_max(i, rp[i] + lane, rp[i + 1], lanes, col, val, dsq, theta, t,
+                                lane == 0 ? t[i] : 0UL);
         m = amgs_team_max(red, m, lid, lane, lanes);
         if (i < n && lane == 0)
             m1[i] = m;
@@ -209,23 +217,12 @@ __kernel void amgs_mis_m2_team(int n, __global const int *rp, __global const int
             ti = t[i]; /* every lane reads it before lane 0 may write it below */
             und = (ti >> 62) == MIS_UNDECIDED;
         }
-        if (und) {
-            m = lane == 0 ? m1[i] : 0UL;
-            for (int k = rp[i] + lane; k < rp[i + 1]; k += lanes) {
-                int j = col[k];
-                if (amgs_strong(i, j, val[k], dsq, theta) >= 0.0f && m1[j] > m)
-                    m = m1[j];
-            }
-        }
+        if (und)
+            m = amgs_strong_max(i, rp[i] + lane, rp[i + 1], lanes, col, val, dsq, theta, m1,
+                                lane == 0 ? m1[i] : 0UL);
         m = amgs_team_max(red, m, lid, lane, lanes);
-        if (und && lane == 0) {
-            if (m == ti)
-                t[i] = amgs_tuple(MIS_IN, i);
-            else if ((m >> 62) == MIS_IN)
-                t[i] = amgs_tuple(MIS_OUT, i);
-            else
-                mine++;
-        }
+        if (und && lane == 0)
+            mine += amgs_decide(t, i, ti, m);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (mine)
