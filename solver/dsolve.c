@@ -752,9 +752,9 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
      * jacobi 1.9 s in turn against 4.5 s together on the kernels,
      * chebyshev 1.9 / 3.1, ic0 2.5 / 3.9), unless the preconditioner
      * applies the columns at once (amg: 0.97 s together, 1.06 in turn) */
-    int native_cols = 0;
+    int native_cols = 0; /* bcg's columns share one space: together is the method */
     if (opt->rhs_mode == DSOLVE_RHS_AUTO && nrhs > 1 && size == 1 && nmine == 1 && L->nparts == 1 &&
-        parts[0].have_Ai) {
+        parts[0].have_Ai && method_id != SOLVER_BCG) {
         cls_error ne;
         cls_error_clear(&ne);
         int nrc = CLS_OK;

@@ -56,6 +56,12 @@ int pipecg_solve(dsys *s, const dvec *b, dvec *x, pc *pc, const cg_options *opt,
 #define DSOLVE_MAX_RHS_BLOCK 64
 int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *opt,
                cg_result *res, cls_error *err);
+/* Block CG (bcg.c, --method bcg): the k columns share one search space, so
+ * each needs fewer iterations than alone. One part and k <= 8 (la_bcg.h);
+ * elsewhere, or when the block loses rank, dbcg_solve's columns. The same
+ * contract as dbcg_solve; the columns' iterations are the block's. */
+int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *opt,
+              cg_result *res, cls_error *err);
 
 /* The table of methods (methods.def's rows, methods.c): what dsolve runs. */
 typedef struct ksp_method {

@@ -1,0 +1,204 @@
+/*
+ * bcg.cl: the block CG's vector kernels (solver/krylov/bcg.c through
+ * la_bcg.h). The k <= 8 columns of a block live in one buffer, column a at
+ * a * ld (column-major, so each column is also a vector of its own for the
+ * SpMM and the preconditioner), and every kernel reads a row's k entries of
+ * each block it touches once: the k x k mixing (X += P alpha) costs the
+ * same traffic as k axpys, not k^2.
+ *
+ *   bcg_gram    G = U'V (k x k), the group's partial sums
+ *   bcg_update  X += P alpha; R -= Q alpha; with the sums of the new R
+ *   bcg_resid   R = B - Q (Q = A X: the true residual), with the same sums
+ *   bcg_dir     P = Z + P beta (Z = R, D^-1 R or the preconditioner's Z)
+ *   bcg_fold    the groups' partial sums into BCG_NSUM values
+ *
+ * The sums of update and resid are those the recurrence reads next:
+ * mode 0: r_b'r_b only (the preconditioner's Z comes later: bcg_gram);
+ * mode 1: also rho = R'R (no preconditioner, Z = R); mode 2: rho = Z'R with
+ * Z = D^-1 R (Jacobi), Z never stored. The k x k matrices are symmetric
+ * (U'V with V = A U, or Z'R with Z = M^-1 R, M symmetric), so only their
+ * upper triangle is summed: 44 accumulators a work-item, not 72, which is
+ * what its registers hold. A group writes BCG_NSUM values: [0, 36) the
+ * triangle, a <= b row by row, [36, 44) the diagonal r_b'r_b, the rest
+ * unused (la_bcg.c unpacks). Sums are plain (one part: no partition to
+ * agree with) and in acc_t.
+ * The loops run over 8 with guards on k (uniform over the launch), so the
+ * private arrays stay in registers; alpha and beta are __constant, read by
+ * every work-item alike (the constant cache's broadcast).
+ */
+#define BCG_K 8
+#define BCG_NSUM 72 /* a group's record: the sums below, padded */
+#define BCG_NTRI 36 /* the upper triangle a <= b, row by row */
+#define BCG_NACC 44 /* the triangle, then the 8 diagonal sums r_b'r_b */
+
+/* the group's sums of the work-items' v[0..m) into out[0..m), 8 at a time
+ * through s (8 * local size acc_t) */
+inline void bcg_group_write(const acc_t *v, const int m, __local acc_t *s, __global acc_t *out)
+{
+    const int lid = (int)get_local_id(0);
+    const int ls = (int)get_local_size(0);
+    for (int m0 = 0; m0 < m; m0 += 8) {
+#pragma unroll
+        for (int j = 0; j < 8; j++)
+            s[lid * 8 + j] = m0 + j < m ? v[m0 + j] : 0;
+        for (int off = cls_pow2_floor(ls); off > 0; off >>= 1) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (lid < off && lid + off < ls)
+#pragma unroll
+                for (int j = 0; j < 8; j++)
+                    s[lid * 8 + j] += s[(lid + off) * 8 + j];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < 8 && m0 + lid < m)
+            out[m0 + lid] = s[lid];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+__kernel void bcg_gram(const int n, const int ld, const int k, __global const real *restrict U,
+                       __global const real *restrict V, __global acc_t *restrict partial,
+                       __local acc_t *s)
+{
+    acc_t g[BCG_NACC];
+#pragma unroll
+    for (int m = 0; m < BCG_NACC; m++)
+        g[m] = 0;
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        acc_t u[BCG_K], v[BCG_K];
+#pragma unroll
+        for (int a = 0; a < BCG_K; a++) {
+            u[a] = a < k ? (acc_t)U[(long)a * ld + i] : 0;
+            v[a] = a < k ? (acc_t)V[(long)a * ld + i] : 0;
+        }
+        int t = 0;
+#pragma unroll
+        for (int a = 0; a < BCG_K; a++)
+#pragma unroll
+            for (int b = a; b < BCG_K; b++)
+                g[t++] += u[a] * v[b];
+    }
+    bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
+}
+
+/* the sums of one row's new r (see the file's comment for mode) */
+inline void bcg_row_sums(const int mode, const acc_t d, const acc_t *r, acc_t *g)
+{
+#pragma unroll
+    for (int b = 0; b < BCG_K; b++)
+        g[BCG_NTRI + b] += r[b] * r[b];
+    if (mode) {
+        int t = 0;
+#pragma unroll
+        for (int a = 0; a < BCG_K; a++) {
+            const acc_t z = mode == 2 ? d * r[a] : r[a];
+#pragma unroll
+            for (int b = a; b < BCG_K; b++)
+                g[t++] += z * r[b];
+        }
+    }
+}
+
+__kernel void bcg_update(const int n, const int ld, const int k, __global real *restrict X,
+                         __global const real *restrict P, __global real *restrict R,
+                         __global const real *restrict Q, __constant real *alpha,
+                         __global const real *restrict dinv, const int mode,
+                         __global acc_t *restrict partial, __local acc_t *s)
+{
+    acc_t g[BCG_NACC];
+#pragma unroll
+    for (int m = 0; m < BCG_NACC; m++)
+        g[m] = 0;
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        real p[BCG_K], q[BCG_K];
+        acc_t r[BCG_K];
+#pragma unroll
+        for (int a = 0; a < BCG_K; a++) {
+            p[a] = a < k ? P[(long)a * ld + i] : 0;
+            q[a] = a < k ? Q[(long)a * ld + i] : 0;
+        }
+#pragma unroll
+        for (int b = 0; b < BCG_K; b++) {
+            r[b] = 0;
+            if (b < k) {
+                real xb = X[(long)b * ld + i], rb = R[(long)b * ld + i];
+#pragma unroll
+                for (int a = 0; a < BCG_K; a++) { /* x_b += sum_a p_a alpha_ab */
+                    xb += p[a] * alpha[a * BCG_K + b];
+                    rb -= q[a] * alpha[a * BCG_K + b];
+                }
+                X[(long)b * ld + i] = xb;
+                R[(long)b * ld + i] = rb;
+                r[b] = rb;
+            }
+        }
+        bcg_row_sums(mode, mode == 2 ? (acc_t)dinv[i] : 1, r, g);
+    }
+    bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
+}
+
+__kernel void bcg_resid(const int n, const int ld, const int k, __global const real *restrict B,
+                        __global const real *restrict Q, __global real *restrict R,
+                        __global const real *restrict dinv, const int mode,
+                        __global acc_t *restrict partial, __local acc_t *s)
+{
+    acc_t g[BCG_NACC];
+#pragma unroll
+    for (int m = 0; m < BCG_NACC; m++)
+        g[m] = 0;
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        acc_t r[BCG_K];
+#pragma unroll
+        for (int b = 0; b < BCG_K; b++) {
+            r[b] = 0;
+            if (b < k) {
+                const real rb = B[(long)b * ld + i] - Q[(long)b * ld + i];
+                R[(long)b * ld + i] = rb;
+                r[b] = rb;
+            }
+        }
+        bcg_row_sums(mode, mode == 2 ? (acc_t)dinv[i] : 1, r, g);
+    }
+    bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
+}
+
+/* P = Z + P beta; Z is zsrc scaled by dinv (use_dinv) or zsrc itself;
+ * fresh: P = Z (a start: the old P is not read, whatever it holds) */
+__kernel void bcg_dir(const int n, const int ld, const int k, __global const real *restrict zsrc,
+                      __global const real *restrict dinv, const int use_dinv,
+                      __global real *restrict P, __constant real *beta, const int fresh)
+{
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        real p[BCG_K];
+#pragma unroll
+        for (int a = 0; a < BCG_K; a++)
+            p[a] = a < k && !fresh ? P[(long)a * ld + i] : 0;
+        const real d = use_dinv ? dinv[i] : 1;
+#pragma unroll
+        for (int b = 0; b < BCG_K; b++) {
+            if (b < k) {
+                real v = d * zsrc[(long)b * ld + i];
+                if (!fresh)
+#pragma unroll
+                    for (int a = 0; a < BCG_K; a++) /* p_b = z_b + sum_a p_a beta_ab */
+                        v += p[a] * beta[a * BCG_K + b];
+                P[(long)b * ld + i] = v;
+            }
+        }
+    }
+}
+
+/* out[j] = the sum over groups of partial[g * BCG_NSUM + j]; group j of the
+ * launch sums value j (BCG_NACC groups) */
+__kernel void bcg_fold(const int groups, __global const acc_t *restrict partial,
+                       __global acc_t *restrict out, __local acc_t *s)
+{
+    const int j = (int)get_group_id(0);
+    const int lid = (int)get_local_id(0);
+    acc_t v = 0;
+    for (int g = lid; g < groups; g += (int)get_local_size(0))
+        v += partial[(long)g * BCG_NSUM + j];
+    s[lid] = v;
+    cls_group_reduce(s);
+    if (lid == 0)
+        out[j] = s[0];
+}

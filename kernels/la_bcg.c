@@ -1,0 +1,240 @@
+/*
+ * la_bcg.c: host calls of the block CG's kernels (la_bcg.h, bcg.cl).
+ *
+ * The blocks' columns are sub-buffers at c * ld elements; ld is n rounded
+ * up to CL_DEVICE_MEM_BASE_ADDR_ALIGN, which every sub-buffer's origin
+ * must meet. A group is 128 work-items (8 sums of each in local memory at
+ * a time); the grid is 8 groups per compute unit at most, grid-stride over
+ * rows, so the partial sums stay a few hundred rows of 72.
+ */
+#include "la_bcg.h"
+#include "la_priv.h"
+
+#include <string.h>
+
+#define BCG_LS 128
+
+static int bcg_alloc(la_bcg *w, cl_mem *m, size_t bytes, cls_error *err)
+{
+    cl_int st;
+    *m = clCreateBuffer(w->la->ocl->context, CL_MEM_READ_WRITE, bytes, NULL, &st);
+    OCL_CHECK(err, st, "clCreateBuffer(block CG)");
+    return CLS_OK;
+}
+
+static int bcg_views(la_bcg *w, cl_mem blk, la_vec *v, cls_error *err)
+{
+    for (int c = 0; c < w->k; c++) {
+        cl_buffer_region reg = {(size_t)c * (size_t)w->ld * w->la->elem,
+                                (size_t)w->n * w->la->elem};
+        cl_int st;
+        v[c].buf =
+            clCreateSubBuffer(blk, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &reg, &st);
+        OCL_CHECK(err, st, "clCreateSubBuffer(block CG column)");
+        v[c].n = w->n;
+        v[c].pool = NULL;
+    }
+    return CLS_OK;
+}
+
+int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error *err)
+{
+    memset(w, 0, sizeof *w);
+    if (k < 1 || k > LA_BCG_MAXK || n < 1 || n >= INT32_MAX / LA_BCG_MAXK)
+        return cls_fail(err, CLS_EOTHER, "la_bcg_create: %d columns of %lld rows", k, (long long)n);
+    w->la = la;
+    w->k = k;
+    w->n = n;
+    cl_uint align_bits = 0;
+    cl_int st = clGetDeviceInfo(la->ocl->dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
+                                &align_bits, NULL);
+    OCL_CHECK(err, st, "clGetDeviceInfo(CL_DEVICE_MEM_BASE_ADDR_ALIGN)");
+    int64_t a = (int64_t)(align_bits / 8) / (int64_t)la->elem;
+    if (a < 64)
+        a = 64;
+    w->ld = (n + a - 1) / a * a;
+    const size_t blk = (size_t)w->ld * (size_t)k * la->elem;
+    size_t ls = BCG_LS;
+    if (la->ocl->dev.max_work_group && ls > la->ocl->dev.max_work_group)
+        ls = la->ocl->dev.max_work_group;
+    w->ls = ls;
+    size_t need = ((size_t)n + ls - 1) / ls;
+    size_t cap = (size_t)(la->ocl->dev.compute_units ? la->ocl->dev.compute_units : 1) * 8;
+    w->groups = lai_min_sz(need, cap);
+    cl_program aux;
+    int rc = la_aux_program(la, &aux, err);
+    if (!rc)
+        rc = bcg_alloc(w, &w->X, blk, err);
+    if (!rc)
+        rc = bcg_alloc(w, &w->R, blk, err);
+    if (!rc)
+        rc = bcg_alloc(w, &w->P, blk, err);
+    if (!rc)
+        rc = bcg_alloc(w, &w->Q, blk, err);
+    if (!rc)
+        rc = bcg_alloc(w, &w->B, blk, err);
+    if (!rc && with_z)
+        rc = bcg_alloc(w, &w->Z, blk, err);
+    if (!rc)
+        rc = bcg_alloc(w, &w->alpha, LA_BCG_MAXK * LA_BCG_MAXK * la->elem, err);
+    if (!rc)
+        rc = bcg_alloc(w, &w->beta, LA_BCG_MAXK * LA_BCG_MAXK * la->elem, err);
+    if (!rc)
+        rc = bcg_alloc(w, &w->partial, w->groups * LA_BCG_NSUM * la_acc_size(la), err);
+    if (!rc)
+        rc = bcg_alloc(w, &w->out, LA_BCG_NSUM * la_acc_size(la), err);
+    if (!rc)
+        rc = bcg_views(w, w->X, w->xv, err);
+    if (!rc)
+        rc = bcg_views(w, w->R, w->rv, err);
+    if (!rc)
+        rc = bcg_views(w, w->P, w->pv, err);
+    if (!rc)
+        rc = bcg_views(w, w->Q, w->qv, err);
+    if (!rc && with_z)
+        rc = bcg_views(w, w->Z, w->zv, err);
+    if (!rc)
+        rc = ocl_create_kernel(aux, "bcg_gram", &w->gram, err);
+    if (!rc)
+        rc = ocl_create_kernel(aux, "bcg_update", &w->update, err);
+    if (!rc)
+        rc = ocl_create_kernel(aux, "bcg_resid", &w->resid, err);
+    if (!rc)
+        rc = ocl_create_kernel(aux, "bcg_dir", &w->dir, err);
+    if (!rc)
+        rc = ocl_create_kernel(aux, "bcg_fold", &w->fold, err);
+    if (rc)
+        la_bcg_release(w);
+    return rc;
+}
+
+void la_bcg_release(la_bcg *w)
+{
+    if (!w || !w->la)
+        return;
+    la_vec *views[] = {w->xv, w->rv, w->pv, w->qv, w->zv};
+    for (int v = 0; v < 5; v++)
+        for (int c = 0; c < LA_BCG_MAXK; c++)
+            if (views[v][c].buf)
+                clReleaseMemObject(views[v][c].buf);
+    cl_kernel *ks[] = {&w->gram, &w->update, &w->resid, &w->dir, &w->fold};
+    cl_mem *ms[] = {&w->X, &w->R,     &w->P,    &w->Q,       &w->Z,
+                    &w->B, &w->alpha, &w->beta, &w->partial, &w->out};
+    lai_release_objects(ks, 5, ms, 10);
+    memset(w, 0, sizeof *w);
+}
+
+int la_bcg_put(la_bcg *w, cl_mem blk, int c, const la_vec *v, cls_error *err)
+{
+    cl_int st = clEnqueueCopyBuffer(w->la->ocl->queue, v->buf, blk, 0,
+                                    (size_t)c * (size_t)w->ld * w->la->elem,
+                                    (size_t)w->n * w->la->elem, 0, NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueCopyBuffer(into a block)");
+    return CLS_OK;
+}
+
+int la_bcg_get(la_bcg *w, cl_mem blk, int c, la_vec *v, cls_error *err)
+{
+    cl_int st =
+        clEnqueueCopyBuffer(w->la->ocl->queue, blk, v->buf, (size_t)c * (size_t)w->ld * w->la->elem,
+                            0, (size_t)w->n * w->la->elem, 0, NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueCopyBuffer(out of a block)");
+    return CLS_OK;
+}
+
+/* the k x k scalars into buf, in the vectors' precision; blocking, so the
+ * host array may change at once */
+static int bcg_scalars(la_bcg *w, cl_mem buf, const double *v, cls_error *err)
+{
+    double d[LA_BCG_MAXK * LA_BCG_MAXK];
+    float f[LA_BCG_MAXK * LA_BCG_MAXK];
+    for (int m = 0; m < LA_BCG_MAXK * LA_BCG_MAXK; m++) {
+        d[m] = v ? v[m] : 0.0;
+        f[m] = (float)d[m];
+    }
+    cl_int st = clEnqueueWriteBuffer(
+        w->la->ocl->queue, buf, CL_TRUE, 0, LA_BCG_MAXK * LA_BCG_MAXK * w->la->elem,
+        w->la->elem == sizeof(float) ? (const void *)f : (const void *)d, 0, NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueWriteBuffer(block CG scalars)");
+    return CLS_OK;
+}
+
+/* fold the groups' sums and read them */
+static int bcg_sums(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
+{
+    la_ctx *la = w->la;
+    cl_int g = (cl_int)w->groups;
+    size_t ls = w->ls;
+    int rc = lai_set_args(w->fold, "bcg_fold", err, 4, A_INT(g), A_MEM(w->partial), A_MEM(w->out),
+                          A_LOCAL(ls * la_acc_size(la)));
+    if (!rc)
+        rc = la_launch(la, w->fold, "bcg_fold", LA_BCG_NACC, ls, err);
+    if (rc)
+        return rc;
+    double d[LA_BCG_NACC];
+    float f[LA_BCG_NACC];
+    const int dbl = la_acc_size(la) == sizeof(double);
+    cl_int st =
+        clEnqueueReadBuffer(la->ocl->queue, w->out, CL_TRUE, 0, LA_BCG_NACC * la_acc_size(la),
+                            dbl ? (void *)d : (void *)f, 0, NULL, NULL);
+    OCL_CHECK(err, st, "clEnqueueReadBuffer(block CG sums)");
+    /* the triangle a <= b into both halves of the square, then the diagonal */
+    int t = 0;
+    for (int a = 0; a < LA_BCG_MAXK; a++)
+        for (int b = a; b < LA_BCG_MAXK; b++, t++)
+            out[a * LA_BCG_MAXK + b] = out[b * LA_BCG_MAXK + a] = dbl ? d[t] : (double)f[t];
+    for (int b = 0; b < LA_BCG_MAXK; b++)
+        out[64 + b] = dbl ? d[36 + b] : (double)f[36 + b];
+    return CLS_OK;
+}
+
+int la_bcg_gram(la_bcg *w, cl_mem U, cl_mem V, double out[LA_BCG_NSUM], cls_error *err)
+{
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
+    int rc = lai_set_args(w->gram, "bcg_gram", err, 7, A_INT(n), A_INT(ld), A_INT(k), A_MEM(U),
+                          A_MEM(V), A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    if (!rc)
+        rc = la_launch(w->la, w->gram, "bcg_gram", w->groups, w->ls, err);
+    return rc ? rc : bcg_sums(w, out, err);
+}
+
+int la_bcg_update(la_bcg *w, const double *alpha, const la_vec *dinv, la_bcg_mode mode,
+                  double out[LA_BCG_NSUM], cls_error *err)
+{
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, md = (cl_int)mode;
+    cl_mem d = dinv ? dinv->buf : w->X; /* not read without Jacobi */
+    int rc = bcg_scalars(w, w->alpha, alpha, err);
+    if (!rc)
+        rc = lai_set_args(w->update, "bcg_update", err, 12, A_INT(n), A_INT(ld), A_INT(k),
+                          A_MEM(w->X), A_MEM(w->P), A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha),
+                          A_MEM(d), A_INT(md), A_MEM(w->partial),
+                          A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    if (!rc)
+        rc = la_launch(w->la, w->update, "bcg_update", w->groups, w->ls, err);
+    return rc ? rc : bcg_sums(w, out, err);
+}
+
+int la_bcg_resid(la_bcg *w, const la_vec *dinv, la_bcg_mode mode, double out[LA_BCG_NSUM],
+                 cls_error *err)
+{
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, md = (cl_int)mode;
+    cl_mem d = dinv ? dinv->buf : w->X;
+    int rc = lai_set_args(w->resid, "bcg_resid", err, 10, A_INT(n), A_INT(ld), A_INT(k),
+                          A_MEM(w->B), A_MEM(w->Q), A_MEM(w->R), A_MEM(d), A_INT(md),
+                          A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    if (!rc)
+        rc = la_launch(w->la, w->resid, "bcg_resid", w->groups, w->ls, err);
+    return rc ? rc : bcg_sums(w, out, err);
+}
+
+int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,
+               cls_error *err)
+{
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, use = dinv != NULL, fr = fresh;
+    cl_mem d = dinv ? dinv->buf : w->X;
+    int rc = fresh ? CLS_OK : bcg_scalars(w, w->beta, beta, err);
+    if (!rc)
+        rc = lai_set_args(w->dir, "bcg_dir", err, 9, A_INT(n), A_INT(ld), A_INT(k), A_MEM(zsrc),
+                          A_MEM(d), A_INT(use), A_MEM(w->P), A_MEM(w->beta), A_INT(fr));
+    return rc ? rc : la_launch(w->la, w->dir, "bcg_dir", w->groups, w->ls, err);
+}

@@ -1,0 +1,66 @@
+/*
+ * la_bcg.h: the block CG's workspace on one device (bcg.cl; the method is
+ * solver/krylov/bcg.c). Blocks of k <= LA_BCG_MAXK columns in one buffer
+ * each, column-major with a leading dimension ld padded to the device's
+ * sub-buffer alignment, so that column c of a block is also an la_vec of
+ * its own (an OpenCL sub-buffer): the block SpMM (la_spmm.h) and the
+ * preconditioners' pc_apply_block take the columns as vectors, with no
+ * copies, while the block kernels read a row's k entries together.
+ *
+ * Every call that returns sums enqueues its kernel, folds the groups'
+ * partial sums on the device (bcg_fold) and reads back the upper triangle
+ * and the diagonal, which it returns as LA_BCG_NSUM doubles: out[a * 8 + b]
+ * the symmetric k x k matrix, out[64 + b] the diagonal r_b'r_b.
+ */
+#ifndef CLS_KERNELS_LA_BCG_H
+#define CLS_KERNELS_LA_BCG_H
+
+#include "la.h"
+
+#define LA_BCG_MAXK 8
+#define LA_BCG_NSUM 72 /* what a call returns: the square, then the diagonal */
+#define LA_BCG_NACC 44 /* what the device sums: the upper triangle, then the diagonal */
+
+/* what bcg_update and bcg_resid sum beside r_b'r_b (bcg.cl) */
+typedef enum {
+    LA_BCG_RR = 0,    /* the diagonal only (a preconditioner's Z follows) */
+    LA_BCG_RHO_R = 1, /* rho = R'R (no preconditioner) */
+    LA_BCG_RHO_D = 2  /* rho = (D^-1 R)'R (Jacobi) */
+} la_bcg_mode;
+
+typedef struct la_bcg {
+    la_ctx *la;
+    int k;
+    int64_t n, ld;
+    cl_mem X, R, P, Q, Z, B; /* Z: with a general preconditioner only */
+    la_vec xv[LA_BCG_MAXK], rv[LA_BCG_MAXK], pv[LA_BCG_MAXK], qv[LA_BCG_MAXK],
+        zv[LA_BCG_MAXK]; /* the columns (sub-buffers) */
+    cl_mem alpha, beta, partial, out;
+    size_t groups, ls;
+    cl_kernel gram, update, resid, dir, fold;
+} la_bcg;
+
+/* n rows, k columns (2..LA_BCG_MAXK); with_z: a Z block for a general
+ * preconditioner. X, R, P, Q, B (and Z) are allocated, not cleared. */
+int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error *err);
+void la_bcg_release(la_bcg *w);
+
+/* column c of blk (w->X, w->B, ...) from / into a vector of n entries */
+int la_bcg_put(la_bcg *w, cl_mem blk, int c, const la_vec *v, cls_error *err);
+int la_bcg_get(la_bcg *w, cl_mem blk, int c, la_vec *v, cls_error *err);
+
+/* out = U'V (the k x k matrix; the diagonal part is 0) */
+int la_bcg_gram(la_bcg *w, cl_mem U, cl_mem V, double out[LA_BCG_NSUM], cls_error *err);
+/* X += P alpha; R -= Q alpha (alpha[a * 8 + b]: column b gains sum_a P_a
+ * alpha_ab); out: the new R's sums by mode (dinv: Jacobi's D^-1) */
+int la_bcg_update(la_bcg *w, const double *alpha, const la_vec *dinv, la_bcg_mode mode,
+                  double out[LA_BCG_NSUM], cls_error *err);
+/* R = B - Q, with the same sums */
+int la_bcg_resid(la_bcg *w, const la_vec *dinv, la_bcg_mode mode, double out[LA_BCG_NSUM],
+                 cls_error *err);
+/* P = Z + P beta, Z = zsrc (R or Z) scaled by dinv when given; fresh:
+ * P = Z (beta not read) */
+int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,
+               cls_error *err);
+
+#endif

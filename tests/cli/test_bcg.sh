@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Block CG (--method bcg, solver/krylov/bcg.c) through `clsolve solve`:
+#  - poisson3d 12 with 8 random right-hand sides and every preconditioner
+#    kind the block takes two ways (none and jacobi fused in its kernels;
+#    amg and chebyshev through pc_apply_block): exit 0, the columns solved
+#    together by the block (one iteration count for all), each column's
+#    true residual recomputed here from the written x (tests/cli/mmref.py,
+#    plain Python) below the tolerance, and, with none and jacobi, fewer
+#    iterations than the most any column takes alone (--method cg one by
+#    one): what a shared search space gives and separate ones do not;
+#  - a matrix of ../shared/data (1138_bus) with 4 columns;
+#  - columns that are dependent (b_2 = 3 b_1: the block loses rank at once)
+#    and a zero column: the block hands over to the columns one by one
+#    (dbcg.c; the trace says so) and every column is still right;
+#  - 2 ranks (several parts: no block kernels there) and one column: the
+#    same answers through dbcg.c and cg;
+#  - dwt_992 (not positive definite): the same exit as --method cg.
+. "$(dirname "$0")/lib.sh"
+need_data matrices
+t=$TEST_TMP
+M=$CLSOLVE_DATA/matrices
+export POCL_MAX_PTHREAD_COUNT=${POCL_MAX_PTHREAD_COUNT:-2}
+TOL=1e-8
+
+"$CLSOLVE" gen poisson3d 12 -o $t/p.mtx >/dev/null 2>&1 || { bad "clsolve gen"; exit 1; }
+# B NAME N K [dep|zero]: an N x K array of uniform [-1, 1) columns
+mkB() {
+    $PY - "$t/$1.mtx" "$2" "$3" "${4:-}" <<'PY'
+import random, sys
+path, n, k, how = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+random.seed(7 + k)
+cols = [[random.uniform(-1, 1) for _ in range(n)] for _ in range(k)]
+if how == "dep":
+    cols[1] = [3 * v for v in cols[0]]
+if how == "zero":
+    cols[2] = [0.0] * n
+with open(path, "w") as f:
+    f.write("%%%%MatrixMarket matrix array real general\n%d %d\n" % (n, k))
+    for c in cols:
+        f.write("".join("%.17g\n" % v for v in c))
+PY
+}
+# run NAME [mpirun -np N --] clsolve solve args...
+run() {
+    local name=$1
+    shift
+    local pre=()
+    if [ "$1" = mpirun ]; then
+        while [ "$1" != "--" ]; do pre+=("$1"); shift; done
+        shift
+    fi
+    "${pre[@]}" "$CLSOLVE" solve "$@" --json -o "$t/$name.x.mtx" >"$t/$name.json" 2>"$t/$name.err"
+    echo $? >"$t/$name.rc"
+}
+# right NAME MATRIX B LABEL: exit 0 and every column's ||b - A x|| / ||b|| <= tol
+# (a zero column: x = 0)
+right() {
+    if [ "$(cat $t/$1.rc)" != 0 ]; then
+        bad "$4: exit $(cat $t/$1.rc): $(grep -v '^[- ]' $t/$1.err | head -3)"
+        return
+    fi
+    if $PY - "$here" "$2" "$t/$1.x.mtx" "$3" "$TOL" <<'PY'; then ok; else bad "$4: a column is wrong"; fi
+import sys
+sys.path.insert(0, sys.argv[1])
+import mmref
+A = mmref.read_matrix(sys.argv[2])
+_, m, k, xv = mmref.read_matrix(sys.argv[3])
+_, _, kb, bv = mmref.read_matrix(sys.argv[4])
+worst = 0.0
+for c in range(kb):
+    x, b = xv[c * m:(c + 1) * m], bv[c * m:(c + 1) * m]
+    bb = sum(v * v for v in b)
+    if bb == 0:
+        worst = max(worst, max(abs(v) for v in x))
+        continue
+    r = [bi - ai for bi, ai in zip(b, mmref.matvec(A, x))]
+    worst = max(worst, (sum(v * v for v in r) / bb) ** 0.5)
+if k != kb or worst > float(sys.argv[5]):
+    print(f"{k} columns of {kb}, worst residual {worst:.3e}", file=sys.stderr)
+    sys.exit(1)
+PY
+}
+its() { json_get "$t/$1.json" "sorted(set(c['iterations'] for c in j['columns']))"; }
+
+mkB B8 1728 8
+for p in none jacobi amg chebyshev; do
+    run b_$p $t/p.mtx -b $t/B8.mtx --method bcg --precond $p --tol $TOL
+    right b_$p $t/p.mtx $t/B8.mtx "bcg $p"
+    [ "$(json_get $t/b_$p.json "j['method'], j['rhs_mode'], len(set(c['iterations'] for c in j['columns']))")" = "bcg together 1" ] &&
+        ok || bad "bcg $p: $(json_get $t/b_$p.json "j['method'], j['rhs_mode']") iterations $(its b_$p)"
+    run s_$p $t/p.mtx -b $t/B8.mtx --method cg --precond $p --tol $TOL --rhs-mode sequential
+    right s_$p $t/p.mtx $t/B8.mtx "cg $p one by one"
+    echo "poisson3d 12, 8 columns, $p: bcg $(its b_$p), cg alone $(its s_$p)"
+    if [ $p = none ] || [ $p = jacobi ]; then
+        $PY -c "import sys; sys.exit(0 if $(its b_$p)[0] < max($(its s_$p)) else 1)" && ok ||
+            bad "bcg $p: $(its b_$p) iterations, not fewer than cg's columns alone $(its s_$p)"
+    fi
+done
+
+mkB B4 1138 4
+run bus $M/1138_bus.mtx -b $t/B4.mtx --method bcg --precond jacobi --tol $TOL
+right bus $M/1138_bus.mtx $t/B4.mtx "bcg 1138_bus"
+
+mkB Bdep 1728 4 dep
+CLSOLVE_TRACE=1 run dep $t/p.mtx -b $t/Bdep.mtx --method bcg --precond jacobi --tol $TOL
+right dep $t/p.mtx $t/Bdep.mtx "bcg, dependent columns"
+grep -q "bcg: the block lost rank" $t/dep.err && ok || bad "dependent columns: no hand-over in the trace"
+mkB Bzero 1728 4 zero
+run zero $t/p.mtx -b $t/Bzero.mtx --method bcg --tol $TOL
+right zero $t/p.mtx $t/Bzero.mtx "bcg, a zero column"
+[ "$(json_get $t/zero.json "j['columns'][2]['reason']")" = converged_zero_rhs ] && ok ||
+    bad "a zero column: $(json_get $t/zero.json "j['columns'][2]")"
+
+if command -v mpirun >/dev/null; then
+    run np2 mpirun --oversubscribe -np 2 -x POCL_MAX_PTHREAD_COUNT=1 -- $t/p.mtx -b $t/B8.mtx \
+        --method bcg --precond jacobi --tol $TOL --min-rows-per-part 1
+    right np2 $t/p.mtx $t/B8.mtx "bcg on 2 ranks"
+fi
+mkB B1 1728 1
+run one $t/p.mtx -b $t/B1.mtx --method bcg --tol $TOL
+run onecg $t/p.mtx -b $t/B1.mtx --method cg --tol $TOL
+right one $t/p.mtx $t/B1.mtx "bcg, one column"
+[ "$(json_get $t/one.json "j['iterations']")" = "$(json_get $t/onecg.json "j['iterations']")" ] && ok ||
+    bad "one column: bcg $(json_get $t/one.json "j['iterations']") iterations, cg $(json_get $t/onecg.json "j['iterations']")"
+
+mkB B4d 992 4
+run dwt $M/dwt_992.mtx -b $t/B4d.mtx --method bcg --tol $TOL
+run dwtcg $M/dwt_992.mtx -b $t/B4d.mtx --method cg --rhs-mode together --tol $TOL
+[ "$(cat $t/dwt.rc)" = "$(cat $t/dwtcg.rc)" ] && [ "$(cat $t/dwt.rc)" != 0 ] && ok ||
+    bad "dwt_992: bcg exit $(cat $t/dwt.rc), cg exit $(cat $t/dwtcg.rc): $(tail -2 $t/dwt.err)"
+echo "dwt_992: exit $(cat $t/dwt.rc): $(grep -i error $t/dwt.err | head -1)"
+
+echo "test_bcg: $checks checks, $fails failed"
+[ $fails -eq 0 ]
