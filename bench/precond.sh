@@ -11,6 +11,8 @@
 #   REUSE_SIZES   sizes of the ten-right-hand-side runs (default "256 320"; "" none)
 #   MULTI_SIZE    size of the eight-together run        (default 256)
 #   MULTI_PCS     preconditioners of that run           (default "jacobi amg"; "" none)
+#   MULTI_METHODS how the eight go together               (default "cg bcg": cg's columns in
+#                 lockstep, dbcg.c; block CG, one search space, bcg.c)
 #   DEVICE        clsolve's --device                    (default gpu)
 #   REPS          runs of each clsolve case             (default 3; medians)
 #   PETSC         1: PETSc GAMG and BoomerAMG on the host CPUs (default 1; needs
@@ -33,7 +35,9 @@
 #    solved one after the other on one set-up (the preconditioner built
 #    once) -- tts of the ten, per preconditioner;
 #  - eight together: `-b gen:random:8` (the matrix read once per iteration
-#    for the eight, solver/krylov/dbcg.c) against `-b gen:random:1`;
+#    for the eight) with each of MULTI_METHODS (cg: eight recurrences in
+#    lockstep, solver/krylov/dbcg.c; bcg: block CG, solver/krylov/bcg.c)
+#    against `-b gen:random:1`;
 #  - PETSc: KSPSetUp + KSPSolve per run (bench/peers/petsc_pc.py, its own
 #    vectorized assembly left out); CuPy: the matrix to the GPU + cg
 #    (bench/peers/cupy_pcg.py, the scipy assembly left out).
@@ -47,6 +51,7 @@ PCS=${PCS:-jacobi chebyshev ic0 amg amg-host}
 REUSE_SIZES=${REUSE_SIZES-256 320}
 MULTI_SIZE=${MULTI_SIZE:-256}
 MULTI_PCS=${MULTI_PCS-jacobi amg}
+MULTI_METHODS=${MULTI_METHODS:-cg bcg}
 DEVICE=${DEVICE:-gpu}
 REPS=${REPS:-3}
 PETSC=${PETSC:-1}
@@ -98,10 +103,13 @@ for n in $REUSE_SIZES; do
     done
 done
 for p in $MULTI_PCS; do
-    for k in 1 8; do
-        for r in $(seq 1 "$REPS"); do
-            echo "poisson3d $MULTI_SIZE $p $k right-hand sides together, run $r" >&2
-            c "multi$k-$p-$r" gen:poisson3d:"$MULTI_SIZE" $(pcargs "$p") -b gen:random:$k
+    for r in $(seq 1 "$REPS"); do # alternated: one, then the eight each way
+        echo "poisson3d $MULTI_SIZE $p one right-hand side, run $r" >&2
+        c "multi1-$p-$r" gen:poisson3d:"$MULTI_SIZE" $(pcargs "$p") -b gen:random:1
+        for m in $MULTI_METHODS; do
+            echo "poisson3d $MULTI_SIZE $p 8 right-hand sides together ($m), run $r" >&2
+            c "multi8-$p-$m-$r" gen:poisson3d:"$MULTI_SIZE" $(pcargs "$p") -b gen:random:8 \
+                --method "$m" --rhs-mode together
         done
     done
 done
@@ -121,11 +129,13 @@ if [ "$CUPY" = 1 ]; then
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"
 
-python3 - "$OUT" "$REPS" "$SIZES" "$PCS" "$REUSE_SIZES" "$MULTI_SIZE" "$MULTI_PCS" "$PETSC_NP" <<'PY' | tee "$OUT/table.md"
+python3 - "$OUT" "$REPS" "$SIZES" "$PCS" "$REUSE_SIZES" "$MULTI_SIZE" "$MULTI_PCS" "$PETSC_NP" \
+    "$MULTI_METHODS" <<'PY' | tee "$OUT/table.md"
 import json, statistics, sys
 out, reps = sys.argv[1], int(sys.argv[2])
 sizes, pcs, reuse, msize, mpcs, pnp = (sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].split(),
                                        sys.argv[6], sys.argv[7].split(), sys.argv[8])
+mmeth = sys.argv[9].split()
 
 def load(path):
     try:
@@ -185,20 +195,22 @@ for n in reuse:
         print(f"| {n} | clsolve {p} | {j['iterations']} | {j['times']['setup_s']:.3f} | {j['times']['solve_s']:.3f} | {tts(j):.3f} |")
 print()
 print(f"Eight right-hand sides together against one, poisson3d {msize}")
-print("| solver | solve s, 1 | solve s, 8 together | ratio | tts, 1 | tts, 8 | ratio |")
-print("|---|---|---|---|---|---|---|")
+print("| solver | iterations, 1 / 8 | solve s, 1 | solve s, 8 together | ratio | tts, 1 | tts, 8 | ratio |")
+print("|---|---|---|---|---|---|---|---|")
 m8 = {}
 for p in mpcs:
-    one, eight = runs(f"multi1-{p}"), runs(f"multi8-{p}")
-    one = [j for j in one if j.get("converged")]
-    eight = [j for j in eight if j.get("converged")]
-    if not one or not eight:
-        print(f"| {p} | — | — | — | — | — | failed |")
-        continue
-    s1, s8 = med(one, lambda j: j["times"]["solve_s"]), med(eight, lambda j: j["times"]["solve_s"])
-    t1, t8 = med(one, tts), med(eight, tts)
-    m8[p] = t8 / t1
-    print(f"| {p} | {s1:.3f} | {s8:.3f} | {s8 / s1:.2f}x | {t1:.3f} | {t8:.3f} | {t8 / t1:.2f}x |")
+    one = [j for j in runs(f"multi1-{p}") if j.get("converged")]
+    for m in mmeth:
+        eight = [j for j in runs(f"multi8-{p}-{m}") if j.get("converged")]
+        if not one or not eight:
+            print(f"| {p}, {m} | — | — | — | — | — | — | failed |")
+            continue
+        s1, s8 = med(one, lambda j: j["times"]["solve_s"]), med(eight, lambda j: j["times"]["solve_s"])
+        t1, t8 = med(one, tts), med(eight, tts)
+        i8 = max(c["iterations"] for c in eight[0]["columns"])
+        m8[(p, m)] = (s8 / s1, t8 / t1)
+        print(f"| {p}, {m} | {one[0]['iterations']} / {i8} | {s1:.3f} | {s8:.3f} | {s8 / s1:.2f}x | "
+              f"{t1:.3f} | {t8:.3f} | {t8 / t1:.2f}x |")
 print()
 print("Targets")
 for n in sizes:
@@ -217,7 +229,8 @@ for n in reuse:
         r = r10[(n, "amg")] / r10[(n, "jacobi")]
         print(f"- poisson3d {n}, ten right-hand sides: amg / jacobi = {r:.3f} (target <= 0.125): "
               f"{'met' if r <= 1 / 8 else 'missed'}")
-for p, r in m8.items():
-    print(f"- eight together / one ({p}), time to solution: {r:.2f}x (target <= 3): {'met' if r <= 3 else 'missed'}")
+for (p, m), (rs, rt) in m8.items():
+    print(f"- eight together / one ({p}, {m}): solve {rs:.2f}x, time to solution {rt:.2f}x "
+          f"(target: solve <= 3x): {'met' if rs <= 3 else 'missed'}")
 PY
 echo "raw output: $OUT"

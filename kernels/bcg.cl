@@ -1,14 +1,20 @@
 /*
  * bcg.cl: the block CG's vector kernels (solver/krylov/bcg.c through
- * la_bcg.h). The k <= 8 columns of a block live in one buffer, column a at
- * a * ld (column-major, so each column is also a vector of its own for the
- * SpMM and the preconditioner), and every kernel reads a row's k entries of
- * each block it touches once: the k x k mixing (X += P alpha) costs the
- * same traffic as k axpys, not k^2.
+ * la_bcg.h). Every kernel reads a row's k entries of each block it touches
+ * once: the k x k mixing (X += P alpha) costs the same traffic as k axpys,
+ * not k^2. Two layouts:
+ *   - X, R, Z, B column-major, column a at a * ld: each column is a vector
+ *     of its own for the preconditioner (pc_apply_block) and the SpMM of
+ *     the true residual;
+ *   - P and Q row-major, row i's 8 entries at 8 i (unused columns 0): the
+ *     SpMM's gathers of P are then one 64-byte segment per entry of A, not
+ *     k scattered reads (la_spmm's column kernel ran at 2.5x its floor at
+ *     poisson3d 256 on an H200), and a row's 8 are one vload8.
  *
- *   bcg_gram    G = U'V (k x k), the group's partial sums
+ *   bcg_spmm_sell, bcg_spmm_csr   Q = A P (row-major)
+ *   bcg_gram    G = U'V (k x k, any strides), the group's partial sums
  *   bcg_update  X += P alpha; R -= Q alpha; with the sums of the new R
- *   bcg_resid   R = B - Q (Q = A X: the true residual), with the same sums
+ *   bcg_resid   R = B - A X (A X in R on entry: the true residual), the same sums
  *   bcg_dir     P = Z + P beta (Z = R, D^-1 R or the preconditioner's Z)
  *   bcg_fold    the groups' partial sums into BCG_NSUM values
  *
@@ -55,9 +61,60 @@ inline void bcg_group_write(const acc_t *v, const int m, __local acc_t *s, __glo
     }
 }
 
-__kernel void bcg_gram(const int n, const int ld, const int k, __global const real *restrict U,
-                       __global const real *restrict V, __global acc_t *restrict partial,
-                       __local acc_t *s)
+#ifdef CLS_REAL_DOUBLE
+typedef double8 real8;
+#else
+typedef float8 real8;
+#endif
+#define BCG_RM(B, i) vload8((i), (B)) /* row i of a row-major block */
+
+/* Q = A P, A in SELL-C-sigma (spmv_sell.cl's layout): eight work-items a
+ * row, one per column (lane), so that a gather of P is the 64 contiguous
+ * bytes of a row of P across eight lanes, each work-item holds one sum,
+ * and a row's entries of A are read once for the eight (the same address
+ * in the eight lanes: one transaction). One work-item a row with the eight
+ * sums in a double8 ran at 2.5 ms at poisson3d 256 on an H200, slower than
+ * the column kernel's 1.8 ms. */
+__kernel void bcg_spmm_sell(const int nrows, const int C, __global const int *restrict cs,
+                            __global const int *restrict perm, __global const int *restrict col,
+                            __global const mat_t *restrict val, __global const real *restrict P,
+                            __global real *restrict Q)
+{
+    const int lane = (int)(get_global_id(0) & 7);
+    const int step = (int)(get_global_size(0) >> 3);
+    for (int r = (int)(get_global_id(0) >> 3); r < nrows; r += step) {
+        const int c = r / C;
+        const int i = r - c * C;
+        const int start = cs[c];
+        const int width = (cs[c + 1] - start) / C;
+        real s = 0;
+        for (int j = 0, e = start + i; j < width; j++, e += C)
+            s += (real)val[e] * P[(long)col[e] * 8 + lane];
+        Q[(long)(perm ? perm[r] : r) * 8 + lane] = s;
+    }
+}
+
+/* Q = A P, A in CSR, eight work-items a row as above */
+__kernel void bcg_spmm_csr(const int nrows, __global const int *restrict rowptr,
+                           __global const int *restrict col, __global const mat_t *restrict val,
+                           __global const real *restrict P, __global real *restrict Q)
+{
+    const int lane = (int)(get_global_id(0) & 7);
+    const int step = (int)(get_global_size(0) >> 3);
+    for (int row = (int)(get_global_id(0) >> 3); row < nrows; row += step) {
+        real s = 0;
+        const int end = rowptr[row + 1];
+        for (int j = rowptr[row]; j < end; j++)
+            s += (real)val[j] * P[(long)col[j] * 8 + lane];
+        Q[(long)row * 8 + lane] = s;
+    }
+}
+
+/* U'V; entry (i, a) of U at U[a * uc + i * ur] (column-major: uc = ld,
+ * ur = 1; row-major: uc = 1, ur = 8), V alike */
+__kernel void bcg_gram(const int n, const int k, __global const real *restrict U, const int ur,
+                       const int uc, __global const real *restrict V, const int vr, const int vc,
+                       __global acc_t *restrict partial, __local acc_t *s)
 {
     acc_t g[BCG_NACC];
 #pragma unroll
@@ -67,8 +124,8 @@ __kernel void bcg_gram(const int n, const int ld, const int k, __global const re
         acc_t u[BCG_K], v[BCG_K];
 #pragma unroll
         for (int a = 0; a < BCG_K; a++) {
-            u[a] = a < k ? (acc_t)U[(long)a * ld + i] : 0;
-            v[a] = a < k ? (acc_t)V[(long)a * ld + i] : 0;
+            u[a] = a < k ? (acc_t)U[(long)a * uc + (long)i * ur] : 0;
+            v[a] = a < k ? (acc_t)V[(long)a * vc + (long)i * vr] : 0;
         }
         int t = 0;
 #pragma unroll
@@ -109,13 +166,10 @@ __kernel void bcg_update(const int n, const int ld, const int k, __global real *
     for (int m = 0; m < BCG_NACC; m++)
         g[m] = 0;
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        real p[BCG_K], q[BCG_K];
+        const real8 p8 = BCG_RM(P, i), q8 = BCG_RM(Q, i);
+        const real p[BCG_K] = {p8.s0, p8.s1, p8.s2, p8.s3, p8.s4, p8.s5, p8.s6, p8.s7};
+        const real q[BCG_K] = {q8.s0, q8.s1, q8.s2, q8.s3, q8.s4, q8.s5, q8.s6, q8.s7};
         acc_t r[BCG_K];
-#pragma unroll
-        for (int a = 0; a < BCG_K; a++) {
-            p[a] = a < k ? P[(long)a * ld + i] : 0;
-            q[a] = a < k ? Q[(long)a * ld + i] : 0;
-        }
 #pragma unroll
         for (int b = 0; b < BCG_K; b++) {
             r[b] = 0;
@@ -136,8 +190,9 @@ __kernel void bcg_update(const int n, const int ld, const int k, __global real *
     bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
 }
 
+/* R = B - R: R holds A X on entry (la_spmm into its columns) */
 __kernel void bcg_resid(const int n, const int ld, const int k, __global const real *restrict B,
-                        __global const real *restrict Q, __global real *restrict R,
+                        __global real *restrict R,
                         __global const real *restrict dinv, const int mode,
                         __global acc_t *restrict partial, __local acc_t *s)
 {
@@ -151,7 +206,7 @@ __kernel void bcg_resid(const int n, const int ld, const int k, __global const r
         for (int b = 0; b < BCG_K; b++) {
             r[b] = 0;
             if (b < k) {
-                const real rb = B[(long)b * ld + i] - Q[(long)b * ld + i];
+                const real rb = B[(long)b * ld + i] - R[(long)b * ld + i];
                 R[(long)b * ld + i] = rb;
                 r[b] = rb;
             }
@@ -168,22 +223,24 @@ __kernel void bcg_dir(const int n, const int ld, const int k, __global const rea
                       __global real *restrict P, __constant real *beta, const int fresh)
 {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        real p[BCG_K];
-#pragma unroll
-        for (int a = 0; a < BCG_K; a++)
-            p[a] = a < k && !fresh ? P[(long)a * ld + i] : 0;
+        real8 p8 = 0;
+        if (!fresh)
+            p8 = BCG_RM(P, i);
+        const real p[BCG_K] = {p8.s0, p8.s1, p8.s2, p8.s3, p8.s4, p8.s5, p8.s6, p8.s7};
         const real d = use_dinv ? dinv[i] : 1;
+        real v[BCG_K];
 #pragma unroll
         for (int b = 0; b < BCG_K; b++) {
+            v[b] = 0; /* the unused columns stay 0 */
             if (b < k) {
-                real v = d * zsrc[(long)b * ld + i];
+                v[b] = d * zsrc[(long)b * ld + i];
                 if (!fresh)
 #pragma unroll
                     for (int a = 0; a < BCG_K; a++) /* p_b = z_b + sum_a p_a beta_ab */
-                        v += p[a] * beta[a * BCG_K + b];
-                P[(long)b * ld + i] = v;
+                        v[b] += p[a] * beta[a * BCG_K + b];
             }
         }
+        vstore8((real8)(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]), i, P);
     }
 }
 

@@ -1,9 +1,11 @@
 /*
  * la_bcg.c: host calls of the block CG's kernels (la_bcg.h, bcg.cl).
  *
- * The blocks' columns are sub-buffers at c * ld elements; ld is n rounded
- * up to CL_DEVICE_MEM_BASE_ADDR_ALIGN, which every sub-buffer's origin
- * must meet. A group is 128 work-items (8 sums of each in local memory at
+ * The column-major blocks' columns are sub-buffers at c * ld elements; ld
+ * is n rounded up to CL_DEVICE_MEM_BASE_ADDR_ALIGN, which every
+ * sub-buffer's origin must meet. P and Q are n x 8 row-major, zeroed once
+ * (the columns past k stay 0). The SpMM's geometry is the format's SpMV's
+ * (la_spmm.c's). A group is 128 work-items (8 sums of each in local memory at
  * a time); the grid is 8 groups per compute unit at most, grid-stride over
  * rows, so the partial sums stay a few hundred rows of 72.
  */
@@ -54,6 +56,7 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
         a = 64;
     w->ld = (n + a - 1) / a * a;
     const size_t blk = (size_t)w->ld * (size_t)k * la->elem;
+    const size_t rm = (size_t)n * LA_BCG_MAXK * la->elem;
     size_t ls = BCG_LS;
     if (la->ocl->dev.max_work_group && ls > la->ocl->dev.max_work_group)
         ls = la->ocl->dev.max_work_group;
@@ -68,9 +71,19 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     if (!rc)
         rc = bcg_alloc(w, &w->R, blk, err);
     if (!rc)
-        rc = bcg_alloc(w, &w->P, blk, err);
+        rc = bcg_alloc(w, &w->P, rm, err);
     if (!rc)
-        rc = bcg_alloc(w, &w->Q, blk, err);
+        rc = bcg_alloc(w, &w->Q, rm, err);
+    if (!rc) {
+        const cl_double zero = 0.0; /* a pattern of elem zero bytes */
+        cl_int fs =
+            clEnqueueFillBuffer(la->ocl->queue, w->P, &zero, la->elem, 0, rm, 0, NULL, NULL);
+        if (fs == CL_SUCCESS)
+            fs = clEnqueueFillBuffer(la->ocl->queue, w->Q, &zero, la->elem, 0, rm, 0, NULL, NULL);
+        if (fs != CL_SUCCESS)
+            rc = cls_fail(err, CLS_EOTHER, "clEnqueueFillBuffer(block CG) failed: %s (%d)",
+                          ocl_errstr(fs), (int)fs);
+    }
     if (!rc)
         rc = bcg_alloc(w, &w->B, blk, err);
     if (!rc && with_z)
@@ -87,12 +100,12 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
         rc = bcg_views(w, w->X, w->xv, err);
     if (!rc)
         rc = bcg_views(w, w->R, w->rv, err);
-    if (!rc)
-        rc = bcg_views(w, w->P, w->pv, err);
-    if (!rc)
-        rc = bcg_views(w, w->Q, w->qv, err);
     if (!rc && with_z)
         rc = bcg_views(w, w->Z, w->zv, err);
+    if (!rc)
+        rc = ocl_create_kernel(aux, "bcg_spmm_sell", &w->spmm_sell, err);
+    if (!rc)
+        rc = ocl_create_kernel(aux, "bcg_spmm_csr", &w->spmm_csr, err);
     if (!rc)
         rc = ocl_create_kernel(aux, "bcg_gram", &w->gram, err);
     if (!rc)
@@ -112,15 +125,16 @@ void la_bcg_release(la_bcg *w)
 {
     if (!w || !w->la)
         return;
-    la_vec *views[] = {w->xv, w->rv, w->pv, w->qv, w->zv};
-    for (int v = 0; v < 5; v++)
+    la_vec *views[] = {w->xv, w->rv, w->zv};
+    for (int v = 0; v < 3; v++)
         for (int c = 0; c < LA_BCG_MAXK; c++)
             if (views[v][c].buf)
                 clReleaseMemObject(views[v][c].buf);
-    cl_kernel *ks[] = {&w->gram, &w->update, &w->resid, &w->dir, &w->fold};
+    cl_kernel *ks[] = {&w->gram, &w->update,    &w->resid,   &w->dir,
+                       &w->fold, &w->spmm_sell, &w->spmm_csr};
     cl_mem *ms[] = {&w->X, &w->R,     &w->P,    &w->Q,       &w->Z,
                     &w->B, &w->alpha, &w->beta, &w->partial, &w->out};
-    lai_release_objects(ks, 5, ms, 10);
+    lai_release_objects(ks, 7, ms, 10);
     memset(w, 0, sizeof *w);
 }
 
@@ -188,14 +202,60 @@ static int bcg_sums(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
     return CLS_OK;
 }
 
-int la_bcg_gram(la_bcg *w, cl_mem U, cl_mem V, double out[LA_BCG_NSUM], cls_error *err)
+int la_bcg_supports(const la_csr *A)
 {
-    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
-    int rc = lai_set_args(w->gram, "bcg_gram", err, 7, A_INT(n), A_INT(ld), A_INT(k), A_MEM(U),
-                          A_MEM(V), A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    return A->row_offset == 0 &&
+           (A->variant == LA_SPMV_SELL || (A->rowptr && A->variant != LA_SPMV_BCSR));
+}
+
+int la_bcg_spmm(la_bcg *w, const la_csr *A, cls_error *err)
+{
+    la_ctx *la = w->la;
+    cl_int n = (cl_int)A->nrows;
+    const int sell = A->variant == LA_SPMV_SELL;
+    cl_kernel kn = sell ? w->spmm_sell : w->spmm_csr;
+    const char *name = sell ? "bcg_spmm_sell" : "bcg_spmm_csr";
+    int rc;
+    if (sell) {
+        cl_int C = (cl_int)A->sell_c;
+        rc = lai_set_args(kn, name, err, 8, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
+                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(w->P), A_MEM(w->Q));
+    } else {
+        rc = lai_set_args(kn, name, err, 6, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
+                          A_MEM(A->val), A_MEM(w->P), A_MEM(w->Q));
+    }
+    if (rc)
+        return rc;
+    /* eight work-items a row (bcg.cl): the format's group size, a multiple
+     * of 8, and eight times its group cap */
+    size_t ls = A->local_size ? A->local_size : la->cfg.spmv_local_size;
+    ls = ls < 8 ? 8 : ls / 8 * 8;
+    size_t need = ((size_t)A->nrows * 8 + ls - 1) / ls;
+    size_t g = lai_min_sz(need ? need : 1, 8 * (A->max_groups ? A->max_groups : la->ngroups));
+    return la_launch(la, kn, name, g, ls, err);
+}
+
+static int bcg_gram(la_bcg *w, cl_mem U, cl_int ur, cl_int uc, cl_mem V, cl_int vr, cl_int vc,
+                    double out[LA_BCG_NSUM], cls_error *err)
+{
+    cl_int n = (cl_int)w->n, k = w->k;
+    int rc = lai_set_args(w->gram, "bcg_gram", err, 10, A_INT(n), A_INT(k), A_MEM(U), A_INT(ur),
+                          A_INT(uc), A_MEM(V), A_INT(vr), A_INT(vc), A_MEM(w->partial),
+                          A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     if (!rc)
         rc = la_launch(w->la, w->gram, "bcg_gram", w->groups, w->ls, err);
     return rc ? rc : bcg_sums(w, out, err);
+}
+
+int la_bcg_gram_pq(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
+{
+    return bcg_gram(w, w->P, LA_BCG_MAXK, 1, w->Q, LA_BCG_MAXK, 1, out, err);
+}
+
+int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, double out[LA_BCG_NSUM], cls_error *err)
+{
+    const cl_int ld = (cl_int)w->ld;
+    return bcg_gram(w, U, 1, ld, V, 1, ld, out, err);
 }
 
 int la_bcg_update(la_bcg *w, const double *alpha, const la_vec *dinv, la_bcg_mode mode,
@@ -219,9 +279,9 @@ int la_bcg_resid(la_bcg *w, const la_vec *dinv, la_bcg_mode mode, double out[LA_
 {
     cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, md = (cl_int)mode;
     cl_mem d = dinv ? dinv->buf : w->X;
-    int rc = lai_set_args(w->resid, "bcg_resid", err, 10, A_INT(n), A_INT(ld), A_INT(k),
-                          A_MEM(w->B), A_MEM(w->Q), A_MEM(w->R), A_MEM(d), A_INT(md),
-                          A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    int rc = lai_set_args(w->resid, "bcg_resid", err, 9, A_INT(n), A_INT(ld), A_INT(k), A_MEM(w->B),
+                          A_MEM(w->R), A_MEM(d), A_INT(md), A_MEM(w->partial),
+                          A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     if (!rc)
         rc = la_launch(w->la, w->resid, "bcg_resid", w->groups, w->ls, err);
     return rc ? rc : bcg_sums(w, out, err);

@@ -5,7 +5,8 @@
  * sub-buffer alignment, so that column c of a block is also an la_vec of
  * its own (an OpenCL sub-buffer): the block SpMM (la_spmm.h) and the
  * preconditioners' pc_apply_block take the columns as vectors, with no
- * copies, while the block kernels read a row's k entries together.
+ * copies, while the block kernels read a row's k entries together. P and
+ * Q alone are row-major n x 8, for the block's own SpMM (bcg.cl says why).
  *
  * Every call that returns sums enqueues its kernel, folds the groups'
  * partial sums on the device (bcg_fold) and reads back the upper triangle
@@ -32,16 +33,16 @@ typedef struct la_bcg {
     la_ctx *la;
     int k;
     int64_t n, ld;
-    cl_mem X, R, P, Q, Z, B; /* Z: with a general preconditioner only */
-    la_vec xv[LA_BCG_MAXK], rv[LA_BCG_MAXK], pv[LA_BCG_MAXK], qv[LA_BCG_MAXK],
-        zv[LA_BCG_MAXK]; /* the columns (sub-buffers) */
+    cl_mem X, R, Z, B; /* column-major; Z: with a general preconditioner only */
+    cl_mem P, Q;       /* row-major n x 8 */
+    la_vec xv[LA_BCG_MAXK], rv[LA_BCG_MAXK], zv[LA_BCG_MAXK]; /* the columns (sub-buffers) */
     cl_mem alpha, beta, partial, out;
     size_t groups, ls;
-    cl_kernel gram, update, resid, dir, fold;
+    cl_kernel gram, update, resid, dir, fold, spmm_sell, spmm_csr;
 } la_bcg;
 
-/* n rows, k columns (2..LA_BCG_MAXK); with_z: a Z block for a general
- * preconditioner. X, R, P, Q, B (and Z) are allocated, not cleared. */
+/* n rows, k columns (1..LA_BCG_MAXK); with_z: a Z block for a general
+ * preconditioner. X, R, B (and Z) are allocated, not cleared; P, Q zeroed. */
 int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error *err);
 void la_bcg_release(la_bcg *w);
 
@@ -49,13 +50,20 @@ void la_bcg_release(la_bcg *w);
 int la_bcg_put(la_bcg *w, cl_mem blk, int c, const la_vec *v, cls_error *err);
 int la_bcg_get(la_bcg *w, cl_mem blk, int c, la_vec *v, cls_error *err);
 
-/* out = U'V (the k x k matrix; the diagonal part is 0) */
-int la_bcg_gram(la_bcg *w, cl_mem U, cl_mem V, double out[LA_BCG_NSUM], cls_error *err);
+/* 1 when the block SpMM reads A's format: SELL, or the CSR family's arrays
+ * (not BCSR), a whole part (no row offset) */
+int la_bcg_supports(const la_csr *A);
+/* Q = A P */
+int la_bcg_spmm(la_bcg *w, const la_csr *A, cls_error *err);
+/* out = P'Q, or U'V of two column-major blocks (the k x k matrix;
+ * out[64..] is 0) */
+int la_bcg_gram_pq(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err);
+int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, double out[LA_BCG_NSUM], cls_error *err);
 /* X += P alpha; R -= Q alpha (alpha[a * 8 + b]: column b gains sum_a P_a
  * alpha_ab); out: the new R's sums by mode (dinv: Jacobi's D^-1) */
 int la_bcg_update(la_bcg *w, const double *alpha, const la_vec *dinv, la_bcg_mode mode,
                   double out[LA_BCG_NSUM], cls_error *err);
-/* R = B - Q, with the same sums */
+/* R = B - R (R holds A X, from la_spmm into w->rv), with the same sums */
 int la_bcg_resid(la_bcg *w, const la_vec *dinv, la_bcg_mode mode, double out[LA_BCG_NSUM],
                  cls_error *err);
 /* P = Z + P beta, Z = zsrc (R or Z) scaled by dinv when given; fresh:

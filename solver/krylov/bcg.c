@@ -13,7 +13,7 @@
  * With X, R, P, Q, Z n x k blocks and k x k matrices G, alpha, rho, beta:
  *   R = B - A X;  Z = M^-1 R;  rho = Z'R;  P = Z           (a start)
  *   loop:
- *     Q = A P;  G = P'Q                                    (SpMM; bcg_gram)
+ *     Q = A P;  G = P'Q                        (bcg_spmm_*, row-major; bcg_gram)
  *     alpha = G^-1 rho                                     (Cholesky, host)
  *     X += P alpha;  R -= Q alpha                          (bcg_update)
  *     Z = M^-1 R;  rho' = Z'R;  r_c'r_c                    (fused for Jacobi)
@@ -30,8 +30,8 @@
  * column that converged while others did not) ends the block, and the
  * columns finish one by one in dbcg.c from where the block left x, the
  * iterations of both counted. The same happens where the block has no
- * kernels: several parts, or more than LA_BCG_MAXK columns, a zero or
- * non-finite b.
+ * kernels: several parts, more than LA_BCG_MAXK columns, a BCSR matrix
+ * (its SpMM is la_spmm's column by column), a zero or non-finite b.
  *
  * The stopping rules are ksp_stop.h's per column: the recurrence's
  * residuals reach tol, then the true residuals B - A X decide (converged,
@@ -140,7 +140,7 @@ static int bcg_after_r(bcg *B, const double *out, cls_error *err)
             *err = B->s->ferr;
         return CLS_EOTHER;
     }
-    int rc = la_bcg_gram(&B->w, B->w.Z, B->w.R, g, err);
+    int rc = la_bcg_gram_cols(&B->w, B->w.Z, B->w.R, g, err);
     if (!rc)
         memcpy(B->rho, g, sizeof B->rho);
     return rc;
@@ -151,12 +151,12 @@ static int bcg_restart(bcg *B, cls_error *err)
 {
     double out[LA_BCG_NSUM];
     const la_vec *xv[BK];
-    la_vec *qv[BK];
+    la_vec *rv[BK];
     for (int c = 0; c < B->k; c++) {
         xv[c] = &B->w.xv[c];
-        qv[c] = &B->w.qv[c];
+        rv[c] = &B->w.rv[c];
     }
-    int rc = la_spmm(&B->sk, &B->p->Ai, B->k, xv, qv, err);
+    int rc = la_spmm(&B->sk, &B->p->Ai, B->k, xv, rv, err); /* R = A X, then B - R */
     if (!rc)
         rc = la_bcg_resid(&B->w, B->dinv, B->mode, out, err);
     if (!rc)
@@ -172,16 +172,10 @@ static int bcg_step(bcg *B, int *lost, cls_error *err)
 {
     const int k = B->k;
     double out[LA_BCG_NSUM], L[BK * BK], alpha[BK * BK], beta[BK * BK];
-    const la_vec *pv[BK];
-    la_vec *qv[BK];
-    for (int c = 0; c < k; c++) {
-        pv[c] = &B->w.pv[c];
-        qv[c] = &B->w.qv[c];
-    }
     *lost = 0;
-    int rc = la_spmm(&B->sk, &B->p->Ai, k, pv, qv, err);
+    int rc = la_bcg_spmm(&B->w, &B->p->Ai, err); /* Q = A P */
     if (!rc)
-        rc = la_bcg_gram(&B->w, B->w.P, B->w.Q, out, err); /* G = P'AP */
+        rc = la_bcg_gram_pq(&B->w, out, err); /* G = P'AP */
     if (rc)
         return rc;
     if ((*lost = bcg_chol(out, k, L)))
@@ -214,7 +208,7 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
               cls_error *err)
 {
     if (k < 2 || k > BK || s->size != 1 || s->nmine != 1 || !s->parts[0].have_Ai ||
-        s->parts[0].have_Ab || s->parts[0].halo.nghost > 0)
+        s->parts[0].have_Ab || s->parts[0].halo.nghost > 0 || !la_bcg_supports(&s->parts[0].Ai))
         return dbcg_solve(s, b, x, k, pc, opt, res, err);
     const double t0 = cls_now();
     bcg B;
@@ -247,7 +241,7 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
             rc = la_bcg_put(&B.w, B.w.X, c, &vx, err);
     }
     if (!rc)
-        rc = la_bcg_gram(&B.w, B.w.B, B.w.B, g, err); /* b_c'b_c on the diagonal */
+        rc = la_bcg_gram_cols(&B.w, B.w.B, B.w.B, g, err); /* b_c'b_c on the diagonal */
     int plain = 1;
     for (int c = 0; c < k && !rc; c++) {
         bn[c] = sqrt(g[c * BK + c]);
