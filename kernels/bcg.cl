@@ -61,33 +61,6 @@ inline void bcg_group_write(const acc_t *v, const int m, __local acc_t *s, __glo
     }
 }
 
-/* The group's sums of eight-lanes-a-row kernels: g[a] of lane b is
- * rho_ab, g[8] is r_b'r_b; summed over the group's slots (the work-items
- * of one lane) through s (local size acc_t), then written in the record's
- * layout: the triangle a <= b (lane b writes its a <= b), then the
- * diagonal. */
-inline void bcg_lanes_write(const acc_t *g, __local acc_t *s, __global acc_t *out)
-{
-    const int lid = (int)get_local_id(0);
-    const int lane = lid & 7, slot = lid >> 3, nslot = (int)get_local_size(0) >> 3;
-    for (int m = 0; m <= BCG_K; m++) {
-        s[lid] = g[m];
-        for (int off = cls_pow2_floor(nslot); off > 0; off >>= 1) {
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (slot < off && slot + off < nslot)
-                s[lid] += s[lid + off * 8];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (slot == 0) {
-            if (m == BCG_K)
-                out[BCG_NTRI + lane] = s[lane];
-            else if (m <= lane) /* (a, b) = (m, lane): row a of the triangle */
-                out[m * BCG_K - m * (m - 1) / 2 + (lane - m)] = s[lane];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-}
-
 #ifdef CLS_REAL_DOUBLE
 typedef double8 real8;
 #else
@@ -182,58 +155,39 @@ inline void bcg_row_sums(const int mode, const acc_t d, const acc_t *r, acc_t *g
     }
 }
 
-/* X += P alpha; R -= Q alpha, and the new R's sums. Eight work-items a row
- * (lane b = column b), as the SpMM: a lane keeps column b of alpha in its
- * registers, reads row i of P and Q (one 64-byte row, the same for the
- * eight lanes) and x_b, r_b; the row's z_a go through local memory to the
- * lanes that need them. Nine sums a work-item (column b of rho, r_b'r_b)
- * instead of the 44 of one work-item a row, whose registers capped the
- * work in flight (2.4 ms at poisson3d 256, 1.8x this pass's floor). The
- * rows go by in rounds of (local size / 8), the same count in every
- * work-item (barriers). */
 __kernel void bcg_update(const int n, const int ld, const int k, __global real *restrict X,
                          __global const real *restrict P, __global real *restrict R,
                          __global const real *restrict Q, __constant real *alpha,
                          __global const real *restrict dinv, const int mode,
                          __global acc_t *restrict partial, __local acc_t *s)
 {
-    const int lid = (int)get_local_id(0);
-    const int lane = lid & 7, slot = lid >> 3, nslot = (int)get_local_size(0) >> 3;
-    real al[BCG_K];
+    acc_t g[BCG_NACC];
 #pragma unroll
-    for (int a = 0; a < BCG_K; a++)
-        al[a] = alpha[a * BCG_K + lane];
-    acc_t g[BCG_K + 1];
-#pragma unroll
-    for (int m = 0; m <= BCG_K; m++)
+    for (int m = 0; m < BCG_NACC; m++)
         g[m] = 0;
-    for (int base = (int)get_group_id(0) * nslot; base < n;
-         base += (int)get_num_groups(0) * nslot) {
-        const int i = base + slot;
-        acc_t rb = 0, zb = 0;
-        if (i < n && lane < k) {
-            const real8 p8 = BCG_RM(P, i), q8 = BCG_RM(Q, i);
-            const real pa = p8.s0 * al[0] + p8.s1 * al[1] + p8.s2 * al[2] + p8.s3 * al[3] +
-                            p8.s4 * al[4] + p8.s5 * al[5] + p8.s6 * al[6] + p8.s7 * al[7];
-            const real qa = q8.s0 * al[0] + q8.s1 * al[1] + q8.s2 * al[2] + q8.s3 * al[3] +
-                            q8.s4 * al[4] + q8.s5 * al[5] + q8.s6 * al[6] + q8.s7 * al[7];
-            const long o = (long)lane * ld + i;
-            X[o] += pa; /* x_b += sum_a p_a alpha_ab */
-            const real r = R[o] - qa; /* r_b -= sum_a q_a alpha_ab */
-            R[o] = r;
-            rb = r;
-            zb = mode == 2 ? (acc_t)dinv[i] * rb : rb;
-        }
-        s[lid] = zb;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (mode)
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        const real8 p8 = BCG_RM(P, i), q8 = BCG_RM(Q, i);
+        const real p[BCG_K] = {p8.s0, p8.s1, p8.s2, p8.s3, p8.s4, p8.s5, p8.s6, p8.s7};
+        const real q[BCG_K] = {q8.s0, q8.s1, q8.s2, q8.s3, q8.s4, q8.s5, q8.s6, q8.s7};
+        acc_t r[BCG_K];
 #pragma unroll
-            for (int a = 0; a < BCG_K; a++) /* rho_ab += z_a r_b */
-                g[a] += s[slot * 8 + a] * rb;
-        g[BCG_K] += rb * rb;
-        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int b = 0; b < BCG_K; b++) {
+            r[b] = 0;
+            if (b < k) {
+                real xb = X[(long)b * ld + i], rb = R[(long)b * ld + i];
+#pragma unroll
+                for (int a = 0; a < BCG_K; a++) { /* x_b += sum_a p_a alpha_ab */
+                    xb += p[a] * alpha[a * BCG_K + b];
+                    rb -= q[a] * alpha[a * BCG_K + b];
+                }
+                X[(long)b * ld + i] = xb;
+                R[(long)b * ld + i] = rb;
+                r[b] = rb;
+            }
+        }
+        bcg_row_sums(mode, mode == 2 ? (acc_t)dinv[i] : 1, r, g);
     }
-    bcg_lanes_write(g, s, partial + (long)get_group_id(0) * BCG_NSUM);
+    bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
 }
 
 /* R = B - R: R holds A X on entry (la_spmm into its columns) */
@@ -263,36 +217,30 @@ __kernel void bcg_resid(const int n, const int ld, const int k, __global const r
 }
 
 /* P = Z + P beta; Z is zsrc scaled by dinv (use_dinv) or zsrc itself;
- * fresh: P = Z (a start: the old P is not read, whatever it holds). Eight
- * work-items a row, lane b writing p_b (0 past k), column b of beta in its
- * registers (1.1 ms at poisson3d 256 one work-item a row). */
+ * fresh: P = Z (a start: the old P is not read, whatever it holds) */
 __kernel void bcg_dir(const int n, const int ld, const int k, __global const real *restrict zsrc,
                       __global const real *restrict dinv, const int use_dinv,
                       __global real *restrict P, __constant real *beta, const int fresh)
 {
-    const int lid = (int)get_local_id(0);
-    const int lane = lid & 7, slot = lid >> 3, nslot = (int)get_local_size(0) >> 3;
-    real be[BCG_K];
+    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
+        real8 p8 = 0;
+        if (!fresh)
+            p8 = BCG_RM(P, i);
+        const real p[BCG_K] = {p8.s0, p8.s1, p8.s2, p8.s3, p8.s4, p8.s5, p8.s6, p8.s7};
+        const real d = use_dinv ? dinv[i] : 1;
+        real v[BCG_K];
 #pragma unroll
-    for (int a = 0; a < BCG_K; a++)
-        be[a] = fresh ? 0 : beta[a * BCG_K + lane];
-    /* rounds of nslot rows, the same count in every work-item: the row's
-     * eight lanes read it whole before any of them writes (the barrier) */
-    for (int base = (int)get_group_id(0) * nslot; base < n;
-         base += (int)get_num_groups(0) * nslot) {
-        const int i = base + slot;
-        real v = 0;
-        if (i < n && lane < k) {
-            v = (use_dinv ? dinv[i] : 1) * zsrc[(long)lane * ld + i];
-            if (!fresh) { /* p_b = z_b + sum_a p_a beta_ab */
-                const real8 p8 = BCG_RM(P, i);
-                v += p8.s0 * be[0] + p8.s1 * be[1] + p8.s2 * be[2] + p8.s3 * be[3] +
-                     p8.s4 * be[4] + p8.s5 * be[5] + p8.s6 * be[6] + p8.s7 * be[7];
+        for (int b = 0; b < BCG_K; b++) {
+            v[b] = 0; /* the unused columns stay 0 */
+            if (b < k) {
+                v[b] = d * zsrc[(long)b * ld + i];
+                if (!fresh)
+#pragma unroll
+                    for (int a = 0; a < BCG_K; a++) /* p_b = z_b + sum_a p_a beta_ab */
+                        v[b] += p[a] * beta[a * BCG_K + b];
             }
         }
-        barrier(CLK_GLOBAL_MEM_FENCE);
-        if (i < n)
-            P[(long)i * 8 + lane] = v;
+        vstore8((real8)(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]), i, P);
     }
 }
 

@@ -5,9 +5,9 @@
  * is n rounded up to CL_DEVICE_MEM_BASE_ADDR_ALIGN, which every
  * sub-buffer's origin must meet. P and Q are n x 8 row-major, zeroed once
  * (the columns past k stay 0). The SpMM's geometry is the format's SpMV's
- * (la_spmm.c's), eight work-items a row. The others' groups are 128
- * work-items, 16 a compute unit at most, grid-stride over rows, so the
- * partial sums stay a few thousand records of 72.
+ * (la_spmm.c's). A group is 128 work-items (8 sums of each in local memory at
+ * a time); the grid is 8 groups per compute unit at most, grid-stride over
+ * rows, so the partial sums stay a few hundred rows of 72.
  */
 #include "la_bcg.h"
 #include "la_priv.h"
@@ -59,12 +59,10 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     const size_t rm = (size_t)n * LA_BCG_MAXK * la->elem;
     size_t ls = BCG_LS;
     if (la->ocl->dev.max_work_group && ls > la->ocl->dev.max_work_group)
-        ls = la->ocl->dev.max_work_group / 8 * 8; /* eight lanes a row */
+        ls = la->ocl->dev.max_work_group;
     w->ls = ls;
-    /* the update and dir kernels take eight work-items a row (ls / 8 rows
-     * a group and round); 16 groups a compute unit at most */
-    size_t need = ((size_t)n * 8 + ls - 1) / ls;
-    size_t cap = (size_t)(la->ocl->dev.compute_units ? la->ocl->dev.compute_units : 1) * 16;
+    size_t need = ((size_t)n + ls - 1) / ls;
+    size_t cap = (size_t)(la->ocl->dev.compute_units ? la->ocl->dev.compute_units : 1) * 8;
     w->groups = lai_min_sz(need, cap);
     cl_program aux;
     int rc = la_aux_program(la, &aux, err);
@@ -270,7 +268,7 @@ int la_bcg_update(la_bcg *w, const double *alpha, const la_vec *dinv, la_bcg_mod
         rc = lai_set_args(w->update, "bcg_update", err, 12, A_INT(n), A_INT(ld), A_INT(k),
                           A_MEM(w->X), A_MEM(w->P), A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha),
                           A_MEM(d), A_INT(md), A_MEM(w->partial),
-                          A_LOCAL(w->ls * la_acc_size(w->la)));
+                          A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     if (!rc)
         rc = la_launch(w->la, w->update, "bcg_update", w->groups, w->ls, err);
     return rc ? rc : bcg_sums(w, out, err);
