@@ -13,12 +13,12 @@
  *
  *   bcg_spmm_sell, bcg_spmm_csr   Q = A P (row-major)
  *   bcg_gram    G = U'V (k x k, any strides), the group's partial sums
- *   bcg_update  X += P alpha; R -= Q alpha; with the sums of the new R
+ *   bcg_update_rr  X += P alpha; R -= Q alpha; with the new r_b'r_b
  *   bcg_resid   R = B - A X (A X in R on entry: the true residual), the same sums
  *   bcg_dir     P = Z + P beta (Z = R, D^-1 R or the preconditioner's Z)
  *   bcg_fold    the groups' partial sums into BCG_NSUM values
  *
- * The sums of update and resid are those the recurrence reads next:
+ * The sums of resid (a restart) are those the recurrence reads next:
  * mode 0: r_b'r_b only (the preconditioner's Z comes later: bcg_gram);
  * mode 1: also rho = R'R (no preconditioner, Z = R); mode 2: rho = Z'R with
  * Z = D^-1 R (Jacobi), Z never stored. The k x k matrices are symmetric
@@ -110,10 +110,11 @@ __kernel void bcg_spmm_csr(const int nrows, __global const int *restrict rowptr,
     }
 }
 
-/* U'V; entry (i, a) of U at U[a * uc + i * ur] (column-major: uc = ld,
- * ur = 1; row-major: uc = 1, ur = 8), V alike */
+/* U'WV, W = diag(wt) or I; entry (i, a) of U at U[a * uc + i * ur]
+ * (column-major: uc = ld, ur = 1; row-major: uc = 1, ur = 8), V alike */
 __kernel void bcg_gram(const int n, const int k, __global const real *restrict U, const int ur,
                        const int uc, __global const real *restrict V, const int vr, const int vc,
+                       __global const real *restrict wt, const int use_wt,
                        __global acc_t *restrict partial, __local acc_t *s)
 {
     acc_t g[BCG_NACC];
@@ -124,7 +125,7 @@ __kernel void bcg_gram(const int n, const int k, __global const real *restrict U
         acc_t u[BCG_K], v[BCG_K];
 #pragma unroll
         for (int a = 0; a < BCG_K; a++) {
-            u[a] = a < k ? (acc_t)U[(long)a * uc + (long)i * ur] : 0;
+            u[a] = a < k ? (acc_t)U[(long)a * uc + (long)i * ur] * (use_wt ? (acc_t)wt[i] : 1) : 0;
             v[a] = a < k ? (acc_t)V[(long)a * vc + (long)i * vr] : 0;
         }
         int t = 0;
@@ -155,24 +156,25 @@ inline void bcg_row_sums(const int mode, const acc_t d, const acc_t *r, acc_t *g
     }
 }
 
-__kernel void bcg_update(const int n, const int ld, const int k, __global real *restrict X,
-                         __global const real *restrict P, __global real *restrict R,
-                         __global const real *restrict Q, __constant real *alpha,
-                         __global const real *restrict dinv, const int mode,
-                         __global acc_t *restrict partial, __local acc_t *s)
+/* X += P alpha; R -= Q alpha, with r_b'r_b only (rho follows from bcg_gram): eight
+ * accumulators a work-item instead of 44, which is what the registers and
+ * so the work in flight allow (2.4 ms with rho fused at poisson3d 256 on an
+ * H200, 1.8x this pass's floor) */
+__kernel void bcg_update_rr(const int n, const int ld, const int k, __global real *restrict X,
+                            __global const real *restrict P, __global real *restrict R,
+                            __global const real *restrict Q, __constant real *alpha,
+                            __global acc_t *restrict partial, __local acc_t *s)
 {
-    acc_t g[BCG_NACC];
+    acc_t g[BCG_K];
 #pragma unroll
-    for (int m = 0; m < BCG_NACC; m++)
+    for (int m = 0; m < BCG_K; m++)
         g[m] = 0;
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         const real8 p8 = BCG_RM(P, i), q8 = BCG_RM(Q, i);
         const real p[BCG_K] = {p8.s0, p8.s1, p8.s2, p8.s3, p8.s4, p8.s5, p8.s6, p8.s7};
         const real q[BCG_K] = {q8.s0, q8.s1, q8.s2, q8.s3, q8.s4, q8.s5, q8.s6, q8.s7};
-        acc_t r[BCG_K];
 #pragma unroll
         for (int b = 0; b < BCG_K; b++) {
-            r[b] = 0;
             if (b < k) {
                 real xb = X[(long)b * ld + i], rb = R[(long)b * ld + i];
 #pragma unroll
@@ -182,12 +184,11 @@ __kernel void bcg_update(const int n, const int ld, const int k, __global real *
                 }
                 X[(long)b * ld + i] = xb;
                 R[(long)b * ld + i] = rb;
-                r[b] = rb;
+                g[b] += (acc_t)rb * (acc_t)rb;
             }
         }
-        bcg_row_sums(mode, mode == 2 ? (acc_t)dinv[i] : 1, r, g);
     }
-    bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
+    bcg_group_write(g, BCG_K, s, partial + (long)get_group_id(0) * BCG_NSUM + BCG_NTRI);
 }
 
 /* R = B - R: R holds A X on entry (la_spmm into its columns) */

@@ -109,7 +109,7 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     if (!rc)
         rc = ocl_create_kernel(aux, "bcg_gram", &w->gram, err);
     if (!rc)
-        rc = ocl_create_kernel(aux, "bcg_update", &w->update, err);
+        rc = ocl_create_kernel(aux, "bcg_update_rr", &w->update, err);
     if (!rc)
         rc = ocl_create_kernel(aux, "bcg_resid", &w->resid, err);
     if (!rc)
@@ -236,12 +236,13 @@ int la_bcg_spmm(la_bcg *w, const la_csr *A, cls_error *err)
 }
 
 static int bcg_gram(la_bcg *w, cl_mem U, cl_int ur, cl_int uc, cl_mem V, cl_int vr, cl_int vc,
-                    double out[LA_BCG_NSUM], cls_error *err)
+                    const la_vec *wt, double out[LA_BCG_NSUM], cls_error *err)
 {
-    cl_int n = (cl_int)w->n, k = w->k;
-    int rc = lai_set_args(w->gram, "bcg_gram", err, 10, A_INT(n), A_INT(k), A_MEM(U), A_INT(ur),
-                          A_INT(uc), A_MEM(V), A_INT(vr), A_INT(vc), A_MEM(w->partial),
-                          A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    cl_int n = (cl_int)w->n, k = w->k, use = wt != NULL;
+    cl_mem wm = wt ? wt->buf : U; /* not read without weights */
+    int rc = lai_set_args(w->gram, "bcg_gram", err, 12, A_INT(n), A_INT(k), A_MEM(U), A_INT(ur),
+                          A_INT(uc), A_MEM(V), A_INT(vr), A_INT(vc), A_MEM(wm), A_INT(use),
+                          A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     if (!rc)
         rc = la_launch(w->la, w->gram, "bcg_gram", w->groups, w->ls, err);
     return rc ? rc : bcg_sums(w, out, err);
@@ -249,29 +250,31 @@ static int bcg_gram(la_bcg *w, cl_mem U, cl_int ur, cl_int uc, cl_mem V, cl_int 
 
 int la_bcg_gram_pq(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
 {
-    return bcg_gram(w, w->P, LA_BCG_MAXK, 1, w->Q, LA_BCG_MAXK, 1, out, err);
+    return bcg_gram(w, w->P, LA_BCG_MAXK, 1, w->Q, LA_BCG_MAXK, 1, NULL, out, err);
 }
 
-int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, double out[LA_BCG_NSUM], cls_error *err)
+int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, const la_vec *wt, double out[LA_BCG_NSUM],
+                     cls_error *err)
 {
     const cl_int ld = (cl_int)w->ld;
-    return bcg_gram(w, U, 1, ld, V, 1, ld, out, err);
+    return bcg_gram(w, U, 1, ld, V, 1, ld, wt, out, err);
 }
 
-int la_bcg_update(la_bcg *w, const double *alpha, const la_vec *dinv, la_bcg_mode mode,
-                  double out[LA_BCG_NSUM], cls_error *err)
+int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err)
 {
-    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, md = (cl_int)mode;
-    cl_mem d = dinv ? dinv->buf : w->X; /* not read without Jacobi */
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
     int rc = bcg_scalars(w, w->alpha, alpha, err);
     if (!rc)
-        rc = lai_set_args(w->update, "bcg_update", err, 12, A_INT(n), A_INT(ld), A_INT(k),
+        rc = lai_set_args(w->update, "bcg_update_rr", err, 10, A_INT(n), A_INT(ld), A_INT(k),
                           A_MEM(w->X), A_MEM(w->P), A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha),
-                          A_MEM(d), A_INT(md), A_MEM(w->partial),
-                          A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+                          A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     if (!rc)
-        rc = la_launch(w->la, w->update, "bcg_update", w->groups, w->ls, err);
-    return rc ? rc : bcg_sums(w, out, err);
+        rc = la_launch(w->la, w->update, "bcg_update_rr", w->groups, w->ls, err);
+    if (!rc)
+        rc = bcg_sums(w, out, err);
+    for (int m = 0; !rc && m < LA_BCG_MAXK * LA_BCG_MAXK; m++)
+        out[m] = 0.0; /* the records' triangle is not this kernel's */
+    return rc;
 }
 
 int la_bcg_resid(la_bcg *w, const la_vec *dinv, la_bcg_mode mode, double out[LA_BCG_NSUM],

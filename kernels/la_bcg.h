@@ -55,14 +55,16 @@ int la_bcg_get(la_bcg *w, cl_mem blk, int c, la_vec *v, cls_error *err);
 int la_bcg_supports(const la_csr *A);
 /* Q = A P */
 int la_bcg_spmm(la_bcg *w, const la_csr *A, cls_error *err);
-/* out = P'Q, or U'V of two column-major blocks (the k x k matrix;
- * out[64..] is 0) */
+/* out = P'Q, or U'WV of two column-major blocks, W = diag(wt) or I (wt
+ * NULL): the k x k matrix; out[64..] is 0 */
 int la_bcg_gram_pq(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err);
-int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, double out[LA_BCG_NSUM], cls_error *err);
+int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, const la_vec *wt, double out[LA_BCG_NSUM],
+                     cls_error *err);
 /* X += P alpha; R -= Q alpha (alpha[a * 8 + b]: column b gains sum_a P_a
- * alpha_ab); out: the new R's sums by mode (dinv: Jacobi's D^-1) */
-int la_bcg_update(la_bcg *w, const double *alpha, const la_vec *dinv, la_bcg_mode mode,
-                  double out[LA_BCG_NSUM], cls_error *err);
+ * alpha_ab); out[64 + b]: the new r_b'r_b (the square 0: rho is
+ * la_bcg_gram_cols's, a separate pass, which the update's registers could
+ * not afford) */
+int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err);
 /* R = B - R (R holds A X, from la_spmm into w->rv), with the same sums */
 int la_bcg_resid(la_bcg *w, const la_vec *dinv, la_bcg_mode mode, double out[LA_BCG_NSUM],
                  cls_error *err);

@@ -15,8 +15,8 @@
  *   loop:
  *     Q = A P;  G = P'Q                        (bcg_spmm_*, row-major; bcg_gram)
  *     alpha = G^-1 rho                                     (Cholesky, host)
- *     X += P alpha;  R -= Q alpha                          (bcg_update)
- *     Z = M^-1 R;  rho' = Z'R;  r_c'r_c                    (fused for Jacobi)
+ *     X += P alpha;  R -= Q alpha;  r_c'r_c                (bcg_update_rr)
+ *     Z = M^-1 R;  rho' = Z'R            (bcg_gram; Jacobi: (D^-1 R)'R, no Z)
  *     stop when every column's ||r_c|| <= tol_c ||b_c||, confirmed on B - A X
  *     beta = rho^-1 rho';  rho = rho'                      (Cholesky, host)
  *     P = Z + P beta                                       (bcg_dir)
@@ -115,32 +115,39 @@ typedef struct bcg {
     double rho[BK * BK], rr[BK];
 } bcg;
 
-/* the sums after R changed: rr, and rho (fused, or Z = M^-1 R then Z'R) */
-static int bcg_after_r(bcg *B, const double *out, cls_error *err)
+/* the sums after R changed: rr from out, and rho = Z'R: from out when
+ * have_rho (bcg_resid fuses it), else R'R, (D^-1 R)'R, or the
+ * preconditioner's Z = M^-1 R then Z'R */
+static int bcg_after_r(bcg *B, const double *out, int have_rho, cls_error *err)
 {
     double g[LA_BCG_NSUM];
     for (int c = 0; c < B->k; c++)
         B->rr[c] = out[64 + c];
-    if (B->mode != LA_BCG_RR) {
+    if (have_rho && B->mode != LA_BCG_RR) {
         memcpy(B->rho, out, sizeof B->rho);
         return CLS_OK;
     }
-    const dvec *rp[BK];
-    dvec *zp[BK];
-    dvec rv[BK], zv[BK];
-    for (int c = 0; c < B->k; c++) {
-        rv[c] = (dvec){&B->w.rv[c], 1, 0};
-        zv[c] = (dvec){&B->w.zv[c], 1, 0};
-        rp[c] = &rv[c];
-        zp[c] = &zv[c];
+    int rc;
+    if (B->mode != LA_BCG_RR) {
+        rc = la_bcg_gram_cols(&B->w, B->w.R, B->w.R, B->dinv, g, err);
+    } else {
+        const dvec *rp[BK];
+        dvec *zp[BK];
+        dvec rv[BK], zv[BK];
+        for (int c = 0; c < B->k; c++) {
+            rv[c] = (dvec){&B->w.rv[c], 1, 0};
+            zv[c] = (dvec){&B->w.zv[c], 1, 0};
+            rp[c] = &rv[c];
+            zp[c] = &zv[c];
+        }
+        pc_apply_block(B->pc, B->k, rp, zp); /* Z = M^-1 R */
+        if (B->s->failed) {
+            if (err)
+                *err = B->s->ferr;
+            return CLS_EOTHER;
+        }
+        rc = la_bcg_gram_cols(&B->w, B->w.Z, B->w.R, NULL, g, err);
     }
-    pc_apply_block(B->pc, B->k, rp, zp); /* Z = M^-1 R */
-    if (B->s->failed) {
-        if (err)
-            *err = B->s->ferr;
-        return CLS_EOTHER;
-    }
-    int rc = la_bcg_gram_cols(&B->w, B->w.Z, B->w.R, g, err);
     if (!rc)
         memcpy(B->rho, g, sizeof B->rho);
     return rc;
@@ -160,7 +167,7 @@ static int bcg_restart(bcg *B, cls_error *err)
     if (!rc)
         rc = la_bcg_resid(&B->w, B->dinv, B->mode, out, err);
     if (!rc)
-        rc = bcg_after_r(B, out, err);
+        rc = bcg_after_r(B, out, 1, err);
     if (!rc)
         rc = la_bcg_dir(&B->w, B->mode == LA_BCG_RR ? B->w.Z : B->w.R, B->dinv, NULL, 1, err);
     return rc;
@@ -183,8 +190,7 @@ static int bcg_step(bcg *B, int *lost, cls_error *err)
     bcg_chol_solve(L, k, B->rho, alpha); /* alpha = G^-1 rho */
     double rho_old[BK * BK];
     memcpy(rho_old, B->rho, sizeof rho_old);
-    if ((rc = la_bcg_update(&B->w, alpha, B->dinv, B->mode, out, err)) ||
-        (rc = bcg_after_r(B, out, err)))
+    if ((rc = la_bcg_update(&B->w, alpha, out, err)) || (rc = bcg_after_r(B, out, 0, err)))
         return rc;
     if ((*lost = bcg_chol(rho_old, k, L)))
         return CLS_OK;
@@ -241,7 +247,7 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
             rc = la_bcg_put(&B.w, B.w.X, c, &vx, err);
     }
     if (!rc)
-        rc = la_bcg_gram_cols(&B.w, B.w.B, B.w.B, g, err); /* b_c'b_c on the diagonal */
+        rc = la_bcg_gram_cols(&B.w, B.w.B, B.w.B, NULL, g, err); /* b_c'b_c on the diagonal */
     int plain = 1;
     for (int c = 0; c < k && !rc; c++) {
         bn[c] = sqrt(g[c * BK + c]);
