@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "../common/timer.h"
+#include "../kernels/la_bcg.h"
 #include "../matrices/gen_rows.h"
 #include "../matrices/mm.h"
 #include "krylov/dcg.h"
@@ -641,18 +642,34 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             snprintf(rep->method_choice, sizeof rep->method_choice, "%s", mp.why);
     }
     AGREE(rc);
-    const solver_method method_id = mp.method;
-    rep->method = method_id;
-    rep->method_known = 1;
     /* --precond auto once the device is known (one rank, one part: nothing
      * to agree on); a method chosen for jacobi (cg-small) keeps it */
     if (opt->solve.precond == PRECOND_AUTO && size == 1 && nmine == 1 &&
-        method_id != SOLVER_CG_SMALL) {
+        mp.method != SOLVER_CG_SMALL) {
         const ocl_device *dv = &parts[0].la.ocl->dev;
         ptype = pc_resolve_device(
             PRECOND_AUTO, in.nrows, in.nnz, L->nparts, !(dv->type & CL_DEVICE_TYPE_CPU),
             opt->solve.precision == LA_DOUBLE, rep->precond_choice, sizeof rep->precond_choice);
     }
+    /* --method auto with 2-8 columns on one GPU part, none or jacobi: block
+     * CG (bcg.c), whose shared search space took 27% off cg's columns in
+     * lockstep (poisson3d 256, 8 columns, H200); on a CPU device its
+     * kernels lose to the native loops, and with a stronger M its
+     * iterations barely drop (docs/preconditioners.md) */
+    if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK && size == 1 &&
+        nmine == 1 && L->nparts == 1 && parts[0].have_Ai && la_bcg_supports(&parts[0].Ai) &&
+        !(parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU) &&
+        (ptype == PRECOND_NONE || ptype == PRECOND_JACOBI) &&
+        opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL) {
+        mp.method = SOLVER_BCG;
+        snprintf(rep->method_choice, sizeof rep->method_choice,
+                 "bcg: %d right-hand sides on one GPU part with %s: one search space for all "
+                 "(fewer iterations each than cg's columns together)",
+                 nrhs, pc_name(ptype));
+    }
+    const solver_method method_id = mp.method;
+    rep->method = method_id;
+    rep->method_known = 1;
 
     /* 4. vectors: host arrays per column and part (x with room for its halo) */
     const int nm = nmine ? nmine : 1;
