@@ -3,7 +3,8 @@
  *
  *   clsolve submit A.mtx [-b b.mtx] [--x0 x0.mtx] [--tol T] [--atol A] [--maxiter N]
  *                  [--precond NAME] [--precond-degree N ...]
- *                  [--method auto|cg|cg-single|cg-small|pipecg|bcg] [--precision double|float|mixed]
+ *                  [--method auto|cg|cg-single|cg-small|pipecg|bcg]
+ *                  [--precision double|float|mixed]
  *                  [--backend auto|opencl|native]
  *                  [--wait] [--monitor] [-o x.mtx] [--json]
  *   clsolve status ID [--json]
