@@ -60,8 +60,8 @@ int dbcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options 
  * each needs fewer iterations than alone. One part and k <= 8 (la_bcg.h);
  * elsewhere, or when the block loses rank, dbcg_solve's columns. The same
  * contract as dbcg_solve; the columns' iterations are the block's. */
-int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *opt,
-              cg_result *res, cls_error *err);
+int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *opt, cg_result *res,
+              cls_error *err);
 
 /* The table of methods (methods.def's rows, methods.c): what dsolve runs. */
 typedef struct ksp_method {
