@@ -270,7 +270,7 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
     for (int c = 0; c < k; c++)
         res[c].start_s = cls_now() - t0;
     int64_t it = 0;
-    int done = 0, lost = 0;
+    int done = 0, lost = 0, cancelled = 0;
     while (!rc && !done) {
         double worst = 0.0;
         int all = 1, finite = 1;
@@ -293,6 +293,7 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
         if (opt->monitor && opt->monitor(opt->monitor_ctx, it, worst)) {
             for (int c = 0; c < k; c++)
                 rc = ksp_fail_cancelled(&res[c], it, err);
+            cancelled = 1; /* not a device's failure: its state stays warm */
             break;
         }
         if (all) { /* confirm on B - A X, every column */
@@ -359,7 +360,7 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
         rc = xrc;
     la_spmm_release(&B.sk);
     la_bcg_release(&B.w);
-    if (rc == CLS_EOTHER)
+    if (rc == CLS_EOTHER && !cancelled)
         dsys_fail(s, err);
     if (!rc && lost) { /* the columns on their own from here (dbcg.c) */
         char msg[160];
