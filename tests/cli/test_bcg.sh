@@ -13,7 +13,7 @@
 #    and a zero column: the block hands over to the columns one by one
 #    (dbcg.c; the trace says so) and every column is still right;
 #  - 2 ranks (several parts: no block kernels there) and one column: the
-#    same answers through dbcg.c and cg;
+#    same answers through dbcg.c and cg; float and mixed precision;
 #  - dwt_992 (not positive definite): the same exit as --method cg.
 . "$(dirname "$0")/lib.sh"
 need_data matrices
@@ -95,6 +95,12 @@ for p in none jacobi amg chebyshev; do
         $PY -c "import sys; sys.exit(0 if $(its b_$p)[0] < max($(its s_$p)) else 1)" && ok ||
             bad "bcg $p: $(its b_$p) iterations, not fewer than cg's columns alone $(its s_$p)"
     fi
+done
+
+# float vectors (the block's kernels in float, sums in double): to 1e-5
+for pr in float mixed; do
+    run pr_$pr $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol 1e-5 --precision $pr
+    TOL=1e-5 right pr_$pr $t/p.mtx $t/B8.mtx "bcg --precision $pr"
 done
 
 mkB B4 1138 4
