@@ -174,6 +174,10 @@ static void dsolve_summary(dsolve_report *rep)
     }
 }
 
+/* --method auto's bcg below 7 columns: systems of up to this many rows
+ * (64^3 with 4 columns: 0.070 s against cg's 0.079 on an H200) */
+#define BCG_AUTO_ROWS 300000
+
 #define AGREE(expr)                                                                                \
     do {                                                                                           \
         rc = dsolve_agree(comm, (expr), err);                                                      \
@@ -651,13 +655,17 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             PRECOND_AUTO, in.nrows, in.nnz, L->nparts, !(dv->type & CL_DEVICE_TYPE_CPU),
             opt->solve.precision == LA_DOUBLE, rep->precond_choice, sizeof rep->precond_choice);
     }
-    /* --method auto with 2-8 columns on one GPU part, none or jacobi: block
-     * CG (bcg.c), whose shared search space took 27% off cg's columns in
-     * lockstep (poisson3d 256, 8 columns, H200); on a CPU device its
-     * kernels lose to the native loops, and with a stronger M its
-     * iterations barely drop (docs/preconditioners.md) */
-    if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK && size == 1 &&
-        nmine == 1 && L->nparts == 1 && parts[0].have_Ai && la_bcg_supports(&parts[0].Ai) &&
+    /* --method auto with 7-8 columns on one GPU part, or 2-8 on up to
+     * BCG_AUTO_ROWS rows, none or jacobi: block CG (bcg.c), whose shared
+     * search space took 27-42% off cg's columns in lockstep with 8 columns
+     * (poisson3d 128-320, H200) and 2-4x on small systems, where launches
+     * and reads dominate. Its P and Q are 8 columns wide whatever k, so 4
+     * columns of 2 M rows and more lost (128^3: 0.36 s against 0.27). On a
+     * CPU device its kernels lose to the native loops, and with a stronger
+     * M its iterations barely drop (docs/preconditioners.md). */
+    if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK &&
+        (nrhs >= 7 || in.nrows <= BCG_AUTO_ROWS) && size == 1 && nmine == 1 && L->nparts == 1 &&
+        parts[0].have_Ai && la_bcg_supports(&parts[0].Ai) &&
         !(parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU) &&
         (ptype == PRECOND_NONE || ptype == PRECOND_JACOBI) &&
         opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL) {
