@@ -6,28 +6,27 @@
  *   - X, R, Z, B column-major, column a at a * ld: each column is a vector
  *     of its own for the preconditioner (pc_apply_block) and the SpMM of
  *     the true residual;
- *   - P and Q row-major, row i's 8 entries at 8 i (unused columns 0): the
- *     SpMM's gathers of P are then one 64-byte segment per entry of A, not
- *     k scattered reads (la_spmm's column kernel ran at 2.5x its floor at
- *     poisson3d 256 on an H200), and a row's 8 are one vload8.
+ *   - P and Q row-major and kw wide, kw = k rounded up to 1, 2, 4 or 8,
+ *     row i's entries at kw i (columns k..kw-1 stay 0): the SpMM's gathers
+ *     of P are then one segment of 8 kw bytes per entry of A, not k
+ *     scattered reads (la_spmm's column kernel ran at 2.5x its floor at
+ *     poisson3d 256 on an H200), and a row is one vector load. kw rather
+ *     than 8 so that 2 or 4 columns move 2 or 4 values a row, not 8.
  *
- *   bcg_spmm_sell, bcg_spmm_csr   Q = A P (row-major)
- *   bcg_gram    G = U'V (k x k, any strides), the group's partial sums
+ *   bcg_spmm_sell, bcg_spmm_csr   Q = A P (row-major), with G = P'Q fused
+ *   bcg_gram    G = U'V (k x k, any strides), the group's partial sums: the
+ *               SpMM's G unfused (its twin) and rho = Z'R
  *   bcg_update_rr  X += P alpha; R -= Q alpha; with the new r_b'r_b
- *   bcg_resid   R = B - A X (A X in R on entry: the true residual), the same sums
+ *   bcg_resid   R = B - A X (A X in R on entry: the true residual), r_b'r_b
  *   bcg_dir     P = Z + P beta (Z = R, D^-1 R or the preconditioner's Z)
  *   bcg_fold    the groups' partial sums into BCG_NSUM values
  *
- * The sums of resid (a restart) are those the recurrence reads next:
- * mode 0: r_b'r_b only (the preconditioner's Z comes later: bcg_gram);
- * mode 1: also rho = R'R (no preconditioner, Z = R); mode 2: rho = Z'R with
- * Z = D^-1 R (Jacobi), Z never stored. The k x k matrices are symmetric
- * (U'V with V = A U, or Z'R with Z = M^-1 R, M symmetric), so only their
- * upper triangle is summed: 44 accumulators a work-item, not 72, which is
- * what its registers hold. A group writes BCG_NSUM values: [0, 36) the
- * triangle, a <= b row by row, [36, 44) the diagonal r_b'r_b, the rest
- * unused (la_bcg.c unpacks). Sums are plain (one part: no partition to
- * agree with) and in acc_t.
+ * The k x k matrices are symmetric (U'V with V = A U, or Z'R with
+ * Z = M^-1 R, M symmetric), so only their upper triangle is summed: 44
+ * accumulators a work-item, not 72, which is what its registers hold. A
+ * group writes BCG_NSUM values: [0, 36) the triangle, a <= b row by row,
+ * [36, 44) the diagonal r_b'r_b, the rest unused (la_bcg.c unpacks). Sums
+ * are plain (one part: no partition to agree with) and in acc_t.
  * The loops run over 8 with guards on k (uniform over the launch), so the
  * private arrays stay in registers; alpha and beta are __constant, read by
  * every work-item alike (the constant cache's broadcast).
@@ -61,57 +60,173 @@ inline void bcg_group_write(const acc_t *v, const int m, __local acc_t *s, __glo
     }
 }
 
+/* row i of a row-major block of kw (1, 2, 4 or 8) columns into p[0..8),
+ * the columns past kw 0: one vector load of the row (kw is uniform over
+ * the launch, so the branch costs nothing) */
+inline void bcg_row_load(const int kw, __global const real *restrict B, const int i, real *p)
+{
+#pragma unroll
+    for (int a = 0; a < BCG_K; a++)
+        p[a] = 0;
+    if (kw == 8) {
 #ifdef CLS_REAL_DOUBLE
-typedef double8 real8;
+        const double8 v = vload8(i, B);
 #else
-typedef float8 real8;
+        const float8 v = vload8(i, B);
 #endif
-#define BCG_RM(B, i) vload8((i), (B)) /* row i of a row-major block */
+        p[0] = v.s0, p[1] = v.s1, p[2] = v.s2, p[3] = v.s3;
+        p[4] = v.s4, p[5] = v.s5, p[6] = v.s6, p[7] = v.s7;
+    } else if (kw == 4) {
+#ifdef CLS_REAL_DOUBLE
+        const double4 v = vload4(i, B);
+#else
+        const float4 v = vload4(i, B);
+#endif
+        p[0] = v.s0, p[1] = v.s1, p[2] = v.s2, p[3] = v.s3;
+    } else if (kw == 2) {
+#ifdef CLS_REAL_DOUBLE
+        const double2 v = vload2(i, B);
+#else
+        const float2 v = vload2(i, B);
+#endif
+        p[0] = v.s0, p[1] = v.s1;
+    } else {
+        p[0] = B[i];
+    }
+}
 
-/* Q = A P, A in SELL-C-sigma (spmv_sell.cl's layout): eight work-items a
- * row, one per column (lane), so that a gather of P is the 64 contiguous
- * bytes of a row of P across eight lanes, each work-item holds one sum,
- * and a row's entries of A are read once for the eight (the same address
- * in the eight lanes: one transaction). One work-item a row with the eight
- * sums in a double8 ran at 2.5 ms at poisson3d 256 on an H200, slower than
- * the column kernel's 1.8 ms. */
+/* p[0..kw) into row i of a row-major block of kw columns */
+inline void bcg_row_store(const int kw, const real *p, const int i, __global real *restrict B)
+{
+    if (kw == 8) {
+#ifdef CLS_REAL_DOUBLE
+        vstore8((double8)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]), i, B);
+#else
+        vstore8((float8)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]), i, B);
+#endif
+    } else if (kw == 4) {
+#ifdef CLS_REAL_DOUBLE
+        vstore4((double4)(p[0], p[1], p[2], p[3]), i, B);
+#else
+        vstore4((float4)(p[0], p[1], p[2], p[3]), i, B);
+#endif
+    } else if (kw == 2) {
+#ifdef CLS_REAL_DOUBLE
+        vstore2((double2)(p[0], p[1]), i, B);
+#else
+        vstore2((float2)(p[0], p[1]), i, B);
+#endif
+    } else {
+        B[i] = p[0];
+    }
+}
+
+/* the fused SpMM's G = P'Q: g[a] holds sum p_a q_lane over the work-item's
+ * rows (a <= lane); the group's work-items of one lane are summed in s
+ * (offsets down to kw keep the lanes apart), and lanes 0..7 write the
+ * record's triangle entries (a, lane), 0 past kw, and its diagonal slots 0 */
+inline void bcg_lane_write(const int kw, const acc_t *g, __local acc_t *s, __global acc_t *out)
+{
+    const int lid = (int)get_local_id(0);
+    const int ls = (int)get_local_size(0);
+#pragma unroll
+    for (int a = 0; a < BCG_K; a++)
+        s[lid * 8 + a] = g[a];
+    for (int off = cls_pow2_floor(ls); off >= kw; off >>= 1) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < off && lid + off < ls)
+#pragma unroll
+            for (int a = 0; a < BCG_K; a++)
+                s[lid * 8 + a] += s[(lid + off) * 8 + a];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid < BCG_K) {
+        const int b = lid;
+        for (int a = 0; a <= b; a++) /* (a, b) is at 8a - a(a-1)/2 + b - a */
+            out[8 * a - a * (a - 1) / 2 + b - a] = b < kw ? s[b * 8 + a] : 0;
+        out[BCG_NTRI + b] = 0;
+    }
+}
+
+/* Q = A P, A in SELL-C-sigma (spmv_sell.cl's layout), P and Q kw wide:
+ * kw work-items a row, one per column (lane), so that a gather of P is the
+ * kw contiguous values of a row of P across the lanes, each work-item
+ * holds one sum, and a row's entries of A are read once for the kw (the
+ * same address in every lane: one transaction). One work-item a row with
+ * eight sums in a double8 ran at 2.5 ms at poisson3d 256 on an H200,
+ * slower than the column kernel's 1.8 ms. gram: also G = P'Q, summed while
+ * q is in a register and P's row in cache (the separate pass rereads both
+ * blocks), into partial. lg = log2 kw. */
 __kernel void bcg_spmm_sell(const int nrows, const int C, __global const int *restrict cs,
                             __global const int *restrict perm, __global const int *restrict col,
                             __global const mat_t *restrict val, __global const real *restrict P,
-                            __global real *restrict Q)
+                            __global real *restrict Q, const int lg, const int gram,
+                            __global acc_t *restrict partial, __local acc_t *s)
 {
-    const int lane = (int)(get_global_id(0) & 7);
-    const int step = (int)(get_global_size(0) >> 3);
-    for (int r = (int)(get_global_id(0) >> 3); r < nrows; r += step) {
+    const int kw = 1 << lg;
+    const int lane = (int)(get_global_id(0) & (kw - 1));
+    const int step = (int)(get_global_size(0) >> lg);
+    acc_t g[BCG_K];
+#pragma unroll
+    for (int a = 0; a < BCG_K; a++)
+        g[a] = 0;
+    for (int r = (int)(get_global_id(0) >> lg); r < nrows; r += step) {
         const int c = r / C;
         const int i = r - c * C;
         const int start = cs[c];
         const int width = (cs[c + 1] - start) / C;
-        real s = 0;
+        real q = 0;
         for (int j = 0, e = start + i; j < width; j++, e += C)
-            s += (real)val[e] * P[(long)col[e] * 8 + lane];
-        Q[(long)(perm ? perm[r] : r) * 8 + lane] = s;
+            q += (real)val[e] * P[(long)col[e] * kw + lane];
+        const int row = perm ? perm[r] : r;
+        Q[(long)row * kw + lane] = q;
+        if (gram) {
+            real p[BCG_K];
+            bcg_row_load(kw, P, row, p);
+#pragma unroll
+            for (int a = 0; a < BCG_K; a++)
+                if (a <= lane)
+                    g[a] += (acc_t)p[a] * (acc_t)q;
+        }
     }
+    if (gram)
+        bcg_lane_write(kw, g, s, partial + (long)get_group_id(0) * BCG_NSUM);
 }
 
-/* Q = A P, A in CSR, eight work-items a row as above */
+/* Q = A P, A in CSR, kw work-items a row as above */
 __kernel void bcg_spmm_csr(const int nrows, __global const int *restrict rowptr,
                            __global const int *restrict col, __global const mat_t *restrict val,
-                           __global const real *restrict P, __global real *restrict Q)
+                           __global const real *restrict P, __global real *restrict Q, const int lg,
+                           const int gram, __global acc_t *restrict partial, __local acc_t *s)
 {
-    const int lane = (int)(get_global_id(0) & 7);
-    const int step = (int)(get_global_size(0) >> 3);
-    for (int row = (int)(get_global_id(0) >> 3); row < nrows; row += step) {
-        real s = 0;
+    const int kw = 1 << lg;
+    const int lane = (int)(get_global_id(0) & (kw - 1));
+    const int step = (int)(get_global_size(0) >> lg);
+    acc_t g[BCG_K];
+#pragma unroll
+    for (int a = 0; a < BCG_K; a++)
+        g[a] = 0;
+    for (int row = (int)(get_global_id(0) >> lg); row < nrows; row += step) {
+        real q = 0;
         const int end = rowptr[row + 1];
         for (int j = rowptr[row]; j < end; j++)
-            s += (real)val[j] * P[(long)col[j] * 8 + lane];
-        Q[(long)row * 8 + lane] = s;
+            q += (real)val[j] * P[(long)col[j] * kw + lane];
+        Q[(long)row * kw + lane] = q;
+        if (gram) {
+            real p[BCG_K];
+            bcg_row_load(kw, P, row, p);
+#pragma unroll
+            for (int a = 0; a < BCG_K; a++)
+                if (a <= lane)
+                    g[a] += (acc_t)p[a] * (acc_t)q;
+        }
     }
+    if (gram)
+        bcg_lane_write(kw, g, s, partial + (long)get_group_id(0) * BCG_NSUM);
 }
 
 /* U'WV, W = diag(wt) or I; entry (i, a) of U at U[a * uc + i * ur]
- * (column-major: uc = ld, ur = 1; row-major: uc = 1, ur = 8), V alike */
+ * (column-major: uc = ld, ur = 1; row-major: uc = 1, ur = kw), V alike */
 __kernel void bcg_gram(const int n, const int k, __global const real *restrict U, const int ur,
                        const int uc, __global const real *restrict V, const int vr, const int vc,
                        __global const real *restrict wt, const int use_wt,
@@ -138,49 +253,34 @@ __kernel void bcg_gram(const int n, const int k, __global const real *restrict U
     bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
 }
 
-/* the sums of one row's new r (see the file's comment for mode) */
-inline void bcg_row_sums(const int mode, const acc_t d, const acc_t *r, acc_t *g)
-{
-#pragma unroll
-    for (int b = 0; b < BCG_K; b++)
-        g[BCG_NTRI + b] += r[b] * r[b];
-    if (mode) {
-        int t = 0;
-#pragma unroll
-        for (int a = 0; a < BCG_K; a++) {
-            const acc_t z = mode == 2 ? d * r[a] : r[a];
-#pragma unroll
-            for (int b = a; b < BCG_K; b++)
-                g[t++] += z * r[b];
-        }
-    }
-}
-
-/* X += P alpha; R -= Q alpha, with r_b'r_b only (rho follows from bcg_gram): eight
- * accumulators a work-item instead of 44, which is what the registers and
- * so the work in flight allow (2.4 ms with rho fused at poisson3d 256 on an
- * H200, 1.8x this pass's floor) */
-__kernel void bcg_update_rr(const int n, const int ld, const int k, __global real *restrict X,
-                            __global const real *restrict P, __global real *restrict R,
-                            __global const real *restrict Q, __constant real *alpha,
-                            __global acc_t *restrict partial, __local acc_t *s)
+/* X += P alpha; R -= Q alpha, with r_b'r_b only (rho follows from
+ * bcg_gram): eight accumulators a work-item instead of 44, which is what
+ * the registers and so the work in flight allow (2.4 ms with rho fused at
+ * poisson3d 256 on an H200, 1.8x this pass's floor) */
+__kernel void bcg_update_rr(const int n, const int ld, const int k, const int kw,
+                            __global real *restrict X, __global const real *restrict P,
+                            __global real *restrict R, __global const real *restrict Q,
+                            __constant real *alpha, __global acc_t *restrict partial,
+                            __local acc_t *s)
 {
     acc_t g[BCG_K];
 #pragma unroll
     for (int m = 0; m < BCG_K; m++)
         g[m] = 0;
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        const real8 p8 = BCG_RM(P, i), q8 = BCG_RM(Q, i);
-        const real p[BCG_K] = {p8.s0, p8.s1, p8.s2, p8.s3, p8.s4, p8.s5, p8.s6, p8.s7};
-        const real q[BCG_K] = {q8.s0, q8.s1, q8.s2, q8.s3, q8.s4, q8.s5, q8.s6, q8.s7};
+        real p[BCG_K], q[BCG_K];
+        bcg_row_load(kw, P, i, p);
+        bcg_row_load(kw, Q, i, q);
 #pragma unroll
         for (int b = 0; b < BCG_K; b++) {
             if (b < k) {
                 real xb = X[(long)b * ld + i], rb = R[(long)b * ld + i];
 #pragma unroll
                 for (int a = 0; a < BCG_K; a++) { /* x_b += sum_a p_a alpha_ab */
-                    xb += p[a] * alpha[a * BCG_K + b];
-                    rb -= q[a] * alpha[a * BCG_K + b];
+                    if (a < k) {
+                        xb += p[a] * alpha[a * BCG_K + b];
+                        rb -= q[a] * alpha[a * BCG_K + b];
+                    }
                 }
                 X[(long)b * ld + i] = xb;
                 R[(long)b * ld + i] = rb;
@@ -191,43 +291,45 @@ __kernel void bcg_update_rr(const int n, const int ld, const int k, __global rea
     bcg_group_write(g, BCG_K, s, partial + (long)get_group_id(0) * BCG_NSUM + BCG_NTRI);
 }
 
-/* R = B - R: R holds A X on entry (la_spmm into its columns) */
+/* R = B - R: R holds A X on entry (la_spmm into its columns), with the
+ * new r_b'r_b (rho follows from bcg_gram, as after an update) */
 __kernel void bcg_resid(const int n, const int ld, const int k, __global const real *restrict B,
-                        __global real *restrict R,
-                        __global const real *restrict dinv, const int mode,
-                        __global acc_t *restrict partial, __local acc_t *s)
+                        __global real *restrict R, __global acc_t *restrict partial,
+                        __local acc_t *s)
 {
-    acc_t g[BCG_NACC];
+    acc_t g[BCG_K];
 #pragma unroll
-    for (int m = 0; m < BCG_NACC; m++)
+    for (int m = 0; m < BCG_K; m++)
         g[m] = 0;
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        acc_t r[BCG_K];
 #pragma unroll
         for (int b = 0; b < BCG_K; b++) {
-            r[b] = 0;
             if (b < k) {
                 const real rb = B[(long)b * ld + i] - R[(long)b * ld + i];
                 R[(long)b * ld + i] = rb;
-                r[b] = rb;
+                g[b] += (acc_t)rb * (acc_t)rb;
             }
         }
-        bcg_row_sums(mode, mode == 2 ? (acc_t)dinv[i] : 1, r, g);
     }
-    bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
+    bcg_group_write(g, BCG_K, s, partial + (long)get_group_id(0) * BCG_NSUM + BCG_NTRI);
 }
 
 /* P = Z + P beta; Z is zsrc scaled by dinv (use_dinv) or zsrc itself;
  * fresh: P = Z (a start: the old P is not read, whatever it holds) */
-__kernel void bcg_dir(const int n, const int ld, const int k, __global const real *restrict zsrc,
-                      __global const real *restrict dinv, const int use_dinv,
-                      __global real *restrict P, __constant real *beta, const int fresh)
+__kernel void bcg_dir(const int n, const int ld, const int k, const int kw,
+                      __global const real *restrict zsrc, __global const real *restrict dinv,
+                      const int use_dinv, __global real *restrict P, __constant real *beta,
+                      const int fresh)
 {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        real8 p8 = 0;
-        if (!fresh)
-            p8 = BCG_RM(P, i);
-        const real p[BCG_K] = {p8.s0, p8.s1, p8.s2, p8.s3, p8.s4, p8.s5, p8.s6, p8.s7};
+        real p[BCG_K];
+        if (fresh) {
+#pragma unroll
+            for (int a = 0; a < BCG_K; a++)
+                p[a] = 0;
+        } else {
+            bcg_row_load(kw, P, i, p);
+        }
         const real d = use_dinv ? dinv[i] : 1;
         real v[BCG_K];
 #pragma unroll
@@ -238,10 +340,11 @@ __kernel void bcg_dir(const int n, const int ld, const int k, __global const rea
                 if (!fresh)
 #pragma unroll
                     for (int a = 0; a < BCG_K; a++) /* p_b = z_b + sum_a p_a beta_ab */
-                        v[b] += p[a] * beta[a * BCG_K + b];
+                        if (a < k)
+                            v[b] += p[a] * beta[a * BCG_K + b];
             }
         }
-        vstore8((real8)(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]), i, P);
+        bcg_row_store(kw, v, i, P);
     }
 }
 

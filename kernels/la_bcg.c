@@ -3,7 +3,7 @@
  *
  * The column-major blocks' columns are sub-buffers at c * ld elements; ld
  * is n rounded up to CL_DEVICE_MEM_BASE_ADDR_ALIGN, which every
- * sub-buffer's origin must meet. P and Q are n x 8 row-major, zeroed once
+ * sub-buffer's origin must meet. P and Q are n x kw row-major, zeroed once
  * (the columns past k stay 0). The SpMM's geometry is the format's SpMV's
  * (la_spmm.c's). A group is 128 work-items (8 sums of each in local memory at
  * a time); the grid is 8 groups per compute unit at most, grid-stride over
@@ -39,6 +39,11 @@ static int bcg_views(la_bcg *w, cl_mem blk, la_vec *v, cls_error *err)
     return CLS_OK;
 }
 
+/* the kernels of bcg.cl, in la_bcg's order (la_bcg_release's too) */
+static const char *const bcg_kernel_names[LA_BCG_NKERN] = {
+    "bcg_spmm_sell", "bcg_spmm_csr", "bcg_gram", "bcg_update_rr",
+    "bcg_resid",     "bcg_dir",      "bcg_fold"};
+
 int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error *err)
 {
     memset(w, 0, sizeof *w);
@@ -47,6 +52,9 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     w->la = la;
     w->k = k;
     w->n = n;
+    for (w->lg = 0; (1 << w->lg) < k; w->lg++)
+        ;
+    w->kw = 1 << w->lg;
     cl_uint align_bits = 0;
     cl_int st = clGetDeviceInfo(la->ocl->dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
                                 &align_bits, NULL);
@@ -56,7 +64,7 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
         a = 64;
     w->ld = (n + a - 1) / a * a;
     const size_t blk = (size_t)w->ld * (size_t)k * la->elem;
-    const size_t rm = (size_t)n * LA_BCG_MAXK * la->elem;
+    const size_t rm = (size_t)n * (size_t)w->kw * la->elem;
     size_t ls = BCG_LS;
     if (la->ocl->dev.max_work_group && ls > la->ocl->dev.max_work_group)
         ls = la->ocl->dev.max_work_group;
@@ -64,16 +72,25 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     size_t need = ((size_t)n + ls - 1) / ls;
     size_t cap = (size_t)(la->ocl->dev.compute_units ? la->ocl->dev.compute_units : 1) * 8;
     w->groups = lai_min_sz(need, cap);
+    /* the fused SpMM's records: its own grid, capped here (grid-stride) */
+    w->pcap = lai_max_sz(w->groups, 8 * cap);
     cl_program aux;
     int rc = la_aux_program(la, &aux, err);
-    if (!rc)
-        rc = bcg_alloc(w, &w->X, blk, err);
-    if (!rc)
-        rc = bcg_alloc(w, &w->R, blk, err);
-    if (!rc)
-        rc = bcg_alloc(w, &w->P, rm, err);
-    if (!rc)
-        rc = bcg_alloc(w, &w->Q, rm, err);
+    cl_mem *bufs[] = {&w->X, &w->R,     &w->P,    &w->Q,       &w->B,
+                      &w->Z, &w->alpha, &w->beta, &w->partial, &w->out};
+    const size_t sizes[] = {blk,
+                            blk,
+                            rm,
+                            rm,
+                            blk,
+                            with_z ? blk : 0,
+                            LA_BCG_MAXK * LA_BCG_MAXK * la->elem,
+                            LA_BCG_MAXK * LA_BCG_MAXK * la->elem,
+                            w->pcap * LA_BCG_NSUM * la_acc_size(la),
+                            LA_BCG_NSUM * la_acc_size(la)};
+    for (size_t m = 0; !rc && m < sizeof sizes / sizeof *sizes; m++)
+        if (sizes[m])
+            rc = bcg_alloc(w, bufs[m], sizes[m], err);
     if (!rc) {
         const cl_double zero = 0.0; /* a pattern of elem zero bytes */
         cl_int fs =
@@ -85,37 +102,13 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
                           ocl_errstr(fs), (int)fs);
     }
     if (!rc)
-        rc = bcg_alloc(w, &w->B, blk, err);
-    if (!rc && with_z)
-        rc = bcg_alloc(w, &w->Z, blk, err);
-    if (!rc)
-        rc = bcg_alloc(w, &w->alpha, LA_BCG_MAXK * LA_BCG_MAXK * la->elem, err);
-    if (!rc)
-        rc = bcg_alloc(w, &w->beta, LA_BCG_MAXK * LA_BCG_MAXK * la->elem, err);
-    if (!rc)
-        rc = bcg_alloc(w, &w->partial, w->groups * LA_BCG_NSUM * la_acc_size(la), err);
-    if (!rc)
-        rc = bcg_alloc(w, &w->out, LA_BCG_NSUM * la_acc_size(la), err);
-    if (!rc)
         rc = bcg_views(w, w->X, w->xv, err);
     if (!rc)
         rc = bcg_views(w, w->R, w->rv, err);
     if (!rc && with_z)
         rc = bcg_views(w, w->Z, w->zv, err);
-    if (!rc)
-        rc = ocl_create_kernel(aux, "bcg_spmm_sell", &w->spmm_sell, err);
-    if (!rc)
-        rc = ocl_create_kernel(aux, "bcg_spmm_csr", &w->spmm_csr, err);
-    if (!rc)
-        rc = ocl_create_kernel(aux, "bcg_gram", &w->gram, err);
-    if (!rc)
-        rc = ocl_create_kernel(aux, "bcg_update_rr", &w->update, err);
-    if (!rc)
-        rc = ocl_create_kernel(aux, "bcg_resid", &w->resid, err);
-    if (!rc)
-        rc = ocl_create_kernel(aux, "bcg_dir", &w->dir, err);
-    if (!rc)
-        rc = ocl_create_kernel(aux, "bcg_fold", &w->fold, err);
+    for (int m = 0; !rc && m < LA_BCG_NKERN; m++)
+        rc = ocl_create_kernel(aux, bcg_kernel_names[m], &w->kern[m], err);
     if (rc)
         la_bcg_release(w);
     return rc;
@@ -130,11 +123,12 @@ void la_bcg_release(la_bcg *w)
         for (int c = 0; c < LA_BCG_MAXK; c++)
             if (views[v][c].buf)
                 clReleaseMemObject(views[v][c].buf);
-    cl_kernel *ks[] = {&w->gram, &w->update,    &w->resid,   &w->dir,
-                       &w->fold, &w->spmm_sell, &w->spmm_csr};
+    cl_kernel *ks[LA_BCG_NKERN];
+    for (int m = 0; m < LA_BCG_NKERN; m++)
+        ks[m] = &w->kern[m];
     cl_mem *ms[] = {&w->X, &w->R,     &w->P,    &w->Q,       &w->Z,
                     &w->B, &w->alpha, &w->beta, &w->partial, &w->out};
-    lai_release_objects(ks, 7, ms, 10);
+    lai_release_objects(ks, LA_BCG_NKERN, ms, 10);
     memset(w, 0, sizeof *w);
 }
 
@@ -174,15 +168,15 @@ static int bcg_scalars(la_bcg *w, cl_mem buf, const double *v, cls_error *err)
 }
 
 /* fold the groups' sums and read them */
-static int bcg_sums(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
+static int bcg_sums(la_bcg *w, size_t groups, double out[LA_BCG_NSUM], cls_error *err)
 {
     la_ctx *la = w->la;
-    cl_int g = (cl_int)w->groups;
+    cl_int g = (cl_int)groups;
     size_t ls = w->ls;
-    int rc = lai_set_args(w->fold, "bcg_fold", err, 4, A_INT(g), A_MEM(w->partial), A_MEM(w->out),
-                          A_LOCAL(ls * la_acc_size(la)));
+    int rc = lai_set_args(w->kern[LA_BCG_FOLD], "bcg_fold", err, 4, A_INT(g), A_MEM(w->partial),
+                          A_MEM(w->out), A_LOCAL(ls * la_acc_size(la)));
     if (!rc)
-        rc = la_launch(la, w->fold, "bcg_fold", LA_BCG_NACC, ls, err);
+        rc = la_launch(la, w->kern[LA_BCG_FOLD], "bcg_fold", LA_BCG_NACC, ls, err);
     if (rc)
         return rc;
     double d[LA_BCG_NACC];
@@ -208,31 +202,36 @@ int la_bcg_supports(const la_csr *A)
            (A->variant == LA_SPMV_SELL || (A->rowptr && A->variant != LA_SPMV_BCSR));
 }
 
-int la_bcg_spmm(la_bcg *w, const la_csr *A, cls_error *err)
+int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
 {
     la_ctx *la = w->la;
-    cl_int n = (cl_int)A->nrows;
+    cl_int n = (cl_int)A->nrows, lg = w->lg, fuse = gram != NULL;
     const int sell = A->variant == LA_SPMV_SELL;
-    cl_kernel kn = sell ? w->spmm_sell : w->spmm_csr;
+    cl_kernel kn = w->kern[sell ? LA_BCG_SPMM_SELL : LA_BCG_SPMM_CSR];
     const char *name = sell ? "bcg_spmm_sell" : "bcg_spmm_csr";
+    /* kw work-items a row (bcg.cl): the format's group size, a multiple
+     * of 8, and kw times its group cap, within the records there are */
+    size_t ls = A->local_size ? A->local_size : la->cfg.spmv_local_size;
+    ls = ls < 8 ? 8 : ls / 8 * 8;
+    size_t need = ((size_t)A->nrows * (size_t)w->kw + ls - 1) / ls;
+    size_t g =
+        lai_min_sz(need ? need : 1, (size_t)w->kw * (A->max_groups ? A->max_groups : la->ngroups));
+    g = lai_min_sz(g, w->pcap);
+    const size_t loc = 8 * ls * la_acc_size(la);
     int rc;
     if (sell) {
         cl_int C = (cl_int)A->sell_c;
-        rc = lai_set_args(kn, name, err, 8, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
-                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(w->P), A_MEM(w->Q));
+        rc = lai_set_args(kn, name, err, 12, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
+                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(w->P), A_MEM(w->Q), A_INT(lg),
+                          A_INT(fuse), A_MEM(w->partial), A_LOCAL(loc));
     } else {
-        rc = lai_set_args(kn, name, err, 6, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
-                          A_MEM(A->val), A_MEM(w->P), A_MEM(w->Q));
+        rc = lai_set_args(kn, name, err, 10, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
+                          A_MEM(A->val), A_MEM(w->P), A_MEM(w->Q), A_INT(lg), A_INT(fuse),
+                          A_MEM(w->partial), A_LOCAL(loc));
     }
-    if (rc)
-        return rc;
-    /* eight work-items a row (bcg.cl): the format's group size, a multiple
-     * of 8, and eight times its group cap */
-    size_t ls = A->local_size ? A->local_size : la->cfg.spmv_local_size;
-    ls = ls < 8 ? 8 : ls / 8 * 8;
-    size_t need = ((size_t)A->nrows * 8 + ls - 1) / ls;
-    size_t g = lai_min_sz(need ? need : 1, 8 * (A->max_groups ? A->max_groups : la->ngroups));
-    return la_launch(la, kn, name, g, ls, err);
+    if (!rc)
+        rc = la_launch(la, kn, name, g, ls, err);
+    return rc || !gram ? rc : bcg_sums(w, g, gram, err);
 }
 
 static int bcg_gram(la_bcg *w, cl_mem U, cl_int ur, cl_int uc, cl_mem V, cl_int vr, cl_int vc,
@@ -240,17 +239,18 @@ static int bcg_gram(la_bcg *w, cl_mem U, cl_int ur, cl_int uc, cl_mem V, cl_int 
 {
     cl_int n = (cl_int)w->n, k = w->k, use = wt != NULL;
     cl_mem wm = wt ? wt->buf : U; /* not read without weights */
-    int rc = lai_set_args(w->gram, "bcg_gram", err, 12, A_INT(n), A_INT(k), A_MEM(U), A_INT(ur),
+    cl_kernel kn = w->kern[LA_BCG_GRAM];
+    int rc = lai_set_args(kn, "bcg_gram", err, 12, A_INT(n), A_INT(k), A_MEM(U), A_INT(ur),
                           A_INT(uc), A_MEM(V), A_INT(vr), A_INT(vc), A_MEM(wm), A_INT(use),
                           A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     if (!rc)
-        rc = la_launch(w->la, w->gram, "bcg_gram", w->groups, w->ls, err);
-    return rc ? rc : bcg_sums(w, out, err);
+        rc = la_launch(w->la, kn, "bcg_gram", w->groups, w->ls, err);
+    return rc ? rc : bcg_sums(w, w->groups, out, err);
 }
 
 int la_bcg_gram_pq(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
 {
-    return bcg_gram(w, w->P, LA_BCG_MAXK, 1, w->Q, LA_BCG_MAXK, 1, NULL, out, err);
+    return bcg_gram(w, w->P, w->kw, 1, w->Q, w->kw, 1, NULL, out, err);
 }
 
 int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, const la_vec *wt, double out[LA_BCG_NSUM],
@@ -260,44 +260,51 @@ int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, const la_vec *wt, double out
     return bcg_gram(w, U, 1, ld, V, 1, ld, wt, out, err);
 }
 
-int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err)
+/* the kernel's r_b'r_b as out[64 + b], the square 0 (the records' triangle
+ * is not this kernel's) */
+static int bcg_rr(la_bcg *w, cl_kernel kn, const char *name, double out[LA_BCG_NSUM],
+                  cls_error *err)
 {
-    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
-    int rc = bcg_scalars(w, w->alpha, alpha, err);
+    int rc = la_launch(w->la, kn, name, w->groups, w->ls, err);
     if (!rc)
-        rc = lai_set_args(w->update, "bcg_update_rr", err, 10, A_INT(n), A_INT(ld), A_INT(k),
-                          A_MEM(w->X), A_MEM(w->P), A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha),
-                          A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
-    if (!rc)
-        rc = la_launch(w->la, w->update, "bcg_update_rr", w->groups, w->ls, err);
-    if (!rc)
-        rc = bcg_sums(w, out, err);
+        rc = bcg_sums(w, w->groups, out, err);
     for (int m = 0; !rc && m < LA_BCG_MAXK * LA_BCG_MAXK; m++)
-        out[m] = 0.0; /* the records' triangle is not this kernel's */
+        out[m] = 0.0;
     return rc;
 }
 
-int la_bcg_resid(la_bcg *w, const la_vec *dinv, la_bcg_mode mode, double out[LA_BCG_NSUM],
-                 cls_error *err)
+int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err)
 {
-    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, md = (cl_int)mode;
-    cl_mem d = dinv ? dinv->buf : w->X;
-    int rc = lai_set_args(w->resid, "bcg_resid", err, 9, A_INT(n), A_INT(ld), A_INT(k), A_MEM(w->B),
-                          A_MEM(w->R), A_MEM(d), A_INT(md), A_MEM(w->partial),
-                          A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, kw = w->kw;
+    cl_kernel kn = w->kern[LA_BCG_UPDATE];
+    int rc = bcg_scalars(w, w->alpha, alpha, err);
     if (!rc)
-        rc = la_launch(w->la, w->resid, "bcg_resid", w->groups, w->ls, err);
-    return rc ? rc : bcg_sums(w, out, err);
+        rc = lai_set_args(kn, "bcg_update_rr", err, 11, A_INT(n), A_INT(ld), A_INT(k), A_INT(kw),
+                          A_MEM(w->X), A_MEM(w->P), A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha),
+                          A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    return rc ? rc : bcg_rr(w, kn, "bcg_update_rr", out, err);
+}
+
+int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
+{
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
+    cl_kernel kn = w->kern[LA_BCG_RESID];
+    int rc = lai_set_args(kn, "bcg_resid", err, 7, A_INT(n), A_INT(ld), A_INT(k), A_MEM(w->B),
+                          A_MEM(w->R), A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    return rc ? rc : bcg_rr(w, kn, "bcg_resid", out, err);
 }
 
 int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,
                cls_error *err)
 {
-    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, use = dinv != NULL, fr = fresh;
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, kw = w->kw, use = dinv != NULL,
+           fr = fresh;
     cl_mem d = dinv ? dinv->buf : w->X;
+    cl_kernel kn = w->kern[LA_BCG_DIR];
     int rc = fresh ? CLS_OK : bcg_scalars(w, w->beta, beta, err);
     if (!rc)
-        rc = lai_set_args(w->dir, "bcg_dir", err, 9, A_INT(n), A_INT(ld), A_INT(k), A_MEM(zsrc),
-                          A_MEM(d), A_INT(use), A_MEM(w->P), A_MEM(w->beta), A_INT(fr));
-    return rc ? rc : la_launch(w->la, w->dir, "bcg_dir", w->groups, w->ls, err);
+        rc =
+            lai_set_args(kn, "bcg_dir", err, 10, A_INT(n), A_INT(ld), A_INT(k), A_INT(kw),
+                         A_MEM(zsrc), A_MEM(d), A_INT(use), A_MEM(w->P), A_MEM(w->beta), A_INT(fr));
+    return rc ? rc : la_launch(w->la, kn, "bcg_dir", w->groups, w->ls, err);
 }

@@ -6,7 +6,8 @@
  * its own (an OpenCL sub-buffer): the block SpMM (la_spmm.h) and the
  * preconditioners' pc_apply_block take the columns as vectors, with no
  * copies, while the block kernels read a row's k entries together. P and
- * Q alone are row-major n x 8, for the block's own SpMM (bcg.cl says why).
+ * Q alone are row-major n x kw (kw = k rounded up to 1, 2, 4 or 8), for the
+ * block's own SpMM (bcg.cl says why).
  *
  * Every call that returns sums enqueues its kernel, folds the groups'
  * partial sums on the device (bcg_fold) and reads back the upper triangle
@@ -22,23 +23,28 @@
 #define LA_BCG_NSUM 72 /* what a call returns: the square, then the diagonal */
 #define LA_BCG_NACC 44 /* what the device sums: the upper triangle, then the diagonal */
 
-/* what bcg_update and bcg_resid sum beside r_b'r_b (bcg.cl) */
-typedef enum {
-    LA_BCG_RR = 0,    /* the diagonal only (a preconditioner's Z follows) */
-    LA_BCG_RHO_R = 1, /* rho = R'R (no preconditioner) */
-    LA_BCG_RHO_D = 2  /* rho = (D^-1 R)'R (Jacobi) */
-} la_bcg_mode;
+/* bcg.cl's kernels, in la_bcg.kern */
+enum {
+    LA_BCG_SPMM_SELL,
+    LA_BCG_SPMM_CSR,
+    LA_BCG_GRAM,
+    LA_BCG_UPDATE,
+    LA_BCG_RESID,
+    LA_BCG_DIR,
+    LA_BCG_FOLD,
+    LA_BCG_NKERN
+};
 
 typedef struct la_bcg {
     la_ctx *la;
-    int k;
+    int k, kw, lg; /* columns; P and Q's width, 1 << lg >= k */
     int64_t n, ld;
     cl_mem X, R, Z, B; /* column-major; Z: with a general preconditioner only */
-    cl_mem P, Q;       /* row-major n x 8 */
+    cl_mem P, Q;       /* row-major n x kw */
     la_vec xv[LA_BCG_MAXK], rv[LA_BCG_MAXK], zv[LA_BCG_MAXK]; /* the columns (sub-buffers) */
     cl_mem alpha, beta, partial, out;
-    size_t groups, ls;
-    cl_kernel gram, update, resid, dir, fold, spmm_sell, spmm_csr;
+    size_t groups, pcap, ls; /* the vector kernels' grid; the records in partial */
+    cl_kernel kern[LA_BCG_NKERN];
 } la_bcg;
 
 /* n rows, k columns (1..LA_BCG_MAXK); with_z: a Z block for a general
@@ -53,10 +59,11 @@ int la_bcg_get(la_bcg *w, cl_mem blk, int c, la_vec *v, cls_error *err);
 /* 1 when the block SpMM reads A's format: SELL, or the CSR family's arrays
  * (not BCSR), a whole part (no row offset) */
 int la_bcg_supports(const la_csr *A);
-/* Q = A P */
-int la_bcg_spmm(la_bcg *w, const la_csr *A, cls_error *err);
-/* out = P'Q, or U'WV of two column-major blocks, W = diag(wt) or I (wt
- * NULL): the k x k matrix; out[64..] is 0 */
+/* Q = A P; with gram non-NULL, also gram = P'Q (as la_bcg_gram_pq's,
+ * summed in the SpMM while Q's row is in registers: one pass less) */
+int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err);
+/* out = P'Q (the fused SpMM's twin), or U'WV of two column-major blocks,
+ * W = diag(wt) or I (wt NULL): the k x k matrix; out[64..] is 0 */
 int la_bcg_gram_pq(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err);
 int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, const la_vec *wt, double out[LA_BCG_NSUM],
                      cls_error *err);
@@ -66,8 +73,7 @@ int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, const la_vec *wt, double out
  * not afford) */
 int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err);
 /* R = B - R (R holds A X, from la_spmm into w->rv), with the same sums */
-int la_bcg_resid(la_bcg *w, const la_vec *dinv, la_bcg_mode mode, double out[LA_BCG_NSUM],
-                 cls_error *err);
+int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err);
 /* P = Z + P beta, Z = zsrc (R or Z) scaled by dinv when given; fresh:
  * P = Z (beta not read) */
 int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,

@@ -11,9 +11,10 @@
  * separate recurrences in lockstep), and what this one falls back to.
  *
  * With X, R, P, Q, Z n x k blocks and k x k matrices G, alpha, rho, beta:
- *   R = B - A X;  Z = M^-1 R;  rho = Z'R;  P = Z           (a start)
+ *   R = B - A X;  Z = M^-1 R;  rho = Z'R;  P = Z   (a start: la_spmm,
+ *                                                  bcg_resid, bcg_gram)
  *   loop:
- *     Q = A P;  G = P'Q                        (bcg_spmm_*, row-major; bcg_gram)
+ *     Q = A P;  G = P'Q                   (bcg_spmm_*, row-major, G fused)
  *     alpha = G^-1 rho                                     (Cholesky, host)
  *     X += P alpha;  R -= Q alpha;  r_c'r_c                (bcg_update_rr)
  *     Z = M^-1 R;  rho' = Z'R            (bcg_gram; Jacobi: (D^-1 R)'R, no Z)
@@ -55,8 +56,9 @@
 /* a Cholesky pivot under this fraction of its diagonal: the block lost rank */
 #define BCG_RANK_TOL 1e-13
 
-/* L L' = A (k x k, stride BK, symmetrised first); 0 when the block has
- * rank k, 1 when a pivot vanished, -1 when A is not finite */
+/* L L' = A (k x k, stride BK, symmetric: its lower triangle is read); 0
+ * when the block has rank k, 1 when a pivot vanished, -1 when A is not
+ * finite */
 static int bcg_chol(const double *A, int k, double *L)
 {
     memset(L, 0, BK * BK * sizeof *L);
@@ -73,7 +75,7 @@ static int bcg_chol(const double *A, int k, double *L)
             return 1;
         L[j * BK + j] = sqrt(d);
         for (int i = j + 1; i < k; i++) {
-            double s = 0.5 * (A[i * BK + j] + A[j * BK + i]);
+            double s = A[i * BK + j];
             for (int m = 0; m < j; m++)
                 s -= L[i * BK + m] * L[j * BK + m];
             L[i * BK + j] = s / L[j * BK + j];
@@ -109,26 +111,22 @@ typedef struct bcg {
     pc *pc;
     la_bcg w;
     la_spmmk sk;
-    la_bcg_mode mode;
+    int general;        /* a preconditioner's Z = M^-1 R is stored (not none or Jacobi) */
+    int fused;          /* G = P'Q in the SpMM (else bcg_gram, its twin) */
     const la_vec *dinv; /* Jacobi's D^-1, else NULL */
     int k;
     double rho[BK * BK], rr[BK];
 } bcg;
 
-/* the sums after R changed: rr from out, and rho = Z'R: from out when
- * have_rho (bcg_resid fuses it), else R'R, (D^-1 R)'R, or the
- * preconditioner's Z = M^-1 R then Z'R */
-static int bcg_after_r(bcg *B, const double *out, int have_rho, cls_error *err)
+/* the sums after R changed: rr from out, and rho = Z'R: R'R, (D^-1 R)'R,
+ * or the preconditioner's Z = M^-1 R, then Z'R */
+static int bcg_after_r(bcg *B, const double *out, cls_error *err)
 {
     double g[LA_BCG_NSUM];
     for (int c = 0; c < B->k; c++)
         B->rr[c] = out[64 + c];
-    if (have_rho && B->mode != LA_BCG_RR) {
-        memcpy(B->rho, out, sizeof B->rho);
-        return CLS_OK;
-    }
     int rc;
-    if (B->mode != LA_BCG_RR) {
+    if (!B->general) {
         rc = la_bcg_gram_cols(&B->w, B->w.R, B->w.R, B->dinv, g, err);
     } else {
         const dvec *rp[BK];
@@ -165,11 +163,11 @@ static int bcg_restart(bcg *B, cls_error *err)
     }
     int rc = la_spmm(&B->sk, &B->p->Ai, B->k, xv, rv, err); /* R = A X, then B - R */
     if (!rc)
-        rc = la_bcg_resid(&B->w, B->dinv, B->mode, out, err);
+        rc = la_bcg_resid(&B->w, out, err);
     if (!rc)
-        rc = bcg_after_r(B, out, 1, err);
+        rc = bcg_after_r(B, out, err);
     if (!rc)
-        rc = la_bcg_dir(&B->w, B->mode == LA_BCG_RR ? B->w.Z : B->w.R, B->dinv, NULL, 1, err);
+        rc = la_bcg_dir(&B->w, B->general ? B->w.Z : B->w.R, B->dinv, NULL, 1, err);
     return rc;
 }
 
@@ -180,8 +178,8 @@ static int bcg_step(bcg *B, int *lost, cls_error *err)
     const int k = B->k;
     double out[LA_BCG_NSUM], L[BK * BK], alpha[BK * BK], beta[BK * BK];
     *lost = 0;
-    int rc = la_bcg_spmm(&B->w, &B->p->Ai, err); /* Q = A P */
-    if (!rc)
+    int rc = la_bcg_spmm(&B->w, &B->p->Ai, B->fused ? out : NULL, err); /* Q = A P */
+    if (!rc && !B->fused)
         rc = la_bcg_gram_pq(&B->w, out, err); /* G = P'AP */
     if (rc)
         return rc;
@@ -190,12 +188,12 @@ static int bcg_step(bcg *B, int *lost, cls_error *err)
     bcg_chol_solve(L, k, B->rho, alpha); /* alpha = G^-1 rho */
     double rho_old[BK * BK];
     memcpy(rho_old, B->rho, sizeof rho_old);
-    if ((rc = la_bcg_update(&B->w, alpha, out, err)) || (rc = bcg_after_r(B, out, 0, err)))
+    if ((rc = la_bcg_update(&B->w, alpha, out, err)) || (rc = bcg_after_r(B, out, err)))
         return rc;
     if ((*lost = bcg_chol(rho_old, k, L)))
         return CLS_OK;
     bcg_chol_solve(L, k, B->rho, beta); /* beta = rho_old^-1 rho */
-    return la_bcg_dir(&B->w, B->mode == LA_BCG_RR ? B->w.Z : B->w.R, B->dinv, beta, 0, err);
+    return la_bcg_dir(&B->w, B->general ? B->w.Z : B->w.R, B->dinv, beta, 0, err);
 }
 
 /* the block's x into the columns' x (before a fall back, and at the end) */
@@ -225,7 +223,9 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
     B.k = k;
     const int jac = pc && pc->type == PRECOND_JACOBI;
     const int general = pc && !jac && pc->type != PRECOND_NONE;
-    B.mode = jac ? LA_BCG_RHO_D : general ? LA_BCG_RR : LA_BCG_RHO_R;
+    B.general = general;
+    const char *fz = getenv("CLSOLVE_BCG_FUSED"); /* 0: the unfused twin (tests, profiles) */
+    B.fused = !(fz && strcmp(fz, "0") == 0);
     la_vec dv;
     if (jac) {
         dv = pc->dinv.v[0];

@@ -8,6 +8,8 @@
 #    plain Python) below the tolerance, and, with none and jacobi, fewer
 #    iterations than the most any column takes alone (--method cg one by
 #    one): what a shared search space gives and separate ones do not;
+#  - 2, 3 and 5 columns (P and Q kw wide, padded) through SELL and CSR, and
+#    the SpMM's fused G = P'Q against its unfused twin (CLSOLVE_BCG_FUSED=0);
 #  - a matrix of ../shared/data (1138_bus) with 4 columns;
 #  - columns that are dependent (b_2 = 3 b_1: the block loses rank at once)
 #    and a zero column: the block hands over to the columns one by one
@@ -95,6 +97,26 @@ for p in none jacobi amg chebyshev; do
         $PY -c "import sys; sys.exit(0 if $(its b_$p)[0] < max($(its s_$p)) else 1)" && ok ||
             bad "bcg $p: $(its b_$p) iterations, not fewer than cg's columns alone $(its s_$p)"
     fi
+done
+
+# P and Q are kw wide (k rounded up to 2, 4 or 8; the columns past k stay
+# 0): 2, 3 and 5 columns, each through SELL and CSR (the two SpMMs)
+for kk in 2 3 5; do
+    mkB Bk$kk 1728 $kk
+    for f in sell csr; do
+        run k${kk}_$f $t/p.mtx -b $t/Bk$kk.mtx --method bcg --precond jacobi --tol $TOL --format $f
+        right k${kk}_$f $t/p.mtx $t/Bk$kk.mtx "bcg, $kk columns, $f"
+    done
+done
+# the SpMM's fused G = P'Q against its twin (bcg_gram, CLSOLVE_BCG_FUSED=0):
+# the same iterations (sums in another order: one apart at most) and x
+for f in sell csr; do
+    run fu_$f $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol $TOL --format $f
+    CLSOLVE_BCG_FUSED=0 run tw_$f $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol $TOL \
+        --format $f
+    right tw_$f $t/p.mtx $t/B8.mtx "bcg unfused, $f"
+    $PY -c "import sys; sys.exit(0 if abs($(its fu_$f)[0] - $(its tw_$f)[0]) <= 1 else 1)" && ok ||
+        bad "fused G ($f): $(its fu_$f) iterations, its twin $(its tw_$f)"
 done
 
 # float vectors (the block's kernels in float, sums in double): to 1e-5
