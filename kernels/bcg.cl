@@ -6,19 +6,19 @@
  *   - X, R, Z, B column-major, column a at a * ld: each column is a vector
  *     of its own for the preconditioner (pc_apply_block) and the SpMM of
  *     the true residual;
- *   - P and Q row-major and kw wide, kw = k rounded up to 1, 2, 4 or 8,
+ *   - P and Q row-major and kw wide, kw = k rounded up to 2, 4 or 8,
  *     row i's entries at kw i (columns k..kw-1 stay 0): the SpMM's gathers
  *     of P are then one segment of 8 kw bytes per entry of A, not k
  *     scattered reads (la_spmm's column kernel ran at 2.5x its floor at
  *     poisson3d 256 on an H200), and a row is one vector load. kw rather
  *     than 8 so that 2 or 4 columns move 2 or 4 values a row, not 8.
  *
- *   bcg_spmm_sell, bcg_spmm_csr   Q = A P (row-major), with G = P'Q fused
+ *   bcg_spmm_sell_*, bcg_spmm_csr_*   Q = A P (row-major); _g*: with G = P'Q
  *   bcg_gram    G = U'V (k x k, any strides), the group's partial sums: the
  *               SpMM's G unfused (its twin) and rho = Z'R
- *   bcg_update_rr  X += P alpha; R -= Q alpha; with the new r_b'r_b
+ *   bcg_update_rr_*  X += P alpha; R -= Q alpha; with the new r_b'r_b
  *   bcg_resid   R = B - A X (A X in R on entry: the true residual), r_b'r_b
- *   bcg_dir     P = Z + P beta (Z = R, D^-1 R or the preconditioner's Z)
+ *   bcg_dir_*   P = Z + P beta (Z = R, D^-1 R or the preconditioner's Z)
  *   bcg_fold    the groups' partial sums into BCG_NSUM values
  *
  * The k x k matrices are symmetric (U'V with V = A U, or Z'R with
@@ -60,9 +60,9 @@ inline void bcg_group_write(const acc_t *v, const int m, __local acc_t *s, __glo
     }
 }
 
-/* row i of a row-major block of kw (1, 2, 4 or 8) columns into p[0..8),
- * the columns past kw 0: one vector load of the row (kw is uniform over
- * the launch, so the branch costs nothing) */
+/* row i of a row-major block of kw (2, 4 or 8; 1 read alone) columns into p[0..8),
+ * the columns past kw 0: one vector load of the row (kw is a constant in
+ * each kernel, BCG_KERNELS, so the branches fold away) */
 inline void bcg_row_load(const int kw, __global const real *restrict B, const int i, real *p)
 {
 #pragma unroll
@@ -157,11 +157,11 @@ inline void bcg_lane_write(const int kw, const acc_t *g, __local acc_t *s, __glo
  * slower than the column kernel's 1.8 ms. gram: also G = P'Q, summed while
  * q is in a register and P's row in cache (the separate pass rereads both
  * blocks), into partial. lg = log2 kw. */
-__kernel void bcg_spmm_sell(const int nrows, const int C, __global const int *restrict cs,
-                            __global const int *restrict perm, __global const int *restrict col,
-                            __global const mat_t *restrict val, __global const real *restrict P,
-                            __global real *restrict Q, const int lg, const int gram,
-                            __global acc_t *restrict partial, __local acc_t *s)
+inline void bcg_spmm_sell_body(const int lg, const int gram, const int nrows, const int C,
+                               __global const int *restrict cs, __global const int *restrict perm,
+                               __global const int *restrict col, __global const mat_t *restrict val,
+                               __global const real *restrict P, __global real *restrict Q,
+                               __global acc_t *restrict partial, __local acc_t *s)
 {
     const int kw = 1 << lg;
     const int lane = (int)(get_global_id(0) & (kw - 1));
@@ -194,10 +194,11 @@ __kernel void bcg_spmm_sell(const int nrows, const int C, __global const int *re
 }
 
 /* Q = A P, A in CSR, kw work-items a row as above */
-__kernel void bcg_spmm_csr(const int nrows, __global const int *restrict rowptr,
-                           __global const int *restrict col, __global const mat_t *restrict val,
-                           __global const real *restrict P, __global real *restrict Q, const int lg,
-                           const int gram, __global acc_t *restrict partial, __local acc_t *s)
+inline void bcg_spmm_csr_body(const int lg, const int gram, const int nrows,
+                              __global const int *restrict rowptr, __global const int *restrict col,
+                              __global const mat_t *restrict val, __global const real *restrict P,
+                              __global real *restrict Q, __global acc_t *restrict partial,
+                              __local acc_t *s)
 {
     const int kw = 1 << lg;
     const int lane = (int)(get_global_id(0) & (kw - 1));
@@ -257,11 +258,11 @@ __kernel void bcg_gram(const int n, const int k, __global const real *restrict U
  * bcg_gram): eight accumulators a work-item instead of 44, which is what
  * the registers and so the work in flight allow (2.4 ms with rho fused at
  * poisson3d 256 on an H200, 1.8x this pass's floor) */
-__kernel void bcg_update_rr(const int n, const int ld, const int k, const int kw,
-                            __global real *restrict X, __global const real *restrict P,
-                            __global real *restrict R, __global const real *restrict Q,
-                            __constant real *alpha, __global acc_t *restrict partial,
-                            __local acc_t *s)
+inline void bcg_update_rr_body(const int kw, const int n, const int ld, const int k,
+                               __global real *restrict X, __global const real *restrict P,
+                               __global real *restrict R, __global const real *restrict Q,
+                               __constant real *alpha, __global acc_t *restrict partial,
+                               __local acc_t *s)
 {
     acc_t g[BCG_K];
 #pragma unroll
@@ -316,10 +317,10 @@ __kernel void bcg_resid(const int n, const int ld, const int k, __global const r
 
 /* P = Z + P beta; Z is zsrc scaled by dinv (use_dinv) or zsrc itself;
  * fresh: P = Z (a start: the old P is not read, whatever it holds) */
-__kernel void bcg_dir(const int n, const int ld, const int k, const int kw,
-                      __global const real *restrict zsrc, __global const real *restrict dinv,
-                      const int use_dinv, __global real *restrict P, __constant real *beta,
-                      const int fresh)
+inline void bcg_dir_body(const int kw, const int n, const int ld, const int k,
+                         __global const real *restrict zsrc, __global const real *restrict dinv,
+                         const int use_dinv, __global real *restrict P, __constant real *beta,
+                         const int fresh)
 {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         real p[BCG_K];
@@ -347,6 +348,60 @@ __kernel void bcg_dir(const int n, const int ld, const int k, const int kw,
         bcg_row_store(kw, v, i, P);
     }
 }
+
+/* the kernels, one per width kw = 1 << LG (2, 4, 8) and, for the SpMM,
+ * with G fused (_g) or not: kw and gram are constants in each, so the
+ * loads are single vector loads and the unfused SpMM keeps no
+ * accumulators. One kernel with kw a runtime argument ran the eight-wide
+ * SpMM at 2.9 ms instead of 2.0 and the update at 2.1 instead of 1.8
+ * (poisson3d 256, H200): its registers, hence the work in flight, were
+ * those of the widest case. */
+#define BCG_SELL_ARGS                                                                              \
+    const int nrows, const int C, __global const int *restrict cs,                                 \
+        __global const int *restrict perm, __global const int *restrict col,                       \
+        __global const mat_t *restrict val, __global const real *restrict P,                       \
+        __global real *restrict Q, __global acc_t *restrict partial, __local acc_t *s
+#define BCG_CSR_ARGS                                                                               \
+    const int nrows, __global const int *restrict rowptr, __global const int *restrict col,        \
+        __global const mat_t *restrict val, __global const real *restrict P,                       \
+        __global real *restrict Q, __global acc_t *restrict partial, __local acc_t *s
+#define BCG_UPDATE_ARGS                                                                            \
+    const int n, const int ld, const int k, __global real *restrict X,                             \
+        __global const real *restrict P, __global real *restrict R,                                \
+        __global const real *restrict Q, __constant real *alpha, __global acc_t *restrict partial, \
+        __local acc_t *s
+#define BCG_DIR_ARGS                                                                               \
+    const int n, const int ld, const int k, __global const real *restrict zsrc,                    \
+        __global const real *restrict dinv, const int use_dinv, __global real *restrict P,         \
+        __constant real *beta, const int fresh
+#define BCG_KERNELS(KW, LG)                                                                        \
+    __kernel void bcg_spmm_sell_##KW(BCG_SELL_ARGS)                                                \
+    {                                                                                              \
+        bcg_spmm_sell_body(LG, 0, nrows, C, cs, perm, col, val, P, Q, partial, s);                 \
+    }                                                                                              \
+    __kernel void bcg_spmm_sell_g##KW(BCG_SELL_ARGS)                                               \
+    {                                                                                              \
+        bcg_spmm_sell_body(LG, 1, nrows, C, cs, perm, col, val, P, Q, partial, s);                 \
+    }                                                                                              \
+    __kernel void bcg_spmm_csr_##KW(BCG_CSR_ARGS)                                                  \
+    {                                                                                              \
+        bcg_spmm_csr_body(LG, 0, nrows, rowptr, col, val, P, Q, partial, s);                       \
+    }                                                                                              \
+    __kernel void bcg_spmm_csr_g##KW(BCG_CSR_ARGS)                                                 \
+    {                                                                                              \
+        bcg_spmm_csr_body(LG, 1, nrows, rowptr, col, val, P, Q, partial, s);                       \
+    }                                                                                              \
+    __kernel void bcg_update_rr_##KW(BCG_UPDATE_ARGS)                                              \
+    {                                                                                              \
+        bcg_update_rr_body(KW, n, ld, k, X, P, R, Q, alpha, partial, s);                           \
+    }                                                                                              \
+    __kernel void bcg_dir_##KW(BCG_DIR_ARGS)                                                       \
+    {                                                                                              \
+        bcg_dir_body(KW, n, ld, k, zsrc, dinv, use_dinv, P, beta, fresh);                          \
+    }
+BCG_KERNELS(2, 1)
+BCG_KERNELS(4, 2)
+BCG_KERNELS(8, 3)
 
 /* out[j] = the sum over groups of partial[g * BCG_NSUM + j]; group j of the
  * launch sums value j (BCG_NACC groups) */

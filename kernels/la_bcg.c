@@ -12,6 +12,7 @@
 #include "la_bcg.h"
 #include "la_priv.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define BCG_LS 128
@@ -39,10 +40,10 @@ static int bcg_views(la_bcg *w, cl_mem blk, la_vec *v, cls_error *err)
     return CLS_OK;
 }
 
-/* the kernels of bcg.cl, in la_bcg's order (la_bcg_release's too) */
+/* the kernels of bcg.cl, in la_bcg's order; %d: the width kw */
 static const char *const bcg_kernel_names[LA_BCG_NKERN] = {
-    "bcg_spmm_sell", "bcg_spmm_csr", "bcg_gram", "bcg_update_rr",
-    "bcg_resid",     "bcg_dir",      "bcg_fold"};
+    "bcg_spmm_sell_%d", "bcg_spmm_sell_g%d", "bcg_spmm_csr_%d", "bcg_spmm_csr_g%d", "bcg_gram",
+    "bcg_update_rr_%d", "bcg_resid",         "bcg_dir_%d",      "bcg_fold"};
 
 int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error *err)
 {
@@ -52,7 +53,7 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     w->la = la;
     w->k = k;
     w->n = n;
-    for (w->lg = 0; (1 << w->lg) < k; w->lg++)
+    for (w->lg = 1; (1 << w->lg) < k; w->lg++) /* kw >= 2: one column is cg's */
         ;
     w->kw = 1 << w->lg;
     cl_uint align_bits = 0;
@@ -107,8 +108,10 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
         rc = bcg_views(w, w->R, w->rv, err);
     if (!rc && with_z)
         rc = bcg_views(w, w->Z, w->zv, err);
-    for (int m = 0; !rc && m < LA_BCG_NKERN; m++)
-        rc = ocl_create_kernel(aux, bcg_kernel_names[m], &w->kern[m], err);
+    for (int m = 0; !rc && m < LA_BCG_NKERN; m++) {
+        snprintf(w->names[m], sizeof w->names[m], bcg_kernel_names[m], w->kw);
+        rc = ocl_create_kernel(aux, w->names[m], &w->kern[m], err);
+    }
     if (rc)
         la_bcg_release(w);
     return rc;
@@ -205,10 +208,12 @@ int la_bcg_supports(const la_csr *A)
 int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
 {
     la_ctx *la = w->la;
-    cl_int n = (cl_int)A->nrows, lg = w->lg, fuse = gram != NULL;
+    cl_int n = (cl_int)A->nrows;
     const int sell = A->variant == LA_SPMV_SELL;
-    cl_kernel kn = w->kern[sell ? LA_BCG_SPMM_SELL : LA_BCG_SPMM_CSR];
-    const char *name = sell ? "bcg_spmm_sell" : "bcg_spmm_csr";
+    const int which = sell ? (gram ? LA_BCG_SPMM_SELL_G : LA_BCG_SPMM_SELL)
+                           : (gram ? LA_BCG_SPMM_CSR_G : LA_BCG_SPMM_CSR);
+    cl_kernel kn = w->kern[which];
+    const char *name = w->names[which];
     /* kw work-items a row (bcg.cl): the format's group size, a multiple
      * of 8, and kw times its group cap, within the records there are */
     size_t ls = A->local_size ? A->local_size : la->cfg.spmv_local_size;
@@ -221,13 +226,12 @@ int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
     int rc;
     if (sell) {
         cl_int C = (cl_int)A->sell_c;
-        rc = lai_set_args(kn, name, err, 12, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
-                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(w->P), A_MEM(w->Q), A_INT(lg),
-                          A_INT(fuse), A_MEM(w->partial), A_LOCAL(loc));
-    } else {
-        rc = lai_set_args(kn, name, err, 10, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
-                          A_MEM(A->val), A_MEM(w->P), A_MEM(w->Q), A_INT(lg), A_INT(fuse),
+        rc = lai_set_args(kn, name, err, 10, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
+                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(w->P), A_MEM(w->Q),
                           A_MEM(w->partial), A_LOCAL(loc));
+    } else {
+        rc = lai_set_args(kn, name, err, 8, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
+                          A_MEM(A->val), A_MEM(w->P), A_MEM(w->Q), A_MEM(w->partial), A_LOCAL(loc));
     }
     if (!rc)
         rc = la_launch(la, kn, name, g, ls, err);
@@ -275,14 +279,14 @@ static int bcg_rr(la_bcg *w, cl_kernel kn, const char *name, double out[LA_BCG_N
 
 int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err)
 {
-    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, kw = w->kw;
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
     cl_kernel kn = w->kern[LA_BCG_UPDATE];
     int rc = bcg_scalars(w, w->alpha, alpha, err);
     if (!rc)
-        rc = lai_set_args(kn, "bcg_update_rr", err, 11, A_INT(n), A_INT(ld), A_INT(k), A_INT(kw),
+        rc = lai_set_args(kn, w->names[LA_BCG_UPDATE], err, 10, A_INT(n), A_INT(ld), A_INT(k),
                           A_MEM(w->X), A_MEM(w->P), A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha),
                           A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
-    return rc ? rc : bcg_rr(w, kn, "bcg_update_rr", out, err);
+    return rc ? rc : bcg_rr(w, kn, w->names[LA_BCG_UPDATE], out, err);
 }
 
 int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
@@ -297,14 +301,13 @@ int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
 int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,
                cls_error *err)
 {
-    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, kw = w->kw, use = dinv != NULL,
-           fr = fresh;
+    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, use = dinv != NULL, fr = fresh;
     cl_mem d = dinv ? dinv->buf : w->X;
     cl_kernel kn = w->kern[LA_BCG_DIR];
     int rc = fresh ? CLS_OK : bcg_scalars(w, w->beta, beta, err);
     if (!rc)
         rc =
-            lai_set_args(kn, "bcg_dir", err, 10, A_INT(n), A_INT(ld), A_INT(k), A_INT(kw),
+            lai_set_args(kn, w->names[LA_BCG_DIR], err, 9, A_INT(n), A_INT(ld), A_INT(k),
                          A_MEM(zsrc), A_MEM(d), A_INT(use), A_MEM(w->P), A_MEM(w->beta), A_INT(fr));
-    return rc ? rc : la_launch(w->la, kn, "bcg_dir", w->groups, w->ls, err);
+    return rc ? rc : la_launch(w->la, kn, w->names[LA_BCG_DIR], w->groups, w->ls, err);
 }

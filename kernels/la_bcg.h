@@ -6,7 +6,7 @@
  * its own (an OpenCL sub-buffer): the block SpMM (la_spmm.h) and the
  * preconditioners' pc_apply_block take the columns as vectors, with no
  * copies, while the block kernels read a row's k entries together. P and
- * Q alone are row-major n x kw (kw = k rounded up to 1, 2, 4 or 8), for the
+ * Q alone are row-major n x kw (kw = k rounded up to 2, 4 or 8), for the
  * block's own SpMM (bcg.cl says why).
  *
  * Every call that returns sums enqueues its kernel, folds the groups'
@@ -25,8 +25,10 @@
 
 /* bcg.cl's kernels, in la_bcg.kern */
 enum {
-    LA_BCG_SPMM_SELL,
+    LA_BCG_SPMM_SELL, /* these four and UPDATE, DIR: the kw-wide ones */
+    LA_BCG_SPMM_SELL_G,
     LA_BCG_SPMM_CSR,
+    LA_BCG_SPMM_CSR_G,
     LA_BCG_GRAM,
     LA_BCG_UPDATE,
     LA_BCG_RESID,
@@ -37,7 +39,7 @@ enum {
 
 typedef struct la_bcg {
     la_ctx *la;
-    int k, kw, lg; /* columns; P and Q's width, 1 << lg >= k */
+    int k, kw, lg; /* columns; P and Q's width kw = 1 << lg >= k, 2 at least */
     int64_t n, ld;
     cl_mem X, R, Z, B; /* column-major; Z: with a general preconditioner only */
     cl_mem P, Q;       /* row-major n x kw */
@@ -45,6 +47,7 @@ typedef struct la_bcg {
     cl_mem alpha, beta, partial, out;
     size_t groups, pcap, ls; /* the vector kernels' grid; the records in partial */
     cl_kernel kern[LA_BCG_NKERN];
+    char names[LA_BCG_NKERN][24]; /* the kernels' names, for errors and profiles */
 } la_bcg;
 
 /* n rows, k columns (1..LA_BCG_MAXK); with_z: a Z block for a general
