@@ -278,7 +278,7 @@ inline void bcg_update_rr_body(const int kw, const int n, const int ld, const in
                 real xb = X[(long)b * ld + i], rb = R[(long)b * ld + i];
 #pragma unroll
                 for (int a = 0; a < BCG_K; a++) { /* x_b += sum_a p_a alpha_ab */
-                    if (a < k) {
+                    if (a < kw) {
                         xb += p[a] * alpha[a * BCG_K + b];
                         rb -= q[a] * alpha[a * BCG_K + b];
                     }
@@ -341,7 +341,7 @@ inline void bcg_dir_body(const int kw, const int n, const int ld, const int k,
                 if (!fresh)
 #pragma unroll
                     for (int a = 0; a < BCG_K; a++) /* p_b = z_b + sum_a p_a beta_ab */
-                        if (a < k)
+                        if (a < kw)
                             v[b] += p[a] * beta[a * BCG_K + b];
             }
         }
