@@ -108,10 +108,13 @@ for kk in 2 3 5; do
         right k${kk}_$f $t/p.mtx $t/Bk$kk.mtx "bcg, $kk columns, $f"
     done
 done
-# the SpMM's fused G = P'Q against its twin (bcg_gram, CLSOLVE_BCG_FUSED=0):
-# the same iterations (sums in another order: one apart at most) and x
+# the SpMM's fused G = P'Q (CLSOLVE_BCG_FUSED=1; the default two wide only)
+# against its twin (bcg_gram, =0): the same iterations (sums in another
+# order: one apart at most) and x
 for f in sell csr; do
-    run fu_$f $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol $TOL --format $f
+    CLSOLVE_BCG_FUSED=1 run fu_$f $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol $TOL \
+        --format $f
+    right fu_$f $t/p.mtx $t/B8.mtx "bcg fused, $f"
     CLSOLVE_BCG_FUSED=0 run tw_$f $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol $TOL \
         --format $f
     right tw_$f $t/p.mtx $t/B8.mtx "bcg unfused, $f"
