@@ -174,9 +174,21 @@ static void dsolve_summary(dsolve_report *rep)
     }
 }
 
-/* --method auto's bcg below 7 columns: systems of up to this many rows
- * (64^3 with 4 columns: 0.070 s against cg's 0.079 on an H200) */
-#define BCG_AUTO_ROWS 300000
+/* --method auto's bcg with two columns: systems of at least this many rows
+ * (poisson3d 128, 2.1 M rows: 0.176 s against cg's 0.165 on an H200; 256,
+ * 16.8 M: 1.45 against 1.86; a fixed cost per iteration plus one per row
+ * puts the crossing near 3.4 M) */
+#define BCG_AUTO_ROWS2 4000000
+
+/* 1 when --method auto takes block CG for nrhs columns of nrows rows (GPU,
+ * one part, none or jacobi): 4, 6, 7 or 8 columns at every size measured
+ * (poisson3d 64-320 on an H200: 0.98-1.85x cg's columns in lockstep), 2
+ * on large systems. 3 and 5 columns fill P and Q of width 4 and 8 and lost
+ * (0.67-1.04x and 0.97-1.05x): cg's lockstep stays. */
+static int dsolve_bcg_pays(int nrhs, int64_t nrows)
+{
+    return nrhs == 4 || nrhs >= 6 || (nrhs == 2 && nrows >= BCG_AUTO_ROWS2);
+}
 
 #define AGREE(expr)                                                                                \
     do {                                                                                           \
@@ -655,16 +667,14 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             PRECOND_AUTO, in.nrows, in.nnz, L->nparts, !(dv->type & CL_DEVICE_TYPE_CPU),
             opt->solve.precision == LA_DOUBLE, rep->precond_choice, sizeof rep->precond_choice);
     }
-    /* --method auto with 7-8 columns on one GPU part, or 2-8 on up to
-     * BCG_AUTO_ROWS rows, none or jacobi: block CG (bcg.c), whose shared
-     * search space took 27-42% off cg's columns in lockstep with 8 columns
-     * (poisson3d 128-320, H200) and 2-4x on small systems, where launches
-     * and reads dominate. Its P and Q are 8 columns wide whatever k, so 4
-     * columns of 2 M rows and more lost (128^3: 0.36 s against 0.27). On a
-     * CPU device its kernels lose to the native loops, and with a stronger
-     * M its iterations barely drop (docs/preconditioners.md). */
+    /* --method auto with the columns dsolve_bcg_pays takes, on one GPU
+     * part, none or jacobi: block CG (bcg.c), whose shared search space
+     * took 11-46% off cg's columns in lockstep there (poisson3d 128-320,
+     * H200; 4 columns of 64^3 tied). On a CPU device its kernels lose to the native loops, and
+     * with a stronger M its iterations barely drop
+     * (docs/preconditioners.md). */
     if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK &&
-        (nrhs >= 7 || in.nrows <= BCG_AUTO_ROWS) && size == 1 && nmine == 1 && L->nparts == 1 &&
+        dsolve_bcg_pays(nrhs, in.nrows) && size == 1 && nmine == 1 && L->nparts == 1 &&
         parts[0].have_Ai && la_bcg_supports(&parts[0].Ai) &&
         !(parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU) &&
         (ptype == PRECOND_NONE || ptype == PRECOND_JACOBI) &&
