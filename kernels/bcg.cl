@@ -353,6 +353,77 @@ inline void bcg_dir_body(const int kw, const int n, const int ld, const int k,
     }
 }
 
+#ifdef CLS_REAL_DOUBLE
+typedef double2 bcg_real2;
+typedef double4 bcg_real4;
+#else
+typedef float2 bcg_real2;
+typedef float4 bcg_real4;
+#endif
+
+/* Q += v P's piece at (in units of cw = 1 << lc, 2 or 4 values) */
+inline void bcg_piece_fma(const int lc, const real v, __global const real *restrict P,
+                          const long at, real *q)
+{
+    if (lc == 2) {
+        const bcg_real4 p = vload4(at, P);
+        q[0] += v * p.s0, q[1] += v * p.s1, q[2] += v * p.s2, q[3] += v * p.s3;
+    } else {
+        const bcg_real2 p = vload2(at, P);
+        q[0] += v * p.s0, q[1] += v * p.s1;
+    }
+}
+
+inline void bcg_piece_store(const int lc, const real *q, const long at, __global real *restrict Q)
+{
+    if (lc == 2)
+        vstore4((bcg_real4)(q[0], q[1], q[2], q[3]), at, Q);
+    else
+        vstore2((bcg_real2)(q[0], q[1]), at, Q);
+}
+
+/* Q = A P (SELL) with cw = 1 << lc (2 or 4) columns a work-item, kw / cw
+ * lanes a row: each entry's gather is one 16- or 32-byte load, and a
+ * warp's loads of A cover cw times the rows of the one-column lanes
+ * (CLSOLVE_BCG_SPMM_CW picks; unfused only) */
+inline void bcg_spmm_sell_wide(const int lg, const int lc, const int nrows, const int C,
+                               __global const int *restrict cs, __global const int *restrict perm,
+                               __global const int *restrict col, __global const mat_t *restrict val,
+                               __global const real *restrict P, __global real *restrict Q)
+{
+    const int ll = lg - lc; /* log2 of the lanes a row */
+    const int lane = (int)(get_global_id(0) & ((1 << ll) - 1));
+    const int step = (int)(get_global_size(0) >> ll);
+    for (int r = (int)(get_global_id(0) >> ll); r < nrows; r += step) {
+        const int c = r / C;
+        const int i = r - c * C;
+        const int start = cs[c];
+        const int width = (cs[c + 1] - start) / C;
+        real q[4] = {0, 0, 0, 0};
+        for (int j = 0, e = start + i; j < width; j++, e += C)
+            bcg_piece_fma(lc, (real)val[e], P, ((long)col[e] << ll) + lane, q);
+        bcg_piece_store(lc, q, ((long)(perm ? perm[r] : r) << ll) + lane, Q);
+    }
+}
+
+/* the same in CSR */
+inline void bcg_spmm_csr_wide(const int lg, const int lc, const int nrows,
+                              __global const int *restrict rowptr, __global const int *restrict col,
+                              __global const mat_t *restrict val, __global const real *restrict P,
+                              __global real *restrict Q)
+{
+    const int ll = lg - lc;
+    const int lane = (int)(get_global_id(0) & ((1 << ll) - 1));
+    const int step = (int)(get_global_size(0) >> ll);
+    for (int row = (int)(get_global_id(0) >> ll); row < nrows; row += step) {
+        real q[4] = {0, 0, 0, 0};
+        const int end = rowptr[row + 1];
+        for (int j = rowptr[row]; j < end; j++)
+            bcg_piece_fma(lc, (real)val[j], P, ((long)col[j] << ll) + lane, q);
+        bcg_piece_store(lc, q, ((long)row << ll) + lane, Q);
+    }
+}
+
 /* the kernels, one per width kw = 1 << LG (2, 4, 8) and, for the SpMM,
  * with G fused (_g) or not: kw and gram are constants in each, so the
  * loads are single vector loads and the unfused SpMM keeps no
@@ -406,6 +477,22 @@ inline void bcg_dir_body(const int kw, const int n, const int ld, const int k,
 BCG_KERNELS(2, 1)
 BCG_KERNELS(4, 2)
 BCG_KERNELS(8, 3)
+
+/* the SpMM with CW columns a work-item: bcg_spmm_sell_<KW>c<CW> */
+#define BCG_SPMM_WIDE(KW, LG, CW, LC)                                                              \
+    __kernel void bcg_spmm_sell_##KW##c##CW(BCG_SELL_ARGS)                                         \
+    {                                                                                              \
+        bcg_spmm_sell_wide(LG, LC, nrows, C, cs, perm, col, val, P, Q);                            \
+    }                                                                                              \
+    __kernel void bcg_spmm_csr_##KW##c##CW(BCG_CSR_ARGS)                                           \
+    {                                                                                              \
+        bcg_spmm_csr_wide(LG, LC, nrows, rowptr, col, val, P, Q);                                  \
+    }
+BCG_SPMM_WIDE(2, 1, 2, 1)
+BCG_SPMM_WIDE(4, 2, 2, 1)
+BCG_SPMM_WIDE(4, 2, 4, 2)
+BCG_SPMM_WIDE(8, 3, 2, 1)
+BCG_SPMM_WIDE(8, 3, 4, 2)
 
 /* out[j] = the sum over groups of partial[g * BCG_NSUM + j]; group j of the
  * launch sums value j (BCG_NACC groups) */

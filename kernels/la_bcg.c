@@ -13,6 +13,7 @@
 #include "la_priv.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define BCG_LS 128
@@ -40,6 +41,17 @@ static int bcg_views(la_bcg *w, cl_mem blk, la_vec *v, cls_error *err)
     return CLS_OK;
 }
 
+/* log2 of the columns a work-item of the unfused SpMM sums (bcg.cl's
+ * bcg_spmm_*_wide): CLSOLVE_BCG_SPMM_CW=1, 2 or 4 (at most kw), else 1 */
+static int bcg_spmm_lc(int lg)
+{
+    const char *e = getenv("CLSOLVE_BCG_SPMM_CW");
+    int lc = 0;
+    if (e && (strcmp(e, "2") == 0 || strcmp(e, "4") == 0))
+        lc = e[0] == '4' ? 2 : 1;
+    return lc < lg ? lc : lg;
+}
+
 /* the kernels of bcg.cl, in la_bcg's order; %d: the width kw */
 static const char *const bcg_kernel_names[LA_BCG_NKERN] = {
     "bcg_spmm_sell_%d", "bcg_spmm_sell_g%d", "bcg_spmm_csr_%d", "bcg_spmm_csr_g%d", "bcg_gram",
@@ -56,6 +68,7 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     for (w->lg = 1; (1 << w->lg) < k; w->lg++) /* kw >= 2: one column is cg's */
         ;
     w->kw = 1 << w->lg;
+    w->lc = bcg_spmm_lc(w->lg);
     cl_uint align_bits = 0;
     cl_int st = clGetDeviceInfo(la->ocl->dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
                                 &align_bits, NULL);
@@ -110,6 +123,9 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
         rc = bcg_views(w, w->Z, w->zv, err);
     for (int m = 0; !rc && m < LA_BCG_NKERN; m++) {
         snprintf(w->names[m], sizeof w->names[m], bcg_kernel_names[m], w->kw);
+        if (w->lc && (m == LA_BCG_SPMM_SELL || m == LA_BCG_SPMM_CSR)) /* bcg_spmm_*_<kw>c<cw> */
+            snprintf(w->names[m] + strlen(w->names[m]), sizeof w->names[m] - strlen(w->names[m]),
+                     "c%d", 1 << w->lc);
         rc = ocl_create_kernel(aux, w->names[m], &w->kern[m], err);
     }
     if (rc)
@@ -214,13 +230,14 @@ int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
                            : (gram ? LA_BCG_SPMM_CSR_G : LA_BCG_SPMM_CSR);
     cl_kernel kn = w->kern[which];
     const char *name = w->names[which];
-    /* kw work-items a row (bcg.cl): the format's group size, a multiple
-     * of 8, and kw times its group cap, within the records there are */
+    /* kw work-items a row (bcg.cl; kw / cw unfused): the format's group
+     * size, a multiple of 8, and as many times its group cap, within the
+     * records there are */
+    const size_t lanes = (size_t)w->kw >> (gram ? 0 : w->lc);
     size_t ls = A->local_size ? A->local_size : la->cfg.spmv_local_size;
     ls = ls < 8 ? 8 : ls / 8 * 8;
-    size_t need = ((size_t)A->nrows * (size_t)w->kw + ls - 1) / ls;
-    size_t g =
-        lai_min_sz(need ? need : 1, (size_t)w->kw * (A->max_groups ? A->max_groups : la->ngroups));
+    size_t need = ((size_t)A->nrows * lanes + ls - 1) / ls;
+    size_t g = lai_min_sz(need ? need : 1, lanes * (A->max_groups ? A->max_groups : la->ngroups));
     g = lai_min_sz(g, w->pcap);
     const size_t loc = 8 * ls * la_acc_size(la);
     int rc;

@@ -40,6 +40,7 @@ enum {
 typedef struct la_bcg {
     la_ctx *la;
     int k, kw, lg; /* columns; P and Q's width kw = 1 << lg >= k, 2 at least */
+    int lc;        /* the unfused SpMM sums 1 << lc columns a work-item */
     int64_t n, ld;
     cl_mem X, R, Z, B; /* column-major; Z: with a general preconditioner only */
     cl_mem P, Q;       /* row-major n x kw */
