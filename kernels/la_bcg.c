@@ -42,13 +42,18 @@ static int bcg_views(la_bcg *w, cl_mem blk, la_vec *v, cls_error *err)
 }
 
 /* log2 of the columns a work-item of the unfused SpMM sums (bcg.cl's
- * bcg_spmm_*_wide): CLSOLVE_BCG_SPMM_CW=1, 2 or 4 (at most kw), else 1 */
+ * bcg_spmm_*_wide). Measured at poisson3d 256 on an H200 (ms for the SpMM,
+ * 1 / 2 / 4 columns a work-item): eight wide 2.00 / 1.62 / 1.63, four wide
+ * 1.12 / 0.89 / 0.74, two wide 0.67 / 0.53 / 0.53 (there the fused one
+ * lane a column wins: la_bcg_spmm's caller). One lane a column reads A
+ * for kw / cw times fewer rows per warp-wide load. CLSOLVE_BCG_SPMM_CW=1,
+ * 2 or 4 overrides (tests, profiles); at most kw. */
 static int bcg_spmm_lc(int lg)
 {
     const char *e = getenv("CLSOLVE_BCG_SPMM_CW");
-    int lc = 0;
-    if (e && (strcmp(e, "2") == 0 || strcmp(e, "4") == 0))
-        lc = e[0] == '4' ? 2 : 1;
+    int lc = lg == 3 ? 1 : 2;
+    if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0 || strcmp(e, "4") == 0))
+        lc = e[0] == '4' ? 2 : e[0] == '2' ? 1 : 0;
     return lc < lg ? lc : lg;
 }
 

@@ -8,8 +8,9 @@
 #    plain Python) below the tolerance, and, with none and jacobi, fewer
 #    iterations than the most any column takes alone (--method cg one by
 #    one): what a shared search space gives and separate ones do not;
-#  - 2, 3 and 5 columns (P and Q kw wide, padded) through SELL and CSR, and
-#    the SpMM's fused G = P'Q against its unfused twin (CLSOLVE_BCG_FUSED=0);
+#  - 2, 3 and 5 columns (P and Q kw wide, padded) through SELL and CSR, the
+#    SpMM's fused G = P'Q against its unfused twin (CLSOLVE_BCG_FUSED=0),
+#    and the SpMM with 1, 2 or 4 columns a work-item (CLSOLVE_BCG_SPMM_CW);
 #  - a matrix of ../shared/data (1138_bus) with 4 columns;
 #  - columns that are dependent (b_2 = 3 b_1: the block loses rank at once)
 #    and a zero column: the block hands over to the columns one by one
@@ -120,6 +121,21 @@ for f in sell csr; do
     right tw_$f $t/p.mtx $t/B8.mtx "bcg unfused, $f"
     $PY -c "import sys; sys.exit(0 if abs($(its fu_$f)[0] - $(its tw_$f)[0]) <= 1 else 1)" && ok ||
         bad "fused G ($f): $(its fu_$f) iterations, its twin $(its tw_$f)"
+done
+
+# the unfused SpMM with 1, 2 or 4 columns a work-item (CLSOLVE_BCG_SPMM_CW;
+# the defaults are 2 eight wide and 4 four wide): eight and three columns,
+# SELL and CSR, each right and in the twin's iterations
+for cw in 1 2 4; do
+    for f in sell csr; do
+        for B in B8 Bk3; do
+            CLSOLVE_BCG_FUSED=0 CLSOLVE_BCG_SPMM_CW=$cw run cw${cw}_${f}_$B $t/p.mtx -b $t/$B.mtx \
+                --method bcg --precond jacobi --tol $TOL --format $f
+            right cw${cw}_${f}_$B $t/p.mtx $t/$B.mtx "bcg SpMM $cw columns a work-item, $f, $B"
+        done
+        $PY -c "import sys; sys.exit(0 if abs($(its cw${cw}_${f}_B8)[0] - $(its tw_$f)[0]) <= 1 else 1)" &&
+            ok || bad "SpMM $cw columns a work-item ($f): $(its cw${cw}_${f}_B8) iterations, the twin $(its tw_$f)"
+    done
 done
 
 # float vectors (the block's kernels in float, sums in double): to 1e-5
