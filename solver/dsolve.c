@@ -174,20 +174,21 @@ static void dsolve_summary(dsolve_report *rep)
     }
 }
 
-/* --method auto's bcg with two columns: systems of at least this many rows
- * (poisson3d 128, 2.1 M rows: 0.176 s against cg's 0.165 on an H200; 256,
- * 16.8 M: 1.45 against 1.86; a fixed cost per iteration plus one per row
- * puts the crossing near 3.4 M) */
-#define BCG_AUTO_ROWS2 4000000
+/* --method auto's bcg with two or three columns: systems of at least this
+ * many rows (poisson3d 128, 2.1 M rows, on an H200: 0.176 s against cg's
+ * 0.165 with two, 0.238 against 0.218 with three; 256, 16.8 M: 1.45
+ * against 1.86 and 2.10 against 2.48; a fixed cost per iteration plus one
+ * per row puts the two columns' crossing near 3.4 M) */
+#define BCG_AUTO_ROWS23 4000000
 
 /* 1 when --method auto takes block CG for nrhs columns of nrows rows (GPU,
- * one part, none or jacobi): 4, 6, 7 or 8 columns at every size measured
- * (poisson3d 64-320 on an H200: 0.98-1.85x cg's columns in lockstep), 2
- * on large systems. 3 and 5 columns fill P and Q of width 4 and 8 and lost
- * (0.67-1.04x and 0.97-1.05x): cg's lockstep stays. */
+ * one part, none or jacobi): 4 to 8 columns at every size measured
+ * (poisson3d 64-320 on an H200: 1.01-1.85x cg's columns in lockstep; 4 at
+ * 64^3 tied), 2 and 3 on large systems only (an iteration's fixed cost,
+ * two host reads and a Cholesky, outweighs the saved bytes below). */
 static int dsolve_bcg_pays(int nrhs, int64_t nrows)
 {
-    return nrhs == 4 || nrhs >= 6 || (nrhs == 2 && nrows >= BCG_AUTO_ROWS2);
+    return nrhs >= 4 || nrows >= BCG_AUTO_ROWS23;
 }
 
 #define AGREE(expr)                                                                                \
@@ -669,8 +670,8 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     }
     /* --method auto with the columns dsolve_bcg_pays takes, on one GPU
      * part, none or jacobi: block CG (bcg.c), whose shared search space
-     * took 11-46% off cg's columns in lockstep there (poisson3d 128-320,
-     * H200; 4 columns of 64^3 tied). On a CPU device its kernels lose to the native loops, and
+     * took up to 46% off cg's columns in lockstep there (poisson3d
+     * 64-320, H200; docs/preconditioners.md has the table). On a CPU device its kernels lose to the native loops, and
      * with a stronger M its iterations barely drop
      * (docs/preconditioners.md). */
     if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK &&
