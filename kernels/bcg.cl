@@ -60,35 +60,33 @@ inline void bcg_group_write(const acc_t *v, const int m, __local acc_t *s, __glo
     }
 }
 
-/* row i of a row-major block of kw (2, 4 or 8; 1 read alone) columns into p[0..8),
- * the columns past kw 0: one vector load of the row (kw is a constant in
- * each kernel, BCG_KERNELS, so the branches fold away) */
+#ifdef CLS_REAL_DOUBLE
+typedef double2 bcg_real2;
+typedef double4 bcg_real4;
+typedef double8 bcg_real8;
+#else
+typedef float2 bcg_real2;
+typedef float4 bcg_real4;
+typedef float8 bcg_real8;
+#endif
+
+/* row i of a row-major block of kw (2, 4 or 8; 1 read alone) columns into
+ * p[0..8), the columns past kw 0: one vector load of the row (kw is a
+ * constant in each kernel, BCG_KERNELS, so the branches fold away) */
 inline void bcg_row_load(const int kw, __global const real *restrict B, const int i, real *p)
 {
 #pragma unroll
     for (int a = 0; a < BCG_K; a++)
         p[a] = 0;
     if (kw == 8) {
-#ifdef CLS_REAL_DOUBLE
-        const double8 v = vload8(i, B);
-#else
-        const float8 v = vload8(i, B);
-#endif
+        const bcg_real8 v = vload8(i, B);
         p[0] = v.s0, p[1] = v.s1, p[2] = v.s2, p[3] = v.s3;
         p[4] = v.s4, p[5] = v.s5, p[6] = v.s6, p[7] = v.s7;
     } else if (kw == 4) {
-#ifdef CLS_REAL_DOUBLE
-        const double4 v = vload4(i, B);
-#else
-        const float4 v = vload4(i, B);
-#endif
+        const bcg_real4 v = vload4(i, B);
         p[0] = v.s0, p[1] = v.s1, p[2] = v.s2, p[3] = v.s3;
     } else if (kw == 2) {
-#ifdef CLS_REAL_DOUBLE
-        const double2 v = vload2(i, B);
-#else
-        const float2 v = vload2(i, B);
-#endif
+        const bcg_real2 v = vload2(i, B);
         p[0] = v.s0, p[1] = v.s1;
     } else {
         p[0] = B[i];
@@ -98,27 +96,14 @@ inline void bcg_row_load(const int kw, __global const real *restrict B, const in
 /* p[0..kw) into row i of a row-major block of kw columns */
 inline void bcg_row_store(const int kw, const real *p, const int i, __global real *restrict B)
 {
-    if (kw == 8) {
-#ifdef CLS_REAL_DOUBLE
-        vstore8((double8)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]), i, B);
-#else
-        vstore8((float8)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]), i, B);
-#endif
-    } else if (kw == 4) {
-#ifdef CLS_REAL_DOUBLE
-        vstore4((double4)(p[0], p[1], p[2], p[3]), i, B);
-#else
-        vstore4((float4)(p[0], p[1], p[2], p[3]), i, B);
-#endif
-    } else if (kw == 2) {
-#ifdef CLS_REAL_DOUBLE
-        vstore2((double2)(p[0], p[1]), i, B);
-#else
-        vstore2((float2)(p[0], p[1]), i, B);
-#endif
-    } else {
+    if (kw == 8)
+        vstore8((bcg_real8)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]), i, B);
+    else if (kw == 4)
+        vstore4((bcg_real4)(p[0], p[1], p[2], p[3]), i, B);
+    else if (kw == 2)
+        vstore2((bcg_real2)(p[0], p[1]), i, B);
+    else
         B[i] = p[0];
-    }
 }
 
 /* the fused SpMM's G = P'Q: g[a] holds sum p_a q_lane over the work-item's
@@ -352,14 +337,6 @@ inline void bcg_dir_body(const int kw, const int n, const int ld, const int k,
         bcg_row_store(kw, v, i, P);
     }
 }
-
-#ifdef CLS_REAL_DOUBLE
-typedef double2 bcg_real2;
-typedef double4 bcg_real4;
-#else
-typedef float2 bcg_real2;
-typedef float4 bcg_real4;
-#endif
 
 /* Q += v P's piece at (in units of cw = 1 << lc, 2 or 4 values) */
 inline void bcg_piece_fma(const int lc, const real v, __global const real *restrict P,

@@ -671,9 +671,8 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     /* --method auto with the columns dsolve_bcg_pays takes, on one GPU
      * part, none or jacobi: block CG (bcg.c), whose shared search space
      * took up to 46% off cg's columns in lockstep there (poisson3d
-     * 64-320, H200; docs/preconditioners.md has the table). On a CPU device its kernels lose to the native loops, and
-     * with a stronger M its iterations barely drop
-     * (docs/preconditioners.md). */
+     * 64-320, H200; docs/preconditioners.md has the table). On a CPU device its kernels lose to the
+     * native loops, and with a stronger M its iterations barely drop (docs/preconditioners.md). */
     if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK &&
         dsolve_bcg_pays(nrhs, in.nrows) && size == 1 && nmine == 1 && L->nparts == 1 &&
         parts[0].have_Ai && la_bcg_supports(&parts[0].Ai) &&
