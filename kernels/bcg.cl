@@ -70,7 +70,7 @@ typedef float4 bcg_real4;
 typedef float8 bcg_real8;
 #endif
 
-/* row i of a row-major block of kw (2, 4 or 8; 1 read alone) columns into
+/* row i of a row-major block of kw (2, 4 or 8) columns into
  * p[0..8), the columns past kw 0: one vector load of the row (kw is a
  * constant in each kernel, BCG_KERNELS, so the branches fold away) */
 inline void bcg_row_load(const int kw, __global const real *restrict B, const int i, real *p)
@@ -85,11 +85,9 @@ inline void bcg_row_load(const int kw, __global const real *restrict B, const in
     } else if (kw == 4) {
         const bcg_real4 v = vload4(i, B);
         p[0] = v.s0, p[1] = v.s1, p[2] = v.s2, p[3] = v.s3;
-    } else if (kw == 2) {
+    } else {
         const bcg_real2 v = vload2(i, B);
         p[0] = v.s0, p[1] = v.s1;
-    } else {
-        p[0] = B[i];
     }
 }
 
@@ -100,10 +98,8 @@ inline void bcg_row_store(const int kw, const real *p, const int i, __global rea
         vstore8((bcg_real8)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]), i, B);
     else if (kw == 4)
         vstore4((bcg_real4)(p[0], p[1], p[2], p[3]), i, B);
-    else if (kw == 2)
-        vstore2((bcg_real2)(p[0], p[1]), i, B);
     else
-        B[i] = p[0];
+        vstore2((bcg_real2)(p[0], p[1]), i, B);
 }
 
 /* the fused SpMM's G = P'Q: g[a] holds sum p_a q_lane over the work-item's
@@ -131,6 +127,19 @@ inline void bcg_lane_write(const int kw, const acc_t *g, __local acc_t *s, __glo
             out[8 * a - a * (a - 1) / 2 + b - a] = b < kw ? s[b * 8 + a] : 0;
         out[BCG_NTRI + b] = 0;
     }
+}
+
+/* the fused G's sums of one row: g[a] += p_a q_lane for a <= lane (the
+ * lanes' triangle; bcg_lane_write folds them) */
+inline void bcg_gram_row(const int kw, const int lane, __global const real *restrict P,
+                         const int row, const real q, acc_t *g)
+{
+    real p[BCG_K];
+    bcg_row_load(kw, P, row, p);
+#pragma unroll
+    for (int a = 0; a < BCG_K; a++)
+        if (a <= lane)
+            g[a] += (acc_t)p[a] * (acc_t)q;
 }
 
 /* Q = A P, A in SELL-C-sigma (spmv_sell.cl's layout), P and Q kw wide:
@@ -165,14 +174,8 @@ inline void bcg_spmm_sell_body(const int lg, const int gram, const int nrows, co
             q += (real)val[e] * P[(long)col[e] * kw + lane];
         const int row = perm ? perm[r] : r;
         Q[(long)row * kw + lane] = q;
-        if (gram) {
-            real p[BCG_K];
-            bcg_row_load(kw, P, row, p);
-#pragma unroll
-            for (int a = 0; a < BCG_K; a++)
-                if (a <= lane)
-                    g[a] += (acc_t)p[a] * (acc_t)q;
-        }
+        if (gram)
+            bcg_gram_row(kw, lane, P, row, q, g);
     }
     if (gram)
         bcg_lane_write(kw, g, s, partial + (long)get_group_id(0) * BCG_NSUM);
@@ -198,14 +201,8 @@ inline void bcg_spmm_csr_body(const int lg, const int gram, const int nrows,
         for (int j = rowptr[row]; j < end; j++)
             q += (real)val[j] * P[(long)col[j] * kw + lane];
         Q[(long)row * kw + lane] = q;
-        if (gram) {
-            real p[BCG_K];
-            bcg_row_load(kw, P, row, p);
-#pragma unroll
-            for (int a = 0; a < BCG_K; a++)
-                if (a <= lane)
-                    g[a] += (acc_t)p[a] * (acc_t)q;
-        }
+        if (gram)
+            bcg_gram_row(kw, lane, P, row, q, g);
     }
     if (gram)
         bcg_lane_write(kw, g, s, partial + (long)get_group_id(0) * BCG_NSUM);
