@@ -116,6 +116,11 @@ static void *solve_release_run(void *arg)
     return NULL;
 }
 
+static void solve_release_then(void *ctx)
+{
+    solve_release_run(ctx);
+}
+
 int cmd_solve(int argc, char **argv)
 {
     cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = "solve"};
@@ -280,15 +285,23 @@ int cmd_solve(int argc, char **argv)
     /* never the OOM killer: the reader stops, with the figures, before it
      * outgrows the memory the host has free (mm_read_options.max_memory) */
     dopt.read_max_memory = solve_memory_available();
+    /* the devices go as soon as x is down, beside the true residual and
+     * the report (one rank); without -o the warm devices' teardown goes
+     * with them, with -o it runs beside the write of x (below) */
+    dopt.release_early = 1;
+    if (!out)
+        dopt.release_then = solve_release_then;
     /* x comes to rank 0 only for -o: the error against x = 1 (b = A*1) is
      * measured where each rank's rows are (dsolve_report.max_err_ones) */
     int rc = dsolve_file_rhs(MPI_COMM_WORLD, path, bpaths, nb, x0path, &dopt, &rep, out ? &x : NULL,
                              &err);
-    /* the devices' teardown (60-70 ms on one H200: the driver frees the
-     * context, its buffers and pinned staging) runs beside the write of x
-     * and the report; nothing here touches a device after the solve */
+    /* with -o, the devices' teardown (60-90 ms on one H200: the driver
+     * frees the context, its buffers and pinned staging) runs beside the
+     * write of x and the report; nothing here touches a device after the
+     * solve (without -o, dsolve ran it beside its own host work) */
     pthread_t rel;
-    const int rel_started = pthread_create(&rel, NULL, solve_release_run, NULL) == 0;
+    const int rel_started =
+        !dopt.release_then && pthread_create(&rel, NULL, solve_release_run, NULL) == 0;
     const int k = rep.nrhs > 0 ? rep.nrhs : 1;
     const int rhs_is_A1 = bpath == NULL;
     double write_s = 0.0;
@@ -437,7 +450,7 @@ out:
     free(x);
     if (rel_started)
         pthread_join(rel, NULL);
-    else
+    else if (!dopt.release_then) /* dsolve ran it */
         solve_release_run(NULL);
     cls_trace("solve: released");
     if (own_mpi)

@@ -267,6 +267,16 @@ int lai_write_staged(la_ctx *la, cl_mem dst, size_t off, size_t bytes, lai_piece
     return rc;
 }
 
+int la_stage_prepare(la_ctx *la, size_t bytes, cls_error *err)
+{
+    if (!stage_use(la, bytes))
+        return CLS_OK;
+    int rc = stage_ensure(la, err);
+    if (!rc)
+        cls_trace("la: staging made");
+    return rc;
+}
+
 int lai_stage_in_use(const la_ctx *la, size_t bytes)
 {
     return stage_use(la, bytes);

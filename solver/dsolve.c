@@ -32,9 +32,11 @@
 
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/timer.h"
 #include "../kernels/la_bcg.h"
@@ -294,7 +296,7 @@ static void ssq_merge(double *scale, double *ssq, double s2, double q2)
 }
 
 /* true residual in double on the host: x[k] has nlocal + nghost entries */
-static int true_residual(MPI_Comm comm, const part_layout *L, dpart *parts, int nmine,
+static int true_residual(MPI_Comm comm, const part_layout *L, const dpart *parts, int nmine,
                          double *const *xs, double *const *bs, double *out, cls_error *err)
 {
     halo_plan *plans = calloc((size_t)(nmine ? nmine : 1), sizeof *plans);
@@ -367,33 +369,95 @@ static int finish_all(dpart *parts, int nmine, cls_error *err)
             opt->phase(opt->phase_ctx, name);                                                      \
     } while (0)
 
-/* Column c's x: downloaded, its true residual ||b - Ax|| / ||b|| in double
- * on the host, and (xfull not NULL on rank 0) gathered into xfull.
- * Collective; the outcome is agreed. */
+/* The report's entry for each of this rank's parts, read from the parts
+ * (their devices' formats and configurations) while they are still open */
+static dsolve_part_info *part_infos(const dpart *parts, int nmine, int me, const part_layout *L)
+{
+    dsolve_part_info *mine = calloc((size_t)(nmine ? nmine : 1), sizeof *mine);
+    for (int k = 0; mine && k < nmine; k++) {
+        const dpart *p = &parts[k];
+        dsolve_part_info *pi = &mine[k];
+        pi->rank = me;
+        pi->slot = k;
+        pi->row_begin = L->begin[p->part];
+        pi->row_end = L->begin[p->part + 1];
+        pi->nnz = p->A.nnz;
+        pi->ghosts = p->halo.nghost;
+        pi->interior_rows = p->halo.ninterior;
+        pi->neighbours = p->halo.nrecv > p->halo.nsend ? p->halo.nrecv : p->halo.nsend;
+        pi->device = p->dev;
+        pi->device.platform = NULL;
+        pi->device.id = NULL;
+        if (p->have_Ai) { /* the fused engine: la's format and configuration */
+            pi->config = p->Ai.cfg;
+            pi->spmv = p->Ai.variant;
+        } else {
+            pi->config = p->la.cfg;
+            pi->spmv = p->dA.vector_width ? LA_SPMV_VECTOR : LA_SPMV_SCALAR;
+            pi->config.vector_width = p->dA.vector_width;
+        }
+    }
+    return mine;
+}
+
+/* The devices' release: the vectors, the preconditioner, the parts (back
+ * to the warm set), then the caller's release_then. At dsolve's end, or
+ * (dsolve_options.release_early) on a thread from the moment x is down,
+ * beside the host's true residual, the gather and its frees: on one H200
+ * the parts took 9 ms and the CLI's warm devices 92 ms after them, the
+ * host's share 50-60 ms. The thread calls no MPI (dsys_close_comm ran
+ * first) and touches only the parts' device state, which the host's
+ * remaining work does not read (part_infos took the report's share). */
+typedef struct ds_release {
+    dvec *vb, *vx;
+    int nrhs, have_pc, have_sys;
+    pc *pc;
+    dsys *sys;
+    void (*then)(void *ctx);
+    void *then_ctx;
+} ds_release;
+
+static void *ds_release_run(void *arg)
+{
+    ds_release *r = arg;
+    for (int c = 0; c < r->nrhs && r->vb && r->vx; c++) {
+        dvec_release(&r->vb[c]);
+        dvec_release(&r->vx[c]);
+    }
+    if (r->have_pc)
+        pc_release(r->pc);
+    if (r->have_sys)
+        dsys_close(r->sys);
+    cls_trace("dsolve: devices released");
+    if (r->then)
+        r->then(r->then_ctx);
+    return NULL;
+}
+
 static void zero_range(void *arg, int range, int64_t a, int64_t e)
 {
     (void)range;
     memset((double *)arg + a, 0, (size_t)(e - a) * sizeof(double));
 }
 
-static int gather_column(MPI_Comm comm, dsys *s, const dvec *vx, double **xs, double **bs,
-                         const ds_input *in, double *xfull, double *true_rel, cls_error *err)
+/* Column c's x, already down in xs: its true residual ||b - Ax|| / ||b||
+ * in double on the host, and (xfull not NULL on rank 0) gathered into
+ * xfull. Host work only (the devices may be going away meanwhile).
+ * Collective; the outcome is agreed. */
+static int gather_column(MPI_Comm comm, const dpart *parts, int nmine, double **xs,
+                         double **bs, const ds_input *in, double *xfull, double *true_rel,
+                         cls_error *err)
 {
     int me, size;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
     const part_layout *L = &in->L;
-    dpart *parts = s->parts;
-    const int nmine = s->nmine;
     const int64_t nblk = in->re - in->rb;
     int want = 0;
     if (me == 0)
         want = xfull != NULL;
     MPI_Bcast(&want, 1, MPI_INT, 0, comm);
-    int rc = dsolve_agree(comm, dvec_download(s, vx, xs, err), err);
-    cls_trace("gather: x down");
-    if (!rc)
-        rc = dsolve_agree(comm, true_residual(comm, L, parts, nmine, xs, bs, true_rel, err), err);
+    int rc = dsolve_agree(comm, true_residual(comm, L, parts, nmine, xs, bs, true_rel, err), err);
     cls_trace("gather: true residual");
     if (rc || !want)
         return rc;
@@ -506,6 +570,10 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     double **xs = NULL, **bs = NULL, *xfull = NULL; /* [c * nmine + part] */
     int have_sys = 0, have_pc = 0, nmine = 0, nrhs = 0, x_exp[DSOLVE_MAX_RHS];
     double t0 = cls_now(), t1 = t0, t2 = t0, tg = t0;
+    dsolve_part_info *mine = NULL; /* the report's parts, taken before their release */
+    ds_release rel;
+    pthread_t rel_tid;
+    int rel_started = 0;
     cls_trace("dsolve: start");
 
     memset(&in, 0, sizeof in);
@@ -529,8 +597,13 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
 
     /* 1. input and layout, then the scaling; the device starts meanwhile */
     DS_PHASE("parsing");
+    /* a file's size (its rank's share under mpirun) sizes the prewarm's
+     * staging for the matrix's upload; a generator or a pipe has none */
+    struct stat ast;
+    const int64_t abytes =
+        a_path && stat(a_path, &ast) == 0 && S_ISREG(ast.st_mode) ? (int64_t)ast.st_size / size : 0;
     if (opt->prewarm && size == 1 && G == 1)
-        dsys_prewarm_start(opt->solve.device, opt->solve.precision);
+        dsys_prewarm_start(opt->solve.device, opt->solve.precision, abytes);
     else if (opt->prewarm && G == 1) {
         /* every rank starts the device its part will use; a system that
          * turns out to be one part (or a rank left without one) leaves
@@ -538,7 +611,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         int lr = 0;
         cls_error pe;
         if (dsys_node_rank(comm, &lr, &pe) == CLS_OK)
-            dsys_prewarm_start_part(opt->solve.device, opt->solve.precision, lr);
+            dsys_prewarm_start_part(opt->solve.device, opt->solve.precision, lr, abytes);
     }
     rc = dsolve_input(comm, a_path, b_paths, nb_paths, x0_path, opt, G, &in, err);
     if (rc) /* the prewarm is joined just before the devices open (3.) */
@@ -865,7 +938,18 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         }
         drc = dsolve_agree(comm, drc, &derr);
         for (int c = 0; c < nrhs && !drc; c++)
-            drc = gather_column(comm, &sys, &vx[c], xs + c * nm, bs + c * nm, &in,
+            drc = dsolve_agree(comm, dvec_download(&sys, &vx[c], xs + c * nm, &derr), &derr);
+        cls_trace("gather: x down");
+        /* the devices are done with: their release goes beside what follows */
+        if (!drc && opt->release_early && size == 1) {
+            mine = part_infos(parts, nmine, me, L);
+            dsys_close_comm(&sys);
+            rel = (ds_release){vb, vx, nrhs, have_pc, have_sys, &pc, &sys, opt->release_then,
+                               opt->release_ctx};
+            rel_started = mine && pthread_create(&rel_tid, NULL, ds_release_run, &rel) == 0;
+        }
+        for (int c = 0; c < nrhs && !drc; c++)
+            drc = gather_column(comm, parts, nmine, xs + c * nm, bs + c * nm, &in,
                                 xfull ? xfull + c * in.nrows : NULL, &rep->true_rel_cols[c], &derr);
         /* b = A*1: the error against 1; x not asked for: its range, which
          * scaling x back on rank 0 checks otherwise (below) */
@@ -909,33 +993,11 @@ report:
     cls_trace("dsolve: gathered"); /* gather_s is taken after the release, at the end */
     /* the layout, one entry per part, on rank 0 */
     {
-        dsolve_part_info *mine = calloc((size_t)(nmine ? nmine : 1), sizeof *mine);
+        if (!mine) /* not taken before an early release */
+            mine = part_infos(parts, nmine, me, L);
         int *counts = me == 0 ? calloc((size_t)size, sizeof *counts) : NULL;
         int *displs = me == 0 ? calloc((size_t)size, sizeof *displs) : NULL;
         int ok = mine && (me != 0 || (counts && displs));
-        for (int k = 0; ok && k < nmine; k++) {
-            dpart *p = &parts[k];
-            dsolve_part_info *pi = &mine[k];
-            pi->rank = me;
-            pi->slot = k;
-            pi->row_begin = L->begin[p->part];
-            pi->row_end = L->begin[p->part + 1];
-            pi->nnz = p->A.nnz;
-            pi->ghosts = p->halo.nghost;
-            pi->interior_rows = p->halo.ninterior;
-            pi->neighbours = p->halo.nrecv > p->halo.nsend ? p->halo.nrecv : p->halo.nsend;
-            pi->device = p->dev;
-            pi->device.platform = NULL;
-            pi->device.id = NULL;
-            if (p->have_Ai) { /* the fused engine: la's format and configuration */
-                pi->config = p->Ai.cfg;
-                pi->spmv = p->Ai.variant;
-            } else {
-                pi->config = p->la.cfg;
-                pi->spmv = p->dA.vector_width ? LA_SPMV_VECTOR : LA_SPMV_SCALAR;
-                pi->config.vector_width = p->dA.vector_width;
-            }
-        }
         if (me == 0 && ok)
             for (int r = 0; r < size; r++) {
                 counts[r] = (L->first[r + 1] - L->first[r]) * (int)sizeof *mine;
@@ -947,6 +1009,7 @@ report:
         if (gm != MPI_SUCCESS && rc == CLS_OK)
             rc = cls_fail(err, CLS_EOTHER, "MPI_Gatherv(report) failed");
         free(mine);
+        mine = NULL;
         free(counts);
         free(displs);
     }
@@ -965,17 +1028,25 @@ report:
 
 done:
     dsys_prewarm_join(); /* an error before the devices opened */
-    for (int c = 0; c < nrhs && vb && vx; c++) {
-        dvec_release(&vb[c]);
-        dvec_release(&vx[c]);
+    free(mine);
+    if (rel_started) {
+        /* the host memory the release does not touch goes meanwhile: x,
+         * b and the matrix (the parts' device state and the layout stay) */
+        for (int k = 0; xs && k < nrhs * (nmine ? nmine : 1); k++)
+            free(xs[k]);
+        free(xs);
+        xs = NULL;
+        free(xfull);
+        xfull = NULL;
+        csr_free(&in.blk);
+        pthread_join(rel_tid, NULL);
+    } else {
+        rel = (ds_release){vb, vx, nrhs, have_pc, have_sys, &pc, &sys, opt->release_then,
+                           opt->release_ctx};
+        ds_release_run(&rel);
     }
     free(vb);
     free(vx);
-    if (have_pc)
-        pc_release(&pc);
-    if (have_sys)
-        dsys_close(&sys);
-    cls_trace("dsolve: devices released");
     for (int k = 0; parts && k < nmine; k++)
         halo_plan_free(&parts[k].halo);
     free(parts);

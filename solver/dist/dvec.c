@@ -171,7 +171,7 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
     return rc;
 }
 
-void dsys_close(dsys *s)
+void dsys_close_comm(dsys *s)
 {
     if (!s)
         return;
@@ -179,6 +179,18 @@ void dsys_close(dsys *s)
         MPI_Wait(&s->req, MPI_STATUS_IGNORE);
         s->pending = 0;
     }
+    if (s->have_mpi_types) {
+        MPI_Op_free(&s->pair_sum);
+        MPI_Type_free(&s->pair);
+        s->have_mpi_types = 0;
+    }
+}
+
+void dsys_close(dsys *s)
+{
+    if (!s)
+        return;
+    dsys_close_comm(s);
     if (s->prof) { /* a failed solve's profile: its events released */
         dprof_rank_sum unused;
         dprof_close(s->prof, 0, &unused);
@@ -186,11 +198,6 @@ void dsys_close(dsys *s)
     }
     if (s->have_hc)
         halo_comm_free(&s->hc);
-    if (s->have_mpi_types) {
-        MPI_Op_free(&s->pair_sum);
-        MPI_Type_free(&s->pair);
-        s->have_mpi_types = 0;
-    }
     free(s->plans_copy);
     s->plans_copy = NULL;
     for (int k = 0; k < s->nmine; k++) {

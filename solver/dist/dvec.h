@@ -126,6 +126,10 @@ int dsys_open(dsys *s, MPI_Comm comm, const part_layout *L, dpart *parts, int nm
               const char *device, int devices_per_rank, la_precision prec, la_spmv_variant spmv,
               int fused, dsys_device_fn on_device, void *on_device_ctx, cls_error *err);
 void dsys_close(dsys *s);
+/* dsys_close's MPI calls alone (a pending request, the pair-sum type), on
+ * the thread that may call MPI, before dsys_close runs on another
+ * (dsolve_options.release_early); dsys_close does them itself otherwise */
+void dsys_close_comm(dsys *s);
 
 /*
  * Warm devices. A process that solves more than once (the daemon's ranks)
@@ -149,13 +153,16 @@ void dsys_warm_release_all(void);
  * that the OpenCL start (contexts, programs: 0.13 s on an H200) overlaps
  * the input phase instead of following it. dsys_prewarm_join waits for it;
  * dsys_open then finds the state in the warm set. A failure is silent: the
- * solve makes its device state itself and reports what goes wrong. */
-void dsys_prewarm_start(const char *device, la_precision prec);
+ * solve makes its device state itself and reports what goes wrong.
+ * input_bytes > 0 (the input file's size) also makes the staging buffers
+ * of the matrix's upload there (la_stage_prepare), where the device stages
+ * copies of that size; 0 (a generator, a pipe) does not. */
+void dsys_prewarm_start(const char *device, la_precision prec, int64_t input_bytes);
 /* The same for a rank of several that will solve one part of a system of
  * several parts (G = 1) on the device its node-local rank lr picks
  * (dsys_node_rank): the multi-part kind of state, so that the device's
  * start (0.3 s on an H200 under mpirun) overlaps the ranged read. */
-void dsys_prewarm_start_part(const char *device, la_precision prec, int lr);
+void dsys_prewarm_start_part(const char *device, la_precision prec, int lr, int64_t input_bytes);
 void dsys_prewarm_join(void);
 
 /* One device's state outside a dsys, for work that is not one system's

@@ -94,6 +94,7 @@ static struct {
     la_precision prec;
     int lr;    /* the node-local rank whose device it is; -1: one rank */
     int flags; /* the kind of state: LA_FLAG_ONE_PART or 0 (several parts) */
+    int64_t input_bytes; /* the input file's size: its upload's staging is made too */
 } prewarm;
 
 static void *prewarm_run(void *arg)
@@ -114,6 +115,9 @@ static void *prewarm_run(void *arg)
     p.cfg0 = p.la.cfg;
     p.ngroups0 = p.la.ngroups;
     cls_trace("prewarm: la_init done");
+    /* a failure leaves the staging to the upload, which reports it */
+    if (prewarm.input_bytes > 0)
+        la_stage_prepare(&p.la, (size_t)prewarm.input_bytes, &e);
     if (ld_init(&p.ld, &p.la, &e) != CLS_OK) {
         la_release(&p.la);
         ocl_ctx_release(&p.ocl);
@@ -125,7 +129,8 @@ static void *prewarm_run(void *arg)
     return NULL;
 }
 
-static void prewarm_launch(const char *device, la_precision prec, int lr, int flags)
+static void prewarm_launch(const char *device, la_precision prec, int lr, int flags,
+                           int64_t input_bytes)
 {
     if (prewarm.started || !dwarm_enabled())
         return;
@@ -137,19 +142,20 @@ static void prewarm_launch(const char *device, la_precision prec, int lr, int fl
     prewarm.prec = prec;
     prewarm.lr = lr;
     prewarm.flags = flags;
+    prewarm.input_bytes = input_bytes;
     prewarm.started = pthread_create(&prewarm.tid, NULL, prewarm_run, NULL) == 0;
 }
 
-void dsys_prewarm_start(const char *device, la_precision prec)
+void dsys_prewarm_start(const char *device, la_precision prec, int64_t input_bytes)
 {
     if (device && strchr(device, ','))
         return; /* a list: several parts, not the one-part case */
-    prewarm_launch(device, prec, -1, LA_FLAG_ONE_PART);
+    prewarm_launch(device, prec, -1, LA_FLAG_ONE_PART, input_bytes);
 }
 
-void dsys_prewarm_start_part(const char *device, la_precision prec, int lr)
+void dsys_prewarm_start_part(const char *device, la_precision prec, int lr, int64_t input_bytes)
 {
-    prewarm_launch(device, prec, lr, 0);
+    prewarm_launch(device, prec, lr, 0, input_bytes);
 }
 
 void dsys_prewarm_join(void)
