@@ -223,6 +223,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     csr_init(&A);
     csr_init(&in->blk);
     in->preparsed = 0;
+    in->amax = -1.0; /* unknown until the whole matrix's check (below) */
     int genk = 0, grc = CLS_OK; /* -b gen:random:K */
     if (nb_paths == 1 && rhs_gen_spec(b_paths[0], &genk, &grc, err)) {
         if (grc)
@@ -323,7 +324,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
                 &A, bf, bf ? A.nrows : 0, a_path,
                 h.layout == MM_COORDINATE &&
                     (h.symmetry == MM_SYMMETRIC || h.symmetry == MM_SKEW_SYMMETRIC),
-                err);
+                &in->amax, err);
         for (int c = 1; !rc && me == 0 && c < nrhs; c++) /* and every further column */
             rc = solve_check_vector(bf + c * A.nrows, A.nrows, "right-hand side", err);
     }
@@ -577,7 +578,11 @@ int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err)
     double ssq[DSOLVE_MAX_RHS];
     memset(m, 0, sizeof m);
     memset(ssq, 0, sizeof ssq);
-    if (absmax(in->blk.val, in->blk.nnz, &m[0]))
+    /* the whole matrix's maximum, where the input check took it, is at
+     * least the block's: the all-reduced maximum is the same */
+    if (in->amax >= 0.0)
+        m[0] = in->amax;
+    else if (absmax(in->blk.val, in->blk.nnz, &m[0]))
         return cls_fail(err, CLS_EOTHER, "out of memory for the scaling");
     for (int c = 0; c < k; c++)
         if (absmax(in->b + c * nb, nb, &m[1 + c]))

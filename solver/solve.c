@@ -130,11 +130,11 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
 int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const char *name,
                       cls_error *err)
 {
-    return solve_check_input_stored(A, b, nb, name, 0, err);
+    return solve_check_input_stored(A, b, nb, name, 0, NULL, err);
 }
 
 int solve_check_input_stored(const csr_matrix *A, const double *b, int64_t nb, const char *name,
-                             int mirrored, cls_error *err)
+                             int mirrored, double *amax, cls_error *err)
 {
     int rc = solve_check_shape(A->nrows, A->ncols, name, err);
     if (rc)
@@ -171,8 +171,11 @@ int solve_check_input_stored(const csr_matrix *A, const double *b, int64_t nb, c
         if (c.r[q].bad_row >= 0)
             bad = c.r[q];
     free(c.r);
-    if (bad.bad_row < 0)
+    if (bad.bad_row < 0) {
+        if (amax)
+            *amax = c.maxabs;
         return CLS_OK;
+    }
     const int64_t i = bad.bad_row;
     if (bad.bad_entry < 0) {
         int64_t d = csr_find(A, i, i);

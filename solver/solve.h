@@ -48,9 +48,11 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
  * symmetric or skew-symmetric storage, mirrored = 1): a_ji is a_ij's own
  * copy (or its negative, whose zero diagonal fails the diagonal check
  * first), so the symmetry test, a binary search per upper entry (40-50 ms
- * of 10^8 entries on 16 cores), is left out; the rest is checked. */
+ * of 10^8 entries on 16 cores), is left out; the rest is checked.
+ * amax, when not NULL, receives max |a_ij| on success: the check reads
+ * every value for it, and dsolve's scaling need not read them again. */
 int solve_check_input_stored(const csr_matrix *A, const double *b, int64_t nb, const char *name,
-                             int mirrored, cls_error *err);
+                             int mirrored, double *amax, cls_error *err);
 
 /* "WHAT entry I is NaN or Inf" (CLS_EINPUT) for the first non-finite entry
  * of v (a right-hand side, an initial guess), 1-based; CLS_OK otherwise. */

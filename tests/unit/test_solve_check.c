@@ -95,20 +95,20 @@ int main(int argc, char **argv)
         double v = A.val[k], dv = A.val[d];
         A.val[k] = v * 1.5;
         cls_error_clear(&e);
-        CHECK_MSG(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, &e) == CLS_OK,
+        CHECK_MSG(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, NULL, &e) == CLS_OK,
                   "mirrored: the symmetry test ran (%s)", e.msg);
-        CHECK(solve_check_input_stored(&A, NULL, 0, "m.mtx", 0, &e) == CLS_EBREAKDOWN);
+        CHECK(solve_check_input_stored(&A, NULL, 0, "m.mtx", 0, NULL, &e) == CLS_EBREAKDOWN);
         A.val[k] = v;
         A.val[d] = -2.0;
         cls_error_clear(&e);
         snprintf(want, sizeof want, "diagonal entry (%lld,%lld)", (long long)r + 1,
                  (long long)r + 1);
-        CHECK_MSG(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, &e) == CLS_EBREAKDOWN &&
+        CHECK_MSG(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, NULL, &e) == CLS_EBREAKDOWN &&
                       strstr(e.msg, want),
                   "mirrored, bad diagonal: %s", e.msg);
         A.val[d] = dv;
         A.val[find(&A, r, r - 1)] = 1.0 / 0.0;
-        CHECK(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, &e) == CLS_EINPUT);
+        CHECK(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, NULL, &e) == CLS_EINPUT);
         A.val[find(&A, r, r - 1)] = A.val[find(&A, r - 1, r)];
         expect(&A, CLS_OK, NULL, "restored");
     }
