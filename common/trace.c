@@ -17,16 +17,22 @@
 
 #include "timer.h"
 
+static int trace_on = -1;
+
+int cls_trace_on(void)
+{
+    if (trace_on < 0) {
+        const char *v = getenv("CLSOLVE_TRACE");
+        trace_on = v && *v && *v != '0';
+    }
+    return trace_on;
+}
+
 void cls_trace(const char *what)
 {
-    static int on = -1;
     static double first, last;
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    if (on < 0) {
-        const char *v = getenv("CLSOLVE_TRACE");
-        on = v && *v && *v != '0';
-    }
-    if (!on)
+    if (!cls_trace_on())
         return;
     pthread_mutex_lock(&mu);
     double now = cls_now();

@@ -9,5 +9,8 @@
 #define CLS_COMMON_TRACE_H
 
 void cls_trace(const char *what);
+/* 1 when CLSOLVE_TRACE is on: a step that sums its own figures (the staged
+ * upload's fill and wait) formats them only then */
+int cls_trace_on(void);
 
 #endif

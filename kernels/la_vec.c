@@ -7,6 +7,7 @@
  * bus speed. Design of the layer: la_priv.h.
  */
 #include "../common/parallel.h"
+#include "../common/timer.h"
 #include "../common/trace.h"
 #include "la.h"
 #include "la_priv.h"
@@ -228,6 +229,8 @@ int lai_write_staged(la_ctx *la, cl_mem dst, size_t off, size_t bytes, lai_piece
     cls_trace("la: staged write");
     cl_int st = CL_SUCCESS;
     size_t done = 0;
+    double t_wait = 0.0, t_fill = 0.0; /* the trace's: which side holds the other up */
+    int pieces = 0;
     for (int k = 0; done < bytes && !rc; k ^= 1) {
         size_t len = next ? next(ctx, done, piece) : (bytes - done < piece ? bytes - done : piece);
         if (len == 0 || len > piece || len > bytes - done) {
@@ -236,6 +239,7 @@ int lai_write_staged(la_ctx *la, cl_mem dst, size_t off, size_t bytes, lai_piece
                           piece);
             break;
         }
+        double tw = cls_now();
         if (la->stage_ev[k]) { /* the device has drained this buffer's last piece */
             st = clWaitForEvents(1, &la->stage_ev[k]);
             clReleaseEvent(la->stage_ev[k]);
@@ -245,7 +249,11 @@ int lai_write_staged(la_ctx *la, cl_mem dst, size_t off, size_t bytes, lai_piece
                 break;
             }
         }
+        double tf = cls_now();
         fill(ctx, la->stage_ptr[k], done, len);
+        t_wait += tf - tw;
+        t_fill += cls_now() - tf;
+        pieces++;
         st = clEnqueueWriteBuffer(la->ocl->queue, dst, CL_FALSE, off + done, len, la->stage_ptr[k],
                                   0, NULL, &la->stage_ev[k]);
         if (st != CL_SUCCESS) {
@@ -256,6 +264,7 @@ int lai_write_staged(la_ctx *la, cl_mem dst, size_t off, size_t bytes, lai_piece
         clFlush(la->ocl->queue);
         done += len;
     }
+    const double tl = cls_now();
     for (int k = 0; k < 2; k++) /* every piece in flight is waited for, failed or not */
         if (la->stage_ev[k]) {
             st = clWaitForEvents(1, &la->stage_ev[k]);
@@ -264,6 +273,13 @@ int lai_write_staged(la_ctx *la, cl_mem dst, size_t off, size_t bytes, lai_piece
             if (st != CL_SUCCESS && !rc)
                 rc = cls_fail(err, CLS_EOTHER, "clWaitForEvents(staging): %s", ocl_errstr(st));
         }
+    if (cls_trace_on()) {
+        char m[160];
+        snprintf(m, sizeof m,
+                 "la: staged write done: %d pieces, %.1f MB, fill %.1f ms, wait %.1f ms, last %.1f ms",
+                 pieces, (double)bytes / 1e6, 1e3 * t_fill, 1e3 * t_wait, 1e3 * (cls_now() - tl));
+        cls_trace(m);
+    }
     return rc;
 }
 

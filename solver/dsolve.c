@@ -434,12 +434,6 @@ static void *ds_release_run(void *arg)
     return NULL;
 }
 
-static void zero_range(void *arg, int range, int64_t a, int64_t e)
-{
-    (void)range;
-    memset((double *)arg + a, 0, (size_t)(e - a) * sizeof(double));
-}
-
 /* Column c's x, already down in xs: its true residual ||b - Ax|| / ||b||
  * in double on the host, and (xfull not NULL on rank 0) gathered into
  * xfull. Host work only (the devices may be going away meanwhile).
@@ -781,10 +775,10 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             }
             xs[c * nm + k] = xk;
             bs[c * nm + k] = in.b + c * nblk + off;
+            /* x0 = 0 is not copied: the device's x starts zeroed (dvec_create
+             * fills a ghosted vector) and xk is x's download target */
             if (in.x0) /* on every core: 64 MB at 8 M rows took 34 ms on one */
                 cls_parallel_memcpy(xk, in.x0 + c * nblk + off, (size_t)h->nlocal * sizeof *xk);
-            else
-                cls_parallel_for(h->nlocal, 1 << 18, zero_range, xk);
         }
     AGREE(rc);
     cls_trace("dsolve: host vectors");
@@ -797,7 +791,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
                 rc = dvec_create(&sys, 1, &vx[c], err);
             if (!rc)
                 rc = dvec_upload(&sys, &vb[c], bs + c * nm, err);
-            if (!rc)
+            if (!rc && in.x0)
                 rc = dvec_upload(&sys, &vx[c], xs + c * nm, err);
         }
         cls_trace("dsolve: vectors up");
