@@ -512,31 +512,56 @@ typedef struct sell_fill_ctx {
     size_t melem;
 } sell_fill_ctx;
 
-/* chunks [c0, c1) (+ f->c0) of the SELL arrays, column-major, padded */
+/* chunks [c0, c1) (+ f->c0) of the SELL arrays, column-major, padded.
+ * The output is written in its own order (slot j of the chunk's C rows,
+ * then slot j + 1), each array in a loop of its own: it is page-locked
+ * staging that the host fills while the device drains the other buffer,
+ * and this fill is the upload's whole cost (on an H200 host the bus
+ * waited 0.1 ms of 100; row by row, both arrays in one loop, the columns
+ * took 38-45 ms and the values 52-59 ms of poisson3d 256 on 16 cores). A
+ * row's entries are read C apart from lines the first slot brought in. */
+#define SELL_FILL_CMAX 1024 /* la_config's largest sell_c */
+
 static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
 {
     (void)range;
     const sell_fill_ctx *f = arg;
     const fmt_src *A = f->A;
     const int64_t C = f->C, n = A->nrows;
+    int64_t beg[SELL_FILL_CMAX], len[SELL_FILL_CMAX];
+    int32_t pad[SELL_FILL_CMAX];
+    if (C > SELL_FILL_CMAX)
+        return; /* not reached: la_config_check bounds sell_c */
     for (int64_t c = f->c0 + c0; c < f->c0 + c1; c++) {
-        int64_t w = (f->cs[c + 1] - f->cs[c]) / C;
+        const int64_t w = (f->cs[c + 1] - f->cs[c]) / C, k0 = f->cs[c] - f->kbase;
+        const int64_t m = n - c * C < C ? n - c * C : C; /* the chunk's rows */
         for (int64_t i = 0; i < C; i++) {
-            int64_t r = c * C + i, len = 0, j0 = 0;
-            int32_t padcol = 0;
-            if (r < n) {
-                j0 = src_beg(A, f->perm[r]);
-                len = src_len(A, f->perm[r]);
-                if (len)
-                    padcol = src_col(A, j0 + len - 1);
-            }
-            for (int64_t j = 0; j < w; j++) {
-                int64_t k = f->cs[c] + j * C + i - f->kbase;
-                if (f->col)
-                    f->col[k] = j < len ? src_col(A, j0 + j) : padcol;
-                if (f->val)
-                    put_val(f->val, f->melem, k, j < len ? A->val[j0 + j] : 0.0);
-            }
+            beg[i] = i < m ? src_beg(A, f->perm[c * C + i]) : 0;
+            len[i] = i < m ? src_len(A, f->perm[c * C + i]) : 0;
+        }
+        if (f->col) { /* a padded slot repeats the row's last column (or 0) */
+            int32_t *out = f->col + k0;
+            for (int64_t i = 0; i < C; i++)
+                pad[i] = len[i] ? src_col(A, beg[i] + len[i] - 1) : 0;
+            if (!A->cmap)
+                for (int64_t j = 0; j < w; j++, out += C)
+                    for (int64_t i = 0; i < C; i++)
+                        out[i] = j < len[i] ? A->col[beg[i] + j] : pad[i];
+            else
+                for (int64_t j = 0; j < w; j++, out += C)
+                    for (int64_t i = 0; i < C; i++)
+                        out[i] = j < len[i] ? src_col(A, beg[i] + j) : pad[i];
+        }
+        if (f->val && f->melem == sizeof(double)) {
+            double *out = (double *)f->val + k0;
+            for (int64_t j = 0; j < w; j++, out += C)
+                for (int64_t i = 0; i < C; i++)
+                    out[i] = j < len[i] ? A->val[beg[i] + j] : 0.0;
+        } else if (f->val) {
+            float *out = (float *)f->val + k0;
+            for (int64_t j = 0; j < w; j++, out += C)
+                for (int64_t i = 0; i < C; i++)
+                    out[i] = j < len[i] ? (float)A->val[beg[i] + j] : 0.0f;
         }
     }
 }
