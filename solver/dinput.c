@@ -22,6 +22,7 @@
 #include "../matrices/csr_bin.h"
 #include "../matrices/gen_rows.h"
 #include "../matrices/mm.h"
+#include "pc/pc.h"
 
 /* ----------------------------------------------------------------- input */
 
@@ -318,13 +319,31 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
             hdr.duplicates = st.duplicates;
             rc = read_vectors(a_path, b_paths, nb_paths, x0_path, A.nrows, &bf, &nrhs, &x0f, err);
         }
-        /* the checks need the whole matrix: rank 0 makes them */
+        /* the checks need the whole matrix: rank 0 makes them. One rank
+         * keeps what their passes over the values find: max |a_ij| for
+         * the scaling, b = A*1 when no b is given, D^-1 for a
+         * preconditioner that may want it (arrays of the rows read) */
+        solve_check_more more = {-1.0, NULL, NULL};
+        if (!rc && me == 0 && size == 1) {
+            if (nb_paths == 0 && genk == 0)
+                more.rowsum = malloc((size_t)(A.nrows ? A.nrows : 1) * sizeof(double));
+            if (pc_may_use_diag(opt->solve.precond))
+                more.dinv = malloc((size_t)(A.nrows ? A.nrows : 1) * sizeof(double));
+        }
         if (!rc && me == 0)
             rc = solve_check_input_stored(
                 &A, bf, bf ? A.nrows : 0, a_path,
                 h.layout == MM_COORDINATE &&
                     (h.symmetry == MM_SYMMETRIC || h.symmetry == MM_SKEW_SYMMETRIC),
-                &in->amax, err);
+                &more, err);
+        if (!rc && me == 0) {
+            in->amax = more.amax;
+            in->b1 = more.rowsum;
+            in->dinv = more.dinv;
+        } else {
+            free(more.rowsum);
+            free(more.dinv);
+        }
         for (int c = 1; !rc && me == 0 && c < nrhs; c++) /* and every further column */
             rc = solve_check_vector(bf + c * A.nrows, A.nrows, "right-hand side", err);
     }
@@ -432,7 +451,11 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
      * right-hand side (one copy per column: each is scaled with its b) */
     int64_t nb = in->re - in->rb;
     const int k = in->nrhs;
-    in->b = malloc((size_t)(nb * k > 0 ? nb * k : 1) * sizeof *in->b);
+    const int b_is_b1 = in->b1 && !hdr.has_b && k == 1 && nb == hdr.nrows;
+    in->b = b_is_b1 ? in->b1 : malloc((size_t)(nb * k > 0 ? nb * k : 1) * sizeof *in->b);
+    if (!b_is_b1)
+        free(in->b1);
+    in->b1 = NULL;
     if (hdr.has_x0)
         in->x0 = malloc((size_t)(nb * k > 0 ? nb * k : 1) * sizeof *in->x0);
     rc = (!in->b || (hdr.has_x0 && !in->x0))
@@ -448,7 +471,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         for (int c = 0; c < k && !rc; c++)
             rc = scatter_vector(comm, L, bf ? bf + c * hdr.nrows : NULL, everywhere, in->b + c * nb,
                                 err);
-    else
+    else if (!b_is_b1) /* (the input check summed the rows already) */
         dsolve_row_sums(&in->blk, in->b); /* b = A * 1 */
     if (!rc && hdr.has_x0) {
         rc = scatter_vector(comm, L, x0f, everywhere, in->x0, err);
@@ -598,8 +621,13 @@ int dsolve_scale(MPI_Comm comm, ds_input *in, int *x_exp, cls_error *err)
     if (MPI_Allreduce(MPI_IN_PLACE, ssq, k, MPI_DOUBLE, MPI_SUM, comm) != MPI_SUCCESS)
         return cls_fail(err, CLS_EOTHER, "MPI_Allreduce(scaling) failed");
     const int ea = solve_scale_exponent(m[0]);
-    if (ea)
+    if (ea) {
         ldexp_all(in->blk.val, in->blk.nnz, ea);
+        /* 1 / a_ii of the scaled matrix is made again from it: the unscaled
+         * inverse may have over- or underflowed where the scaled one does not */
+        free(in->dinv);
+        in->dinv = NULL;
+    }
     for (int c = 0; c < k; c++) {
         const double bnorm = m[1 + c] * sqrt(ssq[c]);
         in->bnorm[c] = bnorm; /* for an absolute tolerance (solve_effective_tol) */
@@ -644,5 +672,7 @@ void dsolve_input_free(ds_input *in)
     csr_free(&in->blk);
     free(in->b);
     free(in->x0);
+    free(in->b1);
+    free(in->dinv);
     memset(in, 0, sizeof *in);
 }

@@ -675,6 +675,10 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         parts[k].slot = k;
         rc = halo_plan_local(&parts[k].halo, A, L, pi, err);
     }
+    if (!rc && nmine == 1 && L->nparts == 1) { /* the whole matrix's D^-1, as A's rows */
+        parts[0].dinv = in.dinv;
+        in.dinv = NULL;
+    }
     AGREE(rc);
     {
         halo_plan *plans = calloc((size_t)(nmine ? nmine : 1), sizeof *plans);
@@ -1025,7 +1029,7 @@ done:
     free(mine);
     if (rel_started) {
         /* the host memory the release does not touch goes meanwhile: x,
-         * b and the matrix (the parts' device state and the layout stay) */
+         * b, x0 and the matrix (the parts and the layout stay) */
         for (int k = 0; xs && k < nrhs * (nmine ? nmine : 1); k++)
             free(xs[k]);
         free(xs);
@@ -1033,6 +1037,10 @@ done:
         free(xfull);
         xfull = NULL;
         csr_free(&in.blk);
+        free(in.b);
+        in.b = NULL;
+        free(in.x0);
+        in.x0 = NULL;
         pthread_join(rel_tid, NULL);
     } else {
         rel = (ds_release){vb, vx, nrhs, have_pc, have_sys, &pc, &sys, opt->release_then,
@@ -1041,8 +1049,10 @@ done:
     }
     free(vb);
     free(vx);
-    for (int k = 0; parts && k < nmine; k++)
+    for (int k = 0; parts && k < nmine; k++) {
         halo_plan_free(&parts[k].halo);
+        free(parts[k].dinv);
+    }
     free(parts);
     for (int k = 0; xs && k < nrhs * (nmine ? nmine : 1); k++)
         free(xs[k]);

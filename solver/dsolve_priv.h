@@ -34,6 +34,9 @@ typedef struct ds_input {
     double amax; /* max |a_ij| of the whole matrix where the input check found it
                   * (rank 0 of a file read whole), else -1: dsolve_scale reads
                   * the block's values for it */
+    double *b1;   /* one rank, no b given: A*1 from the input check, which becomes b */
+    double *dinv; /* one rank: 1 / a_ii from the input check (NULL once scaled or
+                   * taken): the one part's preconditioner takes it (dpart.dinv) */
 } ds_input;
 
 int dsolve_agree(MPI_Comm comm, int rc, cls_error *err);

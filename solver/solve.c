@@ -83,7 +83,8 @@ typedef struct chk_ctx {
     chk_range *r;
     double maxabs; /* pass 2: over the whole matrix */
     int pass;
-    int mirrored; /* pass 2: the diagonal only (solve_check_input_stored) */
+    int mirrored;          /* pass 2: the diagonal only (solve_check_input_stored) */
+    double *rowsum, *dinv; /* solve_check_more's, or NULL */
 } chk_ctx;
 
 static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
@@ -94,13 +95,29 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
     if (c->pass == 1) {
         r->bad_val = -1;
         r->maxabs = 0.0;
-        for (int64_t k = A->rowptr[i0]; k < A->rowptr[i1]; k++) {
-            if (!isfinite(A->val[k])) {
-                r->bad_val = k;
-                return;
+        if (!c->rowsum) {
+            for (int64_t k = A->rowptr[i0]; k < A->rowptr[i1]; k++) {
+                if (!isfinite(A->val[k])) {
+                    r->bad_val = k;
+                    return;
+                }
+                if (fabs(A->val[k]) > r->maxabs)
+                    r->maxabs = fabs(A->val[k]);
             }
-            if (fabs(A->val[k]) > r->maxabs)
-                r->maxabs = fabs(A->val[k]);
+            return;
+        }
+        for (int64_t i = i0; i < i1; i++) { /* the same, and each row's sum */
+            double s = 0.0;
+            for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+                if (!isfinite(A->val[k])) {
+                    r->bad_val = k;
+                    return;
+                }
+                if (fabs(A->val[k]) > r->maxabs)
+                    r->maxabs = fabs(A->val[k]);
+                s += A->val[k] * 1.0;
+            }
+            c->rowsum[i] = s;
         }
         return;
     }
@@ -112,6 +129,8 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
             r->bad_entry = -1;
             return;
         }
+        if (c->dinv)
+            c->dinv[i] = 1.0 / A->val[d];
         for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1] && !c->mirrored; k++) {
             int64_t j = A->col[k];
             if (j <= i)
@@ -134,7 +153,7 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
 }
 
 int solve_check_input_stored(const csr_matrix *A, const double *b, int64_t nb, const char *name,
-                             int mirrored, double *amax, cls_error *err)
+                             int mirrored, solve_check_more *more, cls_error *err)
 {
     int rc = solve_check_shape(A->nrows, A->ncols, name, err);
     if (rc)
@@ -145,7 +164,13 @@ int solve_check_input_stored(const csr_matrix *A, const double *b, int64_t nb, c
                         (long long)nb, (long long)A->nrows);
     const int64_t grain = 16384;
     int t = cls_parallel_ranges(A->nrows, grain);
-    chk_ctx c = {A, calloc((size_t)t, sizeof(chk_range)), 0.0, 1, mirrored != 0};
+    chk_ctx c = {A,
+                 calloc((size_t)t, sizeof(chk_range)),
+                 0.0,
+                 1,
+                 mirrored != 0,
+                 more ? more->rowsum : NULL,
+                 more ? more->dinv : NULL};
     if (!c.r)
         return cls_fail(err, CLS_EOTHER, "out of memory checking the matrix");
     cls_parallel_for(A->nrows, grain, chk_rows, &c);
@@ -172,8 +197,8 @@ int solve_check_input_stored(const csr_matrix *A, const double *b, int64_t nb, c
             bad = c.r[q];
     free(c.r);
     if (bad.bad_row < 0) {
-        if (amax)
-            *amax = c.maxabs;
+        if (more)
+            more->amax = c.maxabs;
         return CLS_OK;
     }
     const int64_t i = bad.bad_row;

@@ -49,10 +49,18 @@ int solve_check_input(const csr_matrix *A, const double *b, int64_t nb, const ch
  * copy (or its negative, whose zero diagonal fails the diagonal check
  * first), so the symmetry test, a binary search per upper entry (40-50 ms
  * of 10^8 entries on 16 cores), is left out; the rest is checked.
- * amax, when not NULL, receives max |a_ij| on success: the check reads
- * every value for it, and dsolve's scaling need not read them again. */
+ * `more`, when not NULL, takes what the check's passes over the values
+ * find anyway, for a caller that would otherwise read them again (dsolve
+ * on one rank: its scaling, b = A*1, Jacobi's D^-1; 40-60 ms of poisson3d
+ * 256's set-up on 16 cores). */
+typedef struct solve_check_more {
+    double amax;    /* out: max |a_ij| (on success) */
+    double *rowsum; /* n, or NULL: b = A*1, each row's sum in entry order
+                     * (dsolve_row_sums' bits) */
+    double *dinv;   /* n, or NULL: 1 / a_ii (pc.c's diagonal's bits) */
+} solve_check_more;
 int solve_check_input_stored(const csr_matrix *A, const double *b, int64_t nb, const char *name,
-                             int mirrored, double *amax, cls_error *err);
+                             int mirrored, solve_check_more *more, cls_error *err);
 
 /* "WHAT entry I is NaN or Inf" (CLS_EINPUT) for the first non-finite entry
  * of v (a right-hand side, an initial guess), 1-based; CLS_OK otherwise. */

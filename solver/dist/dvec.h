@@ -52,6 +52,9 @@ typedef struct dpart {
     size_t ngroups0;
     csr_matrix A; /* the part's rows, renumbered (may view the rank's block) */
     halo_plan halo;
+    double *dinv; /* 1 / a_ii of A's rows, or NULL: pc_diag takes it (dsolve's
+                   * one part, from the input's check), the part's owner frees
+                   * it otherwise */
     /* On the device a part's rows are renumbered once more, interior rows
      * first (halo.interior, then halo.boundary): vectors live in that order
      * (dvec_upload / dvec_download translate), so the interior and the

@@ -49,6 +49,11 @@ static const pc_kind *pc_kind_of(solver_precond t)
     return &pc_auto_kind;
 }
 
+int pc_may_use_diag(solver_precond t)
+{
+    return t == PRECOND_AUTO || pc_kind_of(t)->needs_diag;
+}
+
 /* ------------------------------------------------------------------ setup */
 
 typedef struct diag_ctx {
@@ -79,7 +84,12 @@ int pc_diag(pc *pc, cls_error *err)
     int rc = h ? dvec_create(s, 0, &pc->dinv, err)
                : cls_fail(err, CLS_EOTHER, "out of memory for the diagonal");
     for (int k = 0; !rc && k < s->nmine; k++) {
-        const dpart *p = &s->parts[k];
+        dpart *p = &s->parts[k];
+        if (p->dinv) { /* the input's check made it (dsolve: one rank, one part) */
+            h[k] = p->dinv;
+            p->dinv = NULL;
+            continue;
+        }
         h[k] = malloc((size_t)(p->halo.nlocal ? p->halo.nlocal : 1) * sizeof **h);
         if (!h[k]) {
             rc = cls_fail(err, CLS_EOTHER, "out of memory for the diagonal");

@@ -107,6 +107,9 @@ void pc_apply(pc *pc, const dvec *r, dvec *z);
 void pc_apply_block(pc *pc, int ncols, const dvec *const *r, dvec *const *z);
 /* 1: the kind applies several columns at once (pc_apply_block shares work) */
 int pc_has_block(const pc *pc);
+/* 1: the type reads D^-1 (pc_diag; auto may resolve to such a type), so
+ * the input's check makes it while it reads the values (dsolve) */
+int pc_may_use_diag(solver_precond t);
 /* The one-part form, for cg_options.apply (ctx = the pc): z = M^-1 r on
  * part 0's device, enqueued without blocking. */
 int pc_apply_one(void *ctx, const la_vec *r, la_vec *z, cls_error *err);

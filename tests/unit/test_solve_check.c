@@ -5,6 +5,7 @@
  * planted at random rows of a generated 7-point system large enough for
  * several ranges, two at a time, and the message must name the earlier.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,57 @@ int main(int argc, char **argv)
         CHECK(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, NULL, &e) == CLS_EINPUT);
         A.val[find(&A, r, r - 1)] = A.val[find(&A, r - 1, r)];
         expect(&A, CLS_OK, NULL, "restored");
+    }
+    /* what the passes give on the way (solve_check_more: dsolve's scaling,
+     * b = A*1 and D^-1 on one rank): against sequential sums in entry
+     * order, bit for bit, on fresh random values kept symmetric */
+    {
+        double *keep = malloc((size_t)A.nnz * sizeof *keep);
+        double *rs = malloc((size_t)n * sizeof *rs), *di = malloc((size_t)n * sizeof *di);
+        CHECK(keep && rs && di);
+        memcpy(keep, A.val, (size_t)A.nnz * sizeof *keep);
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) {
+                const int64_t j = A.col[k];
+                if (j < i)
+                    A.val[k] = A.val[find(&A, j, i)]; /* a_ij = a_ji, drawn for j < i */
+                else if (j > i)
+                    A.val[k] = -(double)(check_rand() % 1000000) * 1e-6;
+                else
+                    A.val[k] = 7.0 + (double)(check_rand() % 1000) * 1e-3 * (double)(i % 7);
+            }
+        static const char *threads[] = {"1", "3", "16"};
+        for (int t = 0; t < 3; t++) {
+            setenv("CLS_THREADS", threads[t], 1);
+            solve_check_more more = {-1.0, rs, di};
+            cls_error_clear(&e);
+            CHECK_MSG(solve_check_input_stored(&A, NULL, 0, "m.mtx", t & 1, &more, &e) == CLS_OK,
+                      "more, %s threads: %s", threads[t], e.msg);
+            double amax = 0.0;
+            int64_t bad_sum = -1, bad_inv = -1;
+            for (int64_t i = 0; i < n; i++) {
+                double s = 0.0;
+                for (int64_t k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) {
+                    s += A.val[k];
+                    amax = fabs(A.val[k]) > amax ? fabs(A.val[k]) : amax;
+                }
+                if (rs[i] != s && bad_sum < 0)
+                    bad_sum = i;
+                if (di[i] != 1.0 / A.val[find(&A, i, i)] && bad_inv < 0)
+                    bad_inv = i;
+            }
+            CHECK_MSG(bad_sum < 0, "%s threads: row %lld's sum differs", threads[t],
+                      (long long)bad_sum);
+            CHECK_MSG(bad_inv < 0, "%s threads: row %lld's 1/a_ii differs", threads[t],
+                      (long long)bad_inv);
+            CHECK_MSG(more.amax == amax, "%s threads: max |a| %g, want %g", threads[t], more.amax,
+                      amax);
+        }
+        unsetenv("CLS_THREADS");
+        memcpy(A.val, keep, (size_t)A.nnz * sizeof *keep);
+        free(keep);
+        free(rs);
+        free(di);
     }
     /* a NaN anywhere outranks a bad row before it */
     A.val[find(&A, 5, 5)] = -1.0;
