@@ -41,20 +41,37 @@ static int bcg_views(la_bcg *w, cl_mem blk, la_vec *v, cls_error *err)
     return CLS_OK;
 }
 
-/* log2 of the columns a work-item of the unfused SpMM sums (bcg.cl's
- * bcg_spmm_*_wide). Measured at poisson3d 256 on an H200 (ms for the SpMM,
- * 1 / 2 / 4 columns a work-item): eight wide 2.00 / 1.62 / 1.63, four wide
- * 1.12 / 0.89 / 0.74, two wide 0.67 / 0.53 / 0.53 (there the fused one
- * lane a column wins: la_bcg_spmm's caller). One lane a column reads A
- * for kw / cw times fewer rows per warp-wide load. CLSOLVE_BCG_SPMM_CW=1,
- * 2 or 4 overrides (tests, profiles); at most kw. */
-static int bcg_spmm_lc(int lg)
+/* The SpMM's choices per width kw = 2, 4, 8 (row lg - 1), measured at
+ * poisson3d 256 on an H200 (docs/benchmarks.md, "Block CG as wide as its
+ * columns"; one table, so a width's two choices are made in one place):
+ *   fused  G = P'Q summed inside the SpMM (bcg_spmm_*_g*), one column a
+ *          work-item. Two wide it wins: 1.45-1.47 s against 1.48-1.50 for
+ *          two columns with the unfused SpMM at its best; four wide it tied
+ *          (2.42 s against 2.43); eight wide its SpMM took 3.04 ms against
+ *          1.98 + 0.59 (its accumulators and the lanes' reduction cost the
+ *          SpMM its occupancy).
+ *   lc     log2 of the columns a work-item of the unfused SpMM sums
+ *          (bcg_spmm_*_wide): SpMM ms for 1 / 2 / 4 columns a work-item,
+ *          eight wide 2.00 / 1.62 / 1.63, four wide 1.12 / 0.89 / 0.74, two
+ *          wide 0.67 / 0.53 / 0.53. One lane a column reads A for kw / cw
+ *          times fewer rows per warp-wide load.
+ * CLSOLVE_BCG_FUSED=0|1 and CLSOLVE_BCG_SPMM_CW=1|2|4 override them (tests,
+ * profiles: the unfused pass is the fused one's twin); cw at most kw. */
+static const struct {
+    int fused, lc;
+} bcg_width_choice[3] = {{1, 1}, {0, 2}, {0, 1}};
+
+static void bcg_choose(la_bcg *w)
 {
+    w->fused = bcg_width_choice[w->lg - 1].fused;
+    int lc = bcg_width_choice[w->lg - 1].lc;
     const char *e = getenv("CLSOLVE_BCG_SPMM_CW");
-    int lc = lg == 3 ? 1 : 2;
     if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0 || strcmp(e, "4") == 0))
         lc = e[0] == '4' ? 2 : e[0] == '2' ? 1 : 0;
-    return lc < lg ? lc : lg;
+    w->lc = lc < w->lg ? lc : w->lg;
+    const char *fz = getenv("CLSOLVE_BCG_FUSED");
+    if (fz && (strcmp(fz, "0") == 0 || strcmp(fz, "1") == 0))
+        w->fused = fz[0] == '1';
 }
 
 /* the kernels of bcg.cl, in la_bcg's order; %d: the width kw */
@@ -73,7 +90,7 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     for (w->lg = 1; (1 << w->lg) < k; w->lg++) /* kw >= 2: one column is cg's */
         ;
     w->kw = 1 << w->lg;
-    w->lc = bcg_spmm_lc(w->lg);
+    bcg_choose(w);
     cl_uint align_bits = 0;
     cl_int st = clGetDeviceInfo(la->ocl->dev.id, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits,
                                 &align_bits, NULL);

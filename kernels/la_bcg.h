@@ -41,6 +41,8 @@ typedef struct la_bcg {
     la_ctx *la;
     int k, kw, lg; /* columns; P and Q's width kw = 1 << lg >= k, 2 at least */
     int lc;        /* the unfused SpMM sums 1 << lc columns a work-item */
+    int fused;     /* the width's choice: G = P'Q summed inside the SpMM
+                    * (la_bcg_spmm with gram; bcg_width_choice in la_bcg.c) */
     int64_t n, ld;
     cl_mem X, R, Z, B; /* column-major; Z: with a general preconditioner only */
     cl_mem P, Q;       /* row-major n x kw */

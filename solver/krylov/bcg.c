@@ -105,20 +105,6 @@ static void bcg_chol_solve(const double *L, int k, const double *Bm, double *X)
     }
 }
 
-/* G = P'Q inside the SpMM for this width? Two wide it is: the gram pass
- * costs a third of the SpMM there (poisson3d 256, H200: 1.55 s against
- * 1.69 for two columns); four wide it ties, eight wide the fused SpMM is
- * 3.0 ms against 2.0 + 0.6 (its accumulators and the lanes' reduction cost
- * the SpMM its occupancy). CLSOLVE_BCG_FUSED=0 or 1 overrides (tests,
- * profiles: the unfused pass is the fused one's twin). */
-static int bcg_fused(int kw)
-{
-    const char *fz = getenv("CLSOLVE_BCG_FUSED");
-    if (fz && (strcmp(fz, "0") == 0 || strcmp(fz, "1") == 0))
-        return fz[0] == '1';
-    return kw == 2;
-}
-
 typedef struct bcg {
     dsys *s;
     dpart *p;
@@ -250,8 +236,8 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
     ksp_stop st[BK];
     int64_t cap[BK];
     int rc = la_bcg_create(la, n, k, general, &B.w, err);
-    if (!rc)
-        B.fused = bcg_fused(B.w.kw);
+    if (!rc) /* G = P'Q inside the SpMM: the width's choice (la_bcg.c) */
+        B.fused = B.w.fused;
     if (!rc)
         rc = la_spmm_create(la, &B.sk, err);
     for (int c = 0; c < k && !rc; c++) {
