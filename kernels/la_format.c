@@ -761,14 +761,13 @@ static int bcsr_build(const fmt_src *A, int64_t k, size_t melem, bcsr_host *b, c
     memset(b, 0, sizeof *b);
     b->nbr = A->nrows / k;
     int64_t nbc = A->ncols / k;
-    int32_t *mark = malloc((size_t)(nbc ? nbc : 1) * sizeof *mark);
+    int32_t *mark = calloc((size_t)(nbc ? nbc : 1), sizeof *mark);
     b->browptr = malloc((size_t)(b->nbr + 1) * sizeof *b->browptr);
     if (!mark || !b->browptr) {
         free(mark);
         bcsr_free(b);
         return cls_fail(err, CLS_EOTHER, "out of memory building BCSR");
     }
-    memset(mark, 0, (size_t)(nbc ? nbc : 1) * sizeof *mark);
     b->nblocks = bcsr_count_blocks(A, k, b->nbr, mark);
     b->bcol = malloc((size_t)(b->nblocks ? b->nblocks : 1) * sizeof *b->bcol);
     b->val = calloc((size_t)(b->nblocks ? b->nblocks : 1) * (size_t)(k * k), melem);
