@@ -275,9 +275,10 @@ int lai_write_staged(la_ctx *la, cl_mem dst, size_t off, size_t bytes, lai_piece
         }
     if (cls_trace_on()) {
         char m[160];
-        snprintf(m, sizeof m,
-                 "la: staged write done: %d pieces, %.1f MB, fill %.1f ms, wait %.1f ms, last %.1f ms",
-                 pieces, (double)bytes / 1e6, 1e3 * t_fill, 1e3 * t_wait, 1e3 * (cls_now() - tl));
+        snprintf(
+            m, sizeof m,
+            "la: staged write done: %d pieces, %.1f MB, fill %.1f ms, wait %.1f ms, last %.1f ms",
+            pieces, (double)bytes / 1e6, 1e3 * t_fill, 1e3 * t_wait, 1e3 * (cls_now() - tl));
         cls_trace(m);
     }
     return rc;

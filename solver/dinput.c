@@ -224,7 +224,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
     csr_init(&A);
     csr_init(&in->blk);
     in->preparsed = 0;
-    in->amax = -1.0; /* unknown until the whole matrix's check (below) */
+    in->amax = -1.0;            /* unknown until the whole matrix's check (below) */
     int genk = 0, grc = CLS_OK; /* -b gen:random:K */
     if (nb_paths == 1 && rhs_gen_spec(b_paths[0], &genk, &grc, err)) {
         if (grc)
@@ -471,7 +471,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         for (int c = 0; c < k && !rc; c++)
             rc = scatter_vector(comm, L, bf ? bf + c * hdr.nrows : NULL, everywhere, in->b + c * nb,
                                 err);
-    else if (!b_is_b1) /* (the input check summed the rows already) */
+    else if (!b_is_b1)                    /* (the input check summed the rows already) */
         dsolve_row_sums(&in->blk, in->b); /* b = A * 1 */
     if (!rc && hdr.has_x0) {
         rc = scatter_vector(comm, L, x0f, everywhere, in->x0, err);

@@ -438,9 +438,8 @@ static void *ds_release_run(void *arg)
  * in double on the host, and (xfull not NULL on rank 0) gathered into
  * xfull. Host work only (the devices may be going away meanwhile).
  * Collective; the outcome is agreed. */
-static int gather_column(MPI_Comm comm, const dpart *parts, int nmine, double **xs,
-                         double **bs, const ds_input *in, double *xfull, double *true_rel,
-                         cls_error *err)
+static int gather_column(MPI_Comm comm, const dpart *parts, int nmine, double **xs, double **bs,
+                         const ds_input *in, double *xfull, double *true_rel, cls_error *err)
 {
     int me, size;
     MPI_Comm_rank(comm, &me);
@@ -942,8 +941,8 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         if (!drc && opt->release_early && size == 1) {
             mine = part_infos(parts, nmine, me, L);
             dsys_close_comm(&sys);
-            rel = (ds_release){vb, vx, nrhs, have_pc, have_sys, &pc, &sys, opt->release_then,
-                               opt->release_ctx};
+            rel = (ds_release){
+                vb, vx, nrhs, have_pc, have_sys, &pc, &sys, opt->release_then, opt->release_ctx};
             rel_started = mine && pthread_create(&rel_tid, NULL, ds_release_run, &rel) == 0;
         }
         for (int c = 0; c < nrhs && !drc; c++)
@@ -1043,8 +1042,8 @@ done:
         in.x0 = NULL;
         pthread_join(rel_tid, NULL);
     } else {
-        rel = (ds_release){vb, vx, nrhs, have_pc, have_sys, &pc, &sys, opt->release_then,
-                           opt->release_ctx};
+        rel = (ds_release){
+            vb, vx, nrhs, have_pc, have_sys, &pc, &sys, opt->release_then, opt->release_ctx};
         ds_release_run(&rel);
     }
     free(vb);

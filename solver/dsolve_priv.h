@@ -31,9 +31,9 @@ typedef struct ds_input {
     double *b, *x0; /* this rank's entries, column c at c (re - rb) (x0 NULL: zero) */
     double bnorm[DSOLVE_MAX_RHS]; /* ||b|| of each column as given (before dsolve_scale),
                                    * every rank: for an absolute tolerance */
-    double amax; /* max |a_ij| of the whole matrix where the input check found it
-                  * (rank 0 of a file read whole), else -1: dsolve_scale reads
-                  * the block's values for it */
+    double amax;                  /* max |a_ij| of the whole matrix where the input check found it
+                                   * (rank 0 of a file read whole), else -1: dsolve_scale reads
+                                   * the block's values for it */
     double *b1;   /* one rank, no b given: A*1 from the input check, which becomes b */
     double *dinv; /* one rank: 1 / a_ii from the input check (NULL once scaled or
                    * taken): the one part's preconditioner takes it (dpart.dinv) */
