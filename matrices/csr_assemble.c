@@ -196,6 +196,8 @@ typedef struct asm_ctx {
     uint32_t *win[CSR_MAX_THREADS + 1];
     int64_t jlo[CSR_MAX_THREADS + 1], jhi[CSR_MAX_THREADS + 1];
     int wfail[CSR_MAX_THREADS];
+    double gt[8]; /* the grouped mirror's steps' ends (the profile's split) */
+    int ngt;
 } asm_ctx;
 
 typedef void (*asm_fn)(asm_ctx *c, int t);
@@ -618,7 +620,10 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
     if ((c->nt == 1 && c->n >= (int64_t)UINT32_MAX) || c->n2 >= (int64_t)UINT32_MAX ||
         c->n2 > c->n / 8 + 4096)
         return 1; /* the second input is scattered serially: only a few */
+    c->ngt = 0;
+    c->gt[c->ngt++] = now_s();
     run_par(c, ph_window);
+    c->gt[c->ngt++] = now_s();
     int64_t cover = 0;
     for (int t = 0; t < c->nt; t++)
         cover += c->jhi[t] - c->jlo[t];
@@ -644,6 +649,7 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
         c->row = row;
         c->n = n;
     }
+    c->gt[c->ngt++] = now_s();
     run_par(c, ph_wcount);
     int failed = window_second(c) != 0;
     for (int t = 0; t < c->nt; t++)
@@ -652,7 +658,9 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
         windows_free(c);
         return -1;
     }
+    c->gt[c->ngt++] = now_s();
     run_par(c, ph_wlen);
+    c->gt[c->ngt++] = now_s();
     int64_t longest = 0;
     for (int t = 0; t < c->nt; t++)
         longest = c->kept[t] > longest ? c->kept[t] : longest;
@@ -662,7 +670,9 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
     }
     const int64_t total = psum(c, ph_psum_b); /* cur[] becomes rowptr[] (unused after) */
     c->rowptr[c->nrows] = total;
+    c->gt[c->ngt++] = now_s();
     run_par(c, ph_woff);
+    c->gt[c->ngt++] = now_s();
     A->col = cls_big_malloc((size_t)(total ? total : 1) * sizeof *A->col);
     A->val = cls_big_malloc((size_t)(total ? total : 1) * sizeof *A->val);
     if (!A->col || !A->val) {
@@ -882,12 +892,22 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
         goto oom;
     double t4 = now_s();
     csr_path_last = path;
-    if (profile_on())
+    if (profile_on()) {
+        char split[160] = "";
+        if (grouped == 0 && c->ngt == 7) /* window, rows, counts, lengths, sums, offsets */
+            snprintf(split, sizeof split,
+                     " (grouped? %.1f, window %.1f, rows %.1f, counts %.1f, lengths %.1f, "
+                     "sums %.1f, offsets %.1f, arrays %.1f)",
+                     1e3 * (c->gt[0] - t0), 1e3 * (c->gt[1] - c->gt[0]), 1e3 * (c->gt[2] - c->gt[1]),
+                     1e3 * (c->gt[3] - c->gt[2]), 1e3 * (c->gt[4] - c->gt[3]),
+                     1e3 * (c->gt[5] - c->gt[4]), 1e3 * (c->gt[6] - c->gt[5]),
+                     1e3 * (t1 - c->gt[6]));
         fprintf(stderr,
-                "csr_from_coo: %s, %d thread%s, %lld entries: count+rowptr %.1f ms, "
+                "csr_from_coo: %s, %d thread%s, %lld entries: count+rowptr %.1f ms%s, "
                 "scatter %.1f ms, sort+merge %.1f ms, compact %.1f ms, total %.1f ms\n",
-                path, c->nt, c->nt == 1 ? "" : "s", (long long)c->n, 1e3 * (t1 - t0),
+                path, c->nt, c->nt == 1 ? "" : "s", (long long)c->n, 1e3 * (t1 - t0), split,
                 1e3 * (t2 - t1), 1e3 * (t3 - t2), 1e3 * (t4 - t3), 1e3 * (t4 - t0));
+    }
     free(c->cur);
     free(c);
     if (Cm)
