@@ -289,7 +289,9 @@ int cmd_solve(int argc, char **argv)
      * the report (one rank); without -o the warm devices' teardown goes
      * with them, with -o it runs beside the write of x (below) */
     dopt.release_early = 1;
-    if (!out)
+    int world = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    if (!out && world == 1) /* several ranks release at dsolve's end: on this thread, below */
         dopt.release_then = solve_release_then;
     /* x comes to rank 0 only for -o: the error against x = 1 (b = A*1) is
      * measured where each rank's rows are (dsolve_report.max_err_ones) */

@@ -17,14 +17,18 @@
 
 #include "timer.h"
 
-static int trace_on = -1;
+static int trace_on;
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
 
-int cls_trace_on(void)
+static void trace_read_env(void)
 {
-    if (trace_on < 0) {
-        const char *v = getenv("CLSOLVE_TRACE");
-        trace_on = v && *v && *v != '0';
-    }
+    const char *v = getenv("CLSOLVE_TRACE");
+    trace_on = v && *v && *v != '0';
+}
+
+int cls_trace_on(void) /* steps come from several threads: read once, by one */
+{
+    pthread_once(&trace_once, trace_read_env);
     return trace_on;
 }
 

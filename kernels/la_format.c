@@ -519,8 +519,10 @@ typedef struct sell_fill_ctx {
  * and this fill is the upload's whole cost (on an H200 host the bus
  * waited 0.1 ms of 100; row by row, both arrays in one loop, the columns
  * took 38-45 ms and the values 52-59 ms of poisson3d 256 on 16 cores). A
- * row's entries are read C apart from lines the first slot brought in. */
-#define SELL_FILL_CMAX 1024 /* la_config's largest sell_c */
+ * row's entries are read C apart from lines the first slot brought in. A
+ * chunk's rows go SELL_FILL_ROWS at a time (any C: a tuned overlay may
+ * exceed la_init's bound). */
+#define SELL_FILL_ROWS 256
 
 static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
 {
@@ -528,40 +530,42 @@ static void sell_fill_chunks(void *arg, int range, int64_t c0, int64_t c1)
     const sell_fill_ctx *f = arg;
     const fmt_src *A = f->A;
     const int64_t C = f->C, n = A->nrows;
-    int64_t beg[SELL_FILL_CMAX], len[SELL_FILL_CMAX];
-    int32_t pad[SELL_FILL_CMAX];
-    if (C > SELL_FILL_CMAX)
-        return; /* not reached: la_config_check bounds sell_c */
+    int64_t beg[SELL_FILL_ROWS], len[SELL_FILL_ROWS];
+    int32_t pad[SELL_FILL_ROWS];
     for (int64_t c = f->c0 + c0; c < f->c0 + c1; c++) {
-        const int64_t w = (f->cs[c + 1] - f->cs[c]) / C, k0 = f->cs[c] - f->kbase;
+        const int64_t w = (f->cs[c + 1] - f->cs[c]) / C;
         const int64_t m = n - c * C < C ? n - c * C : C; /* the chunk's rows */
-        for (int64_t i = 0; i < C; i++) {
-            beg[i] = i < m ? src_beg(A, f->perm[c * C + i]) : 0;
-            len[i] = i < m ? src_len(A, f->perm[c * C + i]) : 0;
-        }
-        if (f->col) { /* a padded slot repeats the row's last column (or 0) */
-            int32_t *out = f->col + k0;
-            for (int64_t i = 0; i < C; i++)
-                pad[i] = len[i] ? src_col(A, beg[i] + len[i] - 1) : 0;
-            if (!A->cmap)
+        for (int64_t i0 = 0; i0 < C; i0 += SELL_FILL_ROWS) {
+            const int64_t r = C - i0 < SELL_FILL_ROWS ? C - i0 : SELL_FILL_ROWS;
+            const int64_t k0 = f->cs[c] - f->kbase + i0; /* slot 0 of row i0 */
+            for (int64_t i = 0; i < r; i++) {
+                beg[i] = i0 + i < m ? src_beg(A, f->perm[c * C + i0 + i]) : 0;
+                len[i] = i0 + i < m ? src_len(A, f->perm[c * C + i0 + i]) : 0;
+            }
+            if (f->col) { /* a padded slot repeats the row's last column (or 0) */
+                int32_t *out = f->col + k0;
+                for (int64_t i = 0; i < r; i++)
+                    pad[i] = len[i] ? src_col(A, beg[i] + len[i] - 1) : 0;
+                if (!A->cmap)
+                    for (int64_t j = 0; j < w; j++, out += C)
+                        for (int64_t i = 0; i < r; i++)
+                            out[i] = j < len[i] ? A->col[beg[i] + j] : pad[i];
+                else
+                    for (int64_t j = 0; j < w; j++, out += C)
+                        for (int64_t i = 0; i < r; i++)
+                            out[i] = j < len[i] ? src_col(A, beg[i] + j) : pad[i];
+            }
+            if (f->val && f->melem == sizeof(double)) {
+                double *out = (double *)f->val + k0;
                 for (int64_t j = 0; j < w; j++, out += C)
-                    for (int64_t i = 0; i < C; i++)
-                        out[i] = j < len[i] ? A->col[beg[i] + j] : pad[i];
-            else
+                    for (int64_t i = 0; i < r; i++)
+                        out[i] = j < len[i] ? A->val[beg[i] + j] : 0.0;
+            } else if (f->val) {
+                float *out = (float *)f->val + k0;
                 for (int64_t j = 0; j < w; j++, out += C)
-                    for (int64_t i = 0; i < C; i++)
-                        out[i] = j < len[i] ? src_col(A, beg[i] + j) : pad[i];
-        }
-        if (f->val && f->melem == sizeof(double)) {
-            double *out = (double *)f->val + k0;
-            for (int64_t j = 0; j < w; j++, out += C)
-                for (int64_t i = 0; i < C; i++)
-                    out[i] = j < len[i] ? A->val[beg[i] + j] : 0.0;
-        } else if (f->val) {
-            float *out = (float *)f->val + k0;
-            for (int64_t j = 0; j < w; j++, out += C)
-                for (int64_t i = 0; i < C; i++)
-                    out[i] = j < len[i] ? (float)A->val[beg[i] + j] : 0.0f;
+                    for (int64_t i = 0; i < r; i++)
+                        out[i] = j < len[i] ? (float)A->val[beg[i] + j] : 0.0f;
+            }
         }
     }
 }

@@ -481,14 +481,15 @@ static int windows_over(const asm_ctx *c, int64_t a, int64_t b, int *ts)
     return m;
 }
 
-/* Row lengths into cur[i] (for psum, as the scatter path's counts): its
- * stored entries plus its mirrors. */
+/* Row lengths into cur[i]: its stored entries plus its mirrors; and the
+ * block's sum into part[t + 1], the first half of the row pointers'
+ * prefix sum (ph_woff writes them: the rows' blocks are the same). */
 static void ph_wlen(asm_ctx *c, int t)
 {
     const int64_t a = blk(c->nrows, t, c->nt), b = blk(c->nrows, t + 1, c->nt);
     int ts[CSR_MAX_THREADS + 1];
     const int m = windows_over(c, a, b, ts);
-    int64_t longest = 0;
+    int64_t longest = 0, sum = 0;
     for (int64_t i = a; i < b; i++) {
         int64_t len = c->drow[i + 1] - c->drow[i];
         for (int q = 0; q < m; q++) {
@@ -498,19 +499,26 @@ static void ph_wlen(asm_ctx *c, int t)
         }
         atomic_store_explicit(&c->cur[i], len, memory_order_relaxed);
         longest = len > longest ? len : longest;
+        sum += len;
     }
     c->kept[t] = longest;
+    c->part[t + 1] = sum;
 }
 
-/* Each window entry becomes that thread's first place in the row, counted
- * from the row's start: after the row's stored entries and the mirrors of
- * the threads before it. A row's length fits 32 bits (checked before). */
+/* The row pointers from the block's start (part[t], summed over the blocks
+ * before), and each window entry becomes that thread's first place in the
+ * row, counted from the row's start: after the row's stored entries and the
+ * mirrors of the threads before it. A row's length fits 32 bits (checked
+ * before). */
 static void ph_woff(asm_ctx *c, int t)
 {
     const int64_t a = blk(c->nrows, t, c->nt), b = blk(c->nrows, t + 1, c->nt);
     int ts[CSR_MAX_THREADS + 1];
     const int m = windows_over(c, a, b, ts);
+    int64_t at = c->part[t];
     for (int64_t i = a; i < b; i++) {
+        c->rowptr[i] = at;
+        at += atomic_load_explicit(&c->cur[i], memory_order_relaxed);
         uint32_t run = (uint32_t)(c->drow[i + 1] - c->drow[i]);
         for (int q = 0; q < m; q++) {
             const int u = ts[q];
@@ -668,7 +676,10 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
         windows_free(c);
         return 1;
     }
-    const int64_t total = psum(c, ph_psum_b); /* cur[] becomes rowptr[] (unused after) */
+    c->part[0] = 0; /* the blocks' sums (ph_wlen) become their starts */
+    for (int t = 0; t < c->nt; t++)
+        c->part[t + 1] += c->part[t];
+    const int64_t total = c->part[c->nt];
     c->rowptr[c->nrows] = total;
     c->gt[c->ngt++] = now_s();
     run_par(c, ph_woff);

@@ -22,6 +22,7 @@
 #include "../matrices/csr_bin.h"
 #include "../matrices/gen_rows.h"
 #include "../matrices/mm.h"
+#include "dist/dvec.h"
 #include "pc/pc.h"
 
 /* ----------------------------------------------------------------- input */
@@ -66,6 +67,14 @@ static void csr_keep_prefix(csr_matrix *A, int64_t r1)
         A->val = v;
     A->nrows = r1;
     A->nnz = nnz;
+}
+
+/* mm_read_options.counted: the reader's first pass is done, the device's
+ * start may begin (dsys_prewarm_start's gate) */
+static void prewarm_go(void *ctx)
+{
+    (void)ctx;
+    dsys_prewarm_go();
 }
 
 /* b = A * 1 over a block: row sums, in the order csr_spmv_ref adds them */
@@ -304,7 +313,8 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         memset(&st, 0, sizeof st);
         mm_read_options ro = {.progress = opt->read_progress,
                               .progress_ctx = opt->read_ctx,
-                              .max_memory = opt->read_max_memory};
+                              .max_memory = opt->read_max_memory,
+                              .counted = prewarm_go}; /* the device's start waits for it */
         if (took) {
             h = th;
             st = tst;
@@ -327,7 +337,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         if (!rc && me == 0 && size == 1) {
             if (nb_paths == 0 && genk == 0)
                 more.rowsum = malloc((size_t)(A.nrows ? A.nrows : 1) * sizeof(double));
-            if (pc_may_use_diag(opt->solve.precond))
+            if (G == 1 && pc_may_use_diag(opt->solve.precond)) /* one part */
                 more.dinv = malloc((size_t)(A.nrows ? A.nrows : 1) * sizeof(double));
         }
         if (!rc && me == 0)

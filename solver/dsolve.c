@@ -577,8 +577,11 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     rep->max_err_ones = NAN;
     if (x)
         *x = NULL;
-    if (MPI_Comm_dup(comm_in, &comm) != MPI_SUCCESS)
+    if (MPI_Comm_dup(comm_in, &comm) != MPI_SUCCESS) {
+        if (opt->release_then) /* once on every path, as promised */
+            opt->release_then(opt->release_ctx);
         return cls_fail(err, CLS_EOTHER, "MPI_Comm_dup failed");
+    }
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &size);
@@ -607,6 +610,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             dsys_prewarm_start_part(opt->solve.device, opt->solve.precision, lr, abytes);
     }
     rc = dsolve_input(comm, a_path, b_paths, nb_paths, x0_path, opt, G, &in, err);
+    dsys_prewarm_go(); /* a read that did not say (a matrix taken, an error) */
     if (rc) /* the prewarm is joined just before the devices open (3.) */
         goto done;
     if ((rc = dsolve_agree(comm, dsolve_scale(comm, &in, x_exp, err), err)))
@@ -756,6 +760,12 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
                  nrhs, pc_name(ptype));
     }
     const solver_method method_id = mp.method;
+    /* the input check's D^-1 waits for a preconditioner that reads it; the
+     * one resolved (auto's choice above) may not: 8 bytes a row back now */
+    if (nmine == 1 && parts[0].dinv && !pc_may_use_diag(ptype)) {
+        free(parts[0].dinv);
+        parts[0].dinv = NULL;
+    }
     rep->method = method_id;
     rep->method_known = 1;
 

@@ -227,8 +227,8 @@ static void check_all_formats(la_ctx *la, const csr_matrix *A, const char *what)
     la_config saved = la->cfg;
     for (int v = LA_SPMV_AUTO; v < LA_SPMV_COUNT; v++) {
         if (v == LA_SPMV_SELL) {
-            size_t Cs[] = {1, 4, 8, 32};
-            for (size_t c = 0; c < 4; c++)
+            size_t Cs[] = {1, 4, 8, 32, 512}; /* 512: the fill's rows in pieces */
+            for (size_t c = 0; c < 5; c++)
                 for (int s = 0; s < 2; s++) {
                     la->cfg.sell_c = Cs[c];
                     la->cfg.sell_sigma = s ? 4 * Cs[c] : 1;
