@@ -1646,7 +1646,8 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
     unsigned char hb[CSR_BIN_HEADER];
     size_t hn;
     if (mm_is_binary(path, hb, &hn)) { /* the binary CSR form: read, not parsed (csr_bin.h) */
-        if (opt && opt->counted) /* no first pass here */
+        /* no first pass here: the device's start may begin */
+        if (opt && opt->counted)
             opt->counted(opt->counted_ctx);
         int rc = csr_bin_read(path, opt ? opt->max_memory : 0, A, h, err);
         if (st) {
