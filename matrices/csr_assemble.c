@@ -909,10 +909,10 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
             snprintf(split, sizeof split,
                      " (grouped? %.1f, window %.1f, rows %.1f, counts %.1f, lengths %.1f, "
                      "sums %.1f, offsets %.1f, arrays %.1f)",
-                     1e3 * (c->gt[0] - t0), 1e3 * (c->gt[1] - c->gt[0]), 1e3 * (c->gt[2] - c->gt[1]),
-                     1e3 * (c->gt[3] - c->gt[2]), 1e3 * (c->gt[4] - c->gt[3]),
-                     1e3 * (c->gt[5] - c->gt[4]), 1e3 * (c->gt[6] - c->gt[5]),
-                     1e3 * (t1 - c->gt[6]));
+                     1e3 * (c->gt[0] - t0), 1e3 * (c->gt[1] - c->gt[0]),
+                     1e3 * (c->gt[2] - c->gt[1]), 1e3 * (c->gt[3] - c->gt[2]),
+                     1e3 * (c->gt[4] - c->gt[3]), 1e3 * (c->gt[5] - c->gt[4]),
+                     1e3 * (c->gt[6] - c->gt[5]), 1e3 * (t1 - c->gt[6]));
         fprintf(stderr,
                 "csr_from_coo: %s, %d thread%s, %lld entries: count+rowptr %.1f ms%s, "
                 "scatter %.1f ms, sort+merge %.1f ms, compact %.1f ms, total %.1f ms\n",
