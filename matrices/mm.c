@@ -808,7 +808,6 @@ typedef struct mm_ctx {
     /* phase times (CLSOLVE_MM_PROFILE) */
     double t_count, t_reserve, t_parse, t_gaps;
     const mm_read_options *opt; /* progress callback (may be NULL) */
-    int counted;                /* opt->counted was called */
 } mm_ctx;
 
 /* The caller's progress callback, between blocks: may stop the read. */
@@ -1169,10 +1168,6 @@ static int parse_block(mm_ctx *x, const char *buf, size_t n, cls_error *err)
         b = e;
     }
     run_jobs(jobs, nt, nthreads, job_count);
-    if (!x->counted && x->opt && x->opt->counted) {
-        x->counted = 1;
-        x->opt->counted(x->opt->counted_ctx);
-    }
     double t1 = cls_now();
     int64_t bound = 0;
     for (int t = 0; t < nt; t++)
@@ -1646,9 +1641,6 @@ int mm_read_csr(const char *path, const mm_read_options *opt, csr_matrix *A, mm_
     unsigned char hb[CSR_BIN_HEADER];
     size_t hn;
     if (mm_is_binary(path, hb, &hn)) { /* the binary CSR form: read, not parsed (csr_bin.h) */
-        /* no first pass here: the device's start may begin */
-        if (opt && opt->counted)
-            opt->counted(opt->counted_ctx);
         int rc = csr_bin_read(path, opt ? opt->max_memory : 0, A, h, err);
         if (st) {
             memset(st, 0, sizeof *st);

@@ -64,13 +64,6 @@ typedef struct mm_read_options {
      * the file is complete. */
     int (*grow)(void *ctx, int64_t have);
     void *grow_ctx;
-    /* Called once, when the read's first pass over its first block is done
-     * (a mapped file's pages are then mapped; the binary form: at once).
-     * dsolve lets the GPU driver's start begin there: started together, the
-     * driver's own mappings made that pass 3x slower (15 ms alone, 43-48
-     * beside it, poisson3d 256 on an H200 host). NULL: not called. */
-    void (*counted)(void *ctx);
-    void *counted_ctx;
 } mm_read_options;
 
 /* A coordinate matrix that declares more entries than it has cells (rows x

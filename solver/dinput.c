@@ -22,7 +22,6 @@
 #include "../matrices/csr_bin.h"
 #include "../matrices/gen_rows.h"
 #include "../matrices/mm.h"
-#include "dist/dvec.h"
 #include "pc/pc.h"
 
 /* ----------------------------------------------------------------- input */
@@ -67,14 +66,6 @@ static void csr_keep_prefix(csr_matrix *A, int64_t r1)
         A->val = v;
     A->nrows = r1;
     A->nnz = nnz;
-}
-
-/* mm_read_options.counted: the reader's first pass is done, the device's
- * start may begin (dsys_prewarm_start's gate) */
-static void prewarm_go(void *ctx)
-{
-    (void)ctx;
-    dsys_prewarm_go();
 }
 
 /* b = A * 1 over a block: row sums, in the order csr_spmv_ref adds them */
@@ -313,8 +304,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         memset(&st, 0, sizeof st);
         mm_read_options ro = {.progress = opt->read_progress,
                               .progress_ctx = opt->read_ctx,
-                              .max_memory = opt->read_max_memory,
-                              .counted = prewarm_go}; /* the device's start waits for it */
+                              .max_memory = opt->read_max_memory};
         if (took) {
             h = th;
             st = tst;

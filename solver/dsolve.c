@@ -610,7 +610,6 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             dsys_prewarm_start_part(opt->solve.device, opt->solve.precision, lr, abytes);
     }
     rc = dsolve_input(comm, a_path, b_paths, nb_paths, x0_path, opt, G, &in, err);
-    dsys_prewarm_go(); /* a read that did not say (a matrix taken, an error) */
     if (rc) /* the prewarm is joined just before the devices open (3.) */
         goto done;
     if ((rc = dsolve_agree(comm, dsolve_scale(comm, &in, x_exp, err), err)))

@@ -159,12 +159,8 @@ void dsys_warm_release_all(void);
  * solve makes its device state itself and reports what goes wrong.
  * input_bytes > 0 (the input file's size) also makes the staging buffers
  * of the matrix's upload there (la_stage_prepare), where the device stages
- * copies of that size; 0 (a generator, a pipe) does not. With a file the
- * start waits for dsys_prewarm_go (the reader's first pass done:
- * mm_read_options.counted; at most 0.25 s): the driver's start made that
- * pass over a mapped file 3x slower beside it. */
+ * copies of that size; 0 (a generator, a pipe) does not. */
 void dsys_prewarm_start(const char *device, la_precision prec, int64_t input_bytes);
-void dsys_prewarm_go(void); /* idempotent; dsys_prewarm_join says it too */
 /* The same for a rank of several that will solve one part of a system of
  * several parts (G = 1) on the device its node-local rank lr picks
  * (dsys_node_rank): the multi-part kind of state, so that the device's

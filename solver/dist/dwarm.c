@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../../common/trace.h"
 
@@ -96,37 +95,7 @@ static struct {
     int lr;    /* the node-local rank whose device it is; -1: one rank */
     int flags; /* the kind of state: LA_FLAG_ONE_PART or 0 (several parts) */
     int64_t input_bytes; /* the input file's size: its upload's staging is made too */
-    int gated;           /* wait for dsys_prewarm_go (at most PREWARM_GATE_MAX_S) */
-    int go;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-} prewarm = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-
-/* The longest a gated prewarm waits for its go: a reader that never says
- * (an error before its first pass) costs the device's start no more */
-#define PREWARM_GATE_MAX_S 0.25
-
-static void prewarm_wait_go(void)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += (long)(PREWARM_GATE_MAX_S * 1e9);
-    until.tv_sec += until.tv_nsec / 1000000000L;
-    until.tv_nsec %= 1000000000L;
-    pthread_mutex_lock(&prewarm.mu);
-    while (!prewarm.go)
-        if (pthread_cond_timedwait(&prewarm.cv, &prewarm.mu, &until) != 0)
-            break;
-    pthread_mutex_unlock(&prewarm.mu);
-}
-
-void dsys_prewarm_go(void)
-{
-    pthread_mutex_lock(&prewarm.mu);
-    prewarm.go = 1;
-    pthread_cond_broadcast(&prewarm.cv);
-    pthread_mutex_unlock(&prewarm.mu);
-}
+} prewarm;
 
 static void *prewarm_run(void *arg)
 {
@@ -134,10 +103,6 @@ static void *prewarm_run(void *arg)
     dpart p;
     cls_error e;
     memset(&p, 0, sizeof p);
-    if (prewarm.gated) {
-        prewarm_wait_go();
-        cls_trace("prewarm: go");
-    }
     if (prewarm.lr < 0 ? ocl_pick_device(prewarm.device, &p.dev, &e) != CLS_OK
                        : dsys_pick_local(prewarm.device, prewarm.lr, 1, 1, &p.dev, &e) != CLS_OK)
         return NULL;
@@ -165,7 +130,7 @@ static void *prewarm_run(void *arg)
 }
 
 static void prewarm_launch(const char *device, la_precision prec, int lr, int flags,
-                           int64_t input_bytes, int gated)
+                           int64_t input_bytes)
 {
     if (prewarm.started || !dwarm_enabled())
         return;
@@ -178,8 +143,6 @@ static void prewarm_launch(const char *device, la_precision prec, int lr, int fl
     prewarm.lr = lr;
     prewarm.flags = flags;
     prewarm.input_bytes = input_bytes;
-    prewarm.gated = gated;
-    prewarm.go = 0;
     prewarm.started = pthread_create(&prewarm.tid, NULL, prewarm_run, NULL) == 0;
 }
 
@@ -187,17 +150,16 @@ void dsys_prewarm_start(const char *device, la_precision prec, int64_t input_byt
 {
     if (device && strchr(device, ','))
         return; /* a list: several parts, not the one-part case */
-    prewarm_launch(device, prec, -1, LA_FLAG_ONE_PART, input_bytes, input_bytes > 0);
+    prewarm_launch(device, prec, -1, LA_FLAG_ONE_PART, input_bytes);
 }
 
 void dsys_prewarm_start_part(const char *device, la_precision prec, int lr, int64_t input_bytes)
 {
-    prewarm_launch(device, prec, lr, 0, input_bytes, 0);
+    prewarm_launch(device, prec, lr, 0, input_bytes);
 }
 
 void dsys_prewarm_join(void)
 {
-    dsys_prewarm_go();
     if (prewarm.started) {
         pthread_join(prewarm.tid, NULL);
         prewarm.started = 0;
