@@ -196,7 +196,7 @@ typedef struct asm_ctx {
     uint32_t *win[CSR_MAX_THREADS + 1];
     int64_t jlo[CSR_MAX_THREADS + 1], jhi[CSR_MAX_THREADS + 1];
     int wfail[CSR_MAX_THREADS];
-    double gt[8]; /* the grouped mirror's steps' ends (the profile's split) */
+    double gt[6]; /* the grouped mirror's steps' ends (the profile's split) */
     int ngt;
 } asm_ctx;
 
@@ -303,14 +303,21 @@ static void ph_psum_new(asm_ctx *c, int t) /* nrowptr from the merged lengths */
     }
 }
 
-static int64_t psum(asm_ctx *c, asm_fn fill)
+/* The blocks' sums in part[1..nt] become their starts; the total */
+static int64_t part_starts(asm_ctx *c)
 {
-    run_par(c, ph_psum_a);
     c->part[0] = 0;
     for (int t = 0; t < c->nt; t++)
         c->part[t + 1] += c->part[t];
-    run_par(c, fill);
     return c->part[c->nt];
+}
+
+static int64_t psum(asm_ctx *c, asm_fn fill)
+{
+    run_par(c, ph_psum_a);
+    const int64_t total = part_starts(c);
+    run_par(c, fill);
+    return total;
 }
 
 /* The scatter writes acol/aval at each row's cursor: for every thread, all
@@ -676,12 +683,8 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
         windows_free(c);
         return 1;
     }
-    c->part[0] = 0; /* the blocks' sums (ph_wlen) become their starts */
-    for (int t = 0; t < c->nt; t++)
-        c->part[t + 1] += c->part[t];
-    const int64_t total = c->part[c->nt];
+    const int64_t total = part_starts(c); /* ph_wlen summed the blocks */
     c->rowptr[c->nrows] = total;
-    c->gt[c->ngt++] = now_s();
     run_par(c, ph_woff);
     c->gt[c->ngt++] = now_s();
     A->col = cls_big_malloc((size_t)(total ? total : 1) * sizeof *A->col);
@@ -905,14 +908,14 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
     csr_path_last = path;
     if (profile_on()) {
         char split[160] = "";
-        if (grouped == 0 && c->ngt == 7) /* window, rows, counts, lengths, sums, offsets */
+        if (grouped == 0 && c->ngt == 6) /* window, rows, counts, lengths, offsets */
             snprintf(split, sizeof split,
                      " (grouped? %.1f, window %.1f, rows %.1f, counts %.1f, lengths %.1f, "
-                     "sums %.1f, offsets %.1f, arrays %.1f)",
+                     "offsets %.1f, arrays %.1f)",
                      1e3 * (c->gt[0] - t0), 1e3 * (c->gt[1] - c->gt[0]),
                      1e3 * (c->gt[2] - c->gt[1]), 1e3 * (c->gt[3] - c->gt[2]),
                      1e3 * (c->gt[4] - c->gt[3]), 1e3 * (c->gt[5] - c->gt[4]),
-                     1e3 * (c->gt[6] - c->gt[5]), 1e3 * (t1 - c->gt[6]));
+                     1e3 * (t1 - c->gt[5]));
         fprintf(stderr,
                 "csr_from_coo: %s, %d thread%s, %lld entries: count+rowptr %.1f ms%s, "
                 "scatter %.1f ms, sort+merge %.1f ms, compact %.1f ms, total %.1f ms\n",

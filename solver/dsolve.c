@@ -596,8 +596,9 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     /* a file's size (its rank's share under mpirun) sizes the prewarm's
      * staging for the matrix's upload; a generator or a pipe has none */
     struct stat ast;
-    const int64_t abytes =
-        a_path && stat(a_path, &ast) == 0 && S_ISREG(ast.st_mode) ? (int64_t)ast.st_size / size : 0;
+    const int64_t abytes = opt->prewarm && a_path && stat(a_path, &ast) == 0 && S_ISREG(ast.st_mode)
+                               ? (int64_t)ast.st_size / size
+                               : 0;
     if (opt->prewarm && size == 1 && G == 1)
         dsys_prewarm_start(opt->solve.device, opt->solve.precision, abytes);
     else if (opt->prewarm && G == 1) {
@@ -1035,20 +1036,19 @@ report:
 done:
     dsys_prewarm_join(); /* an error before the devices opened */
     free(mine);
+    /* the host memory the devices' release does not touch (x, b, x0, the
+     * matrix; the parts and the layout stay), beside it when it runs early */
+    for (int k = 0; xs && k < nrhs * (nmine ? nmine : 1); k++)
+        free(xs[k]);
+    free(xs);
+    free(bs);
+    free(xfull);
+    csr_free(&in.blk);
+    free(in.b);
+    in.b = NULL;
+    free(in.x0);
+    in.x0 = NULL;
     if (rel_started) {
-        /* the host memory the release does not touch goes meanwhile: x,
-         * b, x0 and the matrix (the parts and the layout stay) */
-        for (int k = 0; xs && k < nrhs * (nmine ? nmine : 1); k++)
-            free(xs[k]);
-        free(xs);
-        xs = NULL;
-        free(xfull);
-        xfull = NULL;
-        csr_free(&in.blk);
-        free(in.b);
-        in.b = NULL;
-        free(in.x0);
-        in.x0 = NULL;
         pthread_join(rel_tid, NULL);
     } else {
         rel = (ds_release){
@@ -1062,11 +1062,6 @@ done:
         free(parts[k].dinv);
     }
     free(parts);
-    for (int k = 0; xs && k < nrhs * (nmine ? nmine : 1); k++)
-        free(xs[k]);
-    free(xs);
-    free(bs);
-    free(xfull);
     dsolve_input_free(&in);
     cls_trace("dsolve: host memory released");
     if (comm != MPI_COMM_NULL)

@@ -95,18 +95,7 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
     if (c->pass == 1) {
         r->bad_val = -1;
         r->maxabs = 0.0;
-        if (!c->rowsum) {
-            for (int64_t k = A->rowptr[i0]; k < A->rowptr[i1]; k++) {
-                if (!isfinite(A->val[k])) {
-                    r->bad_val = k;
-                    return;
-                }
-                if (fabs(A->val[k]) > r->maxabs)
-                    r->maxabs = fabs(A->val[k]);
-            }
-            return;
-        }
-        for (int64_t i = i0; i < i1; i++) { /* the same, and each row's sum */
+        for (int64_t i = i0; i < i1; i++) { /* row by row: each row's sum on the way */
             double s = 0.0;
             for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
                 if (!isfinite(A->val[k])) {
@@ -117,7 +106,8 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
                     r->maxabs = fabs(A->val[k]);
                 s += A->val[k] * 1.0;
             }
-            c->rowsum[i] = s;
+            if (c->rowsum)
+                c->rowsum[i] = s;
         }
         return;
     }
