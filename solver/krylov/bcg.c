@@ -112,7 +112,6 @@ typedef struct bcg {
     la_bcg w;
     la_spmmk sk;
     int general;        /* a preconditioner's Z = M^-1 R is stored (not none or Jacobi) */
-    int fused;          /* G = P'Q in the SpMM (else bcg_gram, its twin) */
     const la_vec *dinv; /* Jacobi's D^-1, else NULL */
     int k;
     double rho[BK * BK], rr[BK];
@@ -178,8 +177,9 @@ static int bcg_step(bcg *B, int *lost, cls_error *err)
     const int k = B->k;
     double out[LA_BCG_NSUM], L[BK * BK], alpha[BK * BK], beta[BK * BK];
     *lost = 0;
-    int rc = la_bcg_spmm(&B->w, &B->p->Ai, B->fused ? out : NULL, err); /* Q = A P */
-    if (!rc && !B->fused)
+    /* G = P'Q in the SpMM where the width chose it (la_bcg.c), else bcg_gram, its twin */
+    int rc = la_bcg_spmm(&B->w, &B->p->Ai, B->w.fused ? out : NULL, err); /* Q = A P */
+    if (!rc && !B->w.fused)
         rc = la_bcg_gram_pq(&B->w, out, err); /* G = P'AP */
     if (rc)
         return rc;
@@ -236,8 +236,6 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
     ksp_stop st[BK];
     int64_t cap[BK];
     int rc = la_bcg_create(la, n, k, general, &B.w, err);
-    if (!rc) /* G = P'Q inside the SpMM: the width's choice (la_bcg.c) */
-        B.fused = B.w.fused;
     if (!rc)
         rc = la_spmm_create(la, &B.sk, err);
     for (int c = 0; c < k && !rc; c++) {
