@@ -546,6 +546,7 @@ int la_init_flags(la_ctx *la, ocl_ctx *ocl, la_precision prec, const la_config *
         {&la->k_spmv_bcsr, "spmv_bcsr"},
         {&la->k_spmv_hi, "spmv_csr_hi"},
         {&la->k_residual, "residual"},
+        {&la->k_sell_from_csr, "sell_from_csr"},
     };
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
         if ((rc = ocl_create_kernel(la->prog, ks[i].name, ks[i].k, err))) {
@@ -607,7 +608,7 @@ void la_release(la_ctx *la)
                        &la->k_xpay,          &la->k_copy,        &la->k_fill,
                        &la->k_pointwise,     &la->k_cg_update,   &la->k_pcg_update,
                        &la->k_spmv_adaptive, &la->k_spmv_sell,   &la->k_spmv_bcsr,
-                       &la->k_spmv_hi,       &la->k_residual};
+                       &la->k_spmv_hi,       &la->k_residual,    &la->k_sell_from_csr};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if (*ks[i]) {
             clReleaseKernel(*ks[i]);

@@ -107,6 +107,7 @@ typedef struct la_ctx {
     cl_kernel k_spmv_scalar, k_spmv_vector, k_dot_partial, k_dot2_partial, k_reduce, k_axpy, k_xpay,
         k_copy, k_fill, k_pointwise, k_cg_update, k_pcg_update;
     cl_kernel k_spmv_adaptive, k_spmv_sell, k_spmv_bcsr, k_spmv_hi, k_residual;
+    cl_kernel k_sell_from_csr; /* SELL made on the device (la_format.c) */
     cl_mem partial;      /* per-group partial sums (2 per group for two dots) */
     cl_mem result;       /* final reduced values (2 doubles) */
     size_t ngroups;      /* reduction groups */
@@ -158,6 +159,7 @@ typedef struct la_csr {
     int64_t naux;      /* row blocks / chunks / block rows */
     int64_t stored;    /* entries stored, padding and block fill included */
     size_t sell_c, sell_sigma, block_k, lds_size;
+    int sell_on_device; /* SELL's columns and values were made on the device from CSR */
     size_t local_size;  /* SpMV work-group size of this format */
     size_t max_groups;  /* SpMV group cap */
     la_config cfg;      /* the configuration this matrix runs with */

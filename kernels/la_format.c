@@ -745,6 +745,82 @@ static int sell_stream(la_ctx *la, const fmt_src *A, const sell_host *s, size_t 
     return rc;
 }
 
+/* SELL made on the device from CSR (sell_from_csr, spmv_sell.cl): the
+ * host copies CSR's columns and values up as they are, a copy on every
+ * core into the page-locked staging that keeps up with the bus, instead of
+ * building the padded, permuted layout there (that fill was the upload's
+ * whole cost: 67 ms of poisson3d 256's 1.4 GB on an H200 host, the bus
+ * idle for all but 0.5 ms of it). The device holds the CSR beside SELL
+ * until the kernel ends, so it is taken when both fit in half of the
+ * device's memory; only a plain source in double (a view's rows and
+ * columns are mapped on the host). CLSOLVE_SELL_BUILD=host or device
+ * chooses (tests, A/B runs); by default a device whose copies are staged,
+ * which is a GPU's. */
+static int sell_on_device(const la_ctx *la, const fmt_src *A, const sell_host *s)
+{
+    if (!src_plain(A) || la->melem != sizeof(double) || A->nnz == 0 || !la->k_sell_from_csr)
+        return 0;
+    const char *e = getenv("CLSOLVE_SELL_BUILD");
+    if (e && !strcmp(e, "host"))
+        return 0;
+    const size_t rp = (size_t)(A->nrows + 1) * sizeof(int64_t);
+    const size_t need = (size_t)A->nnz * (sizeof(int32_t) + sizeof(double)) + rp +
+                        (size_t)s->stored * (sizeof(int32_t) + la->melem);
+    if (need > la->ocl->dev.global_mem / 2 || rp > la->ocl->dev.max_alloc)
+        return 0;
+    if (e && !strcmp(e, "device"))
+        return 1;
+    return lai_stage_in_use(la, (size_t)s->stored * la->melem);
+}
+
+/* dA's SELL columns and values (its chunk starts and permutation are up)
+ * made on the device from A's CSR, copied up for it and released after */
+static int sell_device_build(la_ctx *la, const fmt_src *A, const sell_host *s, size_t C, la_csr *dA,
+                             cls_error *err)
+{
+    const size_t nnz = (size_t)A->nnz;
+    const int64_t *rp0 = A->rowptr + A->first;
+    const int64_t k0 = rp0[0] - A->base; /* the first entry (plain: rows first.. in order) */
+    cl_mem rp = NULL, col = NULL, val = NULL;
+    int rc = lai_upload_buf(la, "row pointers (SELL's source)",
+                            (size_t)(A->nrows + 1) * sizeof(int64_t), rp0, &rp, err);
+    if (!rc)
+        rc = lai_upload_buf(la, "columns (SELL's source)", nnz * sizeof(int32_t), A->col + k0, &col,
+                            err);
+    if (!rc)
+        rc = lai_upload_buf(la, "values (SELL's source)", nnz * sizeof(double), A->val + k0, &val,
+                            err);
+    if (!rc)
+        rc = lai_alloc_buffer(la, "SELL columns", (size_t)s->stored * sizeof(int32_t),
+                              CL_MEM_READ_WRITE, NULL, &dA->fcol, err);
+    if (!rc)
+        rc = lai_alloc_buffer(la, "SELL values", (size_t)s->stored * la->melem, CL_MEM_READ_WRITE,
+                              NULL, &dA->fval, err);
+    if (!rc) {
+        const cl_int nr = (cl_int)A->nrows, ns = (cl_int)(s->nchunks * (int64_t)C), cc = (cl_int)C;
+        const cl_long base = rp0[0];
+        rc = lai_set_args(la->k_sell_from_csr, "sell_from_csr", err, 11, A_INT(nr), A_INT(ns),
+                          A_INT(cc), A_MEM(dA->aux), A_MEM(dA->perm), A_MEM(rp), sizeof base,
+                          (const void *)&base, A_MEM(col), A_MEM(val), A_MEM(dA->fcol),
+                          A_MEM(dA->fval));
+        const size_t ls = lai_kernel_max(la, la->k_sell_from_csr, 256);
+        size_t groups = ((size_t)ns + ls - 1) / ls;
+        groups = groups > 65536 ? 65536 : groups ? groups : 1;
+        if (!rc)
+            rc = lai_launch(la, la->k_sell_from_csr, "sell_from_csr", groups, ls, err);
+        if (!rc) { /* the source's buffers go when it ends: wait, so a failure shows here */
+            cl_int st = clFinish(la->ocl->queue);
+            if (st != CL_SUCCESS)
+                rc = cls_fail(err, CLS_EOTHER, "sell_from_csr: %s", ocl_errstr(st));
+        }
+    }
+    cl_mem *ms[] = {&rp, &col, &val};
+    for (int i = 0; i < 3; i++)
+        if (*ms[i])
+            clReleaseMemObject(*ms[i]);
+    return rc;
+}
+
 /* BCSR arrays for block size k (bcsr_detect chose it). */
 typedef struct {
     int32_t *browptr, *bcol;
@@ -1069,15 +1145,16 @@ static int upload_src(la_ctx *la, fmt_src *A, la_spmv_variant variant, la_csr *d
         if (!sigma) /* the classification's fill when it measured this C */
             sigma = (C == mc.sell_fill_c ? mc.sell_fill : sell_fill_of(A, C)) <= 1.1 ? 1 : 32 * C;
         rc = sell_build(A, C, sigma, &s, err);
-        /* streamed when the copies would be staged anyway and every chunk
+        /* made on the device from CSR where it fits (sell_on_device); else
+         * streamed when the copies would be staged anyway and every chunk
          * fits a staging piece; else built on the host, then copied */
+        const int ondev = !rc && sell_on_device(la, A, &s);
         const size_t esize = la->melem > sizeof(int32_t) ? la->melem : sizeof(int32_t);
         const int stream = !rc && lai_stage_in_use(la, (size_t)s.stored * la->melem) &&
                            sell_chunk_max(&s, esize) <= lai_stage_piece();
-        if (!rc && !stream)
-            rc = sell_fill_host(A, C, la->melem, &s, err);
-        cls_trace(stream ? "la_csr_upload: SELL planned, streamed"
-                         : "la_csr_upload: SELL built on the host");
+        cls_trace(ondev    ? "la_csr_upload: SELL planned, made on the device"
+                  : stream ? "la_csr_upload: SELL planned, streamed"
+                           : "la_csr_upload: SELL planned");
         if (!rc) {
             dA->sell_c = C;
             dA->sell_sigma = sigma;
@@ -1088,12 +1165,28 @@ static int upload_src(la_ctx *la, fmt_src *A, la_spmv_variant variant, la_csr *d
             if (!rc && s.sorted)
                 rc = lai_upload_buf(la, "SELL permutation", nr * sizeof(int32_t), s.rows, &dA->perm,
                                     err);
-            if (!rc && stream)
-                rc = sell_stream(la, A, &s, C, dA, err);
-            if (!rc && !stream)
+        }
+        int sent = 0;
+        if (!rc && ondev) {
+            cls_error derr;
+            cls_error_clear(&derr);
+            sent = sell_device_build(la, A, &s, C, dA, &derr) == CLS_OK;
+            if (!sent) { /* the device's memory, say: the host's ways below */
+                lai_release_objects(NULL, 0, (cl_mem *[]){&dA->fcol, &dA->fval}, 2);
+                cls_trace("la_csr_upload: SELL on the device failed; made on the host");
+            } else {
+                dA->sell_on_device = 1;
+                cls_trace("la_csr_upload: SELL made on the device");
+            }
+        }
+        if (!rc && !sent && stream)
+            rc = sell_stream(la, A, &s, C, dA, err);
+        else if (!rc && !sent) {
+            rc = sell_fill_host(A, C, la->melem, &s, err);
+            if (!rc)
                 rc = lai_upload_buf(la, "SELL columns", (size_t)s.stored * sizeof(int32_t), s.col,
                                     &dA->fcol, err);
-            if (!rc && !stream)
+            if (!rc)
                 rc = lai_upload_buf(la, "SELL values", (size_t)s.stored * la->melem, s.val,
                                     &dA->fval, err);
         }

@@ -91,6 +91,11 @@ int csr_from_coo_rows_take(coo_matrix *C, int mirror, int64_t rb, int64_t re, co
  * makes symmetric input take the scatter path (A/B runs). */
 const char *csr_last_path(void);
 
+/* 1 when the calling thread's last assembly found its rows in order
+ * already (grouped by row, columns strictly ascending, a mirrored input
+ * all on or below the diagonal) and skipped the sort and merge. */
+int csr_last_in_order(void);
+
 /* Entries (plus rows) below which assembly runs on one thread (default
  * 65536; <= 0 restores it). Tests set 1 to run small inputs in parallel. */
 void csr_set_parallel_min(int64_t nnz);

@@ -61,10 +61,16 @@
 
 static int64_t csr_par_min = CSR_DEFAULT_PAR_MIN;
 static _Thread_local const char *csr_path_last = "";
+static _Thread_local int csr_in_order_last;
 
 const char *csr_last_path(void)
 {
     return csr_path_last;
+}
+
+int csr_last_in_order(void)
+{
+    return csr_in_order_last;
 }
 
 void csr_set_parallel_min(int64_t nnz)
@@ -187,6 +193,12 @@ typedef struct asm_ctx {
     int64_t rlo[CSR_MAX_THREADS + 1]; /* rows of thread t: [rlo[t], rlo[t+1]) */
     int64_t kept[CSR_MAX_THREADS], dups[CSR_MAX_THREADS];
     int unsorted[CSR_MAX_THREADS];
+    /* ph_check_sorted's second finding: within a row the columns strictly
+     * ascend (no duplicate), and with a mirror every entry is on or below
+     * the diagonal (upper: above it); then the grouped mirror's rows come
+     * out in order and the sort is skipped (finish_rows) */
+    int disordered[CSR_MAX_THREADS];
+    int in_order;
     /* the grouped mirror: the entries of the rows kept are [kb, ke) of the
      * input; drow[i] is row i's first one, counted from kb (nrows + 1);
      * thread t's mirror counts, then cursors, over rows [jlo[t], jhi[t]);
@@ -371,13 +383,19 @@ static void ph_copy(asm_ctx *c, int t)
 
 static void ph_check_sorted(asm_ctx *c, int t)
 {
-    int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt);
-    if (e >= c->n)
-        e = c->n - 1; /* compare with the next entry, across the block end */
-    int bad = 0;
-    for (; k < e; k++)
-        bad |= c->row[k] > c->row[k + 1];
+    const int64_t k0 = blk(c->n, t, c->nt), k1 = blk(c->n, t + 1, c->nt);
+    const int64_t e = k1 < c->n ? k1 : c->n - 1; /* pairs (k, k + 1), across the block end */
+    const int32_t *row = c->row, *col = c->col;
+    int bad = 0, dis = 0;
+    for (int64_t k = k0; k < e; k++) {
+        bad |= row[k] > row[k + 1];
+        dis |= (row[k] == row[k + 1]) & (col[k] >= col[k + 1]);
+    }
+    if (c->mirror) /* one triangle: lower (the mirror above the stored) */
+        for (int64_t k = k0; k < k1; k++)
+            dis |= col[k] > row[k];
     c->unsorted[t] = bad;
+    c->disordered[t] = dis;
 }
 
 /* Row pointers of entries already grouped by ascending row: rowptr[r] is
@@ -727,6 +745,13 @@ static int asm_threads(int threads, int64_t work)
  * alone, into fresh arrays (no overlap between threads) with several. */
 static int finish_rows(asm_ctx *c, csr_matrix *A, int64_t *dups_out, double *tsort)
 {
+    if (c->in_order) { /* every row ascends already, without a duplicate */
+        *tsort = now_s();
+        if (dups_out)
+            *dups_out = 0;
+        A->nnz = c->rowptr[c->nrows];
+        return CLS_OK;
+    }
     split_rows(c);
     run_par(c, ph_rows);
     int64_t dups = 0;
@@ -830,8 +855,18 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
     if ((!mirror && n2 == 0) || (mirror && !grouped_mirror_off())) {
         run_par(c, ph_check_sorted);
         sorted = 1;
-        for (int t = 0; t < c->nt; t++)
+        int dis = 0;
+        for (int t = 0; t < c->nt; t++) {
             sorted &= !c->unsorted[t];
+            dis |= c->disordered[t];
+        }
+        /* Rows grouped in ascending order whose columns strictly ascend:
+         * adopted, they are in order; with a mirror of the lower triangle,
+         * a row's stored entries (columns <= i) come first and its
+         * mirrors (columns > i) follow in the input's order, which is by
+         * ascending row, so it is in order too (no second input: its
+         * entries go last, in any order) */
+        c->in_order = sorted && !dis && n2 == 0;
         /* rows ascend, so the ends say whether every row is kept */
         if (sorted && !mirror && c->n > 0)
             sorted = in_rows(c, c->row[0] - c->rb) && in_rows(c, c->row[c->n - 1] - c->rb);
@@ -878,6 +913,7 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
             *expanded = c->n;
         t2 = now_s();
     } else {
+        c->in_order = 0;      /* the scatter's order within a row is the schedule's */
         run_par(c, ph_count); /* into cur[], zeroed by calloc */
         int64_t total = 0;
         for (int t = 0; t < c->nt; t++)
@@ -906,6 +942,7 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
         goto oom;
     double t4 = now_s();
     csr_path_last = path;
+    csr_in_order_last = c->in_order;
     if (profile_on()) {
         char split[160] = "";
         if (grouped == 0 && c->ngt == 6) /* window, rows, counts, lengths, offsets */

@@ -89,20 +89,21 @@ done
 # The staged copies (kernels/la_vec.c: page-locked buffers, a GPU's path
 # for large vectors and matrices) forced on PoCL in 4 KiB pieces, one rank
 # and two, in the default format and in SELL (whose columns and values are
-# then built straight into the staging buffers, la_format.c's sell_stream):
-# x bit for bit the direct copies', and the trace shows the staged path ran
-# (a switch that did nothing cannot pass)
+# then built straight into the staging buffers, la_format.c's sell_stream,
+# or made on the device from CSR, sell_device_build): x bit for bit the
+# direct copies', and the trace shows the staged path ran (a switch that did
+# nothing cannot pass)
 m=1138_bus
 for fmt in auto sell; do
     for np in 1 2; do
         run() { # run MODE OUT
             if [ $np = 1 ]; then
-                env CLSOLVE_STAGE=$1 CLSOLVE_STAGE_PIECE=4096 CLSOLVE_TRACE=1 "$CLSOLVE" solve "$M/$m.mtx" \
-                    --backend opencl --format $fmt --precond jacobi --tol 1e-10 -o "$2"
+                env CLSOLVE_STAGE=$1 CLSOLVE_SELL_BUILD=${3:-host} CLSOLVE_STAGE_PIECE=4096 CLSOLVE_TRACE=1 \
+                    "$CLSOLVE" solve "$M/$m.mtx" --backend opencl --format $fmt --precond jacobi --tol 1e-10 -o "$2"
             else
                 mpirun --oversubscribe -x POCL_MAX_PTHREAD_COUNT -x CLSOLVE_CACHE_DIR -np 2 -x CLSOLVE_STAGE=$1 \
-                    -x CLSOLVE_STAGE_PIECE=4096 -x CLSOLVE_TRACE=1 "$CLSOLVE" solve "$M/$m.mtx" --backend opencl \
-                    --format $fmt --precond jacobi --tol 1e-10 -o "$2"
+                    -x CLSOLVE_SELL_BUILD=${3:-host} -x CLSOLVE_STAGE_PIECE=4096 -x CLSOLVE_TRACE=1 "$CLSOLVE" solve \
+                    "$M/$m.mtx" --backend opencl --format $fmt --precond jacobi --tol 1e-10 -o "$2"
             fi
         }
         w="$fmt np $np"
@@ -111,8 +112,14 @@ for fmt in auto sell; do
         grep -q "la: staged read" "$TEST_TMP/staged.err" && grep -q "la: staged write" "$TEST_TMP/staged.err" &&
             ! grep -q "la: staged" "$TEST_TMP/never.err" && ok || bad "$w: the staged path did not run as asked"
         if [ $fmt = sell ]; then
-            grep -q "SELL planned, streamed" "$TEST_TMP/staged.err" && grep -q "SELL built on the host" "$TEST_TMP/never.err" &&
+            grep -q "SELL planned, streamed" "$TEST_TMP/staged.err" && grep -q "SELL planned$" "$TEST_TMP/never.err" &&
                 ok || bad "$w: SELL was not streamed when staged, or streamed when not"
+            # made on the device from CSR (one rank: the whole matrix, a plain source)
+            run always "$TEST_TMP/x_dev.mtx" device >/dev/null 2>"$TEST_TMP/dev.err" || bad "$w: SELL on the device failed"
+            if [ $np = 1 ]; then
+                grep -q "SELL made on the device" "$TEST_TMP/dev.err" && ok || bad "$w: SELL was not made on the device"
+            fi
+            cmp -s "$TEST_TMP/x_never.mtx" "$TEST_TMP/x_dev.mtx" && ok || bad "$w: x differs with SELL made on the device"
         fi
         cmp -s "$TEST_TMP/x_never.mtx" "$TEST_TMP/x_staged.mtx" && ok || bad "$w: x differs between staged and direct copies"
     done

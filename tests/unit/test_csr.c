@@ -374,6 +374,69 @@ static void test_grouped_mirror(void)
     coo_free(&C);
 }
 
+/* Rows that come out in order skip the sort (csr_last_in_order): a band
+ * stored as its lower triangle with strictly ascending columns, mirrored or
+ * adopted, gives the reference's bits on every thread count; one repeated
+ * entry, one pair of columns swapped or one entry above the diagonal each
+ * bring the sort back, and the result is the reference's all the same. */
+static void in_order_case(const char *what, const coo_matrix *C, int mirror, const char *path,
+                          int expect)
+{
+    check_path(what, C, mirror, path);
+    for (int q = 0; q < NTC; q++) {
+        csr_matrix A;
+        cls_error e;
+        CHECK(csr_from_coo_mt(C, mirror, thread_counts[q], &A, NULL, NULL, &e) == CLS_OK);
+        CHECK_MSG(csr_last_in_order() == expect, "%s, %d threads: in order %d, expected %d", what,
+                  thread_counts[q], csr_last_in_order(), expect);
+        csr_free(&A);
+    }
+}
+
+static void test_in_order(void)
+{
+    const int64_t nr = 3000;
+    coo_matrix C;
+    coo_make(&C, nr, nr, 8 * nr);
+    int64_t n = 0;
+    for (int32_t i = 0; i < nr; i++)
+        for (int32_t j = i - 6 < 0 ? 0 : i - 6; j <= i; j++)
+            if (j == i || check_rand() % 4 != 0) {
+                C.row[n] = i;
+                C.col[n] = j;
+                C.val[n++] = rand_val();
+            }
+    C.nnz = n;
+    in_order_case("lower band, symmetric", &C, 1, "grouped mirror", 1);
+    in_order_case("lower band, skew", &C, -1, "grouped mirror", 1);
+    in_order_case("lower band, general", &C, 0, "copy", 1);
+    /* CLSOLVE_CSR_PATH=scatter: the atomic path sorts */
+    setenv("CLSOLVE_CSR_PATH", "scatter", 1);
+    in_order_case("lower band, scatter forced", &C, 1, "scatter", 0);
+    unsetenv("CLSOLVE_CSR_PATH");
+
+    int64_t mid = n / 2; /* two entries of one row */
+    while (C.row[mid] != C.row[mid + 1])
+        mid++;
+    const int32_t c0 = C.col[mid], c1 = C.col[mid + 1];
+    C.col[mid] = c1; /* two columns of a row swapped */
+    C.col[mid + 1] = c0;
+    in_order_case("lower band, one pair swapped", &C, 1, "grouped mirror", 0);
+    in_order_case("lower band, one pair swapped, general", &C, 0, "copy", 0);
+    C.col[mid] = c0;
+    C.col[mid + 1] = c0; /* an entry repeated (its value differs) */
+    in_order_case("lower band, a repeated entry", &C, 1, "grouped mirror", 0);
+    C.col[mid + 1] = c1;
+    in_order_case("lower band, restored", &C, 1, "grouped mirror", 1);
+    /* row 100's diagonal (its last entry) moved above it: columns still ascend */
+    int64_t d = 0;
+    while (!(C.row[d] == 100 && C.col[d] == 100))
+        d++;
+    C.col[d] = 101;
+    in_order_case("lower band, one entry above the diagonal", &C, 1, "grouped mirror", 0);
+    coo_free(&C);
+}
+
 /* The entries of C, mirrored, whose row is in [rb, re): what a rank of a
  * ranged read owns of them (rows kept global, no mirror left to apply). */
 static void coo_rows_of(coo_matrix *E, const coo_matrix *C, int mirror, int64_t rb, int64_t re)
@@ -640,6 +703,7 @@ int main(void)
     test_random_dups();
     test_mirror();
     test_grouped_mirror();
+    test_in_order();
     test_rows_window();
     test_rows_grouped();
     test_sorted_empty_rows();

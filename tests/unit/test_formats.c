@@ -221,6 +221,55 @@ static void check_spmv_dev(la_ctx *la, const csr_matrix *A, const la_csr *dA, co
     free(sv);
 }
 
+/* The bytes of a device buffer (NULL on failure; the caller frees). */
+static void *read_buf(la_ctx *la, cl_mem m, size_t bytes)
+{
+    void *h = malloc(bytes ? bytes : 1);
+    if (h && bytes &&
+        clEnqueueReadBuffer(la->ocl->queue, m, CL_TRUE, 0, bytes, h, 0, NULL, NULL) != CL_SUCCESS) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* SELL made on the device from CSR (CLSOLVE_SELL_BUILD=device, la_format.c)
+ * against the host's build hB of the same C and sigma: the same chunk
+ * starts, columns and values byte for byte, padding included, and its
+ * SpMV right. In double only (the device build's precision); there it must
+ * have run: a switch that did nothing cannot pass. */
+static void check_sell_on_device(la_ctx *la, const csr_matrix *A, const la_csr *hB,
+                                 const char *what)
+{
+    CHECK_MSG(!hB->sell_on_device, "%s: SELL made on the device unasked (PoCL)", what);
+    setenv("CLSOLVE_SELL_BUILD", "device", 1);
+    la_csr dA;
+    cls_error_clear(&err);
+    int rc = la_csr_upload(la, A, LA_SPMV_SELL, &dA, &err);
+    unsetenv("CLSOLVE_SELL_BUILD");
+    CHECK_MSG(rc == CLS_OK, "%s sell upload on the device: %s", what, err.msg);
+    if (rc)
+        return;
+    const int expect = la->prec == LA_DOUBLE && A->nnz > 0;
+    CHECK_MSG(dA.sell_on_device == expect, "%s: SELL on the device %d, expected %d (%s)", what,
+              dA.sell_on_device, expect, la_precision_str(la->prec));
+    CHECK(dA.stored == hB->stored && dA.naux == hB->naux);
+    const size_t nc = (size_t)dA.stored * sizeof(cl_int), nv = (size_t)dA.stored * la->melem;
+    void *c1 = read_buf(la, dA.fcol, nc), *c2 = read_buf(la, hB->fcol, nc);
+    void *v1 = read_buf(la, dA.fval, nv), *v2 = read_buf(la, hB->fval, nv);
+    CHECK_MSG(c1 && c2 && v1 && v2, "%s: SELL arrays read back", what);
+    if (c1 && c2 && v1 && v2)
+        CHECK_MSG(!memcmp(c1, c2, nc) && !memcmp(v1, v2, nv),
+                  "%s: SELL (C %zu, sigma %zu) made on the device differs from the host's", what,
+                  dA.sell_c, dA.sell_sigma);
+    free(c1);
+    free(c2);
+    free(v1);
+    free(v2);
+    check_spmv_dev(la, A, &dA, what);
+    la_csr_release(&dA);
+}
+
 /* every format under several of its parameters */
 static void check_all_formats(la_ctx *la, const csr_matrix *A, const char *what)
 {
@@ -241,6 +290,7 @@ static void check_all_formats(la_ctx *la, const csr_matrix *A, const char *what)
                     CHECK(dA.variant == LA_SPMV_SELL && dA.sell_c == Cs[c]);
                     CHECK(dA.stored >= A->nnz);
                     check_spmv_dev(la, A, &dA, what);
+                    check_sell_on_device(la, A, &dA, what);
                     la_csr_release(&dA);
                     la->cfg = saved;
                 }
