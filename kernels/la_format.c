@@ -3,7 +3,10 @@
  * classified from its row statistics (la_classify), a format chosen from
  * them and the tuning database (choose_format), built on the host (SELL-C-
  * sigma and BCSR in parallel over chunks and block rows where they are
- * independent) and uploaded through la_vec.c's staged copies. Every build
+ * independent) and uploaded through la_vec.c's staged copies; on a GPU,
+ * SELL is made on the device from CSR's arrays copied up as they are
+ * (sell_device_build: a copy keeps up with the bus, the host's fill of the
+ * padded layout did not). Every build
  * reads its rows through a fmt_src (below): a whole matrix, or a view of
  * one (la_csr_upload_view), which is how a part goes up in device order
  * without a renumbered copy. Design of the layer: la_priv.h; the formats'
