@@ -475,17 +475,24 @@ static double now_s(void)
 
 static void ph_window(asm_ctx *c, int t) /* the rows thread t mirrors into */
 {
+    const int64_t k0 = blk(c->n, t, c->nt), k1 = blk(c->n, t + 1, c->nt);
+    const int64_t e = k1 < c->n ? k1 : c->n - 1; /* pairs (k, k + 1), across the block end */
+    const int32_t *row = c->row, *col = c->col;
+    const int64_t rb = c->rb;
     int64_t lo = INT64_MAX, hi = -1;
-    int dis = 0; /* the columns' order, as ph_check_sorted's (the entries are in cache here) */
-    for (int64_t k = blk(c->n, t, c->nt), e = blk(c->n, t + 1, c->nt); k < e; k++) {
-        const int64_t i = c->row[k], j = c->col[k] - c->rb;
-        if (i != c->col[k] && in_rows(c, j)) {
+    /* the columns' order too, as ph_check_sorted's (the entries are in
+     * cache here); without branches, so the loop stays as fast */
+    int dis = 0;
+    for (int64_t k = k0; k < k1; k++) {
+        const int32_t i = row[k], cj = col[k];
+        const int64_t j = cj - rb;
+        if (i != cj && in_rows(c, j)) {
             lo = j < lo ? j : lo;
             hi = j > hi ? j : hi;
         }
-        dis |= c->col[k] > i; /* one triangle: lower (its mirror above) */
-        if (k + 1 < c->n)
-            dis |= (c->row[k + 1] == i) & (c->col[k + 1] <= c->col[k]);
+        dis |= cj > i; /* one triangle: lower (its mirror above) */
+        if (k < e)
+            dis |= (row[k + 1] == i) & (col[k + 1] <= cj);
     }
     c->jlo[t] = hi < 0 ? 0 : lo;
     c->jhi[t] = hi < 0 ? 0 : hi + 1;
