@@ -8,7 +8,7 @@
 #   BENCH_AMG   the built bench_amg (required), e.g. build/bench/bench_amg
 #   CLSOLVE     the built clsolve (optional): Jacobi-PCG through the engine,
 #               `clsolve solve gen:poisson3d:N --precond jacobi --json`
-#   SIZES       poisson3d sizes                 (default "128 256 320")
+#   SIZES       poisson3d sizes                 (default "128 256 320"; "" for none)
 #   DEVICE      --device for both               (default gpu)
 #   REPS        set-ups and solves per size     (default 3; medians)
 #   TOL         relative tolerance              (default 1e-8)
@@ -16,6 +16,10 @@
 #               /usr/bin/python3 with petsc4py, deploy/install-deps.sh --bench)
 #   PEER_NP     ranks for the peers             (default "1")
 #   EXTRA       more bench_amg options (e.g. "--smoother l1-jacobi")
+#   MATRICES    Matrix Market files solved with jacobi, ic0 and amg through
+#               CLSOLVE, and by the peers when PEERS=1: iterations side by
+#               side, b = A 1 for all (default bench/data/bcsstk13.mtx.gz, the
+#               issue's; "" for none)
 #   OUT         folder for the raw JSON and logs (default: a temporary one)
 #
 # GPU host:   BENCH_AMG=build/bench/bench_amg CLSOLVE=build/clsolve bash bench/amg.sh
@@ -28,7 +32,7 @@
 # and ten solves (reuse) against ten Jacobi solves.
 set -euo pipefail
 : "${BENCH_AMG:?set BENCH_AMG to the built bench_amg}"
-SIZES=${SIZES:-128 256 320}
+SIZES=${SIZES-128 256 320}
 DEVICE=${DEVICE:-gpu}
 REPS=${REPS:-3}
 TOL=${TOL:-1e-8}
@@ -36,6 +40,7 @@ PEERS=${PEERS:-0}
 PEER_NP=${PEER_NP:-1}
 EXTRA=${EXTRA:-}
 OUT=${OUT:-$(mktemp -d)}
+MATRICES=${MATRICES-$(cd "$(dirname "$0")" && pwd)/data/bcsstk13.mtx.gz}
 mkdir -p "$OUT"
 HERE=$(cd "$(dirname "$0")" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -71,11 +76,27 @@ for n in $SIZES; do
         done
     fi
 done
+# real matrices: iterations of each preconditioner beside the peers' (one rank)
+for m in $MATRICES; do
+    [ -n "${CLSOLVE:-}" ] || break
+    base=$(basename "$m"); base=${base%%.*}
+    for pc in jacobi ic0 amg; do
+        "$CLSOLVE" solve "$m" --device "$DEVICE" --precond "$pc" --tol "$TOL" --maxiter 100000 --json \
+            >"$OUT/mat-$base-$pc.json" 2>"$OUT/mat-$base-$pc.log" || true
+    done
+    if [ "$PEERS" = 1 ]; then
+        for pc in gamg hypre; do
+            timeout 600 mpirun --oversubscribe -np 1 --bind-to none -x PETSC_DIR -x PYTHONPATH \
+                /usr/bin/python3 "$HERE/amg_petsc.py" --matrix "$m" --pc "$pc" --tol "$TOL" \
+                --repeat "$REPS" >"$OUT/mat-$base-petsc-$pc.json" 2>"$OUT/mat-$base-petsc-$pc.log" || true
+        done
+    fi
+done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"
 
-/usr/bin/python3 - "$OUT" "$SIZES" "$PEER_NP" <<'PY'
+/usr/bin/python3 - "$OUT" "$SIZES" "$PEER_NP" "$MATRICES" <<'PY'
 import glob, json, os, statistics, sys
-out, sizes, nps = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
+out, sizes, nps, mats = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
 def load(p):
     try:
         with open(p) as f:
@@ -137,5 +158,22 @@ if prow:
     print("| N | pc | ranks | its | set-up | solve | tts |")
     print("|---|---|---|---|---|---|---|")
     print("\n".join(prow))
+mrow = []
+for m in mats:
+    base = os.path.basename(m).split(".")[0]
+    cells = []
+    for pc in ("jacobi", "ic0", "amg"):
+        j = load(f"{out}/mat-{base}-{pc}.json")
+        ok = j and j.get("converged")
+        cells.append(f"{j['iterations']} ({j['true_relative_residual']:.1e})" if ok else "failed")
+    for pc in ("gamg", "hypre"):
+        p = load(f"{out}/mat-{base}-petsc-{pc}.json")
+        cells.append(str(p["iterations"]) if p else "-")
+    mrow.append(f"| {base} | " + " | ".join(cells) + " |")
+if mrow:
+    print("\nReal matrices: CG iterations to the tolerance (b = A 1, x0 = 0; clsolve: true relative residual)")
+    print("| matrix | jacobi | ic0 | amg | PETSc GAMG | BoomerAMG |")
+    print("|---|---|---|---|---|---|")
+    print("\n".join(mrow))
 print(f"\nraw output: {out}")
 PY
