@@ -16,9 +16,10 @@
  *   bcg_spmm_sell_*, bcg_spmm_csr_*   Q = A P (row-major); _g*: with G = P'Q
  *   bcg_gram    G = U'V (k x k, any strides), the group's partial sums: the
  *               SpMM's G unfused (its twin) and rho = Z'R
- *   bcg_update_rr_*  X += P alpha; R -= Q alpha; with the new r_b'r_b
+ *   bcg_update_rr_*  R -= Q alpha, with the new r_b'r_b
  *   bcg_resid   R = B - A X (A X in R on entry: the true residual), r_b'r_b
- *   bcg_dir_*   P = Z + P beta (Z = R, D^-1 R or the preconditioner's Z)
+ *   bcg_dir_*   X += P alpha and P = Z + P beta (Z = R, D^-1 R or the
+ *               preconditioner's Z): the old P read once for both
  *   bcg_fold    the groups' partial sums into BCG_NSUM values
  *
  * The k x k matrices are symmetric (U'V with V = A U, or Z'R with
@@ -236,12 +237,13 @@ __kernel void bcg_gram(const int n, const int k, __global const real *restrict U
     bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
 }
 
-/* X += P alpha; R -= Q alpha, with r_b'r_b only (rho follows from
- * bcg_gram): eight accumulators a work-item instead of 44, which is what
- * the registers and so the work in flight allow (2.4 ms with rho fused at
- * poisson3d 256 on an H200, 1.8x this pass's floor) */
+/* R -= Q alpha, with r_b'r_b only (rho follows from bcg_gram): eight
+ * accumulators a work-item instead of 44, which is what the registers and
+ * so the work in flight allow (2.4 ms with rho fused at poisson3d 256 on an
+ * H200, 1.8x this pass's floor). X += P alpha waits for bcg_dir, which
+ * reads the old P anyway: here it read P and X and wrote X, 24 of the 48
+ * passes of 8 columns. */
 inline void bcg_update_rr_body(const int kw, const int n, const int ld, const int k,
-                               __global real *restrict X, __global const real *restrict P,
                                __global real *restrict R, __global const real *restrict Q,
                                __constant real *alpha, __global acc_t *restrict partial,
                                __local acc_t *s)
@@ -255,21 +257,16 @@ inline void bcg_update_rr_body(const int kw, const int n, const int ld, const in
      * wide, k (0.39 and 0.77 ms against 0.49 and 0.89 with kw) */
     const int lim = kw == BCG_K ? BCG_K : k;
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        real p[BCG_K], q[BCG_K];
-        bcg_row_load(kw, P, i, p);
+        real q[BCG_K];
         bcg_row_load(kw, Q, i, q);
 #pragma unroll
         for (int b = 0; b < BCG_K; b++) {
             if (b < k) {
-                real xb = X[(long)b * ld + i], rb = R[(long)b * ld + i];
+                real rb = R[(long)b * ld + i];
 #pragma unroll
-                for (int a = 0; a < BCG_K; a++) { /* x_b += sum_a p_a alpha_ab */
-                    if (a < lim) {
-                        xb += p[a] * alpha[a * BCG_K + b];
+                for (int a = 0; a < BCG_K; a++) /* r_b -= sum_a q_a alpha_ab */
+                    if (a < lim)
                         rb -= q[a] * alpha[a * BCG_K + b];
-                    }
-                }
-                X[(long)b * ld + i] = xb;
                 R[(long)b * ld + i] = rb;
                 g[b] += (acc_t)rb * (acc_t)rb;
             }
@@ -302,12 +299,16 @@ __kernel void bcg_resid(const int n, const int ld, const int k, __global const r
 }
 
 /* P = Z + P beta; Z is zsrc scaled by dinv (use_dinv) or zsrc itself;
- * fresh: P = Z (a start: the old P is not read, whatever it holds) */
+ * with xupd first X += P alpha (the update's half that needs the old P,
+ * read here once for both); fresh: P = Z (a start: the old P is not read,
+ * whatever it holds, and X stays) */
 inline void bcg_dir_body(const int kw, const int n, const int ld, const int k,
                          __global const real *restrict zsrc, __global const real *restrict dinv,
                          const int use_dinv, __global real *restrict P, __constant real *beta,
-                         const int fresh)
+                         const int fresh, __global real *restrict X, __constant real *alpha,
+                         const int xupd)
 {
+    const int lim = kw == BCG_K ? BCG_K : k; /* the update's bound (bcg_update_rr_body) */
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         real p[BCG_K];
         if (fresh) {
@@ -323,6 +324,14 @@ inline void bcg_dir_body(const int kw, const int n, const int ld, const int k,
         for (int b = 0; b < BCG_K; b++) {
             v[b] = 0; /* the unused columns stay 0 */
             if (b < k) {
+                if (xupd && !fresh) {
+                    real xb = X[(long)b * ld + i];
+#pragma unroll
+                    for (int a = 0; a < BCG_K; a++) /* x_b += sum_a p_a alpha_ab */
+                        if (a < lim)
+                            xb += p[a] * alpha[a * BCG_K + b];
+                    X[(long)b * ld + i] = xb;
+                }
                 v[b] = d * zsrc[(long)b * ld + i];
                 if (!fresh)
 #pragma unroll
@@ -416,14 +425,14 @@ inline void bcg_spmm_csr_wide(const int lg, const int lc, const int nrows,
         __global const mat_t *restrict val, __global const real *restrict P,                       \
         __global real *restrict Q, __global acc_t *restrict partial, __local acc_t *s
 #define BCG_UPDATE_ARGS                                                                            \
-    const int n, const int ld, const int k, __global real *restrict X,                             \
-        __global const real *restrict P, __global real *restrict R,                                \
+    const int n, const int ld, const int k, __global real *restrict R,                             \
         __global const real *restrict Q, __constant real *alpha, __global acc_t *restrict partial, \
         __local acc_t *s
 #define BCG_DIR_ARGS                                                                               \
     const int n, const int ld, const int k, __global const real *restrict zsrc,                    \
         __global const real *restrict dinv, const int use_dinv, __global real *restrict P,         \
-        __constant real *beta, const int fresh
+        __constant real *beta, const int fresh, __global real *restrict X, __constant real *alpha, \
+        const int xupd
 #define BCG_KERNELS(KW, LG)                                                                        \
     __kernel void bcg_spmm_sell_##KW(BCG_SELL_ARGS)                                                \
     {                                                                                              \
@@ -443,11 +452,11 @@ inline void bcg_spmm_csr_wide(const int lg, const int lc, const int nrows,
     }                                                                                              \
     __kernel void bcg_update_rr_##KW(BCG_UPDATE_ARGS)                                              \
     {                                                                                              \
-        bcg_update_rr_body(KW, n, ld, k, X, P, R, Q, alpha, partial, s);                           \
+        bcg_update_rr_body(KW, n, ld, k, R, Q, alpha, partial, s);                                 \
     }                                                                                              \
     __kernel void bcg_dir_##KW(BCG_DIR_ARGS)                                                       \
     {                                                                                              \
-        bcg_dir_body(KW, n, ld, k, zsrc, dinv, use_dinv, P, beta, fresh);                          \
+        bcg_dir_body(KW, n, ld, k, zsrc, dinv, use_dinv, P, beta, fresh, X, alpha, xupd);          \
     }
 BCG_KERNELS(2, 1)
 BCG_KERNELS(4, 2)

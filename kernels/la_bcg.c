@@ -322,9 +322,9 @@ int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_e
     cl_kernel kn = w->kern[LA_BCG_UPDATE];
     int rc = bcg_scalars(w, w->alpha, alpha, err);
     if (!rc)
-        rc = lai_set_args(kn, w->names[LA_BCG_UPDATE], err, 10, A_INT(n), A_INT(ld), A_INT(k),
-                          A_MEM(w->X), A_MEM(w->P), A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha),
-                          A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+        rc = lai_set_args(kn, w->names[LA_BCG_UPDATE], err, 8, A_INT(n), A_INT(ld), A_INT(k),
+                          A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha), A_MEM(w->partial),
+                          A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     return rc ? rc : bcg_rr(w, kn, w->names[LA_BCG_UPDATE], out, err);
 }
 
@@ -338,15 +338,16 @@ int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
 }
 
 int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,
-               cls_error *err)
+               int with_x, cls_error *err)
 {
     cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, use = dinv != NULL, fr = fresh;
+    cl_int xu = with_x && !fresh;
     cl_mem d = dinv ? dinv->buf : w->X;
     cl_kernel kn = w->kern[LA_BCG_DIR];
     int rc = fresh ? CLS_OK : bcg_scalars(w, w->beta, beta, err);
     if (!rc)
-        rc =
-            lai_set_args(kn, w->names[LA_BCG_DIR], err, 9, A_INT(n), A_INT(ld), A_INT(k),
-                         A_MEM(zsrc), A_MEM(d), A_INT(use), A_MEM(w->P), A_MEM(w->beta), A_INT(fr));
+        rc = lai_set_args(kn, w->names[LA_BCG_DIR], err, 12, A_INT(n), A_INT(ld), A_INT(k),
+                          A_MEM(zsrc), A_MEM(d), A_INT(use), A_MEM(w->P), A_MEM(w->beta), A_INT(fr),
+                          A_MEM(w->X), A_MEM(w->alpha), A_INT(xu));
     return rc ? rc : la_launch(w->la, kn, w->names[LA_BCG_DIR], w->groups, w->ls, err);
 }

@@ -73,16 +73,17 @@ int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err);
 int la_bcg_gram_pq(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err);
 int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, const la_vec *wt, double out[LA_BCG_NSUM],
                      cls_error *err);
-/* X += P alpha; R -= Q alpha (alpha[a * 8 + b]: column b gains sum_a P_a
- * alpha_ab); out[64 + b]: the new r_b'r_b (the square 0: rho is
- * la_bcg_gram_cols's, a separate pass, which the update's registers could
- * not afford) */
+/* R -= Q alpha (alpha[a * 8 + b]: column b loses sum_a Q_a alpha_ab), and
+ * alpha kept for the X += P alpha that la_bcg_dir's with_x makes;
+ * out[64 + b]: the new r_b'r_b (the square 0: rho is la_bcg_gram_cols's, a
+ * separate pass, which the update's registers could not afford) */
 int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err);
 /* R = B - R (R holds A X, from la_spmm into w->rv), with the same sums */
 int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err);
-/* P = Z + P beta, Z = zsrc (R or Z) scaled by dinv when given; fresh:
- * P = Z (beta not read) */
+/* P = Z + P beta, Z = zsrc (R or Z) scaled by dinv when given; with_x:
+ * first X += P alpha with the old P and the last la_bcg_update's alpha (the
+ * old P read once for both); fresh: P = Z (beta not read, X untouched) */
 int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,
-               cls_error *err);
+               int with_x, cls_error *err);
 
 #endif

@@ -16,11 +16,11 @@
  *   loop:
  *     Q = A P;  G = P'Q         (bcg_spmm_*, row-major; G fused two wide)
  *     alpha = G^-1 rho                                     (Cholesky, host)
- *     X += P alpha;  R -= Q alpha;  r_c'r_c                (bcg_update_rr)
+ *     R -= Q alpha;  r_c'r_c                               (bcg_update_rr)
  *     Z = M^-1 R;  rho' = Z'R            (bcg_gram; Jacobi: (D^-1 R)'R, no Z)
- *     stop when every column's ||r_c|| <= tol_c ||b_c||, confirmed on B - A X
  *     beta = rho^-1 rho';  rho = rho'                      (Cholesky, host)
- *     P = Z + P beta                                       (bcg_dir)
+ *     X += P alpha;  P = Z + P beta          (bcg_dir: the old P read once)
+ *     stop when every column's ||r_c|| <= tol_c ||b_c||, confirmed on B - A X
  * (P'R = Z'R because P_old'R = 0, which is why alpha uses rho.)
  *
  * The k x k matrices are read to the host each iteration (two reads of 72
@@ -166,7 +166,7 @@ static int bcg_restart(bcg *B, cls_error *err)
     if (!rc)
         rc = bcg_after_r(B, out, err);
     if (!rc)
-        rc = la_bcg_dir(&B->w, B->general ? B->w.Z : B->w.R, B->dinv, NULL, 1, err);
+        rc = la_bcg_dir(&B->w, B->general ? B->w.Z : B->w.R, B->dinv, NULL, 1, 0, err);
     return rc;
 }
 
@@ -190,10 +190,14 @@ static int bcg_step(bcg *B, int *lost, cls_error *err)
     memcpy(rho_old, B->rho, sizeof rho_old);
     if ((rc = la_bcg_update(&B->w, alpha, out, err)) || (rc = bcg_after_r(B, out, err)))
         return rc;
-    if ((*lost = bcg_chol(rho_old, k, L)))
-        return CLS_OK;
+    cl_mem zsrc = B->general ? B->w.Z : B->w.R;
+    if ((*lost = bcg_chol(rho_old, k, L))) { /* X += P alpha still (P's new value unused) */
+        memset(beta, 0, sizeof beta);
+        rc = la_bcg_dir(&B->w, zsrc, B->dinv, beta, 0, 1, err);
+        return rc;
+    }
     bcg_chol_solve(L, k, B->rho, beta); /* beta = rho_old^-1 rho */
-    return la_bcg_dir(&B->w, B->general ? B->w.Z : B->w.R, B->dinv, beta, 0, err);
+    return la_bcg_dir(&B->w, zsrc, B->dinv, beta, 0, 1, err); /* X += P alpha; P = Z + P beta */
 }
 
 /* the block's x into the columns' x (before a fall back, and at the end) */
