@@ -209,6 +209,30 @@ int lai_launch(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_t
     return lai_enqueue(la, k, kname, groups, ls, err);
 }
 
+void lai_release_objects(cl_kernel **ks, int nk, cl_mem **ms, int nm)
+{
+    for (int i = 0; i < nk; i++)
+        if (*ks[i]) {
+            clReleaseKernel(*ks[i]);
+            *ks[i] = NULL;
+        }
+    for (int i = 0; i < nm; i++)
+        if (*ms[i]) {
+            clReleaseMemObject(*ms[i]);
+            *ms[i] = NULL;
+        }
+}
+
+size_t lai_kernel_max(const la_ctx *la, cl_kernel k, size_t want)
+{
+    size_t kmax = 0;
+    if (clGetKernelWorkGroupInfo(k, la->ocl->dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
+                                 NULL) == CL_SUCCESS &&
+        kmax > 0 && kmax < want)
+        return kmax;
+    return want;
+}
+
 void la_capture_begin(la_ctx *la)
 {
     for (int i = 0; i < la->nev; i++)

@@ -40,30 +40,6 @@ int lai_cgf_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err)
     return CLS_OK;
 }
 
-void lai_release_objects(cl_kernel **ks, int nk, cl_mem **ms, int nm)
-{
-    for (int i = 0; i < nk; i++)
-        if (*ks[i]) {
-            clReleaseKernel(*ks[i]);
-            *ks[i] = NULL;
-        }
-    for (int i = 0; i < nm; i++)
-        if (*ms[i]) {
-            clReleaseMemObject(*ms[i]);
-            *ms[i] = NULL;
-        }
-}
-
-size_t lai_kernel_max(const la_ctx *la, cl_kernel k, size_t want)
-{
-    size_t kmax = 0;
-    if (clGetKernelWorkGroupInfo(k, la->ocl->dev.id, CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax,
-                                 NULL) == CL_SUCCESS &&
-        kmax > 0 && kmax < want)
-        return kmax;
-    return want;
-}
-
 int lai_fused_spmv_bind(la_ctx *la, const la_csr *A, cl_mem x, cl_mem y, cl_mem d, cl_mem ctl,
                         cl_kernel *k, cl_mem *part, size_t *g, size_t *ls, cls_error *err)
 {

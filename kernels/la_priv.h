@@ -141,15 +141,15 @@ int lai_read_device(la_ctx *la, cl_mem src, size_t off, size_t bytes, void *host
 int lai_write_device(la_ctx *la, cl_mem dst, size_t off, size_t bytes, const void *src,
                      cls_error *err);
 
-/* la_cgf.c: a read-write buffer of the fused loop; a kernel's work-group
- * size limit on the device, or want when that is smaller */
+/* la_cgf.c: a read-write buffer of the fused loop */
 int lai_cgf_buffer(la_ctx *la, size_t bytes, cl_mem *m, cls_error *err);
 /* a device buffer of bytes (at least 1) with flags, checked against the
  * device's largest allocation; the message names `what` */
 int lai_alloc_buffer(la_ctx *la, const char *what, size_t bytes, cl_mem_flags flags, void *host,
                      cl_mem *out, cls_error *err);
+/* la.c: a kernel's work-group size limit on the device, or want when that
+ * is smaller; the non-NULL kernels and buffers released and set NULL */
 size_t lai_kernel_max(const la_ctx *la, cl_kernel k, size_t want);
-/* releases the non-NULL kernels and buffers and sets them NULL */
 void lai_release_objects(cl_kernel **ks, int nk, cl_mem **ms, int nm);
 
 #endif
