@@ -17,8 +17,6 @@
  *   bcg_gram    G = U'V (k x k, any strides), the group's partial sums: the
  *               SpMM's G unfused (its twin) and rho = Z'R
  *   bcg_update_rr_*  R -= Q alpha, with the new r_b'r_b
- *   bcg_update_rho_* the same with rho = (D^-1 R)'R (or R'R) summed too:
- *               Jacobi's and no preconditioner's gram pass fused
  *   bcg_resid   R = B - A X (A X in R on entry: the true residual), r_b'r_b
  *   bcg_dir_*   X += P alpha and P = Z + P beta (Z = R, D^-1 R or the
  *               preconditioner's Z): the old P read once for both
@@ -277,54 +275,6 @@ inline void bcg_update_rr_body(const int kw, const int n, const int ld, const in
     bcg_group_write(g, BCG_K, s, partial + (long)get_group_id(0) * BCG_NSUM + BCG_NTRI);
 }
 
-/* bcg_update_rr_body with rho = (D^-1 R)'R (use_dinv; R'R without) summed
- * in the same pass, as bcg_gram sums it (u_a = r_a d, then u_a r_b, in the
- * same grid and order: the same bits), and r_b'r_b in the record's
- * diagonal slots: the gram pass's reread of R and D^-1 saved, at the cost
- * of 44 accumulators a work-item */
-inline void bcg_update_rho_body(const int kw, const int n, const int ld, const int k,
-                                __global real *restrict R, __global const real *restrict Q,
-                                __constant real *alpha, __global const real *restrict dinv,
-                                const int use_dinv, __global acc_t *restrict partial,
-                                __local acc_t *s)
-{
-    acc_t g[BCG_NACC];
-#pragma unroll
-    for (int m = 0; m < BCG_NACC; m++)
-        g[m] = 0;
-    const int lim = kw == BCG_K ? BCG_K : k; /* as bcg_update_rr_body's */
-    for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
-        real q[BCG_K];
-        bcg_row_load(kw, Q, i, q);
-        acc_t u[BCG_K], v[BCG_K];
-        const acc_t d = use_dinv ? (acc_t)dinv[i] : 1;
-#pragma unroll
-        for (int b = 0; b < BCG_K; b++) {
-            u[b] = v[b] = 0;
-            if (b < k) {
-                real rb = R[(long)b * ld + i];
-#pragma unroll
-                for (int a = 0; a < BCG_K; a++) /* r_b -= sum_a q_a alpha_ab */
-                    if (a < lim)
-                        rb -= q[a] * alpha[a * BCG_K + b];
-                R[(long)b * ld + i] = rb;
-                u[b] = (acc_t)rb * d;
-                v[b] = (acc_t)rb;
-            }
-        }
-        int t = 0;
-#pragma unroll
-        for (int a = 0; a < BCG_K; a++)
-#pragma unroll
-            for (int b = a; b < BCG_K; b++)
-                g[t++] += u[a] * v[b];
-#pragma unroll
-        for (int b = 0; b < BCG_K; b++)
-            g[BCG_NTRI + b] += v[b] * v[b];
-    }
-    bcg_group_write(g, BCG_NACC, s, partial + (long)get_group_id(0) * BCG_NSUM);
-}
-
 /* R = B - R: R holds A X on entry (la_spmm into its columns), with the
  * new r_b'r_b (rho follows from bcg_gram, as after an update) */
 __kernel void bcg_resid(const int n, const int ld, const int k, __global const real *restrict B,
@@ -478,11 +428,6 @@ inline void bcg_spmm_csr_wide(const int lg, const int lc, const int nrows,
     const int n, const int ld, const int k, __global real *restrict R,                             \
         __global const real *restrict Q, __constant real *alpha, __global acc_t *restrict partial, \
         __local acc_t *s
-#define BCG_UPDATE_RHO_ARGS                                                                        \
-    const int n, const int ld, const int k, __global real *restrict R,                             \
-        __global const real *restrict Q, __constant real *alpha,                                  \
-        __global const real *restrict dinv, const int use_dinv, __global acc_t *restrict partial,  \
-        __local acc_t *s
 #define BCG_DIR_ARGS                                                                               \
     const int n, const int ld, const int k, __global const real *restrict zsrc,                    \
         __global const real *restrict dinv, const int use_dinv, __global real *restrict P,         \
@@ -508,10 +453,6 @@ inline void bcg_spmm_csr_wide(const int lg, const int lc, const int nrows,
     __kernel void bcg_update_rr_##KW(BCG_UPDATE_ARGS)                                              \
     {                                                                                              \
         bcg_update_rr_body(KW, n, ld, k, R, Q, alpha, partial, s);                                 \
-    }                                                                                              \
-    __kernel void bcg_update_rho_##KW(BCG_UPDATE_RHO_ARGS)                                         \
-    {                                                                                              \
-        bcg_update_rho_body(KW, n, ld, k, R, Q, alpha, dinv, use_dinv, partial, s);                \
     }                                                                                              \
     __kernel void bcg_dir_##KW(BCG_DIR_ARGS)                                                       \
     {                                                                                              \

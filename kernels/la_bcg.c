@@ -58,8 +58,8 @@ static int bcg_views(la_bcg *w, cl_mem blk, la_vec *v, cls_error *err)
  * CLSOLVE_BCG_FUSED=0|1 and CLSOLVE_BCG_SPMM_CW=1|2|4 override them (tests,
  * profiles: the unfused pass is the fused one's twin); cw at most kw. */
 static const struct {
-    int fused, lc, rho_fused;
-} bcg_width_choice[3] = {{1, 1, 0}, {0, 2, 0}, {0, 1, 0}};
+    int fused, lc;
+} bcg_width_choice[3] = {{1, 1}, {0, 2}, {0, 1}};
 
 static void bcg_choose(la_bcg *w)
 {
@@ -72,16 +72,12 @@ static void bcg_choose(la_bcg *w)
     const char *fz = getenv("CLSOLVE_BCG_FUSED");
     if (fz && (strcmp(fz, "0") == 0 || strcmp(fz, "1") == 0))
         w->fused = fz[0] == '1';
-    w->rho_fused = bcg_width_choice[w->lg - 1].rho_fused;
-    const char *fr = getenv("CLSOLVE_BCG_RHO_FUSED");
-    if (fr && (strcmp(fr, "0") == 0 || strcmp(fr, "1") == 0))
-        w->rho_fused = fr[0] == '1';
 }
 
 /* the kernels of bcg.cl, in la_bcg's order; %d: the width kw */
 static const char *const bcg_kernel_names[LA_BCG_NKERN] = {
     "bcg_spmm_sell_%d", "bcg_spmm_sell_g%d", "bcg_spmm_csr_%d", "bcg_spmm_csr_g%d", "bcg_gram",
-    "bcg_update_rr_%d", "bcg_resid",         "bcg_dir_%d",      "bcg_fold", "bcg_update_rho_%d"};
+    "bcg_update_rr_%d", "bcg_resid",         "bcg_dir_%d",      "bcg_fold"};
 
 int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error *err)
 {
@@ -330,23 +326,6 @@ int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_e
                           A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha), A_MEM(w->partial),
                           A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     return rc ? rc : bcg_rr(w, kn, w->names[LA_BCG_UPDATE], out, err);
-}
-
-int la_bcg_update_rho(la_bcg *w, const double *alpha, const la_vec *dinv,
-                      double out[LA_BCG_NSUM], cls_error *err)
-{
-    cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, use = dinv != NULL;
-    cl_mem d = dinv ? dinv->buf : w->R; /* not read without */
-    cl_kernel kn = w->kern[LA_BCG_UPDATE_RHO];
-    const char *name = w->names[LA_BCG_UPDATE_RHO];
-    int rc = bcg_scalars(w, w->alpha, alpha, err);
-    if (!rc)
-        rc = lai_set_args(kn, name, err, 10, A_INT(n), A_INT(ld), A_INT(k), A_MEM(w->R),
-                          A_MEM(w->Q), A_MEM(w->alpha), A_MEM(d), A_INT(use), A_MEM(w->partial),
-                          A_LOCAL(8 * w->ls * la_acc_size(w->la)));
-    if (!rc)
-        rc = la_launch(w->la, kn, name, w->groups, w->ls, err);
-    return rc ? rc : bcg_sums(w, w->groups, out, err);
 }
 
 int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)

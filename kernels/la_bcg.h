@@ -34,7 +34,6 @@ enum {
     LA_BCG_RESID,
     LA_BCG_DIR,
     LA_BCG_FOLD,
-    LA_BCG_UPDATE_RHO, /* kw wide */
     LA_BCG_NKERN
 };
 
@@ -44,8 +43,6 @@ typedef struct la_bcg {
     int lc;        /* the unfused SpMM sums 1 << lc columns a work-item */
     int fused;     /* the width's choice: G = P'Q summed inside the SpMM
                     * (la_bcg_spmm with gram; bcg_width_choice in la_bcg.c) */
-    int rho_fused; /* the width's choice: rho summed in the update's pass
-                    * (la_bcg_update_rho; Jacobi and none) */
     int64_t n, ld;
     cl_mem X, R, Z, B; /* column-major; Z: with a general preconditioner only */
     cl_mem P, Q;       /* row-major n x kw */
@@ -81,11 +78,6 @@ int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, const la_vec *wt, double out
  * out[64 + b]: the new r_b'r_b (the square 0: rho is la_bcg_gram_cols's, a
  * separate pass, which the update's registers could not afford) */
 int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err);
-/* la_bcg_update with rho = (D^-1 R)'R (dinv given; R'R without) in the
- * same pass: out is then la_bcg_gram_cols(R, R, dinv)'s square with the
- * update's diagonal, the same bits as the two calls */
-int la_bcg_update_rho(la_bcg *w, const double *alpha, const la_vec *dinv,
-                      double out[LA_BCG_NSUM], cls_error *err);
 /* R = B - R (R holds A X, from la_spmm into w->rv), with the same sums */
 int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err);
 /* P = Z + P beta, Z = zsrc (R or Z) scaled by dinv when given; with_x:

@@ -188,15 +188,8 @@ static int bcg_step(bcg *B, int *lost, cls_error *err)
     bcg_chol_solve(L, k, B->rho, alpha); /* alpha = G^-1 rho */
     double rho_old[BK * BK];
     memcpy(rho_old, B->rho, sizeof rho_old);
-    if (!B->general && B->w.rho_fused) { /* rho summed in the update's pass */
-        if ((rc = la_bcg_update_rho(&B->w, alpha, B->dinv, out, err)))
-            return rc;
-        for (int c = 0; c < k; c++)
-            B->rr[c] = out[64 + c];
-        memcpy(B->rho, out, sizeof B->rho);
-    } else if ((rc = la_bcg_update(&B->w, alpha, out, err)) || (rc = bcg_after_r(B, out, err))) {
+    if ((rc = la_bcg_update(&B->w, alpha, out, err)) || (rc = bcg_after_r(B, out, err)))
         return rc;
-    }
     cl_mem zsrc = B->general ? B->w.Z : B->w.R;
     if ((*lost = bcg_chol(rho_old, k, L))) { /* X += P alpha still (P's new value unused) */
         memset(beta, 0, sizeof beta);

@@ -10,9 +10,7 @@
 #    one): what a shared search space gives and separate ones do not;
 #  - 2, 3 and 5 columns (P and Q kw wide, padded) through SELL and CSR, the
 #    SpMM's fused G = P'Q against its unfused twin (CLSOLVE_BCG_FUSED=0),
-#    the SpMM with 1, 2 or 4 columns a work-item (CLSOLVE_BCG_SPMM_CW), and
-#    rho summed in the update's pass against its own pass
-#    (CLSOLVE_BCG_RHO_FUSED: x byte for byte, none and jacobi, 3 and 8);
+#    and the SpMM with 1, 2 or 4 columns a work-item (CLSOLVE_BCG_SPMM_CW);
 #  - a matrix of ../shared/data (1138_bus) with 4 columns;
 #  - columns that are dependent (b_2 = 3 b_1: the block loses rank at once)
 #    and a zero column: the block hands over to the columns one by one
@@ -137,21 +135,6 @@ for cw in 1 2 4; do
         done
         $PY -c "import sys; sys.exit(0 if abs($(its cw${cw}_${f}_B8)[0] - $(its tw_$f)[0]) <= 1 else 1)" &&
             ok || bad "SpMM $cw columns a work-item ($f): $(its cw${cw}_${f}_B8) iterations, the twin $(its tw_$f)"
-    done
-done
-
-# rho = (D^-1 R)'R summed in the update's pass (CLSOLVE_BCG_RHO_FUSED=1)
-# against bcg_gram's pass (=0): the same sums in the same order, so the
-# same x byte for byte, and right
-for pc in jacobi none; do
-    for B in B8 Bk3; do
-        for r in 0 1; do
-            CLSOLVE_BCG_RHO_FUSED=$r run rho${r}_${pc}_$B $t/p.mtx -b $t/$B.mtx --method bcg \
-                --precond $pc --tol $TOL
-        done
-        right rho1_${pc}_$B $t/p.mtx $t/$B.mtx "bcg, rho in the update, $pc, $B"
-        cmp -s $t/rho0_${pc}_$B.x.mtx $t/rho1_${pc}_$B.x.mtx && ok ||
-            bad "bcg, $pc, $B: x with rho in the update differs from rho's own pass"
     done
 done
 
