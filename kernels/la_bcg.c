@@ -342,7 +342,7 @@ int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, i
 {
     cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, use = dinv != NULL, fr = fresh;
     cl_int xu = with_x && !fresh;
-    cl_mem d = dinv ? dinv->buf : w->X;
+    cl_mem d = dinv ? dinv->buf : w->B; /* not read without (B: no argument it writes) */
     cl_kernel kn = w->kern[LA_BCG_DIR];
     int rc = fresh ? CLS_OK : bcg_scalars(w, w->beta, beta, err);
     if (!rc)

@@ -1176,7 +1176,11 @@ static int upload_src(la_ctx *la, fmt_src *A, la_spmv_variant variant, la_csr *d
             sent = sell_device_build(la, A, &s, C, dA, &derr) == CLS_OK;
             if (!sent) { /* the device's memory, say: the host's ways below */
                 lai_release_objects(NULL, 0, (cl_mem *[]){&dA->fcol, &dA->fval}, 2);
-                cls_trace("la_csr_upload: SELL on the device failed; made on the host");
+                char m[400];
+                snprintf(m, sizeof m,
+                         "la_csr_upload: SELL on the device failed (%.300s); made on the host",
+                         derr.msg);
+                cls_trace(m);
             } else {
                 dA->sell_on_device = 1;
                 cls_trace("la_csr_upload: SELL made on the device");

@@ -280,20 +280,28 @@ else
     echo "note: this build has no AMG (solver/amg/amg.h absent): amg and gamg were checked to be refused" >&2
 fi
 # ---- bcsstk13 (bench/data: the SuiteSparse stiffness matrix issue 25
-# names, 2003 rows): every preconditioner converges (the
-# true residual here) and the stronger take fewer iterations, amg < ic0 <
-# jacobi (1360, 632 and 390 on 2026-12-01; PETSc 3.18's GAMG 407)
-gunzip -c "$here/../../bench/data/bcsstk13.mtx.gz" >$t/bcsstk13.mtx
-BK="jacobi ic0"
-[ "$(cat $t/amg.rc)" = 0 ] && BK="$BK amg" # (a build without AMG: refused, above)
-for p in $BK; do
-    run bk-$p 1 -- $t/bcsstk13.mtx --tol $TOL --precond $p --maxiter 20000
-    converged bk-$p $t/bcsstk13.mtx "bcsstk13 --precond $p"
-done
-if [ "$BK" = "jacobi ic0 amg" ]; then
-    [ "$(its bk-amg)" -lt "$(its bk-ic0)" ] && [ "$(its bk-ic0)" -lt "$(its bk-jacobi)" ] && ok ||
-        bad "bcsstk13: amg $(its bk-amg), ic0 $(its bk-ic0), jacobi $(its bk-jacobi) iterations"
-    echo "bcsstk13: jacobi $(its bk-jacobi), ic0 $(its bk-ic0), amg $(its bk-amg) iterations"
+# names, 2003 rows): every preconditioner converges (the true residual
+# here) and the stronger take fewer iterations, amg < ic0 < jacobi (390,
+# 632 and 1360 on 2026-12-01; PETSc 3.18's GAMG 407). Not in the sanitized
+# stage (its runs are trimmed to the time it has, above).
+BKF="$here/../../bench/data/bcsstk13.mtx.gz"
+if [ $san = 1 ]; then
+    :
+elif [ ! -f "$BKF" ]; then
+    echo "note: $BKF is absent (a tree without bench/): bcsstk13 not solved" >&2
+else
+    gunzip -c "$BKF" >$t/bcsstk13.mtx && ok || bad "gunzip $BKF"
+    BK="jacobi ic0"
+    [ "$(cat $t/amg.rc)" = 0 ] && BK="$BK amg" # (a build without AMG: refused, above)
+    for p in $BK; do
+        run bk-$p 1 -- $t/bcsstk13.mtx --tol $TOL --precond $p --maxiter 20000
+        converged bk-$p $t/bcsstk13.mtx "bcsstk13 --precond $p"
+    done
+    if [ "$BK" = "jacobi ic0 amg" ]; then
+        [ "$(its bk-amg)" -lt "$(its bk-ic0)" ] && [ "$(its bk-ic0)" -lt "$(its bk-jacobi)" ] && ok ||
+            bad "bcsstk13: amg $(its bk-amg), ic0 $(its bk-ic0), jacobi $(its bk-jacobi) iterations"
+        echo "bcsstk13: jacobi $(its bk-jacobi), ic0 $(its bk-ic0), amg $(its bk-amg) iterations"
+    fi
 fi
 
 finish

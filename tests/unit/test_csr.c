@@ -437,6 +437,75 @@ static void test_in_order(void)
     coo_free(&C);
 }
 
+/* The in-order flag where the rows' order is decided across a block end, on
+ * the scatter path after ph_window, and on a ranged read: row 0 holds (0,0),
+ * row i >= 1 holds (i, i-1) and (i, i), so with 2 threads the first block
+ * ends inside row nr / 2 (nr even); swapping that row's two columns is seen
+ * only by the pair that straddles the blocks. Mirror destinations spread
+ * over all rows (row i's second entry at a column hashed below i) make 8
+ * threads' windows exceed the cap: the scatter path, not in order. */
+static void test_in_order_edges(void)
+{
+    const int32_t nr = 1000; /* even */
+    coo_matrix C;
+    coo_make(&C, nr + 1, nr + 1, 2 * nr + 1);
+    int64_t n = 0;
+    C.row[n] = 0, C.col[n] = 0, C.val[n++] = 4.0;
+    for (int32_t i = 1; i <= nr; i++) {
+        C.row[n] = i, C.col[n] = i - 1, C.val[n++] = rand_val();
+        C.row[n] = i, C.col[n] = i, C.val[n++] = 4.0 + rand_val();
+    }
+    C.nnz = n;
+    CHECK(C.row[n / 2 - 1] == C.row[n / 2]); /* the pair at 2 threads' block end */
+    in_order_case("pairs, symmetric", &C, 1, "grouped mirror", 1);
+    const int32_t c0 = C.col[n / 2 - 1];
+    C.col[n / 2 - 1] = C.col[n / 2];
+    C.col[n / 2] = c0;
+    in_order_case("pairs, the block end's pair swapped", &C, 1, "grouped mirror", 0);
+    in_order_case("pairs, the block end's pair swapped, general", &C, 0, "copy", 0);
+    C.col[n / 2] = C.col[n / 2 - 1];
+    C.col[n / 2 - 1] = c0;
+
+    /* a ranged read, no mirror, rows outside [rb, re): the scatter path */
+    for (int nt = 1; nt <= 3; nt += 2) {
+        coo_matrix D;
+        coo_copy(&D, &C);
+        csr_matrix A;
+        cls_error e;
+        CHECK(csr_from_coo_rows_take(&D, 0, 10, nr - 10, NULL, nt, &A, NULL, NULL, &e) == CLS_OK);
+        CHECK_MSG(!csr_last_in_order() && strcmp(csr_last_path(), "scatter") == 0,
+                  "ranged, %d threads: path %s, in order %d", nt, csr_last_path(),
+                  csr_last_in_order());
+        CHECK(A.nrows == nr - 20 && A.rowptr[A.nrows] == 2 * (nr - 20));
+        csr_free(&A);
+    }
+    coo_free(&C);
+
+    const int32_t nw = 600000;
+    coo_make(&C, nw, nw, 2 * (int64_t)nw);
+    n = 0;
+    for (int32_t i = 0; i < nw; i++) {
+        if (i > 0) /* a column anywhere below the diagonal */
+            C.row[n] = i, C.col[n] = (int32_t)(check_rand() % (uint64_t)i), C.val[n++] = rand_val();
+        C.row[n] = i, C.col[n] = i, C.val[n++] = 4.0;
+    }
+    C.nnz = n;
+    csr_matrix A, B;
+    cls_error e;
+    CHECK(csr_from_coo_mt(&C, 1, 8, &A, NULL, NULL, &e) == CLS_OK);
+    CHECK_MSG(strcmp(csr_last_path(), "scatter") == 0 && !csr_last_in_order(),
+              "wide windows in order, 8 threads: %s, in order %d", csr_last_path(),
+              csr_last_in_order());
+    CHECK(csr_from_coo_mt(&C, 1, 1, &B, NULL, NULL, &e) == CLS_OK);
+    CHECK_MSG(strcmp(csr_last_path(), "grouped mirror") == 0 && csr_last_in_order(),
+              "wide windows in order, 1 thread: %s, in order %d", csr_last_path(),
+              csr_last_in_order());
+    CHECK(csr_bits_equal(&A, &B));
+    csr_free(&A);
+    csr_free(&B);
+    coo_free(&C);
+}
+
 /* The entries of C, mirrored, whose row is in [rb, re): what a rank of a
  * ranged read owns of them (rows kept global, no mirror left to apply). */
 static void coo_rows_of(coo_matrix *E, const coo_matrix *C, int mirror, int64_t rb, int64_t re)
@@ -704,6 +773,7 @@ int main(void)
     test_mirror();
     test_grouped_mirror();
     test_in_order();
+    test_in_order_edges();
     test_rows_window();
     test_rows_grouped();
     test_sorted_empty_rows();

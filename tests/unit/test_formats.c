@@ -254,6 +254,11 @@ static void check_sell_on_device(la_ctx *la, const csr_matrix *A, const la_csr *
     CHECK_MSG(dA.sell_on_device == expect, "%s: SELL on the device %d, expected %d (%s)", what,
               dA.sell_on_device, expect, la_precision_str(la->prec));
     CHECK(dA.stored == hB->stored && dA.naux == hB->naux);
+    const size_t ns = (size_t)(dA.naux + 1) * sizeof(cl_int);
+    void *s1 = read_buf(la, dA.aux, ns), *s2 = read_buf(la, hB->aux, ns);
+    CHECK_MSG(s1 && s2 && !memcmp(s1, s2, ns), "%s: SELL's chunk starts differ", what);
+    free(s1);
+    free(s2);
     const size_t nc = (size_t)dA.stored * sizeof(cl_int), nv = (size_t)dA.stored * la->melem;
     void *c1 = read_buf(la, dA.fcol, nc), *c2 = read_buf(la, hB->fcol, nc);
     void *v1 = read_buf(la, dA.fval, nv), *v2 = read_buf(la, hB->fval, nv);
