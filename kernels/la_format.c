@@ -817,10 +817,7 @@ static int sell_device_build(la_ctx *la, const fmt_src *A, const sell_host *s, s
                 rc = cls_fail(err, CLS_EOTHER, "sell_from_csr: %s", ocl_errstr(st));
         }
     }
-    cl_mem *ms[] = {&rp, &col, &val};
-    for (int i = 0; i < 3; i++)
-        if (*ms[i])
-            clReleaseMemObject(*ms[i]);
+    lai_release_objects(NULL, 0, (cl_mem *[]){&rp, &col, &val}, 3);
     return rc;
 }
 

@@ -16,7 +16,7 @@
  *            same bits for every thread count, run and input order (no sort
  *            where the rows come out in order already: grouped by row,
  *            columns strictly ascending, a mirrored input all in its lower
- *            triangle; 12-14 ms of poisson3d 256 on 16 cores)
+ *            triangle; 12-16 ms of poisson3d 256 on 16 cores)
  *   compact  only when duplicates were merged: new row pointers by a prefix
  *            sum and a parallel copy into exact-size arrays
  *
@@ -202,7 +202,7 @@ typedef struct asm_ctx {
      * thread found that, the adopted or grouped mirror's rows come out in
      * order and the sort is skipped (finish_rows) */
     int disordered[CSR_MAX_THREADS];
-    int in_order;
+    int in_order; /* set only where adopt/copy or the grouped mirror succeeds */
     /* the grouped mirror: the entries of the rows kept are [kb, ke) of the
      * input; drow[i] is row i's first one, counted from kb (nrows + 1);
      * thread t's mirror counts, then cursors, over rows [jlo[t], jhi[t]);
@@ -480,8 +480,8 @@ static void ph_window(asm_ctx *c, int t) /* the rows thread t mirrors into */
     const int32_t *row = c->row, *col = c->col;
     const int64_t rb = c->rb;
     int64_t lo = INT64_MAX, hi = -1;
-    /* the columns' order too, as ph_check_sorted's (the entries are in
-     * cache here); without branches, so the loop stays as fast */
+    /* the columns' order too, as ph_check_sorted's without a mirror: the
+     * entry is in hand here (a loop of its own cost 8 ms of p256) */
     int dis = 0;
     for (int64_t k = k0; k < k1; k++) {
         const int32_t i = row[k], cj = col[k];
@@ -680,11 +680,6 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
         cover += c->jhi[t] - c->jlo[t];
         dis |= c->disordered[t];
     }
-    /* a row's stored entries (columns <= i) come first and its mirrors
-     * (columns > i) follow in the input's order, by ascending row: in
-     * order when the input's rows are (no second input: its entries go
-     * last, in any order) */
-    c->in_order = !dis && c->n2 == 0;
     if (cover > ASM_WINDOW_CAP(c->nrows))
         return 1;
     /* the rows kept are a run of the grouped input: [kb, ke) */
@@ -749,6 +744,11 @@ static int assemble_grouped_mirror(asm_ctx *c, csr_matrix *A, int64_t *expanded,
     if (c->n2)
         scatter_second(c);
     windows_free(c);
+    /* a row's stored entries (columns <= i) come first and its mirrors
+     * (columns > i) follow in the input's order, by ascending row: in
+     * order when the input's rows are (no second input: its entries go
+     * last, in any order) */
+    c->in_order = !dis && c->n2 == 0;
     return 0;
 }
 
@@ -876,18 +876,14 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
 
     /* grouped by ascending row: adopted as they are (no mirror, every row
      * kept, nothing else), or the grouped mirror */
-    int sorted = 0;
+    int sorted = 0, adopt_dis = 0; /* adopt_dis: ph_check_sorted's column order (no mirror) */
     if ((!mirror && n2 == 0) || (mirror && !grouped_mirror_off())) {
         run_par(c, ph_check_sorted);
         sorted = 1;
-        int dis = 0;
         for (int t = 0; t < c->nt; t++) {
             sorted &= !c->unsorted[t];
-            dis |= c->disordered[t];
+            adopt_dis |= c->disordered[t];
         }
-        /* grouped by ascending row with columns strictly ascending: the
-         * adopted rows are in order (with a mirror ph_window decides) */
-        c->in_order = sorted && !mirror && !dis;
         /* rows ascend, so the ends say whether every row is kept */
         if (sorted && !mirror && c->n > 0)
             sorted = in_rows(c, c->row[0] - c->rb) && in_rows(c, c->row[c->n - 1] - c->rb);
@@ -908,6 +904,7 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
         /* grouped by row already (the common case for files written row by
          * row): the column and value arrays become A's as they are */
         path = Cm ? "adopt" : "copy";
+        c->in_order = !adopt_dis; /* grouped, columns strictly ascending: in order as they are */
         if (c->n == 0)
             memset(A->rowptr, 0, (size_t)(nrows + 1) * sizeof *A->rowptr);
         else
@@ -934,7 +931,6 @@ static int assemble(coo_matrix *Cm, const coo_matrix *C, int mirror, int64_t rb,
             *expanded = c->n;
         t2 = now_s();
     } else {
-        c->in_order = 0;      /* the scatter's order within a row is the schedule's */
         run_par(c, ph_count); /* into cur[], zeroed by calloc */
         int64_t total = 0;
         for (int t = 0; t < c->nt; t++)
