@@ -53,6 +53,19 @@ export PYTHONPATH=$PETSC_DIR/lib/python3/dist-packages${PYTHONPATH:+:$PYTHONPATH
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$OUT/machine.txt"
 
+# peer NP PC OUTNAME amg_petsc.py-args...: a PETSc peer on NP ranks, its JSON
+# line in $OUT/OUTNAME.json (petsc4py 3.18 can hang in MPI_Finalize after
+# printing: bounded)
+peer() {
+    local np=$1 pc=$2 name=$3
+    shift 3
+    local bind=()
+    [ "$np" = 1 ] && bind=(--bind-to none)
+    timeout 600 mpirun --oversubscribe -np "$np" "${bind[@]}" -x PETSC_DIR -x PYTHONPATH \
+        /usr/bin/python3 "$HERE/amg_petsc.py" "$@" --pc "$pc" --tol "$TOL" --repeat "$REPS" \
+        >"$OUT/$name.json" 2>"$OUT/$name.log" || true
+}
+
 for n in $SIZES; do
     # shellcheck disable=SC2086
     "$BENCH_AMG" --device "$DEVICE" --reps "$REPS" --tol "$TOL" -v $EXTRA "gen:poisson3d:$n" \
@@ -65,13 +78,8 @@ for n in $SIZES; do
     fi
     if [ "$PEERS" = 1 ]; then
         for np in $PEER_NP; do
-            BIND=()
-            [ "$np" = 1 ] && BIND=(--bind-to none)
             for pc in gamg hypre; do
-                # (petsc4py 3.18 can hang in MPI_Finalize after printing: bounded)
-                timeout 600 mpirun --oversubscribe -np "$np" "${BIND[@]}" -x PETSC_DIR -x PYTHONPATH \
-                    /usr/bin/python3 "$HERE/amg_petsc.py" --n "$n" --pc "$pc" --tol "$TOL" \
-                    --repeat "$REPS" >"$OUT/petsc-$pc-$np-$n.json" 2>"$OUT/petsc-$pc-$np-$n.log" || true
+                peer "$np" "$pc" "petsc-$pc-$np-$n" --n "$n"
             done
         done
     fi
@@ -86,9 +94,7 @@ for m in $MATRICES; do
     done
     if [ "$PEERS" = 1 ]; then
         for pc in gamg hypre; do
-            timeout 600 mpirun --oversubscribe -np 1 --bind-to none -x PETSC_DIR -x PYTHONPATH \
-                /usr/bin/python3 "$HERE/amg_petsc.py" --matrix "$m" --pc "$pc" --tol "$TOL" \
-                --repeat "$REPS" >"$OUT/mat-$base-petsc-$pc.json" 2>"$OUT/mat-$base-petsc-$pc.log" || true
+            peer 1 "$pc" "mat-$base-petsc-$pc" --matrix "$m"
         done
     fi
 done
