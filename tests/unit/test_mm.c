@@ -871,6 +871,72 @@ static void test_number_parsing(void)
     free(tok);
 }
 
+/* Indices of 1..21 digits (leading zeros make long tokens of small values:
+ * the SWAR path reads 1..7, 8, 9..15 digits and leaves 16 and more to the
+ * per-digit loop) and integer-like values of 1..8 digits, some signed,
+ * beside decimals and exponents, near many block ends: the same matrix as
+ * a plain file of the same entries, on 1 and 3 threads; an out-of-range
+ * index of 8, 9 or 12 digits is reported with its token and its line. */
+static void test_digit_runs(void)
+{
+    enum { NENT = 6000, NROWS = 1999 };
+    char *text = malloc((size_t)NENT * 96 + 256), *plain = malloc((size_t)NENT * 64 + 256);
+    size_t n = (size_t)sprintf(text, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n",
+                               NROWS, NROWS, NENT);
+    size_t m = (size_t)sprintf(plain, "%%%%MatrixMarket matrix coordinate real general\n%d %d %d\n",
+                               NROWS, NROWS, NENT);
+    static const char *vals[] = {"-1",      "6",        "0",        "-0",         "7",
+                                 "1234567", "-1234567", "12345678", "007",        "-12.5",
+                                 "3e2",     "1.0",      "+4",       "99999999999"};
+    for (int k = 0; k < NENT; k++) {
+        int ij[2] = {(int)(check_rand() % NROWS) + 1, (int)(check_rand() % NROWS) + 1};
+        for (int q = 0; q < 2; q++) {
+            char num[16];
+            int len = sprintf(num, "%d", ij[q]);
+            int digits = len + (int)(check_rand() % (unsigned)(22 - len)); /* len..21 */
+            for (int z = len; z < digits; z++)
+                text[n++] = '0';
+            n += (size_t)sprintf(text + n, "%s%s", num, (check_rand() & 1) ? "\t" : " ");
+        }
+        const char *v = vals[check_rand() % (sizeof vals / sizeof *vals)];
+        n += (size_t)sprintf(text + n, "%s%s", v, (check_rand() % 4 == 0) ? " \r\n" : "\n");
+        m += (size_t)sprintf(plain + m, "%d %d %.17g\n", ij[0], ij[1], strtod(v, NULL));
+    }
+    const char *pt = write_bytes("digits.mtx", text, n),
+               *pp = write_bytes("digits-plain.mtx", plain, m);
+    mm_set_block_size(4096);
+    csr_matrix ref;
+    if (read_ok(pp, 1, &ref, NULL, NULL) == CLS_OK) {
+        for (int t = 1; t <= 3; t += 2) {
+            csr_matrix A;
+            if (read_ok(pt, t, &A, NULL, NULL) == CLS_OK) {
+                CHECK_MSG(csr_bits_equal(&A, &ref),
+                          "long index tokens, %d threads: not the plain file's matrix", t);
+                csr_free(&A);
+            }
+        }
+        csr_free(&ref);
+    }
+    mm_set_block_size(0);
+    static const struct {
+        const char *entry, *needle;
+    } bad[] = {{"00002000 1 1", "row index 00002000 out of range 1..1999"},
+               {"1 123456789 1", "column index 123456789 out of range 1..1999"},
+               {"000000002000 5 1", "row index 000000002000 out of range 1..1999"},
+               {"12345678 1 1", "row index 12345678 out of range 1..1999"}};
+    for (size_t b = 0; b < sizeof bad / sizeof *bad; b++) {
+        char f[256];
+        snprintf(f, sizeof f,
+                 "%%%%MatrixMarket matrix coordinate real general\n%d %d 3\n1 1 1\n%s\n2 2 1\n",
+                 NROWS, NROWS, bad[b].entry);
+        char name[32];
+        snprintf(name, sizeof name, "digits-bad%zu.mtx", b);
+        expect_fail(name, f, 4, bad[b].needle);
+    }
+    free(text);
+    free(plain);
+}
+
 /* A random 50k-entry file, messy formatting, many blocks: every thread count
  * gives the same matrix, and a planted error the same line. */
 static char *make_random_file(int nent, int64_t nrows, size_t *len, long long **linemap)
@@ -1311,6 +1377,7 @@ int main(int argc, char **argv)
     test_formats();
     test_vectors();
     test_number_parsing();
+    test_digit_runs();
     test_threads();
     test_mapped();
     test_writer();
