@@ -312,6 +312,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         } else {
             rc = mm_read_csr(a_path, &ro, &A, &h, &st, err);
         }
+        cls_trace("input: matrix read (the checks follow)");
         if (!rc) {
             hdr.nrows = A.nrows;
             hdr.ncols = A.ncols;

@@ -68,7 +68,8 @@ const char *la_precision_name(la_precision p)
 /* The checks over row ranges in parallel: each range finds its first
  * non-finite value, its largest |a_ij|, and then its first row whose
  * diagonal is not positive or whose upper entries have no mirror within
- * 1e-12 max|a_ij|. The smallest failing index over the ranges is the one a
+ * 1e-12 max|a_ij| (for mirrored storage, with no symmetry to test, the
+ * diagonal is found in the first pass: the rows are read once). The smallest failing index over the ranges is the one a
  * sequential scan finds first, so the message does not depend on the
  * thread count. */
 typedef struct chk_range {
@@ -95,8 +96,12 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
     if (c->pass == 1) {
         r->bad_val = -1;
         r->maxabs = 0.0;
+        r->bad_row = -1;
+        r->bad_entry = -1;
+        const int diag = c->mirrored; /* pass 2's work here: no symmetry to test */
         for (int64_t i = i0; i < i1; i++) { /* row by row: each row's sum on the way */
             double s = 0.0;
+            int64_t d = -1;
             for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
                 if (!isfinite(A->val[k])) {
                     r->bad_val = k;
@@ -105,9 +110,17 @@ static void chk_rows(void *arg, int range, int64_t i0, int64_t i1)
                 if (fabs(A->val[k]) > r->maxabs)
                     r->maxabs = fabs(A->val[k]);
                 s += A->val[k] * 1.0;
+                if (diag && A->col[k] == i)
+                    d = k;
             }
             if (c->rowsum)
                 c->rowsum[i] = s;
+            if (diag && r->bad_row < 0) { /* the first in the range; values still checked */
+                if (!(d >= 0 && A->val[d] > 0.0))
+                    r->bad_row = i;
+                else if (c->dinv)
+                    c->dinv[i] = 1.0 / A->val[d];
+            }
         }
         return;
     }
@@ -179,8 +192,11 @@ int solve_check_input_stored(const csr_matrix *A, const double *b, int64_t nb, c
             return rc;
         }
     }
-    c.pass = 2;
-    cls_parallel_for(A->nrows, grain, chk_rows, &c);
+    /* mirrored: pass 1 found the diagonals (one pass over the rows, not two) */
+    if (!c.mirrored) {
+        c.pass = 2;
+        cls_parallel_for(A->nrows, grain, chk_rows, &c);
+    }
     chk_range bad = {-1, 0.0, -1, -1};
     for (int q = 0; q < t && bad.bad_row < 0; q++) /* ranges in row order */
         if (c.r[q].bad_row >= 0)

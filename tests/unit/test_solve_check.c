@@ -168,6 +168,31 @@ int main(int argc, char **argv)
     A.val[find(&A, 5, 5)] = -1.0;
     A.val[A.nnz - 3] = 0.0 / 0.0;
     expect(&A, CLS_EINPUT, "NaN or Inf", "NaN");
+    /* mirrored storage finds the diagonals in the values' pass: the NaN
+     * still outranks the bad row, and without it the first bad row over
+     * the ranges is the one named, whatever the thread count */
+    static const char *mthreads[] = {"1", "3", "16"};
+    for (int t = 0; t < 3; t++) {
+        setenv("CLS_THREADS", mthreads[t], 1);
+        cls_error_clear(&e);
+        CHECK_MSG(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, NULL, &e) == CLS_EINPUT &&
+                      strstr(e.msg, "NaN or Inf"),
+                  "mirrored, %s threads: the NaN after a bad row: %s", mthreads[t], e.msg);
+        const double keep_nan = A.val[A.nnz - 3];
+        A.val[A.nnz - 3] = 0.0;
+        const int64_t late = n - 7, dl = find(&A, late, late);
+        const double keep_late = A.val[dl];
+        A.val[dl] = 0.0;
+        cls_error_clear(&e);
+        snprintf(want, sizeof want, "diagonal entry (6,6)");
+        CHECK_MSG(solve_check_input_stored(&A, NULL, 0, "m.mtx", 1, NULL, &e) == CLS_EBREAKDOWN &&
+                      strstr(e.msg, want),
+                  "mirrored, %s threads, rows 6 and %lld bad: %s", mthreads[t], (long long)late + 1,
+                  e.msg);
+        A.val[dl] = keep_late;
+        A.val[A.nnz - 3] = keep_nan;
+    }
+    unsetenv("CLS_THREADS");
     csr_free(&A);
     return check_done("test_solve_check");
 }
