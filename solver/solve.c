@@ -69,9 +69,9 @@ const char *la_precision_name(la_precision p)
  * non-finite value, its largest |a_ij|, and then its first row whose
  * diagonal is not positive or whose upper entries have no mirror within
  * 1e-12 max|a_ij| (for mirrored storage, with no symmetry to test, the
- * diagonal is found in the first pass: the rows are read once). The smallest failing index over the ranges is the one a
- * sequential scan finds first, so the message does not depend on the
- * thread count. */
+ * diagonal is found in the first pass: the rows are read once). The
+ * smallest failing index over the ranges is the one a sequential scan
+ * finds first, so the message does not depend on the thread count. */
 typedef struct chk_range {
     int64_t bad_val;   /* first entry that is NaN or Inf, or -1 */
     double maxabs;     /* max |a_ij| of the range */
