@@ -181,8 +181,10 @@ int lai_enqueue(la_ctx *la, cl_kernel k, const char *kname, size_t groups, size_
                         global, ls, ocl_errstr(st), (int)st);
     if (want && la->prof)
         clRetainEvent(ev);
-    if (want)
+    if (want) {
+        la->evname[la->nev] = kname;
         la->ev[la->nev++] = ev;
+    }
     lai_prof_take(la, ev);
     return CLS_OK;
 }
@@ -243,6 +245,11 @@ void la_capture_begin(la_ctx *la)
 
 double la_capture_end(la_ctx *la, double *each, int max, int *count)
 {
+    return la_capture_end_named(la, each, NULL, max, count);
+}
+
+double la_capture_end_named(la_ctx *la, double *each, const char **names, int max, int *count)
+{
     double s = 0.0;
     for (int i = 0; i < la->nev; i++) {
         double t = ocl_event_seconds(la->ev[i]);
@@ -250,6 +257,8 @@ double la_capture_end(la_ctx *la, double *each, int max, int *count)
             s += t;
         if (each && i < max)
             each[i] = t;
+        if (names && i < max)
+            names[i] = la->evname[i] ? la->evname[i] : "?";
         clReleaseEvent(la->ev[i]);
     }
     if (count)

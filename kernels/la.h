@@ -85,6 +85,7 @@ typedef struct la_config {
 } la_config;
 
 #define LA_POOL_MAX 16
+#define LA_CAPTURE_MAX 512 /* launches one capture records (la_capture_begin) */
 #define LA_SMALL_RPW_MAX 8 /* cg_small_reg.cl's largest CGS_RPW */
 
 typedef struct la_ctx {
@@ -125,11 +126,13 @@ typedef struct la_ctx {
     cl_mem stage[2];
     void *stage_ptr[2];
     cl_event stage_ev[2];
-    /* profiling hook (kernels/tune.c, clsolve bench): when capture is set,
-     * every kernel launch records its event here (up to 8 per operation) */
+    /* profiling hook (kernels/tune.c, clsolve bench, bcg's profile): when
+     * capture is set, every kernel launch records its event and kernel name
+     * here (a tuned operation's few, or a block iteration's V-cycle) */
     int capture;
     int nev;
-    cl_event ev[8];
+    cl_event ev[LA_CAPTURE_MAX];
+    const char *evname[LA_CAPTURE_MAX];
     /* a profiling run's sink (solver/dist/dprof.c): while prof is set, the
      * commands of a distributed iteration (la's kernels and scalar writes,
      * ld's halo kernels and copies, the sums' reads) hand it their event,
@@ -469,6 +472,8 @@ int la_finish(la_ctx *la, cls_error *err);
  * each is not NULL; *count gets how many) and releases them. */
 void la_capture_begin(la_ctx *la);
 double la_capture_end(la_ctx *la, double *each, int max, int *count);
+/* the same, with each launch's kernel name in names[0..max) */
+double la_capture_end_named(la_ctx *la, double *each, const char **names, int max, int *count);
 
 /* For the profiler: BLAS-1/reduction work-group size and groups per CU
  * (any multiple of the preferred multiple; the reductions handle any

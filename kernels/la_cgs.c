@@ -315,8 +315,10 @@ int la_cgs_enqueue(la_cgs *w, int64_t room, cls_error *err)
                         "clEnqueueNDRangeKernel(cgs_run, local %zu) failed: %s (%d)", ls,
                         ocl_errstr(st), (int)st);
     if (la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev) &&
-        clRetainEvent(ev) == CL_SUCCESS)
+        clRetainEvent(ev) == CL_SUCCESS) {
+        la->evname[la->nev] = "cgs_run";
         la->ev[la->nev++] = ev;
+    }
     st = clFlush(la->ocl->queue);
     if (st != CL_SUCCESS) {
         clReleaseEvent(ev);

@@ -171,8 +171,10 @@ int la_ring_step(la_ctx *la, la_ring *r, cl_kernel k_scal, size_t ls_scal, cl_ke
         return cls_fail(err, CLS_EOTHER, "clEnqueueNDRangeKernel(%s scalars) failed: %s (%d)", what,
                         ocl_errstr(st), (int)st);
     if (la->capture && la->nev < (int)(sizeof la->ev / sizeof *la->ev) &&
-        clRetainEvent(ev) == CL_SUCCESS)
+        clRetainEvent(ev) == CL_SUCCESS) {
+        la->evname[la->nev] = what;
         la->ev[la->nev++] = ev;
+    }
     if ((rc = lai_enqueue(la, k_upd, upd_name, gu, ls_upd, err))) {
         clReleaseEvent(ev);
         return rc;

@@ -342,13 +342,26 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
         if (prof)
             la_capture_begin(la);
         rc = bcg_step(&B, &lost, err);
-        if (prof) { /* one iteration's launches, in order, to stderr */
-            double each[64];
+        if (prof) { /* one iteration's launches, in order, then by kernel, to stderr */
+            double each[LA_CAPTURE_MAX];
+            const char *names[LA_CAPTURE_MAX];
             int cnt = 0;
-            double tot = la_capture_end(la, each, 64, &cnt);
+            double tot = la_capture_end_named(la, each, names, LA_CAPTURE_MAX, &cnt);
             fprintf(stderr, "bcg profile: %d launches, %.3f ms:", cnt, 1e3 * tot);
             for (int e = 0; e < cnt && e < 64; e++)
                 fprintf(stderr, " %.3f", 1e3 * each[e]);
+            fprintf(stderr, "\nbcg profile by kernel:");
+            for (int e = 0; e < cnt; e++) { /* each name once, at its first launch */
+                int seen = 0, m = 0;
+                double ms = 0.0;
+                for (int f = 0; f < cnt && !seen; f++)
+                    seen = f < e && strcmp(names[f], names[e]) == 0;
+                for (int f = e; f < cnt && !seen; f++)
+                    if (strcmp(names[f], names[e]) == 0)
+                        m++, ms += 1e3 * each[f];
+                if (!seen)
+                    fprintf(stderr, " %s x%d %.3f;", names[e], m, ms);
+            }
             fprintf(stderr, "\n");
         }
         if (rc)

@@ -24,6 +24,7 @@
 
 #include "check.h"
 #include "kernels/la.h"
+#include "kernels/la_spmm.h"
 #include "matrices/gen.h"
 #include "solver/krylov/krylov.h"
 
@@ -221,6 +222,79 @@ static void check_spmv_dev(la_ctx *la, const csr_matrix *A, const la_csr *dA, co
     free(sv);
 }
 
+/* la_spmm on k columns (8; 3 and 11 the first time: two launches) against the
+ * host's SpMV of each column, as check_spmv_dev: every format's block
+ * kernel (CSR's one work-item a row for the CSR family, SELL's; BCSR's
+ * SpMV per column) */
+static void check_spmm_dev(la_ctx *la, const csr_matrix *A, const la_csr *dA, const char *what)
+{
+    static int first = 1;
+    const int ks[] = {8, 3, 11};
+    csr_matrix S = *A;
+    double *sv = malloc((size_t)(A->nnz ? A->nnz : 1) * sizeof *sv);
+    for (int64_t j = 0; j < A->nnz; j++)
+        sv[j] = mstored(la->prec, A->val[j]);
+    S.val = sv;
+    la_spmmk sk;
+    OK(la_spmm_create(la, &sk, &err));
+    double *x = malloc((size_t)(A->ncols ? A->ncols : 1) * sizeof *x);
+    double *yref = malloc((size_t)(A->nrows + 1) * sizeof *yref);
+    double *y = malloc((size_t)(A->nrows + 1) * sizeof *y);
+    const double tol = la->prec == LA_FLOAT ? 1e-5 : 1e-12;
+    for (int q = 0; q < (first ? 3 : 1); q++) {
+        const int k = ks[q];
+        la_vec dx[11], dy[11];
+        const la_vec *px[11];
+        la_vec *py[11];
+        double *xs = malloc((size_t)k * (size_t)(A->ncols ? A->ncols : 1) * sizeof *xs);
+        for (int c = 0; c < k; c++) {
+            for (int64_t j = 0; j < A->ncols; j++)
+                xs[c * A->ncols + j] = vstored(la->prec, uni());
+            OK(la_vec_create(la, A->ncols, &dx[c], &err));
+            OK(la_vec_create(la, A->nrows, &dy[c], &err));
+            OK(la_vec_upload(la, &dx[c], xs + c * A->ncols, &err));
+            upload_nan(la, &dy[c]);
+            px[c] = &dx[c];
+            py[c] = &dy[c];
+        }
+        cls_error_clear(&err);
+        int rc = la_spmm(&sk, dA, k, px, py, &err);
+        CHECK_MSG(rc == CLS_OK, "%s %s spmm k %d: %s", what, la_spmv_variant_name(dA->variant), k,
+                  err.msg);
+        for (int c = 0; !rc && c < k; c++) {
+            memcpy(x, xs + c * A->ncols, (size_t)A->ncols * sizeof *x);
+            csr_spmv_ref(&S, x, yref);
+            OK(la_vec_download(la, &dy[c], y, &err));
+            int64_t bad = -1;
+            for (int64_t i = 0; i < A->nrows && bad < 0; i++) {
+                double a = 0;
+                for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++)
+                    a += fabs(sv[j] * x[A->col[j]]);
+                const double d = fabs(y[i] - yref[i]);
+                if (!((a > 0 ? d / a : d) <= tol))
+                    bad = i;
+            }
+            CHECK_MSG(bad < 0,
+                      "%s %s spmm (local %zu, width %zu): %lld x %lld, column %d of %d: row %lld "
+                      "got %.17g want %.17g",
+                      what, la_spmv_variant_name(dA->variant), dA->local_size, dA->vector_width,
+                      (long long)A->nrows, (long long)A->ncols, c, k, (long long)bad,
+                      bad >= 0 ? y[bad] : 0.0, bad >= 0 ? yref[bad] : 0.0);
+        }
+        for (int c = 0; c < k; c++) {
+            la_vec_release(&dx[c]);
+            la_vec_release(&dy[c]);
+        }
+        free(xs);
+    }
+    first = 0;
+    la_spmm_release(&sk);
+    free(x);
+    free(y);
+    free(yref);
+    free(sv);
+}
+
 /* The bytes of a device buffer (NULL on failure; the caller frees). */
 static void *read_buf(la_ctx *la, cl_mem m, size_t bytes)
 {
@@ -241,7 +315,8 @@ static void *read_buf(la_ctx *la, cl_mem m, size_t bytes)
 static void check_sell_on_device(la_ctx *la, const csr_matrix *A, const la_csr *hB,
                                  const char *what)
 {
-    CHECK_MSG(!hB->sell_on_device, "%s: SELL made on the device unasked (PoCL)", what);
+    CHECK_MSG(!hB->sell_on_device, "%s: SELL made on the device under CLSOLVE_SELL_BUILD=host",
+              what);
     setenv("CLSOLVE_SELL_BUILD", "device", 1);
     la_csr dA;
     cls_error_clear(&err);
@@ -288,7 +363,11 @@ static void check_all_formats(la_ctx *la, const csr_matrix *A, const char *what)
                     la->cfg.sell_sigma = s ? 4 * Cs[c] : 1;
                     la_csr dA;
                     cls_error_clear(&err);
+                    /* the host's build: the reference of check_sell_on_device
+                     * (a GPU would make it on the device by default) */
+                    setenv("CLSOLVE_SELL_BUILD", "host", 1);
                     int rc = la_csr_upload(la, A, LA_SPMV_SELL, &dA, &err);
+                    unsetenv("CLSOLVE_SELL_BUILD");
                     CHECK_MSG(rc == CLS_OK, "%s sell upload: %s", what, err.msg);
                     if (rc)
                         continue;
@@ -312,9 +391,11 @@ static void check_all_formats(la_ctx *la, const csr_matrix *A, const char *what)
                 if (rc)
                     continue;
                 check_spmv_dev(la, A, &dA, what);
+                check_spmm_dev(la, A, &dA, what);
                 /* a work-group size that is not a power of two */
                 dA.local_size = 96 <= la->ocl->dev.max_work_group ? 96 : dA.local_size;
                 check_spmv_dev(la, A, &dA, what);
+                check_spmm_dev(la, A, &dA, what);
                 la_csr_release(&dA);
                 la->cfg = saved;
             }
@@ -332,9 +413,11 @@ static void check_all_formats(la_ctx *la, const csr_matrix *A, const char *what)
             for (size_t vw = 2; vw <= 64 && vw <= dA.local_size; vw *= 2) {
                 dA.vector_width = vw;
                 check_spmv_dev(la, A, &dA, what);
+                check_spmm_dev(la, A, &dA, what);
             }
         } else {
             check_spmv_dev(la, A, &dA, what);
+            check_spmm_dev(la, A, &dA, what);
             if (dA.variant == LA_SPMV_SELL || dA.variant == LA_SPMV_BCSR) {
                 size_t keep = dA.local_size, keepg = dA.max_groups;
                 dA.local_size = 96 <= la->ocl->dev.max_work_group ? 96 : keep;
