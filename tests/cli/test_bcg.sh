@@ -17,7 +17,9 @@
 #    (dbcg.c; the trace says so) and every column is still right;
 #  - 2 ranks (several parts: no block kernels there) and one column: the
 #    same answers through dbcg.c and cg; float and mixed precision;
-#  - dwt_992 (not positive definite): the same exit as --method cg.
+#  - dwt_992 (not positive definite): the same exit as --method cg;
+#  - CLSOLVE_BCG_PROFILE=1 with amg: the iteration's kernels by name, the
+#    V-cycle's among them.
 . "$(dirname "$0")/lib.sh"
 need_data matrices
 t=$TEST_TMP
@@ -98,6 +100,15 @@ for p in none jacobi amg chebyshev; do
         $PY -c "import sys; sys.exit(0 if $(its b_$p)[0] < max($(its s_$p)) else 1)" && ok ||
             bad "bcg $p: $(its b_$p) iterations, not fewer than cg's columns alone $(its s_$p)"
     fi
+done
+
+# the profile of one block iteration (CLSOLVE_BCG_PROFILE=1) names every
+# launch's kernel, the V-cycle's too (its capture once held 8 launches)
+CLSOLVE_BCG_PROFILE=1 run prof $t/p.mtx -b $t/B8.mtx --method bcg --precond amg --tol $TOL
+right prof $t/p.mtx $t/B8.mtx "bcg amg, profiled"
+pl=$(grep "^bcg profile by kernel:" $t/prof.err | head -1)
+for kn in "bcg_spmm_" "bcg_update_rr_8 x1 " "bcg_dir_8 x1 " "amg_cheb_first x" "spmm_"; do
+    case "$pl" in *"$kn"*) ok ;; *) bad "bcg profile by kernel: no '$kn' in: $pl" ;; esac
 done
 
 # P and Q are kw wide (k rounded up to 2, 4 or 8; the columns past k stay
