@@ -15,16 +15,18 @@
  *   amg_residual    r = b - q
  * Coarsest level: amg_dense, x = M b with M the dense (symmetric) inverse,
  * one work-group per row and a tree sum over the group.
+ * lg: the vectors are row-major blocks of 1 << lg columns (amg_pack), dinv
+ * one entry a row (lg = 0: plain vectors).
  * Grid-stride loops as in blas1.cl; no kernel returns before a barrier.
  */
 
 __kernel void amg_cheb_first(const int n, const int zero, __global const real *b,
                              __global const real *q, __global const real *dinv, const real c0,
-                             __global real *r, __global real *d, __global real *x)
+                             __global real *r, __global real *d, __global real *x, const int lg)
 {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         real ri = zero ? b[i] : b[i] - q[i];
-        real di = c0 * dinv[i] * ri;
+        real di = c0 * dinv[i >> lg] * ri;
         r[i] = ri;
         d[i] = di;
         x[i] = zero ? di : x[i] + di;
@@ -33,11 +35,11 @@ __kernel void amg_cheb_first(const int n, const int zero, __global const real *b
 
 __kernel void amg_cheb_next(const int n, __global const real *q, __global const real *dinv,
                             const real c1, const real c2, __global real *r, __global real *d,
-                            __global real *x)
+                            __global real *x, const int lg)
 {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         real ri = r[i] - q[i];
-        real di = c1 * d[i] + c2 * dinv[i] * ri;
+        real di = c1 * d[i] + c2 * dinv[i >> lg] * ri;
         r[i] = ri;
         d[i] = di;
         x[i] += di;
@@ -45,10 +47,11 @@ __kernel void amg_cheb_next(const int n, __global const real *q, __global const 
 }
 
 __kernel void amg_jacobi(const int n, const int zero, __global const real *b,
-                         __global const real *q, __global const real *dinv, __global real *x)
+                         __global const real *q, __global const real *dinv, __global real *x,
+                         const int lg)
 {
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0))
-        x[i] = zero ? dinv[i] * b[i] : x[i] + dinv[i] * (b[i] - q[i]);
+        x[i] = zero ? dinv[i >> lg] * b[i] : x[i] + dinv[i >> lg] * (b[i] - q[i]);
 }
 
 __kernel void amg_residual(const int n, __global const real *b, __global const real *q,
@@ -59,17 +62,50 @@ __kernel void amg_residual(const int n, __global const real *b, __global const r
 }
 
 __kernel void amg_dense(const int n, __global const mat_t *M, __global const real *b,
-                        __global real *x, __local acc_t *s)
+                        __global real *x, __local acc_t *s, const int lg)
 {
-    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0);
-    for (int row = (int)get_group_id(0); row < n; row += (int)get_num_groups(0)) {
-        acc_t t = 0;
-        for (int j = lid; j < n; j += ls)
-            t += (acc_t)M[(long)row * n + j] * (acc_t)b[j];
-        s[lid] = t;
-        cls_group_reduce(s);
-        if (lid == 0)
-            x[row] = (real)s[0];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    const int lid = (int)get_local_id(0), ls = (int)get_local_size(0), kw = 1 << lg;
+    for (int row = (int)get_group_id(0); row < n; row += (int)get_num_groups(0))
+        for (int c = 0; c < kw; c++) { /* a row-major block's columns (kw = 1: one) */
+            acc_t t = 0;
+            for (int j = lid; j < n; j += ls)
+                t += (acc_t)M[(long)row * n + j] * (acc_t)b[((long)j << lg) + c];
+            s[lid] = t;
+            cls_group_reduce(s);
+            if (lid == 0)
+                x[((long)row << lg) + c] = (real)s[0];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+}
+
+/* k columns (separate vectors c0..c7) into a row-major block of kw = 1 << lg
+ * (B[i kw + c], the columns past k 0), and back out of it: the V-cycle on
+ * k columns at once runs on such blocks (amg_device.c), so that an SpMM's
+ * gather is one segment of kw values, not k scattered ones */
+#define AMG_COLS                                                                                   \
+    __global real *c0, __global real *c1, __global real *c2, __global real *c3, __global real *c4, \
+        __global real *c5, __global real *c6, __global real *c7
+inline __global real *amg_col(const int c, AMG_COLS)
+{
+    __global real *cs[8] = {c0, c1, c2, c3, c4, c5, c6, c7};
+    return cs[c];
+}
+__kernel void amg_pack(const int n, const int k, const int lg, __global real *B, AMG_COLS)
+{
+    const int kw = 1 << lg;
+    for (int e = (int)get_global_id(0); e < (n << lg); e += (int)get_global_size(0)) {
+        const int i = e >> lg, c = e & (kw - 1);
+        __global real *col = amg_col(c, c0, c1, c2, c3, c4, c5, c6, c7);
+        B[e] = c < k ? col[i] : 0;
+    }
+}
+__kernel void amg_unpack(const int n, const int k, const int lg, __global real *B, AMG_COLS)
+{
+    const int kw = 1 << lg;
+    for (int e = (int)get_global_id(0); e < (n << lg); e += (int)get_global_size(0)) {
+        const int i = e >> lg, c = e & (kw - 1);
+        __global real *col = amg_col(c, c0, c1, c2, c3, c4, c5, c6, c7);
+        if (c < k)
+            col[i] = B[e];
     }
 }

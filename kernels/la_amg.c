@@ -29,11 +29,10 @@ int la_amg_init(la_ctx *la, la_amg *k, cls_error *err)
     struct {
         cl_kernel *k;
         const char *name;
-    } ks[] = {{&k->k_cheb_first, "amg_cheb_first"},
-              {&k->k_cheb_next, "amg_cheb_next"},
-              {&k->k_jacobi, "amg_jacobi"},
-              {&k->k_residual, "amg_residual"},
-              {&k->k_dense, "amg_dense"}};
+    } ks[] = {{&k->k_cheb_first, "amg_cheb_first"}, {&k->k_cheb_next, "amg_cheb_next"},
+              {&k->k_jacobi, "amg_jacobi"},         {&k->k_residual, "amg_residual"},
+              {&k->k_dense, "amg_dense"},           {&k->k_pack, "amg_pack"},
+              {&k->k_unpack, "amg_unpack"}};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if ((rc = ocl_create_kernel(k->prog, ks[i].name, ks[i].k, err))) {
             la_amg_release(k);
@@ -48,8 +47,8 @@ int la_amg_init(la_ctx *la, la_amg *k, cls_error *err)
 void la_amg_release(la_amg *k)
 {
     cl_kernel *ks[] = {&k->k_cheb_first, &k->k_cheb_next, &k->k_jacobi, &k->k_residual,
-                       &k->k_dense};
-    lai_release_objects(ks, 5, NULL, 0);
+                       &k->k_dense,      &k->k_pack,      &k->k_unpack};
+    lai_release_objects(ks, 7, NULL, 0);
     if (k->prog)
         clReleaseProgram(k->prog);
     k->prog = NULL;
@@ -64,22 +63,36 @@ static int launch_vec(la_ctx *la, cl_kernel k, const char *name, int64_t n, cls_
     return lai_launch(la, k, name, g ? g : 1, ls, err);
 }
 
+/* log2 of the block width of a vector of n entries over dinv's nd rows
+ * (0: plain), or -1 with the error when n is not nd, 2 nd, 4 nd or 8 nd */
+static int block_lg(const char *what, int64_t n, int64_t nd, cls_error *err)
+{
+    for (int lg = 0; lg <= 3; lg++)
+        if (n == nd << lg)
+            return lg;
+    cls_fail(err, CLS_EOTHER, "%s: a vector of %lld entries over %lld rows", what, (long long)n,
+             (long long)nd);
+    return -1;
+}
+
 int la_amg_cheb_first(la_ctx *la, la_amg *k, int zero, const la_vec *b, const la_vec *q,
                       const la_vec *dinv, double c0, la_vec *r, la_vec *d, la_vec *x,
                       cls_error *err)
 {
     int rc;
     if ((rc = lai_check_len("la_amg_cheb_first", b->n, q->n, err)) ||
-        (rc = lai_check_len("la_amg_cheb_first", b->n, dinv->n, err)) ||
         (rc = lai_check_len("la_amg_cheb_first", b->n, r->n, err)) ||
         (rc = lai_check_len("la_amg_cheb_first", b->n, d->n, err)) ||
         (rc = lai_check_len("la_amg_cheb_first", b->n, x->n, err)) || b->n == 0)
         return rc;
-    cl_int n = (cl_int)b->n, z = zero ? 1 : 0;
+    const int lg = block_lg("la_amg_cheb_first", b->n, dinv->n, err);
+    if (lg < 0)
+        return CLS_EOTHER;
+    cl_int n = (cl_int)b->n, z = zero ? 1 : 0, clg = lg;
     real_arg a0 = lai_mk_real(la, c0);
-    if ((rc = lai_set_args(k->k_cheb_first, "amg_cheb_first", err, 9, A_INT(n), A_INT(z),
+    if ((rc = lai_set_args(k->k_cheb_first, "amg_cheb_first", err, 10, A_INT(n), A_INT(z),
                            A_MEM(b->buf), A_MEM(q->buf), A_MEM(dinv->buf), A_REAL(a0),
-                           A_MEM(r->buf), A_MEM(d->buf), A_MEM(x->buf))))
+                           A_MEM(r->buf), A_MEM(d->buf), A_MEM(x->buf), A_INT(clg))))
         return rc;
     return launch_vec(la, k->k_cheb_first, "amg_cheb_first", b->n, err);
 }
@@ -88,16 +101,18 @@ int la_amg_cheb_next(la_ctx *la, la_amg *k, const la_vec *q, const la_vec *dinv,
                      double c2, la_vec *r, la_vec *d, la_vec *x, cls_error *err)
 {
     int rc;
-    if ((rc = lai_check_len("la_amg_cheb_next", q->n, dinv->n, err)) ||
-        (rc = lai_check_len("la_amg_cheb_next", q->n, r->n, err)) ||
+    if ((rc = lai_check_len("la_amg_cheb_next", q->n, r->n, err)) ||
         (rc = lai_check_len("la_amg_cheb_next", q->n, d->n, err)) ||
         (rc = lai_check_len("la_amg_cheb_next", q->n, x->n, err)) || q->n == 0)
         return rc;
-    cl_int n = (cl_int)q->n;
+    const int lg = block_lg("la_amg_cheb_next", q->n, dinv->n, err);
+    if (lg < 0)
+        return CLS_EOTHER;
+    cl_int n = (cl_int)q->n, clg = lg;
     real_arg a1 = lai_mk_real(la, c1), a2 = lai_mk_real(la, c2);
-    if ((rc = lai_set_args(k->k_cheb_next, "amg_cheb_next", err, 8, A_INT(n), A_MEM(q->buf),
+    if ((rc = lai_set_args(k->k_cheb_next, "amg_cheb_next", err, 9, A_INT(n), A_MEM(q->buf),
                            A_MEM(dinv->buf), A_REAL(a1), A_REAL(a2), A_MEM(r->buf), A_MEM(d->buf),
-                           A_MEM(x->buf))))
+                           A_MEM(x->buf), A_INT(clg))))
         return rc;
     return launch_vec(la, k->k_cheb_next, "amg_cheb_next", q->n, err);
 }
@@ -107,12 +122,14 @@ int la_amg_jacobi(la_ctx *la, la_amg *k, int zero, const la_vec *b, const la_vec
 {
     int rc;
     if ((rc = lai_check_len("la_amg_jacobi", b->n, q->n, err)) ||
-        (rc = lai_check_len("la_amg_jacobi", b->n, dinv->n, err)) ||
         (rc = lai_check_len("la_amg_jacobi", b->n, x->n, err)) || b->n == 0)
         return rc;
-    cl_int n = (cl_int)b->n, z = zero ? 1 : 0;
-    if ((rc = lai_set_args(k->k_jacobi, "amg_jacobi", err, 6, A_INT(n), A_INT(z), A_MEM(b->buf),
-                           A_MEM(q->buf), A_MEM(dinv->buf), A_MEM(x->buf))))
+    const int lg = block_lg("la_amg_jacobi", b->n, dinv->n, err);
+    if (lg < 0)
+        return CLS_EOTHER;
+    cl_int n = (cl_int)b->n, z = zero ? 1 : 0, clg = lg;
+    if ((rc = lai_set_args(k->k_jacobi, "amg_jacobi", err, 7, A_INT(n), A_INT(z), A_MEM(b->buf),
+                           A_MEM(q->buf), A_MEM(dinv->buf), A_MEM(x->buf), A_INT(clg))))
         return rc;
     return launch_vec(la, k->k_jacobi, "amg_jacobi", b->n, err);
 }
@@ -147,13 +164,67 @@ int la_amg_dense(la_ctx *la, la_amg *k, cl_mem M, int64_t n, const la_vec *b, la
                  cls_error *err)
 {
     int rc;
-    if ((rc = lai_check_len("la_amg_dense (b)", b->n, n, err)) ||
-        (rc = lai_check_len("la_amg_dense (x)", x->n, n, err)) || n == 0)
+    if ((rc = lai_check_len("la_amg_dense (x)", x->n, b->n, err)) || n == 0)
         return rc;
-    cl_int cn = (cl_int)n;
-    if ((rc = lai_set_args(k->k_dense, "amg_dense", err, 5, A_INT(cn), A_MEM(M), A_MEM(b->buf),
-                           A_MEM(x->buf), A_LOCAL(k->dense_ls * lai_acc_size(la)))))
+    const int lg = block_lg("la_amg_dense", b->n, n, err);
+    if (lg < 0)
+        return CLS_EOTHER;
+    cl_int cn = (cl_int)n, clg = lg;
+    if ((rc = lai_set_args(k->k_dense, "amg_dense", err, 6, A_INT(cn), A_MEM(M), A_MEM(b->buf),
+                           A_MEM(x->buf), A_LOCAL(k->dense_ls * lai_acc_size(la)), A_INT(clg))))
         return rc;
     size_t g = lai_min_sz((size_t)n, lai_max_sz(la->ngroups, 1) * 4);
     return lai_launch(la, k->k_dense, "amg_dense", g, k->dense_ls, err);
+}
+
+/* amg_pack and amg_unpack: the block and up to 8 column vectors (unused
+ * slots repeat column 0; the kernel does not touch them) */
+static int pack_call(la_ctx *la, cl_kernel kn, const char *name, int ncols, cl_mem const *cols,
+                     int kw, const la_vec *blk, cls_error *err)
+{
+    const int64_t n = blk->n / kw;
+    int lg = 0;
+    while ((1 << lg) < kw)
+        lg++;
+    if (kw < 1 || kw > 8 || (1 << lg) != kw || blk->n != n * kw || ncols < 1 || ncols > kw)
+        return cls_fail(err, CLS_EOTHER, "%s: %d columns into a block of %lld x %d", name, ncols,
+                        (long long)n, kw);
+    if (n == 0)
+        return CLS_OK;
+    cl_int cn = (cl_int)n, ck = ncols, clg = lg;
+    int rc = lai_set_args(kn, name, err, 4, A_INT(cn), A_INT(ck), A_INT(clg), A_MEM(blk->buf));
+    for (int c = 0; !rc && c < 8; c++) {
+        cl_int st = clSetKernelArg(kn, (cl_uint)(4 + c), sizeof(cl_mem), &cols[c < ncols ? c : 0]);
+        if (st != CL_SUCCESS)
+            rc = cls_fail(err, CLS_EOTHER, "clSetKernelArg(%s, %d) failed: %s (%d)", name, 4 + c,
+                          ocl_errstr(st), (int)st);
+    }
+    return rc ? rc : launch_vec(la, kn, name, blk->n, err);
+}
+
+int la_amg_pack(la_ctx *la, la_amg *k, int ncols, const la_vec *const *cols, int kw, la_vec *blk,
+                cls_error *err)
+{
+    cl_mem m[8];
+    for (int c = 0; c < ncols && c < 8; c++) {
+        if (cols[c]->n * kw != blk->n)
+            return cls_fail(err, CLS_EOTHER, "la_amg_pack: column %d has %lld entries, block %lld",
+                            c, (long long)cols[c]->n, (long long)blk->n);
+        m[c] = cols[c]->buf;
+    }
+    return pack_call(la, k->k_pack, "amg_pack", ncols, m, kw, blk, err);
+}
+
+int la_amg_unpack(la_ctx *la, la_amg *k, const la_vec *blk, int kw, int ncols, la_vec *const *cols,
+                  cls_error *err)
+{
+    cl_mem m[8];
+    for (int c = 0; c < ncols && c < 8; c++) {
+        if (cols[c]->n * kw != blk->n)
+            return cls_fail(err, CLS_EOTHER,
+                            "la_amg_unpack: column %d has %lld entries, block %lld", c,
+                            (long long)cols[c]->n, (long long)blk->n);
+        m[c] = cols[c]->buf;
+    }
+    return pack_call(la, k->k_unpack, "amg_unpack", ncols, m, kw, blk, err);
 }

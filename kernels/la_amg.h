@@ -13,13 +13,17 @@
 
 typedef struct la_amg {
     cl_program prog;
-    cl_kernel k_cheb_first, k_cheb_next, k_jacobi, k_residual, k_dense;
+    cl_kernel k_cheb_first, k_cheb_next, k_jacobi, k_residual, k_dense, k_pack, k_unpack;
     size_t dense_ls; /* work-group size of amg_dense */
 } la_amg;
 
 /* Builds amg.cl for la's device and precision. */
 int la_amg_init(la_ctx *la, la_amg *k, cls_error *err);
 void la_amg_release(la_amg *k);
+
+/* The vectors of the updates below are plain (dinv's length) or row-major
+ * blocks of kw = 2, 4 or 8 columns (kw times dinv's length: dinv's entry i
+ * serves the block's row i), as amg_apply_block's V-cycle keeps them. */
 
 /* r = b - q ; d = c0 dinv.*r ; x += d.  zero: x and q taken as 0 (q may be
  * any vector of the length; it is not read). */
@@ -37,8 +41,15 @@ int la_amg_residual(la_ctx *la, la_amg *k, const la_vec *b, const la_vec *q, la_
                     cls_error *err);
 /* Uploads the n x n row-major matrix M (matrix-value precision). */
 int la_amg_dense_upload(la_ctx *la, const double *M, int64_t n, cl_mem *out, cls_error *err);
-/* x = M b with the uploaded n x n M */
+/* x = M b with the uploaded n x n M (b, x: n entries, or row-major blocks
+ * of n x kw: each column) */
 int la_amg_dense(la_ctx *la, la_amg *k, cl_mem M, int64_t n, const la_vec *b, la_vec *x,
                  cls_error *err);
+/* ncols (1..kw) vectors of n entries into the row-major n x kw block blk
+ * (the columns past ncols 0), and back out of it */
+int la_amg_pack(la_ctx *la, la_amg *k, int ncols, const la_vec *const *cols, int kw, la_vec *blk,
+                cls_error *err);
+int la_amg_unpack(la_ctx *la, la_amg *k, const la_vec *blk, int kw, int ncols, la_vec *const *cols,
+                  cls_error *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include "la_priv.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 int la_spmm_create(la_ctx *la, la_spmmk *s, cls_error *err)
@@ -28,8 +29,9 @@ void la_spmm_release(la_spmmk *s)
 {
     if (!s)
         return;
-    cl_kernel *ks[] = {&s->csr, &s->sell, &s->wdots};
-    lai_release_objects(ks, 3, NULL, 0);
+    cl_kernel *ks[] = {&s->csr,        &s->sell,      &s->wdots,     &s->rm_sell[0], &s->rm_sell[1],
+                       &s->rm_sell[2], &s->rm_csr[0], &s->rm_csr[1], &s->rm_csr[2]};
+    lai_release_objects(ks, 9, NULL, 0);
 }
 
 /* one launch over columns [0, k), k <= LA_SPMM_MAXK */
@@ -99,4 +101,60 @@ int la_spmm_wdots(la_spmmk *s, const la_vec *u, const la_vec *w, cl_mem partial,
     int rc = lai_set_args(s->wdots, "spmm_wdots", err, 5, A_INT(n), A_MEM(u->buf), A_MEM(w->buf),
                           A_MEM(partial), A_LOCAL(4 * ls * la_acc_size(s->la)));
     return rc ? rc : la_launch(s->la, s->wdots, "spmm_wdots", groups, ls, err);
+}
+
+int la_spmm_rm_supports(const la_csr *A)
+{
+    return A->row_offset == 0 &&
+           (A->variant == LA_SPMV_SELL || (A->rowptr && A->variant != LA_SPMV_BCSR));
+}
+
+int la_spmm_rm(la_spmmk *s, const la_csr *A, int kw, const la_vec *X, la_vec *Y, cls_error *err)
+{
+    la_ctx *la = s->la;
+    const int w = kw == 2 ? 0 : kw == 4 ? 1 : kw == 8 ? 2 : -1;
+    if (w < 0 || !la_spmm_rm_supports(A) || X->n != A->ncols * kw || Y->n != A->nrows * kw)
+        return cls_fail(err, CLS_EOTHER,
+                        "la_spmm_rm: a %lld x %lld %s matrix, blocks of %lld and %lld entries, "
+                        "width %d",
+                        (long long)A->nrows, (long long)A->ncols, la_spmv_variant_name(A->variant),
+                        (long long)X->n, (long long)Y->n, kw);
+    if (A->nrows == 0)
+        return CLS_OK;
+    /* the columns a work-item sums: 2, or with SELL four wide 4 (block CG's
+     * SpMM, la_bcg.c); the coarse levels' long CSR rows took 10.6 ms four
+     * wide with 4 (one work-item a row) against 5.9 eight wide with 2
+     * (poisson3d 256, H200) */
+    const int sell = A->variant == LA_SPMV_SELL;
+    const int cw = sell && kw == 4 ? 4 : 2;
+    cl_kernel *kn = sell ? &s->rm_sell[w] : &s->rm_csr[w];
+    char *name = s->rm_name[sell][w];
+    snprintf(name, sizeof s->rm_name[0][0], "bcg_spmm_%s_%dc%d", sell ? "sell" : "csr", kw, cw);
+    int rc;
+    if (!*kn) {
+        cl_program aux;
+        if ((rc = la_aux_program(la, &aux, err)) || (rc = ocl_create_kernel(aux, name, kn, err)))
+            return rc;
+    }
+    cl_int n = (cl_int)A->nrows;
+    if (sell) {
+        cl_int C = (cl_int)A->sell_c;
+        rc = lai_set_args(*kn, name, err, 10, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
+                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(X->buf), A_MEM(Y->buf),
+                          A_MEM(Y->buf), A_LOCAL(8 * la_acc_size(la)));
+    } else {
+        rc = lai_set_args(*kn, name, err, 8, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
+                          A_MEM(A->val), A_MEM(X->buf), A_MEM(Y->buf), A_MEM(Y->buf),
+                          A_LOCAL(8 * la_acc_size(la)));
+    }
+    if (rc)
+        return rc;
+    /* kw / cw work-items a row; the format's group size (a multiple of 8)
+     * and as many times its group cap (la_bcg_spmm's geometry) */
+    const size_t lanes = (size_t)(kw / cw);
+    size_t ls = A->local_size ? A->local_size : la->cfg.spmv_local_size;
+    ls = ls < 8 ? 8 : ls / 8 * 8;
+    size_t need = ((size_t)A->nrows * lanes + ls - 1) / ls;
+    size_t g = lai_min_sz(need ? need : 1, lanes * (A->max_groups ? A->max_groups : la->ngroups));
+    return la_launch(la, *kn, name, g, ls, err);
 }

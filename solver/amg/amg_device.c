@@ -44,6 +44,10 @@ void amg_device_release(amg_device *d)
                 if (cs[i]->buf)
                     la_vec_release(cs[i]);
         }
+        la_vec *bs[] = {&L->bx, &L->bb, &L->br, &L->bd, &L->bq};
+        for (size_t i = 0; i < 5; i++)
+            if (bs[i]->buf)
+                la_vec_release(bs[i]);
     }
     if (d->coarse_inv)
         clReleaseMemObject(d->coarse_inv);
@@ -335,6 +339,109 @@ static int bvcycle(amg_device *dv, la_ctx *la, int l, int k, la_vec *const *b, l
     return bsmooth(dv, la, l, k, b, x, 0, 0, err);
 }
 
+/* ------------------------------- k columns as one row-major block */
+
+/* Every level's blocks of kw columns (released and made again for another
+ * width) */
+static int rm_vectors(amg_device *dv, la_ctx *la, int kw, cls_error *err)
+{
+    int rc;
+    for (int l = 0; l < dv->nlevels; l++) {
+        dev_level *L = &dv->lev[l];
+        if (L->bkw == kw)
+            continue;
+        la_vec *bs[] = {&L->bx, &L->bb, &L->br, &L->bd, &L->bq};
+        for (size_t i = 0; i < 5; i++)
+            if (bs[i]->buf)
+                la_vec_release(bs[i]);
+        L->bkw = 0;
+        const int last = l == dv->nlevels - 1, smooth = !last || !dv->coarse_direct;
+        const int64_t m = L->n * kw;
+        if ((rc = la_vec_create(la, m, &L->bx, err)) || (rc = la_vec_create(la, m, &L->bb, err)))
+            return rc;
+        if (smooth &&
+            ((rc = la_vec_create(la, m, &L->br, err)) || (rc = la_vec_create(la, m, &L->bd, err)) ||
+             (rc = la_vec_create(la, m, &L->bq, err))))
+            return rc;
+        L->bkw = kw;
+    }
+    return CLS_OK;
+}
+
+/* dev_smooth on level l's blocks: the same updates over n x kw entries
+ * (dinv's entry i serves the block's row i), the SpMVs as k-wide SpMMs */
+static int rsmooth(amg_device *dv, la_ctx *la, int l, int kw, la_vec *b, la_vec *x, int zero,
+                   int want_r, cls_error *err)
+{
+    dev_level *L = &dv->lev[l];
+    const la_csr *A = L->Ause;
+    int rc;
+    if (dv->smoother == AMG_SMOOTHER_CHEBYSHEV) {
+        const amg_cheb *c = &L->cheb;
+        if ((!zero && (rc = la_spmm_rm(&dv->sk, A, kw, x, &L->bq, err))) ||
+            (rc = la_amg_cheb_first(la, &dv->k, zero, b, &L->bq, &L->dinv, c->c0, &L->br, &L->bd, x,
+                                    err)))
+            return rc;
+        for (int j = 1; j < c->degree; j++)
+            if ((rc = la_spmm_rm(&dv->sk, A, kw, &L->bd, &L->bq, err)) ||
+                (rc = la_amg_cheb_next(la, &dv->k, &L->bq, &L->dinv, c->c1[j], c->c2[j], &L->br,
+                                       &L->bd, x, err)))
+                return rc;
+        if (want_r && ((rc = la_spmm_rm(&dv->sk, A, kw, &L->bd, &L->bq, err)) || /* r -= A d */
+                       (rc = la_axpy(la, -1.0, &L->bq, &L->br, err))))
+            return rc;
+        return CLS_OK;
+    }
+    for (int s = 0; s < dv->degree; s++) { /* l1-Jacobi */
+        if (!(zero && s == 0) && (rc = la_spmm_rm(&dv->sk, A, kw, x, &L->bq, err)))
+            return rc;
+        if ((rc = la_amg_jacobi(la, &dv->k, zero && s == 0, b, &L->bq, &L->dinv, x, err)))
+            return rc;
+    }
+    if (want_r && ((rc = la_spmm_rm(&dv->sk, A, kw, x, &L->bq, err)) ||
+                   (rc = la_amg_residual(la, &dv->k, b, &L->bq, &L->br, err))))
+        return rc;
+    return CLS_OK;
+}
+
+/* dev_vcycle on level l's blocks */
+static int rvcycle(amg_device *dv, la_ctx *la, int l, int kw, la_vec *b, la_vec *x, cls_error *err)
+{
+    dev_level *L = &dv->lev[l];
+    int rc;
+    if (l == dv->nlevels - 1) {
+        if (dv->coarse_direct)
+            return la_amg_dense(la, &dv->k, dv->coarse_inv, L->n, b, x, err);
+        return rsmooth(dv, la, l, kw, b, x, 1, 0, err);
+    }
+    dev_level *N = &dv->lev[l + 1];
+    if ((rc = rsmooth(dv, la, l, kw, b, x, 1, 1, err)) ||
+        (rc = la_spmm_rm(&dv->sk, &L->R, kw, &L->br, &N->bb, err)) || /* b_c = R r */
+        (rc = rvcycle(dv, la, l + 1, kw, &N->bb, &N->bx, err)) ||
+        (rc = la_spmm_rm(&dv->sk, &L->P, kw, &N->bx, &L->bq, err)) || /* x += P x_c */
+        (rc = la_axpy(la, 1.0, &L->bq, x, err)))
+        return rc;
+    return rsmooth(dv, la, l, kw, b, x, 0, 0, err);
+}
+
+/* 1 when every level's operators have the k-wide SpMM (not BCSR) and the
+ * switch CLSOLVE_AMG_BLOCK=columns (the column-major twin) is off */
+static int rm_usable(const amg_device *dv)
+{
+    const char *e = getenv("CLSOLVE_AMG_BLOCK");
+    if (e && strcmp(e, "columns") == 0)
+        return 0;
+    for (int l = 0; l < dv->nlevels; l++) {
+        const dev_level *L = &dv->lev[l];
+        const int last = l == dv->nlevels - 1;
+        if ((!last || !dv->coarse_direct) && !la_spmm_rm_supports(L->Ause))
+            return 0;
+        if (!last && (!la_spmm_rm_supports(&L->R) || !la_spmm_rm_supports(&L->P)))
+            return 0;
+    }
+    return 1;
+}
+
 int amg_apply_block(amg_device *d, la_ctx *la, int k, const la_vec *const *r, la_vec *const *z,
                     cls_error *err)
 {
@@ -359,6 +466,15 @@ int amg_apply_block(amg_device *d, la_ctx *la, int k, const la_vec *const *r, la
         if ((rc = la_spmm_create(la, &d->sk, err)))
             return rc;
         d->have_sk = 1;
+    }
+    if (rm_usable(d)) { /* the columns into one row-major block, the V-cycle on it, back */
+        const int kw = k <= 2 ? 2 : k <= 4 ? 4 : 8;
+        dev_level *L0 = &d->lev[0];
+        if ((rc = rm_vectors(d, la, kw, err)) ||
+            (rc = la_amg_pack(la, &d->k, k, r, kw, &L0->bb, err)) ||
+            (rc = rvcycle(d, la, 0, kw, &L0->bb, &L0->bx, err)))
+            return rc;
+        return la_amg_unpack(la, &d->k, &L0->bx, kw, k, z, err);
     }
     if ((rc = block_vectors(d, la, k, err)))
         return rc;

@@ -136,6 +136,10 @@ typedef struct dev_level {
      * made at the first block apply */
     la_vec cx[8], cb[8], cr[8], cd[8], cq[8];
     int ncols; /* columns with vectors (1: only the above) */
+    /* amg_apply_block's row-major blocks of bkw columns (x, b, r, d, q of
+     * n x bkw entries; made at the first block apply of that width) */
+    la_vec bx, bb, br, bd, bq;
+    int bkw;
     amg_cheb cheb;
     int64_t n;
 } dev_level;
