@@ -224,11 +224,10 @@ static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg
         CHECK_MSG(e <= 1e-9 * m, "%s: the device-built V-cycle differs by %g (max %g)", what, e, m);
     }
     /* k columns at once, on the device-built hierarchy and an uploaded one:
-     * the V-cycle on row-major blocks (2, 4 and 8 wide), then its
-     * column-major twin (CLSOLVE_AMG_BLOCK=columns) */
+     * the V-cycle on row-major blocks (2, 4 and 8 wide; a GPU's default),
+     * then its column-major twin (a CPU device's) */
     for (int twin = 0; twin < 2; twin++) {
-        if (twin)
-            setenv("CLSOLVE_AMG_BLOCK", "columns", 1);
+        setenv("CLSOLVE_AMG_BLOCK", twin ? "columns" : "rows", 1);
         block_apply(la, what, d, n, 2);
         block_apply(la, what, d, n, 3);
         block_apply(la, what, d, n, 8);
