@@ -145,58 +145,80 @@ int amg_upload(amg_hierarchy *h, la_ctx *la, amg_device **out, cls_error *err)
     return amg_upload_with(h, la, NULL, LA_SPMV_AUTO, out, err);
 }
 
-/* x = S(b, x) on level l (zero: from x = 0); want_r: L->r = b - A x after */
-static int dev_smooth(amg_device *dv, la_ctx *la, int l, const la_vec *b, la_vec *x, int zero,
-                      int want_r, cls_error *err)
+/* The vectors one V-cycle works on at level l: the one-column set (kw 1)
+ * or the row-major blocks of kw columns (amg_apply_block; the updates of
+ * la_amg.h take either, D^-1's entry i serving a block's row i) */
+typedef struct lvecs {
+    la_vec *x, *b, *r, *d, *q;
+} lvecs;
+
+static lvecs level_vecs(dev_level *L, int kw)
+{
+    if (kw == 1)
+        return (lvecs){&L->x, &L->b, &L->r, &L->d, &L->q};
+    return (lvecs){&L->bx, &L->bb, &L->br, &L->bd, &L->bq};
+}
+
+/* y = A x: an SpMV, or block CG's k-wide SpMM on row-major blocks */
+static int lmul(amg_device *dv, la_ctx *la, const la_csr *A, int kw, const la_vec *x, la_vec *y,
+                cls_error *err)
+{
+    return kw == 1 ? la_spmv(la, A, x, y, err) : la_spmm_rm(&dv->sk, A, kw, x, y, err);
+}
+
+/* x = S(b, x) on level l (zero: from x = 0); want_r: r = b - A x after */
+static int dev_smooth(amg_device *dv, la_ctx *la, int l, int kw, const la_vec *b, la_vec *x,
+                      int zero, int want_r, cls_error *err)
 {
     dev_level *L = &dv->lev[l];
     const la_csr *A = L->Ause;
+    const lvecs v = level_vecs(L, kw);
     int rc;
     if (dv->smoother == AMG_SMOOTHER_CHEBYSHEV) {
         const amg_cheb *c = &L->cheb;
-        if ((!zero && (rc = la_spmv(la, A, x, &L->q, err))) ||
-            (rc = la_amg_cheb_first(la, &dv->k, zero, b, &L->q, &L->dinv, c->c0, &L->r, &L->d, x,
-                                    err)))
+        if ((!zero && (rc = lmul(dv, la, A, kw, x, v.q, err))) ||
+            (rc = la_amg_cheb_first(la, &dv->k, zero, b, v.q, &L->dinv, c->c0, v.r, v.d, x, err)))
             return rc;
         for (int k = 1; k < c->degree; k++)
-            if ((rc = la_spmv(la, A, &L->d, &L->q, err)) ||
-                (rc = la_amg_cheb_next(la, &dv->k, &L->q, &L->dinv, c->c1[k], c->c2[k], &L->r,
-                                       &L->d, x, err)))
+            if ((rc = lmul(dv, la, A, kw, v.d, v.q, err)) ||
+                (rc = la_amg_cheb_next(la, &dv->k, v.q, &L->dinv, c->c1[k], c->c2[k], v.r, v.d, x,
+                                       err)))
                 return rc;
-        if (want_r && ((rc = la_spmv(la, A, &L->d, &L->q, err)) || /* r -= A d */
-                       (rc = la_axpy(la, -1.0, &L->q, &L->r, err))))
+        if (want_r && ((rc = lmul(dv, la, A, kw, v.d, v.q, err)) || /* r -= A d */
+                       (rc = la_axpy(la, -1.0, v.q, v.r, err))))
             return rc;
         return CLS_OK;
     }
     for (int s = 0; s < dv->degree; s++) { /* l1-Jacobi */
-        if (!(zero && s == 0) && (rc = la_spmv(la, A, x, &L->q, err)))
+        if (!(zero && s == 0) && (rc = lmul(dv, la, A, kw, x, v.q, err)))
             return rc;
-        if ((rc = la_amg_jacobi(la, &dv->k, zero && s == 0, b, &L->q, &L->dinv, x, err)))
+        if ((rc = la_amg_jacobi(la, &dv->k, zero && s == 0, b, v.q, &L->dinv, x, err)))
             return rc;
     }
-    if (want_r && ((rc = la_spmv(la, A, x, &L->q, err)) ||
-                   (rc = la_amg_residual(la, &dv->k, b, &L->q, &L->r, err))))
+    if (want_r && ((rc = lmul(dv, la, A, kw, x, v.q, err)) ||
+                   (rc = la_amg_residual(la, &dv->k, b, v.q, v.r, err))))
         return rc;
     return CLS_OK;
 }
 
-static int dev_vcycle(amg_device *dv, la_ctx *la, int l, const la_vec *b, la_vec *x, cls_error *err)
+static int dev_vcycle(amg_device *dv, la_ctx *la, int l, int kw, const la_vec *b, la_vec *x,
+                      cls_error *err)
 {
     dev_level *L = &dv->lev[l];
     int rc;
     if (l == dv->nlevels - 1) {
         if (dv->coarse_direct)
             return la_amg_dense(la, &dv->k, dv->coarse_inv, L->n, b, x, err);
-        return dev_smooth(dv, la, l, b, x, 1, 0, err);
+        return dev_smooth(dv, la, l, kw, b, x, 1, 0, err);
     }
-    dev_level *N = &dv->lev[l + 1];
-    if ((rc = dev_smooth(dv, la, l, b, x, 1, 1, err)) ||
-        (rc = la_spmv(la, &L->R, &L->r, &N->b, err)) || /* b_c = R r */
-        (rc = dev_vcycle(dv, la, l + 1, &N->b, &N->x, err)) ||
-        (rc = la_spmv(la, &L->P, &N->x, &L->q, err)) || /* x += P x_c */
-        (rc = la_axpy(la, 1.0, &L->q, x, err)))
+    const lvecs v = level_vecs(L, kw), nv = level_vecs(&dv->lev[l + 1], kw);
+    if ((rc = dev_smooth(dv, la, l, kw, b, x, 1, 1, err)) ||
+        (rc = lmul(dv, la, &L->R, kw, v.r, nv.b, err)) || /* b_c = R r */
+        (rc = dev_vcycle(dv, la, l + 1, kw, nv.b, nv.x, err)) ||
+        (rc = lmul(dv, la, &L->P, kw, nv.x, v.q, err)) || /* x += P x_c */
+        (rc = la_axpy(la, 1.0, v.q, x, err)))
         return rc;
-    return dev_smooth(dv, la, l, b, x, 0, 0, err);
+    return dev_smooth(dv, la, l, kw, b, x, 0, 0, err);
 }
 
 int amg_apply(amg_device *d, la_ctx *la, const la_vec *r, la_vec *z, cls_error *err)
@@ -209,7 +231,7 @@ int amg_apply(amg_device *d, la_ctx *la, const la_vec *r, la_vec *z, cls_error *
         return cls_fail(err, CLS_EOTHER, "amg_apply: r and z must be different vectors");
     if (n == 0)
         return CLS_OK;
-    return dev_vcycle(d, la, 0, r, z, err);
+    return dev_vcycle(d, la, 0, 1, r, z, err);
 }
 
 /* ------------------------------------------------- k columns at once */
@@ -368,62 +390,6 @@ static int rm_vectors(amg_device *dv, la_ctx *la, int kw, cls_error *err)
     return CLS_OK;
 }
 
-/* dev_smooth on level l's blocks: the same updates over n x kw entries
- * (dinv's entry i serves the block's row i), the SpMVs as k-wide SpMMs */
-static int rsmooth(amg_device *dv, la_ctx *la, int l, int kw, la_vec *b, la_vec *x, int zero,
-                   int want_r, cls_error *err)
-{
-    dev_level *L = &dv->lev[l];
-    const la_csr *A = L->Ause;
-    int rc;
-    if (dv->smoother == AMG_SMOOTHER_CHEBYSHEV) {
-        const amg_cheb *c = &L->cheb;
-        if ((!zero && (rc = la_spmm_rm(&dv->sk, A, kw, x, &L->bq, err))) ||
-            (rc = la_amg_cheb_first(la, &dv->k, zero, b, &L->bq, &L->dinv, c->c0, &L->br, &L->bd, x,
-                                    err)))
-            return rc;
-        for (int j = 1; j < c->degree; j++)
-            if ((rc = la_spmm_rm(&dv->sk, A, kw, &L->bd, &L->bq, err)) ||
-                (rc = la_amg_cheb_next(la, &dv->k, &L->bq, &L->dinv, c->c1[j], c->c2[j], &L->br,
-                                       &L->bd, x, err)))
-                return rc;
-        if (want_r && ((rc = la_spmm_rm(&dv->sk, A, kw, &L->bd, &L->bq, err)) || /* r -= A d */
-                       (rc = la_axpy(la, -1.0, &L->bq, &L->br, err))))
-            return rc;
-        return CLS_OK;
-    }
-    for (int s = 0; s < dv->degree; s++) { /* l1-Jacobi */
-        if (!(zero && s == 0) && (rc = la_spmm_rm(&dv->sk, A, kw, x, &L->bq, err)))
-            return rc;
-        if ((rc = la_amg_jacobi(la, &dv->k, zero && s == 0, b, &L->bq, &L->dinv, x, err)))
-            return rc;
-    }
-    if (want_r && ((rc = la_spmm_rm(&dv->sk, A, kw, x, &L->bq, err)) ||
-                   (rc = la_amg_residual(la, &dv->k, b, &L->bq, &L->br, err))))
-        return rc;
-    return CLS_OK;
-}
-
-/* dev_vcycle on level l's blocks */
-static int rvcycle(amg_device *dv, la_ctx *la, int l, int kw, la_vec *b, la_vec *x, cls_error *err)
-{
-    dev_level *L = &dv->lev[l];
-    int rc;
-    if (l == dv->nlevels - 1) {
-        if (dv->coarse_direct)
-            return la_amg_dense(la, &dv->k, dv->coarse_inv, L->n, b, x, err);
-        return rsmooth(dv, la, l, kw, b, x, 1, 0, err);
-    }
-    dev_level *N = &dv->lev[l + 1];
-    if ((rc = rsmooth(dv, la, l, kw, b, x, 1, 1, err)) ||
-        (rc = la_spmm_rm(&dv->sk, &L->R, kw, &L->br, &N->bb, err)) || /* b_c = R r */
-        (rc = rvcycle(dv, la, l + 1, kw, &N->bb, &N->bx, err)) ||
-        (rc = la_spmm_rm(&dv->sk, &L->P, kw, &N->bx, &L->bq, err)) || /* x += P x_c */
-        (rc = la_axpy(la, 1.0, &L->bq, x, err)))
-        return rc;
-    return rsmooth(dv, la, l, kw, b, x, 0, 0, err);
-}
-
 /* 1 when every level's operators have the k-wide SpMM (not BCSR) and the
  * device is a GPU, or CLSOLVE_AMG_BLOCK=rows asks for it; =columns keeps
  * the column-major twin. On PoCL's CPU device the blocks measured slower
@@ -477,7 +443,7 @@ int amg_apply_block(amg_device *d, la_ctx *la, int k, const la_vec *const *r, la
         dev_level *L0 = &d->lev[0];
         if ((rc = rm_vectors(d, la, kw, err)) ||
             (rc = la_amg_pack(la, &d->k, k, r, kw, &L0->bb, err)) ||
-            (rc = rvcycle(d, la, 0, kw, &L0->bb, &L0->bx, err)))
+            (rc = dev_vcycle(d, la, 0, kw, &L0->bb, &L0->bx, err)))
             return rc;
         return la_amg_unpack(la, &d->k, &L0->bx, kw, k, z, err);
     }
