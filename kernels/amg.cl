@@ -98,22 +98,17 @@ inline __global real *amg_col(const int c, AMG_COLS)
            : c == 6 ? c6
                     : c7;
 }
-__kernel void amg_pack(const int n, const int k, const int lg, __global real *B, AMG_COLS)
+/* out 0: the columns into B (pack); out 1: B into the columns (unpack) */
+__kernel void amg_pack(const int n, const int k, const int lg, __global real *B, const int out,
+                       AMG_COLS)
 {
     const int kw = 1 << lg;
     for (int e = (int)get_global_id(0); e < (n << lg); e += (int)get_global_size(0)) {
         const int i = e >> lg, c = e & (kw - 1);
         __global real *col = amg_col(c, c0, c1, c2, c3, c4, c5, c6, c7);
-        B[e] = c < k ? col[i] : 0;
-    }
-}
-__kernel void amg_unpack(const int n, const int k, const int lg, __global real *B, AMG_COLS)
-{
-    const int kw = 1 << lg;
-    for (int e = (int)get_global_id(0); e < (n << lg); e += (int)get_global_size(0)) {
-        const int i = e >> lg, c = e & (kw - 1);
-        __global real *col = amg_col(c, c0, c1, c2, c3, c4, c5, c6, c7);
-        if (c < k)
+        if (!out)
+            B[e] = c < k ? col[i] : 0;
+        else if (c < k)
             col[i] = B[e];
     }
 }

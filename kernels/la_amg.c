@@ -31,8 +31,7 @@ int la_amg_init(la_ctx *la, la_amg *k, cls_error *err)
         const char *name;
     } ks[] = {{&k->k_cheb_first, "amg_cheb_first"}, {&k->k_cheb_next, "amg_cheb_next"},
               {&k->k_jacobi, "amg_jacobi"},         {&k->k_residual, "amg_residual"},
-              {&k->k_dense, "amg_dense"},           {&k->k_pack, "amg_pack"},
-              {&k->k_unpack, "amg_unpack"}};
+              {&k->k_dense, "amg_dense"},           {&k->k_pack, "amg_pack"}};
     for (size_t i = 0; i < sizeof ks / sizeof *ks; i++)
         if ((rc = ocl_create_kernel(k->prog, ks[i].name, ks[i].k, err))) {
             la_amg_release(k);
@@ -46,9 +45,9 @@ int la_amg_init(la_ctx *la, la_amg *k, cls_error *err)
 
 void la_amg_release(la_amg *k)
 {
-    cl_kernel *ks[] = {&k->k_cheb_first, &k->k_cheb_next, &k->k_jacobi, &k->k_residual,
-                       &k->k_dense,      &k->k_pack,      &k->k_unpack};
-    lai_release_objects(ks, 7, NULL, 0);
+    cl_kernel *ks[] = {&k->k_cheb_first, &k->k_cheb_next, &k->k_jacobi,
+                       &k->k_residual,   &k->k_dense,     &k->k_pack};
+    lai_release_objects(ks, 6, NULL, 0);
     if (k->prog)
         clReleaseProgram(k->prog);
     k->prog = NULL;
@@ -177,54 +176,48 @@ int la_amg_dense(la_ctx *la, la_amg *k, cl_mem M, int64_t n, const la_vec *b, la
     return lai_launch(la, k->k_dense, "amg_dense", g, k->dense_ls, err);
 }
 
-/* amg_pack and amg_unpack: the block and up to 8 column vectors (unused
- * slots repeat column 0; the kernel does not touch them) */
-static int pack_call(la_ctx *la, cl_kernel kn, const char *name, int ncols, cl_mem const *cols,
-                     int kw, const la_vec *blk, cls_error *err)
+/* amg_pack both ways (out 0: the columns into the block, 1: back); the
+ * unused column slots repeat column 0 (the kernel does not touch them) */
+static int pack_cols(la_ctx *la, la_amg *k, int out, int ncols, const la_vec *const *cols, int kw,
+                     const la_vec *blk, cls_error *err)
 {
-    const int64_t n = blk->n / kw;
+    const char *what = out ? "la_amg_unpack" : "la_amg_pack";
     int lg = 0;
-    while ((1 << lg) < kw)
+    while (lg < 3 && (1 << lg) < kw)
         lg++;
-    if (kw < 1 || kw > 8 || (1 << lg) != kw || blk->n != n * kw || ncols < 1 || ncols > kw)
-        return cls_fail(err, CLS_EOTHER, "%s: %d columns into a block of %lld x %d", name, ncols,
-                        (long long)n, kw);
-    if (n == 0)
+    if ((1 << lg) != kw || blk->n % kw != 0 || ncols < 1 || ncols > kw)
+        return cls_fail(err, CLS_EOTHER, "%s: %d columns and a block of %lld entries, width %d",
+                        what, ncols, (long long)blk->n, kw);
+    cl_mem m[8];
+    for (int c = 0; c < 8; c++) {
+        const la_vec *v = cols[c < ncols ? c : 0];
+        if (v->n * kw != blk->n)
+            return cls_fail(err, CLS_EOTHER, "%s: column %d has %lld entries, the block %lld", what,
+                            c, (long long)v->n, (long long)blk->n);
+        m[c] = v->buf;
+    }
+    if (blk->n == 0)
         return CLS_OK;
-    cl_int cn = (cl_int)n, ck = ncols, clg = lg;
-    int rc = lai_set_args(kn, name, err, 4, A_INT(cn), A_INT(ck), A_INT(clg), A_MEM(blk->buf));
+    cl_int cn = (cl_int)(blk->n / kw), ck = ncols, clg = lg, co = out;
+    int rc = lai_set_args(k->k_pack, "amg_pack", err, 5, A_INT(cn), A_INT(ck), A_INT(clg),
+                          A_MEM(blk->buf), A_INT(co));
     for (int c = 0; !rc && c < 8; c++) {
-        cl_int st = clSetKernelArg(kn, (cl_uint)(4 + c), sizeof(cl_mem), &cols[c < ncols ? c : 0]);
+        cl_int st = clSetKernelArg(k->k_pack, (cl_uint)(5 + c), sizeof(cl_mem), &m[c]);
         if (st != CL_SUCCESS)
-            rc = cls_fail(err, CLS_EOTHER, "clSetKernelArg(%s, %d) failed: %s (%d)", name, 4 + c,
+            rc = cls_fail(err, CLS_EOTHER, "clSetKernelArg(amg_pack, %d) failed: %s (%d)", 5 + c,
                           ocl_errstr(st), (int)st);
     }
-    return rc ? rc : launch_vec(la, kn, name, blk->n, err);
+    return rc ? rc : launch_vec(la, k->k_pack, out ? "amg_unpack" : "amg_pack", blk->n, err);
 }
 
 int la_amg_pack(la_ctx *la, la_amg *k, int ncols, const la_vec *const *cols, int kw, la_vec *blk,
                 cls_error *err)
 {
-    cl_mem m[8];
-    for (int c = 0; c < ncols && c < 8; c++) {
-        if (cols[c]->n * kw != blk->n)
-            return cls_fail(err, CLS_EOTHER, "la_amg_pack: column %d has %lld entries, block %lld",
-                            c, (long long)cols[c]->n, (long long)blk->n);
-        m[c] = cols[c]->buf;
-    }
-    return pack_call(la, k->k_pack, "amg_pack", ncols, m, kw, blk, err);
+    return pack_cols(la, k, 0, ncols, cols, kw, blk, err);
 }
 
 int la_amg_unpack(la_ctx *la, la_amg *k, const la_vec *blk, int kw, int ncols, la_vec *const *cols,
                   cls_error *err)
 {
-    cl_mem m[8];
-    for (int c = 0; c < ncols && c < 8; c++) {
-        if (cols[c]->n * kw != blk->n)
-            return cls_fail(err, CLS_EOTHER,
-                            "la_amg_unpack: column %d has %lld entries, block %lld", c,
-                            (long long)cols[c]->n, (long long)blk->n);
-        m[c] = cols[c]->buf;
-    }
-    return pack_call(la, k->k_unpack, "amg_unpack", ncols, m, kw, blk, err);
+    return pack_cols(la, k, 1, ncols, (const la_vec *const *)cols, kw, blk, err);
 }

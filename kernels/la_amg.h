@@ -13,7 +13,7 @@
 
 typedef struct la_amg {
     cl_program prog;
-    cl_kernel k_cheb_first, k_cheb_next, k_jacobi, k_residual, k_dense, k_pack, k_unpack;
+    cl_kernel k_cheb_first, k_cheb_next, k_jacobi, k_residual, k_dense, k_pack;
     size_t dense_ls; /* work-group size of amg_dense */
 } la_amg;
 

@@ -245,35 +245,15 @@ int la_bcg_supports(const la_csr *A)
 
 int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
 {
-    la_ctx *la = w->la;
-    cl_int n = (cl_int)A->nrows;
     const int sell = A->variant == LA_SPMV_SELL;
     const int which = sell ? (gram ? LA_BCG_SPMM_SELL_G : LA_BCG_SPMM_SELL)
                            : (gram ? LA_BCG_SPMM_CSR_G : LA_BCG_SPMM_CSR);
-    cl_kernel kn = w->kern[which];
-    const char *name = w->names[which];
-    /* kw work-items a row (bcg.cl; kw / cw unfused): the format's group
-     * size, a multiple of 8, and as many times its group cap, within the
-     * records there are */
+    /* kw work-items a row (bcg.cl; kw / cw unfused), within the records
+     * there are */
     const size_t lanes = (size_t)w->kw >> (gram ? 0 : w->lc);
-    size_t ls = A->local_size ? A->local_size : la->cfg.spmv_local_size;
-    ls = ls < 8 ? 8 : ls / 8 * 8;
-    size_t need = ((size_t)A->nrows * lanes + ls - 1) / ls;
-    size_t g = lai_min_sz(need ? need : 1, lanes * (A->max_groups ? A->max_groups : la->ngroups));
-    g = lai_min_sz(g, w->pcap);
-    const size_t loc = 8 * ls * la_acc_size(la);
-    int rc;
-    if (sell) {
-        cl_int C = (cl_int)A->sell_c;
-        rc = lai_set_args(kn, name, err, 10, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
-                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(w->P), A_MEM(w->Q),
-                          A_MEM(w->partial), A_LOCAL(loc));
-    } else {
-        rc = lai_set_args(kn, name, err, 8, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
-                          A_MEM(A->val), A_MEM(w->P), A_MEM(w->Q), A_MEM(w->partial), A_LOCAL(loc));
-    }
-    if (!rc)
-        rc = la_launch(la, kn, name, g, ls, err);
+    size_t g;
+    int rc = lai_spmm_rm_launch(w->la, w->kern[which], w->names[which], A, lanes, w->P, w->Q,
+                                w->partial, 1, w->pcap, &g, err);
     return rc || !gram ? rc : bcg_sums(w, g, gram, err);
 }
 

@@ -100,6 +100,15 @@ int lai_write_scalars(la_ctx *la, cl_mem sc, double alpha, double beta, double s
                       float scalf[2], cls_error *err);
 void lai_acc_to_double(const la_ctx *la, const void *buf, int n, double *out);
 int lai_check_len(const char *op, int64_t a, int64_t b, cls_error *err);
+/* One launch of bcg.cl's row-major SpMM kernel kn (its SELL or CSR form, by
+ * A's format) of X into Y, lanes work-items a row: the format's group size
+ * (a multiple of 8) and lanes times its group cap, at most gcap groups
+ * (the partial sums' records, for the fused forms); sums: local memory for
+ * 8 sums a work-item (else a token 8 values); *groups: the launch's
+ * (la_spmm.c; la_bcg_spmm and la_spmm_rm) */
+int lai_spmm_rm_launch(la_ctx *la, cl_kernel kn, const char *name, const la_csr *A, size_t lanes,
+                       cl_mem X, cl_mem Y, cl_mem partial, int sums, size_t gcap, size_t *groups,
+                       cls_error *err);
 void lai_clamp_config(la_ctx *la);
 void *lai_convert_vals(const double *v, int64_t n, size_t melem);
 /* a profiling run (la_ctx.prof): lai_prof_take hands the sink a command's

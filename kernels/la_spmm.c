@@ -7,6 +7,7 @@
 #include "la_priv.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -129,32 +130,39 @@ int la_spmm_rm(la_spmmk *s, const la_csr *A, int kw, const la_vec *X, la_vec *Y,
     const int cw = sell && kw == 4 ? 4 : 2;
     cl_kernel *kn = sell ? &s->rm_sell[w] : &s->rm_csr[w];
     char *name = s->rm_name[sell][w];
-    snprintf(name, sizeof s->rm_name[0][0], "bcg_spmm_%s_%dc%d", sell ? "sell" : "csr", kw, cw);
-    int rc;
     if (!*kn) {
+        snprintf(name, sizeof s->rm_name[0][0], "bcg_spmm_%s_%dc%d", sell ? "sell" : "csr", kw, cw);
         cl_program aux;
-        if ((rc = la_aux_program(la, &aux, err)) || (rc = ocl_create_kernel(aux, name, kn, err)))
+        int rc = la_aux_program(la, &aux, err);
+        if (rc || (rc = ocl_create_kernel(aux, name, kn, err)))
             return rc;
     }
-    cl_int n = (cl_int)A->nrows;
-    if (sell) {
-        cl_int C = (cl_int)A->sell_c;
-        rc = lai_set_args(*kn, name, err, 10, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
-                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(X->buf), A_MEM(Y->buf),
-                          A_MEM(Y->buf), A_LOCAL(8 * la_acc_size(la)));
-    } else {
-        rc = lai_set_args(*kn, name, err, 8, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
-                          A_MEM(A->val), A_MEM(X->buf), A_MEM(Y->buf), A_MEM(Y->buf),
-                          A_LOCAL(8 * la_acc_size(la)));
-    }
-    if (rc)
-        return rc;
-    /* kw / cw work-items a row; the format's group size (a multiple of 8)
-     * and as many times its group cap (la_bcg_spmm's geometry) */
-    const size_t lanes = (size_t)(kw / cw);
+    size_t g;
+    return lai_spmm_rm_launch(la, *kn, name, A, (size_t)(kw / cw), X->buf, Y->buf, Y->buf, 0,
+                              SIZE_MAX, &g, err);
+}
+
+int lai_spmm_rm_launch(la_ctx *la, cl_kernel kn, const char *name, const la_csr *A, size_t lanes,
+                       cl_mem X, cl_mem Y, cl_mem partial, int sums, size_t gcap, size_t *groups,
+                       cls_error *err)
+{
     size_t ls = A->local_size ? A->local_size : la->cfg.spmv_local_size;
     ls = ls < 8 ? 8 : ls / 8 * 8;
     size_t need = ((size_t)A->nrows * lanes + ls - 1) / ls;
     size_t g = lai_min_sz(need ? need : 1, lanes * (A->max_groups ? A->max_groups : la->ngroups));
-    return la_launch(la, *kn, name, g, ls, err);
+    g = lai_min_sz(g, gcap);
+    *groups = g;
+    const size_t loc = 8 * (sums ? ls : 1) * la_acc_size(la);
+    cl_int n = (cl_int)A->nrows;
+    int rc;
+    if (A->variant == LA_SPMV_SELL) {
+        cl_int C = (cl_int)A->sell_c;
+        rc = lai_set_args(kn, name, err, 10, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
+                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(X), A_MEM(Y), A_MEM(partial),
+                          A_LOCAL(loc));
+    } else {
+        rc = lai_set_args(kn, name, err, 8, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
+                          A_MEM(A->val), A_MEM(X), A_MEM(Y), A_MEM(partial), A_LOCAL(loc));
+    }
+    return rc ? rc : la_launch(la, kn, name, g, ls, err);
 }
