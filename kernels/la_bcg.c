@@ -10,7 +10,11 @@
  * rows, so the partial sums stay a few hundred rows of 72.
  */
 #include "la_bcg.h"
+#include "cpu/cpu_bcg.h"
 #include "la_priv.h"
+#include "la_spmm.h"
+
+#include "../common/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +103,12 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     if (a < 64)
         a = 64;
     w->ld = (n + a - 1) / a * a;
+    /* On a CPU, columns a multiple of 4 KiB apart (n a power of two) put a
+     * row's k entries in one cache set and the loads behind the stores of
+     * another column (4K aliasing): the native passes ran 2-3x slower
+     * (poisson3d 64, 8 columns). One more alignment unit staggers them. */
+    if ((la->ocl->dev.type & CL_DEVICE_TYPE_CPU) && ((size_t)w->ld * la->elem) % 4096 == 0)
+        w->ld += a;
     const size_t blk = (size_t)w->ld * (size_t)k * la->elem;
     const size_t rm = (size_t)n * (size_t)w->kw * la->elem;
     size_t ls = BCG_LS;
@@ -155,10 +165,41 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     return rc;
 }
 
+static int bcg_native_off(void)
+{
+    const char *e = getenv("CLSOLVE_BCG_NATIVE");
+    return e && strcmp(e, "0") == 0;
+}
+
+int la_bcg_native_usable(const la_ctx *la, const la_csr *A)
+{
+    cls_error err;
+    return !bcg_native_off() && cpu_bcg_usable(la, A, &err) == CLS_OK;
+}
+
+int la_bcg_native(la_bcg *w, const la_csr *A, const la_vec *dinv)
+{
+    if (bcg_native_off() || !(w->la->ocl->dev.type & CL_DEVICE_TYPE_CPU))
+        return 0; /* a GPU: the kernels, quietly */
+    cls_error err;
+    if (cpu_bcg_create(w, A, dinv, &err) == CLS_OK) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "bcg: native loops on the CPU (%d threads, %d columns)",
+                 cpu_bcg_threads(w), w->k);
+        cls_trace(msg);
+        return 1;
+    }
+    char msg[320];
+    snprintf(msg, sizeof msg, "bcg: the kernels, not native loops: %.240s", err.msg);
+    cls_trace(msg);
+    return 0;
+}
+
 void la_bcg_release(la_bcg *w)
 {
     if (!w || !w->la)
         return;
+    cpu_bcg_release(w); /* unmapped before the buffers go */
     la_vec *views[] = {w->xv, w->rv, w->zv};
     for (int v = 0; v < 3; v++)
         for (int c = 0; c < LA_BCG_MAXK; c++)
@@ -175,6 +216,8 @@ void la_bcg_release(la_bcg *w)
 
 int la_bcg_put(la_bcg *w, cl_mem blk, int c, const la_vec *v, cls_error *err)
 {
+    if (w->cpu)
+        return cpu_bcg_put(w, blk, c, v, err);
     cl_int st = clEnqueueCopyBuffer(w->la->ocl->queue, v->buf, blk, 0,
                                     (size_t)c * (size_t)w->ld * w->la->elem,
                                     (size_t)w->n * w->la->elem, 0, NULL, NULL);
@@ -184,6 +227,8 @@ int la_bcg_put(la_bcg *w, cl_mem blk, int c, const la_vec *v, cls_error *err)
 
 int la_bcg_get(la_bcg *w, cl_mem blk, int c, la_vec *v, cls_error *err)
 {
+    if (w->cpu)
+        return cpu_bcg_get(w, blk, c, v, err);
     cl_int st =
         clEnqueueCopyBuffer(w->la->ocl->queue, blk, v->buf, (size_t)c * (size_t)w->ld * w->la->elem,
                             0, (size_t)w->n * w->la->elem, 0, NULL, NULL);
@@ -245,6 +290,8 @@ int la_bcg_supports(const la_csr *A)
 
 int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
 {
+    if (w->cpu)
+        return cpu_bcg_spmm(w, A, gram, err);
     const int sell = A->variant == LA_SPMV_SELL;
     const int which = sell ? (gram ? LA_BCG_SPMM_SELL_G : LA_BCG_SPMM_SELL)
                            : (gram ? LA_BCG_SPMM_CSR_G : LA_BCG_SPMM_CSR);
@@ -260,6 +307,8 @@ int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
 static int bcg_gram(la_bcg *w, cl_mem U, cl_int ur, cl_int uc, cl_mem V, cl_int vr, cl_int vc,
                     const la_vec *wt, double out[LA_BCG_NSUM], cls_error *err)
 {
+    if (w->cpu)
+        return cpu_bcg_gram(w, U, ur, uc, V, vr, vc, wt, out, err);
     cl_int n = (cl_int)w->n, k = w->k, use = wt != NULL;
     cl_mem wm = wt ? wt->buf : U; /* not read without weights */
     cl_kernel kn = w->kern[LA_BCG_GRAM];
@@ -298,6 +347,8 @@ static int bcg_rr(la_bcg *w, cl_kernel kn, const char *name, double out[LA_BCG_N
 
 int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err)
 {
+    if (w->cpu)
+        return cpu_bcg_update(w, alpha, out);
     cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
     cl_kernel kn = w->kern[LA_BCG_UPDATE];
     int rc = bcg_scalars(w, w->alpha, alpha, err);
@@ -308,8 +359,23 @@ int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_e
     return rc ? rc : bcg_rr(w, kn, w->names[LA_BCG_UPDATE], out, err);
 }
 
+int la_bcg_ax(la_bcg *w, la_spmmk *sk, const la_csr *A, cls_error *err)
+{
+    if (w->cpu)
+        return cpu_bcg_ax(w, A, err);
+    const la_vec *xv[LA_BCG_MAXK];
+    la_vec *rv[LA_BCG_MAXK];
+    for (int c = 0; c < w->k; c++) {
+        xv[c] = &w->xv[c];
+        rv[c] = &w->rv[c];
+    }
+    return la_spmm(sk, A, w->k, xv, rv, err);
+}
+
 int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
 {
+    if (w->cpu)
+        return cpu_bcg_resid(w, out);
     cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
     cl_kernel kn = w->kern[LA_BCG_RESID];
     int rc = lai_set_args(kn, "bcg_resid", err, 7, A_INT(n), A_INT(ld), A_INT(k), A_MEM(w->B),
@@ -320,6 +386,8 @@ int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
 int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,
                int with_x, cls_error *err)
 {
+    if (w->cpu)
+        return cpu_bcg_dir(w, zsrc, dinv, beta, fresh, with_x, err);
     cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, use = dinv != NULL, fr = fresh;
     cl_int xu = with_x && !fresh;
     cl_mem d = dinv ? dinv->buf : w->B; /* not read without (B: no argument it writes) */

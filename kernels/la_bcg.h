@@ -51,12 +51,23 @@ typedef struct la_bcg {
     size_t groups, pcap, ls; /* the vector kernels' grid; the records in partial */
     cl_kernel kern[LA_BCG_NKERN];
     char names[LA_BCG_NKERN][24]; /* the kernels' names, for errors and profiles */
+    struct cpu_bcg *cpu; /* native loops on a CPU device (la_bcg_native), else NULL */
 } la_bcg;
 
 /* n rows, k columns (1..LA_BCG_MAXK); with_z: a Z block for a general
  * preconditioner. X, R, B (and Z) are allocated, not cleared; P, Q zeroed. */
 int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error *err);
 void la_bcg_release(la_bcg *w);
+
+/* On a CPU device in double precision with A in CSR: the blocks, A and
+ * dinv (Jacobi's D^-1, or NULL) mapped, and every call below runs as
+ * native loops from here to la_bcg_release (kernels/cpu/cpu_bcg.c: PoCL
+ * ran bcg.cl about 10x slower). 1 when it did, 0 when the kernels stay
+ * (why in the trace); CLSOLVE_BCG_NATIVE=0 keeps the kernels. Call it
+ * before la_bcg_put. */
+int la_bcg_native(la_bcg *w, const la_csr *A, const la_vec *dinv);
+/* 1 when la_bcg_native would take la and A (for --method auto) */
+int la_bcg_native_usable(const la_ctx *la, const la_csr *A);
 
 /* column c of blk (w->X, w->B, ...) from / into a vector of n entries */
 int la_bcg_put(la_bcg *w, cl_mem blk, int c, const la_vec *v, cls_error *err);
@@ -80,6 +91,11 @@ int la_bcg_gram_cols(la_bcg *w, cl_mem U, cl_mem V, const la_vec *wt, double out
 int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_error *err);
 /* R = B - R (R holds A X, from la_spmm into w->rv), with the same sums */
 int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err);
+/* R = A X (la_spmm through sk into the columns of R, or the native passes,
+ * which go through P and Q and leave them changed: a restart's P = Z
+ * follows): the product la_bcg_resid turns into B - A X */
+struct la_spmmk;
+int la_bcg_ax(la_bcg *w, struct la_spmmk *sk, const la_csr *A, cls_error *err);
 /* P = Z + P beta, Z = zsrc (R or Z) scaled by dinv when given; with_x:
  * first X += P alpha with the old P and the last la_bcg_update's alpha (the
  * old P read once for both); fresh: P = Z (beta not read, X untouched) */

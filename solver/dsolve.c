@@ -742,22 +742,27 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             PRECOND_AUTO, in.nrows, in.nnz, L->nparts, !(dv->type & CL_DEVICE_TYPE_CPU),
             opt->solve.precision == LA_DOUBLE, rep->precond_choice, sizeof rep->precond_choice);
     }
-    /* --method auto with the columns dsolve_bcg_pays takes, on one GPU
-     * part, none or jacobi: block CG (bcg.c), whose shared search space
-     * took up to 46% off cg's columns in lockstep there (poisson3d
-     * 64-320, H200; docs/preconditioners.md has the table). On a CPU device its kernels lose to the
-     * native loops, and with a stronger M its iterations barely drop (docs/preconditioners.md). */
+    /* --method auto with the columns dsolve_bcg_pays takes, on one part,
+     * none or jacobi: block CG (bcg.c), whose shared search space took up
+     * to 46% off cg's columns in lockstep on a GPU (poisson3d 64-320, H200;
+     * docs/preconditioners.md has the table). On a CPU device only where
+     * its native passes run (double, CSR: kernels/cpu/cpu_bcg.c; PoCL ran
+     * its kernels 5x slower than cg's native columns) and from 4 columns
+     * (2-core machine, poisson3d 32 and 64: 1.1-1.7x cg's columns with 4
+     * and 8, a tie with 2). With a stronger M its iterations barely drop
+     * (docs/preconditioners.md). */
+    const int bcg_cpu = (parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU) != 0;
     if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK &&
-        dsolve_bcg_pays(nrhs, in.nrows) && size == 1 && nmine == 1 && L->nparts == 1 &&
-        parts[0].have_Ai && la_bcg_supports(&parts[0].Ai) &&
-        !(parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU) &&
+        (bcg_cpu ? nrhs >= 4 : dsolve_bcg_pays(nrhs, in.nrows)) && size == 1 && nmine == 1 &&
+        L->nparts == 1 && parts[0].have_Ai && la_bcg_supports(&parts[0].Ai) &&
+        (!bcg_cpu || la_bcg_native_usable(&parts[0].la, &parts[0].Ai)) &&
         (ptype == PRECOND_NONE || ptype == PRECOND_JACOBI) &&
         opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL) {
         mp.method = SOLVER_BCG;
         snprintf(rep->method_choice, sizeof rep->method_choice,
-                 "bcg: %d right-hand sides on one GPU part with %s: one search space for all "
+                 "bcg: %d right-hand sides on one %s part with %s: one search space for all "
                  "(fewer iterations each than cg's columns together)",
-                 nrhs, pc_name(ptype));
+                 nrhs, bcg_cpu ? "CPU (native loops)" : "GPU", pc_name(ptype));
     }
     const solver_method method_id = mp.method;
     /* the input check's D^-1 waits for a preconditioner that reads it; the

@@ -154,13 +154,7 @@ static int bcg_after_r(bcg *B, const double *out, cls_error *err)
 static int bcg_restart(bcg *B, cls_error *err)
 {
     double out[LA_BCG_NSUM];
-    const la_vec *xv[BK];
-    la_vec *rv[BK];
-    for (int c = 0; c < B->k; c++) {
-        xv[c] = &B->w.xv[c];
-        rv[c] = &B->w.rv[c];
-    }
-    int rc = la_spmm(&B->sk, &B->p->Ai, B->k, xv, rv, err); /* R = A X, then B - R */
+    int rc = la_bcg_ax(&B->w, &B->sk, &B->p->Ai, err); /* R = A X, then B - R */
     if (!rc)
         rc = la_bcg_resid(&B->w, out, err);
     if (!rc)
@@ -175,7 +169,8 @@ static int bcg_restart(bcg *B, cls_error *err)
 static int bcg_step(bcg *B, int *lost, cls_error *err)
 {
     const int k = B->k;
-    double out[LA_BCG_NSUM], L[BK * BK], alpha[BK * BK], beta[BK * BK];
+    /* zeroed: the kernels' mixings may read past k (times P's zero columns) */
+    double out[LA_BCG_NSUM], L[BK * BK], alpha[BK * BK] = {0}, beta[BK * BK] = {0};
     *lost = 0;
     /* G = P'Q in the SpMM where the width chose it (la_bcg.c), else bcg_gram, its twin */
     int rc = la_bcg_spmm(&B->w, &B->p->Ai, B->w.fused ? out : NULL, err); /* Q = A P */
@@ -240,6 +235,8 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
     ksp_stop st[BK];
     int64_t cap[BK];
     int rc = la_bcg_create(la, n, k, general, &B.w, err);
+    if (!rc && !general) /* on a CPU, native loops (a general M^-1 runs kernels on Z) */
+        la_bcg_native(&B.w, &B.p->Ai, B.dinv);
     if (!rc)
         rc = la_spmm_create(la, &B.sk, err);
     for (int c = 0; c < k && !rc; c++) {

@@ -19,7 +19,14 @@
 #    same answers through dbcg.c and cg; float and mixed precision;
 #  - dwt_992 (not positive definite): the same exit as --method cg;
 #  - CLSOLVE_BCG_PROFILE=1 with amg: the iteration's kernels by name, the
-#    V-cycle's among them.
+#    V-cycle's among them;
+#  - the native passes a CPU device runs with none and jacobi in double
+#    (kernels/cpu/cpu_bcg.c; the trace says so) against bcg.cl's kernels
+#    (CLSOLVE_BCG_NATIVE=0, its twin: the kernel checks above run with it):
+#    2, 3, 5 and 8 columns, fused G and not, the same iterations within one
+#    and x within 1e-7 of the kernels' (both at tol 1e-8); on 1 and 2
+#    threads the same x to the last bit (sums by fixed blocks of rows);
+#    --method auto takes it from 4 columns on a CPU.
 . "$(dirname "$0")/lib.sh"
 need_data matrices
 t=$TEST_TMP
@@ -116,7 +123,8 @@ done
 for kk in 2 3 5; do
     mkB Bk$kk 1728 $kk
     for f in sell csr; do
-        run k${kk}_$f $t/p.mtx -b $t/Bk$kk.mtx --method bcg --precond jacobi --tol $TOL --format $f
+        CLSOLVE_BCG_NATIVE=0 run k${kk}_$f $t/p.mtx -b $t/Bk$kk.mtx --method bcg --precond jacobi \
+            --tol $TOL --format $f
         right k${kk}_$f $t/p.mtx $t/Bk$kk.mtx "bcg, $kk columns, $f"
     done
 done
@@ -124,10 +132,10 @@ done
 # against its twin (bcg_gram, =0): the same iterations (sums in another
 # order: one apart at most) and x
 for f in sell csr; do
-    CLSOLVE_BCG_FUSED=1 run fu_$f $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol $TOL \
+    CLSOLVE_BCG_NATIVE=0 CLSOLVE_BCG_FUSED=1 run fu_$f $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol $TOL \
         --format $f
     right fu_$f $t/p.mtx $t/B8.mtx "bcg fused, $f"
-    CLSOLVE_BCG_FUSED=0 run tw_$f $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol $TOL \
+    CLSOLVE_BCG_NATIVE=0 CLSOLVE_BCG_FUSED=0 run tw_$f $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol $TOL \
         --format $f
     right tw_$f $t/p.mtx $t/B8.mtx "bcg unfused, $f"
     $PY -c "import sys; sys.exit(0 if abs($(its fu_$f)[0] - $(its tw_$f)[0]) <= 1 else 1)" && ok ||
@@ -140,7 +148,7 @@ done
 for cw in 1 2 4; do
     for f in sell csr; do
         for B in B8 Bk3; do
-            CLSOLVE_BCG_FUSED=0 CLSOLVE_BCG_SPMM_CW=$cw run cw${cw}_${f}_$B $t/p.mtx -b $t/$B.mtx \
+            CLSOLVE_BCG_NATIVE=0 CLSOLVE_BCG_FUSED=0 CLSOLVE_BCG_SPMM_CW=$cw run cw${cw}_${f}_$B $t/p.mtx -b $t/$B.mtx \
                 --method bcg --precond jacobi --tol $TOL --format $f
             right cw${cw}_${f}_$B $t/p.mtx $t/$B.mtx "bcg SpMM $cw columns a work-item, $f, $B"
         done
@@ -154,6 +162,56 @@ for pr in float mixed; do
     run pr_$pr $t/p.mtx -b $t/B8.mtx --method bcg --precond jacobi --tol 1e-5 --precision $pr
     TOL=1e-5 right pr_$pr $t/p.mtx $t/B8.mtx "bcg --precision $pr"
 done
+
+# the native passes (a CPU device, double, CSR) against the kernels, their
+# twin: every width, fused G and not; the trace names the path taken
+xclose() { # A B: x of two runs within 1e-7 of the largest entry
+    $PY - "$t/$1.x.mtx" "$t/$2.x.mtx" <<'PY'
+import sys
+def rd(p):
+    rows = [l for l in open(p) if not l.startswith('%')]
+    return [float(x) for l in rows[1:] for x in l.split()]
+a, b = rd(sys.argv[1]), rd(sys.argv[2])
+m = max(abs(v) for v in b)
+d = max(abs(u - v) for u, v in zip(a, b)) if len(a) == len(b) else float("inf")
+sys.exit(0 if d <= 1e-7 * m else 1)
+PY
+}
+for B in Bk2 Bk3 Bk5 B8; do
+    for p in none jacobi; do
+        for fz in 1 0; do
+            n=nat_${B}_${p}_$fz
+            CLSOLVE_TRACE=1 CLSOLVE_BCG_FUSED=$fz run $n $t/p.mtx -b $t/$B.mtx --method bcg --precond $p \
+                --tol $TOL --format csr
+            right $n $t/p.mtx $t/$B.mtx "native bcg, $B, $p, fused $fz"
+            grep -q "bcg: native loops on the CPU" $t/$n.err && ok || bad "$n: the native passes did not run"
+            CLSOLVE_TRACE=1 CLSOLVE_BCG_NATIVE=0 CLSOLVE_BCG_FUSED=$fz run ker_$n $t/p.mtx -b $t/$B.mtx \
+                --method bcg --precond $p --tol $TOL --format csr
+            ! grep -q "bcg: native loops" $t/ker_$n.err && ok || bad "ker_$n: CLSOLVE_BCG_NATIVE=0 ran native"
+            $PY -c "import sys; sys.exit(0 if abs($(its $n)[0] - $(its ker_$n)[0]) <= 1 else 1)" &&
+                xclose $n ker_$n && ok || bad "native bcg $B $p fused $fz: $(its $n) iterations, the kernels $(its ker_$n), or x apart"
+        done
+    done
+done
+echo "native bcg against its kernels: 2, 3, 5, 8 columns, none and jacobi, G fused and not"
+# one thread or two: the same bits (poisson3d 24, 13824 rows: two members)
+"$CLSOLVE" gen poisson3d 24 -o $t/p24.mtx >/dev/null 2>&1
+mkB B5b 13824 5
+for th in 1 2; do
+    CLSOLVE_TRACE=1 CLSOLVE_CPU_THREADS=$th run thr$th $t/p24.mtx -b $t/B5b.mtx --method bcg \
+        --precond jacobi --tol $TOL
+    right thr$th $t/p24.mtx $t/B5b.mtx "native bcg on $th threads"
+    grep -q "bcg: native loops on the CPU ($th threads" $t/thr$th.err && ok ||
+        bad "native bcg: not on $th threads: $(grep 'bcg:' $t/thr$th.err | head -2)"
+done
+cmp -s $t/thr1.x.mtx $t/thr2.x.mtx && ok || bad "native bcg: x on 1 and 2 threads differ"
+# --method auto on a CPU: bcg from 4 columns (none, jacobi), cg's below
+run auto4 $t/p24.mtx -b $t/B5b.mtx --precond jacobi --tol $TOL
+mkB B2b 13824 2
+run auto2 $t/p24.mtx -b $t/B2b.mtx --precond jacobi --tol $TOL
+[ "$(json_get $t/auto4.json "j['method']") $(json_get $t/auto2.json "j['method']")" = "bcg cg" ] && ok ||
+    bad "--method auto on a CPU: $(json_get $t/auto4.json "j['method_choice']") / $(json_get $t/auto2.json "j['method_choice']")"
+echo "native bcg: the same x on 1 and 2 threads; auto takes it from 4 columns"
 
 mkB B4 1138 4
 run bus $M/1138_bus.mtx -b $t/B4.mtx --method bcg --precond jacobi --tol $TOL
