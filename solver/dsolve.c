@@ -751,7 +751,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
      * (2-core machine, poisson3d 32 and 64: 1.1-1.7x cg's columns with 4
      * and 8, a tie with 2). With a stronger M its iterations barely drop
      * (docs/preconditioners.md). */
-    const int bcg_cpu = (parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU) != 0;
+    const int bcg_cpu = nmine == 1 && (parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU) != 0;
     if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK &&
         (bcg_cpu ? nrhs >= 4 : dsolve_bcg_pays(nrhs, in.nrows)) && size == 1 && nmine == 1 &&
         L->nparts == 1 && parts[0].have_Ai && la_bcg_supports(&parts[0].Ai) &&
