@@ -53,6 +53,7 @@ typedef struct bc_call {
     int64_t ur, uc, vr, vc;
     const double *zsrc, *d; /* OP_DIR */
     int fresh, xupd;
+    int rho; /* OP_UPDATE, OP_RESID: rho = (W R)'R too (la_bcg.rho_fused) */
     double alpha[K8 * K8], beta[K8 * K8];
 } bc_call;
 
@@ -62,7 +63,7 @@ typedef struct bc_call {
  * both sides (vectors along the rows), and turned back (bc_rows_of). Row
  * by row instead, a row's k column-major entries were k scalar loads
  * packed into a vector and unpacked again: 2-4x slower (poisson3d 64). */
-#define BT 64
+#define BT 32
 
 /* t[m * BT + r] = rm[r * kw + m] */
 static inline void bc_cols_of(const double *rm, int kw, int tn, double *t)
@@ -152,28 +153,58 @@ static inline __attribute__((always_inline)) void bc_spmm(const cpu_bcg *c, cons
         bc_tri_flush(lanes, g);
 }
 
-/* R -= Q alpha (r_b -= sum_m q_m alpha_mb, m in order); r_b'r_b */
+/* rho = (W R)'R of a tile's columns rt (W = diag(d), or I), into the pairs'
+ * lanes: bc_gram's arithmetic on the same tiles, so the same bits as the
+ * separate pass (la_bcg_gram_cols(R, R, dinv)) that it saves */
+static inline void bc_rho_tile(const double *rt, const double *d, int64_t i0, int k, int tn,
+                               double lanes[NTRI][8])
+{
+    double ut[K8 * BT];
+    for (int x = 0; x < k; x++)
+        for (int r = 0; r < tn; r++)
+            ut[x * BT + r] = d ? rt[x * BT + r] * d[i0 + r] : rt[x * BT + r];
+    bc_tri_lanes(ut, rt, k, tn, lanes);
+}
+
+/* R -= Q alpha (r_b -= sum_m q_m alpha_mb, m in order), or R = B - R
+ * (resid: A X in R on entry); r_b'r_b; with rho, also rho = (W R)'R of the
+ * new R while its tile is in cache */
 static inline __attribute__((always_inline)) void bc_update(const cpu_bcg *c, const bc_call *a,
                                                             const int kw, int k, int64_t ld,
                                                             int64_t lo, int64_t hi, double *g)
 {
-    double qt[K8 * BT], lanes[K8][8] = {{0}};
+    double qt[K8 * BT], rt[K8 * BT], lanes[K8][8] = {{0}}, rl[NTRI][8] = {{0}};
+    const int resid = a->op == OP_RESID;
     for (int64_t i0 = lo; i0 < hi; i0 += BT) {
         const int tn = (int)(hi - i0 < BT ? hi - i0 : BT);
-        bc_cols_of(c->Q + i0 * kw, kw, tn, qt);
+        if (!resid)
+            bc_cols_of(c->Q + i0 * kw, kw, tn, qt);
         for (int b = 0; b < k; b++) {
-            double *rb = c->R + b * ld + i0;
-            for (int m = 0; m < k; m++) {
-                const double am = a->alpha[m * K8 + b];
-                const double *qm = qt + m * BT;
+            double *rb = c->R + b * ld + i0, *tb = rt + b * BT;
+            if (resid) {
+                const double *bb = c->B + b * ld + i0;
                 for (int r = 0; r < tn; r++)
-                    rb[r] -= qm[r] * am;
+                    tb[r] = bb[r] - rb[r];
+            } else {
+                for (int r = 0; r < tn; r++)
+                    tb[r] = rb[r];
+                for (int m = 0; m < k; m++) {
+                    const double am = a->alpha[m * K8 + b];
+                    const double *qm = qt + m * BT;
+                    for (int r = 0; r < tn; r++)
+                        tb[r] -= qm[r] * am;
+                }
             }
-            bc_dot_lanes(rb, rb, tn, lanes[b]);
+            memcpy(rb, tb, (size_t)tn * sizeof *rb);
+            bc_dot_lanes(tb, tb, tn, lanes[b]);
         }
+        if (a->rho)
+            bc_rho_tile(rt, c->dinv, i0, k, tn, rl);
     }
     for (int b = 0; b < k; b++)
         g[NTRI + b] += bc_lanes(lanes[b]);
+    if (a->rho)
+        bc_tri_flush(rl, g);
 }
 
 /* first X += P alpha with the old P (xupd); then P = Z + P beta, Z = d .*
@@ -280,19 +311,9 @@ static inline __attribute__((always_inline)) void bc_block(const bc_call *a, int
         : kw == 4 ? bc_gram(a, 4, k, lo, hi, g)
                   : bc_gram(a, 8, k, lo, hi, g);
         return;
-    case OP_RESID: { /* R = B - R (A X in R on entry); r_b'r_b */
-        double lanes[8];
-        for (int b = 0; b < k; b++) {
-            double *rb = c->R + b * ld;
-            const double *bb = c->B + b * ld;
-            for (int64_t i = lo; i < hi; i++)
-                rb[i] = bb[i] - rb[i];
-            memset(lanes, 0, sizeof lanes);
-            bc_dot_lanes(rb + lo, rb + lo, (int)(hi - lo), lanes);
-            g[NTRI + b] += bc_lanes(lanes);
-        }
+    case OP_RESID:
+        bc_update(c, a, 8, k, ld, lo, hi, g); /* kw unused: Q is not read */
         return;
-    }
     case OP_XP: /* P = X, row-major (the columns past k 0): A X as the SpMM's */
         for (int64_t i = lo; i < hi; i++)
             for (int m = 0; m < kw; m++)
@@ -423,10 +444,12 @@ int cpu_bcg_create(la_bcg *w, const la_csr *A, const la_vec *dinv, cls_error *er
     c->dinv_buf = dinv ? dinv->buf : NULL;
     c->dinv = pd;
     c->prof = getenv("CLSOLVE_BCG_PROFILE") != NULL;
-    /* G = P'Q in the SpMM at every width (the tile is in cache);
-     * CLSOLVE_BCG_FUSED=0 keeps the separate pass, its twin */
+    /* G = P'Q in the SpMM at every width, and rho in the update's pass
+     * (the tile is in cache); CLSOLVE_BCG_FUSED=0 keeps the separate
+     * passes, their twins (the same sums in the same order: the same bits) */
     const char *fz = getenv("CLSOLVE_BCG_FUSED");
     w->fused = !(fz && strcmp(fz, "0") == 0);
+    w->rho_fused = w->fused && !w->Z; /* rho = (D^-1 R)'R or R'R: none or jacobi */
     c->X = x, c->R = r, c->B = b, c->P = p, c->Q = q, c->Z = z;
     if (!(c->acc = calloc((size_t)(ws->nblk ? ws->nblk : 1), sizeof *c->acc))) {
         rc = cls_fail(err, CLS_EOTHER, "out of memory for the native block CG's sums");
@@ -488,21 +511,23 @@ int cpu_bcg_gram(la_bcg *w, cl_mem U, int ur, int uc, cl_mem V, int vr, int vc,
 
 int cpu_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM])
 {
-    bc_call a = {.w = w, .op = OP_UPDATE};
+    bc_call a = {.w = w, .op = OP_UPDATE, .rho = w->rho_fused};
     memcpy(a.alpha, alpha, sizeof a.alpha);
     memcpy(w->cpu->alpha, alpha, sizeof w->cpu->alpha); /* for la_bcg_dir's X += P alpha */
     bc_run(&a, out);
-    for (int m = 0; m < K8 * K8; m++) /* the square is not this pass's */
-        out[m] = 0.0;
+    if (!a.rho)
+        for (int m = 0; m < K8 * K8; m++) /* the square is not this pass's */
+            out[m] = 0.0;
     return CLS_OK;
 }
 
 int cpu_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM])
 {
-    bc_call a = {.w = w, .op = OP_RESID};
+    bc_call a = {.w = w, .op = OP_RESID, .rho = w->rho_fused};
     bc_run(&a, out);
-    for (int m = 0; m < K8 * K8; m++)
-        out[m] = 0.0;
+    if (!a.rho)
+        for (int m = 0; m < K8 * K8; m++)
+            out[m] = 0.0;
     return CLS_OK;
 }
 

@@ -125,7 +125,10 @@ static int bcg_after_r(bcg *B, const double *out, cls_error *err)
     for (int c = 0; c < B->k; c++)
         B->rr[c] = out[64 + c];
     int rc;
-    if (!B->general) {
+    if (!B->general && B->w.rho_fused) { /* the update's pass summed it */
+        memcpy(g, out, sizeof g);
+        rc = CLS_OK;
+    } else if (!B->general) {
         rc = la_bcg_gram_cols(&B->w, B->w.R, B->w.R, B->dinv, g, err);
     } else {
         const dvec *rp[BK];
