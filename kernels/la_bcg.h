@@ -51,10 +51,10 @@ typedef struct la_bcg {
     size_t groups, pcap, ls; /* the vector kernels' grid; the records in partial */
     cl_kernel kern[LA_BCG_NKERN];
     char names[LA_BCG_NKERN][24]; /* the kernels' names, for errors and profiles */
-    struct cpu_bcg *cpu; /* native loops on a CPU device (la_bcg_native), else NULL */
-    int rho_fused;       /* la_bcg_update and la_bcg_resid also return rho = (W R)'R
-                          * in out's square (W: the dinv given to la_bcg_native,
-                          * or I): the native passes without a Z block */
+    struct cpu_bcg *cpu;          /* native loops on a CPU device (la_bcg_native), else NULL */
+    int rho_fused;                /* la_bcg_update and la_bcg_resid also return rho = (W R)'R
+                                   * in out's square (W: the dinv given to la_bcg_native,
+                                   * or I): the native passes without a Z block */
 } la_bcg;
 
 /* n rows, k columns (1..LA_BCG_MAXK); with_z: a Z block for a general

@@ -30,10 +30,10 @@ enum { OP_SPMM, OP_GRAM, OP_UPDATE, OP_RESID, OP_DIR, OP_XP, OP_QR, OP_NOPS };
 
 typedef struct cpu_bcg {
     cpu_ws ws;
-    cl_mem A_rowptr;       /* the matrix mapped (checked against each call's) */
+    cl_mem A_rowptr; /* the matrix mapped (checked against each call's) */
     const int32_t *rp, *col;
     const double *val;
-    cl_mem dinv_buf;       /* Jacobi's D^-1 mapped, or NULL */
+    cl_mem dinv_buf; /* Jacobi's D^-1 mapped, or NULL */
     const double *dinv;
     double *X, *R, *Z, *B, *P, *Q;
     double (*acc)[NACC];   /* per block of rows */
@@ -123,9 +123,8 @@ static inline void bc_tri_flush(double lanes[NTRI][8], double *g)
 
 /* Q = A P on rows [lo, hi), kw wide; with gram G = P'Q from each tile's
  * rows while they are in cache */
-static inline __attribute__((always_inline)) void bc_spmm(const cpu_bcg *c, const int kw, int k,
-                                                          int gram, int64_t lo, int64_t hi,
-                                                          double *g)
+static inline __attribute__((always_inline)) void
+bc_spmm(const cpu_bcg *c, const int kw, int k, int gram, int64_t lo, int64_t hi, double *g)
 {
     const double *P = c->P;
     double *Q = c->Q;
@@ -210,9 +209,8 @@ static inline __attribute__((always_inline)) void bc_update(const cpu_bcg *c, co
 /* first X += P alpha with the old P (xupd); then P = Z + P beta, Z = d .*
  * zsrc (p_b = z_b + sum_m p_m beta_mb); fresh: P = Z. P's columns past k
  * stay 0. */
-static inline __attribute__((always_inline)) void bc_dir(const cpu_bcg *c, const bc_call *a,
-                                                         const int kw, int k, int64_t ld,
-                                                         int64_t lo, int64_t hi)
+static inline __attribute__((always_inline)) void
+bc_dir(const cpu_bcg *c, const bc_call *a, const int kw, int k, int64_t ld, int64_t lo, int64_t hi)
 {
     double pt[K8 * BT], vt[K8 * BT];
     memset(vt, 0, sizeof vt);
@@ -283,8 +281,8 @@ static inline __attribute__((always_inline)) void bc_gram(const bc_call *a, int 
 
 /* one block of rows of a pass; kw a constant in each branch (the loops over
  * it unroll) */
-static inline __attribute__((always_inline)) void bc_block(const bc_call *a, int64_t lo,
-                                                           int64_t hi, double *g)
+static inline __attribute__((always_inline)) void bc_block(const bc_call *a, int64_t lo, int64_t hi,
+                                                           double *g)
 {
     la_bcg *w = a->w;
     const cpu_bcg *c = w->cpu;
@@ -338,7 +336,7 @@ static inline __attribute__((always_inline)) void bc_block(const bc_call *a, int
  * it calls are inlined into each clone (always_inline), or they would stay
  * baseline code. Where the compiler has no target clones, the baseline
  * alone. */
-#if defined(__x86_64__) && ((defined(__GNUC__) && __GNUC__ >= 11) || defined(__clang__)) &&      \
+#if defined(__x86_64__) && ((defined(__GNUC__) && __GNUC__ >= 11) || defined(__clang__)) &&        \
     !defined(CLS_NO_CLONES)
 #define BC_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -390,8 +388,13 @@ static void bc_run(bc_call *a, double out[LA_BCG_NSUM])
 static double *bc_block_ptr(const la_bcg *w, cl_mem m)
 {
     const cpu_bcg *c = w->cpu;
-    return m == w->X ? c->X : m == w->R ? c->R : m == w->Z ? c->Z : m == w->B ? c->B
-         : m == w->P ? c->P : m == w->Q ? c->Q : NULL;
+    return m == w->X   ? c->X
+           : m == w->R ? c->R
+           : m == w->Z ? c->Z
+           : m == w->B ? c->B
+           : m == w->P ? c->P
+           : m == w->Q ? c->Q
+                       : NULL;
 }
 
 int cpu_bcg_usable(const la_ctx *la, const la_csr *A, cls_error *err)
@@ -423,12 +426,12 @@ int cpu_bcg_create(la_bcg *w, const la_csr *A, const la_vec *dinv, cls_error *er
     const size_t rm = (size_t)w->n * (size_t)w->kw * sizeof(double);
     const cl_map_flags rw = CL_MAP_READ | CL_MAP_WRITE;
     void *rp = NULL, *col = NULL, *val = NULL, *pd = NULL, *x, *r, *b, *p, *q, *z = NULL;
-    if ((rc = cpu_ws_map(ws, A->rowptr, (size_t)(A->nrows + 1) * sizeof(int32_t), CL_MAP_READ,
-                         &rp, err)) ||
+    if ((rc = cpu_ws_map(ws, A->rowptr, (size_t)(A->nrows + 1) * sizeof(int32_t), CL_MAP_READ, &rp,
+                         err)) ||
         (rc = cpu_ws_map(ws, A->col, (size_t)A->nnz * sizeof(int32_t), CL_MAP_READ, &col, err)) ||
         (rc = cpu_ws_map(ws, A->val, (size_t)A->nnz * sizeof(double), CL_MAP_READ, &val, err)) ||
-        (dinv && (rc = cpu_ws_map(ws, dinv->buf, (size_t)w->n * sizeof(double), CL_MAP_READ, &pd,
-                                  err))) ||
+        (dinv &&
+         (rc = cpu_ws_map(ws, dinv->buf, (size_t)w->n * sizeof(double), CL_MAP_READ, &pd, err))) ||
         (rc = cpu_ws_map(ws, w->X, blk, rw, &x, err)) ||
         (rc = cpu_ws_map(ws, w->R, blk, rw, &r, err)) ||
         (rc = cpu_ws_map(ws, w->B, blk, rw, &b, err)) ||
@@ -467,8 +470,8 @@ void cpu_bcg_release(la_bcg *w)
     if (!c)
         return;
     if (c->prof) {
-        static const char *const name[OP_NOPS] = {"spmm", "gram", "update", "resid",
-                                                   "dir",  "x-to-p", "q-to-r"};
+        static const char *const name[OP_NOPS] = {"spmm", "gram",   "update", "resid",
+                                                  "dir",  "x-to-p", "q-to-r"};
         fprintf(stderr, "bcg native profile (%d threads), ms a call:", c->ws.nt);
         for (int o = 0; o < OP_NOPS; o++)
             if (c->calls[o])
@@ -491,11 +494,17 @@ int cpu_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
     return CLS_OK;
 }
 
-int cpu_bcg_gram(la_bcg *w, cl_mem U, int ur, int uc, cl_mem V, int vr, int vc,
-                 const la_vec *wt, double out[LA_BCG_NSUM], cls_error *err)
+int cpu_bcg_gram(la_bcg *w, cl_mem U, int ur, int uc, cl_mem V, int vr, int vc, const la_vec *wt,
+                 double out[LA_BCG_NSUM], cls_error *err)
 {
-    bc_call a = {.w = w, .op = OP_GRAM, .U = bc_block_ptr(w, U), .V = bc_block_ptr(w, V),
-                 .ur = ur, .uc = uc, .vr = vr, .vc = vc};
+    bc_call a = {.w = w,
+                 .op = OP_GRAM,
+                 .U = bc_block_ptr(w, U),
+                 .V = bc_block_ptr(w, V),
+                 .ur = ur,
+                 .uc = uc,
+                 .vr = vr,
+                 .vc = vc};
     if (wt) {
         if (wt->buf != w->cpu->dinv_buf)
             return cls_fail(err, CLS_EOTHER, "native block CG: a weight it did not map");
@@ -534,7 +543,10 @@ int cpu_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM])
 int cpu_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,
                 int with_x, cls_error *err)
 {
-    bc_call a = {.w = w, .op = OP_DIR, .zsrc = bc_block_ptr(w, zsrc), .fresh = fresh,
+    bc_call a = {.w = w,
+                 .op = OP_DIR,
+                 .zsrc = bc_block_ptr(w, zsrc),
+                 .fresh = fresh,
                  .xupd = with_x && !fresh};
     if (!a.zsrc)
         return cls_fail(err, CLS_EOTHER, "native block CG: a block that is not its own");
@@ -569,9 +581,9 @@ int cpu_bcg_put(la_bcg *w, cl_mem blk, int c, const la_vec *v, cls_error *err)
     double *p = bc_block_ptr(w, blk);
     if (!p)
         return cls_fail(err, CLS_EOTHER, "native block CG: a block that is not its own");
-    cl_int st = clEnqueueReadBuffer(w->la->ocl->queue, v->buf, CL_TRUE, 0,
-                                    (size_t)w->n * sizeof(double), p + (int64_t)c * w->ld, 0,
-                                    NULL, NULL);
+    cl_int st =
+        clEnqueueReadBuffer(w->la->ocl->queue, v->buf, CL_TRUE, 0, (size_t)w->n * sizeof(double),
+                            p + (int64_t)c * w->ld, 0, NULL, NULL);
     OCL_CHECK(err, st, "clEnqueueReadBuffer(into a native block)");
     return CLS_OK;
 }
@@ -581,9 +593,9 @@ int cpu_bcg_get(la_bcg *w, cl_mem blk, int c, la_vec *v, cls_error *err)
     const double *p = bc_block_ptr(w, blk);
     if (!p)
         return cls_fail(err, CLS_EOTHER, "native block CG: a block that is not its own");
-    cl_int st = clEnqueueWriteBuffer(w->la->ocl->queue, v->buf, CL_TRUE, 0,
-                                     (size_t)w->n * sizeof(double), p + (int64_t)c * w->ld, 0,
-                                     NULL, NULL);
+    cl_int st =
+        clEnqueueWriteBuffer(w->la->ocl->queue, v->buf, CL_TRUE, 0, (size_t)w->n * sizeof(double),
+                             p + (int64_t)c * w->ld, 0, NULL, NULL);
     OCL_CHECK(err, st, "clEnqueueWriteBuffer(out of a native block)");
     return CLS_OK;
 }

@@ -35,8 +35,8 @@ int cpu_bcg_threads(const la_bcg *w);
 
 /* la_bcg.h's operations (the same arguments; the sums as out[72]) */
 int cpu_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err);
-int cpu_bcg_gram(la_bcg *w, cl_mem U, int ur, int uc, cl_mem V, int vr, int vc,
-                 const la_vec *wt, double out[LA_BCG_NSUM], cls_error *err);
+int cpu_bcg_gram(la_bcg *w, cl_mem U, int ur, int uc, cl_mem V, int vr, int vc, const la_vec *wt,
+                 double out[LA_BCG_NSUM], cls_error *err);
 int cpu_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM]);
 int cpu_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM]);
 int cpu_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, int fresh,
