@@ -1,6 +1,6 @@
 /*
  * cpu_ws.h: what every native CPU workspace shares (la_cgn.c's CG,
- * la_pcn.c's preconditioned CG): the device buffers mapped for the
+ * la_pcn.c's preconditioned CG, cpu_bcg.c's block CG): the device buffers mapped for the
  * workspace's life, the process's team of threads, and the rows cut into
  * one range per member in whole blocks of CPU_WS_BLOCK rows.
  *
