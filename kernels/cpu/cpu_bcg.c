@@ -248,6 +248,20 @@ bc_dir(const cpu_bcg *c, const bc_call *a, const int kw, int k, int64_t ld, int6
     }
 }
 
+/* rows [i0, i0 + tn) of a block M as BT-apart columns in t: column-major
+ * (entry (i, x) at M[x * mc + i], mr = 1) or row-major kw wide */
+static inline void bc_tile_of(const double *M, int64_t mr, int64_t mc, int kw, int k, int64_t i0,
+                              int tn, double *t)
+{
+    if (mr != 1) {
+        bc_cols_of(M + i0 * kw, kw, tn, t);
+        return;
+    }
+    for (int x = 0; x < k; x++)
+        for (int r = 0; r < tn; r++)
+            t[x * BT + r] = M[x * mc + i0 + r];
+}
+
 /* G = U'WV: column-major U and V (u = U .* wt, as the kernel's) a tile at
  * a time; a row-major U or V (P'Q unfused) through the tile's columns too */
 static inline __attribute__((always_inline)) void bc_gram(const bc_call *a, int kw, int k,
@@ -256,24 +270,12 @@ static inline __attribute__((always_inline)) void bc_gram(const bc_call *a, int 
     double ut[K8 * BT], vt[K8 * BT], lanes[NTRI][8] = {{0}};
     for (int64_t i0 = lo; i0 < hi; i0 += BT) {
         const int tn = (int)(hi - i0 < BT ? hi - i0 : BT);
-        if (a->ur == 1) {
-            for (int x = 0; x < k; x++)
-                for (int r = 0; r < tn; r++)
-                    ut[x * BT + r] = a->U[x * a->uc + i0 + r];
-        } else {
-            bc_cols_of(a->U + i0 * kw, kw, tn, ut);
-        }
+        bc_tile_of(a->U, a->ur, a->uc, kw, k, i0, tn, ut);
         if (a->wt)
             for (int x = 0; x < k; x++)
                 for (int r = 0; r < tn; r++)
                     ut[x * BT + r] *= a->wt[i0 + r];
-        if (a->vr == 1) {
-            for (int x = 0; x < k; x++)
-                for (int r = 0; r < tn; r++)
-                    vt[x * BT + r] = a->V[x * a->vc + i0 + r];
-        } else {
-            bc_cols_of(a->V + i0 * kw, kw, tn, vt);
-        }
+        bc_tile_of(a->V, a->vr, a->vc, kw, k, i0, tn, vt);
         bc_tri_lanes(ut, vt, k, tn, lanes);
     }
     bc_tri_flush(lanes, g);
@@ -576,28 +578,32 @@ int cpu_bcg_ax(la_bcg *w, const la_csr *A, cls_error *err)
     return CLS_OK;
 }
 
-int cpu_bcg_put(la_bcg *w, cl_mem blk, int c, const la_vec *v, cls_error *err)
+/* column c of blk from v (in) or into it: a blocking read or write of v's
+ * buffer from or into the block's mapped memory */
+static int bc_copy(la_bcg *w, cl_mem blk, int c, cl_mem v, int in, cls_error *err)
 {
     double *p = bc_block_ptr(w, blk);
     if (!p)
         return cls_fail(err, CLS_EOTHER, "native block CG: a block that is not its own");
-    cl_int st =
-        clEnqueueReadBuffer(w->la->ocl->queue, v->buf, CL_TRUE, 0, (size_t)w->n * sizeof(double),
-                            p + (int64_t)c * w->ld, 0, NULL, NULL);
-    OCL_CHECK(err, st, "clEnqueueReadBuffer(into a native block)");
+    p += (int64_t)c * w->ld;
+    const size_t bytes = (size_t)w->n * sizeof(double);
+    cl_command_queue q = w->la->ocl->queue;
+    cl_int st = in ? clEnqueueReadBuffer(q, v, CL_TRUE, 0, bytes, p, 0, NULL, NULL)
+                   : clEnqueueWriteBuffer(q, v, CL_TRUE, 0, bytes, p, 0, NULL, NULL);
+    OCL_CHECK(err, st,
+              in ? "clEnqueueReadBuffer(into a native block)"
+                 : "clEnqueueWriteBuffer(out of a native block)");
     return CLS_OK;
+}
+
+int cpu_bcg_put(la_bcg *w, cl_mem blk, int c, const la_vec *v, cls_error *err)
+{
+    return bc_copy(w, blk, c, v->buf, 1, err);
 }
 
 int cpu_bcg_get(la_bcg *w, cl_mem blk, int c, la_vec *v, cls_error *err)
 {
-    const double *p = bc_block_ptr(w, blk);
-    if (!p)
-        return cls_fail(err, CLS_EOTHER, "native block CG: a block that is not its own");
-    cl_int st =
-        clEnqueueWriteBuffer(w->la->ocl->queue, v->buf, CL_TRUE, 0, (size_t)w->n * sizeof(double),
-                             p + (int64_t)c * w->ld, 0, NULL, NULL);
-    OCL_CHECK(err, st, "clEnqueueWriteBuffer(out of a native block)");
-    return CLS_OK;
+    return bc_copy(w, blk, c, v->buf, 0, err);
 }
 
 int cpu_bcg_threads(const la_bcg *w)
