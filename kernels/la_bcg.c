@@ -65,6 +65,13 @@ static const struct {
     int fused, lc;
 } bcg_width_choice[3] = {{1, 1}, {0, 2}, {0, 1}};
 
+/* CLSOLVE_BCG_FUSED: 0 or 1, else -1 (the width's or the native default) */
+static int bcg_fused_env(void)
+{
+    const char *fz = getenv("CLSOLVE_BCG_FUSED");
+    return fz && (strcmp(fz, "0") == 0 || strcmp(fz, "1") == 0) ? fz[0] == '1' : -1;
+}
+
 static void bcg_choose(la_bcg *w)
 {
     w->fused = bcg_width_choice[w->lg - 1].fused;
@@ -73,9 +80,9 @@ static void bcg_choose(la_bcg *w)
     if (e && (strcmp(e, "1") == 0 || strcmp(e, "2") == 0 || strcmp(e, "4") == 0))
         lc = e[0] == '4' ? 2 : e[0] == '2' ? 1 : 0;
     w->lc = lc < w->lg ? lc : w->lg;
-    const char *fz = getenv("CLSOLVE_BCG_FUSED");
-    if (fz && (strcmp(fz, "0") == 0 || strcmp(fz, "1") == 0))
-        w->fused = fz[0] == '1';
+    const int fz = bcg_fused_env();
+    if (fz >= 0)
+        w->fused = fz;
 }
 
 /* the kernels of bcg.cl, in la_bcg's order; %d: the width kw */
@@ -183,6 +190,12 @@ int la_bcg_native(la_bcg *w, const la_csr *A, const la_vec *dinv)
         return 0; /* a GPU: the kernels, quietly */
     cls_error err;
     if (cpu_bcg_create(w, A, dinv, &err) == CLS_OK) {
+        /* G = P'Q in the SpMM at every width and rho in the update's pass
+         * (the tile is in cache); CLSOLVE_BCG_FUSED=0 keeps the separate
+         * passes, their twins (the same sums in the same order: the same
+         * bits) */
+        w->fused = bcg_fused_env() != 0;
+        w->rho_fused = w->fused && !w->Z; /* rho = (D^-1 R)'R or R'R: none or jacobi */
         char msg[160];
         snprintf(msg, sizeof msg, "bcg: native loops on the CPU (%d threads, %d columns)",
                  cpu_bcg_threads(w), w->k);

@@ -65,7 +65,7 @@ void la_bcg_release(la_bcg *w);
 /* On a CPU device in double precision with A in CSR: the blocks, A and
  * dinv (Jacobi's D^-1, or NULL) mapped, and every call below runs as
  * native loops from here to la_bcg_release (kernels/cpu/cpu_bcg.c: PoCL
- * ran bcg.cl about 10x slower). 1 when it did, 0 when the kernels stay
+ * ran bcg.cl 5-7x slower). 1 when it did, 0 when the kernels stay
  * (why in the trace); CLSOLVE_BCG_NATIVE=0 keeps the kernels. Call it
  * before la_bcg_put. */
 int la_bcg_native(la_bcg *w, const la_csr *A, const la_vec *dinv);

@@ -747,10 +747,10 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
      * to 46% off cg's columns in lockstep on a GPU (poisson3d 64-320, H200;
      * docs/preconditioners.md has the table). On a CPU device only where
      * its native passes run (double, CSR: kernels/cpu/cpu_bcg.c; PoCL ran
-     * its kernels 5x slower than cg's native columns) and from 4 columns
-     * (2-core machine, poisson3d 32 and 64: 1.1-1.7x cg's columns with 4
-     * and 8, a tie with 2). With a stronger M its iterations barely drop
-     * (docs/preconditioners.md). */
+     * its kernels 5-7x slower) and from 4 columns (2-core machine,
+     * poisson3d 64: 0.74-0.88x the time of the columns in turn on the
+     * native loops with 8, 0.84x with 4; a tie with 2, and with 4 at 32).
+     * With a stronger M its iterations barely drop (docs/preconditioners.md). */
     const int bcg_cpu = nmine == 1 && (parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU) != 0;
     if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK &&
         (bcg_cpu ? nrhs >= 4 : dsolve_bcg_pays(nrhs, in.nrows)) && size == 1 && nmine == 1 &&

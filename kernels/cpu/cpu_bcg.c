@@ -62,7 +62,9 @@ typedef struct bc_call {
  * mixing is column b += column m times a scalar, contiguous in memory on
  * both sides (vectors along the rows), and turned back (bc_rows_of). Row
  * by row instead, a row's k column-major entries were k scalar loads
- * packed into a vector and unpacked again: 2-4x slower (poisson3d 64). */
+ * packed into a vector and unpacked again: 2-4x slower (poisson3d 64).
+ * Tiles of 32, 64, 128 and 256 rows measured alike there (within the
+ * machine's noise); 32 keeps a pass's tiles in a few KiB of L1. */
 #define BT 32
 
 /* t[m * BT + r] = rm[r * kw + m] */
@@ -449,12 +451,6 @@ int cpu_bcg_create(la_bcg *w, const la_csr *A, const la_vec *dinv, cls_error *er
     c->dinv_buf = dinv ? dinv->buf : NULL;
     c->dinv = pd;
     c->prof = getenv("CLSOLVE_BCG_PROFILE") != NULL;
-    /* G = P'Q in the SpMM at every width, and rho in the update's pass
-     * (the tile is in cache); CLSOLVE_BCG_FUSED=0 keeps the separate
-     * passes, their twins (the same sums in the same order: the same bits) */
-    const char *fz = getenv("CLSOLVE_BCG_FUSED");
-    w->fused = !(fz && strcmp(fz, "0") == 0);
-    w->rho_fused = w->fused && !w->Z; /* rho = (D^-1 R)'R or R'R: none or jacobi */
     c->X = x, c->R = r, c->B = b, c->P = p, c->Q = q, c->Z = z;
     if (!(c->acc = calloc((size_t)(ws->nblk ? ws->nblk : 1), sizeof *c->acc))) {
         rc = cls_fail(err, CLS_EOTHER, "out of memory for the native block CG's sums");
