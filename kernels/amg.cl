@@ -8,6 +8,8 @@
  * reading and writing every vector once:
  *   amg_cheb_first  r = b - q ; d = c0 D^-1 r ; x += d     (q = A x)
  *                   zero: x = 0 and q = 0 on entry (q is not read)
+ *                   zero 2: d alone (r = b and x = d implied: the fused
+ *                   next step of amg_spmm.cl reads b and writes x)
  *   amg_cheb_next   r -= q ; d = c1 d + c2 D^-1 r ; x += d (q = A d)
  * l1-Jacobi (Baker, Falgout, Kolev, Yang 2011):
  *   amg_jacobi      x += D_l1^-1 (b - q)                   (q = A x)
@@ -27,9 +29,11 @@ __kernel void amg_cheb_first(const int n, const int zero, __global const real *b
     for (int i = (int)get_global_id(0); i < n; i += (int)get_global_size(0)) {
         real ri = zero ? b[i] : b[i] - q[i];
         real di = c0 * dinv[i >> lg] * ri;
-        r[i] = ri;
         d[i] = di;
-        x[i] = zero ? di : x[i] + di;
+        if (zero != 2) {
+            r[i] = ri;
+            x[i] = zero ? di : x[i] + di;
+        }
     }
 }
 

@@ -61,16 +61,6 @@ inline void bcg_group_write(const acc_t *v, const int m, __local acc_t *s, __glo
     }
 }
 
-#ifdef CLS_REAL_DOUBLE
-typedef double2 bcg_real2;
-typedef double4 bcg_real4;
-typedef double8 bcg_real8;
-#else
-typedef float2 bcg_real2;
-typedef float4 bcg_real4;
-typedef float8 bcg_real8;
-#endif
-
 /* row i of a row-major block of kw (2, 4 or 8) columns into
  * p[0..8), the columns past kw 0: one vector load of the row (kw is a
  * constant in each kernel, BCG_KERNELS, so the branches fold away) */
@@ -80,14 +70,14 @@ inline void bcg_row_load(const int kw, __global const real *restrict B, const in
     for (int a = 0; a < BCG_K; a++)
         p[a] = 0;
     if (kw == 8) {
-        const bcg_real8 v = vload8(i, B);
+        const rb_real8 v = vload8(i, B);
         p[0] = v.s0, p[1] = v.s1, p[2] = v.s2, p[3] = v.s3;
         p[4] = v.s4, p[5] = v.s5, p[6] = v.s6, p[7] = v.s7;
     } else if (kw == 4) {
-        const bcg_real4 v = vload4(i, B);
+        const rb_real4 v = vload4(i, B);
         p[0] = v.s0, p[1] = v.s1, p[2] = v.s2, p[3] = v.s3;
     } else {
-        const bcg_real2 v = vload2(i, B);
+        const rb_real2 v = vload2(i, B);
         p[0] = v.s0, p[1] = v.s1;
     }
 }
@@ -96,11 +86,11 @@ inline void bcg_row_load(const int kw, __global const real *restrict B, const in
 inline void bcg_row_store(const int kw, const real *p, const int i, __global real *restrict B)
 {
     if (kw == 8)
-        vstore8((bcg_real8)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]), i, B);
+        vstore8((rb_real8)(p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7]), i, B);
     else if (kw == 4)
-        vstore4((bcg_real4)(p[0], p[1], p[2], p[3]), i, B);
+        vstore4((rb_real4)(p[0], p[1], p[2], p[3]), i, B);
     else
-        vstore2((bcg_real2)(p[0], p[1]), i, B);
+        vstore2((rb_real2)(p[0], p[1]), i, B);
 }
 
 /* the fused SpMM's G = P'Q: g[a] holds sum p_a q_lane over the work-item's
@@ -344,27 +334,6 @@ inline void bcg_dir_body(const int kw, const int n, const int ld, const int k,
     }
 }
 
-/* Q += v P's piece at (in units of cw = 1 << lc, 2 or 4 values) */
-inline void bcg_piece_fma(const int lc, const real v, __global const real *restrict P,
-                          const long at, real *q)
-{
-    if (lc == 2) {
-        const bcg_real4 p = vload4(at, P);
-        q[0] += v * p.s0, q[1] += v * p.s1, q[2] += v * p.s2, q[3] += v * p.s3;
-    } else {
-        const bcg_real2 p = vload2(at, P);
-        q[0] += v * p.s0, q[1] += v * p.s1;
-    }
-}
-
-inline void bcg_piece_store(const int lc, const real *q, const long at, __global real *restrict Q)
-{
-    if (lc == 2)
-        vstore4((bcg_real4)(q[0], q[1], q[2], q[3]), at, Q);
-    else
-        vstore2((bcg_real2)(q[0], q[1]), at, Q);
-}
-
 /* Q = A P (SELL) with cw = 1 << lc (2 or 4) columns a work-item, kw / cw
  * lanes a row: each entry's gather is one 16- or 32-byte load, and a
  * warp's loads of A cover cw times the rows of the one-column lanes (the
@@ -379,14 +348,9 @@ inline void bcg_spmm_sell_wide(const int lg, const int lc, const int nrows, cons
     const int lane = (int)(get_global_id(0) & ((1 << ll) - 1));
     const int step = (int)(get_global_size(0) >> ll);
     for (int r = (int)(get_global_id(0) >> ll); r < nrows; r += step) {
-        const int c = r / C;
-        const int i = r - c * C;
-        const int start = cs[c];
-        const int width = (cs[c + 1] - start) / C;
-        real q[4] = {0, 0, 0, 0};
-        for (int j = 0, e = start + i; j < width; j++, e += C)
-            bcg_piece_fma(lc, (real)val[e], P, ((long)col[e] << ll) + lane, q);
-        bcg_piece_store(lc, q, ((long)(perm ? perm[r] : r) << ll) + lane, Q);
+        real q[4];
+        rb_sell_piece(lc, ll, r, C, cs, col, val, P, lane, q);
+        rb_piece_store(lc, q, ((long)(perm ? perm[r] : r) << ll) + lane, Q);
     }
 }
 
@@ -400,11 +364,9 @@ inline void bcg_spmm_csr_wide(const int lg, const int lc, const int nrows,
     const int lane = (int)(get_global_id(0) & ((1 << ll) - 1));
     const int step = (int)(get_global_size(0) >> ll);
     for (int row = (int)(get_global_id(0) >> ll); row < nrows; row += step) {
-        real q[4] = {0, 0, 0, 0};
-        const int end = rowptr[row + 1];
-        for (int j = rowptr[row]; j < end; j++)
-            bcg_piece_fma(lc, (real)val[j], P, ((long)col[j] << ll) + lane, q);
-        bcg_piece_store(lc, q, ((long)row << ll) + lane, Q);
+        real q[4];
+        rb_csr_piece(lc, ll, row, rowptr, col, val, P, lane, q);
+        rb_piece_store(lc, q, ((long)row << ll) + lane, Q);
     }
 }
 

@@ -12,18 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "la_spmm.h"
+
+/* amg_spmm.cl's ops */
+enum { AMG_SMV_OP_AXPY = 0, AMG_SMV_OP_CHEB = 1 };
+
 static const char *const amg_sources[] = {"real.cl", "amg.cl"};
+
+/* the options of la_init_flags (la.c): storage and accumulator types */
+static const char *amg_opts(const la_ctx *la)
+{
+    return la->prec == LA_DOUBLE       ? "-DCLS_REAL_DOUBLE"
+           : la->prec == LA_MIXED      ? "-DCLS_REAL_DOUBLE -DCLS_MAT_FLOAT"
+           : la->ocl->dev.fp64         ? "-DCLS_ACC_DOUBLE"
+                                       : "";
+}
 
 int la_amg_init(la_ctx *la, la_amg *k, cls_error *err)
 {
     memset(k, 0, sizeof *k);
     const ocl_device *dev = &la->ocl->dev;
-    /* the options of la_init_flags (la.c): storage and accumulator types */
-    const char *opts = la->prec == LA_DOUBLE  ? "-DCLS_REAL_DOUBLE"
-                       : la->prec == LA_MIXED ? "-DCLS_REAL_DOUBLE -DCLS_MAT_FLOAT"
-                       : dev->fp64            ? "-DCLS_ACC_DOUBLE"
-                                              : "";
-    int rc = ocl_build_program(la->ocl, amg_sources, 2, opts, &k->prog, err);
+    int rc = ocl_build_program(la->ocl, amg_sources, 2, amg_opts(la), &k->prog, err);
     if (rc)
         return rc;
     struct {
@@ -48,9 +57,14 @@ void la_amg_release(la_amg *k)
     cl_kernel *ks[] = {&k->k_cheb_first, &k->k_cheb_next, &k->k_jacobi,
                        &k->k_residual,   &k->k_dense,     &k->k_pack};
     lai_release_objects(ks, 6, NULL, 0);
+    cl_kernel *sk[] = {&k->smv[0][0], &k->smv[0][1], &k->smv[0][2],
+                       &k->smv[1][0], &k->smv[1][1], &k->smv[1][2]};
+    lai_release_objects(sk, 6, NULL, 0);
     if (k->prog)
         clReleaseProgram(k->prog);
-    k->prog = NULL;
+    if (k->smv_prog)
+        clReleaseProgram(k->smv_prog);
+    k->prog = k->smv_prog = NULL;
 }
 
 /* the grid of an element-wise kernel k over n entries */
@@ -87,7 +101,7 @@ int la_amg_cheb_first(la_ctx *la, la_amg *k, int zero, const la_vec *b, const la
     const int lg = block_lg("la_amg_cheb_first", b->n, dinv->n, err);
     if (lg < 0)
         return CLS_EOTHER;
-    cl_int n = (cl_int)b->n, z = zero ? 1 : 0, clg = lg;
+    cl_int n = (cl_int)b->n, z = zero == 2 ? 2 : zero ? 1 : 0, clg = lg;
     real_arg a0 = lai_mk_real(la, c0);
     if ((rc = lai_set_args(k->k_cheb_first, "amg_cheb_first", err, 10, A_INT(n), A_INT(z),
                            A_MEM(b->buf), A_MEM(q->buf), A_MEM(dinv->buf), A_REAL(a0),
@@ -126,7 +140,7 @@ int la_amg_jacobi(la_ctx *la, la_amg *k, int zero, const la_vec *b, const la_vec
     const int lg = block_lg("la_amg_jacobi", b->n, dinv->n, err);
     if (lg < 0)
         return CLS_EOTHER;
-    cl_int n = (cl_int)b->n, z = zero ? 1 : 0, clg = lg;
+    cl_int n = (cl_int)b->n, z = zero == 2 ? 2 : zero ? 1 : 0, clg = lg;
     if ((rc = lai_set_args(k->k_jacobi, "amg_jacobi", err, 7, A_INT(n), A_INT(z), A_MEM(b->buf),
                            A_MEM(q->buf), A_MEM(dinv->buf), A_MEM(x->buf), A_INT(clg))))
         return rc;
@@ -220,4 +234,102 @@ int la_amg_unpack(la_ctx *la, la_amg *k, const la_vec *blk, int kw, int ncols, l
                   cls_error *err)
 {
     return pack_cols(la, k, 1, ncols, (const la_vec *const *)cols, kw, blk, err);
+}
+
+/* ---------------------------------- the SpMMs with the update fused */
+
+static const char *const smv_sources[] = {"real.cl", "rowblock.cl", "amg_spmm.cl"};
+
+/* the epilogue's arguments (amg_spmm.cl's AMG_EPI_ARGS) */
+typedef struct smv_epi {
+    cl_int op;
+    cl_mem in, out, d, dnew, x;
+    double c1, c2;
+    cl_int xmode, wrd;
+} smv_epi;
+
+static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v,
+                      const smv_epi *e, const la_vec *dinv, cls_error *err)
+{
+    const int w = kw == 2 ? 0 : kw == 4 ? 1 : kw == 8 ? 2 : -1;
+    if (w < 0 || !la_spmm_rm_supports(A) || v->n != A->ncols * kw)
+        return cls_fail(err, CLS_EOTHER,
+                        "la_amg_smv: a %lld x %lld %s matrix, a block of %lld entries, width %d",
+                        (long long)A->nrows, (long long)A->ncols, la_spmv_variant_name(A->variant),
+                        (long long)v->n, kw);
+    if (A->nrows == 0)
+        return CLS_OK;
+    const int sell = A->variant == LA_SPMV_SELL, cw = lai_spmm_rm_cw(A, kw);
+    cl_kernel *kn = &k->smv[sell][w];
+    char *name = k->smv_name[sell][w];
+    int rc;
+    if (!*kn) {
+        if (!k->smv_prog && (rc = ocl_build_program(la->ocl, smv_sources, 3, amg_opts(la),
+                                                    &k->smv_prog, err)))
+            return rc;
+        snprintf(name, sizeof k->smv_name[0][0], "amg_smv_%s_%dc%d", sell ? "sell" : "csr", kw,
+                 cw);
+        if ((rc = ocl_create_kernel(k->smv_prog, name, kn, err)))
+            return rc;
+    }
+    size_t ls;
+    const size_t g = lai_spmm_rm_grid(la, A, (size_t)(kw / cw), SIZE_MAX, &ls);
+    cl_int n = (cl_int)A->nrows;
+    real_arg a1 = lai_mk_real(la, e->c1), a2 = lai_mk_real(la, e->c2);
+    cl_mem dv = dinv ? dinv->buf : e->in;
+#define SMV_EPI                                                                                    \
+    A_INT(e->op), A_MEM(e->in), A_MEM(e->out), A_MEM(e->d), A_MEM(e->dnew), A_MEM(e->x), A_MEM(dv), \
+        A_REAL(a1), A_REAL(a2), A_INT(e->xmode), A_INT(e->wrd)
+    if (sell) {
+        cl_int C = (cl_int)A->sell_c;
+        rc = lai_set_args(*kn, name, err, 18, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
+                          A_MEM(A->fcol), A_MEM(A->fval), A_MEM(v->buf), SMV_EPI);
+    } else {
+        rc = lai_set_args(*kn, name, err, 16, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
+                          A_MEM(A->val), A_MEM(v->buf), SMV_EPI);
+    }
+#undef SMV_EPI
+    return rc ? rc : lai_launch(la, *kn, name, g, ls, err);
+}
+
+int la_amg_smv_axpy(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v, double s,
+                    const la_vec *in, la_vec *out, cls_error *err)
+{
+    int rc;
+    if ((rc = lai_check_len("la_amg_smv_axpy", in->n, out->n, err)) ||
+        (rc = lai_check_len("la_amg_smv_axpy", A->nrows * kw, out->n, err)))
+        return rc;
+    const smv_epi e = {AMG_SMV_OP_AXPY, in->buf, out->buf, in->buf, out->buf, out->buf,
+                       0.0,             s,       0,        0};
+    return smv_launch(la, k, A, kw, v, &e, NULL, err);
+}
+
+int la_amg_smv_cheb(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v,
+                    const la_vec *in, const la_vec *dinv, double c1, double c2, const la_vec *d,
+                    la_vec *rout, la_vec *dnew, int xmode, la_vec *x, cls_error *err)
+{
+    int rc;
+    const int64_t m = A->nrows * kw;
+    if ((rc = lai_check_len("la_amg_smv_cheb", m, in->n, err)) ||
+        (rc = lai_check_len("la_amg_smv_cheb", A->nrows, dinv->n, err)) ||
+        (rc = lai_check_len("la_amg_smv_cheb", m, d->n, err)) ||
+        (rc = lai_check_len("la_amg_smv_cheb", m, x->n, err)) ||
+        (rout && (rc = lai_check_len("la_amg_smv_cheb", m, rout->n, err))) ||
+        (dnew && (rc = lai_check_len("la_amg_smv_cheb", m, dnew->n, err))))
+        return rc;
+    const int dread = c1 != 0.0 || xmode >= 2;
+    if (!rout != !dnew || (dnew && ((dread && dnew->buf == d->buf) || dnew->buf == v->buf)) ||
+        (xmode && x->buf == v->buf) || xmode < 0 || xmode > 3)
+        return cls_fail(err, CLS_EOTHER, "la_amg_smv_cheb: blocks that alias (xmode %d)", xmode);
+    const smv_epi e = {AMG_SMV_OP_CHEB,
+                       in->buf,
+                       rout ? rout->buf : in->buf,
+                       d->buf,
+                       dnew ? dnew->buf : d->buf,
+                       x->buf,
+                       c1,
+                       c2,
+                       xmode,
+                       rout != NULL};
+    return smv_launch(la, k, A, kw, v, &e, dinv, err);
 }

@@ -122,12 +122,8 @@ int la_spmm_rm(la_spmmk *s, const la_csr *A, int kw, const la_vec *X, la_vec *Y,
                         (long long)X->n, (long long)Y->n, kw);
     if (A->nrows == 0)
         return CLS_OK;
-    /* the columns a work-item sums: 2, or with SELL four wide 4 (block CG's
-     * SpMM, la_bcg.c); the coarse levels' long CSR rows took 10.6 ms four
-     * wide with 4 (one work-item a row) against 5.9 eight wide with 2
-     * (poisson3d 256, H200) */
     const int sell = A->variant == LA_SPMV_SELL;
-    const int cw = sell && kw == 4 ? 4 : 2;
+    const int cw = lai_spmm_rm_cw(A, kw);
     cl_kernel *kn = sell ? &s->rm_sell[w] : &s->rm_csr[w];
     char *name = s->rm_name[sell][w];
     if (!*kn) {
@@ -142,15 +138,30 @@ int la_spmm_rm(la_spmmk *s, const la_csr *A, int kw, const la_vec *X, la_vec *Y,
                               SIZE_MAX, &g, err);
 }
 
+/* the columns a work-item sums: 2, or with SELL four wide 4 (block CG's
+ * SpMM, la_bcg.c); the coarse levels' long CSR rows took 10.6 ms four
+ * wide with 4 (one work-item a row) against 5.9 eight wide with 2
+ * (poisson3d 256, H200) */
+int lai_spmm_rm_cw(const la_csr *A, int kw)
+{
+    return A->variant == LA_SPMV_SELL && kw == 4 ? 4 : 2;
+}
+
+size_t lai_spmm_rm_grid(const la_ctx *la, const la_csr *A, size_t lanes, size_t gcap, size_t *ls)
+{
+    size_t l = A->local_size ? A->local_size : la->cfg.spmv_local_size;
+    *ls = l < 8 ? 8 : l / 8 * 8;
+    size_t need = ((size_t)A->nrows * lanes + *ls - 1) / *ls;
+    size_t g = lai_min_sz(need ? need : 1, lanes * (A->max_groups ? A->max_groups : la->ngroups));
+    return lai_min_sz(g, gcap);
+}
+
 int lai_spmm_rm_launch(la_ctx *la, cl_kernel kn, const char *name, const la_csr *A, size_t lanes,
                        cl_mem X, cl_mem Y, cl_mem partial, int sums, size_t gcap, size_t *groups,
                        cls_error *err)
 {
-    size_t ls = A->local_size ? A->local_size : la->cfg.spmv_local_size;
-    ls = ls < 8 ? 8 : ls / 8 * 8;
-    size_t need = ((size_t)A->nrows * lanes + ls - 1) / ls;
-    size_t g = lai_min_sz(need ? need : 1, lanes * (A->max_groups ? A->max_groups : la->ngroups));
-    g = lai_min_sz(g, gcap);
+    size_t ls;
+    const size_t g = lai_spmm_rm_grid(la, A, lanes, gcap, &ls);
     *groups = g;
     const size_t loc = 8 * (sums ? ls : 1) * la_acc_size(la);
     cl_int n = (cl_int)A->nrows;

@@ -18,7 +18,9 @@
  *    hierarchy within 1e-9 (relative to the largest entry).
  * 5. amg_apply_block on 2, 3, 5 and 8 columns: each column amg_apply's
  *    V-cycle within 1e-12 (device-built and uploaded hierarchies), on
- *    row-major blocks and by its column-major twin.
+ *    row-major blocks with each SpMM and its update fused (amg_spmm.cl),
+ *    with them apart (CLSOLVE_AMG_FUSE=0), and by the column-major twin;
+ *    Chebyshev of degrees 1, 2 and 3 (the fused smoother's three paths).
  * 3. PCG with the device-built hierarchy converges on poisson3d 48 in the
  *    host hierarchy's iterations (within 1), and the true residual is
  *    checked on the host.
@@ -224,10 +226,12 @@ static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg
         CHECK_MSG(e <= 1e-9 * m, "%s: the device-built V-cycle differs by %g (max %g)", what, e, m);
     }
     /* k columns at once, on the device-built hierarchy and an uploaded one:
-     * the V-cycle on row-major blocks (2, 4 and 8 wide; a GPU's default),
-     * then its column-major twin (a CPU device's) */
-    for (int twin = 0; twin < 2; twin++) {
-        setenv("CLSOLVE_AMG_BLOCK", twin ? "columns" : "rows", 1);
+     * the V-cycle on row-major blocks (2, 4 and 8 wide; a GPU's default)
+     * with each SpMM and its update in one pass (amg_spmm.cl), the same
+     * blocks with them apart, then the column-major twin (a CPU device's) */
+    for (int twin = 0; twin < 3; twin++) {
+        setenv("CLSOLVE_AMG_BLOCK", twin == 2 ? "columns" : "rows", 1);
+        setenv("CLSOLVE_AMG_FUSE", twin == 1 ? "0" : "1", 1);
         block_apply(la, what, d, n, 2);
         block_apply(la, what, d, n, 3);
         block_apply(la, what, d, n, 8);
@@ -237,6 +241,7 @@ static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg
             block_apply(la, what, du, n, 5);
         amg_device_release(du);
         unsetenv("CLSOLVE_AMG_BLOCK");
+        unsetenv("CLSOLVE_AMG_FUSE");
     }
     free(r);
     free(zr);
@@ -503,6 +508,12 @@ int main(int argc, char **argv)
     compare(&la, "poisson3d 24", &A, &o, LA_SPMV_AUTO);
     compare(&la, "poisson3d 24, level 0 in SELL", &A, &o, LA_SPMV_SELL);
     compare(&la, "poisson3d 24, level 0 in CSR", &A, &o, LA_SPMV_SCALAR);
+    for (int deg = 1; deg <= 3; deg += 2) { /* the fused smoother's other paths (default 2) */
+        amg_options od = o;
+        od.degree = deg;
+        snprintf(what, sizeof what, "poisson3d 24, Chebyshev of degree %d", deg);
+        compare(&la, what, &A, &od, LA_SPMV_AUTO);
+    }
     setenv("CLSOLVE_AMGS_SORT_CAP", "8", 1); /* R's rows sorted from global memory */
     compare(&la, "poisson3d 24, long rows of R", &A, &o, LA_SPMV_AUTO);
     unsetenv("CLSOLVE_AMGS_SORT_CAP");
