@@ -15,7 +15,7 @@
 #include "la_spmm.h"
 
 /* amg_spmm.cl's ops */
-enum { AMG_SMV_OP_AXPY = 0, AMG_SMV_OP_CHEB = 1 };
+enum { AMG_SMV_OP_AXPY = 0, AMG_SMV_OP_CHEB = 1, AMG_SMV_OP_STORE = 2 };
 
 static const char *const amg_sources[] = {"real.cl", "amg.cl"};
 
@@ -248,6 +248,19 @@ typedef struct smv_epi {
     cl_int xmode, wrd;
 } smv_epi;
 
+/* log2 of the sub-lanes a CSR row gets (amg_spmm.cl): by the mean row
+ * length, 2 lanes from 12 entries, 4 from 24, 8 from 48; CLSOLVE_AMG_LANES
+ * = 1, 2, 4 or 8 sets it for every matrix (measuring) */
+static int smv_lanes(const la_csr *A)
+{
+    const char *e = getenv("CLSOLVE_AMG_LANES");
+    const int w = e ? atoi(e) : 0;
+    if (w == 1 || w == 2 || w == 4 || w == 8)
+        return w == 8 ? 3 : w == 4 ? 2 : w == 2 ? 1 : 0;
+    const double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0.0;
+    return mean >= 48 ? 3 : mean >= 24 ? 2 : mean >= 12 ? 1 : 0;
+}
+
 static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v,
                       const smv_epi *e, const la_vec *dinv, cls_error *err)
 {
@@ -272,9 +285,17 @@ static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_v
         if ((rc = ocl_create_kernel(k->smv_prog, name, kn, err)))
             return rc;
     }
-    size_t ls;
-    const size_t g = lai_spmm_rm_grid(la, A, (size_t)(kw / cw), SIZE_MAX, &ls);
-    cl_int n = (cl_int)A->nrows;
+    const int lw = sell ? 0 : smv_lanes(A);
+    size_t ls, g;
+    if (lw) { /* rows of 1 << lw sub-lanes: groups of 128, a row's lanes in one */
+        const size_t lanes = (size_t)(kw / cw) << lw;
+        ls = 128;
+        g = lai_min_sz(((size_t)A->nrows * lanes + ls - 1) / ls,
+                       lanes * (A->max_groups ? A->max_groups : la->ngroups));
+    } else {
+        g = lai_spmm_rm_grid(la, A, (size_t)(kw / cw), SIZE_MAX, &ls);
+    }
+    cl_int n = (cl_int)A->nrows, clw = lw;
     real_arg a1 = lai_mk_real(la, e->c1), a2 = lai_mk_real(la, e->c2);
     cl_mem dv = dinv ? dinv->buf : e->in;
 #define SMV_EPI                                                                                    \
@@ -285,8 +306,9 @@ static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_v
         rc = lai_set_args(*kn, name, err, 18, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
                           A_MEM(A->fcol), A_MEM(A->fval), A_MEM(v->buf), SMV_EPI);
     } else {
-        rc = lai_set_args(*kn, name, err, 16, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
-                          A_MEM(A->val), A_MEM(v->buf), SMV_EPI);
+        rc = lai_set_args(*kn, name, err, 18, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
+                          A_MEM(A->val), A_MEM(v->buf), A_INT(clw),
+                          A_LOCAL(lw ? 4 * ls * lai_acc_size(la) : 8), SMV_EPI);
     }
 #undef SMV_EPI
     return rc ? rc : lai_launch(la, *kn, name, g, ls, err);
@@ -332,4 +354,15 @@ int la_amg_smv_cheb(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec
                        xmode,
                        rout != NULL};
     return smv_launch(la, k, A, kw, v, &e, dinv, err);
+}
+
+int la_amg_smv_store(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v, la_vec *out,
+                     cls_error *err)
+{
+    int rc;
+    if ((rc = lai_check_len("la_amg_smv_store", A->nrows * kw, out->n, err)))
+        return rc;
+    const smv_epi e = {AMG_SMV_OP_STORE, out->buf, out->buf, out->buf, out->buf, out->buf,
+                       0.0,              0.0,      0,        0};
+    return smv_launch(la, k, A, kw, v, &e, NULL, err);
 }

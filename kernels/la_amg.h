@@ -49,6 +49,9 @@ int la_amg_residual(la_ctx *la, la_amg *k, const la_vec *b, const la_vec *q, la_
  * out = in + s A v. in and out may be one block; v must not be out. */
 int la_amg_smv_axpy(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v, double s,
                     const la_vec *in, la_vec *out, cls_error *err);
+/* out = A v (the plain SpMM, with long CSR rows split over sub-lanes) */
+int la_amg_smv_store(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v, la_vec *out,
+                     cls_error *err);
 /* r' = in - A v ; d' = c1 d + c2 dinv.*r' (c1 = 0: d not read) ; r' into
  * rout and d' into dnew when they are given (both or neither; dnew is not
  * d nor v) ; xmode: 0 x untouched, 1 x += d', 2 x = (x + d) + d',

@@ -39,6 +39,18 @@ inline void rb_piece_store(const int lc, const real *q, const long at, __global 
         vstore2((rb_real2)(q[0], q[1]), at, Q);
 }
 
+/* p[0..cw) = B's piece at (units of cw values), p[cw..4) 0 */
+inline void rb_piece_load(const int lc, __global const real *B, const long at, real *p)
+{
+    if (lc == 2) {
+        const rb_real4 v = vload4(at, B);
+        p[0] = v.s0, p[1] = v.s1, p[2] = v.s2, p[3] = v.s3;
+    } else {
+        const rb_real2 v = vload2(at, B);
+        p[0] = v.s0, p[1] = v.s1, p[2] = p[3] = 0;
+    }
+}
+
 /* q[0..cw) = the lane's piece of row r of A P, A in SELL (slices of C
  * rows, cs their starts; r counts rows in slice order), ll = log2 of the
  * lanes a row */

@@ -276,11 +276,13 @@ static int dev_vcycle(amg_device *dv, la_ctx *la, int l, int kw, const la_vec *b
         return dev_smooth(dv, la, l, kw, b, x, 1, 0, err);
     }
     const lvecs v = level_vecs(L, kw), nv = level_vecs(&dv->lev[l + 1], kw);
+    const int fused = kw > 1 && dv->fuse;
     if ((rc = dev_smooth(dv, la, l, kw, b, x, 1, 1, err)) ||
-        (rc = lmul(dv, la, &L->R, kw, v.r, nv.b, err)) || /* b_c = R r */
+        (rc = fused ? la_amg_smv_store(la, &dv->k, &L->R, kw, v.r, nv.b, err) /* b_c = R r */
+                    : lmul(dv, la, &L->R, kw, v.r, nv.b, err)) ||
         (rc = dev_vcycle(dv, la, l + 1, kw, nv.b, nv.x, err)))
         return rc;
-    if (kw > 1 && dv->fuse)
+    if (fused)
         rc = la_amg_smv_axpy(la, &dv->k, &L->P, kw, nv.x, 1.0, x, x, err); /* x += P x_c */
     else if (!(rc = lmul(dv, la, &L->P, kw, nv.x, v.q, err)))
         rc = la_axpy(la, 1.0, v.q, x, err);

@@ -18,8 +18,10 @@
  *    hierarchy within 1e-9 (relative to the largest entry).
  * 5. amg_apply_block on 2, 3, 5 and 8 columns: each column amg_apply's
  *    V-cycle within 1e-12 (device-built and uploaded hierarchies), on
- *    row-major blocks with each SpMM and its update fused (amg_spmm.cl),
- *    with them apart (CLSOLVE_AMG_FUSE=0), and by the column-major twin;
+ *    row-major blocks with each SpMM and its update fused (amg_spmm.cl;
+ *    long CSR rows split over sub-lanes by their length, and every CSR row
+ *    over 8), with them apart (CLSOLVE_AMG_FUSE=0), and by the
+ *    column-major twin;
  *    Chebyshev of degrees 1, 2 and 3 (the fused smoother's three paths).
  * 3. PCG with the device-built hierarchy converges on poisson3d 48 in the
  *    host hierarchy's iterations (within 1), and the true residual is
@@ -229,9 +231,10 @@ static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg
      * the V-cycle on row-major blocks (2, 4 and 8 wide; a GPU's default)
      * with each SpMM and its update in one pass (amg_spmm.cl), the same
      * blocks with them apart, then the column-major twin (a CPU device's) */
-    for (int twin = 0; twin < 3; twin++) {
-        setenv("CLSOLVE_AMG_BLOCK", twin == 2 ? "columns" : "rows", 1);
-        setenv("CLSOLVE_AMG_FUSE", twin == 1 ? "0" : "1", 1);
+    for (int twin = 0; twin < 4; twin++) { /* 1: every CSR row over 8 sub-lanes */
+        setenv("CLSOLVE_AMG_BLOCK", twin == 3 ? "columns" : "rows", 1);
+        setenv("CLSOLVE_AMG_FUSE", twin == 2 ? "0" : "1", 1);
+        setenv("CLSOLVE_AMG_LANES", twin == 1 ? "8" : "0", 1);
         block_apply(la, what, d, n, 2);
         block_apply(la, what, d, n, 3);
         block_apply(la, what, d, n, 8);
@@ -242,6 +245,7 @@ static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg
         amg_device_release(du);
         unsetenv("CLSOLVE_AMG_BLOCK");
         unsetenv("CLSOLVE_AMG_FUSE");
+        unsetenv("CLSOLVE_AMG_LANES");
     }
     free(r);
     free(zr);
