@@ -248,17 +248,26 @@ typedef struct smv_epi {
     cl_int xmode, wrd;
 } smv_epi;
 
-/* log2 of the sub-lanes a CSR row gets (amg_spmm.cl): by the mean row
- * length, 2 lanes from 12 entries, 4 from 24, 8 from 48; CLSOLVE_AMG_LANES
- * = 1, 2, 4 or 8 sets it for every matrix (measuring) */
-static int smv_lanes(const la_csr *A)
+/* log2 of the sub-lanes a CSR row gets (amg_spmm.cl), by the mean row
+ * length: 8 from 48 entries; two and four wide also 4 from 24 and 2 from
+ * 12. Measured at poisson3d 256 on an H200 (ms a V-cycle launch, without
+ * and with): four wide R 1.37 -> 0.72, level 1's A 0.71 -> 0.62; eight
+ * wide R 1.33 -> 1.13 but level 1's A 0.61 -> 0.92 (the row's four lanes
+ * already read a 64-byte segment an entry; the fold costs more than the
+ * shorter walk gains). CLSOLVE_AMG_LANES = 1, 2, 4 or 8 sets it for every
+ * matrix (measuring). */
+static int smv_lanes(const la_csr *A, int kw)
 {
     const char *e = getenv("CLSOLVE_AMG_LANES");
     const int w = e ? atoi(e) : 0;
     if (w == 1 || w == 2 || w == 4 || w == 8)
         return w == 8 ? 3 : w == 4 ? 2 : w == 2 ? 1 : 0;
     const double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0.0;
-    return mean >= 48 ? 3 : mean >= 24 ? 2 : mean >= 12 ? 1 : 0;
+    if (mean >= 48)
+        return 3;
+    if (kw == 8)
+        return 0;
+    return mean >= 24 ? 2 : mean >= 12 ? 1 : 0;
 }
 
 static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v,
@@ -285,7 +294,7 @@ static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_v
         if ((rc = ocl_create_kernel(k->smv_prog, name, kn, err)))
             return rc;
     }
-    const int lw = sell ? 0 : smv_lanes(A);
+    const int lw = sell ? 0 : smv_lanes(A, kw);
     size_t ls, g;
     if (lw) { /* rows of 1 << lw sub-lanes: groups of 128, a row's lanes in one */
         const size_t lanes = (size_t)(kw / cw) << lw;
