@@ -681,8 +681,8 @@ void la_release(la_ctx *la)
     la->prog = NULL;
 }
 
-static const char *const la_aux_sources[] = {"real.cl", "pcg_fused.cl", "pc.cl", "spmm.cl",
-                                             "rowblock.cl", "bcg.cl"};
+static const char *const la_aux_sources[] = {"real.cl", "pcg_fused.cl", "pc.cl",
+                                             "spmm.cl", "rowblock.cl",  "bcg.cl"};
 
 int la_aux_program(la_ctx *la, cl_program *out, cls_error *err)
 {

@@ -22,10 +22,10 @@ static const char *const amg_sources[] = {"real.cl", "amg.cl"};
 /* the options of la_init_flags (la.c): storage and accumulator types */
 static const char *amg_opts(const la_ctx *la)
 {
-    return la->prec == LA_DOUBLE       ? "-DCLS_REAL_DOUBLE"
-           : la->prec == LA_MIXED      ? "-DCLS_REAL_DOUBLE -DCLS_MAT_FLOAT"
-           : la->ocl->dev.fp64         ? "-DCLS_ACC_DOUBLE"
-                                       : "";
+    return la->prec == LA_DOUBLE  ? "-DCLS_REAL_DOUBLE"
+           : la->prec == LA_MIXED ? "-DCLS_REAL_DOUBLE -DCLS_MAT_FLOAT"
+           : la->ocl->dev.fp64    ? "-DCLS_ACC_DOUBLE"
+                                  : "";
 }
 
 int la_amg_init(la_ctx *la, la_amg *k, cls_error *err)
@@ -286,11 +286,10 @@ static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_v
     char *name = k->smv_name[sell][w];
     int rc;
     if (!*kn) {
-        if (!k->smv_prog && (rc = ocl_build_program(la->ocl, smv_sources, 3, amg_opts(la),
-                                                    &k->smv_prog, err)))
+        if (!k->smv_prog &&
+            (rc = ocl_build_program(la->ocl, smv_sources, 3, amg_opts(la), &k->smv_prog, err)))
             return rc;
-        snprintf(name, sizeof k->smv_name[0][0], "amg_smv_%s_%dc%d", sell ? "sell" : "csr", kw,
-                 cw);
+        snprintf(name, sizeof k->smv_name[0][0], "amg_smv_%s_%dc%d", sell ? "sell" : "csr", kw, cw);
         if ((rc = ocl_create_kernel(k->smv_prog, name, kn, err)))
             return rc;
     }
@@ -308,8 +307,8 @@ static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_v
     real_arg a1 = lai_mk_real(la, e->c1), a2 = lai_mk_real(la, e->c2);
     cl_mem dv = dinv ? dinv->buf : e->in;
 #define SMV_EPI                                                                                    \
-    A_INT(e->op), A_MEM(e->in), A_MEM(e->out), A_MEM(e->d), A_MEM(e->dnew), A_MEM(e->x), A_MEM(dv), \
-        A_REAL(a1), A_REAL(a2), A_INT(e->xmode), A_INT(e->wrd)
+    A_INT(e->op), A_MEM(e->in), A_MEM(e->out), A_MEM(e->d), A_MEM(e->dnew), A_MEM(e->x),           \
+        A_MEM(dv), A_REAL(a1), A_REAL(a2), A_INT(e->xmode), A_INT(e->wrd)
     if (sell) {
         cl_int C = (cl_int)A->sell_c;
         rc = lai_set_args(*kn, name, err, 18, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
@@ -330,8 +329,8 @@ int la_amg_smv_axpy(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec
     if ((rc = lai_check_len("la_amg_smv_axpy", in->n, out->n, err)) ||
         (rc = lai_check_len("la_amg_smv_axpy", A->nrows * kw, out->n, err)))
         return rc;
-    const smv_epi e = {AMG_SMV_OP_AXPY, in->buf, out->buf, in->buf, out->buf, out->buf,
-                       0.0,             s,       0,        0};
+    const smv_epi e = {AMG_SMV_OP_AXPY, in->buf, out->buf, in->buf, out->buf,
+                       out->buf,        0.0,     s,        0,       0};
     return smv_launch(la, k, A, kw, v, &e, NULL, err);
 }
 
@@ -371,7 +370,7 @@ int la_amg_smv_store(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_ve
     int rc;
     if ((rc = lai_check_len("la_amg_smv_store", A->nrows * kw, out->n, err)))
         return rc;
-    const smv_epi e = {AMG_SMV_OP_STORE, out->buf, out->buf, out->buf, out->buf, out->buf,
-                       0.0,              0.0,      0,        0};
+    const smv_epi e = {AMG_SMV_OP_STORE, out->buf, out->buf, out->buf, out->buf,
+                       out->buf,         0.0,      0.0,      0,        0};
     return smv_launch(la, k, A, kw, v, &e, NULL, err);
 }

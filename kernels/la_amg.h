@@ -14,10 +14,10 @@
 typedef struct la_amg {
     cl_program prog;
     cl_kernel k_cheb_first, k_cheb_next, k_jacobi, k_residual, k_dense, k_pack;
-    size_t dense_ls;           /* work-group size of amg_dense */
-    cl_program smv_prog;       /* amg_spmm.cl, built at the first la_amg_smv_* */
-    cl_kernel smv[2][3];       /* [CSR, SELL][kw = 2, 4, 8] */
-    char smv_name[2][3][24];   /* their names (profiles keep the pointer) */
+    size_t dense_ls;         /* work-group size of amg_dense */
+    cl_program smv_prog;     /* amg_spmm.cl, built at the first la_amg_smv_* */
+    cl_kernel smv[2][3];     /* [CSR, SELL][kw = 2, 4, 8] */
+    char smv_name[2][3][24]; /* their names (profiles keep the pointer) */
 } la_amg;
 
 /* Builds amg.cl for la's device and precision. */

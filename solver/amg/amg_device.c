@@ -181,8 +181,8 @@ static void swap_dq(const lvecs *v)
  * which reads d anyway. Blocks moved at the fine level with degree 2,
  * pre-smoothing (zero) then post-smoothing, against dev_smooth's: 8 + 6
  * (+ 3 for r) against 11 + 3 (+ 5), and 4 + 5 against 8 + 9. */
-static int dev_smooth_fused(amg_device *dv, la_ctx *la, int l, int kw, const la_vec *b,
-                            la_vec *x, int zero, int want_r, cls_error *err)
+static int dev_smooth_fused(amg_device *dv, la_ctx *la, int l, int kw, const la_vec *b, la_vec *x,
+                            int zero, int want_r, cls_error *err)
 {
     dev_level *L = &dv->lev[l];
     const la_csr *A = L->Ause;
@@ -190,9 +190,9 @@ static int dev_smooth_fused(amg_device *dv, la_ctx *la, int l, int kw, const la_
     const amg_cheb *c = &L->cheb;
     const int m = c->degree;
     la_amg *K = &dv->k;
-    int rc, pending; /* pending: x += d (or x = d from zero) left to the next pass */
+    int rc, pending;   /* pending: x += d (or x = d from zero) left to the next pass */
     const la_vec *rin; /* the residual the next step subtracts from: b or r */
-    if (zero) { /* d = c0 D^-1 b; r = b and x = d implied */
+    if (zero) {        /* d = c0 D^-1 b; r = b and x = d implied */
         if ((rc = la_amg_cheb_first(la, K, m > 1 ? 2 : 1, b, v.q, &L->dinv, c->c0, v.r, v.d, x,
                                     err)))
             return rc;
@@ -205,7 +205,7 @@ static int dev_smooth_fused(amg_device *dv, la_ctx *la, int l, int kw, const la_
         if (m == 1 && (rc = la_axpy(la, 1.0, v.d, x, err)))
             return rc;
     }
-    for (int k = 1; k < m; k++) { /* r -= A d ; d = c1 d + c2 D^-1 r ; x += d */
+    for (int k = 1; k < m; k++) {             /* r -= A d ; d = c1 d + c2 D^-1 r ; x += d */
         const int keep = k < m - 1 || want_r; /* r and d read after this step */
         const int xmode = pending ? pending : 1;
         if ((rc = la_amg_smv_cheb(la, K, A, kw, v.d, rin, &L->dinv, c->c1[k], c->c2[k], v.d,

@@ -156,7 +156,7 @@ struct amg_device {
     int built;   /* 1: amg_build_device made it (info below) */
     la_spmmk sk; /* amg_apply_block's SpMM kernels (made at its first use) */
     int have_sk;
-    int fuse; /* the row-major V-cycle's SpMMs fused with their updates */
+    int fuse;      /* the row-major V-cycle's SpMMs fused with their updates */
     amg_info info; /* its levels and set-up times */
 };
 
