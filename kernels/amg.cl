@@ -86,25 +86,33 @@ __kernel void amg_dense(const int n, __global const mat_t *M, __global const rea
  * (B[i kw + c], the columns past k 0), and back out of it: the V-cycle on
  * k columns at once runs on such blocks (amg_device.c), so that an SpMM's
  * gather is one segment of kw values, not k scattered ones */
-/* out 0: the columns into B (pack); out 1: B into the columns (unpack);
- * out 2: pack, and the first Chebyshev step from x = 0 of the block,
- * d = c0 D^-1 B, beside it (amg_cheb_first with zero 2, without reading B
- * back: the fused V-cycle's first pass) */
+#define AMG_COLS                                                                                   \
+    __global real *c0, __global real *c1, __global real *c2, __global real *c3, __global real *c4, \
+        __global real *c5, __global real *c6, __global real *c7
+/* column c's vector: selects, not an indexed array (an array of pointers
+ * in private memory made the V-cycle 4 ms slower an iteration on an H200) */
+inline __global real *amg_col(const int c, AMG_COLS)
+{
+    return c == 0   ? c0
+           : c == 1 ? c1
+           : c == 2 ? c2
+           : c == 3 ? c3
+           : c == 4 ? c4
+           : c == 5 ? c5
+           : c == 6 ? c6
+                    : c7;
+}
+/* out 0: the columns into B (pack); out 1: B into the columns (unpack) */
 __kernel void amg_pack(const int n, const int k, const int lg, __global real *B, const int out,
-                       RB_COLS, __global const real *dinv, const real c0d, __global real *d)
+                       AMG_COLS)
 {
     const int kw = 1 << lg;
     for (int e = (int)get_global_id(0); e < (n << lg); e += (int)get_global_size(0)) {
         const int i = e >> lg, c = e & (kw - 1);
-        __global real *col = rb_col(c, RB_COL_NAMES);
-        if (out == 1) {
-            if (c < k)
-                col[i] = B[e];
-            continue;
-        }
-        const real bi = c < k ? col[i] : 0;
-        B[e] = bi;
-        if (out == 2)
-            d[e] = c0d * dinv[i] * bi;
+        __global real *col = amg_col(c, c0, c1, c2, c3, c4, c5, c6, c7);
+        if (!out)
+            B[e] = c < k ? col[i] : 0;
+        else if (c < k)
+            col[i] = B[e];
     }
 }

@@ -16,8 +16,6 @@
  *                             step's x += d, deferred into this pass) ;
  *                             3: x = d + d' (x was 0: x = d deferred) ; 0: none
  *   op 2 (AMG_SMV_STORE) out = t                         (b_c = R r)
- *   xcols = k > 0: x's values go to the k column vectors c0..c7 instead
- *   of the block (the V-cycle's last step: no unpack pass after it)
  *
  * Each work-item owns cw = 1 << lc consecutive values of a row (rowblock.cl)
  * and moves them with one vector load or store per block. With t summed
@@ -41,13 +39,11 @@
 #define AMG_EPI_ARGS                                                                               \
     const int op, __global const real *in, __global real *out, __global const real *d,            \
         __global real *dnew, __global real *x, __global const real *restrict dinv, const real c1, \
-        const real c2, const int xmode, const int wrd, const int xcols, RB_COLS
-#define AMG_EPI_NAMES op, in, out, d, dnew, x, dinv, c1, c2, xmode, wrd, xcols, RB_COL_NAMES
+        const real c2, const int xmode, const int wrd
+#define AMG_EPI_NAMES op, in, out, d, dnew, x, dinv, c1, c2, xmode, wrd
 
-/* the update of row `row`'s piece at `at` (units of 1 << lc values, its
- * first column col0) from t */
-inline void amg_epilogue(const int lc, const long at, const int col0, const int row, const real *t,
-                         AMG_EPI_ARGS)
+/* the update of row `row`'s piece at `at` (units of 1 << lc values) from t */
+inline void amg_epilogue(const int lc, const long at, const int row, const real *t, AMG_EPI_ARGS)
 {
     if (op == AMG_SMV_STORE) {
         rb_piece_store(lc, t, at, out);
@@ -83,14 +79,7 @@ inline void amg_epilogue(const int lc, const long at, const int col0, const int 
         for (int j = 0; j < 4; j++)
             xv[j] = xmode == 1 ? xv[j] + dn[j] : xmode == 2 ? (xv[j] + dold[j]) + dn[j]
                                                             : dold[j] + dn[j];
-        if (!xcols) {
-            rb_piece_store(lc, xv, at, x);
-            return;
-        }
-#pragma unroll
-        for (int j = 0; j < 4; j++) /* x's last step: into the k columns, not the block */
-            if (j < (1 << lc) && col0 + j < xcols)
-                rb_col(col0 + j, RB_COL_NAMES)[row] = xv[j];
+        rb_piece_store(lc, xv, at, x);
     }
 }
 
@@ -133,7 +122,7 @@ inline void amg_smv_csr_lanes(const int lc, const int ll, const int lw, const in
 #pragma unroll
             for (int c = 0; c < 4; c++)
                 t[c] = s[lid * 4 + c];
-            amg_epilogue(lc, ((long)row << ll) + lane, lane << lc, row, t, AMG_EPI_NAMES);
+            amg_epilogue(lc, ((long)row << ll) + lane, row, t, AMG_EPI_NAMES);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -154,7 +143,7 @@ inline void amg_smv_csr_lanes(const int lc, const int ll, const int lw, const in
             real t[4];                                                                             \
             rb_sell_piece(LC, ll, r, C, cs, col, val, v, lane, t);                                 \
             const int row = perm ? perm[r] : r;                                                    \
-            amg_epilogue(LC, ((long)row << ll) + lane, lane << LC, row, t, AMG_EPI_NAMES);         \
+            amg_epilogue(LC, ((long)row << ll) + lane, row, t, AMG_EPI_NAMES);                     \
         }                                                                                          \
     }                                                                                              \
     __kernel void amg_smv_csr_##KW##c##CW(                                                         \
@@ -172,7 +161,7 @@ inline void amg_smv_csr_lanes(const int lc, const int ll, const int lw, const in
         for (int row = (int)(get_global_id(0) >> ll); row < nrows; row += step) {                  \
             real t[4];                                                                             \
             rb_csr_piece(LC, ll, row, rowptr, col, val, v, lane, t);                               \
-            amg_epilogue(LC, ((long)row << ll) + lane, lane << LC, row, t, AMG_EPI_NAMES);         \
+            amg_epilogue(LC, ((long)row << ll) + lane, row, t, AMG_EPI_NAMES);                     \
         }                                                                                          \
     }
 AMG_SMV(2, 1, 2, 1)

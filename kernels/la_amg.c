@@ -17,7 +17,7 @@
 /* amg_spmm.cl's ops */
 enum { AMG_SMV_OP_AXPY = 0, AMG_SMV_OP_CHEB = 1, AMG_SMV_OP_STORE = 2 };
 
-static const char *const amg_sources[] = {"real.cl", "rowblock.cl", "amg.cl"};
+static const char *const amg_sources[] = {"real.cl", "amg.cl"};
 
 /* the options of la_init_flags (la.c): storage and accumulator types */
 static const char *amg_opts(const la_ctx *la)
@@ -32,7 +32,7 @@ int la_amg_init(la_ctx *la, la_amg *k, cls_error *err)
 {
     memset(k, 0, sizeof *k);
     const ocl_device *dev = &la->ocl->dev;
-    int rc = ocl_build_program(la->ocl, amg_sources, 3, amg_opts(la), &k->prog, err);
+    int rc = ocl_build_program(la->ocl, amg_sources, 2, amg_opts(la), &k->prog, err);
     if (rc)
         return rc;
     struct {
@@ -190,14 +190,12 @@ int la_amg_dense(la_ctx *la, la_amg *k, cl_mem M, int64_t n, const la_vec *b, la
     return lai_launch(la, k->k_dense, "amg_dense", g, k->dense_ls, err);
 }
 
-/* amg_pack both ways (out 0: the columns into the block, 1: back, 2: in
- * with d = c0 dinv.*blk); the unused column slots repeat column 0 (the
- * kernel does not touch them) */
+/* amg_pack both ways (out 0: the columns into the block, 1: back); the
+ * unused column slots repeat column 0 (the kernel does not touch them) */
 static int pack_cols(la_ctx *la, la_amg *k, int out, int ncols, const la_vec *const *cols, int kw,
-                     const la_vec *blk, const la_vec *dinv, double c0, const la_vec *d,
-                     cls_error *err)
+                     const la_vec *blk, cls_error *err)
 {
-    const char *what = out == 1 ? "la_amg_unpack" : "la_amg_pack";
+    const char *what = out ? "la_amg_unpack" : "la_amg_pack";
     int lg = 0;
     while (lg < 3 && (1 << lg) < kw)
         lg++;
@@ -214,35 +212,28 @@ static int pack_cols(la_ctx *la, la_amg *k, int out, int ncols, const la_vec *co
     }
     if (blk->n == 0)
         return CLS_OK;
-    if (out == 2 && (dinv->n * kw != blk->n || d->n != blk->n))
-        return cls_fail(err, CLS_EOTHER, "%s: D^-1 of %lld and d of %lld entries, the block %lld",
-                        what, (long long)dinv->n, (long long)d->n, (long long)blk->n);
     cl_int cn = (cl_int)(blk->n / kw), ck = ncols, clg = lg, co = out;
-    cl_mem dm = out == 2 ? dinv->buf : blk->buf, dd = out == 2 ? d->buf : blk->buf;
-    real_arg a0 = lai_mk_real(la, c0);
-    int rc = lai_set_args(k->k_pack, "amg_pack", err, 16, A_INT(cn), A_INT(ck), A_INT(clg),
-                          A_MEM(blk->buf), A_INT(co), A_MEM(m[0]), A_MEM(m[1]), A_MEM(m[2]),
-                          A_MEM(m[3]), A_MEM(m[4]), A_MEM(m[5]), A_MEM(m[6]), A_MEM(m[7]),
-                          A_MEM(dm), A_REAL(a0), A_MEM(dd));
+    int rc = lai_set_args(k->k_pack, "amg_pack", err, 5, A_INT(cn), A_INT(ck), A_INT(clg),
+                          A_MEM(blk->buf), A_INT(co));
+    for (int c = 0; !rc && c < 8; c++) {
+        cl_int st = clSetKernelArg(k->k_pack, (cl_uint)(5 + c), sizeof(cl_mem), &m[c]);
+        if (st != CL_SUCCESS)
+            rc = cls_fail(err, CLS_EOTHER, "clSetKernelArg(amg_pack, %d) failed: %s (%d)", 5 + c,
+                          ocl_errstr(st), (int)st);
+    }
     return rc ? rc : launch_vec(la, k->k_pack, out ? "amg_unpack" : "amg_pack", blk->n, err);
 }
 
 int la_amg_pack(la_ctx *la, la_amg *k, int ncols, const la_vec *const *cols, int kw, la_vec *blk,
                 cls_error *err)
 {
-    return pack_cols(la, k, 0, ncols, cols, kw, blk, NULL, 0.0, NULL, err);
-}
-
-int la_amg_pack_first(la_ctx *la, la_amg *k, int ncols, const la_vec *const *cols, int kw,
-                      la_vec *blk, const la_vec *dinv, double c0, la_vec *d, cls_error *err)
-{
-    return pack_cols(la, k, 2, ncols, cols, kw, blk, dinv, c0, d, err);
+    return pack_cols(la, k, 0, ncols, cols, kw, blk, err);
 }
 
 int la_amg_unpack(la_ctx *la, la_amg *k, const la_vec *blk, int kw, int ncols, la_vec *const *cols,
                   cls_error *err)
 {
-    return pack_cols(la, k, 1, ncols, (const la_vec *const *)cols, kw, blk, NULL, 0.0, NULL, err);
+    return pack_cols(la, k, 1, ncols, (const la_vec *const *)cols, kw, blk, err);
 }
 
 /* ---------------------------------- the SpMMs with the update fused */
@@ -255,8 +246,6 @@ typedef struct smv_epi {
     cl_mem in, out, d, dnew, x;
     double c1, c2;
     cl_int xmode, wrd;
-    cl_int xcols; /* > 0: x into these columns of cols (the V-cycle's last step) */
-    cl_mem cols[8];
 } smv_epi;
 
 /* log2 of the sub-lanes a CSR row gets (amg_spmm.cl), by the mean row
@@ -317,20 +306,15 @@ static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_v
     cl_int n = (cl_int)A->nrows, clw = lw;
     real_arg a1 = lai_mk_real(la, e->c1), a2 = lai_mk_real(la, e->c2);
     cl_mem dv = dinv ? dinv->buf : e->in;
-    cl_mem cm[8];
-    for (int c = 0; c < 8; c++) /* unused slots: any buffer (never written) */
-        cm[c] = e->xcols ? e->cols[c < e->xcols ? c : 0] : e->x;
 #define SMV_EPI                                                                                    \
     A_INT(e->op), A_MEM(e->in), A_MEM(e->out), A_MEM(e->d), A_MEM(e->dnew), A_MEM(e->x),           \
-        A_MEM(dv), A_REAL(a1), A_REAL(a2), A_INT(e->xmode), A_INT(e->wrd), A_INT(e->xcols),        \
-        A_MEM(cm[0]), A_MEM(cm[1]), A_MEM(cm[2]), A_MEM(cm[3]), A_MEM(cm[4]), A_MEM(cm[5]),        \
-        A_MEM(cm[6]), A_MEM(cm[7])
+        A_MEM(dv), A_REAL(a1), A_REAL(a2), A_INT(e->xmode), A_INT(e->wrd)
     if (sell) {
         cl_int C = (cl_int)A->sell_c;
-        rc = lai_set_args(*kn, name, err, 27, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
+        rc = lai_set_args(*kn, name, err, 18, A_INT(n), A_INT(C), A_MEM(A->aux), A_MEM(A->perm),
                           A_MEM(A->fcol), A_MEM(A->fval), A_MEM(v->buf), SMV_EPI);
     } else {
-        rc = lai_set_args(*kn, name, err, 27, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
+        rc = lai_set_args(*kn, name, err, 18, A_INT(n), A_MEM(A->rowptr), A_MEM(A->col),
                           A_MEM(A->val), A_MEM(v->buf), A_INT(clw),
                           A_LOCAL(lw ? 4 * ls * lai_acc_size(la) : 8), SMV_EPI);
     }
@@ -345,15 +329,14 @@ int la_amg_smv_axpy(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec
     if ((rc = lai_check_len("la_amg_smv_axpy", in->n, out->n, err)) ||
         (rc = lai_check_len("la_amg_smv_axpy", A->nrows * kw, out->n, err)))
         return rc;
-    const smv_epi e = {
-        AMG_SMV_OP_AXPY, in->buf, out->buf, in->buf, out->buf, out->buf, 0.0, s, 0, 0, 0, {0}};
+    const smv_epi e = {AMG_SMV_OP_AXPY, in->buf, out->buf, in->buf, out->buf,
+                       out->buf,        0.0,     s,        0,       0};
     return smv_launch(la, k, A, kw, v, &e, NULL, err);
 }
 
 int la_amg_smv_cheb(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v,
                     const la_vec *in, const la_vec *dinv, double c1, double c2, const la_vec *d,
-                    la_vec *rout, la_vec *dnew, int xmode, la_vec *x, const la_amg_cols *xc,
-                    cls_error *err)
+                    la_vec *rout, la_vec *dnew, int xmode, la_vec *x, cls_error *err)
 {
     int rc;
     const int64_t m = A->nrows * kw;
@@ -368,29 +351,16 @@ int la_amg_smv_cheb(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec
     if (!rout != !dnew || (dnew && ((dread && dnew->buf == d->buf) || dnew->buf == v->buf)) ||
         (xmode && x->buf == v->buf) || xmode < 0 || xmode > 3)
         return cls_fail(err, CLS_EOTHER, "la_amg_smv_cheb: blocks that alias (xmode %d)", xmode);
-    smv_epi e = {AMG_SMV_OP_CHEB,
-                 in->buf,
-                 rout ? rout->buf : in->buf,
-                 d->buf,
-                 dnew ? dnew->buf : d->buf,
-                 x->buf,
-                 c1,
-                 c2,
-                 xmode,
-                 rout != NULL,
-                 0,
-                 {0}};
-    if (xc && xc->k > 0) {
-        if (!xmode || xc->k > kw)
-            return cls_fail(err, CLS_EOTHER, "la_amg_smv_cheb: %d columns out (width %d, xmode %d)",
-                            xc->k, kw, xmode);
-        e.xcols = xc->k;
-        for (int c = 0; c < xc->k; c++) {
-            if ((rc = lai_check_len("la_amg_smv_cheb", A->nrows, xc->v[c]->n, err)))
-                return rc;
-            e.cols[c] = xc->v[c]->buf;
-        }
-    }
+    const smv_epi e = {AMG_SMV_OP_CHEB,
+                       in->buf,
+                       rout ? rout->buf : in->buf,
+                       d->buf,
+                       dnew ? dnew->buf : d->buf,
+                       x->buf,
+                       c1,
+                       c2,
+                       xmode,
+                       rout != NULL};
     return smv_launch(la, k, A, kw, v, &e, dinv, err);
 }
 
@@ -400,7 +370,7 @@ int la_amg_smv_store(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_ve
     int rc;
     if ((rc = lai_check_len("la_amg_smv_store", A->nrows * kw, out->n, err)))
         return rc;
-    const smv_epi e = {
-        AMG_SMV_OP_STORE, out->buf, out->buf, out->buf, out->buf, out->buf, 0.0, 0.0, 0, 0, 0, {0}};
+    const smv_epi e = {AMG_SMV_OP_STORE, out->buf, out->buf, out->buf, out->buf,
+                       out->buf,         0.0,      0.0,      0,        0};
     return smv_launch(la, k, A, kw, v, &e, NULL, err);
 }

@@ -52,21 +52,13 @@ int la_amg_smv_axpy(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec
 /* out = A v (the plain SpMM, with long CSR rows split over sub-lanes) */
 int la_amg_smv_store(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v, la_vec *out,
                      cls_error *err);
-/* the k <= kw column vectors a V-cycle's last step writes x into (instead
- * of the block; amg_apply_block's unpack made in that pass) */
-typedef struct la_amg_cols {
-    int k;
-    la_vec *const *v;
-} la_amg_cols;
 /* r' = in - A v ; d' = c1 d + c2 dinv.*r' (c1 = 0: d not read) ; r' into
  * rout and d' into dnew when they are given (both or neither; dnew is not
  * d nor v) ; xmode: 0 x untouched, 1 x += d', 2 x = (x + d) + d',
- * 3 x = d + d'. x must not be v when written. xc (NULL: none): x's new
- * values go to its columns instead of x (x still read for xmode 1, 2). */
+ * 3 x = d + d'. x must not be v when written. */
 int la_amg_smv_cheb(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec *v,
                     const la_vec *in, const la_vec *dinv, double c1, double c2, const la_vec *d,
-                    la_vec *rout, la_vec *dnew, int xmode, la_vec *x, const la_amg_cols *xc,
-                    cls_error *err);
+                    la_vec *rout, la_vec *dnew, int xmode, la_vec *x, cls_error *err);
 /* Uploads the n x n row-major matrix M (matrix-value precision). */
 int la_amg_dense_upload(la_ctx *la, const double *M, int64_t n, cl_mem *out, cls_error *err);
 /* x = M b with the uploaded n x n M (b, x: n entries, or row-major blocks
@@ -79,9 +71,5 @@ int la_amg_pack(la_ctx *la, la_amg *k, int ncols, const la_vec *const *cols, int
                 cls_error *err);
 int la_amg_unpack(la_ctx *la, la_amg *k, const la_vec *blk, int kw, int ncols, la_vec *const *cols,
                   cls_error *err);
-/* la_amg_pack, and d = c0 dinv.*blk in the same pass (the Chebyshev
- * smoother's first step from x = 0: la_amg_cheb_first's zero 2) */
-int la_amg_pack_first(la_ctx *la, la_amg *k, int ncols, const la_vec *const *cols, int kw,
-                      la_vec *blk, const la_vec *dinv, double c0, la_vec *d, cls_error *err);
 
 #endif

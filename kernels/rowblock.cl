@@ -79,23 +79,3 @@ inline void rb_csr_piece(const int lc, const int ll, const int row,
     for (int j = rowptr[row]; j < end; j++)
         rb_piece_fma(lc, (real)val[j], P, ((long)col[j] << ll) + lane, q);
 }
-
-/* the k <= 8 column vectors z0..z7 of a row-major block's columns (amg_pack, the
- * fused V-cycle's last step) */
-#define RB_COLS                                                                                    \
-    __global real *z0, __global real *z1, __global real *z2, __global real *z3, __global real *z4, \
-        __global real *z5, __global real *z6, __global real *z7
-#define RB_COL_NAMES z0, z1, z2, z3, z4, z5, z6, z7
-/* column c's vector: selects, not an indexed array (an array of pointers
- * in private memory made the V-cycle 4 ms slower an iteration on an H200) */
-inline __global real *rb_col(const int c, RB_COLS)
-{
-    return c == 0   ? z0
-           : c == 1 ? z1
-           : c == 2 ? z2
-           : c == 3 ? z3
-           : c == 4 ? z4
-           : c == 5 ? z5
-           : c == 6 ? z6
-                    : z7;
-}

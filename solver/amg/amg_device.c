@@ -193,15 +193,13 @@ static int dev_smooth_fused(amg_device *dv, la_ctx *la, int l, int kw, const la_
     int rc, pending;   /* pending: x += d (or x = d from zero) left to the next pass */
     const la_vec *rin; /* the residual the next step subtracts from: b or r */
     if (zero) {        /* d = c0 D^-1 b; r = b and x = d implied */
-        const int packed = l == 0 && dv->first_done; /* made by la_amg_pack_first */
-        dv->first_done = 0;
-        if (!packed && (rc = la_amg_cheb_first(la, K, m > 1 ? 2 : 1, b, v.q, &L->dinv, c->c0, v.r,
-                                               v.d, x, err)))
+        if ((rc = la_amg_cheb_first(la, K, m > 1 ? 2 : 1, b, v.q, &L->dinv, c->c0, v.r, v.d, x,
+                                    err)))
             return rc;
         pending = m > 1 ? 3 : 0, rin = m > 1 ? b : v.r;
     } else { /* r = b - A x ; d = c0 D^-1 r ; x += d left pending */
         if ((rc = la_amg_smv_cheb(la, K, A, kw, x, b, &L->dinv, 0.0, c->c0, v.d, v.r, v.d, 0, x,
-                                  NULL, err)))
+                                  err)))
             return rc;
         pending = 2, rin = v.r;
         if (m == 1 && (rc = la_axpy(la, 1.0, v.d, x, err)))
@@ -210,13 +208,9 @@ static int dev_smooth_fused(amg_device *dv, la_ctx *la, int l, int kw, const la_
     for (int k = 1; k < m; k++) {             /* r -= A d ; d = c1 d + c2 D^-1 r ; x += d */
         const int keep = k < m - 1 || want_r; /* r and d read after this step */
         const int xmode = pending ? pending : 1;
-        /* the V-cycle's last step writes the caller's columns (no unpack) */
-        const la_amg_cols *xc = !zero && l == 0 && !keep && dv->zout.k ? &dv->zout : NULL;
         if ((rc = la_amg_smv_cheb(la, K, A, kw, v.d, rin, &L->dinv, c->c1[k], c->c2[k], v.d,
-                                  keep ? v.r : NULL, keep ? v.q : NULL, xmode, x, xc, err)))
+                                  keep ? v.r : NULL, keep ? v.q : NULL, xmode, x, err)))
             return rc;
-        if (xc)
-            dv->zout_written = 1;
         if (keep)
             swap_dq(&v);
         pending = 0, rin = v.r;
@@ -518,26 +512,9 @@ int amg_apply_block(amg_device *d, la_ctx *la, int k, const la_vec *const *r, la
         const int kw = k <= 2 ? 2 : k <= 4 ? 4 : 8;
         dev_level *L0 = &d->lev[0];
         d->fuse = fuse_blocks();
-        /* fused with Chebyshev of degree 2+ and a coarse level: the pack
-         * makes the first step's d, the last step writes z's columns */
-        const int ends = d->fuse && d->smoother == AMG_SMOOTHER_CHEBYSHEV && d->nlevels > 1 &&
-                         L0->cheb.degree > 1;
-        if ((rc = rm_vectors(d, la, kw, err)))
-            return rc;
-        if (ends)
-            rc = la_amg_pack_first(la, &d->k, k, r, kw, &L0->bb, &L0->dinv, L0->cheb.c0, &L0->bd,
-                                   err);
-        else
-            rc = la_amg_pack(la, &d->k, k, r, kw, &L0->bb, err);
-        d->first_done = ends;
-        d->zout = (la_amg_cols){ends ? k : 0, z};
-        d->zout_written = 0;
-        if (!rc)
-            rc = dev_vcycle(d, la, 0, kw, &L0->bb, &L0->bx, err);
-        const int written = d->zout_written;
-        d->first_done = d->zout_written = 0;
-        d->zout.k = 0;
-        if (rc || written)
+        if ((rc = rm_vectors(d, la, kw, err)) ||
+            (rc = la_amg_pack(la, &d->k, k, r, kw, &L0->bb, err)) ||
+            (rc = dev_vcycle(d, la, 0, kw, &L0->bb, &L0->bx, err)))
             return rc;
         return la_amg_unpack(la, &d->k, &L0->bx, kw, k, z, err);
     }

@@ -157,11 +157,6 @@ struct amg_device {
     la_spmmk sk; /* amg_apply_block's SpMM kernels (made at its first use) */
     int have_sk;
     int fuse;      /* the row-major V-cycle's SpMMs fused with their updates */
-    /* amg_apply_block's ends, fused: level 0's first step made by the
-     * pack (first_done), its last step writing the caller's columns zout
-     * (zout_written once it has) */
-    int first_done, zout_written;
-    la_amg_cols zout;
     amg_info info; /* its levels and set-up times */
 };
 
