@@ -21,7 +21,8 @@
  * and moves them with one vector load or store per block. With t summed
  * in the order of the plain SpMM (bcg_spmm_*_wide) and each update in the
  * order of amg.cl's, the results are those of the unfused kernels up to
- * the compiler's contractions. v is never written here (x is not gathered
+ * the compiler's contractions, and for rows over sub-lanes (below) up to
+ * the order of the partial sums. v is never written here (x is not gathered
  * when x is updated: the caller's contract); in and out may be one block
  * (r -= A d), hence no restrict on the update's pointers.
  *

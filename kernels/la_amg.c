@@ -140,7 +140,7 @@ int la_amg_jacobi(la_ctx *la, la_amg *k, int zero, const la_vec *b, const la_vec
     const int lg = block_lg("la_amg_jacobi", b->n, dinv->n, err);
     if (lg < 0)
         return CLS_EOTHER;
-    cl_int n = (cl_int)b->n, z = zero == 2 ? 2 : zero ? 1 : 0, clg = lg;
+    cl_int n = (cl_int)b->n, z = zero ? 1 : 0, clg = lg;
     if ((rc = lai_set_args(k->k_jacobi, "amg_jacobi", err, 7, A_INT(n), A_INT(z), A_MEM(b->buf),
                            A_MEM(q->buf), A_MEM(dinv->buf), A_MEM(x->buf), A_INT(clg))))
         return rc;
@@ -293,7 +293,8 @@ static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_v
         if ((rc = ocl_create_kernel(k->smv_prog, name, kn, err)))
             return rc;
     }
-    const int lw = sell ? 0 : smv_lanes(A, kw);
+    /* sub-lanes need groups of 128 (a row's lanes in one group) */
+    const int lw = sell || lai_kernel_max(la, *kn, 128) < 128 ? 0 : smv_lanes(A, kw);
     size_t ls, g;
     if (lw) { /* rows of 1 << lw sub-lanes: groups of 128, a row's lanes in one */
         const size_t lanes = (size_t)(kw / cw) << lw;
@@ -329,6 +330,8 @@ int la_amg_smv_axpy(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec
     if ((rc = lai_check_len("la_amg_smv_axpy", in->n, out->n, err)) ||
         (rc = lai_check_len("la_amg_smv_axpy", A->nrows * kw, out->n, err)))
         return rc;
+    if (out->buf == v->buf)
+        return cls_fail(err, CLS_EOTHER, "la_amg_smv_axpy: out is the block the rows gather");
     const smv_epi e = {AMG_SMV_OP_AXPY, in->buf, out->buf, in->buf, out->buf,
                        out->buf,        0.0,     s,        0,       0};
     return smv_launch(la, k, A, kw, v, &e, NULL, err);
@@ -349,6 +352,7 @@ int la_amg_smv_cheb(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec
         return rc;
     const int dread = c1 != 0.0 || xmode >= 2;
     if (!rout != !dnew || (dnew && ((dread && dnew->buf == d->buf) || dnew->buf == v->buf)) ||
+        (rout && (rout->buf == v->buf || (xmode && rout->buf == x->buf))) ||
         (xmode && x->buf == v->buf) || xmode < 0 || xmode > 3)
         return cls_fail(err, CLS_EOTHER, "la_amg_smv_cheb: blocks that alias (xmode %d)", xmode);
     const smv_epi e = {AMG_SMV_OP_CHEB,
@@ -370,6 +374,8 @@ int la_amg_smv_store(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_ve
     int rc;
     if ((rc = lai_check_len("la_amg_smv_store", A->nrows * kw, out->n, err)))
         return rc;
+    if (out->buf == v->buf)
+        return cls_fail(err, CLS_EOTHER, "la_amg_smv_store: out is the block the rows gather");
     const smv_epi e = {AMG_SMV_OP_STORE, out->buf, out->buf, out->buf, out->buf,
                        out->buf,         0.0,      0.0,      0,        0};
     return smv_launch(la, k, A, kw, v, &e, NULL, err);

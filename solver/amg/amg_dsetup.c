@@ -220,8 +220,11 @@ static int host_levels(dsetup *s, int at, const la_dcsr *A, cls_error *err)
     csr_matrix Ah;
     csr_init(&Ah);
     amg_hierarchy *h = NULL;
+    /* the levels above were built on the device: max_levels counts them */
+    amg_options ho = *s->opt;
+    ho.max_levels = ho.max_levels - at > 1 ? ho.max_levels - at : 1;
     int rc;
-    if ((rc = dcsr_download(s->la, A, &Ah, err)) || (rc = amg_build(&Ah, s->opt, &h, err)))
+    if ((rc = dcsr_download(s->la, A, &Ah, err)) || (rc = amg_build(&Ah, &ho, &h, err)))
         goto done;
     if (at + h->nlevels > AMG_MAX_LEVELS) {
         rc = cls_fail(err, CLS_EOTHER, "amg: more than %d levels", AMG_MAX_LEVELS);

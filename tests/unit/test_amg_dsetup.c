@@ -20,9 +20,10 @@
  *    V-cycle within 1e-12 (device-built and uploaded hierarchies), on
  *    row-major blocks with each SpMM and its update fused (amg_spmm.cl;
  *    long CSR rows split over sub-lanes by their length, and every CSR row
- *    over 8), with them apart (CLSOLVE_AMG_FUSE=0), and by the
- *    column-major twin;
- *    Chebyshev of degrees 1, 2 and 3 (the fused smoother's three paths).
+ *    over 8 and over 2), with them apart (CLSOLVE_AMG_FUSE=0), and by the
+ *    column-major twin (the launches' names say which ran); Chebyshev of
+ *    degrees 1, 2 and 3 (the fused smoother's paths), also with a smoothed
+ *    coarsest level (two levels: the smoother from 0 with no residual).
  * 3. PCG with the device-built hierarchy converges on poisson3d 48 in the
  *    host hierarchy's iterations (within 1), and the true residual is
  *    checked on the host.
@@ -128,8 +129,10 @@ static void dev_apply(la_ctx *la, amg_device *d, const double *r, double *z, int
     la_vec_release(&vz);
 }
 
-/* 5: amg_apply_block on k columns against amg_apply column by column */
-static void block_apply(la_ctx *la, const char *what, amg_device *d, int64_t n, int k)
+/* 5: amg_apply_block on k columns against amg_apply column by column;
+ * fused: 1 when the fused SpMMs (amg_spmm.cl) must have run, 0 when they
+ * must not have (the launches' names in the capture) */
+static void block_apply(la_ctx *la, const char *what, amg_device *d, int64_t n, int k, int fused)
 {
     la_vec vr[8], vz[8], v1 = {0};
     const la_vec *pr[8];
@@ -147,7 +150,18 @@ static void block_apply(la_ctx *la, const char *what, amg_device *d, int64_t n, 
         pr[c] = &vr[c];
         pz[c] = &vz[c];
     }
+    la_capture_begin(la);
     OK(amg_apply_block(d, la, k, pr, pz, &err));
+    const char *names[LA_CAPTURE_MAX];
+    int cnt = 0, smv = 0, rows = 0;
+    la_capture_end_named(la, NULL, names, LA_CAPTURE_MAX, &cnt);
+    for (int e = 0; e < cnt && e < LA_CAPTURE_MAX; e++) {
+        smv += strncmp(names[e], "amg_smv_", 8) == 0;
+        rows += strcmp(names[e], "amg_pack") == 0; /* the row-major V-cycle ran */
+    }
+    CHECK_MSG((smv > 0) == (fused && rows > 0),
+              "%s: %d columns: %d fused SpMMs ran (%s expected, %s)", what, k, smv,
+              fused && rows ? "some" : "none", rows ? "on blocks" : "columns apart");
     for (int c = 0; c < k; c++) {
         OK(la_vec_download(la, &vz[c], zb, &err));
         OK(amg_apply(d, la, &vr[c], &v1, &err));
@@ -231,17 +245,22 @@ static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg
      * the V-cycle on row-major blocks (2, 4 and 8 wide; a GPU's default)
      * with each SpMM and its update in one pass (amg_spmm.cl), the same
      * blocks with them apart, then the column-major twin (a CPU device's) */
-    for (int twin = 0; twin < 4; twin++) { /* 1: every CSR row over 8 sub-lanes */
-        setenv("CLSOLVE_AMG_BLOCK", twin == 3 ? "columns" : "rows", 1);
-        setenv("CLSOLVE_AMG_FUSE", twin == 2 ? "0" : "1", 1);
-        setenv("CLSOLVE_AMG_LANES", twin == 1 ? "8" : "0", 1);
-        block_apply(la, what, d, n, 2);
-        block_apply(la, what, d, n, 3);
-        block_apply(la, what, d, n, 8);
+    for (int twin = 0; twin < 5; twin++) { /* 1, 2: every CSR row over 8, 2 sub-lanes */
+        setenv("CLSOLVE_AMG_BLOCK", twin == 4 ? "columns" : "rows", 1);
+        setenv("CLSOLVE_AMG_FUSE", twin == 3 ? "0" : "1", 1);
+        setenv("CLSOLVE_AMG_LANES", twin == 1 ? "8" : twin == 2 ? "2" : "0", 1);
+        /* fused: the Chebyshev smoother on blocks (l1-Jacobi's updates stay
+         * apart, but P's and R's SpMMs are fused on any smoother) */
+        const int fused = twin < 3 && (d->nlevels > 1 || (!d->coarse_direct &&
+                                                          d->smoother == AMG_SMOOTHER_CHEBYSHEV &&
+                                                          d->lev[0].cheb.degree > 1));
+        block_apply(la, what, d, n, 2, fused);
+        block_apply(la, what, d, n, 3, fused);
+        block_apply(la, what, d, n, 8, fused);
         amg_device *du = NULL;
         OK(amg_upload(h, la, &du, &err));
         if (du)
-            block_apply(la, what, du, n, 5);
+            block_apply(la, what, du, n, 5, fused);
         amg_device_release(du);
         unsetenv("CLSOLVE_AMG_BLOCK");
         unsetenv("CLSOLVE_AMG_FUSE");
@@ -518,6 +537,19 @@ int main(int argc, char **argv)
         snprintf(what, sizeof what, "poisson3d 24, Chebyshev of degree %d", deg);
         compare(&la, what, &A, &od, LA_SPMV_AUTO);
     }
+    csr_free(&A);
+    /* a smoothed coarsest level (two levels, the second above AMG_DENSE_MAX
+     * rows): the smoother from x = 0 without the residual after it */
+    OK(gen_matrix(GEN_POISSON3D, 36, &A, &err));
+    for (int deg = 1; deg <= 3; deg++) {
+        amg_options od = o;
+        od.degree = deg;
+        od.max_levels = 2;
+        snprintf(what, sizeof what, "poisson3d 36, two levels, Chebyshev of degree %d", deg);
+        compare(&la, what, &A, &od, LA_SPMV_AUTO);
+    }
+    csr_free(&A);
+    OK(gen_matrix(GEN_POISSON3D, 24, &A, &err));
     setenv("CLSOLVE_AMGS_SORT_CAP", "8", 1); /* R's rows sorted from global memory */
     compare(&la, "poisson3d 24, long rows of R", &A, &o, LA_SPMV_AUTO);
     unsetenv("CLSOLVE_AMGS_SORT_CAP");
