@@ -255,13 +255,14 @@ typedef struct smv_epi {
  * wide R 1.33 -> 1.13 but level 1's A 0.61 -> 0.92 (the row's four lanes
  * already read a 64-byte segment an entry; the fold costs more than the
  * shorter walk gains). CLSOLVE_AMG_LANES = 1, 2, 4 or 8 sets it for every
- * matrix (measuring). */
+ * matrix (measuring and the tests; read at each launch, as the tests
+ * change it between applies of one hierarchy). */
 static int smv_lanes(const la_csr *A, int kw)
 {
     const char *e = getenv("CLSOLVE_AMG_LANES");
-    const int w = e ? atoi(e) : 0;
-    if (w == 1 || w == 2 || w == 4 || w == 8)
-        return w == 8 ? 3 : w == 4 ? 2 : w == 2 ? 1 : 0;
+    const int env = e ? atoi(e) : 0;
+    if (env == 1 || env == 2 || env == 4 || env == 8)
+        return env == 8 ? 3 : env == 4 ? 2 : env == 2 ? 1 : 0;
     const double mean = A->nrows ? (double)A->nnz / (double)A->nrows : 0.0;
     if (mean >= 48)
         return 3;
@@ -292,18 +293,13 @@ static int smv_launch(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_v
         snprintf(name, sizeof k->smv_name[0][0], "amg_smv_%s_%dc%d", sell ? "sell" : "csr", kw, cw);
         if ((rc = ocl_create_kernel(k->smv_prog, name, kn, err)))
             return rc;
+        /* sub-lanes need a row's lanes in one group: groups of 128 */
+        if (!sell)
+            k->smv_sub[w] = lai_kernel_max(la, *kn, 128) >= 128;
     }
-    /* sub-lanes need groups of 128 (a row's lanes in one group) */
-    const int lw = sell || lai_kernel_max(la, *kn, 128) < 128 ? 0 : smv_lanes(A, kw);
-    size_t ls, g;
-    if (lw) { /* rows of 1 << lw sub-lanes: groups of 128, a row's lanes in one */
-        const size_t lanes = (size_t)(kw / cw) << lw;
-        ls = 128;
-        g = lai_min_sz(((size_t)A->nrows * lanes + ls - 1) / ls,
-                       lanes * (A->max_groups ? A->max_groups : la->ngroups));
-    } else {
-        g = lai_spmm_rm_grid(la, A, (size_t)(kw / cw), SIZE_MAX, &ls);
-    }
+    const int lw = !sell && k->smv_sub[w] ? smv_lanes(A, kw) : 0;
+    size_t ls = lw ? 128 : 0; /* rows of 1 << lw sub-lanes: groups of 128 */
+    const size_t g = lai_spmm_rm_grid(la, A, (size_t)(kw / cw) << lw, SIZE_MAX, &ls);
     cl_int n = (cl_int)A->nrows, clw = lw;
     real_arg a1 = lai_mk_real(la, e->c1), a2 = lai_mk_real(la, e->c2);
     cl_mem dv = dinv ? dinv->buf : e->in;
@@ -332,8 +328,13 @@ int la_amg_smv_axpy(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec
         return rc;
     if (out->buf == v->buf)
         return cls_fail(err, CLS_EOTHER, "la_amg_smv_axpy: out is the block the rows gather");
-    const smv_epi e = {AMG_SMV_OP_AXPY, in->buf, out->buf, in->buf, out->buf,
-                       out->buf,        0.0,     s,        0,       0};
+    const smv_epi e = {.op = AMG_SMV_OP_AXPY,
+                       .in = in->buf,
+                       .out = out->buf,
+                       .d = in->buf,
+                       .dnew = out->buf,
+                       .x = out->buf,
+                       .c2 = s};
     return smv_launch(la, k, A, kw, v, &e, NULL, err);
 }
 
@@ -355,16 +356,16 @@ int la_amg_smv_cheb(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_vec
         (rout && (rout->buf == v->buf || (xmode && rout->buf == x->buf))) ||
         (xmode && x->buf == v->buf) || xmode < 0 || xmode > 3)
         return cls_fail(err, CLS_EOTHER, "la_amg_smv_cheb: blocks that alias (xmode %d)", xmode);
-    const smv_epi e = {AMG_SMV_OP_CHEB,
-                       in->buf,
-                       rout ? rout->buf : in->buf,
-                       d->buf,
-                       dnew ? dnew->buf : d->buf,
-                       x->buf,
-                       c1,
-                       c2,
-                       xmode,
-                       rout != NULL};
+    const smv_epi e = {.op = AMG_SMV_OP_CHEB,
+                       .in = in->buf,
+                       .out = rout ? rout->buf : in->buf,
+                       .d = d->buf,
+                       .dnew = dnew ? dnew->buf : d->buf,
+                       .x = x->buf,
+                       .c1 = c1,
+                       .c2 = c2,
+                       .xmode = xmode,
+                       .wrd = rout != NULL};
     return smv_launch(la, k, A, kw, v, &e, dinv, err);
 }
 
@@ -376,7 +377,11 @@ int la_amg_smv_store(la_ctx *la, la_amg *k, const la_csr *A, int kw, const la_ve
         return rc;
     if (out->buf == v->buf)
         return cls_fail(err, CLS_EOTHER, "la_amg_smv_store: out is the block the rows gather");
-    const smv_epi e = {AMG_SMV_OP_STORE, out->buf, out->buf, out->buf, out->buf,
-                       out->buf,         0.0,      0.0,      0,        0};
+    const smv_epi e = {.op = AMG_SMV_OP_STORE,
+                       .in = out->buf,
+                       .out = out->buf,
+                       .d = out->buf,
+                       .dnew = out->buf,
+                       .x = out->buf};
     return smv_launch(la, k, A, kw, v, &e, NULL, err);
 }

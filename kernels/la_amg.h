@@ -18,6 +18,7 @@ typedef struct la_amg {
     cl_program smv_prog;     /* amg_spmm.cl, built at the first la_amg_smv_* */
     cl_kernel smv[2][3];     /* [CSR, SELL][kw = 2, 4, 8] */
     char smv_name[2][3][24]; /* their names (profiles keep the pointer) */
+    int smv_sub[3];          /* the CSR kernels take groups of 128 (sub-lanes) */
 } la_amg;
 
 /* Builds amg.cl for la's device and precision. */

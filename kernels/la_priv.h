@@ -109,8 +109,9 @@ int lai_check_len(const char *op, int64_t a, int64_t b, cls_error *err);
 int lai_spmm_rm_launch(la_ctx *la, cl_kernel kn, const char *name, const la_csr *A, size_t lanes,
                        cl_mem X, cl_mem Y, cl_mem partial, int sums, size_t gcap, size_t *groups,
                        cls_error *err);
-/* its grid: groups (the return) and group size *ls; and the columns a
- * work-item sums unfused for a block of kw (la_spmm_rm, la_amg_smv) */
+/* its grid: groups (the return) and group size *ls (given, or 0 on entry:
+ * the format's); and the columns a work-item sums unfused for a block of
+ * kw (la_spmm_rm, la_amg_smv) */
 size_t lai_spmm_rm_grid(const la_ctx *la, const la_csr *A, size_t lanes, size_t gcap, size_t *ls);
 int lai_spmm_rm_cw(const la_csr *A, int kw);
 void lai_clamp_config(la_ctx *la);

@@ -149,7 +149,7 @@ int lai_spmm_rm_cw(const la_csr *A, int kw)
 
 size_t lai_spmm_rm_grid(const la_ctx *la, const la_csr *A, size_t lanes, size_t gcap, size_t *ls)
 {
-    size_t l = A->local_size ? A->local_size : la->cfg.spmv_local_size;
+    size_t l = *ls ? *ls : A->local_size ? A->local_size : la->cfg.spmv_local_size;
     *ls = l < 8 ? 8 : l / 8 * 8;
     size_t need = ((size_t)A->nrows * lanes + *ls - 1) / *ls;
     size_t g = lai_min_sz(need ? need : 1, lanes * (A->max_groups ? A->max_groups : la->ngroups));
@@ -160,7 +160,7 @@ int lai_spmm_rm_launch(la_ctx *la, cl_kernel kn, const char *name, const la_csr 
                        cl_mem X, cl_mem Y, cl_mem partial, int sums, size_t gcap, size_t *groups,
                        cls_error *err)
 {
-    size_t ls;
+    size_t ls = 0;
     const size_t g = lai_spmm_rm_grid(la, A, lanes, gcap, &ls);
     *groups = g;
     const size_t loc = 8 * (sums ? ls : 1) * la_acc_size(la);
