@@ -32,6 +32,7 @@
 #include "common/numfmt.h"
 #include "common/timer.h"
 #include "common/trace.h"
+#include "kernels/ocl.h"
 #include "progress.h"
 #include "matrices/mm.h"
 #include "net/job_params.h"
@@ -455,6 +456,7 @@ out:
     else if (!dopt.release_then) /* dsolve ran it */
         solve_release_run(NULL);
     cls_trace("solve: released");
+    ocl_trace_stats("solve");
     if (own_mpi)
         MPI_Finalize();
     cls_trace("solve: MPI finalized");

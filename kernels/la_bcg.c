@@ -127,8 +127,7 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
     w->groups = lai_min_sz(need, cap);
     /* the fused SpMM's records: its own grid, capped here (grid-stride) */
     w->pcap = lai_max_sz(w->groups, 8 * cap);
-    cl_program aux;
-    int rc = la_aux_program(la, &aux, err);
+    int rc = CLS_OK;
     cl_mem *bufs[] = {&w->X, &w->R,     &w->P,    &w->Q,       &w->B,
                       &w->Z, &w->alpha, &w->beta, &w->partial, &w->out};
     const size_t sizes[] = {blk,
@@ -160,6 +159,20 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
         rc = bcg_views(w, w->R, w->rv, err);
     if (!rc && with_z)
         rc = bcg_views(w, w->Z, w->zv, err);
+    if (rc)
+        la_bcg_release(w);
+    return rc;
+}
+
+/* the kernels, made at the first pass that runs them: native passes
+ * (cpu_bcg.c) need none, and on PoCL their program alone took 15-25 s to
+ * build with empty caches */
+static int bcg_kernels(la_bcg *w, cls_error *err)
+{
+    if (w->kern[0])
+        return CLS_OK;
+    cl_program aux;
+    int rc = la_aux_program(w->la, &aux, err);
     for (int m = 0; !rc && m < LA_BCG_NKERN; m++) {
         snprintf(w->names[m], sizeof w->names[m], bcg_kernel_names[m], w->kw);
         if (w->lc && (m == LA_BCG_SPMM_SELL || m == LA_BCG_SPMM_CSR)) /* bcg_spmm_*_<kw>c<cw> */
@@ -167,8 +180,12 @@ int la_bcg_create(la_ctx *la, int64_t n, int k, int with_z, la_bcg *w, cls_error
                      "c%d", 1 << w->lc);
         rc = ocl_create_kernel(aux, w->names[m], &w->kern[m], err);
     }
-    if (rc)
-        la_bcg_release(w);
+    if (rc) { /* none or all */
+        cl_kernel *ks[LA_BCG_NKERN];
+        for (int m = 0; m < LA_BCG_NKERN; m++)
+            ks[m] = &w->kern[m];
+        lai_release_objects(ks, LA_BCG_NKERN, NULL, 0);
+    }
     return rc;
 }
 
@@ -305,6 +322,9 @@ int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
 {
     if (w->cpu)
         return cpu_bcg_spmm(w, A, gram, err);
+    int rc = bcg_kernels(w, err);
+    if (rc)
+        return rc;
     const int sell = A->variant == LA_SPMV_SELL;
     const int which = sell ? (gram ? LA_BCG_SPMM_SELL_G : LA_BCG_SPMM_SELL)
                            : (gram ? LA_BCG_SPMM_CSR_G : LA_BCG_SPMM_CSR);
@@ -312,8 +332,8 @@ int la_bcg_spmm(la_bcg *w, const la_csr *A, double *gram, cls_error *err)
      * there are */
     const size_t lanes = (size_t)w->kw >> (gram ? 0 : w->lc);
     size_t g;
-    int rc = lai_spmm_rm_launch(w->la, w->kern[which], w->names[which], A, lanes, w->P, w->Q,
-                                w->partial, 1, w->pcap, &g, err);
+    rc = lai_spmm_rm_launch(w->la, w->kern[which], w->names[which], A, lanes, w->P, w->Q,
+                            w->partial, 1, w->pcap, &g, err);
     return rc || !gram ? rc : bcg_sums(w, g, gram, err);
 }
 
@@ -322,12 +342,15 @@ static int bcg_gram(la_bcg *w, cl_mem U, cl_int ur, cl_int uc, cl_mem V, cl_int 
 {
     if (w->cpu)
         return cpu_bcg_gram(w, U, ur, uc, V, vr, vc, wt, out, err);
+    int rc = bcg_kernels(w, err);
+    if (rc)
+        return rc;
     cl_int n = (cl_int)w->n, k = w->k, use = wt != NULL;
     cl_mem wm = wt ? wt->buf : U; /* not read without weights */
     cl_kernel kn = w->kern[LA_BCG_GRAM];
-    int rc = lai_set_args(kn, "bcg_gram", err, 12, A_INT(n), A_INT(k), A_MEM(U), A_INT(ur),
-                          A_INT(uc), A_MEM(V), A_INT(vr), A_INT(vc), A_MEM(wm), A_INT(use),
-                          A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    rc = lai_set_args(kn, "bcg_gram", err, 12, A_INT(n), A_INT(k), A_MEM(U), A_INT(ur), A_INT(uc),
+                      A_MEM(V), A_INT(vr), A_INT(vc), A_MEM(wm), A_INT(use), A_MEM(w->partial),
+                      A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     if (!rc)
         rc = la_launch(w->la, kn, "bcg_gram", w->groups, w->ls, err);
     return rc ? rc : bcg_sums(w, w->groups, out, err);
@@ -362,9 +385,12 @@ int la_bcg_update(la_bcg *w, const double *alpha, double out[LA_BCG_NSUM], cls_e
 {
     if (w->cpu)
         return cpu_bcg_update(w, alpha, out);
+    int rc = bcg_kernels(w, err);
+    if (rc)
+        return rc;
     cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
     cl_kernel kn = w->kern[LA_BCG_UPDATE];
-    int rc = bcg_scalars(w, w->alpha, alpha, err);
+    rc = bcg_scalars(w, w->alpha, alpha, err);
     if (!rc)
         rc = lai_set_args(kn, w->names[LA_BCG_UPDATE], err, 8, A_INT(n), A_INT(ld), A_INT(k),
                           A_MEM(w->R), A_MEM(w->Q), A_MEM(w->alpha), A_MEM(w->partial),
@@ -389,10 +415,13 @@ int la_bcg_resid(la_bcg *w, double out[LA_BCG_NSUM], cls_error *err)
 {
     if (w->cpu)
         return cpu_bcg_resid(w, out);
+    int rc = bcg_kernels(w, err);
+    if (rc)
+        return rc;
     cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k;
     cl_kernel kn = w->kern[LA_BCG_RESID];
-    int rc = lai_set_args(kn, "bcg_resid", err, 7, A_INT(n), A_INT(ld), A_INT(k), A_MEM(w->B),
-                          A_MEM(w->R), A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
+    rc = lai_set_args(kn, "bcg_resid", err, 7, A_INT(n), A_INT(ld), A_INT(k), A_MEM(w->B),
+                      A_MEM(w->R), A_MEM(w->partial), A_LOCAL(8 * w->ls * la_acc_size(w->la)));
     return rc ? rc : bcg_rr(w, kn, "bcg_resid", out, err);
 }
 
@@ -401,11 +430,14 @@ int la_bcg_dir(la_bcg *w, cl_mem zsrc, const la_vec *dinv, const double *beta, i
 {
     if (w->cpu)
         return cpu_bcg_dir(w, zsrc, dinv, beta, fresh, with_x, err);
+    int rc = bcg_kernels(w, err);
+    if (rc)
+        return rc;
     cl_int n = (cl_int)w->n, ld = (cl_int)w->ld, k = w->k, use = dinv != NULL, fr = fresh;
     cl_int xu = with_x && !fresh;
     cl_mem d = dinv ? dinv->buf : w->B; /* not read without (B: no argument it writes) */
     cl_kernel kn = w->kern[LA_BCG_DIR];
-    int rc = fresh ? CLS_OK : bcg_scalars(w, w->beta, beta, err);
+    rc = fresh ? CLS_OK : bcg_scalars(w, w->beta, beta, err);
     if (!rc)
         rc = lai_set_args(kn, w->names[LA_BCG_DIR], err, 12, A_INT(n), A_INT(ld), A_INT(k),
                           A_MEM(zsrc), A_MEM(d), A_INT(use), A_MEM(w->P), A_MEM(w->beta), A_INT(fr),

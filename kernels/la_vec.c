@@ -570,7 +570,11 @@ void lai_sums_discard(cl_event *ev)
     }
 }
 
-/* y = a, every entry (a vector op: the pool and the uploads use it) */
+/* y = a, every entry (a vector op: the pool and the uploads use it). On a
+ * CPU device the runtime's own fill (a memset-like loop in host memory):
+ * PoCL compiles a kernel at its first launch with each work-group size
+ * (0.1-0.5 s with empty caches), and a solve on the native CPU loops
+ * launches no other kernel (tests/cli/test_native_nobuild.sh). */
 int la_fill(la_ctx *la, double a, la_vec *y, cls_error *err)
 {
     int rc;
@@ -578,6 +582,15 @@ int la_fill(la_ctx *la, double a, la_vec *y, cls_error *err)
         return CLS_OK;
     cl_int n = (cl_int)y->n;
     real_arg ra = lai_mk_real(la, a);
+    if (la->ocl->dev.type & CL_DEVICE_TYPE_CPU) {
+        const void *pat =
+            ra.size == sizeof(cl_double) ? (const void *)&ra.u.d : (const void *)&ra.u.f;
+        OCL_CHECK(err,
+                  clEnqueueFillBuffer(la->ocl->queue, y->buf, pat, ra.size, 0,
+                                      (size_t)y->n * ra.size, 0, NULL, NULL),
+                  "clEnqueueFillBuffer(fill)");
+        return CLS_OK;
+    }
     if ((rc = lai_set_args(la->k_fill, "fill", err, 3, A_INT(n), A_REAL(ra), A_MEM(y->buf))))
         return rc;
     return lai_launch(la, la->k_fill, "fill", lai_groups_for(la, y->n), la->cfg.local_size, err);

@@ -111,8 +111,13 @@ int ocl_build_program_text(ocl_ctx *ctx, const char *text, const char *options, 
  * foreign, refused by the driver); it is rebuilt from source. */
 typedef struct ocl_cache_stats_t {
     int hits, prebuilt, source_builds, rejected, write_failures; /* prebuilt: of the hits */
+    long long launches; /* kernels enqueued (ocl_enqueue_kernel) */
 } ocl_cache_stats_t;
 void ocl_cache_stats(ocl_cache_stats_t *s);
+/* One trace line (CLSOLVE_TRACE) with the counters above: what a command
+ * built and launched (a solve on the native CPU loops launches nothing, so
+ * on PoCL it compiles nothing: tests/cli/test_native_nobuild.sh). */
+void ocl_trace_stats(const char *when);
 
 /* Path of the cache file for (ctx's device, text, options) into buf; returns
  * 0 when there is no cache directory (no $CLSOLVE_CACHE_DIR, $XDG_CACHE_HOME

@@ -20,6 +20,8 @@
  */
 #include "ocl.h"
 #include "ocl_priv.h"
+#include "ocl_gate.h"
+#include "../common/trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -50,6 +52,21 @@ void ocl_cache_stats(ocl_cache_stats_t *s)
     s->source_builds = atomic_load(&stat_source);
     s->rejected = atomic_load(&stat_rejected);
     s->write_failures = atomic_load(&stat_write_failed);
+    s->launches = ocl_gate_launches();
+}
+
+void ocl_trace_stats(const char *when)
+{
+    if (!cls_trace_on())
+        return;
+    ocl_cache_stats_t s;
+    ocl_cache_stats(&s);
+    char line[256];
+    snprintf(line, sizeof line,
+             "%s: OpenCL programs %d from a cache (%d prebuilt), %d built from source; "
+             "%lld kernel launches",
+             when, s.hits, s.prebuilt, s.source_builds, s.launches);
+    cls_trace(line);
 }
 
 typedef struct {
@@ -488,6 +505,13 @@ int ocl_build_program(ocl_ctx *ctx, const char *const *sources, int nsources, co
     }
     int rc = ocl_build_program_text(ctx, text, options, prog, err);
     free(text);
+    if (!rc && cls_trace_on()) { /* which programs a command needs, in order */
+        char line[512];
+        size_t at = (size_t)snprintf(line, sizeof line, "ocl: program");
+        for (int i = 0; i < nsources && at < sizeof line; i++)
+            at += (size_t)snprintf(line + at, sizeof line - at, "%s%s", i ? "+" : " ", sources[i]);
+        cls_trace(line);
+    }
     return rc;
 }
 

@@ -12,6 +12,7 @@
 #include "../common/trace.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,9 +76,17 @@ void ocl_gate_leave(ocl_ctx *ctx)
     pthread_mutex_unlock(&gate_mu);
 }
 
+static atomic_llong gate_launches; /* every launch, gated or not (ocl_cache_stats) */
+
+long long ocl_gate_launches(void)
+{
+    return atomic_load(&gate_launches);
+}
+
 cl_int ocl_enqueue_kernel(const ocl_ctx *ctx, cl_kernel k, size_t global, const size_t *local,
                           cl_event *ev)
 {
+    atomic_fetch_add(&gate_launches, 1);
     if (!ctx->gated)
         return clEnqueueNDRangeKernel(ctx->queue, k, 1, NULL, &global, local, 0, NULL, ev);
     pthread_mutex_lock(&gate_mu);

@@ -30,6 +30,8 @@ int ocl_gate_wanted(const ocl_device *dev);
 void ocl_gate_join(ocl_ctx *ctx);
 /* Unregisters it (after its last kernel has finished). */
 void ocl_gate_leave(ocl_ctx *ctx);
+/* kernels launched by this process (ocl_enqueue_kernel), for the trace */
+long long ocl_gate_launches(void);
 /* clEnqueueNDRangeKernel in one dimension on ctx's queue, through the gate
  * when ctx is gated and more than one queue is open. */
 cl_int ocl_enqueue_kernel(const ocl_ctx *ctx, cl_kernel k, size_t global, const size_t *local,

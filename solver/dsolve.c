@@ -837,6 +837,16 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     {
         pc_options po = opt->pc;
         po.type = ptype;
+        if (general && nrhs == 1 && nmine == 1 && L->nparts == 1 && parts[0].have_Ai &&
+            (method_id == SOLVER_CG || method_id == SOLVER_CG_SINGLE)) {
+            /* one column of cg on the native CPU loops applies M on the
+             * host: the kind may leave M's device copy to a device apply */
+            cls_error ne;
+            cls_error_clear(&ne);
+            int nrc = CLS_OK;
+            po.native_apply =
+                ksp_device_native(&parts[0].la, &parts[0].Ai, opt->solve.backend, &nrc, &ne);
+        }
         rc = pc_setup(&sys, &po, &pc, err);
         have_pc = 1;
         rep->pc = pc.info;

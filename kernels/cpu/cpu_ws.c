@@ -124,3 +124,39 @@ void cpu_ws_release(cpu_ws *w)
     free(w->part);
     memset(w, 0, sizeof *w);
 }
+
+int cpu_ws_dot(la_ctx *la, const la_vec *a, const la_vec *b, double *out, cls_error *err)
+{
+    *out = 0.0;
+    if (a->n != b->n)
+        return cls_fail(err, CLS_EOTHER, "cpu_ws_dot: lengths %lld and %lld", (long long)a->n,
+                        (long long)b->n);
+    if (a->n == 0)
+        return CLS_OK;
+    const size_t bytes = (size_t)a->n * sizeof(double);
+    cl_command_queue q = la->ocl->queue;
+    cl_int st;
+    double *pa = clEnqueueMapBuffer(q, a->buf, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &st);
+    OCL_CHECK(err, st, "clEnqueueMapBuffer(native dot)");
+    double *pb = pa;
+    if (b->buf != a->buf) {
+        pb = clEnqueueMapBuffer(q, b->buf, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &st);
+        if (st != CL_SUCCESS) {
+            clEnqueueUnmapMemObject(q, a->buf, pa, 0, NULL, NULL);
+            OCL_CHECK(err, st, "clEnqueueMapBuffer(native dot)");
+        }
+    }
+    double s = 0.0;
+    for (int64_t lo = 0; lo < a->n; lo += CPU_WS_BLOCK) {
+        const int64_t hi = lo + CPU_WS_BLOCK < a->n ? lo + CPU_WS_BLOCK : a->n;
+        double blk = 0.0;
+        for (int64_t i = lo; i < hi; i++)
+            blk += pa[i] * pb[i];
+        s += blk;
+    }
+    if (pb != pa)
+        clEnqueueUnmapMemObject(q, b->buf, pb, 0, NULL, NULL);
+    clEnqueueUnmapMemObject(q, a->buf, pa, 0, NULL, NULL);
+    *out = s;
+    return CLS_OK;
+}

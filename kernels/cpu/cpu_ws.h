@@ -58,6 +58,11 @@ int cpu_ws_rows(cpu_ws *w, const int32_t *rp, int64_t n, cls_error *err);
 double cpu_ws_sum(const cpu_ws *w, int c);
 /* Unmaps every buffer, gives the team back, frees the ranges. */
 void cpu_ws_release(cpu_ws *w);
+/* *out = a'b over the buffers mapped for the call, summed in blocks of
+ * CPU_WS_BLOCK in block order (one thread: a solve's b'b, once): a solve
+ * on the native loops then launches no kernel, which on PoCL would compile
+ * one at its first launch (ksp_device.c). */
+int cpu_ws_dot(la_ctx *la, const la_vec *a, const la_vec *b, double *out, cls_error *err);
 /* The process's team (started on first use), and its size (0 before). */
 cls_team *cpu_ws_team(void);
 int cpu_ws_threads(void);

@@ -238,9 +238,11 @@ int bcg_solve(dsys *s, const dvec *b, dvec *x, int k, pc *pc, const cg_options *
     ksp_stop st[BK];
     int64_t cap[BK];
     int rc = la_bcg_create(la, n, k, general, &B.w, err);
-    if (!rc && !general) /* on a CPU, native loops (a general M^-1 runs kernels on Z) */
+    /* on a CPU, native loops (a general M^-1 runs kernels on Z), unless
+     * --backend opencl asks for the kernels */
+    if (!rc && !general && opt->backend != LA_BACKEND_OPENCL)
         la_bcg_native(&B.w, &B.p->Ai, B.dinv);
-    if (!rc)
+    if (!rc && !B.w.cpu) /* R = A X's kernels: the native loops have their own */
         rc = la_spmm_create(la, &B.sk, err);
     for (int c = 0; c < k && !rc; c++) {
         la_vec vb = b[c].v[0], vx = x[c].v[0];

@@ -196,6 +196,7 @@ static const ksp_device_ops cgn_ops = {
     .counts = cgn_counts,
     .with_pc = 0,
     .can_lose = 0,
+    .native = 1,
 };
 
 int cg_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const la_vec *dinv,

@@ -38,7 +38,7 @@ int cg_ref_solve(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const 
         CLS_TRY(la_vec_create(la, n, &z, err));
     la_vec *zz = jacobi ? &z : &r; /* z = M^{-1} r; z is r without a preconditioner */
 
-    CLS_TRY(ksp_stop_rhs_la(la, b, x, res, &cap, &bb, &zero, err)); /* bb = b'b */
+    CLS_TRY(ksp_stop_rhs_la(la, b, x, 0, res, &cap, &bb, &zero, err)); /* bb = b'b */
     bnorm = sqrt(bb);
     if (zero) { /* b = 0: x = 0 is exact */
         rc = CLS_OK;

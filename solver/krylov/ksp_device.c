@@ -73,7 +73,7 @@ int ksp_device_solve(la_ctx *la, const la_vec *b, la_vec *x, const ksp_device_op
 
     const double t0 = cls_now();
     ksp_stop_init(&st, opt->tol);
-    CLS_TRY(ksp_stop_rhs_la(la, b, x, res, &cap, &bb, &zero, err)); /* bb = b'b */
+    CLS_TRY(ksp_stop_rhs_la(la, b, x, ops->native, res, &cap, &bb, &zero, err)); /* bb = b'b */
     cls_trace("ksp: b'b");
     bnorm = sqrt(bb);
     if (zero) { /* b = 0: x = 0 is exact */

@@ -55,6 +55,9 @@ typedef struct ksp_device_ops {
      * lag + batch records are unread, so with batch > 1 the next launch is
      * queued while the host reads the last one's records: two in flight. */
     int batch;
+    /* the ops are the native CPU loops' (kernels/cpu/): b'b is summed on the
+     * host too, so the solve launches no kernel */
+    int native;
 } ksp_device_ops;
 
 /* Solves with x holding the initial guess; la for b'b and x = 0. w must

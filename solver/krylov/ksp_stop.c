@@ -15,6 +15,7 @@
  * KSP_MAX_REPLACEMENTS times, and the end says why.
  */
 #include "ksp_stop.h"
+#include "../../kernels/cpu/cpu_ws.h"
 
 #include <math.h>
 
@@ -42,10 +43,11 @@ int ksp_stop_rhs(double bnorm, cg_result *res, int64_t *cap, int *zero, cls_erro
     return CLS_OK;
 }
 
-int ksp_stop_rhs_la(la_ctx *la, const la_vec *b, la_vec *x, cg_result *res, int64_t *cap,
-                    double *bb, int *zero, cls_error *err)
+int ksp_stop_rhs_la(la_ctx *la, const la_vec *b, la_vec *x, int native, cg_result *res,
+                    int64_t *cap, double *bb, int *zero, cls_error *err)
 {
-    int rc = la_dot(la, b, b, bb, err); /* bb = b'b */
+    /* bb = b'b; natively, so that the native loops launch no kernel */
+    int rc = native ? cpu_ws_dot(la, b, b, bb, err) : la_dot(la, b, b, bb, err);
     if (rc || (rc = ksp_stop_rhs(sqrt(*bb), res, cap, zero, err)))
         return rc;
     return *zero ? la_fill(la, 0.0, x, err) : CLS_OK; /* b = 0: x = 0 is exact */

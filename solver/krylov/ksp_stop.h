@@ -44,9 +44,10 @@ void ksp_stop_init(ksp_stop *st, double tol);
  * b = 0 (res: converged, zero right-hand side, history [0]; the caller sets
  * x = 0); CLS_EBREAKDOWN when not finite. *cap: the history's capacity. */
 int ksp_stop_rhs(double bnorm, cg_result *res, int64_t *cap, int *zero, cls_error *err);
-/* the same on one device: *bb = b'b, and x = 0 when b = 0 */
-int ksp_stop_rhs_la(la_ctx *la, const la_vec *b, la_vec *x, cg_result *res, int64_t *cap,
-                    double *bb, int *zero, cls_error *err);
+/* the same on one device: *bb = b'b, and x = 0 when b = 0; native: b'b
+ * summed on the host (a CPU device's buffers, the native loops) */
+int ksp_stop_rhs_la(la_ctx *la, const la_vec *b, la_vec *x, int native, cg_result *res,
+                    int64_t *cap, double *bb, int *zero, cls_error *err);
 
 /* The verdict on the true residual true_rel at iteration k after the
  * recurrence reached tol: KSP_RESTART (restart the recurrence from b - Ax:

@@ -210,6 +210,7 @@ static const ksp_device_ops pcn_ops = {
     .counts = pcn_counts,
     .with_pc = 1,
     .can_lose = 1,
+    .native = 1,
 };
 
 int pcg_fused(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, const cg_options *opt,

@@ -126,15 +126,10 @@ int pc_setup(dsys *s, const pc_options *o, pc *pc, cls_error *err)
     pc->part = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *pc->part);
     if (!pc->part)
         rc = cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
-    /* local work, agreed before the kind's set-up */
-    for (int k = 0; !rc && k < s->nmine; k++) {
+    /* local work, agreed before the kind's set-up; the kernels (la_pck) come
+     * at their first use (pc_part_kernels) */
+    for (int k = 0; !rc && k < s->nmine; k++)
         pc->part[k].la = &s->parts[k].la;
-        if (kind->needs_kernels) {
-            if ((rc = la_pck_create(&s->parts[k].la, &pc->part[k].k, err)))
-                break;
-            pc->part[k].have_k = 1;
-        }
-    }
     if (!rc && kind->needs_diag)
         rc = pc_diag(pc, err);
     cls_trace("pc: diagonal");
@@ -265,6 +260,16 @@ int pc_apply_host(void *ctx, const struct cpu_ws *ws, const struct cpu_csr *A, c
         return cls_fail(err, CLS_EOTHER, "pc_apply_host: %s has no native apply here",
                         pc_name(pc->type));
     return pc->kind->apply_host(pc, ws, A, r, z, err);
+}
+
+int pc_part_kernels(pc *pc, int k, cls_error *err)
+{
+    pc_part *p = &pc->part[k];
+    if (p->have_k)
+        return CLS_OK;
+    int rc = la_pck_create(p->la, &p->k, err);
+    p->have_k = rc == CLS_OK;
+    return rc;
 }
 
 void pc_release(pc *pc)

@@ -68,7 +68,7 @@ struct pc_kind;
 /* per part: the kernels a kind may ask for, and the kind's own state */
 typedef struct pc_part {
     la_ctx *la;
-    la_pck k;
+    la_pck k; /* made by pc_part_kernels at the first device apply */
     int have_k;
     void *state; /* the kind's (pc_ic0.c, pc_amg.c), freed by its release */
 } pc_part;

@@ -145,23 +145,43 @@ static int cheb_dots(dsys *s, int ndots, const dvec *const *x, const dvec *const
     return dsys_allreduce(s, &ls, v, 0, NULL, err);
 }
 
-/* Lanczos bounds of D^-1 A: `steps` of Jacobi-PCG from a random b */
-int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_error *err)
+/*
+ * The Lanczos loop's vector steps, on the devices (dvec: any parts,
+ * collective) or natively on the host (one part on a CPU device whose solve
+ * runs the native loops: pc_options.native_apply; on PoCL the kernels'
+ * first launches at each work-group size compiled for 1.1 s with empty
+ * caches). The loop, its checks and the tridiagonal matrix are written once
+ * (pc_cheby_bounds).
+ */
+typedef struct lz_steps {
+    /* r = b (the random vector); z = D^-1 r; p = z; *rz = r'z */
+    int (*start)(void *c, double *rz, cls_error *err);
+    int (*pq)(void *c, double *pq, cls_error *err);               /* q = A p; *pq = p'q */
+    int (*rz)(void *c, double alpha, double *rz, cls_error *err); /* r -= alpha q; z = D^-1 r */
+    void (*dir)(void *c, double beta);                            /* p = z + beta p */
+} lz_steps;
+
+/* ---- on the devices */
+typedef struct lz_dev {
+    pc *pc;
+    dvec r, z, p, q;
+} lz_dev;
+
+static int lz_dev_start(void *c, double *rz, cls_error *err)
 {
-    dsys *s = pc->s;
-    dvec r = {0}, z = {0}, p = {0}, q = {0};
-    double *al = calloc((size_t)m, sizeof *al), *be = calloc((size_t)m, sizeof *be);
+    lz_dev *d = c;
+    dsys *s = d->pc->s;
     double **host = calloc((size_t)(s->nmine ? s->nmine : 1), sizeof *host);
     cls_error e;
     cls_error_clear(&e);
     /* a local failure is recorded (dsys_fail) and the rank goes on with the
      * collective steps: the next reduction tells every rank */
-    if (!al || !be || !host) {
+    if (!host) {
         cls_fail(&e, CLS_EOTHER, "out of memory for Lanczos");
         dsys_fail(s, &e);
     }
-    if (dvec_create(s, 0, &r, &e) || dvec_create(s, 0, &z, &e) || dvec_create(s, 1, &p, &e) ||
-        dvec_create(s, 0, &q, &e))
+    if (dvec_create(s, 0, &d->r, &e) || dvec_create(s, 0, &d->z, &e) ||
+        dvec_create(s, 1, &d->p, &e) || dvec_create(s, 0, &d->q, &e))
         dsys_fail(s, &e);
     for (int k = 0; host && !s->failed && k < s->nmine; k++) {
         const dpart *pt = &s->parts[k];
@@ -174,46 +194,234 @@ int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_er
         for (int64_t i = 0; i < pt->halo.nlocal; i++) /* part row order: dvec_upload permutes */
             host[k][i] = cheb_random(s->L->begin[pt->part] + i);
     }
-    if (!s->failed && dvec_upload(s, &r, host, &e))
+    if (!s->failed && dvec_upload(s, &d->r, host, &e))
         dsys_fail(s, &e);
-    /* r = b; z = D^-1 r; p = z; rz = r'z */
-    dvec_pointwise(s, &pc->dinv, &r, &z);
-    dvec_copy(s, &z, &p);
-    double rz, v[2];
-    const dvec *x1[1] = {&r}, *y1[1] = {&z};
+    for (int k = 0; host && k < s->nmine; k++)
+        free(host[k]);
+    free(host);
+    dvec_pointwise(s, &d->pc->dinv, &d->r, &d->z);
+    dvec_copy(s, &d->z, &d->p);
+    const dvec *x1[1] = {&d->r}, *y1[1] = {&d->z};
+    return cheb_dots(s, 1, x1, y1, rz, err);
+}
+
+static int lz_dev_pq(void *c, double *pq, cls_error *err)
+{
+    lz_dev *d = c;
+    dvec_spmv(d->pc->s, &d->p, &d->q);
+    const dvec *xp[1] = {&d->p}, *yq[1] = {&d->q};
+    return cheb_dots(d->pc->s, 1, xp, yq, pq, err);
+}
+
+static int lz_dev_rz(void *c, double alpha, double *rz, cls_error *err)
+{
+    lz_dev *d = c;
+    dsys *s = d->pc->s;
+    dvec_axpy(s, -alpha, &d->q, &d->r);
+    dvec_pointwise(s, &d->pc->dinv, &d->r, &d->z);
+    const dvec *x1[1] = {&d->r}, *y1[1] = {&d->z};
+    return cheb_dots(s, 1, x1, y1, rz, err);
+}
+
+static void lz_dev_dir(void *c, double beta)
+{
+    lz_dev *d = c;
+    dvec_xpay(d->pc->s, &d->z, beta, &d->p);
+}
+
+static const lz_steps lz_dev_steps = {lz_dev_start, lz_dev_pq, lz_dev_rz, lz_dev_dir};
+
+/* ---- natively: part 0's CSR buffers mapped (cpu_ws.h), host vectors */
+typedef struct lz_host {
+    cpu_ws ws;
+    cpu_csr A;
+    const double *d; /* D^-1 (pc->dinv_host) */
+    double *r, *z, *p, *q;
+    int64_t base; /* the part's first global row (the random vector's seed) */
+    int op;
+    double a; /* alpha or beta */
+} lz_host;
+
+enum { LZ_START, LZ_PQ, LZ_RZ, LZ_DIR };
+
+static void lz_host_member(void *ctx, int id, int nt)
+{
+    (void)nt;
+    lz_host *h = ctx;
+    const int64_t lo = h->ws.bound[id], hi = h->ws.bound[id + 1];
+    double *restrict r = h->r, *restrict z = h->z, *restrict p = h->p;
+    const double *restrict q = h->q, *restrict d = h->d;
+    switch (h->op) {
+    case LZ_START:
+        CPU_WS_BLOCKS(&h->ws, lo, hi, blo, bhi, pt)
+        {
+            double s = 0.0;
+            for (int64_t i = blo; i < bhi; i++) {
+                r[i] = cheb_random(h->base + i);
+                z[i] = p[i] = d[i] * r[i];
+                s += r[i] * z[i];
+            }
+            pt[0] = s;
+        }
+        break;
+    case LZ_PQ:
+        CPU_WS_BLOCKS(&h->ws, lo, hi, blo, bhi, pt)
+        cpu_spmv_dots(&h->A, p, h->q, NULL, 0, blo, bhi, pt);
+        break;
+    case LZ_RZ:
+        CPU_WS_BLOCKS(&h->ws, lo, hi, blo, bhi, pt)
+        {
+            double s = 0.0;
+            for (int64_t i = blo; i < bhi; i++) {
+                r[i] -= h->a * q[i];
+                z[i] = d[i] * r[i];
+                s += r[i] * z[i];
+            }
+            pt[0] = s;
+        }
+        break;
+    default: /* LZ_DIR */
+        for (int64_t i = lo; i < hi; i++)
+            p[i] = z[i] + h->a * p[i];
+        break;
+    }
+}
+
+static double lz_host_run(lz_host *h, int op, double a)
+{
+    h->op = op;
+    h->a = a;
+    cls_team_run(h->ws.team, lz_host_member, h);
+    return op == LZ_DIR ? 0.0 : cpu_ws_sum(&h->ws, 0);
+}
+
+static int lz_host_start(void *c, double *rz, cls_error *err)
+{
+    (void)err;
+    *rz = lz_host_run(c, LZ_START, 0.0);
+    return CLS_OK;
+}
+
+static int lz_host_pq(void *c, double *pq, cls_error *err)
+{
+    (void)err;
+    *pq = lz_host_run(c, LZ_PQ, 0.0);
+    return CLS_OK;
+}
+
+static int lz_host_rz(void *c, double alpha, double *rz, cls_error *err)
+{
+    (void)err;
+    *rz = lz_host_run(c, LZ_RZ, alpha);
+    return CLS_OK;
+}
+
+static void lz_host_dir(void *c, double beta)
+{
+    (void)lz_host_run(c, LZ_DIR, beta);
+}
+
+static const lz_steps lz_host_steps = {lz_host_start, lz_host_pq, lz_host_rz, lz_host_dir};
+
+static void lz_host_release(lz_host *h)
+{
+    cpu_ws_release(&h->ws);
+    free(h->r);
+    free(h->z);
+    free(h->p);
+    free(h->q);
+}
+
+/* the native steps for pc's one part, or 0 where the devices' run (several
+ * parts, a solve on the kernels, a device order that is not the part's) */
+static int lz_host_open(pc *pc, lz_host *h, cls_error *err)
+{
+    memset(h, 0, sizeof *h);
+    dsys *s = pc->s;
+    if (!pc->opt.native_apply || s->nmine != 1 || !pc->dinv_host || s->parts[0].perm)
+        return 0;
+    dpart *pt = &s->parts[0];
+    la_ctx *la = &pt->la;
+    const la_csr *A = &pt->Ai;
+    cls_error why;
+    cls_error_clear(&why);
+    if (!pt->have_Ai || cpu_ws_usable(la, A, &why) != CLS_OK || A->nrows != pt->halo.nlocal)
+        return 0;
+    const int64_t n = A->nrows;
+    void *rp, *col = NULL, *val = NULL;
+    h->ws.la = la;
+    const size_t vb = (size_t)(n ? n : 1) * sizeof(double);
+    h->r = malloc(vb);
+    h->z = malloc(vb);
+    h->p = malloc(vb);
+    h->q = malloc(vb);
+    if (!h->r || !h->z || !h->p || !h->q) {
+        lz_host_release(h);
+        return -cls_fail(err, CLS_EOTHER, "out of memory for Lanczos");
+    }
+    int rc;
+    if ((rc = cpu_ws_map(&h->ws, A->rowptr, (size_t)(n + 1) * sizeof(int32_t), CL_MAP_READ, &rp,
+                         err)) ||
+        (rc = cpu_ws_map(&h->ws, A->col, (size_t)A->nnz * sizeof(int32_t), CL_MAP_READ, &col,
+                         err)) ||
+        (rc =
+             cpu_ws_map(&h->ws, A->val, (size_t)A->nnz * sizeof(double), CL_MAP_READ, &val, err)) ||
+        (rc = cpu_ws_rows(&h->ws, rp, n, err))) {
+        lz_host_release(h);
+        return -rc;
+    }
+    h->A = (cpu_csr){.rp = rp, .col = col, .val = val, .n = n};
+    h->d = pc->dinv_host;
+    h->base = s->L->begin[pt->part];
+    return 1;
+}
+
+/* Lanczos bounds of D^-1 A: `steps` of Jacobi-PCG from a random b */
+int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_error *err)
+{
+    lz_dev dev = {.pc = pc};
+    lz_host host;
+    const lz_steps *ops = &lz_dev_steps;
+    void *c = &dev;
+    const int native = lz_host_open(pc, &host, err);
+    if (native < 0)
+        return -native;
+    if (native) {
+        ops = &lz_host_steps;
+        c = &host;
+    }
+    double *al = calloc((size_t)m, sizeof *al), *be = calloc((size_t)m, sizeof *be);
+    int rc = al && be ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for Lanczos");
+    double rz = 0.0, v;
     int steps = 0;
-    int rc = cheb_dots(s, 1, x1, y1, v, err);
-    rz = v[0];
+    if (!rc)
+        rc = ops->start(c, &rz, err); /* r = b; z = D^-1 r; p = z; rz = r'z */
     for (int j = 0; !rc && j < m && rz > 0.0 && isfinite(rz); j++) {
-        dvec_spmv(s, &p, &q); /* q = A p */
-        const dvec *xp[1] = {&p}, *yq[1] = {&q};
-        if ((rc = cheb_dots(s, 1, xp, yq, v, err))) /* p'q */
+        if ((rc = ops->pq(c, &v, err))) /* q = A p; v = p'q */
             break;
-        if (!isfinite(v[0])) {
+        if (!isfinite(v)) {
             rc = cls_fail(err, CLS_EBREAKDOWN,
                           "chebyshev: p'Ap is %g in the Lanczos estimate of the spectrum: NaN "
                           "or Inf in the matrix",
-                          v[0]);
+                          v);
             break;
         }
-        if (!(v[0] > 0.0)) { /* D^-1 A is not positive definite: neither is A */
+        if (!(v > 0.0)) { /* D^-1 A is not positive definite: neither is A */
             rc = cls_fail(err, CLS_EBREAKDOWN,
                           "matrix is not positive definite (p'Ap = %.6g in step %d of the "
                           "Lanczos estimate of the Chebyshev bounds)",
-                          v[0], j + 1);
+                          v, j + 1);
             break;
         }
-        const double alpha = rz / v[0];
-        dvec_axpy(s, -alpha, &q, &r);         /* r -= alpha q */
-        dvec_pointwise(s, &pc->dinv, &r, &z); /* z = D^-1 r */
-        if ((rc = cheb_dots(s, 1, x1, y1, v, err)))
+        const double alpha = rz / v;
+        if ((rc = ops->rz(c, alpha, &v, err))) /* r -= alpha q; z = D^-1 r; v = r'z */
             break;
-        const double beta = v[0] / rz;
+        const double beta = v / rz;
         al[j] = alpha;
         be[j] = beta;
         steps = j + 1;
-        rz = v[0];
-        dvec_xpay(s, &z, beta, &p); /* p = z + beta p */
+        rz = v;
+        ops->dir(c, beta); /* p = z + beta p */
         if (!(beta > 0.0) || !isfinite(beta))
             break;
     }
@@ -237,15 +445,14 @@ int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_er
         free(b);
         *used = steps;
     }
-    for (int k = 0; host && k < s->nmine; k++)
-        free(host[k]);
-    free(host);
     free(al);
     free(be);
-    dvec_release(&r);
-    dvec_release(&z);
-    dvec_release(&p);
-    dvec_release(&q);
+    if (native)
+        lz_host_release(&host);
+    dvec_release(&dev.r);
+    dvec_release(&dev.z);
+    dvec_release(&dev.p);
+    dvec_release(&dev.q);
     return rc;
 }
 
@@ -349,6 +556,8 @@ void pc_cheby_poly(pc *pc, int degree, double c0, const double *c1, const double
                    dvec *cq, dvec *cres, const dvec *r, dvec *z)
 {
     dsys *s = pc->s;
+    for (int k = 0; k < s->nmine; k++)
+        DSYS_DO(s, pc_part_kernels(pc, k, DSYS_ERR));
     for (int k = 0; k < s->nmine; k++) { /* d = c0 D^-1 r; z = d */
         la_vec vd = pc_loc(s, &pc->dinv, k), vr = pc_loc(s, r, k), vz = pc_loc(s, z, k),
                dd = pc_loc(s, cd, k);
@@ -395,7 +604,9 @@ static int pc_cheby_apply_one(pc *pc, const la_vec *r, la_vec *z, cls_error *err
     dpart *p = &s->parts[0];
     la_pck *k = &pc->part[0].k;
     la_vec vd = pc_loc(s, &pc->dinv, 0), dd = pc_loc(s, &st->cd, 0);
-    int rc = la_cheb_first(k, st->c0, &vd, r, &dd, z, err);
+    int rc = pc_part_kernels(pc, 0, err);
+    if (!rc)
+        rc = la_cheb_first(k, st->c0, &vd, r, &dd, z, err);
     for (int j = 1; !rc && j < pc->opt.degree; j++) {
         la_vec vq = pc_loc(s, &st->cq, 0), vs = pc_loc(s, &st->cres, 0);
         if ((rc = la_spmv(&p->la, &p->Ai, &dd, &vq, err)))
@@ -477,7 +688,6 @@ static void pc_cheby_info_json(const pc_info *in, json_t *o)
 }
 
 const pc_kind pc_cheby_kind = {
-    .needs_kernels = 1,
     .needs_diag = 1,
     .collective = 1,
     .reports_setup = 1,

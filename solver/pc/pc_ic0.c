@@ -577,7 +577,9 @@ static int pc_ic0_apply_part(pc *pc, int k, const la_vec *r, la_vec *z, cls_erro
 {
     ic0_part *ip = pc->part[k].state;
     la_pck *kk = &pc->part[k].k;
-    int rc;
+    int rc = pc_part_kernels(pc, k, err);
+    if (rc)
+        return rc;
     if (pc->opt.sweeps == 0) { /* exact: t1 = L^-1 r; z = U^-1 t1 */
         if ((rc = la_tri_solve_levels(kk, &ip->L, r, &ip->t1, err)))
             return rc;
@@ -688,7 +690,6 @@ static void pc_ic0_info_json(const pc_info *in, json_t *o)
 }
 
 const pc_kind pc_ic0_kind = {
-    .needs_kernels = 1,
     .reports_setup = 1,
     .setup = pc_ic0_setup,
     .apply_part = pc_ic0_apply_part,

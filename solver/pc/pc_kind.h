@@ -21,9 +21,8 @@
 #include "pc.h"
 
 typedef struct pc_kind {
-    /* what the common layer builds before setup: the per-part kernels
-     * (la_pck: triangular solves, Chebyshev steps) and D^-1 (pc->dinv) */
-    int needs_kernels, needs_diag;
+    /* what the common layer builds before setup: D^-1 (pc->dinv) */
+    int needs_diag;
     /* 1 when setup has collective steps: every rank enters it or none */
     int collective;
     /* 1 when the report counts set-ups `built` and `reused` ... */
@@ -64,6 +63,10 @@ int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_er
 /* z = p(D^-1 A) D^-1 r over every part (pc_cheby.c's recurrence, each SpMV
  * halo-exchanged) with the coefficients of pc_cheby_coeffs; cd (ghosted),
  * cq and cres are work vectors, z is written (not accumulated) */
+/* part k's kernels (la_pck: triangular solves, Chebyshev steps), made at
+ * the first call: a solve on the native CPU loops never makes them, so it
+ * builds no program for them (on PoCL 15-25 s with empty caches) */
+int pc_part_kernels(pc *pc, int k, cls_error *err);
 void pc_cheby_poly(pc *pc, int degree, double c0, const double *c1, const double *c2, dvec *cd,
                    dvec *cq, dvec *cres, const dvec *r, dvec *z);
 

@@ -32,6 +32,10 @@ typedef struct pc_options {
     int reuse;           /* 1 (default): reuse a cached set-up of the same matrix */
     int setup;           /* amg: where the hierarchy is set up, PC_SETUP_* (default auto) */
     int coupling;        /* amg over several parts: PC_COUPLING_* (default auto) */
+    /* set by the solve, not by users: it will apply M on the native CPU
+     * loops (pc_apply_host), so a kind may leave its device copy of M to
+     * the first device apply (amg: the hierarchy's upload and its program) */
+    int native_apply;
 } pc_options;
 
 /* amg's set-up: auto (on a GPU's double-precision solve of one part the
