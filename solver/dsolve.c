@@ -837,10 +837,12 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     {
         pc_options po = opt->pc;
         po.type = ptype;
-        if (general && nrhs == 1 && nmine == 1 && L->nparts == 1 && parts[0].have_Ai &&
+        if (general && nrhs == 1 && size == 1 && nmine == 1 && L->nparts == 1 && parts[0].have_Ai &&
             (method_id == SOLVER_CG || method_id == SOLVER_CG_SINGLE)) {
             /* one column of cg on the native CPU loops applies M on the
-             * host: the kind may leave M's device copy to a device apply */
+             * host: the kind may leave M's device copy to a device apply.
+             * One rank only: a set-up's collective steps (Chebyshev's
+             * Lanczos) must run the same way on every rank */
             cls_error ne;
             cls_error_clear(&ne);
             int nrc = CLS_OK;

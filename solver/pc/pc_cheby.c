@@ -338,7 +338,8 @@ static int lz_host_open(pc *pc, lz_host *h, cls_error *err)
 {
     memset(h, 0, sizeof *h);
     dsys *s = pc->s;
-    if (!pc->opt.native_apply || s->nmine != 1 || !pc->dinv_host || s->parts[0].perm)
+    if (!pc->opt.native_apply || s->size != 1 || s->nmine != 1 || !pc->dinv_host ||
+        s->parts[0].perm)
         return 0;
     dpart *pt = &s->parts[0];
     la_ctx *la = &pt->la;
