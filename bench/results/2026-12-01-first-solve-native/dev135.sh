@@ -1,0 +1,16 @@
+#!/bin/bash
+# nvidia-h200: the lazy kernels at HEAD: bench/precond.sh at 256 (jacobi, amg; eight together by bcg, amg and jacobi), medians of 3
+source .devpack/setup.sh >/dev/null 2>&1
+export CLSOLVE_TUNE_DIR=/tmp/tune
+R=$OUT/r; mkdir -p $R
+(nproc; uptime) > $R/env.txt 2>&1
+cmake -S . -B /tmp/b1 -DCMAKE_BUILD_TYPE=Release -DCLSOLVE_PREBUILD_PROGRAMS=OFF >/dev/null && cmake --build /tmp/b1 -j16 --target clsolve > /tmp/b1.log 2>&1 || { tail -20 /tmp/b1.log; exit 1; }
+/tmp/b1/clsolve solve gen:poisson3d:16 --device gpu --method bcg -b gen:random:8 --precond amg >/dev/null 2>&1
+/tmp/b1/clsolve solve gen:poisson3d:16 --device gpu --method bcg -b gen:random:8 --precond jacobi >/dev/null 2>&1
+uptime >> $R/env.txt
+CLSOLVE=/tmp/b1/clsolve SIZES=256 PCS="jacobi amg" REUSE_SIZES= MULTI_PCS="jacobi amg" MULTI_METHODS=bcg REPS=3 PETSC=0 CUPY=0 OUT=$R/precond bash bench/precond.sh > $R/precond.txt 2>&1
+uptime >> $R/env.txt
+rm -f $R/precond/*.err
+tail -22 $R/precond.txt > $R/summary.txt
+tar -C $OUT -czf $OUT/r.tgz r
+cat $R/summary.txt
