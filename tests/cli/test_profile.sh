@@ -15,7 +15,9 @@
 #    arguments), within 0.5 (the last round and the confirmation);
 #  - pipecg and the preconditioned loop (chebyshev) are profiled too: the
 #    updates and the preconditioner's application have their own times;
-#  - one part (one rank): the fused loop's device time is reported;
+#  - one part (one rank): the fused loop's device time is reported on the
+#    kernels (--backend opencl); on the native CPU loops nothing reaches
+#    the device, and the profile says 0 commands;
 #  - the halo's copy queue (CLSOLVE_HALO_QUEUE=copy, the GPUs' default)
 #    gives the main queue's iterations and residuals bit for bit on 3
 #    ranks (cg, cg-single, pipecg), and its time shows as copy_queue_busy;
@@ -87,8 +89,13 @@ check cheb2 2 1 +
     ok || bad "cheb2: the preconditioner's or the update's time is missing"
 [ "$(json_get "$t/pipe2.json" "all(d['steps']['update'] > 0 for r in j['profile']['ranks'] for d in r['parts'])")" = True ] &&
     ok || bad "pipe2: the update's time is missing"
-mrun one 1 --method cg --profile
+# one part on the kernels (the native CPU loops launch no kernel: their
+# profile has the host's wall and no device time, checked next)
+mrun one 1 --method cg --backend opencl --profile
 check one 1 1 -
+mrun onen 1 --method cg --profile
+[ "$(json_get "$t/onen.json" "'%s %s %s' % (j['backend'], j['profile']['iterations'] == j['iterations'], all(d['commands'] == 0 and d['device_busy'] == 0 for r in j['profile']['ranks'] for d in r['parts']))")" = "native True True" ] &&
+    ok || bad "onen: the native loops' profile: $(json_get "$t/onen.json" "j['backend'], j['profile']")"
 # the halo's copy queue (the GPUs' default, ld_halo_mark) on PoCL: the
 # same iterations and residuals as the main queue, bit for bit (the same
 # arithmetic, only the copies' queue differs), and its time in the profile
