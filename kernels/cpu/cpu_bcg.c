@@ -429,11 +429,9 @@ int cpu_bcg_create(la_bcg *w, const la_csr *A, const la_vec *dinv, cls_error *er
     const size_t blk = (size_t)w->ld * (size_t)w->k * sizeof(double);
     const size_t rm = (size_t)w->n * (size_t)w->kw * sizeof(double);
     const cl_map_flags rw = CL_MAP_READ | CL_MAP_WRITE;
-    void *rp = NULL, *col = NULL, *val = NULL, *pd = NULL, *x, *r, *b, *p, *q, *z = NULL;
-    if ((rc = cpu_ws_map(ws, A->rowptr, (size_t)(A->nrows + 1) * sizeof(int32_t), CL_MAP_READ, &rp,
-                         err)) ||
-        (rc = cpu_ws_map(ws, A->col, (size_t)A->nnz * sizeof(int32_t), CL_MAP_READ, &col, err)) ||
-        (rc = cpu_ws_map(ws, A->val, (size_t)A->nnz * sizeof(double), CL_MAP_READ, &val, err)) ||
+    void *pd = NULL, *x, *r, *b, *p, *q, *z = NULL;
+    cpu_csr csr;
+    if ((rc = cpu_ws_map_csr(ws, A, &csr, err)) ||
         (dinv &&
          (rc = cpu_ws_map(ws, dinv->buf, (size_t)w->n * sizeof(double), CL_MAP_READ, &pd, err))) ||
         (rc = cpu_ws_map(ws, w->X, blk, rw, &x, err)) ||
@@ -442,12 +440,12 @@ int cpu_bcg_create(la_bcg *w, const la_csr *A, const la_vec *dinv, cls_error *er
         (rc = cpu_ws_map(ws, w->P, rm, rw, &p, err)) ||
         (rc = cpu_ws_map(ws, w->Q, rm, rw, &q, err)) ||
         (w->Z && (rc = cpu_ws_map(ws, w->Z, blk, rw, &z, err))) ||
-        (rc = cpu_ws_rows(ws, rp, w->n, err)))
+        (rc = cpu_ws_rows(ws, csr.rp, w->n, err)))
         goto fail;
     c->A_rowptr = A->rowptr;
-    c->rp = rp;
-    c->col = col;
-    c->val = val;
+    c->rp = csr.rp;
+    c->col = csr.col;
+    c->val = csr.val;
     c->dinv_buf = dinv ? dinv->buf : NULL;
     c->dinv = pd;
     c->prof = getenv("CLSOLVE_BCG_PROFILE") != NULL;

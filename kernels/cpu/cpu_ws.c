@@ -74,6 +74,19 @@ int cpu_ws_map(cpu_ws *w, cl_mem m, size_t bytes, cl_map_flags fl, void **out, c
     return CLS_OK;
 }
 
+int cpu_ws_map_csr(cpu_ws *w, const la_csr *A, cpu_csr *out, cls_error *err)
+{
+    void *rp = NULL, *col = NULL, *val = NULL;
+    int rc;
+    if ((rc = cpu_ws_map(w, A->rowptr, (size_t)(A->nrows + 1) * sizeof(int32_t), CL_MAP_READ, &rp,
+                         err)) ||
+        (rc = cpu_ws_map(w, A->col, (size_t)A->nnz * sizeof(int32_t), CL_MAP_READ, &col, err)) ||
+        (rc = cpu_ws_map(w, A->val, (size_t)A->nnz * sizeof(double), CL_MAP_READ, &val, err)))
+        return rc;
+    *out = (cpu_csr){.rp = rp, .col = col, .val = val, .n = A->nrows};
+    return CLS_OK;
+}
+
 int cpu_ws_rows(cpu_ws *w, const int32_t *rp, int64_t n, cls_error *err)
 {
     const int want = cls_team_threads();
@@ -131,32 +144,24 @@ int cpu_ws_dot(la_ctx *la, const la_vec *a, const la_vec *b, double *out, cls_er
     if (a->n != b->n)
         return cls_fail(err, CLS_EOTHER, "cpu_ws_dot: lengths %lld and %lld", (long long)a->n,
                         (long long)b->n);
-    if (a->n == 0)
-        return CLS_OK;
     const size_t bytes = (size_t)a->n * sizeof(double);
-    cl_command_queue q = la->ocl->queue;
-    cl_int st;
-    double *pa = clEnqueueMapBuffer(q, a->buf, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &st);
-    OCL_CHECK(err, st, "clEnqueueMapBuffer(native dot)");
-    double *pb = pa;
-    if (b->buf != a->buf) {
-        pb = clEnqueueMapBuffer(q, b->buf, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &st);
-        if (st != CL_SUCCESS) {
-            clEnqueueUnmapMemObject(q, a->buf, pa, 0, NULL, NULL);
-            OCL_CHECK(err, st, "clEnqueueMapBuffer(native dot)");
+    cpu_ws w = {.la = la};
+    void *pa = NULL, *pb = NULL;
+    int rc = cpu_ws_map(&w, a->buf, bytes, CL_MAP_READ, &pa, err);
+    if (!rc && b->buf != a->buf)
+        rc = cpu_ws_map(&w, b->buf, bytes, CL_MAP_READ, &pb, err);
+    if (!rc) {
+        const double *x = pa, *y = pb ? pb : pa;
+        double s = 0.0;
+        for (int64_t lo = 0; lo < a->n; lo += CPU_WS_BLOCK) {
+            const int64_t hi = lo + CPU_WS_BLOCK < a->n ? lo + CPU_WS_BLOCK : a->n;
+            double blk = 0.0;
+            for (int64_t i = lo; i < hi; i++)
+                blk += x[i] * y[i];
+            s += blk;
         }
+        *out = s;
     }
-    double s = 0.0;
-    for (int64_t lo = 0; lo < a->n; lo += CPU_WS_BLOCK) {
-        const int64_t hi = lo + CPU_WS_BLOCK < a->n ? lo + CPU_WS_BLOCK : a->n;
-        double blk = 0.0;
-        for (int64_t i = lo; i < hi; i++)
-            blk += pa[i] * pb[i];
-        s += blk;
-    }
-    if (pb != pa)
-        clEnqueueUnmapMemObject(q, b->buf, pb, 0, NULL, NULL);
-    clEnqueueUnmapMemObject(q, a->buf, pa, 0, NULL, NULL);
-    *out = s;
-    return CLS_OK;
+    cpu_ws_release(&w);
+    return rc;
 }

@@ -27,6 +27,7 @@
 
 #include "../../common/team.h"
 #include "../la.h"
+#include "cpu_ops.h"
 
 #define CPU_WS_BLOCK 4096 /* rows per block of the sums */
 #define CPU_WS_MAPS 16
@@ -51,6 +52,9 @@ typedef struct cpu_ws {
 int cpu_ws_usable(const la_ctx *la, const la_csr *A, cls_error *err);
 /* Maps buffer m (bytes 0: nothing) for the workspace's life. */
 int cpu_ws_map(cpu_ws *w, cl_mem m, size_t bytes, cl_map_flags fl, void **out, cls_error *err);
+/* Maps A's row pointers, columns and values read-only for the workspace's
+ * life: *out is the CSR the native loops read (n = A's rows). */
+int cpu_ws_map_csr(cpu_ws *w, const la_csr *A, cpu_csr *out, cls_error *err);
 /* Takes the team (or the caller's thread alone) and cuts rows [0, n) of
  * rp into the members' ranges of about equal work. */
 int cpu_ws_rows(cpu_ws *w, const int32_t *rp, int64_t n, cls_error *err);

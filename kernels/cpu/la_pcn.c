@@ -31,13 +31,9 @@ int la_pcn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, doubl
     cpu_ws *ws = &w->ws;
     ws->la = la;
     w->stop2 = stop2;
-    w->A.n = n;
-    void *rp, *col = NULL, *val = NULL, *pb, *px;
+    void *pb, *px;
     const size_t vb = (size_t)n * sizeof(double);
-    if ((rc =
-             cpu_ws_map(ws, A->rowptr, (size_t)(n + 1) * sizeof(int32_t), CL_MAP_READ, &rp, err)) ||
-        (rc = cpu_ws_map(ws, A->col, (size_t)A->nnz * sizeof(int32_t), CL_MAP_READ, &col, err)) ||
-        (rc = cpu_ws_map(ws, A->val, (size_t)A->nnz * sizeof(double), CL_MAP_READ, &val, err)) ||
+    if ((rc = cpu_ws_map_csr(ws, A, &w->A, err)) ||
         (rc = cpu_ws_map(ws, b->buf, vb, CL_MAP_READ, &pb, err)) ||
         (rc = cpu_ws_map(ws, x->buf, vb, CL_MAP_READ | CL_MAP_WRITE, &px, err)))
         goto fail;
@@ -50,9 +46,6 @@ int la_pcn_create(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, doubl
             goto fail;
         *hs[i] = h;
     }
-    w->A.rp = rp;
-    w->A.col = col;
-    w->A.val = val;
     w->b = pb;
     w->x = px;
     if ((rc = cpu_ws_rows(ws, w->A.rp, n, err)))

@@ -236,8 +236,8 @@ typedef struct lz_host {
     cpu_ws ws;
     cpu_csr A;
     const double *d; /* D^-1 (pc->dinv_host) */
-    double *r, *z, *p, *q;
-    int64_t base; /* the part's first global row (the random vector's seed) */
+    double *r, *p, *q; /* no z = D^-1 r: each pass forms D^-1 r where it reads it */
+    int64_t base;      /* the part's first global row (the random vector's seed) */
     int op;
     double a; /* alpha or beta */
 } lz_host;
@@ -249,40 +249,32 @@ static void lz_host_member(void *ctx, int id, int nt)
     (void)nt;
     lz_host *h = ctx;
     const int64_t lo = h->ws.bound[id], hi = h->ws.bound[id + 1];
-    double *restrict r = h->r, *restrict z = h->z, *restrict p = h->p;
-    const double *restrict q = h->q, *restrict d = h->d;
+    double *restrict r = h->r, *restrict p = h->p;
+    const double *restrict d = h->d;
     switch (h->op) {
-    case LZ_START:
+    case LZ_START: /* r = random; p = D^-1 r; r'D^-1 r */
         CPU_WS_BLOCKS(&h->ws, lo, hi, blo, bhi, pt)
         {
             double s = 0.0;
             for (int64_t i = blo; i < bhi; i++) {
                 r[i] = cheb_random(h->base + i);
-                z[i] = p[i] = d[i] * r[i];
-                s += r[i] * z[i];
+                p[i] = d[i] * r[i];
+                s += r[i] * p[i];
             }
             pt[0] = s;
         }
         break;
-    case LZ_PQ:
+    case LZ_PQ: /* q = A p; p'q */
         CPU_WS_BLOCKS(&h->ws, lo, hi, blo, bhi, pt)
         cpu_spmv_dots(&h->A, p, h->q, NULL, 0, blo, bhi, pt);
         break;
-    case LZ_RZ:
+    case LZ_RZ: /* r -= alpha q; r'D^-1 r: CG's own update pass */
         CPU_WS_BLOCKS(&h->ws, lo, hi, blo, bhi, pt)
-        {
-            double s = 0.0;
-            for (int64_t i = blo; i < bhi; i++) {
-                r[i] -= h->a * q[i];
-                z[i] = d[i] * r[i];
-                s += r[i] * z[i];
-            }
-            pt[0] = s;
-        }
+        cpu_cgc_update(h->a, h->q, r, d, blo, bhi, pt);
         break;
-    default: /* LZ_DIR */
+    default: /* LZ_DIR: p = D^-1 r + beta p */
         for (int64_t i = lo; i < hi; i++)
-            p[i] = z[i] + h->a * p[i];
+            p[i] = d[i] * r[i] + h->a * p[i];
         break;
     }
 }
@@ -327,7 +319,6 @@ static void lz_host_release(lz_host *h)
 {
     cpu_ws_release(&h->ws);
     free(h->r);
-    free(h->z);
     free(h->p);
     free(h->q);
 }
@@ -349,29 +340,21 @@ static int lz_host_open(pc *pc, lz_host *h, cls_error *err)
     if (!pt->have_Ai || cpu_ws_usable(la, A, &why) != CLS_OK || A->nrows != pt->halo.nlocal)
         return 0;
     const int64_t n = A->nrows;
-    void *rp, *col = NULL, *val = NULL;
     h->ws.la = la;
     const size_t vb = (size_t)(n ? n : 1) * sizeof(double);
     h->r = malloc(vb);
-    h->z = malloc(vb);
     h->p = malloc(vb);
     h->q = malloc(vb);
-    if (!h->r || !h->z || !h->p || !h->q) {
+    if (!h->r || !h->p || !h->q) {
         lz_host_release(h);
         return -cls_fail(err, CLS_EOTHER, "out of memory for Lanczos");
     }
     int rc;
-    if ((rc = cpu_ws_map(&h->ws, A->rowptr, (size_t)(n + 1) * sizeof(int32_t), CL_MAP_READ, &rp,
-                         err)) ||
-        (rc = cpu_ws_map(&h->ws, A->col, (size_t)A->nnz * sizeof(int32_t), CL_MAP_READ, &col,
-                         err)) ||
-        (rc =
-             cpu_ws_map(&h->ws, A->val, (size_t)A->nnz * sizeof(double), CL_MAP_READ, &val, err)) ||
-        (rc = cpu_ws_rows(&h->ws, rp, n, err))) {
+    if ((rc = cpu_ws_map_csr(&h->ws, A, &h->A, err)) ||
+        (rc = cpu_ws_rows(&h->ws, h->A.rp, n, err))) {
         lz_host_release(h);
         return -rc;
     }
-    h->A = (cpu_csr){.rp = rp, .col = col, .val = val, .n = n};
     h->d = pc->dinv_host;
     h->base = s->L->begin[pt->part];
     return 1;
