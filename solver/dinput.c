@@ -18,10 +18,12 @@
 #include <string.h>
 
 #include "../common/parallel.h"
+#include "../common/sysres.h"
 #include "../common/trace.h"
 #include "../matrices/csr_bin.h"
 #include "../matrices/gen_rows.h"
 #include "../matrices/mm.h"
+#include "dist/dvec.h"
 #include "pc/pc.h"
 
 /* ----------------------------------------------------------------- input */
@@ -126,6 +128,22 @@ static double rhs_gen_value(int64_t row, int c)
 
 /* b (the columns of every file, in order: *k of them, column-major n x k)
  * and x0 */
+/* The read's threads (0: one a CPU), one fewer on a host of 8 CPUs or
+ * more while the prewarm starts the device beside the read. The driver's
+ * start keeps a core busy for most of the read (0.25 s on an H200 host),
+ * and the assembly cuts the entries into fixed ranges, one a thread, so a
+ * thread that shares that core holds every other back: p256 on 16 cores
+ * (docs/benchmarks.md, 2026-12-02), the assembly 0.175 -> 0.158 s and the
+ * read 0.350 -> 0.336 s (medians). On fewer CPUs a core is worth more than
+ * the straggler costs. CLSOLVE_MM_THREADS (a measuring switch) still
+ * decides where it is set. */
+static int dinput_read_threads(void)
+{
+    const char *env = getenv("CLSOLVE_MM_THREADS");
+    const int cpus = cls_sysres_cpus();
+    return (env && *env) || !dsys_prewarm_active() || cpus < 8 ? 0 : cpus - 1;
+}
+
 static int read_vectors(const char *a_path, const char *const *b_paths, int nb_paths,
                         const char *x0_path, int64_t nrows, double **b, int *k, double **x0,
                         cls_error *err)
@@ -302,7 +320,8 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         mm_header h;
         mm_read_stats st;
         memset(&st, 0, sizeof st);
-        mm_read_options ro = {.progress = opt->read_progress,
+        mm_read_options ro = {.threads = dinput_read_threads(),
+                              .progress = opt->read_progress,
                               .progress_ctx = opt->read_ctx,
                               .max_memory = opt->read_max_memory};
         if (took) {

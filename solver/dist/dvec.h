@@ -167,6 +167,8 @@ void dsys_prewarm_start(const char *device, la_precision prec, int64_t input_byt
  * start (0.3 s on an H200 under mpirun) overlaps the ranged read. */
 void dsys_prewarm_start_part(const char *device, la_precision prec, int lr, int64_t input_bytes);
 void dsys_prewarm_join(void);
+/* 1 while a prewarm started and not joined runs (or has run) beside the caller */
+int dsys_prewarm_active(void);
 
 /* One device's state outside a dsys, for work that is not one system's
  * parts (the batch of many small systems, solver/dbatch.c): the device a

@@ -158,6 +158,11 @@ void dsys_prewarm_start_part(const char *device, la_precision prec, int lr, int6
     prewarm_launch(device, prec, lr, 0, input_bytes);
 }
 
+int dsys_prewarm_active(void)
+{
+    return prewarm.started;
+}
+
 void dsys_prewarm_join(void)
 {
     if (prewarm.started) {
