@@ -44,6 +44,9 @@ typedef struct mm_read_stats {
 
 typedef struct mm_read_options {
     int threads; /* 0: one per online CPU */
+    /* At most this many threads (0: no cap). Unlike `threads` it only caps:
+     * a small file still gets fewer threads by its size. */
+    int max_threads;
     /* Called between blocks of the entry section (a mapped file is then
      * parsed in 64 MiB windows) with the bytes read so far; a non-zero
      * return stops the read: CLS_EOTHER, "NAME: reading stopped". NULL:

@@ -126,10 +126,9 @@ static double rhs_gen_value(int64_t row, int c)
     return (double)(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
-/* b (the columns of every file, in order: *k of them, column-major n x k)
- * and x0 */
-/* The read's threads (0: one a CPU), one fewer on a host of 8 CPUs or
- * more while the prewarm starts the device beside the read. The driver's
+/* The read's cap on threads (0: one a CPU, mm_read_options.max_threads),
+ * one fewer on a host of 8 CPUs or more while the prewarm starts the
+ * device beside the read (a small file still takes fewer by its size). The driver's
  * start keeps a core busy for most of the read (0.25 s on an H200 host),
  * and the assembly cuts the entries into fixed ranges, one a thread, so a
  * thread that shares that core holds every other back: p256 on 16 cores
@@ -144,6 +143,8 @@ static int dinput_read_threads(void)
     return (env && *env) || !dsys_prewarm_active() || cpus < 8 ? 0 : cpus - 1;
 }
 
+/* b (the columns of every file, in order: *k of them, column-major n x k)
+ * and x0 */
 static int read_vectors(const char *a_path, const char *const *b_paths, int nb_paths,
                         const char *x0_path, int64_t nrows, double **b, int *k, double **x0,
                         cls_error *err)
@@ -320,7 +321,7 @@ int dsolve_input(MPI_Comm comm, const char *a_path, const char *const *b_paths, 
         mm_header h;
         mm_read_stats st;
         memset(&st, 0, sizeof st);
-        mm_read_options ro = {.threads = dinput_read_threads(),
+        mm_read_options ro = {.max_threads = dinput_read_threads(),
                               .progress = opt->read_progress,
                               .progress_ctx = opt->read_ctx,
                               .max_memory = opt->read_max_memory};

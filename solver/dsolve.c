@@ -746,8 +746,9 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
      * none or jacobi: block CG (bcg.c), whose shared search space took up
      * to 46% off cg's columns in lockstep on a GPU (poisson3d 64-320, H200;
      * docs/preconditioners.md has the table). On a CPU device only where
-     * its native passes run (double, CSR: kernels/cpu/cpu_bcg.c; PoCL ran
-     * its kernels 5-7x slower) and from 4 columns (2-core machine,
+     * its native passes run (double, CSR, no --backend opencl:
+     * kernels/cpu/cpu_bcg.c; PoCL ran its kernels 5-7x slower) and from 4
+     * columns (2-core machine,
      * poisson3d 64: 0.74-0.88x the time of the columns in turn on the
      * native loops with 8, 0.84x with 4; a tie with 2, and with 4 at 32).
      * With a stronger M its iterations barely drop (docs/preconditioners.md). */
@@ -755,7 +756,8 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     if (opt->solve.method == SOLVER_AUTO && nrhs >= 2 && nrhs <= LA_BCG_MAXK &&
         (bcg_cpu ? nrhs >= 4 : dsolve_bcg_pays(nrhs, in.nrows)) && size == 1 && nmine == 1 &&
         L->nparts == 1 && parts[0].have_Ai && la_bcg_supports(&parts[0].Ai) &&
-        (!bcg_cpu || la_bcg_native_usable(&parts[0].la, &parts[0].Ai)) &&
+        (!bcg_cpu || (opt->solve.backend != LA_BACKEND_OPENCL &&
+                      la_bcg_native_usable(&parts[0].la, &parts[0].Ai))) &&
         (ptype == PRECOND_NONE || ptype == PRECOND_JACOBI) &&
         opt->rhs_mode != DSOLVE_RHS_SEQUENTIAL) {
         mp.method = SOLVER_BCG;

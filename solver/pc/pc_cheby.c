@@ -374,12 +374,14 @@ int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_er
         ops = &lz_host_steps;
         c = &host;
     }
-    double *al = calloc((size_t)m, sizeof *al), *be = calloc((size_t)m, sizeof *be);
-    int rc = al && be ? CLS_OK : cls_fail(err, CLS_EOTHER, "out of memory for Lanczos");
+    /* on the stack: a rank that failed to allocate them would leave the
+     * others waiting in the steps' reductions */
+    double al[PC_LANCZOS_MAX], be[PC_LANCZOS_MAX];
+    if (m > PC_LANCZOS_MAX)
+        m = PC_LANCZOS_MAX;
     double rz = 0.0, v;
     int steps = 0;
-    if (!rc)
-        rc = ops->start(c, &rz, err); /* r = b; z = D^-1 r; p = z; rz = r'z */
+    int rc = ops->start(c, &rz, err); /* r = b; z = D^-1 r; p = z; rz = r'z */
     for (int j = 0; !rc && j < m && rz > 0.0 && isfinite(rz); j++) {
         if ((rc = ops->pq(c, &v, err))) /* q = A p; v = p'q */
             break;
@@ -429,8 +431,6 @@ int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_er
         free(b);
         *used = steps;
     }
-    free(al);
-    free(be);
     if (native)
         lz_host_release(&host);
     dvec_release(&dev.r);
@@ -496,8 +496,11 @@ static int pc_cheby_setup(pc *pc, cls_error *err)
     const int64_t n = s->L->begin[s->L->nparts];
     const int cache = pc_cache_enabled(&pc->opt);
     if (cache) {
-        if ((rc = pc_cache_matrix_key(s, PRECOND_CHEBYSHEV, (uint64_t)pc->opt.lanczos * 7919u, &key,
-                                      err)))
+        /* the native Lanczos and the kernels' differ by rounding: bounds
+         * kept apart, so that a job's bounds never depend on which filled
+         * the cache first (the daemon's jobs of either kind) */
+        const uint64_t salt = (uint64_t)pc->opt.lanczos * 7919u + (pc->opt.native_apply ? 1u : 0u);
+        if ((rc = pc_cache_matrix_key(s, PRECOND_CHEBYSHEV, salt, &key, err)))
             return rc;
         e = pc_cache_get(key, PRECOND_CHEBYSHEV, n);
         hit = e != NULL;

@@ -58,15 +58,17 @@ typedef struct pc_kind {
 /* D^-1 of every part into pc->dinv (device order; what needs_diag asks) */
 int pc_diag(pc *pc, cls_error *err);
 /* Collective: Lanczos estimates of D^-1 A's extreme eigenvalues from m
- * steps of Jacobi-PCG over every part (pc_cheby.c; needs pc->dinv) */
+ * (at most PC_LANCZOS_MAX) steps of Jacobi-PCG over every part
+ * (pc_cheby.c; needs pc->dinv) */
+#define PC_LANCZOS_MAX 100
 int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_error *err);
-/* z = p(D^-1 A) D^-1 r over every part (pc_cheby.c's recurrence, each SpMV
- * halo-exchanged) with the coefficients of pc_cheby_coeffs; cd (ghosted),
- * cq and cres are work vectors, z is written (not accumulated) */
 /* part k's kernels (la_pck: triangular solves, Chebyshev steps), made at
  * the first call: a solve on the native CPU loops never makes them, so it
  * builds no program for them (on PoCL 15-25 s with empty caches) */
 int pc_part_kernels(pc *pc, int k, cls_error *err);
+/* z = p(D^-1 A) D^-1 r over every part (pc_cheby.c's recurrence, each SpMV
+ * halo-exchanged) with the coefficients of pc_cheby_coeffs; cd (ghosted),
+ * cq and cres are work vectors, z is written (not accumulated) */
 void pc_cheby_poly(pc *pc, int degree, double c0, const double *c1, const double *c2, dvec *cd,
                    dvec *cq, dvec *cres, const dvec *r, dvec *z);
 

@@ -215,7 +215,12 @@ mkB B2b 13824 2
 run auto2 $t/p24.mtx -b $t/B2b.mtx --precond jacobi --tol $TOL
 [ "$(json_get $t/auto4.json "j['method']") $(json_get $t/auto2.json "j['method']")" = "bcg cg" ] && ok ||
     bad "--method auto on a CPU: $(json_get $t/auto4.json "j['method_choice']") / $(json_get $t/auto2.json "j['method_choice']")"
-echo "native bcg: the same x on 1 and 2 threads; auto takes it from 4 columns"
+# ... where its native passes run: --backend opencl holds bcg to the kernels
+# (5-7x slower on PoCL than the native loops), so auto keeps cg's columns
+run auto4k $t/p24.mtx -b $t/B5b.mtx --precond jacobi --tol $TOL --backend opencl
+[ "$(json_get $t/auto4k.json "j['method']")" = cg ] && ok ||
+    bad "--method auto --backend opencl on a CPU: $(json_get $t/auto4k.json "j['method_choice']")"
+echo "native bcg: the same x on 1 and 2 threads; auto takes it from 4 columns, not with --backend opencl"
 
 mkB B4 1138 4
 run bus $M/1138_bus.mtx -b $t/B4.mtx --method bcg --precond jacobi --tol $TOL

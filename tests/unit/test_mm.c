@@ -1011,6 +1011,24 @@ static void test_threads(void)
             csr_free(&A);
         }
     }
+    /* max_threads caps the count without naming it (dinput's read beside
+     * the prewarm): at most that many, the same bits */
+    for (int q = 0; q < 3 && have_ref; q++) {
+        static const int cap[] = {1, 2, 3}, ask[] = {0, 0, 7};
+        mm_read_options o = {.threads = ask[q], .max_threads = cap[q]};
+        csr_matrix A;
+        cls_error e;
+        memset(&st, 0, sizeof st);
+        if (mm_read_csr(p, &o, &A, NULL, &st, &e) == CLS_OK) {
+            CHECK_MSG(st.threads >= 1 && st.threads <= cap[q] &&
+                          (ask[q] == 0 || st.threads == cap[q]),
+                      "max_threads %d (threads %d): %d threads used", cap[q], ask[q], st.threads);
+            CHECK_MSG(csr_bits_equal(&A, &ref), "max_threads %d differs from 1 thread", cap[q]);
+            csr_free(&A);
+        } else {
+            CHECK_MSG(0, "max_threads %d: %s", cap[q], e.msg);
+        }
+    }
     mm_set_block_size(4096);
 
     /* plant errors far into the file */
