@@ -26,7 +26,7 @@ ROOT=$(cd "$here/../.." && pwd)
 D=$TEST_TMP/data
 rm -rf "$TEST_TMP"/data* "$TEST_TMP"/fault
 BIG=$TEST_TMP/p2d_big.mtx # several seconds of iterations on 2 ranks
-"$CLSOLVE" gen poisson2d 800 -o "$BIG" >/dev/null || { bad "gen"; finish; }
+"$CLSOLVE" gen poisson2d 560 -o "$BIG" >/dev/null || { bad "gen"; finish; }
 SMALL=$TEST_TMP/small.mtx
 "$CLSOLVE" gen poisson2d 30 -o "$SMALL" >/dev/null || { bad "gen"; finish; }
 status_of() { $DCLIENT request "$1" GET "/v1/jobs/$2" | tail -n +2 | jget "j['status'], j['progress']['iteration'], j['interrupted_runs']"; }
