@@ -781,6 +781,14 @@ int pc_amg_coupled_setup(pc *pc, cls_error *err)
         goto fail;
     }
     amgc_mark(s, "lambda_max", &tm);
+    /* the smoother's kernels (pc_cheby_poly's la_pck) now: a program built
+     * from source counts in the set-up, not in the first V-cycle */
+    for (int k = 0; !rc && k < s->nmine; k++)
+        rc = pc_part_kernels(pc, k, err);
+    if (amgc_any_failed(s, rc)) {
+        rc = rc ? rc : cls_fail(err, CLS_EOTHER, "amg coupled: another rank failed");
+        goto fail;
+    }
     /* steps 3 and 4 */
     rc = amgc_ghost_nodes(s, st, &hc, ip, x1, x2, err);
     for (int k = 0; !rc && k < s->nmine; k++) {

@@ -676,6 +676,7 @@ static void pc_cheby_info_json(const pc_info *in, json_t *o)
 
 const pc_kind pc_cheby_kind = {
     .needs_diag = 1,
+    .needs_kernels = 1,
     .collective = 1,
     .reports_setup = 1,
     .global_setup = 1,

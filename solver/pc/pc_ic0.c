@@ -690,6 +690,7 @@ static void pc_ic0_info_json(const pc_info *in, json_t *o)
 }
 
 const pc_kind pc_ic0_kind = {
+    .needs_kernels = 1,
     .reports_setup = 1,
     .setup = pc_ic0_setup,
     .apply_part = pc_ic0_apply_part,

@@ -21,8 +21,10 @@
 #include "pc.h"
 
 typedef struct pc_kind {
-    /* what the common layer builds before setup: D^-1 (pc->dinv) */
-    int needs_diag;
+    /* what the common layer builds before setup: D^-1 (pc->dinv), and the
+     * per-part kernels (la_pck: triangular solves, Chebyshev steps) where
+     * the apply runs on the devices (not with pc_options.native_apply) */
+    int needs_diag, needs_kernels;
     /* 1 when setup has collective steps: every rank enters it or none */
     int collective;
     /* 1 when the report counts set-ups `built` and `reused` ... */
