@@ -1277,8 +1277,8 @@ static int resolve_threads(const mm_read_options *opt)
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         nt = c > 0 ? (int)c : 1;
     }
-    if (opt && opt->max_threads > 0 && nt > opt->max_threads)
-        nt = opt->max_threads;
+    if (opt && opt->max_threads > 0 && nt > opt->max_threads && env_nt <= 0)
+        nt = opt->max_threads; /* a cap; the measuring switch still decides */
     return nt > MM_MAX_THREADS ? MM_MAX_THREADS : nt;
 }
 

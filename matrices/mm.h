@@ -45,7 +45,8 @@ typedef struct mm_read_stats {
 typedef struct mm_read_options {
     int threads; /* 0: one per online CPU */
     /* At most this many threads (0: no cap). Unlike `threads` it only caps:
-     * a small file still gets fewer threads by its size. */
+     * a small file still gets fewer threads by its size, and
+     * CLSOLVE_MM_THREADS (a measuring switch) still decides where it is set. */
     int max_threads;
     /* Called between blocks of the entry section (a mapped file is then
      * parsed in 64 MiB windows) with the bytes read so far; a non-zero

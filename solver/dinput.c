@@ -134,13 +134,11 @@ static double rhs_gen_value(int64_t row, int c)
  * thread that shares that core holds every other back: p256 on 16 cores
  * (docs/benchmarks.md, 2026-12-02), the assembly 0.175 -> 0.158 s and the
  * read 0.350 -> 0.336 s (medians). On fewer CPUs a core is worth more than
- * the straggler costs. CLSOLVE_MM_THREADS (a measuring switch) still
- * decides where it is set. */
+ * the straggler costs. */
 static int dinput_read_threads(void)
 {
-    const char *env = getenv("CLSOLVE_MM_THREADS");
     const int cpus = cls_sysres_cpus();
-    return (env && *env) || !dsys_prewarm_active() || cpus < 8 ? 0 : cpus - 1;
+    return !dsys_prewarm_active() || cpus < 8 ? 0 : cpus - 1;
 }
 
 /* b (the columns of every file, in order: *k of them, column-major n x k)

@@ -60,9 +60,8 @@ typedef struct pc_kind {
 /* D^-1 of every part into pc->dinv (device order; what needs_diag asks) */
 int pc_diag(pc *pc, cls_error *err);
 /* Collective: Lanczos estimates of D^-1 A's extreme eigenvalues from m
- * (at most PC_LANCZOS_MAX) steps of Jacobi-PCG over every part
- * (pc_cheby.c; needs pc->dinv) */
-#define PC_LANCZOS_MAX 100
+ * (at most PC_LANCZOS_MAX, pc_options.h) steps of Jacobi-PCG over every
+ * part (pc_cheby.c; needs pc->dinv) */
 int pc_cheby_bounds(pc *pc, int m, double *lmin, double *lmax, int *used, cls_error *err);
 /* part k's kernels (la_pck: triangular solves, Chebyshev steps), made at
  * the first call: a solve on the native CPU loops never makes them, so it

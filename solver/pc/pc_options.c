@@ -138,7 +138,7 @@ int pc_options_set(pc_options *o, const char *key, const char *value, cls_error 
     if (!strcmp(key, "precond_degree"))
         return pc_int(key, value, 1, 32, &o->degree, err);
     if (!strcmp(key, "precond_lanczos"))
-        return pc_int(key, value, 2, 100, &o->lanczos, err);
+        return pc_int(key, value, 2, PC_LANCZOS_MAX, &o->lanczos, err);
     if (!strcmp(key, "precond_sweeps"))
         return pc_int(key, value, 0, 32, &o->sweeps, err);
     if (!strcmp(key, "precond_reuse"))

@@ -22,6 +22,10 @@ typedef enum {
 #undef PC_KIND
 } solver_precond;
 
+/* the most Lanczos steps a Chebyshev set-up takes (precond_lanczos's bound;
+ * pc_cheby_bounds keeps their coefficients on the stack) */
+#define PC_LANCZOS_MAX 100
+
 typedef struct pc_options {
     solver_precond type; /* PRECOND_*; AUTO until pc_resolve */
     int degree;          /* chebyshev: polynomial degree, 1..32 (default 4) */
