@@ -31,6 +31,13 @@ int64_t cli_int(const cli_args *a, const char *opt, const char *s, int64_t min);
 struct cls_error;
 int cli_report_failure(const char *cmd, int rc, const struct cls_error *err, int json);
 
+/* The end of a job command that reports in a JSON object js (curvature,
+ * deform): js on stdout with --json (also a failed job's, as far as it
+ * got), the failure as cli_report_failure says it. Returns 1 where the
+ * caller's text summary follows (success, no --json). */
+typedef struct json_t json_t;
+int cli_report_job(const char *cmd, int rc, json_t *js, int json, const struct cls_error *err);
+
 /* The preconditioner's options, --precond NAME and --precond-KEY VALUE
  * (--precond-degree, --precond-sweeps, ...: the keys of
  * solver/pc_options.h with '-' for '_'): when argv[i] is one, consumes it,

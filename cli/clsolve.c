@@ -56,6 +56,19 @@ int cli_report_failure(const char *cmd, int rc, const cls_error *err, int json)
     return rc;
 }
 
+int cli_report_job(const char *cmd, int rc, json_t *js, int json, const cls_error *err)
+{
+    if (json && js) {
+        char *s = json_dumps(js, JSON_INDENT(2) | JSON_REAL_PRECISION(9) | JSON_PRESERVE_ORDER);
+        if (s)
+            puts(s);
+        free(s);
+    }
+    if (rc)
+        cli_report_failure(cmd, rc, err, json && !js); /* one JSON document on stdout */
+    return rc == 0 && !json && js;
+}
+
 int cli_precond(cli_args *a, pc_options *o, const char **key)
 {
     static char k[64];

@@ -98,17 +98,7 @@ int cmd_curvature(int argc, char **argv)
     cls_error_clear(&err);
     json_t *js = NULL;
     int rc = curv_run_local(&o, &js, &err);
-    if (json && js) {
-        char *s = json_dumps(js, JSON_INDENT(2) | JSON_REAL_PRECISION(9) | JSON_PRESERVE_ORDER);
-        if (s)
-            puts(s);
-        free(s);
-    }
-    if (rc) {
-        fprintf(stderr, "clsolve curvature: %s\n", err.msg);
-        if (rc == CLS_EUSAGE)
-            fprintf(stderr, "(run 'clsolve curvature --help' for usage)\n");
-    } else if (!json && js) {
+    if (cli_report_job("curvature", rc, js, json, &err)) {
         json_t *t = json_object_get(js, "times"), *d = json_object_get(js, "device");
         json_t *gb = json_object_get(js, "gauss_bonnet");
         long long nf = (long long)json_integer_value(json_object_get(js, "faces"));

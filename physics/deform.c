@@ -173,25 +173,7 @@ int deform_unfold(const mesh *m, deform_unfolded *uf, cls_error *err)
         deform_unfolded_free(uf);
         return cls_fail(err, CLS_EOTHER, "out of memory unfolding the mesh");
     }
-    /* area-weighted vertex normals of the rest mesh */
-    for (int64_t f = 0; f < m->nfaces; f++) {
-        const int32_t *t = m->tri + 3 * f;
-        const double *a = m->v + 3 * (int64_t)t[0], *b = m->v + 3 * (int64_t)t[1],
-                     *c = m->v + 3 * (int64_t)t[2];
-        double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-        double e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-        double cr[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
-                        e1[0] * e2[1] - e1[1] * e2[0]};
-        for (int j = 0; j < 3; j++)
-            for (int q = 0; q < 3; q++)
-                vn[3 * (int64_t)t[j] + q] += cr[q];
-    }
-    for (int64_t i = 0; i < m->nverts; i++) {
-        double *p = vn + 3 * i;
-        double l = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
-        for (int q = 0; q < 3; q++)
-            p[q] = l > 0 ? p[q] / l : 0.0;
-    }
+    mesh_vertex_normals(m, vn); /* area-weighted, of the rest mesh */
     for (int64_t c = 0; c < nc; c++) {
         int32_t v = m->tri[c];
         int32_t w = m->tri[c - c % 3 + (c % 3 + 1) % 3]; /* next corner of the face */

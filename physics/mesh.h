@@ -57,6 +57,10 @@ int mesh_read_buf(const char *buf, size_t len, const char *name, mesh *m, cls_er
 /* Deep copy of a (read or generated) mesh. */
 int mesh_copy(const mesh *a, mesh *b, cls_error *err);
 
+/* vn (3 nverts) = the unit area-weighted vertex normals of the positions
+ * (zero at a vertex no face with area touches). */
+void mesh_vertex_normals(const mesh *m, double *vn);
+
 /* Replaces the normals by area-weighted vertex normals of the current
  * positions (nnrm = nverts, tri_n = tri): what a moved mesh's normals are. */
 int mesh_normals_recompute(mesh *m, cls_error *err);

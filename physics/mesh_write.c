@@ -68,20 +68,11 @@ int mesh_check_float_range(const mesh *m, const char *name, cls_error *err)
     return CLS_OK;
 }
 
-int mesh_normals_recompute(mesh *m, cls_error *err)
+void mesh_vertex_normals(const mesh *m, double *vn)
 {
-    size_t nv = (size_t)(m->nverts ? m->nverts : 1), nf = (size_t)(m->nfaces ? m->nfaces : 1);
-    double *acc = calloc(3 * nv, sizeof *acc);
-    float *nrm = malloc(3 * nv * sizeof *nrm);
-    int32_t *tn = malloc(3 * nf * sizeof *tn);
-    if (!acc || !nrm || !tn) {
-        free(acc);
-        free(nrm);
-        free(tn);
-        return cls_fail(err, CLS_EOTHER, "out of memory for the vertex normals");
-    }
     /* n_i = normalize(sum over incident faces of (p1 - p0) x (p2 - p0)):
      * face normals weighted by twice their area */
+    memset(vn, 0, 3 * (size_t)m->nverts * sizeof *vn);
     for (int64_t f = 0; f < m->nfaces; f++) {
         const int32_t *t = m->tri + 3 * f;
         const double *a = m->v + 3 * (int64_t)t[0], *b = m->v + 3 * (int64_t)t[1],
@@ -92,14 +83,31 @@ int mesh_normals_recompute(mesh *m, cls_error *err)
                         e1[0] * e2[1] - e1[1] * e2[0]};
         for (int j = 0; j < 3; j++)
             for (int q = 0; q < 3; q++)
-                acc[3 * (int64_t)t[j] + q] += cr[q];
+                vn[3 * (int64_t)t[j] + q] += cr[q];
     }
     for (int64_t i = 0; i < m->nverts; i++) {
-        double *p = acc + 3 * i;
+        double *p = vn + 3 * i;
         double l = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
         for (int q = 0; q < 3; q++)
-            nrm[3 * i + q] = l > 0 ? (float)(p[q] / l) : 0.0f;
+            p[q] = l > 0 ? p[q] / l : 0.0;
     }
+}
+
+int mesh_normals_recompute(mesh *m, cls_error *err)
+{
+    size_t nv = (size_t)(m->nverts ? m->nverts : 1), nf = (size_t)(m->nfaces ? m->nfaces : 1);
+    double *acc = malloc(3 * nv * sizeof *acc);
+    float *nrm = malloc(3 * nv * sizeof *nrm);
+    int32_t *tn = malloc(3 * nf * sizeof *tn);
+    if (!acc || !nrm || !tn) {
+        free(acc);
+        free(nrm);
+        free(tn);
+        return cls_fail(err, CLS_EOTHER, "out of memory for the vertex normals");
+    }
+    mesh_vertex_normals(m, acc);
+    for (int64_t i = 0; i < 3 * m->nverts; i++)
+        nrm[i] = (float)acc[i];
     memcpy(tn, m->tri, 3 * (size_t)m->nfaces * sizeof *tn);
     free(acc);
     free(m->nrm);
