@@ -83,7 +83,8 @@ static double pass(int op, double *a, double *b, size_t n, int t)
     pthread_barrier_t bar;
     pthread_barrier_init(&bar, NULL, (unsigned)t + 1);
     for (int k = 0; k < t; k++) {
-        jobs[k] = (job){op, a, b, n * (size_t)k / (size_t)t, n * (size_t)(k + 1) / (size_t)t, 0, &bar};
+        jobs[k] =
+            (job){op, a, b, n * (size_t)k / (size_t)t, n * (size_t)(k + 1) / (size_t)t, 0, &bar};
         pthread_create(&tid[k], NULL, run, &jobs[k]);
     }
     double t0 = now();

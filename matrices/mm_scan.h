@@ -24,10 +24,10 @@ typedef struct mm_scan_job {
     int skew;
     int32_t *r, *c; /* where this range's entries go: the output at its offset */
     double *v;
-    int64_t cap;  /* newlines in the range: no range holds more entries */
-    int64_t n;    /* entries parsed */
-    int64_t nl;   /* newlines passed (all of them, or those before the error) */
-    int err;      /* 1: msg holds the error, at line base + nl */
+    int64_t cap; /* newlines in the range: no range holds more entries */
+    int64_t n;   /* entries parsed */
+    int64_t nl;  /* newlines passed (all of them, or those before the error) */
+    int err;     /* 1: msg holds the error, at line base + nl */
     char msg[320];
 } mm_scan_job;
 
