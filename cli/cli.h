@@ -35,8 +35,9 @@ int cli_report_failure(const char *cmd, int rc, const struct cls_error *err, int
  * deform): js on stdout with --json (also a failed job's, as far as it
  * got), the failure as cli_report_failure says it. Returns 1 where the
  * caller's text summary follows (success, no --json). */
-typedef struct json_t json_t;
-int cli_report_job(const char *cmd, int rc, json_t *js, int json, const struct cls_error *err);
+struct json_t;
+int cli_report_job(const char *cmd, int rc, struct json_t *js, int json,
+                   const struct cls_error *err);
 
 /* The preconditioner's options, --precond NAME and --precond-KEY VALUE
  * (--precond-degree, --precond-sweeps, ...: the keys of

@@ -33,26 +33,35 @@
 
 enum { IDX_OK = 0, IDX_NAN, IDX_BIG, IDX_NEG };
 
-static inline int scan_index(const char **pp, uint64_t *out)
+/* [+-]? digits at p, the integer scanners' common part: neg, the first
+ * digit d0, the first after the leading zeros d1, the value x (wraps past
+ * 19 significant digits: p - d1 > 19 tells); returns the first non-digit. */
+static inline __attribute__((always_inline)) const char *
+scan_digits(const char *p, int *neg, const char **d0, const char **d1, uint64_t *x)
 {
-    const char *p = *pp;
-    int neg = 0;
-    if (*p == '+')
+    *neg = *p == '-';
+    if (*p == '+' || *p == '-')
         p++;
-    else if (*p == '-') {
-        neg = 1;
-        p++;
-    }
-    const char *d0 = p;
+    *d0 = p;
     while (*p == '0')
         p++;
-    const char *d1 = p;
-    uint64_t x = 0;
+    *d1 = p;
+    uint64_t v = 0;
     unsigned d;
     while ((d = (unsigned)(unsigned char)*p - '0') < 10u) {
-        x = x * 10 + d; /* wraps past 19 digits; flagged as IDX_BIG below */
+        v = v * 10 + d;
         p++;
     }
+    *x = v;
+    return p;
+}
+
+static inline int scan_index(const char **pp, uint64_t *out)
+{
+    int neg;
+    const char *d0, *d1;
+    uint64_t x;
+    const char *p = scan_digits(*pp, &neg, &d0, &d1, &x);
     if (p == d0 || !mm_is_end(*p))
         return IDX_NAN;
     *pp = p;
@@ -187,23 +196,10 @@ static inline int scan_real(const char **pp, double *out)
 /* Integer value for the "integer" field: [+-]? digits. */
 static inline int scan_int_value(const char **pp, double *out)
 {
-    const char *s = *pp, *p = s;
-    int neg = 0;
-    if (*p == '-') {
-        neg = 1;
-        p++;
-    } else if (*p == '+')
-        p++;
-    const char *d0 = p;
-    while (*p == '0')
-        p++;
-    const char *d1 = p;
-    uint64_t x = 0;
-    unsigned d;
-    while ((d = (unsigned)(unsigned char)*p - '0') < 10u) {
-        x = x * 10 + d;
-        p++;
-    }
+    int neg;
+    const char *d0, *d1;
+    uint64_t x;
+    const char *p = scan_digits(*pp, &neg, &d0, &d1, &x);
     if (!mm_is_end(*p)) {
         if (p > d0 && (*p == '.' || *p == 'e' || *p == 'E'))
             return VAL_NOTINT;
