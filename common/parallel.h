@@ -7,10 +7,12 @@
  * cls_parallel_for(n, grain, fn, ctx) calls fn(ctx, range, begin, end) on
  * disjoint ranges that cover [0, n), each at least `grain` long (but the
  * last), from up to CLS_THREADS threads (default: the online CPUs, at most
- * 64); the calling thread takes part. Ranges are contiguous and fixed by n
- * and the thread count, so a loop that only writes its own range's
- * outputs gives the same result on any machine. If a thread cannot be
- * started, its range runs on the caller: never an error.
+ * 64); the calling thread takes part. The threads are a pool started at
+ * the first call (parallel.c), or, where another call holds the pool,
+ * threads of the call's own. Ranges are contiguous and fixed by n and the
+ * thread count, so a loop that only writes its own range's outputs gives
+ * the same result on any machine. If a thread cannot be started, its
+ * range runs on the caller: never an error.
  */
 #ifndef CLS_COMMON_PARALLEL_H
 #define CLS_COMMON_PARALLEL_H
