@@ -96,9 +96,8 @@ static void at_once(void)
         started += pthread_create(&t[i], NULL, caller, NULL) == 0;
     for (int i = 0; i < started; i++)
         pthread_join(t[i], NULL);
-    CHECK_MSG(atomic_load(&caller_good) == started * 50,
-              "%d callers at once: %d of %d calls right", started, atomic_load(&caller_good),
-              started * 50);
+    CHECK_MSG(atomic_load(&caller_good) == started * 50, "%d callers at once: %d of %d calls right",
+              started, atomic_load(&caller_good), started * 50);
 }
 
 typedef struct nest_ctx {
