@@ -19,6 +19,8 @@
 #      long polls (GET /v1/jobs/ID?wait=30: answered when it ends; POLL=1
 #      polls every 50 ms instead, as before the long poll),
 #      download the solution (Matrix Market; then, apart, the same as .npy);
+#      then the same file POSTed again and x fetched as .npy by the
+#      solution's long poll (GET .../solution?wait=60: one request);
 #      the client's own clock for each step and the
 #      job record's `timings` (receive, queue, parse, set-up, solve, write).
 #   CLSOLVE_MM_PROFILE=1 is set for both, so each read prints its threads,
@@ -142,6 +144,17 @@ print("daemon %s: %s, submit %s s, wait %s s, download %s s (.npy: %s s), end to
     sys.argv[6], j["status"], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[7], sys.argv[5], e2e_npy),
     " ".join("%s=%.3f" % (k[:-2], t[k]) for k in keys if k in t))
 EOF
+        # the same system again, x fetched by the solution's long poll
+        # (GET .../solution?wait=S): the POST and one request
+        s=$(now)
+        resp=$(curl -sf -X POST -T "$f" -H "Content-Type: application/octet-stream" -H "Expect:" \
+            "$U/v1/jobs?precond=jacobi&tol=1e-8${mi:+&maxiter=$mi}")
+        [[ $resp =~ \"id\":\"([^\"]+)\" ]] || { echo "no job id in: $resp" >&2; continue; }
+        curl -sf "$U/v1/jobs/${BASH_REMATCH[1]}/solution?format=npy&wait=60" -o "$W/x1.npy"
+        e=$(now)
+        same=$(cmp -s "$W/x.npy" "$W/x1.npy" && echo "the same x" || echo "x DIFFERS")
+        echo "daemon $mode: x in one request after the POST (solution?wait): end to end $(dt "$s" "$e") s, $same" |
+            tee -a "$W/summary.txt"
     done
     grep -h "^mm_read_csr" "$dir.log" | tail -n "$REPS" | sed 's/^/    /'
     kill -TERM "$(cat "$dir.pid" 2>/dev/null)" 2>/dev/null
@@ -157,6 +170,9 @@ for line in open(sys.argv[1]):
     m = re.match(r"cli( -o x.mtx)?: wall ([\d.]+)", line)
     if m:
         ways.setdefault("cli" + (m.group(1) or ""), []).append(float(m.group(2)))
+    m = re.match(r"daemon (\S+): x in one request .*end to end ([\d.]+) s", line)
+    if m:
+        ways.setdefault("daemon %s, .npy by ?wait" % m.group(1), []).append(float(m.group(2)))
     m = re.match(r"daemon (\S+): \S+, .*end to end ([\d.]+) s \(.npy: ([\d.]+) s\)", line)
     if m:
         ways.setdefault("daemon %s, x as .mtx" % m.group(1), []).append(float(m.group(2)))

@@ -885,37 +885,51 @@ enum MHD_Result routes_jobs_list(http_call *call)
     return http_reply_json(c, 200, json);
 }
 
-/* ?wait=S: a long poll (job_wait.h). Answered at once when the job is
- * final or S is 0; else parked by the dispatcher and answered, through
- * this handler again (call->resumed), when it ends or S seconds passed. */
+/* ?wait=S (job_wait.h): the parse and the parking that GET /v1/jobs/ID and
+ * its solution share. The request is parked by the dispatcher when the
+ * job is not final and S > 0, and the handler runs again (call->resumed)
+ * when it ends or S seconds passed. */
+int routes_wait(http_call *call, enum MHD_Result *reply)
+{
+    struct MHD_Connection *c = call->conn;
+    const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
+    if (!w || call->resumed)
+        return 0;
+    char *end;
+    errno = 0;
+    double s = strtod(w, &end);
+    if (end == w || *end || errno || !(s >= 0 && s <= JOB_WAIT_MAX_S)) {
+        char d[160];
+        snprintf(d, sizeof d, "wait: '%.32s' is not a number of seconds from 0 to %g", w,
+                 JOB_WAIT_MAX_S);
+        *reply = http_reply_problem(c, 400, "bad-parameter", d, 0);
+        return 1;
+    }
+    char dir[PATH_MAX];
+    job_status st;
+    if (job_store_job_dir(call->cfg->store, call->id, dir, sizeof dir, &st)) {
+        *reply = http_reply_unknown_job(c, call->id);
+        return 1;
+    }
+    if (s > 0 && !job_status_final(st)) {
+        call->wait_s = s;
+        *reply = MHD_YES;
+        return 1;
+    }
+    return 0;
+}
+
+/* ?wait=S: a long poll. Answered at once when the job is final or S is 0;
+ * else when it ends or S seconds passed (routes_wait). */
 enum MHD_Result routes_jobs_get(http_call *call)
 {
     struct MHD_Connection *c = call->conn;
-    const http_server_config *cfg = call->cfg;
-    const char *id = call->id;
     char *json;
-    const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "wait");
-    if (w && !call->resumed) {
-        char *end;
-        errno = 0;
-        double s = strtod(w, &end);
-        if (end == w || *end || errno || !(s >= 0 && s <= JOB_WAIT_MAX_S)) {
-            char d[160];
-            snprintf(d, sizeof d, "wait: '%.32s' is not a number of seconds from 0 to %g", w,
-                     JOB_WAIT_MAX_S);
-            return http_reply_problem(c, 400, "bad-parameter", d, 0);
-        }
-        char dir[PATH_MAX];
-        job_status st;
-        if (job_store_job_dir(cfg->store, id, dir, sizeof dir, &st))
-            return http_reply_unknown_job(c, id);
-        if (s > 0 && !job_status_final(st)) {
-            call->wait_s = s;
-            return MHD_YES;
-        }
-    }
-    if (job_store_get_json(cfg->store, id, &json))
-        return http_reply_unknown_job(c, id);
+    enum MHD_Result reply;
+    if (routes_wait(call, &reply))
+        return reply;
+    if (job_store_get_json(call->cfg->store, call->id, &json))
+        return http_reply_unknown_job(c, call->id);
     return http_reply_json(c, 200, json);
 }
 

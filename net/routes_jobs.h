@@ -40,6 +40,12 @@ enum MHD_Result routes_jobs_post_end(struct MHD_Connection *c, routes_post *p);
 void routes_jobs_post_abort(routes_post *p);
 
 enum MHD_Result routes_jobs_list(http_call *call);
+/* ?wait=S on a route that can wait for its job to end (GET /v1/jobs/ID,
+ * GET .../solution; job_wait.h): 1 when the handler returns *reply now (a
+ * 400 for a bad S, unknown-job, or MHD_YES with call->wait_s set: parked
+ * until the job is final or S seconds passed); 0 when it answers now (no
+ * ?wait, S = 0, the job final already, or the request resumed). */
+int routes_wait(http_call *call, enum MHD_Result *reply);
 enum MHD_Result routes_jobs_get(http_call *call);
 /* DELETE removes a finished job (409 for a queued or running one); POST
  * .../cancel stops a queued or running one (409 for a finished one). */

@@ -34,6 +34,7 @@
 #include "metrics.h"
 #include "http_reply.h"
 #include "record.h"
+#include "routes_jobs.h"
 
 /* Streams solution.bin as {"id":..,"n":N,"x":[...]} without loading it. */
 typedef struct sol_stream {
@@ -417,6 +418,9 @@ enum MHD_Result routes_jobs_solution(http_call *call)
                                   "application/json, application/octet-stream (little-endian "
                                   "float64) or application/x-npy; ?format= picks one too",
                                   0);
+    enum MHD_Result reply; /* ?wait=S: the solution once the job has ended */
+    if (routes_wait(call, &reply))
+        return reply;
     char dir[PATH_MAX], path[PATH_MAX + 32];
     job_status st;
     if (job_store_job_dir(call->cfg->store, id, dir, sizeof dir, &st))

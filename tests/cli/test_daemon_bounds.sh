@@ -16,6 +16,11 @@
 #     it (the cancel's time in 1 is measured that way), during the drain
 #     with the job as it is then (the daemon not held by it); bad values
 #     400, an unknown job 404; /metrics counts the waits.
+#  6b. the solution's long poll (GET /v1/jobs/ID/solution?wait=S): a
+#     solution asked for the moment a cg job is accepted comes when it ends
+#     (the same bytes as asked afterwards, .npy and Matrix Market); a
+#     running job without one is 409 after S seconds, a job cancelled
+#     while the request waits is 409 at its end; bad S 400, unknown 404.
 #  5. physics jobs admitted with estimates (issue 27): an nbody job of
 #     500 million bodies refused at POST (413 job-too-large) with its
 #     figures and no server path; an nbody csv job whose frames cannot fit
@@ -91,6 +96,49 @@ for e in job deadline; do
     grep -q "^clsolve_http_waits_total{ended=\"$e\"} [1-9]" $TEST_TMP/metrics.txt && ok ||
         bad "metrics: waits ended by $e: $(grep waits_total $TEST_TMP/metrics.txt)"
 done
+
+# 6b. the solution's long poll
+"$CLSOLVE" gen poisson3d 24 -o $TEST_TMP/p24.mtx >/dev/null
+sol() { # ID QUERY OUT [curl options]: prints the HTTP status
+    local i=$1 q=$2 o=$3
+    shift 3
+    curl -s "$@" -o "$o" -w '%{http_code}' "$DURL/v1/jobs/$i/solution?$q"
+}
+for fmt in npy mtx; do
+    id=$(curl -s --data-binary @$TEST_TMP/p24.mtx "$DURL/v1/jobs?tol=1e-10" | jget "j['id']")
+    c=$(sol "$id" "format=$fmt&wait=30" $TEST_TMP/sw.$fmt)
+    c2=$(sol "$id" "format=$fmt" $TEST_TMP/s.$fmt)
+    [ "$c" = 200 ] && [ "$c2" = 200 ] && cmp -s $TEST_TMP/sw.$fmt $TEST_TMP/s.$fmt && ok ||
+        bad "solution?wait=30 ($fmt) asked at once: HTTP $c, afterwards $c2 (or other bytes)"
+done
+c=$(sol "$id" "wait=5" $TEST_TMP/sw.mtx -H 'Accept: application/x-npy')
+cmp -s $TEST_TMP/sw.mtx $TEST_TMP/s.npy && [ "$c" = 200 ] && ok || bad "solution?wait=5 with Accept npy: $c"
+id=$(submit_q "$endless")
+running "$id" || bad "the solution's long poll: the job never ran"
+t0=$(date +%s.%N)
+c=$(sol "$id" "wait=0.5" $TEST_TMP/sw.json)
+dt=$(since "$t0")
+[ "$c" = 409 ] && [ "$(jget "j['type']" <$TEST_TMP/sw.json | sed 's|.*:||')" = no-solution ] &&
+    lt 0.45 "$dt" && lt "$dt" 3 && ok || bad "solution?wait=0.5 on a running job: $c after $dt s"
+sol "$id" "wait=30" $TEST_TMP/sw2.json >$TEST_TMP/sw2.code &
+lp=$!
+sleep 0.3
+t0=$(date +%s.%N)
+curl -s -o /dev/null -X POST "$DURL/v1/jobs/$id/cancel"
+wait $lp
+dt=$(since "$t0")
+[ "$(cat $TEST_TMP/sw2.code)" = 409 ] && [[ $(jget "j['detail']" <$TEST_TMP/sw2.json) == *cancelled* ]] &&
+    lt "$dt" "$cancel_limit" && ok ||
+    bad "solution?wait=30 across a cancel: HTTP $(cat $TEST_TMP/sw2.code) after $dt s: $(head -c 200 $TEST_TMP/sw2.json)"
+for v in abc -1 61; do
+    c=$(sol "$id" "wait=$v" $TEST_TMP/sw.json)
+    [ "$c" = 400 ] && [[ $(jget "j['detail']" <$TEST_TMP/sw.json) == "wait: "* ]] && ok ||
+        bad "solution?wait=$v: HTTP $c $(head -c 200 $TEST_TMP/sw.json)"
+done
+c=$(sol 0123456789abcdef0123456789abcdef "wait=5" $TEST_TMP/sw.json)
+[ "$c" = 404 ] && ok || bad "solution?wait on an unknown job: HTTP $c"
+c=$(sol "$id" "wait=1&format=xml" $TEST_TMP/sw.json)
+[ "$c" = 400 ] && ok || bad "solution?wait with a bad format: HTTP $c"
 
 # retention by size (--keep-bytes 1) spares jobs younger than --keep-min-age
 # (default 10 minutes): their owners may not have fetched them yet
