@@ -106,8 +106,10 @@ static void *prewarm_run(void *arg)
     if (prewarm.lr < 0 ? ocl_pick_device(prewarm.device, &p.dev, &e) != CLS_OK
                        : dsys_pick_local(prewarm.device, prewarm.lr, 1, 1, &p.dev, &e) != CLS_OK)
         return NULL;
+    cls_trace("prewarm: device picked"); /* the OpenCL platforms' start */
     if (ocl_ctx_create_shared(&p.dev, &p.ocl, &e) != CLS_OK)
         return NULL;
+    cls_trace("prewarm: context made");
     if (la_init_flags(&p.la, &p.ocl, prewarm.prec, NULL, prewarm.flags, &e) != CLS_OK) {
         ocl_ctx_release(&p.ocl);
         return NULL;
