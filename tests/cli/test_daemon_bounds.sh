@@ -50,6 +50,19 @@ daemon_start 1 "$D" --drain-timeout 1 --keep-bytes 1 || { bad "daemon start"; fi
 since() { $PY -c "import sys,time; print('%.2f' % (time.time() - float(sys.argv[1])))" "$1"; }
 # lpoll ID S OUT: a long poll; its body to OUT, prints the HTTP status
 lpoll() { curl -s -o "$3" -w '%{http_code}' "$DURL/v1/jobs/$1?wait=$2"; }
+# parked_cancel ID CODE CMD...: CMD (a long poll; its status to CODE) in the
+# background, job ID cancelled 0.3 s later; dt: from the cancel to the answer
+parked_cancel() {
+    local i=$1 code=$2 lp
+    shift 2
+    "$@" >"$code" &
+    lp=$!
+    sleep 0.3
+    t0=$(date +%s.%N)
+    curl -s -o /dev/null -X POST "$DURL/v1/jobs/$i/cancel"
+    wait $lp
+    dt=$(since "$t0")
+}
 
 # 1. cancel a running physics job, and 6. the long polls on it
 for q in "$endless" "kind=springs&grid=20&steps=1000000000"; do
@@ -63,13 +76,7 @@ for q in "$endless" "kind=springs&grid=20&steps=1000000000"; do
         bad "wait=0.5 on a running job: $c $(head -c 200 $TEST_TMP/lp.json)"
     lt 0.45 "$dt" && lt "$dt" 3 && ok || bad "wait=0.5 on a running job answered after $dt s"
     # a long poll parked before the cancel answers when the job ends
-    lpoll "$id" 30 $TEST_TMP/lp2.json >$TEST_TMP/lp2.code &
-    lp=$!
-    sleep 0.3
-    t0=$(date +%s.%N)
-    curl -s -o /dev/null -X POST "$DURL/v1/jobs/$id/cancel"
-    wait $lp
-    dt=$(since "$t0")
+    parked_cancel "$id" $TEST_TMP/lp2.code lpoll "$id" 30 $TEST_TMP/lp2.json
     [ "$(cat $TEST_TMP/lp2.code)" = 200 ] && ok || bad "the parked long poll: HTTP $(cat $TEST_TMP/lp2.code)"
     st=$(jget "j['status'], j['error']['code']" <$TEST_TMP/lp2.json)
     echo "cancel ${q%%&*}: $st after $dt s"
@@ -120,13 +127,7 @@ c=$(sol "$id" "wait=0.5" $TEST_TMP/sw.json)
 dt=$(since "$t0")
 [ "$c" = 409 ] && [ "$(jget "j['type']" <$TEST_TMP/sw.json | sed 's|.*:||')" = no-solution ] &&
     lt 0.45 "$dt" && lt "$dt" 3 && ok || bad "solution?wait=0.5 on a running job: $c after $dt s"
-sol "$id" "wait=30" $TEST_TMP/sw2.json >$TEST_TMP/sw2.code &
-lp=$!
-sleep 0.3
-t0=$(date +%s.%N)
-curl -s -o /dev/null -X POST "$DURL/v1/jobs/$id/cancel"
-wait $lp
-dt=$(since "$t0")
+parked_cancel "$id" $TEST_TMP/sw2.code sol "$id" "wait=30" $TEST_TMP/sw2.json
 [ "$(cat $TEST_TMP/sw2.code)" = 409 ] && [[ $(jget "j['detail']" <$TEST_TMP/sw2.json) == *cancelled* ]] &&
     lt "$dt" "$cancel_limit" && ok ||
     bad "solution?wait=30 across a cancel: HTTP $(cat $TEST_TMP/sw2.code) after $dt s: $(head -c 200 $TEST_TMP/sw2.json)"
