@@ -52,6 +52,11 @@ cat "$M" >/dev/null
 echo "file: $M $(stat -c %s "$M") bytes"
 : >"$W/summary.txt"
 now() { date +%s.%N; }
+# post FILE [MAXITER]: the job's POST (the file streamed), its JSON on stdout
+post() {
+    curl -sf -X POST -T "$1" -H "Content-Type: application/octet-stream" -H "Expect:" \
+        "$U/v1/jobs?precond=jacobi&tol=1e-8${2:+&maxiter=$2}"
+}
 dt() { $PY -c "print('%.3f' % ($2 - $1))"; }
 
 echo "--- clsolve solve (REPS=$REPS)"
@@ -115,8 +120,7 @@ for mode in $DAEMONS; do
         # curl's memory before sending: 0.2 s of the client's at 147 MB)
         mi=${MAXITER:-}
         [ "$f" = "$W/warm.mtx" ] && mi=50
-        resp=$(curl -sf -X POST -T "$f" -H "Content-Type: application/octet-stream" -H "Expect:" \
-            "$U/v1/jobs?precond=jacobi&tol=1e-8${mi:+&maxiter=$mi}")
+        resp=$(post "$f" "$mi")
         a=$(now)
         [[ $resp =~ \"id\":\"([^\"]+)\" ]] || { echo "no job id in: $resp" >&2; continue; }
         id=${BASH_REMATCH[1]}
@@ -147,8 +151,7 @@ EOF
         # the same system again, x fetched by the solution's long poll
         # (GET .../solution?wait=S): the POST and one request
         s=$(now)
-        resp=$(curl -sf -X POST -T "$f" -H "Content-Type: application/octet-stream" -H "Expect:" \
-            "$U/v1/jobs?precond=jacobi&tol=1e-8${mi:+&maxiter=$mi}")
+        resp=$(post "$f" "$mi")
         [[ $resp =~ \"id\":\"([^\"]+)\" ]] || { echo "no job id in: $resp" >&2; continue; }
         curl -sf "$U/v1/jobs/${BASH_REMATCH[1]}/solution?format=npy&wait=60" -o "$W/x1.npy"
         e=$(now)

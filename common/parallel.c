@@ -91,10 +91,10 @@ static void pool_member(void *arg, int id, int nm)
         c->fn(c->ctx, i, c->n * i / c->t, c->n * (i + 1) / c->t);
 }
 
-/* fn(ctx, id, n) on every member of the pool: 1 if it ran so; 0 (the pool
- * held by another call, or none in this process) and the caller starts
- * threads of its own */
-static int pool_call(cls_team_fn fn, void *ctx)
+/* the call's ranges on the pool: 1 if they ran so; 0 (the pool held by
+ * another call, or none in this process) and the caller starts threads of
+ * its own */
+static int pool_run(int64_t n, int t, cls_range_fn fn, void *ctx)
 {
     if (pthread_mutex_trylock(&pool_mu) != 0)
         return 0;
@@ -108,17 +108,12 @@ static int pool_call(cls_team_fn fn, void *ctx)
     }
     int ran = 0;
     if (pool && pool_pid == getpid() && cls_team_size(pool) > 1) {
-        cls_team_run(pool, fn, ctx);
+        pool_call_ranges c = {fn, ctx, t, n};
+        cls_team_run(pool, pool_member, &c);
         ran = 1;
     }
     pthread_mutex_unlock(&pool_mu);
     return ran;
-}
-
-static int pool_run(int64_t n, int t, cls_range_fn fn, void *ctx)
-{
-    pool_call_ranges c = {fn, ctx, t, n};
-    return pool_call(pool_member, &c);
 }
 
 void cls_parallel_for(int64_t n, int64_t grain, cls_range_fn fn, void *ctx)

@@ -19,7 +19,7 @@
 /* The rows' query parameters (routes_q_none: the route takes none). */
 static const char *const routes_q_none[] = {NULL};
 static const char *const routes_q_list[] = {"limit", "after", "page", "status", NULL};
-static const char *const routes_q_solution[] = {"format", "wait", NULL};
+static const char *const routes_q_sol[] = {"format", "wait", NULL}; /* the solution */
 static const char *const routes_q_since[] = {"since", NULL};
 static const char *const routes_q_wait[] = {"wait", NULL};
 
@@ -37,7 +37,7 @@ static const routes_row routes_table[] = {
     {"POST",   "/v1/batches",                routes_jobs_post_batch, ROUTES_TOKEN, NULL,           ROUTES_SLASH | ROUTES_BODY},
     {"GET",    "/v1/jobs/{id}",              routes_jobs_get,       ROUTES_TOKEN, routes_q_wait,   ROUTES_SLASH},
     {"DELETE", "/v1/jobs/{id}",              routes_jobs_delete,    ROUTES_TOKEN, routes_q_none,   ROUTES_SLASH},
-    {"GET",    "/v1/jobs/{id}/solution",     routes_jobs_solution,  ROUTES_TOKEN, routes_q_solution, 0},
+    {"GET",    "/v1/jobs/{id}/solution",     routes_jobs_solution,  ROUTES_TOKEN, routes_q_sol,    0},
     {"GET",    "/v1/jobs/{id}/residuals",    routes_jobs_residuals, ROUTES_TOKEN, routes_q_since,  0},
     {"POST",   "/v1/jobs/{id}/cancel",       routes_jobs_cancel,    ROUTES_TOKEN, routes_q_none,   0},
     {"POST",   "/v1/jobs/{id}/pin",          routes_jobs_pin,       ROUTES_TOKEN, routes_q_none,   0},
