@@ -43,6 +43,7 @@ int main(int argc, char **argv)
     cl_device_id dev = NULL;
     if (clGetPlatformIDs(8, plats, &np) != CL_SUCCESS)
         return fprintf(stderr, "no OpenCL platform\n"), 1;
+    double tp = now();
     for (cl_uint p = 0; p < np && !dev; p++)
         if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_GPU, 1, &dev, NULL) != CL_SUCCESS)
             dev = NULL;
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
     if (st != CL_SUCCESS)
         return fprintf(stderr, "clCreateCommandQueue: %d\n", st), 1;
     double t1 = now();
+    printf("platforms %.6f (%u, %.3f s)\n", tp, np, tp - t0);
     char *host = malloc(PIECE);
     if (!host)
         return 1;

@@ -24,6 +24,7 @@
 #include "common/trace.h"
 #include "common/version.h"
 #include "kernels/ocl.h"
+#include "kernels/ocl_icd.h"
 #include "net/job_params.h"
 #include "solver/pc/pc_options.h"
 
@@ -175,11 +176,29 @@ static int main_exit(int rc)
     return rc;
 }
 
+/* --device's value as the command will read it: the last one before "--" */
+static const char *main_device_arg(int argc, char **argv)
+{
+    const char *v = NULL;
+    for (int k = 2; k < argc && strcmp(argv[k], "--") != 0; k++)
+        if (!strcmp(argv[k], "--device") && k + 1 < argc)
+            v = argv[++k];
+        else if (!strncmp(argv[k], "--device=", 9))
+            v = argv[k] + 9;
+    return v;
+}
+
 int main(int argc, char **argv)
 {
     cls_trace("main: start");
     cls_affinity_share(NULL, 0); /* before any thread: mpirun -np 2 binds a rank to a core */
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
+    char kept[4096];
+    if (ocl_icd_narrow(main_device_arg(argc, argv), kept, sizeof kept) && cls_trace_on()) {
+        char line[4200];
+        snprintf(line, sizeof line, "main: --device gpu: the OpenCL loader opens %s alone", kept);
+        cls_trace(line);
+    }
     cls_mpi_singleton_env();     /* before MPI_Init: no mpirun, no cluster start-up */
     static const struct {
         const char *name;

@@ -1,0 +1,97 @@
+/*
+ * ocl_icd.c: the loader narrowed to the GPU's driver (see ocl_icd.h).
+ *
+ * The vendors directory is OPENCL_VENDOR_PATH or /etc/OpenCL/vendors, as
+ * both loaders read it. An .icd file's first line is the library, a name
+ * or a path; its file name decides, since the runtimes are known by their
+ * libraries (libpocl.so.2, libintelocl.so) and not by their .icd names.
+ */
+#define _POSIX_C_SOURCE 200809L /* setenv, strtok_r */
+#include "ocl_icd.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int ocl_icd_cpu_only(const char *lib)
+{
+    const char *base = strrchr(lib, '/');
+    base = base ? base + 1 : lib;
+    /* PoCL as Debian builds it serves CPU devices only (pthread, basic);
+     * Intel's CPU runtime is libintelocl (its GPU driver is libigdrcl) */
+    return strncmp(base, "libpocl", 7) == 0 || strncmp(base, "libintelocl", 11) == 0;
+}
+
+/* the first line of path, trimmed, into lib */
+static int icd_library(const char *path, char *lib, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    int ok = fgets(lib, (int)cap, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return 0;
+    size_t n = strlen(lib);
+    while (n &&
+           (lib[n - 1] == '\n' || lib[n - 1] == '\r' || lib[n - 1] == ' ' || lib[n - 1] == '\t'))
+        lib[--n] = '\0';
+    return n > 0;
+}
+
+int ocl_icd_gpu_only(const char *dir, ocl_icd_choice *c)
+{
+    memset(c, 0, sizeof *c);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int kept = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (n < 5 || strcmp(e->d_name + n - 4, ".icd") != 0)
+            continue;
+        char path[4096], lib[4096];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path ||
+            !icd_library(path, lib, sizeof lib))
+            continue; /* the loaders skip an unreadable or empty file too */
+        if (ocl_icd_cpu_only(lib)) {
+            c->dropped++;
+            continue;
+        }
+        if (kept++ == 0) {
+            memcpy(c->icd, path, sizeof c->icd);
+            memcpy(c->lib, lib, sizeof c->lib);
+        }
+    }
+    closedir(d);
+    return c->dropped > 0 && kept == 1;
+}
+
+int ocl_icd_narrow(const char *spec, char *kept, size_t cap)
+{
+    if (!spec || strcasecmp(spec, "gpu") != 0)
+        return 0;
+    const char *all = getenv("CLSOLVE_ICD_ALL");
+    if ((all && *all && strcmp(all, "0") != 0) || getenv("OCL_ICD_VENDORS"))
+        return 0;
+    const char *files = getenv("OCL_ICD_FILENAMES");
+    if (files && *files) { /* the Khronos loader adds these: a CPU runtime asked for stays */
+        char list[4096];
+        snprintf(list, sizeof list, "%s", files);
+        for (char *save = NULL, *f = strtok_r(list, ":", &save); f; f = strtok_r(NULL, ":", &save))
+            if (ocl_icd_cpu_only(f))
+                return 0;
+    }
+    const char *dir = getenv("OPENCL_VENDOR_PATH");
+    ocl_icd_choice c;
+    if (!ocl_icd_gpu_only(dir && *dir ? dir : "/etc/OpenCL/vendors", &c))
+        return 0;
+    setenv("OCL_ICD_VENDORS", c.icd, 1);
+    setenv("OCL_ICD_FILENAMES", c.lib, 0);
+    if (kept && cap)
+        snprintf(kept, cap, "%s", c.icd);
+    return 1;
+}
