@@ -176,25 +176,13 @@ static int main_exit(int rc)
     return rc;
 }
 
-/* --device's value as the command will read it: the last one before "--" */
-static const char *main_device_arg(int argc, char **argv)
-{
-    const char *v = NULL;
-    for (int k = 2; k < argc && strcmp(argv[k], "--") != 0; k++)
-        if (!strcmp(argv[k], "--device") && k + 1 < argc)
-            v = argv[++k];
-        else if (!strncmp(argv[k], "--device=", 9))
-            v = argv[k] + 9;
-    return v;
-}
-
 int main(int argc, char **argv)
 {
     cls_trace("main: start");
     cls_affinity_share(NULL, 0); /* before any thread: mpirun -np 2 binds a rank to a core */
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
     char kept[4096];
-    if (ocl_icd_narrow(main_device_arg(argc, argv), kept, sizeof kept) && cls_trace_on()) {
+    if (ocl_icd_narrow(ocl_icd_device_arg(argc, argv, 2), kept, sizeof kept) && cls_trace_on()) {
         char line[4200];
         snprintf(line, sizeof line, "main: --device gpu: the OpenCL loader opens %s alone", kept);
         cls_trace(line);

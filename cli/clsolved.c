@@ -63,6 +63,7 @@
 #include "common/mpi_env.h"
 #include "common/version.h"
 #include "kernels/ocl.h"
+#include "kernels/ocl_icd.h"
 #include "solver/devfig.h"
 #include "solver/dist/dvec.h"
 #include "solver/pc/pc.h"
@@ -894,7 +895,10 @@ int main(int argc, char **argv)
     char bound[320];
     int widened = cls_affinity_share(bound, sizeof bound); /* before any thread */
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
-    cls_mpi_singleton_env();     /* before MPI_Init: no mpirun, no cluster start-up */
+    /* --device gpu on the command line: PoCL is not started beside the GPU
+     * driver (a value from --config comes too late for the environment) */
+    ocl_icd_narrow(ocl_icd_device_arg(argc, argv, 1), NULL, 0);
+    cls_mpi_singleton_env(); /* before MPI_Init: no mpirun, no cluster start-up */
     int provided = 0, rank = 0, size = 1;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "clsolved: MPI_Init_thread failed\n");

@@ -95,3 +95,14 @@ int ocl_icd_narrow(const char *spec, char *kept, size_t cap)
         snprintf(kept, cap, "%s", c.icd);
     return 1;
 }
+
+const char *ocl_icd_device_arg(int argc, char **argv, int first)
+{
+    const char *v = NULL;
+    for (int k = first; k < argc && strcmp(argv[k], "--") != 0; k++)
+        if (!strcmp(argv[k], "--device") && k + 1 < argc)
+            v = argv[++k];
+        else if (!strncmp(argv[k], "--device=", 9))
+            v = argv[k] + 9;
+    return v;
+}

@@ -51,4 +51,8 @@ int ocl_icd_cpu_only(const char *lib);
  * nothing. */
 int ocl_icd_narrow(const char *spec, char *kept, size_t cap);
 
+/* --device's value in argv[first..] as an option parser reads it: the
+ * last "--device V" or "--device=V" before "--"; NULL when none. */
+const char *ocl_icd_device_arg(int argc, char **argv, int first);
+
 #endif

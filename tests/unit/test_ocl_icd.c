@@ -162,6 +162,20 @@ int main(void)
     clean_env();
     unsetenv("OPENCL_VENDOR_PATH");
 
+    /* --device's value as the option parsers read it */
+    {
+        char *a1[] = {"clsolve", "solve", "A.mtx", "--device", "cpu", "--device=gpu", NULL};
+        CHECK(strcmp(ocl_icd_device_arg(6, a1, 2), "gpu") == 0);
+        char *a2[] = {"clsolve", "solve",    "A.mtx", "--device", "gpu",
+                      "--",      "--device", "cpu",   NULL};
+        CHECK(strcmp(ocl_icd_device_arg(8, a2, 2), "gpu") == 0);
+        char *a3[] = {"clsolve", "solve", "A.mtx", "--device", NULL};
+        CHECK(ocl_icd_device_arg(4, a3, 2) == NULL);
+        char *a4[] = {"clsolved", "--device", "gpu", NULL};
+        CHECK(strcmp(ocl_icd_device_arg(3, a4, 1), "gpu") == 0);
+        CHECK(ocl_icd_device_arg(3, a4, 3) == NULL);
+    }
+
     /* the loader itself: this host's PoCL beside a driver that is not there */
     char pocl[4096] = "";
     FILE *f = fopen("/etc/OpenCL/vendors/pocl.icd", "r");
