@@ -1,13 +1,17 @@
 /*
  * test_common.c: common/numfmt (shortest round-trip doubles, in JSON text
- * too), common/eta (the time left, bounded by the iteration cap) and
+ * too; cls_fmt_g17 byte for byte against snprintf's %.17g on edge cases,
+ * ties and a million random doubles), common/eta (the time left, bounded by the iteration cap) and
  * common/affinity (a rank bound to one CPU by its launcher takes its share
  * of the node; CLSOLVE_BINDING=keep and a process not under mpirun keep
  * their masks).
  */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_COUNT */
+#include <float.h>
 #include <math.h>
 #include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,110 @@
 #include "common/affinity.h"
 #include "common/eta.h"
 #include "common/numfmt.h"
+
+/* cls_fmt_g17(v) against snprintf's "%.17g": the same bytes */
+static int g17_same(double v)
+{
+    char want[40], got[40];
+    snprintf(want, sizeof want, "%.17g", v);
+    char *e = cls_fmt_g17(got, v);
+    *e = '\0';
+    if (strcmp(want, got) == 0 && (size_t)(e - got) <= 24)
+        return 1;
+    static int shown;
+    if (shown++ < 10)
+        fprintf(stderr, "cls_fmt_g17(%a): '%s', printf: '%s'\n", v, got, want);
+    return 0;
+}
+
+static uint64_t g17_rng = 0x9e3779b97f4a7c15ull;
+static uint64_t g17_next(void) /* xorshift64* */
+{
+    g17_rng ^= g17_rng >> 12;
+    g17_rng ^= g17_rng << 25;
+    g17_rng ^= g17_rng >> 27;
+    return g17_rng * 2685821657736338717ull;
+}
+
+static void g17(void)
+{
+    const double edge[] = {0.0,
+                           -0.0,
+                           1.0,
+                           -1.0,
+                           0.1,
+                           -0.1,
+                           1.0 / 3,
+                           2.0 / 3,
+                           6.0,
+                           -6.0,
+                           0.5,
+                           1e-11,
+                           9.9999999999999994e-12,
+                           1.0000000000000001e-11,
+                           1e-5,
+                           1e-4,
+                           9.9999999999999991e-5,
+                           0.001,
+                           123456.789,
+                           1e15,
+                           1e16,
+                           9999999999999998.0,
+                           99999999999999984.0,
+                           1e17,
+                           1.2345678901234567e16,
+                           1234567890123456.25, /* a tie: 17 digits end in 2, kept */
+                           1234567890123456.75, /* a tie: rounds up to ...68 */
+                           1234567890123455.25,
+                           4503599627370495.5,
+                           0.30000000000000004,
+                           5e-324,
+                           DBL_MIN,
+                           DBL_MAX,
+                           -DBL_MAX,
+                           HUGE_VAL,
+                           -HUGE_VAL,
+                           NAN,
+                           3.0e-300,
+                           7.0e300};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+        bad += !g17_same(edge[i]);
+    /* powers of ten and two and their neighbours */
+    for (int k = -25; k <= 25; k++) {
+        double t = pow(10.0, k);
+        bad += !g17_same(t) + !g17_same(nextafter(t, 0)) + !g17_same(nextafter(t, INFINITY));
+        bad += !g17_same(-t * 3);
+    }
+    for (int k = -70; k <= 70; k++) {
+        double t = ldexp(1.0, k);
+        bad += !g17_same(t) + !g17_same(nextafter(t, 0)) + !g17_same(nextafter(t, INFINITY));
+    }
+    /* ties at the 17th digit: integers of 16 digits plus a quarter, a half,
+     * three quarters (exact in binary below 2^51, 2^52, 2^51) */
+    for (int i = 0; i < 20000; i++) {
+        uint64_t n = 1000000000000000ull + g17_next() % 1200000000000000ull;
+        bad += !g17_same((double)n + 0.25) + !g17_same((double)n + 0.75);
+        bad += !g17_same((double)(n * 2) + 0.5);
+    }
+    /* random bit patterns over the whole range, and random exponents where
+     * the fast path works (|v| from 1e-13 to 1e18) */
+    for (int i = 0; i < 300000; i++) {
+        uint64_t b = g17_next();
+        double v;
+        memcpy(&v, &b, sizeof v);
+        bad += !g17_same(v);
+    }
+    for (int i = 0; i < 700000; i++) {
+        uint64_t b = g17_next();
+        uint64_t e = 1023 - 44 + (b >> 11) % (44 + 60); /* 2^-44 .. 2^60 */
+        b = (b & ((1ull << 52) - 1)) | (e << 52) | (i & 1 ? 1ull << 63 : 0);
+        double v;
+        memcpy(&v, &b, sizeof v);
+        bad += !g17_same(v);
+    }
+    CHECK_MSG(bad == 0, "cls_fmt_g17 differs from %%.17g on %d values", bad);
+}
 
 static void numfmt(void)
 {
@@ -165,6 +273,7 @@ static void affinity(void)
 int main(void)
 {
     numfmt();
+    g17();
     eta();
     affinity();
     printf("test_common: %d checks, %d failed\n", check_count, check_failures);
