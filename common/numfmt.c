@@ -42,6 +42,11 @@ static const uint64_t numfmt_pow5[28] = {
     7450580596923828125ull,
 };
 
+static const char numfmt_digits2[201] = "00010203040506070809101112131415161718192021222324"
+                                        "25262728293031323334353637383940414243444546474849"
+                                        "50515253545556575859606162636465666768697071727374"
+                                        "75767778798081828384858687888990919293949596979899";
+
 #define NUMFMT_1E16 10000000000000000ull
 #define NUMFMT_1E17 100000000000000000ull
 
@@ -95,10 +100,12 @@ char *cls_fmt_g17(char *p, double v)
     if (E >= 17)
         goto slow; /* %g's exponent form for a value rounded up to 1e17 */
     char d[17];
-    for (int i = 16; i >= 0; i--) {
-        d[i] = (char)('0' + q % 10);
-        q /= 10;
-    }
+    uint32_t hi = (uint32_t)(q / 100000000u), lo = (uint32_t)(q % 100000000u);
+    for (int i = 16; i >= 9; i -= 2, lo /= 100) /* two digits a step, in 32 bits */
+        memcpy(d + i - 1, numfmt_digits2 + 2 * (lo % 100), 2);
+    for (int i = 8; i >= 1; i -= 2, hi /= 100)
+        memcpy(d + i - 1, numfmt_digits2 + 2 * (hi % 100), 2);
+    d[0] = (char)('0' + hi); /* hi was 9 digits, the first one left */
     int nd = 17;
     while (nd > 1 && d[nd - 1] == '0')
         nd--; /* %g drops trailing zeros */
