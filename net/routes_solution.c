@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/numfmt.h"
 #include "../matrices/mm.h"
 #include "gzstream.h"
 #include "metrics.h"
@@ -98,9 +99,14 @@ static ssize_t sol_json_reader(void *cls, uint64_t pos, char *buf, size_t max)
                 u |= (uint64_t)b[8 * i + k] << (8 * k);
             double v;
             memcpy(&v, &u, 8);
-            int k = isfinite(v) ? snprintf(buf + w, max - w, "%s%.17g", s->next ? "," : "", v)
-                                : snprintf(buf + w, max - w, "%snull", s->next ? "," : "");
-            w += (size_t)k;
+            if (s->next)
+                buf[w++] = ',';
+            if (isfinite(v)) { /* 28 bytes a value were reserved: cls_fmt_g17 needs 25 */
+                w = (size_t)(cls_fmt_g17(buf + w, v) - buf);
+            } else {
+                memcpy(buf + w, "null", 4);
+                w += 4;
+            }
             s->next++;
         }
     }
