@@ -12,6 +12,8 @@
  */
 #include "mesh_write.h"
 
+#include "../common/numfmt.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +296,17 @@ static int mesh_rgb(const mesh_out *o, int64_t v, unsigned char c[3])
     return 0;
 }
 
+/* sep (when not 0) and v as "%.17g" (cls_fmt_g17: printf's bytes, 5x faster: a
+ * frame of a large mesh is millions of these) */
+static void put_g17(FILE *f, char sep, double v)
+{
+    char b[32], *p = b;
+    if (sep)
+        *p++ = sep;
+    p = cls_fmt_g17(p, v);
+    fwrite(b, 1, (size_t)(p - b), f);
+}
+
 /* ---- OBJ ---------------------------------------------------------------------------------- */
 
 static void mesh_obj_body(FILE *f, const mesh_out *o)
@@ -372,7 +385,9 @@ static void mesh_ply_body(FILE *f, const mesh_out *o, const mesh_points *p)
     for (int64_t i = 0; i < p->n; i++) {
         int64_t v = mesh_pt_vertex(p, i);
         const double *x = m->v + 3 * v;
-        fprintf(f, "%.17g %.17g %.17g", x[0], x[1], x[2]);
+        put_g17(f, 0, x[0]);
+        put_g17(f, ' ', x[1]);
+        put_g17(f, ' ', x[2]);
         if (p->ni) {
             float n[3];
             mesh_pt_normal(m, p, i, n);
@@ -389,7 +404,7 @@ static void mesh_ply_body(FILE *f, const mesh_out *o, const mesh_points *p)
         }
         for (int k = 0; k < o->nfields; k++)
             for (int q = 0; q < o->fields[k].ncomp; q++)
-                fprintf(f, " %.17g", o->fields[k].v[(int64_t)o->fields[k].ncomp * v + q]);
+                put_g17(f, ' ', o->fields[k].v[(int64_t)o->fields[k].ncomp * v + q]);
         if (p->split)
             fprintf(f, " %lld", (long long)v);
         fputc('\n', f);
@@ -415,7 +430,10 @@ static void mesh_vtk_body(FILE *f, const mesh_out *o, const mesh_points *p)
             title, (long long)p->n);
     for (int64_t i = 0; i < p->n; i++) {
         const double *x = m->v + 3 * mesh_pt_vertex(p, i);
-        fprintf(f, "%.17g %.17g %.17g\n", x[0], x[1], x[2]);
+        put_g17(f, 0, x[0]);
+        put_g17(f, ' ', x[1]);
+        put_g17(f, ' ', x[2]);
+        fputc('\n', f);
     }
     if (m->nfaces) {
         fprintf(f, "POLYGONS %lld %lld\n", (long long)m->nfaces, (long long)(4 * m->nfaces));
@@ -466,7 +484,7 @@ static void mesh_vtk_body(FILE *f, const mesh_out *o, const mesh_points *p)
         for (int64_t i = 0; i < p->n; i++) {
             int64_t v = mesh_pt_vertex(p, i);
             for (int q = 0; q < fd->ncomp; q++)
-                fprintf(f, "%s%.17g", q ? " " : "", fd->v[(int64_t)fd->ncomp * v + q]);
+                put_g17(f, q ? ' ' : 0, fd->v[(int64_t)fd->ncomp * v + q]);
             fputc('\n', f);
         }
     }
