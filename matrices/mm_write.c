@@ -402,18 +402,9 @@ int mm_text_format(mm_text *t, const double *x, int64_t n, cls_error *err)
         W[i].buf = t->piece[i];
         W[i].cap = t->cap[i];
     }
-    pthread_t tid[MM_TEXT_PIECES];
-    int started[MM_TEXT_PIECES] = {0};
-    for (int i = 1; i < nt; i++) {
-        started[i] = pthread_create(&tid[i], NULL, wjob_run, &W[i]) == 0;
-        if (!started[i])
-            wjob_run(&W[i]);
-    }
-    wjob_run(&W[0]);
+    cls_parallel_for(nt, 1, wjob_range, W);
     int failed = 0;
     for (int i = 0; i < nt; i++) {
-        if (i > 0 && started[i])
-            pthread_join(tid[i], NULL);
         failed |= W[i].failed;
         t->piece[i] = W[i].buf;
         t->cap[i] = W[i].cap;
