@@ -13,6 +13,7 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "ocl.h"
 #include "ocl_gate.h"
+#include "ocl_icd.h"
 #include "ocl_priv.h"
 
 #include "../common/sysres.h"
@@ -228,10 +229,13 @@ int ocl_list_devices(ocl_device **devs, int *n, cls_error *err)
     *n = 0;
     cl_uint np = 0;
     cl_int st = clGetPlatformIDs(0, NULL, &np);
+    char hint[4300];
+    ocl_icd_hint(hint, sizeof hint);
     if (st == CL_PLATFORM_NOT_FOUND_KHR || (st == CL_SUCCESS && np == 0))
         return cls_fail(err, CLS_EOTHER,
                         "no OpenCL platform found: install pocl-opencl-icd (CPU) or a "
-                        "GPU driver");
+                        "GPU driver%s",
+                        hint);
     OCL_CHECK(err, st, "clGetPlatformIDs");
     cl_platform_id *plats = calloc(np, sizeof *plats);
     if (!plats)
@@ -268,8 +272,8 @@ int ocl_list_devices(ocl_device **devs, int *n, cls_error *err)
         free(list);
         return cls_fail(err, CLS_EOTHER,
                         "no OpenCL device found on %u platform(s): install "
-                        "pocl-opencl-icd (CPU) or a GPU driver",
-                        (unsigned)np);
+                        "pocl-opencl-icd (CPU) or a GPU driver%s",
+                        (unsigned)np, hint);
     }
     /* insertion sort: stable, and device counts are tiny */
     for (int i = 1; i < count; i++) {
@@ -349,8 +353,10 @@ int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err)
             char list[700];
             ocl_describe_devices(devs, n, list, sizeof list);
             free(devs);
-            return cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s",
-                            ocl_type_name(want), list);
+            char hint[4300];
+            ocl_icd_hint(hint, sizeof hint);
+            return cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s%s",
+                            ocl_type_name(want), list, hint);
         }
     }
     *out = devs[pick];

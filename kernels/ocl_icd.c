@@ -70,6 +70,24 @@ int ocl_icd_gpu_only(const char *dir, ocl_icd_choice *c)
     return c->dropped > 0 && kept == 1;
 }
 
+static char ocl_icd_kept_path[4096]; /* set once, before any thread */
+
+const char *ocl_icd_kept(void)
+{
+    return ocl_icd_kept_path[0] ? ocl_icd_kept_path : NULL;
+}
+
+void ocl_icd_hint(char *buf, size_t cap)
+{
+    if (ocl_icd_kept_path[0])
+        snprintf(buf, cap,
+                 " (--device gpu opened only the OpenCL driver of %s; CLSOLVE_ICD_ALL=1 "
+                 "opens every driver)",
+                 ocl_icd_kept_path);
+    else if (cap)
+        buf[0] = '\0';
+}
+
 int ocl_icd_narrow(const char *spec, char *kept, size_t cap)
 {
     if (!spec || strcasecmp(spec, "gpu") != 0)
@@ -91,6 +109,7 @@ int ocl_icd_narrow(const char *spec, char *kept, size_t cap)
         return 0;
     setenv("OCL_ICD_VENDORS", c.icd, 1);
     setenv("OCL_ICD_FILENAMES", c.lib, 0);
+    snprintf(ocl_icd_kept_path, sizeof ocl_icd_kept_path, "%s", c.icd);
     if (kept && cap)
         snprintf(kept, cap, "%s", c.icd);
     return 1;

@@ -51,6 +51,12 @@ int ocl_icd_cpu_only(const char *lib);
  * nothing. */
 int ocl_icd_narrow(const char *spec, char *kept, size_t cap);
 
+/* The .icd ocl_icd_narrow kept in this process, or NULL. */
+const char *ocl_icd_kept(void);
+/* " (--device gpu opened only ...)" for an error about missing platforms
+ * or devices when the loader was narrowed; "" otherwise. */
+void ocl_icd_hint(char *buf, size_t cap);
+
 /* --device's value in argv[first..] as an option parser reads it: the
  * last "--device V" or "--device=V" before "--"; NULL when none. */
 const char *ocl_icd_device_arg(int argc, char **argv, int first);

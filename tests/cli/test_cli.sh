@@ -84,4 +84,23 @@ expect_exit 2 "$CLSOLVE" solve $t/p3.mtx --bogus
 expect_exit 0 "$CLSOLVE" devices
 expect_exit 0 "$CLSOLVE" devices --json
 json_get $t/out "j[0]['name']" >/dev/null && ok || bad "devices json"
+
+# --device gpu opens only the one driver left once PoCL is dropped
+# (kernels/ocl_icd.c): a vendors directory of this host's PoCL and a driver
+# that is not there gives "no platform" with the hint, CLSOLVE_ICD_ALL=1
+# opens PoCL too, and --device cpu is not narrowed
+if [ -r /etc/OpenCL/vendors/pocl.icd ]; then
+    mkdir -p $t/vendors
+    cp /etc/OpenCL/vendors/pocl.icd $t/vendors/
+    echo libclsolve-test-no-such-driver.so >$t/vendors/gone.icd
+    OPENCL_VENDOR_PATH=$t/vendors expect_exit 1 "$CLSOLVE" solve gen:poisson3d:4 --device gpu
+    grep -q "no OpenCL platform found.*opened only the OpenCL driver of $t/vendors/gone.icd.*CLSOLVE_ICD_ALL=1" $t/err &&
+        ok || bad "narrowed --device gpu: $(cat $t/err)"
+    OPENCL_VENDOR_PATH=$t/vendors CLSOLVE_ICD_ALL=1 expect_exit 1 "$CLSOLVE" solve gen:poisson3d:4 --device gpu
+    grep -q "no GPU OpenCL device; available: 0: CPU" $t/err && ! grep -q "opened only" $t/err &&
+        ok || bad "CLSOLVE_ICD_ALL=1: $(cat $t/err)"
+    OPENCL_VENDOR_PATH=$t/vendors expect_exit 0 "$CLSOLVE" solve gen:poisson3d:4 --device=cpu --json
+    OPENCL_VENDOR_PATH=$t/vendors CLSOLVE_TRACE=1 expect_exit 1 "$CLSOLVE" solve gen:poisson3d:4 --device=gpu
+    grep -q "the OpenCL loader opens $t/vendors/gone.icd alone" $t/err && ok || bad "trace of the narrowing"
+fi
 finish
