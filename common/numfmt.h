@@ -17,7 +17,7 @@ int cls_fmt_double(char *buf, size_t cap, double v);
 
 /* printf's "%.17g" of v, the same bytes, at p (up to 24 characters; p needs
  * room for 25, as snprintf may end them with a NUL);
- * returns the end. Exact and about 5x faster than snprintf for 1e-11 <=
+ * returns the end. Exact and about 5x faster than snprintf for 1.5e-11 <=
  * |v| < 1e17, where v * 10^(16-E) is m * 5^k * 2^s with 5^k in 64 bits, so
  * the 17 digits are an exact 128-bit product, shifted and rounded half to
  * even as glibc rounds; other values (zero, subnormal, huge, tiny, NaN,

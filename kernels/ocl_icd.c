@@ -2,9 +2,19 @@
  * ocl_icd.c: the loader narrowed to the GPU's driver (see ocl_icd.h).
  *
  * The vendors directory is OPENCL_VENDOR_PATH or /etc/OpenCL/vendors, as
- * both loaders read it. An .icd file's first line is the library, a name
- * or a path; its file name decides, since the runtimes are known by their
- * libraries (libpocl.so.2, libintelocl.so) and not by their .icd names.
+ * ocl-icd reads it (the Khronos loader knows only the second; with it, a
+ * directory named by OPENCL_VENDOR_PATH decides what the loader gets, the
+ * one driver it names, and that is still the narrowing asked for). An
+ * .icd file's first line is the library, a name or a path; its file name
+ * decides, since the runtimes are known by their libraries
+ * (libpocl.so.2, libintelocl.so) and not by their .icd names.
+ *
+ * The Khronos loader opens OCL_ICD_FILENAMES' libraries and, from
+ * OCL_ICD_VENDORS, only a directory: with the .icd file named there it
+ * loads the list alone. So the kept library is added to a list the user
+ * set (unless a library of that file name is in it already: a second
+ * copy would list its platforms twice), and a list that names a CPU-only
+ * runtime keeps every driver.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, strtok_r */
 #include "ocl_icd.h"
@@ -14,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 int ocl_icd_cpu_only(const char *lib)
 {
@@ -27,6 +38,9 @@ int ocl_icd_cpu_only(const char *lib)
 /* the first line of path, trimmed, into lib */
 static int icd_library(const char *path, char *lib, size_t cap)
 {
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0; /* a FIFO would block the read; the Khronos loader skips them too */
     FILE *f = fopen(path, "r");
     if (!f)
         return 0;
@@ -72,11 +86,6 @@ int ocl_icd_gpu_only(const char *dir, ocl_icd_choice *c)
 
 static char ocl_icd_kept_path[4096]; /* set once, before any thread */
 
-const char *ocl_icd_kept(void)
-{
-    return ocl_icd_kept_path[0] ? ocl_icd_kept_path : NULL;
-}
-
 void ocl_icd_hint(char *buf, size_t cap)
 {
     if (ocl_icd_kept_path[0])
@@ -93,22 +102,37 @@ int ocl_icd_narrow(const char *spec, char *kept, size_t cap)
     if (!spec || strcasecmp(spec, "gpu") != 0)
         return 0;
     const char *all = getenv("CLSOLVE_ICD_ALL");
-    if ((all && *all && strcmp(all, "0") != 0) || getenv("OCL_ICD_VENDORS"))
-        return 0;
-    const char *files = getenv("OCL_ICD_FILENAMES");
-    if (files && *files) { /* the Khronos loader adds these: a CPU runtime asked for stays */
-        char list[4096];
-        snprintf(list, sizeof list, "%s", files);
-        for (char *save = NULL, *f = strtok_r(list, ":", &save); f; f = strtok_r(NULL, ":", &save))
-            if (ocl_icd_cpu_only(f))
-                return 0;
-    }
+    const char *vendors = getenv("OCL_ICD_VENDORS");
+    if ((all && *all && strcmp(all, "0") != 0) || (vendors && *vendors))
+        return 0; /* an empty OCL_ICD_VENDORS is unset to both loaders */
     const char *dir = getenv("OPENCL_VENDOR_PATH");
     ocl_icd_choice c;
     if (!ocl_icd_gpu_only(dir && *dir ? dir : "/etc/OpenCL/vendors", &c))
         return 0;
+    const char *files = getenv("OCL_ICD_FILENAMES");
+    char list[8200] = "";
+    if (files && *files) {
+        const char *kb = strrchr(c.lib, '/');
+        kb = kb ? kb + 1 : c.lib;
+        int has = 0;
+        char copy[4096];
+        if ((size_t)snprintf(copy, sizeof copy, "%s", files) >= sizeof copy)
+            return 0; /* a list this long is left as it is */
+        for (char *save = NULL, *f = strtok_r(copy, ":", &save); f;
+             f = strtok_r(NULL, ":", &save)) {
+            if (ocl_icd_cpu_only(f))
+                return 0; /* a CPU runtime asked for by name stays */
+            const char *fb = strrchr(f, '/');
+            has |= strcmp(fb ? fb + 1 : f, kb) == 0;
+        }
+        if (!has)
+            snprintf(list, sizeof list, "%s:%s", files, c.lib);
+    } else {
+        snprintf(list, sizeof list, "%s", c.lib);
+    }
     setenv("OCL_ICD_VENDORS", c.icd, 1);
-    setenv("OCL_ICD_FILENAMES", c.lib, 0);
+    if (list[0])
+        setenv("OCL_ICD_FILENAMES", list, 1);
     snprintf(ocl_icd_kept_path, sizeof ocl_icd_kept_path, "%s", c.icd);
     if (kept && cap)
         snprintf(kept, cap, "%s", c.icd);

@@ -13,9 +13,9 @@
  * ocl_icd_narrow("gpu") therefore points the loader at the one driver left
  * once the CPU-only runtimes (PoCL, Intel's CPU runtime) are dropped:
  * OCL_ICD_VENDORS names its .icd file (ocl-icd loads only that ICD), and
- * OCL_ICD_FILENAMES its library where the user has not set it (the
- * Khronos loader, which reads OCL_ICD_VENDORS as a directory only). It
- * changes nothing when:
+ * OCL_ICD_FILENAMES its library, added to the user's list (the Khronos
+ * loader, which reads OCL_ICD_VENDORS as a directory only). It changes
+ * nothing when:
  *  - the device asked for is not "gpu" (auto falls back to a CPU device
  *    when no GPU answers; an index counts every device);
  *  - the user set OCL_ICD_VENDORS, or OCL_ICD_FILENAMES naming a CPU-only
@@ -51,14 +51,14 @@ int ocl_icd_cpu_only(const char *lib);
  * nothing. */
 int ocl_icd_narrow(const char *spec, char *kept, size_t cap);
 
-/* The .icd ocl_icd_narrow kept in this process, or NULL. */
-const char *ocl_icd_kept(void);
 /* " (--device gpu opened only ...)" for an error about missing platforms
  * or devices when the loader was narrowed; "" otherwise. */
 void ocl_icd_hint(char *buf, size_t cap);
 
 /* --device's value in argv[first..] as an option parser reads it: the
- * last "--device V" or "--device=V" before "--"; NULL when none. */
+ * last "--device V" or "--device=V" before "--"; NULL when none. (An
+ * option's value that is itself "--device", as in `-o --device`, would
+ * be misread: the commands' own parsers run later, after threads.) */
 const char *ocl_icd_device_arg(int argc, char **argv, int first);
 
 #endif

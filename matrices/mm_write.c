@@ -337,7 +337,8 @@ static int write_file(const char *path, const char *header, const csr_matrix *A,
         rc = CLS_EOTHER;
         what = "fsync failed";
     }
-    cls_trace("mm_write: fsync done");
+    if (rc == CLS_OK)
+        cls_trace("mm_write: fsync done");
     if (close(fd) && rc == CLS_OK) {
         e = errno;
         rc = CLS_EOTHER;

@@ -19,6 +19,7 @@
 
 #include "../../common/parallel.h"
 #include "../../common/trace.h"
+#include "../../kernels/ocl_icd.h"
 
 /* ---------------------------------------------------------------- devices */
 
@@ -109,10 +110,11 @@ int dsys_pick_local(const char *spec, int lr, int devices_per_rank, int nmine, o
         if (nc == 0) {
             free(cand);
             /* worded as ocl_pick_device's, which the physics commands use */
-            char list[700];
+            char list[700], hint[4300];
             ocl_describe_devices(devs, n, list, sizeof list);
-            cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s", ocl_type_name(want),
-                     list);
+            ocl_icd_hint(hint, sizeof hint);
+            cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s%s", ocl_type_name(want),
+                     list, hint);
             free(devs);
             return CLS_EOTHER;
         }

@@ -90,13 +90,15 @@ json_get $t/out "j[0]['name']" >/dev/null && ok || bad "devices json"
 # that is not there gives "no platform" with the hint, CLSOLVE_ICD_ALL=1
 # opens PoCL too, and --device cpu is not narrowed
 if [ -r /etc/OpenCL/vendors/pocl.icd ]; then
+    unset OCL_ICD_VENDORS OCL_ICD_FILENAMES CLSOLVE_ICD_ALL # the user's choices turn it off
     mkdir -p $t/vendors
     cp /etc/OpenCL/vendors/pocl.icd $t/vendors/
     echo libclsolve-test-no-such-driver.so >$t/vendors/gone.icd
     OPENCL_VENDOR_PATH=$t/vendors expect_exit 1 "$CLSOLVE" solve gen:poisson3d:4 --device gpu
     grep -q "no OpenCL platform found.*opened only the OpenCL driver of $t/vendors/gone.icd.*CLSOLVE_ICD_ALL=1" $t/err &&
         ok || bad "narrowed --device gpu: $(cat $t/err)"
-    OPENCL_VENDOR_PATH=$t/vendors CLSOLVE_ICD_ALL=1 expect_exit 1 "$CLSOLVE" solve gen:poisson3d:4 --device gpu
+    # every driver of the directory (OCL_ICD_VENDORS: a directory to both loaders)
+    OCL_ICD_VENDORS=$t/vendors CLSOLVE_ICD_ALL=1 expect_exit 1 "$CLSOLVE" solve gen:poisson3d:4 --device gpu
     grep -q "no GPU OpenCL device; available: 0: CPU" $t/err && ! grep -q "opened only" $t/err &&
         ok || bad "CLSOLVE_ICD_ALL=1: $(cat $t/err)"
     OPENCL_VENDOR_PATH=$t/vendors expect_exit 0 "$CLSOLVE" solve gen:poisson3d:4 --device=cpu --json

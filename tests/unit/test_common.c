@@ -26,9 +26,13 @@ static int g17_same(double v)
 {
     char want[40], got[40];
     snprintf(want, sizeof want, "%.17g", v);
+    memset(got, '#', sizeof got);
     char *e = cls_fmt_g17(got, v);
+    int untouched = 1; /* the contract: 25 bytes at most, NUL included */
+    for (size_t i = 25; i < sizeof got; i++)
+        untouched &= got[i] == '#';
     *e = '\0';
-    if (strcmp(want, got) == 0 && (size_t)(e - got) <= 24)
+    if (strcmp(want, got) == 0 && (size_t)(e - got) <= 24 && untouched)
         return 1;
     static int shown;
     if (shown++ < 10)
@@ -99,12 +103,25 @@ static void g17(void)
         double t = ldexp(1.0, k);
         bad += !g17_same(t) + !g17_same(nextafter(t, 0)) + !g17_same(nextafter(t, INFINITY));
     }
-    /* ties at the 17th digit: integers of 16 digits plus a quarter, a half,
-     * three quarters (exact in binary below 2^51, 2^52, 2^51) */
+    /* exact ties at the 17th digit (18 significant digits ending in 5):
+     * 16-digit integers plus a quarter or three quarters (exact below
+     * 2^51); d + j 2^-17 (one integer digit, 17 fractional ones ending in 5
+     * for odd j); j 2^-18 in [0.1, 1) and j 2^-19 in [0.01, 0.1) (E < 0) */
     for (int i = 0; i < 20000; i++) {
         uint64_t n = 1000000000000000ull + g17_next() % 1200000000000000ull;
         bad += !g17_same((double)n + 0.25) + !g17_same((double)n + 0.75);
-        bad += !g17_same((double)(n * 2) + 0.5);
+        uint64_t j = g17_next() % (1u << 17) | 1;
+        bad += !g17_same((double)(1 + i % 9) + ldexp((double)j, -17));
+        uint64_t j18 = (26215 + g17_next() % ((1u << 18) - 26215)) | 1;
+        bad += !g17_same(ldexp((double)j18, -18));
+        uint64_t j19 = (5243 + g17_next() % (52428 - 5243)) | 1;
+        bad += !g17_same(-ldexp((double)j19, -19));
+    }
+    bad += !g17_same(1.00000762939453125); /* 1 + 2^-17: ...312|5 stays ...312 */
+    {
+        char b[32];
+        *cls_fmt_g17(b, 1.00000762939453125) = '\0';
+        CHECK_MSG(strcmp(b, "1.0000076293945312") == 0, "1 + 2^-17 as %s", b);
     }
     /* random bit patterns over the whole range, and random exponents where
      * the fast path works (|v| from 1e-13 to 1e18) */

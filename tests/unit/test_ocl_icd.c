@@ -3,10 +3,11 @@
  * pointed at the GPU's driver alone when a process asks for --device gpu.
  *
  * First the choice over vendors directories made here (PoCL and Intel's CPU
- * runtime dropped, exactly one other kept, unreadable and non-.icd files
- * ignored), then the conditions that keep every driver (another device
+ * runtime dropped, exactly one other kept, empty, non-regular and non-.icd
+ * files ignored), then the conditions that keep every driver (another device
  * spec, OCL_ICD_VENDORS set, CLSOLVE_ICD_ALL=1, OCL_ICD_FILENAMES naming
- * PoCL), and last the loader itself in a child process: with a directory of
+ * PoCL), the user's OCL_ICD_FILENAMES with the kept library added, the
+ * error hint, and last the loader itself in a child process: with a directory of
  * this host's PoCL and a driver that does not exist, the narrowed loader
  * lists no platform (PoCL was not opened) and the full one lists PoCL's.
  */
@@ -102,6 +103,13 @@ int main(void)
     put(d1, "nvidia.icd", "/usr/lib/libnvidia-opencl.so.1\r\n");
     put(d1, "README", "libsomething.so\n"); /* not an .icd */
     put(d1, "empty.icd", "");               /* skipped, as the loaders skip it */
+    {
+        char sub[300];
+        snprintf(sub, sizeof sub, "%s/dir.icd", d1); /* not a regular file */
+        mkdir(sub, 0755);
+        snprintf(sub, sizeof sub, "%s/fifo.icd", d1); /* a FIFO would block a read */
+        mkfifo(sub, 0644);
+    }
     CHECK(ocl_icd_gpu_only(d1, &c) == 1);
     CHECK(c.dropped == 1);
     CHECK_MSG(ends_with(c.icd, "/nvidia.icd"), "kept %s", c.icd);
@@ -156,9 +164,24 @@ int main(void)
     setenv("OCL_ICD_FILENAMES", "libnvidia-opencl.so.1:/usr/lib/libpocl.so.2", 1);
     CHECK(ocl_icd_narrow("gpu", NULL, 0) == 0 && getenv("OCL_ICD_VENDORS") == NULL);
     clean_env();
-    setenv("OCL_ICD_FILENAMES", "libnvidia-opencl.so.1", 1); /* kept as the user set it */
+    setenv("OCL_ICD_FILENAMES", "libnvidia-opencl.so.1", 1); /* the same library by name */
     CHECK(ocl_icd_narrow("gpu", NULL, 0) == 1);
     CHECK(strcmp(getenv("OCL_ICD_FILENAMES"), "libnvidia-opencl.so.1") == 0);
+    clean_env();
+    setenv("OCL_ICD_FILENAMES", "/opt/x/libother.so", 1); /* the Khronos loader loads the list */
+    CHECK(ocl_icd_narrow("gpu", NULL, 0) == 1);
+    CHECK_MSG(strcmp(getenv("OCL_ICD_FILENAMES"),
+                     "/opt/x/libother.so:/usr/lib/libnvidia-opencl.so.1") == 0,
+              "OCL_ICD_FILENAMES=%s", getenv("OCL_ICD_FILENAMES"));
+    clean_env();
+    setenv("OCL_ICD_VENDORS", "", 1); /* empty is unset to both loaders */
+    CHECK(ocl_icd_narrow("gpu", NULL, 0) == 1);
+    {
+        char hint[4300];
+        ocl_icd_hint(hint, sizeof hint);
+        CHECK_MSG(strstr(hint, "/nvidia.icd") && strstr(hint, "CLSOLVE_ICD_ALL=1"), "hint '%s'",
+                  hint);
+    }
     clean_env();
     unsetenv("OPENCL_VENDOR_PATH");
 
