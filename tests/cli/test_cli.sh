@@ -85,6 +85,26 @@ expect_exit 0 "$CLSOLVE" devices
 expect_exit 0 "$CLSOLVE" devices --json
 json_get $t/out "j[0]['name']" >/dev/null && ok || bad "devices json"
 
+# -o when the disk fails (tests/fault/clsfault.c): the third write (the
+# header, then a round's jobs, written by matrices/mm_write.c's writer thread
+# while the next round is formatted) or the fsync fails; exit 1 naming the
+# file and the error, the old x.mtx untouched, no temporary left
+if [ -n "${CLSFAULT_LIB:-}" ] && [ -f "$CLSFAULT_LIB" ]; then
+    mkdir -p $t/full $t/faults
+    for rule in "write ENOSPC 3:write failed: No space left on device" "fsync EIO 1:fsync failed: Input/output error"; do
+        echo keep >$t/full/x.mtx
+        set -- ${rule%%:*}
+        echo "$1 $(cd $t/full && pwd -P)/ $2 $3" >$t/faults/io
+        LD_PRELOAD=$CLSFAULT_LIB${LD_PRELOAD:+:$LD_PRELOAD} CLSFAULT_DIR=$t/faults \
+            expect_exit 1 "$CLSOLVE" solve gen:poisson3d:60 --tol 1e-6 -o $t/full/x.mtx
+        grep -q "x.mtx: ${rule#*:}" $t/err && ok || bad "-o with '$1 $2': $(cat $t/err)"
+        [ "$(cat $t/full/x.mtx)" = keep ] && ok || bad "-o with '$1 $2': the old x.mtx changed"
+        [ "$(ls $t/full)" = x.mtx ] && ok || bad "-o with '$1 $2' left $(ls $t/full)"
+        rm -f $t/faults/io
+    done
+    set --
+fi
+
 # --device gpu opens only the one driver left once PoCL is dropped
 # (kernels/ocl_icd.c): a vendors directory of this host's PoCL and a driver
 # that is not there gives "no platform" with the hint, CLSOLVE_ICD_ALL=1
