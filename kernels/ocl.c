@@ -229,13 +229,11 @@ int ocl_list_devices(ocl_device **devs, int *n, cls_error *err)
     *n = 0;
     cl_uint np = 0;
     cl_int st = clGetPlatformIDs(0, NULL, &np);
-    char hint[4300];
-    ocl_icd_hint(hint, sizeof hint);
     if (st == CL_PLATFORM_NOT_FOUND_KHR || (st == CL_SUCCESS && np == 0))
         return cls_fail(err, CLS_EOTHER,
                         "no OpenCL platform found: install pocl-opencl-icd (CPU) or a "
                         "GPU driver%s",
-                        hint);
+                        ocl_icd_hint());
     OCL_CHECK(err, st, "clGetPlatformIDs");
     cl_platform_id *plats = calloc(np, sizeof *plats);
     if (!plats)
@@ -273,7 +271,7 @@ int ocl_list_devices(ocl_device **devs, int *n, cls_error *err)
         return cls_fail(err, CLS_EOTHER,
                         "no OpenCL device found on %u platform(s): install "
                         "pocl-opencl-icd (CPU) or a GPU driver%s",
-                        (unsigned)np, hint);
+                        (unsigned)np, ocl_icd_hint());
     }
     /* insertion sort: stable, and device counts are tiny */
     for (int i = 1; i < count; i++) {
@@ -303,6 +301,14 @@ void ocl_describe_devices(const ocl_device *d, int n, char *buf, size_t cap)
             break;
         used += (size_t)w;
     }
+}
+
+int ocl_fail_no_type(cls_error *err, cl_device_type want, const ocl_device *devs, int n)
+{
+    char list[700];
+    ocl_describe_devices(devs, n, list, sizeof list);
+    return cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s%s", ocl_type_name(want),
+                    list, ocl_icd_hint());
 }
 
 int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err)
@@ -350,13 +356,9 @@ int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err)
             if (devs[i].type & want)
                 pick = i;
         if (pick < 0) {
-            char list[700];
-            ocl_describe_devices(devs, n, list, sizeof list);
+            ocl_fail_no_type(err, want, devs, n);
             free(devs);
-            char hint[4300];
-            ocl_icd_hint(hint, sizeof hint);
-            return cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s%s",
-                            ocl_type_name(want), list, hint);
+            return CLS_EOTHER;
         }
     }
     *out = devs[pick];

@@ -76,6 +76,10 @@ int ocl_pick_device(const char *spec, ocl_device *out, cls_error *err);
 /* "0: GPU NAME (PLATFORM), 1: ..." into buf (cap bytes, truncated to fit),
  * the list the error messages of device selection show. */
 void ocl_describe_devices(const ocl_device *d, int n, char *buf, size_t cap);
+/* "no GPU OpenCL device; available: ..." (with the narrowed loader's hint,
+ * kernels/ocl_icd.h) into err: the one wording of both device pickers
+ * (ocl_pick_device, dsys_pick_local). Returns CLS_EOTHER. */
+int ocl_fail_no_type(cls_error *err, cl_device_type want, const ocl_device *devs, int n);
 
 int ocl_ctx_create(const ocl_device *dev, ocl_ctx *ctx, cls_error *err);
 /* As ocl_ctx_create, but the context is the process's one for dev, made at

@@ -26,10 +26,18 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "../common/trace.h"
+
+/* a library's file name: the runtimes are told apart by it */
+static const char *icd_base(const char *lib)
+{
+    const char *s = strrchr(lib, '/');
+    return s ? s + 1 : lib;
+}
+
 int ocl_icd_cpu_only(const char *lib)
 {
-    const char *base = strrchr(lib, '/');
-    base = base ? base + 1 : lib;
+    const char *base = icd_base(lib);
     /* PoCL as Debian builds it serves CPU devices only (pthread, basic);
      * Intel's CPU runtime is libintelocl (its GPU driver is libigdrcl) */
     return strncmp(base, "libpocl", 7) == 0 || strncmp(base, "libintelocl", 11) == 0;
@@ -84,17 +92,13 @@ int ocl_icd_gpu_only(const char *dir, ocl_icd_choice *c)
     return c->dropped > 0 && kept == 1;
 }
 
-static char ocl_icd_kept_path[4096]; /* set once, before any thread */
+/* written once by ocl_icd_narrow, before any thread; "" when nothing was
+ * narrowed */
+static char ocl_icd_hint_text[4300];
 
-void ocl_icd_hint(char *buf, size_t cap)
+const char *ocl_icd_hint(void)
 {
-    if (ocl_icd_kept_path[0])
-        snprintf(buf, cap,
-                 " (--device gpu opened only the OpenCL driver of %s; CLSOLVE_ICD_ALL=1 "
-                 "opens every driver)",
-                 ocl_icd_kept_path);
-    else if (cap)
-        buf[0] = '\0';
+    return ocl_icd_hint_text;
 }
 
 int ocl_icd_narrow(const char *spec, char *kept, size_t cap)
@@ -112,8 +116,7 @@ int ocl_icd_narrow(const char *spec, char *kept, size_t cap)
     const char *files = getenv("OCL_ICD_FILENAMES");
     char list[8200] = "";
     if (files && *files) {
-        const char *kb = strrchr(c.lib, '/');
-        kb = kb ? kb + 1 : c.lib;
+        const char *kb = icd_base(c.lib);
         int has = 0;
         char copy[4096];
         if ((size_t)snprintf(copy, sizeof copy, "%s", files) >= sizeof copy)
@@ -122,8 +125,7 @@ int ocl_icd_narrow(const char *spec, char *kept, size_t cap)
              f = strtok_r(NULL, ":", &save)) {
             if (ocl_icd_cpu_only(f))
                 return 0; /* a CPU runtime asked for by name stays */
-            const char *fb = strrchr(f, '/');
-            has |= strcmp(fb ? fb + 1 : f, kb) == 0;
+            has |= strcmp(icd_base(f), kb) == 0;
         }
         if (!has)
             snprintf(list, sizeof list, "%s:%s", files, c.lib);
@@ -133,9 +135,17 @@ int ocl_icd_narrow(const char *spec, char *kept, size_t cap)
     setenv("OCL_ICD_VENDORS", c.icd, 1);
     if (list[0])
         setenv("OCL_ICD_FILENAMES", list, 1);
-    snprintf(ocl_icd_kept_path, sizeof ocl_icd_kept_path, "%s", c.icd);
+    snprintf(ocl_icd_hint_text, sizeof ocl_icd_hint_text,
+             " (--device gpu opened only the OpenCL driver of %s; CLSOLVE_ICD_ALL=1 opens every "
+             "driver)",
+             c.icd);
     if (kept && cap)
         snprintf(kept, cap, "%s", c.icd);
+    if (cls_trace_on()) {
+        char line[4200];
+        snprintf(line, sizeof line, "main: --device gpu: the OpenCL loader opens %s alone", c.icd);
+        cls_trace(line);
+    }
     return 1;
 }
 

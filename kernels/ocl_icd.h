@@ -47,13 +47,13 @@ int ocl_icd_gpu_only(const char *dir, ocl_icd_choice *c);
 int ocl_icd_cpu_only(const char *lib);
 
 /* For device spec "gpu": narrows the loader as above and returns 1, with
- * the kept .icd in kept (when kept is not NULL); 0 when it changed
- * nothing. */
+ * the kept .icd in kept (when kept is not NULL) and in CLSOLVE_TRACE; 0
+ * when it changed nothing. */
 int ocl_icd_narrow(const char *spec, char *kept, size_t cap);
 
 /* " (--device gpu opened only ...)" for an error about missing platforms
  * or devices when the loader was narrowed; "" otherwise. */
-void ocl_icd_hint(char *buf, size_t cap);
+const char *ocl_icd_hint(void);
 
 /* --device's value in argv[first..] as an option parser reads it: the
  * last "--device V" or "--device=V" before "--"; NULL when none. (An

@@ -19,7 +19,6 @@
 
 #include "../../common/parallel.h"
 #include "../../common/trace.h"
-#include "../../kernels/ocl_icd.h"
 
 /* ---------------------------------------------------------------- devices */
 
@@ -109,12 +108,7 @@ int dsys_pick_local(const char *spec, int lr, int devices_per_rank, int nmine, o
                 cand[nc++] = i;
         if (nc == 0) {
             free(cand);
-            /* worded as ocl_pick_device's, which the physics commands use */
-            char list[700], hint[4300];
-            ocl_describe_devices(devs, n, list, sizeof list);
-            ocl_icd_hint(hint, sizeof hint);
-            cls_fail(err, CLS_EOTHER, "no %s OpenCL device; available: %s%s", ocl_type_name(want),
-                     list, hint);
+            ocl_fail_no_type(err, want, devs, n); /* ocl_pick_device's words */
             free(devs);
             return CLS_EOTHER;
         }
