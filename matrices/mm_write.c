@@ -171,8 +171,7 @@ static char *make_header(const char *banner, const char *comment, const char *si
     return s;
 }
 
-/* Writes header + body (formatted in parallel chunks) to a temporary file
- * beside path, fsyncs it and renames it over path. */
+/* the jobs [b, e) of a round, on one of the pool's threads */
 static void wjob_range(void *ctx, int range, int64_t b, int64_t e)
 {
     (void)range;
@@ -220,6 +219,8 @@ static void *wwriter_run(void *arg)
     return NULL;
 }
 
+/* Writes header + body (formatted in parallel rounds) to a temporary file
+ * beside path, fsyncs it and renames it over path. */
 static int write_file(const char *path, const char *header, const csr_matrix *A,
                       const double *x, int64_t n, int sym, cls_error *err)
 {
