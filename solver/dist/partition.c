@@ -59,7 +59,9 @@ static int64_t *chunk_sums(int64_t lo, int64_t hi, part_row_nnz_fn f, const void
 }
 
 /* Cuts rows [lo, hi) into k pieces whose costs are proportional to
- * share[0..k); bounds[0..k] receives the boundaries. Needs hi - lo >= k.
+ * share[0..k), each of at least share[j] rows (a rank's block is cut again
+ * into its share of parts, each a row at least); bounds[0..k] receives the
+ * boundaries. Needs hi - lo >= the shares' sum.
  * Boundary j is placed at the first row i whose cumulative cost reaches
  * total * (shares before piece j) / nshare, on whichever side of it is
  * nearer. The chunk sums (in parallel) find the chunk that holds the
@@ -104,13 +106,14 @@ static int split_range(int64_t lo, int64_t hi, part_row_nnz_fn f, const void *ct
         }
     }
     free(sum);
-    /* every piece at least one row */
+    /* every piece at least its share of rows (with few rows, a rank's block
+     * of the first cut could hold fewer rows than its parts) */
     for (int j = 1; j < k; j++)
-        if (bounds[j] < bounds[j - 1] + 1)
-            bounds[j] = bounds[j - 1] + 1;
+        if (bounds[j] < bounds[j - 1] + share[j - 1])
+            bounds[j] = bounds[j - 1] + share[j - 1];
     for (int j = k - 1; j >= 1; j--)
-        if (bounds[j] > bounds[j + 1] - 1)
-            bounds[j] = bounds[j + 1] - 1;
+        if (bounds[j] > bounds[j + 1] - share[j])
+            bounds[j] = bounds[j + 1] - share[j];
     return CLS_OK;
 }
 

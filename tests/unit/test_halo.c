@@ -191,6 +191,33 @@ static void test_partition(void)
     part_free(&L);
     csr_free(&A);
 
+    /* almost as many parts as rows, the cost in the first row: the first
+     * cut's block for rank 0 (4 parts) must still hold 4 rows (it held 1,
+     * so 3 parts were empty, before the cut kept each rank's share) */
+    {
+        coo_matrix C;
+        coo_init(&C);
+        C.nrows = C.ncols = 14;
+        C.cap = 64;
+        C.row = malloc(64 * sizeof *C.row);
+        C.col = malloc(64 * sizeof *C.col);
+        C.val = malloc(64 * sizeof *C.val);
+        for (int j = 0; j < 14; j++) {
+            C.row[C.nnz] = 0, C.col[C.nnz] = j, C.val[C.nnz++] = 1.0;
+            if (j)
+                C.row[C.nnz] = j, C.col[C.nnz] = j, C.val[C.nnz++] = 1.0;
+        }
+        OK(csr_from_coo(&C, &A, NULL, &err));
+        coo_free(&C);
+        OK(part_plan(14, csr_nnz_fn, &A, 4, 4, 1, 0, &L, &err));
+        CHECK(L.nparts == 14);
+        for (int k = 0; k < L.nparts; k++)
+            CHECK_MSG(L.begin[k + 1] == L.begin[k] + 1, "part %d is [%lld, %lld)", k,
+                      (long long)L.begin[k], (long long)L.begin[k + 1]);
+        part_free(&L);
+        csr_free(&A);
+    }
+
     for (int trial = 0; trial < 40; trial++) {
         int64_t n = rnd(1, 3000);
         random_matrix(n, trial % 2, &A);
@@ -208,7 +235,8 @@ static void test_partition(void)
                 maxw = w;
         }
         for (int k = 0; k < L.nparts; k++) {
-            CHECK(L.begin[k + 1] > L.begin[k]);
+            CHECK_MSG(L.begin[k + 1] > L.begin[k], "n %lld, %d ranks x %d: part %d is [%lld, %lld)",
+                      (long long)n, ranks, g, k, (long long)L.begin[k], (long long)L.begin[k + 1]);
             CHECK(L.slot[k] < g && L.rank[k] < ranks);
             CHECK(part_owner(&L, L.begin[k]) == k && part_owner(&L, L.begin[k + 1] - 1) == k);
             tot_nnz += L.nnz[k];
