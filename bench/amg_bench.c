@@ -11,6 +11,9 @@
  *   --reps R          set-ups and solves repeated; min and median reported
  *   --vcycles K       V-cycles timed alone (default 20)
  *   --setup WHERE     host | device (amg_build_device)   (default host)
+ *   --resetup         host: also the numeric re-set-up (amg_rebuild from a
+ *                     first hierarchy, the aggregates kept), R times:
+ *                     resetup_s (median), resetup_min_s and its phases
  *   --host-rows N     device set-up: levels of <= N rows on the host
  *   --jacobi          also Jacobi-PCG, for the iteration ratio
  *   -v                the hierarchy (amg_describe) on stderr
@@ -62,7 +65,7 @@ int main(int argc, char **argv)
     la_precision prec = LA_DOUBLE;
     double tol = 1e-8;
     long long maxiter = 1000;
-    int reps = 3, vcycles = 20, jacobi = 0, verbose = 0, on_device = 0;
+    int reps = 3, vcycles = 20, jacobi = 0, verbose = 0, on_device = 0, resetup = 0;
     amg_options opt;
     amg_options_default(&opt);
     for (int i = 1; i < argc; i++) {
@@ -103,6 +106,8 @@ int main(int argc, char **argv)
             used = 0;
             if (!strcmp(a, "--jacobi"))
                 jacobi = 1;
+            else if (!strcmp(a, "--resetup"))
+                resetup = 1;
             else if (!strcmp(a, "-v"))
                 verbose = 1;
             else if (a[0] == '-') {
@@ -248,6 +253,35 @@ int main(int argc, char **argv)
     if (jacobi)
         printf(", \"jacobi_iterations\": %lld, \"jacobi_converged\": %d, \"jacobi_solve_s\": %.4f",
                (long long)jres.iterations, jres.converged, jres.seconds);
+    if (resetup && !on_device) { /* amg_rebuild from a first hierarchy of A */
+        amg_hierarchy *h0 = NULL;
+        double rs[64], rph[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
+        if (amg_build(&A, &opt, &h0, &err)) {
+            fprintf(stderr, "bench_amg: %s\n", err.msg);
+            return 1;
+        }
+        for (int r = 0; r < reps; r++) {
+            amg_hierarchy *h = NULL;
+            if (amg_rebuild(&A, h0, &h, &err)) {
+                fprintf(stderr, "bench_amg: resetup: %s\n", err.msg);
+                return 1;
+            }
+            amg_info ri;
+            amg_get_info(h, &ri);
+            rs[r] = ri.build_s;
+            double cur[5] = {ri.strength_s, ri.aggregate_s, ri.prolong_s, ri.rap_s, ri.coarse_s};
+            for (int k = 0; k < 5; k++)
+                rph[k] = fmin(rph[k], cur[k]);
+            amg_free(h);
+        }
+        amg_free(h0);
+        double rmin = rs[0];
+        for (int r = 1; r < reps; r++)
+            rmin = fmin(rmin, rs[r]);
+        printf(", \"resetup_s\": %.4f, \"resetup_min_s\": %.4f, \"resetup_aggregate_s\": %.4f, "
+               "\"resetup_prolong_s\": %.4f, \"resetup_rap_s\": %.4f",
+               median(rs, reps), rmin, rph[0] + rph[1], rph[2], rph[3]);
+    }
     printf("}\n");
     return res.converged ? 0 : 4;
 }

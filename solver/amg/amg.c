@@ -137,6 +137,25 @@ static void dinv_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t 
     }
 }
 
+/* 1: a and b have the same rows, columns and entries in the same places */
+static int csr_same_pattern(const csr_matrix *a, const csr_matrix *b)
+{
+    return a->nrows == b->nrows && a->ncols == b->ncols && a->nnz == b->nnz && a->rowptr &&
+           b->rowptr && !memcmp(a->rowptr, b->rowptr, (size_t)(a->nrows + 1) * sizeof *a->rowptr) &&
+           !memcmp(a->col, b->col, (size_t)a->nnz * sizeof *a->col);
+}
+
+/* B = a's pattern (rows, columns), its values left to be made; 0 or -1 */
+static int csr_pattern_of(const csr_matrix *a, csr_matrix *b)
+{
+    cls_error e;
+    if (!a->rowptr || csr_alloc(b, a->nrows, a->ncols, a->nnz, &e))
+        return -1;
+    memcpy(b->rowptr, a->rowptr, (size_t)(a->nrows + 1) * sizeof *a->rowptr);
+    memcpy(b->col, a->col, (size_t)a->nnz * sizeof *a->col);
+    return 0;
+}
+
 /* the smoother's inverse diagonal: 1/a_ii, or 1/sum_j |a_ij| (l1) */
 static double *smoother_dinv(const csr_matrix *A, const double *diag, amg_smoother s)
 {
@@ -149,9 +168,16 @@ static double *smoother_dinv(const csr_matrix *A, const double *diag, amg_smooth
 }
 
 /* one level: its diagonal and, unless it is the last (or force_last: the
- * aggregation stalled), the next level */
-static int build_level(amg_hierarchy *h, int l, int force_last, int *last, cls_error *err)
+ * aggregation stalled), the next level. like: the same level of an earlier
+ * hierarchy of a matrix with this pattern (amg_rebuild), whose aggregates
+ * and depth are taken instead of the strength graph's and the stop test's;
+ * everything numeric (the diagonal, lambda_max, P's values, R, RAP, the
+ * coarsest inverse) is made anew from A's values. */
+static int build_level(amg_hierarchy *h, int l, int force_last, const amg_hierarchy *lh, int *last,
+                       cls_error *err)
 {
+    const amg_level *like = lh ? &lh->lev[l] : NULL;
+    const int like_last = lh && l == lh->nlevels - 1;
     amg_level *L = &h->lev[l];
     const csr_matrix *A = &L->A;
     const amg_options *o = &h->opt;
@@ -173,7 +199,7 @@ static int build_level(amg_hierarchy *h, int l, int force_last, int *last, cls_e
                           l, (long long)i, diag[i]);
             goto done;
         }
-    *last = force_last || n <= o->coarse_size || l + 1 >= o->max_levels;
+    *last = like ? like_last : force_last || n <= o->coarse_size || l + 1 >= o->max_levels;
     if (*last && n <= AMG_DENSE_MAX) {
         h->t_prolong += cls_now() - t0;
         double t1 = cls_now();
@@ -201,7 +227,7 @@ static int build_level(amg_hierarchy *h, int l, int force_last, int *last, cls_e
         goto done;
 
     t0 = cls_now();
-    if ((rc = amg_strength(A, diag, o->threshold, &S, err)))
+    if (!like && (rc = amg_strength(A, diag, o->threshold, &S, err)))
         goto done;
     double t1 = cls_now();
     h->t_strength += t1 - t0;
@@ -209,8 +235,12 @@ static int build_level(amg_hierarchy *h, int l, int force_last, int *last, cls_e
         rc = cls_fail(err, CLS_EOTHER, "amg: out of memory (level %d)", l);
         goto done;
     }
-    if ((rc = amg_aggregate(&S, agg, &L->naggs, err)))
+    if (like) { /* the pattern is the same: so are the aggregates' rows */
+        memcpy(agg, like->agg, (size_t)n * sizeof *agg);
+        L->naggs = like->naggs;
+    } else if ((rc = amg_aggregate(&S, agg, &L->naggs, err))) {
         goto done;
+    }
     double t2 = cls_now();
     h->t_aggregate += t2 - t1;
     if (L->naggs == 0 || L->naggs >= n) { /* coarsening stalled: this level is the last */
@@ -220,18 +250,35 @@ static int build_level(amg_hierarchy *h, int l, int force_last, int *last, cls_e
         free(L->dinv);
         L->dinv = NULL;
         L->naggs = 0;
-        return build_level(h, l, 1, last, err);
+        return build_level(h, l, 1, NULL, last, err);
     }
-    if ((rc = amg_prolongator(A, diag, agg, L->naggs, o->omega_scale / L->lmax, &L->P, err)) ||
-        (rc = amg_transpose(&L->P, &L->R, err)))
+    if ((rc = amg_prolongator(A, diag, agg, L->naggs, o->omega_scale / L->lmax, &L->P, err)))
         goto done;
-    double t3 = cls_now();
-    h->t_prolong += t3 - t2;
     amg_level *N = &h->lev[l + 1];
-    if ((rc = amg_rap(A, &L->P, &L->R, &N->A, err)))
-        goto done;
+    /* a re-set-up whose P has the earlier P's pattern: R and A_{l+1} have
+     * the earlier ones' too, and only their values are made */
+    int values_only = like && csr_same_pattern(&L->P, &like->P) &&
+                      !csr_pattern_of(&like->R, &L->R) && !csr_pattern_of(&lh->lev[l + 1].A, &N->A);
+    if (values_only && amg_transpose_values(&L->P, &L->R, err) != CLS_OK)
+        values_only = 0;
+    double t3 = cls_now();
+    if (values_only && amg_rap_values(A, &L->P, &L->R, &N->A, err) != CLS_OK)
+        values_only = 0;
+    if (!values_only) { /* in full (a fit that failed leaves no trace) */
+        cls_error_clear(err);
+        csr_free(&L->R);
+        csr_free(&N->A);
+        if ((rc = amg_transpose(&L->P, &L->R, err)))
+            goto done;
+        t3 = cls_now();
+        if ((rc = amg_rap(A, &L->P, &L->R, &N->A, err)))
+            goto done;
+    }
+    h->t_prolong += t3 - t2;
     N->own_A = 1;
     h->t_rap += cls_now() - t3;
+    L->agg = agg; /* kept: a re-set-up of the same pattern takes it */
+    agg = NULL;
 done:
     amg_graph_free(&S);
     free(agg);
@@ -239,7 +286,9 @@ done:
     return rc;
 }
 
-int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, cls_error *err)
+/* like: NULL, or a hierarchy of a matrix with A's pattern (amg_rebuild) */
+static int build(const csr_matrix *A, const amg_options *opt, const amg_hierarchy *like,
+                 amg_hierarchy **out, cls_error *err)
 {
     *out = NULL;
     if (A->nrows != A->ncols)
@@ -261,9 +310,16 @@ int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, 
     h->threads = amg_nthreads();
     h->lev[0].A = *A; /* borrowed */
     h->nlevels = 1;
+    h->rebuilt = like != NULL;
     for (int l = 0;; l++) {
         int last = 0;
-        if ((rc = build_level(h, l, 0, &last, err))) {
+        /* the earlier level l, while it matches this one's rows (it does
+         * for the same pattern: the same aggregates give the same coarse
+         * sizes); from a mismatch on, the levels are set up afresh */
+        if (like && !(l < like->nlevels && like->lev[l].A.nrows == h->lev[l].A.nrows &&
+                      (l == like->nlevels - 1 || like->lev[l].agg)))
+            h->rebuilt = 0, like = NULL;
+        if ((rc = build_level(h, l, 0, like, &last, err))) {
             h->nlevels = l + 2 <= AMG_MAX_LEVELS ? l + 2 : AMG_MAX_LEVELS;
             amg_free(h);
             return rc;
@@ -277,6 +333,27 @@ int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, 
     return CLS_OK;
 }
 
+int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, cls_error *err)
+{
+    return build(A, opt, NULL, out, err);
+}
+
+int amg_rebuild(const csr_matrix *A, const amg_hierarchy *like, amg_hierarchy **out, cls_error *err)
+{
+    if (like->lev[0].A.nrows != A->nrows || like->lev[0].A.nnz != A->nnz)
+        return cls_fail(err, CLS_EUSAGE,
+                        "amg: re-set-up of a %lld-row, %lld-entry matrix from a hierarchy of "
+                        "%lld rows and %lld entries: the patterns differ",
+                        (long long)A->nrows, (long long)A->nnz, (long long)like->lev[0].A.nrows,
+                        (long long)like->lev[0].A.nnz);
+    return build(A, &like->opt, like, out, err);
+}
+
+int amg_is_rebuilt(const amg_hierarchy *h)
+{
+    return h->rebuilt;
+}
+
 void amg_free(amg_hierarchy *h)
 {
     if (!h)
@@ -288,6 +365,7 @@ void amg_free(amg_hierarchy *h)
         csr_free(&L->P);
         csr_free(&L->R);
         free(L->dinv);
+        free(L->agg);
     }
     free(h->coarse_inv);
     free(h);

@@ -92,6 +92,19 @@ void amg_options_default(amg_options *opt);
 /* Builds the hierarchy of A (square, symmetric positive definite; one
  * part's local block). opt NULL: the defaults. */
 int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, cls_error *err);
+/* The numeric re-set-up (AmgX's resetup): the hierarchy of A, whose
+ * pattern is that of the matrix `like` was built on (same rows, entries
+ * and columns; the caller vouches for the columns, e.g. by a hash),
+ * keeping like's aggregates and depth and making every value anew: the
+ * diagonals, lambda_max, P, R, the coarse operators and the coarsest
+ * inverse, with like's options. The strength graph and the MIS(2) rounds
+ * are skipped. Where a level's rows do not match like's, that level and
+ * those below are set up afresh (amg_is_rebuilt then says 0). like stays
+ * the caller's and may be freed afterwards. */
+int amg_rebuild(const csr_matrix *A, const amg_hierarchy *like, amg_hierarchy **out,
+                cls_error *err);
+/* 1: every level's aggregates came from the hierarchy amg_rebuild was given */
+int amg_is_rebuilt(const amg_hierarchy *h);
 void amg_free(amg_hierarchy *h);
 
 /* Copies the hierarchy to la's device. la's configuration (la->cfg) is

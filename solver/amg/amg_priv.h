@@ -49,6 +49,7 @@ typedef struct amg_level {
     double *dinv;    /* the smoother's inverse diagonal (1/a_ii or 1/sum|a_ij|) */
     double lmax;     /* estimate of lambda_max(D^-1 A), D = diag(A) */
     int64_t naggs;
+    int32_t *agg; /* row i's aggregate (-1: none), kept for amg_rebuild; NULL on the last */
 } amg_level;
 
 struct amg_hierarchy {
@@ -59,6 +60,7 @@ struct amg_hierarchy {
     double *coarse_inv; /* n x n, row major, exactly symmetric */
     double t_strength, t_aggregate, t_prolong, t_rap, t_coarse, t_build;
     int threads;
+    int rebuilt; /* amg_rebuild made it: the aggregates of an earlier hierarchy */
 };
 
 /* Chebyshev coefficients of one level: pre- and post-smoothing use the same
@@ -119,6 +121,14 @@ int amg_spgemm(const csr_matrix *A, const csr_matrix *B, int sorted, csr_matrix 
 /* Ac = R A P */
 int amg_rap(const csr_matrix *A, const csr_matrix *P, const csr_matrix *R, csr_matrix *Ac,
             cls_error *err);
+
+/* The same three with the result's pattern given (amg_rebuild: an earlier
+ * hierarchy's T, C, Ac for the same patterns): only the values are made,
+ * the full steps' bits; CLS_EOTHER when the pattern does not fit. */
+int amg_transpose_values(const csr_matrix *A, csr_matrix *T, cls_error *err);
+int amg_spgemm_values(const csr_matrix *A, const csr_matrix *B, csr_matrix *C, cls_error *err);
+int amg_rap_values(const csr_matrix *A, const csr_matrix *P, const csr_matrix *R, csr_matrix *Ac,
+                   cls_error *err);
 
 /* inv = A^-1 (dense, symmetrised) by Cholesky; CLS_EBREAKDOWN when a pivot
  * is not positive (A not SPD to working precision). */

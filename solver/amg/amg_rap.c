@@ -279,3 +279,134 @@ int amg_rap(const csr_matrix *A, const csr_matrix *P, const csr_matrix *R, csr_m
     csr_free(&AP);
     return rc;
 }
+
+/* ------------------------------------------- the values alone (re-set-up) */
+
+/* amg_rebuild's twins of the two steps above for a pattern known from an
+ * earlier hierarchy (the same A pattern and aggregates give the same P, R
+ * and Ac patterns): the values are computed into the given pattern, with
+ * nothing counted, appended, copied or sorted. Each entry is the same sum
+ * in the same order as the full step's, so the result is its bits. A
+ * product entry that the pattern lacks, or a pattern entry that no product
+ * reaches, is reported (CLS_EOTHER, "pattern"), and the caller sets the
+ * level up in full. */
+
+typedef struct {
+    const csr_matrix *A;
+    csr_matrix *T;
+    _Atomic int missing;
+} trv_ctx;
+
+/* T(c, i) = A(i, c): found by bisection in T's sorted row c */
+static void trv_range(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
+{
+    (void)thread, (void)chunk;
+    trv_ctx *c = arg;
+    const csr_matrix *A = c->A;
+    csr_matrix *T = c->T;
+    for (int64_t i = b; i < e; i++)
+        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            int64_t lo = T->rowptr[A->col[k]], hi = T->rowptr[A->col[k] + 1];
+            while (lo < hi) {
+                int64_t mid = lo + (hi - lo) / 2;
+                if (T->col[mid] < (int32_t)i)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < T->rowptr[A->col[k] + 1] && T->col[lo] == (int32_t)i)
+                T->val[lo] = A->val[k];
+            else
+                c->missing = 1;
+        }
+}
+
+int amg_transpose_values(const csr_matrix *A, csr_matrix *T, cls_error *err)
+{
+    if (T->nrows != A->ncols || T->ncols != A->nrows || T->nnz != A->nnz)
+        return cls_fail(err, CLS_EOTHER, "amg: the transpose's pattern does not match");
+    trv_ctx c = {A, T, 0};
+    amg_par_chunks(A->nrows, AMG_GRAIN, trv_range, &c);
+    return c.missing ? cls_fail(err, CLS_EOTHER, "amg: the transpose's pattern does not match")
+                     : CLS_OK;
+}
+
+typedef struct {
+    const csr_matrix *A, *B;
+    csr_matrix *C;
+    acc_slot *slot[THREADS_MAX];
+    _Atomic int failed; /* 1: out of memory, 2: the pattern does not match */
+} mmv_ctx;
+
+static void mmv_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
+{
+    (void)chunk;
+    mmv_ctx *c = arg;
+    const csr_matrix *A = c->A, *B = c->B;
+    csr_matrix *C = c->C;
+    acc_slot *sl = c->slot[thread];
+    if (!sl) {
+        sl = c->slot[thread] = malloc((size_t)(B->ncols ? B->ncols : 1) * sizeof *sl);
+        if (!sl) {
+            c->failed = 1;
+            return;
+        }
+        for (int64_t j = 0; j < B->ncols; j++)
+            sl[j].mark = -1;
+    }
+    for (int64_t i = b; i < e; i++) {
+        int64_t m = 0; /* columns this row's products reach */
+        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            double a = A->val[k]; /* C(i,:) += a_ik B(k,:), as mm_chunk */
+            int32_t kk = A->col[k];
+            for (int64_t l = B->rowptr[kk]; l < B->rowptr[kk + 1]; l++) {
+                acc_slot *p = &sl[B->col[l]];
+                if (p->mark != (int32_t)i) {
+                    p->mark = (int32_t)i;
+                    p->acc = a * B->val[l];
+                    m++;
+                } else {
+                    p->acc += a * B->val[l];
+                }
+            }
+        }
+        if (m != C->rowptr[i + 1] - C->rowptr[i]) {
+            c->failed = 2;
+            return;
+        }
+        for (int64_t q = C->rowptr[i]; q < C->rowptr[i + 1]; q++) {
+            const acc_slot *p = &sl[C->col[q]];
+            if (p->mark != (int32_t)i) { /* a pattern entry no product reached */
+                c->failed = 2;
+                return;
+            }
+            C->val[q] = p->acc;
+        }
+    }
+}
+
+int amg_spgemm_values(const csr_matrix *A, const csr_matrix *B, csr_matrix *C, cls_error *err)
+{
+    if (A->ncols != B->nrows || C->nrows != A->nrows || C->ncols != B->ncols ||
+        A->nrows > INT32_MAX)
+        return cls_fail(err, CLS_EOTHER, "amg: the product's pattern does not match");
+    mmv_ctx c = {.A = A, .B = B, .C = C};
+    amg_par_chunks(A->nrows, MM_CHUNK, mmv_chunk, &c);
+    for (int t = 0; t < THREADS_MAX; t++)
+        free(c.slot[t]);
+    return c.failed == 1   ? cls_fail(err, CLS_EOTHER, "amg: out of memory in a sparse product")
+           : c.failed == 2 ? cls_fail(err, CLS_EOTHER, "amg: the product's pattern does not match")
+                           : CLS_OK;
+}
+
+int amg_rap_values(const csr_matrix *A, const csr_matrix *P, const csr_matrix *R, csr_matrix *Ac,
+                   cls_error *err)
+{
+    csr_matrix AP;
+    int rc = amg_spgemm(A, P, 0, &AP, err); /* AP in full: it is not kept between set-ups */
+    if (rc)
+        return rc;
+    rc = amg_spgemm_values(R, &AP, Ac, err);
+    csr_free(&AP);
+    return rc;
+}

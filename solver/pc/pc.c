@@ -158,13 +158,14 @@ int pc_setup(dsys *s, const pc_options *o, pc *pc, cls_error *err)
     {
         double mx[4] = {pc->info.setup_s, pc->info.build_s, pc->info.shift,
                         (double)pc->info.levels};
-        long long sm[4] = {pc->info.parts_built, pc->info.parts_reused, pc->info.shifted_parts,
-                           (long long)pc->info.factor_nnz};
+        long long sm[5] = {pc->info.parts_built, pc->info.parts_reused, pc->info.shifted_parts,
+                           (long long)pc->info.factor_nnz, pc->info.parts_resetup};
         MPI_Allreduce(MPI_IN_PLACE, mx, 4, MPI_DOUBLE, MPI_MAX, s->comm);
-        MPI_Allreduce(MPI_IN_PLACE, sm, 4, MPI_LONG_LONG, MPI_SUM, s->comm);
+        MPI_Allreduce(MPI_IN_PLACE, sm, 5, MPI_LONG_LONG, MPI_SUM, s->comm);
         if (pc->kind->global_setup) { /* one global set-up: not a sum over ranks */
             sm[0] = pc->info.parts_built ? 1 : 0;
             sm[1] = pc->info.parts_reused ? 1 : 0;
+            sm[4] = pc->info.parts_resetup ? 1 : 0;
         }
         pc->info.setup_s = mx[0];
         pc->info.build_s = mx[1];
@@ -174,6 +175,7 @@ int pc_setup(dsys *s, const pc_options *o, pc *pc, cls_error *err)
         pc->info.parts_reused = (int)sm[1];
         pc->info.shifted_parts = (int)sm[2];
         pc->info.factor_nnz = sm[3];
+        pc->info.parts_resetup = (int)sm[4];
         if (pc->info.shifted_parts > 0)
             snprintf(pc->info.note, sizeof pc->info.note,
                      "IC(0) met a non-positive pivot in %d part(s): the diagonal was shifted "
@@ -305,6 +307,7 @@ json_t *pc_info_json(const pc_info *in)
     if (pc_kind_of(in->type)->reports_setup) { /* a set-up worth counting */
         json_object_set_new(o, "built", json_integer(in->parts_built));
         json_object_set_new(o, "reused", json_integer(in->parts_reused));
+        json_object_set_new(o, "resetup", json_integer(in->parts_resetup));
         json_object_set_new(o, "setup", json_string(in->on_device ? "device" : "host"));
     }
     const pc_kind *kind = pc_kind_of(in->type);

@@ -47,6 +47,7 @@
 typedef struct pc_info {
     solver_precond type; /* as run (auto resolved) */
     int parts_built, parts_reused;
+    int parts_resetup;   /* of the built: a numeric re-set-up of a cached one's pattern (amg) */
     double setup_s;      /* this rank's set-up (host build + upload), max over ranks */
     double build_s;      /* of which the host build (0 when reused) */
     int degree, lanczos; /* chebyshev */

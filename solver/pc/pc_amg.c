@@ -207,7 +207,8 @@ static int pc_amg_setup(pc *pc, cls_error *err)
             pc->info.on_device = 1;
             continue;
         }
-        uint64_t key = cache ? pc_cache_part_key(p, PRECOND_AMG, 0) : 0;
+        uint64_t pattern = 0;
+        uint64_t key = cache ? pc_cache_part_keys(p, PRECOND_AMG, 0, &pattern) : 0;
         ap->centry = cache ? pc_cache_get(key, PRECOND_AMG, p->halo.nlocal) : NULL;
         amg_setup *a = pc_cache_data(ap->centry);
         if (a) {
@@ -218,14 +219,26 @@ static int pc_amg_setup(pc *pc, cls_error *err)
             const double tb = cls_now();
             if (!(a = calloc(1, sizeof *a)))
                 return cls_fail(err, CLS_EOTHER, "out of memory for the preconditioner");
-            if ((rc = pc_local_block(p, &a->A, err)) || (rc = amg_build(&a->A, &ao, &a->h, err))) {
+            /* the same pattern with other values (a time step, a new
+             * coefficient): the earlier hierarchy's aggregates, the values
+             * anew (amg_rebuild, AmgX's resetup) */
+            struct pc_cache_entry *like =
+                cache ? pc_cache_get_pattern(pattern, PRECOND_AMG, p->halo.nlocal) : NULL;
+            const amg_setup *la = pc_cache_data(like);
+            if (!(rc = pc_local_block(p, &a->A, err)))
+                rc = la && la->A.nnz == a->A.nnz ? amg_rebuild(&a->A, la->h, &a->h, err)
+                                                 : amg_build(&a->A, &ao, &a->h, err);
+            pc_cache_release(like);
+            if (rc) {
                 amg_setup_drop(a);
                 return rc;
             }
             pc->info.build_s += cls_now() - tb;
             pc->info.parts_built++;
+            pc->info.parts_resetup += amg_is_rebuilt(a->h);
             ap->centry =
                 cache ? pc_cache_put(key, PRECOND_AMG, p->halo.nlocal, a, amg_setup_drop) : NULL;
+            pc_cache_set_pattern(ap->centry, pattern);
             if (!ap->centry)
                 ap->own = a;
         }

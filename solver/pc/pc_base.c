@@ -35,17 +35,18 @@ uint64_t pc_cache_mix(uint64_t z)
 typedef struct hash_ctx {
     const dpart *p;
     const csr_matrix *B;
-    uint64_t *sums; /* per range */
+    uint64_t *sums; /* per range: [2 q] with the values, [2 q + 1] the pattern alone */
 } hash_ctx;
 
-/* sum over rows of mix(row hash): rows hashed with their global index,
- * global columns and value bits */
+/* sums over rows of mix(row hash): rows hashed with their global index,
+ * global columns and value bits, and once more without the values (the
+ * pattern's hash: a numeric re-set-up needs only the same pattern) */
 static void hash_rows(void *arg, int range, int64_t i0, int64_t i1)
 {
     hash_ctx *c = arg;
-    uint64_t sum = 0;
+    uint64_t sum = 0, psum = 0;
     for (int64_t i = i0; i < i1; i++) {
-        uint64_t h;
+        uint64_t h, g;
         int64_t e0, e1;
         if (c->p) {
             const csr_matrix *A = &c->p->A;
@@ -53,55 +54,66 @@ static void hash_rows(void *arg, int range, int64_t i0, int64_t i1)
             const int64_t base = A->rowptr[0];
             e0 = A->rowptr[i] - base;
             e1 = A->rowptr[i + 1] - base;
-            h = pc_cache_mix((uint64_t)(hp->row_begin + i) + 0x9e3779b97f4a7c15ull);
+            h = g = pc_cache_mix((uint64_t)(hp->row_begin + i) + 0x9e3779b97f4a7c15ull);
             for (int64_t e = e0; e < e1; e++) {
                 int64_t c2 = A->col[e];
-                int64_t g =
+                int64_t gc =
                     c2 < hp->nlocal ? hp->row_begin + c2 : hp->ghost_global[c2 - hp->nlocal];
                 uint64_t vb;
                 memcpy(&vb, &A->val[e], sizeof vb);
-                h = pc_cache_mix(h ^ (uint64_t)g) + vb * 0x2545f4914f6cdd1dull;
+                h = pc_cache_mix(h ^ (uint64_t)gc) + vb * 0x2545f4914f6cdd1dull;
+                g = pc_cache_mix(g ^ (uint64_t)gc);
             }
         } else {
             const csr_matrix *B = c->B;
-            h = pc_cache_mix((uint64_t)i + 0x9e3779b97f4a7c15ull);
+            h = g = pc_cache_mix((uint64_t)i + 0x9e3779b97f4a7c15ull);
             for (int64_t e = B->rowptr[i]; e < B->rowptr[i + 1]; e++) {
                 uint64_t vb;
                 memcpy(&vb, &B->val[e], sizeof vb);
                 h = pc_cache_mix(h ^ (uint64_t)B->col[e]) + vb * 0x2545f4914f6cdd1dull;
+                g = pc_cache_mix(g ^ (uint64_t)B->col[e]);
             }
         }
         sum += pc_cache_mix(h);
+        psum += pc_cache_mix(g);
     }
-    c->sums[range] = sum;
+    c->sums[2 * range] = sum;
+    c->sums[2 * range + 1] = psum;
 }
 
-static uint64_t hash_sum(hash_ctx *c, int64_t n, uint64_t seed)
+/* the hash with the values; *pattern (if not NULL) the pattern's */
+static uint64_t hash_sum(hash_ctx *c, int64_t n, uint64_t seed, uint64_t *pattern)
 {
     int t = cls_parallel_ranges(n, 16384);
-    uint64_t local[64], *sums = t <= 64 ? local : malloc((size_t)t * sizeof *sums);
+    uint64_t local[128], *sums = t <= 64 ? local : malloc((size_t)t * 2 * sizeof *sums);
+    if (pattern)
+        *pattern = 0;
     if (!sums)
         return 0; /* no hash: never matches (the cache refuses key 0) */
     c->sums = sums;
     cls_parallel_for(n, 16384, hash_rows, c);
-    uint64_t h = seed;
-    for (int q = 0; q < t; q++)
-        h += sums[q]; /* a sum: the split into ranges does not matter */
+    uint64_t h = seed, g = seed ^ 0x5851f42d4c957f2dull;
+    for (int q = 0; q < t; q++) { /* sums: the split into ranges does not matter */
+        h += sums[2 * q];
+        g += sums[2 * q + 1];
+    }
     if (sums != local)
         free(sums);
+    if (pattern)
+        *pattern = pc_cache_mix(g ^ (uint64_t)n);
     return pc_cache_mix(h ^ (uint64_t)n);
 }
 
 uint64_t pc_hash_csr(const csr_matrix *B)
 {
     hash_ctx c = {NULL, B, NULL};
-    return hash_sum(&c, B->nrows, 0x1234567u);
+    return hash_sum(&c, B->nrows, 0x1234567u, NULL);
 }
 
 uint64_t pc_hash_part(const dpart *p)
 {
     hash_ctx c = {p, NULL, NULL};
-    return hash_sum(&c, p->A.nrows, (uint64_t)p->halo.row_begin * 0x9e3779b97f4a7c15ull);
+    return hash_sum(&c, p->A.nrows, (uint64_t)p->halo.row_begin * 0x9e3779b97f4a7c15ull, NULL);
 }
 
 /* ------------------------------------------------------------- the block */
@@ -139,6 +151,7 @@ la_vec pc_loc(const dsys *s, const dvec *x, int k)
 typedef struct pc_cache_entry {
     int used, refs;
     uint64_t key, stamp;
+    uint64_t pattern; /* the block's pattern hash (0: not kept): pc_cache_get_pattern */
     solver_precond type;
     int64_t n;
     void *data; /* the kind's set-up (an IC(0) factor, a hierarchy, bounds) */
@@ -170,9 +183,18 @@ int pc_cache_enabled(const pc_options *o)
 
 uint64_t pc_cache_part_key(const dpart *p, solver_precond t, uint64_t extra)
 {
-    uint64_t h = pc_hash_part(p);
-    uint64_t o = (uint64_t)t * 1000003u ^ extra;
-    return h ? pc_cache_mix(h ^ pc_cache_mix(o)) | 1u : 0;
+    return pc_cache_part_keys(p, t, extra, NULL);
+}
+
+uint64_t pc_cache_part_keys(const dpart *p, solver_precond t, uint64_t extra, uint64_t *pattern)
+{
+    hash_ctx c = {p, NULL, NULL};
+    uint64_t g = 0,
+             h = hash_sum(&c, p->A.nrows, (uint64_t)p->halo.row_begin * 0x9e3779b97f4a7c15ull, &g);
+    uint64_t o = pc_cache_mix((uint64_t)t * 1000003u ^ extra);
+    if (pattern)
+        *pattern = h && g ? pc_cache_mix(g ^ o ^ 0x6a09e667f3bcc909ull) | 1u : 0;
+    return h ? pc_cache_mix(h ^ o) | 1u : 0;
 }
 
 int pc_cache_matrix_key(dsys *s, solver_precond t, uint64_t extra, uint64_t *key, cls_error *err)
@@ -249,6 +271,35 @@ pc_cache_entry *pc_cache_put(uint64_t key, solver_precond t, int64_t n, void *da
     }
     pthread_mutex_unlock(&pc_cache_mu);
     return e;
+}
+
+pc_cache_entry *pc_cache_get_pattern(uint64_t pattern, solver_precond t, int64_t n)
+{
+    pc_cache_entry *hit = NULL;
+    if (!pattern)
+        return NULL;
+    pthread_mutex_lock(&pc_cache_mu);
+    for (int i = 0; i < PC_CACHE_MAX; i++) { /* the most recent of that pattern */
+        pc_cache_entry *c = &pc_cache[i];
+        if (c->used && c->pattern == pattern && c->type == t && c->n == n &&
+            (!hit || c->stamp > hit->stamp))
+            hit = c;
+    }
+    if (hit) {
+        hit->refs++;
+        hit->stamp = ++pc_cache_clock;
+    }
+    pthread_mutex_unlock(&pc_cache_mu);
+    return hit;
+}
+
+void pc_cache_set_pattern(pc_cache_entry *e, uint64_t pattern)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&pc_cache_mu);
+    e->pattern = pattern;
+    pthread_mutex_unlock(&pc_cache_mu);
 }
 
 void *pc_cache_data(pc_cache_entry *e)

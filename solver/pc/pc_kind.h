@@ -94,6 +94,10 @@ int pc_setup_on_device(const pc *pc, const dpart *p, int *dev, cls_error *err);
 /* key of a per-part set-up: the part's content and what shapes the set-up
  * (extra: e.g. an option's bits); 0 when no hash could be made */
 uint64_t pc_cache_part_key(const dpart *p, solver_precond t, uint64_t extra);
+/* the same key, and in *pattern (when not NULL) the key of the part's
+ * pattern alone (rows, global columns; not the values): two matrices of
+ * one pattern share it (0 when no hash could be made) */
+uint64_t pc_cache_part_keys(const dpart *p, solver_precond t, uint64_t extra, uint64_t *pattern);
 /* key of a set-up of the whole matrix: collective (an MPI_BXOR of the
  * parts' hashes over the ranks); 0 with err set on an MPI failure */
 int pc_cache_matrix_key(dsys *s, solver_precond t, uint64_t extra, uint64_t *key, cls_error *err);
@@ -105,6 +109,11 @@ struct pc_cache_entry *pc_cache_get(uint64_t key, solver_precond t, int64_t n);
  * caller keeps data */
 struct pc_cache_entry *pc_cache_put(uint64_t key, solver_precond t, int64_t n, void *data,
                                     void (*drop)(void *data));
+/* the most recent entry of that pattern key (and type, n) held, or NULL:
+ * a set-up of the same pattern with other values, for a numeric re-set-up */
+struct pc_cache_entry *pc_cache_get_pattern(uint64_t pattern, solver_precond t, int64_t n);
+/* records the entry's pattern key (kinds that can re-set-up from it) */
+void pc_cache_set_pattern(struct pc_cache_entry *e, uint64_t pattern);
 void *pc_cache_data(struct pc_cache_entry *e);
 /* gives back a held entry (NULL: nothing) */
 void pc_cache_release(struct pc_cache_entry *e);

@@ -15,6 +15,13 @@
  *    of Jacobi-PCG's iterations, every SPD matrix of the shared data, and
  *    the ones that are not SPD refused or never reported converged wrongly.
  * 6. Bad options and shapes are refused with the right class.
+ * 7. The numeric re-set-up (amg_rebuild): with the values scaled by a
+ *    power of two it is the fresh build's hierarchy bit for bit (so every
+ *    value was made anew, none kept); with other values of the same
+ *    pattern it keeps the aggregates, its P and coarse operators are the
+ *    set-up steps' own on the new values, and PCG with it takes about the
+ *    fresh hierarchy's iterations; it outlives the hierarchy it came from;
+ *    another pattern is refused.
  * Inputs are fresh each run (seed printed; CLSOLVE_TEST_SEED replays).
  */
 #include <float.h>
@@ -320,6 +327,198 @@ static void test_ref_spd(int kind, amg_smoother sm)
     csr_free(&A);
 }
 
+/* ------------------------------------------- 7. the numeric re-set-up */
+
+/* PCG on the host with the reference V-cycle: iterations to rtol (b = A 1) */
+static int pcg_ref_iters(const amg_hierarchy *h, const csr_matrix *A, double rtol)
+{
+    int64_t n = A->nrows;
+    double *x = calloc((size_t)n, sizeof *x), *r = calloc((size_t)n, sizeof *r);
+    double *z = malloc((size_t)n * sizeof *z), *p = malloc((size_t)n * sizeof *p);
+    double *q = malloc((size_t)n * sizeof *q);
+    int it = -1;
+    for (int64_t i = 0; i < n; i++) {
+        r[i] = 0.0;
+        for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
+            r[i] += A->val[e];
+    }
+    double rr0 = dot(r, r, n), rz = 0.0;
+    if (amg_apply_ref(h, r, z, &err) != CLS_OK)
+        goto out;
+    memcpy(p, z, (size_t)n * sizeof *p);
+    rz = dot(r, z, n);
+    for (int k = 1; k <= 500; k++) {
+        for (int64_t i = 0; i < n; i++) {
+            q[i] = 0.0;
+            for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
+                q[i] += A->val[e] * p[A->col[e]];
+        }
+        double alpha = rz / dot(p, q, n);
+        for (int64_t i = 0; i < n; i++) {
+            x[i] += alpha * p[i];
+            r[i] -= alpha * q[i];
+        }
+        if (dot(r, r, n) <= rtol * rtol * rr0) {
+            it = k;
+            break;
+        }
+        if (amg_apply_ref(h, r, z, &err) != CLS_OK)
+            break;
+        double rz1 = dot(r, z, n);
+        for (int64_t i = 0; i < n; i++)
+            p[i] = z[i] + rz1 / rz * p[i];
+        rz = rz1;
+    }
+out:
+    free(x);
+    free(r);
+    free(z);
+    free(p);
+    free(q);
+    return it;
+}
+
+static int copy_csr(const csr_matrix *A, csr_matrix *B, cls_error *e)
+{
+    int rc = csr_alloc(B, A->nrows, A->ncols, A->nnz, e);
+    if (rc)
+        return rc;
+    memcpy(B->rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof *A->rowptr);
+    memcpy(B->col, A->col, (size_t)A->nnz * sizeof *A->col);
+    memcpy(B->val, A->val, (size_t)A->nnz * sizeof *A->val);
+    return CLS_OK;
+}
+
+static void test_rebuild(int kind)
+{
+    csr_matrix A, A4, A2;
+    random_spd(kind, 20000 + (int64_t)(check_rand() % 20000), &A);
+    amg_options o;
+    amg_options_default(&o);
+    o.coarse_size = 30;
+    amg_hierarchy *h = NULL, *fresh = NULL, *re = NULL;
+    OK(amg_build(&A, &o, &h, &err));
+    if (!h) {
+        csr_free(&A);
+        return;
+    }
+    CHECK_MSG(h->nlevels > 2 && !amg_is_rebuilt(h), "kind %d: %d levels", kind, h->nlevels);
+
+    /* (a) 4 A: the same aggregates, every value 4x (D^-1 A the same bits):
+     * the re-set-up must be the fresh build of 4 A exactly */
+    OK(copy_csr(&A, &A4, &err));
+    for (int64_t e = 0; e < A4.nnz; e++)
+        A4.val[e] *= 4.0;
+    OK(amg_build(&A4, &o, &fresh, &err));
+    OK(amg_rebuild(&A4, h, &re, &err));
+    if (fresh && re) {
+        CHECK_MSG(amg_is_rebuilt(re) && re->nlevels == fresh->nlevels,
+                  "kind %d: rebuilt %d, %d levels against %d", kind, amg_is_rebuilt(re),
+                  re->nlevels, fresh->nlevels);
+        for (int l = 0; l < re->nlevels && l < fresh->nlevels; l++) {
+            CHECK_MSG(
+                csr_same(&re->lev[l].A, &fresh->lev[l].A) && re->lev[l].lmax == fresh->lev[l].lmax,
+                "kind %d: level %d operator or lambda_max differs from the fresh build's", kind, l);
+            if (l + 1 < re->nlevels)
+                CHECK_MSG(csr_same(&re->lev[l].P, &fresh->lev[l].P) &&
+                              csr_same(&re->lev[l].R, &fresh->lev[l].R) &&
+                              !memcmp(re->lev[l].agg, fresh->lev[l].agg,
+                                      (size_t)re->lev[l].A.nrows * sizeof(int32_t)),
+                          "kind %d: level %d P, R or aggregates differ from the fresh build's",
+                          kind, l);
+        }
+        /* and not the old values: level 1 is 4x h's */
+        CHECK(re->lev[1].A.nnz == h->lev[1].A.nnz &&
+              re->lev[1].A.val[0] == 4.0 * h->lev[1].A.val[0]);
+        CHECK(re->coarse_direct == fresh->coarse_direct);
+        if (re->coarse_direct && fresh->coarse_direct) {
+            int64_t nc = re->lev[re->nlevels - 1].A.nrows;
+            CHECK(!memcmp(re->coarse_inv, fresh->coarse_inv, (size_t)(nc * nc) * sizeof(double)));
+        }
+    }
+    amg_free(fresh);
+    amg_free(re);
+    fresh = re = NULL;
+
+    /* (b) other values, same pattern: A + s diag(A), s in [0.05, 1] */
+    OK(copy_csr(&A, &A2, &err));
+    double s = 0.05 + 0.95 * check_uniform();
+    for (int64_t i = 0; i < A2.nrows; i++)
+        for (int64_t e = A2.rowptr[i]; e < A2.rowptr[i + 1]; e++)
+            if (A2.col[e] == i)
+                A2.val[e] *= 1.0 + s;
+    OK(amg_rebuild(&A2, h, &re, &err));
+    OK(amg_build(&A2, &o, &fresh, &err));
+    if (re)
+        for (int l = 0; l + 1 < re->nlevels && l + 1 < h->nlevels; l++)
+            CHECK_MSG(re->lev[l].naggs == h->lev[l].naggs &&
+                          !memcmp(re->lev[l].agg, h->lev[l].agg,
+                                  (size_t)h->lev[l].A.nrows * sizeof(int32_t)),
+                      "kind %d: level %d's aggregates are not the earlier hierarchy's", kind, l);
+    amg_free(h); /* the re-set-up owns what it holds */
+    h = NULL;
+    if (re && fresh) {
+        CHECK(amg_is_rebuilt(re));
+        amg_level *L0 = &re->lev[0];
+        int64_t n = L0->A.nrows;
+        double *d = malloc((size_t)n * sizeof *d);
+        csr_matrix P, R, Ac;
+        amg_par_diag(&A2, d);
+        OK(amg_prolongator(&A2, d, L0->agg, L0->naggs, o.omega_scale / L0->lmax, &P, &err));
+        OK(amg_transpose(&P, &R, &err));
+        OK(amg_rap(&A2, &P, &R, &Ac, &err));
+        CHECK_MSG(csr_same(&P, &L0->P) && csr_same(&R, &L0->R) && csr_same(&Ac, &re->lev[1].A),
+                  "kind %d: the re-set-up's P, R or A_1 are not the steps' own on the new values",
+                  kind);
+        /* the values-only steps refuse a pattern that does not fit */
+        csr_matrix Cb, Tb;
+        if (Ac.nnz > 1 && copy_csr(&Ac, &Cb, &err) == CLS_OK) {
+            Cb.rowptr[Cb.nrows]--; /* the last row one entry short */
+            Cb.nnz--;
+            CHECK(amg_rap_values(&A2, &P, &R, &Cb, &err) == CLS_EOTHER &&
+                  strstr(err.msg, "pattern"));
+            Cb.rowptr[Cb.nrows]++; /* one entry no product reaches */
+            Cb.nnz++;
+            Cb.col[Cb.nnz - 1] = Cb.col[Cb.nnz - 1] == 0 ? 1 : 0;
+            csr_sort_row_by_col(Cb.col + Cb.rowptr[Cb.nrows - 1], Cb.val + Cb.rowptr[Cb.nrows - 1],
+                                Cb.rowptr[Cb.nrows] - Cb.rowptr[Cb.nrows - 1]);
+            int dup = 0;
+            for (int64_t q = Cb.rowptr[Cb.nrows - 1] + 1; q < Cb.nnz; q++)
+                dup |= Cb.col[q] == Cb.col[q - 1];
+            CHECK(dup || amg_rap_values(&A2, &P, &R, &Cb, &err) == CLS_EOTHER);
+            csr_free(&Cb);
+        }
+        if (copy_csr(&R, &Tb, &err) == CLS_OK) {
+            Tb.col[Tb.rowptr[1] - 1] = (int32_t)Tb.ncols; /* out of every row's reach */
+            CHECK(amg_transpose_values(&P, &Tb, &err) == CLS_EOTHER);
+            csr_free(&Tb);
+        }
+        csr_free(&P);
+        csr_free(&R);
+        csr_free(&Ac);
+        free(d);
+        int it_re = pcg_ref_iters(re, &A2, 1e-8), it_fresh = pcg_ref_iters(fresh, &A2, 1e-8);
+        CHECK_MSG(it_re > 0 && it_fresh > 0 && it_re <= it_fresh + 2 + it_fresh / 5,
+                  "kind %d (s %.3f): PCG took %d iterations with the re-set-up, %d fresh", kind, s,
+                  it_re, it_fresh);
+        printf("re-set-up, kind %d, %lld rows, %d levels: PCG %d iterations (fresh %d)\n", kind,
+               (long long)n, re->nlevels, it_re, it_fresh);
+        /* (c) another pattern: refused */
+        csr_matrix B;
+        random_spd(kind, n / 2, &B);
+        amg_hierarchy *bad = NULL;
+        cls_error_clear(&err);
+        CHECK(amg_rebuild(&B, re, &bad, &err) == CLS_EUSAGE && !bad && strstr(err.msg, "patterns"));
+        csr_free(&B);
+    }
+    amg_free(re);
+    amg_free(fresh);
+    amg_free(h);
+    csr_free(&A2);
+    csr_free(&A4);
+    csr_free(&A);
+}
+
 /* ------------------------------------------------------------ 6. refusals */
 
 static void test_refusals(void)
@@ -407,5 +606,7 @@ int main(int argc, char **argv)
         test_ref_spd(kind, AMG_SMOOTHER_L1_JACOBI);
     }
     test_refusals();
+    for (int kind = 0; kind < 3; kind++)
+        test_rebuild(kind);
     return check_done("test_amg");
 }
