@@ -427,7 +427,9 @@ int cmd_solve(int argc, char **argv)
             printf("b = A*1: max |x_i - 1| = %.3e\n", err_ones);
         if (rep.pc.type != PRECOND_NONE && rep.pc.type != PRECOND_JACOBI)
             printf("preconditioner: %s, set-up %.3f s (%s)\n", pc_name(rep.pc.type), rep.pc.setup_s,
-                   rep.pc.parts_reused ? "reused" : "built");
+                   rep.pc.parts_reused    ? "reused"
+                   : rep.pc.parts_resetup ? "re-set-up from a set-up of the same pattern"
+                                          : "built");
 
         printf(
             "times: parse %.3f s, setup %.3f s, solve %.3f s (%.4f ms/iteration), total %.3f s\n",

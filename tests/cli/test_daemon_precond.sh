@@ -10,7 +10,10 @@
 #    names refused with 400;
 #  - several right-hand sides: an n x 3 rhs is three systems, one result
 #    entry per column, an n x 3 solution whose every column is right;
-#  - amg: runs when the build has it, else the job fails saying so.
+#  - amg: runs when the build has it, else the job fails saying so; a
+#    matrix of the same pattern with other values is a numeric re-set-up
+#    (preconditioner.resetup) from the cached hierarchy, with about the
+#    iterations of a fresh one.
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
 need_data matrices
@@ -151,6 +154,38 @@ PY
 job $M/1138_bus.mtx "precond=amg"
 if [ "$(jf "j['status']")" = succeeded ]; then
     succeeded_right $M/1138_bus.mtx "amg"
+    [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['resetup']")" = "1 0" ] &&
+        ok || bad "first amg job: $(jf "j['result']['preconditioner']")"
+    # the same pattern with other values (the diagonal 1.5x: still SPD): a
+    # numeric re-set-up from the cached hierarchy's aggregates
+    $PY - "$M/1138_bus.mtx" "$t/bus_diag.mtx" <<'PY'
+import sys
+out = open(sys.argv[2], "w")
+head = True
+for line in open(sys.argv[1]):
+    if line.startswith("%") or head:
+        out.write(line)
+        head = head and line.startswith("%")
+        continue
+    i, j, v = line.split()
+    out.write("%s %s %.17g\n" % (i, j, float(v) * (1.5 if i == j else 1.0)))
+PY
+    job "$t/bus_diag.mtx" "precond=amg"
+    succeeded_right "$t/bus_diag.mtx" "amg re-set-up"
+    [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused'], j['result']['preconditioner']['resetup']")" = "1 0 1" ] &&
+        ok || bad "same pattern, other values: not a re-set-up: $(jf "j['result']['preconditioner']")"
+    its_re=$(jf "j['result']['iterations']")
+    job "$t/bus_diag.mtx" "precond=amg"
+    [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused']")" = "0 1" ] &&
+        ok || bad "the re-set-up was not kept for reuse: $(jf "j['result']['preconditioner']")"
+    job "$t/bus_diag.mtx" "precond=amg&precond_reuse=0"
+    succeeded_right "$t/bus_diag.mtx" "amg fresh on the new values"
+    [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['resetup']")" = "1 0" ] &&
+        ok || bad "precond_reuse=0 re-set-up: $(jf "j['result']['preconditioner']")"
+    its_fresh=$(jf "j['result']['iterations']")
+    # the aggregates of the old values are as good here
+    [ "$its_re" -le $((its_fresh + 2 + its_fresh / 5)) ] && ok || bad "re-set-up: $its_re iterations, fresh $its_fresh"
+    echo "amg re-set-up on 1138_bus with a 1.5x diagonal: $its_re iterations, fresh $its_fresh"
 else
     [ "$(jf "j['status'], 'not built' in j['error']['message']")" = "failed True" ] && ok || bad "amg job: $(jf "j['status'], j.get('error')")"
     echo "note: this build has no AMG: the amg job was checked to fail saying so" >&2
