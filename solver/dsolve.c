@@ -176,6 +176,91 @@ static void dsolve_summary(dsolve_report *rep)
     }
 }
 
+/* --precond auto's evidence (issue 25, item 5; pc_auto_amg_budget): where
+ * the rows rule chose jacobi for one part and one right-hand side, the
+ * Jacobi solve runs at most `budget` iterations, about amg's whole measured
+ * cost on such a device. Converged by then: jacobi was the right choice and
+ * nothing differs. Not: the system is harder than the rule assumed, and
+ * amg, set up now, continues from the Jacobi x (nothing of it is lost). The
+ * two phases report as one solve: the iterations and the residual history
+ * run on, the monitor (the daemon's progress, cancels) sees one count, and
+ * amg's set-up counts in setup_s. */
+typedef struct auto_mon {
+    cg_monitor_fn fn;
+    void *ctx;
+    int64_t offset; /* the Jacobi phase's iterations */
+} auto_mon;
+
+static int auto_monitor(void *ctx, int64_t it, double rel)
+{
+    auto_mon *m = ctx;
+    if (it == 0) /* amg's start is where Jacobi ended: reported already */
+        return 0;
+    return m->fn(m->ctx, it + m->offset, rel);
+}
+
+static int auto_amg_continue(dsys *sys, pc *pc, const pc_options *base, const ksp_method *method,
+                             dvec *vb, dvec *vx, cg_options co, int64_t maxiter, cg_result *res,
+                             double *setup_dt, char *why, size_t cap, cls_error *err)
+{
+    const int64_t done = res->iterations;
+    const double rel = res->rel_residual;
+    cg_result first = *res;
+    memset(res, 0, sizeof *res);
+    const double t0 = cls_now();
+    dpart *p = &sys->parts[0];
+    pc_options po = *base;
+    po.type = PRECOND_AMG;
+    cls_error ne;
+    cls_error_clear(&ne);
+    int nrc = CLS_OK;
+    po.native_apply = ksp_device_native(&p->la, &p->Ai, co.backend, &nrc, &ne);
+    pc_release(pc);
+    /* amg's loop keeps r, w, p, s and u (n + ghosts), Jacobi's two fewer */
+    int rc = la_pool_reserve(&p->la, p->halo.nlocal, 4, err);
+    if (!rc)
+        rc = la_pool_reserve(&p->la, p->halo.nlocal + p->halo.nghost, 1, err);
+    if (!rc)
+        rc = pc_setup(sys, &po, pc, err);
+    *setup_dt = cls_now() - t0;
+    if (rc) {
+        *res = first;
+        return rc;
+    }
+    co.precond = PRECOND_AMG;
+    co.maxiter = maxiter - done;
+    auto_mon m = {co.monitor, co.monitor_ctx, done};
+    if (co.monitor) {
+        co.monitor = auto_monitor;
+        co.monitor_ctx = &m;
+    }
+    rc = method->solve(sys, vb, vx, pc, &co, res, err);
+    snprintf(why, cap,
+             "jacobi (the rows rule), then amg: Jacobi had not converged in %lld iterations "
+             "(||r||/||b|| %.3g), the time amg's set-up and iterations were measured to take on "
+             "such a device, so amg (set up in %.3f s) went on from its x",
+             (long long)done, rel, *setup_dt);
+    /* one solve: the histories joined (amg's [0] is Jacobi's last) */
+    if (first.history && res->history && first.nhistory > 0) {
+        double *h =
+            realloc(first.history, (size_t)(first.nhistory + res->nhistory - 1) * sizeof *h);
+        if (h) {
+            memcpy(h + first.nhistory, res->history + 1, (size_t)(res->nhistory - 1) * sizeof *h);
+            first.history = h;
+            first.nhistory += res->nhistory - 1;
+            free(res->history);
+            res->history = first.history;
+            res->nhistory = first.nhistory;
+            first.history = NULL;
+        }
+    }
+    res->iterations += done;
+    res->start_s += first.start_s;
+    res->confirm_s += first.confirm_s;
+    cg_result_free(&first);
+    return rc;
+}
+
 /* --method auto's bcg with two or three columns: systems of at least this
  * many rows (poisson3d 128, 2.1 M rows, on an H200: 0.176 s against cg's
  * 0.165 with two, 0.238 against 0.218 with three; 256, 16.8 M: 1.45
@@ -887,6 +972,7 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
      * chebyshev 1.9 / 3.1, ic0 2.5 / 3.9), unless the preconditioner
      * applies the columns at once (amg: 0.97 s together, 1.06 in turn) */
     int native_cols = 0; /* bcg's columns share one space: together is the method */
+    double auto_setup_s = 0.0;
     if (opt->rhs_mode == DSOLVE_RHS_AUTO && nrhs > 1 && size == 1 && nmine == 1 && L->nparts == 1 &&
         parts[0].have_Ai && method_id != SOLVER_BCG) {
         cls_error ne;
@@ -908,11 +994,32 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
     if (rep->together) { /* the columns in lockstep, the matrix read once (dbcg.c) */
         rc = method->solve_block(&sys, vb, vx, nrhs, &pc, &co, rep->cols, err);
     } else { /* one after the other on the same set-up */
+        /* auto's evidence: jacobi within amg's cost, else amg from its x */
+        const int64_t budget =
+            opt->solve.precond == PRECOND_AUTO && ptype == PRECOND_JACOBI && nrhs == 1 &&
+                    size == 1 && nmine == 1 && L->nparts == 1 && parts[0].have_Ai &&
+                    (method_id == SOLVER_CG || method_id == SOLVER_CG_SINGLE) &&
+                    !(getenv("CLSOLVE_AUTO_SWITCH") && !strcmp(getenv("CLSOLVE_AUTO_SWITCH"), "0"))
+                ? pc_auto_amg_budget(!(parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU))
+                : 0;
+        const int64_t maxiter = co.maxiter;
+        if (budget && budget < maxiter)
+            co.maxiter = budget;
         for (int c = 0; c < nrhs && !sys.failed; c++) {
             cls_error cerr;
             cls_error_clear(&cerr);
             co.tol = col_tol[c];
             int crc = method->solve(&sys, &vb[c], &vx[c], &pc, &co, &rep->cols[c], &cerr);
+            if (budget && budget < maxiter && crc == CLS_ENOTCONV &&
+                rep->cols[c].reason == CG_DIVERGED_MAXITER && !sys.failed) {
+                double dt = 0.0;
+                cls_error_clear(&cerr);
+                crc = auto_amg_continue(&sys, &pc, &opt->pc, method, &vb[c], &vx[c], co, maxiter,
+                                        &rep->cols[c], &dt, rep->precond_choice,
+                                        sizeof rep->precond_choice, &cerr);
+                rep->pc = pc.info;
+                auto_setup_s = dt;
+            }
             if (crc && (!rc || crc == CLS_EOTHER)) { /* the first failure, a device's first */
                 rc = crc;
                 if (nrhs > 1)
@@ -931,7 +1038,8 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         if (!sys.failed && finish_all(parts, nmine, &ferr))
             dsys_fail(&sys, &ferr);
     }
-    rep->solve_s = cls_now() - t2;
+    rep->solve_s = cls_now() - t2 - auto_setup_s;
+    rep->setup_s += auto_setup_s; /* amg's, where auto's evidence switched to it */
     if (opt->profile) /* after solve_s: the gather is not the solve's time */
         dsolve_profile_gather(comm, &sys, rep, nrhs);
     /* a device failure anywhere outranks the method's own verdict */

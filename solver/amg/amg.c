@@ -264,6 +264,8 @@ static int build_level(amg_hierarchy *h, int l, int force_last, const amg_hierar
     double t3 = cls_now();
     if (values_only && amg_rap_values(A, &L->P, &L->R, &N->A, err) != CLS_OK)
         values_only = 0;
+    if (like && !values_only) /* not the pattern after all: the levels below anew */
+        h->rebuilt = 0;
     if (!values_only) { /* in full (a fit that failed leaves no trace) */
         cls_error_clear(err);
         csr_free(&L->R);
@@ -316,8 +318,9 @@ static int build(const csr_matrix *A, const amg_options *opt, const amg_hierarch
         /* the earlier level l, while it matches this one's rows (it does
          * for the same pattern: the same aggregates give the same coarse
          * sizes); from a mismatch on, the levels are set up afresh */
-        if (like && !(l < like->nlevels && like->lev[l].A.nrows == h->lev[l].A.nrows &&
-                      (l == like->nlevels - 1 || like->lev[l].agg)))
+        if (like &&
+            (!h->rebuilt || !(l < like->nlevels && like->lev[l].A.nrows == h->lev[l].A.nrows &&
+                              (l == like->nlevels - 1 || like->lev[l].agg))))
             h->rebuilt = 0, like = NULL;
         if ((rc = build_level(h, l, 0, like, &last, err))) {
             h->nlevels = l + 2 <= AMG_MAX_LEVELS ? l + 2 : AMG_MAX_LEVELS;
@@ -340,7 +343,7 @@ int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, 
 
 int amg_rebuild(const csr_matrix *A, const amg_hierarchy *like, amg_hierarchy **out, cls_error *err)
 {
-    if (like->lev[0].A.nrows != A->nrows || like->lev[0].A.nnz != A->nnz)
+    if (!csr_same_pattern(&like->lev[0].A, A))
         return cls_fail(err, CLS_EUSAGE,
                         "amg: re-set-up of a %lld-row, %lld-entry matrix from a hierarchy of "
                         "%lld rows and %lld entries: the patterns differ",

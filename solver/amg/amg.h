@@ -94,13 +94,14 @@ void amg_options_default(amg_options *opt);
 int amg_build(const csr_matrix *A, const amg_options *opt, amg_hierarchy **out, cls_error *err);
 /* The numeric re-set-up (AmgX's resetup): the hierarchy of A, whose
  * pattern is that of the matrix `like` was built on (same rows, entries
- * and columns; the caller vouches for the columns, e.g. by a hash),
+ * and columns: compared here with like's level 0, which amg_build
+ * borrowed and which must still be alive; another pattern is CLS_EUSAGE),
  * keeping like's aggregates and depth and making every value anew: the
  * diagonals, lambda_max, P, R, the coarse operators and the coarsest
  * inverse, with like's options. The strength graph and the MIS(2) rounds
- * are skipped. Where a level's rows do not match like's, that level and
- * those below are set up afresh (amg_is_rebuilt then says 0). like stays
- * the caller's and may be freed afterwards. */
+ * are skipped. Where a level does not fit like's (its rows, or its P's
+ * pattern), the levels below it are set up afresh (amg_is_rebuilt then
+ * says 0). like stays the caller's and may be freed afterwards. */
 int amg_rebuild(const csr_matrix *A, const amg_hierarchy *like, amg_hierarchy **out,
                 cls_error *err);
 /* 1: every level's aggregates came from the hierarchy amg_rebuild was given */

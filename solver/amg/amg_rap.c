@@ -375,12 +375,16 @@ static void mmv_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e
             return;
         }
         for (int64_t q = C->rowptr[i]; q < C->rowptr[i + 1]; q++) {
-            const acc_slot *p = &sl[C->col[q]];
-            if (p->mark != (int32_t)i) { /* a pattern entry no product reached */
+            /* a column out of range, one no product reached, or one taken
+             * already (a repeat: with the count above, every reached
+             * column must be taken exactly once) */
+            if (C->col[q] < 0 || C->col[q] >= B->ncols || sl[C->col[q]].mark != (int32_t)i) {
                 c->failed = 2;
                 return;
             }
+            acc_slot *p = &sl[C->col[q]];
             C->val[q] = p->acc;
+            p->mark = -2; /* taken: never a row index */
         }
     }
 }

@@ -21,7 +21,10 @@
 #    column its own iterations (the same both ways) and a right answer
 #    (checked here per column), on one rank and on two;
 #  - names: PETSc's aliases run the same solve; amg runs when the build has
-#    it and is refused (exit 2) with a reason when it does not.
+#    it and is refused (exit 2) with a reason when it does not;
+#  - auto's evidence: Jacobi past its budget goes on with amg from its x
+#    (fewer iterations in all, the right answer); within it, the rule's
+#    own solve, byte for byte.
 . "$(dirname "$0")/lib.sh"
 need_data matrices
 t=$TEST_TMP
@@ -269,6 +272,32 @@ run a4 1 -- $R --tol $TOL --precond cheby
 run auto 1 -- $R --tol $TOL --precond auto
 converged auto $R "--precond auto"
 [ "$(json_get $t/auto.json "j['precond'] in ('none', 'jacobi', 'chebyshev', 'ic0', 'amg')")" = True ] && ok || bad "auto reported $(json_get $t/auto.json "j['precond']")"
+# ---- auto's evidence (pc_auto_amg_budget): above the rows rule's bound
+# (131,072) auto runs Jacobi, for at most about amg's measured cost in its
+# iterations (260 on a CPU device). poisson2d 370 (136,900 rows) takes
+# Jacobi about 640: auto goes on from Jacobi's x with amg, in fewer
+# iterations in all; poisson3d 52 (140,608 rows) takes it about 130: auto
+# stays Jacobi, the same solve as the rule alone (CLSOLVE_AUTO_SWITCH=0).
+# Not in the sanitized stage (its time).
+if [ $san = 0 ]; then
+    "$CLSOLVE" gen poisson2d 370 -o $t/m2d.mtx >/dev/null && "$CLSOLVE" gen poisson3d 52 -o $t/m3d.mtx >/dev/null &&
+        ok || bad "gen for auto's evidence"
+    run ev2 1 -- $t/m2d.mtx --tol $TOL --precond auto
+    converged ev2 $t/m2d.mtx "auto's switch to amg"
+    export CLSOLVE_AUTO_SWITCH=0
+    run ev2r 1 -- $t/m2d.mtx --tol $TOL --precond auto
+    run ev3r 1 -- $t/m3d.mtx --tol $TOL --precond auto
+    unset CLSOLVE_AUTO_SWITCH
+    run ev3 1 -- $t/m3d.mtx --tol $TOL --precond auto
+    converged ev3 $t/m3d.mtx "auto's Jacobi within the budget"
+    [ "$(json_get $t/ev2.json "j['precond'], 'then amg' in j['precond_choice'], j['preconditioner']['type'], len(j['residuals']) == j['iterations'] + 1")" = "amg True amg True" ] &&
+        ok || bad "auto on poisson2d 370: $(json_get $t/ev2.json "j['precond'], j['precond_choice'], j['iterations']")"
+    [ "$(json_get $t/ev2r.json "j['precond']")" = jacobi ] && [ "$(its ev2)" -gt 260 ] && [ "$(its ev2)" -lt "$(its ev2r)" ] &&
+        ok || bad "auto's switch: $(its ev2) iterations, the rule alone $(json_get $t/ev2r.json "j['precond']") $(its ev2r)"
+    [ "$(json_get $t/ev3.json "j['precond'], j['iterations']")" = "jacobi $(its ev3r)" ] && cmp -s $t/ev3.mtx $t/ev3r.mtx &&
+        ok || bad "auto within the budget is not the rule's solve: $(json_get $t/ev3.json "j['precond'], j['iterations']") against $(its ev3r)"
+    echo "auto's evidence: poisson2d 370 $(its ev2) iterations (jacobi then amg) against $(its ev2r) (jacobi alone); poisson3d 52 jacobi $(its ev3)"
+fi
 run amg 1 -- $R --tol $TOL --precond amg
 run gamg 1 -- $R --tol $TOL --precond gamg
 if [ "$(cat $t/amg.rc)" = 0 ]; then

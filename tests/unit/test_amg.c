@@ -470,6 +470,28 @@ static void test_rebuild(int kind)
         CHECK_MSG(csr_same(&P, &L0->P) && csr_same(&R, &L0->R) && csr_same(&Ac, &re->lev[1].A),
                   "kind %d: the re-set-up's P, R or A_1 are not the steps' own on the new values",
                   kind);
+        /* the values-only steps into the right patterns, values zeroed:
+         * the full steps' bits (the path taken, not only its fallback) */
+        csr_matrix Cv, Tv;
+        if (copy_csr(&Ac, &Cv, &err) == CLS_OK && copy_csr(&R, &Tv, &err) == CLS_OK) {
+            memset(Cv.val, 0, (size_t)Cv.nnz * sizeof *Cv.val);
+            memset(Tv.val, 0, (size_t)Tv.nnz * sizeof *Tv.val);
+            CHECK(amg_transpose_values(&P, &Tv, &err) == CLS_OK && csr_same(&Tv, &R));
+            CHECK(amg_rap_values(&A2, &P, &R, &Cv, &err) == CLS_OK && csr_same(&Cv, &Ac));
+            /* a repeated column in a row of the right length: refused */
+            int64_t r0 = -1;
+            for (int64_t i = 0; i < Cv.nrows && r0 < 0; i++)
+                if (Cv.rowptr[i + 1] - Cv.rowptr[i] >= 2)
+                    r0 = i;
+            if (r0 >= 0) {
+                Cv.col[Cv.rowptr[r0] + 1] = Cv.col[Cv.rowptr[r0]];
+                CHECK(amg_rap_values(&A2, &P, &R, &Cv, &err) == CLS_EOTHER);
+                Cv.col[Cv.rowptr[r0] + 1] = (int32_t)Cv.ncols; /* out of range */
+                CHECK(amg_rap_values(&A2, &P, &R, &Cv, &err) == CLS_EOTHER);
+            }
+        }
+        csr_free(&Cv);
+        csr_free(&Tv);
         /* the values-only steps refuse a pattern that does not fit */
         csr_matrix Cb, Tb;
         if (Ac.nnz > 1 && copy_csr(&Ac, &Cb, &err) == CLS_OK) {
@@ -503,7 +525,28 @@ static void test_rebuild(int kind)
                   it_re, it_fresh);
         printf("re-set-up, kind %d, %lld rows, %d levels: PCG %d iterations (fresh %d)\n", kind,
                (long long)n, re->nlevels, it_re, it_fresh);
-        /* (c) another pattern: refused */
+        /* (c) another pattern of the same size (the rows reversed:
+         * P' A P, the same rows and entries): refused; and of another size */
+        csr_matrix Q;
+        if (copy_csr(&A2, &Q, &err) == CLS_OK) {
+            int64_t z = 0;
+            for (int64_t i = 0; i < n; i++) { /* row i of Q = row n-1-i of A2, columns mirrored */
+                int64_t s0 = A2.rowptr[n - 1 - i], s1 = A2.rowptr[n - i];
+                Q.rowptr[i] = z;
+                for (int64_t e = s1 - 1; e >= s0; e--, z++) {
+                    Q.col[z] = (int32_t)(n - 1 - A2.col[e]);
+                    Q.val[z] = A2.val[e];
+                }
+            }
+            Q.rowptr[n] = z;
+            amg_hierarchy *bq = NULL;
+            cls_error_clear(&err);
+            int same = !memcmp(Q.rowptr, A2.rowptr, (size_t)(n + 1) * sizeof *Q.rowptr) &&
+                       !memcmp(Q.col, A2.col, (size_t)Q.nnz * sizeof *Q.col);
+            CHECK(same || (amg_rebuild(&Q, re, &bq, &err) == CLS_EUSAGE && !bq));
+            amg_free(bq);
+            csr_free(&Q);
+        }
         csr_matrix B;
         random_spd(kind, n / 2, &B);
         amg_hierarchy *bad = NULL;
