@@ -178,33 +178,50 @@ static void dsolve_summary(dsolve_report *rep)
 
 /* --precond auto's evidence (issue 25, item 5; pc_auto_amg_budget): where
  * the rows rule chose jacobi for one part and one right-hand side, the
- * Jacobi solve runs at most `budget` iterations, about amg's whole measured
- * cost on such a device. Converged by then: jacobi was the right choice and
- * nothing differs. Not: the system is harder than the rule assumed, and
- * amg, set up now, continues from the Jacobi x (nothing of it is lost). The
- * two phases report as one solve: the iterations and the residual history
- * run on, the monitor (the daemon's progress, cancels) sees one count, and
- * amg's set-up counts in setup_s. */
+ * Jacobi solve is watched (a monitor). At `budget` iterations, about amg's
+ * whole measured cost on such a device in Jacobi iterations, its residual
+ * is the evidence: at the rate so far, the iterations left are
+ * budget ln(rel / tol) / ln(1 / rel), more than amg's cost (budget again)
+ * exactly when rel > sqrt(tol), i.e. when Jacobi, having spent what amg
+ * would take, has not made half of the tolerance's digits. Then the solve
+ * stops there and amg, set up now, continues from the Jacobi x (nothing of
+ * it is lost); otherwise Jacobi runs on undisturbed, the rule's own solve.
+ * The two phases report as one solve: the iterations and the residual
+ * history run on, the monitor (the daemon's progress, cancels) sees one
+ * count, and amg's set-up counts in setup_s. */
 typedef struct auto_mon {
     cg_monitor_fn fn;
     void *ctx;
-    int64_t offset; /* the Jacobi phase's iterations */
+    int64_t offset; /* amg's phase: the Jacobi phase's iterations */
+    int64_t budget; /* the Jacobi phase: the iteration of the evidence (0: none) */
+    double tol;     /* the recurrence's relative tolerance */
+    int fired;      /* the Jacobi phase: stopped for amg */
+    double rel;     /* its ||r||/||b|| there */
 } auto_mon;
 
 static int auto_monitor(void *ctx, int64_t it, double rel)
 {
     auto_mon *m = ctx;
-    if (it == 0) /* amg's start is where Jacobi ended: reported already */
+    if (m->offset > 0 && it == 0) /* amg's start is where Jacobi ended: reported already */
         return 0;
-    return m->fn(m->ctx, it + m->offset, rel);
+    if (m->fn && m->fn(m->ctx, it + m->offset, rel))
+        return 1; /* the caller's cancel */
+    if (m->budget > 0 && it >= m->budget && !m->fired) {
+        m->budget = 0; /* asked once */
+        if (rel > sqrt(m->tol)) {
+            m->fired = 1;
+            m->rel = rel;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int auto_amg_continue(dsys *sys, pc *pc, const pc_options *base, const ksp_method *method,
-                             dvec *vb, dvec *vx, cg_options co, int64_t maxiter, cg_result *res,
+                             dvec *vb, dvec *vx, cg_options co, double rel, cg_result *res,
                              double *setup_dt, char *why, size_t cap, cls_error *err)
 {
-    const int64_t done = res->iterations;
-    const double rel = res->rel_residual;
+    const int64_t done = res->iterations, maxiter = co.maxiter;
     cg_result first = *res;
     memset(res, 0, sizeof *res);
     const double t0 = cls_now();
@@ -229,16 +246,16 @@ static int auto_amg_continue(dsys *sys, pc *pc, const pc_options *base, const ks
     }
     co.precond = PRECOND_AMG;
     co.maxiter = maxiter - done;
-    auto_mon m = {co.monitor, co.monitor_ctx, done};
+    auto_mon m = {.fn = co.monitor, .ctx = co.monitor_ctx, .offset = done};
     if (co.monitor) {
         co.monitor = auto_monitor;
         co.monitor_ctx = &m;
     }
     rc = method->solve(sys, vb, vx, pc, &co, res, err);
     snprintf(why, cap,
-             "jacobi (the rows rule), then amg: Jacobi had not converged in %lld iterations "
-             "(||r||/||b|| %.3g), the time amg's set-up and iterations were measured to take on "
-             "such a device, so amg (set up in %.3f s) went on from its x",
+             "jacobi, then amg: after %lld Jacobi iterations (about amg's measured cost here) "
+             "||r||/||b|| was %.3g > sqrt(tol), so Jacobi's rate needed more than amg's cost "
+             "again; amg (set up in %.3f s) went on from its x",
              (long long)done, rel, *setup_dt);
     /* one solve: the histories joined (amg's [0] is Jacobi's last) */
     if (first.history && res->history && first.nhistory > 0) {
@@ -1002,19 +1019,26 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
                     !(getenv("CLSOLVE_AUTO_SWITCH") && !strcmp(getenv("CLSOLVE_AUTO_SWITCH"), "0"))
                 ? pc_auto_amg_budget(!(parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU))
                 : 0;
-        const int64_t maxiter = co.maxiter;
-        if (budget && budget < maxiter)
-            co.maxiter = budget;
+        auto_mon am = {.fn = co.monitor, .ctx = co.monitor_ctx, .budget = budget};
+        cg_options cj = co;
+        if (budget && budget < co.maxiter) {
+            cj.monitor = auto_monitor;
+            cj.monitor_ctx = &am;
+        }
         for (int c = 0; c < nrhs && !sys.failed; c++) {
             cls_error cerr;
             cls_error_clear(&cerr);
-            co.tol = col_tol[c];
-            int crc = method->solve(&sys, &vb[c], &vx[c], &pc, &co, &rep->cols[c], &cerr);
-            if (budget && budget < maxiter && crc == CLS_ENOTCONV &&
-                rep->cols[c].reason == CG_DIVERGED_MAXITER && !sys.failed) {
+            co.tol = cj.tol = am.tol = col_tol[c];
+            int crc = method->solve(&sys, &vb[c], &vx[c], &pc, &cj, &rep->cols[c], &cerr);
+            if (am.fired && crc == CLS_EOTHER && rep->cols[c].reason == CG_CANCELLED &&
+                sys.failed && sys.ferr.code == CLS_EOTHER) {
+                /* our own stop (a cancel marks the system failed, so that
+                 * a cancelled part is not kept warm): nothing went wrong */
                 double dt = 0.0;
+                sys.failed = 0;
+                cls_error_clear(&sys.ferr);
                 cls_error_clear(&cerr);
-                crc = auto_amg_continue(&sys, &pc, &opt->pc, method, &vb[c], &vx[c], co, maxiter,
+                crc = auto_amg_continue(&sys, &pc, &opt->pc, method, &vb[c], &vx[c], co, am.rel,
                                         &rep->cols[c], &dt, rep->precond_choice,
                                         sizeof rep->precond_choice, &cerr);
                 rep->pc = pc.info;

@@ -273,11 +273,12 @@ run auto 1 -- $R --tol $TOL --precond auto
 converged auto $R "--precond auto"
 [ "$(json_get $t/auto.json "j['precond'] in ('none', 'jacobi', 'chebyshev', 'ic0', 'amg')")" = True ] && ok || bad "auto reported $(json_get $t/auto.json "j['precond']")"
 # ---- auto's evidence (pc_auto_amg_budget): above the rows rule's bound
-# (131,072) auto runs Jacobi, for at most about amg's measured cost in its
-# iterations (260 on a CPU device). poisson2d 370 (136,900 rows) takes
-# Jacobi about 640: auto goes on from Jacobi's x with amg, in fewer
-# iterations in all; poisson3d 52 (140,608 rows) takes it about 130: auto
-# stays Jacobi, the same solve as the rule alone (CLSOLVE_AUTO_SWITCH=0).
+# (131,072) auto runs Jacobi, watched: at about amg's measured cost in its
+# iterations (260 on a CPU device) a residual above sqrt(tol) sends the
+# solve on from Jacobi's x with amg. poisson2d 370 (136,900 rows; Jacobi
+# alone about 650 iterations, 0.009 at 260): amg, in fewer iterations in
+# all; poisson3d 52 (140,608 rows; about 130): Jacobi to the end, the same
+# solve as the rule alone (CLSOLVE_AUTO_SWITCH=0), byte for byte.
 # Not in the sanitized stage (its time).
 if [ $san = 0 ]; then
     "$CLSOLVE" gen poisson2d 370 -o $t/m2d.mtx >/dev/null && "$CLSOLVE" gen poisson3d 52 -o $t/m3d.mtx >/dev/null &&
@@ -290,7 +291,7 @@ if [ $san = 0 ]; then
     unset CLSOLVE_AUTO_SWITCH
     run ev3 1 -- $t/m3d.mtx --tol $TOL --precond auto
     converged ev3 $t/m3d.mtx "auto's Jacobi within the budget"
-    [ "$(json_get $t/ev2.json "j['precond'], 'then amg' in j['precond_choice'], j['preconditioner']['type'], len(j['residuals']) == j['iterations'] + 1")" = "amg True amg True" ] &&
+    [ "$(json_get $t/ev2.json "j['precond'], 'then amg' in j['precond_choice'], j['preconditioner']['type'], len(j['residuals']) > 260")" = "amg True amg True" ] &&
         ok || bad "auto on poisson2d 370: $(json_get $t/ev2.json "j['precond'], j['precond_choice'], j['iterations']")"
     [ "$(json_get $t/ev2r.json "j['precond']")" = jacobi ] && [ "$(its ev2)" -gt 260 ] && [ "$(its ev2)" -lt "$(its ev2r)" ] &&
         ok || bad "auto's switch: $(its ev2) iterations, the rule alone $(json_get $t/ev2r.json "j['precond']") $(its ev2r)"
