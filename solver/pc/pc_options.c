@@ -188,26 +188,32 @@ int pc_options_set(pc_options *o, const char *key, const char *value, cls_error 
 #define PC_AUTO_SMALL_ROWS 131072
 
 /* On a GPU, with the hierarchy set up on the device (docs/amg.md), AMG's
- * time to solution was 1.09x Jacobi's at poisson3d 128 (2.1M rows), 0.77x at
- * 256 (16.8M) and 0.67x at 320 (32.8M) on an H200 (docs/benchmarks.md,
- * 2026-11-29): the crossing is between, and 4M rows errs towards Jacobi. */
+ * time to solution against Jacobi's (set-up and iterations; one H200,
+ * 2026-12-02, docs/benchmarks.md "auto's evidence"): poisson3d 128 (14.7 M
+ * entries) 1.22x with b = A 1 and 0.82x with a random b; from 20 M
+ * entries amg won every time: poisson2d 2000 (20 M) 0.15x, poisson3d 160
+ * (28.7 M) 0.62x, poisson3d27 128 (56.6 M) 0.51x, 256 (117 M) 0.68-0.77x.
+ * Both costs go with the entries, so the bound counts entries: 2^24 (until
+ * 2026-12-02 it was 4 M rows, which left poisson3d 160 and poisson2d 2000
+ * to Jacobi). Below it, auto's evidence (pc_auto_amg_budget) still moves a
+ * slow Jacobi solve to amg. */
 solver_precond pc_resolve_device(solver_precond t, int64_t nrows, int64_t nnz, int nparts, int gpu,
                                  int dbl, char *why, size_t cap)
 {
     solver_precond r = pc_resolve(t, nrows, nnz, nparts);
     if (t != PRECOND_AUTO)
         return r;
-    if (r == PRECOND_JACOBI && gpu && dbl && nparts == 1 && nrows >= PC_AUTO_GPU_AMG_ROWS) {
+    if (r == PRECOND_JACOBI && gpu && dbl && nparts == 1 && nnz >= PC_AUTO_GPU_AMG_NNZ) {
         snprintf(why, cap,
-                 "amg: %lld rows on one GPU in double precision (>= %d): its set-up on the device "
-                 "costs less than the iterations it saves (docs/preconditioners.md)",
-                 (long long)nrows, PC_AUTO_GPU_AMG_ROWS);
+                 "amg: %lld entries on one GPU in double precision (>= %d): its set-up on the "
+                 "device costs less than the iterations it saves (docs/preconditioners.md)",
+                 (long long)nnz, PC_AUTO_GPU_AMG_NNZ);
         return PRECOND_AMG;
     }
     snprintf(why, cap, "%s: %lld rows%s", pc_name(r), (long long)nrows,
              r == PRECOND_AMG ? " (small: every set-up costs milliseconds)"
              : gpu && dbl && nparts == 1
-                 ? " (below the rows where amg's set-up pays back on a GPU)"
+                 ? " (below the entries where amg's set-up pays back on a GPU)"
                  : " (amg's set-up would run on the host, or the system is split)");
     return r;
 }

@@ -81,10 +81,10 @@ const char *pc_names_help(void);
  * behind it: docs/preconditioners.md); any other type is returned as is */
 solver_precond pc_resolve(solver_precond t, int64_t nrows, int64_t nnz, int nparts);
 /* auto, once the device is known: a system of one part on one GPU in
- * double precision with at least PC_AUTO_GPU_AMG_ROWS rows gets amg (its
+ * double precision with at least PC_AUTO_GPU_AMG_NNZ entries gets amg (its
  * hierarchy set up on the device), the rest pc_resolve's choice; why says
  * which and why */
-#define PC_AUTO_GPU_AMG_ROWS 4194304
+#define PC_AUTO_GPU_AMG_NNZ 16777216
 solver_precond pc_resolve_device(solver_precond t, int64_t nrows, int64_t nnz, int nparts,
                                  int gpu, int dbl, char *why, size_t cap);
 /* auto's evidence, where it chose jacobi for a one-part system: the Jacobi

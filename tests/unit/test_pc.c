@@ -144,9 +144,9 @@ static void test_names(void)
     CHECK(pc_options_set(&o, "precond_setup", "gpu", &err) == CLS_EINPUT &&
           strstr(err.msg, "precond_setup"));
     /* auto once the device is known: amg on one GPU in double from
-     * PC_AUTO_GPU_AMG_ROWS rows, jacobi on a CPU, in float or split */
+     * PC_AUTO_GPU_AMG_NNZ entries, jacobi on a CPU, in float or split */
     char why[256];
-    const int64_t big = PC_AUTO_GPU_AMG_ROWS;
+    const int64_t big = (PC_AUTO_GPU_AMG_NNZ + 6) / 7; /* 7 big >= the bound */
     CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big, 1, 1, 1, why, sizeof why) == PRECOND_AMG &&
           strstr(why, "amg:"));
     CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big, 1, 0, 1, why, sizeof why) ==
@@ -158,6 +158,11 @@ static void test_names(void)
     CHECK(pc_resolve_device(PRECOND_AUTO, big / 2, 7 * big / 2, 1, 1, 1, why, sizeof why) ==
               PRECOND_JACOBI &&
           strstr(why, "jacobi:"));
+    /* entries, not rows: a 27-point stencil's fewer rows still get amg */
+    CHECK(pc_resolve_device(PRECOND_AUTO, big / 3, 27 * (big / 3) + 27, 1, 1, 1, why, sizeof why) ==
+          PRECOND_AMG);
+    CHECK(pc_resolve_device(PRECOND_AUTO, big, 7 * big - 7 * 4096, 1, 1, 1, why, sizeof why) ==
+          PRECOND_JACOBI);
     CHECK(pc_resolve_device(PRECOND_IC0, big, 7 * big, 1, 1, 1, why, sizeof why) == PRECOND_IC0);
 }
 
