@@ -218,17 +218,18 @@ solver_precond pc_resolve_device(solver_precond t, int64_t nrows, int64_t nnz, i
     return r;
 }
 
-/* amg's cost in Jacobi iterations of the same system on the same device,
- * from the measurements (docs/benchmarks.md, docs/amg.md): its set-up took
- * 50-210 Jacobi iterations' time (H200: 0.05 s against 1.0 ms an iteration
- * at poisson3d 128, 0.20 s against 0.95 ms at 256; the 2-core PoCL machine:
- * 0.2 s against 1.5 ms at 64), and its 11-16 iterations cost 8.8x (H200,
- * 8.3 ms against 0.95) or 3.9x (PoCL, 18.7 against 4.8) a Jacobi one.
- * Taking the set-up at 200 and 15 iterations: 330 on a GPU, 260 on a CPU.
- * Both are costs per byte of the matrix, so the size cancels. */
+/* amg's cost (set-up and iterations) in Jacobi iterations of the same
+ * system on the same device, measured (docs/benchmarks.md, "auto's
+ * evidence", 2026-12-02). One H200: 330-520 (poisson3d 160 with a random
+ * b 333, poisson2d 1000 and 2000 515-520; poisson3d 128 385). The 2-core
+ * PoCL machine: 560-600 on poisson2d 370-500 (the Jacobi iteration is
+ * cheap there, its vectors in cache), about 180 on poisson3d 64. The lower
+ * ends are taken, so that a system amg would win by much switches early:
+ * 335 on a GPU, 500 on a CPU device. Both costs go with the entries, so
+ * the size cancels. */
 int64_t pc_auto_amg_budget(int gpu)
 {
-    return gpu ? 200 + 15 * 9 : 200 + 15 * 4;
+    return gpu ? 335 : 500;
 }
 
 solver_precond pc_resolve(solver_precond t, int64_t nrows, int64_t nnz, int nparts)

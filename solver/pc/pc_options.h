@@ -90,10 +90,10 @@ solver_precond pc_resolve_device(solver_precond t, int64_t nrows, int64_t nnz, i
 /* auto's evidence, where it chose jacobi for a one-part system: the Jacobi
  * iterations that cost about what amg's set-up and iterations were
  * measured to cost on such a device (pc_options.c says from what). A
- * Jacobi solve still short of its tolerance after this many is continued
- * from its x with amg (dsolve.c): the iterations are the evidence that
- * the rows rule misjudged the system, and the switch costs at most about
- * twice the better of the two. */
+ * Jacobi solve whose residual is still above sqrt(tol) after this many is
+ * continued from its x with amg (dsolve.c): at its rate so far it needs
+ * more than amg's cost again. The switch costs at most about twice the
+ * better of the two. */
 int64_t pc_auto_amg_budget(int gpu);
 
 #endif
