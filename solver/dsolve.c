@@ -44,6 +44,7 @@
 #include "../matrices/mm.h"
 #include "krylov/dcg.h"
 #include "krylov/ksp_device.h"
+#include "krylov/ksp_stop.h"
 #include "dist/dvec.h"
 #include "devfig.h"
 #include "dsolve_priv.h"
@@ -192,12 +193,18 @@ static void dsolve_summary(dsolve_report *rep)
 typedef struct auto_mon {
     cg_monitor_fn fn;
     void *ctx;
-    int64_t offset; /* amg's phase: the Jacobi phase's iterations */
-    int64_t budget; /* the Jacobi phase: the iteration of the evidence (0: none) */
-    double tol;     /* the recurrence's relative tolerance */
-    int fired;      /* the Jacobi phase: stopped for amg */
-    double rel;     /* its ||r||/||b|| there */
+    int64_t offset;  /* amg's phase: the Jacobi phase's iterations */
+    int64_t budget;  /* the Jacobi phase: the iteration of the evidence (0: none) */
+    int64_t maxiter; /* the whole solve's */
+    double tol;      /* the recurrence's relative tolerance */
+    int fired;       /* the Jacobi phase: stopped for amg */
+    int64_t at;      /* the iteration it was stopped at, */
+    double rel;      /* and its ||r||/||b|| */
 } auto_mon;
+
+/* amg needs room to pay back its set-up: no switch with fewer iterations
+ * than this left (beyond the few queued past the stop) */
+#define AUTO_AMG_MIN_LEFT 32
 
 static int auto_monitor(void *ctx, int64_t it, double rel)
 {
@@ -208,8 +215,9 @@ static int auto_monitor(void *ctx, int64_t it, double rel)
         return 1; /* the caller's cancel */
     if (m->budget > 0 && it >= m->budget && !m->fired) {
         m->budget = 0; /* asked once */
-        if (rel > sqrt(m->tol)) {
+        if (rel > sqrt(m->tol) && m->maxiter - it > AUTO_AMG_MIN_LEFT) {
             m->fired = 1;
+            m->at = it;
             m->rel = rel;
             return 1;
         }
@@ -217,8 +225,13 @@ static int auto_monitor(void *ctx, int64_t it, double rel)
     return 0;
 }
 
+/* the Jacobi phase stopped by the evidence (res: its result, x its
+ * iterate): amg set up and run from x, the two reported as one solve. If
+ * amg cannot be set up (memory, say), Jacobi is set up again and goes on:
+ * the solve never fails for the switch. A cancel by the caller while amg
+ * is set up is honoured before and after the set-up. */
 static int auto_amg_continue(dsys *sys, pc *pc, const pc_options *base, const ksp_method *method,
-                             dvec *vb, dvec *vx, cg_options co, double rel, cg_result *res,
+                             dvec *vb, dvec *vx, cg_options co, const auto_mon *am, cg_result *res,
                              double *setup_dt, char *why, size_t cap, cls_error *err)
 {
     const int64_t done = res->iterations, maxiter = co.maxiter;
@@ -226,6 +239,11 @@ static int auto_amg_continue(dsys *sys, pc *pc, const pc_options *base, const ks
     memset(res, 0, sizeof *res);
     const double t0 = cls_now();
     dpart *p = &sys->parts[0];
+    int rc = CLS_OK;
+    if (co.monitor && co.monitor(co.monitor_ctx, done, am->rel)) {
+        *res = first;
+        return ksp_fail_cancelled(res, done, err);
+    }
     pc_options po = *base;
     po.type = PRECOND_AMG;
     cls_error ne;
@@ -234,17 +252,28 @@ static int auto_amg_continue(dsys *sys, pc *pc, const pc_options *base, const ks
     po.native_apply = ksp_device_native(&p->la, &p->Ai, co.backend, &nrc, &ne);
     pc_release(pc);
     /* amg's loop keeps r, w, p, s and u (n + ghosts), Jacobi's two fewer */
-    int rc = la_pool_reserve(&p->la, p->halo.nlocal, 4, err);
+    cls_error serr;
+    cls_error_clear(&serr);
+    rc = la_pool_reserve(&p->la, p->halo.nlocal, 4, &serr);
     if (!rc)
-        rc = la_pool_reserve(&p->la, p->halo.nlocal + p->halo.nghost, 1, err);
+        rc = la_pool_reserve(&p->la, p->halo.nlocal + p->halo.nghost, 1, &serr);
     if (!rc)
-        rc = pc_setup(sys, &po, pc, err);
+        rc = pc_setup(sys, &po, pc, &serr);
     *setup_dt = cls_now() - t0;
-    if (rc) {
+    const int amg = rc == CLS_OK;
+    if (!amg) { /* Jacobi again, from where it stopped */
+        pc_release(pc);
+        po.type = PRECOND_JACOBI;
+        po.native_apply = 0;
+        if ((rc = pc_setup(sys, &po, pc, err))) {
+            *res = first;
+            return rc;
+        }
+    } else if (co.monitor && co.monitor(co.monitor_ctx, done, am->rel)) {
         *res = first;
-        return rc;
+        return ksp_fail_cancelled(res, done, err);
     }
-    co.precond = PRECOND_AMG;
+    co.precond = po.type;
     co.maxiter = maxiter - done;
     auto_mon m = {.fn = co.monitor, .ctx = co.monitor_ctx, .offset = done};
     if (co.monitor) {
@@ -252,19 +281,26 @@ static int auto_amg_continue(dsys *sys, pc *pc, const pc_options *base, const ks
         co.monitor_ctx = &m;
     }
     rc = method->solve(sys, vb, vx, pc, &co, res, err);
-    snprintf(why, cap,
-             "jacobi, then amg: after %lld Jacobi iterations (about amg's measured cost here) "
-             "||r||/||b|| was %.3g > sqrt(tol), so Jacobi's rate needed more than amg's cost "
-             "again; amg (set up in %.3f s) went on from its x",
-             (long long)done, rel, *setup_dt);
-    /* one solve: the histories joined (amg's [0] is Jacobi's last) */
-    if (first.history && res->history && first.nhistory > 0) {
-        double *h =
-            realloc(first.history, (size_t)(first.nhistory + res->nhistory - 1) * sizeof *h);
+    if (amg)
+        snprintf(why, cap,
+                 "jacobi, then amg: at %lld Jacobi iterations (about amg's measured cost here) "
+                 "||r||/||b|| was %.3g > sqrt(tol), so Jacobi's rate needed more than amg's "
+                 "cost again; amg (set up in %.3f s) went on from its x",
+                 (long long)am->at, am->rel, *setup_dt);
+    else
+        snprintf(why, cap,
+                 "jacobi: the evidence at %lld iterations asked for amg, whose set-up "
+                 "failed (%.120s); Jacobi went on",
+                 (long long)am->at, serr.msg);
+    /* one solve: the histories joined. amg's [0] is the true residual
+     * where it started, after the iterations queued past the stop (whose
+     * own records were not read: the history may lack up to two) */
+    if (first.history && res->history && res->nhistory > 0) {
+        double *h = realloc(first.history, (size_t)(first.nhistory + res->nhistory) * sizeof *h);
         if (h) {
-            memcpy(h + first.nhistory, res->history + 1, (size_t)(res->nhistory - 1) * sizeof *h);
+            memcpy(h + first.nhistory, res->history, (size_t)res->nhistory * sizeof *h);
             first.history = h;
-            first.nhistory += res->nhistory - 1;
+            first.nhistory += res->nhistory;
             free(res->history);
             res->history = first.history;
             res->nhistory = first.nhistory;
@@ -275,6 +311,17 @@ static int auto_amg_continue(dsys *sys, pc *pc, const pc_options *base, const ks
     res->start_s += first.start_s;
     res->confirm_s += first.confirm_s;
     cg_result_free(&first);
+    /* the messages count the whole solve's iterations */
+    if (rc == CLS_ENOTCONV && res->reason == CG_DIVERGED_MAXITER)
+        ksp_fail_maxiter(res, res->iterations, res->rel_residual, co.tol, err);
+    else if (res->reason == CG_CANCELLED)
+        ksp_fail_cancelled(res, res->iterations, err);
+    else if (rc && err) {
+        char m0[sizeof err->msg];
+        snprintf(m0, sizeof m0, "%s", err->msg);
+        cls_fail(err, rc, "after %lld Jacobi iterations, with %s: %s", (long long)done,
+                 amg ? "amg" : "jacobi", m0);
+    }
     return rc;
 }
 
@@ -1015,11 +1062,12 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
         const int64_t budget =
             opt->solve.precond == PRECOND_AUTO && ptype == PRECOND_JACOBI && nrhs == 1 &&
                     size == 1 && nmine == 1 && L->nparts == 1 && parts[0].have_Ai &&
-                    (method_id == SOLVER_CG || method_id == SOLVER_CG_SINGLE) &&
+                    (method_id == SOLVER_CG || method_id == SOLVER_CG_SINGLE) && !opt->profile &&
                     !(getenv("CLSOLVE_AUTO_SWITCH") && !strcmp(getenv("CLSOLVE_AUTO_SWITCH"), "0"))
                 ? pc_auto_amg_budget(!(parts[0].la.ocl->dev.type & CL_DEVICE_TYPE_CPU))
                 : 0;
-        auto_mon am = {.fn = co.monitor, .ctx = co.monitor_ctx, .budget = budget};
+        auto_mon am = {
+            .fn = co.monitor, .ctx = co.monitor_ctx, .budget = budget, .maxiter = co.maxiter};
         cg_options cj = co;
         if (budget && budget < co.maxiter) {
             cj.monitor = auto_monitor;
@@ -1030,15 +1078,18 @@ int dsolve_file_rhs(MPI_Comm comm_in, const char *a_path, const char *const *b_p
             cls_error_clear(&cerr);
             co.tol = cj.tol = am.tol = col_tol[c];
             int crc = method->solve(&sys, &vb[c], &vx[c], &pc, &cj, &rep->cols[c], &cerr);
+            cls_error ferr;
+            cls_error_clear(&ferr);
             if (am.fired && crc == CLS_EOTHER && rep->cols[c].reason == CG_CANCELLED &&
-                sys.failed && sys.ferr.code == CLS_EOTHER) {
+                sys.failed && sys.ferr.code == CLS_EOTHER && finish_all(parts, nmine, &ferr) == 0) {
                 /* our own stop (a cancel marks the system failed, so that
-                 * a cancelled part is not kept warm): nothing went wrong */
+                 * a cancelled part is not kept warm), and the queue drains
+                 * without an error: nothing went wrong */
                 double dt = 0.0;
                 sys.failed = 0;
                 cls_error_clear(&sys.ferr);
                 cls_error_clear(&cerr);
-                crc = auto_amg_continue(&sys, &pc, &opt->pc, method, &vb[c], &vx[c], co, am.rel,
+                crc = auto_amg_continue(&sys, &pc, &opt->pc, method, &vb[c], &vx[c], co, &am,
                                         &rep->cols[c], &dt, rep->precond_choice,
                                         sizeof rep->precond_choice, &cerr);
                 rep->pc = pc.info;
