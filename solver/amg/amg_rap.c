@@ -129,6 +129,46 @@ typedef struct {
     double acc;
 } acc_slot;
 
+/* the thread's accumulator, made at its first chunk (every mark -1: no
+ * row); NULL when out of memory */
+static acc_slot *slot_get(acc_slot **slot, int64_t ncols)
+{
+    if (*slot)
+        return *slot;
+    acc_slot *sl = malloc((size_t)(ncols ? ncols : 1) * sizeof *sl);
+    if (sl)
+        for (int64_t j = 0; j < ncols; j++)
+            sl[j].mark = -1;
+    return *slot = sl;
+}
+
+/* row i of A B summed into sl (Gustavson: sum_k a_ik B(k,:), in the order
+ * of A's and B's rows); the columns first met go to cols (when not NULL),
+ * their count is returned. The full product and the values-only twin both
+ * sum here, so their entries are the same bits. */
+static int64_t row_sum(const csr_matrix *A, const csr_matrix *B, int64_t i, acc_slot *sl,
+                       int32_t *cols)
+{
+    int64_t m = 0;
+    for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+        double a = A->val[k]; /* C(i,:) += a_ik B(k,:) */
+        int32_t kk = A->col[k];
+        for (int64_t l = B->rowptr[kk]; l < B->rowptr[kk + 1]; l++) {
+            acc_slot *p = &sl[B->col[l]];
+            if (p->mark != (int32_t)i) {
+                p->mark = (int32_t)i;
+                p->acc = a * B->val[l];
+                if (cols)
+                    cols[m] = B->col[l];
+                m++;
+            } else {
+                p->acc += a * B->val[l];
+            }
+        }
+    }
+    return m;
+}
+
 typedef struct {
     const csr_matrix *A, *B;
     csr_matrix *C;
@@ -171,15 +211,10 @@ static void mm_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
         memcpy(c->C->val + dst, o->val, (size_t)o->n * sizeof *o->val);
         return;
     }
-    acc_slot *sl = c->slot[thread];
+    acc_slot *sl = slot_get(&c->slot[thread], B->ncols);
     if (!sl) {
-        sl = c->slot[thread] = malloc((size_t)(B->ncols ? B->ncols : 1) * sizeof *sl);
-        if (!sl) {
-            c->failed = 1;
-            return;
-        }
-        for (int64_t j = 0; j < B->ncols; j++)
-            sl[j].mark = -1;
+        c->failed = 1;
+        return;
     }
     if (buf_grow(o, (A->rowptr[e] - A->rowptr[b]) * 2 + 16)) {
         c->failed = 1;
@@ -195,21 +230,7 @@ static void mm_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e)
             return;
         }
         int32_t *cols = o->col + o->n;
-        int64_t m = 0;
-        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            double a = A->val[k]; /* C(i,:) += a_ik B(k,:) */
-            int32_t kk = A->col[k];
-            for (int64_t l = B->rowptr[kk]; l < B->rowptr[kk + 1]; l++) {
-                acc_slot *p = &sl[B->col[l]];
-                if (p->mark != (int32_t)i) {
-                    p->mark = (int32_t)i;
-                    p->acc = a * B->val[l];
-                    cols[m++] = B->col[l];
-                } else {
-                    p->acc += a * B->val[l];
-                }
-            }
-        }
+        int64_t m = row_sum(A, B, i, sl, cols);
         if (c->sorted)
             sort_cols(cols, m);
         double *vals = o->val + o->n;
@@ -344,32 +365,13 @@ static void mmv_chunk(void *arg, int thread, int64_t chunk, int64_t b, int64_t e
     mmv_ctx *c = arg;
     const csr_matrix *A = c->A, *B = c->B;
     csr_matrix *C = c->C;
-    acc_slot *sl = c->slot[thread];
+    acc_slot *sl = slot_get(&c->slot[thread], B->ncols);
     if (!sl) {
-        sl = c->slot[thread] = malloc((size_t)(B->ncols ? B->ncols : 1) * sizeof *sl);
-        if (!sl) {
-            c->failed = 1;
-            return;
-        }
-        for (int64_t j = 0; j < B->ncols; j++)
-            sl[j].mark = -1;
+        c->failed = 1;
+        return;
     }
     for (int64_t i = b; i < e; i++) {
-        int64_t m = 0; /* columns this row's products reach */
-        for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
-            double a = A->val[k]; /* C(i,:) += a_ik B(k,:), as mm_chunk */
-            int32_t kk = A->col[k];
-            for (int64_t l = B->rowptr[kk]; l < B->rowptr[kk + 1]; l++) {
-                acc_slot *p = &sl[B->col[l]];
-                if (p->mark != (int32_t)i) {
-                    p->mark = (int32_t)i;
-                    p->acc = a * B->val[l];
-                    m++;
-                } else {
-                    p->acc += a * B->val[l];
-                }
-            }
-        }
+        const int64_t m = row_sum(A, B, i, sl, NULL); /* columns this row's products reach */
         if (m != C->rowptr[i + 1] - C->rowptr[i]) {
             c->failed = 2;
             return;
