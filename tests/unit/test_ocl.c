@@ -187,6 +187,20 @@ static void test_build_cache(const ocl_device *dev)
              (long)getpid());
     setenv("CLSOLVE_CACHE_DIR", dir, 1);
     rm_rf_cache(dir);
+    /* the suite runs with the cache off (tests/CMakeLists.txt); this test
+     * is where it is on, after a check that off means off */
+    const char *was = getenv("CLSOLVE_PROGRAM_CACHE");
+    char saved[16];
+    snprintf(saved, sizeof saved, "%s", was ? was : "");
+    setenv("CLSOLVE_PROGRAM_CACHE", "0", 1);
+    {
+        char off[1100];
+        ocl_ctx c0;
+        memset(&c0, 0, sizeof c0);
+        CHECK_MSG(!ocl_cache_path(&c0, "x", "", off, sizeof off),
+                  "CLSOLVE_PROGRAM_CACHE=0 still names a cache file");
+    }
+    setenv("CLSOLVE_PROGRAM_CACHE", "1", 1);
 
     ocl_ctx ctx;
     if (ocl_ctx_create(dev, &ctx, &err)) {
@@ -343,6 +357,33 @@ static void test_build_cache(const ocl_device *dev)
         clReleaseProgram(p);
     }
     setenv("CLSOLVE_CACHE_DIR", dir, 1);
+
+    /* CLSOLVE_PROGRAM_CACHE=0: a source build that writes no file, twice */
+    setenv("CLSOLVE_PROGRAM_CACHE", "0", 1);
+    snprintf(text, sizeof text,
+             "/* run %llu */\n__kernel void fill_k(__global int *o, int v) "
+             "{ o[get_global_id(0)] = v + (int)get_global_id(0); }\n",
+             check_rand());
+    for (int t = 0; t < 2; t++) {
+        ocl_cache_stats(&s0);
+        CHECK(ocl_build_program_text(&ctx, text, "", &p, &err) == CLS_OK);
+        ocl_cache_stats(&s1);
+        /* from source both times: no file was written to load (this
+         * context is not shared, so none is kept in memory either) */
+        CHECK(s1.source_builds == s0.source_builds + 1 && s1.hits == s0.hits);
+        CHECK(s1.write_failures == s0.write_failures);
+        CHECK(run_fill(&ctx, p, 7));
+        clReleaseProgram(p);
+    }
+    setenv("CLSOLVE_PROGRAM_CACHE", "1", 1);
+    char offpath[1100];
+    CHECK(ocl_cache_path(&ctx, text, "", offpath, sizeof offpath));
+    struct stat ob;
+    CHECK_MSG(stat(offpath, &ob) != 0, "CLSOLVE_PROGRAM_CACHE=0 wrote %s", offpath);
+    if (saved[0])
+        setenv("CLSOLVE_PROGRAM_CACHE", saved, 1);
+    else
+        unsetenv("CLSOLVE_PROGRAM_CACHE");
 
     ocl_ctx_release(&ctx);
     rm_rf_cache(dir);
