@@ -9,7 +9,9 @@
 # loaded and the kernels it launched (CLSOLVE_TRACE: ocl_trace_stats).
 # PCS: the solves, one per word, `+` for a space (default jacobi; e.g.
 # "jacobi amg ic0 chebyshev none+--method+bcg+-b+gen:random:4"); MODES:
-# "prebuilt none" (default) or either.
+# "prebuilt none" (default), either, or "nocache": no prebuilt programs
+# and clsolve's program cache off (CLSOLVE_PROGRAM_CACHE=0), so the
+# driver's own cache alone keeps what the first run built.
 #   BUILD=build REPS=3 PCS="jacobi amg" bash bench/first-solve.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +40,8 @@ for r in $(seq 1 "$REPS"); do
     for pc in $PCS; do
         args=${pc//+/ }
         for mode in $MODES; do
-            if [ $mode = none ]; then export CLSOLVE_PROGRAMS_DIR=$W/no-programs; else unset CLSOLVE_PROGRAMS_DIR; fi
+            if [ $mode = prebuilt ]; then unset CLSOLVE_PROGRAMS_DIR; else export CLSOLVE_PROGRAMS_DIR=$W/no-programs; fi
+            if [ $mode = nocache ]; then export CLSOLVE_PROGRAM_CACHE=0; else unset CLSOLVE_PROGRAM_CACHE; fi
             rm -rf "$W/user" "$W/pocl" "$W/xdg"
             mkdir -p "$W/user" "$W/pocl" "$W/xdg"
             one "round $r, --precond $args, $mode, first (empty caches)" --precond $args
@@ -46,4 +49,4 @@ for r in $(seq 1 "$REPS"); do
         done
     done
 done
-unset CLSOLVE_PROGRAMS_DIR
+unset CLSOLVE_PROGRAMS_DIR CLSOLVE_PROGRAM_CACHE
