@@ -917,6 +917,7 @@ int main(int argc, char **argv)
     if (widened)
         fprintf(stderr, "clsolved: rank %d: %s\n", rank, bound);
     signal(SIGPIPE, SIG_IGN);
+    pc_cache_device_enable(1); /* later jobs reuse a hierarchy built on a device */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = rank == 0 ? clsolved_on_signal : SIG_IGN;
@@ -954,8 +955,8 @@ int main(int argc, char **argv)
         rc = scheduler_run_worker(MPI_COMM_WORLD, o.device);
     }
     json_decref(cluster);
+    pc_cache_clear();        /* the preconditioner set-ups kept for reuse (some on the devices) */
     dsys_warm_release_all(); /* the devices kept warm between jobs */
-    pc_cache_clear();        /* the preconditioner set-ups kept for reuse */
     MPI_Finalize();
     return rc;
 }

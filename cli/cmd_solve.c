@@ -111,8 +111,8 @@ static json_t *device_json(const dsolve_part_info *p)
 static void *solve_release_run(void *arg)
 {
     (void)arg;
+    pc_cache_clear(); /* first: a set-up kept on a device holds its buffers */
     dsys_warm_release_all();
-    pc_cache_clear();
     cls_trace("solve: devices torn down");
     return NULL;
 }

@@ -137,6 +137,14 @@ int amg_apply(amg_device *d, la_ctx *la, const la_vec *r, la_vec *z, cls_error *
 int amg_apply_block(amg_device *d, la_ctx *la, int k, const la_vec *const *r, la_vec *const *z,
                     cls_error *err);
 void amg_device_release(amg_device *d);
+/* Keeping a device hierarchy past its solve (pc_amg.c's device set-ups,
+ * reused by later jobs on the same OpenCL context): amg_device_detach
+ * takes its vectors out of the solve's la pool (released on their own from
+ * then on) and forgets a level-0 operator borrowed from the solve (returns
+ * 1 if it was); before the next apply, amg_device_bind_fine gives it that
+ * solve's device copy of the same matrix (NULL where level 0 is its own). */
+int amg_device_detach(amg_device *d);
+int amg_device_bind_fine(amg_device *d, const la_csr *dA0, cls_error *err);
 /* Seconds amg_upload took (host conversions, transfers, kernel build). */
 double amg_device_upload_seconds(const amg_device *d);
 

@@ -57,6 +57,55 @@ void amg_device_release(amg_device *d)
     free(d);
 }
 
+/* every vector of the hierarchy (NULL-terminated walk over the levels) */
+static void device_vectors_unpool(amg_device *d)
+{
+    for (int l = 0; l < AMG_MAX_LEVELS; l++) {
+        dev_level *L = &d->lev[l];
+        la_vec *vs[] = {&L->dinv, &L->x,  &L->b,  &L->r,  &L->d, &L->q,
+                        &L->bx,   &L->bb, &L->br, &L->bd, &L->bq};
+        for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
+            vs[i]->pool = NULL;
+        for (int c = 0; c < 8; c++) {
+            L->cx[c].pool = L->cb[c].pool = L->cr[c].pool = NULL;
+            L->cd[c].pool = L->cq[c].pool = NULL;
+        }
+    }
+}
+
+int amg_device_detach(amg_device *d)
+{
+    if (!d)
+        return 0;
+    /* a vector taken from la's pool would go back to that la_ctx at its
+     * release; the solve's la_ctx moves (dwarm) and dies before the
+     * hierarchy does, so the hierarchy owns its buffers outright */
+    device_vectors_unpool(d);
+    d->sk.la = NULL; /* amg_apply_block sets it from its caller's la */
+    dev_level *L0 = &d->lev[0];
+    const int borrowed = L0->Ause && L0->Ause != &L0->A;
+    if (borrowed)
+        L0->Ause = NULL; /* the solve's matrix: amg_device_bind_fine gives the next one */
+    d->fine_borrowed = borrowed;
+    return borrowed;
+}
+
+int amg_device_bind_fine(amg_device *d, const la_csr *dA0, cls_error *err)
+{
+    dev_level *L0 = &d->lev[0];
+    if (!d->fine_borrowed)
+        return dA0 ? cls_fail(err, CLS_EOTHER,
+                              "amg: the kept hierarchy has its own fine matrix, and one was given")
+                   : CLS_OK;
+    if (!dA0 || dA0->nrows != L0->n || dA0->row_offset != 0)
+        return cls_fail(err, CLS_EOTHER,
+                        "amg: the kept hierarchy's fine level has %lld rows, and the matrix "
+                        "given has %lld",
+                        (long long)L0->n, dA0 ? (long long)dA0->nrows : -1LL);
+    L0->Ause = dA0;
+    return CLS_OK;
+}
+
 double amg_device_upload_seconds(const amg_device *d)
 {
     return d ? d->upload_s : 0.0;
@@ -508,6 +557,7 @@ int amg_apply_block(amg_device *d, la_ctx *la, int k, const la_vec *const *r, la
             return rc;
         d->have_sk = 1;
     }
+    d->sk.la = la;          /* a kept hierarchy (amg_device_detach) serves later solves' la */
     if (rm_usable(d, la)) { /* the columns into one row-major block, the V-cycle on it, back */
         const int kw = k <= 2 ? 2 : k <= 4 ? 4 : 8;
         dev_level *L0 = &d->lev[0];

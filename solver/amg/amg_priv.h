@@ -168,6 +168,7 @@ struct amg_device {
     int have_sk;
     int fuse;      /* the row-major V-cycle's SpMMs fused with their updates */
     amg_info info; /* its levels and set-up times */
+    int fine_borrowed; /* amg_device_detach: level 0's operator was the solve's */
 };
 
 /* Uploads host level l of h as device level ld of d (ld > 0 gets the

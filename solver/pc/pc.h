@@ -133,6 +133,10 @@ struct json_t *pc_info_json(const pc_info *info);
 /* Process-wide cache of host set-ups (pc_base.c): emptied at exit by the CLI,
  * never by the daemon between jobs. CLSOLVE_PC_CACHE=0 turns it off. */
 void pc_cache_clear(void);
+/* 1: also keep set-ups that live on a device (pc_kind.h); the daemon's
+ * processes call it, the CLI does not. pc_cache_clear must then come
+ * before the warm devices' release. */
+void pc_cache_device_enable(int on);
 
 /* ------------------------------- host pieces the tests call, _ref twins */
 

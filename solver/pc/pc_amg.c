@@ -8,8 +8,18 @@
  * (amg_build_device: kernels for the large levels, the host for the small)
  * by default on a GPU in double precision, since there the host set-up
  * was all of AMG's cost; on the host otherwise (a CPU device's native
- * V-cycle runs the host hierarchy; float and mixed build on the host). A
- * device-built hierarchy lives on the device only, so it is not cached.
+ * V-cycle runs the host hierarchy; float and mixed build on the host).
+ *
+ * A device-built hierarchy lives on its device, so it is kept (for the
+ * daemon's later jobs: pc_cache_device_enabled) in an entry of its own,
+ * keyed by the block's content and tagged with the OpenCL context, which
+ * the entry retains: the daemon's warm devices keep one context across
+ * jobs, and its lanes share it. One solve holds the entry at a time (its
+ * V-cycle vectors and kernels are scratch: pc_cache_take), and it is given
+ * back only after the solve's queue has finished. Level 0 borrows each
+ * solve's own device copy of the matrix (amg_device_bind_fine). A context
+ * keeps one idle hierarchy (a new one drops the old first), and one larger
+ * than a quarter of the device's memory is not kept.
  *
  * On more than one part with --precond-coupling coupled (and by auto where
  * the set-up runs on the host: pc_amg_coupled_wanted) the set-up is
@@ -40,13 +50,38 @@ typedef struct amg_setup {
     csr_matrix A;
 } amg_setup;
 
+/* a device-built hierarchy kept for later solves on its OpenCL context */
+typedef struct amg_dkept {
+    amg_device *d;
+    cl_context ctx; /* retained, so that the entry's tag names no other context */
+} amg_dkept;
+
 /* the part's state */
 typedef struct amg_part {
     amg_setup *own;                /* without the cache: the part's own set-up */
     struct pc_cache_entry *centry; /* with it: the entry (held) */
     amg_device *d;                 /* the device V-cycle */
+    int dkept;                     /* d is centry's (an amg_dkept), not the part's */
     amg_native_ws *nw;             /* the native V-cycle's work, made at its first use */
 } amg_part;
+
+static void amg_dkept_drop(void *p)
+{
+    amg_dkept *e = p;
+    amg_device_release(e->d);
+    clReleaseContext(e->ctx);
+    free(e);
+}
+
+/* device bytes a built hierarchy holds, roughly: every operator, P and R
+ * (about A's entries again) and six vectors a level */
+static double amg_device_bytes(const amg_info *ai, int lend)
+{
+    double b = 0;
+    for (int l = 0; l < ai->levels && l < AMG_MAX_LEVELS; l++)
+        b += (double)ai->nnz[l] * 12.0 * (l == 0 && lend ? 2 : 3) + (double)ai->rows[l] * 48.0;
+    return b;
+}
 
 static void amg_setup_drop(void *p)
 {
@@ -98,7 +133,8 @@ static void pc_amg_describe(pc *pc, const amg_info *in, int on_device)
     pc->info.levels = ai.levels;
 }
 
-/* the part's hierarchy built on the device (amg_dsetup.c) */
+/* the part's hierarchy built on the device (amg_dsetup.c), or kept from an
+ * earlier solve of the same block on the same context */
 static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error *err)
 {
     amg_options ao;
@@ -108,6 +144,27 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
     csr_init(&blk);
     int lend = p->halo.nghost == 0 && !p->have_Ab; /* the engine's copy is the block */
     int rc = CLS_OK;
+    const cl_context ctx = p->la.ocl->context;
+    const uint64_t tag = (uint64_t)(uintptr_t)ctx;
+    uint64_t key = 0;
+    if (pc_cache_device_enabled(&pc->opt) && ctx) {
+        key = pc_cache_part_key(p, PRECOND_AMG, pc_cache_mix(tag ^ 0x5eed0de71ce5ull) + lend);
+        struct pc_cache_entry *e = pc_cache_take(key, PRECOND_AMG, p->halo.nlocal);
+        amg_dkept *kd = pc_cache_data(e);
+        if (kd && amg_device_bind_fine(kd->d, lend ? &p->Ai : NULL, err) == CLS_OK) {
+            ap->d = kd->d;
+            ap->centry = e;
+            ap->dkept = 1;
+            pc->info.parts_reused++;
+            amg_info ai;
+            if (k == 0 && amg_device_info(ap->d, &ai) == 0)
+                pc_amg_describe(pc, &ai, 1);
+            return CLS_OK;
+        }
+        pc_cache_release(e);
+        cls_error_clear(err);
+        pc_cache_drop_tag(PRECOND_AMG, tag); /* the context's idle one, before a new one */
+    }
     const csr_matrix *B = &blk;
     int64_t n = p->halo.nlocal;
     if (lend && !p->perm && p->A.rowptr[0] == 0 && p->A.nrows == n) {
@@ -132,8 +189,23 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
     pc->info.build_s += cls_now() - tb;
     pc->info.parts_built++;
     amg_info ai;
-    if (k == 0 && amg_device_info(ap->d, &ai) == 0)
+    const int have_info = amg_device_info(ap->d, &ai) == 0;
+    if (k == 0 && have_info)
         pc_amg_describe(pc, &ai, 1);
+    amg_dkept *kd;
+    if (key && have_info && amg_device_bytes(&ai, lend) <= 0.25 * (double)p->dev.global_mem &&
+        (kd = calloc(1, sizeof *kd))) {
+        kd->d = ap->d;
+        kd->ctx = ctx;
+        clRetainContext(ctx);
+        if ((ap->centry = pc_cache_put(key, PRECOND_AMG, p->halo.nlocal, kd, amg_dkept_drop))) {
+            pc_cache_set_tag(ap->centry, tag);
+            ap->dkept = 1;
+        } else { /* every slot held: the part keeps it */
+            clReleaseContext(ctx);
+            free(kd);
+        }
+    }
     return CLS_OK;
 }
 
@@ -274,7 +346,7 @@ static int pc_amg_apply_host(pc *pc, const cpu_ws *ws, const cpu_csr *A, const d
                              cls_error *err)
 {
     amg_part *ap = pc->part[0].state;
-    const amg_setup *a = ap->own ? ap->own : pc_cache_data(ap->centry);
+    const amg_setup *a = ap->own ? ap->own : ap->dkept ? NULL : pc_cache_data(ap->centry);
     if (!a)
         return cls_fail(err, CLS_EUSAGE,
                         "amg: the hierarchy was set up on the device (--precond-setup device), "
@@ -295,8 +367,14 @@ static void pc_amg_release(pc *pc)
         amg_part *ap = pc->part[k].state;
         if (!ap)
             continue;
-        if (ap->d)
+        if (ap->d && ap->dkept) {
+            /* kept: idle before another solve (another lane's queue) takes it */
+            if (pc->s && k < pc->s->nmine)
+                la_finish(&pc->s->parts[k].la, NULL);
+            amg_device_detach(ap->d);
+        } else if (ap->d) {
             amg_device_release(ap->d);
+        }
         amg_native_ws_free(ap->nw);
         pc_cache_release(ap->centry);
         if (ap->own)

@@ -152,6 +152,7 @@ typedef struct pc_cache_entry {
     int used, refs;
     uint64_t key, stamp;
     uint64_t pattern; /* the block's pattern hash (0: not kept): pc_cache_get_pattern */
+    uint64_t tag;     /* a device set-up's OpenCL context (0: a host set-up) */
     solver_precond type;
     int64_t n;
     void *data; /* the kind's set-up (an IC(0) factor, a hierarchy, bounds) */
@@ -173,6 +174,19 @@ int pc_setup_on_device(const pc *pc, const dpart *p, int *dev, cls_error *err)
                         pc_name(pc->type));
     *dev = pc->opt.setup == PC_SETUP_DEVICE || (pc->opt.setup == PC_SETUP_AUTO && gpu && dbl);
     return CLS_OK;
+}
+
+static int pc_cache_device_on;
+
+void pc_cache_device_enable(int on)
+{
+    pc_cache_device_on = on;
+}
+
+int pc_cache_device_enabled(const pc_options *o)
+{
+    const char *v = getenv("CLSOLVE_PC_DEVICE_CACHE");
+    return pc_cache_device_on && pc_cache_enabled(o) && !(v && !strcmp(v, "0"));
 }
 
 int pc_cache_enabled(const pc_options *o)
@@ -239,6 +253,44 @@ pc_cache_entry *pc_cache_get(uint64_t key, solver_precond t, int64_t n)
         }
     pthread_mutex_unlock(&pc_cache_mu);
     return hit;
+}
+
+pc_cache_entry *pc_cache_take(uint64_t key, solver_precond t, int64_t n)
+{
+    pc_cache_entry *hit = NULL;
+    if (!key)
+        return NULL;
+    pthread_mutex_lock(&pc_cache_mu);
+    for (int i = 0; i < PC_CACHE_MAX && !hit; i++)
+        if (pc_cache[i].used && pc_cache[i].refs == 0 && pc_cache[i].key == key &&
+            pc_cache[i].type == t && pc_cache[i].n == n) {
+            hit = &pc_cache[i];
+            hit->refs = 1;
+            hit->stamp = ++pc_cache_clock;
+        }
+    pthread_mutex_unlock(&pc_cache_mu);
+    return hit;
+}
+
+void pc_cache_set_tag(pc_cache_entry *e, uint64_t tag)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&pc_cache_mu);
+    e->tag = tag;
+    pthread_mutex_unlock(&pc_cache_mu);
+}
+
+void pc_cache_drop_tag(solver_precond t, uint64_t tag)
+{
+    if (!tag)
+        return;
+    pthread_mutex_lock(&pc_cache_mu);
+    for (int i = 0; i < PC_CACHE_MAX; i++)
+        if (pc_cache[i].used && pc_cache[i].refs == 0 && pc_cache[i].type == t &&
+            pc_cache[i].tag == tag)
+            pc_cache_drop(&pc_cache[i]);
+    pthread_mutex_unlock(&pc_cache_mu);
 }
 
 pc_cache_entry *pc_cache_put(uint64_t key, solver_precond t, int64_t n, void *data,

@@ -117,5 +117,18 @@ void pc_cache_set_pattern(struct pc_cache_entry *e, uint64_t pattern);
 void *pc_cache_data(struct pc_cache_entry *e);
 /* gives back a held entry (NULL: nothing) */
 void pc_cache_release(struct pc_cache_entry *e);
+/* Set-ups that live on a device (a hierarchy built there) are kept only
+ * where pc_cache_device_enable(1) was called (the daemon: its ranks serve
+ * later jobs; the CLI's one solve would only pay the content hash) and
+ * CLSOLVE_PC_DEVICE_CACHE is not 0. Their entries are exclusive (their
+ * work vectors and kernels serve one solve at a time: pc_cache_take) and
+ * tagged with their OpenCL context; a new one drops the idle ones of its
+ * tag first, so a context keeps at most one idle device set-up. */
+int pc_cache_device_enabled(const pc_options *o);
+/* the entry for (key, type, n) held, only when no one else holds it */
+struct pc_cache_entry *pc_cache_take(uint64_t key, solver_precond t, int64_t n);
+void pc_cache_set_tag(struct pc_cache_entry *e, uint64_t tag);
+/* drops the idle entries of that type and tag (nonzero) */
+void pc_cache_drop_tag(solver_precond t, uint64_t tag);
 
 #endif

@@ -10,7 +10,9 @@
 #    names refused with 400;
 #  - several right-hand sides: an n x 3 rhs is three systems, one result
 #    entry per column, an n x 3 solution whose every column is right;
-#  - amg: runs when the build has it, else the job fails saying so; a
+#  - amg: runs when the build has it, else the job fails saying so; set up
+#    on the device, the hierarchy stays there for the next job on the same
+#    matrix (the same iterations and x), one idle hierarchy a context; a
 #    matrix of the same pattern with other values is a numeric re-set-up
 #    (preconditioner.resetup) from the cached hierarchy, with about the
 #    iterations of a fresh one.
@@ -76,12 +78,65 @@ code=$(head -1 $t/req.out)
 $DCLIENT request "$DURL" POST "/v1/jobs?precond=ic0&precond_sweeps=99" --body $M/ani1.mtx >$t/req.out
 code=$(head -1 $t/req.out)
 [ "$code" = 400 ] && ok || bad "precond_sweeps=99: $code"
+# several right-hand sides: an n x 3 array
+$PY - "$M/1138_bus.mtx" "$t/B.mtx" <<'PY'
+import sys, random
+random.seed(7)
+n = int([l for l in open(sys.argv[1]) if not l.startswith('%')][0].split()[0])
+with open(sys.argv[2], "w") as f:
+    f.write("%%%%MatrixMarket matrix array real general\n%d 3\n" % n)
+    for c in range(3):
+        for i in range(n):
+            f.write("%.17g\n" % random.uniform(-1, 1))
+PY
+# xsame X1 X2 LABEL: the same values of x, every digit (the files' headers
+# name their jobs)
+xsame() {
+    $PY - "$1" "$2" <<'PY' && ok || bad "$3: another x"
+import sys
+def rd(p):
+    return [float(l) for l in [l for l in open(p) if l.strip() and not l.startswith("%")][1:]]
+a, b = rd(sys.argv[1]), rd(sys.argv[2])
+d = max(abs(x - y) for x, y in zip(a, b)) / max(abs(x) for x in a)
+print("x against the first job's: %.3e" % d)
+sys.exit(0 if len(a) == len(b) and a == b else 1)
+PY
+}
 # AMG set up by the device's kernels: recorded in the parameters and the
 # result; a place that is not auto, host or device is a 400
 job $M/1138_bus.mtx "precond=amg&precond_setup=device"
 succeeded_right $M/1138_bus.mtx "amg set up on the device"
 [ "$(jf "j['result']['preconditioner']['amg']['setup'], j['parameters'].get('precond_setup')")" = "device device" ] &&
     ok || bad "precond_setup=device: $(jf "j['result'].get('preconditioner'), j['parameters']")"
+[ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused']")" = "1 0" ] &&
+    ok || bad "first device amg job: $(jf "j['result']['preconditioner']")"
+dits=$(jf "j['result']['iterations']")
+cp "$t/x.mtx" "$t/x_dev1.mtx"
+# the hierarchy built on the device is kept on it: the same matrix again
+# takes it (the same iterations and x), another matrix builds its own
+# and drops it (one idle hierarchy a context), so the first builds again
+job $M/1138_bus.mtx "precond=amg&precond_setup=device"
+succeeded_right $M/1138_bus.mtx "amg device set-up reused"
+[ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused'], j['result']['iterations'], j['result']['preconditioner']['amg']['setup']")" = "0 1 $dits device" ] &&
+    ok || bad "second device amg job not reused: $(jf "j['result']['preconditioner'], j['result']['iterations']"), first $dits iterations"
+xsame "$t/x.mtx" "$t/x_dev1.mtx" "the kept device hierarchy"
+job $M/494_bus.mtx "precond=amg&precond_setup=device"
+succeeded_right $M/494_bus.mtx "amg device set-up, another matrix"
+[ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused']")" = "1 0" ] &&
+    ok || bad "another matrix took a kept device hierarchy: $(jf "j['result']['preconditioner']")"
+# three columns (together: the V-cycle's block vectors made in the kept
+# hierarchy), then one again on what that job left
+job $M/1138_bus.mtx "precond=amg&precond_setup=device" "$t/B.mtx"
+[ "$(jf "j['status'], j['result']['rhs_columns'], all(c['converged'] for c in j['result']['columns'])")" = "succeeded 3 True" ] &&
+    ok || bad "device amg, three columns: $(jf "j['status'], j.get('result'), j.get('error')")"
+[ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused']")" = "1 0" ] &&
+    ok || bad "the context's idle hierarchy was not replaced: $(jf "j['result']['preconditioner']")"
+echo "device amg, three columns: $(jf "j['result'].get('rhs_mode')")"
+job $M/1138_bus.mtx "precond=amg&precond_setup=device"
+succeeded_right $M/1138_bus.mtx "amg device set-up after three columns"
+[ "$(jf "j['result']['preconditioner']['reused'], j['result']['iterations']")" = "1 $dits" ] &&
+    ok || bad "after three columns: $(jf "j['result']['preconditioner'], j['result']['iterations']")"
+xsame "$t/x.mtx" "$t/x_dev1.mtx" "after three columns"
 job $M/1138_bus.mtx "precond=ic0&precond_setup=device"
 succeeded_right $M/1138_bus.mtx "ic0 set up on the device"
 [ "$(jf "j['result']['preconditioner']['setup'], j['result']['preconditioner']['reused']")" = "device 0" ] &&
@@ -119,17 +174,6 @@ p = j["parameters"]
 sys.exit(0 if (p["precond"], p.get("precond_degree")) == ("chebyshev", 3) else 1)
 PY
 
-# several right-hand sides: an n x 3 array
-$PY - "$M/1138_bus.mtx" "$t/B.mtx" <<'PY'
-import sys, random
-random.seed(7)
-n = int([l for l in open(sys.argv[1]) if not l.startswith('%')][0].split()[0])
-with open(sys.argv[2], "w") as f:
-    f.write("%%%%MatrixMarket matrix array real general\n%d 3\n" % n)
-    for c in range(3):
-        for i in range(n):
-            f.write("%.17g\n" % random.uniform(-1, 1))
-PY
 job $M/1138_bus.mtx "precond=ic0" "$t/B.mtx"
 if [ "$(jf "j['status'], j['result']['rhs_columns'], len(j['result']['columns']), all(c['converged'] for c in j['result']['columns'])")" = "succeeded 3 3 True" ]; then ok; else bad "n x 3 rhs: $(jf "j['status'], j.get('result'), j.get('error')")"; fi
 $DCLIENT fetch "$DURL" "$(cat $t/job.id)" "$t/X.mtx" >/dev/null && ok || bad "fetch n x 3"
