@@ -181,6 +181,7 @@ int main(int argc, char **argv)
     cls_trace("main: start");
     cls_affinity_share(NULL, 0); /* before any thread: mpirun -np 2 binds a rank to a core */
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
+    ocl_env_before_threads();    /* PoCL's own setenv, done before any thread */
     ocl_icd_narrow(ocl_icd_device_arg(argc, argv, 2), NULL, 0); /* --device gpu: no PoCL */
     cls_mpi_singleton_env();     /* before MPI_Init: no mpirun, no cluster start-up */
     static const struct {

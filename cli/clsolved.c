@@ -895,6 +895,7 @@ int main(int argc, char **argv)
     char bound[320];
     int widened = cls_affinity_share(bound, sizeof bound); /* before any thread */
     ocl_threads_from_affinity(); /* before MPI or OpenCL starts a thread */
+    ocl_env_before_threads();    /* PoCL's own setenv, done before any thread */
     /* --device gpu on the command line: PoCL is not started beside the GPU
      * driver (a value from --config comes too late for the environment) */
     ocl_icd_narrow(ocl_icd_device_arg(argc, argv, 1), NULL, 0);

@@ -223,6 +223,11 @@ void ocl_threads_from_affinity(void)
     setenv("POCL_MAX_PTHREAD_COUNT", v, 0);
 }
 
+void ocl_env_before_threads(void)
+{
+    setenv("HWLOC_PLUGINS_PATH", "/dev/null", 0); /* PoCL's own value (pocl_topology) */
+}
+
 int ocl_list_devices(ocl_device **devs, int *n, cls_error *err)
 {
     *devs = NULL;

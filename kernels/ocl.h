@@ -158,5 +158,14 @@ double ocl_event_seconds(cl_event ev);
  * in this process's affinity mask or its cgroup's CPU quota (common/sysres.h),
  * unless the user set it or neither restricts it; call before the first OpenCL call (PoCL reads it once). */
 void ocl_threads_from_affinity(void);
+/* The variables an OpenCL runtime sets for itself, set first, by the main
+ * thread before any other starts. PoCL's CPU device sets
+ * HWLOC_PLUGINS_PATH=/dev/null (setenv, replacing) when it starts, and
+ * clsolve starts it on a thread beside the parse (the prewarm). A setenv
+ * that adds a variable may move the environment while another thread's
+ * getenv reads it: the sanitized suite saw the parse's getenv crash there
+ * (SEGV in getenv, test_native_nobuild). With the variable already there,
+ * PoCL's setenv replaces one pointer and moves nothing. */
+void ocl_env_before_threads(void);
 
 #endif

@@ -365,5 +365,13 @@ void pc_cache_release(pc_cache_entry *e)
         return;
     pthread_mutex_lock(&pc_cache_mu);
     e->refs--;
+    /* a device set-up given back is its context's one idle set-up: others
+     * made beside it (solves at once on the same matrix each built one)
+     * go, so a context never holds more than one idle */
+    for (int i = 0; e->refs == 0 && e->tag && i < PC_CACHE_MAX; i++) {
+        pc_cache_entry *c = &pc_cache[i];
+        if (c != e && c->used && c->refs == 0 && c->type == e->type && c->tag == e->tag)
+            pc_cache_drop(c);
+    }
     pthread_mutex_unlock(&pc_cache_mu);
 }

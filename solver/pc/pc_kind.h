@@ -123,7 +123,8 @@ void pc_cache_release(struct pc_cache_entry *e);
  * CLSOLVE_PC_DEVICE_CACHE is not 0. Their entries are exclusive (their
  * work vectors and kernels serve one solve at a time: pc_cache_take) and
  * tagged with their OpenCL context; a new one drops the idle ones of its
- * tag first, so a context keeps at most one idle device set-up. */
+ * tag first, and one given back drops the other idle ones of its tag
+ * (pc_cache_release), so a context keeps at most one idle device set-up. */
 int pc_cache_device_enabled(const pc_options *o);
 /* the entry for (key, type, n) held, only when no one else holds it */
 struct pc_cache_entry *pc_cache_take(uint64_t key, solver_precond t, int64_t n);

@@ -12,7 +12,8 @@
 #    entry per column, an n x 3 solution whose every column is right;
 #  - amg: runs when the build has it, else the job fails saying so; set up
 #    on the device, the hierarchy stays there for the next job on the same
-#    matrix (the same iterations and x), one idle hierarchy a context; a
+#    matrix (the same iterations and x), one idle hierarchy a context, four
+#    jobs at once each right (one holds it, the others build); a
 #    matrix of the same pattern with other values is a numeric re-set-up
 #    (preconditioner.resetup) from the cached hierarchy, with about the
 #    iterations of a fresh one.
@@ -137,6 +138,39 @@ succeeded_right $M/1138_bus.mtx "amg device set-up after three columns"
 [ "$(jf "j['result']['preconditioner']['reused'], j['result']['iterations']")" = "1 $dits" ] &&
     ok || bad "after three columns: $(jf "j['result']['preconditioner'], j['result']['iterations']")"
 xsame "$t/x.mtx" "$t/x_dev1.mtx" "after three columns"
+# four at once (the daemon's lanes; poisson2d 200, whose device set-up on
+# PoCL outlasts the submits): the first takes the hierarchy kept from a job
+# before them, the others find it held and build their own beside it;
+# every job right, with the same iterations; afterwards one of them is the
+# context's idle hierarchy, and the next job takes it
+"$CLSOLVE" gen poisson2d 200 -o "$t/p2s.mtx" >/dev/null || bad "gen poisson2d 200"
+job "$t/p2s.mtx" "precond=amg&precond_setup=device"
+succeeded_right "$t/p2s.mtx" "device amg, poisson2d 200"
+pits=$(jf "j['result']['iterations']")
+pids=()
+for i in 1 2 3 4; do
+    $DCLIENT submit "$DURL" "$t/p2s.mtx" --param precond=amg --param precond_setup=device >"$t/id$i" &
+    pids+=($!)
+done
+wait "${pids[@]}" # the submits only: a bare wait would wait for the daemon too
+nre=0 most=0
+for i in 1 2 3 4; do
+    id=$(cat "$t/id$i")
+    [ -n "$id" ] || { bad "submit $i of four at once"; continue; }
+    wait_job "$DURL" "$id" 300 >"$t/job.json"
+    echo "$id" >"$t/job.id"
+    succeeded_right "$t/p2s.mtx" "device amg, four at once"
+    [ "$(jf "j['result']['iterations']")" = "$pits" ] && ok || bad "four at once: $(jf "j['result']['iterations']") iterations, first $pits"
+    nre=$((nre + $(jf "j['result']['preconditioner']['reused']")))
+    r=$(jf "j['placement'].get('running', 1)")
+    [ "$r" -gt "$most" ] && most=$r
+done
+[ "$nre" -ge 1 ] && ok || bad "four at once: none took the kept hierarchy"
+echo "device amg, four at once: $nre of 4 took the kept hierarchy, at most $most running together"
+job "$t/p2s.mtx" "precond=amg&precond_setup=device"
+succeeded_right "$t/p2s.mtx" "amg device set-up after four at once"
+[ "$(jf "j['result']['preconditioner']['reused'], j['result']['iterations']")" = "1 $pits" ] &&
+    ok || bad "after four at once: $(jf "j['result']['preconditioner'], j['result']['iterations']")"
 job $M/1138_bus.mtx "precond=ic0&precond_setup=device"
 succeeded_right $M/1138_bus.mtx "ic0 set up on the device"
 [ "$(jf "j['result']['preconditioner']['setup'], j['result']['preconditioner']['reused']")" = "device 0" ] &&
