@@ -238,7 +238,8 @@ void pc_cache_clear(void)
     pthread_mutex_unlock(&pc_cache_mu);
 }
 
-pc_cache_entry *pc_cache_get(uint64_t key, solver_precond t, int64_t n)
+/* the entry for (key, type, n) held; idle_only: only one no one holds */
+static pc_cache_entry *cache_find(uint64_t key, solver_precond t, int64_t n, int idle_only)
 {
     pc_cache_entry *hit = NULL;
     if (!key)
@@ -246,7 +247,7 @@ pc_cache_entry *pc_cache_get(uint64_t key, solver_precond t, int64_t n)
     pthread_mutex_lock(&pc_cache_mu);
     for (int i = 0; i < PC_CACHE_MAX && !hit; i++)
         if (pc_cache[i].used && pc_cache[i].key == key && pc_cache[i].type == t &&
-            pc_cache[i].n == n) {
+            pc_cache[i].n == n && !(idle_only && pc_cache[i].refs)) {
             hit = &pc_cache[i];
             hit->refs++;
             hit->stamp = ++pc_cache_clock;
@@ -255,21 +256,14 @@ pc_cache_entry *pc_cache_get(uint64_t key, solver_precond t, int64_t n)
     return hit;
 }
 
+pc_cache_entry *pc_cache_get(uint64_t key, solver_precond t, int64_t n)
+{
+    return cache_find(key, t, n, 0);
+}
+
 pc_cache_entry *pc_cache_take(uint64_t key, solver_precond t, int64_t n)
 {
-    pc_cache_entry *hit = NULL;
-    if (!key)
-        return NULL;
-    pthread_mutex_lock(&pc_cache_mu);
-    for (int i = 0; i < PC_CACHE_MAX && !hit; i++)
-        if (pc_cache[i].used && pc_cache[i].refs == 0 && pc_cache[i].key == key &&
-            pc_cache[i].type == t && pc_cache[i].n == n) {
-            hit = &pc_cache[i];
-            hit->refs = 1;
-            hit->stamp = ++pc_cache_clock;
-        }
-    pthread_mutex_unlock(&pc_cache_mu);
-    return hit;
+    return cache_find(key, t, n, 1);
 }
 
 void pc_cache_set_tag(pc_cache_entry *e, uint64_t tag)
