@@ -64,6 +64,10 @@ typedef struct amg_options {
     /* amg_build_device: a level of at most this many rows, and the levels
      * below it, are set up on the host (default AMG_DSETUP_HOST_ROWS) */
     int64_t host_rows;
+    /* amg_build_device: keep each device level's aggregates in the
+     * hierarchy, for a numeric re-set-up of the same pattern
+     * (amg_device_take_aggregates; 4 bytes a row of those levels) */
+    int keep_aggregates;
 } amg_options;
 
 typedef struct amg_hierarchy amg_hierarchy;
@@ -184,6 +188,31 @@ int amg_pcg(la_ctx *la, const la_csr *A, const la_vec *b, la_vec *x, amg_device 
  * that is not symmetric) hands the level and the rest to the host. */
 int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, const la_csr *dA0,
                      amg_device **out, cls_error *err);
+/* The numeric re-set-up on the device (AmgX's resetup): a hierarchy of a
+ * matrix with the pattern of an earlier one's keeps that one's aggregates,
+ * and everything numeric is made anew (the diagonals, lambda_max, P, R,
+ * R A P), the same as amg_rebuild on the host. amg_device_take_aggregates
+ * moves the kept aggregates of d's device levels (amg_options.
+ * keep_aggregates) into g; d keeps the rest and may be released at once,
+ * so the two hierarchies are never on the device together.
+ * amg_rebuild_device is amg_build_device with g's aggregates for the
+ * device levels whose rows match, in order from level 0 (from a mismatch
+ * on, the levels are aggregated afresh); it takes g's buffers (the unused
+ * ones released) and leaves g empty. The few small levels set up on the
+ * host are set up afresh. Whether the pattern is the same is the caller's
+ * to know (pc_amg.c: the part's pattern hash); any aggregates of A's row
+ * count give a valid prolongator, only a weaker one for another pattern. */
+typedef struct amg_dagg {
+    int levels;
+    int64_t n[AMG_MAX_LEVELS], naggs[AMG_MAX_LEVELS];
+    cl_mem agg[AMG_MAX_LEVELS]; /* n int32 each: the aggregate of each row */
+} amg_dagg;
+void amg_device_take_aggregates(amg_device *d, amg_dagg *g);
+void amg_dagg_release(amg_dagg *g);
+int amg_rebuild_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, const la_csr *dA0,
+                       amg_dagg *g, amg_device **out, cls_error *err);
+/* 1: every device level of d took the aggregates amg_rebuild_device was given */
+int amg_device_is_rebuilt(const amg_device *d);
 /* The levels and set-up times of a hierarchy amg_build_device made (0), or
  * -1 for one uploaded from the host (use amg_get_info on that). */
 int amg_device_info(const amg_device *d, amg_info *info);

@@ -34,6 +34,8 @@ void amg_device_release(amg_device *d)
         la_csr_release(&L->A);
         la_csr_release(&L->P);
         la_csr_release(&L->R);
+        if (L->agg)
+            clReleaseMemObject(L->agg);
         la_vec *vs[] = {&L->dinv, &L->x, &L->b, &L->r, &L->d, &L->q};
         for (size_t i = 0; i < sizeof vs / sizeof *vs; i++)
             if (vs[i]->buf)
@@ -104,6 +106,31 @@ int amg_device_bind_fine(amg_device *d, const la_csr *dA0, cls_error *err)
                         (long long)L0->n, dA0 ? (long long)dA0->nrows : -1LL);
     L0->Ause = dA0;
     return CLS_OK;
+}
+
+void amg_device_take_aggregates(amg_device *d, amg_dagg *g)
+{
+    memset(g, 0, sizeof *g);
+    for (int l = 0; d && l < AMG_MAX_LEVELS && d->lev[l].agg; l++) {
+        g->n[l] = d->lev[l].n;
+        g->naggs[l] = d->lev[l].naggs;
+        g->agg[l] = d->lev[l].agg;
+        d->lev[l].agg = NULL;
+        g->levels = l + 1;
+    }
+}
+
+void amg_dagg_release(amg_dagg *g)
+{
+    for (int l = 0; l < AMG_MAX_LEVELS; l++)
+        if (g->agg[l])
+            clReleaseMemObject(g->agg[l]);
+    memset(g, 0, sizeof *g);
+}
+
+int amg_device_is_rebuilt(const amg_device *d)
+{
+    return d ? d->rebuilt : 0;
 }
 
 double amg_device_upload_seconds(const amg_device *d)

@@ -29,6 +29,14 @@
  * bits (the kernels repeat the host's arithmetic in its order); lambda_max
  * and A_c are sums in another order, equal within rounding
  * (tests/unit/test_amg_dsetup.c holds every level to amg_build's).
+ *
+ * The numeric re-set-up (amg_rebuild_device: the daemon's next job on a
+ * matrix of the same pattern, other values) is the same loop with each
+ * device level's aggregates given, taken from the earlier hierarchy
+ * (amg_options.keep_aggregates kept them): the MIS rounds, the set-up's
+ * only loop of many host reads, are skipped, and the rest is made anew
+ * from the values, as amg_rebuild does on the host; so the two give the
+ * same aggregates, P and R, and A_c within rounding.
  */
 #include "amg_priv.h"
 
@@ -95,7 +103,8 @@ typedef struct dsetup {
     const amg_options *opt;
     amg_device *d;
     amg_info *info;
-    int prof;    /* CLSOLVE_AMG_PROFILE=1: each step waited for and timed */
+    amg_dagg *hint; /* amg_rebuild_device's aggregates, while they fit */
+    int prof;       /* CLSOLVE_AMG_PROFILE=1: each step waited for and timed */
     double mark; /* the last step's end */
 } dsetup;
 
@@ -161,9 +170,21 @@ static int device_level(dsetup *s, int l, const la_dcsr *A, la_dcsr *Ac, int *ha
 
     int64_t naggs = 0, left = 0;
     int rounds = 0;
-    if ((rc = la_amgs_buffer(la, (size_t)(n ? n : 1) * sizeof(cl_int), &agg, err)) ||
-        (rc = la_amgs_aggregate(la, &s->k, A, dsq, o->threshold, agg, &naggs, &left, &rounds, err)))
-        goto done;
+    amg_dagg *g = s->hint;
+    if (g && l < g->levels && g->agg[l] && g->n[l] == n) {
+        /* a re-set-up: the earlier hierarchy's aggregates of this level
+         * (the same pattern gives the same rows here), no MIS rounds */
+        agg = g->agg[l];
+        g->agg[l] = NULL;
+        naggs = g->naggs[l];
+    } else {
+        s->d->rebuilt = 0; /* from here on, aggregated afresh */
+        s->hint = NULL;
+        if ((rc = la_amgs_buffer(la, (size_t)(n ? n : 1) * sizeof(cl_int), &agg, err)) ||
+            (rc = la_amgs_aggregate(la, &s->k, A, dsq, o->threshold, agg, &naggs, &left, &rounds,
+                                    err)))
+            goto done;
+    }
     if (l == 0)
         s->info->mis_rounds = rounds;
     prof(s, l, "aggregate");
@@ -198,6 +219,11 @@ static int device_level(dsetup *s, int l, const la_dcsr *A, la_dcsr *Ac, int *ha
         (rc = adopt(la, &R, &L->R, err)))
         goto done;
     prof(s, l, "adopt");
+    if (o->keep_aggregates) { /* for a re-set-up of the same pattern */
+        L->agg = agg;
+        L->naggs = naggs;
+        agg = NULL;
+    }
 done:
     if (rc || *handoff) {
         la_dcsr_release(Ac);
@@ -256,8 +282,9 @@ done:
     return rc;
 }
 
-int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, const la_csr *dA0,
-                     amg_device **out, cls_error *err)
+/* amg_build_device, and amg_rebuild_device with g */
+static int build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, const la_csr *dA0,
+                        amg_dagg *g, amg_device **out, cls_error *err)
 {
     *out = NULL;
     amg_options o;
@@ -280,7 +307,7 @@ int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, co
         return cls_fail(err, CLS_EOTHER, "amg_build_device: the device matrix is not A");
     double t0 = cls_now();
     const char *pe = getenv("CLSOLVE_AMG_PROFILE");
-    dsetup s = {.la = la, .opt = &o, .prof = pe && pe[0] == '1', .mark = t0};
+    dsetup s = {.la = la, .opt = &o, .hint = g, .prof = pe && pe[0] == '1', .mark = t0};
     amg_device *d = calloc(1, sizeof *d);
     amg_info *in = d ? &d->info : NULL;
     if (!d)
@@ -290,6 +317,7 @@ int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, co
     d->smoother = o.smoother;
     d->degree = o.degree;
     d->built = 1;
+    d->rebuilt = g && g->levels > 0;
     la_config saved = la->cfg;
     size_t saved_groups = la->ngroups;
     la_dcsr cur = {0}, next = {0}, tmp0 = {0};
@@ -337,6 +365,8 @@ int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, co
             goto done;
         N->Ause = &N->A;
     }
+    if (s.hint && l < s.hint->levels) /* the earlier one had more device levels */
+        d->rebuilt = 0;
     rc = host_levels(&s, l, &cur, err); /* the rest on the host */
     prof(&s, l, "host");
 done:
@@ -362,6 +392,20 @@ done:
     d->upload_s = in->build_s;
     *out = d;
     return CLS_OK;
+}
+
+int amg_build_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, const la_csr *dA0,
+                     amg_device **out, cls_error *err)
+{
+    return build_device(A, opt, la, dA0, NULL, out, err);
+}
+
+int amg_rebuild_device(const csr_matrix *A, const amg_options *opt, la_ctx *la, const la_csr *dA0,
+                       amg_dagg *g, amg_device **out, cls_error *err)
+{
+    int rc = build_device(A, opt, la, dA0, g, out, err);
+    amg_dagg_release(g); /* what the levels did not take */
+    return rc;
 }
 
 int amg_device_info(const amg_device *d, amg_info *info)

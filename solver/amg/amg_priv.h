@@ -152,6 +152,8 @@ typedef struct dev_level {
     int bkw;
     amg_cheb cheb;
     int64_t n;
+    cl_mem agg; /* amg_options.keep_aggregates: the device set-up's aggregates */
+    int64_t naggs;
 } dev_level;
 
 struct amg_device {
@@ -169,6 +171,7 @@ struct amg_device {
     int fuse;      /* the row-major V-cycle's SpMMs fused with their updates */
     amg_info info; /* its levels and set-up times */
     int fine_borrowed; /* amg_device_detach: level 0's operator was the solve's */
+    int rebuilt;       /* amg_rebuild_device: every device level's aggregates given */
 };
 
 /* Uploads host level l of h as device level ld of d (ld > 0 gets the

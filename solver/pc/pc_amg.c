@@ -19,7 +19,10 @@
  * back only after the solve's queue has finished. Level 0 borrows each
  * solve's own device copy of the matrix (amg_device_bind_fine). A context
  * keeps one idle hierarchy (a new one drops the old first), and one larger
- * than a quarter of the device's memory is not kept.
+ * than a quarter of the device's memory is not kept. A job whose block has
+ * the kept one's pattern and other values (a time step) takes its
+ * aggregates and drops it, then re-sets-up (amg_rebuild_device): the MIS
+ * rounds skipped, the values anew, as the host's amg_rebuild.
  *
  * On more than one part with --precond-coupling coupled (and by auto where
  * the set-up runs on the host: pc_amg_coupled_wanted) the set-up is
@@ -74,13 +77,21 @@ static void amg_dkept_drop(void *p)
 }
 
 /* device bytes a built hierarchy holds, roughly: every operator, P and R
- * (about A's entries again) and six vectors a level */
+ * (about A's entries again), six vectors a level and the aggregates */
 static double amg_device_bytes(const amg_info *ai, int lend)
 {
     double b = 0;
     for (int l = 0; l < ai->levels && l < AMG_MAX_LEVELS; l++)
-        b += (double)ai->nnz[l] * 12.0 * (l == 0 && lend ? 2 : 3) + (double)ai->rows[l] * 48.0;
+        b += (double)ai->nnz[l] * 12.0 * (l == 0 && lend ? 2 : 3) + (double)ai->rows[l] * 52.0;
     return b;
+}
+
+/* a set-up of the same pattern as a cached one re-sets-up from it
+ * (CLSOLVE_AMG_RESETUP=0: built afresh, for measurements) */
+static int pc_amg_resetup_on(void)
+{
+    const char *v = getenv("CLSOLVE_AMG_RESETUP");
+    return !(v && !strcmp(v, "0"));
 }
 
 static void amg_setup_drop(void *p)
@@ -146,9 +157,12 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
     int rc = CLS_OK;
     const cl_context ctx = p->la.ocl->context;
     const uint64_t tag = (uint64_t)(uintptr_t)ctx;
-    uint64_t key = 0;
+    uint64_t key = 0, pattern = 0;
+    amg_dagg like = {0}; /* a re-set-up's aggregates */
     if (pc_cache_device_enabled(&pc->opt) && ctx) {
-        key = pc_cache_part_key(p, PRECOND_AMG, pc_cache_mix(tag ^ 0x5eed0de71ce5ull) + lend);
+        ao.keep_aggregates = 1;
+        key = pc_cache_part_keys(p, PRECOND_AMG, pc_cache_mix(tag ^ 0x5eed0de71ce5ull) + lend,
+                                 &pattern);
         struct pc_cache_entry *e = pc_cache_take(key, PRECOND_AMG, p->halo.nlocal);
         amg_dkept *kd = pc_cache_data(e);
         if (kd && amg_device_bind_fine(kd->d, lend ? &p->Ai : NULL, err) == CLS_OK) {
@@ -163,6 +177,14 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
         }
         pc_cache_release(e);
         cls_error_clear(err);
+        /* the same pattern with other values (a time step): that
+         * hierarchy's aggregates, and it goes before the new one is built */
+        struct pc_cache_entry *pe =
+            pc_amg_resetup_on() ? pc_cache_take_pattern(pattern, PRECOND_AMG, p->halo.nlocal)
+                                : NULL;
+        if ((kd = pc_cache_data(pe)))
+            amg_device_take_aggregates(kd->d, &like);
+        pc_cache_discard(pe);
         pc_cache_drop_tag(PRECOND_AMG, tag); /* the context's idle one, before a new one */
     }
     const csr_matrix *B = &blk;
@@ -180,14 +202,18 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
     } else if ((rc = pc_local_block(p, &blk, err)) == CLS_OK) {
         B = &blk;
     }
-    if (!rc)
+    if (!rc && like.levels)
+        rc = amg_rebuild_device(B, &ao, &p->la, lend ? &p->Ai : NULL, &like, &ap->d, err);
+    else if (!rc)
         rc = amg_build_device(B, &ao, &p->la, lend ? &p->Ai : NULL, &ap->d, err);
+    amg_dagg_release(&like);
     if (B == &blk && blk.rowptr != p->A.rowptr)
         csr_free(&blk);
     if (rc)
         return rc;
     pc->info.build_s += cls_now() - tb;
     pc->info.parts_built++;
+    pc->info.parts_resetup += amg_device_is_rebuilt(ap->d);
     amg_info ai;
     const int have_info = amg_device_info(ap->d, &ai) == 0;
     if (k == 0 && have_info)
@@ -200,6 +226,7 @@ static int pc_amg_setup_device(pc *pc, dpart *p, amg_part *ap, int k, cls_error 
         clRetainContext(ctx);
         if ((ap->centry = pc_cache_put(key, PRECOND_AMG, p->halo.nlocal, kd, amg_dkept_drop))) {
             pc_cache_set_tag(ap->centry, tag);
+            pc_cache_set_pattern(ap->centry, pattern);
             ap->dkept = 1;
         } else { /* every slot held: the part keeps it */
             clReleaseContext(ctx);
@@ -295,7 +322,9 @@ static int pc_amg_setup(pc *pc, cls_error *err)
              * coefficient): the earlier hierarchy's aggregates, the values
              * anew (amg_rebuild, AmgX's resetup) */
             struct pc_cache_entry *like =
-                cache ? pc_cache_get_pattern(pattern, PRECOND_AMG, p->halo.nlocal) : NULL;
+                cache && pc_amg_resetup_on()
+                    ? pc_cache_get_pattern(pattern, PRECOND_AMG, p->halo.nlocal)
+                    : NULL;
             const amg_setup *la = pc_cache_data(like);
             if (!(rc = pc_local_block(p, &a->A, err)))
                 rc = la && la->A.nnz == a->A.nnz ? amg_rebuild(&a->A, la->h, &a->h, err)

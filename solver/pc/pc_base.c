@@ -319,16 +319,17 @@ pc_cache_entry *pc_cache_put(uint64_t key, solver_precond t, int64_t n, void *da
     return e;
 }
 
-pc_cache_entry *pc_cache_get_pattern(uint64_t pattern, solver_precond t, int64_t n)
+/* the most recent entry of that pattern, held; idle_only: one no one holds */
+static pc_cache_entry *pattern_find(uint64_t pattern, solver_precond t, int64_t n, int idle_only)
 {
     pc_cache_entry *hit = NULL;
     if (!pattern)
         return NULL;
     pthread_mutex_lock(&pc_cache_mu);
-    for (int i = 0; i < PC_CACHE_MAX; i++) { /* the most recent of that pattern */
+    for (int i = 0; i < PC_CACHE_MAX; i++) {
         pc_cache_entry *c = &pc_cache[i];
         if (c->used && c->pattern == pattern && c->type == t && c->n == n &&
-            (!hit || c->stamp > hit->stamp))
+            !(idle_only && c->refs) && (!hit || c->stamp > hit->stamp))
             hit = c;
     }
     if (hit) {
@@ -337,6 +338,26 @@ pc_cache_entry *pc_cache_get_pattern(uint64_t pattern, solver_precond t, int64_t
     }
     pthread_mutex_unlock(&pc_cache_mu);
     return hit;
+}
+
+pc_cache_entry *pc_cache_get_pattern(uint64_t pattern, solver_precond t, int64_t n)
+{
+    return pattern_find(pattern, t, n, 0);
+}
+
+pc_cache_entry *pc_cache_take_pattern(uint64_t pattern, solver_precond t, int64_t n)
+{
+    return pattern_find(pattern, t, n, 1);
+}
+
+void pc_cache_discard(pc_cache_entry *e)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&pc_cache_mu);
+    if (--e->refs == 0)
+        pc_cache_drop(e);
+    pthread_mutex_unlock(&pc_cache_mu);
 }
 
 void pc_cache_set_pattern(pc_cache_entry *e, uint64_t pattern)

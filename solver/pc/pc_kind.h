@@ -128,6 +128,11 @@ void pc_cache_release(struct pc_cache_entry *e);
 int pc_cache_device_enabled(const pc_options *o);
 /* the entry for (key, type, n) held, only when no one else holds it */
 struct pc_cache_entry *pc_cache_take(uint64_t key, solver_precond t, int64_t n);
+/* the same by pattern key (pc_cache_get_pattern's, only an idle entry) */
+struct pc_cache_entry *pc_cache_take_pattern(uint64_t pattern, solver_precond t, int64_t n);
+/* gives back a held entry and drops it once no one holds it (a set-up
+ * whose successor has taken what it needed of it) */
+void pc_cache_discard(struct pc_cache_entry *e);
 void pc_cache_set_tag(struct pc_cache_entry *e, uint64_t tag);
 /* drops the idle entries of that type and tag (nonzero) */
 void pc_cache_drop_tag(solver_precond t, uint64_t tag);

@@ -16,7 +16,8 @@
 #    jobs at once each right (one holds it, the others build); a
 #    matrix of the same pattern with other values is a numeric re-set-up
 #    (preconditioner.resetup) from the cached hierarchy, with about the
-#    iterations of a fresh one.
+#    iterations of a fresh one; on the device too (from the kept
+#    hierarchy's aggregates: the host re-set-up's iterations).
 . "$(dirname "$0")/lib.sh"
 . "$here/daemon_lib.sh"
 need_data matrices
@@ -229,14 +230,9 @@ print("n x 3: worst column residual %.3e" % worst)
 sys.exit(0 if worst <= 1e-8 else 1)
 PY
 
-job $M/1138_bus.mtx "precond=amg"
-if [ "$(jf "j['status']")" = succeeded ]; then
-    succeeded_right $M/1138_bus.mtx "amg"
-    [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['resetup']")" = "1 0" ] &&
-        ok || bad "first amg job: $(jf "j['result']['preconditioner']")"
-    # the same pattern with other values (the diagonal 1.5x: still SPD): a
-    # numeric re-set-up from the cached hierarchy's aggregates
-    $PY - "$M/1138_bus.mtx" "$t/bus_diag.mtx" <<'PY'
+# diag15 IN OUT: IN with its diagonal 1.5x (the same pattern, still SPD)
+diag15() {
+    $PY - "$1" "$2" <<'PY'
 import sys
 out = open(sys.argv[2], "w")
 head = True
@@ -248,6 +244,16 @@ for line in open(sys.argv[1]):
     i, j, v = line.split()
     out.write("%s %s %.17g\n" % (i, j, float(v) * (1.5 if i == j else 1.0)))
 PY
+}
+
+job $M/1138_bus.mtx "precond=amg"
+if [ "$(jf "j['status']")" = succeeded ]; then
+    succeeded_right $M/1138_bus.mtx "amg"
+    [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['resetup']")" = "1 0" ] &&
+        ok || bad "first amg job: $(jf "j['result']['preconditioner']")"
+    # the same pattern with other values (the diagonal 1.5x: still SPD): a
+    # numeric re-set-up from the cached hierarchy's aggregates
+    diag15 "$M/1138_bus.mtx" "$t/bus_diag.mtx"
     job "$t/bus_diag.mtx" "precond=amg"
     succeeded_right "$t/bus_diag.mtx" "amg re-set-up"
     [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused'], j['result']['preconditioner']['resetup']")" = "1 0 1" ] &&
@@ -264,6 +270,36 @@ PY
     # the aggregates of the old values are as good here
     [ "$its_re" -le $((its_fresh + 2 + its_fresh / 5)) ] && ok || bad "re-set-up: $its_re iterations, fresh $its_fresh"
     echo "amg re-set-up on 1138_bus with a 1.5x diagonal: $its_re iterations, fresh $its_fresh"
+    # the same on the device, on poisson2d 200 (1138_bus is below the rows
+    # the device sets up: all its levels are the host's): the kept
+    # hierarchy's aggregates go to the new values' set-up (and it is
+    # dropped), which is kept in turn; precond_reuse=0 builds afresh; the
+    # host's re-set-up keeps the same aggregates, so the iterations agree
+    diag15 "$t/p2s.mtx" "$t/p2s_diag.mtx"
+    job "$t/p2s.mtx" "precond=amg&precond_setup=host"
+    job "$t/p2s_diag.mtx" "precond=amg&precond_setup=host"
+    [ "$(jf "j['result']['preconditioner']['resetup']")" = 1 ] &&
+        ok || bad "host re-set-up of poisson2d 200: $(jf "j['result']['preconditioner']")"
+    hits_re=$(jf "j['result']['iterations']")
+    job "$t/p2s.mtx" "precond=amg&precond_setup=device"
+    succeeded_right "$t/p2s.mtx" "device amg before the re-set-up"
+    job "$t/p2s_diag.mtx" "precond=amg&precond_setup=device"
+    succeeded_right "$t/p2s_diag.mtx" "device amg re-set-up"
+    [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused'], j['result']['preconditioner']['resetup'], j['result']['preconditioner']['amg']['setup']")" = "1 0 1 device" ] &&
+        ok || bad "device: same pattern, other values: not a re-set-up: $(jf "j['result']['preconditioner']")"
+    dits_re=$(jf "j['result']['iterations']")
+    job "$t/p2s_diag.mtx" "precond=amg&precond_setup=device"
+    succeeded_right "$t/p2s_diag.mtx" "device amg after its re-set-up"
+    [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['reused'], j['result']['iterations']")" = "0 1 $dits_re" ] &&
+        ok || bad "device: the re-set-up was not kept: $(jf "j['result']['preconditioner'], j['result']['iterations']")"
+    job "$t/p2s_diag.mtx" "precond=amg&precond_setup=device&precond_reuse=0"
+    succeeded_right "$t/p2s_diag.mtx" "device amg fresh on the new values"
+    [ "$(jf "j['result']['preconditioner']['built'], j['result']['preconditioner']['resetup']")" = "1 0" ] &&
+        ok || bad "device: precond_reuse=0 re-set-up: $(jf "j['result']['preconditioner']")"
+    dits_fresh=$(jf "j['result']['iterations']")
+    [ "$dits_re" -ge $((hits_re - 1)) ] && [ "$dits_re" -le $((hits_re + 1)) ] &&
+        ok || bad "device re-set-up: $dits_re iterations, the host's $hits_re"
+    echo "amg re-set-up on poisson2d 200 with a 1.5x diagonal: device $dits_re iterations, host $hits_re, fresh $dits_fresh"
     # auto's evidence in a job: Jacobi past its budget with a residual above
     # sqrt(tol) goes on with amg (poisson2d 500: above the rows rule's
     # bound, 873 Jacobi iterations alone); progress and the record count

@@ -29,6 +29,9 @@
  *    checked on the host.
  * 4. Refusals: a float context (CLS_EUSAGE), a non-positive diagonal
  *    (CLS_EBREAKDOWN with the row), a non-square matrix.
+ * 6. The numeric re-set-up (amg_rebuild_device) of A + s diag(A) from A's
+ *    kept aggregates against the host's amg_rebuild: as in 1 and 2; the
+ *    kept aggregates are the host's; another row count builds afresh.
  */
 #include <math.h>
 #include <stdint.h>
@@ -184,6 +187,52 @@ static void block_apply(la_ctx *la, const char *what, amg_device *d, int64_t n, 
     free(z1);
 }
 
+/* the device hierarchy d's levels against the host's h: as many, and
+ * each device level's lambda_max, P, R and next operator the same */
+static void same_levels(la_ctx *la, const char *what, const amg_hierarchy *h, amg_device *d)
+{
+    amg_info hi, di;
+    amg_get_info(h, &hi);
+    CHECK(amg_device_info(d, &di) == 0);
+    CHECK_MSG(hi.levels == di.levels && d->nlevels == h->nlevels,
+              "%s: %d levels on the host, %d on the device", what, hi.levels, di.levels);
+    printf("  %s: %lld rows, %d levels (%d built on the device), set-up %.3f s\n", what,
+           (long long)h->lev[0].A.nrows, di.levels, di.device_levels, di.build_s);
+    for (int l = 0; l < di.device_levels && l + 1 < h->nlevels && l + 1 < d->nlevels; l++) {
+        CHECK_MSG(fabs(di.lambda_max[l] - h->lev[l].lmax) <= 1e-9 * h->lev[l].lmax,
+                  "%s level %d: lambda_max %.17g on the device, %.17g host", what, l,
+                  di.lambda_max[l], h->lev[l].lmax);
+        /* omega = 4/3 / lambda_max scales P's smoothing term, so the two
+         * lambda_max's own difference (up to 1e-9) carries into P, R and
+         * R A P and widens their 1e-11 (seed 1796095019, a random graph's
+         * level 1: lambda_max 3.6e-13 apart, P 1.02e-11 apart, which
+         * failed the bare 1e-11 in CI) */
+        const double dl = fabs(di.lambda_max[l] - h->lev[l].lmax) / h->lev[l].lmax;
+        const double tol = 1e-11 + 4.0 * dl;
+        same_matrix(la, what, l, &d->lev[l].P, &h->lev[l].P, tol);
+        same_matrix(la, what, l, &d->lev[l].R, &h->lev[l].R, tol);
+        same_matrix(la, what, l + 1, &d->lev[l + 1].A, &h->lev[l + 1].A, tol);
+    }
+}
+
+/* the two V-cycles on two random vectors: within 1e-9 of the largest */
+static void same_vcycle(la_ctx *la, const char *what, const amg_hierarchy *h, amg_device *d,
+                        double *r, double *zr, double *zd, int64_t n)
+{
+    for (int t = 0; t < 2; t++) {
+        for (int64_t i = 0; i < n; i++)
+            r[i] = 2.0 * check_uniform() - 1.0;
+        OK(amg_apply_ref(h, r, zr, &err));
+        dev_apply(la, d, r, zd, n);
+        double e = 0.0, m = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            e = fmax(e, isnan(zd[i]) ? INFINITY : fabs(zd[i] - zr[i]));
+            m = fmax(m, fabs(zr[i]));
+        }
+        CHECK_MSG(e <= 1e-9 * m, "%s: the device-built V-cycle differs by %g (max %g)", what, e, m);
+    }
+}
+
 /* 1 and 2 on one matrix; fmt: level 0 lent to the set-up in this SpMV
  * format (a SELL copy is turned back into CSR on the device), or
  * LA_SPMV_AUTO: not lent (uploaded by the set-up) */
@@ -204,43 +253,11 @@ static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg
         amg_device_release(d);
         return;
     }
-    amg_info hi, di;
-    amg_get_info(h, &hi);
-    CHECK(amg_device_info(d, &di) == 0);
-    CHECK_MSG(hi.levels == di.levels && d->nlevels == h->nlevels,
-              "%s: %d levels on the host, %d on the device", what, hi.levels, di.levels);
-    printf("  %s: %lld rows, %d levels (%d built on the device), set-up %.3f s\n", what,
-           (long long)A->nrows, di.levels, di.device_levels, di.build_s);
-    for (int l = 0; l < di.device_levels && l + 1 < h->nlevels && l + 1 < d->nlevels; l++) {
-        CHECK_MSG(fabs(di.lambda_max[l] - h->lev[l].lmax) <= 1e-9 * h->lev[l].lmax,
-                  "%s level %d: lambda_max %.17g on the device, %.17g host", what, l,
-                  di.lambda_max[l], h->lev[l].lmax);
-        /* omega = 4/3 / lambda_max scales P's smoothing term, so the two
-         * lambda_max's own difference (up to 1e-9) carries into P, R and
-         * R A P and widens their 1e-11 (seed 1796095019, a random graph's
-         * level 1: lambda_max 3.6e-13 apart, P 1.02e-11 apart, which
-         * failed the bare 1e-11 in CI) */
-        const double dl = fabs(di.lambda_max[l] - h->lev[l].lmax) / h->lev[l].lmax;
-        const double tol = 1e-11 + 4.0 * dl;
-        same_matrix(la, what, l, &d->lev[l].P, &h->lev[l].P, tol);
-        same_matrix(la, what, l, &d->lev[l].R, &h->lev[l].R, tol);
-        same_matrix(la, what, l + 1, &d->lev[l + 1].A, &h->lev[l + 1].A, tol);
-    }
+    same_levels(la, what, h, d);
     int64_t n = A->nrows;
     double *r = malloc((size_t)n * sizeof *r), *zr = malloc((size_t)n * sizeof *zr);
     double *zd = malloc((size_t)n * sizeof *zd);
-    for (int t = 0; t < 2; t++) {
-        for (int64_t i = 0; i < n; i++)
-            r[i] = 2.0 * check_uniform() - 1.0;
-        OK(amg_apply_ref(h, r, zr, &err));
-        dev_apply(la, d, r, zd, n);
-        double e = 0.0, m = 0.0;
-        for (int64_t i = 0; i < n; i++) {
-            e = fmax(e, isnan(zd[i]) ? INFINITY : fabs(zd[i] - zr[i]));
-            m = fmax(m, fabs(zr[i]));
-        }
-        CHECK_MSG(e <= 1e-9 * m, "%s: the device-built V-cycle differs by %g (max %g)", what, e, m);
-    }
+    same_vcycle(la, what, h, d, r, zr, zd, n);
     /* k columns at once, on the device-built hierarchy and an uploaded one:
      * the V-cycle on row-major blocks (2, 4 and 8 wide; a GPU's default)
      * with each SpMM and its update in one pass (amg_spmm.cl), the same
@@ -272,6 +289,102 @@ static void compare(la_ctx *la, const char *what, const csr_matrix *A, const amg
     amg_free(h);
     amg_device_release(d);
     la_csr_release(&dA);
+}
+
+/* 6: the numeric re-set-up on the device. A's device hierarchy keeps its
+ * aggregates; A2 = A + s diag(A) is rebuilt from them (the first hierarchy
+ * released before, as the daemon does) and must be the host's amg_rebuild
+ * of A2 from A's host hierarchy: the same aggregates (taken, then given),
+ * levels, P, R and operators as in 1, and the V-cycle as in 2. host_rows
+ * = coarse_size so that every aggregated level is a device one (the host
+ * levels of a device set-up are set up afresh, amg_rebuild's keep theirs).
+ * Then aggregates of another row count are not taken: a fresh build. */
+static void test_rebuild(la_ctx *la, const char *what, const csr_matrix *A, double threshold)
+{
+    amg_options o;
+    amg_options_default(&o);
+    o.coarse_size = o.host_rows = 32;
+    o.threshold = threshold;
+    o.keep_aggregates = 1;
+    amg_hierarchy *h = NULL, *hr = NULL, *hf = NULL;
+    amg_device *d = NULL, *dr = NULL;
+    csr_matrix A2;
+    OK(csr_alloc(&A2, A->nrows, A->ncols, A->nnz, &err));
+    memcpy(A2.rowptr, A->rowptr, (size_t)(A->nrows + 1) * sizeof *A2.rowptr);
+    memcpy(A2.col, A->col, (size_t)A->nnz * sizeof *A2.col);
+    const double sc = 0.05 + 0.95 * check_uniform();
+    for (int64_t i = 0; i < A->nrows; i++)
+        for (int64_t e = A->rowptr[i]; e < A->rowptr[i + 1]; e++)
+            A2.val[e] = A->val[e] * (A->col[e] == i ? 1.0 + sc : 1.0);
+    OK(amg_build(A, &o, &h, &err));
+    OK(amg_build_device(A, &o, la, NULL, &d, &err));
+    amg_dagg g;
+    amg_device_take_aggregates(d, &g);
+    amg_info di = {0};
+    CHECK(!d || amg_device_info(d, &di) == 0);
+    CHECK_MSG(g.levels == di.device_levels && g.levels > 0 && !amg_device_is_rebuilt(d),
+              "%s: %d levels of aggregates kept, %d device levels", what, g.levels,
+              di.device_levels);
+    for (int l = 0; h && l < g.levels && l < h->nlevels; l++) { /* the kept ones are A's */
+        int32_t *a = malloc((size_t)g.n[l] * sizeof *a);
+        CHECK(clEnqueueReadBuffer(la->ocl->queue, g.agg[l], CL_TRUE, 0, (size_t)g.n[l] * 4, a, 0,
+                                  NULL, NULL) == CL_SUCCESS);
+        CHECK_MSG(g.n[l] == h->lev[l].A.nrows && g.naggs[l] == h->lev[l].naggs && h->lev[l].agg &&
+                      !memcmp(a, h->lev[l].agg, (size_t)g.n[l] * sizeof *a),
+                  "%s level %d: the kept aggregates are not the host's", what, l);
+        free(a);
+    }
+    amg_device_release(d); /* before the re-set-up: it needs only g */
+    OK(amg_rebuild_device(&A2, &o, la, NULL, &g, &dr, &err));
+    CHECK_MSG(g.levels == 0 && !g.agg[0], "%s: the aggregates were not taken", what);
+    OK(amg_rebuild(&A2, h, &hr, &err));
+    OK(amg_build(&A2, &o, &hf, &err));
+    if (dr && hr && hf) {
+        char w[160];
+        snprintf(w, sizeof w, "%s, re-set-up", what);
+        CHECK_MSG(amg_device_is_rebuilt(dr) && amg_is_rebuilt(hr), "%s: rebuilt %d, host %d", w,
+                  amg_device_is_rebuilt(dr), amg_is_rebuilt(hr));
+        same_levels(la, w, hr, dr);
+        int differ = hf->nlevels != hr->nlevels; /* A2's own aggregates, for the record */
+        for (int l = 0; !differ && l + 1 < hr->nlevels; l++)
+            differ = hf->lev[l].naggs != hr->lev[l].naggs ||
+                     memcmp(hf->lev[l].agg, hr->lev[l].agg,
+                            (size_t)hr->lev[l].A.nrows * sizeof(int32_t));
+        printf("  %s: A2 = A + %.3f diag(A); its own aggregation %s\n", w, sc,
+               differ ? "differs from A's" : "is A's");
+        int64_t n = A->nrows;
+        double *r = malloc((size_t)n * sizeof *r), *zr = malloc((size_t)n * sizeof *zr);
+        double *zd = malloc((size_t)n * sizeof *zd);
+        same_vcycle(la, w, hr, dr, r, zr, zd, n);
+        free(r);
+        free(zr);
+        free(zd);
+    }
+    amg_device_release(dr);
+    dr = NULL;
+    /* aggregates of another matrix (A2's from dr... gone: take A's again
+     * and give them to a matrix of other rows) */
+    OK(amg_build_device(A, &o, la, NULL, &d, &err));
+    amg_device_take_aggregates(d, &g);
+    amg_device_release(d);
+    csr_matrix B;
+    OK(gen_matrix(GEN_POISSON2D, 30, &B, &err));
+    if (B.nrows != A->nrows) {
+        amg_hierarchy *hb = NULL;
+        OK(amg_rebuild_device(&B, &o, la, NULL, &g, &dr, &err));
+        OK(amg_build(&B, &o, &hb, &err));
+        CHECK_MSG(dr && !amg_device_is_rebuilt(dr), "%s: another row count was re-set-up", what);
+        if (dr && hb)
+            same_levels(la, "poisson2d 30 given another matrix's aggregates", hb, dr);
+        amg_free(hb);
+    }
+    amg_dagg_release(&g);
+    amg_device_release(dr);
+    csr_free(&B);
+    amg_free(h);
+    amg_free(hr);
+    amg_free(hf);
+    csr_free(&A2);
 }
 
 /* 3: PCG iterations with either hierarchy */
@@ -594,6 +707,15 @@ int main(int argc, char **argv)
     csr_free(&A);
     random_spd(2, 3000, &A);
     same_share(&la, "share of P'AP, random graph, rows from 1234", &A, 1234);
+    csr_free(&A);
+    for (int kind = 0; kind < 3; kind++) { /* 6 */
+        random_spd(kind, 2000 + (int64_t)(check_rand() % 6000), &A);
+        snprintf(what, sizeof what, "random kind %d, threshold %g", kind, kind ? 0.05 : 0.0);
+        test_rebuild(&la, what, &A, kind ? 0.05 : 0.0);
+        csr_free(&A);
+    }
+    OK(gen_matrix(GEN_POISSON3D, 24, &A, &err));
+    test_rebuild(&la, "poisson3d 24, threshold 0.05", &A, 0.05);
     csr_free(&A);
     test_pcg(&la);
     test_refusals(&la, &ocl);
