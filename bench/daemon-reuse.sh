@@ -84,10 +84,11 @@ import json, sys
 j = json.load(open(sys.argv[1])); t = j.get("timings") or {}; r = j.get("result") or {}
 p = r.get("preconditioner") or {}
 print("%s round %s job %s: %s, end to end %.3f s, precond_setup %.3f, setup %.3f, solve %.3f, total %.3f;"
-      " built %s reused %s resetup %s, %s iterations, x %s" % (
+      " built %s reused %s resetup %s (aggregation %.3f s), %s iterations, x %s" % (
     sys.argv[4], sys.argv[5], sys.argv[6], j["status"], float(sys.argv[3]) - float(sys.argv[2]),
     t.get("precond_setup_s", -1), t.get("setup_s", -1), t.get("solve_s", -1), t.get("total_s", -1),
-    p.get("built"), p.get("reused"), p.get("resetup"), r.get("iterations"), sys.argv[7]))
+    p.get("built"), p.get("reused"), p.get("resetup"), (p.get("amg") or {}).get("aggregate_s", -1),
+    r.get("iterations"), sys.argv[7]))
 EOF
         done
         rm -f "$W"/x-first-*.npy
