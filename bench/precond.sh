@@ -19,7 +19,7 @@
 #                 /usr/bin/python3 with petsc4py: deploy/install-deps.sh --bench)
 #   PETSC_NP      ranks for PETSc                       (default: the cores, at most 16)
 #   PETSC_SIZES   sizes for PETSc                       (default: SIZES)
-#   CUPY          1: CuPy's Jacobi CG (needs cupy)       (default 1)
+#   CUPY          1: CuPy's Jacobi CG (needs cupy in PY or python3) (default 1)
 #   PY            python3 for the peers                  (default /usr/bin/python3)
 #   OUT           folder for the raw output              (default: a temporary one)
 #
@@ -121,10 +121,21 @@ if [ "$PETSC" = 1 ]; then
     done
 fi
 if [ "$CUPY" = 1 ]; then
+    # CuPy often lives in another interpreter than Debian's (the GPU hosts:
+    # pip's python3 has it, /usr/bin/python3 not): take the first of $PY and
+    # python3 that imports it, and say so when none does, rather than leave
+    # the peer's row out without a word.
+    CUPY_PY=
+    for p in "$PY" python3; do
+        if "$p" -c 'import cupy' 2>/dev/null; then CUPY_PY=$p; break; fi
+    done
+    [ -n "$CUPY_PY" ] || echo "CuPy: not run (neither $PY nor python3 imports cupy; CUPY=0 to skip)" >&2
     for n in $SIZES; do
-        echo "CuPy $n" >&2
-        timeout 3600 "$PY" "$HERE/peers/cupy_pcg.py" --n "$n" --tol 1e-8 --repeat 2 \
-            >"$OUT/cupy$n.json" 2>"$OUT/cupy$n.err"
+        [ -n "$CUPY_PY" ] || break
+        echo "CuPy $n ($CUPY_PY)" >&2
+        timeout 3600 "$CUPY_PY" "$HERE/peers/cupy_pcg.py" --n "$n" --tol 1e-8 --repeat 2 \
+            >"$OUT/cupy$n.json" 2>"$OUT/cupy$n.err" ||
+            echo "CuPy $n failed: $(tail -1 "$OUT/cupy$n.err")" >&2
     done
 fi
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/machine.txt"
