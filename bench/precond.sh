@@ -130,8 +130,7 @@ if [ "$CUPY" = 1 ]; then
         if "$p" -c 'import cupy' 2>/dev/null; then CUPY_PY=$p; break; fi
     done
     [ -n "$CUPY_PY" ] || echo "CuPy: not run (neither $PY nor python3 imports cupy; CUPY=0 to skip)" >&2
-    for n in $SIZES; do
-        [ -n "$CUPY_PY" ] || break
+    for n in ${CUPY_PY:+$SIZES}; do
         echo "CuPy $n ($CUPY_PY)" >&2
         timeout 3600 "$CUPY_PY" "$HERE/peers/cupy_pcg.py" --n "$n" --tol 1e-8 --repeat 2 \
             >"$OUT/cupy$n.json" 2>"$OUT/cupy$n.err" ||
